@@ -1,0 +1,91 @@
+"""GPU types and LLM specifications: the hardware and model catalog."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from models.common import Frozen, Precision
+
+
+class EfficiencyFactors(Frozen):
+    """Share of datasheet peaks a serving runtime reaches, and its fixed costs.
+
+    Defaults are calibrated by ``fleetplan calibrate`` (see docs/capacity-model.md);
+    a catalog overlay may replace them per GPU type.
+    """
+
+    compute_efficiency: float = Field(0.55, gt=0, le=1)
+    """Share of dense tensor FLOPS achieved by prefill GEMMs [1]."""
+    bandwidth_efficiency: float = Field(0.75, gt=0, le=1)
+    """Share of HBM bandwidth achieved when decode reads weights and KV cache [1]."""
+    decode_step_overhead_ms: float = Field(3.0, ge=0)
+    """Fixed per-step cost of a decode iteration: scheduling, sampling, kernel launches [ms]."""
+    link_efficiency: float = Field(0.7, gt=0, le=1)
+    """Share of GPU-to-GPU link bandwidth achieved by tensor-parallel all-reduce [1]."""
+    allreduce_latency_us: float = Field(10.0, ge=0)
+    """Fixed latency of one all-reduce call [µs]."""
+    runtime_overhead_gib: float = Field(1.5, ge=0)
+    """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
+    runtime_overhead_fraction: float = Field(0.05, ge=0, lt=1)
+    """Share of GPU memory lost to activation workspace and fragmentation [1]."""
+
+
+class GpuType(Frozen):
+    """One accelerator model, with datasheet figures (dense, no sparsity)."""
+
+    name: str = Field(min_length=1)
+    memory_gib: float = Field(gt=0)
+    hbm_bandwidth_gb_per_s: float = Field(gt=0)
+    """Memory bandwidth [GB/s, 10^9 bytes per second]."""
+    bf16_tflops: float = Field(gt=0)
+    """Dense BF16/FP16 tensor throughput [10^12 FLOP/s]."""
+    fp8_tflops: float | None = Field(None, gt=0)
+    """Dense FP8 tensor throughput [10^12 FLOP/s]; ``None`` where the GPU has no FP8."""
+    int8_tops: float | None = Field(None, gt=0)
+    """Dense INT8 tensor throughput [10^12 op/s]."""
+    link_bandwidth_gb_per_s: float = Field(gt=0)
+    """GPU-to-GPU bandwidth per GPU, one direction [GB/s] (NVLink, xGMI, or PCIe where none)."""
+    gpus_per_node: int = Field(ge=1, le=64)
+    precisions: tuple[Precision, ...] = (Precision.bf16,)
+    """Weight precisions the GPU runs natively or through a supported kernel."""
+    efficiency: EfficiencyFactors = EfficiencyFactors()
+    source: str = Field(min_length=1)
+    """Where every figure above came from."""
+
+    @model_validator(mode="after")
+    def _fp8_needs_flops(self) -> GpuType:
+        if Precision.fp8 in self.precisions and self.fp8_tflops is None:
+            raise ValueError("precisions lists fp8 but fp8_tflops is not given")
+        return self
+
+
+class LlmSpec(Frozen):
+    """Architecture of one LLM: enough to size its weights, KV cache and FLOPs."""
+
+    name: str = Field(min_length=1)
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    attention_heads: int = Field(ge=1)
+    kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    ffn_size: int = Field(ge=1)
+    vocab_size: int = Field(ge=1)
+    total_params_b: float = Field(gt=0)
+    """All parameters, every expert included [10^9]."""
+    active_params_b: float = Field(gt=0)
+    """Parameters used per token (differs from total for mixture-of-experts) [10^9]."""
+    max_context_tokens: int = Field(ge=1)
+    kv_latent_dim: int | None = Field(None, ge=1)
+    """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by all
+    heads and so replicated, not split, across tensor-parallel GPUs. ``None`` for ordinary GQA/MHA."""
+    weights_digest: str | None = None
+    """Digest of the weights served; a measured row for other weights is stale."""
+    source: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LlmSpec:
+        if self.active_params_b > self.total_params_b:
+            raise ValueError("active_params_b exceeds total_params_b")
+        if self.attention_heads % self.kv_heads != 0:
+            raise ValueError("attention_heads must be a multiple of kv_heads")
+        return self

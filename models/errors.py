@@ -1,0 +1,61 @@
+"""Input errors that name the file, the place inside it and the fix — never a traceback."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input."""
+
+    file: str
+    location: str
+    """Path inside the file, e.g. ``workloads[2].slo.ttft_p95_ms`` (empty for the whole file)."""
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        text = f"{where}: {self.message}"
+        return f"{text} — {self.fix}" if self.fix else text
+
+
+class InputError(Exception):
+    """Bad input: carries every problem found, not just the first."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """Human-readable list, one problem per line."""
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in the input:"
+        return "\n".join([head, *(f"  - {p}" for p in self.problems)])
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """A fix suggestion for an unknown name: the closest known names, else the full list."""
+    options = sorted(set(known))
+    close = difflib.get_close_matches(name, options, n=3, cutoff=0.5)
+    if not close:
+        lowered = {o.lower(): o for o in options}
+        close = [lowered[name.lower()]] if name.lower() in lowered else []
+    if close:
+        return "did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
+    shown = ", ".join(options[:12]) + (", …" if len(options) > 12 else "")
+    return f"known names: {shown}"
+
+
+def format_location(loc: Sequence[str | int]) -> str:
+    """Render a pydantic error location as ``workloads[2].slo.ttft_p95_ms``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out

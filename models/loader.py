@@ -1,0 +1,354 @@
+"""Load a scenario file into a resolved, consistent :class:`~models.scenario.Scenario`.
+
+Two tiers, at the boundary only: shape (pydantic: types, bounds, unknown keys), then
+consistency (every reference resolves, names are unique). Every problem found is reported at
+once in one :class:`~models.errors.InputError`, each with its file, its path inside the file and
+a fix. After this module the solver trusts its inputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from inputs import catalog_dir
+from models.catalog import GpuType, LlmSpec
+from models.errors import InputError, Problem, did_you_mean, format_location
+from models.measured import MeasuredCapacity
+from models.offers import Offer, Zone
+from models.prices import zones_from_price_table
+from models.scenario import Scenario, ScenarioFile
+
+T = TypeVar("T", bound=BaseModel)
+
+#: Readers for input formats other than YAML/JSON, by file suffix (the Excel reader registers here).
+DOCUMENT_READERS: dict[str, Callable[[Path], Any]] = {}
+
+
+def read_document(path: Path) -> Any:
+    """Parse a YAML, JSON (or registered) document; a missing file or bad syntax is an InputError."""
+    if not path.exists():
+        raise InputError([Problem(str(path), "", "file not found", "check the path")])
+    if path.is_dir():
+        raise InputError([Problem(str(path), "", "is a directory, not a file", "name a file")])
+    reader = DOCUMENT_READERS.get(path.suffix.lower())
+    if reader is not None:
+        return reader(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc}", "")]) from None
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise InputError(
+            [Problem(str(path), where, f"invalid JSON: {exc.msg}", "fix the syntax there")]
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(
+            [Problem(str(path), where, f"invalid YAML: {reason}", "fix the syntax there")]
+        ) from None
+
+
+def _fix_for(error_type: str, msg: str) -> str:
+    fixes = {
+        "extra_forbidden": "remove this key or check its spelling",
+        "missing": "add this field",
+        "greater_than": "use a positive value",
+        "greater_than_equal": "use a larger value",
+        "less_than": "use a smaller value",
+        "less_than_equal": "use a smaller value",
+        "enum": "use one of the allowed values",
+        "literal_error": "use one of the allowed values",
+        "too_short": "give at least one entry",
+    }
+    if error_type in fixes:
+        return fixes[error_type]
+    if error_type.endswith("_parsing") or error_type.endswith("_type"):
+        return "give a value of the expected type"
+    return ""
+
+
+def problems_from_validation(
+    exc: ValidationError, file: str, prefix: Sequence[str | int] = ()
+) -> list[Problem]:
+    """Turn a pydantic ValidationError into located problems with a fix each."""
+    out = []
+    errors = exc.errors(include_url=False)
+    locs = [tuple(e["loc"]) for e in errors]
+    for err in errors:
+        own = tuple(err["loc"])
+        if err["type"] == "too_short" and any(o[: len(own)] == own and o != own for o in locs):
+            continue  # a list is short only because an entry of it failed: report the entry
+        loc = [*prefix, *(p for p in err["loc"] if not str(p).startswith("function-"))]
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key `{loc[-1]}`"
+        out.append(Problem(file, format_location(loc), msg, _fix_for(err["type"], msg)))
+    return out
+
+
+def validate_as(
+    model: type[T], data: Any, file: str, prefix: Sequence[str | int] = ()
+) -> T:
+    """Validate data as ``model``, raising a located InputError."""
+    if data is None:
+        data = {}
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(problems_from_validation(exc, file, prefix)) from None
+
+
+def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _merge_entries(
+    base: dict[str, dict[str, Any]],
+    entries: Iterable[Any],
+    file: str,
+    where: str,
+    problems: list[Problem],
+) -> None:
+    """Override catalog entries field by field by name, or add new ones."""
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or "name" not in entry:
+            problems.append(
+                Problem(file, f"{where}[{i}]", "entry without a `name`", "give the entry's name")
+            )
+            continue
+        name = str(entry["name"])
+        base[name] = _deep_merge(base.get(name, {}), entry)
+
+
+def _catalog_list(doc: Any, key: str, file: str, problems: list[Problem]) -> list[Any]:
+    if doc is None:
+        return []
+    if not isinstance(doc, Mapping):
+        problems.append(Problem(file, "", "expected a mapping with `gpus:` and `models:`", ""))
+        return []
+    unknown = set(doc) - {"gpus", "models", "source", "description"}
+    for k in sorted(unknown):
+        problems.append(
+            Problem(file, str(k), f"unknown key `{k}`", "a catalog has `gpus` and `models`")
+        )
+    value = doc.get(key, [])
+    if not isinstance(value, list):
+        problems.append(Problem(file, key, "expected a list", f"write `{key}:` as a list"))
+        return []
+    return value
+
+
+def load_catalog(
+    builtin: bool = True,
+    overlays: Sequence[Path] = (),
+    gpu_entries: Sequence[Mapping[str, Any]] = (),
+    model_entries: Sequence[Mapping[str, Any]] = (),
+    scenario_file: str = "",
+) -> tuple[tuple[GpuType, ...], tuple[LlmSpec, ...], tuple[str, ...]]:
+    """Built-in catalog, then overlays, then the scenario's own entries; later wins per field."""
+    problems: list[Problem] = []
+    gpus: dict[str, dict[str, Any]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    sources: list[str] = []
+    layers: list[tuple[Path, Any]] = []
+    if builtin:
+        for name in ("gpus.yaml", "models.yaml"):
+            path = catalog_dir() / name
+            layers.append((path, read_document(path)))
+    for path in overlays:
+        layers.append((path, read_document(path)))
+    for path, doc in layers:
+        sources.append(str(path))
+        _merge_entries(gpus, _catalog_list(doc, "gpus", str(path), problems), str(path), "gpus",
+                       problems)
+        _merge_entries(models, _catalog_list(doc, "models", str(path), problems), str(path),
+                       "models", problems)
+    _merge_entries(gpus, gpu_entries, scenario_file, "catalog.gpus", problems)
+    _merge_entries(models, model_entries, scenario_file, "catalog.models", problems)
+    gpu_objs, model_objs = [], []
+    for name, raw in gpus.items():
+        try:
+            gpu_objs.append(GpuType.model_validate(raw))
+        except ValidationError as exc:
+            problems.extend(problems_from_validation(exc, scenario_file or "catalog",
+                                                     ("gpus", name)))
+    for name, raw in models.items():
+        try:
+            model_objs.append(LlmSpec.model_validate(raw))
+        except ValidationError as exc:
+            problems.extend(problems_from_validation(exc, scenario_file or "catalog",
+                                                     ("models", name)))
+    if problems:
+        raise InputError(problems)
+    return tuple(gpu_objs), tuple(model_objs), tuple(sources)
+
+
+def _resolve_path(base: Path, ref: str) -> Path:
+    if ref.startswith("builtin:"):
+        return catalog_dir() / "prices" / f"{ref.removeprefix('builtin:')}_gpu_prices.csv"
+    path = Path(ref)
+    return path if path.is_absolute() else (base.parent / path)
+
+
+def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
+    """Measured capacity rows from a configuration-matrix CSV (one row per tested config)."""
+    if not path.exists():
+        raise InputError([Problem(str(path), "", "file not found", "check `measured_csv`")])
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        columns = reader.fieldnames or []
+    required = [n for n, f in MeasuredCapacity.model_fields.items() if f.is_required()]
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise InputError(
+            [Problem(str(path), "header", f"missing columns: {', '.join(missing)}",
+                     f"the header needs: {', '.join(MeasuredCapacity.model_fields)}")]
+        )
+    out, problems = [], []
+    for i, row in enumerate(rows, start=2):
+        clean = {k: (v if v != "" else None) for k, v in row.items() if k}
+        try:
+            out.append(MeasuredCapacity.model_validate(clean))
+        except ValidationError as exc:
+            problems.extend(problems_from_validation(exc, str(path), (f"row {i}",)))
+    if problems:
+        raise InputError(problems)
+    return tuple(out)
+
+
+def _check_unique(names: Sequence[str], file: str, where: str, problems: list[Problem]) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            problems.append(Problem(file, f"{where}[{i}].name", f"duplicate name `{name}`",
+                                    "give each entry its own name"))
+        seen.add(name)
+
+
+def check_references(scenario: Scenario, file: str) -> list[Problem]:
+    """Consistency tier: every name a scenario uses resolves, names are unique."""
+    problems: list[Problem] = []
+    gpu_names = [g.name for g in scenario.gpus]
+    model_names = [m.name for m in scenario.models]
+    zone_ids = [z.id for z in scenario.zones]
+    wl_names = [w.name for w in scenario.workloads]
+    _check_unique(wl_names, file, "workloads", problems)
+    _check_unique(zone_ids, file, "zones", problems)
+    if not scenario.zones or not any(z.offers for z in scenario.zones):
+        problems.append(Problem(file, "zones", "no zone offers any GPU",
+                                "add zones with offers or a `price_tables` entry"))
+    for zi, zone in enumerate(scenario.zones):
+        for oi, offer in enumerate(zone.offers):
+            if offer.gpu not in gpu_names:
+                problems.append(Problem(file, f"zones[{zi}].offers[{oi}].gpu",
+                                        f"unknown GPU `{offer.gpu}`",
+                                        did_you_mean(offer.gpu, gpu_names)))
+    for wi, wl in enumerate(scenario.workloads):
+        if wl.model not in model_names:
+            problems.append(Problem(file, f"workloads[{wi}].model", f"unknown model `{wl.model}`",
+                                    did_you_mean(wl.model, model_names)))
+        else:
+            spec = scenario.model(wl.model)
+            longest = wl.input_tokens.p99 + wl.output_tokens.p99
+            if longest > spec.max_context_tokens:
+                problems.append(Problem(
+                    file, f"workloads[{wi}].input_tokens.p99",
+                    f"P99 context {longest} tokens exceeds {spec.name}'s maximum "
+                    f"{spec.max_context_tokens}",
+                    "lower the percentiles or pick a longer-context model; fleetplan never "
+                    "truncates context"))
+        for gi, gpu in enumerate(wl.allowed_gpus or ()):
+            if gpu not in gpu_names:
+                problems.append(Problem(file, f"workloads[{wi}].allowed_gpus[{gi}]",
+                                        f"unknown GPU `{gpu}`", did_you_mean(gpu, gpu_names)))
+    for mi, row in enumerate(scenario.measured):
+        for field, value, known in (("workload", row.workload, wl_names),
+                                    ("gpu", row.gpu, gpu_names),
+                                    ("model", row.model, model_names)):
+            if value not in known:
+                problems.append(Problem(file, f"measured[{mi}].{field}",
+                                        f"unknown {field} `{value}`", did_you_mean(value, known)))
+    return problems
+
+
+def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zone, ...]:
+    """Explicit zones win; their offers replace imported offers of the same GPU."""
+    by_id: dict[str, Zone] = {z.id: z for z in imported}
+    for zone in explicit:
+        if zone.id in by_id:
+            offers: dict[str, Offer] = {o.gpu: o for o in by_id[zone.id].offers}
+            offers.update({o.gpu: o for o in zone.offers})
+            by_id[zone.id] = Zone(id=zone.id, region=zone.region, offers=tuple(offers.values()))
+        else:
+            by_id[zone.id] = zone
+    return tuple(by_id.values())
+
+
+def resolve(raw: ScenarioFile, path: Path) -> Scenario:
+    """Resolve a validated scenario file: catalog, overlays, price tables, measured rows."""
+    file = str(path)
+    gpus, models, sources = load_catalog(
+        builtin=raw.catalog.builtin,
+        overlays=[_resolve_path(path, o) for o in raw.catalog.overlays],
+        gpu_entries=raw.catalog.gpus,
+        model_entries=raw.catalog.models,
+        scenario_file=file,
+    )
+    imported: list[Zone] = []
+    all_sources = [file, *sources]
+    for ti, table in enumerate(raw.price_tables):
+        table_path = _resolve_path(path, table.path)
+        imported.extend(zones_from_price_table(table_path, table, gpus, file, ti))
+        all_sources.append(str(table_path))
+    measured = raw.measured
+    if raw.measured_csv is not None:
+        csv_path = _resolve_path(path, raw.measured_csv)
+        measured = (*measured, *load_measured_csv(csv_path))
+        all_sources.append(str(csv_path))
+    scenario = Scenario(
+        name=raw.name,
+        description=raw.description,
+        gpus=gpus,
+        models=models,
+        zones=_merge_zones(imported, raw.zones),
+        workloads=raw.workloads,
+        measured=measured,
+        policy=raw.policy,
+        sources=tuple(all_sources),
+    )
+    problems = check_references(scenario, file)
+    if problems:
+        raise InputError(problems)
+    return scenario
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, validate and resolve a scenario file (YAML, JSON, or a registered format)."""
+    path = Path(path)
+    doc = read_document(path)
+    if not isinstance(doc, Mapping):
+        raise InputError([Problem(str(path), "", "expected a mapping at the top level",
+                                  "start the file with `name:` and `workloads:`")])
+    raw = validate_as(ScenarioFile, doc, str(path))
+    return resolve(raw, path)

@@ -1,0 +1,50 @@
+"""Planning policy: the business rules every plan of a scenario obeys."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from models.common import Frozen
+from models.workload import HOURS_PER_DAY
+
+
+class TimeBlock(Frozen):
+    """A group of hours of the peak day planned as one slice (demand = its busiest hour)."""
+
+    name: str = Field(min_length=1)
+    hours: tuple[int, ...] = Field(min_length=1)
+
+
+def hourly_blocks() -> tuple[TimeBlock, ...]:
+    """The default: 24 one-hour slices named ``h00`` … ``h23``."""
+    return tuple(TimeBlock(name=f"h{h:02d}", hours=(h,)) for h in range(HOURS_PER_DAY))
+
+
+class Policy(Frozen):
+    """Rules of the plan: time base, failure headroom, money, and how old a measurement may be."""
+
+    hours_per_month: float = Field(730.0, gt=0)
+    failure_utilization: float = Field(1.0, gt=0, le=1)
+    """After a failure a replica may run at up to this share of its SLO-holding rate [1]."""
+    monthly_budget: float | None = Field(None, gt=0)
+    """Cap on the monthly cost [currency/month]."""
+    currency: str = "USD"
+    memory_margin_fraction: float = Field(0.05, ge=0, lt=1)
+    """Share of GPU memory kept free as a safety margin, beyond runtime overhead [1]."""
+    measured_max_age_days: int = Field(180, ge=1)
+    """A measured capacity row older than this is stale and not used [days]."""
+    as_of: str | None = None
+    """Date (ISO) the plan is made for; measured-row ages count to it. Default: today."""
+    time_blocks: tuple[TimeBlock, ...] = Field(default_factory=hourly_blocks)
+    """Slices of the peak day; each hour in exactly one block."""
+
+    @field_validator("time_blocks")
+    @classmethod
+    def _partition(cls, blocks: tuple[TimeBlock, ...]) -> tuple[TimeBlock, ...]:
+        hours = sorted(h for b in blocks for h in b.hours)
+        if hours != list(range(HOURS_PER_DAY)):
+            raise ValueError("time_blocks must cover each hour 0..23 exactly once")
+        names = [b.name for b in blocks]
+        if len(set(names)) != len(names):
+            raise ValueError("time_blocks names must be unique")
+        return blocks

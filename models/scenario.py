@@ -1,0 +1,107 @@
+"""The scenario: everything one plan is made from.
+
+Two shapes. :class:`ScenarioFile` is what a planner writes: it may lean on the built-in catalog,
+override entries of it, and import prices from a price table. :class:`Scenario` is the resolved
+form the solver reads: every GPU type, model, zone and offer spelled out, every reference checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from models.catalog import GpuType, LlmSpec
+from models.common import Frozen
+from models.measured import MeasuredCapacity
+from models.offers import Zone
+from models.policy import Policy
+from models.workload import Workload
+
+
+class ReservedPricing(Frozen):
+    """How reserved prices are derived where a price table has none (public catalogs don't)."""
+
+    discount_vs_on_demand: float = Field(0.4, ge=0, lt=1)
+    """Reserved price = on-demand price × (1 − discount) [1]."""
+    commitment_months: int = Field(12, ge=1)
+    lead_time_weeks: float = Field(0.0, ge=0)
+
+
+class PriceTable(Frozen):
+    """Import per-zone prices from a SkyPilot-format catalog CSV (instance prices → per GPU)."""
+
+    path: str = Field(min_length=1)
+    """CSV path, relative to the scenario file; ``builtin:aws`` names the copy in inputs/catalog."""
+    zones: tuple[str, ...] | None = None
+    """Zone ids to import (default: every zone in the table)."""
+    gpus: tuple[str, ...] | None = None
+    """GPU catalog names to import (default: every GPU the table and the catalog share)."""
+    reserved: ReservedPricing | None = ReservedPricing()
+    """``None`` imports no reserved offers."""
+    stock_gpus: dict[str, int] = Field(
+        default_factory=lambda: {"reserved": 64, "on_demand": 64, "spot": 32}
+    )
+    """Assumed stock per purchase kind where the table has none [GPUs]."""
+    spot_interruption_rate_per_hour: float = Field(0.05, ge=0, lt=1)
+    on_demand_startup_minutes: float = Field(10.0, ge=0)
+
+
+class CatalogSection(Frozen):
+    """Which catalog a scenario uses and what it changes in it."""
+
+    builtin: bool = True
+    """Start from the built-in catalog in inputs/catalog/."""
+    overlays: tuple[str, ...] = ()
+    """Catalog overlay files (e.g. from ``fleetplan calibrate``), relative to the scenario file."""
+    gpus: tuple[dict[str, Any], ...] = ()
+    """GPU entries to add, or to override field by field where the name exists."""
+    models: tuple[dict[str, Any], ...] = ()
+    """Model entries to add, or to override field by field where the name exists."""
+
+
+class ScenarioFile(Frozen):
+    """A scenario as written by hand (YAML or JSON)."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    catalog: CatalogSection = CatalogSection()
+    price_tables: tuple[PriceTable, ...] = ()
+    zones: tuple[Zone, ...] = ()
+    """Zones given explicitly; merged with imported ones (explicit offers win per GPU)."""
+    workloads: tuple[Workload, ...] = Field(min_length=1)
+    measured: tuple[MeasuredCapacity, ...] = ()
+    measured_csv: str | None = None
+    """Measured capacity rows as a CSV (configuration-matrix columns), relative to the file."""
+    policy: Policy = Policy()
+
+
+class Scenario(Frozen):
+    """A resolved, consistent scenario: the only input the solver reads."""
+
+    name: str
+    description: str = ""
+    gpus: tuple[GpuType, ...]
+    models: tuple[LlmSpec, ...]
+    zones: tuple[Zone, ...]
+    workloads: tuple[Workload, ...]
+    measured: tuple[MeasuredCapacity, ...] = ()
+    policy: Policy = Policy()
+    sources: tuple[str, ...] = ()
+    """Files the scenario was resolved from (scenario, catalog, overlays, price tables)."""
+
+    def gpu(self, name: str) -> GpuType:
+        """GPU type by name (names were checked at load)."""
+        return next(g for g in self.gpus if g.name == name)
+
+    def model(self, name: str) -> LlmSpec:
+        """Model spec by name (names were checked at load)."""
+        return next(m for m in self.models if m.name == name)
+
+    def workload(self, name: str) -> Workload:
+        """Workload by name (names were checked at load)."""
+        return next(w for w in self.workloads if w.name == name)
+
+    def zone(self, zone_id: str) -> Zone:
+        """Zone by id (ids were checked at load)."""
+        return next(z for z in self.zones if z.id == zone_id)

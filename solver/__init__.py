@@ -1,0 +1,1 @@
+"""fleetplan's computations: capacity model, integer program, checks, replay, exports, CLI."""

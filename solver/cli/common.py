@@ -1,0 +1,46 @@
+"""Options and helpers shared by the commands (declared once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from inputs import demo_scenario
+from models.loader import load_scenario
+from models.scenario import Scenario
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+def scenario_argument(required: bool = False) -> Any:
+    """SCENARIO argument; when optional, the built-in demo is used."""
+    return click.argument("scenario", required=required, type=click.Path(path_type=Path))
+
+
+def load(scenario: Path | None) -> Scenario:
+    """Load a scenario file, or the built-in demo when none is named."""
+    return load_scenario(scenario if scenario is not None else demo_scenario())
+
+
+def echo_json(data: Any) -> None:
+    """Print JSON deterministically (sorted keys are not used: field order is meaningful)."""
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write a file atomically: a crash never leaves a half-written output."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
