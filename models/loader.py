@@ -27,6 +27,10 @@ from models.scenario import Scenario, ScenarioFile
 
 T = TypeVar("T", bound=BaseModel)
 
+#: Built-in catalog layers, in order; ``efficiency.yaml`` holds the calibrated efficiency factors
+#: (written by ``fleetplan calibrate`` from the shared measurements) and overrides ``gpus.yaml``.
+BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml")
+
 #: Readers for input formats other than YAML/JSON, by file suffix (the Excel reader registers here).
 DOCUMENT_READERS: dict[str, Callable[[Path], Any]] = {}
 
@@ -172,9 +176,10 @@ def load_catalog(
     sources: list[str] = []
     layers: list[tuple[Path, Any]] = []
     if builtin:
-        for name in ("gpus.yaml", "models.yaml"):
+        for name in BUILTIN_CATALOG_FILES:
             path = catalog_dir() / name
-            layers.append((path, read_document(path)))
+            if path.exists() or name != "efficiency.yaml":
+                layers.append((path, read_document(path)))
     for path in overlays:
         layers.append((path, read_document(path)))
     for path, doc in layers:
