@@ -37,7 +37,8 @@ class CapacityRow(Frozen):
     tpot_p95_ms: float = Field(ge=0)
     """Predicted (or measured) decode time per output token P95 at that rate [ms/token]."""
     headroom: float
-    """Smallest share of an SLO left unused at the SLO-holding rate: min(1 − ttft/slo, 1 − tpot/slo)."""
+    """Smallest share of an SLO left unused at the SLO-holding rate [1]:
+    min(1 − ttft/slo, 1 − tpot/slo)."""
     weights_gib_per_gpu: float | None = None
     kv_capacity_tokens: int | None = None
     cost_per_million_tokens: dict[PurchaseKind, float] = Field(default_factory=dict)

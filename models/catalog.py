@@ -76,8 +76,8 @@ class LlmSpec(Frozen):
     """Parameters used per token (differs from total for mixture-of-experts) [10^9]."""
     max_context_tokens: int = Field(ge=1)
     kv_latent_dim: int | None = Field(None, ge=1)
-    """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by all
-    heads and so replicated, not split, across tensor-parallel GPUs. ``None`` for ordinary GQA/MHA."""
+    """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by
+    all heads and so replicated, not split, across tensor-parallel GPUs; ``None`` for GQA/MHA."""
     weights_digest: str | None = None
     """Digest of the weights served; a measured row for other weights is stale."""
     source: str = Field(min_length=1)

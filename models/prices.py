@@ -15,7 +15,7 @@ import pandas as pd
 
 from models.catalog import GpuType
 from models.errors import InputError, Problem, did_you_mean
-from models.offers import OnDemandTerms, Offer, ReservedTerms, SpotTerms, Zone
+from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.scenario import PriceTable
 
 REQUIRED_COLUMNS = (
@@ -108,8 +108,8 @@ def zones_from_price_table(
         rows = frame[frame["zone"] == zone_id]
         offers = []
         for gpu_name in sorted(rows["gpu"].unique()):
-            gpu = catalog[gpu_name]
-            pick = _pick_instance(rows[rows["gpu"] == gpu_name], gpu.gpus_per_node)
+            gpu_type = catalog[gpu_name]
+            pick = _pick_instance(rows[rows["gpu"] == gpu_name], gpu_type.gpus_per_node)
             count = int(pick["accelerator_count"])
             on_demand = _price(pick["price_ondemand_usd_hr"], count)
             spot = _price(pick["price_spot_usd_hr"], count)
