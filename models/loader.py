@@ -36,7 +36,7 @@ DOCUMENT_READERS: dict[str, Callable[[Path], Any]] = {}
 
 
 def read_document(path: Path) -> Any:
-    """Parse a YAML, JSON (or registered) document; a missing file or bad syntax is an InputError."""
+    """Parse a YAML, JSON or registered document; missing file or bad syntax → InputError."""
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check the path")])
     if path.is_dir():
