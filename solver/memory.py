@@ -1,0 +1,163 @@
+"""GPU memory of one replica: weights, runtime overhead, safety margin and the KV cache left over.
+
+Everything here is per GPU of a tensor-parallel replica (all ``tp`` GPUs hold the same share).
+Formulas and their units are in docs/capacity-model.md ("Memory"). Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from models.catalog import GpuType, LlmSpec
+from models.common import BYTES_PER_ELEMENT, Precision
+from models.policy import Policy
+
+#: Bytes in one GiB [bytes/GiB].
+BYTES_PER_GIB = 1024**3
+
+#: Tensor-parallel degrees considered; a replica lives inside one node.
+TP_DEGREES = (1, 2, 4, 8)
+
+#: Precision of the KV cache for each weight precision. FP8 checkpoints serve with an FP8 KV cache;
+#: weight-only quantised models (int8, int4) keep a BF16 KV cache, as vLLM and TensorRT-LLM do by
+#: default.
+KV_PRECISION: dict[Precision, Precision] = {
+    Precision.bf16: Precision.bf16,
+    Precision.fp8: Precision.fp8,
+    Precision.int8: Precision.bf16,
+    Precision.int4: Precision.bf16,
+}
+
+
+def kv_precision(weight_precision: Precision) -> Precision:
+    """Precision of the KV cache when the weights are served at ``weight_precision``."""
+    return KV_PRECISION[weight_precision]
+
+
+def tp_degrees(gpu: GpuType) -> tuple[int, ...]:
+    """Tensor-parallel degrees a replica on ``gpu`` may use: 1, 2, 4, 8 up to the node size."""
+    return tuple(t for t in TP_DEGREES if t <= gpu.gpus_per_node)
+
+
+def weight_bytes_per_gpu(model: LlmSpec, precision: Precision, tp: int) -> float:
+    """Weights held by each GPU [bytes]: all parameters × bytes per parameter ÷ TP."""
+    return (
+        model.total_params_b * 1e9  # parameters
+        * BYTES_PER_ELEMENT[precision]  # bytes / parameter
+        / tp  # GPUs sharing them
+    )
+
+
+def kv_heads_per_gpu(model: LlmSpec, tp: int) -> int:
+    """KV heads each GPU caches: ⌈kv_heads ÷ TP⌉, at least one (heads replicate when TP > heads)."""
+    return max(math.ceil(model.kv_heads / tp), 1)
+
+
+def kv_bytes_per_token(model: LlmSpec, kv_prec: Precision) -> float:
+    """KV cache of one token of the whole model, on one GPU (TP = 1) [bytes/token].
+
+    GQA/MHA: layers × 2 (key and value) × KV heads × head dim × bytes.
+    MLA (``kv_latent_dim`` set): layers × latent dim × bytes.
+    """
+    return kv_bytes_per_token_per_gpu(model, kv_prec, 1)
+
+
+def kv_bytes_per_token_per_gpu(model: LlmSpec, kv_prec: Precision, tp: int) -> float:
+    """KV cache of one token held by each GPU of a TP replica [bytes/token/GPU].
+
+    MLA latents are shared by all heads and so replicated on every GPU, not split.
+    """
+    element = BYTES_PER_ELEMENT[kv_prec]  # bytes / element
+    if model.kv_latent_dim is not None:
+        return model.layers * model.kv_latent_dim * element
+    return (
+        model.layers
+        * 2  # key and value
+        * kv_heads_per_gpu(model, tp)  # heads on this GPU
+        * model.head_dim  # elements / head
+        * element
+    )
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Where one GPU's memory goes in a replica [GiB unless stated]."""
+
+    memory_gib: float
+    weights_gib: float
+    runtime_overhead_gib: float
+    margin_gib: float
+    kv_gib: float
+    """Left for the KV cache; negative when the weights do not fit."""
+    kv_bytes_per_token_per_gpu: float
+    """[bytes/token]"""
+    kv_capacity_tokens: int
+    """Tokens of KV cache the replica holds (0 when nothing is left) [tokens]."""
+
+    @property
+    def weights_fit(self) -> bool:
+        """Weights, overhead and margin leave some room for KV cache."""
+        return self.kv_gib > 0
+
+
+def memory_plan(
+    model: LlmSpec, gpu: GpuType, precision: Precision, tp: int, memory_margin_fraction: float
+) -> MemoryPlan:
+    """Memory breakdown of one GPU of a ``tp``-GPU replica of ``model`` at ``precision``."""
+    eff = gpu.efficiency
+    weights_gib = weight_bytes_per_gpu(model, precision, tp) / BYTES_PER_GIB
+    overhead_gib = eff.runtime_overhead_gib + eff.runtime_overhead_fraction * gpu.memory_gib
+    margin_gib = memory_margin_fraction * gpu.memory_gib
+    kv_gib = gpu.memory_gib - weights_gib - overhead_gib - margin_gib
+    per_token = kv_bytes_per_token_per_gpu(model, kv_precision(precision), tp)
+    capacity = math.floor(kv_gib * BYTES_PER_GIB / per_token) if kv_gib > 0 else 0
+    return MemoryPlan(
+        memory_gib=gpu.memory_gib,
+        weights_gib=weights_gib,
+        runtime_overhead_gib=overhead_gib,
+        margin_gib=margin_gib,
+        kv_gib=kv_gib,
+        kv_bytes_per_token_per_gpu=per_token,
+        kv_capacity_tokens=capacity,
+    )
+
+
+def max_stable_sequences(kv_capacity_tokens: int, context_tokens: int) -> int:
+    """Sequences of ``context_tokens`` (input + output) the KV cache holds at once [sequences]."""
+    return kv_capacity_tokens // context_tokens
+
+
+def check_fit(
+    model: LlmSpec,
+    gpu: GpuType,
+    precision: Precision,
+    tp: int,
+    policy: Policy,
+    longest_context_tokens: int,
+) -> str | None:
+    """Why this configuration cannot serve, or ``None`` when it can.
+
+    ``longest_context_tokens`` is the P99 input + output of the workload: at least one such
+    sequence must fit in the KV cache.
+    """
+    if precision not in gpu.precisions:
+        supported = ", ".join(p.value for p in gpu.precisions)
+        return f"{gpu.name} does not run {precision.value} (supports {supported})"
+    if tp > gpu.gpus_per_node:
+        return f"TP {tp} exceeds {gpu.name}'s {gpu.gpus_per_node} GPUs per node"
+    if model.attention_heads % tp != 0:
+        return f"TP {tp} does not divide {model.name}'s {model.attention_heads} attention heads"
+    plan = memory_plan(model, gpu, precision, tp, policy.memory_margin_fraction)
+    if not plan.weights_fit:
+        used = plan.weights_gib + plan.runtime_overhead_gib + plan.margin_gib
+        return (
+            f"weights {plan.weights_gib:.1f} GiB/GPU + overhead {plan.runtime_overhead_gib:.1f}"
+            f" + margin {plan.margin_gib:.1f} = {used:.1f} GiB exceed {gpu.memory_gib:g} GiB"
+        )
+    if plan.kv_capacity_tokens < longest_context_tokens:
+        return (
+            f"KV cache holds {plan.kv_capacity_tokens} tokens, less than one P99 context of "
+            f"{longest_context_tokens} tokens"
+        )
+    return None
