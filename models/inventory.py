@@ -1,0 +1,99 @@
+"""Fleets that already exist: the inventory file, and the fleet every check reads.
+
+Two shapes, as for scenarios. :class:`InventoryFile` is what an operator writes: the nodes owned
+or reserved per zone and GPU type, and optionally how replicas are laid out on them.
+:class:`Fleet` is the resolved form ``check`` and ``simulate`` read — made from an inventory or
+from a ``plan.json`` by :func:`solver.fleet.load_fleet` — with every replica group's SLO-holding
+rate and source filled in from the capacity table (or the plan).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from models.common import CapacitySource, Frozen, Precision, PurchaseKind
+
+
+class InventoryNodes(Frozen):
+    """Nodes of one GPU type owned (or reserved, or running on demand) in one zone."""
+
+    zone: str = Field(min_length=1)
+    gpu: str = Field(min_length=1)
+    purchase: PurchaseKind = PurchaseKind.reserved
+    nodes: int = Field(ge=0)
+    gpus_per_node: int | None = Field(None, ge=1, le=64)
+    """GPUs per node; defaults to the zone offer's, else the GPU type's ``gpus_per_node``."""
+
+
+class InventoryReplicas(Frozen):
+    """Replicas of one workload in one configuration and zone (a layout line)."""
+
+    workload: str = Field(min_length=1)
+    zone: str = Field(min_length=1)
+    gpu: str = Field(min_length=1)
+    tp: int = Field(ge=1)
+    """Tensor-parallel degree = GPUs per replica, all in one node."""
+    replicas: int = Field(ge=0)
+    purchase: PurchaseKind | None = None
+    """Nodes the replicas run on; default: fill reserved, then on-demand (then spot for batch)."""
+    precision: Precision | None = None
+    """Default: the workload's precision."""
+
+
+class InventoryFile(Frozen):
+    """An existing fleet as written by hand (YAML or JSON)."""
+
+    name: str = "inventory"
+    description: str = ""
+    nodes: tuple[InventoryNodes, ...] = Field(min_length=1)
+    layout: tuple[InventoryReplicas, ...] | None = None
+    """How replicas sit on the nodes; ``None`` lets fleetplan lay them out (greedy, cheapest)."""
+
+
+class FleetReplicaGroup(Frozen):
+    """Replicas of one workload in one configuration, zone, purchase kind and slice."""
+
+    workload: str
+    zone: str
+    gpu: str
+    tp: int = Field(ge=1)
+    precision: Precision
+    purchase: PurchaseKind
+    slice: str | None
+    """``None``: running in every slice of the day."""
+    replicas: int = Field(ge=0)
+    slo_rps: float = Field(gt=0)
+    """SLO-holding rate of one replica [1/s]."""
+    capacity_source: CapacitySource
+
+
+class FleetNodes(Frozen):
+    """Whole nodes per zone, GPU type, purchase kind and slice."""
+
+    zone: str
+    gpu: str
+    purchase: PurchaseKind
+    slice: str | None
+    """``None``: running in every slice of the day."""
+    nodes: int = Field(ge=0)
+    gpus: int = Field(ge=0)
+    """nodes × GPUs per node [GPUs]."""
+
+
+class Fleet(Frozen):
+    """A fleet to check: nodes, and the replica groups laid out on them."""
+
+    name: str
+    source: str
+    """File the fleet was read from (a plan.json or an inventory)."""
+    replicas: tuple[FleetReplicaGroup, ...]
+    nodes: tuple[FleetNodes, ...]
+    laid_out_by_fleetplan: bool = False
+    """True when the inventory gave no layout and fleetplan placed the replicas."""
+
+    def gpus_per_node(self, zone: str, gpu: str, purchase: PurchaseKind) -> int | None:
+        """GPUs per node of one pool, from its node rows (``None`` when the pool has no nodes)."""
+        for n in self.nodes:
+            if (n.zone, n.gpu, n.purchase) == (zone, gpu, purchase) and n.nodes > 0:
+                return n.gpus // n.nodes
+        return None
