@@ -1,0 +1,161 @@
+"""Trace profiles: hand-computed rates and percentiles, published summaries of the real traces,
+and a workload block that validates as a scenario workload."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from models.workload import Workload
+from solver.profile import prefix_reuse, profile_trace, workload_fields
+from solver.traces import Trace, read_trace
+
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
+
+
+def _trace(times_s: Sequence[float], inputs: list[int] | None = None,
+           outputs: list[int] | None = None, start_epoch_s: float | None = None,
+           blocks: list[int] | None = None) -> Trace:
+    n = len(times_s)
+    return Trace(source="t", arrival_s=np.asarray(times_s, dtype=np.float64),
+                 input_tokens=np.asarray(inputs or [10] * n, dtype=np.int64),
+                 output_tokens=np.asarray(outputs or [5] * n, dtype=np.int64),
+                 start_epoch_s=start_epoch_s,
+                 prefix_block_ids=None if blocks is None else np.asarray(blocks, dtype=np.int64))
+
+
+def _shared(name: str) -> Path:
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"shared trace {name} not present")
+    return path
+
+
+def test_minute_rates_by_hand() -> None:
+    # Minute 0: 3 arrivals, minute 1: 6, minute 2: none, minute 3: 1, then 250 s (minute 4,
+    # partial: left out). Rates [3, 6, 0, 1] / 60.
+    times = [0, 10, 20, 60, 61, 62, 63, 64, 65, 190, 250]
+    prof = profile_trace(_trace(times))
+    assert prof.requests == 11
+    assert prof.duration_s == 250.0
+    assert prof.mean_rps == pytest.approx(11 / 250)
+    assert prof.peak_minute_rps == pytest.approx(6 / 60)
+    # P95 of sorted [0, 1, 3, 6]: position 0.95 × 3 = 2.85 → 3 + 0.85 × (6 − 3) = 5.55 → / 60.
+    assert prof.p95_minute_rps == pytest.approx(5.55 / 60)
+    assert prof.hourly_shape is None
+    assert prof.prefix_reuse is None
+
+
+def test_short_trace_uses_mean_rate() -> None:
+    prof = profile_trace(_trace([0.0, 5.0, 10.0]))
+    # Under a minute: 3 requests / 10 s = 0.3 req/s for mean, peak and P95.
+    assert prof.peak_minute_rps == prof.p95_minute_rps == prof.mean_rps == pytest.approx(0.3)
+
+
+def test_length_percentiles_by_hand() -> None:
+    prof = profile_trace(_trace([0, 1, 2, 3, 4], inputs=[10, 20, 30, 40, 100],
+                                outputs=[1, 1, 2, 2, 9]))
+    # Inputs sorted [10, 20, 30, 40, 100]: mean 200 / 5 = 40; P50 = 30;
+    # P95 at position 0.95 × 4 = 3.8 → 40 + 0.8 × 60 = 88; P99 at 3.96 → 40 + 0.96 × 60 = 97.6.
+    assert prof.input_tokens.mean == 40.0
+    assert prof.input_tokens.p50 == 30.0
+    assert prof.input_tokens.p95 == pytest.approx(88.0)
+    assert prof.input_tokens.p99 == pytest.approx(97.6)
+    # Outputs: mean 15 / 5 = 3; P50 = 2.
+    assert prof.output_tokens.mean == 3.0
+    assert prof.output_tokens.p50 == 2.0
+
+
+def test_prefix_reuse_by_hand() -> None:
+    # Requests' blocks [0 1 2] [0 1 3] [0 4]: 8 blocks, 5 distinct, 3 seen before → 3 / 8.
+    assert prefix_reuse(np.asarray([0, 1, 2, 0, 1, 3, 0, 4])) == pytest.approx(0.375)
+    assert prefix_reuse(np.zeros(0, dtype=np.int64)) is None
+
+
+def test_hourly_shape_of_a_two_day_trace() -> None:
+    # Day 0: 3 requests (hours 0, 5, 12). Day 1 (busiest, 7 requests): 4 at 10:xx, 2 at 11:xx,
+    # 1 at 23:xx → shape 1.0 at hour 10, 0.5 at 11, 0.25 at 23, zero elsewhere.
+    day0 = [h * 3600.0 + 100 for h in (0, 5, 12)]
+    day1 = [86400 + 10 * 3600 + k for k in (1, 2, 3, 4)] + [86400 + 11 * 3600 + 5,
+                                                           86400 + 11 * 3600 + 6,
+                                                           86400 + 23 * 3600 + 7]
+    prof = profile_trace(_trace([*day0, *day1]))
+    assert prof.hourly_shape is not None
+    expected = [0.0] * 24
+    expected[10], expected[11], expected[23] = 1.0, 0.5, 0.25
+    assert list(prof.hourly_shape) == expected
+
+
+def test_hourly_shape_uses_wall_clock_hours() -> None:
+    # The trace starts at 1970-01-02 22:00 UTC: its first-hour requests fall in hour 22.
+    times = [0.0, 1.0, 2.0, 3600.0 * 30]
+    prof = profile_trace(_trace(times, start_epoch_s=86400 + 22 * 3600))
+    assert prof.hourly_shape is not None
+    assert prof.hourly_shape[22] == 1.0
+    assert sum(prof.hourly_shape) == 1.0
+
+
+def test_workload_block_validates_as_workload() -> None:
+    trace = read_trace(DATA / "mooncake_conv_head200.jsonl")
+    fields = workload_fields(profile_trace(trace))
+    text = yaml.safe_dump(fields, sort_keys=False)
+    block = yaml.safe_load(text) | {"name": "chat", "model": "Llama-3.1-8B",
+                                    "slo": {"ttft_p95_ms": 2000, "tpot_p95_ms": 50}}
+    wl = Workload.model_validate(block)
+    assert wl.arrival is not None and wl.arrival.peak_rps > 0
+    assert wl.input_tokens.p50 <= wl.input_tokens.p95 <= wl.input_tokens.p99
+    assert 0 < wl.prefix_cache_hit_rate < 1
+
+
+def test_azure_slice_matches_an_independent_count() -> None:
+    path = DATA / "azure_conv_head300.csv"
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    prof = profile_trace(read_trace(path))
+    assert prof.requests == len(rows) == 300
+    inputs = [int(r["ContextTokens"]) for r in rows]
+    outputs = [int(r["GeneratedTokens"]) for r in rows]
+    assert prof.input_tokens.mean == pytest.approx(statistics.fmean(inputs))
+    assert prof.output_tokens.mean == pytest.approx(statistics.fmean(outputs))
+    assert prof.input_tokens.p50 == pytest.approx(statistics.median(inputs))
+    # One whole minute in 84 s: its rate is the peak and the P95.
+    assert prof.peak_minute_rps == prof.p95_minute_rps
+
+
+@pytest.mark.parametrize(("name", "in_mean", "out_mean", "in_p99", "out_p99"), [
+    ("AzureLLMInferenceTrace_conv.csv", 1155, 211, 4142, 601),
+    ("AzureLLMInferenceTrace_code.csv", 2048, 28, 7436, 251),
+])
+def test_azure_traces_match_published_summary(name: str, in_mean: float, out_mean: float,
+                                              in_p99: float, out_p99: float) -> None:
+    prof = profile_trace(read_trace(_shared(name)))
+    assert prof.input_tokens.mean == pytest.approx(in_mean, abs=0.5)
+    assert prof.output_tokens.mean == pytest.approx(out_mean, abs=0.5)
+    assert prof.input_tokens.p99 == pytest.approx(in_p99, abs=1)
+    assert prof.output_tokens.p99 == pytest.approx(out_p99, abs=1)
+    assert prof.prefix_reuse is None
+
+
+def test_azure_conversation_rates() -> None:
+    prof = profile_trace(read_trace(_shared("AzureLLMInferenceTrace_conv.csv")))
+    assert prof.requests == 19_366
+    # Published: 5.5 req/s over 58 minutes.
+    assert prof.mean_rps == pytest.approx(5.5, abs=0.1)
+    assert prof.duration_s == pytest.approx(58 * 60, abs=60)
+    assert prof.mean_rps < prof.p95_minute_rps <= prof.peak_minute_rps
+
+
+def test_mooncake_conversation_prefix_reuse() -> None:
+    prof = profile_trace(read_trace(_shared("mooncake_conversation_trace.jsonl")))
+    assert prof.requests == 12_031
+    # Published: 37 % of prefix blocks repeat; input mean 12,035, output mean 343.
+    assert prof.prefix_reuse == pytest.approx(0.37, abs=0.01)
+    assert prof.input_tokens.mean == pytest.approx(12_035, abs=1)
+    assert prof.output_tokens.mean == pytest.approx(343, abs=1)

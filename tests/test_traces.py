@@ -1,0 +1,159 @@
+"""Trace readers, format detection, located errors, and the synthetic trace."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.errors import InputError
+from models.workload import Arrival, Slo, TokenPercentiles, Workload
+from solver.traces import (
+    TraceFormat,
+    detect_format,
+    lognormal_params,
+    read_trace,
+    scale_arrivals,
+    synthetic_trace,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+AZURE_SLICE = DATA / "azure_conv_head300.csv"
+MOONCAKE_SLICE = DATA / "mooncake_conv_head200.jsonl"
+
+
+def _workload(peak_rps: float = 10.0) -> Workload:
+    return Workload(
+        name="chat", model="m", arrival=Arrival(peak_rps=peak_rps),
+        input_tokens=TokenPercentiles(p50=1000, p95=4000, p99=6000),
+        output_tokens=TokenPercentiles(p50=100, p95=400, p99=600),
+        slo=Slo(ttft_p95_ms=1000, tpot_p95_ms=50),
+    )
+
+
+def test_detect_format(tmp_path: Path) -> None:
+    generic = tmp_path / "t.csv"
+    generic.write_text("time_s,input_tokens,output_tokens\n0,10,5\n")
+    assert detect_format(AZURE_SLICE) is TraceFormat.azure
+    assert detect_format(MOONCAKE_SLICE) is TraceFormat.mooncake
+    assert detect_format(generic) is TraceFormat.csv
+
+
+def test_azure_slice_reads_times_from_first_request() -> None:
+    trace = read_trace(AZURE_SLICE)
+    assert len(trace) == 300
+    # First rows: 18:15:46.6805900,374,44 then 18:15:50.9951690,396,109.
+    assert trace.arrival_s[0] == 0.0
+    assert trace.arrival_s[1] == pytest.approx(50.9951690 - 46.6805900, abs=1e-6)
+    assert trace.input_tokens[:2].tolist() == [374, 396]
+    assert trace.output_tokens[:2].tolist() == [44, 109]
+    start = datetime(2023, 11, 16, 18, 15, 46, 680590, tzinfo=UTC).timestamp()
+    assert trace.start_epoch_s == pytest.approx(start, abs=1e-6)
+    # Last row 18:17:10.7096920: 84.029102 s after the first.
+    assert trace.duration_s == pytest.approx(84.029102, abs=1e-6)
+    assert trace.prefix_block_ids is None
+
+
+def test_mooncake_slice_keeps_block_ids_in_order() -> None:
+    rows = [json.loads(line) for line in MOONCAKE_SLICE.read_text().splitlines()]
+    trace = read_trace(MOONCAKE_SLICE)
+    assert len(trace) == len(rows) == 200
+    assert trace.arrival_s.tolist() == [r["timestamp"] / 1000 for r in rows]
+    assert trace.input_tokens.tolist() == [r["input_length"] for r in rows]
+    assert trace.prefix_block_ids is not None
+    assert trace.prefix_block_ids.tolist() == [h for r in rows for h in r["hash_ids"]]
+    assert trace.start_epoch_s is None
+
+
+def test_generic_csv_named_columns_sorted(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("Prompt_Tokens,completion_tokens,time_s\n30,3,5.5\n10,1,2.0\n20,2,2.5\n")
+    trace = read_trace(path)
+    # Sorted by time 2.0, 2.5, 5.5 and shifted to start at 0.
+    assert trace.arrival_s.tolist() == [0.0, 0.5, 3.5]
+    assert trace.input_tokens.tolist() == [10, 20, 30]
+    assert trace.output_tokens.tolist() == [1, 2, 3]
+
+
+def test_generic_csv_with_datetimes(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("timestamp,input_length,output_length\n"
+                    "2024-01-01T10:00:00Z,5,6\n2024-01-01T10:00:01.5Z,7,8\n")
+    trace = read_trace(path, TraceFormat.csv)
+    assert trace.arrival_s.tolist() == [0.0, 1.5]
+    assert trace.start_epoch_s == datetime(2024, 1, 1, 10, tzinfo=UTC).timestamp()
+
+
+def test_bad_cell_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                    "2023-11-16 18:15:46.68,374,44\n"
+                    "2023-11-16 18:15:47.00,lots,44\n"
+                    "yesterday,10,0\n")
+    with pytest.raises(InputError) as err:
+        read_trace(path)
+    where = {(p.file, p.location) for p in err.value.problems}
+    assert where == {(str(path), "line 3, column ContextTokens"),
+                     (str(path), "line 4, column TIMESTAMP"),
+                     (str(path), "line 4, column GeneratedTokens")}
+
+
+def test_generic_csv_without_length_column(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("time_s,tokens\n0,5\n")
+    with pytest.raises(InputError) as err:
+        read_trace(path)
+    messages = [p.message for p in err.value.problems]
+    assert len(messages) == 2
+    assert "no input column" in messages[0]
+    assert "no output column" in messages[1]
+
+
+def test_mooncake_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 2}\n'
+                    '{"timestamp": 10, "input_length": 5\n'
+                    '{"timestamp": 20, "input_length": -1, "output_length": 2}\n')
+    with pytest.raises(InputError) as err:
+        read_trace(path)
+    assert [p.location for p in err.value.problems] == ["line 2", "line 3, column input_length"]
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        read_trace(tmp_path / "nope.csv")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+    with pytest.raises(InputError, match="no requests"):
+        read_trace(empty)
+
+
+def test_lognormal_params_hit_median_and_p95() -> None:
+    mu, sigma = lognormal_params(100, 400)
+    assert np.exp(mu) == pytest.approx(100)
+    assert np.exp(mu + 1.6448536 * sigma) == pytest.approx(400, rel=1e-6)
+
+
+def test_synthetic_trace_rate_and_lengths() -> None:
+    wl = _workload(peak_rps=20.0)
+    trace = synthetic_trace(wl, duration_s=1000.0, seed=7)
+    again = synthetic_trace(wl, duration_s=1000.0, seed=7)
+    assert np.array_equal(trace.arrival_s, again.arrival_s)
+    # Poisson count: mean 20 000, sd 141: within 5 sd.
+    assert abs(len(trace) - 20_000) < 5 * 141
+    assert trace.arrival_s[0] == 0.0 and trace.arrival_s[-1] < 1000.0
+    assert np.all(np.diff(trace.arrival_s) >= 0)
+    assert np.median(trace.input_tokens) == pytest.approx(1000, rel=0.04)
+    assert np.percentile(trace.output_tokens, 95) == pytest.approx(400, rel=0.06)
+    doubled = synthetic_trace(wl, duration_s=1000.0, seed=7, rate_scale=2.0)
+    assert abs(len(doubled) - 40_000) < 5 * 200
+
+
+def test_scale_arrivals_divides_gaps() -> None:
+    trace = synthetic_trace(_workload(), duration_s=10.0, seed=1)
+    scaled = scale_arrivals(trace, 4.0)
+    assert np.allclose(np.diff(scaled.arrival_s), np.diff(trace.arrival_s) / 4.0)
+    assert scaled.input_tokens is trace.input_tokens
