@@ -1,0 +1,170 @@
+"""Reading fleets (plan.json, inventories), laying replicas out, and the node-loss arithmetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from models.common import CapacitySource, Precision, PurchaseKind
+from models.errors import InputError
+from models.inventory import FleetReplicaGroup
+from solver.fleet import Failure, FailureKind, failure_domains, load_fleet, worst_node_loss
+from tests import fleet_cases as fc
+
+R, S = PurchaseKind.reserved, PurchaseKind.spot
+
+
+def _group(workload: str, tp: int, replicas: int, slo_rps: float, zone: str = "z1",
+           purchase: PurchaseKind = R) -> FleetReplicaGroup:
+    return FleetReplicaGroup(
+        workload=workload, zone=zone, gpu="H100", tp=tp, precision=Precision.bf16,
+        purchase=purchase, slice=None, replicas=replicas, slo_rps=slo_rps,
+        capacity_source=CapacitySource.analytic,
+    )
+
+
+def _write(tmp_path: Path, doc: object, name: str = "fleet.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_worst_node_loss_single_tp() -> None:
+    # 8-GPU node holds ⌊8/2⌋ = 4 tp2 replicas: 4 × 2.0 = 8 rps
+    rps, lost = worst_node_loss([_group("chat", 2, 6, 2.0)], 8)
+    assert rps == pytest.approx(8.0)
+    assert lost == {0: 4}
+    # fewer replicas than a node holds: all 3 are lost
+    assert worst_node_loss([_group("chat", 2, 3, 2.0)], 8)[0] == pytest.approx(6.0)
+
+
+def test_worst_node_loss_mixed_tp_is_a_knapsack() -> None:
+    # tp4 at 5 rps (3 replicas) and tp2 at 2 rps (5 replicas) on 8 GPUs:
+    # 2 × tp4 = 10; tp4 + 2 × tp2 = 9; 4 × tp2 = 8 → worst node loses 10 rps.
+    groups = [_group("chat", 4, 3, 5.0), _group("chat", 2, 5, 2.0)]
+    rps, lost = worst_node_loss(groups, 8)
+    assert rps == pytest.approx(10.0)
+    assert lost == {0: 2}
+
+
+def test_load_fleet_from_plan_json(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(fc.plan().model_dump_json(), encoding="utf-8")
+    fleet = load_fleet(path, fc.scenario(), fc.table())
+    assert [(g.workload, g.zone, g.purchase, g.slice, g.replicas) for g in fleet.replicas] == [
+        ("chat", "z1", R, None, 6), ("chat", "z2", R, None, 6), ("summarize", "z1", S, "night", 3),
+    ]
+    assert sum(n.gpus for n in fleet.nodes) == 16 + 16 + 8
+    assert fleet.gpus_per_node("z1", "H100", R) == 8
+
+
+def test_failure_domains_of_the_plan_fleet(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(fc.plan().model_dump_json(), encoding="utf-8")
+    fleet = load_fleet(path, fc.scenario(), fc.table())
+    labels = [f.label for f in failure_domains(fleet, fc.scenario())]
+    assert labels == ["none", "node:z1/H100/reserved", "node:z1/H100/spot",
+                      "node:z2/H100/reserved", "zone:z1", "zone:z2"]
+    two_regions = failure_domains(fleet, fc.scenario(regions=("r1", "r2")))
+    assert Failure(kind=FailureKind.region, region="r2") in two_regions
+
+
+def test_inventory_with_layout(tmp_path: Path) -> None:
+    doc = {
+        "name": "owned",
+        "nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
+                  {"zone": "z1", "gpu": "H100", "purchase": "on_demand", "nodes": 1}],
+        "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 6}],
+    }
+    fleet = load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+    # 4 tp2 replicas fill the reserved node, the other 2 go on the on-demand node
+    assert [(g.purchase, g.replicas, g.slo_rps) for g in fleet.replicas] == [
+        (PurchaseKind.on_demand, 2, 2.0), (R, 4, 2.0)]
+    assert not fleet.laid_out_by_fleetplan
+
+
+def test_greedy_layout_known_answer(tmp_path: Path) -> None:
+    # z1: 2 reserved H100 nodes + 1 spot node; z2: 1 reserved node.
+    # chat needs ⌈12 / 0.7 / 2.0⌉ = 9 tp2 replicas (cheapest: tp2 at 1.0 $/Mtok), spread 16:8
+    # over z1:z2 → 6 + 3. summarize needs ⌈(36000 / 21600) / 0.9 / 1.0⌉ = 2 tp1 → z1 reserved.
+    # z1 reserved has 16 − 12 − 2 = 2 GPUs left, z2 has 8 − 6 = 2. Spares, one replica per
+    # workload per round, chat (zone_loss) first: round 1 chat tp2 → z2 (thinnest: 4/2 < 7/2),
+    # summarize tp1 → z1 reserved (1 GPU left); round 2 chat tp2 fits nowhere, its next config
+    # tp1 takes z1's last reserved GPU; summarize then fills the 8 spot GPUs.
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 2},
+                     {"zone": "z2", "gpu": "H100", "nodes": 1},
+                     {"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1}]}
+    fleet = load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+    got = [(g.workload, g.zone, g.tp, g.purchase, g.replicas) for g in fleet.replicas]
+    assert got == [
+        ("chat", "z1", 1, R, 1),
+        ("chat", "z1", 2, R, 6),
+        ("chat", "z2", 2, R, 4),
+        ("summarize", "z1", 1, R, 3),
+        ("summarize", "z1", 1, S, 8),
+    ]
+    assert fleet.laid_out_by_fleetplan
+    # every owned GPU is used: z1 reserved 1 + 12 + 3 = 16, z2 8, spot 8
+    assert sum(g.replicas * g.tp for g in fleet.replicas) == 32
+
+
+def test_greedy_layout_is_deterministic(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z2", "gpu": "H100", "nodes": 3},
+                     {"zone": "z1", "gpu": "H100", "nodes": 2}]}
+    path = _write(tmp_path, doc)
+    assert load_fleet(path, fc.scenario(), fc.table()) == load_fleet(path, fc.scenario(),
+                                                                       fc.table())
+
+
+def test_bad_inventory_names_are_located(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z3", "gpu": "H100", "nodes": 1},
+                     {"zone": "z1", "gpu": "H10", "nodes": 1}]}
+    with pytest.raises(InputError) as err:
+        load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+    text = err.value.render()
+    assert "nodes[0].zone: unknown zone `z3`" in text
+    assert "nodes[1].gpu: unknown GPU `H10` — did you mean `H100`?" in text
+
+
+def test_layout_that_does_not_fit(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
+           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2,
+                       "replicas": 5}]}
+    with pytest.raises(InputError, match=r"only 4 of 5 tp2 replicas fit"):
+        load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+
+
+def test_layout_with_infeasible_config(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
+           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 8,
+                       "replicas": 1}]}
+    with pytest.raises(InputError, match=r"use one of: H100 tp2 bf16, H100 tp1 bf16, L4 tp1"):
+        load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+
+
+def test_interactive_on_spot_in_layout(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1}],
+           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2,
+                       "replicas": 1, "purchase": "spot"}]}
+    with pytest.raises(InputError, match="interactive pools never run on spot"):
+        load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+
+
+def test_unknown_key_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"nodes\[0\].count: unknown key `count`"):
+        load_fleet(_write(tmp_path, {"nodes": [{"zone": "z1", "gpu": "H100", "count": 1}]}),
+                   fc.scenario(), fc.table())
+    with pytest.raises(InputError, match="file not found"):
+        load_fleet(tmp_path / "nope.yaml", fc.scenario(), fc.table())
+
+
+def test_plan_of_another_scenario(tmp_path: Path) -> None:
+    plan = fc.plan()
+    allocs = (plan.allocations[0].model_copy(update={"workload": "chatt"}),)
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_copy(update={"allocations": allocs}).model_dump_json(),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"allocations\[0\].workload: unknown workload `chatt`"):
+        load_fleet(path, fc.scenario(), fc.table())
