@@ -1,0 +1,136 @@
+"""Step times of a replica: hand-computed prefill, decode, all-reduce and MoE figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.common import Precision
+from models.scenario import Scenario
+from solver.perf import allreduce_time_ms, compute_tflops, perf_model, replica_perf
+
+# Round numbers so every figure below can be checked by hand.
+TOY = LlmSpec(
+    name="toy-1b", layers=10, hidden_size=1000, attention_heads=10, kv_heads=10, head_dim=100,
+    ffn_size=4000, vocab_size=32000, total_params_b=1.0, active_params_b=1.0,
+    max_context_tokens=32768, source="test",
+)
+EFF = EfficiencyFactors(
+    compute_efficiency=0.5, bandwidth_efficiency=0.5, decode_step_overhead_ms=1.0,
+    link_efficiency=0.5, allreduce_latency_us=10.0, runtime_overhead_gib=1.0,
+    runtime_overhead_fraction=0.0,
+)
+GPU = GpuType(
+    name="toy-gpu", memory_gib=80, hbm_bandwidth_gb_per_s=1000, bf16_tflops=100, fp8_tflops=200,
+    link_bandwidth_gb_per_s=100, gpus_per_node=8, precisions=(Precision.bf16, Precision.fp8),
+    efficiency=EFF, source="test",
+)
+
+
+def test_compute_tflops_by_precision() -> None:
+    assert compute_tflops(GPU, Precision.fp8) == 200
+    assert compute_tflops(GPU, Precision.bf16) == 100
+    assert compute_tflops(GPU, Precision.int4) == 100  # weight-only: BF16 GEMMs
+
+
+def test_allreduce_ring_time() -> None:
+    # 2 × (4 − 1)/4 × 1e6 bytes = 1.5e6 bytes ÷ (100 GB/s × 0.5 = 5e7 bytes/ms) = 0.03 ms
+    # + 10 µs latency = 0.04 ms
+    assert allreduce_time_ms(1e6, 4, 100, 0.5, 10) == pytest.approx(0.04)
+    assert allreduce_time_ms(1e6, 1, 100, 0.5, 10) == 0.0
+
+
+def test_prefill_hand_computed() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1)
+    # linear: 2 FLOP × 1e9 params × 1000 tokens = 2e12 FLOP
+    # attention: 4 × 10 layers × 10 heads × 100 dim = 40,000 FLOP/pair × 1000·1001/2 pairs
+    #            = 2.002e10 FLOP
+    # at 100 TFLOPS × 0.5 = 5e10 FLOP/ms → 2.02002e12 / 5e10 = 40.4004 ms
+    # memory: (2e9 weight bytes + 40,000 B/token × 1000) / 5e8 B/ms = 4.08 ms (< compute)
+    # + 1 ms overhead = 41.4004 ms
+    assert perf.prefill_time_ms(1000) == pytest.approx(41.4004)
+
+
+def test_prefill_after_cached_context_adds_attention() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1)
+    # 1000 new tokens after 1000 cached: extra pairs 1000 × 1000 = 1e6 → 4e10 FLOP = 0.8 ms
+    assert perf.prefill_time_ms(1000, 1000) == pytest.approx(41.4004 + 0.8)
+
+
+def test_decode_step_hand_computed() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1)
+    # compute: (2e9 × 10 + 40,000 × 10,000) / 5e10 = 0.408 ms
+    # memory: (2e9 + 40,000 × (10,000 read + 10 written)) / 5e8 = 4.8008 ms → memory-bound
+    # + 1 ms overhead = 5.8008 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.8008)
+
+
+def test_decode_step_on_tp2_adds_allreduce() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 2)
+    # memory per GPU: (1e9 + 20,000 B/token × 10,010) / 5e8 = 2.4004 ms
+    # all-reduce: 2 × 10 layers × 10 µs = 0.2 ms,
+    #   + 20 × (2 × 1/2 × 1000 hidden × 2 bytes) / 5e7 B/ms × 10 tokens = 0.008 ms
+    # + 1 ms overhead = 3.6084 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(3.6084)
+
+
+def test_moe_reads_more_experts_as_the_batch_grows() -> None:
+    moe = TOY.model_copy(update={"active_params_b": 0.25})
+    perf = perf_model(moe, GPU, Precision.bf16, 1)
+    # batch 1: 25 % of 2e9 bytes + 40,000 B written = 5.0004e8 B / 5e8 = 1.00008 ms, + 1 ms
+    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.00008)
+    # batch 2: 1 − 0.75² = 43.75 % of 2e9 = 8.75e8 + 80,000 B → 1.75016 ms, + 1 ms
+    assert perf.decode_step_time_ms(2, 0) == pytest.approx(2.75016)
+
+
+def test_empty_iteration_costs_nothing() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1)
+    assert perf.step_time_ms(0, 0, 0) == 0.0
+
+
+def test_mixed_step_is_one_roofline() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1)
+    # 500 prefill + 10 decode tokens: compute (2e9 × 510 + 40,000 × (10,000 + 500·501/2)) / 5e10
+    # = (1.02e12 + 4e8 + 5.01e9) / 5e10 = 20.5082 ms; memory 4.82 ms → 20.5082 + 1 ms
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(21.5082)
+
+
+def test_vectorised_matches_scalar() -> None:
+    perf = perf_model(TOY, GPU, Precision.fp8, 2)
+    p = np.array([0, 0, 512, 2048, 100])
+    b = np.array([0, 64, 0, 8, 200])
+    k = np.array([0, 64_000, 0, 9_000, 400_000])
+    arr = perf.step_times_ms(p, b, k)
+    assert arr.tolist() == pytest.approx(
+        [perf.step_time_ms(int(x), int(y), int(z)) for x, y, z in zip(p, b, k, strict=True)])
+
+
+def test_efficiency_parameter_overrides_the_catalog() -> None:
+    faster = EFF.model_copy(update={"bandwidth_efficiency": 1.0})
+    slow, fast = perf_model(TOY, GPU, Precision.bf16, 1), perf_model(TOY, GPU, Precision.bf16, 1,
+                                                                      faster)
+    # memory time halves: 4.8008 / 2 = 2.4004 ms, + 1 ms
+    assert fast.decode_step_time_ms(10, 10_000) == pytest.approx(3.4004)
+    assert slow.decode_step_time_ms(10, 10_000) == pytest.approx(5.8008)
+
+
+def test_replica_perf_checks_fit() -> None:
+    scenario = Scenario(name="t", gpus=(GPU,), models=(TOY,), zones=(), workloads=())
+    assert replica_perf(scenario, "toy-1b", "toy-gpu", Precision.fp8, 2).kv_capacity_tokens > 0
+    with pytest.raises(ValueError, match="does not run int4"):
+        replica_perf(scenario, "toy-1b", "toy-gpu", Precision.int4, 1)
+    with pytest.raises(ValueError, match="unknown GPU"):
+        replica_perf(scenario, "toy-1b", "H100", Precision.bf16, 1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(tokens=st.integers(1, 16_000), tp=st.sampled_from([1, 2, 4]))
+def test_tp_never_makes_prefill_cheaper_in_gpu_time(tokens: int, tp: int) -> None:
+    # More GPUs split the work, but all-reduce only adds: GPU·ms per prompt never falls.
+    one = perf_model(TOY, GPU, Precision.bf16, tp).prefill_time_ms(tokens)
+    two = perf_model(TOY, GPU, Precision.bf16, 2 * tp).prefill_time_ms(tokens)
+    assert two < one
+    assert two * 2 * tp >= one * tp
