@@ -1,0 +1,186 @@
+"""The procurement workbook: every sheet read back and checked against the plan it came from."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_scenario, make_table
+
+from solver.export_xlsx import SHEETS, write_plan_workbook
+
+
+@pytest.fixture
+def workbook_path(tmp_path: Path) -> Path:
+    return write_plan_workbook(make_plan(), make_scenario(), make_table(), tmp_path / "plan.xlsx")
+
+
+def _rows(ws: openpyxl.worksheet.worksheet.Worksheet) -> list[tuple[object, ...]]:
+    return [tuple(c.value for c in row) for row in ws.iter_rows()]
+
+
+def test_sheets_in_order_with_frozen_headers(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    assert tuple(wb.sheetnames) == SHEETS
+    for ws in wb.worksheets:
+        assert ws.freeze_panes is not None and ws.freeze_panes.endswith("2"), ws.title
+
+
+def test_purchase_total_is_a_formula_equal_to_plan_cost(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Purchase plan"]
+    last = ws.max_row
+    assert ws.cell(row=last, column=1).value == "Total"
+    total = ws.cell(row=last, column=11)
+    assert total.data_type == "f" and str(total.value).startswith("=SUM(")
+    assert evaluate(wb, "Purchase plan", f"K{last}") == pytest.approx(TOTAL_COST)
+    # every row's cost is GPUs × price × hours, also a formula; each equals the plan's node cost
+    plan = make_plan()
+    costs = sorted(evaluate(wb, "Purchase plan", f"K{r}") for r in range(2, last))
+    assert costs == pytest.approx(sorted(n.cost_per_month for n in plan.nodes))
+
+
+def test_editing_a_node_count_moves_the_cost(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Purchase plan"]
+    # rows sorted by zone, GPU, kind: row 2 is z1 H100-SXM reserved (1 node, 14,600 $/month)
+    assert (ws["A2"].value, ws["C2"].value, ws["G2"].value) == ("z1", "reserved", 1)
+    ws["G2"].value = 2
+    # 40,880 + one more node: 8 GPUs × 2.50 × 730 = 14,600 → 55,480
+    assert evaluate(wb, "Purchase plan", f"K{ws.max_row}") == pytest.approx(55480.0)
+    assert evaluate(wb, "Summary", "B10") == pytest.approx(55480.0)
+
+
+def test_summary_figures(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Summary"]
+    labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    def value(label: str) -> float:
+        return evaluate(wb, "Summary", f"B{labels[label]}")
+    assert value("Cost per month") == pytest.approx(TOTAL_COST)
+    assert value("Cost per year") == pytest.approx(TOTAL_COST * 12)  # 490,560
+    assert value("Cost per million tokens") == pytest.approx(16.352)  # 40,880 / 2,500 Mtok
+    assert value("Cost per million output tokens") == pytest.approx(81.76)  # 40,880 / 500
+    assert ws.cell(row=labels["Scenario"], column=2).value == "hand-made"
+    assert ws.cell(row=labels["Solver status"], column=2).value == "optimal"
+    # GPUs by purchase kind: reserved 8 + 8 (z1, z2); on-demand 8 at the busiest slice
+    rows = _rows(ws)
+    start = next(i for i, r in enumerate(rows) if r[0] == "Purchase kind")
+    assert rows[start + 1][:2] == ("on_demand", 8)
+    assert rows[start + 2][:2] == ("reserved", 16)
+
+
+def test_every_formula_evaluates(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    formulas = 0
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.data_type == "f":
+                    formulas += 1
+                    evaluate(wb, ws.title, cell.coordinate)  # raises on an error or division by 0
+    # 3 node rows × 2 formulas + total + 4 summary + 4 cost-attribution rows × 2
+    assert formulas == 3 * 2 + 1 + 4 + 4 * 2
+
+
+def test_user_text_is_never_a_formula(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    hits = []
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and "HYPERLINK" in cell.value:
+                    hits.append(cell)
+                    assert cell.data_type == "s", f"{ws.title}!{cell.coordinate}"
+                    assert cell.value.startswith(EVIL)
+    assert len(hits) >= 5  # pools, hourly headers, survivability, contract, cost, assumptions
+    with zipfile.ZipFile(workbook_path) as z:
+        for name in z.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                xml = z.read(name).decode()
+                assert not re.search(r"<f>[^<]*HYPERLINK", xml), name  # never inside a formula
+                assert "HYPERLINK" not in xml or 't="inlineStr"><is><t>=HYPERLINK' in xml
+    tenant = next(c for c in wb["Cost attribution"]["B"] if c.value == "-team")
+    assert tenant.data_type == "s" and tenant.quotePrefix
+
+
+def test_pools_read_back_with_pandas(workbook_path: Path) -> None:
+    pools = pd.read_excel(workbook_path, sheet_name="Pools")
+    chat_z1 = pools[(pools["Workload"] == "chat") & (pools["Zone"] == "z1")].iloc[0]
+    assert chat_z1["Reserved replicas"] == 4
+    assert chat_z1["On-demand replicas (busiest slice)"] == 4
+    assert chat_z1["SLO-holding rate [req/s per replica]"] == 2.0
+    # peak demand 10 req/s in the day slice on 12 replicas × 2 req/s = 24 req/s → 10/24
+    assert chat_z1["Utilization at peak [1]"] == pytest.approx(10 / 24)
+    assert chat_z1["TTFT P95 predicted [ms]"] == 600
+    evil = pools[pools["Workload"] == EVIL].iloc[0]
+    assert evil["Tenant"] == "-team" and evil["Capacity source"] == "measured"
+
+
+def test_hourly_demand_and_capacity(workbook_path: Path) -> None:
+    hourly = pd.read_excel(workbook_path, sheet_name="Hourly")
+    assert list(hourly["Slice"]) == ["night", "day"]
+    # night: 10 × 0.5 = 5 req/s on 8 reserved replicas × 2 × 0.7 = 11.2; day: 10 on 12 × 2 × 0.7
+    assert list(hourly["chat demand [req/s]"]) == pytest.approx([5.0, 10.0])
+    assert list(hourly["chat usable capacity [req/s]"]) == pytest.approx([11.2, 16.8])
+    assert list(hourly[f"{EVIL} demand [req/s]"]) == pytest.approx([2.0, 2.0])
+    with zipfile.ZipFile(workbook_path) as z:
+        assert sum(n.startswith("xl/charts/chart") for n in z.namelist()) == 2
+
+
+def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Survivability"]
+    assert [c.value for c in ws[1]][1:3] == ["chat", EVIL]
+    rows = {r[0]: r[1:] for r in _rows(ws)[1:4]}
+    assert rows["zone:z1"][0] == pytest.approx(-0.2)  # day: (8 − 10) / 10
+    assert rows["zone:z2"][0] == pytest.approx(0.6)  # both slices (8 − 5)/5 = (16 − 10)/10
+    assert rows["none"][0] == pytest.approx(1.4)  # worst of (16 − 5)/5 = 2.2, (24 − 10)/10 = 1.4
+    assert rows["none"][1] == pytest.approx(1.0)  # (4 − 2) / 2
+    assert rows["zone:z1"][1] is None  # no requirement, no row
+    formats = list(ws.conditional_formatting)
+    assert [str(f.sqref) for f in formats] == ["B2:C4"]
+    assert sorted(r.operator for r in formats[0].rules) == ["greaterThanOrEqual", "lessThan"]
+
+
+def test_contract_and_cost_attribution(workbook_path: Path) -> None:
+    contract = pd.read_excel(workbook_path, sheet_name="Capacity contract")
+    assert list(contract["Workload"]) == ["chat", EVIL]  # the L4 candidate is not used
+    assert list(contract["Tested peak [req/s]"]) == [2.0, 1.0]
+    assert list(contract["Measured on"].fillna("")) == ["", "2026-01-10"]
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Cost attribution"]
+    assert ws["A2"].value == "chat" and ws["C2"].value == 32000.0
+    assert evaluate(wb, "Cost attribution", "F2") == pytest.approx(16.0)  # 32,000 / 2,000 Mtok
+    assert evaluate(wb, "Cost attribution", "F3") == pytest.approx(17.76)  # 8,880 / 500 Mtok
+
+
+def test_assumptions_hold_prices_and_shapes(workbook_path: Path) -> None:
+    wb = openpyxl.load_workbook(workbook_path)
+    rows = _rows(wb["Assumptions"])
+    prices = [r for r in rows if r[0] == "z1" and r[2] == "H100-SXM"]
+    assert [(r[5], r[6]) for r in prices] == [("reserved", 2.5), ("on_demand", 4.0),
+                                              ("spot", 1.5)]
+    assert prices[0][8:10] == (12, 6)  # commitment months, lead time weeks
+    shape = next(r for r in rows if r[0] == "chat" and len(r) > 24 and r[1] == 5.0)
+    assert shape[1:25] == (5.0,) * 12 + (10.0,) * 12
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None and shutil.which("libreoffice") is None,
+                    reason="LibreOffice is not installed")
+def test_libreoffice_recalculates_the_plan_cost(workbook_path: Path, tmp_path: Path) -> None:
+    office = shutil.which("soffice") or shutil.which("libreoffice")
+    assert office is not None
+    out = tmp_path / "recalc"
+    subprocess.run([office, "--headless", "--convert-to", "xlsx", "--outdir", str(out),
+                    str(workbook_path)], check=True, capture_output=True, timeout=120)
+    wb = openpyxl.load_workbook(out / "plan.xlsx", data_only=True)
+    ws = wb["Purchase plan"]
+    assert ws.cell(row=ws.max_row, column=11).value == pytest.approx(TOTAL_COST)
+    assert wb["Summary"]["B10"].value == pytest.approx(TOTAL_COST)
