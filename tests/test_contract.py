@@ -1,0 +1,104 @@
+"""The capacity contract: rows of the configurations a plan uses, and what expires them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
+
+from models.catalog import EfficiencyFactors
+from models.errors import InputError
+from models.scenario import Scenario
+from solver.contract import build_contract, check_contract, contract_yaml, load_contract
+
+
+def _write(tmp_path: Path) -> Path:
+    path = tmp_path / "contract.yaml"
+    path.write_text(contract_yaml(build_contract(make_plan(), make_scenario(), make_table())))
+    return path
+
+
+def test_rows_are_the_used_configurations() -> None:
+    contract = build_contract(make_plan(), make_scenario(), make_table())
+    assert [(r.workload, r.gpu, r.tp) for r in contract.rows] == [("chat", "H100-SXM", 1),
+                                                                   (EVIL, "H100-SXM", 1)]
+    chat, evil = contract.rows
+    assert chat.replicas_planned == 12  # 4 (z1) + 4 (z2) reserved + 4 on-demand in the day slice
+    assert evil.replicas_planned == 4
+    assert (chat.tested_peak_rps, evil.tested_peak_rps) == (2.0, 1.0)
+    assert chat.fingerprint.measured_on is None
+    assert evil.fingerprint.measured_on == dt.date(2026, 1, 10)
+    assert evil.fingerprint.runtime == "vllm-0.6.3"
+    assert chat.fingerprint.model_weights_digest == "sha256:aaa"
+    assert contract.plan_fingerprint == "sha256:fingerprint"
+
+
+def test_yaml_round_trip(tmp_path: Path) -> None:
+    path = _write(tmp_path)
+    assert load_contract(path) == build_contract(make_plan(), make_scenario(), make_table())
+    assert EVIL in path.read_text()
+
+
+def test_unchanged_scenario_expires_nothing(tmp_path: Path) -> None:
+    # as_of 2026-03-01 − measured 2026-01-10 = 50 days, inside the 180-day limit
+    assert check_contract(_write(tmp_path), make_scenario()) == []
+
+
+def _with_model(sc: Scenario, **update: object) -> Scenario:
+    return sc.model_copy(update={"models": (sc.models[0].model_copy(update=update),)})
+
+
+def test_new_weights_expire_every_row(tmp_path: Path) -> None:
+    expired = check_contract(_write(tmp_path), _with_model(make_scenario(),
+                                                           weights_digest="sha256:bbb"))
+    assert [e.workload for e in expired] == ["chat", EVIL]
+    assert expired[0].reasons == ("model weights digest changed from sha256:aaa to sha256:bbb",)
+
+
+def test_runtime_upgrade_expires_the_measured_row(tmp_path: Path) -> None:
+    sc = make_scenario()
+    evil = sc.workload(EVIL).model_copy(update={"runtime": "vllm-0.7.0"})
+    sc = sc.model_copy(update={"workloads": (sc.workloads[0], evil)})
+    (expired,) = check_contract(_write(tmp_path), sc)
+    assert expired.workload == EVIL
+    assert expired.reasons == ("runtime changed from vllm-0.6.3 to vllm-0.7.0",
+                               "the measured row it rests on is no longer in the scenario")
+
+
+def test_efficiency_change_expires_only_analytic_rows(tmp_path: Path) -> None:
+    sc = make_scenario()
+    h100 = sc.gpus[0].model_copy(update={"efficiency": EfficiencyFactors(compute_efficiency=0.6)})
+    sc = sc.model_copy(update={"gpus": (h100, sc.gpus[1])})
+    (expired,) = check_contract(_write(tmp_path), sc)
+    assert expired.workload == "chat"
+    assert expired.reasons == ("H100-SXM efficiency factor compute_efficiency changed from 0.55 "
+                               "to 0.6",)
+
+
+def test_old_measurement_expires(tmp_path: Path) -> None:
+    sc = make_scenario()
+    later = sc.model_copy(update={"policy": sc.policy.model_copy(update={"as_of": "2026-08-01"})})
+    (expired,) = check_contract(_write(tmp_path), later)
+    # 2026-01-10 → 2026-08-01: 21 + 28 + 31 + 30 + 31 + 30 + 31 + 1 = 203 days > 180
+    assert expired.reasons == ("measured on 2026-01-10, 203 days before 2026-08-01: older than "
+                               "the 180-day limit",)
+
+
+def test_tighter_slo_and_removed_workload(tmp_path: Path) -> None:
+    sc = make_scenario()
+    chat = sc.workloads[0]
+    tighter = chat.model_copy(update={"slo": chat.slo.model_copy(update={"ttft_p95_ms": 500.0})})
+    expired = check_contract(_write(tmp_path), sc.model_copy(update={"workloads": (tighter,)}))
+    assert [(e.workload, e.reasons) for e in expired] == [
+        ("chat", ("SLO TTFT P95 [ms] changed from 1000.0 to 500.0",)),
+        (EVIL, (f"workload `{EVIL}` is no longer in the scenario",)),
+    ]
+
+
+def test_bad_contract_file_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "contract.yaml"
+    path.write_text("scenario: x\nmeasured_max_age_days: 0\nrows: []\n")
+    with pytest.raises(InputError, match=r"measured_max_age_days"):
+        check_contract(path, make_scenario())
