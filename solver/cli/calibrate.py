@@ -1,0 +1,129 @@
+"""``fleetplan calibrate``: fit GPU efficiency factors to measurements, write a catalog overlay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from inputs import catalog_dir
+from models.errors import InputError, Problem
+from models.loader import load_catalog
+from solver.calibrate import HELD_OUT_SHARE, Calibration, calibrate, overlay_document
+from solver.cli.common import echo_json, json_option, write_atomic
+from solver.perfdata import Measurement, read_measurements_csv, read_shared_perf
+
+#: Where ``--builtin`` writes: the calibrated layer of the built-in catalog.
+BUILTIN_OVERLAY = "efficiency.yaml"
+DEFAULT_OUT = Path("outputs") / "efficiency-overlay.yaml"
+
+
+def _read(path: Path) -> list[Measurement]:
+    return read_shared_perf(path) if path.is_dir() else read_measurements_csv(path)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f} %"
+
+
+def _header(cal: Calibration, measurements: Path) -> str:
+    lines = [
+        "Calibrated efficiency factors (a catalog overlay), written by `fleetplan calibrate`.",
+        f"Fitted on {measurements} ({len(cal.predictions)} rows used, "
+        f"{len(cal.skipped)} skipped); {100 * cal.held_out_share:.0f} % of each kind held out.",
+        "Median absolute relative error, train / held-out (method: docs/calibration.md):",
+    ]
+    for e in cal.errors():
+        if e.gpu == "all":
+            lines.append(f"  {e.kind.value:<24} {_pct(e.train_median_abs_error):>8} / "
+                         f"{_pct(e.held_out_median_abs_error)}")
+    for target, source in cal.transferred:
+        lines.append(f"{target}: no measurements; takes {source}'s fitted factors.")
+    return "".join(f"# {line}\n" for line in lines) + "\n"
+
+
+def _summary(cal: Calibration, out: Path) -> dict[str, Any]:
+    return {
+        "out": str(out),
+        "rows_used": len(cal.predictions),
+        "rows_skipped": len(cal.skipped),
+        "skipped_reasons": sorted({reason for _, reason in cal.skipped}),
+        "held_out_share": cal.held_out_share,
+        "factors": {g: f.model_dump() for g, f in sorted(cal.factors().items())},
+        "fits": [{"gpu": f.gpu, "prior": f.prior, "train_rows": f.train_rows} for f in cal.fits],
+        "transferred": [{"gpu": t, "from": s} for t, s in cal.transferred],
+        "errors": [
+            {"kind": e.kind.value, "gpu": e.gpu, "train_rows": e.train_rows,
+             "held_out_rows": e.held_out_rows,
+             "train_median_abs_error": e.train_median_abs_error,
+             "held_out_median_abs_error": e.held_out_median_abs_error}
+            for e in cal.errors()
+        ],
+    }
+
+
+def _print_table(cal: Calibration, out: Path) -> None:
+    click.echo(f"{'kind':<24} {'GPU':<10} {'train':>6} {'held':>5} {'train err':>10} "
+               f"{'held-out err':>13}")
+    for e in cal.errors():
+        click.echo(f"{e.kind.value:<24} {e.gpu:<10} {e.train_rows:>6} {e.held_out_rows:>5} "
+                   f"{_pct(e.train_median_abs_error):>10} {_pct(e.held_out_median_abs_error):>13}")
+    click.echo("")
+    for g, f in sorted(cal.factors().items()):
+        click.echo(f"{g:<10} compute {f.compute_efficiency:.3f}  bandwidth "
+                   f"{f.bandwidth_efficiency:.3f}  step overhead {f.decode_step_overhead_ms:.2f} ms"
+                   f"  link {f.link_efficiency:.3f}  all-reduce latency "
+                   f"{f.allreduce_latency_us:.1f} µs")
+    for target, source in cal.transferred:
+        click.echo(f"{target:<10} no measurements: takes {source}'s factors")
+    if cal.skipped:
+        reasons = sorted({reason for _, reason in cal.skipped})
+        click.echo(f"skipped {len(cal.skipped)} rows: {'; '.join(reasons)}")
+    click.echo(f"wrote {out}")
+
+
+@click.command("calibrate")
+@click.argument("measurements", type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help=f"Overlay file to write [default: {DEFAULT_OUT}].")
+@click.option("--builtin", is_flag=True,
+              help="Write the built-in calibrated layer inputs/catalog/efficiency.yaml instead.")
+@click.option("--overlay", "overlays", multiple=True, type=click.Path(path_type=Path),
+              help="Catalog overlay adding the GPUs/models the measurements name (repeatable).")
+@click.option("--held-out-share", type=click.FloatRange(0, 1, max_open=True),
+              default=HELD_OUT_SHARE, show_default=True,
+              help="Share of each kind of measurement kept out of the fit.")
+@json_option
+def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple[Path, ...],
+            held_out_share: float, as_json: bool) -> None:
+    """Fit the efficiency factors to MEASUREMENTS and write a catalog overlay.
+
+    MEASUREMENTS is a MEASUREMENTS.csv (columns in docs/calibration.md) or a directory laid out
+    like ../shared/data/perf. Use the overlay in a scenario with `catalog: {overlays: [FILE]}`.
+    The built-in defaults are regenerated with `fleetplan calibrate ../shared/data/perf --builtin`.
+    """
+    if builtin and out is not None:
+        raise click.UsageError("give either --out or --builtin, not both")
+    target = catalog_dir() / BUILTIN_OVERLAY if builtin else (out or DEFAULT_OUT)
+    if target.exists() and measurements.exists() and target.resolve() == measurements.resolve():
+        raise InputError([Problem(str(target), "", "the overlay would overwrite the input",
+                                  "choose another --out")])
+    rows = _read(measurements)
+    gpus, models, _ = load_catalog(overlays=overlays)
+    if not as_json:
+        click.echo(f"fitting {len(rows)} measurements…", err=True)
+    cal = calibrate(rows, gpus, models, held_out_share=held_out_share)
+    if not cal.fits:
+        raise InputError([Problem(str(measurements), "", "no measurement names a catalog GPU "
+                                  "and model", "add the entries with --overlay, or fix names")])
+    source = (f"fleetplan calibrate on {measurements} (method and errors: "
+              "docs/calibration.md)")
+    doc = overlay_document(cal, source)
+    text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    write_atomic(target, text)
+    if as_json:
+        echo_json(_summary(cal, target))
+    else:
+        _print_table(cal, target)
