@@ -38,7 +38,7 @@ import numpy.typing as npt
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.policy import Policy
 from solver.perf import FLOPS_PER_PARAM, ReplicaPerf, allreduce_time_ms, compute_tflops, perf_model
-from solver.perfdata import Measurement, MeasurementKind
+from solver.perfdata import Measurement, MeasurementKind, to_frame
 
 Vector = npt.NDArray[np.float64]
 
@@ -442,3 +442,12 @@ def overlay_document(calibration: Calibration, source: str) -> dict[str, Any]:
         for name, eff in sorted(calibration.factors().items())
     ]
     return {"source": source, "gpus": gpus}
+
+
+def predictions_csv(calibration: Calibration) -> str:
+    """Every used measurement with its prediction, relative error and split, as CSV text."""
+    frame = to_frame(p.measurement for p in calibration.predictions)
+    frame["predicted"] = [p.predicted for p in calibration.predictions]
+    frame["relative_error"] = [p.relative_error for p in calibration.predictions]
+    frame["held_out"] = [p.held_out for p in calibration.predictions]
+    return str(frame.to_csv(index=False, lineterminator="\n"))

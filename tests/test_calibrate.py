@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -219,8 +220,15 @@ def test_cli_writes_an_overlay_a_scenario_accepts(tmp_path: Path) -> None:
 
 def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
     out = tmp_path / "o.yaml"
-    result = CliRunner().invoke(main, ["calibrate", str(PERF), "--out", str(out)])
+    pred = tmp_path / "pred.csv"
+    result = CliRunner().invoke(main, ["calibrate", str(PERF), "--out", str(out),
+                                       "--predictions", str(pred)])
     assert result.exit_code == 0, result.output
+    table = pd.read_csv(pred)
+    assert {"predicted", "relative_error", "held_out"} <= set(table.columns)
+    # relative error = (predicted − measured) ÷ measured, row by row
+    assert (table["relative_error"] - (table["predicted"] - table["value"]) / table["value"]
+            ).abs().max() < 1e-9
     assert "held-out err" in result.output
     assert "H100-PCIe  no measurements: takes H100-SXM's factors" in result.output
     assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")
@@ -233,6 +241,10 @@ def test_cli_refuses_to_overwrite_its_input(tmp_path: Path) -> None:
                                        str(measurements)])
     assert result.exit_code == 2
     assert "would overwrite the input" in result.output
+    result = CliRunner().invoke(main, ["calibrate", str(measurements), "--out",
+                                       str(tmp_path / "o.yaml"), "--predictions",
+                                       str(measurements)])
+    assert result.exit_code == 2
 
 
 def test_cli_bad_measurements_are_a_clean_error(tmp_path: Path) -> None:

@@ -11,7 +11,13 @@ import yaml
 from inputs import catalog_dir
 from models.errors import InputError, Problem
 from models.loader import load_catalog
-from solver.calibrate import HELD_OUT_SHARE, Calibration, calibrate, overlay_document
+from solver.calibrate import (
+    HELD_OUT_SHARE,
+    Calibration,
+    calibrate,
+    overlay_document,
+    predictions_csv,
+)
 from solver.cli.common import echo_json, json_option, write_atomic
 from solver.perfdata import Measurement, read_measurements_csv, read_shared_perf
 
@@ -95,9 +101,11 @@ def _print_table(cal: Calibration, out: Path) -> None:
 @click.option("--held-out-share", type=click.FloatRange(0, 1, max_open=True),
               default=HELD_OUT_SHARE, show_default=True,
               help="Share of each kind of measurement kept out of the fit.")
+@click.option("--predictions", type=click.Path(path_type=Path), default=None,
+              help="Also write every measurement with its prediction and error (CSV).")
 @json_option
 def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple[Path, ...],
-            held_out_share: float, as_json: bool) -> None:
+            held_out_share: float, predictions: Path | None, as_json: bool) -> None:
     """Fit the efficiency factors to MEASUREMENTS and write a catalog overlay.
 
     MEASUREMENTS is a MEASUREMENTS.csv (columns in docs/calibration.md) or a directory laid out
@@ -107,9 +115,11 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     if builtin and out is not None:
         raise click.UsageError("give either --out or --builtin, not both")
     target = catalog_dir() / BUILTIN_OVERLAY if builtin else (out or DEFAULT_OUT)
-    if target.exists() and measurements.exists() and target.resolve() == measurements.resolve():
-        raise InputError([Problem(str(target), "", "the overlay would overwrite the input",
-                                  "choose another --out")])
+    for written in (target, predictions):
+        if written is not None and written.exists() and measurements.exists() and (
+                written.resolve() == measurements.resolve()):
+            raise InputError([Problem(str(written), "", "the output would overwrite the input",
+                                      "choose another output file")])
     rows = _read(measurements)
     gpus, models, _ = load_catalog(overlays=overlays)
     if not as_json:
@@ -123,6 +133,8 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     doc = overlay_document(cal, source)
     text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     write_atomic(target, text)
+    if predictions is not None:
+        write_atomic(predictions, predictions_csv(cal))
     if as_json:
         echo_json(_summary(cal, target))
     else:
