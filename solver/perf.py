@@ -150,6 +150,18 @@ class ReplicaPerf:
         """Prefill of one prompt of ``tokens`` new tokens after ``context_tokens`` cached [ms]."""
         return self.step_time_ms(tokens, 0, 0, 1, context_tokens)
 
+    def prefill_marginal_ms(self, tokens: int, context_tokens: int = 0) -> float:
+        """GPU time a prompt adds to the iterations it joins under continuous batching [ms].
+
+        Its compute and the bandwidth part of its all-reduces only: the weight read, the
+        all-reduce latency and the step overhead are paid by the iteration anyway.
+        """
+        pairs = prefill_attention_pairs(float(tokens), 1.0, float(context_tokens))
+        compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
+            self.flops_per_ms
+        )
+        return compute_ms + self.allreduce_ms_per_token * tokens
+
     def decode_step_time_ms(self, batch: int, kv_tokens: int) -> float:
         """One decode step of ``batch`` sequences whose KV cache totals ``kv_tokens`` [ms]."""
         return self.step_time_ms(0, batch, kv_tokens)

@@ -1,0 +1,447 @@
+"""What one replica carries under its workload's SLO, and the capacity table of a scenario.
+
+For a workload and a configuration (GPU, TP; the precision is the workload's) the analytic model
+evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capacity under SLO"):
+
+* prefill is an M/G/1 queue (:mod:`solver.queueing`) whose service is one prompt's prefill; it
+  takes the share ``ρ = λ E[S]`` of the GPUs' time;
+* decode runs the sequences in flight, ``B = λ × output tokens × TPOT`` (Little's law), taken at
+  its Poisson P95; the per-token time is the decode step stretched by the prefill share,
+  ``TPOT = t_decode(B₉₅, KV) ÷ (1 − ρ)`` (prefill chunks interleave with decode steps);
+* TTFT P95 = prefill of a P95 prompt + P95 queueing wait + one decode step (the iteration in
+  flight when the prompt arrives);
+* the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context.
+
+Everything rises with λ, so the SLO-holding rate is found by bisection: deterministic, 60 halvings.
+A fresh measured row for the same configuration overrides the analytic figure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+from models.capacity import CapacityRow, CapacityTable, RejectedConfig
+from models.catalog import GpuType, LlmSpec
+from models.common import CapacitySource, PurchaseKind
+from models.measured import MeasuredCapacity
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.memory import check_fit, max_stable_sequences, tp_degrees
+from solver.perf import ReplicaPerf, perf_model
+from solver.queueing import length_samples, pk_mean_wait_ms, poisson_p95, wait_quantile_ms
+
+#: Halvings of the rate interval when searching the SLO-holding rate [1].
+BISECTION_STEPS = 60
+#: Fixed-point iterations allowed for the decode batch at one rate [1].
+MAX_BATCH_ITERATIONS = 500
+#: Seconds per hour, tokens per million.
+SECONDS_PER_HOUR = 3600.0
+TOKENS_PER_MILLION = 1e6
+
+
+@dataclass(frozen=True)
+class LatencyPrediction:
+    """Latency of one replica carrying a given rate."""
+
+    ttft_p95_ms: float
+    tpot_p95_ms: float
+    utilization: float
+    """Rate carried ÷ the row's SLO-holding rate [1]."""
+    holds: bool
+    """Both P95 SLOs hold and the batch fits the KV cache."""
+
+
+@dataclass(frozen=True)
+class LoadProfile:
+    """A workload as seen by one replica configuration (precomputed for speed)."""
+
+    perf: ReplicaPerf
+    prefill_mean_ms: float
+    """E[S]: mean marginal prefill work over the input-length distribution [ms]."""
+    prefill_second_moment_ms2: float
+    """E[S²] [ms²]."""
+    prefill_p95_ms: float
+    """Prefill of a P95 prompt [ms]."""
+    output_tokens: float
+    """Typical output length (mean, else P50) [tokens]."""
+    decode_context_tokens: float
+    """Mean KV cache of a decoding sequence: typical input + half the typical output [tokens]."""
+    max_sequences: int
+    """Max stable sequences at the P95 context [sequences]."""
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """State of one replica at one request rate (P95 figures)."""
+
+    rate_rps: float
+    ttft_p95_ms: float
+    tpot_p95_ms: float
+    prefill_share: float
+    """ρ: share of GPU time spent on prefill [1]."""
+    decode_seqs_p95: int
+    """Sequences in decode, Poisson P95 [sequences]."""
+    kv_fits: bool
+
+    def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
+        """The point is stable, fits the KV cache and holds both SLOs."""
+        return self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms and self.tpot_p95_ms <= tpot_slo_ms
+
+    def limit(self, ttft_slo_ms: float, tpot_slo_ms: float) -> str:
+        """The first limit this point breaks (``none`` when it holds)."""
+        if math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
+            return "saturation"
+        if not self.kv_fits:
+            return "kv_cache"
+        if self.tpot_p95_ms > tpot_slo_ms:
+            return "tpot"
+        if self.ttft_p95_ms > ttft_slo_ms:
+            return "ttft"
+        return "none"
+
+
+def cache_split(input_tokens: float, cache_hit_rate: float) -> tuple[int, int]:
+    """(tokens to prefill, tokens read from the prefix cache) of one prompt [tokens]."""
+    new = max(round(input_tokens * (1 - cache_hit_rate)), 1)
+    return new, max(round(input_tokens) - new, 0)
+
+
+def load_profile(perf: ReplicaPerf, workload: Workload) -> LoadProfile:
+    """Prefill moments and decode figures of ``workload`` on the replica ``perf``.
+
+    The queue's service time is a prompt's marginal prefill work (it shares iterations, and so
+    the weight read and step overhead, with decode); a prompt's own latency is its full prefill.
+    """
+    hit = workload.prefix_cache_hit_rate
+    work = [perf.prefill_marginal_ms(*cache_split(x, hit))
+            for x in length_samples(workload.input_tokens)]
+    p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
+    return LoadProfile(
+        perf=perf,
+        prefill_mean_ms=sum(work) / len(work),
+        prefill_second_moment_ms2=sum(s * s for s in work) / len(work),
+        prefill_p95_ms=perf.prefill_time_ms(*cache_split(workload.input_tokens.p95, hit)),
+        output_tokens=workload.output_tokens.typical,
+        decode_context_tokens=workload.input_tokens.typical + workload.output_tokens.typical / 2,
+        max_sequences=max_stable_sequences(perf.kv_capacity_tokens, p95_context),
+    )
+
+
+def load_point(profile: LoadProfile, rate_rps: float) -> LoadPoint:
+    """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring)."""
+    perf = profile.perf
+    rate_per_ms = rate_rps / 1000.0
+    rho = rate_per_ms * profile.prefill_mean_ms
+    if rho >= 1:
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False)
+    batch = 1  # sequences in decode, P95 [sequences]
+    step_ms = perf.decode_step_time_ms(1, round(profile.decode_context_tokens))
+    converged = False
+    for _ in range(MAX_BATCH_ITERATIONS):
+        tpot_ms = step_ms / (1 - rho)  # decode step stretched by the interleaved prefill share
+        in_decode = rate_per_ms * profile.output_tokens * tpot_ms  # Little's law [sequences]
+        next_batch = max(math.ceil(poisson_p95(in_decode)), 1)
+        if next_batch == batch:
+            converged = True
+            break
+        batch = next_batch  # rises monotonically from below to the least fixed point
+        if batch > profile.max_sequences:
+            converged = True  # the KV cache is already exceeded: no need to go on
+            break
+        step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    if not converged:
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False)
+    wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
+                              profile.prefill_second_moment_ms2)
+    ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
+    return LoadPoint(rate_rps, ttft_ms, tpot_ms, rho, batch, batch <= profile.max_sequences)
+
+
+def slo_holding_point(
+    profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float
+) -> tuple[LoadPoint | None, str]:
+    """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
+
+    Returns ``(None, reason)`` when even a vanishing rate breaks an SLO.
+    """
+    idle = load_point(profile, 0.0)
+    if not idle.holds(ttft_slo_ms, tpot_slo_ms):
+        limit = idle.limit(ttft_slo_ms, tpot_slo_ms)
+        if limit == "tpot":
+            return None, (f"one decode step takes {idle.tpot_p95_ms:.1f} ms > TPOT SLO "
+                          f"{tpot_slo_ms:g} ms even at no load")
+        return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
+                      f"{ttft_slo_ms:g} ms even at no load")
+    low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
+    best = idle
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2
+        point = load_point(profile, mid)
+        if point.holds(ttft_slo_ms, tpot_slo_ms):
+            low, best = mid, point
+        else:
+            high = mid
+    limit = load_point(profile, high).limit(ttft_slo_ms, tpot_slo_ms)
+    return (best if best.rate_rps > 0 else None), limit
+
+
+def cheapest_prices(scenario: Scenario, gpu: str) -> dict[PurchaseKind, float]:
+    """Cheapest price per GPU-hour of each purchase kind any zone sells ``gpu`` at."""
+    out: dict[PurchaseKind, float] = {}
+    for zone in scenario.zones:
+        for offer in zone.offers:
+            if offer.gpu != gpu:
+                continue
+            for kind in PurchaseKind:
+                terms = offer.terms(kind)
+                if terms is not None:
+                    out[kind] = min(out.get(kind, math.inf), terms.price_per_gpu_hour)
+    return {k: out[k] for k in PurchaseKind if k in out}
+
+
+def cost_per_million_tokens(
+    price_per_gpu_hour: float, gpus: int, tokens_per_s: float
+) -> float:
+    """Cost of a million tokens (input + output) on a replica run flat out at its rate."""
+    return price_per_gpu_hour * gpus / (tokens_per_s * SECONDS_PER_HOUR) * TOKENS_PER_MILLION
+
+
+# --- measured rows -------------------------------------------------------------------------
+
+
+def as_of_date(scenario: Scenario) -> dt.date:
+    """Date measured-row ages count to: the policy's ``as_of``, else today."""
+    if scenario.policy.as_of is not None:
+        return dt.date.fromisoformat(scenario.policy.as_of)
+    return dt.date.today()
+
+
+def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why a measured row cannot stand for its workload, or ``None`` when it is fresh."""
+    workload = scenario.workload(row.workload)
+    spec = scenario.model(workload.model)
+    reasons = []
+    if row.model != workload.model:
+        reasons.append(f"model {row.model} is not the workload's {workload.model}")
+    if row.model_digest and spec.weights_digest and row.model_digest != spec.weights_digest:
+        reasons.append(f"digest {row.model_digest} differs from {spec.weights_digest}")
+    if row.runtime != workload.runtime:
+        reasons.append(f"runtime {row.runtime} differs from the workload's {workload.runtime}")
+    if row.precision != workload.precision:
+        reasons.append(f"precision {row.precision.value} differs from the workload's "
+                       f"{workload.precision.value}")
+    age_days = (as_of_date(scenario) - row.measured_on).days
+    if age_days > scenario.policy.measured_max_age_days:
+        reasons.append(f"measured {age_days} days ago, older than the policy's "
+                       f"{scenario.policy.measured_max_age_days}")
+    return "; ".join(reasons) or None
+
+
+def stale_measurements(scenario: Scenario) -> list[str]:
+    """One warning per measured row that is not used, with why."""
+    out = []
+    for i, row in enumerate(scenario.measured):
+        reason = staleness(scenario, row)
+        if reason is not None:
+            out.append(f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, "
+                       f"{row.measured_on}): stale, not used: {reason}")
+    return out
+
+
+def fresh_measurement(
+    scenario: Scenario, workload: Workload, gpu: str, tp: int
+) -> MeasuredCapacity | None:
+    """The most recent fresh measured row of this workload, GPU and TP, if any."""
+    rows = [r for r in scenario.measured
+            if r.workload == workload.name and r.gpu == gpu and r.tp == tp
+            and staleness(scenario, r) is None]
+    return max(rows, key=lambda r: r.measured_on) if rows else None
+
+
+# --- rows ----------------------------------------------------------------------------------
+
+
+def _headroom(workload: Workload, ttft_ms: float, tpot_ms: float) -> float:
+    return min(1 - ttft_ms / workload.slo.ttft_p95_ms, 1 - tpot_ms / workload.slo.tpot_p95_ms)
+
+
+def _row(
+    scenario: Scenario, workload: Workload, spec: LlmSpec, gpu: GpuType, tp: int,
+    source: CapacitySource, max_seqs: int, rate_rps: float, ttft_ms: float, tpot_ms: float,
+    perf: ReplicaPerf | None, note: str,
+) -> CapacityRow:
+    input_tps = rate_rps * workload.input_tokens.typical
+    output_tps = rate_rps * workload.output_tokens.typical
+    prices = cheapest_prices(scenario, gpu.name)
+    return CapacityRow(
+        workload=workload.name, model=spec.name, model_digest=spec.weights_digest, gpu=gpu.name,
+        runtime=workload.runtime, precision=workload.precision, tp=tp, source=source,
+        max_stable_sequences=max_seqs, slo_rps=rate_rps, input_tokens_per_s=input_tps,
+        output_tokens_per_s=output_tps, ttft_p95_ms=ttft_ms, tpot_p95_ms=tpot_ms,
+        headroom=_headroom(workload, ttft_ms, tpot_ms),
+        weights_gib_per_gpu=None if perf is None else perf.weights_gib_per_gpu,
+        kv_capacity_tokens=None if perf is None else perf.kv_capacity_tokens,
+        cost_per_million_tokens={
+            k: cost_per_million_tokens(p, tp, input_tps + output_tps) for k, p in prices.items()
+        },
+        note=note,
+    )
+
+
+def configuration_row(
+    scenario: Scenario, workload: Workload, gpu: GpuType, tp: int
+) -> CapacityRow | RejectedConfig:
+    """The capacity row of one workload on one GPU type at one TP, or why it is rejected."""
+    spec = scenario.model(workload.model)
+    precision = workload.precision
+    longest = workload.input_tokens.p99 + workload.output_tokens.p99
+    reason = check_fit(spec, gpu, precision, tp, scenario.policy, longest)
+    perf = None if reason is not None else perf_model(
+        spec, gpu, precision, tp, memory_margin_fraction=scenario.policy.memory_margin_fraction)
+    analytic: tuple[LoadPoint | None, str] = (None, reason or "")
+    if perf is not None:
+        analytic = slo_holding_point(load_profile(perf, workload), workload.slo.ttft_p95_ms,
+                                     workload.slo.tpot_p95_ms)
+    measured = fresh_measurement(scenario, workload, gpu.name, tp)
+    point, limit = analytic
+    if measured is not None:
+        model_says = (f"{point.rate_rps:.3g} req/s" if point is not None
+                      else f"not a candidate ({limit})")
+        note = (f"measured {measured.runtime} load test of {measured.measured_on} "
+                f"({measured.model} on {measured.gpu} TP{measured.tp}, "
+                f"{measured.precision.value}) overrides the analytic model: {model_says}")
+        return _row(scenario, workload, spec, gpu, tp, CapacitySource.measured,
+                    measured.max_stable_sequences, measured.tested_peak_rps,
+                    measured.ttft_p95_ms, measured.decode_p95_ms_per_token, perf, note)
+    if point is None:
+        return RejectedConfig(workload=workload.name, gpu=gpu.name, precision=precision, tp=tp,
+                              reason=limit)
+    assert perf is not None
+    p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
+    return _row(scenario, workload, spec, gpu, tp, CapacitySource.analytic,
+                max_stable_sequences(perf.kv_capacity_tokens, p95_context), point.rate_rps,
+                point.ttft_p95_ms, point.tpot_p95_ms, perf,
+                f"analytic; the rate is limited by {limit}")
+
+
+def _cost_key(row: CapacityRow) -> float:
+    return min(row.cost_per_million_tokens.values(), default=math.inf)
+
+
+def build_capacity_table(scenario: Scenario) -> CapacityTable:
+    """Every workload × allowed GPU × TP: a row when it can serve, else a rejection.
+
+    Rows are ordered by workload (scenario order), then cheapest cost per million tokens, GPU
+    and TP; GPUs that no zone offers are included (the program filters by offers).
+    """
+    rows: list[CapacityRow] = []
+    rejected: list[RejectedConfig] = []
+    for workload in scenario.workloads:
+        allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
+        mine: list[CapacityRow] = []
+        for gpu_name in allowed:
+            gpu = scenario.gpu(gpu_name)
+            degrees = tp_degrees(gpu) or (1,)
+            for tp in degrees:
+                result = configuration_row(scenario, workload, gpu, tp)
+                if isinstance(result, CapacityRow):
+                    mine.append(result)
+                else:
+                    rejected.append(result)
+        mine.sort(key=lambda r: (_cost_key(r), r.gpu, r.tp))
+        rows.extend(mine)
+    return CapacityTable(rows=tuple(rows), rejected=tuple(rejected))
+
+
+# --- predictions at a given rate -----------------------------------------------------------
+
+
+def _profile_for(scenario: Scenario, workload: Workload, row: CapacityRow) -> LoadProfile | None:
+    spec, gpu = scenario.model(row.model), scenario.gpu(row.gpu)
+    longest = workload.input_tokens.p99 + workload.output_tokens.p99
+    if check_fit(spec, gpu, row.precision, row.tp, scenario.policy, longest) is not None:
+        return None
+    perf = perf_model(spec, gpu, row.precision, row.tp,
+                      memory_margin_fraction=scenario.policy.memory_margin_fraction)
+    return load_profile(perf, workload)
+
+
+def predict_at_rate(
+    scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float
+) -> LatencyPrediction:
+    """P95 latencies of one replica of ``row`` carrying ``rate_rps`` requests/s.
+
+    Analytic rows: the model at that rate. Measured rows: the analytic curve at the same share of
+    the SLO-holding rate, scaled so that at ``row.slo_rps`` it gives the measured latencies (if
+    the model cannot place the configuration, the measured latencies hold up to the tested rate
+    and nothing holds beyond it).
+    """
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    utilization = rate_rps / row.slo_rps
+    profile = _profile_for(scenario, workload, row)
+    if row.source is CapacitySource.analytic and profile is not None:
+        point = load_point(profile, rate_rps)
+        return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
+                                 point.holds(ttft_slo, tpot_slo))
+    reference = None if profile is None else slo_holding_point(profile, ttft_slo, tpot_slo)[0]
+    if profile is None or reference is None:
+        within = utilization <= 1
+        ttft = row.ttft_p95_ms if within else math.inf
+        tpot = row.tpot_p95_ms if within else math.inf
+        return LatencyPrediction(ttft, tpot, utilization, within)
+    point = load_point(profile, utilization * reference.rate_rps)
+    ttft = point.ttft_p95_ms * row.ttft_p95_ms / reference.ttft_p95_ms
+    tpot = point.tpot_p95_ms * row.tpot_p95_ms / reference.tpot_p95_ms
+    return LatencyPrediction(ttft, tpot, utilization,
+                             point.kv_fits and ttft <= ttft_slo and tpot <= tpot_slo)
+
+
+
+# --- closed loop (fleetplan estimate) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """Mean figures of a replica kept at a fixed number of requests in flight."""
+
+    concurrency: int
+    ttft_ms: float
+    tpot_ms: float
+    requests_per_s: float
+    output_tokens_per_s: float
+
+
+def closed_loop(
+    perf: ReplicaPerf, input_tokens: int, output_tokens: int, concurrency: int
+) -> ClosedLoop:
+    """A replica serving ``concurrency`` clients that each send the next request on completion.
+
+    With throughput X [req/ms]: prefill share ρ = X·S, TTFT = S + M/D/1 wait, TPOT = decode
+    step of all ``concurrency`` sequences ÷ (1 − ρ); X solves X = C ÷ (TTFT + output × TPOT)
+    (the right side falls as X rises, so bisection finds the one root).
+    """
+    service_ms = perf.prefill_marginal_ms(input_tokens)
+    prefill_ms = perf.prefill_time_ms(input_tokens)
+    kv_tokens = round(concurrency * (input_tokens + output_tokens / 2))
+    step_ms = perf.decode_step_time_ms(concurrency, kv_tokens)
+
+    def latencies(x_per_ms: float) -> tuple[float, float]:
+        rho = x_per_ms * service_ms
+        if rho >= 1:
+            return math.inf, math.inf
+        ttft = prefill_ms + pk_mean_wait_ms(x_per_ms, service_ms, service_ms**2)
+        return ttft, step_ms / (1 - rho)
+
+    low, high = 0.0, 1.0 / service_ms
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2
+        ttft, tpot = latencies(mid)
+        if concurrency / (ttft + output_tokens * tpot) > mid:
+            low = mid
+        else:
+            high = mid
+    ttft, tpot = latencies(low)
+    rps = low * 1000.0
+    return ClosedLoop(concurrency, ttft, tpot, rps, rps * output_tokens)

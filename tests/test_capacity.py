@@ -1,0 +1,311 @@
+"""Replica capacity under SLO, the capacity table, measured overrides and predictions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.capacity import CapacityRow, RejectedConfig
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.common import CapacitySource, Precision, PurchaseKind
+from models.measured import MeasuredCapacity
+from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
+from models.policy import Policy
+from models.scenario import Scenario
+from models.workload import Arrival, Slo, TokenPercentiles, Workload
+from solver.capacity import (
+    build_capacity_table,
+    cheapest_prices,
+    closed_loop,
+    configuration_row,
+    cost_per_million_tokens,
+    load_point,
+    load_profile,
+    predict_at_rate,
+    slo_holding_point,
+    stale_measurements,
+)
+from solver.perf import perf_model
+
+LLAMA_8B = LlmSpec(
+    name="Llama-3.1-8B", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
+    head_dim=128, ffn_size=14336, vocab_size=128256, total_params_b=8.03, active_params_b=8.03,
+    max_context_tokens=131072, source="test",
+)
+LLAMA_70B = LlmSpec(
+    name="Llama-3.1-70B", layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+    head_dim=128, ffn_size=28672, vocab_size=128256, total_params_b=70.55, active_params_b=70.55,
+    max_context_tokens=131072, source="test",
+)
+H100 = GpuType(
+    name="H100-SXM", memory_gib=79.65, hbm_bandwidth_gb_per_s=3350, bf16_tflops=989,
+    fp8_tflops=1979, link_bandwidth_gb_per_s=450, gpus_per_node=8,
+    precisions=(Precision.bf16, Precision.fp8), source="test",
+)
+L4 = GpuType(
+    name="L4", memory_gib=22.49, hbm_bandwidth_gb_per_s=300, bf16_tflops=121, fp8_tflops=242.5,
+    link_bandwidth_gb_per_s=32, gpus_per_node=4, precisions=(Precision.bf16, Precision.fp8),
+    source="test",
+)
+ZONES = (
+    Zone(id="z1", region="r1", offers=(
+        Offer(gpu="H100-SXM",
+              reserved=ReservedTerms(price_per_gpu_hour=2.4, stock_gpus=8),
+              on_demand=OnDemandTerms(price_per_gpu_hour=4.0, stock_gpus=8)),
+        Offer(gpu="L4", on_demand=OnDemandTerms(price_per_gpu_hour=0.8, stock_gpus=8)),
+    )),
+    Zone(id="z2", region="r1", offers=(
+        Offer(gpu="H100-SXM", on_demand=OnDemandTerms(price_per_gpu_hour=3.5, stock_gpus=8)),
+    )),
+)
+AS_OF = "2026-11-01"
+
+
+def chat(
+    model: str = "Llama-3.1-70B", precision: Precision = Precision.fp8, input_p95: int = 2000,
+    output_p95: int = 300, ttft_ms: float = 1500, tpot_ms: float = 60, hit: float = 0.0,
+    gpus: tuple[str, ...] = ("H100-SXM", "L4"), runtime: str = "vllm",
+) -> Workload:
+    return Workload(
+        name="chat", model=model, precision=precision, runtime=runtime,
+        arrival=Arrival(peak_rps=10),
+        input_tokens=TokenPercentiles(p50=input_p95 // 2, p95=input_p95, p99=input_p95 * 2),
+        output_tokens=TokenPercentiles(p50=output_p95 // 2, p95=output_p95, p99=output_p95 * 2),
+        prefix_cache_hit_rate=hit, slo=Slo(ttft_p95_ms=ttft_ms, tpot_p95_ms=tpot_ms),
+        allowed_gpus=gpus,
+    )
+
+
+def scenario(workload: Workload, measured: tuple[MeasuredCapacity, ...] = ()) -> Scenario:
+    return Scenario(name="t", gpus=(H100, L4), models=(LLAMA_8B, LLAMA_70B), zones=ZONES,
+                    workloads=(workload,), measured=measured, policy=Policy(as_of=AS_OF))
+
+
+def analytic_rps(workload: Workload, gpu: GpuType = H100, tp: int = 2) -> float:
+    row = configuration_row(scenario(workload), workload, gpu, tp)
+    return row.slo_rps if isinstance(row, CapacityRow) else 0.0
+
+
+def test_cost_per_million_tokens() -> None:
+    # $2.00/GPU-h × 2 GPUs = $4/h over 1000 tok/s × 3600 s = 3.6e6 tok/h → $1.1111 per Mtok
+    assert cost_per_million_tokens(2.0, 2, 1000.0) == pytest.approx(4 / 3.6)
+
+
+def test_cheapest_price_per_kind_across_zones() -> None:
+    prices = cheapest_prices(scenario(chat()), "H100-SXM")
+    assert prices == {PurchaseKind.reserved: 2.4, PurchaseKind.on_demand: 3.5}
+
+
+def test_idle_point_hand_computed() -> None:
+    toy = LlmSpec(name="toy", layers=10, hidden_size=1000, attention_heads=10, kv_heads=10,
+                  head_dim=100, ffn_size=4000, vocab_size=32000, total_params_b=1.0,
+                  active_params_b=1.0, max_context_tokens=32768, source="test")
+    gpu = H100.model_copy(update={
+        "hbm_bandwidth_gb_per_s": 1000, "bf16_tflops": 100,
+        "efficiency": EfficiencyFactors(compute_efficiency=0.5, bandwidth_efficiency=0.5,
+                                        decode_step_overhead_ms=1.0)})
+    flat = Workload(name="w", model="toy", arrival=Arrival(peak_rps=1),
+                    input_tokens=TokenPercentiles(p50=1000, p95=1000, p99=1000),
+                    output_tokens=TokenPercentiles(p50=100, p95=100, p99=100),
+                    slo=Slo(ttft_p95_ms=1000, tpot_p95_ms=100))
+    profile = load_profile(perf_model(toy, gpu, Precision.bf16, 1), flat)
+    # prefill work of 1000 tokens: (2e12 + 40,000 × 500,500) / 5e10 FLOP/ms = 40.4004 ms
+    assert profile.prefill_mean_ms == pytest.approx(40.4004)
+    point = load_point(profile, 0.0)
+    # decode step of 1 sequence holding 1000 + 100/2 = 1050 tokens:
+    # (2e9 + 40,000 × 1051) / 5e8 = 4.08408 ms + 1 ms overhead = 5.08408 ms
+    assert point.tpot_p95_ms == pytest.approx(5.08408)
+    # TTFT = full prefill 41.4004 ms + no wait + one step in flight 5.08408 ms
+    assert point.ttft_p95_ms == pytest.approx(46.48448)
+
+
+def test_slo_holding_rate_is_the_edge() -> None:
+    w = chat()
+    profile = load_profile(perf_model(LLAMA_70B, H100, Precision.fp8, 2), w)
+    point, limit = slo_holding_point(profile, 1500, 60)
+    assert point is not None
+    assert point.holds(1500, 60)
+    assert not load_point(profile, point.rate_rps * 1.001).holds(1500, 60)
+    assert limit in {"ttft", "tpot", "kv_cache", "saturation"}
+
+
+def test_sanity_against_published_max_throughput() -> None:
+    # TensorRT-LLM publishes 28,312 output tok/s for Llama-3.1-8B FP8 on one H100 at 128/128
+    # (perf-overview.md); the model at full KV cache must be within a factor of 1.5.
+    perf = perf_model(LLAMA_8B, H100, Precision.fp8, 1)
+    seqs = perf.kv_capacity_tokens // 256
+    assert 28_312 / 1.5 < closed_loop(perf, 128, 128, seqs).output_tokens_per_s < 28_312 * 1.5
+
+
+def test_table_rows_rejections_and_order() -> None:
+    table = build_capacity_table(scenario(chat()))
+    gpus_tps = {(r.gpu, r.tp) for r in table.rows}
+    assert ("H100-SXM", 2) in gpus_tps
+    # 70B FP8 weights (65.7 GiB) cannot sit on one L4 (22.49 GiB)
+    rejected = {(r.gpu, r.tp): r.reason for r in table.rejected}
+    assert "exceed 22.49 GiB" in rejected[("L4", 1)]
+    costs = [min(r.cost_per_million_tokens.values()) for r in table.rows
+             if r.cost_per_million_tokens]
+    assert costs == sorted(costs)
+    row = next(r for r in table.rows if (r.gpu, r.tp) == ("H100-SXM", 2))
+    assert row.source is CapacitySource.analytic
+    assert row.headroom == pytest.approx(min(1 - row.ttft_p95_ms / 1500, 1 - row.tpot_p95_ms / 60))
+    # output tokens/s = rate × typical output (P50 = 150)
+    assert row.output_tokens_per_s == pytest.approx(row.slo_rps * 150)
+    # reserved cost: $2.40 × 2 GPUs per hour over (1000 + 150 tokens) × rate × 3600 s
+    tokens_per_hour = row.slo_rps * 1150 * 3600
+    assert row.cost_per_million_tokens[PurchaseKind.reserved] == pytest.approx(
+        2.4 * 2 / tokens_per_hour * 1e6)
+
+
+def test_an_slo_no_config_can_hold_is_a_rejection_with_reason() -> None:
+    table = build_capacity_table(scenario(chat(tpot_ms=2.0, gpus=("H100-SXM",))))
+    assert table.rows == ()
+    assert all("TPOT SLO" in r.reason or "exceed" in r.reason for r in table.rejected)
+
+
+def measured_row(**overrides: object) -> MeasuredCapacity:
+    fields: dict[str, object] = dict(
+        model="Llama-3.1-70B", gpu="H100-SXM", runtime="vllm", precision=Precision.fp8, tp=2,
+        workload="chat", max_stable_sequences=72, tested_peak_rps=18.0, ttft_p95_ms=900.0,
+        decode_p95_ms_per_token=45.0, measured_on=dt.date(2026, 10, 15))
+    fields.update(overrides)
+    return MeasuredCapacity.model_validate(fields)
+
+
+def test_measured_row_overrides_the_analytic_figure() -> None:
+    w = chat()
+    analytic = analytic_rps(w)
+    row = configuration_row(scenario(w, (measured_row(),)), w, H100, 2)
+    assert isinstance(row, CapacityRow)
+    assert row.source is CapacitySource.measured
+    assert row.slo_rps == 18.0 != analytic
+    assert (row.ttft_p95_ms, row.tpot_p95_ms, row.max_stable_sequences) == (900.0, 45.0, 72)
+    assert row.headroom == pytest.approx(min(1 - 900 / 1500, 1 - 45 / 60))  # = 0.25
+    assert "measured vllm load test of 2026-10-15" in row.note
+    # other configurations stay analytic
+    other = configuration_row(scenario(w, (measured_row(),)), w, H100, 4)
+    assert isinstance(other, CapacityRow)
+    assert other.source is CapacitySource.analytic
+
+
+@pytest.mark.parametrize(
+    ("override", "reason"),
+    [
+        ({"measured_on": dt.date(2025, 1, 1)}, "older than the policy's 180"),
+        ({"runtime": "trtllm"}, "runtime trtllm differs"),
+        ({"precision": Precision.bf16}, "precision bf16 differs"),
+    ],
+)
+def test_stale_measured_row_is_not_used(override: dict[str, object], reason: str) -> None:
+    w = chat()
+    sc = scenario(w, (measured_row(**override),))
+    row = configuration_row(sc, w, H100, 2)
+    assert isinstance(row, CapacityRow)
+    assert row.source is CapacitySource.analytic
+    assert row.slo_rps == pytest.approx(analytic_rps(w))
+    warnings = stale_measurements(sc)
+    assert len(warnings) == 1
+    assert reason in warnings[0]
+
+
+def test_digest_mismatch_is_stale() -> None:
+    w = chat()
+    sc = scenario(w, (measured_row(model_digest="sha256:old"),))
+    sc = sc.model_copy(update={"models": (LLAMA_8B, LLAMA_70B.model_copy(
+        update={"weights_digest": "sha256:new"}))})
+    assert "digest sha256:old differs from sha256:new" in stale_measurements(sc)[0]
+
+
+def test_predict_at_rate_analytic() -> None:
+    w = chat()
+    sc = scenario(w)
+    row = next(r for r in build_capacity_table(sc).rows if (r.gpu, r.tp) == ("H100-SXM", 2))
+    at_slo = predict_at_rate(sc, w, row, row.slo_rps)
+    assert at_slo.holds
+    assert at_slo.utilization == pytest.approx(1.0)
+    assert at_slo.ttft_p95_ms == pytest.approx(row.ttft_p95_ms)
+    over = predict_at_rate(sc, w, row, row.slo_rps * 1.5)
+    assert not over.holds
+    assert over.utilization == pytest.approx(1.5)
+
+
+def test_predict_at_rate_measured_is_scaled_to_the_measurement() -> None:
+    w = chat()
+    sc = scenario(w, (measured_row(),))
+    row = next(r for r in build_capacity_table(sc).rows if (r.gpu, r.tp) == ("H100-SXM", 2))
+    at_peak = predict_at_rate(sc, w, row, 18.0)
+    assert at_peak.ttft_p95_ms == pytest.approx(900.0)
+    assert at_peak.tpot_p95_ms == pytest.approx(45.0)
+    assert at_peak.holds
+    half = predict_at_rate(sc, w, row, 9.0)
+    assert half.ttft_p95_ms <= 900.0
+    assert half.utilization == pytest.approx(0.5)
+    assert not predict_at_rate(sc, w, row, 40.0).holds
+
+
+# --- directions the model must respect (property tests) -----------------------------------
+
+lengths = st.integers(min_value=200, max_value=6000)
+outputs = st.integers(min_value=20, max_value=800)
+
+
+@settings(max_examples=15, deadline=None)
+@given(input_p95=lengths, output_p95=outputs, factor=st.floats(0.3, 0.95))
+def test_capacity_falls_as_the_slo_tightens(input_p95: int, output_p95: int,
+                                            factor: float) -> None:
+    loose = chat(input_p95=input_p95, output_p95=output_p95)
+    tight = chat(input_p95=input_p95, output_p95=output_p95, ttft_ms=1500 * factor,
+                 tpot_ms=60 * factor)
+    assert analytic_rps(tight) <= analytic_rps(loose)
+
+
+@settings(max_examples=15, deadline=None)
+@given(input_p95=lengths, output_p95=outputs, growth=st.floats(1.1, 3.0))
+def test_capacity_falls_as_contexts_grow(input_p95: int, output_p95: int, growth: float) -> None:
+    short = chat(input_p95=input_p95, output_p95=output_p95)
+    long = chat(input_p95=round(input_p95 * growth), output_p95=round(output_p95 * growth))
+    assert analytic_rps(long) <= analytic_rps(short)
+
+
+@settings(max_examples=15, deadline=None)
+@given(input_p95=lengths, hit=st.floats(0.05, 0.9))
+def test_capacity_falls_as_cache_hits_fall(input_p95: int, hit: float) -> None:
+    cached = chat(input_p95=input_p95, hit=hit)
+    cold = chat(input_p95=input_p95, hit=0.0)
+    assert analytic_rps(cold) <= analytic_rps(cached)
+
+
+@settings(max_examples=10, deadline=None)
+@given(input_p95=lengths, output_p95=outputs)
+def test_tp_raises_replica_capacity_on_nvlink(input_p95: int, output_p95: int) -> None:
+    w = chat(input_p95=input_p95, output_p95=output_p95)
+    assert analytic_rps(w, H100, 2) <= analytic_rps(w, H100, 4) <= analytic_rps(w, H100, 8)
+
+
+@settings(max_examples=10, deadline=None)
+@given(input_p95=lengths, output_p95=outputs)
+def test_tp_does_not_raise_throughput_per_gpu_over_pcie(input_p95: int, output_p95: int) -> None:
+    # An 8B model fits one L4; with no latency limit and KV to spare, splitting it over PCIe only
+    # adds all-reduce time: saturation throughput per GPU must not rise with TP.
+    w = chat(model="Llama-3.1-8B", precision=Precision.fp8, input_p95=input_p95,
+             output_p95=output_p95)
+    big = L4.model_copy(update={"memory_gib": 1000.0})  # KV never binds
+    per_gpu = []
+    for tp in (1, 2, 4):
+        point, _ = slo_holding_point(load_profile(perf_model(LLAMA_8B, big, Precision.fp8, tp), w),
+                                     math.inf, math.inf)
+        assert point is not None
+        per_gpu.append(point.rate_rps / tp)
+    assert per_gpu[0] >= per_gpu[1] >= per_gpu[2]
+
+
+def test_rejection_is_a_rejected_config() -> None:
+    w = chat()
+    result = configuration_row(scenario(w), w, L4, 1)
+    assert isinstance(result, RejectedConfig)
+    assert result.gpu == "L4"
