@@ -1,0 +1,132 @@
+"""report.md, its charts, and the figures every procurement output shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
+
+from models.common import PurchaseKind
+from models.plan import Shortfall, SolveStatus
+from solver.report import (
+    COST_CHART_FILE,
+    DAY_CHART_FILE,
+    REPORT_FILE,
+    day_panels,
+    gpu_counts,
+    gpus_by,
+    render_report,
+    reserved_share,
+    slice_figures,
+    survivability_margins,
+    tenant_costs,
+    write_report,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_gpu_counts_take_elastic_at_busiest_slice() -> None:
+    counts = gpu_counts(make_plan())
+    assert [(c.zone, c.purchase, c.gpus, c.cost_per_month) for c in counts] == [
+        ("z1", PurchaseKind.reserved, 8, 14600.0),
+        ("z1", PurchaseKind.on_demand, 8, 11680.0),
+        ("z2", PurchaseKind.reserved, 8, 14600.0),
+    ]
+    assert gpus_by(make_plan(), "zone") == {"z1": 16, "z2": 8}
+    assert gpus_by(make_plan(), "gpu") == {"H100-SXM": 24}
+
+
+def test_reserved_share_and_tenants() -> None:
+    # (14,600 + 14,600) / 40,880 = 0.714286
+    assert reserved_share(make_plan()) == pytest.approx(29200 / 40880)
+    assert tenant_costs(make_plan()) == {"-team": (8880.0, 0.5e9), "acme": (32000.0, 2.0e9)}
+
+
+def test_slice_figures() -> None:
+    figures = {(f.workload, f.slice): f for f in slice_figures(make_plan(), make_scenario())}
+    night, day = figures[("chat", "night")], figures[("chat", "day")]
+    assert (night.demand_rps, night.capacity_rps) == (5.0, 16.0)  # 10 × 0.5; 8 reserved × 2
+    assert (day.demand_rps, day.capacity_rps) == (10.0, 24.0)  # + 4 on-demand × 2
+    assert day.usable_rps == pytest.approx(16.8)  # 24 × 0.7
+    assert figures[(EVIL, "day")].capacity_rps == 4.0
+
+
+def test_survivability_margins_keep_the_worst_slice() -> None:
+    margins = {(m.failure, m.workload): m for m in survivability_margins(make_plan())}
+    z1 = margins[("zone:z1", "chat")]
+    assert (z1.slice, z1.margin, z1.holds) == ("day", pytest.approx(-0.2), False)
+    assert margins[("none", "chat")].margin == pytest.approx(1.4)  # (24 − 10) / 10
+
+
+def test_day_panels_expand_slices_to_hours() -> None:
+    chat = day_panels(make_plan(), make_scenario())[0]
+    assert list(chat.capacity_rps) == [16.0] * 12 + [24.0] * 12
+    assert list(chat.demand_rps) == [5.0] * 12 + [10.0] * 12
+
+
+def _tables_are_rectangular(text: str) -> None:
+    for line in text.splitlines():
+        if line.startswith("| "):
+            cells = line.replace("\\|", "").count("|")
+            assert cells >= 3, line
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("|"):
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    for block in blocks:
+        widths = {line.replace("\\|", "").count("|") for line in block}
+        assert len(widths) <= 1, block
+
+
+def test_report_text() -> None:
+    text = render_report(make_plan(), make_scenario(), make_table(), [COST_CHART_FILE])
+    assert "| Cost per month [USD/month] | 40,880.00 |" in text
+    assert "| Cost per year [USD/year] | 490,560.00 |" in text  # 40,880 × 12
+    assert "| Share of cost on reserved capacity | 71.4% |" in text
+    assert "| zone:z1 | chat | day | 8.00 | 10.00 | -20.0% | FAILS |" in text
+    assert f"![Monthly cost by zone and purchase kind]({COST_CHART_FILE})" in text
+    assert DAY_CHART_FILE not in text  # not written, so not linked
+    _tables_are_rectangular(text)
+
+
+def test_user_text_cannot_break_a_table() -> None:
+    sc = make_scenario()
+    chat = sc.workloads[0].model_copy(update={"tenant": "a|b\nc <script>"})
+    sc = sc.model_copy(update={"workloads": (chat, sc.workloads[1])})
+    text = render_report(make_plan(), sc, make_table())
+    assert "a\\|b c &lt;script>" in text
+    _tables_are_rectangular(text)
+
+
+def test_write_report_files_and_deterministic_pngs(tmp_path: Path) -> None:
+    paths = write_report(make_plan(), make_scenario(), make_table(), tmp_path / "a")
+    assert [p.name for p in paths] == [REPORT_FILE, COST_CHART_FILE, DAY_CHART_FILE]
+    for p in paths[1:]:
+        assert p.read_bytes().startswith(PNG_MAGIC)
+    again = write_report(make_plan(), make_scenario(), make_table(), tmp_path / "b")
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in paths]
+    assert f"]({DAY_CHART_FILE})" in paths[0].read_text()
+
+
+def test_dollar_in_a_name_is_not_mathtext(tmp_path: Path) -> None:
+    sc = make_scenario()
+    chat = sc.workloads[0].model_copy(update={"name": "chat $x^2$ {"})
+    sc = sc.model_copy(update={"workloads": (chat,)})
+    paths = write_report(make_plan(), sc, make_table(), tmp_path)
+    assert paths[2].read_bytes().startswith(PNG_MAGIC)
+
+
+def test_infeasible_plan_report(tmp_path: Path) -> None:
+    plan = make_plan().model_copy(update={
+        "status": SolveStatus.infeasible, "nodes": (), "allocations": (), "survivability": (),
+        "diagnosis": (Shortfall(requirement="stock", zone="z1", gpu="H100-SXM", amount=8,
+                                unit="GPUs", message="needs 8 more H100-SXM in z1"),)})
+    paths = write_report(plan, make_scenario(), make_table(), tmp_path)
+    assert [p.name for p in paths] == [REPORT_FILE, DAY_CHART_FILE]  # no cost to chart
+    text = paths[0].read_text()
+    assert "## Why the scenario is infeasible" in text
+    assert "needs 8 more H100-SXM in z1" in text
