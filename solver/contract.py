@@ -26,7 +26,7 @@ from models.measured import MeasuredCapacity
 from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.report import used_configs
+from solver.report import used_configs, write_atomic
 
 CONTRACT_VERSION = 1
 
@@ -163,6 +163,14 @@ def contract_yaml(contract: Contract) -> str:
               "# `fleetplan check --contract contract.yaml SCENARIO` says which rows expired.\n")
     return header + yaml.safe_dump(contract.model_dump(mode="json"), sort_keys=False,
                                    allow_unicode=True)
+
+
+def write_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
+                   path: str | Path) -> Path:
+    """Write ``contract.yaml`` atomically; returns its path."""
+    path = Path(path)
+    write_atomic(path, contract_yaml(build_contract(plan, scenario, table)))
+    return path
 
 
 def load_contract(path: str | Path) -> Contract:

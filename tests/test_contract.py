@@ -11,13 +11,11 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 from models.catalog import EfficiencyFactors
 from models.errors import InputError
 from models.scenario import Scenario
-from solver.contract import build_contract, check_contract, contract_yaml, load_contract
+from solver.contract import build_contract, check_contract, load_contract, write_contract
 
 
 def _write(tmp_path: Path) -> Path:
-    path = tmp_path / "contract.yaml"
-    path.write_text(contract_yaml(build_contract(make_plan(), make_scenario(), make_table())))
-    return path
+    return write_contract(make_plan(), make_scenario(), make_table(), tmp_path / "contract.yaml")
 
 
 def test_rows_are_the_used_configurations() -> None:
@@ -39,6 +37,7 @@ def test_yaml_round_trip(tmp_path: Path) -> None:
     path = _write(tmp_path)
     assert load_contract(path) == build_contract(make_plan(), make_scenario(), make_table())
     assert EVIL in path.read_text()
+    assert path.read_text().startswith("# Capacity contract written by fleetplan")
 
 
 def test_unchanged_scenario_expires_nothing(tmp_path: Path) -> None:
