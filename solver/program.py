@@ -1,0 +1,412 @@
+r"""The fleet integer program: the cheapest fleet that carries every workload through its failures.
+
+Sets (all sorted; each could gain a planning-period index ``p`` without changing the algebra)
+
+- :math:`W` workloads; :math:`W^I \subseteq W` interactive; :math:`W^{N1}`, :math:`W^{ZL}` those
+  asking for ``n_plus_1`` / ``zone_loss``; :math:`W^V` batch workloads given as a daily volume.
+- :math:`Z` zones, :math:`G` GPU types, :math:`K = \{R, D, S\}` reserved, on-demand, spot;
+  :math:`O \subseteq Z\times G\times K` the offers sold.
+- :math:`S` slices of the peak day (groups of the policy's time blocks), :math:`h_s` their hours.
+- :math:`C_w` candidates of workload ``w``: feasible (GPU ``g_c``, TP ``t_c``) from the capacity
+  table.
+- Replica slots :math:`r = (w, c, z, k, s)` with :math:`(z, g_c, k) \in O`, :math:`t_c \le n_{zg}`;
+  reserved slots carry no slice (:math:`s = *`) and count in every slice; :math:`r \ni s` below
+  means "present in slice s".
+
+Parameters
+
+- :math:`\rho_c` SLO-holding rate of a replica [1/s]; :math:`u_w` target utilization; :math:`\phi`
+  the policy's failure utilization; :math:`a_k = 1 - \iota_{zg}` for spot (expected interruption),
+  1 otherwise.
+- :math:`d_{ws}` demand [1/s] (busiest hour of the slice); :math:`V_w` daily volume [requests],
+  :math:`h_{ws}` hours of slice ``s`` inside the window of ``w``.
+- :math:`n_{zg}` GPUs per node, :math:`\pi_{zgk}` price [currency/(GPU·h)],
+  :math:`\sigma_{zgk}` stock [GPUs], :math:`H` hours per month, :math:`B` monthly budget.
+- :math:`M_{wzgk} = \phi \max\{\sum_c m_c\rho_c : \sum_c m_c t_c \le n_{zg}\}` capacity of the
+  fullest node of ``w`` in group (z, g, k): one node of TP ``t`` holds :math:`\lfloor n/t\rfloor`.
+
+Variables
+
+- :math:`x_r \in \mathbb{Z}_{\ge 0}` replicas; :math:`y_{zgk(s)} \in \mathbb{Z}_{\ge 0}` nodes
+  (reserved: one per (z, g); elastic: per slice); :math:`\ell_{wzgks} \ge 0` capacity lost with the
+  fullest node of a pool and :math:`b_{wzgk(s)} \in \{0, 1\}` "that node is full" (N+1 only).
+
+Capacity of ``w`` in slice ``s``: :math:`U_{ws} = \sum_{r \ni s} u_w a_k \rho_c x_r` in normal
+operation; after a failure only running non-spot replicas count, at :math:`\phi`:
+:math:`F_{ws}(A) = \sum_{r \ni s, k_r \ne S, r \notin A} \phi \rho_c x_r` with ``A`` the lost slots.
+"Meets demand" for capacity :math:`E_{ws}` means :math:`E_{ws} \ge d_{ws}` in every slice with
+demand, or, for a volume workload, :math:`\sum_s 3600\, h_{ws} E_{ws} \ge V_w` (work may move
+anywhere in its window).
+
+Objective: :math:`\min \sum_{zg} \pi_{zgR} n_{zg} H y_{zgR} + \sum_{zgk \ne R,s} \pi_{zgk} n_{zg}
+\frac{h_s H}{24} y_{zgks}` — reserved paid every hour, elastic for the hours of its slice.
+
+Constraints
+
+- C1 demand: :math:`U_{ws}` meets demand.
+- C2 spot: :math:`x_r = 0` for spot slots of :math:`w \in W^I` (never spot for interactive pools).
+- C3 n_plus_1: for :math:`w \in W^{N1}` and each non-spot pool (z, g, k) holding slots of ``w``,
+  :math:`F_{ws}(\emptyset) - \ell_{wzgks}` meets demand, where the loss is
+  :math:`\ell \ge \min(X_s, M)` with :math:`X_s` the pool's capacity at :math:`\phi`, linearised
+  as :math:`\ell \ge X_s - \bar X b`, :math:`\ell \ge M b` (:math:`\bar X` = the pool's capacity
+  at full stock). Where stock allows one node, :math:`\ell = X_s` exactly. A reserved pool's ``b``
+  is shared by all slices (:math:`X` is the same in each, so the min picks the same side). With
+  several TPs on one pool, :math:`\min(X, M)` bounds the worst node's bounded knapsack from above
+  (safe).
+- C4 zone_loss: for :math:`w \in W^{ZL}` and each zone ``z``, :math:`F_{ws}(\text{slots in } z)`
+  meets demand — only running, non-spot capacity counts. (Losing a node is implied.)
+- C5 stock: :math:`n_{zg} y_{zgk(s)} \le \sigma_{zgk}`.
+- C6 nodes: :math:`\sum_{r \in (z,g,k,s)} t_c x_r \le n_{zg} y_{zgk(s)}` (replicas pack into whole
+  nodes; slots with :math:`t_c > n_{zg}` do not exist).
+- C7 budget: objective :math:`\le B` where a budget is set.
+
+Symmetry cut (not a requirement): zones selling identical offers are interchangeable, so their
+costs are ordered by zone id.
+
+The builder only reads :class:`~solver.program_data.ProgramData`. With ``elastic=True`` each
+requirement row (C1, C3, C4, C5, C7) gets a non-negative slack variable, registered in
+``Variables.slacks``, for :mod:`solver.diagnose`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import pulp
+
+from models.common import PurchaseKind, Survivability
+from solver.program_data import SECONDS_PER_HOUR, Candidate, OfferTerm, ProgramData
+
+#: Replica slot: (workload, gpu, tp, zone, purchase, slice or None for reserved).
+ReplicaKey = tuple[str, str, int, str, PurchaseKind, str | None]
+#: Node group: (zone, gpu, purchase, slice or None for reserved).
+NodeKey = tuple[str, str, PurchaseKind, str | None]
+
+
+class NameBook:
+    """Stable, unique solver names generated from labels (never parsed back)."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def name(self, prefix: str, *labels: object) -> str:
+        """``prefix_label_label…`` with characters PuLP folds replaced; suffixed if taken."""
+        base = "_".join([prefix, *(re.sub(r"[^A-Za-z0-9]", "_", str(x)) for x in labels)])
+        out, i = base, 1
+        while out in self._used:
+            i += 1
+            out = f"{base}__{i}"
+        self._used.add(out)
+        return out
+
+
+@dataclass
+class Slack:
+    """A slack variable of the elastic program and what it relaxes."""
+
+    family: str
+    labels: tuple[object, ...]
+    var: pulp.LpVariable
+    unit: str
+
+
+@dataclass
+class Variables:
+    """Decision variables by domain label, plus indexes the constraint families share."""
+
+    names: NameBook
+    elastic: bool = False
+    replicas: dict[ReplicaKey, pulp.LpVariable] = field(default_factory=dict)
+    nodes: dict[NodeKey, pulp.LpVariable] = field(default_factory=dict)
+    loss: dict[tuple[str, str, str, PurchaseKind, str], pulp.LpVariable] = field(
+        default_factory=dict
+    )
+    r""":math:`\ell`: capacity of a workload on the fullest node of a pool, per slice [1/s]."""
+    full: dict[tuple[str, str, str, PurchaseKind, str | None], pulp.LpVariable] = field(
+        default_factory=dict
+    )
+    """:math:`b`: the fullest node of a pool is full (reserved pools: one for all slices)."""
+    cost: pulp.LpAffineExpression = field(default_factory=pulp.LpAffineExpression)
+    slacks: list[Slack] = field(default_factory=list)
+    rate: dict[ReplicaKey, float] = field(default_factory=dict)
+    """SLO-holding rate of a replica of each slot [1/s]."""
+    offer: dict[tuple[str, str, PurchaseKind], OfferTerm] = field(default_factory=dict)
+    by_slice: dict[tuple[str, str], list[ReplicaKey]] = field(default_factory=dict)
+    """Slots of a workload present in a slice (reserved ones in every slice)."""
+
+
+@dataclass
+class Program:
+    """A built program: the PuLP problem, its variables and the data it was built from."""
+
+    prob: pulp.LpProblem
+    v: Variables
+    data: ProgramData
+
+
+Family = Callable[[pulp.LpProblem, ProgramData, Variables], None]
+
+
+def capacity_expr(
+    data: ProgramData, v: Variables, keys: Iterable[ReplicaKey], utilization: float
+) -> pulp.LpAffineExpression:
+    """:math:`\\sum f a_k \\rho_c x_r` over slots [1/s]."""
+    return pulp.lpSum(
+        utilization * v.offer[(k[3], k[1], k[4])].capacity_factor * v.rate[k] * v.replicas[k]
+        for k in keys
+    )
+
+
+def _require(
+    prob: pulp.LpProblem, v: Variables, family: str, labels: tuple[object, ...],
+    lhs: pulp.LpAffineExpression, sense: str, rhs: pulp.LpAffineExpression | float, unit: str,
+) -> None:
+    """Add ``lhs >= rhs`` (sense ``>=``) or ``lhs <= rhs``; elastic programs get a slack."""
+    name = v.names.name(family, *labels)
+    if v.elastic:
+        slack = prob.add_variable(v.names.name("slack_" + family, *labels), lowBound=0)
+        v.slacks.append(Slack(family, labels, slack, unit))
+        lhs = lhs + slack if sense == ">=" else lhs - slack
+    prob += (lhs >= rhs if sense == ">=" else lhs <= rhs), name
+
+
+# --- variables ---------------------------------------------------------------------------
+
+
+def add_variables(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """Replica and node variables, and the cost expression."""
+    v.offer = {(o.zone, o.gpu, o.purchase): o for o in data.offers}
+    for c in data.candidates:
+        slices = data.demand_slices(c.workload)
+        for o in data.offers:
+            if o.gpu != c.gpu or c.tp > o.gpus_per_node or not slices:
+                continue
+            for s in (None,) if o.purchase is PurchaseKind.reserved else slices:
+                _add_replica(prob, v, c, o, s)
+    used_groups = sorted({(k[3], k[1], k[4], k[5]) for k in v.replicas}, key=_node_sort)
+    for z, g, kind, s in used_groups:
+        o = v.offer[(z, g, kind)]
+        y = prob.add_variable(v.names.name("y", z, g, kind.value, s or "all"), 0, cat="Integer")
+        v.nodes[(z, g, kind, s)] = y
+        hours = data.hours_per_month if s is None else data.paid_hours_per_month(s)
+        v.cost += o.price_per_gpu_hour * o.gpus_per_node * hours * y
+    slices_of = {w.name: data.demand_slices(w.name) for w in data.workloads}
+    for k in v.replicas:
+        for s in (slices_of[k[0]] if k[5] is None else (k[5],)):
+            v.by_slice.setdefault((k[0], s), []).append(k)
+
+
+def _node_sort(key: NodeKey) -> tuple[str, str, str, str]:
+    return (key[0], key[1], key[2].value, key[3] or "")
+
+
+def _add_replica(
+    prob: pulp.LpProblem, v: Variables, c: Candidate, o: OfferTerm, s: str | None
+) -> None:
+    key: ReplicaKey = (c.workload, c.gpu, c.tp, o.zone, o.purchase, s)
+    v.replicas[key] = prob.add_variable(
+        v.names.name("x", c.workload, c.gpu, f"tp{c.tp}", o.zone, o.purchase.value, s or "all"),
+        0, cat="Integer",
+    )
+    v.rate[key] = c.slo_rps
+
+
+# --- constraint families -----------------------------------------------------------------
+
+
+def meet_demand(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, family: str,
+    labels: tuple[object, ...], w: str, capacity: dict[str, pulp.LpAffineExpression],
+) -> None:
+    """Capacity per slice meets the demand of ``w``: per slice, or as a volume over its window."""
+    if w in data.volume_requests:
+        done = pulp.lpSum(
+            SECONDS_PER_HOUR * data.window_hours[(w, s)] * cap for s, cap in capacity.items()
+        )
+        _require(prob, v, family, labels, done, ">=", data.volume_requests[w], "requests/day")
+        return
+    for s, cap in capacity.items():
+        _require(prob, v, family, (*labels, s), cap, ">=", data.demand_rps[(w, s)], "req/s")
+
+
+def running_capacity(
+    data: ProgramData, v: Variables, w: str, s: str, utilization: float, failover: bool
+) -> pulp.LpAffineExpression:
+    r""":math:`U_{ws}` (``failover=False``) or :math:`F_{ws}(\emptyset)`: non-spot only [1/s]."""
+    keys = v.by_slice.get((w, s), [])
+    if failover:
+        keys = [k for k in keys if k[4] is not PurchaseKind.spot]
+    return capacity_expr(data, v, keys, utilization)
+
+
+def add_demand(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C1: capacity at target utilization meets demand (per slice, or volume over the window)."""
+    for w in data.workloads:
+        capacity = {
+            s: running_capacity(data, v, w.name, s, w.utilization, failover=False)
+            for s in data.demand_slices(w.name)
+        }
+        meet_demand(prob, data, v, "demand", (w.name,), w.name, capacity)
+
+
+def add_no_spot_for_interactive(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C2: interactive workloads get no spot replicas (fixed to zero, removed by presolve)."""
+    interactive = {w.name for w in data.workloads if w.interactive}
+    if not interactive:
+        return
+    for key, x in v.replicas.items():
+        if key[4] is PurchaseKind.spot and key[0] in interactive:
+            x.upBound = 0
+
+
+def worst_node_rps(data: ProgramData, w: str, o: OfferTerm) -> float:
+    """SLO-holding rate of ``w`` on the fullest node of an offer [1/s] (knapsack over TPs)."""
+    items = [(c.tp, c.slo_rps) for c in data.candidates_of(w)
+             if c.gpu == o.gpu and c.tp <= o.gpus_per_node]
+    best = [0.0] * (o.gpus_per_node + 1)
+    for gpus in range(1, o.gpus_per_node + 1):
+        best[gpus] = max([best[gpus - 1], *(best[gpus - t] + r for t, r in items if t <= gpus)])
+    return best[o.gpus_per_node]
+
+
+def node_loss(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str,
+    pool: tuple[str, str, PurchaseKind], s: str,
+) -> pulp.LpAffineExpression:
+    r""":math:`\ell`: what losing the fullest node of a pool takes from ``w`` in a slice [1/s]."""
+    z, g, kind = pool
+    o = v.offer[pool]
+    phi = data.failure_utilization
+    lost = capacity_expr(data, v, [k for k in v.by_slice[(w, s)] if (k[3], k[1], k[4]) == pool],
+                         phi)
+    if o.stock_gpus // o.gpus_per_node <= 1:
+        return lost  # at most one node: it holds everything the pool has
+    node = phi * worst_node_rps(data, w, o)
+    whole = node * (o.stock_gpus // o.gpus_per_node)  # the pool at full stock
+    bkey = (w, z, g, kind, None if kind is PurchaseKind.reserved else s)
+    if bkey not in v.full:
+        v.full[bkey] = prob.add_variable(
+            v.names.name("b", w, z, g, kind.value, bkey[4] or "all"), cat="Binary")
+    b = v.full[bkey]
+    ell = prob.add_variable(v.names.name("l", w, z, g, kind.value, s), 0)
+    v.loss[(w, z, g, kind, s)] = ell
+    prob += ell >= lost - whole * b, v.names.name("lossx", w, z, g, kind.value, s)
+    prob += ell >= node * b, v.names.name("lossm", w, z, g, kind.value, s)
+    return pulp.LpAffineExpression(ell)
+
+
+def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C3: after losing the fullest node of any non-spot pool, a workload still meets demand."""
+    phi = data.failure_utilization
+    for w in data.workloads:
+        if w.survivability is not Survivability.n_plus_1:
+            continue
+        slices = data.demand_slices(w.name)
+        pools = sorted({(k[3], k[1], k[4]) for s in slices for k in v.by_slice.get((w.name, s), [])
+                        if k[4] is not PurchaseKind.spot}, key=lambda p: (p[0], p[1], p[2].value))
+        for pool in pools:
+            capacity = {
+                s: running_capacity(data, v, w.name, s, phi, failover=True)
+                - node_loss(prob, data, v, w.name, pool, s)
+                for s in slices
+            }
+            meet_demand(prob, data, v, "n_plus_1", (w.name, pool[0], pool[1], pool[2].value),
+                        w.name, capacity)
+
+
+def add_zone_loss(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C4: after losing any zone, running non-spot capacity elsewhere meets demand at φ."""
+    phi = data.failure_utilization
+    for w in data.workloads:
+        if w.survivability is not Survivability.zone_loss:
+            continue
+        slices = data.demand_slices(w.name)
+        for z in data.zones:
+            capacity = {
+                s: capacity_expr(data, v, [k for k in v.by_slice.get((w.name, s), [])
+                                           if k[3] != z and k[4] is not PurchaseKind.spot], phi)
+                for s in slices
+            }
+            meet_demand(prob, data, v, "zone_loss", (w.name, z), w.name, capacity)
+
+
+def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C5: GPUs bought per (zone, GPU, purchase kind[, slice]) ≤ the offer's stock."""
+    for (z, g, kind, s), y in v.nodes.items():
+        o = v.offer[(z, g, kind)]
+        _require(prob, v, "stock", (z, g, kind.value, s or "all"),
+                 o.gpus_per_node * y, "<=", o.stock_gpus, "GPUs")
+
+
+def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C6: replicas of every workload in a node group pack into its whole nodes."""
+    members: dict[NodeKey, list[ReplicaKey]] = {}
+    for k in v.replicas:
+        members.setdefault((k[3], k[1], k[4], k[5]), []).append(k)
+    for key, y in v.nodes.items():
+        gpus = pulp.lpSum(k[2] * v.replicas[k] for k in members[key])
+        prob += gpus <= v.offer[key[:3]].gpus_per_node * y, v.names.name(
+            "nodes", key[0], key[1], key[2].value, key[3] or "all"
+        )
+
+
+def add_budget(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """C7: monthly cost ≤ the policy's budget."""
+    if data.monthly_budget is None:
+        return
+    _require(prob, v, "budget", (), v.cost, "<=", data.monthly_budget, "currency/month")
+
+
+def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
+    """Symmetry cut: cost of interchangeable zones ordered by zone id."""
+    by_sig: dict[tuple[object, ...], list[str]] = {}
+    for z in data.zones:
+        sig = tuple(sorted((o.gpu, o.purchase.value, o.gpus_per_node, o.price_per_gpu_hour,
+                            o.stock_gpus, o.interruption_rate_per_hour)
+                           for o in data.offers if o.zone == z))
+        by_sig.setdefault(sig, []).append(z)
+    for zones in by_sig.values():
+        costs = [
+            pulp.lpSum(v.cost.get(y, 0.0) * y for key, y in v.nodes.items() if key[0] == z)
+            for z in zones
+        ]
+        for i in range(len(zones) - 1):
+            prob += costs[i] >= costs[i + 1], v.names.name("sym", zones[i], zones[i + 1])
+
+
+#: Constraint families by name, in formulation order (C1…C7).
+FAMILIES: dict[str, Family] = {
+    "demand": add_demand,
+    "spot": add_no_spot_for_interactive,
+    "n_plus_1": add_n_plus_1,
+    "zone_loss": add_zone_loss,
+    "stock": add_stock,
+    "nodes": add_nodes,
+    "budget": add_budget,
+}
+
+
+def build_program(
+    data: ProgramData,
+    families: Iterable[str] = tuple(FAMILIES),
+    elastic: bool = False,
+    symmetry: bool = True,
+) -> Program:
+    """Build the program: variables, then each constraint family, then the objective.
+
+    ``families`` selects constraint families by name (tests drop one to show it matters);
+    ``elastic`` adds a slack to each requirement (for diagnosis).
+    """
+    prob = pulp.LpProblem("fleet", pulp.LpMinimize)
+    v = Variables(names=NameBook(), elastic=elastic)
+    add_variables(prob, data, v)
+    chosen = set(families)
+    for name, add in FAMILIES.items():
+        if name in chosen:
+            add(prob, data, v)
+    if symmetry and not elastic:
+        add_zone_symmetry(prob, data, v)
+    prob += v.cost
+    return Program(prob, v, data)

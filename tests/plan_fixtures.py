@@ -1,0 +1,132 @@
+"""Hand-made scenarios and capacity tables for the fleet-program tests.
+
+Every figure is chosen so the optimum can be computed by hand; capacity rows carry exact replica
+rates (the capacity model is not involved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from models.capacity import CapacityRow, CapacityTable
+from models.catalog import GpuType, LlmSpec
+from models.common import CapacitySource, Precision
+from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
+from models.policy import Policy, TimeBlock
+from models.scenario import Scenario
+from models.workload import Workload
+
+MODEL = LlmSpec(
+    name="m8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
+    ffn_size=14336, vocab_size=128256, total_params_b=8.0, active_params_b=8.0,
+    max_context_tokens=131072, source="test",
+)
+
+
+def gpu(name: str = "H100", gpus_per_node: int = 8) -> GpuType:
+    """A GPU type; only its name and node size matter to the program."""
+    return GpuType(name=name, memory_gib=80.0, hbm_bandwidth_gb_per_s=3350, bf16_tflops=989,
+                   link_bandwidth_gb_per_s=450, gpus_per_node=gpus_per_node, source="test")
+
+
+def offer(
+    gpu_name: str = "H100",
+    reserved: tuple[float, int] | None = None,
+    on_demand: tuple[float, int] | None = None,
+    spot: tuple[float, int, float] | None = None,
+    gpus_per_node: int | None = None,
+) -> Offer:
+    """An offer from (price per GPU-hour, stock GPUs[, spot interruption rate]) tuples."""
+    return Offer(
+        gpu=gpu_name,
+        gpus_per_node=gpus_per_node,
+        reserved=None if reserved is None else ReservedTerms(
+            price_per_gpu_hour=reserved[0], stock_gpus=reserved[1]),
+        on_demand=None if on_demand is None else OnDemandTerms(
+            price_per_gpu_hour=on_demand[0], stock_gpus=on_demand[1]),
+        spot=None if spot is None else SpotTerms(
+            price_per_gpu_hour=spot[0], stock_gpus=spot[1], interruption_rate_per_hour=spot[2]),
+    )
+
+
+def zone(zone_id: str, *offers: Offer, region: str = "r1") -> Zone:
+    """A zone selling the given offers."""
+    return Zone(id=zone_id, region=region, offers=offers)
+
+
+def workload(
+    name: str = "chat",
+    peak_rps: float | None = 20.0,
+    shape: Sequence[float] | None = None,
+    cls: str = "interactive",
+    survivability: str = "none",
+    utilization: float | None = None,
+    batch: tuple[float, Sequence[int]] | None = None,
+    tenant: str = "default",
+    tokens: tuple[int, int] = (1000, 200),
+) -> Workload:
+    """A workload; ``batch`` = (daily requests, window hours) replaces the peak rate."""
+    raw: dict[str, Any] = {
+        "name": name, "model": "m8b", "class": cls, "tenant": tenant,
+        "input_tokens": {"p50": tokens[0], "p95": tokens[0], "p99": tokens[0]},
+        "output_tokens": {"p50": tokens[1], "p95": tokens[1], "p99": tokens[1]},
+        "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50},
+        "survivability": survivability,
+        "target_utilization": utilization,
+    }
+    if batch is not None:
+        raw["batch"] = {"daily_requests": batch[0], "window_hours": list(batch[1])}
+    else:
+        arrival: dict[str, Any] = {"peak_rps": peak_rps}
+        if shape is not None:
+            arrival["hourly_shape"] = list(shape)
+        raw["arrival"] = arrival
+    return Workload.model_validate(raw)
+
+
+def blocks(*spec: tuple[str, Sequence[int]]) -> tuple[TimeBlock, ...]:
+    """Time blocks from (name, hours) pairs."""
+    return tuple(TimeBlock(name=n, hours=tuple(h)) for n, h in spec)
+
+
+ALL_DAY = blocks(("day", range(24)))
+
+
+def scenario(
+    workloads: Sequence[Workload],
+    zones: Sequence[Zone],
+    gpus: Sequence[GpuType] = (),
+    time_blocks: tuple[TimeBlock, ...] = ALL_DAY,
+    budget: float | None = None,
+    failure_utilization: float = 1.0,
+    name: str = "hand",
+) -> Scenario:
+    """A resolved scenario from hand-made parts (GPU types default to those the zones sell)."""
+    if not gpus:
+        names = sorted({o.gpu for z in zones for o in z.offers})
+        gpus = [gpu(n) for n in names]
+    return Scenario(
+        name=name, gpus=tuple(gpus), models=(MODEL,), zones=tuple(zones),
+        workloads=tuple(workloads),
+        policy=Policy(time_blocks=time_blocks, monthly_budget=budget,
+                      failure_utilization=failure_utilization),
+    )
+
+
+def row(
+    workload_name: str, gpu_name: str, tp: int, slo_rps: float,
+    source: CapacitySource = CapacitySource.measured,
+) -> CapacityRow:
+    """A capacity row with an exact SLO-holding rate."""
+    return CapacityRow(
+        workload=workload_name, model="m8b", gpu=gpu_name, runtime="vllm",
+        precision=Precision.bf16, tp=tp, source=source, max_stable_sequences=64, slo_rps=slo_rps,
+        input_tokens_per_s=slo_rps * 1000, output_tokens_per_s=slo_rps * 200, ttft_p95_ms=500.0,
+        tpot_p95_ms=25.0, headroom=0.5,
+    )
+
+
+def table(*rows: CapacityRow) -> CapacityTable:
+    """A capacity table of the given rows."""
+    return CapacityTable(rows=tuple(rows))
