@@ -9,6 +9,7 @@ a fix. After this module the solver trusts its inputs.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -191,18 +192,19 @@ def load_catalog(
     _merge_entries(gpus, gpu_entries, scenario_file, "catalog.gpus", problems)
     _merge_entries(models, model_entries, scenario_file, "catalog.models", problems)
     gpu_objs, model_objs = [], []
+    where = "catalog." if scenario_file else ""
     for name, raw in gpus.items():
         try:
             gpu_objs.append(GpuType.model_validate(raw))
         except ValidationError as exc:
             problems.extend(problems_from_validation(exc, scenario_file or "catalog",
-                                                     ("gpus", name)))
+                                                     (f"{where}gpus", name)))
     for name, raw in models.items():
         try:
             model_objs.append(LlmSpec.model_validate(raw))
         except ValidationError as exc:
             problems.extend(problems_from_validation(exc, scenario_file or "catalog",
-                                                     ("models", name)))
+                                                     (f"{where}models", name)))
     if problems:
         raise InputError(problems)
     return tuple(gpu_objs), tuple(model_objs), tuple(sources)
@@ -219,10 +221,14 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     """Measured capacity rows from a configuration-matrix CSV (one row per tested config)."""
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check `measured_csv`")])
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        rows = list(reader)
-        columns = reader.fieldnames or []
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            columns = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc}",
+                                  "save it as a UTF-8 CSV file")]) from None
     required = [n for n, f in MeasuredCapacity.model_fields.items() if f.is_required()]
     missing = [c for c in required if c not in columns]
     if missing:
@@ -287,6 +293,13 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
             if gpu not in gpu_names:
                 problems.append(Problem(file, f"workloads[{wi}].allowed_gpus[{gi}]",
                                         f"unknown GPU `{gpu}`", did_you_mean(gpu, gpu_names)))
+    if scenario.policy.as_of is not None:
+        try:
+            dt.date.fromisoformat(scenario.policy.as_of)
+        except ValueError:
+            problems.append(Problem(file, "policy.as_of",
+                                    f"`{scenario.policy.as_of}` is not a date",
+                                    "write the date as YYYY-MM-DD"))
     for mi, row in enumerate(scenario.measured):
         for field, value, known in (("workload", row.workload, wl_names),
                                     ("gpu", row.gpu, gpu_names),

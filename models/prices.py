@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from models.catalog import GpuType
+from models.common import PurchaseKind
 from models.errors import InputError, Problem, did_you_mean
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.scenario import PriceTable
@@ -56,7 +57,49 @@ def _read(path: Path, file: str, index: int) -> pd.DataFrame:
         raise InputError([Problem(str(path), "header", f"missing columns: {', '.join(missing)}",
                                   "use the SkyPilot catalog format: "
                                   + ", ".join(REQUIRED_COLUMNS))])
-    return frame
+    problems = _row_problems(frame, str(path))
+    if problems:
+        raise InputError(problems)
+    text = ("instance_type", "accelerator", "region", "zone")
+    numbers = ("accelerator_count", "price_ondemand_usd_hr", "price_spot_usd_hr")
+    return frame.assign(**{c: frame[c].astype(str) for c in text},
+                        **{c: pd.to_numeric(frame[c], errors="coerce") for c in numbers})
+
+
+def _row_problems(frame: pd.DataFrame, file: str) -> list[Problem]:
+    """Every row needs its names, a whole GPU count >= 1, and prices that are numbers or blank."""
+    problems = []
+    for col in ("instance_type", "accelerator", "region", "zone"):
+        for i in frame.index[frame[col].isna()]:
+            problems.append(Problem(file, f"row {i + 2}.{col}", "empty",
+                                    "fill it in or delete the row"))
+    count = pd.to_numeric(frame["accelerator_count"], errors="coerce")
+    for i in frame.index[~((count >= 1) & (count % 1 == 0))]:
+        problems.append(Problem(file, f"row {i + 2}.accelerator_count",
+                                f"`{frame.at[i, 'accelerator_count']!s}` is not a whole number of "
+                                "GPUs >= 1", "give the GPUs per instance"))
+    for col in ("price_ondemand_usd_hr", "price_spot_usd_hr"):
+        price = pd.to_numeric(frame[col], errors="coerce")
+        for i in frame.index[(price.isna() & frame[col].notna()) | (price < 0)]:
+            problems.append(Problem(file, f"row {i + 2}.{col}",
+                                    f"`{frame.at[i, col]!s}` is not a price",
+                                    "give the price per instance-hour, or leave it blank"))
+    return problems
+
+
+def _stock_problems(table: PriceTable, file: str, index: int) -> list[Problem]:
+    """Assumed stock must name purchase kinds and count GPUs (>= 0)."""
+    problems = []
+    kinds = [k.value for k in PurchaseKind]
+    for kind, count in table.stock_gpus.items():
+        where = f"price_tables[{index}].stock_gpus.{kind}"
+        if kind not in kinds:
+            problems.append(Problem(file, where, f"unknown purchase kind `{kind}`",
+                                    did_you_mean(kind, kinds)))
+        elif count < 0:
+            problems.append(Problem(file, where, f"negative stock {count}",
+                                    "give a count of GPUs, 0 or more"))
+    return problems
 
 
 def _pick_instance(rows: pd.DataFrame, gpus_per_node: int) -> pd.Series:
@@ -84,7 +127,7 @@ def zones_from_price_table(
     frame = _read(path, file, index)
     catalog = {g.name: g for g in gpus}
     frame = frame.assign(gpu=frame["accelerator"].map(ACCELERATOR_NAMES))
-    problems: list[Problem] = []
+    problems = _stock_problems(table, file, index)
     if table.zones is not None:
         known = sorted(frame["zone"].unique())
         for i, zone in enumerate(table.zones):
