@@ -4,6 +4,8 @@ and a workload block that validates as a scenario workload."""
 from __future__ import annotations
 
 import csv
+import json
+import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -159,3 +161,36 @@ def test_mooncake_conversation_prefix_reuse() -> None:
     assert prof.prefix_reuse == pytest.approx(0.37, abs=0.01)
     assert prof.input_tokens.mean == pytest.approx(12_035, abs=1)
     assert prof.output_tokens.mean == pytest.approx(343, abs=1)
+
+
+def test_cli_json_keys_and_yaml_block() -> None:
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    path = str(DATA / "azure_conv_head300.csv")
+    runner = CliRunner()
+    res = runner.invoke(main, ["profile", path, "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert list(data) == ["requests", "duration_s", "mean_rps", "peak_minute_rps",
+                          "p95_minute_rps", "input_tokens", "output_tokens", "prefix_reuse"]
+    assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99"]
+    assert data["requests"] == 300 and data["prefix_reuse"] is None
+    text = runner.invoke(main, ["profile", path, "--format", "azure"]).output
+    block = yaml.safe_load(text.split("paste it under `workloads:`\n", 1)[1])
+    wl = Workload.model_validate(block | {"name": "chat", "model": "m",
+                                          "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1}})
+    assert wl.input_tokens.p50 == math.ceil(data["input_tokens"]["p50"])
+
+
+def test_cli_bad_trace_is_a_clean_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,x,3\n")
+    res = CliRunner().invoke(main, ["profile", str(bad)])
+    assert res.exit_code == 2
+    assert "line 2, column ContextTokens" in res.output
