@@ -10,7 +10,7 @@ from inputs import catalog_dir
 from models.catalog import GpuType
 from models.errors import InputError, Problem
 from models.loader import load_catalog
-from models.offers import Zone
+from models.offers import Offer, Zone
 from models.prices import REQUIRED_COLUMNS, zones_from_price_table
 from models.scenario import PriceTable, ReservedPricing
 
@@ -23,7 +23,7 @@ def zones(table: PriceTable, path: Path = AWS, gpus: tuple[GpuType, ...] = GPUS)
     return zones_from_price_table(path, table, gpus, "s.yaml", 0)
 
 
-def offer(found: list[Zone], zone_id: str, gpu: str):  # type: ignore[no-untyped-def]
+def offer(found: list[Zone], zone_id: str, gpu: str) -> Offer:
     zone = next(z for z in found if z.id == zone_id)
     return next(o for o in zone.offers if o.gpu == gpu)
 
