@@ -326,15 +326,18 @@ def configuration_row(
                 f"analytic; the rate is limited by {limit}")
 
 
-def _cost_key(row: CapacityRow) -> float:
-    return min(row.cost_per_million_tokens.values(), default=math.inf)
+def cost_key(row: CapacityRow) -> float:
+    """Sort key: cheapest cost per million tokens bought reserved or on demand, else spot."""
+    cost = row.cost_per_million_tokens
+    firm = [v for k, v in cost.items() if k is not PurchaseKind.spot]
+    return min(firm or list(cost.values()), default=math.inf)
 
 
 def build_capacity_table(scenario: Scenario) -> CapacityTable:
     """Every workload × allowed GPU × TP: a row when it can serve, else a rejection.
 
-    Rows are ordered by workload (scenario order), then cheapest cost per million tokens, GPU
-    and TP; GPUs that no zone offers are included (the program filters by offers).
+    Rows are ordered by workload (scenario order), then :func:`cost_key`, GPU and TP; GPUs that
+    no zone offers are included (the program filters by offers).
     """
     rows: list[CapacityRow] = []
     rejected: list[RejectedConfig] = []
@@ -350,7 +353,7 @@ def build_capacity_table(scenario: Scenario) -> CapacityTable:
                     mine.append(result)
                 else:
                     rejected.append(result)
-        mine.sort(key=lambda r: (_cost_key(r), r.gpu, r.tp))
+        mine.sort(key=lambda r: (cost_key(r), r.gpu, r.tp))
         rows.extend(mine)
     return CapacityTable(rows=tuple(rows), rejected=tuple(rejected))
 

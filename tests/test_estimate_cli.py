@@ -1,0 +1,148 @@
+"""``fleetplan estimate`` and ``fleetplan capacity`` end to end through click."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from solver.cli import main
+
+KEYS = ["weights_gib", "kv_bytes_per_token", "kv_capacity_tokens", "max_stable_sequences",
+        "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source"]
+
+SCENARIO = """
+name: cli-test
+zones:
+  - id: zone-a
+    region: region-1
+    offers:
+      - gpu: H100-SXM
+        reserved: {price_per_gpu_hour: 2.40, stock_gpus: 8}
+        on_demand: {price_per_gpu_hour: 4.00, stock_gpus: 8}
+      - gpu: L4
+        on_demand: {price_per_gpu_hour: 0.80, stock_gpus: 8}
+workloads:
+  - name: chat
+    model: Llama-3.1-70B
+    precision: fp8
+    runtime: vllm
+    arrival: {peak_rps: 4}
+    input_tokens: {p50: 1000, p95: 1500, p99: 2000}
+    output_tokens: {p50: 200, p95: 300, p99: 400}
+    slo: {ttft_p95_ms: 1500, tpot_p95_ms: 80}
+    allowed_gpus: [L4, H100-SXM]
+measured:
+  - {model: Llama-3.1-70B, gpu: H100-SXM, runtime: vllm, precision: fp8, tp: 2, workload: chat,
+     max_stable_sequences: 64, tested_peak_rps: 7.5, ttft_p95_ms: 800,
+     decode_p95_ms_per_token: 45, measured_on: 2026-10-20}
+  - {model: Llama-3.1-70B, gpu: H100-SXM, runtime: vllm-0.4, precision: fp8, tp: 4,
+     workload: chat, max_stable_sequences: 64, tested_peak_rps: 9, ttft_p95_ms: 800,
+     decode_p95_ms_per_token: 45, measured_on: 2026-10-20}
+policy:
+  as_of: "2026-11-01"
+"""
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    path = tmp_path / "cli.yaml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    return path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def estimate_args(model: str = "Llama-3.1-70B", gpu: str = "H100-SXM", tp: str = "2",
+                  *extra: str) -> list[str]:
+    return ["estimate", "--model", model, "--gpu", gpu, "--precision", "fp8", "--tp", tp,
+            "--input-tokens", "1500", "--output-tokens", "300", *extra]
+
+
+def test_estimate_json_keys_and_hand_computed_figures() -> None:
+    code, out, _ = run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json"))
+    assert code == 0
+    data = json.loads(out)
+    assert list(data) == KEYS
+    # 70.55e9 parameters × 1 byte ÷ 2 GPUs ÷ 2^30 = 32.852 GiB per GPU
+    assert data["weights_gib"] == pytest.approx(70.55e9 / 2 / 2**30)
+    # FP8 KV: 80 layers × 2 × 8 KV heads × 128 × 1 byte = 163,840 bytes/token
+    assert data["kv_bytes_per_token"] == 163_840
+    # stable sequences = KV tokens ÷ (1500 + 300)
+    assert data["max_stable_sequences"] == data["kv_capacity_tokens"] // 1800
+    assert data["source"] == "analytic"
+    assert 0 < data["output_tokens_per_s"] < data["max_output_tokens_per_s"]
+
+
+def test_estimate_more_concurrency_more_throughput_slower_tokens() -> None:
+    one = json.loads(run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json"))[1])
+    many = json.loads(run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json",
+                                         "--concurrency", "64"))[1])
+    assert many["output_tokens_per_s"] > one["output_tokens_per_s"]
+    assert many["tpot_ms"] > one["tpot_ms"]
+
+
+def test_estimate_human_table() -> None:
+    code, out, _ = run(*estimate_args())
+    assert code == 0
+    assert "KV capacity [tokens]" in out
+    assert "max output tokens/s" in out
+
+
+def test_unknown_names_suggest_the_right_one() -> None:
+    code, _, err = run(*estimate_args(model="Llama-3.1-70b"))
+    assert code == 2
+    assert "did you mean `Llama-3.1-70B`" in err
+    code, _, err = run(*estimate_args(gpu="H100SXM"))
+    assert code == 2
+    assert "unknown GPU `H100SXM`" in err
+
+
+def test_a_configuration_that_does_not_fit_is_a_clear_error() -> None:
+    code, _, err = run(*estimate_args(gpu="L4", tp="1"))
+    assert code == 2
+    assert "exceed" in err
+    assert "Traceback" not in err
+
+
+def test_estimate_reports_a_matching_measurement(scenario_file: Path) -> None:
+    code, out, _ = run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json",
+                                      "--scenario", str(scenario_file)))
+    assert code == 0
+    data = json.loads(out)
+    assert data["source"] == "measured"
+    assert (data["ttft_ms"], data["tpot_ms"], data["max_stable_sequences"]) == (800, 45, 64)
+    assert data["output_tokens_per_s"] == pytest.approx(7.5 * 300)
+
+
+def test_capacity_json_rows_sorted_and_measured(scenario_file: Path) -> None:
+    code, out, _ = run("capacity", str(scenario_file), "--json")
+    assert code == 0
+    data = json.loads(out)
+    rows = data["rows"]
+    assert {r["workload"] for r in rows} == {"chat"}
+    tp2 = next(r for r in rows if (r["gpu"], r["tp"]) == ("H100-SXM", 2))
+    assert tp2["source"] == "measured"
+    assert tp2["slo_rps"] == 7.5
+    tp4 = next(r for r in rows if (r["gpu"], r["tp"]) == ("H100-SXM", 4))
+    assert tp4["source"] == "analytic"  # its measured row ran another runtime: stale
+    assert any("runtime vllm-0.4 differs" in w for w in data["warnings"])
+    firm = [min(v for k, v in r["cost_per_million_tokens"].items() if k != "spot")
+            for r in rows]
+    assert firm == sorted(firm)
+    assert any(r["gpu"] == "L4" and r["tp"] == 1 for r in data["rejected"])
+
+
+def test_capacity_explain_lists_rejections(scenario_file: Path) -> None:
+    code, out, err = run("capacity", str(scenario_file), "--explain")
+    assert code == 0
+    assert "rejected L4 ×1: weights" in out
+    assert "overrides the analytic model" in out
+    assert "stale, not used" in err
+    code, out, _ = run("capacity", str(scenario_file))
+    assert "rejected" not in out
