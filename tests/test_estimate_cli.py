@@ -146,3 +146,10 @@ def test_capacity_explain_lists_rejections(scenario_file: Path) -> None:
     assert "stale, not used" in err
     code, out, _ = run("capacity", str(scenario_file))
     assert "rejected" not in out
+
+
+def test_validate_warns_about_stale_measured_rows(scenario_file: Path) -> None:
+    code, _, err = run("validate", str(scenario_file))
+    assert code == 0
+    assert "measured[1] (chat on H100-SXM TP4, 2026-10-20): stale, not used" in err
+    assert "measured[0]" not in err
