@@ -271,3 +271,46 @@ def test_cli_builtin_and_out_are_exclusive(tmp_path: Path) -> None:
                                        str(tmp_path / "o.yaml")])
     assert result.exit_code == 2
     assert "either --out or --builtin" in result.output
+
+
+#: BLOOM-176B as a catalog entry for this test only (bigscience/bloom config.json: n_layer 70,
+#: hidden_size 14336, n_head 112, vocab 250880; multi-head attention, so KV heads = heads).
+BLOOM_OVERLAY = """
+models:
+  - name: BLOOM-176B
+    layers: 70
+    hidden_size: 14336
+    attention_heads: 112
+    kv_heads: 112
+    head_dim: 128
+    ffn_size: 57344
+    vocab_size: 250880
+    total_params_b: 176.2
+    active_params_b: 176.2
+    max_context_tokens: 2048
+    source: bigscience/bloom config.json (test entry)
+"""
+
+
+def test_cli_overlay_adds_the_models_the_measurements_name(tmp_path: Path) -> None:
+    overlay = tmp_path / "bloom.yaml"
+    overlay.write_text(BLOOM_OVERLAY, encoding="utf-8")
+    rows = tmp_path / "m.csv"
+    # Splitwise BLOOM-176B on H100 TP8, prompt 512, batch 1: prompt_time ≈ 76 ms, token_time ≈ 36 ms
+    rows.write_text("kind,model,gpu,tp,batch,input_tokens,output_tokens,context_tokens,value\n"
+                    "prefill_ms,BLOOM-176B,H100-SXM,8,1,512,,,76.4\n"
+                    "decode_step_ms,BLOOM-176B,H100-SXM,8,1,512,128,576,35.9\n", encoding="utf-8")
+    out = tmp_path / "o.yaml"
+    without = CliRunner().invoke(main, ["calibrate", str(rows), "--out", str(out)])
+    assert without.exit_code == 2  # BLOOM-176B is not in the built-in catalog
+    result = CliRunner().invoke(main, ["calibrate", str(rows), "--out", str(out), "--overlay",
+                                       str(overlay), "--held-out-share", "0", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["rows_used"] == 2
+    assert summary["rows_skipped"] == 0
+    errors = {e["kind"]: e for e in summary["errors"] if e["gpu"] == "all"}
+    assert errors["prefill_ms"]["held_out_rows"] == 0
+    # five factors, two rows: the fit reproduces both (the prior pull costs a fraction of a %)
+    assert errors["prefill_ms"]["train_median_abs_error"] < 0.01
+    assert errors["decode_step_ms"]["train_median_abs_error"] < 0.01
