@@ -90,6 +90,8 @@ class Fleet(Frozen):
     nodes: tuple[FleetNodes, ...]
     laid_out_by_fleetplan: bool = False
     """True when the inventory gave no layout and fleetplan placed the replicas."""
+    notes: tuple[str, ...] = ()
+    """What fleetplan changed while reading (e.g. replicas dropped that no node could hold)."""
 
     def gpus_per_node(self, zone: str, gpu: str, purchase: PurchaseKind) -> int | None:
         """GPUs per node of one pool, from its node rows (``None`` when the pool has no nodes)."""

@@ -197,6 +197,50 @@ def worst_node_loss(
     return max(best, key=lambda t: t[0])
 
 
+def surviving_replicas(
+    fleet: Fleet,
+    workload: Workload,
+    scenario: Scenario,
+    slice_name: str,
+    failure: Failure,
+    count_spot: bool = False,
+) -> list[tuple[FleetReplicaGroup, int]]:
+    """Replica groups of a workload still serving in a slice after a failure, with counts.
+
+    Only running, non-spot replicas count: spot is never failover capacity. (``count_spot``
+    keeps surviving spot replicas, to report what a workload that need not survive the failure
+    still has.) A zone or region failure removes every replica there; a node failure removes
+    what the worst node of that pool holds of this workload (:func:`worst_node_loss`).
+    ``none`` removes nothing.
+    """
+    region_of = {z.id: z.region for z in scenario.zones}
+    live = [
+        g
+        for g in fleet.replicas
+        if g.workload == workload.name
+        and runs_in(g.slice, slice_name)
+        and (count_spot or g.purchase is not PurchaseKind.spot)
+        and g.replicas > 0
+    ]
+    if failure.kind is FailureKind.zone:
+        live = [g for g in live if g.zone != failure.zone]
+    elif failure.kind is FailureKind.region:
+        live = [g for g in live if region_of.get(g.zone) != failure.region]
+    lost: dict[int, int] = {}
+    if failure.kind is FailureKind.node:
+        pool_idx = [
+            i for i, g in enumerate(live)
+            if (g.zone, g.gpu, g.purchase) == (failure.zone, failure.gpu, failure.purchase)
+        ]
+        if pool_idx:
+            assert failure.zone is not None and failure.gpu is not None
+            gpn = fleet.gpus_per_node(failure.zone, failure.gpu, live[pool_idx[0]].purchase)
+            gpn = gpn or offer_gpus_per_node(scenario, failure.zone, failure.gpu)
+            _, pool_lost = worst_node_loss([live[i] for i in pool_idx], gpn)
+            lost = {pool_idx[j]: n for j, n in pool_lost.items()}
+    return [(g, g.replicas - lost.get(i, 0)) for i, g in enumerate(live)]
+
+
 def failover_capacity_rps(
     fleet: Fleet,
     workload: Workload,
@@ -206,36 +250,12 @@ def failover_capacity_rps(
 ) -> float:
     """Capacity of a workload in a slice after a failure, at the failure utilization [1/s].
 
-    Only running, non-spot replicas count (spot is never failover capacity). A zone or region
-    failure removes every replica there; a node failure removes what the worst node of that
-    pool holds of this workload. The steady state (``none``) counts the same capacity.
+    Σ surviving replicas × slo_rps × failure utilization (:func:`surviving_replicas`).
     """
-    region_of = {z.id: z.region for z in scenario.zones}
-    live = [
-        g
-        for g in fleet.replicas
-        if g.workload == workload.name
-        and runs_in(g.slice, slice_name)
-        and g.purchase is not PurchaseKind.spot
-        and g.replicas > 0
-    ]
-    if failure.kind is FailureKind.zone:
-        live = [g for g in live if g.zone != failure.zone]
-    elif failure.kind is FailureKind.region:
-        live = [g for g in live if region_of.get(g.zone) != failure.region]
-    lost_rps = 0.0
-    if failure.kind is FailureKind.node and failure.purchase is not PurchaseKind.spot:
-        pool = [
-            g for g in live if (g.zone, g.gpu, g.purchase) == (
-                failure.zone, failure.gpu, failure.purchase)
-        ]
-        if pool:
-            assert failure.zone is not None and failure.gpu is not None
-            gpn = fleet.gpus_per_node(failure.zone, failure.gpu, pool[0].purchase)
-            gpn = gpn or offer_gpus_per_node(scenario, failure.zone, failure.gpu)
-            lost_rps, _ = worst_node_loss(pool, gpn)
     util = scenario.policy.failure_utilization
-    return (sum(g.replicas * g.slo_rps for g in live) - lost_rps) * util  # [1/s]
+    return sum(
+        n * g.slo_rps for g, n in surviving_replicas(fleet, workload, scenario, slice_name, failure)
+    ) * util  # [1/s]
 
 
 def required_failures(workload: Workload, failures: Iterable[Failure]) -> tuple[Failure, ...]:
@@ -279,6 +299,42 @@ def fleet_from_plan(plan: Plan, scenario: Scenario, source: str = "plan.json") -
     return Fleet(name=plan.scenario, source=source, replicas=groups, nodes=nodes)
 
 
+def fit_to_nodes(fleet: Fleet, scenario: Scenario) -> Fleet:
+    """Drop replicas no node can hold (a plan edited by hand), noting each drop.
+
+    Per pool (zone, GPU, purchase) and slice, replicas may use at most the GPUs of the nodes
+    running then: all-day groups are kept first (against the tightest slice), then each slice's
+    own groups, in the fleet's order; the rest are dropped.
+    """
+    names = [b.name for b in scenario.policy.time_blocks]
+    avail: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    for n in fleet.nodes:
+        for s in names:
+            if runs_in(n.slice, s):
+                avail[(n.zone, n.gpu, n.purchase, s)] += n.gpus
+    kept: dict[int, int] = {}
+    order = sorted(range(len(fleet.replicas)), key=lambda i: fleet.replicas[i].slice is not None)
+    for i in order:
+        g = fleet.replicas[i]
+        slices = [s for s in names if runs_in(g.slice, s)]
+        room = min((avail[(g.zone, g.gpu, g.purchase, s)] for s in slices), default=0)
+        keep = min(g.replicas, room // g.tp)
+        for s in slices:
+            avail[(g.zone, g.gpu, g.purchase, s)] -= keep * g.tp
+        kept[i] = keep
+    notes = [
+        f"{g.workload} {g.gpu} tp{g.tp} {g.purchase} in {g.zone}"
+        f"{'' if g.slice is None else ' (' + g.slice + ')'}: {g.replicas - kept[i]} of "
+        f"{g.replicas} replicas dropped, no node holds them"
+        for i, g in enumerate(fleet.replicas) if kept[i] < g.replicas
+    ]
+    if not notes:
+        return fleet
+    groups = tuple(g.model_copy(update={"replicas": kept[i]})
+                   for i, g in enumerate(fleet.replicas) if kept[i] > 0)
+    return fleet.model_copy(update={"replicas": groups, "notes": (*fleet.notes, *notes)})
+
+
 def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = None) -> Fleet:
     """Read a fleet: a ``plan.json`` (has ``allocations``) or an inventory YAML/JSON.
 
@@ -296,7 +352,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         problems = _plan_problems(plan, scenario, file)
         if problems:
             raise InputError(problems)
-        return fleet_from_plan(plan, scenario, source=file)
+        return fit_to_nodes(fleet_from_plan(plan, scenario, source=file), scenario)
     inventory = validate_as(InventoryFile, doc, file)
     problems = _inventory_problems(inventory, scenario, file)
     if problems:

@@ -1,0 +1,147 @@
+"""``fleetplan check``: does a fleet hold its workloads through every failure it must survive?
+
+Parse → validate → compute → print. The compute step is :func:`run_check`; options that add
+inputs (e.g. a contract) extend it without touching the rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from models.capacity import CapacityTable
+from models.inventory import Fleet
+from models.scenario import Scenario
+from solver.check import CheckReport, capacity_predictor, check_fleet
+from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.degrade import DegradationPlan, degradation_plans
+from solver.fleet import load_fleet
+
+fleet_option = click.option(
+    "--fleet", "fleet_path", required=True, type=click.Path(path_type=Path),
+    help="plan.json, or an inventory YAML/JSON of owned nodes (and optionally their layout).",
+)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything the check command shows."""
+
+    scenario: Scenario
+    table: CapacityTable
+    fleet: Fleet
+    report: CheckReport
+    plans: tuple[DegradationPlan, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a required survival (or the steady state) fails, else 0."""
+        return 0 if self.report.ok else 1
+
+
+def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
+    """Load the scenario and fleet, check every failure domain, plan the degradations."""
+    from solver.capacity import build_capacity_table  # the capacity model (heavy import)
+
+    scenario = load(scenario_path)
+    table = build_capacity_table(scenario)
+    fleet = load_fleet(fleet_path, scenario, table)
+    report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
+    plans = degradation_plans(report, fleet, scenario, table)
+    return CheckResult(scenario, table, fleet, report, plans)
+
+
+def to_json(result: CheckResult) -> dict[str, Any]:
+    """Machine output: verdict, every row, every degradation plan, the fleet checked."""
+    return {
+        "scenario": result.report.scenario,
+        "fleet": result.fleet.source,
+        "ok": result.report.ok,
+        "laid_out_by_fleetplan": result.fleet.laid_out_by_fleetplan,
+        "notes": list(result.fleet.notes),
+        "failures": list(result.report.failures),
+        "workloads": list(result.report.workloads),
+        "broken": [{"failure": r.failure, "workload": r.workload, "slice": r.slice}
+                   for r in result.report.broken],
+        "rows": [r.model_dump(mode="json") for r in result.report.rows],
+        "degradation": [p.model_dump(mode="json") for p in result.plans],
+        "replicas": [g.model_dump(mode="json") for g in result.fleet.replicas],
+    }
+
+
+def _cell(report: CheckReport, failure: str, workload: str) -> str:
+    row = report.cell(failure, workload)
+    if row is None:
+        return "—"
+    margin = "" if row.margin_pct is None else f" {row.margin_pct:+.0f}%"
+    word = "holds" if row.holds else ("FAILS" if row.required else "fails")
+    return f"{word}{margin}"
+
+
+def render_matrix(report: CheckReport) -> list[str]:
+    """Failure × workload: holds/fails and margin in the worst slice (FAILS = required)."""
+    head = ["failure", *report.workloads]
+    body = [[f, *(_cell(report, f, w) for w in report.workloads)] for f in report.failures]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in [head, *body]]
+    return [lines[0], "-" * len(lines[0]), *lines[1:]]
+
+
+def render_latency(report: CheckReport) -> list[str]:
+    """Steady state per workload in its busiest slice: utilization and predicted P95s."""
+    out = ["steady state (busiest slice): utilization, predicted TTFT / TPOT P95"]
+    for w in report.workloads:
+        rows = [r for r in report.rows if r.failure == "none" and r.workload == w]
+        if not rows:
+            continue
+        r = max(rows, key=lambda x: x.demand_rps)
+        util = "—" if r.utilization is None else f"{r.utilization:.0%}"
+        ttft = "—" if r.ttft_p95_ms is None else f"{r.ttft_p95_ms:,.0f} ms"
+        tpot = "—" if r.tpot_p95_ms is None else f"{r.tpot_p95_ms:,.1f} ms/token"
+        out.append(f"  {w} ({r.slice}): {r.replicas} replica(s), {util}, TTFT {ttft}, TPOT {tpot}")
+    return out
+
+
+def render_degradation(plans: tuple[DegradationPlan, ...]) -> list[str]:
+    """Each failure that leaves a workload short: the steps in order and what each frees."""
+    if not plans:
+        return ["no failure leaves a workload short: no degradation needed"]
+    out = ["degradation plans (in order; capacity freed for the short workload):"]
+    for p in plans:
+        out.append(f"  {p.failure} → {p.workload} (tenant {p.tenant}) short "
+                   f"{p.shortfall_rps:.3g} rps in {p.slice}:")
+        for s in p.steps:
+            out.append(f"    {s.order}. {s.action}: frees {s.frees_rps:.3g} rps — {s.detail}")
+    out.append(f"  {plans[0].never}")
+    return out
+
+
+@click.command("check")
+@scenario_argument()
+@fleet_option
+@json_option
+def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
+    """Check FLEET against SCENARIO (default: the built-in demo) under every failure domain.
+
+    Exit code 1 when a workload fails a failure it must survive (or its steady state).
+    """
+    result = run_check(scenario, fleet_path)
+    if as_json:
+        echo_json(to_json(result))
+    else:
+        fleet = result.fleet
+        how = " (replicas laid out by fleetplan)" if fleet.laid_out_by_fleetplan else ""
+        click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
+        for note in fleet.notes:
+            click.echo(f"note: {note}")
+        for line in [*render_matrix(result.report), "", *render_latency(result.report), "",
+                     *render_degradation(result.plans)]:
+            click.echo(line)
+        verdict = "OK: every required survival holds" if result.report.ok else (
+            f"FAIL: {len(result.report.broken)} required rows fail")
+        click.echo(verdict)
+    click.get_current_context().exit(result.exit_code)

@@ -1,0 +1,210 @@
+"""The survivability checker and degradation plans: hand-made fleets with known answers,
+agreement with the program's own survivability rows, and the ``fleetplan check`` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from models.capacity import CapacityRow
+from models.workload import TokenPercentiles, Workload
+from solver.check import CheckReport, CheckRow, LatencyAtLoad, check_fleet
+from solver.cli import main
+from solver.degrade import DegradeAction, degradation_plans, output_cap_fraction
+from solver.fleet import fleet_from_plan, load_fleet
+from tests import fleet_cases as fc
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
+
+
+def _fake_predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
+    # TTFT 100 ms per rps of per-replica load, TPOT 10 ms per rps: easy to check by hand
+    return LatencyAtLoad(ttft_p95_ms=100.0 * rate_rps, tpot_p95_ms=10.0 * rate_rps,
+                         holds=rate_rps <= row.slo_rps)
+
+
+def _row(report: CheckReport, failure: str, workload: str, slice_name: str) -> CheckRow:
+    return next(r for r in report.rows
+                if (r.failure, r.workload, r.slice) == (failure, workload, slice_name))
+
+
+def _write(tmp_path: Path, doc: object) -> Path:
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_hand_made_plan_fleet_known_answers() -> None:
+    sc = fc.scenario()
+    report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table(), _fake_predict)
+    assert report.ok
+    assert report.failures == ("none", "node:z1/H100/reserved", "node:z1/H100/spot",
+                               "node:z2/H100/reserved", "zone:z1", "zone:z2")
+    steady = _row(report, "none", "chat", "day")
+    # 12 replicas × 2.0 × 0.7 = 16.8 rps for 12 demand: margin (16.8 − 12) / 12 = +40 %
+    assert steady.capacity_rps == pytest.approx(16.8)
+    assert steady.margin_pct == pytest.approx(40.0)
+    # utilization 12 / (12 × 2.0) = 0.5 → per-replica load 1.0 rps → TTFT 100 ms, TPOT 10 ms
+    assert steady.utilization == pytest.approx(0.5)
+    assert steady.ttft_p95_ms == pytest.approx(100.0)
+    assert steady.tpot_p95_ms == pytest.approx(10.0)
+    zone = _row(report, "zone:z1", "chat", "day")
+    # 6 surviving replicas × 2.0 × failure utilization 1.0 = 12 rps: holds with 0 % margin
+    assert (zone.capacity_rps, zone.replicas, zone.holds, zone.required) == (
+        pytest.approx(12.0), 6, True, True)
+    assert zone.margin_pct == pytest.approx(0.0)
+    node = _row(report, "node:z1/H100/reserved", "chat", "day")
+    # the worst z1 node holds ⌊8/2⌋ = 4 replicas: (12 − 4) × 2.0 = 16 rps
+    assert node.capacity_rps == pytest.approx(16.0)
+    assert node.replicas == 8
+
+
+def test_batch_window_row() -> None:
+    sc = fc.scenario()
+    report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table())
+    steady = _row(report, "none", "summarize", "window")
+    # 3 spot replicas × 1.0 × 0.9 × (1 − 0.1) = 2.43 rps over the 6 window hours;
+    # demand 36,000 / (6 × 3600) = 1.6667 rps → margin (2.43 / 1.6667 − 1) = +45.8 %
+    assert steady.capacity_rps == pytest.approx(2.43)
+    assert steady.demand_rps == pytest.approx(36000 / 21600)
+    assert steady.margin_pct == pytest.approx((2.43 / (36000 / 21600) - 1) * 100)
+    assert steady.required
+    # summarize need not survive: losing z1 (its only zone) shows 0 capacity, not required
+    lost = _row(report, "zone:z1", "summarize", "window")
+    assert (lost.capacity_rps, lost.holds, lost.required) == (0.0, False, False)
+    # a failure it need not survive still counts its surviving spot replicas:
+    # losing a z2 node leaves them all, 3 × 1.0 × 0.9 (interruption) × 1.0 (failure util)
+    other = _row(report, "node:z2/H100/reserved", "summarize", "window")
+    assert other.capacity_rps == pytest.approx(2.7)
+    assert report.ok
+
+
+def test_fleet_with_one_node_removed_fails(tmp_path: Path) -> None:
+    # z1 keeps one node: 4 tp2 chat replicas. Losing z2 leaves 4 × 2.0 = 8 rps < 12.
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
+                     {"zone": "z2", "gpu": "H100", "nodes": 2}],
+           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+                      {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 6}]}
+    sc = fc.scenario()
+    report = check_fleet(load_fleet(_write(tmp_path, doc), sc, fc.table()), sc, fc.table())
+    assert not report.ok
+    broken = {(r.failure, r.workload, r.slice) for r in report.broken}
+    assert ("zone:z2", "chat", "day") in broken
+    row = _row(report, "zone:z2", "chat", "day")
+    assert row.capacity_rps == pytest.approx(8.0)
+    assert row.margin_pct == pytest.approx(-100 / 3)  # (8 − 12) / 12
+
+
+def test_plan_json_with_a_node_removed_by_hand(tmp_path: Path) -> None:
+    plan = fc.plan()
+    nodes = (plan.nodes[0].model_copy(update={"nodes": 1, "gpus": 8}), *plan.nodes[1:])
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_copy(update={"nodes": nodes}).model_dump_json(), "utf-8")
+    sc = fc.scenario()
+    fleet = load_fleet(path, sc, fc.table())
+    # one 8-GPU node holds 4 of the 6 tp2 replicas
+    assert fleet.notes == ("chat H100 tp2 reserved in z1: 2 of 6 replicas dropped, "
+                           "no node holds them",)
+    report = check_fleet(fleet, sc, fc.table())
+    assert not report.ok
+    assert _row(report, "zone:z2", "chat", "day").capacity_rps == pytest.approx(8.0)
+
+
+def test_regions_are_reported_not_required() -> None:
+    sc = fc.scenario(regions=("r1", "r2"))
+    report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table())
+    region = _row(report, "region:r1", "chat", "day")
+    assert (region.required, region.holds) == (False, True)  # same as losing z1
+    assert report.ok
+
+
+def test_n_plus_1_does_not_require_zone_loss() -> None:
+    sc = fc.scenario(survivability="n_plus_1")
+    report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table())
+    assert not _row(report, "zone:z1", "chat", "day").required
+    assert _row(report, "node:z1/H100/reserved", "chat", "day").required
+
+
+def test_output_cap_fraction_hand_computed() -> None:
+    # excess = 0.03125 × (1000 − 600) = 12.5 tokens on a mean of 200 → 0.0625;
+    # decode share = 200 × 30 / (1000 + 200 × 30) = 6000 / 7000 → f = 0.0535714
+    tokens = TokenPercentiles(p50=200, p95=600, p99=1000)
+    row = fc.table().rows[0]
+    assert output_cap_fraction(tokens, row) == pytest.approx(6000 / 7000 * 0.0625)
+
+
+def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
+    # z1: 1 node, 4 chat tp2. z2: 2 nodes, 4 chat tp2 + 8 summarize tp1 (reserved, all day).
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
+                     {"zone": "z2", "gpu": "H100", "nodes": 2}],
+           "layout": [
+               {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+               {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
+               {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8}]}
+    sc = fc.scenario()
+    fleet = load_fleet(_write(tmp_path, doc), sc, fc.table())
+    report = check_fleet(fleet, sc, fc.table())
+    plans = {(p.failure, p.workload): p for p in degradation_plans(report, fleet, sc, fc.table())}
+    p = plans[("zone:z1", "chat")]
+    # after losing z1: 4 × 2.0 = 8 rps for 12 → short 4 rps by day
+    assert (p.slice, p.shortfall_rps) == ("day", pytest.approx(4.0))
+    assert [s.action for s in p.steps] == [DegradeAction.pause_batch, DegradeAction.cap_output,
+                                           DegradeAction.shed_by_quota]
+    # 1. summarize's 8 z2 GPUs: ⌈4 / 2.0⌉ = 2 chat tp2 replicas (4 GPUs) cover the 4 rps
+    assert p.steps[0].frees_rps == pytest.approx(4.0)
+    assert p.steps[0].frees_gpus == 4
+    # 2. (8 + 4) rps × f / (1 − f), f = 6/7 × 0.0625
+    f = 6 / 7 * 0.0625
+    assert p.steps[1].frees_rps == pytest.approx(12 * f / (1 - f))
+    # 3. nothing left to shed
+    assert p.steps[2].frees_rps == 0.0
+    assert "never silently truncate context or swap models" in p.never
+
+
+def test_degradation_sheds_what_is_left(tmp_path: Path) -> None:
+    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
+                     {"zone": "z2", "gpu": "H100", "nodes": 1}],
+           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+                      {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4}]}
+    sc = fc.scenario()
+    fleet = load_fleet(_write(tmp_path, doc), sc, fc.table())
+    report = check_fleet(fleet, sc, fc.table())
+    p = next(p for p in degradation_plans(report, fleet, sc, fc.table())
+             if (p.failure, p.workload) == ("zone:z1", "chat"))
+    f = 6 / 7 * 0.0625
+    cap = 8 * f / (1 - f)
+    assert p.steps[0].frees_rps == 0.0
+    assert p.steps[2].frees_rps == pytest.approx(4.0 - cap)  # shed by quota of tenant support
+    assert "tenant support" in p.steps[2].detail
+
+
+def test_cli_check_exit_codes_and_json(tmp_path: Path) -> None:
+    # tiny: chat 4 rps, H100-SXM tp1 holds ≈12.8 rps; needs no survival → exit 0.
+    good = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
+    runner = CliRunner()
+    res = runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(good),
+                               "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["ok"] is True
+    assert out["failures"] == ["none", "node:zone-a/H100-SXM/reserved", "zone:zone-a"]
+    assert out["replicas"][0]["replicas"] == 1
+    steady = next(r for r in out["rows"] if r["failure"] == "none")
+    assert steady["ttft_p95_ms"] is not None and steady["latency_holds"] is True
+    # no GPU chat can use (L4 needs tp2 on 1-GPU nodes): steady state fails → exit 1
+    bad = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "L4", "nodes": 2}]})
+    res = runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(bad)])
+    assert res.exit_code == 1
+    assert "FAIL" in res.output and "never silently truncate context" in res.output
+
+
+def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
+    bad = _write(tmp_path, {"nodes": [{"zone": "zone-b", "gpu": "H100-SXM", "nodes": 1}]})
+    res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(bad)])
+    assert res.exit_code == 2
+    assert "nodes[0].zone: unknown zone `zone-b`" in res.output
+    assert "Traceback" not in res.output
