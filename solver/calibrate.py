@@ -331,8 +331,10 @@ class Calibration:
 
     fits: tuple[GpuFit, ...]
     transferred: tuple[tuple[str, str], ...]
-    """(GPU without measurements, GPU whose factors it takes)."""
+    """(GPU without measurements, GPU whose timing factors it takes)."""
     predictions: tuple[Prediction, ...]
+    memory_factors: tuple[tuple[str, float, float], ...] = ()
+    """(GPU, runtime_overhead_gib, runtime_overhead_fraction) of each transfer target: its own."""
     skipped: tuple[tuple[Measurement, str], ...] = field(default=())
     """Rows not used, with the reason (model or GPU not in the catalog, ...)."""
     held_out_share: float = HELD_OUT_SHARE
@@ -340,8 +342,12 @@ class Calibration:
     def factors(self) -> dict[str, EfficiencyFactors]:
         """Calibrated factors by GPU name: the fitted ones, then the transferred ones."""
         out = {f.gpu: f.factors for f in self.fits}
+        memory = {g: (gib, frac) for g, gib, frac in self.memory_factors}
         for target, source in self.transferred:
-            out[target] = out[source]
+            gib, frac = memory.get(target, (out[source].runtime_overhead_gib,
+                                            out[source].runtime_overhead_fraction))
+            out[target] = out[source].model_copy(update={
+                "runtime_overhead_gib": gib, "runtime_overhead_fraction": frac})
         return out
 
     def errors(self) -> list[ErrorSummary]:
@@ -423,8 +429,10 @@ def calibrate(
                    predicted=predict(m, gpu_by_name[m.gpu], spec, fitted[m.gpu], policy))
         for (m, spec), held in zip(usable, mask, strict=True)
     )
+    memory = tuple((t, gpu_by_name[t].efficiency.runtime_overhead_gib,
+                    gpu_by_name[t].efficiency.runtime_overhead_fraction) for t, _ in transferred)
     return Calibration(fits=tuple(sorted(fits, key=lambda f: f.gpu)), transferred=transferred,
-                       predictions=predictions, skipped=tuple(skipped),
+                       predictions=predictions, memory_factors=memory, skipped=tuple(skipped),
                        held_out_share=held_out_share)
 
 

@@ -154,8 +154,16 @@ def test_calibrate_skips_unknown_names_and_transfers() -> None:
     assert reasons == {"model `BLOOM-176B` is not in the catalog",
                        "GPU `TPU-v5` is not in the catalog"}
     factors = cal.factors()
-    assert factors["A100-40GB"] == factors["A100-80GB"]
+    assert factors["A100-40GB"] == factors["A100-80GB"]  # equal memory factors too, here
     assert factors["H100-PCIe"] == factors["H100-SXM"]
+    # a transfer target keeps its own memory factors and takes only the timing ones
+    by_name = {g.name: g for g in gpus}
+    pcie = by_name["H100-PCIe"].model_copy(update={"efficiency": EfficiencyFactors(
+        runtime_overhead_gib=3.0, runtime_overhead_fraction=0.1)})
+    cal2 = calibrate(rows, [g for n, g in by_name.items() if n != "H100-PCIe"] + [pcie], models)
+    moved = cal2.factors()["H100-PCIe"]
+    assert (moved.runtime_overhead_gib, moved.runtime_overhead_fraction) == (3.0, 0.1)
+    assert moved.compute_efficiency == cal2.factors()["H100-SXM"].compute_efficiency
     h200 = next(f for f in cal.fits if f.gpu == "H200")
     assert h200.prior == "H100-SXM"  # H200 has its own rows, pulled towards H100-SXM's fit
     doc = overlay_document(cal, "test")
