@@ -1,0 +1,154 @@
+"""``fleetplan validate``: a summary and exit 0 for a good scenario, every problem and exit 2 for a
+bad one, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inputs import scenarios_dir
+from solver.cli import main
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["validate", *args])
+
+
+def clean_exit(result: Result) -> bool:
+    """The command ended through click (exit code), not an escaped exception."""
+    return result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_demo_is_the_default_and_valid() -> None:
+    result = run()
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "scenario demo: valid"
+    assert len(lines) <= 40  # one screen
+    assert "zones (5 in 2 regions" in result.output
+    assert "us-east-1" in result.output and "us-west-2" in result.output
+    assert "nightly-summaries" in result.output
+
+
+def test_summary_shows_peak_demand_in_tokens_per_s() -> None:
+    result = run(str(scenarios_dir() / "tiny.yaml"))
+    assert result.exit_code == 0, result.output
+    # 4 req/s × 1,000 input tokens = 4,000 in; × 200 output = 800 out
+    chat = next(line for line in result.output.splitlines() if line.strip().startswith("chat"))
+    assert "4.00" in chat and "4,000+800" in chat and "none" in chat and "L4, H100-SXM" in chat
+    assert "peak demand, all pools: 4,800 tokens/s" in result.output
+    assert "zone-a" in result.output and "L4 ×1 r/o" in result.output
+
+
+def test_measured_rows_are_listed() -> None:
+    result = run(str(scenarios_dir() / "twenty_rps.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "measured rows (1)" in result.output
+    assert "H100-SXM fp8 TP2: 72 sequences, 18 req/s" in result.output
+
+
+def test_json_output() -> None:
+    result = run("--json", str(scenarios_dir() / "demo.yaml"))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["valid"] is True
+    assert [w["name"] for w in data["workloads"]] == [
+        "chat", "code-completion", "agent", "nightly-summaries"]
+    chat = data["workloads"][0]
+    # 12 req/s × mean 1,155 input tokens = 13,860; × mean 211 output = 2,532
+    assert (chat["peak_input_tokens_per_s"], chat["peak_output_tokens_per_s"]) == (13860, 2532)
+    assert set(data["regions"]) == {"us-east-1", "us-west-2"}
+    assert data["peak_tokens_per_s"] == sum(w["peak_tokens_per_s"] for w in data["workloads"])
+
+
+def bad_scenario(tmp_path: Path) -> Path:
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["workloads"][0]["model"] = "Llama-3.1-8b"
+    doc["workloads"][0]["arrival"]["peak_rps"] = -4
+    doc["workloads"][0]["input_tokens"]["p95"] = 900
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_bad_scenario_lists_every_problem_and_exits_2(tmp_path: Path) -> None:
+    path = bad_scenario(tmp_path)
+    result = run(str(path))
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "problems in the input" in result.output
+    assert f"{path}: workloads[0].arrival.peak_rps" in result.output
+    assert f"{path}: workloads[0].input_tokens: percentiles must rise" in result.output
+
+
+def test_unknown_reference_suggests_a_name(tmp_path: Path) -> None:
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["workloads"][0]["model"] = "Llama-3.1-8b"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 2
+    assert ("workloads[0].model: unknown model `Llama-3.1-8b` — did you mean `Llama-3.1-8B`"
+            in result.output)
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    result = run(str(tmp_path / "nope.yaml"))
+    assert result.exit_code == 2
+    assert "file not found" in result.output
+
+
+def test_syntax_error_exits_2_with_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nworkloads: [\n", encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 2
+    assert f"{path}: line " in result.output and "invalid YAML" in result.output
+
+
+TINY = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+
+
+def _leaves(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in [(*prefix, k), *_leaves(v, (*prefix, k))]]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in [(*prefix, i), *_leaves(v, (*prefix, i))]]
+    return []
+
+
+PATHS = _leaves(TINY)
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-1e3, 1e3),
+                 st.text(max_size=6), st.lists(st.integers(0, 30), max_size=25))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(path=st.sampled_from(PATHS), drop=st.booleans(), junk=JUNK)
+def test_mutated_scenarios_never_give_a_traceback(
+    path: tuple[Any, ...], drop: bool, junk: Any
+) -> None:
+    doc = copy.deepcopy(TINY)
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    if drop:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = junk
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "s.yaml"
+        file.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        result = run(str(file))
+    assert clean_exit(result), result.exception
+    assert result.exit_code in (0, 2)
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert "problem" in result.output and str(file) in result.output
