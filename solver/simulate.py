@@ -43,6 +43,10 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from models.inventory import Fleet
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.perf import replica_perf
 from solver.traces import Trace
 
 MS_PER_S = 1000.0
@@ -545,3 +549,34 @@ class _Engine:
             kv_use=np.asarray(kv_use, dtype=np.float64),
             requeued=self.requeued,
         )
+
+
+# --- a fleet's replicas ------------------------------------------------------------------------
+
+
+def peak_slice(scenario: Scenario, workload: Workload) -> str:
+    """Name of the time block holding the workload's busiest hour (the first, on ties)."""
+    hourly = workload.hourly_demand_rps()
+    peak_hour = hourly.index(max(hourly))
+    return next(b.name for b in scenario.policy.time_blocks if peak_hour in b.hours)
+
+
+def fleet_replicas(fleet: Fleet, scenario: Scenario, workload: Workload, slice_name: str
+                   ) -> list[ReplicaSpec]:
+    """Replicas of ``workload`` running in ``slice_name``: reserved ones (every slice) plus the
+    elastic ones of that slice, each with its performance model (solver.perf.replica_perf).
+
+    Raises
+    ------
+    ValueError
+        When a replica's configuration cannot serve (its reason).
+    """
+    out: list[ReplicaSpec] = []
+    for g in fleet.replicas:
+        if g.workload != workload.name or not (g.slice is None or g.slice == slice_name):
+            continue
+        perf = replica_perf(scenario, workload.model, g.gpu, g.precision, g.tp)
+        for k in range(g.replicas):
+            name = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}#{k}"
+            out.append(ReplicaSpec(name=name, zone=g.zone, perf=perf))
+    return out

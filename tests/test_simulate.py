@@ -3,10 +3,12 @@ oracle, admission, rejection, routing, failure, and the summary figures."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -261,3 +263,153 @@ def test_roofline_kink_stays_close_to_reference() -> None:
     assert np.allclose(res.ttft_ms, np.asarray(first) - trace.arrival_s * 1000, rtol=0.01)
     assert np.allclose(res.e2e_ms, e2e, rtol=0.01)
     assert float(np.median(np.abs(res.e2e_ms / e2e - 1))) < 1e-3
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+SCENARIO_YAML = """
+name: two-zones
+zones:
+  - id: zone-a
+    region: r1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 1
+        reserved: {price_per_gpu_hour: 2.0, stock_gpus: 4}
+  - id: zone-b
+    region: r1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 1
+        reserved: {price_per_gpu_hour: 2.0, stock_gpus: 4}
+workloads:
+  - name: chat
+    model: Llama-3.1-8B
+    arrival: {peak_rps: 2}
+    input_tokens: {p50: 500, p95: 1500, p99: 2000}
+    output_tokens: {p50: 100, p95: 300, p99: 400}
+    slo: {ttft_p95_ms: 1000, tpot_p95_ms: 50}
+  - name: batchy
+    model: Llama-3.1-8B
+    arrival: {peak_rps: 1}
+    input_tokens: {p50: 500, p95: 1500, p99: 2000}
+    output_tokens: {p50: 100, p95: 300, p99: 400}
+    slo: {ttft_p95_ms: 5000, tpot_p95_ms: 100}
+policy:
+  time_blocks:
+    - {name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                          20, 21, 22, 23]}
+"""
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    from models.common import CapacitySource, PurchaseKind
+    from models.plan import (
+        Allocation,
+        Cost,
+        NodeCount,
+        Plan,
+        Slice,
+        SolverReport,
+        SolveStatus,
+    )
+
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(SCENARIO_YAML)
+    allocations = tuple(
+        Allocation(workload="chat", zone=zone, gpu="H100-SXM", tp=1,
+                   purchase=PurchaseKind.reserved, slice=None, replicas=1, gpus=1,
+                   replica_capacity_rps=3.0, capacity_source=CapacitySource.analytic,
+                   cost_per_month=1460.0)
+        for zone in ("zone-a", "zone-b"))
+    nodes = tuple(
+        NodeCount(zone=zone, gpu="H100-SXM", purchase=PurchaseKind.reserved, slice=None,
+                  nodes=1, gpus=1, price_per_gpu_hour=2.0, hours_per_month=730.0,
+                  cost_per_month=1460.0)
+        for zone in ("zone-a", "zone-b"))
+    plan = Plan(scenario="two-zones", status=SolveStatus.optimal,
+                solver=SolverReport(name="hand", seconds=0.0),
+                cost=Cost(per_month=2920.0, per_million_tokens=None,
+                          per_million_output_tokens=None, currency="USD"),
+                slices=(Slice(name="day", hours=tuple(range(24))),), allocations=allocations,
+                nodes=nodes)
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(plan.model_dump_json())
+    trace = tmp_path / "trace.csv"
+    # 240 requests, one every 0.5 s for two minutes, 600 tokens in, 50 out.
+    trace.write_text("time_s,input_tokens,output_tokens\n"
+                     + "".join(f"{k * 0.5},600,50\n" for k in range(240)))
+    return scenario, plan_path, trace
+
+
+def _invoke(args: list[str]) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    res = CliRunner().invoke(main, ["simulate", *args])
+    return res.exit_code, res.output
+
+
+def test_cli_json_contract(tmp_path: Path) -> None:
+    scenario, plan, trace = _files(tmp_path)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    for key in ("requests", "completed", "rejected", "ttft_ms", "tpot_ms", "e2e_ms",
+                "slo_attainment", "wall_seconds"):
+        assert key in data
+    assert list(data["ttft_ms"]) == ["p50", "p95", "p99"]
+    assert data["requests"] == data["completed"] == 240
+    assert data["rejected"] == 0
+    assert len(data["replicas"]) == 2
+    assert [row["minute"] for row in data["per_minute"]] == [0, 1]
+    # 2 req/s of short prompts on two H100s: every request within a 1 s TTFT and 50 ms TPOT.
+    assert data["slo_attainment"] == 1.0
+    assert 0 < data["ttft_ms"]["p50"] < data["ttft_ms"]["p99"] < 1000
+
+
+def test_cli_failure_splits_before_and_after(tmp_path: Path) -> None:
+    scenario, plan, trace = _files(tmp_path)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--fail", "zone:zone-a@1", "--rate-scale", "2",
+                         "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    # Rate ×2: the 240 requests arrive in 60 s; zone-a fails at 60 s, after the last arrival.
+    before, after = data["before_failure"], data["after_failure"]
+    assert before["requests"] == 240 and after["requests"] == 0
+    assert data["completed"] + data["failed"] == 240
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--fail", "zone:zone-a@0.5", "--json"])
+    data = json.loads(out)
+    # At 30 s: 60 requests arrived before; 180 after, all served by zone-b.
+    assert data["before_failure"]["requests"] == 60
+    assert data["after_failure"]["requests"] == 180
+    assert data["after_failure"]["completed"] == 180
+    assert data["completed"] + data["failed"] == 240
+
+
+def test_cli_human_output(tmp_path: Path) -> None:
+    scenario, plan, trace = _files(tmp_path)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--fail", "zone:zone-b@1"])
+    assert code == 0, out
+    assert "before failure" in out and "after failure" in out
+    assert "TTFT" in out and "within SLO" in out
+
+
+def test_cli_clean_errors(tmp_path: Path) -> None:
+    scenario, plan, trace = _files(tmp_path)
+    base = [str(scenario), "--fleet", str(plan), "--trace", str(trace)]
+    code, out = _invoke(base)
+    assert code == 2 and "choose one: chat, batchy" in out
+    code, out = _invoke([*base, "--workload", "chta"])
+    assert code == 2 and "did you mean `chat`" in out
+    code, out = _invoke([*base, "--workload", "batchy"])
+    assert code == 2 and "no replicas of `batchy`" in out
+    code, out = _invoke([*base, "--workload", "chat", "--fail", "zone-a"])
+    assert code == 2 and "zone:<zone id>@<minute>" in out
+    code, out = _invoke([*base, "--workload", "chat", "--fail", "zone:zone-c@3"])
+    assert code == 2 and "unknown zone `zone-c`" in out

@@ -14,7 +14,7 @@ import click
 from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
-COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check")
+COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check", "simulate")
 
 
 class FleetplanGroup(click.Group):

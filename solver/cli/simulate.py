@@ -1,0 +1,270 @@
+"""``fleetplan simulate``: replay a request trace against a fleet (plan.json or inventory).
+
+Parse → validate → compute → print. The fleet's replicas of one workload in one slice (reserved
+ones plus the slice's elastic ones; by default the slice of the workload's peak hour) serve
+the trace; see docs/replay.md for the engine's rules.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from models.errors import InputError, Problem, did_you_mean
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.fleet import load_fleet
+from solver.simulate import (
+    DEFAULT_MAX_BATCHED_TOKENS,
+    DEFAULT_MAX_SEQS,
+    EngineConfig,
+    ReplayResult,
+    ReplaySummary,
+    ZoneFailure,
+    fleet_replicas,
+    peak_slice,
+    replay,
+    summarize,
+)
+from solver.traces import TraceFormat, read_trace, scale_arrivals
+
+FAIL_PATTERN = re.compile(r"^zone:(?P<zone>[^@]+)@(?P<minute>\d+(\.\d+)?)$")
+
+
+@dataclass(frozen=True)
+class SimulationRun:
+    """Everything the simulate command shows."""
+
+    workload: Workload
+    slice_name: str
+    replica_names: tuple[str, ...]
+    rate_scale: float
+    failure: ZoneFailure | None
+    result: ReplayResult
+    overall: ReplaySummary
+    before: ReplaySummary | None
+    after: ReplaySummary | None
+    wall_seconds: float
+
+
+@click.command("simulate")
+@scenario_argument()
+@click.option("--fleet", "fleet_path", required=True, type=click.Path(path_type=Path),
+              help="plan.json, or an inventory YAML/JSON of owned nodes.")
+@click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
+              help="Request trace (Azure CSV, Mooncake JSONL or a CSV with named columns).")
+@click.option("--format", "fmt", type=click.Choice([f.value for f in TraceFormat]),
+              default=None, help="Trace format (default: detected from the file).")
+@click.option("--workload", "workload_name", default=None,
+              help="Workload whose replicas serve the trace (default: the only one).")
+@click.option("--slice", "slice_name", default=None,
+              help="Time block whose elastic replicas run (default: the workload's peak).")
+@click.option("--rate-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True, help="Divide inter-arrival times by K (K× the trace's rate).")
+@click.option("--fail", "fail_spec", default=None, metavar="zone:Z@MINUTE",
+              help="Every replica in zone Z vanishes at MINUTE of the replay.")
+@click.option("--max-batched-tokens", type=click.IntRange(min=2),
+              default=DEFAULT_MAX_BATCHED_TOKENS, show_default=True,
+              help="Tokens per iteration (decode first, prompt chunks fill the rest).")
+@click.option("--max-seqs", type=click.IntRange(min=1), default=DEFAULT_MAX_SEQS,
+              show_default=True, help="Running requests per replica.")
+@json_option
+def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str | None,
+            workload_name: str | None, slice_name: str | None, rate_scale: float,
+            fail_spec: str | None, max_batched_tokens: int, max_seqs: int,
+            as_json: bool) -> None:
+    """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo)."""
+    sc = load(scenario)
+    workload = pick_workload(sc, workload_name)
+    slice_name = pick_slice(sc, workload, slice_name)
+    failure = parse_failure(sc, fail_spec)
+    if max_seqs >= max_batched_tokens:
+        raise click.BadParameter("must be smaller than --max-batched-tokens",
+                                 param_hint="--max-seqs")
+    config = EngineConfig(max_batched_tokens=max_batched_tokens, max_seqs=max_seqs,
+                          prefix_cache_hit_rate=workload.prefix_cache_hit_rate)
+    fleet = load_fleet(fleet_path, sc)
+    try:
+        replicas = fleet_replicas(fleet, sc, workload, slice_name)
+    except ValueError as exc:
+        raise InputError([Problem(str(fleet_path), "", str(exc),
+                                  "fix the fleet's configuration")]) from None
+    if not replicas:
+        raise InputError([Problem(str(fleet_path), "",
+                                  f"no replicas of `{workload.name}` run in slice `{slice_name}`",
+                                  "choose another --workload or --slice")])
+    trace = scale_arrivals(read_trace(trace_path, TraceFormat(fmt) if fmt else None), rate_scale)
+    if not as_json:
+        click.echo(f"replaying {len(trace):,} requests on {len(replicas)} replicas…", err=True)
+    start = time.perf_counter()
+    result = replay(trace, replicas, config, failure)
+    wall_seconds = time.perf_counter() - start
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    run = SimulationRun(
+        workload=workload, slice_name=slice_name,
+        replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, failure=failure,
+        result=result, overall=summarize(result, ttft_slo, tpot_slo),
+        before=None if failure is None else summarize(result, ttft_slo, tpot_slo,
+                                                      until_s=failure.at_s),
+        after=None if failure is None else summarize(result, ttft_slo, tpot_slo,
+                                                     since_s=failure.at_s),
+        wall_seconds=wall_seconds,
+    )
+    if as_json:
+        echo_json(to_json(run))
+    else:
+        click.echo(render(run))
+
+
+def pick_workload(scenario: Scenario, name: str | None) -> Workload:
+    """The named workload, or the only one; else an error listing the choices."""
+    names = [w.name for w in scenario.workloads]
+    if name is None:
+        if len(names) == 1:
+            return scenario.workloads[0]
+        raise InputError([Problem("--workload", "", "the scenario has several workloads and a "
+                                  "trace does not say which it belongs to",
+                                  f"choose one: {', '.join(names)}")])
+    if name not in names:
+        raise InputError([Problem("--workload", "", f"unknown workload `{name}`",
+                                  did_you_mean(name, names))])
+    return scenario.workload(name)
+
+
+def pick_slice(scenario: Scenario, workload: Workload, name: str | None) -> str:
+    """The named time block, else the one holding the workload's peak hour."""
+    if name is None:
+        return peak_slice(scenario, workload)
+    names = [b.name for b in scenario.policy.time_blocks]
+    if name not in names:
+        raise InputError([Problem("--slice", "", f"unknown time block `{name}`",
+                                  did_you_mean(name, names))])
+    return name
+
+
+def parse_failure(scenario: Scenario, spec: str | None) -> ZoneFailure | None:
+    """``zone:Z@MINUTE`` → a zone failure at MINUTE × 60 s."""
+    if spec is None:
+        return None
+    match = FAIL_PATTERN.match(spec.strip())
+    if match is None:
+        raise InputError([Problem("--fail", "", f"cannot read `{spec}`",
+                                  "write zone:<zone id>@<minute>, e.g. zone:use1-az1@30")])
+    zone = match["zone"]
+    zones = [z.id for z in scenario.zones]
+    if zone not in zones:
+        raise InputError([Problem("--fail", "", f"unknown zone `{zone}`",
+                                  did_you_mean(zone, zones))])
+    return ZoneFailure(zone=zone, at_s=float(match["minute"]) * 60.0)
+
+
+def summary_json(s: ReplaySummary) -> dict[str, Any]:
+    """The contract keys of one summary (``wall_seconds`` aside)."""
+    return {
+        "requests": s.requests,
+        "completed": s.completed,
+        "rejected": s.rejected,
+        "ttft_ms": s.ttft_ms.as_dict(),
+        "tpot_ms": s.tpot_ms.as_dict(),
+        "e2e_ms": s.e2e_ms.as_dict(),
+        "slo_attainment": s.slo_attainment,
+        "failed": s.failed,
+    }
+
+
+def to_json(run: SimulationRun) -> dict[str, Any]:
+    """Machine output: the contract keys, then the context and the per-minute series."""
+    out = summary_json(run.overall)
+    out["wall_seconds"] = run.wall_seconds
+    out |= {
+        "workload": run.workload.name,
+        "slice": run.slice_name,
+        "replicas": list(run.replica_names),
+        "rate_scale": run.rate_scale,
+        "requeued": run.result.requeued,
+        "per_minute": per_minute(run),
+    }
+    if run.failure is not None and run.before is not None and run.after is not None:
+        out["failure"] = {"zone": run.failure.zone, "at_s": run.failure.at_s,
+                          "in_flight": "requests without a first token are re-routed; "
+                                       "requests streaming tokens are counted as failed"}
+        out["before_failure"] = summary_json(run.before)
+        out["after_failure"] = summary_json(run.after)
+    return out
+
+
+def per_minute(run: SimulationRun) -> list[dict[str, Any]]:
+    """One row per minute of the replay: attainment, deepest queue, KV in use."""
+    attain = run.overall.per_minute_attainment
+    rows = []
+    for m in range(run.result.queue_depth_max.size):
+        kv = float(run.result.kv_use[m])
+        rows.append({
+            "minute": m,
+            "slo_attainment": attain[m] if m < len(attain) else None,
+            "queue_depth_max": int(run.result.queue_depth_max[m]),
+            "kv_use": None if math.isnan(kv) else kv,
+        })
+    return rows
+
+
+def _ms(v: float) -> str:
+    return "—" if math.isnan(v) else f"{v:,.0f}"
+
+
+def _table(columns: list[tuple[str, ReplaySummary]], workload: Workload) -> list[str]:
+    slo = {"TTFT": workload.slo.ttft_p95_ms, "TPOT": workload.slo.tpot_p95_ms, "e2e": None}
+    head = "".join(f"{label:>27}" for label, _ in columns)
+    lines = [f"{'':10}{head}", f"{'[ms]':10}" + "".join(f"{'P50':>9}{'P95':>9}{'P99':>9}"
+                                                        for _ in columns) + "  SLO P95"]
+    for name, attr in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("e2e", "e2e_ms")):
+        cells = ""
+        for _, s in columns:
+            p = getattr(s, attr)
+            cells += f"{_ms(p.p50):>9}{_ms(p.p95):>9}{_ms(p.p99):>9}"
+        target = slo[name]
+        lines.append(f"{name:10}{cells}  {'' if target is None else f'{target:,.0f}'}")
+    for label, key in (("requests", "requests"), ("completed", "completed"),
+                       ("rejected", "rejected"), ("failed", "failed")):
+        lines.append(f"{label:10}" + "".join(f"{getattr(s, key):>27,}" for _, s in columns))
+    lines.append(f"{'within SLO':10}" + "".join(
+        f"{'—' if s.slo_attainment is None else f'{s.slo_attainment:.1%}':>27}"
+        for _, s in columns))
+    return lines
+
+
+def render(run: SimulationRun) -> str:
+    """Readable report: latency table (before/after a failure), worst minutes, wall time."""
+    r = run.result
+    lines = [f"workload {run.workload.name}, slice {run.slice_name}: "
+             f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}"]
+    columns = [("all requests", run.overall)]
+    if run.failure is not None and run.before is not None and run.after is not None:
+        columns += [("before failure", run.before), ("after failure", run.after)]
+        lines.append(f"zone {run.failure.zone} fails at minute {run.failure.at_s / 60:g}: "
+                     f"{r.requeued} requests without a first token re-routed, "
+                     f"{run.overall.failed} streaming requests failed")
+    lines += _table(columns, run.workload)
+    attain = [(a, m) for m, a in enumerate(run.overall.per_minute_attainment) if a is not None]
+    if attain:
+        worst, minute = min(attain)
+        below = sum(1 for a, _ in attain if a < 0.95)
+        lines.append(f"per minute: worst SLO attainment {worst:.1%} (minute {minute}); "
+                     f"{below} of {len(attain)} minutes below 95 %")
+    if r.queue_depth_max.size:
+        q = int(r.queue_depth_max.argmax())
+        lines.append(f"queue depth: at most {int(r.queue_depth_max[q])} requests waiting for "
+                     f"a first token (minute {q})")
+    kv = [(float(v), m) for m, v in enumerate(r.kv_use) if not math.isnan(v)]
+    if kv:
+        top, minute = max(kv)
+        lines.append(f"KV cache in use: up to {top:.0%} of live capacity (minute {minute})")
+    lines.append(f"replayed in {run.wall_seconds:.2f} s")
+    return "\n".join(lines)
