@@ -346,8 +346,7 @@ def build_capacity_table(scenario: Scenario) -> CapacityTable:
         mine: list[CapacityRow] = []
         for gpu_name in allowed:
             gpu = scenario.gpu(gpu_name)
-            degrees = tp_degrees(gpu) or (1,)
-            for tp in degrees:
+            for tp in tp_degrees(gpu):
                 result = configuration_row(scenario, workload, gpu, tp)
                 if isinstance(result, CapacityRow):
                     mine.append(result)

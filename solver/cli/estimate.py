@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from models.scenario import Scenario
 from solver.capacity import closed_loop, staleness
 from solver.cli.common import echo_json, json_option, load
 from solver.memory import (
+    MemoryPlan,
     check_fit,
     kv_bytes_per_token,
     kv_precision,
@@ -52,11 +54,40 @@ def _measured(
     return None
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """Every figure ``fleetplan estimate`` shows; :meth:`contract` is the ``--json`` object."""
+
+    plan: MemoryPlan
+    kv_bytes_per_token: float
+    max_stable_sequences: int
+    prefill_ms: float
+    ttft_ms: float
+    tpot_ms: float
+    output_tokens_per_s: float
+    max_output_tokens_per_s: float
+    source: CapacitySource
+
+    def contract(self) -> dict[str, Any]:
+        """The flat ``--json`` object, keys in the documented order."""
+        return {
+            "weights_gib": self.plan.weights_gib,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_capacity_tokens": self.plan.kv_capacity_tokens,
+            "max_stable_sequences": self.max_stable_sequences,
+            "ttft_ms": self.ttft_ms,
+            "tpot_ms": self.tpot_ms,
+            "output_tokens_per_s": self.output_tokens_per_s,
+            "max_output_tokens_per_s": self.max_output_tokens_per_s,
+            "source": self.source.value,
+        }
+
+
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
-) -> dict[str, Any]:
-    """Every figure of the estimate, flat (the ``--json`` object plus the memory breakdown)."""
+) -> Estimate:
+    """Memory and closed-loop performance of one replica (measured figures where given)."""
     context = input_tokens + output_tokens
     reason = check_fit(spec, gpu, precision, tp, policy, context)
     if reason is not None:
@@ -69,32 +100,18 @@ def estimate(
     seqs = max_stable_sequences(plan.kv_capacity_tokens, context)
     at = closed_loop(perf, input_tokens, output_tokens, concurrency)
     best = closed_loop(perf, input_tokens, output_tokens, seqs)
-    out: dict[str, Any] = {
-        "weights_gib": plan.weights_gib,
-        "kv_bytes_per_token": kv_bytes_per_token(spec, kv_precision(precision)),
-        "kv_capacity_tokens": plan.kv_capacity_tokens,
-        "max_stable_sequences": seqs,
-        "ttft_ms": at.ttft_ms,
-        "tpot_ms": at.tpot_ms,
-        "output_tokens_per_s": at.output_tokens_per_s,
-        "max_output_tokens_per_s": best.output_tokens_per_s,
-        "source": CapacitySource.analytic.value,
-    }
-    if measured is not None:
-        out.update(max_stable_sequences=measured.max_stable_sequences,
+    result = Estimate(
+        plan=plan, kv_bytes_per_token=kv_bytes_per_token(spec, kv_precision(precision)),
+        max_stable_sequences=seqs, prefill_ms=perf.prefill_time_ms(input_tokens),
+        ttft_ms=at.ttft_ms, tpot_ms=at.tpot_ms, output_tokens_per_s=at.output_tokens_per_s,
+        max_output_tokens_per_s=best.output_tokens_per_s, source=CapacitySource.analytic,
+    )
+    if measured is None:
+        return result
+    return replace(result, max_stable_sequences=measured.max_stable_sequences,
                    ttft_ms=measured.ttft_p95_ms, tpot_ms=measured.decode_p95_ms_per_token,
                    output_tokens_per_s=measured.tested_peak_rps * output_tokens,
-                   source=CapacitySource.measured.value)
-    extra = {
-        "memory_gib": plan.memory_gib, "runtime_overhead_gib": plan.runtime_overhead_gib,
-        "margin_gib": plan.margin_gib, "kv_gib": plan.kv_gib,
-        "kv_bytes_per_token_per_gpu": plan.kv_bytes_per_token_per_gpu,
-        "kv_precision": kv_precision(precision).value,
-        "prefill_ms": perf.prefill_time_ms(input_tokens),
-        "max_concurrency_requests_per_s": best.requests_per_s,
-        "requests_per_s": at.requests_per_s,
-    }
-    return {"figures": out, "extra": extra}
+                   source=CapacitySource.measured)
 
 
 @click.command("estimate")
@@ -129,43 +146,41 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
                       policy, measured)
-    fig, extra = result["figures"], result["extra"]
     if as_json:
-        echo_json(fig)
+        echo_json(result.contract())
         return
-    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, fig, extra)
+    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, result)
 
 
 def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
-           output_tokens: int, concurrency: int, fig: dict[str, Any],
-           extra: dict[str, Any]) -> None:
+           output_tokens: int, concurrency: int, est: Estimate) -> None:
     echo = click.echo
+    plan = est.plan
     echo(f"{spec.name} on {tp} × {gpu.name}, {precision.value} weights, "
-         f"{extra['kv_precision']} KV cache — {input_tokens} in / {output_tokens} out "
-         f"({fig['source']})")
+         f"{kv_precision(precision).value} KV cache — {input_tokens} in / {output_tokens} out "
+         f"({est.source.value})")
     echo("")
     echo("memory per GPU               GiB")
-    echo(f"  weights              {fig['weights_gib']:11.2f}")
-    echo(f"  runtime overhead     {extra['runtime_overhead_gib']:11.2f}")
-    echo(f"  safety margin        {extra['margin_gib']:11.2f}")
-    echo(f"  KV cache             {extra['kv_gib']:11.2f}")
-    echo(f"  total                {extra['memory_gib']:11.2f}")
+    echo(f"  weights              {plan.weights_gib:11.2f}")
+    echo(f"  runtime overhead     {plan.runtime_overhead_gib:11.2f}")
+    echo(f"  safety margin        {plan.margin_gib:11.2f}")
+    echo(f"  KV cache             {plan.kv_gib:11.2f}")
+    echo(f"  total                {plan.memory_gib:11.2f}")
     echo("")
-    echo(f"KV bytes per token         {fig['kv_bytes_per_token']:12,.0f}  "
-         f"({extra['kv_bytes_per_token_per_gpu']:,.0f} per GPU)")
-    echo(f"KV capacity [tokens]       {fig['kv_capacity_tokens']:12,d}")
-    echo(f"max stable sequences       {fig['max_stable_sequences']:12,d}  "
+    echo(f"KV bytes per token         {est.kv_bytes_per_token:12,.0f}  "
+         f"({plan.kv_bytes_per_token_per_gpu:,.0f} per GPU)")
+    echo(f"KV capacity [tokens]       {plan.kv_capacity_tokens:12,d}")
+    echo(f"max stable sequences       {est.max_stable_sequences:12,d}  "
          f"at {input_tokens + output_tokens:,} tokens each")
-    echo(f"prefill of one prompt [ms] {extra['prefill_ms']:12.1f}")
+    echo(f"prefill of one prompt [ms] {est.prefill_ms:12.1f}")
     echo("")
-    label = "at the measured peak" if fig["source"] == "measured" else \
-        f"at concurrency {concurrency}"
-    echo(f"{label}:")
-    echo(f"  TTFT [ms]                {fig['ttft_ms']:12.1f}")
-    echo(f"  time per output token    {fig['tpot_ms']:12.2f} ms")
-    echo(f"  output tokens/s          {fig['output_tokens_per_s']:12,.0f}")
-    echo(f"max output tokens/s (no latency limit, {fig['max_stable_sequences']:,} sequences): "
-         f"{fig['max_output_tokens_per_s']:,.0f}")
-    if concurrency > fig["max_stable_sequences"]:
-        echo(f"warning: concurrency {concurrency} exceeds the {fig['max_stable_sequences']} "
+    measured = est.source is CapacitySource.measured
+    echo("at the measured peak (P95):" if measured else f"at concurrency {concurrency} (means):")
+    echo(f"  TTFT [ms]                {est.ttft_ms:12.1f}")
+    echo(f"  time per output token    {est.tpot_ms:12.2f} ms")
+    echo(f"  output tokens/s          {est.output_tokens_per_s:12,.0f}")
+    echo(f"max output tokens/s (no latency limit, {est.max_stable_sequences:,} sequences): "
+         f"{est.max_output_tokens_per_s:,.0f}")
+    if concurrency > est.max_stable_sequences:
+        echo(f"warning: concurrency {concurrency} exceeds the {est.max_stable_sequences} "
              "sequences the KV cache holds; the runtime would queue or preempt", err=True)
