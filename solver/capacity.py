@@ -169,6 +169,8 @@ def slo_holding_point(
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
         limit = idle.limit(ttft_slo_ms, tpot_slo_ms)
+        if limit == "kv_cache":
+            return None, "the KV cache cannot hold one sequence of the P95 context"
         if limit == "tpot":
             return None, (f"one decode step takes {idle.tpot_p95_ms:.1f} ms > TPOT SLO "
                           f"{tpot_slo_ms:g} ms even at no load")
@@ -240,13 +242,20 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
 
 
 def stale_measurements(scenario: Scenario) -> list[str]:
-    """One warning per measured row that is not used, with why."""
+    """One warning per measured row that is not used, with why (stale, or no such candidate)."""
     out = []
     for i, row in enumerate(scenario.measured):
+        where = f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on})"
         reason = staleness(scenario, row)
         if reason is not None:
-            out.append(f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, "
-                       f"{row.measured_on}): stale, not used: {reason}")
+            out.append(f"{where}: stale, not used: {reason}")
+            continue
+        allowed = scenario.workload(row.workload).allowed_gpus
+        if allowed is not None and row.gpu not in allowed:
+            out.append(f"{where}: not used: {row.gpu} is not in the workload's allowed_gpus")
+        elif row.tp not in tp_degrees(scenario.gpu(row.gpu)):
+            out.append(f"{where}: not used: TP{row.tp} is not a candidate degree on {row.gpu} "
+                       f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
     return out
 
 

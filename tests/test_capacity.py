@@ -221,6 +221,15 @@ def test_digest_mismatch_is_stale() -> None:
     assert "digest sha256:old differs from sha256:new" in stale_measurements(sc)[0]
 
 
+def test_a_measured_row_for_no_candidate_is_reported() -> None:
+    w = chat(gpus=("L4",))
+    warnings = stale_measurements(scenario(w, (measured_row(),)))
+    assert warnings == ["measured[0] (chat on H100-SXM TP2, 2026-10-15): not used: H100-SXM is "
+                        "not in the workload's allowed_gpus"]
+    odd = stale_measurements(scenario(chat(), (measured_row(tp=3),)))
+    assert "TP3 is not a candidate degree on H100-SXM" in odd[0]
+
+
 def test_predict_at_rate_analytic() -> None:
     w = chat()
     sc = scenario(w)
