@@ -318,3 +318,17 @@ def test_rejection_is_a_rejected_config() -> None:
     result = configuration_row(scenario(w), w, L4, 1)
     assert isinstance(result, RejectedConfig)
     assert result.gpu == "L4"
+
+
+def test_measured_row_makes_a_candidate_the_model_rejects() -> None:
+    # 70B FP8 does not fit one L4 on paper; a fresh load test says it served: measured wins.
+    w = chat()
+    sc = scenario(w, (measured_row(gpu="L4", tp=1, tested_peak_rps=0.5),))
+    row = configuration_row(sc, w, L4, 1)
+    assert isinstance(row, CapacityRow)
+    assert row.source is CapacitySource.measured
+    assert row.weights_gib_per_gpu is None
+    assert "not a candidate (weights" in row.note
+    within = predict_at_rate(sc, w, row, 0.4)
+    assert (within.ttft_p95_ms, within.tpot_p95_ms, within.holds) == (900.0, 45.0, True)
+    assert not predict_at_rate(sc, w, row, 0.6).holds
