@@ -89,6 +89,6 @@ def capacity_vs_demand_chart(panels: Sequence[DayPanel]) -> bytes:
         ax.set_ylabel("req/s")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, frameon=False, loc="lower right")
+        ax.legend(fontsize=7, frameon=False, loc="best")
     fig.suptitle("Capacity vs demand over the peak day")
     return _png(fig)

@@ -30,7 +30,7 @@ from models.common import PurchaseKind
 from models.offers import Offer
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.contract import build_contract
+from solver.contract import build_contract, write_contract
 from solver.report import (
     PURCHASE_ORDER,
     gpus_by,
@@ -40,6 +40,7 @@ from solver.report import (
     tenant_costs,
     tokens_per_month,
     write_atomic,
+    write_report,
 )
 
 #: Sheet titles, in workbook order.
@@ -356,7 +357,8 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     ws.freeze_panes = "B2"
 
 
-def write_contract(ws: Worksheet, plan: Plan, scenario: Scenario, table: CapacityTable) -> None:
+def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
+                         table: CapacityTable) -> None:
     """The configuration-matrix rows the plan rests on (the same rows as contract.yaml)."""
     header(ws, 1, ["Model", "Model digest", "GPU", "Runtime", "Precision", "TP", "Workload",
                    "Max stable sequences", "Tested peak [req/s]", "TTFT P95 [ms]",
@@ -515,7 +517,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_pools(ws["Pools"], plan, scenario, table)
     write_hourly(ws["Hourly"], plan, scenario)
     write_survivability(ws["Survivability"], plan, scenario)
-    write_contract(ws["Capacity contract"], plan, scenario, table)
+    write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
     write_assumptions(ws["Assumptions"], plan, scenario)
     for sheet in ws.values():
@@ -543,3 +545,27 @@ def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
     path = Path(path)
     write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table)))
     return path
+
+
+#: File names of the procurement outputs written beside ``plan.json``.
+WORKBOOK_FILE = "plan.xlsx"
+CONTRACT_FILE = "contract.yaml"
+
+
+def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,
+                              table: CapacityTable | None = None) -> list[Path]:
+    """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
+
+    ``table`` defaults to the capacity table of the scenario (the one the planner used: it is a
+    pure function of the scenario).
+    """
+    if table is None:
+        from solver.capacity import build_capacity_table  # the capacity model (heavy import)
+
+        table = build_capacity_table(scenario)
+    out = Path(out_dir)
+    return [
+        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE),
+        write_contract(plan, scenario, table, out / CONTRACT_FILE),
+        *write_report(plan, scenario, table, out),
+    ]

@@ -50,7 +50,7 @@ class SliceFigures:
     capacity_rps: float
     """Σ replicas × SLO-holding rate of the replicas running in the slice [1/s]."""
     usable_rps: float
-    """capacity_rps × the workload's target utilization: what counts against demand [1/s]."""
+    """Σ replicas × rate × target utilization (× (1 − interruption) for spot) [1/s]."""
 
 
 @dataclass(frozen=True)
@@ -125,20 +125,39 @@ def slice_demand_rps(workload: Workload, slice_: Slice) -> float:
     return max(hourly[h] for h in slice_.hours)
 
 
+def spot_interruption_rate(scenario: Scenario, zone: str, gpu: str) -> float:
+    """Expected share of spot capacity reclaimed per hour in a zone [1/h] (0 without spot)."""
+    for z in scenario.zones:
+        if z.id == zone:
+            for o in z.offers:
+                if o.gpu == gpu and o.spot is not None:
+                    return o.spot.interruption_rate_per_hour
+    return 0.0
+
+
 def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
-    """Demand and capacity of every workload in every slice, in slice then workload order."""
+    """Demand and capacity of every workload in every slice, in slice then workload order.
+
+    Usable capacity counts as the program does: Σ replicas × SLO-holding rate × target
+    utilization, spot replicas discounted by their zone's interruption rate.
+    """
     out = []
     for slice_ in plan.slices:
         for wl in scenario.workloads:
             running = [a for a in plan.allocations
                        if a.workload == wl.name and a.slice in (None, slice_.name)]
             capacity = sum(a.replicas * a.replica_capacity_rps for a in running)
+            usable = sum(
+                a.replicas * a.replica_capacity_rps * wl.utilization  # [1/s]
+                * (1.0 - spot_interruption_rate(scenario, a.zone, a.gpu)
+                   if a.purchase is PurchaseKind.spot else 1.0)
+                for a in running)
             out.append(SliceFigures(
                 workload=wl.name,
                 slice=slice_.name,
                 demand_rps=slice_demand_rps(wl, slice_),
                 capacity_rps=capacity,
-                usable_rps=capacity * wl.utilization,
+                usable_rps=usable,
             ))
     return tuple(out)
 

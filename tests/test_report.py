@@ -130,3 +130,14 @@ def test_infeasible_plan_report(tmp_path: Path) -> None:
     text = paths[0].read_text()
     assert "## Why the scenario is infeasible" in text
     assert "needs 8 more H100-SXM in z1" in text
+
+
+def test_spot_capacity_is_discounted_by_interruption() -> None:
+    plan = make_plan()
+    spot = plan.allocations[3].model_copy(update={"purchase": PurchaseKind.spot})
+    plan = plan.model_copy(update={"allocations": (*plan.allocations[:3], spot)})
+    day = next(f for f in slice_figures(plan, make_scenario())
+               if (f.workload, f.slice) == ("chat", "day"))
+    # 8 reserved × 2 × 0.7 + 4 spot × 2 × 0.7 × (1 − 0.05) = 11.2 + 5.32 = 16.52
+    assert day.usable_rps == pytest.approx(16.52)
+    assert day.capacity_rps == 24.0
