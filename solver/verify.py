@@ -69,10 +69,10 @@ def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[st
     out: list[str] = []
     out += _check_slices(plan, blocks)
     out += _check_references(plan, scenario, table)
+    out += _check_spot(plan, scenario)
     if out:
         return out  # the arithmetic below trusts the references
     fleet = fleet_from_plan(plan, scenario)
-    out += _check_spot(plan, scenario)
     out += _check_demand(fleet, scenario, blocks)
     out += _check_stock(plan, scenario, blocks)
     out += _check_nodes(plan, scenario, blocks)
@@ -148,6 +148,8 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
 
 def _check_spot(plan: Plan, scenario: Scenario) -> list[str]:
     classes = {w.name: w.workload_class for w in scenario.workloads}
+    classes.update({a.workload: WorkloadClass.batch for a in plan.allocations
+                    if a.workload not in classes})  # unknown: reported with the references
     return [
         f"interactive workload {a.workload} has {a.replicas} spot replicas in {a.zone}"
         for a in plan.allocations

@@ -10,7 +10,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from models.capacity import CapacityRow
+from models.capacity import CapacityRow, CapacityTable
+from models.loader import load_scenario
+from models.plan import Plan
+from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
 from solver.check import CheckReport, CheckRow, LatencyAtLoad, check_fleet
 from solver.cli import main
@@ -208,3 +211,80 @@ def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert "nodes[0].zone: unknown zone `zone-b`" in res.output
     assert "Traceback" not in res.output
+
+
+# --- plans the program produces ----------------------------------------------------------------
+
+REAL = ("tiny", "twenty_rps", "doc_qa", "demo")
+
+
+@pytest.fixture(scope="module")
+def real_plans() -> dict[str, tuple[Scenario, CapacityTable, Plan]]:
+    """Each example scenario planned once (the demo with a short time limit: any plan the
+    program returns must be checkable, proven optimal or not)."""
+    from solver.capacity import build_capacity_table
+    from solver.planner import plan_scenario
+
+    out = {}
+    for name in REAL:
+        sc = load_scenario(SCENARIOS / f"{name}.yaml")
+        table = build_capacity_table(sc)
+        out[name] = (sc, table, plan_scenario(sc, table, time_limit_s=10.0, gap=0.05))
+    return out
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_checker_agrees_with_plan_survivability(
+    name: str, real_plans: dict[str, tuple[Scenario, CapacityTable, Plan]]
+) -> None:
+    sc, table, plan = real_plans[name]
+    assert plan.allocations, f"{name}: the program returned no fleet ({plan.status})"
+    report = check_fleet(fleet_from_plan(plan, sc), sc, table)
+    volume = {w.name for w in sc.workloads if w.batch is not None}
+    compared = 0
+    for prow in plan.survivability:
+        if prow.workload in volume:
+            continue  # the checker rates a volume over its whole window (verify_plan re-checks)
+        if prow.failure.startswith("node:"):
+            mine = [r for r in report.rows if r.failure.startswith(prow.failure + "/")
+                    and r.workload == prow.workload and r.slice == prow.slice
+                    and not r.failure.endswith("/spot")]
+        else:
+            mine = [r for r in report.rows if (r.failure, r.workload, r.slice)
+                    == (prow.failure, prow.workload, prow.slice)]
+        assert mine, f"{name}: no checker row for {prow}"
+        worst = min(mine, key=lambda r: r.capacity_rps)
+        assert worst.capacity_rps == pytest.approx(prow.capacity_rps, rel=1e-6, abs=1e-9)
+        assert worst.demand_rps == pytest.approx(prow.demand_rps, rel=1e-6, abs=1e-9)
+        assert worst.holds == prow.holds
+        compared += 1
+    assert compared > 0
+    # a plan the program calls feasible survives everything it was planned to survive
+    assert report.ok == all(r.holds for r in plan.survivability)
+    assert report.ok, [(r.failure, r.workload, r.slice) for r in report.broken]
+
+
+@pytest.mark.parametrize("name", ["twenty_rps", "doc_qa"])
+def test_cli_catches_a_real_plan_with_a_node_removed(
+    name: str, real_plans: dict[str, tuple[Scenario, CapacityTable, Plan]], tmp_path: Path
+) -> None:
+    sc, _, plan = real_plans[name]
+    path = tmp_path / "plan.json"
+    path.write_text(plan.model_dump_json(), encoding="utf-8")
+    runner = CliRunner()
+    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path)])
+    assert res.exit_code == 0, res.output
+    # remove one node, by hand, from the pool with the most nodes
+    i = max(range(len(plan.nodes)), key=lambda k: (plan.nodes[k].nodes, -k))
+    n = plan.nodes[i]
+    per_node = n.gpus // n.nodes
+    nodes = list(plan.nodes)
+    nodes[i] = n.model_copy(update={"nodes": n.nodes - 1, "gpus": n.gpus - per_node})
+    path.write_text(plan.model_copy(update={"nodes": tuple(nodes)}).model_dump_json(), "utf-8")
+    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path),
+                               "--json"])
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.output)
+    assert out["ok"] is False and out["broken"]
+    assert any("dropped, no node holds them" in note for note in out["notes"])
+    assert sc.name == out["scenario"]

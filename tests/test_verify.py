@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from models.capacity import CapacityTable
 from models.common import PurchaseKind
+from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
+from models.scenario import Scenario
 from solver.verify import paid_hours_per_month, verify_plan
 from tests import fleet_cases as fc
 
@@ -115,3 +122,51 @@ def test_paid_hours() -> None:
     assert paid_hours_per_month(PurchaseKind.reserved, None, sc) == 730.0
     # night is 12 of 24 hours: 12 × 730 / 24 = 365 h
     assert paid_hours_per_month(PurchaseKind.spot, "night", sc) == 365.0
+
+
+# --- plans the program produces ----------------------------------------------------------------
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
+
+
+@pytest.fixture(scope="module", params=["tiny", "twenty_rps", "doc_qa"])
+def real(request: pytest.FixtureRequest) -> tuple[Scenario, CapacityTable, Plan]:
+    from solver.capacity import build_capacity_table
+    from solver.planner import plan_scenario
+
+    sc = load_scenario(SCENARIOS / f"{request.param}.yaml")
+    table = build_capacity_table(sc)
+    return sc, table, plan_scenario(sc, table, time_limit_s=20.0)
+
+
+def test_real_plan_passes(real: tuple[Scenario, CapacityTable, Plan]) -> None:
+    sc, table, plan = real
+    assert plan.allocations
+    assert verify_plan(plan, sc, table) == []
+
+
+def test_real_plan_mutations_are_caught(real: tuple[Scenario, CapacityTable, Plan]) -> None:
+    sc, table, plan = real
+    biggest = max(range(len(plan.allocations)), key=lambda i: plan.allocations[i].replicas)
+    a = plan.allocations[biggest]
+    # remove a replica: the plan's own rows (or its demand / survival) no longer add up
+    fewer = _replace_alloc(plan, biggest, replicas=a.replicas - 1, gpus=a.gpus - a.tp)
+    assert verify_plan(fewer, sc, table) != []
+    # put an interactive workload on spot
+    spot = _replace_alloc(plan, biggest, purchase=PurchaseKind.spot, slice=None)
+    assert f"interactive workload {a.workload} has {a.replicas} spot replicas in {a.zone}" in (
+        verify_plan(spot, sc, table))
+    # buy more GPUs than the zone's stock
+    n = plan.nodes[0]
+    offer = next(o for o in sc.zone(n.zone).offers if o.gpu == n.gpu)
+    terms = offer.terms(n.purchase)
+    assert terms is not None
+    per_node = n.gpus // n.nodes
+    extra = terms.stock_gpus // per_node + 1 - n.nodes  # nodes to add to pass the stock
+    more = n.model_copy(update={"nodes": n.nodes + extra, "gpus": (n.nodes + extra) * per_node})
+    out = verify_plan(plan.model_copy(update={"nodes": (more, *plan.nodes[1:])}), sc, table)
+    assert any(v.startswith(f"stock: {(n.nodes + extra) * per_node} {n.gpu}") for v in out), out
+    # change the cost by 1 %
+    cost = plan.cost.model_copy(update={"per_month": plan.cost.per_month * 1.01})
+    out = verify_plan(plan.model_copy(update={"cost": cost}), sc, table)
+    assert len(out) == 1 and out[0].startswith("cost: plan says")
