@@ -168,7 +168,8 @@ def _plan_for(
     # 2. cap outputs at P95 and hold new sessions
     cap_rps = 0.0
     counted = [g for name in slice_names
-               for g, n in surviving_replicas(fleet, wl, scenario, name, failure) if n > 0]
+               for g, n in surviving_replicas(fleet, wl, scenario, name, failure,
+                                              count_spot=not row.required) if n > 0]
     base_row = _best_row(table, wl, counted[0].gpu) if counted else None
     if base_row is not None:
         f = output_cap_fraction(wl.output_tokens, base_row)

@@ -106,16 +106,20 @@ def render_latency(report: CheckReport) -> list[str]:
     return out
 
 
-def render_degradation(plans: tuple[DegradationPlan, ...]) -> list[str]:
+def render_degradation(
+    plans: tuple[DegradationPlan, ...], report: CheckReport
+) -> list[str]:
     """Each failure that leaves a workload short: the steps in order and what each frees."""
     if not plans:
         return ["no failure leaves a workload short: no degradation needed"]
-    out = ["degradation plans (in order; capacity freed for the short workload):"]
+    required = {(r.failure, r.workload) for r in report.broken}
+    out = ["degradation, per failure that leaves a workload short (rps freed by each step):"]
     for p in plans:
-        out.append(f"  {p.failure} → {p.workload} (tenant {p.tenant}) short "
-                   f"{p.shortfall_rps:.3g} rps in {p.slice}:")
+        tag = " [must survive]" if (p.failure, p.workload) in required else ""
+        out.append(f"  {p.failure} → {p.workload}{tag}: short {p.shortfall_rps:.3g} rps "
+                   f"({p.slice})")
         for s in p.steps:
-            out.append(f"    {s.order}. {s.action}: frees {s.frees_rps:.3g} rps — {s.detail}")
+            out.append(f"    {s.order}. {s.action} +{s.frees_rps:.3g} rps: {s.detail}")
     out.append(f"  {plans[0].never}")
     return out
 
@@ -139,7 +143,7 @@ def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
         for note in fleet.notes:
             click.echo(f"note: {note}")
         for line in [*render_matrix(result.report), "", *render_latency(result.report), "",
-                     *render_degradation(result.plans)]:
+                     *render_degradation(result.plans, result.report)]:
             click.echo(line)
         verdict = "OK: every required survival holds" if result.report.ok else (
             f"FAIL: {len(result.report.broken)} required rows fail")
