@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.common import CapacitySource, Precision, PurchaseKind
 from models.errors import InputError
@@ -168,3 +171,24 @@ def test_plan_of_another_scenario(tmp_path: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(InputError, match=r"allocations\[0\].workload: unknown workload `chatt`"):
         load_fleet(path, fc.scenario(), fc.table())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    gpn=st.sampled_from([1, 2, 4, 8]),
+    items=st.lists(st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(0, 5),
+                             st.floats(0.1, 10.0)), min_size=1, max_size=3),
+)
+def test_worst_node_loss_matches_brute_force(
+    gpn: int, items: list[tuple[int, int, float]]
+) -> None:
+    groups = [_group("chat", tp, n, rps) for tp, n, rps in items]
+    best = 0.0
+    for counts in itertools.product(*(range(n + 1) for _, n, _ in items)):
+        used = sum(c * tp for c, (tp, _, _) in zip(counts, items, strict=True))
+        if used <= gpn:
+            best = max(best, sum(c * rps for c, (_, _, rps) in zip(counts, items, strict=True)))
+    rps, lost = worst_node_loss(groups, gpn)
+    assert rps == pytest.approx(best)
+    assert sum(lost.get(i, 0) * g.tp for i, g in enumerate(groups)) <= gpn
+    assert sum(lost.get(i, 0) * g.slo_rps for i, g in enumerate(groups)) == pytest.approx(rps)
