@@ -11,10 +11,12 @@ from typing import Any
 
 import click
 
+import solver.scenario_xlsx  # noqa: F401  registers the .xlsx scenario reader for every command
 from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
-COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check", "simulate")
+COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check", "simulate",
+                   "template", "plan")
 
 
 class FleetplanGroup(click.Group):
