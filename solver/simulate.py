@@ -238,7 +238,6 @@ class _Replica:
         "iters",
         "k_dec",
         "k_pre",
-        "load",
         "perf",
         "prefill_q",
         "reserved",
@@ -264,7 +263,6 @@ class _Replica:
         self.k_dec = 0  # KV tokens of decoding requests [tokens]
         self.k_pre = 0  # KV tokens of prompts in prefill (cached + prefilled so far) [tokens]
         self.reserved = 0  # KV reserved by admitted requests: Σ input + output [tokens]
-        self.load = 0  # requests routed here and not finished
         self.dec_heap: list[tuple[int, int]] = []  # (iteration it finishes at, request)
         self.prefill_q: deque[list[int]] = deque()  # [request, tokens left, tokens in KV]
         self.wait_q: deque[int] = deque()  # requests waiting for KV room
@@ -296,6 +294,10 @@ class _Engine:
         self.queued = 0  # routed, no first token yet (all replicas)
         self.requeued = 0
         self.trace = trace
+        self.loads = [0] * len(self.reps)  # requests routed to each replica and not finished
+        self.alive: list[int] = []
+        self.min_cap = self.max_cap = -1
+        self._set_alive()
 
     # -- main loop --
 
@@ -352,22 +354,28 @@ class _Engine:
 
     def _route(self, i: int, t: float) -> None:
         need = self.inputs[i] + self.outputs[i]
-        best: _Replica | None = None
-        any_alive = False
-        for rep in self.reps:
-            if rep.alive:
-                any_alive = True
-                if rep.cap >= need and (best is None or rep.load < best.load):
-                    best = rep
-        if best is None:
-            self.status[i] = Status.rejected_too_long if any_alive else Status.rejected_no_replica
+        loads, alive = self.loads, self.alive
+        if need <= self.min_cap:
+            r = min(alive, key=loads.__getitem__)  # first of the least loaded
+        elif need <= self.max_cap:
+            r = min((j for j in alive if self.reps[j].cap >= need), key=loads.__getitem__)
+        else:
+            self.status[i] = Status.rejected_too_long if alive else Status.rejected_no_replica
             return
-        best.load += 1
+        best = self.reps[r]
+        loads[r] += 1
         self.queued += 1
         if not best.wait_q and self._admit(best, i):
             self._on_admitted(best, t)
         else:
             best.wait_q.append(i)
+
+    def _set_alive(self) -> None:
+        """Indices of live replicas and the smallest and largest KV capacity among them."""
+        self.alive = [r.index for r in self.reps if r.alive]
+        caps = [self.reps[j].cap for j in self.alive]
+        self.min_cap = min(caps, default=-1)
+        self.max_cap = max(caps, default=-1)
 
     def _admit(self, rep: _Replica, i: int) -> bool:
         """Admit request ``i`` if its whole KV fits and a sequence slot is free."""
@@ -494,7 +502,7 @@ class _Engine:
             need = self.inputs[i] + self.outputs[i]
             rep.k_dec -= need - 1
             rep.reserved -= need
-            rep.load -= 1
+            self.loads[rep.index] -= 1
             freed = True
         if freed:
             wait_q = rep.wait_q
@@ -521,7 +529,8 @@ class _Engine:
             rep.wait_q.clear()
             rep.chunk = []
             rep.seg_kind = _IDLE
-            rep.k_dec = rep.k_pre = rep.reserved = rep.load = 0
+            rep.k_dec = rep.k_pre = rep.reserved = self.loads[rep.index] = 0
+        self._set_alive()
         self.queued -= len(orphans)
         self.requeued += len(orphans)
         for i in sorted(orphans):

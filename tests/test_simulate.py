@@ -413,3 +413,13 @@ def test_cli_clean_errors(tmp_path: Path) -> None:
     assert code == 2 and "zone:<zone id>@<minute>" in out
     code, out = _invoke([*base, "--workload", "chat", "--fail", "zone:zone-c@3"])
     assert code == 2 and "unknown zone `zone-c`" in out
+
+
+def test_routing_skips_replicas_too_small_for_the_request() -> None:
+    reps = [ReplicaSpec("small", "a", LinearStep(kv_capacity_tokens=1000)),
+            ReplicaSpec("big", "a", LinearStep(kv_capacity_tokens=5000))]
+    res = replay(_trace([(0, 1500, 5), (0, 500, 5), (0, 6000, 5)]), reps)
+    # 1505 tokens fit only the big replica (prefill 10 + 15 = 25 ms); the 505-token request
+    # then goes to the idle small one (10 + 5 = 15 ms); 6005 tokens fit neither: rejected.
+    assert res.ttft_ms[:2].tolist() == [25.0, 15.0]
+    assert res.status[2] == Status.rejected_too_long
