@@ -289,6 +289,10 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
                     f"{spec.max_context_tokens}",
                     "lower the percentiles or pick a longer-context model; fleetplan never "
                     "truncates context"))
+        if wl.allowed_gpus == ():
+            problems.append(Problem(file, f"workloads[{wi}].allowed_gpus",
+                                    "empty list: no GPU type may run this workload",
+                                    "list at least one GPU type, or remove the key to allow all"))
         for gi, gpu in enumerate(wl.allowed_gpus or ()):
             if gpu not in gpu_names:
                 problems.append(Problem(file, f"workloads[{wi}].allowed_gpus[{gi}]",
@@ -355,7 +359,11 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
         policy=raw.policy,
         sources=tuple(all_sources),
     )
-    problems = check_references(scenario, file)
+    seen = [z.id for z in raw.zones]
+    problems = [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
+                        "give each zone its own id and list all its offers under it")
+                for i, zone_id in enumerate(seen) if zone_id in seen[:i]]
+    problems += check_references(scenario, file)
     if problems:
         raise InputError(problems)
     return scenario

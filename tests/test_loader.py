@@ -278,6 +278,20 @@ def test_duplicate_workload_names(tmp_path: Path) -> None:
     assert problem.message == "duplicate name `chat`"
 
 
+def test_duplicate_zone_ids_are_not_merged_silently(tmp_path: Path) -> None:
+    doc = base_doc()
+    doc["zones"].append(copy.deepcopy(doc["zones"][0]))
+    problem = only(problems_of(write(tmp_path, doc)), "zones[1].id")
+    assert problem.message == "duplicate zone id `zone-a`"
+
+
+def test_empty_allowed_gpus(tmp_path: Path) -> None:
+    doc = base_doc()
+    doc["workloads"][0]["allowed_gpus"] = []
+    problem = only(problems_of(write(tmp_path, doc)), "workloads[0].allowed_gpus")
+    assert "no GPU type" in problem.message
+
+
 def test_context_longer_than_the_model_allows(tmp_path: Path) -> None:
     doc = base_doc()
     doc["workloads"][0]["model"] = "Llama-2-7B"  # 4,096-token context
