@@ -48,8 +48,9 @@ Constraints
 - C3 n_plus_1: for :math:`w \in W^{N1}` and each non-spot pool (z, g, k) holding slots of ``w``,
   :math:`F_{ws}(\emptyset) - \ell_{wzgks}` meets demand, where the loss is
   :math:`\ell \ge \min(X_s, M)` with :math:`X_s` the pool's capacity at :math:`\phi`, linearised
-  as :math:`\ell \ge X_s - \bar X b`, :math:`\ell \ge M b` (:math:`\bar X` = the pool's capacity
-  at full stock). Where stock allows one node, :math:`\ell = X_s` exactly. A reserved pool's ``b``
+  as :math:`\ell \ge X_s - (\bar X - M) b`, :math:`\ell \ge M b`, where :math:`\bar X` bounds the
+  capacity an optimal pool needs (demand plus one node, see ``pool_capacity_bound``). Where
+  :math:`\bar X \le M`, :math:`\ell = X_s` exactly. A reserved pool's ``b``
   is shared by all slices (:math:`X` is the same in each, so the min picks the same side). With
   several TPs on one pool, :math:`\min(X, M)` bounds the worst node's bounded knapsack from above
   (safe).
@@ -271,28 +272,60 @@ def worst_node_rps(data: ProgramData, w: str, o: OfferTerm) -> float:
     return best[o.gpus_per_node]
 
 
+def demand_bound_rps(data: ProgramData, w: str, s: str) -> float:
+    """Most a workload may need in a slice [1/s]: its demand, or its whole volume in that slice."""
+    if w in data.volume_requests:
+        return data.volume_requests[w] / (SECONDS_PER_HOUR * data.window_hours[(w, s)])
+    return data.demand_rps[(w, s)]
+
+
+def pool_capacity_bound(
+    data: ProgramData, w: str, o: OfferTerm, slices: Iterable[str]
+) -> float:
+    r""":math:`\bar X`: capacity at :math:`\phi` a pool never needs to exceed for ``w`` [1/s].
+
+    With :math:`\bar D` the largest demand of the slices, any fleet whose pool holds more than
+    :math:`\max(\bar D \phi / u, \bar D + M) + \phi\rho_{max}` still meets demand and survives
+    every node loss with one replica fewer there (the pool alone covers the demand after losing a
+    node), so some optimum stays below it. Capped by the pool at full stock.
+    """
+    phi = data.failure_utilization
+    util = data.workload(w).utilization
+    node = phi * worst_node_rps(data, w, o)
+    rate = max(c.slo_rps for c in data.candidates_of(w) if c.gpu == o.gpu)
+    need = max(demand_bound_rps(data, w, s) for s in slices)
+    bound = max(need * phi / util, need + node) + phi * rate
+    return min(bound, node * (o.stock_gpus // o.gpus_per_node))
+
+
 def node_loss(
     prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str,
     pool: tuple[str, str, PurchaseKind], s: str,
 ) -> pulp.LpAffineExpression:
-    r""":math:`\ell`: what losing the fullest node of a pool takes from ``w`` in a slice [1/s]."""
+    r""":math:`\ell`: what losing the fullest node of a pool takes from ``w`` in a slice [1/s].
+
+    :math:`\ell \ge X - (\bar X - M) b` and :math:`\ell \ge M b`: the LP relaxation reads the
+    chord :math:`\ell \ge X M / \bar X`, close to exact because :math:`\bar X` is kept small (see
+    :func:`pool_capacity_bound`).
+    """
     z, g, kind = pool
     o = v.offer[pool]
     phi = data.failure_utilization
     lost = capacity_expr(data, v, [k for k in v.by_slice[(w, s)] if (k[3], k[1], k[4]) == pool],
                          phi)
-    if o.stock_gpus // o.gpus_per_node <= 1:
-        return lost  # at most one node: it holds everything the pool has
     node = phi * worst_node_rps(data, w, o)
-    whole = node * (o.stock_gpus // o.gpus_per_node)  # the pool at full stock
-    bkey = (w, z, g, kind, None if kind is PurchaseKind.reserved else s)
+    reserved = kind is PurchaseKind.reserved
+    bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
+    if bound <= node:
+        return lost  # the pool never needs more than one node: it loses all it holds
+    bkey = (w, z, g, kind, None if reserved else s)
     if bkey not in v.full:
         v.full[bkey] = prob.add_variable(
             v.names.name("b", w, z, g, kind.value, bkey[4] or "all"), cat="Binary")
     b = v.full[bkey]
     ell = prob.add_variable(v.names.name("l", w, z, g, kind.value, s), 0)
     v.loss[(w, z, g, kind, s)] = ell
-    prob += ell >= lost - whole * b, v.names.name("lossx", w, z, g, kind.value, s)
+    prob += ell >= lost - (bound - node) * b, v.names.name("lossx", w, z, g, kind.value, s)
     prob += ell >= node * b, v.names.name("lossm", w, z, g, kind.value, s)
     return pulp.LpAffineExpression(ell)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,9 @@ import click
 from inputs import demo_scenario
 from models.loader import load_scenario
 from models.scenario import Scenario
+from solver.outputs import write_atomic
+
+__all__ = ["echo_json", "json_option", "load", "scenario_argument", "write_atomic"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -30,17 +31,3 @@ def load(scenario: Path | None) -> Scenario:
 def echo_json(data: Any) -> None:
     """Print JSON deterministically (sorted keys are not used: field order is meaningful)."""
     click.echo(json.dumps(data, indent=2, default=str))
-
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write a file atomically: a crash never leaves a half-written output."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

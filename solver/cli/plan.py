@@ -1,0 +1,126 @@
+"""``fleetplan plan``: the cheapest fleet for a scenario, written to ``outputs/<scenario>/``."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import click
+
+from models.common import PurchaseKind
+from models.plan import Plan, SolveStatus
+from models.scenario import Scenario
+from solver.capacity import build_capacity_table
+from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.outputs import write_plan_outputs
+from solver.planner import plan_scenario, solver_summary
+from solver.solve import SOLVERS
+
+#: Statuses that carry a fleet (exit 0); the others exit 1.
+HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
+
+
+def gpu_table(plan: Plan) -> list[str]:
+    """GPUs by type × zone × purchase kind: reserved, and the most elastic in any slice."""
+    peak: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
+    for n in plan.nodes:
+        key = (n.gpu, n.zone, n.purchase)
+        peak[key] = max(peak[key], n.gpus)
+    lines = [f"  {'GPU':<10} {'zone':<12} {'reserved':>9} {'on-demand':>10} {'spot':>6}"]
+    for gpu, zone in sorted({(g, z) for g, z, _ in peak}):
+        cells = [peak.get((gpu, zone, k), 0) for k in PurchaseKind]
+        lines.append(f"  {gpu:<10} {zone:<12} {cells[0]:>9} {cells[1]:>10} {cells[2]:>6}")
+    lines.append("  (on-demand and spot: the most running in any slice)")
+    return lines
+
+
+def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """Per workload: configurations used and peak utilization of the SLO-holding rate."""
+    lines = []
+    steady = [r for r in plan.survivability if r.failure == "none"]
+    for wl in sorted(scenario.workloads, key=lambda w: w.name):
+        configs = sorted({f"{a.gpu}×{a.tp} ({a.capacity_source.value})"
+                          for a in plan.allocations if a.workload == wl.name})
+        rows = [r for r in steady if r.workload == wl.name and r.capacity_rps > 0]
+        # utilization of the SLO-holding rate = demand / (usable capacity / target utilization)
+        util = max((r.demand_rps * wl.utilization / r.capacity_rps for r in rows), default=0.0)
+        cost = next((c for c in plan.workload_costs if c.workload == wl.name), None)
+        per_mtok = "-" if cost is None or cost.per_million_tokens is None else (
+            f"{cost.per_million_tokens:.3f}")
+        lines.append(f"  {wl.name:<20} {', '.join(configs) or '-':<34} peak util {util:5.1%}  "
+                     f"{per_mtok} {plan.cost.currency}/Mtok")
+    return lines
+
+
+def survivability_lines(plan: Plan) -> list[str]:
+    """Per workload: the failures it must survive, and the worst margin over slices."""
+    worst: dict[tuple[str, str], tuple[float, bool]] = {}
+    for r in plan.survivability:
+        if r.failure == "none" or r.demand_rps <= 0:
+            continue
+        margin = (r.capacity_rps - r.demand_rps) / r.demand_rps
+        key = (r.workload, r.failure)
+        old = worst.get(key, (float("inf"), True))
+        worst[key] = (min(old[0], margin), old[1] and r.holds)
+    lines = []
+    for w in sorted({k[0] for k in worst}):
+        items = [(f, m, h) for (ww, f), (m, h) in sorted(worst.items()) if ww == w]
+        failing = [f for f, _, h in items if not h]
+        m, f = min((m, f) for f, m, _ in items)
+        verdict = "holds" if not failing else "FAILS " + ", ".join(failing)
+        lines.append(f"  {w:<20} {len(items)} failures checked, {verdict}; tightest {f} "
+                     f"({m:+.0%})")
+    return lines or ["  no workload asks for n_plus_1 or zone_loss"]
+
+
+def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
+    """The readable summary."""
+    out = [f"plan {plan.scenario}: {plan.status.value} ({solver_summary(plan.solver)})"]
+    if plan.status not in HAS_FLEET or not plan.nodes:
+        out.append("no fleet meets every requirement:" if plan.diagnosis else "no fleet found")
+        out += [f"  - {d.message}" for d in plan.diagnosis]
+    else:
+        c = plan.cost
+        mtok = "-" if c.per_million_tokens is None else f"{c.per_million_tokens:.3f}"
+        out_mtok = ("-" if c.per_million_output_tokens is None
+                    else f"{c.per_million_output_tokens:.3f}")
+        out.append(f"cost: {c.per_month:,.0f} {c.currency}/month; {mtok} {c.currency} per "
+                   f"million tokens ({out_mtok} per million output tokens)")
+        out.append("GPUs:")
+        out += gpu_table(plan)
+        out.append("workloads:")
+        out += workload_lines(plan, scenario)
+        out.append("survivability:")
+        out += survivability_lines(plan)
+    out.append("wrote " + ", ".join(str(p) for p in written))
+    return out
+
+
+@click.command("plan")
+@scenario_argument()
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Output directory (default: outputs/<scenario name>/).")
+@click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
+              help="MIP solver.")
+@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1), default=60.0,
+              show_default=True, help="Solver time limit [s].")
+@click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01, show_default=True,
+              help="Relative MIP gap at which to stop.")
+@json_option
+def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
+            gap: float, as_json: bool) -> None:
+    """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
+    sc = load(scenario)
+    if not as_json:
+        click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
+                   f"(time limit {time_limit_s:g} s)…", err=True)
+    table = build_capacity_table(sc)
+    plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap)
+    written = write_plan_outputs(plan, sc, out_dir or Path("outputs") / sc.name)
+    if as_json:
+        echo_json(plan.model_dump(mode="json"))
+    else:
+        for line in render(plan, sc, written):
+            click.echo(line)
+    if plan.status not in HAS_FLEET:
+        raise SystemExit(1)
