@@ -132,3 +132,18 @@ def test_spot_is_offered_in_the_demo_but_not_everywhere(demo: Scenario) -> None:
              for z in demo.zones for o in z.offers}
     assert PurchaseKind.spot not in kinds[("usw2-az2", "L4")]  # no spot price in the table
     assert PurchaseKind.spot in kinds[("use1-az1", "L4")]
+
+
+def test_package_data_globs_cover_every_input_file() -> None:
+    # A wheel ships only what [tool.setuptools.package-data] names: every catalog and scenario
+    # file must match one of its globs, so a non-editable install finds them too.
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["inputs"]
+    shipped = {p for pattern in patterns for p in inputs_dir().glob(pattern) if p.is_file()}
+    files = {p for sub in ("catalog", "scenarios") for p in (inputs_dir() / sub).rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
+    assert files, "no input files found"
+    assert files <= shipped, sorted(str(p) for p in files - shipped)
