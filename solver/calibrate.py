@@ -9,8 +9,8 @@ Method (docs/calibration.md):
    :class:`~models.catalog.EfficiencyFactors`: prefill and decode-step times from
    :class:`~solver.perf.ReplicaPerf`, all-reduce times from :func:`~solver.perf.allreduce_time_ms`,
    GEMM times from the linear-layer FLOPs at the compute roofline, maximum throughput from the
-   steady-state continuous-batching iteration at the largest batch the KV cache holds
-   (:func:`max_output_tokens_per_s`).
+   capacity model's closed loop at the largest batch the KV cache holds
+   (:func:`max_output_tokens_per_s`, the figure ``fleetplan estimate`` reports).
 3. **Fit.** Per GPU type, the five timing factors (:data:`FITTED`) minimise the sum of squared
    relative errors ``(predicted − measured) ÷ measured`` over the training rows, each kind weighted
    by ``1 / √rows`` so every kind counts the same whatever its row count. Each factor lives in its
@@ -37,6 +37,8 @@ import numpy.typing as npt
 
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.policy import Policy
+from solver.capacity import closed_loop
+from solver.memory import max_stable_sequences
 from solver.perf import FLOPS_PER_PARAM, ReplicaPerf, allreduce_time_ms, compute_tflops, perf_model
 from solver.perfdata import Measurement, MeasurementKind, to_frame
 
@@ -125,34 +127,18 @@ def gemm_time_ms(model: LlmSpec, gpu: GpuType, m: Measurement, eff: EfficiencyFa
     return flops / (compute_tflops(gpu, m.precision) * 1e9 * eff.compute_efficiency)
 
 
-def max_output_tokens_per_s(
-    perf: ReplicaPerf, input_tokens: int, output_tokens: int,
-    max_batch_sequences: int | None = None,
-) -> float:
-    """Output tokens/s of one replica under unlimited load (no latency limit) [tokens/s].
+def max_output_tokens_per_s(perf: ReplicaPerf, input_tokens: int, output_tokens: int) -> float:
+    """Output tokens/s of one replica with no latency limit [tokens/s]: what ``fleetplan estimate``
+    reports as ``max_output_tokens_per_s``.
 
-    The batch is the largest whose sequences all fit in the KV cache at their full context
-    (input + output), capped at ``max_batch_sequences`` if given. In the steady state of continuous
-    batching with chunked prefill, each iteration decodes one token for each of the ``B`` running
-    sequences and, as ``B ÷ output`` of them finish per iteration, prefills as many new prompts:
-    ``B × input ÷ output`` prefill tokens; the running sequences hold ``input + output / 2``
-    tokens on average. Throughput = ``B`` tokens per iteration ÷ iteration time. 0 when not even
-    one sequence fits.
+    The replica's closed loop (:func:`solver.capacity.closed_loop`) at the largest batch whose
+    sequences all fit in the KV cache at full context (``max_stable_sequences`` at input + output);
+    0 when not even one sequence fits.
     """
-    context = input_tokens + output_tokens  # [tokens/sequence]
-    batch = perf.kv_capacity_tokens // context  # [sequences]
-    if max_batch_sequences is not None:
-        batch = min(batch, max_batch_sequences)
-    if batch < 1:
+    seqs = max_stable_sequences(perf.kv_capacity_tokens, input_tokens + output_tokens)
+    if seqs < 1:
         return 0.0
-    new_prompts = batch / output_tokens  # sequences finishing (and starting) per iteration
-    step_ms = float(perf.step_times_ms(
-        prefill_tokens=new_prompts * input_tokens,
-        decode_seqs=batch,
-        kv_tokens=batch * (input_tokens + output_tokens / 2),
-        prefill_seqs=max(new_prompts, 1.0),
-    ))
-    return batch / step_ms * 1000.0  # tokens / iteration ÷ ms / iteration × ms / s
+    return closed_loop(perf, input_tokens, output_tokens, seqs).output_tokens_per_s
 
 
 def predict(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -12,11 +13,12 @@ import yaml
 from click.testing import CliRunner
 
 from inputs import catalog_dir, scenarios_dir
-from models.catalog import EfficiencyFactors
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.loader import load_catalog, load_scenario
 from solver.calibrate import (
     FITTED,
+    Calibration,
     calibrate,
     gemm_time_ms,
     held_out_mask,
@@ -24,8 +26,9 @@ from solver.calibrate import (
     overlay_document,
     predict,
 )
+from solver.capacity import closed_loop
 from solver.cli import main
-from solver.perf import ReplicaPerf
+from solver.perf import perf_model
 from solver.perfdata import Measurement, MeasurementKind, read_shared_perf, to_csv_text
 
 PERF = Path(__file__).resolve().parent / "data" / "perf"
@@ -33,7 +36,7 @@ SHARED_PERF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 K = MeasurementKind
 
 
-def _catalog() -> tuple[dict[str, object], dict[str, object]]:
+def _catalog() -> tuple[dict[str, GpuType], dict[str, LlmSpec]]:
     gpus, models, _ = load_catalog()
     return {g.name: g for g in gpus}, {m.name: m for m in models}
 
@@ -61,26 +64,18 @@ def test_held_out_split_is_stratified_and_order_free() -> None:
         held_out_mask(rows, 1.0)
 
 
-def _toy_perf(kv_capacity_tokens: int) -> ReplicaPerf:
-    return ReplicaPerf(
-        model="toy", gpu="toy", precision=Precision.bf16, tp=1,
-        kv_capacity_tokens=kv_capacity_tokens, weights_gib_per_gpu=0.0,
-        kv_bytes_per_token_per_gpu=0.0, flops_per_token=1e6, attention_flops_per_pair=0.0,
-        flops_per_ms=1e9, weight_bytes_per_gpu=0.0, bytes_per_ms=1e6, active_share=1.0,
-        allreduce_ms_per_step=0.0, allreduce_ms_per_token=0.0, step_overhead_ms=2.0,
-    )
-
-
-def test_max_output_tokens_per_s_by_hand() -> None:
-    perf = _toy_perf(10_000)
-    # context 100 + 100 = 200 → batch 10,000 // 200 = 50; 50 / 100 = 0.5 prompts start per
-    # iteration → 50 prefill tokens + 50 decode tokens = 100 tokens × 1e6 FLOP / 1e9 FLOP/ms
-    # = 0.1 ms compute (no memory traffic) + 2 ms overhead = 2.1 ms → 50 / 2.1 ms = 23,809.5 /s
-    assert max_output_tokens_per_s(perf, 100, 100) == pytest.approx(50 / 2.1 * 1000)
-    # capped at 10 sequences: 10 + 10 tokens → 0.02 + 2 = 2.02 ms → 10 / 2.02 ms = 4,950.5 /s
-    assert max_output_tokens_per_s(perf, 100, 100, max_batch_sequences=10) == pytest.approx(
-        10 / 2.02 * 1000)
-    assert max_output_tokens_per_s(_toy_perf(199), 100, 100) == 0.0  # not one sequence fits
+def test_max_output_tokens_per_s_is_the_estimate_figure() -> None:
+    gpus, models = _catalog()
+    perf = perf_model(models["Llama-3.1-8B"], gpus["H100-SXM"], Precision.fp8, 1)
+    seqs = perf.kv_capacity_tokens // (1000 + 1000)  # max stable sequences at full context
+    assert seqs > 1
+    expected = closed_loop(perf, 1000, 1000, seqs).output_tokens_per_s
+    assert max_output_tokens_per_s(perf, 1000, 1000) == pytest.approx(expected)
+    # more output tokens per request at the same context: no fewer sequences fit, and each
+    # request's prefill is spread over more output, so throughput does not fall
+    assert max_output_tokens_per_s(perf, 100, 1900) >= max_output_tokens_per_s(perf, 1900, 100)
+    too_long = perf.kv_capacity_tokens + 1
+    assert max_output_tokens_per_s(perf, too_long, 1) == 0.0  # not one sequence fits
 
 
 def test_gemm_time_by_hand() -> None:
@@ -104,9 +99,9 @@ def _synthetic(truth: EfficiencyFactors) -> list[Measurement]:
     rows: list[Measurement] = []
 
     def add(**kw: object) -> None:
-        m = Measurement(value=1.0, gpu="H100-SXM", **kw)  # type: ignore[arg-type]
+        m = Measurement(value=1.0, gpu="H100-SXM", **kw)
         spec = models.get(str(m.model)) if m.model else None
-        value = predict(m, gpu, spec, truth)  # type: ignore[arg-type]
+        value = predict(m, gpu, spec, truth)
         rows.append(m.model_copy(update={"value": value}))
 
     for tp in (1, 2, 4, 8):
@@ -160,7 +155,9 @@ def test_calibrate_skips_unknown_names_and_transfers() -> None:
     by_name = {g.name: g for g in gpus}
     pcie = by_name["H100-PCIe"].model_copy(update={"efficiency": EfficiencyFactors(
         runtime_overhead_gib=3.0, runtime_overhead_fraction=0.1)})
-    cal2 = calibrate(rows, [g for n, g in by_name.items() if n != "H100-PCIe"] + [pcie], models)
+    h100_rows = [r for r in rows if r.gpu == "H100-SXM" and r.kind is K.max_output_tokens_per_s]
+    cal2 = calibrate(h100_rows, [g for n, g in by_name.items() if n != "H100-PCIe"] + [pcie],
+                     models)
     moved = cal2.factors()["H100-PCIe"]
     assert (moved.runtime_overhead_gib, moved.runtime_overhead_fraction) == (3.0, 0.1)
     assert moved.compute_efficiency == cal2.factors()["H100-SXM"].compute_efficiency
@@ -170,10 +167,15 @@ def test_calibrate_skips_unknown_names_and_transfers() -> None:
     assert [g["name"] for g in doc["gpus"]] == sorted(factors)
 
 
-def _held_out_errors(perf_dir: Path) -> dict[MeasurementKind, float]:
+@functools.cache
+def _calibration_of(perf_dir: Path) -> Calibration:
+    """The calibration of a perf directory on the built-in catalog (computed once per run)."""
     gpus, models, _ = load_catalog()
-    cal = calibrate(read_shared_perf(perf_dir), gpus, models)
-    return {e.kind: e.held_out_median_abs_error for e in cal.errors()
+    return calibrate(read_shared_perf(perf_dir), gpus, models)
+
+
+def _held_out_errors(perf_dir: Path) -> dict[MeasurementKind, float]:
+    return {e.kind: e.held_out_median_abs_error for e in _calibration_of(perf_dir).errors()
             if e.gpu == "all" and e.held_out_median_abs_error is not None}
 
 
@@ -195,8 +197,7 @@ def test_builtin_efficiency_overlay_is_reproducible() -> None:
         pytest.skip("../shared/data/perf is absent")
     builtin = catalog_dir() / "efficiency.yaml"
     committed = yaml.safe_load(builtin.read_text(encoding="utf-8"))
-    gpus, models, _ = load_catalog()
-    fresh = overlay_document(calibrate(read_shared_perf(SHARED_PERF), gpus, models), "")
+    fresh = overlay_document(_calibration_of(SHARED_PERF), "")
     assert committed["gpus"] == fresh["gpus"]
 
 
