@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from models.capacity import CapacityRow, CapacityTable
 from models.common import Frozen, PurchaseKind, WorkloadClass
@@ -347,7 +348,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     if not isinstance(doc, Mapping):
         raise InputError([Problem(file, "", "expected a mapping at the top level",
                                   "give a plan.json or an inventory with `nodes:`")])
-    if "allocations" in doc or "status" in doc:
+    if _is_plan(doc):
         plan = validate_as(Plan, doc, file)
         problems = _plan_problems(plan, scenario, file)
         if problems:
@@ -368,6 +369,19 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         groups = _explicit_layout(inventory.layout, nodes, scenario, table, file)
     return Fleet(name=inventory.name, source=file, replicas=groups, nodes=nodes,
                  laid_out_by_fleetplan=inventory.layout is None)
+
+
+def _is_plan(doc: Mapping[str, Any]) -> bool:
+    """A plan.json carries ``allocations`` or ``status``; an inventory carries ``nodes``."""
+    return "allocations" in doc or "status" in doc
+
+
+def read_plan(path: Path) -> Plan | None:
+    """The plan in a fleet file, or ``None`` when the file is an inventory."""
+    doc = read_document(path)
+    if isinstance(doc, Mapping) and _is_plan(doc):
+        return validate_as(Plan, doc, str(path))
+    return None
 
 
 def _plan_problems(plan: Plan, scenario: Scenario, file: str) -> list[Problem]:

@@ -272,8 +272,10 @@ def test_cli_catches_a_real_plan_with_a_node_removed(
     path = tmp_path / "plan.json"
     path.write_text(plan.model_dump_json(), encoding="utf-8")
     runner = CliRunner()
-    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path)])
+    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path),
+                               "--json"])
     assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["verification"] == []
     # remove one node, by hand, from the pool with the most nodes
     i = max(range(len(plan.nodes)), key=lambda k: (plan.nodes[k].nodes, -k))
     n = plan.nodes[i]
@@ -287,4 +289,5 @@ def test_cli_catches_a_real_plan_with_a_node_removed(
     out = json.loads(res.output)
     assert out["ok"] is False and out["broken"]
     assert any("dropped, no node holds them" in note for note in out["notes"])
+    assert any(v.startswith("nodes: replicas use") for v in out["verification"])
     assert sc.name == out["scenario"]

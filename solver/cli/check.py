@@ -18,7 +18,8 @@ from models.scenario import Scenario
 from solver.check import CheckReport, capacity_predictor, check_fleet
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.degrade import DegradationPlan, degradation_plans
-from solver.fleet import load_fleet
+from solver.fleet import load_fleet, read_plan
+from solver.verify import verify_plan
 
 fleet_option = click.option(
     "--fleet", "fleet_path", required=True, type=click.Path(path_type=Path),
@@ -35,6 +36,8 @@ class CheckResult:
     fleet: Fleet
     report: CheckReport
     plans: tuple[DegradationPlan, ...]
+    verification: tuple[str, ...] | None
+    """verify_plan's findings when the fleet is a plan.json (``None`` for an inventory)."""
 
     @property
     def exit_code(self) -> int:
@@ -51,7 +54,9 @@ def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     fleet = load_fleet(fleet_path, scenario, table)
     report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
     plans = degradation_plans(report, fleet, scenario, table)
-    return CheckResult(scenario, table, fleet, report, plans)
+    plan = read_plan(fleet_path)
+    verification = None if plan is None else tuple(verify_plan(plan, scenario, table))
+    return CheckResult(scenario, table, fleet, report, plans, verification)
 
 
 def to_json(result: CheckResult) -> dict[str, Any]:
@@ -68,6 +73,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
                    for r in result.report.broken],
         "rows": [r.model_dump(mode="json") for r in result.report.rows],
         "degradation": [p.model_dump(mode="json") for p in result.plans],
+        "verification": None if result.verification is None else list(result.verification),
         "replicas": [g.model_dump(mode="json") for g in result.fleet.replicas],
     }
 
@@ -131,7 +137,8 @@ def render_degradation(
 def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
     """Check FLEET against SCENARIO (default: the built-in demo) under every failure domain.
 
-    Exit code 1 when a workload fails a failure it must survive (or its steady state).
+    Exit code 1 when a workload fails a failure it must survive (or its steady state). A
+    plan.json is also re-verified with plain arithmetic (reported, not part of the exit code).
     """
     result = run_check(scenario, fleet_path)
     if as_json:
@@ -145,6 +152,12 @@ def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
         for line in [*render_matrix(result.report), "", *render_latency(result.report), "",
                      *render_degradation(result.plans, result.report)]:
             click.echo(line)
+        if result.verification is not None:
+            click.echo("")
+            click.echo("plan verification (solver/verify.py): " + (
+                "OK" if not result.verification else f"{len(result.verification)} findings"))
+            for finding in result.verification:
+                click.echo(f"  - {finding}")
         verdict = "OK: every required survival holds" if result.report.ok else (
             f"FAIL: {len(result.report.broken)} required rows fail")
         click.echo(verdict)
