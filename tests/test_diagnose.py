@@ -1,0 +1,77 @@
+"""Infeasible scenarios are answered with what cannot be met and by how much."""
+
+from __future__ import annotations
+
+from models.plan import SolveStatus
+from solver.planner import plan_scenario
+from solver.verify import verify_plan
+from tests.plan_fixtures import offer, row, scenario, table, workload, zone
+
+
+def test_zone_loss_short_of_stock_names_workload_zone_and_amount() -> None:
+    # chat: 20 req/s at 10 req/s per 1-GPU replica (utilization 1.0) must survive losing either
+    # zone. Zone a sells plenty; zone b sells 1 reserved GPU. Losing a leaves only b, which needs
+    # 2 GPUs: 1 more than its stock of 1.
+    sc = scenario(
+        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
+        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
+         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
+    )
+    tb = table(row("chat", "H100", 1, 10.0))
+    plan = plan_scenario(sc, tb)
+    assert plan.status is SolveStatus.infeasible
+    assert plan.allocations == ()
+    [short] = plan.diagnosis
+    assert (short.requirement, short.workload, short.zone, short.gpu, short.amount) == (
+        "stock", "chat", "b", "H100", 1.0)
+    assert short.message == (
+        "`chat` needs 1 more H100 GPUs (reserved) in b to survive losing a; stock allows 1")
+    assert verify_plan(plan, sc, tb) == []  # an infeasible plan promises nothing
+
+
+def test_stock_short_of_plain_demand_says_so() -> None:
+    # 30 req/s needs 3 replicas of 10; the only zone sells 2 GPUs → 1 more needed for demand.
+    sc = scenario([workload("w", 30.0, utilization=1.0)],
+                  [zone("a", offer(on_demand=(3.0, 2), gpus_per_node=1))])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    [short] = plan.diagnosis
+    assert short.amount == 1.0
+    assert short.message == (
+        "`w` needs 1 more H100 GPUs (on_demand) in a during day to carry its demand; "
+        "stock allows 2")
+
+
+def test_budget_too_small_reports_the_cheapest_cost() -> None:
+    # Cheapest fleet: 2 reserved 1-GPU replicas × 2.0 × 730 = 2,920 > budget 2,000 → short 920.
+    sc = scenario([workload("w", 20.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1))], budget=2000.0)
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    [short] = plan.diagnosis
+    assert short.requirement == "budget"
+    assert short.amount == 920.0
+    assert "costs about 2,920 USD/month; the budget allows 2,000 (short by 920)" in short.message
+
+
+def test_workload_without_candidates_is_named() -> None:
+    # The table has no row for `orphan`: nothing can carry its 5 req/s.
+    sc = scenario([workload("w", 10.0, utilization=1.0), workload("orphan", 5.0)],
+                  [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1))])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    [short] = plan.diagnosis
+    assert (short.requirement, short.workload, short.amount, short.unit) == (
+        "demand", "orphan", 5.0, "req/s")
+    assert "no configuration of it fits any GPU that a zone sells" in short.message
+
+
+def test_zone_loss_with_a_single_zone_is_short_by_the_whole_demand() -> None:
+    # One zone: after losing it nothing is left, whatever is bought → short 20 req/s.
+    sc = scenario([workload("w", 20.0, utilization=1.0, survivability="zone_loss")],
+                  [zone("a", offer(reserved=(2.0, 64), gpus_per_node=1))])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    [short] = plan.diagnosis
+    assert (short.requirement, short.workload, short.zone, short.amount) == (
+        "zone_loss", "w", "a", 20.0)
