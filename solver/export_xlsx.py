@@ -30,6 +30,7 @@ from models.common import PurchaseKind
 from models.offers import Offer
 from models.plan import Plan
 from models.scenario import Scenario
+from solver.compare import Compared, comparison_row, gpu_types
 from solver.contract import build_contract, write_contract
 from solver.report import (
     PURCHASE_ORDER,
@@ -57,6 +58,10 @@ SECTION_FONT = Font(bold=True, size=12)
 GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 BAD_FILL = PatternFill("solid", fgColor="FFC7CE")
 MAX_WIDTH = 48
+
+#: Rows of the Summary sheet other sheets (and the comparison) refer to.
+SUMMARY_COST_ROW = 10
+SUMMARY_MTOK_ROW = 14
 
 #: First characters with which a spreadsheet would start a formula.
 FORMULA_STARTS = ("=", "+", "-", "@")
@@ -205,14 +210,16 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         ("MIP gap", plan.solver.gap, "1", "0.00%"),
         ("Best bound", plan.solver.bound, f"{currency}/month", MONEY),
         ("Cost per month", Formula(total_ref), f"{currency}/month", MONEY),
-        ("Cost per year", Formula("B10*12"), f"{currency}/year", MONEY),
+        ("Cost per year", Formula(f"B{SUMMARY_COST_ROW}*12"), f"{currency}/year", MONEY),
         ("Tokens per month (input + output)", tokens_m, "Mtok/month", RATE),
         ("Output tokens per month", output_m, "Mtok/month", RATE),
-        ("Cost per million tokens", Formula("B10/B12") if tokens_m > 0 else None,
-         f"{currency}/Mtok", "#,##0.0000"),
-        ("Cost per million output tokens", Formula("B10/B13") if output_m > 0 else None,
-         f"{currency}/Mtok", "#,##0.0000"),
+        ("Cost per million tokens", Formula(f"B{SUMMARY_COST_ROW}/B12") if tokens_m > 0
+         else None, f"{currency}/Mtok", "#,##0.0000"),
+        ("Cost per million output tokens", Formula(f"B{SUMMARY_COST_ROW}/B13") if output_m > 0
+         else None, f"{currency}/Mtok", "#,##0.0000"),
     ]
+    assert rows[SUMMARY_COST_ROW - 2][0] == "Cost per month"  # other sheets refer to this cell
+    assert rows[SUMMARY_MTOK_ROW - 2][0] == "Cost per million tokens"
     for i, (label, value, unit, fmt) in enumerate(rows, start=2):
         put(ws, i, 1, label)
         put(ws, i, 2, value, fmt)
@@ -569,3 +576,64 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
         write_contract(plan, scenario, table, out / CONTRACT_FILE),
         *write_report(plan, scenario, table, out),
     ]
+
+
+COMPARISON_SHEET = "Comparison"
+
+
+def _plan_prefix(i: int) -> str:
+    """Sheet prefix of the i-th compared plan (0-based): ``S1 ``, ``S2 ``…"""
+    return f"S{i + 1} "
+
+
+def write_comparison(ws: Worksheet, results: Sequence[Compared]) -> None:
+    """Side by side, one column per scenario: cost, $/Mtok, reserved share, survivability, GPUs.
+
+    Cost and $/Mtok are formulas pointing at each plan's own Summary sheet, so an edit in a
+    plan's purchase sheet shows here too.
+    """
+    rows = [comparison_row(r) for r in results]
+    currency = results[0].plan.cost.currency if results else "USD"
+    header(ws, 1, ["Figure", *(f"S{i + 1}" for i in range(len(results)))])
+    labels = ["Scenario and variation", "Solver status", f"Cost per month [{currency}/month]",
+              f"Cost per year [{currency}/year]", f"Cost per million tokens [{currency}/Mtok]",
+              "Reserved share of cost [1]", "Survivability", "MIP gap [1]"]
+    types = gpu_types(rows)
+    labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
+    for r, label in enumerate(labels, start=2):
+        put(ws, r, 1, label)
+    gpu_top = 2 + 8
+    for i, row in enumerate(rows):
+        c = i + 2
+        summary = Names(_plan_prefix(i))["Summary"]
+        has_fleet = row.cost_per_month is not None
+        put(ws, 2, c, row.label)
+        put(ws, 3, c, row.status)
+        put(ws, 4, c, Formula(sheet_ref(summary, f"B{SUMMARY_COST_ROW}")) if has_fleet else None,
+            MONEY)
+        letter = get_column_letter(c)
+        put(ws, 5, c, Formula(f"{letter}4*12") if has_fleet else None, MONEY)
+        put(ws, 6, c, Formula(sheet_ref(summary, f"B{SUMMARY_MTOK_ROW}"))
+            if has_fleet and row.per_million_tokens is not None else None, "#,##0.0000")
+        put(ws, 7, c, row.reserved_share, SHARE)
+        put(ws, 8, c, row.survivability)
+        put(ws, 9, c, row.gap, "0.00%")
+        for j, g in enumerate(types):
+            put(ws, gpu_top + j, c, row.gpus_by_type.get(g, 0), COUNT)
+        last = gpu_top + len(types)
+        put(ws, last, c, Formula(f"SUM({letter}{gpu_top}:{letter}{last - 1})") if types else 0,
+            COUNT)
+    ws.freeze_panes = "B2"
+
+
+def comparison_workbook(results: Sequence[Compared]) -> Workbook:
+    """One workbook: the side-by-side sheet, then each plan's own sheets prefixed ``S<n> ``."""
+    wb = Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = COMPARISON_SHEET
+    write_comparison(ws, results)
+    for i, r in enumerate(results):
+        add_plan_sheets(wb, r.plan, r.variant.scenario, r.table, prefix=_plan_prefix(i))
+    fit_columns(ws)
+    return wb

@@ -16,7 +16,7 @@ from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
 COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check", "simulate",
-                   "template", "plan")
+                   "template", "plan", "compare")
 
 
 class FleetplanGroup(click.Group):

@@ -1,0 +1,107 @@
+"""``fleetplan compare``: plan several scenarios (or variants of one) and put them side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from models.errors import InputError, Problem
+from solver.cli.common import echo_json, json_option, load, write_atomic
+from solver.compare import (
+    Compared,
+    ComparisonRow,
+    SolveOptions,
+    build_variants,
+    comparison_row,
+    gpu_types,
+    parse_vary,
+    plan_all,
+)
+from solver.export_xlsx import comparison_workbook, workbook_bytes
+from solver.solve import SOLVERS
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def render_table(rows: list[ComparisonRow], currency: str) -> list[str]:
+    """The side-by-side table for people: one column per scenario."""
+    types = gpu_types(rows)
+    lines: list[list[str]] = [
+        ["", *(f"S{i + 1}" for i in range(len(rows)))],
+        ["scenario", *(r.label for r in rows)],
+        ["status", *(r.status for r in rows)],
+        [f"cost [{currency}/month]", *(_money(r.cost_per_month) for r in rows)],
+        [f"cost [{currency}/Mtok]", *("-" if r.per_million_tokens is None
+                                      else f"{r.per_million_tokens:.3f}" for r in rows)],
+        ["reserved share", *("-" if r.reserved_share is None else f"{r.reserved_share:.0%}"
+                             for r in rows)],
+        ["survivability", *(r.survivability for r in rows)],
+        *([f"{g} GPUs", *(str(r.gpus_by_type.get(g, 0)) for r in rows)] for g in types),
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                      for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
+            for line in lines]
+
+
+def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> dict[str, Any]:
+    """Machine output: the side-by-side rows and each plan."""
+    return {
+        "workbook": str(out),
+        "scenarios": [{
+            "label": row.label, "status": row.status, "cost_per_month": row.cost_per_month,
+            "per_million_tokens": row.per_million_tokens, "gpus_by_type": row.gpus_by_type,
+            "reserved_share": row.reserved_share, "survivability": row.survivability,
+            "plan": r.plan.model_dump(mode="json"),
+        } for r, row in zip(results, rows, strict=True)],
+    }
+
+
+@click.command("compare")
+@click.argument("scenarios", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--vary", "varies", multiple=True, metavar="KEY=V1,V2,…",
+              help="Variants: growth=1,1.5,3 | survivability=none,n_plus_1,zone_loss | "
+                   "spot=true,false | drop_gpu=none,H100-SXM. Repeat to combine.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("outputs/compare.xlsx"),
+              show_default=True, help="Comparison workbook to write.")
+@click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
+              help="MIP solver.")
+@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1), default=60.0,
+              show_default=True, help="Solver time limit per scenario [s].")
+@click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01, show_default=True,
+              help="Relative MIP gap at which to stop.")
+@json_option
+def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, solver: str,
+            time_limit_s: float, gap: float, as_json: bool) -> None:
+    """Plan SCENARIO… (default: the built-in demo), or variants of them, and compare them.
+
+    Writes one workbook: a side-by-side sheet, then each scenario's own sheets (prefixed S1,
+    S2, …), and prints the same table.
+    """
+    if out.suffix.lower() != ".xlsx":
+        raise InputError([Problem(str(out), "", "the comparison is an Excel workbook",
+                                  "name --out with .xlsx")])
+    loaded = [load(p) for p in scenarios] if scenarios else [load(None)]
+    variants = build_variants(loaded, [parse_vary(v) for v in varies])
+    total = len(variants)
+    click.echo(f"planning {total} scenario{'s' if total != 1 else ''}…", err=True)
+
+    def progress(i: int, result: Compared) -> None:
+        plan = result.plan
+        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {plan.status.value}, "
+                   f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month "
+                   f"({plan.solver.seconds:.1f} s)", err=True)
+
+    results = plan_all(variants, SolveOptions(solver, time_limit_s, gap), progress)
+    rows = [comparison_row(r) for r in results]
+    write_atomic(out, workbook_bytes(comparison_workbook(results)))
+    if as_json:
+        echo_json(to_json(results, rows, out))
+        return
+    for line in render_table(rows, results[0].plan.cost.currency):
+        click.echo(line)
+    click.echo(f"wrote {out}")

@@ -1,0 +1,159 @@
+"""fleetplan compare: variants of a scenario, planned side by side, in one workbook."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from procurement_fixtures import evaluate
+
+from inputs import demo_scenario, scenarios_dir
+from models.common import Survivability
+from models.errors import InputError
+from models.loader import load_scenario
+from models.plan import Plan
+from solver.cli import main
+from solver.compare import (
+    Compared,
+    SolveOptions,
+    Variant,
+    apply_variation,
+    build_variants,
+    comparison_row,
+    parse_vary,
+    plan_all,
+)
+from solver.export_xlsx import COMPARISON_SHEET, SHEETS, comparison_workbook
+from solver.planner import plan_scenario
+
+TINY = scenarios_dir() / "tiny.yaml"
+
+
+def _same(a: Plan, b: Plan) -> bool:
+    """Equal plans apart from the wall-clock seconds of the solve."""
+    solver = a.solver.model_copy(update={"seconds": 0.0})
+    return a.model_copy(update={"solver": solver}) == b.model_copy(
+        update={"solver": b.solver.model_copy(update={"seconds": 0.0})})
+
+
+def test_parse_vary() -> None:
+    assert parse_vary("growth=1, 1.5,3") == ("growth", ("1", "1.5", "3"))
+    with pytest.raises(InputError, match="did you mean `growth`"):
+        parse_vary("grwth=1")
+    with pytest.raises(InputError, match="expected KEY=V1,V2"):
+        parse_vary("growth=")
+
+
+def test_growth_scales_rates_and_volumes() -> None:
+    demo = load_scenario(demo_scenario())
+    grown = apply_variation(demo, "growth", "1.5")
+    for before, after in zip(demo.workloads, grown.workloads, strict=True):
+        if before.arrival is not None:
+            assert after.arrival is not None
+            assert after.arrival.peak_rps == pytest.approx(before.arrival.peak_rps * 1.5)
+            assert after.arrival.hourly_shape == before.arrival.hourly_shape
+        else:
+            assert before.batch is not None and after.batch is not None
+            # nightly-summaries: 300,000 × 1.5 = 450,000 requests a night
+            assert after.batch.daily_requests == pytest.approx(before.batch.daily_requests * 1.5)
+    assert demo.workload("chat").arrival.peak_rps == 12  # type: ignore[union-attr]
+    with pytest.raises(InputError, match="growth must be a positive number"):
+        apply_variation(demo, "growth", "-2")
+
+
+def test_survivability_spot_and_drop_gpu() -> None:
+    demo = load_scenario(demo_scenario())
+    assert {w.survivability for w in apply_variation(demo, "survivability", "zone_loss")
+            .workloads} == {Survivability.zone_loss}
+    no_spot = apply_variation(demo, "spot", "false")
+    assert any(o.spot for z in demo.zones for o in z.offers)
+    assert not any(o.spot for z in no_spot.zones for o in z.offers)
+    assert apply_variation(demo, "spot", "true") == demo
+    dropped = apply_variation(demo, "drop_gpu", "H100-SXM")
+    assert not any(o.gpu == "H100-SXM" for z in dropped.zones for o in z.offers)
+    assert all("H100-SXM" not in (w.allowed_gpus or ()) for w in dropped.workloads)
+    assert dropped.workload("agent").allowed_gpus == ("H200",)
+    with pytest.raises(InputError, match="did you mean `H100-SXM`"):
+        apply_variation(demo, "drop_gpu", "H100-SMX")
+
+
+def test_variants_are_a_product_in_order() -> None:
+    tiny = load_scenario(TINY)
+    variants = build_variants([tiny], [parse_vary("growth=1,2"), parse_vary("spot=true,false")])
+    assert [v.label for v in variants] == [
+        "tiny growth=1 spot=true", "tiny growth=1 spot=false",
+        "tiny growth=2 spot=true", "tiny growth=2 spot=false"]
+    assert build_variants([tiny], [])[0].label == "tiny"
+
+
+@pytest.fixture(scope="module")
+def tiny_results() -> list[Compared]:
+    variants = build_variants([load_scenario(TINY)], [parse_vary("growth=1,1.5,3")])
+    return plan_all(variants, SolveOptions(time_limit_s=30), workers=2)
+
+
+def test_parallel_plans_match_separate_plans(tiny_results: list[Compared]) -> None:
+    tiny = load_scenario(TINY)
+    for result, growth in zip(tiny_results, ("1", "1.5", "3"), strict=True):
+        alone = plan_scenario(apply_variation(tiny, "growth", growth), time_limit_s=30)
+        assert _same(result.plan, alone), growth
+    costs = [r.plan.cost.per_month for r in tiny_results]
+    # tiny at 4 req/s: one reserved H100 (1,752 $/month) carries ×1 and ×1.5; ×3 needs more
+    assert costs[0] == pytest.approx(1752.0) and costs[1] == pytest.approx(1752.0)
+    assert costs[2] > costs[1]
+
+
+def test_comparison_workbook(tiny_results: list[Compared], tmp_path: Path) -> None:
+    path = tmp_path / "compare.xlsx"
+    comparison_workbook(tiny_results).save(path)
+    wb = openpyxl.load_workbook(path)
+    assert wb.sheetnames[0] == COMPARISON_SHEET
+    assert wb.sheetnames[1:] == [f"S{i} {s}" for i in (1, 2, 3) for s in SHEETS]
+    for col, result in zip("BCD", tiny_results, strict=True):
+        # cost per month is a formula pointing at the plan's own Summary, itself at its total
+        assert evaluate(wb, COMPARISON_SHEET, f"{col}4") == pytest.approx(
+            result.plan.cost.per_month)
+        assert evaluate(wb, COMPARISON_SHEET, f"{col}6") == pytest.approx(
+            result.plan.cost.per_million_tokens)
+    frame = pd.read_excel(path, sheet_name=COMPARISON_SHEET, index_col=0)
+    assert list(frame.loc["Scenario and variation"]) == [r.variant.label for r in tiny_results]
+    rows = [comparison_row(r) for r in tiny_results]
+    gpu_rows = [i for i in frame.index if str(i).endswith("(reserved + busiest elastic)")]
+    for i, row in enumerate(rows):
+        assert {g.split(" ")[0]: frame.loc[g].iloc[i] for g in gpu_rows} == {
+            g: row.gpus_by_type.get(g, 0) for g in (x.split(" ")[0] for x in gpu_rows)}
+
+
+def test_cli_compare_json_and_table(tmp_path: Path) -> None:
+    out = tmp_path / "c.xlsx"
+    runner = CliRunner()
+    result = runner.invoke(main, ["compare", str(TINY), "--vary", "growth=1,3", "--out", str(out),
+                                  "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [s["label"] for s in data["scenarios"]] == ["tiny growth=1", "tiny growth=3"]
+    assert data["scenarios"][0]["cost_per_month"] == pytest.approx(1752.0)
+    assert out.exists()
+    table = runner.invoke(main, ["compare", str(TINY), "--out", str(tmp_path / "d.xlsx")])
+    assert table.exit_code == 0, table.output
+    assert "cost [USD/month]" in table.stdout and "1,752" in table.stdout
+    bad = runner.invoke(main, ["compare", str(TINY), "--vary", "colour=red",
+                               "--out", str(tmp_path / "e.xlsx")])
+    assert bad.exit_code == 2 and "unknown key `colour`" in bad.output
+
+
+@pytest.mark.skipif(os.environ.get("FLEETPLAN_SLOW") != "1",
+                    reason="plans the demo six times (minutes); set FLEETPLAN_SLOW=1")
+def test_demo_growth_matches_separate_plans() -> None:
+    demo = load_scenario(demo_scenario())
+    variants = [Variant(f"demo growth={g}", apply_variation(demo, "growth", g))
+                for g in ("1", "1.5", "3")]
+    options = SolveOptions(time_limit_s=600, gap=0.01)
+    for result in plan_all(variants, options, workers=2):
+        alone = plan_scenario(result.variant.scenario, time_limit_s=600, gap=0.01)
+        assert _same(result.plan, alone), result.variant.label
