@@ -136,7 +136,11 @@ def _table_row(table: CapacityTable, g: FleetReplicaGroup) -> CapacityRow | None
 
 
 def _counted(
-    fleet: Fleet, wl: Workload, scenario: Scenario, slice_name: str, failure: Failure,
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    slice_name: str,
+    failure: Failure,
     required: bool,
 ) -> tuple[list[tuple[FleetReplicaGroup, int]], float, float]:
     """Counted groups with replica counts, usable capacity [1/s] and raw SLO rate [1/s].
@@ -146,11 +150,15 @@ def _counted(
     """
     steady = failure.kind is FailureKind.none
     if steady:
-        groups = [(g, g.replicas) for g in fleet.replicas
-                  if g.workload == wl.name and runs_in(g.slice, slice_name) and g.replicas > 0]
+        groups = [
+            (g, g.replicas)
+            for g in fleet.replicas
+            if g.workload == wl.name and runs_in(g.slice, slice_name) and g.replicas > 0
+        ]
     else:
-        groups = surviving_replicas(fleet, wl, scenario, slice_name, failure,
-                                    count_spot=not required)
+        groups = surviving_replicas(
+            fleet, wl, scenario, slice_name, failure, count_spot=not required
+        )
     raw = 0.0
     for g, n in groups:
         keep = 1.0
@@ -162,8 +170,11 @@ def _counted(
 
 
 def _latency(
-    groups: list[tuple[FleetReplicaGroup, int]], utilization: float | None,
-    table: CapacityTable, wl: Workload, predict: Predictor | None,
+    groups: list[tuple[FleetReplicaGroup, int]],
+    utilization: float | None,
+    table: CapacityTable,
+    wl: Workload,
+    predict: Predictor | None,
 ) -> tuple[float | None, float | None, bool | None]:
     if predict is None or utilization is None:
         return None, None, None
@@ -182,25 +193,48 @@ def _latency(
 
 
 def _row(
-    failure: Failure, wl: Workload, slice_name: str, required: bool,
-    groups: list[tuple[FleetReplicaGroup, int]], capacity: float, raw: float, demand: float,
-    table: CapacityTable, predict: Predictor | None,
+    failure: Failure,
+    wl: Workload,
+    slice_name: str,
+    required: bool,
+    groups: list[tuple[FleetReplicaGroup, int]],
+    capacity: float,
+    raw: float,
+    demand: float,
+    table: CapacityTable,
+    predict: Predictor | None,
 ) -> CheckRow:
     utilization = demand / raw if raw > 0 else None
     ttft, tpot, latency_ok = _latency(groups, utilization, table, wl, predict)
     holds = capacity >= demand * (1.0 - REL_TOL) - 1e-9
     margin = (capacity - demand) / demand * 100.0 if demand > 0 else None
     return CheckRow(
-        failure=failure.label, failure_kind=failure.kind, workload=wl.name, slice=slice_name,
-        required=required, capacity_rps=capacity, demand_rps=demand,
-        replicas=sum(n for _, n in groups), utilization=utilization, ttft_p95_ms=ttft,
-        tpot_p95_ms=tpot, latency_holds=latency_ok, holds=holds, margin_pct=margin,
+        failure=failure.label,
+        failure_kind=failure.kind,
+        workload=wl.name,
+        slice=slice_name,
+        required=required,
+        capacity_rps=capacity,
+        demand_rps=demand,
+        replicas=sum(n for _, n in groups),
+        utilization=utilization,
+        ttft_p95_ms=ttft,
+        tpot_p95_ms=tpot,
+        latency_holds=latency_ok,
+        holds=holds,
+        margin_pct=margin,
     )
 
 
 def _window_row(
-    fleet: Fleet, wl: Workload, scenario: Scenario, failure: Failure, required: bool,
-    blocks: tuple[TimeBlock, ...], table: CapacityTable, predict: Predictor | None,
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    failure: Failure,
+    required: bool,
+    blocks: tuple[TimeBlock, ...],
+    table: CapacityTable,
+    predict: Predictor | None,
 ) -> CheckRow:
     """A daily-volume batch workload over its window: hour-weighted average capacity."""
     assert wl.batch is not None
@@ -219,12 +253,16 @@ def _window_row(
         if raw_b > busiest:  # predict latency on the slice with the most capacity
             groups, busiest = g_b, raw_b
     demand = wl.batch.daily_requests / (hours * SECONDS_PER_HOUR)  # [1/s]
-    return _row(failure, wl, WINDOW, required, groups, capacity / hours, raw / hours, demand,
-                table, predict)
+    return _row(
+        failure, wl, WINDOW, required, groups, capacity / hours, raw / hours, demand, table, predict
+    )
 
 
 def check_fleet(
-    fleet: Fleet, scenario: Scenario, table: CapacityTable, predict: Predictor | None = None,
+    fleet: Fleet,
+    scenario: Scenario,
+    table: CapacityTable,
+    predict: Predictor | None = None,
 ) -> CheckReport:
     """Check a fleet against its scenario under the steady state and every failure domain.
 
@@ -237,15 +275,29 @@ def check_fleet(
     for failure in domains:
         for wl in scenario.workloads:
             required = failure.kind is FailureKind.none or failure in required_failures(
-                wl, (failure,))
+                wl, (failure,)
+            )
             if wl.batch is not None:
-                rows.append(_window_row(fleet, wl, scenario, failure, required, blocks, table,
-                                        predict))
+                rows.append(
+                    _window_row(fleet, wl, scenario, failure, required, blocks, table, predict)
+                )
                 continue
             for b in blocks:
                 groups, capacity, raw = _counted(fleet, wl, scenario, b.name, failure, required)
-                rows.append(_row(failure, wl, b.name, required, groups, capacity, raw,
-                                 slice_demand_rps(wl, b), table, predict))
+                rows.append(
+                    _row(
+                        failure,
+                        wl,
+                        b.name,
+                        required,
+                        groups,
+                        capacity,
+                        raw,
+                        slice_demand_rps(wl, b),
+                        table,
+                        predict,
+                    )
+                )
     return CheckReport(
         scenario=scenario.name,
         fleet=fleet.name,

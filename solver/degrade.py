@@ -37,8 +37,10 @@ from solver.fleet import Failure, FailureKind, failure_domains, surviving_replic
 #: ∫ from 0.95 to 0.99 of (q − 0.95)/0.04 dq = 0.02, plus 0.01 × (1 + 1.25)/2 = 0.01125.
 TAIL_EXCESS_PER_P95_TO_P99 = 0.03125
 
-NEVER = ("never silently truncate context or swap models: both change the answers users were "
-         "promised; shed load visibly instead")
+NEVER = (
+    "never silently truncate context or swap models: both change the answers users were "
+    "promised; shed load visibly instead"
+)
 
 
 class DegradeAction(StrEnum):
@@ -94,13 +96,17 @@ def _worst_rows(report: CheckReport) -> dict[tuple[str, str], CheckRow]:
             continue
         key = (r.failure, r.workload)
         if key not in worst or r.demand_rps - r.capacity_rps > (
-                worst[key].demand_rps - worst[key].capacity_rps):
+            worst[key].demand_rps - worst[key].capacity_rps
+        ):
             worst[key] = r
     return worst
 
 
 def degradation_plans(
-    report: CheckReport, fleet: Fleet, scenario: Scenario, table: CapacityTable,
+    report: CheckReport,
+    fleet: Fleet,
+    scenario: Scenario,
+    table: CapacityTable,
 ) -> tuple[DegradationPlan, ...]:
     """For each failure that leaves a workload short, the steps and what each frees.
 
@@ -115,9 +121,13 @@ def degradation_plans(
     plans: list[DegradationPlan] = []
     for label in report.failures:
         rows = by_failure.get(label, [])
-        rows.sort(key=lambda r: (
-            scenario.workload(r.workload).workload_class is not WorkloadClass.interactive,
-            not r.required, r.workload))
+        rows.sort(
+            key=lambda r: (
+                scenario.workload(r.workload).workload_class is not WorkloadClass.interactive,
+                not r.required,
+                r.workload,
+            )
+        )
         donated: dict[tuple[str, str], int] = defaultdict(int)  # (zone, gpu) → GPUs handed out
         for row in rows:
             plans.append(_plan_for(row, domains[label], fleet, scenario, table, blocks, donated))
@@ -125,17 +135,26 @@ def degradation_plans(
 
 
 def _plan_for(
-    row: CheckRow, failure: Failure, fleet: Fleet, scenario: Scenario, table: CapacityTable,
-    blocks: dict[str, TimeBlock], donated: dict[tuple[str, str], int],
+    row: CheckRow,
+    failure: Failure,
+    fleet: Fleet,
+    scenario: Scenario,
+    table: CapacityTable,
+    blocks: dict[str, TimeBlock],
+    donated: dict[tuple[str, str], int],
 ) -> DegradationPlan:
     wl = scenario.workload(row.workload)
     shortfall = row.demand_rps - row.capacity_rps
     util = scenario.policy.failure_utilization
     slice_names = [row.slice] if row.slice != WINDOW else list(blocks)
     # 1. pause low-priority batch on GPUs that survive the failure
-    donors = [w for w in scenario.workloads
-              if w.workload_class is WorkloadClass.batch and w.survivability is Survivability.none
-              and w.name != wl.name]
+    donors = [
+        w
+        for w in scenario.workloads
+        if w.workload_class is WorkloadClass.batch
+        and w.survivability is Survivability.none
+        and w.name != wl.name
+    ]
     freed_rps, freed_gpus, paused, other_gpus = 0.0, 0, [], 0
     pool_gpus: dict[tuple[str, str], int] = defaultdict(int)
     for donor in donors:
@@ -159,33 +178,69 @@ def _plan_for(
         freed_rps += take * best.slo_rps * util  # [1/s]
         freed_gpus += take * best.tp
         donated[(zone, gpu)] += take * best.tp
-    detail = (f"pause {', '.join(paused)}: {freed_gpus} GPUs become "
-              f"{wl.name} replicas" if paused else "no low-priority batch workload to pause")
+    detail = (
+        f"pause {', '.join(paused)}: {freed_gpus} GPUs become {wl.name} replicas"
+        if paused
+        else "no low-priority batch workload to pause"
+    )
     if other_gpus:
         detail += f"; {other_gpus} other GPUs freed carry no {wl.name} configuration"
-    steps = [DegradeStep(order=1, action=DegradeAction.pause_batch, frees_rps=freed_rps,
-                         frees_gpus=freed_gpus + other_gpus, detail=detail)]
+    steps = [
+        DegradeStep(
+            order=1,
+            action=DegradeAction.pause_batch,
+            frees_rps=freed_rps,
+            frees_gpus=freed_gpus + other_gpus,
+            detail=detail,
+        )
+    ]
     # 2. cap outputs at P95 and hold new sessions
     cap_rps = 0.0
-    counted = [g for name in slice_names
-               for g, n in surviving_replicas(fleet, wl, scenario, name, failure,
-                                              count_spot=not row.required) if n > 0]
+    counted = [
+        g
+        for name in slice_names
+        for g, n in surviving_replicas(
+            fleet, wl, scenario, name, failure, count_spot=not row.required
+        )
+        if n > 0
+    ]
     base_row = _best_row(table, wl, counted[0].gpu) if counted else None
     if base_row is not None:
         f = output_cap_fraction(wl.output_tokens, base_row)
         cap_rps = (row.capacity_rps + freed_rps) * f / (1.0 - f) if f < 1 else 0.0
-    steps.append(DegradeStep(
-        order=2, action=DegradeAction.cap_output, frees_rps=cap_rps,
-        detail=(f"cap outputs at P95 ({wl.output_tokens.p95} tokens) and hold new sessions; "
-                f"estimate from the output percentiles")))
+    steps.append(
+        DegradeStep(
+            order=2,
+            action=DegradeAction.cap_output,
+            frees_rps=cap_rps,
+            detail=(
+                f"cap outputs at P95 ({wl.output_tokens.p95} tokens) and hold new sessions; "
+                f"estimate from the output percentiles"
+            ),
+        )
+    )
     # 3. queue or reject by tenant quota whatever is still short
     rest = max(shortfall - freed_rps - cap_rps, 0.0)
-    steps.append(DegradeStep(
-        order=3, action=DegradeAction.shed_by_quota, frees_rps=rest,
-        detail=(f"queue or reject {rest:.3g} rps of tenant {wl.tenant} by quota"
-                if rest > 0 else "nothing left to shed")))
-    return DegradationPlan(failure=row.failure, workload=wl.name, tenant=wl.tenant,
-                           slice=row.slice, shortfall_rps=shortfall, steps=tuple(steps))
+    steps.append(
+        DegradeStep(
+            order=3,
+            action=DegradeAction.shed_by_quota,
+            frees_rps=rest,
+            detail=(
+                f"queue or reject {rest:.3g} rps of tenant {wl.tenant} by quota"
+                if rest > 0
+                else "nothing left to shed"
+            ),
+        )
+    )
+    return DegradationPlan(
+        failure=row.failure,
+        workload=wl.name,
+        tenant=wl.tenant,
+        slice=row.slice,
+        shortfall_rps=shortfall,
+        steps=tuple(steps),
+    )
 
 
 def _replicas_for(need_rps: float, per_replica_rps: float) -> int:

@@ -230,7 +230,8 @@ def surviving_replicas(
     lost: dict[int, int] = {}
     if failure.kind is FailureKind.node:
         pool_idx = [
-            i for i, g in enumerate(live)
+            i
+            for i, g in enumerate(live)
             if (g.zone, g.gpu, g.purchase) == (failure.zone, failure.gpu, failure.purchase)
         ]
         if pool_idx:
@@ -254,9 +255,13 @@ def failover_capacity_rps(
     Σ surviving replicas × slo_rps × failure utilization (:func:`surviving_replicas`).
     """
     util = scenario.policy.failure_utilization
-    return sum(
-        n * g.slo_rps for g, n in surviving_replicas(fleet, workload, scenario, slice_name, failure)
-    ) * util  # [1/s]
+    return (
+        sum(
+            n * g.slo_rps
+            for g, n in surviving_replicas(fleet, workload, scenario, slice_name, failure)
+        )
+        * util
+    )  # [1/s]
 
 
 def required_failures(workload: Workload, failures: Iterable[Failure]) -> tuple[Failure, ...]:
@@ -292,8 +297,9 @@ def fleet_from_plan(plan: Plan, scenario: Scenario, source: str = "plan.json") -
         if a.replicas > 0 and a.replica_capacity_rps > 0
     )
     nodes = tuple(
-        FleetNodes(zone=n.zone, gpu=n.gpu, purchase=n.purchase, slice=n.slice, nodes=n.nodes,
-                   gpus=n.gpus)
+        FleetNodes(
+            zone=n.zone, gpu=n.gpu, purchase=n.purchase, slice=n.slice, nodes=n.nodes, gpus=n.gpus
+        )
         for n in plan.nodes
         if n.nodes > 0
     )
@@ -327,12 +333,16 @@ def fit_to_nodes(fleet: Fleet, scenario: Scenario) -> Fleet:
         f"{g.workload} {g.gpu} tp{g.tp} {g.purchase} in {g.zone}"
         f"{'' if g.slice is None else ' (' + g.slice + ')'}: {g.replicas - kept[i]} of "
         f"{g.replicas} replicas dropped, no node holds them"
-        for i, g in enumerate(fleet.replicas) if kept[i] < g.replicas
+        for i, g in enumerate(fleet.replicas)
+        if kept[i] < g.replicas
     ]
     if not notes:
         return fleet
-    groups = tuple(g.model_copy(update={"replicas": kept[i]})
-                   for i, g in enumerate(fleet.replicas) if kept[i] > 0)
+    groups = tuple(
+        g.model_copy(update={"replicas": kept[i]})
+        for i, g in enumerate(fleet.replicas)
+        if kept[i] > 0
+    )
     return fleet.model_copy(update={"replicas": groups, "notes": (*fleet.notes, *notes)})
 
 
@@ -346,8 +356,16 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     file = str(path)
     doc = read_document(path)
     if not isinstance(doc, Mapping):
-        raise InputError([Problem(file, "", "expected a mapping at the top level",
-                                  "give a plan.json or an inventory with `nodes:`")])
+        raise InputError(
+            [
+                Problem(
+                    file,
+                    "",
+                    "expected a mapping at the top level",
+                    "give a plan.json or an inventory with `nodes:`",
+                )
+            ]
+        )
     if _is_plan(doc):
         plan = validate_as(Plan, doc, file)
         problems = _plan_problems(plan, scenario, file)
@@ -367,8 +385,13 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         groups = greedy_layout(nodes, scenario, table)
     else:
         groups = _explicit_layout(inventory.layout, nodes, scenario, table, file)
-    return Fleet(name=inventory.name, source=file, replicas=groups, nodes=nodes,
-                 laid_out_by_fleetplan=inventory.layout is None)
+    return Fleet(
+        name=inventory.name,
+        source=file,
+        replicas=groups,
+        nodes=nodes,
+        laid_out_by_fleetplan=inventory.layout is None,
+    )
 
 
 def _is_plan(doc: Mapping[str, Any]) -> bool:
@@ -390,18 +413,31 @@ def _plan_problems(plan: Plan, scenario: Scenario, file: str) -> list[Problem]:
     gpus = [g.name for g in scenario.gpus]
     out: list[Problem] = []
     for i, a in enumerate(plan.allocations):
-        for field, value, known in (("workload", a.workload, workloads), ("zone", a.zone, zones),
-                                    ("gpu", a.gpu, gpus)):
+        for field, value, known in (
+            ("workload", a.workload, workloads),
+            ("zone", a.zone, zones),
+            ("gpu", a.gpu, gpus),
+        ):
             if value not in known:
-                out.append(Problem(file, f"allocations[{i}].{field}",
-                                   f"unknown {field} `{value}` in scenario {scenario.name}",
-                                   did_you_mean(value, known) + " (is this the plan of another "
-                                   "scenario?)"))
+                out.append(
+                    Problem(
+                        file,
+                        f"allocations[{i}].{field}",
+                        f"unknown {field} `{value}` in scenario {scenario.name}",
+                        did_you_mean(value, known) + " (is this the plan of another scenario?)",
+                    )
+                )
     for i, n in enumerate(plan.nodes):
         for field, value, known in (("zone", n.zone, zones), ("gpu", n.gpu, gpus)):
             if value not in known:
-                out.append(Problem(file, f"nodes[{i}].{field}", f"unknown {field} `{value}`",
-                                   did_you_mean(value, known)))
+                out.append(
+                    Problem(
+                        file,
+                        f"nodes[{i}].{field}",
+                        f"unknown {field} `{value}`",
+                        did_you_mean(value, known),
+                    )
+                )
     return out
 
 
@@ -414,37 +450,80 @@ def _inventory_problems(inv: InventoryFile, scenario: Scenario, file: str) -> li
     seen: set[tuple[str, str, PurchaseKind]] = set()
     for i, n in enumerate(inv.nodes):
         if n.zone not in zones:
-            out.append(Problem(file, f"nodes[{i}].zone", f"unknown zone `{n.zone}`",
-                               did_you_mean(n.zone, zones)))
+            out.append(
+                Problem(
+                    file,
+                    f"nodes[{i}].zone",
+                    f"unknown zone `{n.zone}`",
+                    did_you_mean(n.zone, zones),
+                )
+            )
         if n.gpu not in gpus:
-            out.append(Problem(file, f"nodes[{i}].gpu", f"unknown GPU `{n.gpu}`",
-                               did_you_mean(n.gpu, gpus)))
+            out.append(
+                Problem(
+                    file, f"nodes[{i}].gpu", f"unknown GPU `{n.gpu}`", did_you_mean(n.gpu, gpus)
+                )
+            )
         key = (n.zone, n.gpu, n.purchase)
         if key in seen:
-            out.append(Problem(file, f"nodes[{i}]",
-                               f"{n.gpu} {n.purchase} nodes in {n.zone} listed twice",
-                               "give one line per zone, GPU and purchase kind"))
+            out.append(
+                Problem(
+                    file,
+                    f"nodes[{i}]",
+                    f"{n.gpu} {n.purchase} nodes in {n.zone} listed twice",
+                    "give one line per zone, GPU and purchase kind",
+                )
+            )
         seen.add(key)
     for i, line in enumerate(inv.layout or ()):
         where = f"layout[{i}]"
         wl = workloads.get(line.workload)
         if wl is None:
-            out.append(Problem(file, f"{where}.workload", f"unknown workload `{line.workload}`",
-                               did_you_mean(line.workload, workloads)))
+            out.append(
+                Problem(
+                    file,
+                    f"{where}.workload",
+                    f"unknown workload `{line.workload}`",
+                    did_you_mean(line.workload, workloads),
+                )
+            )
         if line.zone not in zones:
-            out.append(Problem(file, f"{where}.zone", f"unknown zone `{line.zone}`",
-                               did_you_mean(line.zone, zones)))
+            out.append(
+                Problem(
+                    file,
+                    f"{where}.zone",
+                    f"unknown zone `{line.zone}`",
+                    did_you_mean(line.zone, zones),
+                )
+            )
         if line.gpu not in gpus:
-            out.append(Problem(file, f"{where}.gpu", f"unknown GPU `{line.gpu}`",
-                               did_you_mean(line.gpu, gpus)))
+            out.append(
+                Problem(
+                    file, f"{where}.gpu", f"unknown GPU `{line.gpu}`", did_you_mean(line.gpu, gpus)
+                )
+            )
         elif not any((line.zone, line.gpu) == (k[0], k[1]) for k in seen):
-            out.append(Problem(file, where, f"no {line.gpu} nodes in {line.zone}",
-                               "add them under `nodes:` or move the replicas"))
-        if (wl is not None and wl.workload_class is WorkloadClass.interactive
-                and line.purchase is PurchaseKind.spot):
-            out.append(Problem(file, f"{where}.purchase",
-                               f"interactive workload `{wl.name}` on spot",
-                               "interactive pools never run on spot: use reserved or on_demand"))
+            out.append(
+                Problem(
+                    file,
+                    where,
+                    f"no {line.gpu} nodes in {line.zone}",
+                    "add them under `nodes:` or move the replicas",
+                )
+            )
+        if (
+            wl is not None
+            and wl.workload_class is WorkloadClass.interactive
+            and line.purchase is PurchaseKind.spot
+        ):
+            out.append(
+                Problem(
+                    file,
+                    f"{where}.purchase",
+                    f"interactive workload `{wl.name}` on spot",
+                    "interactive pools never run on spot: use reserved or on_demand",
+                )
+            )
     return out
 
 
@@ -452,8 +531,16 @@ def _inventory_nodes(inv: InventoryFile, scenario: Scenario) -> tuple[FleetNodes
     out = []
     for n in inv.nodes:
         gpn = n.gpus_per_node or offer_gpus_per_node(scenario, n.zone, n.gpu)
-        out.append(FleetNodes(zone=n.zone, gpu=n.gpu, purchase=n.purchase, slice=None,
-                              nodes=n.nodes, gpus=n.nodes * gpn))
+        out.append(
+            FleetNodes(
+                zone=n.zone,
+                gpu=n.gpu,
+                purchase=n.purchase,
+                slice=None,
+                nodes=n.nodes,
+                gpus=n.nodes * gpn,
+            )
+        )
     return tuple(out)
 
 
@@ -477,8 +564,9 @@ class _Pools:
     def free_gpus(self, zone: str, gpu: str, kinds: Iterable[PurchaseKind]) -> int:
         return sum(sum(self.free.get((zone, gpu, k), [])) for k in kinds)
 
-    def place(self, zone: str, gpu: str, tp: int,
-              kinds: Iterable[PurchaseKind]) -> PurchaseKind | None:
+    def place(
+        self, zone: str, gpu: str, tp: int, kinds: Iterable[PurchaseKind]
+    ) -> PurchaseKind | None:
         """Put one replica on the first node with ``tp`` free GPUs; the purchase kind used."""
         for kind in kinds:
             nodes = self.free.get((zone, gpu, kind), [])
@@ -494,8 +582,11 @@ class _Pools:
 
 def _candidates(workload: Workload, table: CapacityTable) -> list[CapacityRow]:
     """A workload's configurations, cheapest first (then fewest GPUs per rps, name, tp)."""
-    rows = [r for r in table.for_workload(workload.name)
-            if workload.allowed_gpus is None or r.gpu in workload.allowed_gpus]
+    rows = [
+        r
+        for r in table.for_workload(workload.name)
+        if workload.allowed_gpus is None or r.gpu in workload.allowed_gpus
+    ]
     same = [r for r in rows if r.precision == workload.precision]
 
     def cost(r: CapacityRow) -> tuple[float, float, str, int]:
@@ -509,8 +600,12 @@ _Key = tuple[str, str, str, int, PurchaseKind]
 
 
 def _place_spread(
-    pools: _Pools, workload: Workload, row: CapacityRow, count: int,
-    placed: dict[_Key, int], weight: Mapping[str, int],
+    pools: _Pools,
+    workload: Workload,
+    row: CapacityRow,
+    count: int,
+    placed: dict[_Key, int],
+    weight: Mapping[str, int],
 ) -> int:
     """Place up to ``count`` replicas of one configuration, spreading them across zones in
     proportion to ``weight`` (the zone's free GPUs of that type): each replica goes to the zone
@@ -553,8 +648,9 @@ def greedy_layout(
     replica fits — spare replicas are what failover capacity is made of.
     """
     pools = _Pools(nodes)
-    order = sorted(scenario.workloads,
-                   key=lambda w: w.workload_class is not WorkloadClass.interactive)
+    order = sorted(
+        scenario.workloads, key=lambda w: w.workload_class is not WorkloadClass.interactive
+    )
     placed: dict[_Key, int] = {}
     candidates = {w.name: _candidates(w, table) for w in order}
 
@@ -590,10 +686,20 @@ def _groups(
     out = []
     for (wl, zone, gpu, tp, kind), n in sorted(placed.items()):
         row = rows[(wl, gpu, tp)]
-        out.append(FleetReplicaGroup(
-            workload=wl, zone=zone, gpu=gpu, tp=tp, precision=row.precision, purchase=kind,
-            slice=None, replicas=n, slo_rps=row.slo_rps, capacity_source=row.source,
-        ))
+        out.append(
+            FleetReplicaGroup(
+                workload=wl,
+                zone=zone,
+                gpu=gpu,
+                tp=tp,
+                precision=row.precision,
+                purchase=kind,
+                slice=None,
+                replicas=n,
+                slo_rps=row.slo_rps,
+                capacity_source=row.source,
+            )
+        )
     return tuple(out)
 
 
@@ -613,19 +719,37 @@ def _explicit_layout(
     for i, line in enumerate(layout):
         wl = scenario.workload(line.workload)
         precision = line.precision or wl.precision
-        row = next((r for r in table.for_workload(wl.name)
-                    if (r.gpu, r.tp, r.precision) == (line.gpu, line.tp, precision)), None)
+        row = next(
+            (
+                r
+                for r in table.for_workload(wl.name)
+                if (r.gpu, r.tp, r.precision) == (line.gpu, line.tp, precision)
+            ),
+            None,
+        )
         if row is None:
-            reason = next((r.reason for r in table.rejected
-                           if (r.workload, r.gpu, r.tp, r.precision)
-                           == (wl.name, line.gpu, line.tp, precision)), None)
-            configs = ", ".join(f"{r.gpu} tp{r.tp} {r.precision}"
-                                for r in table.for_workload(wl.name)) or "none"
-            problems.append(Problem(
-                file, f"layout[{i}]",
-                f"{wl.name} on {line.gpu} tp{line.tp} {precision} is not a feasible "
-                f"configuration" + (f" ({reason})" if reason else ""),
-                f"use one of: {configs}"))
+            reason = next(
+                (
+                    r.reason
+                    for r in table.rejected
+                    if (r.workload, r.gpu, r.tp, r.precision)
+                    == (wl.name, line.gpu, line.tp, precision)
+                ),
+                None,
+            )
+            configs = (
+                ", ".join(f"{r.gpu} tp{r.tp} {r.precision}" for r in table.for_workload(wl.name))
+                or "none"
+            )
+            problems.append(
+                Problem(
+                    file,
+                    f"layout[{i}]",
+                    f"{wl.name} on {line.gpu} tp{line.tp} {precision} is not a feasible "
+                    f"configuration" + (f" ({reason})" if reason else ""),
+                    f"use one of: {configs}",
+                )
+            )
             continue
         rows[(wl.name, row.gpu, row.tp)] = row
         kinds = pools.kinds(wl, line.purchase)
@@ -633,11 +757,15 @@ def _explicit_layout(
             kind = pools.place(line.zone, line.gpu, line.tp, kinds)
             if kind is None:
                 free = pools.free_gpus(line.zone, line.gpu, kinds)
-                problems.append(Problem(
-                    file, f"layout[{i}].replicas",
-                    f"only {n_done} of {line.replicas} tp{line.tp} replicas fit the "
-                    f"{line.gpu} nodes in {line.zone} ({free} GPUs left, whole nodes only)",
-                    "add nodes under `nodes:` or lower the replicas"))
+                problems.append(
+                    Problem(
+                        file,
+                        f"layout[{i}].replicas",
+                        f"only {n_done} of {line.replicas} tp{line.tp} replicas fit the "
+                        f"{line.gpu} nodes in {line.zone} ({free} GPUs left, whole nodes only)",
+                        "add nodes under `nodes:` or lower the replicas",
+                    )
+                )
                 break
             key = (wl.name, line.zone, line.gpu, line.tp, kind)
             placed[key] = placed.get(key, 0) + 1

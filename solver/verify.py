@@ -86,8 +86,10 @@ def _check_slices(plan: Plan, blocks: tuple[TimeBlock, ...]) -> list[str]:
     want = [(b.name, tuple(b.hours)) for b in blocks]
     have = [(s.name, tuple(s.hours)) for s in plan.slices]
     if have and have != want:
-        return [f"plan slices {[n for n, _ in have]} differ from the scenario's time blocks "
-                f"{[n for n, _ in want]}"]
+        return [
+            f"plan slices {[n for n, _ in have]} differ from the scenario's time blocks "
+            f"{[n for n, _ in want]}"
+        ]
     return []
 
 
@@ -127,8 +129,10 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
             out.append(f"{where}: no capacity-table row for this configuration")
             continue
         if not _close(a.replica_capacity_rps, row.slo_rps):
-            out.append(f"{where}: replica_capacity_rps {a.replica_capacity_rps:.6g} != table "
-                       f"slo_rps {row.slo_rps:.6g}")
+            out.append(
+                f"{where}: replica_capacity_rps {a.replica_capacity_rps:.6g} != table "
+                f"slo_rps {row.slo_rps:.6g}"
+            )
         if a.capacity_source != row.source:
             out.append(f"{where}: capacity_source {a.capacity_source} != table {row.source}")
     for i, n in enumerate(plan.nodes):
@@ -139,8 +143,10 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
             continue
         gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
         if n.gpus != n.nodes * gpn:
-            out.append(f"node row {i} ({n.zone} {n.gpu} {n.purchase}): gpus {n.gpus} != "
-                       f"nodes {n.nodes} × {gpn} GPUs per node")
+            out.append(
+                f"node row {i} ({n.zone} {n.gpu} {n.purchase}): gpus {n.gpus} != "
+                f"nodes {n.nodes} × {gpn} GPUs per node"
+            )
         if n.slice is not None and n.slice not in names:
             out.append(f"node row {i}: unknown slice {n.slice}")
     return out
@@ -148,8 +154,9 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
 
 def _check_spot(plan: Plan, scenario: Scenario) -> list[str]:
     classes = {w.name: w.workload_class for w in scenario.workloads}
-    classes.update({a.workload: WorkloadClass.batch for a in plan.allocations
-                    if a.workload not in classes})  # unknown: reported with the references
+    classes.update(
+        {a.workload: WorkloadClass.batch for a in plan.allocations if a.workload not in classes}
+    )  # unknown: reported with the references
     return [
         f"interactive workload {a.workload} has {a.replicas} spot replicas in {a.zone}"
         for a in plan.allocations
@@ -165,19 +172,23 @@ def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...
         if wl.batch is not None:
             done = sum(
                 usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
-                * window_hours(wl, b) * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
+                * window_hours(wl, b)
+                * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
                 for b in blocks
             )
             if not _at_least(done, wl.batch.daily_requests):
-                out.append(f"demand: {wl.name} completes {done:.6g} requests in its window, "
-                           f"needs {wl.batch.daily_requests:.6g}")
+                out.append(
+                    f"demand: {wl.name} completes {done:.6g} requests in its window, "
+                    f"needs {wl.batch.daily_requests:.6g}"
+                )
             continue
         for b in blocks:
             need = slice_demand_rps(wl, b)
             have = usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
             if not _at_least(have, need):
-                out.append(f"demand: {wl.name} in {b.name} has {have:.6g} rps usable, "
-                           f"needs {need:.6g}")
+                out.append(
+                    f"demand: {wl.name} in {b.name} has {have:.6g} rps usable, needs {need:.6g}"
+                )
     return out
 
 
@@ -199,8 +210,10 @@ def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) 
         terms = offer.terms(purchase)
         assert terms is not None  # checked with the references
         if bought > terms.stock_gpus:
-            out.append(f"stock: {bought} {gpu} {purchase} GPUs in {zone} during {name}, "
-                       f"stock {terms.stock_gpus}")
+            out.append(
+                f"stock: {bought} {gpu} {purchase} GPUs in {zone} during {name}, "
+                f"stock {terms.stock_gpus}"
+            )
     return out
 
 
@@ -218,32 +231,42 @@ def _check_nodes(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) 
     for key, n_used in sorted(used.items()):
         zone, gpu, purchase, name = key
         if n_used > bought.get(key, 0):
-            out.append(f"nodes: replicas use {n_used} {gpu} {purchase} GPUs in {zone} during "
-                       f"{name}, nodes hold {bought.get(key, 0)}")
+            out.append(
+                f"nodes: replicas use {n_used} {gpu} {purchase} GPUs in {zone} during "
+                f"{name}, nodes hold {bought.get(key, 0)}"
+            )
     return out
 
 
 def _survival_shortfalls(
-    fleet: Fleet, wl: Workload, scenario: Scenario, blocks: tuple[TimeBlock, ...],
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    blocks: tuple[TimeBlock, ...],
     failure: Failure,
 ) -> list[str]:
     if wl.batch is not None:
         done = sum(
             failover_capacity_rps(fleet, wl, scenario, b.name, failure)
-            * window_hours(wl, b) * SECONDS_PER_HOUR  # requests in the window
+            * window_hours(wl, b)
+            * SECONDS_PER_HOUR  # requests in the window
             for b in blocks
         )
         if _at_least(done, wl.batch.daily_requests):
             return []
-        return [f"survival: {wl.name} after {failure.label} completes {done:.6g} requests, "
-                f"needs {wl.batch.daily_requests:.6g}"]
+        return [
+            f"survival: {wl.name} after {failure.label} completes {done:.6g} requests, "
+            f"needs {wl.batch.daily_requests:.6g}"
+        ]
     out = []
     for b in blocks:
         need = slice_demand_rps(wl, b)
         have = failover_capacity_rps(fleet, wl, scenario, b.name, failure)
         if not _at_least(have, need):
-            out.append(f"survival: {wl.name} after {failure.label} in {b.name} has "
-                       f"{have:.6g} rps, needs {need:.6g}")
+            out.append(
+                f"survival: {wl.name} after {failure.label} in {b.name} has "
+                f"{have:.6g} rps, needs {need:.6g}"
+            )
     return out
 
 
@@ -257,23 +280,34 @@ def _check_survival(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, .
 
 
 def _recompute_row(
-    fleet: Fleet, wl: Workload, scenario: Scenario, failure_label: str, slice_name: str,
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    failure_label: str,
+    slice_name: str,
 ) -> float | None:
     """Capacity the plan's survivability row should show, or ``None`` for an unknown label."""
     if failure_label == "none":
         return usable_capacity_rps(fleet.replicas, wl, scenario, slice_name)
     kind, _, rest = failure_label.partition(":")
     if kind == "zone":
-        return failover_capacity_rps(fleet, wl, scenario, slice_name,
-                                     Failure(kind=FailureKind.zone, zone=rest))
+        return failover_capacity_rps(
+            fleet, wl, scenario, slice_name, Failure(kind=FailureKind.zone, zone=rest)
+        )
     if kind == "region":
-        return failover_capacity_rps(fleet, wl, scenario, slice_name,
-                                     Failure(kind=FailureKind.region, region=rest))
+        return failover_capacity_rps(
+            fleet, wl, scenario, slice_name, Failure(kind=FailureKind.region, region=rest)
+        )
     if kind == "node" and "/" in rest:
         zone, gpu = rest.split("/", 1)
         return min(
-            failover_capacity_rps(fleet, wl, scenario, slice_name,
-                                  Failure(kind=FailureKind.node, zone=zone, gpu=gpu, purchase=p))
+            failover_capacity_rps(
+                fleet,
+                wl,
+                scenario,
+                slice_name,
+                Failure(kind=FailureKind.node, zone=zone, gpu=gpu, purchase=p),
+            )
             for p in (PurchaseKind.reserved, PurchaseKind.on_demand)
         )
     return None
@@ -289,8 +323,9 @@ def _check_survivability_rows(
         wl = workloads.get(row.workload)
         block = by_name.get(row.slice)
         if wl is None or block is None:
-            out.append(f"survivability row {i}: unknown workload {row.workload} or slice "
-                       f"{row.slice}")
+            out.append(
+                f"survivability row {i}: unknown workload {row.workload} or slice {row.slice}"
+            )
             continue
         cap = _recompute_row(fleet, wl, scenario, row.failure, row.slice)
         if cap is None:
@@ -303,8 +338,9 @@ def _check_survivability_rows(
         if not _close(row.capacity_rps, cap):
             out.append(f"{where}: capacity_rps {row.capacity_rps:.6g}, recomputed {cap:.6g}")
         if row.holds != _at_least(cap, need):
-            out.append(f"{where}: says holds={row.holds}, recomputed "
-                       f"{cap:.6g} rps vs {need:.6g} demand")
+            out.append(
+                f"{where}: says holds={row.holds}, recomputed {cap:.6g} rps vs {need:.6g} demand"
+            )
     return out
 
 
@@ -332,11 +368,14 @@ def _check_cost(plan: Plan, scenario: Scenario) -> list[str]:
         if not _close(n.price_per_gpu_hour, price):
             out.append(f"cost: node row {i} price {n.price_per_gpu_hour} != offer {price}")
         if not _close(n.cost_per_month, cost):
-            out.append(f"cost: node row {i} ({n.zone} {n.gpu} {n.purchase} {n.slice}) costs "
-                       f"{n.cost_per_month:.6f}, recomputed {cost:.6f}")
+            out.append(
+                f"cost: node row {i} ({n.zone} {n.gpu} {n.purchase} {n.slice}) costs "
+                f"{n.cost_per_month:.6f}, recomputed {cost:.6f}"
+            )
     if not _close(plan.cost.per_month, total):
-        out.append(f"cost: plan says {plan.cost.per_month:.6f} per month, nodes add up to "
-                   f"{total:.6f}")
+        out.append(
+            f"cost: plan says {plan.cost.per_month:.6f} per month, nodes add up to {total:.6f}"
+        )
     budget = scenario.policy.monthly_budget
     if budget is not None and plan.cost.per_month > budget * (1.0 + REL_TOL):
         out.append(f"budget: {plan.cost.per_month:.2f} per month exceeds {budget:.2f}")

@@ -44,18 +44,38 @@ DAY = TimeBlock(name="day", hours=tuple(range(8, 20)))
 NIGHT = TimeBlock(name="night", hours=(*range(0, 8), *range(20, 24)))
 
 H100 = GpuType(
-    name="H100", memory_gib=79.6, hbm_bandwidth_gb_per_s=3350, bf16_tflops=989,
-    fp8_tflops=1979, link_bandwidth_gb_per_s=450, gpus_per_node=8,
-    precisions=(Precision.bf16, Precision.fp8), source="test",
+    name="H100",
+    memory_gib=79.6,
+    hbm_bandwidth_gb_per_s=3350,
+    bf16_tflops=989,
+    fp8_tflops=1979,
+    link_bandwidth_gb_per_s=450,
+    gpus_per_node=8,
+    precisions=(Precision.bf16, Precision.fp8),
+    source="test",
 )
 L4 = GpuType(
-    name="L4", memory_gib=22.0, hbm_bandwidth_gb_per_s=300, bf16_tflops=121,
-    link_bandwidth_gb_per_s=32, gpus_per_node=4, source="test",
+    name="L4",
+    memory_gib=22.0,
+    hbm_bandwidth_gb_per_s=300,
+    bf16_tflops=121,
+    link_bandwidth_gb_per_s=32,
+    gpus_per_node=4,
+    source="test",
 )
 MODEL = LlmSpec(
-    name="llama-8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
-    ffn_size=14336, vocab_size=128256, total_params_b=8.0, active_params_b=8.0,
-    max_context_tokens=131072, source="test",
+    name="llama-8b",
+    layers=32,
+    hidden_size=4096,
+    attention_heads=32,
+    kv_heads=8,
+    head_dim=128,
+    ffn_size=14336,
+    vocab_size=128256,
+    total_params_b=8.0,
+    active_params_b=8.0,
+    max_context_tokens=131072,
+    source="test",
 )
 
 
@@ -76,25 +96,38 @@ CHAT_SHAPE = tuple(1.0 if 8 <= h < 20 else 0.5 for h in range(24))
 
 
 def scenario(
-    *, reserved_stock: int = 16, budget: float | None = None, survivability: str = "zone_loss",
+    *,
+    reserved_stock: int = 16,
+    budget: float | None = None,
+    survivability: str = "zone_loss",
     regions: tuple[str, str] = ("r1", "r1"),
 ) -> Scenario:
     """The two-zone scenario described in the module docstring."""
-    chat = Workload.model_validate({
-        "name": "chat", "model": "llama-8b", "class": "interactive", "tenant": "support",
-        "arrival": {"peak_rps": 12.0, "hourly_shape": CHAT_SHAPE},
-        "input_tokens": {"p50": 1000, "p95": 3000, "p99": 4000},
-        "output_tokens": {"p50": 200, "p95": 600, "p99": 1000},
-        "slo": {"ttft_p95_ms": 2000, "tpot_p95_ms": 50},
-        "survivability": survivability,
-    })
-    summarize = Workload.model_validate({
-        "name": "summarize", "model": "llama-8b", "class": "batch", "tenant": "docs",
-        "batch": {"daily_requests": 36000, "window_hours": [0, 1, 2, 3, 4, 5]},
-        "input_tokens": {"p50": 2000, "p95": 6000, "p99": 8000},
-        "output_tokens": {"p50": 300, "p95": 800, "p99": 1200},
-        "slo": {"ttft_p95_ms": 30000, "tpot_p95_ms": 200},
-    })
+    chat = Workload.model_validate(
+        {
+            "name": "chat",
+            "model": "llama-8b",
+            "class": "interactive",
+            "tenant": "support",
+            "arrival": {"peak_rps": 12.0, "hourly_shape": CHAT_SHAPE},
+            "input_tokens": {"p50": 1000, "p95": 3000, "p99": 4000},
+            "output_tokens": {"p50": 200, "p95": 600, "p99": 1000},
+            "slo": {"ttft_p95_ms": 2000, "tpot_p95_ms": 50},
+            "survivability": survivability,
+        }
+    )
+    summarize = Workload.model_validate(
+        {
+            "name": "summarize",
+            "model": "llama-8b",
+            "class": "batch",
+            "tenant": "docs",
+            "batch": {"daily_requests": 36000, "window_hours": [0, 1, 2, 3, 4, 5]},
+            "input_tokens": {"p50": 2000, "p95": 6000, "p99": 8000},
+            "output_tokens": {"p50": 300, "p95": 800, "p99": 1200},
+            "slo": {"ttft_p95_ms": 30000, "tpot_p95_ms": 200},
+        }
+    )
     return Scenario(
         name="two-zones",
         gpus=(H100, L4),
@@ -110,38 +143,78 @@ def scenario(
 
 def _row(workload: str, gpu: str, tp: int, slo_rps: float) -> CapacityRow:
     return CapacityRow(
-        workload=workload, model="llama-8b", gpu=gpu, runtime="vllm", precision=Precision.bf16,
-        tp=tp, source=CapacitySource.analytic, max_stable_sequences=64, slo_rps=slo_rps,
-        input_tokens_per_s=slo_rps * 1000, output_tokens_per_s=slo_rps * 200,
-        ttft_p95_ms=1000.0, tpot_p95_ms=30.0, headroom=0.4,
+        workload=workload,
+        model="llama-8b",
+        gpu=gpu,
+        runtime="vllm",
+        precision=Precision.bf16,
+        tp=tp,
+        source=CapacitySource.analytic,
+        max_stable_sequences=64,
+        slo_rps=slo_rps,
+        input_tokens_per_s=slo_rps * 1000,
+        output_tokens_per_s=slo_rps * 200,
+        ttft_p95_ms=1000.0,
+        tpot_p95_ms=30.0,
+        headroom=0.4,
         cost_per_million_tokens={PurchaseKind.reserved: 1.0 * tp / slo_rps},
     )
 
 
 def table() -> CapacityTable:
     """chat: H100 tp2 2.0 rps, H100 tp1 0.8 rps, L4 tp1 0.3 rps; summarize: H100 tp1 1.0 rps."""
-    return CapacityTable(rows=(
-        _row("chat", "H100", 2, 2.0),
-        _row("chat", "H100", 1, 0.8),
-        _row("chat", "L4", 1, 0.3),
-        _row("summarize", "H100", 1, 1.0),
-    ))
-
-
-def _alloc(workload: str, zone: str, tp: int, purchase: PurchaseKind, slice_name: str | None,
-           replicas: int, rps: float, cost: float) -> Allocation:
-    return Allocation(
-        workload=workload, zone=zone, gpu="H100", tp=tp, purchase=purchase, slice=slice_name,
-        replicas=replicas, gpus=replicas * tp, replica_capacity_rps=rps,
-        capacity_source=CapacitySource.analytic, cost_per_month=cost,
+    return CapacityTable(
+        rows=(
+            _row("chat", "H100", 2, 2.0),
+            _row("chat", "H100", 1, 0.8),
+            _row("chat", "L4", 1, 0.3),
+            _row("summarize", "H100", 1, 1.0),
+        )
     )
 
 
-def _nodes(zone: str, purchase: PurchaseKind, slice_name: str | None, nodes: int,
-           price: float, hours: float) -> NodeCount:
+def _alloc(
+    workload: str,
+    zone: str,
+    tp: int,
+    purchase: PurchaseKind,
+    slice_name: str | None,
+    replicas: int,
+    rps: float,
+    cost: float,
+) -> Allocation:
+    return Allocation(
+        workload=workload,
+        zone=zone,
+        gpu="H100",
+        tp=tp,
+        purchase=purchase,
+        slice=slice_name,
+        replicas=replicas,
+        gpus=replicas * tp,
+        replica_capacity_rps=rps,
+        capacity_source=CapacitySource.analytic,
+        cost_per_month=cost,
+    )
+
+
+def _nodes(
+    zone: str,
+    purchase: PurchaseKind,
+    slice_name: str | None,
+    nodes: int,
+    price: float,
+    hours: float,
+) -> NodeCount:
     return NodeCount(
-        zone=zone, gpu="H100", purchase=purchase, slice=slice_name, nodes=nodes,
-        gpus=nodes * 8, price_per_gpu_hour=price, hours_per_month=hours,
+        zone=zone,
+        gpu="H100",
+        purchase=purchase,
+        slice=slice_name,
+        nodes=nodes,
+        gpus=nodes * 8,
+        price_per_gpu_hour=price,
+        hours_per_month=hours,
         cost_per_month=nodes * 8 * price * hours,
     )
 
@@ -150,21 +223,49 @@ def plan() -> Plan:
     """The valid plan described in the module docstring."""
     reserved, spot = PurchaseKind.reserved, PurchaseKind.spot
     survivability = (
-        SurvivabilityRow(workload="chat", failure="none", slice="day", capacity_rps=16.8,
-                         demand_rps=12.0, holds=True),
-        SurvivabilityRow(workload="chat", failure="zone:z1", slice="day", capacity_rps=12.0,
-                         demand_rps=12.0, holds=True),
-        SurvivabilityRow(workload="chat", failure="node:z1/H100", slice="day",
-                         capacity_rps=16.0, demand_rps=12.0, holds=True),
-        SurvivabilityRow(workload="chat", failure="zone:z2", slice="night", capacity_rps=12.0,
-                         demand_rps=6.0, holds=True),
+        SurvivabilityRow(
+            workload="chat",
+            failure="none",
+            slice="day",
+            capacity_rps=16.8,
+            demand_rps=12.0,
+            holds=True,
+        ),
+        SurvivabilityRow(
+            workload="chat",
+            failure="zone:z1",
+            slice="day",
+            capacity_rps=12.0,
+            demand_rps=12.0,
+            holds=True,
+        ),
+        SurvivabilityRow(
+            workload="chat",
+            failure="node:z1/H100",
+            slice="day",
+            capacity_rps=16.0,
+            demand_rps=12.0,
+            holds=True,
+        ),
+        SurvivabilityRow(
+            workload="chat",
+            failure="zone:z2",
+            slice="night",
+            capacity_rps=12.0,
+            demand_rps=6.0,
+            holds=True,
+        ),
     )
     return Plan(
         scenario="two-zones",
         status=SolveStatus.optimal,
         solver=SolverReport(name="hand", seconds=0.0),
-        cost=Cost(per_month=51100.0, per_million_tokens=None, per_million_output_tokens=None,
-                  currency="USD"),
+        cost=Cost(
+            per_month=51100.0,
+            per_million_tokens=None,
+            per_million_output_tokens=None,
+            currency="USD",
+        ),
         slices=(Slice(name="night", hours=NIGHT.hours), Slice(name="day", hours=DAY.hours)),
         allocations=(
             _alloc("chat", "z1", 2, reserved, None, 6, 2.0, 12 * 2.0 * 730),

@@ -26,13 +26,17 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
 
 def _fake_predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
     # TTFT 100 ms per rps of per-replica load, TPOT 10 ms per rps: easy to check by hand
-    return LatencyAtLoad(ttft_p95_ms=100.0 * rate_rps, tpot_p95_ms=10.0 * rate_rps,
-                         holds=rate_rps <= row.slo_rps)
+    return LatencyAtLoad(
+        ttft_p95_ms=100.0 * rate_rps, tpot_p95_ms=10.0 * rate_rps, holds=rate_rps <= row.slo_rps
+    )
 
 
 def _row(report: CheckReport, failure: str, workload: str, slice_name: str) -> CheckRow:
-    return next(r for r in report.rows
-                if (r.failure, r.workload, r.slice) == (failure, workload, slice_name))
+    return next(
+        r
+        for r in report.rows
+        if (r.failure, r.workload, r.slice) == (failure, workload, slice_name)
+    )
 
 
 def _write(tmp_path: Path, doc: object) -> Path:
@@ -45,8 +49,14 @@ def test_hand_made_plan_fleet_known_answers() -> None:
     sc = fc.scenario()
     report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table(), _fake_predict)
     assert report.ok
-    assert report.failures == ("none", "node:z1/H100/reserved", "node:z1/H100/spot",
-                               "node:z2/H100/reserved", "zone:z1", "zone:z2")
+    assert report.failures == (
+        "none",
+        "node:z1/H100/reserved",
+        "node:z1/H100/spot",
+        "node:z2/H100/reserved",
+        "zone:z1",
+        "zone:z2",
+    )
     steady = _row(report, "none", "chat", "day")
     # 12 replicas × 2.0 × 0.7 = 16.8 rps for 12 demand: margin (16.8 − 12) / 12 = +40 %
     assert steady.capacity_rps == pytest.approx(16.8)
@@ -58,7 +68,11 @@ def test_hand_made_plan_fleet_known_answers() -> None:
     zone = _row(report, "zone:z1", "chat", "day")
     # 6 surviving replicas × 2.0 × failure utilization 1.0 = 12 rps: holds with 0 % margin
     assert (zone.capacity_rps, zone.replicas, zone.holds, zone.required) == (
-        pytest.approx(12.0), 6, True, True)
+        pytest.approx(12.0),
+        6,
+        True,
+        True,
+    )
     assert zone.margin_pct == pytest.approx(0.0)
     node = _row(report, "node:z1/H100/reserved", "chat", "day")
     # the worst z1 node holds ⌊8/2⌋ = 4 replicas: (12 − 4) × 2.0 = 16 rps
@@ -88,10 +102,16 @@ def test_batch_window_row() -> None:
 
 def test_fleet_with_one_node_removed_fails(tmp_path: Path) -> None:
     # z1 keeps one node: 4 tp2 chat replicas. Losing z2 leaves 4 × 2.0 = 8 rps < 12.
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
-                     {"zone": "z2", "gpu": "H100", "nodes": 2}],
-           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
-                      {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 6}]}
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 1},
+            {"zone": "z2", "gpu": "H100", "nodes": 2},
+        ],
+        "layout": [
+            {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+            {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 6},
+        ],
+    }
     sc = fc.scenario()
     report = check_fleet(load_fleet(_write(tmp_path, doc), sc, fc.table()), sc, fc.table())
     assert not report.ok
@@ -110,8 +130,9 @@ def test_plan_json_with_a_node_removed_by_hand(tmp_path: Path) -> None:
     sc = fc.scenario()
     fleet = load_fleet(path, sc, fc.table())
     # one 8-GPU node holds 4 of the 6 tp2 replicas
-    assert fleet.notes == ("chat H100 tp2 reserved in z1: 2 of 6 replicas dropped, "
-                           "no node holds them",)
+    assert fleet.notes == (
+        "chat H100 tp2 reserved in z1: 2 of 6 replicas dropped, no node holds them",
+    )
     report = check_fleet(fleet, sc, fc.table())
     assert not report.ok
     assert _row(report, "zone:z2", "chat", "day").capacity_rps == pytest.approx(8.0)
@@ -142,12 +163,17 @@ def test_output_cap_fraction_hand_computed() -> None:
 
 def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
     # z1: 1 node, 4 chat tp2. z2: 2 nodes, 4 chat tp2 + 8 summarize tp1 (reserved, all day).
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
-                     {"zone": "z2", "gpu": "H100", "nodes": 2}],
-           "layout": [
-               {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
-               {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
-               {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8}]}
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 1},
+            {"zone": "z2", "gpu": "H100", "nodes": 2},
+        ],
+        "layout": [
+            {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+            {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
+            {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8},
+        ],
+    }
     sc = fc.scenario()
     fleet = load_fleet(_write(tmp_path, doc), sc, fc.table())
     report = check_fleet(fleet, sc, fc.table())
@@ -155,8 +181,11 @@ def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
     p = plans[("zone:z1", "chat")]
     # after losing z1: 4 × 2.0 = 8 rps for 12 → short 4 rps by day
     assert (p.slice, p.shortfall_rps) == ("day", pytest.approx(4.0))
-    assert [s.action for s in p.steps] == [DegradeAction.pause_batch, DegradeAction.cap_output,
-                                           DegradeAction.shed_by_quota]
+    assert [s.action for s in p.steps] == [
+        DegradeAction.pause_batch,
+        DegradeAction.cap_output,
+        DegradeAction.shed_by_quota,
+    ]
     # 1. summarize's 8 z2 GPUs: ⌈4 / 2.0⌉ = 2 chat tp2 replicas (4 GPUs) cover the 4 rps
     assert p.steps[0].frees_rps == pytest.approx(4.0)
     assert p.steps[0].frees_gpus == 4
@@ -169,15 +198,24 @@ def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
 
 
 def test_degradation_sheds_what_is_left(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
-                     {"zone": "z2", "gpu": "H100", "nodes": 1}],
-           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
-                      {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4}]}
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 1},
+            {"zone": "z2", "gpu": "H100", "nodes": 1},
+        ],
+        "layout": [
+            {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+            {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
+        ],
+    }
     sc = fc.scenario()
     fleet = load_fleet(_write(tmp_path, doc), sc, fc.table())
     report = check_fleet(fleet, sc, fc.table())
-    p = next(p for p in degradation_plans(report, fleet, sc, fc.table())
-             if (p.failure, p.workload) == ("zone:z1", "chat"))
+    p = next(
+        p
+        for p in degradation_plans(report, fleet, sc, fc.table())
+        if (p.failure, p.workload) == ("zone:z1", "chat")
+    )
     f = 6 / 7 * 0.0625
     cap = 8 * f / (1 - f)
     assert p.steps[0].frees_rps == 0.0
@@ -189,8 +227,9 @@ def test_cli_check_exit_codes_and_json(tmp_path: Path) -> None:
     # tiny: chat 4 rps, H100-SXM tp1 holds ≈12.8 rps; needs no survival → exit 0.
     good = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
     runner = CliRunner()
-    res = runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(good),
-                               "--json"])
+    res = runner.invoke(
+        main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(good), "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["ok"] is True
@@ -246,12 +285,20 @@ def test_checker_agrees_with_plan_survivability(
         if prow.workload in volume:
             continue  # the checker rates a volume over its whole window (verify_plan re-checks)
         if prow.failure.startswith("node:"):
-            mine = [r for r in report.rows if r.failure.startswith(prow.failure + "/")
-                    and r.workload == prow.workload and r.slice == prow.slice
-                    and not r.failure.endswith("/spot")]
+            mine = [
+                r
+                for r in report.rows
+                if r.failure.startswith(prow.failure + "/")
+                and r.workload == prow.workload
+                and r.slice == prow.slice
+                and not r.failure.endswith("/spot")
+            ]
         else:
-            mine = [r for r in report.rows if (r.failure, r.workload, r.slice)
-                    == (prow.failure, prow.workload, prow.slice)]
+            mine = [
+                r
+                for r in report.rows
+                if (r.failure, r.workload, r.slice) == (prow.failure, prow.workload, prow.slice)
+            ]
         assert mine, f"{name}: no checker row for {prow}"
         worst = min(mine, key=lambda r: r.capacity_rps)
         assert worst.capacity_rps == pytest.approx(prow.capacity_rps, rel=1e-6, abs=1e-9)
@@ -272,8 +319,9 @@ def test_cli_catches_a_real_plan_with_a_node_removed(
     path = tmp_path / "plan.json"
     path.write_text(plan.model_dump_json(), encoding="utf-8")
     runner = CliRunner()
-    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path),
-                               "--json"])
+    res = runner.invoke(
+        main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path), "--json"]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["verification"] == []
     # remove one node, by hand, from the pool with the most nodes
@@ -283,8 +331,9 @@ def test_cli_catches_a_real_plan_with_a_node_removed(
     nodes = list(plan.nodes)
     nodes[i] = n.model_copy(update={"nodes": n.nodes - 1, "gpus": n.gpus - per_node})
     path.write_text(plan.model_copy(update={"nodes": tuple(nodes)}).model_dump_json(), "utf-8")
-    res = runner.invoke(main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path),
-                               "--json"])
+    res = runner.invoke(
+        main, ["check", str(SCENARIOS / f"{name}.yaml"), "--fleet", str(path), "--json"]
+    )
     assert res.exit_code == 1, res.output
     out = json.loads(res.output)
     assert out["ok"] is False and out["broken"]

@@ -19,11 +19,24 @@ from tests import fleet_cases as fc
 R, S = PurchaseKind.reserved, PurchaseKind.spot
 
 
-def _group(workload: str, tp: int, replicas: int, slo_rps: float, zone: str = "z1",
-           purchase: PurchaseKind = R) -> FleetReplicaGroup:
+def _group(
+    workload: str,
+    tp: int,
+    replicas: int,
+    slo_rps: float,
+    zone: str = "z1",
+    purchase: PurchaseKind = R,
+) -> FleetReplicaGroup:
     return FleetReplicaGroup(
-        workload=workload, zone=zone, gpu="H100", tp=tp, precision=Precision.bf16,
-        purchase=purchase, slice=None, replicas=replicas, slo_rps=slo_rps,
+        workload=workload,
+        zone=zone,
+        gpu="H100",
+        tp=tp,
+        precision=Precision.bf16,
+        purchase=purchase,
+        slice=None,
+        replicas=replicas,
+        slo_rps=slo_rps,
         capacity_source=CapacitySource.analytic,
     )
 
@@ -57,7 +70,9 @@ def test_load_fleet_from_plan_json(tmp_path: Path) -> None:
     path.write_text(fc.plan().model_dump_json(), encoding="utf-8")
     fleet = load_fleet(path, fc.scenario(), fc.table())
     assert [(g.workload, g.zone, g.purchase, g.slice, g.replicas) for g in fleet.replicas] == [
-        ("chat", "z1", R, None, 6), ("chat", "z2", R, None, 6), ("summarize", "z1", S, "night", 3),
+        ("chat", "z1", R, None, 6),
+        ("chat", "z2", R, None, 6),
+        ("summarize", "z1", S, "night", 3),
     ]
     assert sum(n.gpus for n in fleet.nodes) == 16 + 16 + 8
     assert fleet.gpus_per_node("z1", "H100", R) == 8
@@ -68,8 +83,14 @@ def test_failure_domains_of_the_plan_fleet(tmp_path: Path) -> None:
     path.write_text(fc.plan().model_dump_json(), encoding="utf-8")
     fleet = load_fleet(path, fc.scenario(), fc.table())
     labels = [f.label for f in failure_domains(fleet, fc.scenario())]
-    assert labels == ["none", "node:z1/H100/reserved", "node:z1/H100/spot",
-                      "node:z2/H100/reserved", "zone:z1", "zone:z2"]
+    assert labels == [
+        "none",
+        "node:z1/H100/reserved",
+        "node:z1/H100/spot",
+        "node:z2/H100/reserved",
+        "zone:z1",
+        "zone:z2",
+    ]
     two_regions = failure_domains(fleet, fc.scenario(regions=("r1", "r2")))
     assert Failure(kind=FailureKind.region, region="r2") in two_regions
 
@@ -77,14 +98,18 @@ def test_failure_domains_of_the_plan_fleet(tmp_path: Path) -> None:
 def test_inventory_with_layout(tmp_path: Path) -> None:
     doc = {
         "name": "owned",
-        "nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1},
-                  {"zone": "z1", "gpu": "H100", "purchase": "on_demand", "nodes": 1}],
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 1},
+            {"zone": "z1", "gpu": "H100", "purchase": "on_demand", "nodes": 1},
+        ],
         "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 6}],
     }
     fleet = load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
     # 4 tp2 replicas fill the reserved node, the other 2 go on the on-demand node
     assert [(g.purchase, g.replicas, g.slo_rps) for g in fleet.replicas] == [
-        (PurchaseKind.on_demand, 2, 2.0), (R, 4, 2.0)]
+        (PurchaseKind.on_demand, 2, 2.0),
+        (R, 4, 2.0),
+    ]
     assert not fleet.laid_out_by_fleetplan
 
 
@@ -96,9 +121,13 @@ def test_greedy_layout_known_answer(tmp_path: Path) -> None:
     # workload per round, chat (zone_loss) first: round 1 chat tp2 → z2 (thinnest: 4/2 < 7/2),
     # summarize tp1 → z1 reserved (1 GPU left); round 2 chat tp2 fits nowhere, its next config
     # tp1 takes z1's last reserved GPU; summarize then fills the 8 spot GPUs.
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 2},
-                     {"zone": "z2", "gpu": "H100", "nodes": 1},
-                     {"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1}]}
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 2},
+            {"zone": "z2", "gpu": "H100", "nodes": 1},
+            {"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1},
+        ]
+    }
     fleet = load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
     got = [(g.workload, g.zone, g.tp, g.purchase, g.replicas) for g in fleet.replicas]
     assert got == [
@@ -114,16 +143,25 @@ def test_greedy_layout_known_answer(tmp_path: Path) -> None:
 
 
 def test_greedy_layout_is_deterministic(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z2", "gpu": "H100", "nodes": 3},
-                     {"zone": "z1", "gpu": "H100", "nodes": 2}]}
+    doc = {
+        "nodes": [
+            {"zone": "z2", "gpu": "H100", "nodes": 3},
+            {"zone": "z1", "gpu": "H100", "nodes": 2},
+        ]
+    }
     path = _write(tmp_path, doc)
-    assert load_fleet(path, fc.scenario(), fc.table()) == load_fleet(path, fc.scenario(),
-                                                                       fc.table())
+    assert load_fleet(path, fc.scenario(), fc.table()) == load_fleet(
+        path, fc.scenario(), fc.table()
+    )
 
 
 def test_bad_inventory_names_are_located(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z3", "gpu": "H100", "nodes": 1},
-                     {"zone": "z1", "gpu": "H10", "nodes": 1}]}
+    doc = {
+        "nodes": [
+            {"zone": "z3", "gpu": "H100", "nodes": 1},
+            {"zone": "z1", "gpu": "H10", "nodes": 1},
+        ]
+    }
     with pytest.raises(InputError) as err:
         load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
     text = err.value.render()
@@ -132,33 +170,48 @@ def test_bad_inventory_names_are_located(tmp_path: Path) -> None:
 
 
 def test_layout_that_does_not_fit(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
-           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2,
-                       "replicas": 5}]}
+    doc = {
+        "nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
+        "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 5}],
+    }
     with pytest.raises(InputError, match=r"only 4 of 5 tp2 replicas fit"):
         load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
 
 
 def test_layout_with_infeasible_config(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
-           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 8,
-                       "replicas": 1}]}
+    doc = {
+        "nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],
+        "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 8, "replicas": 1}],
+    }
     with pytest.raises(InputError, match=r"use one of: H100 tp2 bf16, H100 tp1 bf16, L4 tp1"):
         load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
 
 
 def test_interactive_on_spot_in_layout(tmp_path: Path) -> None:
-    doc = {"nodes": [{"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1}],
-           "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2,
-                       "replicas": 1, "purchase": "spot"}]}
+    doc = {
+        "nodes": [{"zone": "z1", "gpu": "H100", "purchase": "spot", "nodes": 1}],
+        "layout": [
+            {
+                "workload": "chat",
+                "zone": "z1",
+                "gpu": "H100",
+                "tp": 2,
+                "replicas": 1,
+                "purchase": "spot",
+            }
+        ],
+    }
     with pytest.raises(InputError, match="interactive pools never run on spot"):
         load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
 
 
 def test_unknown_key_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"nodes\[0\].count: unknown key `count`"):
-        load_fleet(_write(tmp_path, {"nodes": [{"zone": "z1", "gpu": "H100", "count": 1}]}),
-                   fc.scenario(), fc.table())
+        load_fleet(
+            _write(tmp_path, {"nodes": [{"zone": "z1", "gpu": "H100", "count": 1}]}),
+            fc.scenario(),
+            fc.table(),
+        )
     with pytest.raises(InputError, match="file not found"):
         load_fleet(tmp_path / "nope.yaml", fc.scenario(), fc.table())
 
@@ -167,8 +220,9 @@ def test_plan_of_another_scenario(tmp_path: Path) -> None:
     plan = fc.plan()
     allocs = (plan.allocations[0].model_copy(update={"workload": "chatt"}),)
     path = tmp_path / "plan.json"
-    path.write_text(plan.model_copy(update={"allocations": allocs}).model_dump_json(),
-                    encoding="utf-8")
+    path.write_text(
+        plan.model_copy(update={"allocations": allocs}).model_dump_json(), encoding="utf-8"
+    )
     with pytest.raises(InputError, match=r"allocations\[0\].workload: unknown workload `chatt`"):
         load_fleet(path, fc.scenario(), fc.table())
 
@@ -176,12 +230,13 @@ def test_plan_of_another_scenario(tmp_path: Path) -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     gpn=st.sampled_from([1, 2, 4, 8]),
-    items=st.lists(st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(0, 5),
-                             st.floats(0.1, 10.0)), min_size=1, max_size=3),
+    items=st.lists(
+        st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(0, 5), st.floats(0.1, 10.0)),
+        min_size=1,
+        max_size=3,
+    ),
 )
-def test_worst_node_loss_matches_brute_force(
-    gpn: int, items: list[tuple[int, int, float]]
-) -> None:
+def test_worst_node_loss_matches_brute_force(gpn: int, items: list[tuple[int, int, float]]) -> None:
     groups = [_group("chat", tp, n, rps) for tp, n, rps in items]
     best = 0.0
     for counts in itertools.product(*(range(n + 1) for _, n, _ in items)):

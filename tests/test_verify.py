@@ -94,8 +94,9 @@ def test_wrong_survivability_row_is_caught() -> None:
     plan = fc.plan()
     rows = list(plan.survivability)
     rows[1] = rows[1].model_copy(update={"holds": False})
-    out = verify_plan(plan.model_copy(update={"survivability": tuple(rows)}), fc.scenario(),
-                      fc.table())
+    out = verify_plan(
+        plan.model_copy(update={"survivability": tuple(rows)}), fc.scenario(), fc.table()
+    )
     assert len(out) == 1 and "says holds=False" in out[0]
 
 
@@ -111,9 +112,14 @@ def test_node_loss_required_for_n_plus_1() -> None:
 
 
 def test_infeasible_plan_without_allocations_passes() -> None:
-    plan = fc.plan().model_copy(update={
-        "status": SolveStatus.infeasible, "allocations": (), "nodes": (), "survivability": (),
-    })
+    plan = fc.plan().model_copy(
+        update={
+            "status": SolveStatus.infeasible,
+            "allocations": (),
+            "nodes": (),
+            "survivability": (),
+        }
+    )
     assert verify_plan(plan, fc.scenario(), fc.table()) == []
 
 
@@ -155,7 +161,8 @@ def test_real_plan_mutations_are_caught(real: tuple[Scenario, CapacityTable, Pla
     # put an interactive workload on spot
     spot = _replace_alloc(plan, biggest, purchase=PurchaseKind.spot, slice=None)
     assert f"interactive workload {a.workload} has {a.replicas} spot replicas in {a.zone}" in (
-        verify_plan(spot, sc, table))
+        verify_plan(spot, sc, table)
+    )
     # buy more GPUs than the zone's stock
     n = plan.nodes[0]
     offer = next(o for o in sc.zone(n.zone).offers if o.gpu == n.gpu)

@@ -22,7 +22,10 @@ from solver.fleet import load_fleet, read_plan
 from solver.verify import verify_plan
 
 fleet_option = click.option(
-    "--fleet", "fleet_path", required=True, type=click.Path(path_type=Path),
+    "--fleet",
+    "fleet_path",
+    required=True,
+    type=click.Path(path_type=Path),
     help="plan.json, or an inventory YAML/JSON of owned nodes (and optionally their layout).",
 )
 
@@ -69,8 +72,10 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "notes": list(result.fleet.notes),
         "failures": list(result.report.failures),
         "workloads": list(result.report.workloads),
-        "broken": [{"failure": r.failure, "workload": r.workload, "slice": r.slice}
-                   for r in result.report.broken],
+        "broken": [
+            {"failure": r.failure, "workload": r.workload, "slice": r.slice}
+            for r in result.report.broken
+        ],
         "rows": [r.model_dump(mode="json") for r in result.report.rows],
         "degradation": [p.model_dump(mode="json") for p in result.plans],
         "verification": None if result.verification is None else list(result.verification),
@@ -92,8 +97,10 @@ def render_matrix(report: CheckReport) -> list[str]:
     head = ["failure", *report.workloads]
     body = [[f, *(_cell(report, f, w) for w in report.workloads)] for f in report.failures]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in [head, *body]]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [head, *body]
+    ]
     return [lines[0], "-" * len(lines[0]), *lines[1:]]
 
 
@@ -112,9 +119,7 @@ def render_latency(report: CheckReport) -> list[str]:
     return out
 
 
-def render_degradation(
-    plans: tuple[DegradationPlan, ...], report: CheckReport
-) -> list[str]:
+def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) -> list[str]:
     """Each failure that leaves a workload short: the steps in order and what each frees."""
     if not plans:
         return ["no failure leaves a workload short: no degradation needed"]
@@ -122,8 +127,9 @@ def render_degradation(
     out = ["degradation, per failure that leaves a workload short (rps freed by each step):"]
     for p in plans:
         tag = " [must survive]" if (p.failure, p.workload) in required else ""
-        out.append(f"  {p.failure} → {p.workload}{tag}: short {p.shortfall_rps:.3g} rps "
-                   f"({p.slice})")
+        out.append(
+            f"  {p.failure} → {p.workload}{tag}: short {p.shortfall_rps:.3g} rps ({p.slice})"
+        )
         for s in p.steps:
             out.append(f"    {s.order}. {s.action} +{s.frees_rps:.3g} rps: {s.detail}")
     out.append(f"  {plans[0].never}")
@@ -149,16 +155,26 @@ def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
         for note in fleet.notes:
             click.echo(f"note: {note}")
-        for line in [*render_matrix(result.report), "", *render_latency(result.report), "",
-                     *render_degradation(result.plans, result.report)]:
+        for line in [
+            *render_matrix(result.report),
+            "",
+            *render_latency(result.report),
+            "",
+            *render_degradation(result.plans, result.report),
+        ]:
             click.echo(line)
         if result.verification is not None:
             click.echo("")
-            click.echo("plan verification (solver/verify.py): " + (
-                "OK" if not result.verification else f"{len(result.verification)} findings"))
+            click.echo(
+                "plan verification (solver/verify.py): "
+                + ("OK" if not result.verification else f"{len(result.verification)} findings")
+            )
             for finding in result.verification:
                 click.echo(f"  - {finding}")
-        verdict = "OK: every required survival holds" if result.report.ok else (
-            f"FAIL: {len(result.report.broken)} required rows fail")
+        verdict = (
+            "OK: every required survival holds"
+            if result.report.ok
+            else (f"FAIL: {len(result.report.broken)} required rows fail")
+        )
         click.echo(verdict)
     click.get_current_context().exit(result.exit_code)
