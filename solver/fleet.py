@@ -371,7 +371,11 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         problems = _plan_problems(plan, scenario, file)
         if problems:
             raise InputError(problems)
-        return fit_to_nodes(fleet_from_plan(plan, scenario, source=file), scenario)
+        fleet = fit_to_nodes(fleet_from_plan(plan, scenario, source=file), scenario)
+        if plan.status.value in ("infeasible", "error"):
+            status = f"the plan's status is {plan.status.value}: it is not a complete fleet"
+            fleet = fleet.model_copy(update={"notes": (status, *fleet.notes)})
+        return fleet
     inventory = validate_as(InventoryFile, doc, file)
     problems = _inventory_problems(inventory, scenario, file)
     if problems:
@@ -391,6 +395,22 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         replicas=groups,
         nodes=nodes,
         laid_out_by_fleetplan=inventory.layout is None,
+        notes=_idle_notes(nodes, groups),
+    )
+
+
+def _idle_notes(
+    nodes: Sequence[FleetNodes], groups: Sequence[FleetReplicaGroup]
+) -> tuple[str, ...]:
+    """Owned GPUs that carry no replica, per pool (no configuration fits, or none was laid)."""
+    used: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
+    for g in groups:
+        used[(g.zone, g.gpu, g.purchase)] += g.replicas * g.tp
+    return tuple(
+        f"{n.gpus - used[(n.zone, n.gpu, n.purchase)]} of {n.gpus} {n.gpu} {n.purchase} GPUs "
+        f"in {n.zone} carry no replica"
+        for n in nodes
+        if n.gpus > used[(n.zone, n.gpu, n.purchase)]
     )
 
 

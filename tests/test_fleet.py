@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from models.common import CapacitySource, Precision, PurchaseKind
 from models.errors import InputError
 from models.inventory import FleetReplicaGroup
+from models.plan import SolveStatus
 from solver.fleet import Failure, FailureKind, failure_domains, load_fleet, worst_node_loss
 from tests import fleet_cases as fc
 
@@ -247,3 +248,25 @@ def test_worst_node_loss_matches_brute_force(gpn: int, items: list[tuple[int, in
     assert rps == pytest.approx(best)
     assert sum(lost.get(i, 0) * g.tp for i, g in enumerate(groups)) <= gpn
     assert sum(lost.get(i, 0) * g.slo_rps for i, g in enumerate(groups)) == pytest.approx(rps)
+
+
+def test_idle_gpus_are_noted(tmp_path: Path) -> None:
+    # 4 L4 GPUs in z1: chat's L4 tp1 (0.3 rps) fits, so the greedy layout uses them all;
+    # with an explicit layout of 1 replica, 3 GPUs stay idle.
+    nodes = [{"zone": "z1", "gpu": "L4", "purchase": "on_demand", "nodes": 1}]
+    fleet = load_fleet(_write(tmp_path, {"nodes": nodes}), fc.scenario(), fc.table())
+    assert fleet.notes == ()
+    assert [(g.workload, g.replicas) for g in fleet.replicas] == [("chat", 4)]
+    layout = [{"workload": "chat", "zone": "z1", "gpu": "L4", "tp": 1, "replicas": 1}]
+    fleet = load_fleet(
+        _write(tmp_path, {"nodes": nodes, "layout": layout}), fc.scenario(), fc.table()
+    )
+    assert fleet.notes == ("3 of 4 L4 on_demand GPUs in z1 carry no replica",)
+
+
+def test_plan_status_is_noted(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    plan = fc.plan().model_copy(update={"status": SolveStatus.infeasible})
+    path.write_text(plan.model_dump_json(), encoding="utf-8")
+    fleet = load_fleet(path, fc.scenario(), fc.table())
+    assert fleet.notes == ("the plan's status is infeasible: it is not a complete fleet",)
