@@ -254,3 +254,15 @@ def check_contract(contract_path: str | Path, scenario: Scenario,
         if reasons:
             out.append(ExpiredRow(workload=row.workload, gpu=row.gpu, tp=row.tp, reasons=reasons))
     return out
+
+
+def render_expired(expired: list[ExpiredRow], contract_path: str | Path) -> list[str]:
+    """Lines for people: which contract rows expired and why (or that none did)."""
+    if not expired:
+        return [f"contract {contract_path}: every row still holds"]
+    out = [f"contract {contract_path}: {len(expired)} row{'s' if len(expired) != 1 else ''} "
+           "expired — re-test these configurations before relying on the plan"]
+    for e in expired:
+        out.append(f"  {e.workload} on {e.gpu} TP{e.tp}:")
+        out += [f"    - {reason}" for reason in e.reasons]
+    return out

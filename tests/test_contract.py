@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,32 @@ def test_bad_contract_file_is_a_located_error(tmp_path: Path) -> None:
     path.write_text("scenario: x\nmeasured_max_age_days: 0\nrows: []\n")
     with pytest.raises(InputError, match=r"measured_max_age_days"):
         check_contract(path, make_scenario())
+
+
+def test_cli_check_contract(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from inputs import scenarios_dir
+    from models.loader import load_scenario
+    from solver.capacity import build_capacity_table
+    from solver.cli import main
+    from solver.planner import plan_scenario
+
+    source = scenarios_dir() / "tiny.yaml"
+    tiny = load_scenario(source)
+    table = build_capacity_table(tiny)
+    contract = write_contract(plan_scenario(tiny, table), tiny, table, tmp_path / "contract.yaml")
+    runner = CliRunner()
+    ok = runner.invoke(main, ["check", str(source), "--contract", str(contract)])
+    assert ok.exit_code == 0, ok.output
+    assert "every row still holds" in ok.output
+    upgraded = tmp_path / "tiny.yaml"
+    upgraded.write_text(source.read_text().replace("tenant: demo", "tenant: demo\n"
+                                                   "    runtime: vllm-0.7.0"))
+    expired = runner.invoke(main, ["check", str(upgraded), "--contract", str(contract), "--json"])
+    assert expired.exit_code == 1, expired.output
+    rows = json.loads(expired.stdout)["expired"]
+    assert rows and all(r["workload"] == "chat" for r in rows)
+    assert rows[0]["reasons"] == ["runtime changed from vllm to vllm-0.7.0"]
+    neither = runner.invoke(main, ["check", str(source)])
+    assert neither.exit_code == 2 and "--contract" in neither.output

@@ -24,7 +24,7 @@ from solver.verify import verify_plan
 fleet_option = click.option(
     "--fleet",
     "fleet_path",
-    required=True,
+    required=False,
     type=click.Path(path_type=Path),
     help="plan.json, or an inventory YAML/JSON of owned nodes (and optionally their layout).",
 )
@@ -136,16 +136,50 @@ def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) 
     return out
 
 
+contract_option = click.option(
+    "--contract", "contract_path", type=click.Path(path_type=Path), default=None,
+    help="contract.yaml written beside a plan: report rows whose inputs changed (then --fleet "
+         "may be omitted).",
+)
+
+
+def _check_contract(scenario: Path | None, contract_path: Path, as_json: bool) -> int:
+    """Report expired contract rows (solver/contract.py); 1 when any row expired."""
+    from solver.contract import check_contract, render_expired
+
+    expired = check_contract(contract_path, load(scenario))
+    if as_json:
+        echo_json({"contract": str(contract_path),
+                   "expired": [e.model_dump(mode="json") for e in expired]})
+    else:
+        for line in render_expired(expired, contract_path):
+            click.echo(line)
+    return 1 if expired else 0
+
+
 @click.command("check")
 @scenario_argument()
 @fleet_option
+@contract_option
 @json_option
-def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
+def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path | None,
+            as_json: bool) -> None:
     """Check FLEET against SCENARIO (default: the built-in demo) under every failure domain.
 
     Exit code 1 when a workload fails a failure it must survive (or its steady state). A
     plan.json is also re-verified with plain arithmetic (reported, not part of the exit code).
+    With --contract, also exit 1 when a contract row has expired.
     """
+    if fleet_path is None and contract_path is None:
+        raise click.UsageError("give --fleet (a plan.json or inventory), --contract, or both")
+    if as_json and fleet_path is not None and contract_path is not None:
+        raise click.UsageError("with --json, check a fleet or a contract, one at a time")
+    contract_code = 0
+    if contract_path is not None:
+        contract_code = _check_contract(scenario, contract_path, as_json)
+        if fleet_path is None:
+            click.get_current_context().exit(contract_code)
+    assert fleet_path is not None
     result = run_check(scenario, fleet_path)
     if as_json:
         echo_json(to_json(result))
@@ -177,4 +211,4 @@ def command(scenario: Path | None, fleet_path: Path, as_json: bool) -> None:
             else (f"FAIL: {len(result.report.broken)} required rows fail")
         )
         click.echo(verdict)
-    click.get_current_context().exit(result.exit_code)
+    click.get_current_context().exit(max(result.exit_code, contract_code))
