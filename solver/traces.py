@@ -224,7 +224,8 @@ def synthetic_trace(workload: Workload, duration_s: float, seed: int,
     """A Poisson trace at the workload's peak rate × ``rate_scale``, seeded.
 
     Lengths are lognormal with the workload's P50 and P95 (:func:`lognormal_params`), rounded
-    to whole tokens (at least 1); the tail beyond P95 is the lognormal's, not clipped.
+    to whole tokens and clipped to [1, P99] — the distribution the capacity model integrates
+    over (``solver.queueing.length_samples``), so replay and prediction see the same workload.
     """
     rate_rps = workload_rate_rps(workload) * rate_scale
     rng = np.random.default_rng(seed)
@@ -238,7 +239,7 @@ def synthetic_trace(workload: Workload, duration_s: float, seed: int,
     for tokens in (workload.input_tokens, workload.output_tokens):
         mu, sigma = lognormal_params(tokens.p50, tokens.p95)
         drawn = np.rint(rng.lognormal(mu, sigma, size=size))
-        lengths.append(np.maximum(drawn, 1.0).astype(np.int64))
+        lengths.append(np.clip(drawn, 1.0, float(tokens.p99)).astype(np.int64))
     return Trace(source=f"synthetic:{workload.name}", arrival_s=times_s,
                  input_tokens=lengths[0], output_tokens=lengths[1])
 

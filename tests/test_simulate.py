@@ -423,3 +423,50 @@ def test_routing_skips_replicas_too_small_for_the_request() -> None:
     # then goes to the idle small one (10 + 5 = 15 ms); 6005 tokens fit neither: rejected.
     assert res.ttft_ms[:2].tolist() == [25.0, 15.0]
     assert res.status[2] == Status.rejected_too_long
+
+
+# --- plans the program produces hold their SLOs in the replay ------------------------------------
+
+
+def _without_worst_node(replicas: list[ReplicaSpec], per_node: dict[str, int]) -> list[
+        list[ReplicaSpec]]:
+    """Each way of losing one node: the first ⌊GPUs per node ÷ TP⌋ replicas of one pool."""
+    pools = sorted({r.name.split("#")[0] for r in replicas})
+    out = []
+    for pool in pools:
+        members = [r for r in replicas if r.name.startswith(pool + "#")]
+        lost = {r.name for r in members[: per_node[pool]]}
+        out.append([r for r in replicas if r.name not in lost])
+    return out
+
+
+@pytest.mark.parametrize("name", ["tiny", "doc_qa"])
+def test_planned_fleet_holds_slo_in_replay(name: str) -> None:
+    from inputs import scenarios_dir
+    from models.common import Survivability
+    from models.loader import load_scenario
+    from solver.fleet import fleet_from_plan
+    from solver.planner import plan_scenario
+    from solver.simulate import fleet_replicas, peak_slice
+    from solver.traces import synthetic_trace
+
+    scenario = load_scenario(scenarios_dir() / f"{name}.yaml")
+    plan = plan_scenario(scenario)
+    fleet = fleet_from_plan(plan, scenario)
+    for wl in scenario.workloads:
+        replicas = fleet_replicas(fleet, scenario, wl, peak_slice(scenario, wl))
+        trace = synthetic_trace(wl, duration_s=600.0, seed=5)
+        cases = [replicas]
+        if wl.survivability is Survivability.n_plus_1:
+            per_node = {}
+            for g in fleet.replicas:
+                gpn = fleet.gpus_per_node(g.zone, g.gpu, g.purchase) or 1
+                per_node[f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}"] = gpn // g.tp
+            cases += _without_worst_node(replicas, per_node)
+            assert len(cases) > 1 and all(len(c) < len(replicas) for c in cases[1:])
+        for reps in cases:
+            cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate)
+            s = summarize(replay(trace, reps, cfg), wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms)
+            assert s.rejected == 0
+            assert s.ttft_ms.p95 <= wl.slo.ttft_p95_ms, (wl.name, len(reps))
+            assert s.tpot_ms.p95 <= wl.slo.tpot_p95_ms, (wl.name, len(reps))

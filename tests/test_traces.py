@@ -148,6 +148,8 @@ def test_synthetic_trace_rate_and_lengths() -> None:
     assert np.all(np.diff(trace.arrival_s) >= 0)
     assert np.median(trace.input_tokens) == pytest.approx(1000, rel=0.04)
     assert np.percentile(trace.output_tokens, 95) == pytest.approx(400, rel=0.06)
+    # Clipped at the workload's P99 (6000 in, 600 out); the lognormal's own P99 lies above.
+    assert trace.input_tokens.max() == 6000 and trace.output_tokens.max() == 600
     doubled = synthetic_trace(wl, duration_s=1000.0, seed=7, rate_scale=2.0)
     assert abs(len(doubled) - 40_000) < 5 * 200
 
