@@ -184,3 +184,39 @@ def test_libreoffice_recalculates_the_plan_cost(workbook_path: Path, tmp_path: P
     ws = wb["Purchase plan"]
     assert ws.cell(row=ws.max_row, column=11).value == pytest.approx(TOTAL_COST)
     assert wb["Summary"]["B10"].value == pytest.approx(TOTAL_COST)
+
+
+def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
+    """Plan a shipped scenario, write every procurement output, read them back against the plan."""
+    from inputs import scenarios_dir
+    from models.loader import load_scenario
+    from models.plan import Plan
+    from solver.capacity import build_capacity_table
+    from solver.export_xlsx import write_procurement_outputs
+    from solver.planner import plan_scenario
+
+    scenario = load_scenario(scenarios_dir() / "twenty_rps.yaml")
+    table = build_capacity_table(scenario)
+    plan = plan_scenario(scenario, table, time_limit_s=30)
+    (tmp_path / "plan.json").write_text(plan.model_dump_json())
+    written = write_procurement_outputs(plan, scenario, tmp_path)
+    assert [p.name for p in written] == ["plan.xlsx", "contract.yaml", "report.md",
+                                         "cost_by_zone.png", "capacity_vs_demand.png"]
+    plan = Plan.model_validate_json((tmp_path / "plan.json").read_text())
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    last = wb["Purchase plan"].max_row
+    assert evaluate(wb, "Purchase plan", f"K{last}") == pytest.approx(plan.cost.per_month)
+    assert evaluate(wb, "Summary", "B14") == pytest.approx(plan.cost.per_million_tokens)
+    purchase = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Purchase plan").iloc[:-1]
+    assert int(purchase["Nodes"].sum()) == sum(n.nodes for n in plan.nodes)
+    pools = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Pools")
+    reserved = sum(a.replicas for a in plan.allocations if a.slice is None)
+    assert int(pools["Reserved replicas"].sum()) == reserved
+    costs = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Cost attribution", nrows=len(
+        plan.workload_costs))
+    assert list(costs["Cost [USD/month]"]) == pytest.approx(
+        [w.cost_per_month for w in plan.workload_costs])
+    surv = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Survivability")
+    assert set(surv.iloc[:, 0].dropna()) >= {r.failure for r in plan.survivability}
+    for sheet in SHEETS:  # every sheet reads back with pandas
+        assert not pd.read_excel(tmp_path / "plan.xlsx", sheet_name=sheet).empty, sheet
