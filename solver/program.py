@@ -45,8 +45,9 @@ Constraints
 
 - C1 demand: :math:`U_{ws}` meets demand.
 - C2 spot: :math:`x_r = 0` for spot slots of :math:`w \in W^I` (never spot for interactive pools).
-- C3 n_plus_1: for :math:`w \in W^{N1}` and each non-spot pool (z, g, k) holding slots of ``w``,
-  :math:`F_{ws}(\emptyset) - \ell_{wzgks}` meets demand, where the loss is
+- C3 n_plus_1: for :math:`w \in W^{N1}`, :math:`F_{ws}(\emptyset)` meets demand (losing a spot
+  node: spot never counts after a failure) and, for each non-spot pool (z, g, k) holding slots
+  of ``w``, :math:`F_{ws}(\emptyset) - \ell_{wzgks}` meets demand, where the loss is
   :math:`\ell \ge \min(X_s, M)` with :math:`X_s` the pool's capacity at :math:`\phi`, linearised
   as :math:`\ell \ge X_s - (\bar X - M) b`, :math:`\ell \ge M b`, where :math:`\bar X` bounds the
   capacity an optimal pool needs (demand plus one node, see ``pool_capacity_bound``). Where
@@ -339,12 +340,11 @@ def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
         slices = data.demand_slices(w.name)
         pools = sorted({(k[3], k[1], k[4]) for s in slices for k in v.by_slice.get((w.name, s), [])
                         if k[4] is not PurchaseKind.spot}, key=lambda p: (p[0], p[1], p[2].value))
+        # losing a spot node (or one holding none of w) leaves the non-spot capacity
+        firm = {s: running_capacity(data, v, w.name, s, phi, failover=True) for s in slices}
+        meet_demand(prob, data, v, "n_plus_1", (w.name, "any", "any", "spot"), w.name, firm)
         for pool in pools:
-            capacity = {
-                s: running_capacity(data, v, w.name, s, phi, failover=True)
-                - node_loss(prob, data, v, w.name, pool, s)
-                for s in slices
-            }
+            capacity = {s: firm[s] - node_loss(prob, data, v, w.name, pool, s) for s in slices}
             meet_demand(prob, data, v, "n_plus_1", (w.name, pool[0], pool[1], pool[2].value),
                         w.name, capacity)
 

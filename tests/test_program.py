@@ -273,3 +273,13 @@ def test_reserved_slots_carry_no_slice() -> None:
     kinds = {(k[4], k[5]) for k in program.v.replicas}
     assert kinds == {(PurchaseKind.reserved, None), (PurchaseKind.on_demand, "night"),
                      (PurchaseKind.on_demand, "day")}
+
+
+def test_n_plus_1_never_rests_on_spot() -> None:
+    # A batch pool asking for N+1 where only spot is sold: after losing any node spot does not
+    # count, so no fleet survives (without this rule all-spot would plan at 1 × 1.0 × 730 = 730).
+    sc = scenario([workload("b", 9.0, cls="batch", utilization=1.0, survivability="n_plus_1")],
+                  [zone("a", offer(spot=(1.0, 8, 0.0), gpus_per_node=1))])
+    tb = table(row("b", "H100", 1, 10.0))
+    assert optimum(sc, tb) is None
+    assert optimum(sc, tb, without("n_plus_1")) == pytest.approx(730.0)
