@@ -325,7 +325,7 @@ class _Engine:
                     self._end_segment(rep)
             if t >= next_minute_ms:
                 m = int(t // minute_ms)
-                kv_use[m] = self._kv_share()
+                kv_use[m] = self._kv_share(t)
                 next_minute_ms = (m + 1) * minute_ms
             self._route(i, t)
             m = int(t // minute_ms)
@@ -345,9 +345,20 @@ class _Engine:
             if ver == rep.version:
                 self._end_segment(rep)
 
-    def _kv_share(self) -> float:
-        used = sum(r.k_dec + r.k_pre for r in self.reps if r.alive)
-        cap = sum(r.cap for r in self.reps if r.alive)
+    def _kv_share(self, t: float) -> float:
+        """KV tokens in use ÷ KV capacity over live replicas at ``t`` (decode runs included up
+        to their last step finished by ``t``)."""
+        used = cap = 0
+        for rep in self.reps:
+            if not rep.alive:
+                continue
+            used += rep.k_dec + rep.k_pre
+            cap += rep.cap
+            if rep.seg_kind == _DECODE and t > rep.seg_start:
+                j = self._steps_until(rep, t - rep.seg_start)
+                if rep.seg_start + j * rep.seg_t0 + rep.seg_s * j * (j - 1) / 2 > t:
+                    j -= 1  # the step in progress has not written its tokens yet
+                used += len(rep.dec_heap) * min(j, rep.seg_steps)
         return used / cap if cap else math.nan
 
     # -- routing and admission --

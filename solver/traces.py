@@ -12,7 +12,7 @@ Formats (``--format``; detected from the file when omitted):
   ``output_length`` and optional ``hash_ids``.
 - ``csv``: any CSV with a header naming a time column (:data:`TIME_COLUMNS`: seconds, or
   datetimes), an input-length column (:data:`INPUT_COLUMNS`) and an output-length column
-  (:data:`OUTPUT_COLUMNS`), matched case-insensitively.
+  (:data:`OUTPUT_COLUMNS`), matched ignoring case, spaces, ``-`` and ``_``.
 
 Bad rows raise :class:`~models.errors.InputError` naming file, line and column (up to
 :data:`MAX_PROBLEMS` of them). Rows out of time order are sorted (stable), not rejected.
@@ -110,12 +110,12 @@ def read_trace(path: Path, fmt: TraceFormat | None = None) -> Trace:
 def read_generic_csv(path: Path) -> Trace:
     """Read a CSV with named time, input and output columns (see the module docstring)."""
     header = _csv_header(path)
-    lowered = {h.strip().lower(): h for h in header}
+    lowered = {_column_key(h): h for h in header}
     picked: list[str] = []
     problems: list[Problem] = []
     for role, names in (("time", TIME_COLUMNS), ("input", INPUT_COLUMNS),
                         ("output", OUTPUT_COLUMNS)):
-        found = next((lowered[n] for n in names if n in lowered), None)
+        found = next((lowered[_column_key(n)] for n in names if _column_key(n) in lowered), None)
         if found is None:
             problems.append(Problem(str(path), "header", f"no {role} column among {header}",
                                     f"name one column {' or '.join(names)}"))
@@ -314,6 +314,11 @@ def _json_number(path: Path, row: dict[str, object], key: str, where: str, minim
                                 "fix or remove this line"))
         return None
     return float(value)
+
+
+def _column_key(name: str) -> str:
+    """Column names match ignoring case, spaces, ``-`` and ``_`` (``ContextTokens``)."""
+    return "".join(c for c in name.lower() if c.isalnum())
 
 
 def _read_text(path: Path) -> str:

@@ -470,3 +470,12 @@ def test_planned_fleet_holds_slo_in_replay(name: str) -> None:
             assert s.rejected == 0
             assert s.ttft_ms.p95 <= wl.slo.ttft_p95_ms, (wl.name, len(reps))
             assert s.tpot_ms.p95 <= wl.slo.tpot_p95_ms, (wl.name, len(reps))
+
+
+def test_kv_use_counts_tokens_decoded_inside_a_run() -> None:
+    model = LinearStep(kv_capacity_tokens=100_000)
+    res = replay(_trace([(0, 1000, 10_000), (60_000, 10, 2)]), _one(model))
+    # Minute 0: sampled at the first arrival, before it is routed: nothing in use.
+    # Minute 1: r0 prefilled 0–20 ms, then decode steps of 11 ms: (60 000 − 20) / 11 = 5452.7,
+    # so 5452 tokens written: KV 1000 + 5452 = 6452 of 100 000.
+    assert res.kv_use.tolist() == [0.0, pytest.approx(0.06452)]

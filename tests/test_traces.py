@@ -78,6 +78,15 @@ def test_generic_csv_named_columns_sorted(tmp_path: Path) -> None:
     assert trace.output_tokens.tolist() == [1, 2, 3]
 
 
+def test_azure_file_read_as_generic_csv() -> None:
+    # ContextTokens / GeneratedTokens match context_tokens / generated_tokens.
+    generic = read_trace(AZURE_SLICE, TraceFormat.csv)
+    azure = read_trace(AZURE_SLICE, TraceFormat.azure)
+    assert np.array_equal(generic.arrival_s, azure.arrival_s)
+    assert np.array_equal(generic.input_tokens, azure.input_tokens)
+    assert np.array_equal(generic.output_tokens, azure.output_tokens)
+
+
 def test_generic_csv_with_datetimes(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("timestamp,input_length,output_length\n"
