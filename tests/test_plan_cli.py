@@ -1,0 +1,91 @@
+"""``fleetplan plan``: summary, JSON, files written, infeasible answered with a diagnosis."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from models.loader import load_scenario
+from models.plan import Plan
+from solver.capacity import build_capacity_table
+from solver.cli import main
+from solver.verify import verify_plan
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
+TINY = SCENARIOS / "tiny.yaml"
+
+pytestmark = pytest.mark.skipif(not TINY.exists(), reason="tiny scenario not shipped")
+
+
+def test_plan_writes_plan_json_with_the_documented_keys(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "cost:" in result.output and "USD/month" in result.output
+    assert "GPUs:" in result.output and "survivability:" in result.output
+    data = json.loads((out / "plan.json").read_text())
+    assert data["status"] == "optimal"
+    assert set(data["solver"]) >= {"name", "seconds", "gap", "bound"}
+    assert set(data["cost"]) >= {"per_month", "per_million_tokens", "currency"}
+    assert set(data["allocations"][0]) >= {
+        "workload", "zone", "gpu", "tp", "purchase", "slice", "replicas", "gpus",
+        "replica_capacity_rps", "capacity_source", "cost_per_month"}
+    assert set(data["nodes"][0]) >= {"zone", "gpu", "purchase", "slice", "nodes", "gpus"}
+    assert set(data["survivability"][0]) >= {
+        "workload", "failure", "slice", "capacity_rps", "demand_rps", "holds"}
+    # the plan re-checks against the resolved scenario written beside it
+    resolved = yaml.safe_load((out / "scenario.resolved.yaml").read_text())
+    assert resolved["name"] == "tiny"
+    sc = load_scenario(TINY)
+    assert verify_plan(Plan.model_validate(data), sc, build_capacity_table(sc)) == []
+
+
+def test_plan_json_flag_prints_the_plan(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)
+    assert printed == json.loads((tmp_path / "plan.json").read_text())
+
+
+def test_default_output_directory_is_named_after_the_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--solver", "cbc"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "outputs" / "tiny" / "plan.json").read_text())["solver"][
+        "name"] == "cbc"
+
+
+def test_infeasible_scenario_exits_1_with_the_diagnosis(tmp_path: Path) -> None:
+    raw = yaml.safe_load(TINY.read_text())
+    raw["policy"]["monthly_budget"] = 100.0  # the tiny fleet costs 1,752 a month
+    path = tmp_path / "broke.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "infeasible" in result.output
+    assert "the budget allows 100" in result.output
+    data = json.loads((tmp_path / "o" / "plan.json").read_text())
+    assert data["status"] == "infeasible" and data["diagnosis"]
+
+
+def test_bad_input_is_a_clean_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nworkloads: []\n")
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+
+
+def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["plan", "--out", str(tmp_path), "--time-limit", "2",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["scenario"] == "demo"
+    assert data["status"] in ("optimal", "time_limit")
