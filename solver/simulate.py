@@ -55,6 +55,8 @@ SECONDS_PER_MINUTE = 60.0
 #: vLLM's default token budget per iteration with chunked prefill, and maximum running sequences.
 DEFAULT_MAX_BATCHED_TOKENS = 2048
 DEFAULT_MAX_SEQS = 256
+#: KV use is sampled at the first arrival of each interval this long [ms].
+KV_SAMPLE_MS = 6000.0
 
 
 class StepModel(Protocol):
@@ -138,8 +140,8 @@ class ReplayResult:
     queue_depth_max: npt.NDArray[np.int64]
     """Per minute: most requests routed and still without a first token, seen by an arrival."""
     kv_use: npt.NDArray[np.float64]
-    """Per minute: KV tokens in use ÷ KV capacity of live replicas, at the minute's first
-    arrival (NaN in a minute without arrivals)."""
+    """Per minute: the largest share of live replicas' KV capacity in use, sampled at the first
+    arrival of every 6 s (NaN in a minute without arrivals)."""
     requeued: int
     """Requests moved off failed replicas before their first token."""
 
@@ -311,7 +313,7 @@ class _Engine:
         kv_use = [math.nan] * minutes
         fail_ms = math.inf if self.failure is None else self.failure.at_s * MS_PER_S
         minute_ms = SECONDS_PER_MINUTE * MS_PER_S
-        next_minute_ms = 0.0
+        next_sample_ms = 0.0
         for i in range(n):
             t = arrival_ms[i]
             if t >= fail_ms:
@@ -323,10 +325,12 @@ class _Engine:
                 rep = reps[r]
                 if ver == rep.version:
                     self._end_segment(rep)
-            if t >= next_minute_ms:
+            if t >= next_sample_ms:
                 m = int(t // minute_ms)
-                kv_use[m] = self._kv_share(t)
-                next_minute_ms = (m + 1) * minute_ms
+                share = self._kv_share(t)
+                if not share <= kv_use[m]:  # the larger, NaN-aware
+                    kv_use[m] = share
+                next_sample_ms = (t // KV_SAMPLE_MS + 1) * KV_SAMPLE_MS
             self._route(i, t)
             m = int(t // minute_ms)
             if self.queued > queue_max[m]:
