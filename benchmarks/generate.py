@@ -30,7 +30,8 @@ What makes them realistic, and where each figure comes from:
   plenty of small inference cards, few H100/H200/B200 nodes, as clouds sell them.
 
 Every draw comes from one ``random.Random(seed)`` in a fixed order, so a (size, seed) pair always
-gives the same scenario.
+gives the same scenario. ``python benchmarks/generate.py [DIR]`` writes the three sizes as scenario
+files (default ``outputs/bench/``) that ``fleetplan plan`` reads.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from inputs import catalog_dir
 from models.catalog import GpuType
 from models.common import Precision, Survivability, WorkloadClass
@@ -49,7 +52,7 @@ from models.loader import check_references, load_catalog
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy
 from models.prices import zones_from_price_table
-from models.scenario import PriceTable, Scenario
+from models.scenario import PriceTable, Scenario, ScenarioFile
 from models.workload import HOURS_PER_DAY, Arrival, BatchVolume, Slo, TokenPercentiles, Workload
 
 AWS_PRICES = catalog_dir() / "prices" / "aws_gpu_prices.csv"
@@ -335,17 +338,33 @@ def generate_scenario(size: str | SizeSpec, seed: int = 0) -> Scenario:
     return scenario
 
 
-def main() -> None:
-    """Write each named size as JSON into a directory (``python benchmarks/generate.py DIR``)."""
-    import sys
+def scenario_file(scenario: Scenario) -> ScenarioFile:
+    """The scenario as a file ``fleetplan`` loads: built-in catalog, explicit zones and workloads.
 
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "outputs/bench-scenarios")
-    out.mkdir(parents=True, exist_ok=True)
+    The loaded scenario lists every catalog GPU type, but zones sell only the generated ones, so
+    it plans the same fleet.
+    """
+    return ScenarioFile(name=scenario.name, description=scenario.description,
+                        zones=scenario.zones, workloads=scenario.workloads,
+                        policy=scenario.policy)
+
+
+def write_scenarios(out_dir: Path, seed: int = 0) -> list[Path]:
+    """Write each named size as a scenario YAML file into ``out_dir``; returns the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
     for size in SIZES:
-        scenario = generate_scenario(size)
-        (out / f"{scenario.name}.json").write_text(scenario.model_dump_json(indent=2,
-                                                                            by_alias=True))
+        scenario = generate_scenario(size, seed)
+        doc = scenario_file(scenario).model_dump(mode="json", by_alias=True,
+                                                 exclude_defaults=True)
+        path = out_dir / f"{scenario.name}.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=100), encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    for written in write_scenarios(Path(sys.argv[1] if len(sys.argv) > 1 else "outputs/bench")):
+        print(written)

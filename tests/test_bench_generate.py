@@ -17,9 +17,10 @@ from benchmarks.generate import (  # noqa: E402
     SPOT_CAP_VS_ON_DEMAND,
     SizeSpec,
     generate_scenario,
+    write_scenarios,
 )
 from models.common import Survivability, WorkloadClass  # noqa: E402
-from models.loader import check_references  # noqa: E402
+from models.loader import check_references, load_scenario  # noqa: E402
 from models.scenario import Scenario  # noqa: E402
 from solver.capacity import build_capacity_table  # noqa: E402
 from solver.program_data import build_program_data  # noqa: E402
@@ -100,3 +101,17 @@ def test_sizes_the_templates_cannot_fill_are_refused() -> None:
         generate_scenario(SizeSpec(workloads=40, gpu_types=3, zones=2))
     with pytest.raises(ValueError, match="24 hourly slices"):
         generate_scenario(SizeSpec(workloads=3, gpu_types=3, zones=2, slices=6))
+
+
+def test_written_scenario_files_load_back_to_the_same_zones_workloads_and_policy(
+    tmp_path: Path,
+) -> None:
+    paths = write_scenarios(tmp_path, seed=1)
+    assert [p.name for p in paths] == [f"bench-{size}-seed1.yaml" for size in SIZES]
+    for size, path in zip(SIZES, paths, strict=True):
+        made = generate_scenario(size, seed=1)
+        loaded = load_scenario(path)
+        assert (loaded.name, loaded.zones, loaded.workloads, loaded.policy) == (
+            made.name, made.zones, made.workloads, made.policy)
+        # The file leans on the built-in catalog: the generated GPU types keep their figures.
+        assert all(loaded.gpu(g.name) == g for g in made.gpus)
