@@ -157,3 +157,19 @@ def test_demo_growth_matches_separate_plans() -> None:
     for result in plan_all(variants, options, workers=2):
         alone = plan_scenario(result.variant.scenario, time_limit_s=600, gap=0.01)
         assert _same(result.plan, alone), result.variant.label
+
+
+def test_an_infeasible_variant_is_compared_not_crashed(tmp_path: Path) -> None:
+    # tiny sells at most 1 + 4 H100 and 2 + 8 L4: demand × 100 cannot be carried
+    variants = build_variants([load_scenario(TINY)], [parse_vary("growth=1,100")])
+    results = plan_all(variants, SolveOptions(time_limit_s=30), workers=1)
+    ok, short = (comparison_row(r) for r in results)
+    assert short.status == "infeasible" and short.cost_per_month is None
+    assert results[1].plan.diagnosis  # says what cannot be met
+    path = tmp_path / "c.xlsx"
+    comparison_workbook(results).save(path)
+    wb = openpyxl.load_workbook(path)
+    assert wb[COMPARISON_SHEET]["C4"].value is None  # no cost for a plan without a fleet
+    assert evaluate(wb, COMPARISON_SHEET, "B4") == pytest.approx(ok.cost_per_month)
+    summary = [c.value for c in wb["S2 Summary"]["A"]]
+    assert "Why the scenario is infeasible" in summary

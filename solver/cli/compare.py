@@ -92,8 +92,9 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
 
     def progress(i: int, result: Compared) -> None:
         plan = result.plan
-        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {plan.status.value}, "
-                   f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month "
+        cost = (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
+                else "no fleet")
+        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {plan.status.value}, {cost} "
                    f"({plan.solver.seconds:.1f} s)", err=True)
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap), progress)
