@@ -160,70 +160,114 @@ def test_summary_and_attainment() -> None:
 # --- oracle: a step-by-step simulator of one replica ---------------------------------------------
 
 
-def reference(trace: Trace, model: LinearStep | RooflineStep, cfg: EngineConfig
+def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: Sequence[str],
+              cfg: EngineConfig, failure: ZoneFailure | None = None
               ) -> tuple[list[float], list[float], list[int]]:
-    """One iteration at a time, the rules of docs/replay.md, no shortcuts."""
+    """One iteration at a time on every replica, the rules of docs/replay.md, no shortcuts.
+
+    At each event time: iterations ending then are applied, then the failure, then arrivals are
+    routed, then idle replicas with work start an iteration.
+    """
     arrival = (trace.arrival_s * 1000).tolist()
     ins, outs = trace.input_tokens.tolist(), trace.output_tokens.tolist()
-    n = len(arrival)
+    n, size = len(arrival), len(models)
     first, finish = [math.nan] * n, [math.nan] * n
     status = [0] * n
-    cap = model.kv_capacity_tokens
-    wait: deque[int] = deque()
-    prefill: list[list[int]] = []  # [request, left, in kv]
-    dec: dict[int, list[int]] = {}  # request → [tokens left, context]
-    reserved = 0
-    t, nxt, settled = 0.0, 0, 0
-    while settled < n:
+    alive = [True] * size
+    wait: list[deque[int]] = [deque() for _ in models]
+    prefill: list[list[list[int]]] = [[] for _ in models]  # [request, left, in kv]
+    dec: list[dict[int, list[int]]] = [{} for _ in models]  # request → [left, context]
+    reserved, load = [0] * size, [0] * size
+    busy: list[float | None] = [None] * size  # end of the iteration in progress
+    chunk: list[list[tuple[list[int], int]]] = [[] for _ in models]
+    fail_ms = math.inf if failure is None else failure.at_s * 1000
+
+    def admit(r: int) -> None:
+        while wait[r] and reserved[r] + ins[wait[r][0]] + outs[wait[r][0]] <= (
+                models[r].kv_capacity_tokens) and len(prefill[r]) + len(dec[r]) < cfg.max_seqs:
+            i = wait[r].popleft()
+            reserved[r] += ins[i] + outs[i]
+            prefill[r].append([i, ins[i], 0])
+
+    def route(i: int) -> None:
+        need = ins[i] + outs[i]
+        fits = [r for r in range(size) if alive[r] and models[r].kv_capacity_tokens >= need]
+        if not fits:
+            status[i] = 1 if any(alive) else 2
+            return
+        r = min(fits, key=lambda j: load[j])
+        load[r] += 1
+        wait[r].append(i)
+        if len(wait[r]) == 1:
+            admit(r)
+
+    def done(r: int, i: int, t: float) -> None:
+        finish[i] = t
+        reserved[r] -= ins[i] + outs[i]
+        load[r] -= 1
+
+    nxt = 0
+    while True:
+        ends = [b for r, b in enumerate(busy) if b is not None and alive[r]]
+        t = min([arrival[nxt] if nxt < n else math.inf, fail_ms, *ends])
+        if t == math.inf:
+            break
+        for r in range(size):
+            if not alive[r] or busy[r] != t:
+                continue
+            busy[r] = None
+            for i in list(dec[r]):
+                dec[r][i][0] -= 1
+                dec[r][i][1] += 1
+                if dec[r][i][0] == 0:
+                    done(r, i, t)
+                    del dec[r][i]
+            for entry, take in chunk[r]:
+                entry[1] -= take
+                entry[2] += take
+                if entry[1] == 0:
+                    prefill[r].remove(entry)
+                    i = entry[0]
+                    first[i] = t
+                    if outs[i] == 1:
+                        done(r, i, t)
+                    else:
+                        dec[r][i] = [outs[i] - 1, ins[i]]
+            admit(r)
+        if t == fail_ms:
+            assert failure is not None
+            orphans: list[int] = []
+            for r in range(size):
+                if alive[r] and zones[r] == failure.zone:
+                    alive[r] = False
+                    for i in dec[r]:
+                        status[i], first[i] = 3, math.nan
+                    orphans += [e[0] for e in prefill[r]] + list(wait[r])
+            for i in sorted(orphans):
+                route(i)
+            fail_ms = math.inf
         while nxt < n and arrival[nxt] <= t:
-            if ins[nxt] + outs[nxt] > cap:
-                status[nxt] = 1
-                settled += 1
-            else:
-                wait.append(nxt)
+            route(nxt)
             nxt += 1
-        while wait and reserved + ins[wait[0]] + outs[wait[0]] <= cap and (
-                len(prefill) + len(dec) < cfg.max_seqs):
-            i = wait.popleft()
-            reserved += ins[i] + outs[i]
-            prefill.append([i, ins[i], 0])
-        if not prefill and not dec:
-            if nxt == n:
-                break
-            t = arrival[nxt]
-            continue
-        room = cfg.max_batched_tokens - len(dec)
-        chunk, tokens, ctx = [], 0, 0
-        for entry in prefill:
-            take = min(entry[1], room - tokens)
-            chunk.append((entry, take))
-            tokens += take
-            ctx += entry[2]
-            if tokens >= room:
-                break
-        kv = sum(c for _, c in dec.values())
-        t += model.step_time_ms(tokens, len(dec), kv, max(len(chunk), 1), ctx)
-        for i in list(dec):
-            dec[i][0] -= 1
-            dec[i][1] += 1
-            if dec[i][0] == 0:
-                finish[i] = t
-                reserved -= ins[i] + outs[i]
-                settled += 1
-                del dec[i]
-        for entry, take in chunk:
-            entry[1] -= take
-            entry[2] += take
-            if entry[1] == 0:
-                prefill.remove(entry)
-                i = entry[0]
-                first[i] = t
-                if outs[i] == 1:
-                    finish[i] = t
-                    reserved -= ins[i] + outs[i]
-                    settled += 1
-                else:
-                    dec[i] = [outs[i] - 1, ins[i]]
+        for r in range(size):
+            if not alive[r] or busy[r] is not None or not (prefill[r] or dec[r]):
+                continue
+            room = cfg.max_batched_tokens - len(dec[r])
+            taken: list[tuple[list[int], int]] = []
+            tokens = ctx = 0
+            for entry in prefill[r]:
+                take = min(entry[1], room - tokens)
+                taken.append((entry, take))
+                tokens += take
+                ctx += entry[2]
+                if tokens >= room:
+                    break
+            chunk[r] = taken
+            kv = sum(c for _, c in dec[r].values())
+            busy[r] = t + models[r].step_time_ms(tokens, len(dec[r]), kv, max(len(taken), 1), ctx)
+    for i in range(n):
+        if status[i] == 0 and math.isnan(finish[i]):
+            raise AssertionError(f"request {i} never finished")
     return first, finish, status
 
 
@@ -239,13 +283,37 @@ def test_engine_matches_step_by_step_reference(rows: list[tuple[float, int, int]
     model = LinearStep(a=3.0, b=0.02, c=0.5, e=0.004, kv_capacity_tokens=cap)
     cfg = EngineConfig(max_batched_tokens=256, max_seqs=max_seqs)
     res = replay(trace, _one(model), cfg)
-    first, finish, status = reference(trace, model, cfg)
+    first, finish, status = reference(trace, [model], ["a"], cfg)
     assert res.status.tolist() == status
     arrival = (trace.arrival_s * 1000).tolist()
     expected_ttft = [f - a for f, a in zip(first, arrival, strict=True)]
     expected_e2e = [f - a for f, a in zip(finish, arrival, strict=True)]
     assert np.allclose(res.ttft_ms, expected_ttft, rtol=1e-9, atol=1e-6, equal_nan=True)
     assert np.allclose(res.e2e_ms, expected_e2e, rtol=1e-9, atol=1e-6, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=rows, caps=st.lists(st.integers(300, 3000), min_size=2, max_size=3),
+       fail_at=st.one_of(st.none(), st.floats(0, 500)), max_seqs=st.integers(1, 4))
+def test_fleet_with_failure_matches_step_by_step_reference(
+        rows: list[tuple[float, int, int]], caps: list[int], fail_at: float | None,
+        max_seqs: int) -> None:
+    trace = _trace(sorted(rows))
+    models = [LinearStep(a=3.0 + k, b=0.02, c=0.5, e=0.004, kv_capacity_tokens=cap)
+              for k, cap in enumerate(caps)]
+    zones = ["a", "b", "a"][: len(models)]
+    failure = None if fail_at is None else ZoneFailure(zone="a", at_s=fail_at / 1000)
+    cfg = EngineConfig(max_batched_tokens=256, max_seqs=max_seqs)
+    specs = [ReplicaSpec(f"r{k}", z, m) for k, (z, m) in enumerate(zip(zones, models,
+                                                                          strict=True))]
+    res = replay(trace, specs, cfg, failure)
+    first, finish, status = reference(trace, models, zones, cfg, failure)
+    assert res.status.tolist() == status
+    arrival = trace.arrival_s * 1000
+    assert np.allclose(res.ttft_ms, np.asarray(first) - arrival, rtol=1e-9, atol=1e-6,
+                       equal_nan=True)
+    assert np.allclose(res.e2e_ms, np.asarray(finish) - arrival, rtol=1e-9, atol=1e-6,
+                       equal_nan=True)
 
 
 def test_roofline_kink_stays_close_to_reference() -> None:
@@ -258,7 +326,7 @@ def test_roofline_kink_stays_close_to_reference() -> None:
     model = RooflineStep()
     cfg = EngineConfig()
     res = replay(trace, _one(model), cfg)
-    first, finish, _ = reference(trace, model, cfg)
+    first, finish, _ = reference(trace, [model], ["a"], cfg)
     e2e = np.asarray(finish) - trace.arrival_s * 1000
     assert np.allclose(res.ttft_ms, np.asarray(first) - trace.arrival_s * 1000, rtol=0.01)
     assert np.allclose(res.e2e_ms, e2e, rtol=0.01)
