@@ -26,7 +26,9 @@ has its own nodes, running only the hours of its window.
 Cost per month = Σ nodes × GPUs per node × on-demand price [USD/(GPU·h)] × paid hours, with paid
 hours = the policy's ``hours_per_month`` (× window hours / 24 for a batch volume pool): the prices
 and hours the planner uses. The rule of thumb ignores target utilization, survivability and
-reserved or spot capacity; that is the point of the comparison.
+reserved or spot capacity; that is the point of the comparison. :func:`baseline_fleet` turns a
+baseline into a :class:`~models.inventory.Fleet`, so ``check_fleet`` can say which requirements
+of the scenario the rule-of-thumb fleet breaks.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from models.capacity import CapacityTable
-from models.common import Frozen
+from models.common import CapacitySource, Frozen, PurchaseKind
+from models.inventory import Fleet, FleetNodes, FleetReplicaGroup
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.fleet import offer_gpus_per_node, peak_demand_rps
@@ -59,6 +62,7 @@ class BaselinePool(Frozen):
     """SLO-holding rate of one replica [1/s]."""
     peak_rps: float
     """Busiest hourly demand of the peak day [1/s]."""
+    source: CapacitySource
 
 
 class BaselineNodes(Frozen):
@@ -75,11 +79,22 @@ class BaselineNodes(Frozen):
     cost_per_month: float
 
 
+class BaselinePlacement(Frozen):
+    """Replicas of one workload placed in one zone."""
+
+    workload: str
+    zone: str
+    gpu: str
+    tp: int
+    replicas: int
+
+
 class Baseline(Frozen):
     """A rule-of-thumb fleet and its monthly cost."""
 
     name: str
     pools: tuple[BaselinePool, ...]
+    placements: tuple[BaselinePlacement, ...]
     nodes: tuple[BaselineNodes, ...]
     cost_per_month: float
     currency: str
@@ -113,6 +128,7 @@ class _Placement:
         self.free: dict[tuple[str, str, str | None], list[int]] = defaultdict(list)
         self.used: dict[tuple[str, str], int] = defaultdict(int)
         self.pools: list[BaselinePool] = []
+        self.placed: dict[tuple[str, str, str, int], int] = defaultdict(int)
         price: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
         for zone in scenario.zones:
             for offer in zone.offers:
@@ -128,14 +144,21 @@ class _Placement:
         out.free = defaultdict(list, {k: list(v) for k, v in self.free.items()})
         out.used = defaultdict(int, self.used)
         out.pools = list(self.pools)
+        out.placed = defaultdict(int, self.placed)
         return out
 
     def place(self, pool: BaselinePool, key: str | None) -> bool:
         """Place a pool's replicas; ``False`` (state partly changed) when stock runs out."""
         self.pools.append(pool)
-        return all(self._place_one(pool.gpu, pool.tp, key) for _ in range(pool.replicas))
+        for _ in range(pool.replicas):
+            zone = self._place_one(pool.gpu, pool.tp, key)
+            if zone is None:
+                return False
+            self.placed[(pool.workload, zone, pool.gpu, pool.tp)] += 1
+        return True
 
-    def _place_one(self, gpu: str, tp: int, key: str | None) -> bool:
+    def _place_one(self, gpu: str, tp: int, key: str | None) -> str | None:
+        """Zone a replica of ``tp`` GPUs went to, or ``None`` when no zone has room."""
         for _, zone, limit in self.zones.get(gpu, []):
             node = offer_gpus_per_node(self.scenario, zone, gpu)
             if tp > node:
@@ -144,12 +167,12 @@ class _Placement:
             for i, f in enumerate(free):
                 if f >= tp:
                     free[i] -= tp
-                    return True
+                    return zone
             if self.used[(zone, gpu)] < limit:
                 self.used[(zone, gpu)] += 1
                 free.append(node - tp)
-                return True
-        return False
+                return zone
+        return None
 
     def nodes(self) -> tuple[BaselineNodes, ...]:
         prices = {(z, g): p for g, rows in self.zones.items() for p, z, _ in rows}
@@ -189,13 +212,15 @@ def sized_pool(
         replicas = rule_of_thumb_replicas(peak, c.slo_rps)
         if best is None or replicas * c.tp < best.replicas * best.tp:
             best = BaselinePool(workload=workload.name, gpu=gpu, tp=c.tp, replicas=replicas,
-                                slo_rps=c.slo_rps, peak_rps=peak)
+                                slo_rps=c.slo_rps, peak_rps=peak, source=c.source)
     return best
 
 
 def _baseline(name: str, scenario: Scenario, placement: _Placement) -> Baseline:
     pools = tuple(sorted(placement.pools, key=lambda p: p.workload))
-    return Baseline(name=name, pools=pools, nodes=placement.nodes(),
+    placed = tuple(BaselinePlacement(workload=w, zone=z, gpu=g, tp=tp, replicas=n)
+                   for (w, z, g, tp), n in sorted(placement.placed.items()))
+    return Baseline(name=name, pools=pools, placements=placed, nodes=placement.nodes(),
                     cost_per_month=placement.cost_per_month(),
                     currency=scenario.policy.currency)
 
@@ -265,5 +290,33 @@ def baselines(scenario: Scenario, table: CapacityTable) -> dict[str, Baseline | 
     }
 
 
-__all__ = ["PEAK_HEADROOM", "Baseline", "BaselineNodes", "BaselinePool", "baselines",
+def baseline_fleet(baseline: Baseline, scenario: Scenario) -> Fleet:
+    """The baseline as a :class:`~models.inventory.Fleet`, for :func:`solver.check.check_fleet`.
+
+    Every replica and node is on-demand and running in every slice (a batch volume pool's nodes
+    run in its window; its check is over the window as a whole).
+    """
+    pools = {(p.workload, p.gpu, p.tp): p for p in baseline.pools}
+    groups = tuple(
+        FleetReplicaGroup(workload=p.workload, zone=p.zone, gpu=p.gpu, tp=p.tp,
+                          precision=scenario.workload(p.workload).precision,
+                          purchase=PurchaseKind.on_demand, slice=None, replicas=p.replicas,
+                          slo_rps=pools[(p.workload, p.gpu, p.tp)].slo_rps,
+                          capacity_source=pools[(p.workload, p.gpu, p.tp)].source)
+        for p in baseline.placements
+    )
+    nodes: dict[tuple[str, str], tuple[int, int]] = {}
+    for n in baseline.nodes:
+        count, gpus = nodes.get((n.zone, n.gpu), (0, 0))
+        nodes[(n.zone, n.gpu)] = (count + n.nodes, gpus + n.gpus)
+    return Fleet(
+        name=baseline.name, source=f"rule-of-thumb baseline {baseline.name}", replicas=groups,
+        nodes=tuple(FleetNodes(zone=z, gpu=g, purchase=PurchaseKind.on_demand, slice=None,
+                               nodes=count, gpus=gpus)
+                    for (z, g), (count, gpus) in sorted(nodes.items())),
+    )
+
+
+__all__ = ["PEAK_HEADROOM", "Baseline", "BaselineNodes", "BaselinePlacement", "BaselinePool",
+           "baseline_fleet", "baselines",
            "best_type_baseline", "rule_of_thumb_replicas", "single_type_baseline"]

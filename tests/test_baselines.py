@@ -8,14 +8,17 @@ from __future__ import annotations
 import pytest
 from plan_fixtures import offer, row, scenario, table, workload, zone
 
+from models.common import PurchaseKind
 from models.offers import Offer
 from models.scenario import Scenario
 from solver.baselines import (
+    baseline_fleet,
     baselines,
     best_type_baseline,
     rule_of_thumb_replicas,
     single_type_baseline,
 )
+from solver.check import check_fleet
 
 
 def small(price: float, stock_gpus: int) -> Offer:
@@ -126,3 +129,32 @@ def test_replicas_never_exceed_the_node_size() -> None:
     scen = scenario([workload("chat", peak_rps=1.0)],
                     [zone("z1", small(2.0, 64))])
     assert single_type_baseline(scen, table(row("chat", "small", 8, 5.0))) is None
+
+
+def test_placements_say_where_each_workloads_replicas_went() -> None:
+    base = best_type_baseline(two_pools(), TABLE)
+    assert base is not None
+    assert {(p.workload, p.zone, p.gpu, p.tp, p.replicas) for p in base.placements} == {
+        ("chat", "z2", "big", 2, 4), ("code", "z1", "small", 1, 8)}
+
+
+def test_the_check_shows_what_the_rule_of_thumb_fleet_breaks() -> None:
+    # chat must survive a zone loss; the rule of thumb puts its 4 × big TP2 in z2 (cheapest).
+    # Steady state: 4 × 10 rps × 0.7 (interactive target utilization) = 28 < 30 rps: broken —
+    # 1.3 × peak is less headroom than the planner's 1 / 0.7 = 1.43.
+    # Losing z2 leaves nothing: broken. code (no survivability): 8 × 1 × 0.7 = 5.6 < 6: broken.
+    scen = scenario([workload("chat", peak_rps=30.0, survivability="zone_loss"),
+                     workload("code", peak_rps=6.0)], ZONES)
+    base = best_type_baseline(scen, TABLE)
+    assert base is not None
+    fleet = baseline_fleet(base, scen)
+    assert {(g.workload, g.zone, g.purchase, g.replicas) for g in fleet.replicas} == {
+        ("chat", "z2", PurchaseKind.on_demand, 4), ("code", "z1", PurchaseKind.on_demand, 8)}
+    assert {(n.zone, n.gpu, n.nodes, n.gpus) for n in fleet.nodes} == {("z2", "big", 1, 8),
+                                                                        ("z1", "small", 2, 8)}
+    report = check_fleet(fleet, scen, TABLE)
+    broken = {(r.workload, r.failure) for r in report.broken}
+    assert broken == {("chat", "none"), ("chat", "zone:z2"), ("chat", "node:z2/big/on_demand"),
+                      ("code", "none")}
+    steady = next(r for r in report.rows if (r.workload, r.failure) == ("chat", "none"))
+    assert steady.capacity_rps == pytest.approx(28.0)
