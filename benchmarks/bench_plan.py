@@ -153,15 +153,60 @@ def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int) ->
         return RunResult(**json.loads(out.read_text()))
 
 
-def baseline_costs(size: str, seed: int) -> dict[str, float | None]:
-    """Monthly cost of both rule-of-thumb baselines on the size's scenario [USD/month]."""
+@dataclass
+class BaselineResult:
+    """A rule-of-thumb fleet on one size: cost, shape, and what it breaks."""
+
+    size: str
+    name: str
+    cost_per_month: float | None
+    gpus: int = 0
+    gpu_types: str = ""
+    broken_steady: int = 0
+    """Workloads whose demand the fleet does not carry at their target utilization."""
+    broken_failure: int = 0
+    """Workloads that meet demand but not a failure they must survive."""
+    workloads: int = 0
+
+
+def baseline_results(size: str, seed: int) -> list[BaselineResult]:
+    """Both rule-of-thumb baselines on the size's scenario, checked with ``check_fleet``."""
     from benchmarks.generate import generate_scenario
-    from solver.baselines import baselines
+    from solver.baselines import baseline_fleet, baselines
     from solver.capacity import build_capacity_table
+    from solver.check import check_fleet
 
     scenario = generate_scenario(size, seed)
-    found = baselines(scenario, build_capacity_table(scenario))
-    return {name: None if b is None else b.cost_per_month for name, b in found.items()}
+    table = build_capacity_table(scenario)
+    out = []
+    for name, base in baselines(scenario, table).items():
+        if base is None:
+            out.append(BaselineResult(size, name, None))
+            continue
+        broken = check_fleet(baseline_fleet(base, scenario), scenario, table).broken
+        steady = {r.workload for r in broken if r.failure == "none"}
+        failure = {r.workload for r in broken} - steady
+        out.append(BaselineResult(
+            size, name, base.cost_per_month, gpus=sum(n.gpus for n in base.nodes),
+            gpu_types=", ".join(sorted({p.gpu for p in base.pools})),
+            broken_steady=len(steady), broken_failure=len(failure),
+            workloads=len(scenario.workloads)))
+    return out
+
+
+def baseline_markdown(rows: list[BaselineResult]) -> str:
+    """The baselines as a markdown table: cost, GPUs, types, requirements broken."""
+    lines = ["| size | baseline | GPU types | GPUs | cost $/month | workloads short of demand at "
+             "target utilization | further workloads not surviving a required failure |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for b in rows:
+        if b.cost_per_month is None:
+            lines.append(f"| {b.size} | {b.name} | no fleet fits the stock | — | — | — | — |")
+            continue
+        lines.append(f"| {b.size} | {b.name} | {b.gpu_types} | {b.gpus:,} | "
+                     f"{_money(b.cost_per_month)} | {b.broken_steady} of {b.workloads} | "
+                     f"{b.broken_failure} of {b.workloads} |")
+    return "\n".join(lines)
 
 
 def _money(x: float | None) -> str:
@@ -266,8 +311,11 @@ def main(argv: list[str] | None = None) -> None:
     header = machine()
     results: list[RunResult] = []
     costs: dict[str, dict[str, float | None]] = {}
+    base_rows: list[BaselineResult] = []
     for size in sizes:
-        costs[size] = baseline_costs(size, args.seed)
+        found = baseline_results(size, args.seed)
+        base_rows.extend(found)
+        costs[size] = {b.name: b.cost_per_month for b in found}
         for solver in solvers:
             print(f"… {size} / {solver}", file=sys.stderr, flush=True)
             r = spawn(size, solver, args.time_limit, args.gap, args.seed)
@@ -278,10 +326,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Measured {started} on {header}; {code}; time limit {args.time_limit:g} s, "
           f"gap {args.gap:g}, seed {args.seed}.\n")
     print(markdown(results, costs))
+    print()
+    print(baseline_markdown(base_rows))
     if args.json is not None:
         payload: dict[str, Any] = {"started": started, "machine": header, "code": code,
                                    "time_limit_s": args.time_limit, "gap": args.gap,
-                                   "seed": args.seed, "baselines": costs,
+                                   "seed": args.seed,
+                                   "baselines": [asdict(b) for b in base_rows],
                                    "runs": [asdict(r) for r in results]}
         args.json.write_text(json.dumps(payload, indent=2))
 
