@@ -265,13 +265,20 @@ def _cpu_model() -> str:
 
 
 def code_version() -> str:
-    """The commit measured, and which solver/ or models/ files differed from it."""
+    """The commit measured, and which solver/ or models/ files differed from it.
+
+    To measure exactly a commit while others edit the tree, export it and run from there:
+    ``git archive HEAD | tar -x -C DIR; git rev-parse --short HEAD > DIR/COMMIT``.
+    """
     def git(*args: str) -> str:
         done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT,
                               check=False)
         return done.stdout.rstrip() if done.returncode == 0 else ""
 
-    commit = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    commit = git("rev-parse", "--short", "HEAD").strip()
+    if not commit:  # an exported tree (git archive): the exporter leaves the id in COMMIT
+        stamp = ROOT / "COMMIT"
+        commit = stamp.read_text().strip() if stamp.exists() else "unknown"
     dirty = git("status", "--porcelain", "--", "solver", "models").splitlines()
     changed = sorted(line[3:] for line in dirty)
     return f"commit {commit}" + (f" + uncommitted {', '.join(changed)}" if changed else "")
