@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
@@ -11,9 +12,11 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_scenario, make_table
 
-from solver.export_xlsx import SHEETS, write_plan_workbook
+from solver.export_xlsx import SHEETS, put, write_plan_workbook
 
 
 @pytest.fixture
@@ -220,3 +223,17 @@ def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
     assert set(surv.iloc[:, 0].dropna()) >= {r.failure for r in plan.survivability}
     for sheet in SHEETS:  # every sheet reads back with pandas
         assert not pd.read_excel(tmp_path / "plan.xlsx", sheet_name=sheet).empty, sheet
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1,
+               max_size=40).map(lambda s: "=+-@"[len(s) % 4] + s))
+def test_any_user_text_reads_back_as_the_same_text(name: str) -> None:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    put(ws, 1, 1, name)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    cell = openpyxl.load_workbook(io.BytesIO(buffer.getvalue()))["Sheet"]["A1"]
+    assert (cell.value, cell.data_type, cell.quotePrefix) == (name, "s", True)
