@@ -180,3 +180,17 @@ def test_cli_template_from_scenario_keeps_relative_paths(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["template", "--out", str(out), "--from", str(source)])
     assert result.exit_code == 0, result.output
     assert _without_sources(load_scenario(out)) == _without_sources(load_scenario(source))
+
+
+def test_a_formula_like_name_round_trips_as_text(tmp_path: Path) -> None:
+    evil = '=HYPERLINK("http://x","y")'
+    raw = template_scenario()
+    workload = raw.workloads[0].model_copy(update={"name": evil, "tenant": "-team"})
+    measured = raw.measured[0].model_copy(update={"workload": evil})
+    raw = raw.model_copy(update={"workloads": (workload,), "measured": (measured,)})
+    path = tmp_path / "s.xlsx"
+    scenario_workbook(raw).save(path)
+    cell = load_workbook(path)["workloads"]["A2"]
+    assert (cell.value, cell.data_type) == (evil, "s")
+    sc = load_scenario(path)
+    assert (sc.workloads[0].name, sc.workloads[0].tenant) == (evil, "-team")
