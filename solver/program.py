@@ -44,7 +44,7 @@ Objective: :math:`\min \sum_{zg} \pi_{zgR} n_{zg} H y_{zgR} + \sum_{zgk \ne R,s}
 Constraints
 
 - C1 demand: :math:`U_{ws}` meets demand.
-- C2 spot: :math:`x_r = 0` for spot slots of :math:`w \in W^I` (never spot for interactive pools).
+- C2 spot: no spot slots for :math:`w \in W^I` (never spot for interactive pools; a mask).
 - C3 n_plus_1: for :math:`w \in W^{N1}`, :math:`F_{ws}(\emptyset)` meets demand (losing a spot
   node: spot never counts after a failure) and, for each non-spot pool (z, g, k) holding slots
   of ``w``, :math:`F_{ws}(\emptyset) - \ell_{wzgks}` meets demand, where the loss is
@@ -62,8 +62,8 @@ Constraints
   nodes; slots with :math:`t_c > n_{zg}` do not exist).
 - C7 budget: objective :math:`\le B` where a budget is set.
 
-Symmetry cut (not a requirement): zones selling identical offers are interchangeable, so their
-costs are ordered by zone id.
+Symmetry cut (not a requirement): zones selling identical non-spot (or spot) offers are
+interchangeable, so their non-spot (spot) costs are ordered by zone id.
 
 The builder only reads :class:`~solver.program_data.ProgramData`. With ``elastic=True`` each
 requirement row (C1, C3, C4, C5, C7) gets a non-negative slack variable, registered in
@@ -120,6 +120,8 @@ class Variables:
 
     names: NameBook
     elastic: bool = False
+    spot_for_interactive: bool = False
+    """Create spot slots for interactive workloads (only when C2 is switched off)."""
     replicas: dict[ReplicaKey, pulp.LpVariable] = field(default_factory=dict)
     nodes: dict[NodeKey, pulp.LpVariable] = field(default_factory=dict)
     loss: dict[tuple[str, str, str, PurchaseKind, str], pulp.LpVariable] = field(
@@ -154,11 +156,11 @@ Family = Callable[[pulp.LpProblem, ProgramData, Variables], None]
 def capacity_expr(
     data: ProgramData, v: Variables, keys: Iterable[ReplicaKey], utilization: float
 ) -> pulp.LpAffineExpression:
-    """:math:`\\sum f a_k \\rho_c x_r` over slots [1/s]."""
-    return pulp.lpSum(
-        utilization * v.offer[(k[3], k[1], k[4])].capacity_factor * v.rate[k] * v.replicas[k]
+    """:math:`\\sum f a_k \\rho_c x_r` over slots [1/s] (built from pairs: PuLP's fast path)."""
+    return pulp.LpAffineExpression([
+        (v.replicas[k], utilization * v.offer[(k[3], k[1], k[4])].capacity_factor * v.rate[k])
         for k in keys
-    )
+    ])
 
 
 def _require(
@@ -180,20 +182,26 @@ def _require(
 def add_variables(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """Replica and node variables, and the cost expression."""
     v.offer = {(o.zone, o.gpu, o.purchase): o for o in data.offers}
+    interactive = {w.name for w in data.workloads if w.interactive}
     for c in data.candidates:
         slices = data.demand_slices(c.workload)
         for o in data.offers:
             if o.gpu != c.gpu or c.tp > o.gpus_per_node or not slices:
                 continue
+            if (o.purchase is PurchaseKind.spot and c.workload in interactive
+                    and not v.spot_for_interactive):
+                continue  # C2 as a mask: the slot does not exist
             for s in (None,) if o.purchase is PurchaseKind.reserved else slices:
                 _add_replica(prob, v, c, o, s)
     used_groups = sorted({(k[3], k[1], k[4], k[5]) for k in v.replicas}, key=_node_sort)
+    terms = []
     for z, g, kind, s in used_groups:
         o = v.offer[(z, g, kind)]
         y = prob.add_variable(v.names.name("y", z, g, kind.value, s or "all"), 0, cat="Integer")
         v.nodes[(z, g, kind, s)] = y
         hours = data.hours_per_month if s is None else data.paid_hours_per_month(s)
-        v.cost += o.price_per_gpu_hour * o.gpus_per_node * hours * y
+        terms.append((y, o.price_per_gpu_hour * o.gpus_per_node * hours))
+    v.cost = pulp.LpAffineExpression(terms)
     slices_of = {w.name: data.demand_slices(w.name) for w in data.workloads}
     for k in v.replicas:
         for s in (slices_of[k[0]] if k[5] is None else (k[5],)):
@@ -254,7 +262,11 @@ def add_demand(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
 
 
 def add_no_spot_for_interactive(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
-    """C2: interactive workloads get no spot replicas (fixed to zero, removed by presolve)."""
+    """C2: interactive workloads get no spot replicas.
+
+    Applied as a mask when the variables are made (the slots do not exist); any spot slot of an
+    interactive workload that does exist is fixed to zero here.
+    """
     interactive = {w.name for w in data.workloads if w.interactive}
     if not interactive:
         return
@@ -379,7 +391,7 @@ def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     for k in v.replicas:
         members.setdefault((k[3], k[1], k[4], k[5]), []).append(k)
     for key, y in v.nodes.items():
-        gpus = pulp.lpSum(k[2] * v.replicas[k] for k in members[key])
+        gpus = pulp.LpAffineExpression([(v.replicas[k], k[2]) for k in members[key]])
         prob += gpus <= v.offer[key[:3]].gpus_per_node * y, v.names.name(
             "nodes", key[0], key[1], key[2].value, key[3] or "all"
         )
@@ -393,20 +405,31 @@ def add_budget(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
 
 
 def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
-    """Symmetry cut: cost of interchangeable zones ordered by zone id."""
-    by_sig: dict[tuple[object, ...], list[str]] = {}
-    for z in data.zones:
-        sig = tuple(sorted((o.gpu, o.purchase.value, o.gpus_per_node, o.price_per_gpu_hour,
-                            o.stock_gpus, o.interruption_rate_per_hour)
-                           for o in data.offers if o.zone == z))
-        by_sig.setdefault(sig, []).append(z)
-    for zones in by_sig.values():
-        costs = [
-            pulp.lpSum(v.cost.get(y, 0.0) * y for key, y in v.nodes.items() if key[0] == z)
-            for z in zones
-        ]
-        for i in range(len(zones) - 1):
-            prob += costs[i] >= costs[i + 1], v.names.name("sym", zones[i], zones[i + 1])
+    """Symmetry cut: costs of interchangeable zones ordered by zone id.
+
+    Zones selling the same non-spot offers are interchangeable for their non-spot fleets (demand,
+    N+1, zone loss, stock and price see only which zone is which, never its name); spot fleets
+    are interchangeable among zones selling the same spot offers (spot counts in no failure).
+    Any fleet can be relabelled to satisfy the order at the same cost.
+    """
+    firm = (PurchaseKind.reserved, PurchaseKind.on_demand)
+    for kinds in (firm, (PurchaseKind.spot,)):
+        by_sig: dict[tuple[object, ...], list[str]] = {}
+        for z in data.zones:
+            sig = tuple(sorted((o.gpu, o.purchase.value, o.gpus_per_node, o.price_per_gpu_hour,
+                                o.stock_gpus, o.interruption_rate_per_hour)
+                               for o in data.offers if o.zone == z and o.purchase in kinds))
+            if sig:
+                by_sig.setdefault(sig, []).append(z)
+        for zones in by_sig.values():
+            costs = [
+                pulp.lpSum(v.cost.get(y, 0.0) * y for key, y in v.nodes.items()
+                           if key[0] == z and key[2] in kinds)
+                for z in zones
+            ]
+            for i in range(len(zones) - 1):
+                prob += costs[i] >= costs[i + 1], v.names.name(
+                    "sym", kinds[0].value, zones[i], zones[i + 1])
 
 
 #: Constraint families by name, in formulation order (C1…C7).
@@ -433,9 +456,9 @@ def build_program(
     ``elastic`` adds a slack to each requirement (for diagnosis).
     """
     prob = pulp.LpProblem("fleet", pulp.LpMinimize)
-    v = Variables(names=NameBook(), elastic=elastic)
-    add_variables(prob, data, v)
     chosen = set(families)
+    v = Variables(names=NameBook(), elastic=elastic, spot_for_interactive="spot" not in chosen)
+    add_variables(prob, data, v)
     for name, add in FAMILIES.items():
         if name in chosen:
             add(prob, data, v)
