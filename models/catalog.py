@@ -10,8 +10,10 @@ from models.common import Frozen, Precision
 class EfficiencyFactors(Frozen):
     """Share of datasheet peaks a serving runtime reaches, and its fixed costs.
 
-    Defaults are calibrated by ``fleetplan calibrate`` (see docs/capacity-model.md);
-    a catalog overlay may replace them per GPU type.
+    The schema defaults are round guesses; the built-in catalog's calibrated values come from
+    ``fleetplan calibrate`` (inputs/catalog/efficiency.yaml; method, data and errors in
+    docs/calibration.md, formulas in docs/capacity-model.md). A catalog overlay may replace them
+    per GPU type.
     """
 
     compute_efficiency: float = Field(0.55, gt=0, le=1)
@@ -19,11 +21,17 @@ class EfficiencyFactors(Frozen):
     bandwidth_efficiency: float = Field(0.75, gt=0, le=1)
     """Share of HBM bandwidth achieved when decode reads weights and KV cache [1]."""
     decode_step_overhead_ms: float = Field(3.0, ge=0)
-    """Fixed per-step cost of a decode iteration: scheduling, sampling, kernel launches [ms]."""
+    """Fixed per-step cost of an iteration, whatever the model: scheduling, Python [ms]."""
+    step_overhead_ms_per_layer: float = Field(0.0, ge=0)
+    """Per-step cost of each transformer layer: kernel launches and their gaps [ms/layer]."""
+    step_overhead_ms_per_seq: float = Field(0.0, ge=0)
+    """Per-step cost of each sequence in the iteration: sampling, per-sequence attention
+    launches, scheduler bookkeeping [ms/sequence]."""
     link_efficiency: float = Field(0.7, gt=0, le=1)
     """Share of GPU-to-GPU link bandwidth achieved by tensor-parallel all-reduce [1]."""
     allreduce_latency_us: float = Field(10.0, ge=0)
-    """Fixed latency of one all-reduce call [µs]."""
+    """Latency of one all-reduce call over 2 GPUs; it grows as log2 of the GPUs in the ring
+    (docs/capacity-model.md, "Tensor-parallel all-reduce") [µs]."""
     runtime_overhead_gib: float = Field(1.5, ge=0)
     """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
     runtime_overhead_fraction: float = Field(0.05, ge=0, lt=1)

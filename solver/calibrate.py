@@ -11,14 +11,20 @@ Method (docs/calibration.md):
    GEMM times from the linear-layer FLOPs at the compute roofline, maximum throughput from the
    capacity model's closed loop at the largest batch the KV cache holds
    (:func:`max_output_tokens_per_s`, the figure ``fleetplan estimate`` reports).
-3. **Fit.** Per GPU type, the five timing factors (:data:`FITTED`) minimise the sum of squared
+3. **Fit.** Per GPU type, the timing factors (:data:`FITTED`) minimise the sum of squared
    relative errors ``(predicted − measured) ÷ measured`` over the training rows, each kind weighted
-   by ``1 / √rows`` so every kind counts the same whatever its row count. Each factor lives in its
-   bounds through a logistic map; a Levenberg–Marquardt iteration (numpy only, finite-difference
+   by ``1 / √rows`` so every kind counts the same whatever its row count. The silicon factors
+   (:data:`SHARED`) are one set per GPU; the runtime's fixed costs (:data:`PER_RUNTIME`) are one
+   set per runtime family measured on that GPU (:func:`runtime_of`), so a 2023 research runtime
+   and TensorRT-LLM do not have to share one per-step overhead. Each factor lives in its bounds
+   through a logistic map; a Levenberg–Marquardt iteration (numpy only, finite-difference
    Jacobian) starts from a small deterministic set of points and keeps the best. A weak pull
    (:data:`PRIOR_WEIGHT`) towards the prior factors keeps a factor the data cannot see at its prior.
-4. **Report.** Median absolute relative error per kind and GPU, on the training and the held-out
-   rows.
+4. **Choose.** A GPU's calibrated factors are its silicon factors with the fixed costs of the
+   first runtime of :data:`PREFERRED_RUNTIMES` it has rows for (a modern runtime), else of the
+   runtime with the most rows.
+5. **Report.** Median absolute relative error per kind and GPU, on the training and the held-out
+   rows, each row predicted with its own runtime's factors.
 
 Pure functions: no I/O. The memory factors (``runtime_overhead_*``) are not fitted: no
 measurement here observes memory; they stay at the GPU's catalog values.
@@ -40,18 +46,56 @@ from models.policy import Policy
 from solver.capacity import closed_loop
 from solver.memory import max_stable_sequences
 from solver.perf import FLOPS_PER_PARAM, ReplicaPerf, allreduce_time_ms, compute_tflops, perf_model
-from solver.perfdata import Measurement, MeasurementKind, to_frame
+from solver.perfdata import SPLITWISE_FILE, TRTLLM_FILE, Measurement, MeasurementKind, to_frame
 
 Vector = npt.NDArray[np.float64]
 
-#: Factors fitted, with their bounds (lower, upper) in the factor's unit.
-FITTED: dict[str, tuple[float, float]] = {
+#: Factors of the silicon and its kernels, one set per GPU, with their bounds (lower, upper) in
+#: the factor's unit.
+SHARED: dict[str, tuple[float, float]] = {
     "compute_efficiency": (0.05, 1.0),  # [1]
     "bandwidth_efficiency": (0.05, 1.0),  # [1]
-    "decode_step_overhead_ms": (0.0, 100.0),  # [ms]
     "link_efficiency": (0.05, 1.0),  # [1]
     "allreduce_latency_us": (0.0, 500.0),  # [µs]
 }
+
+#: Fixed costs of a serving runtime, one set per runtime family on a GPU, with their bounds.
+PER_RUNTIME: dict[str, tuple[float, float]] = {
+    "decode_step_overhead_ms": (0.0, 100.0),  # [ms]
+    "step_overhead_ms_per_layer": (0.0, 2.0),  # [ms/layer]
+    "step_overhead_ms_per_seq": (0.0, 5.0),  # [ms/sequence]
+}
+
+#: Every factor fitted, with its bounds.
+FITTED: dict[str, tuple[float, float]] = SHARED | PER_RUNTIME
+
+#: Prior of the fit: the schema defaults, except the per-layer and per-sequence costs, whose
+#: schema default (0, which keeps an uncalibrated GPU as it was) sits on the bound of the logistic
+#: map; their prior is a small cost of a modern runtime instead, and the fixed part gives up the
+#: share the layers take (80 layers × 0.025 ms + 1 ms ≈ the 3 ms default) [factor units].
+PRIOR_FACTORS: dict[str, float] = {
+    "decode_step_overhead_ms": 1.0,
+    "step_overhead_ms_per_layer": 0.025,
+    "step_overhead_ms_per_seq": 0.02,
+}
+
+#: Runtime families recognised from a measurement's ``source`` (its file); a row of any other
+#: source belongs to the unnamed family ``""`` (a user's own runtime).
+RUNTIMES: dict[str, str] = {
+    TRTLLM_FILE: "TensorRT-LLM",
+    SPLITWISE_FILE: "Splitwise-2023",
+}
+
+#: Runtimes whose fixed costs a GPU's calibrated factors take when it has their rows: modern
+#: production runtimes first (docs/calibration.md, "Runtimes").
+PREFERRED_RUNTIMES: tuple[str, ...] = ("TensorRT-LLM",)
+
+#: Kinds whose prediction depends on the runtime's fixed costs.
+RUNTIME_KINDS: frozenset[MeasurementKind] = frozenset({
+    MeasurementKind.prefill_ms,
+    MeasurementKind.decode_step_ms,
+    MeasurementKind.max_output_tokens_per_s,
+})
 
 #: Kinds the factors are fitted on. ``gemm_ms`` is predicted and reported as a check of the
 #: compute efficiency only: a serving engine's prefill is more than its GEMMs.
@@ -68,9 +112,11 @@ DEFAULT_POLICY = Policy()
 #: Default share of each kind held out of the fit [1].
 HELD_OUT_SHARE = 0.3
 
-#: Weight of the pull towards the prior, per factor, in logistic coordinates (a relative error of
-#: 1 % on one row weighs as much as moving a factor by 0.1 logistic units) [1].
-PRIOR_WEIGHT = 0.01
+#: Weight of the pull towards the prior, per factor, in logistic coordinates: a relative error of
+#: 1 % on a row of weight 1 costs as much as moving a factor by 10 logistic units, so the pull only
+#: decides what the data leave undetermined (a factor no row sees; the split of A100's fixed cost
+#: between per-step and per-layer, whose rows all have 80 layers) [1].
+PRIOR_WEIGHT = 0.001
 
 #: GPUs without measurements of their own take the fitted factors of a GPU of the same
 #: architecture and runtime class (docs/calibration.md, "GPUs without measurements").
@@ -79,6 +125,15 @@ TRANSFER: dict[str, str] = {
     "H200": "H100-SXM",
     "A100-40GB": "A100-80GB",
 }
+
+
+def runtime_of(m: Measurement) -> str:
+    """The runtime family of a row: :data:`RUNTIMES` by the file its ``source`` names, else ``""``.
+    """
+    for prefix, name in RUNTIMES.items():
+        if m.source.startswith(prefix):
+            return name
+    return ""
 
 
 def row_key(m: Measurement) -> str:
@@ -179,16 +234,39 @@ def _from_unit(z: float, bounds: tuple[float, float]) -> float:
     return lo + (hi - lo) / (1 + math.exp(-z))
 
 
-def factors_from(z: Vector, base: EfficiencyFactors) -> EfficiencyFactors:
-    """Factors at logistic coordinates ``z`` (order of :data:`FITTED`), others from ``base``."""
-    update = {name: _from_unit(float(zi), b) for (name, b), zi in zip(FITTED.items(), z,
+def factors_from(
+    z: Vector, base: EfficiencyFactors, names: Mapping[str, tuple[float, float]] = FITTED
+) -> EfficiencyFactors:
+    """Factors at logistic coordinates ``z`` (order of ``names``), others from ``base``."""
+    update = {name: _from_unit(float(zi), b) for (name, b), zi in zip(names.items(), z,
                                                                         strict=True)}
     return base.model_copy(update=update)
 
 
-def coordinates_of(eff: EfficiencyFactors) -> Vector:
-    """Logistic coordinates of the fitted factors of ``eff``."""
-    return np.array([_to_unit(getattr(eff, n), b) for n, b in FITTED.items()])
+def coordinates_of(
+    eff: EfficiencyFactors, names: Mapping[str, tuple[float, float]] = FITTED
+) -> Vector:
+    """Logistic coordinates of the factors ``names`` of ``eff``."""
+    return np.array([_to_unit(getattr(eff, n), b) for n, b in names.items()])
+
+
+def unpack(
+    z: Vector, base: EfficiencyFactors, runtimes: Sequence[str]
+) -> dict[str, EfficiencyFactors]:
+    """Factors per runtime from the packed coordinates of :func:`pack`."""
+    shared = factors_from(z[: len(SHARED)], base, SHARED)
+    out = {}
+    for i, runtime in enumerate(runtimes):
+        start = len(SHARED) + i * len(PER_RUNTIME)
+        out[runtime] = factors_from(z[start: start + len(PER_RUNTIME)], shared, PER_RUNTIME)
+    return out
+
+
+def pack(eff: EfficiencyFactors, runtimes: Sequence[str]) -> Vector:
+    """Coordinates of one GPU's fit: :data:`SHARED` once, then :data:`PER_RUNTIME` per runtime,
+    every runtime starting from the fixed costs of ``eff``."""
+    return np.concatenate([coordinates_of(eff, SHARED)]
+                          + [coordinates_of(eff, PER_RUNTIME) for _ in runtimes])
 
 
 def levenberg_marquardt(
@@ -230,12 +308,24 @@ def levenberg_marquardt(
     return z, cost
 
 
-#: Starting points besides the prior: fast and slow runtimes (high/low efficiencies and small/large
-#: fixed costs), in factor units, order of :data:`FITTED`.
-STARTS: tuple[tuple[float, ...], ...] = (
-    (0.7, 0.85, 2.0, 0.8, 10.0),
-    (0.4, 0.5, 20.0, 0.4, 100.0),
+#: Starting points besides the prior: a fast and a slow runtime (high/low efficiencies and
+#: small/large fixed costs).
+STARTS: tuple[EfficiencyFactors, ...] = (
+    EfficiencyFactors(compute_efficiency=0.7, bandwidth_efficiency=0.85, link_efficiency=0.8,
+                      allreduce_latency_us=10.0, decode_step_overhead_ms=0.5,
+                      step_overhead_ms_per_layer=0.01, step_overhead_ms_per_seq=0.005),
+    EfficiencyFactors(compute_efficiency=0.4, bandwidth_efficiency=0.5, link_efficiency=0.4,
+                      allreduce_latency_us=100.0, decode_step_overhead_ms=10.0,
+                      step_overhead_ms_per_layer=0.15, step_overhead_ms_per_seq=0.3),
 )
+
+
+def fit_prior(gpu: GpuType) -> EfficiencyFactors:
+    """The prior of a GPU fitted from scratch: schema defaults with :data:`PRIOR_FACTORS`, and
+    the GPU's own memory factors."""
+    return EfficiencyFactors(runtime_overhead_gib=gpu.efficiency.runtime_overhead_gib,
+                             runtime_overhead_fraction=gpu.efficiency.runtime_overhead_fraction,
+                             **PRIOR_FACTORS)
 
 
 @dataclass(frozen=True)
@@ -244,39 +334,64 @@ class GpuFit:
 
     gpu: str
     factors: EfficiencyFactors
+    """The calibrated factors: silicon factors with the fixed costs of :attr:`runtime`."""
     prior: str
     """Where the prior came from: ``defaults`` or the GPU whose fit it transferred."""
     train_rows: int
     cost: float
     """Final sum of squared weighted relative errors (with the prior term) [1]."""
+    runtime: str = ""
+    """The runtime family whose fixed costs :attr:`factors` holds (``""``: unnamed)."""
+    by_runtime: tuple[tuple[str, EfficiencyFactors], ...] = ()
+    """Factors of every runtime family fitted on this GPU."""
+
+    def factors_for(self, runtime: str) -> EfficiencyFactors:
+        """Factors of ``runtime`` on this GPU; the calibrated ones for a runtime not fitted."""
+        return dict(self.by_runtime).get(runtime, self.factors)
 
 
 def fit_gpu(
     rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY,
-) -> tuple[EfficiencyFactors, float]:
-    """Least-squares factors of one GPU type from its training rows (relative errors)."""
+) -> tuple[dict[str, EfficiencyFactors], float]:
+    """Least-squares factors of one GPU type from its training rows (relative errors).
+
+    Returns the factors per runtime family of the rows whose prediction uses the fixed costs
+    (``{"": ...}`` when none does) and the final cost.
+    """
     counts: dict[MeasurementKind, int] = {}
     for m, _ in rows:
         counts[m.kind] = counts.get(m.kind, 0) + 1
     weights = np.array([1 / math.sqrt(counts[m.kind]) for m, _ in rows])
     measured = np.array([m.value for m, _ in rows])
-    z_prior = coordinates_of(prior)
+    runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
+    slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
+    z_prior = pack(prior, runtimes)
 
     def residuals(z: Vector) -> Vector:
-        eff = factors_from(z, prior)
-        pred = np.array([predict(m, gpu, model, eff, policy) for m, model in rows])
+        by_runtime = [unpack(z, prior, runtimes)[r] for r in runtimes]
+        pred = np.array([predict(m, gpu, model, by_runtime[i], policy)
+                         for (m, model), i in zip(rows, slot, strict=True)])
         rel = (pred - measured) / measured * weights
         return np.concatenate([rel, PRIOR_WEIGHT * (z - z_prior)])
 
     best_z, best_cost = z_prior, math.inf
-    starts = [z_prior] + [coordinates_of(EfficiencyFactors(**dict(zip(FITTED, s, strict=True))))
-                          for s in STARTS]
-    for z0 in starts:
+    for z0 in [z_prior] + [pack(s, runtimes) for s in STARTS]:
         z, cost = levenberg_marquardt(residuals, z0)
         if cost < best_cost:
             best_z, best_cost = z, cost
-    return factors_from(best_z, prior), best_cost
+    return unpack(best_z, prior, runtimes), best_cost
+
+
+def choose_runtime(by_runtime: Mapping[str, EfficiencyFactors],
+                   rows: Sequence[Measurement]) -> str:
+    """The runtime whose fixed costs a GPU's calibrated factors take: the first of
+    :data:`PREFERRED_RUNTIMES` fitted, else the one with the most rows (then by name)."""
+    for runtime in PREFERRED_RUNTIMES:
+        if runtime in by_runtime:
+            return runtime
+    count = {r: sum(runtime_of(m) == r for m in rows) for r in by_runtime}
+    return min(by_runtime, key=lambda r: (-count[r], r))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,8 +479,8 @@ def calibrate(
 ) -> Calibration:
     """Fit every GPU type that has measurements; transfer factors to those that have none.
 
-    The prior of a GPU is the schema's default factors (so a fit does not depend on an earlier
-    calibration), except that a GPU listed in ``transfer`` whose source GPU was fitted first
+    The prior of a GPU is :func:`fit_prior` (schema defaults, so a fit does not depend on an
+    earlier calibration), except that a GPU listed in ``transfer`` whose source GPU was fitted first
     starts from, and is pulled towards, the source's fitted factors. Memory factors are the
     catalog GPU's own.
     """
@@ -391,8 +506,7 @@ def calibrate(
     for name in order:
         gpu = gpu_by_name[name]
         source = transfer.get(name)
-        base = EfficiencyFactors(runtime_overhead_gib=gpu.efficiency.runtime_overhead_gib,
-                                 runtime_overhead_fraction=gpu.efficiency.runtime_overhead_fraction)
+        base = fit_prior(gpu)
         prior, prior_name = base, "defaults"
         if source in fitted:
             prior = fitted[source].model_copy(update={
@@ -401,18 +515,19 @@ def calibrate(
             prior_name = source
         train = [(m, spec) for (m, spec), held in zip(usable, mask, strict=True)
                  if not held and m.gpu == name and m.kind in FIT_KINDS]
-        if train:
-            factors, cost = fit_gpu(train, gpu, prior, policy)
-        else:
-            factors, cost = prior, 0.0
-        fitted[name] = factors
-        fits.append(GpuFit(gpu=name, factors=factors, prior=prior_name, train_rows=len(train),
-                           cost=cost))
+        by_runtime, cost = fit_gpu(train, gpu, prior, policy) if train else ({"": prior}, 0.0)
+        runtime = choose_runtime(by_runtime, [m for m, _ in train])
+        fitted[name] = by_runtime[runtime]
+        fits.append(GpuFit(gpu=name, factors=by_runtime[runtime], prior=prior_name,
+                           train_rows=len(train), cost=cost, runtime=runtime,
+                           by_runtime=tuple(sorted(by_runtime.items()))))
     transferred = tuple(sorted((t, s) for t, s in transfer.items()
                                if t in gpu_by_name and t not in fitted and s in fitted))
+    fit_of = {f.gpu: f for f in fits}
     predictions = tuple(
         Prediction(measurement=m, held_out=held,
-                   predicted=predict(m, gpu_by_name[m.gpu], spec, fitted[m.gpu], policy))
+                   predicted=predict(m, gpu_by_name[m.gpu], spec,
+                                     fit_of[m.gpu].factors_for(runtime_of(m)), policy))
         for (m, spec), held in zip(usable, mask, strict=True)
     )
     memory = tuple((t, gpu_by_name[t].efficiency.runtime_overhead_gib,

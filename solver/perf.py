@@ -10,8 +10,11 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
   ``compute_efficiency`` × TP;
 * memory: weights per GPU (for mixture-of-experts, only the experts the tokens touch) plus the KV
   cache read and written, at HBM bandwidth × ``bandwidth_efficiency``;
-* all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm;
-* overhead: ``decode_step_overhead_ms`` per iteration (scheduling, sampling, launches).
+* all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
+  each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
+* overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
+  layer (kernel launches) and ``step_overhead_ms_per_seq`` per sequence in the iteration
+  (sampling, per-sequence attention launches, scheduling).
 
 Every formula, with units, is in docs/capacity-model.md ("Prefill", "Decode"). The arithmetic
 is written once and works on floats and numpy arrays alike, so the trace replay can call it a
@@ -20,6 +23,7 @@ million times and the calibration can fit :class:`~models.catalog.EfficiencyFact
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -62,18 +66,31 @@ def compute_tflops(gpu: GpuType, precision: Precision) -> float:
     return gpu.bf16_tflops
 
 
+def allreduce_latency_ms(tp: int, latency_us: float) -> float:
+    """Latency part of one all-reduce over ``tp`` GPUs [ms].
+
+    ``latency × log2 T``: the 2-GPU latency, growing with the steps of the collective (NCCL's
+    tree and the synchronisation of more ranks). log2 T fits Vidur's NCCL data better than
+    ``T − 1`` (docs/calibration.md, "All-reduce latency"); zero at T = 1.
+    """
+    if tp <= 1:
+        return 0.0
+    return latency_us / 1000.0 * math.log2(tp)
+
+
 def allreduce_time_ms(
     message_bytes: float, tp: int, link_gb_per_s: float, link_efficiency: float,
     latency_us: float,
 ) -> float:
     """Time of one ring all-reduce of ``message_bytes`` over ``tp`` GPUs [ms].
 
-    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency) + latency``; zero at T = 1.
+    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency) + latency × log2 T``; zero at T = 1.
     """
     if tp <= 1:
         return 0.0
     wire_bytes = 2 * (tp - 1) / tp * message_bytes  # ring: reduce-scatter + all-gather
-    return wire_bytes / (link_gb_per_s * 1e6 * link_efficiency) + latency_us / 1000.0
+    return (wire_bytes / (link_gb_per_s * 1e6 * link_efficiency)
+            + allreduce_latency_ms(tp, latency_us))
 
 
 def prefill_attention_pairs(tokens: Num, seqs: Num, context_tokens: Num) -> Num:
@@ -113,10 +130,13 @@ class ReplicaPerf:
     active_share: float
     """Active ÷ total parameters (1 for dense models) [1]."""
     allreduce_ms_per_step: float
-    """Latency part of the all-reduces of one iteration: 2 × layers × latency [ms]."""
+    """Latency part of the all-reduces of one iteration: 2 × layers × latency × log2 T [ms]."""
     allreduce_ms_per_token: float
     """Bandwidth part of the all-reduces of one iteration, per token in it [ms/token]."""
     step_overhead_ms: float
+    """Fixed cost of a non-empty iteration: per-step + layers × per-layer overhead [ms]."""
+    seq_overhead_ms: float = 0.0
+    """Cost of each sequence in an iteration (decoded or prefilled) [ms/sequence]."""
 
     def step_time_ms(
         self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
@@ -153,14 +173,15 @@ class ReplicaPerf:
     def prefill_marginal_ms(self, tokens: int, context_tokens: int = 0) -> float:
         """GPU time a prompt adds to the iterations it joins under continuous batching [ms].
 
-        Its compute and the bandwidth part of its all-reduces only: the weight read, the
-        all-reduce latency and the step overhead are paid by the iteration anyway.
+        Its compute, the bandwidth part of its all-reduces and one sequence's per-step cost
+        (it is in at least one iteration): the weight read, the all-reduce latency and the
+        fixed step overhead are paid by the iteration anyway.
         """
         pairs = prefill_attention_pairs(float(tokens), 1.0, float(context_tokens))
         compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
             self.flops_per_ms
         )
-        return compute_ms + self.allreduce_ms_per_token * tokens
+        return compute_ms + self.allreduce_ms_per_token * tokens + self.seq_overhead_ms
 
     def decode_step_time_ms(self, batch: int, kv_tokens: int) -> float:
         """One decode step of ``batch`` sequences whose KV cache totals ``kv_tokens`` [ms]."""
@@ -178,7 +199,9 @@ class ReplicaPerf:
         roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
         comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
         busy = tokens > 0  # an empty iteration costs nothing
-        return (roofline_ms + comm_ms + self.step_overhead_ms) * busy
+        seqs = b + n * (p > 0)  # sequences in the iteration: decoded, and prefilled if any
+        overhead_ms = self.step_overhead_ms + self.seq_overhead_ms * seqs
+        return (roofline_ms + comm_ms + overhead_ms) * busy
 
 
 def perf_model(
@@ -204,7 +227,7 @@ def perf_model(
         allreduce_time_ms(message_bytes_per_token, tp, gpu.link_bandwidth_gb_per_s,
                           eff.link_efficiency, 0.0)
     )
-    allreduce_ms_per_step = n_allreduce * eff.allreduce_latency_us / 1000.0 if tp > 1 else 0.0
+    allreduce_ms_per_step = n_allreduce * allreduce_latency_ms(tp, eff.allreduce_latency_us)
     return ReplicaPerf(
         model=model.name,
         gpu=gpu.name,
@@ -224,7 +247,9 @@ def perf_model(
         active_share=model.active_params_b / model.total_params_b,
         allreduce_ms_per_step=allreduce_ms_per_step,
         allreduce_ms_per_token=allreduce_ms_per_token,
-        step_overhead_ms=eff.decode_step_overhead_ms,
+        step_overhead_ms=(eff.decode_step_overhead_ms  # [ms]
+                          + eff.step_overhead_ms_per_layer * model.layers),  # [ms/layer × layers]
+        seq_overhead_ms=eff.step_overhead_ms_per_seq,  # [ms/sequence]
     )
 
 

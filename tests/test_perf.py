@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.scenario import Scenario
-from solver.perf import allreduce_time_ms, compute_tflops, perf_model, replica_perf
+from solver.perf import (
+    allreduce_latency_ms,
+    allreduce_time_ms,
+    compute_tflops,
+    perf_model,
+    replica_perf,
+)
 
 # Round numbers so every figure below can be checked by hand.
 TOY = LlmSpec(
@@ -38,9 +44,19 @@ def test_compute_tflops_by_precision() -> None:
 
 def test_allreduce_ring_time() -> None:
     # 2 × (4 − 1)/4 × 1e6 bytes = 1.5e6 bytes ÷ (100 GB/s × 0.5 = 5e7 bytes/ms) = 0.03 ms
-    # + 10 µs latency = 0.04 ms
-    assert allreduce_time_ms(1e6, 4, 100, 0.5, 10) == pytest.approx(0.04)
+    # + 10 µs × log2 4 = 0.02 ms latency → 0.05 ms
+    assert allreduce_time_ms(1e6, 4, 100, 0.5, 10) == pytest.approx(0.05)
+    # T = 2: 1e6 / 5e7 = 0.02 ms + 10 µs × 1 = 0.03 ms
+    assert allreduce_time_ms(1e6, 2, 100, 0.5, 10) == pytest.approx(0.03)
+    # T = 8: 2 × 7/8 × 1e6 / 5e7 = 0.035 ms + 10 µs × 3 = 0.065 ms
+    assert allreduce_time_ms(1e6, 8, 100, 0.5, 10) == pytest.approx(0.065)
     assert allreduce_time_ms(1e6, 1, 100, 0.5, 10) == 0.0
+
+
+def test_allreduce_latency_grows_as_log2_of_the_ring() -> None:
+    assert allreduce_latency_ms(1, 20) == 0.0
+    assert allreduce_latency_ms(2, 20) == pytest.approx(0.02)  # 20 µs × 1
+    assert allreduce_latency_ms(8, 20) == pytest.approx(0.06)  # 20 µs × 3
 
 
 def test_prefill_hand_computed() -> None:
@@ -77,6 +93,46 @@ def test_decode_step_on_tp2_adds_allreduce() -> None:
     assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(3.6084)
 
 
+def test_decode_step_on_tp4_pays_twice_the_allreduce_latency_of_tp2() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 4)
+    # memory per GPU: weights 2e9 / 4 = 5e8 B; KV 10 layers × 2 × ⌈10/4⌉ = 3 heads × 100 × 2 B
+    #   = 12,000 B/token × 10,010 = 1.2012e8 B → (5e8 + 1.2012e8) / 5e8 = 1.24024 ms
+    # compute (2e10 + 4e8) / (5e10 × 4) = 0.102 ms → memory-bound
+    # all-reduce latency: 2 × 10 layers × 10 µs × log2 4 = 0.4 ms,
+    #   bandwidth: 20 × (2 × 3/4 × 2000 B) / 5e7 B/ms × 10 tokens = 0.012 ms
+    # + 1 ms overhead = 2.65224 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(2.65224)
+
+
+#: EFF with the per-layer and per-sequence step costs.
+EFF_SEQ = EFF.model_copy(update={"step_overhead_ms_per_layer": 0.1,
+                                 "step_overhead_ms_per_seq": 0.05})
+
+
+def test_step_overhead_per_layer_and_per_sequence() -> None:
+    perf = perf_model(TOY, GPU, Precision.bf16, 1, EFF_SEQ)
+    # decode: 5.8008 ms (above) + 10 layers × 0.1 ms + 10 sequences × 0.05 ms = 7.3008 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(7.3008)
+    # prefill of 2 prompts of 500 tokens: linear 2e12 FLOP + attention 40,000 × 1000 × (500 + 1)/2
+    #   = 1.002e10 FLOP → 2.01002e12 / 5e10 = 40.2004 ms (memory 4.08 ms)
+    #   + 1 ms + 1.0 ms (layers) + 2 sequences × 0.05 ms = 42.3004 ms
+    assert perf.step_time_ms(1000, 0, 0, prefill_seqs=2) == pytest.approx(42.3004)
+    # mixed: 20.5082 ms (test_mixed_step_is_one_roofline) + 1 + 1.0 + (10 + 1) × 0.05 = 23.0582
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(23.0582)
+    # a prompt joining iterations adds its compute (40.4004 ms, test_prefill_hand_computed) and
+    # one sequence's 0.05 ms, not the per-step or per-layer costs: 40.4504 ms
+    assert perf.prefill_marginal_ms(1000) == pytest.approx(40.4504)
+    assert perf.step_time_ms(0, 0, 0) == 0.0  # still nothing for an empty iteration
+
+
+def test_per_layer_overhead_scales_with_the_model() -> None:
+    deep = TOY.model_copy(update={"layers": 40})
+    shallow, deeper = (perf_model(m, GPU, Precision.bf16, 1, EFF_SEQ) for m in (TOY, deep))
+    # fixed cost of an iteration: 1 ms + 10 layers × 0.1 ms = 2 ms; with 40 layers 1 + 4 = 5 ms
+    assert shallow.step_overhead_ms == pytest.approx(2.0)
+    assert deeper.step_overhead_ms == pytest.approx(5.0)
+
+
 def test_moe_reads_more_experts_as_the_batch_grows() -> None:
     moe = TOY.model_copy(update={"active_params_b": 0.25})
     perf = perf_model(moe, GPU, Precision.bf16, 1)
@@ -99,13 +155,16 @@ def test_mixed_step_is_one_roofline() -> None:
 
 
 def test_vectorised_matches_scalar() -> None:
-    perf = perf_model(TOY, GPU, Precision.fp8, 2)
+    perf = perf_model(TOY, GPU, Precision.fp8, 2, EFF_SEQ)
     p = np.array([0, 0, 512, 2048, 100])
     b = np.array([0, 64, 0, 8, 200])
     k = np.array([0, 64_000, 0, 9_000, 400_000])
-    arr = perf.step_times_ms(p, b, k)
+    n = np.array([3, 1, 4, 2, 1])
+    arr = perf.step_times_ms(p, b, k, n)
     assert arr.tolist() == pytest.approx(
-        [perf.step_time_ms(int(x), int(y), int(z)) for x, y, z in zip(p, b, k, strict=True)])
+        [perf.step_time_ms(int(x), int(y), int(z), int(s))
+         for x, y, z, s in zip(p, b, k, n, strict=True)])
+    assert arr[1] > 0 and arr[0] == 0.0
 
 
 def test_efficiency_parameter_overrides_the_catalog() -> None:
