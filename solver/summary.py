@@ -2,8 +2,8 @@
 
 Feeds ``fleetplan validate``: per workload its peak request rate and the token demand that rate
 brings (input and output tokens/s), zones grouped by region with the GPU types each offers, the
-GPU types on offer and the measured capacity rows. Pure functions of a resolved
-:class:`~models.scenario.Scenario`; no I/O.
+GPU types on offer and the measured capacity rows, with why any will not be used. Pure functions
+of a resolved :class:`~models.scenario.Scenario`; no I/O.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from models.common import Frozen, Precision, PurchaseKind, Survivability, WorkloadClass
 from models.scenario import Scenario
 from models.workload import Workload
+from solver.capacity import stale_measurements
 
 
 class WorkloadSummary(Frozen):
@@ -92,6 +93,8 @@ class ScenarioSummary(Frozen):
     catalog_gpu_count: int
     catalog_model_count: int
     measured: tuple[MeasuredSummary, ...]
+    measured_warnings: tuple[str, ...]
+    """Measured rows that will not be used, each with why (stale, or no matching candidate)."""
     peak_tokens_per_s: float
     """Sum of every workload's peak tokens/s (an upper bound: peaks need not coincide)."""
     sources: tuple[str, ...]
@@ -187,6 +190,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         catalog_gpu_count=len(scenario.gpus),
         catalog_model_count=len(scenario.models),
         measured=measured,
+        measured_warnings=tuple(stale_measurements(scenario)),
         peak_tokens_per_s=sum(w.peak_tokens_per_s for w in workloads),
         sources=scenario.sources,
     )

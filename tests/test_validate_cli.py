@@ -152,3 +152,18 @@ def test_mutated_scenarios_never_give_a_traceback(
     assert "Traceback" not in result.output
     if result.exit_code == 2:
         assert "problem" in result.output and str(file) in result.output
+
+
+def test_stale_measured_row_is_a_warning_not_an_error(tmp_path: Path) -> None:
+    # twenty_rps's row is dated 2026-10-15; planning as of 2027-11-01 makes it 382 days old.
+    doc = yaml.safe_load((scenarios_dir() / "twenty_rps.yaml").read_text(encoding="utf-8"))
+    doc["policy"]["as_of"] = "2027-11-01"
+    doc["measured_csv"] = str(scenarios_dir() / "twenty_rps_measured.csv")
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run("--json", str(path))
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    (warning,) = data["measured_warnings"]
+    assert "stale, not used: measured 382 days ago, older than the policy's 180" in warning
+    assert f"warning: {warning}" in result.stderr

@@ -13,7 +13,6 @@ from pathlib import Path
 import click
 
 from models.common import PurchaseKind
-from solver.capacity import stale_measurements
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.summary import ScenarioSummary, summarize
 
@@ -91,9 +90,8 @@ def command(scenario: Path | None, as_json: bool) -> None:
 
     Exit 0 when valid; exit 2 with every problem (file, place in it, fix) when not.
     """
-    sc = load(scenario)
-    summary = summarize(sc)
-    for warning in stale_measurements(sc):  # measured rows the capacity model will not use
+    summary = summarize(load(scenario))
+    for warning in summary.measured_warnings:  # measured rows the capacity model will not use
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json({"valid": True, **summary.model_dump(mode="json")})
