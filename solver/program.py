@@ -134,6 +134,8 @@ class Variables:
     """:math:`b`: the fullest node of a pool is full (reserved pools: one for all slices)."""
     cost: pulp.LpAffineExpression = field(default_factory=pulp.LpAffineExpression)
     slacks: list[Slack] = field(default_factory=list)
+    firm: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """:math:`F_{ws}(\\emptyset)`: non-spot capacity at φ per workload and slice [1/s]."""
     rate: dict[ReplicaKey, float] = field(default_factory=dict)
     """SLO-holding rate of a replica of each slot [1/s]."""
     offer: dict[tuple[str, str, PurchaseKind], OfferTerm] = field(default_factory=dict)
@@ -251,6 +253,32 @@ def running_capacity(
     return capacity_expr(data, v, keys, utilization)
 
 
+def firm_capacity(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, s: str
+) -> pulp.LpAffineExpression:
+    r""":math:`F_{ws}(\emptyset)` as one variable ``f ≤ Σ φ ρ x`` (non-spot), shared by the
+    failure rows so each of them has a few terms instead of every slot of the workload."""
+    if (w, s) not in v.firm:
+        f = prob.add_variable(v.names.name("f", w, s), 0)
+        prob += f <= running_capacity(data, v, w, s, data.failure_utilization, failover=True), (
+            v.names.name("firm", w, s))
+        v.firm[(w, s)] = f
+    return pulp.LpAffineExpression([(v.firm[(w, s)], 1.0)])
+
+
+def zone_capacity(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, z: str, s: str
+) -> pulp.LpAffineExpression:
+    """Non-spot capacity of ``w`` in zone ``z`` at φ, as one variable ``c ≥ Σ φ ρ x`` [1/s]."""
+    keys = [k for k in v.by_slice.get((w, s), []) if k[3] == z and k[4] is not PurchaseKind.spot]
+    if not keys:
+        return pulp.LpAffineExpression()
+    c = prob.add_variable(v.names.name("c", w, z, s), 0)
+    prob += c >= capacity_expr(data, v, keys, data.failure_utilization), v.names.name(
+        "zonecap", w, z, s)
+    return pulp.LpAffineExpression([(c, 1.0)])
+
+
 def add_demand(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """C1: capacity at target utilization meets demand (per slice, or volume over the window)."""
     for w in data.workloads:
@@ -345,7 +373,6 @@ def node_loss(
 
 def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """C3: after losing the fullest node of any non-spot pool, a workload still meets demand."""
-    phi = data.failure_utilization
     for w in data.workloads:
         if w.survivability is not Survivability.n_plus_1:
             continue
@@ -353,7 +380,7 @@ def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
         pools = sorted({(k[3], k[1], k[4]) for s in slices for k in v.by_slice.get((w.name, s), [])
                         if k[4] is not PurchaseKind.spot}, key=lambda p: (p[0], p[1], p[2].value))
         # losing a spot node (or one holding none of w) leaves the non-spot capacity
-        firm = {s: running_capacity(data, v, w.name, s, phi, failover=True) for s in slices}
+        firm = {s: firm_capacity(prob, data, v, w.name, s) for s in slices}
         meet_demand(prob, data, v, "n_plus_1", (w.name, "any", "any", "spot"), w.name, firm)
         for pool in pools:
             capacity = {s: firm[s] - node_loss(prob, data, v, w.name, pool, s) for s in slices}
@@ -363,17 +390,13 @@ def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
 
 def add_zone_loss(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """C4: after losing any zone, running non-spot capacity elsewhere meets demand at φ."""
-    phi = data.failure_utilization
     for w in data.workloads:
         if w.survivability is not Survivability.zone_loss:
             continue
         slices = data.demand_slices(w.name)
+        firm = {s: firm_capacity(prob, data, v, w.name, s) for s in slices}
         for z in data.zones:
-            capacity = {
-                s: capacity_expr(data, v, [k for k in v.by_slice.get((w.name, s), [])
-                                           if k[3] != z and k[4] is not PurchaseKind.spot], phi)
-                for s in slices
-            }
+            capacity = {s: firm[s] - zone_capacity(prob, data, v, w.name, z, s) for s in slices}
             meet_demand(prob, data, v, "zone_loss", (w.name, z), w.name, capacity)
 
 
