@@ -83,7 +83,28 @@ def _fix_for(error_type: str, msg: str) -> str:
         return fixes[error_type]
     if error_type.endswith("_parsing") or error_type.endswith("_type"):
         return "give a value of the expected type"
+    if error_type == "value_error":
+        return next((fix for text, fix in VALUE_ERROR_FIXES if text in msg), "")
     return ""
+
+
+#: Fixes for the schema's own consistency checks, found by a phrase of their message.
+VALUE_ERROR_FIXES = (
+    ("percentiles must rise", "order them so that p50 <= p95 <= p99"),
+    ("needs 24 values", "give one share per hour of the day, hours 0 to 23"),
+    ("must lie in [0, 1]", "give each hour's demand as a share of the peak, 0 to 1"),
+    ("window hours must lie", "use hours 0 to 23"),
+    ("lists an hour twice", "list each hour once"),
+    ("exactly one of arrival", "keep either `arrival` (peak rate) or `batch` (daily volume)"),
+    ("needs class: batch", "add `class: batch` or give `arrival` instead"),
+    ("at least one of reserved", "add a `reserved`, `on_demand` or `spot` section"),
+    ("has two offers for GPU", "merge them into one offer per GPU type"),
+    ("time_blocks must cover", "list each hour 0..23 in exactly one block"),
+    ("time_blocks names", "give each block its own name"),
+    ("fp8_tflops is not given", "add `fp8_tflops` or remove fp8 from `precisions`"),
+    ("active_params_b exceeds", "active parameters are at most the total"),
+    ("multiple of kv_heads", "check the head counts against the model's config"),
+)
 
 
 def problems_from_validation(

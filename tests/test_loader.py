@@ -61,6 +61,8 @@ def problems_of(path: Path) -> tuple[Problem, ...]:
 
 
 def only(problems: tuple[Problem, ...], location: str) -> Problem:
+    """The one problem at ``location``; every problem names its file and says what to do."""
+    assert all(p.file and p.message and p.fix for p in problems), problems
     hits = [p for p in problems if p.location == location]
     assert len(hits) == 1, f"expected one problem at {location}, got {problems}"
     return hits[0]
@@ -195,6 +197,7 @@ def test_percentiles_must_rise(tmp_path: Path) -> None:
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].input_tokens")
     assert "percentiles must rise" in problem.message
     assert "p50 2000 <= p95 1500" in problem.message
+    assert problem.fix == "order them so that p50 <= p95 <= p99"
 
 
 @pytest.mark.parametrize(("field", "value", "location"), [
@@ -216,6 +219,14 @@ def test_hourly_shape_share_above_one(tmp_path: Path) -> None:
     doc["workloads"][0]["arrival"]["hourly_shape"] = [1.2] + [0.5] * 23
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].arrival.hourly_shape")
     assert "[0, 1]" in problem.message
+    assert problem.fix == "give each hour's demand as a share of the peak, 0 to 1"
+
+
+def test_arrival_and_batch_together(tmp_path: Path) -> None:
+    doc = base_doc()
+    doc["workloads"][0]["batch"] = {"daily_requests": 10, "window_hours": [1]}
+    problem = only(problems_of(write(tmp_path, doc)), "workloads[0]")
+    assert problem.fix == "keep either `arrival` (peak rate) or `batch` (daily volume)"
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
