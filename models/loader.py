@@ -78,9 +78,16 @@ def _fix_for(error_type: str, msg: str) -> str:
         "enum": "use one of the allowed values",
         "literal_error": "use one of the allowed values",
         "too_short": "give at least one entry",
+        "too_long": "give fewer entries",
+        "string_too_short": "give a non-empty value",
+        "int_from_float": "give a whole number",
+        "int_parsing_size": "give a smaller number",
+        "finite_number": "give a finite number",
     }
     if error_type in fixes:
         return fixes[error_type]
+    if error_type.startswith("date"):
+        return "write the date as YYYY-MM-DD"
     if error_type.endswith("_parsing") or error_type.endswith("_type"):
         return "give a value of the expected type"
     if error_type == "value_error":

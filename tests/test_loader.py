@@ -472,7 +472,7 @@ def test_mutated_scenarios_load_or_fail_cleanly(
         except InputError as exc:
             assert exc.problems
             for problem in exc.problems:
-                assert problem.file and problem.message
+                assert problem.file and problem.message and problem.fix, problem
         else:
             assert isinstance(scenario, Scenario)
 
