@@ -242,7 +242,12 @@ def markdown(results: list[RunResult], baselines: dict[str, dict[str, float | No
                     else max(0.0, 1.0 - bound / r.cost_per_month))
         verified = ("—" if r.verify_problems is None
                     else "yes" if r.verify_problems == 0 else f"{r.verify_problems} problems")
-        status = r.status if not r.error else f"error: {r.error}"
+        if r.error:
+            cells = [r.size, f"{r.workloads}×{r.gpu_types}×{r.zones}×{r.slices}", "—", "—",
+                     r.solver, *["—"] * 4, f"error: {r.error}", *["—"] * 9]
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
+        status = r.status
         lines.append(
             f"| {r.size} | {r.workloads}×{r.gpu_types}×{r.zones}×{r.slices} | "
             f"{r.variables:,} ({r.integer_variables:,}) | {r.constraints:,} | {r.solver} | "
