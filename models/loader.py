@@ -36,6 +36,26 @@ BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml")
 DOCUMENT_READERS: dict[str, Callable[[Path], Any]] = {}
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error.
+
+    Plain YAML keeps the last value silently: a second ``workloads:`` would drop the first list.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:  # the keys as written (merged `<<` keys may be overridden)
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                continue
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key `{key_node.value}` appears twice in one mapping",
+                    key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_document(path: Path) -> Any:
     """Parse a YAML, JSON or registered document; missing file or bad syntax → InputError."""
     if not path.exists():
@@ -52,7 +72,7 @@ def read_document(path: Path) -> Any:
     try:
         if path.suffix.lower() == ".json":
             return json.loads(text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise InputError(

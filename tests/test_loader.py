@@ -113,6 +113,28 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert problem.fix == "fix the syntax there"
 
 
+def test_a_key_given_twice_is_an_error_not_silently_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "dup.yaml"
+    text = yaml.safe_dump(base_doc(), sort_keys=False)
+    path.write_text(text + "workloads: []\n", encoding="utf-8")  # a second `workloads:` key
+    (problem,) = problems_of(path)
+    assert problem.location == f"line {text.count(chr(10)) + 1}, column 1"
+    assert "key `workloads` appears twice" in problem.message
+
+
+def test_yaml_anchors_and_merge_keys_still_work(tmp_path: Path) -> None:
+    doc = base_doc()
+    text = yaml.safe_dump(doc, sort_keys=False).replace(
+        "workloads:", "common: &slo {ttft_p95_ms: 1000, tpot_p95_ms: 50}\nworkloads:", 1)
+    text = text.replace("  slo:\n    ttft_p95_ms: 1000\n    tpot_p95_ms: 50\n",
+                        "  slo:\n    <<: *slo\n    tpot_p95_ms: 40\n")
+    assert "<<: *slo" in text
+    path = tmp_path / "anchors.yaml"
+    path.write_text(text, encoding="utf-8")
+    problems = problems_of(path)  # `common` is not a scenario key, and only that is wrong
+    assert [p.location for p in problems] == ["common"]
+
+
 def test_json_syntax_error_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text('{"name": "t",\n "workloads": [}\n', encoding="utf-8")
