@@ -115,6 +115,11 @@ def test_syntax_error_exits_2_with_the_line(tmp_path: Path) -> None:
 
 
 TINY = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+TINY["measured"] = [{  # a measured row, so the summary's stale-row check is exercised too
+    "model": "Llama-3.1-8B", "gpu": "H100-SXM", "runtime": "vllm", "precision": "bf16", "tp": 1,
+    "workload": "chat", "max_stable_sequences": 64, "tested_peak_rps": 9,
+    "ttft_p95_ms": 600, "decode_p95_ms_per_token": 30, "measured_on": "2026-10-01"}]
+TINY["policy"]["as_of"] = "2026-11-01"
 
 
 def _leaves(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
