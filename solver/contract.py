@@ -26,7 +26,8 @@ from models.measured import MeasuredCapacity
 from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.report import used_configs, write_atomic
+from solver.atomic import write_atomic
+from solver.report import used_configs
 
 CONTRACT_VERSION = 1
 

@@ -30,6 +30,7 @@ from models.common import PurchaseKind
 from models.offers import Offer
 from models.plan import Plan
 from models.scenario import Scenario
+from solver.atomic import write_atomic
 from solver.compare import Compared, comparison_row, gpu_types
 from solver.contract import build_contract, write_contract
 from solver.report import (
@@ -40,7 +41,6 @@ from solver.report import (
     survivability_margins,
     tenant_costs,
     tokens_per_month,
-    write_atomic,
     write_report,
 )
 

@@ -7,31 +7,17 @@ it; the core never does (the core never writes files).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import yaml
 
 from models.plan import Plan
 from models.scenario import Scenario
+from solver.atomic import write_atomic
 
 PLAN_FILE = "plan.json"
 RESOLVED_SCENARIO_FILE = "scenario.resolved.yaml"
 
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write a file atomically (temp file + rename): a crash never leaves a half-written output."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def plan_json(plan: Plan) -> str:

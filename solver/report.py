@@ -8,8 +8,6 @@ one figure has one formula (documented in docs/outputs.md).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from models.common import PurchaseKind
 from models.plan import Plan, Slice
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
+from solver.atomic import write_atomic
 from solver.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
 
 #: Purchase kinds in the order they are shown everywhere.
@@ -67,19 +66,6 @@ class Margin:
     holds: bool
     """The plan's own verdict: true only if it holds in every slice."""
 
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write an output file atomically (temp file + rename): a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def gpu_counts(plan: Plan) -> tuple[GpuCount, ...]:

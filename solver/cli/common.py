@@ -11,7 +11,7 @@ import click
 from inputs import demo_scenario
 from models.loader import load_scenario
 from models.scenario import Scenario
-from solver.outputs import write_atomic
+from solver.atomic import write_atomic
 
 __all__ = ["echo_json", "json_option", "load", "scenario_argument", "write_atomic"]
 
