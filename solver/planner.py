@@ -39,6 +39,7 @@ from solver.fleet import (
 from solver.program import Program, build_program
 from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_data
 from solver.solve import integer_value, solve
+from solver.warm_start import greedy_start
 
 #: A capacity within this relative distance of the demand holds it (the verifier's tolerance).
 REL_TOL = 1e-6
@@ -59,7 +60,7 @@ def plan_scenario(
         capacity_table = build_capacity_table(scenario)
     data = build_program_data(scenario, capacity_table)
     program = build_program(data)
-    outcome = solve(program.prob, solver, time_limit_s, gap)
+    outcome = solve(program.prob, solver, time_limit_s, gap, start=greedy_start(program))
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(
         scenario=scenario.name, status=outcome.status, solver=outcome.report,

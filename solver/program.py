@@ -134,6 +134,8 @@ class Variables:
     """:math:`b`: the fullest node of a pool is full (reserved pools: one for all slices)."""
     cost: pulp.LpAffineExpression = field(default_factory=pulp.LpAffineExpression)
     slacks: list[Slack] = field(default_factory=list)
+    zone_cap: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
+    """Non-spot capacity of a workload in a zone and slice at φ [1/s] (zone loss)."""
     firm: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     """:math:`F_{ws}(\\emptyset)`: non-spot capacity at φ per workload and slice [1/s]."""
     rate: dict[ReplicaKey, float] = field(default_factory=dict)
@@ -274,6 +276,7 @@ def zone_capacity(
     if not keys:
         return pulp.LpAffineExpression()
     c = prob.add_variable(v.names.name("c", w, z, s), 0)
+    v.zone_cap[(w, z, s)] = c
     prob += c >= capacity_expr(data, v, keys, data.failure_utilization), v.names.name(
         "zonecap", w, z, s)
     return pulp.LpAffineExpression([(c, 1.0)])

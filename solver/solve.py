@@ -57,25 +57,42 @@ def _quiet_stdout() -> Iterator[None]:
 
 
 class _QuietHighs(pulp.HiGHS):
-    """PuLP's HiGHS interface without the banner (the core never prints)."""
+    """PuLP's HiGHS interface without the banner (the core never prints), with a start."""
+
+    start: dict[str, float] | None = None
 
     def createAndConfigureSolver(self, lp: Any) -> None:
         with _quiet_stdout():
             super().createAndConfigureSolver(lp)
 
+    def callSolver(self, lp: Any) -> None:
+        if self.start:
+            import highspy
+
+            sol = highspy.HighsSolution()
+            sol.col_value = [self.start.get(var.name, 0.0) for var in lp.variables()]
+            sol.value_valid = True
+            lp.solverModel.setSolution(sol)
+        super().callSolver(lp)
+
 
 def solve(
-    prob: pulp.LpProblem, solver: str = "highs", time_limit_s: float = 60.0, gap: float = 0.01
+    prob: pulp.LpProblem, solver: str = "highs", time_limit_s: float = 60.0, gap: float = 0.01,
+    start: dict[str, float] | None = None,
 ) -> SolveOutcome:
-    """Solve ``prob`` in place and map the outcome to a :class:`SolveStatus`."""
+    """Solve ``prob`` in place and map the outcome to a :class:`SolveStatus`.
+
+    ``start`` (variable name → value) is a feasible fleet HiGHS takes as its first incumbent.
+    """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
-    start = time.perf_counter()
+    started = time.perf_counter()
     if solver == "highs":
         highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=SOLVER_THREADS,
                            random_seed=SOLVER_SEED)
+        highs.start = start
         prob.solve(highs)
-        seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - started
         return _highs_outcome(prob, seconds)
     with warnings.catch_warnings():
         # PuLP 3.3 deprecates its bundled CBC for 4.0; it is the CBC every install has.
@@ -85,7 +102,7 @@ def solve(
                                 options=[f"randomSeed {SOLVER_SEED + 1}",
                                          f"randomCbcSeed {SOLVER_SEED + 1}"])
         prob.solve(cbc)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - started
     return _cbc_outcome(prob, seconds)
 
 

@@ -1,0 +1,59 @@
+"""The greedy warm start is a feasible point of the program (every row holds), never below the
+optimum."""
+
+from __future__ import annotations
+
+import pulp
+import pytest
+
+from models.capacity import CapacityTable
+from models.scenario import Scenario
+from solver.program import build_program
+from solver.program_data import build_program_data
+from solver.solve import solve
+from solver.warm_start import greedy_start, objective_of
+from tests import fleet_cases as fc
+from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+
+TOL = 1e-6
+
+
+def cases() -> list[tuple[Scenario, CapacityTable]]:
+    two = [zone(z, offer(reserved=(2.0, 64), on_demand=(3.0, 64))) for z in ("a", "b", "c")]
+    halves = blocks(("x", range(0, 12)), ("y", range(12, 24)))
+    shape = [1.0] * 12 + [0.4] * 12
+    return [
+        (fc.scenario(), fc.table()),
+        (scenario([workload("z", 30.0, shape=shape, survivability="zone_loss"),
+                   workload("n", 17.0, survivability="n_plus_1"),
+                   workload("v", None, cls="batch", batch=(40000.0, range(0, 6)))],
+                  two, time_blocks=halves),
+         table(row("z", "H100", 1, 4.0), row("z", "H100", 2, 9.0), row("n", "H100", 1, 6.0),
+               row("v", "H100", 2, 3.0))),
+    ]
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_greedy_start_satisfies_every_row(index: int) -> None:
+    sc, tb = cases()[index]
+    program = build_program(build_program_data(sc, tb))
+    start = greedy_start(program)
+    assert start is not None
+    for con in program.prob.constraints():
+        name = con.name
+        lhs = sum(coef * start[var.name] for var, coef in con.items()) + con.constant
+        if con.sense == pulp.LpConstraintGE:
+            assert lhs >= -TOL * max(1.0, abs(con.constant)), name
+        elif con.sense == pulp.LpConstraintLE:
+            assert lhs <= TOL * max(1.0, abs(con.constant)), name
+        else:
+            assert abs(lhs) <= TOL * max(1.0, abs(con.constant)), name
+    for var in program.prob.variables():
+        value = start[var.name]
+        assert var.lowBound is None or value >= var.lowBound - TOL
+        assert var.upBound is None or value <= var.upBound + TOL
+        if var.cat == pulp.LpInteger:
+            assert value == round(value)
+    best = build_program(build_program_data(sc, tb))
+    solve(best.prob, gap=1e-9)
+    assert objective_of(program, start) >= float(pulp.value(best.prob.objective)) - TOL
