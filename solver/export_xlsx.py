@@ -26,6 +26,7 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.capacity import CapacityRow, CapacityTable
+from models.catalog import EfficiencyFactors
 from models.common import PurchaseKind
 from models.offers import Offer
 from models.plan import Plan
@@ -43,10 +44,14 @@ from solver.report import (
     tokens_per_month,
     write_report,
 )
+from solver.units import field_header
 
 #: Sheet titles, in workbook order.
 SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Survivability", "Capacity contract",
           "Cost attribution", "Assumptions")
+
+#: Every efficiency factor, in schema order: the Assumptions sheet shows them all.
+EFFICIENCY_FIELDS = tuple(EfficiencyFactors.model_fields)
 
 MONEY = "#,##0.00"
 RATE = "#,##0.000"
@@ -473,15 +478,11 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     gpus = [g for g in scenario.gpus if g.name in used_gpus] or list(scenario.gpus)
     r = _table(ws, r, "GPU catalog entries (and efficiency factors)", [
         "GPU", "Memory [GiB]", "HBM bandwidth [GB/s]", "BF16 dense [TFLOPS]", "FP8 dense [TFLOPS]",
-        "Link bandwidth [GB/s]", "GPUs per node", "Compute efficiency [1]",
-        "Bandwidth efficiency [1]", "Decode step overhead [ms]", "Link efficiency [1]",
-        "All-reduce latency [µs]", "Runtime overhead [GiB]", "Runtime overhead fraction [1]",
+        "Link bandwidth [GB/s]", "GPUs per node", *map(field_header, EFFICIENCY_FIELDS),
         "Source"],
         [(g.name, g.memory_gib, g.hbm_bandwidth_gb_per_s, g.bf16_tflops, g.fp8_tflops,
-          g.link_bandwidth_gb_per_s, g.gpus_per_node, g.efficiency.compute_efficiency,
-          g.efficiency.bandwidth_efficiency, g.efficiency.decode_step_overhead_ms,
-          g.efficiency.link_efficiency, g.efficiency.allreduce_latency_us,
-          g.efficiency.runtime_overhead_gib, g.efficiency.runtime_overhead_fraction, g.source)
+          g.link_bandwidth_gb_per_s, g.gpus_per_node,
+          *(getattr(g.efficiency, f) for f in EFFICIENCY_FIELDS), g.source)
          for g in gpus])
     model_names = {w.model for w in scenario.workloads}
     r = _table(ws, r, "Models", [

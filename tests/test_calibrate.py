@@ -40,6 +40,7 @@ from solver.perfdata import (
     read_shared_perf,
     to_csv_text,
 )
+from solver.units import field_label
 
 PERF = Path(__file__).resolve().parent / "data" / "perf"
 SHARED_PERF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "perf"
@@ -283,6 +284,11 @@ def test_cli_writes_an_overlay_a_scenario_accepts(tmp_path: Path) -> None:
     assert {e["kind"] for e in summary["errors"]} >= {"prefill_ms", "decode_step_ms"}
     assert measurements.read_bytes() == before  # the input is never touched
     scenario = load_scenario(_scenario_with_overlay(tmp_path, out))
+    fits = {f["gpu"]: f for f in summary["fits"]}
+    # H100-SXM has TensorRT-LLM and Splitwise rows: its factors are TensorRT-LLM's
+    assert fits["H100-SXM"]["runtime"] == "TensorRT-LLM"
+    assert set(fits["H100-SXM"]["by_runtime"]) == {"TensorRT-LLM", "Splitwise-2023"}
+    assert fits["H100-SXM"]["by_runtime"]["TensorRT-LLM"] == summary["factors"]["H100-SXM"]
     fitted = summary["factors"]["H100-SXM"]
     assert scenario.gpu("H100-SXM").efficiency.compute_efficiency == pytest.approx(
         fitted["compute_efficiency"], rel=1e-3)  # the overlay keeps 4 significant digits
@@ -300,7 +306,12 @@ def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
     assert (table["relative_error"] - (table["predicted"] - table["value"]) / table["value"]
             ).abs().max() < 1e-9
     assert "held-out err" in result.output
-    assert "H100-PCIe  no measurements: takes H100-SXM's factors" in result.output
+    assert "H100-PCIe  no measurements: takes H100-SXM's factors, runtime TensorRT-LLM" in (
+        result.output)
+    assert "H100-SXM   runtime TensorRT-LLM" in result.output
+    for name in EfficiencyFactors.model_fields:  # every factor, in words, with its unit
+        assert field_label(name) in result.output
+    assert "step overhead per sequence" in result.output and " ms/sequence" in result.output
     assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 
 from models.catalog import EfficiencyFactors
@@ -75,6 +76,21 @@ def test_efficiency_change_expires_only_analytic_rows(tmp_path: Path) -> None:
     assert expired.workload == "chat"
     assert expired.reasons == ("H100-SXM efficiency factor compute_efficiency changed from 0.55 "
                                "to 0.6",)
+
+
+@pytest.mark.parametrize("field", list(EfficiencyFactors.model_fields))
+def test_every_efficiency_factor_is_in_the_fingerprint(tmp_path: Path, field: str) -> None:
+    path = _write(tmp_path)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert all(set(r["fingerprint"]["efficiency"]) == set(EfficiencyFactors.model_fields)
+               for r in raw["rows"])
+    sc = make_scenario()
+    old = getattr(sc.gpus[0].efficiency, field)
+    changed = sc.gpus[0].efficiency.model_copy(update={field: old / 2 if old else 0.5})
+    h100 = sc.gpus[0].model_copy(update={"efficiency": changed})
+    (expired,) = check_contract(path, sc.model_copy(update={"gpus": (h100, sc.gpus[1])}))
+    assert expired.workload == "chat"  # the analytic row; the measured one keeps its rate
+    assert expired.reasons[0].startswith(f"H100-SXM efficiency factor {field} changed from ")
 
 
 def test_old_measurement_expires(tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_scenario, make_table
 
+from models.catalog import EfficiencyFactors
 from solver.export_xlsx import SHEETS, put, write_plan_workbook
+from solver.units import field_header
 
 
 @pytest.fixture
@@ -237,3 +239,22 @@ def test_any_user_text_reads_back_as_the_same_text(name: str) -> None:
     wb.save(buffer)
     cell = openpyxl.load_workbook(io.BytesIO(buffer.getvalue()))["Sheet"]["A1"]
     assert (cell.value, cell.data_type, cell.quotePrefix) == (name, "s", True)
+
+
+def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) -> None:
+    scenario = make_scenario()
+    # distinct values, so each must land under its own header
+    values = {name: 0.01 * (i + 1) for i, name in enumerate(EfficiencyFactors.model_fields)}
+    gpus = tuple(g.model_copy(update={"efficiency": EfficiencyFactors(**values)})
+                 for g in scenario.gpus)
+    path = write_plan_workbook(make_plan(), scenario.model_copy(update={"gpus": gpus}),
+                               make_table(), tmp_path / "plan.xlsx")
+    rows = _rows(openpyxl.load_workbook(path)["Assumptions"])
+    header = next(r for r in rows if r[0] == "GPU")
+    h100 = next(r for r in rows if r[0] == "H100-SXM" and r[1] == 80)
+    shown = dict(zip(header, h100, strict=False))
+    assert shown["Decode step overhead [ms]"] == values["decode_step_overhead_ms"]
+    assert shown["Step overhead per layer [ms/layer]"] == values["step_overhead_ms_per_layer"]
+    assert shown["Step overhead per sequence [ms/sequence]"] == values["step_overhead_ms_per_seq"]
+    assert shown["All-reduce latency [µs]"] == values["allreduce_latency_us"]
+    assert [shown[field_header(name)] for name in values] == list(values.values())

@@ -9,17 +9,21 @@ import click
 import yaml
 
 from inputs import catalog_dir
+from models.catalog import EfficiencyFactors
 from models.errors import InputError, Problem
 from models.loader import load_catalog
 from solver.calibrate import (
     HELD_OUT_SHARE,
+    PER_RUNTIME,
     Calibration,
+    GpuFit,
     calibrate,
     overlay_document,
     predictions_csv,
 )
 from solver.cli.common import echo_json, json_option, write_atomic
 from solver.perfdata import Measurement, read_measurements_csv, read_shared_perf
+from solver.units import field_label, field_unit
 
 #: Where ``--builtin`` writes: the calibrated layer of the built-in catalog.
 BUILTIN_OVERLAY = "efficiency.yaml"
@@ -50,6 +54,22 @@ def _header(cal: Calibration, measurements: Path) -> str:
     return "".join(f"# {line}\n" for line in lines) + "\n"
 
 
+def _runtime_name(runtime: str) -> str:
+    return runtime or "(unnamed)"
+
+
+def _factor(field: str, value: float) -> str:
+    """``step overhead per layer 0.025 ms/layer``: a factor in words with its unit."""
+    unit = field_unit(field)
+    return f"{field_label(field)} {value:.4g}{'' if unit == '1' else ' ' + unit}"
+
+
+def _fit_summary(fit: GpuFit) -> dict[str, Any]:
+    return {"gpu": fit.gpu, "runtime": fit.runtime, "prior": fit.prior,
+            "train_rows": fit.train_rows,
+            "by_runtime": {r: f.model_dump() for r, f in fit.by_runtime}}
+
+
 def _summary(cal: Calibration, out: Path) -> dict[str, Any]:
     return {
         "out": str(out),
@@ -58,7 +78,7 @@ def _summary(cal: Calibration, out: Path) -> dict[str, Any]:
         "skipped_reasons": sorted({reason for _, reason in cal.skipped}),
         "held_out_share": cal.held_out_share,
         "factors": {g: f.model_dump() for g, f in sorted(cal.factors().items())},
-        "fits": [{"gpu": f.gpu, "prior": f.prior, "train_rows": f.train_rows} for f in cal.fits],
+        "fits": [_fit_summary(f) for f in cal.fits],
         "transferred": [{"gpu": t, "from": s} for t, s in cal.transferred],
         "errors": [
             {"kind": e.kind.value, "gpu": e.gpu, "train_rows": e.train_rows,
@@ -77,13 +97,18 @@ def _print_table(cal: Calibration, out: Path) -> None:
         click.echo(f"{e.kind.value:<24} {e.gpu:<10} {e.train_rows:>6} {e.held_out_rows:>5} "
                    f"{_pct(e.train_median_abs_error):>10} {_pct(e.held_out_median_abs_error):>13}")
     click.echo("")
-    for g, f in sorted(cal.factors().items()):
-        click.echo(f"{g:<10} compute {f.compute_efficiency:.3f}  bandwidth "
-                   f"{f.bandwidth_efficiency:.3f}  step overhead {f.decode_step_overhead_ms:.2f} ms"
-                   f"  link {f.link_efficiency:.3f}  all-reduce latency "
-                   f"{f.allreduce_latency_us:.1f} µs")
-    for target, source in cal.transferred:
-        click.echo(f"{target:<10} no measurements: takes {source}'s factors")
+    fits = {f.gpu: f for f in cal.fits}
+    transferred = dict(cal.transferred)
+    for g, factors in sorted(cal.factors().items()):
+        fit = fits.get(g) or fits[transferred[g]]
+        note = f" no measurements: takes {fit.gpu}'s factors," if g in transferred else ""
+        click.echo(f"{g:<10}{note} runtime {_runtime_name(fit.runtime)}")
+        for field in EfficiencyFactors.model_fields:
+            click.echo(f"  {_factor(field, getattr(factors, field))}")
+        for runtime, other in fit.by_runtime:
+            if runtime != fit.runtime:
+                costs = ", ".join(_factor(k, getattr(other, k)) for k in PER_RUNTIME)
+                click.echo(f"  fitted for {_runtime_name(runtime)} too: {costs}")
     if cal.skipped:
         reasons = sorted({reason for _, reason in cal.skipped})
         click.echo(f"skipped {len(cal.skipped)} rows: {'; '.join(reasons)}")

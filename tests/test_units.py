@@ -1,0 +1,33 @@
+"""Units read from field names: every efficiency factor has one, spelled as the docstrings say."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.catalog import EfficiencyFactors
+from solver.units import field_header, field_label, field_unit
+
+
+@pytest.mark.parametrize(("name", "header"), [
+    ("compute_efficiency", "Compute efficiency [1]"),
+    ("decode_step_overhead_ms", "Decode step overhead [ms]"),
+    ("step_overhead_ms_per_layer", "Step overhead per layer [ms/layer]"),
+    ("step_overhead_ms_per_seq", "Step overhead per sequence [ms/sequence]"),
+    ("allreduce_latency_us", "All-reduce latency [µs]"),
+    ("runtime_overhead_gib", "Runtime overhead [GiB]"),
+    ("runtime_overhead_fraction", "Runtime overhead fraction [1]"),
+])
+def test_headers(name: str, header: str) -> None:
+    assert field_header(name) == header
+
+
+def test_every_efficiency_factor_has_a_unit() -> None:
+    # a new factor whose name carries no unit fails here, before it reaches a workbook
+    units = {name: field_unit(name) for name in EfficiencyFactors.model_fields}
+    assert units["step_overhead_ms_per_seq"] == "ms/sequence"
+    assert len({field_label(name) for name in units}) == len(units)  # no two labels collide
+
+
+def test_a_name_without_a_unit_is_refused() -> None:
+    with pytest.raises(ValueError, match="carries no unit"):
+        field_unit("peak_rps_guess")
