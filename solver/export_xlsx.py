@@ -11,7 +11,6 @@ This is the only module that imports openpyxl to write plans.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -45,6 +44,7 @@ from solver.report import (
     write_report,
 )
 from solver.units import field_header
+from solver.xlsx_bytes import stamp_of, workbook_bytes
 
 #: Sheet titles, in workbook order.
 SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Survivability", "Capacity contract",
@@ -540,18 +540,12 @@ def plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable) -> Workb
     return wb
 
 
-def workbook_bytes(wb: Workbook) -> bytes:
-    """Serialise a workbook (so it can be written atomically)."""
-    buffer = io.BytesIO()
-    wb.save(buffer)
-    return buffer.getvalue()
-
-
 def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
                         path: str | Path) -> Path:
     """Write ``plan.xlsx`` atomically; returns its path."""
     path = Path(path)
-    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table)))
+    stamp = stamp_of(scenario.policy.as_of)
+    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table), stamp))
     return path
 
 
@@ -638,3 +632,9 @@ def comparison_workbook(results: Sequence[Compared]) -> Workbook:
         add_plan_sheets(wb, r.plan, r.variant.scenario, r.table, prefix=_plan_prefix(i))
     fit_columns(ws)
     return wb
+
+
+def comparison_workbook_bytes(results: Sequence[Compared]) -> bytes:
+    """``compare.xlsx`` as bytes, stamped with the latest ``policy.as_of`` of the scenarios."""
+    stamp = stamp_of(*(r.variant.scenario.policy.as_of for r in results))
+    return workbook_bytes(comparison_workbook(results), stamp)

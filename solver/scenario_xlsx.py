@@ -11,7 +11,6 @@ validated where it is read, so an error names its sheet, row and column.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import re
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +33,7 @@ from models.offers import Offer
 from models.policy import Policy
 from models.scenario import PriceTable, ScenarioFile
 from models.workload import Workload
+from solver.xlsx_bytes import stamp_of, workbook_bytes
 
 #: How a cell's text becomes a value: text, number, integer, boolean, date, a comma list of
 #: texts or numbers, hours (``2,3,4`` or ``2-7``), or time blocks (``night: 2-7; day: 8-23``).
@@ -304,11 +304,9 @@ def template_workbook() -> Workbook:
     return scenario_workbook(template_scenario())
 
 
-def workbook_bytes(wb: Workbook) -> bytes:
-    """Serialise a workbook (for an atomic write)."""
-    buffer = io.BytesIO()
-    wb.save(buffer)
-    return buffer.getvalue()
+def scenario_workbook_bytes(raw: ScenarioFile) -> bytes:
+    """:func:`scenario_workbook` as bytes, stamped with the scenario's ``policy.as_of``."""
+    return workbook_bytes(scenario_workbook(raw), stamp_of(raw.policy.as_of))
 
 
 # --- reading ----------------------------------------------------------------------------------

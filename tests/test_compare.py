@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import openpyxl
@@ -28,7 +30,12 @@ from solver.compare import (
     parse_vary,
     plan_all,
 )
-from solver.export_xlsx import COMPARISON_SHEET, SHEETS, comparison_workbook
+from solver.export_xlsx import (
+    COMPARISON_SHEET,
+    SHEETS,
+    comparison_workbook,
+    comparison_workbook_bytes,
+)
 from solver.planner import plan_scenario
 
 TINY = scenarios_dir() / "tiny.yaml"
@@ -95,6 +102,13 @@ def test_variants_are_a_product_in_order() -> None:
 def tiny_results() -> list[Compared]:
     variants = build_variants([load_scenario(TINY)], [parse_vary("growth=1,1.5,3")])
     return plan_all(variants, SolveOptions(time_limit_s=30), workers=2)
+
+
+def test_comparison_workbook_bytes_are_the_same_twice(tiny_results: list[Compared]) -> None:
+    first = comparison_workbook_bytes(tiny_results)
+    assert first == comparison_workbook_bytes(tiny_results)
+    with zipfile.ZipFile(io.BytesIO(first)) as z:  # tiny names no as_of: the fixed 2000-01-01
+        assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}
 
 
 def test_parallel_plans_match_separate_plans(tiny_results: list[Compared]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 import shutil
@@ -258,3 +259,14 @@ def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) 
     assert shown["Step overhead per sequence [ms/sequence]"] == values["step_overhead_ms_per_seq"]
     assert shown["All-reduce latency [µs]"] == values["allreduce_latency_us"]
     assert [shown[field_header(name)] for name in values] == list(values.values())
+
+
+def test_the_same_plan_writes_the_same_bytes(tmp_path: Path) -> None:
+    first = write_plan_workbook(make_plan(), make_scenario(), make_table(), tmp_path / "a.xlsx")
+    again = write_plan_workbook(make_plan(), make_scenario(), make_table(), tmp_path / "b.xlsx")
+    assert first.read_bytes() == again.read_bytes()
+    # no clock inside: the properties and every zip entry carry the scenario's as_of, 2026-03-01
+    props = openpyxl.load_workbook(first).properties
+    assert props.created == props.modified == dt.datetime(2026, 3, 1)
+    with zipfile.ZipFile(first) as z:
+        assert {i.date_time for i in z.infolist()} == {(2026, 3, 1, 0, 0, 0)}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -194,3 +196,15 @@ def test_a_formula_like_name_round_trips_as_text(tmp_path: Path) -> None:
     assert (cell.value, cell.data_type) == (evil, "s")
     sc = load_scenario(path)
     assert (sc.workloads[0].name, sc.workloads[0].tenant) == (evil, "-team")
+
+
+def test_template_twice_is_the_same_bytes(tmp_path: Path) -> None:
+    paths = [tmp_path / "a.xlsx", tmp_path / "b.xlsx"]
+    for out in paths:
+        result = CliRunner().invoke(main, ["template", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    # the example names no as_of: the workbook carries the fixed 2000-01-01, not the time of day
+    assert load_workbook(paths[0]).properties.modified == dt.datetime(2000, 1, 1)
+    with zipfile.ZipFile(paths[0]) as z:
+        assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}

@@ -19,7 +19,7 @@ from solver.compare import (
     parse_vary,
     plan_all,
 )
-from solver.export_xlsx import comparison_workbook, workbook_bytes
+from solver.export_xlsx import comparison_workbook_bytes
 from solver.solve import SOLVERS
 
 
@@ -99,7 +99,7 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap), progress)
     rows = [comparison_row(r) for r in results]
-    write_atomic(out, workbook_bytes(comparison_workbook(results)))
+    write_atomic(out, comparison_workbook_bytes(results))
     if as_json:
         echo_json(to_json(results, rows, out))
         return

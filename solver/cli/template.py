@@ -11,7 +11,7 @@ from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
 from solver.cli.common import write_atomic
-from solver.scenario_xlsx import scenario_workbook, template_scenario, workbook_bytes
+from solver.scenario_xlsx import scenario_workbook_bytes, template_scenario
 
 
 def _rebase(ref: str, source: Path, out: Path) -> str:
@@ -51,6 +51,6 @@ def command(out: Path, source: Path | None, force: bool) -> None:
         raise InputError([Problem(str(out), "", "exists already",
                                   "pick another --out, or pass --force to overwrite it")])
     raw = _from_scenario(source, out) if source is not None else template_scenario()
-    write_atomic(out, workbook_bytes(scenario_workbook(raw)))
+    write_atomic(out, scenario_workbook_bytes(raw))
     what = f"scenario {raw.name} from {source}" if source is not None else "the example scenario"
     click.echo(f"wrote {out} ({what}); check it with: fleetplan validate {out}")
