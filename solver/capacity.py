@@ -6,8 +6,11 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
 * prefill is an M/G/1 queue (:mod:`solver.queueing`) whose service is one prompt's prefill; it
   takes the share ``ρ = λ E[S]`` of the GPUs' time;
 * decode runs the sequences in flight, ``B = λ × output tokens × TPOT`` (Little's law), taken at
-  its Poisson P95; the per-token time is the decode step stretched by the prefill share,
+  its Poisson P95; the mean per-token time is the decode step stretched by the prefill share,
   ``TPOT = t_decode(B₉₅, KV) ÷ (1 − ρ)`` (prefill chunks interleave with decode steps);
+* the TPOT P95 is that of a request: its decode life of ``n − 1`` iterations carries a Poisson
+  number of prefill chunks, each adding a chunk's time, spread over ``n − 1`` tokens; the 95th
+  percentile of that mixture over the output-length distribution (:func:`tpot_p95_ms`);
 * TTFT P95 = prefill of a P95 prompt + P95 queueing wait + one decode step (the iteration in
   flight when the prompt arrives);
 * the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context.
@@ -22,6 +25,9 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from models.capacity import CapacityRow, CapacityTable, RejectedConfig
 from models.catalog import GpuType, LlmSpec
 from models.common import CapacitySource, PurchaseKind
@@ -30,12 +36,29 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.memory import check_fit, max_stable_sequences, tp_degrees
 from solver.perf import ReplicaPerf, perf_model
-from solver.queueing import length_samples, pk_mean_wait_ms, poisson_p95, wait_quantile_ms
+from solver.queueing import (
+    length_samples,
+    pk_mean_wait_ms,
+    poisson_p95,
+    tpot_quantile_ms,
+    wait_quantile_ms,
+)
 
 #: Halvings of the rate interval when searching the SLO-holding rate [1].
 BISECTION_STEPS = 60
+#: Relative width of the rate interval at which the TPOT P95 search stops [1].
+RATE_TOLERANCE = 1e-6
 #: Fixed-point iterations allowed for the decode batch at one rate [1].
 MAX_BATCH_ITERATIONS = 500
+#: Prompt tokens one iteration may prefill under chunked prefill: vLLM's default
+#: ``max_num_batched_tokens``, as the replay's ``solver.simulate.DEFAULT_MAX_BATCHED_TOKENS``
+#: [tokens].
+MAX_BATCHED_TOKENS = 2048
+#: Output-length points the TPOT P95 mixes over (fewer than the prompt's: each costs an FFT)
+#: [points].
+TPOT_LENGTH_SAMPLES = 24
+#: Times the TPOT P95 is recomputed with the life it implies [1].
+TPOT_FIXED_POINT_ITERATIONS = 3
 #: Seconds per hour, tokens per million.
 SECONDS_PER_HOUR = 3600.0
 TOKENS_PER_MILLION = 1e6
@@ -70,6 +93,18 @@ class LoadProfile:
     """Mean KV cache of a decoding sequence: typical input + half the typical output [tokens]."""
     max_sequences: int
     """Max stable sequences at the P95 context [sequences]."""
+    decode_steps: npt.NDArray[np.float64]
+    """Decode iterations of a request (output tokens − 1) at each output-length point with more
+    than one token [steps]."""
+    decode_weights: npt.NDArray[np.float64]
+    """Probability of each of those points (renormalised) [1]."""
+    prompt_weights: npt.NDArray[np.float64]
+    """Probability of each input-length point [1]."""
+    chunk_tokens: npt.NDArray[np.float64]
+    """Tokens of each prefill chunk of each input-length point (rows; 0 past its last chunk)
+    [tokens]."""
+    chunk_context_tokens: npt.NDArray[np.float64]
+    """Tokens of the prompt already in the KV cache when each chunk runs [tokens]."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +119,8 @@ class LoadPoint:
     decode_seqs_p95: int
     """Sequences in decode, Poisson P95 [sequences]."""
     kv_fits: bool
+    tpot_mean_ms: float
+    """Mean time per output token over the tokens decoded [ms]."""
 
     def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
         """The point is stable, fits the KV cache and holds both SLOs."""
@@ -108,34 +145,124 @@ def cache_split(input_tokens: float, cache_hit_rate: float) -> tuple[int, int]:
     return new, max(round(input_tokens) - new, 0)
 
 
-def load_profile(perf: ReplicaPerf, workload: Workload) -> LoadProfile:
+def load_profile(
+    perf: ReplicaPerf, workload: Workload, max_batched_tokens: int = MAX_BATCHED_TOKENS
+) -> LoadProfile:
     """Prefill moments and decode figures of ``workload`` on the replica ``perf``.
 
     The queue's service time is a prompt's marginal prefill work (it shares iterations, and so
     the weight read and step overhead, with decode); a prompt's own latency is its full prefill.
+    Prompts are prefilled in chunks of ``max_batched_tokens`` [tokens]; the chunk moments feed
+    the TPOT P95.
     """
     hit = workload.prefix_cache_hit_rate
-    work = [perf.prefill_marginal_ms(*cache_split(x, hit))
-            for x in length_samples(workload.input_tokens)]
+    inputs = length_samples(workload.input_tokens)
+    splits = [cache_split(float(x), hit) for x in inputs.tokens]
+    work = np.array([perf.prefill_marginal_ms(*split) for split in splits])
+    most = max(math.ceil(new / max_batched_tokens) for new, _ in splits)
+    chunk_tokens = np.zeros((len(splits), most))
+    chunk_context = np.zeros((len(splits), most))
+    for row, (new, cached) in enumerate(splits):
+        starts = np.arange(0, new, max_batched_tokens)
+        chunk_tokens[row, :starts.size] = np.minimum(max_batched_tokens, new - starts)
+        chunk_context[row, :starts.size] = cached + starts
+    outputs = length_samples(workload.output_tokens, TPOT_LENGTH_SAMPLES)
+    steps = np.rint(outputs.tokens) - 1  # decode iterations after the first token [steps]
+    decoding = steps >= 1  # a one-token output has no TPOT (the replay leaves it out too)
+    steps, step_weights = steps[decoding], outputs.weights[decoding]
+    if steps.size == 0:  # every output is one token: no TPOT; say one step
+        steps, step_weights = np.ones(1), np.ones(1)
     p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
     return LoadProfile(
         perf=perf,
-        prefill_mean_ms=sum(work) / len(work),
-        prefill_second_moment_ms2=sum(s * s for s in work) / len(work),
+        prefill_mean_ms=inputs.expect(work),
+        prefill_second_moment_ms2=inputs.expect(work * work),
         prefill_p95_ms=perf.prefill_time_ms(*cache_split(workload.input_tokens.p95, hit)),
         output_tokens=workload.output_tokens.typical,
         decode_context_tokens=workload.input_tokens.typical + workload.output_tokens.typical / 2,
         max_sequences=max_stable_sequences(perf.kv_capacity_tokens, p95_context),
+        decode_steps=steps,
+        decode_weights=step_weights / step_weights.sum(),
+        prompt_weights=inputs.weights,
+        chunk_tokens=chunk_tokens,
+        chunk_context_tokens=chunk_context,
     )
 
 
-def load_point(profile: LoadProfile, rate_rps: float) -> LoadPoint:
-    """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring)."""
+def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDArray[np.float64]:
+    """Time each prefill chunk adds to a decode iteration of ``batch`` sequences [ms].
+
+    ``step_time_ms(P, B, K, 1, C) − step_time_ms(0, B, K)``: its compute, all-reduce and
+    per-sequence cost, less what the decode step's memory time already covers (roofline).
+    Shape of ``profile.chunk_tokens``; 0 past a prompt's last chunk.
+    """
+    perf = profile.perf
+    mixed = perf.step_times_ms(profile.chunk_tokens, batch, kv_tokens, 1,
+                               profile.chunk_context_tokens)
+    extra = mixed - perf.decode_step_time_ms(batch, kv_tokens)
+    return np.where(profile.chunk_tokens > 0, np.maximum(extra, 0.0), 0.0)
+
+
+def tpot_p95_ms(
+    profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
+    prefill_share: float,
+) -> float:
+    """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
+
+    The prompts prefilled during the life of a request of ``m`` decode steps are those that
+    arrive from its own arrival (later prompts queue behind it, first come first served) to its
+    last token: Poisson at λ over its own prefill (``E[J] × step + E[S]``) and its decode life
+    (``m × TPOT``), plus those arriving in its wait — which is positive with probability ρ and
+    then about exponential with mean ``E[W] ÷ ρ``. Each adds the time of its first ``m``
+    chunks; at most ``m`` chunks land in all (one per iteration). A slow request lives longer
+    and so collects more prompts: the life is taken at the quantile itself, by fixed-point
+    iteration from the mean (:data:`TPOT_FIXED_POINT_ITERATIONS`).
+    """
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    extra = chunk_extra_ms(profile, batch, kv_tokens)  # prompts × chunks [ms]
+    steps = profile.decode_steps
+    first_m = np.minimum(steps, extra.shape[1]).astype(np.int64) - 1
+    prompt_ms = np.cumsum(extra, axis=1)[:, first_m].T  # decode lengths × prompts [ms]
+    cap_ms = steps * extra.max()
+    rate_per_ms = rate_rps / 1000.0
+    last = (profile.chunk_tokens > 0).sum(axis=1) - 1  # each prompt's last chunk [index]
+    # prompts arriving while the request's last chunk runs wait for its first decode iteration
+    own_prefill_ms = step_ms + profile.prompt_weights @ extra[np.arange(last.size), last]
+    per_wait = rate_per_ms * wait_mean_ms / prefill_share if prefill_share > 0 else 0.0
+    iterates = [tpot_mean_ms]
+    for _ in range(TPOT_FIXED_POINT_ITERATIONS):
+        window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
+        iterates.append(tpot_quantile_ms(steps, profile.decode_weights, step_ms, prompt_ms,
+                                         profile.prompt_weights, rate_per_ms * window_ms,
+                                         prefill_share, per_wait, cap_ms))
+    return aitken_limit(iterates[-3], iterates[-2], iterates[-1])
+
+
+def aitken_limit(t0: float, t1: float, t2: float) -> float:
+    """Limit of a fixed-point iteration rising as t0, t1, t2 (Aitken's Δ²) [same unit].
+
+    ``t2 + Δ₂² ÷ (Δ₁ − Δ₂)`` with ``Δ₁ = t1 − t0``, ``Δ₂ = t2 − t1``: exact for a geometric
+    approach. Kept within ``[t2, t2 + 2 Δ₂]`` (a contraction of ratio up to 2/3), and ``t2`` when
+    the iterates do not shrink.
+    """
+    d1, d2 = t1 - t0, t2 - t1
+    if d2 <= 0 or d1 <= d2:
+        return max(t2, t1) if d1 > d2 else t2
+    return min(t2 + d2 * d2 / (d1 - d2), t2 + 2 * d2)
+
+
+def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True) -> LoadPoint:
+    """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
+
+    ``with_tpot_p95=False`` skips the TPOT P95 (the costly part) and puts the mean in its place.
+    """
     perf = profile.perf
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
     if rho >= 1:
-        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False)
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False,
+                         math.inf)
     batch = 1  # sequences in decode, P95 [sequences]
     step_ms = perf.decode_step_time_ms(1, round(profile.decode_context_tokens))
     converged = False
@@ -152,11 +279,15 @@ def load_point(profile: LoadProfile, rate_rps: float) -> LoadPoint:
             break
         step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
     if not converged:
-        return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False)
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
     wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
                               profile.prefill_second_moment_ms2)
     ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
-    return LoadPoint(rate_rps, ttft_ms, tpot_ms, rho, batch, batch <= profile.max_sequences)
+    # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
+    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho), tpot_ms)
+                if with_tpot_p95 else tpot_ms)
+    return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
+                     tpot_ms)
 
 
 def slo_holding_point(
@@ -164,7 +295,10 @@ def slo_holding_point(
 ) -> tuple[LoadPoint | None, str]:
     """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
 
-    Returns ``(None, reason)`` when even a vanishing rate breaks an SLO.
+    Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
+    limit rises with the rate: :data:`BISECTION_STEPS` halvings find the largest rate holding
+    the TTFT and the KV cache (cheap), then, if the TPOT P95 breaks there, regula falsi
+    (Illinois) narrows the rate holding it to :data:`RATE_TOLERANCE` (each step computes a P95).
     """
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
@@ -177,16 +311,43 @@ def slo_holding_point(
         return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
                       f"{ttft_slo_ms:g} ms even at no load")
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
-    best = idle
     for _ in range(BISECTION_STEPS):
         mid = (low + high) / 2
-        point = load_point(profile, mid)
-        if point.holds(ttft_slo_ms, tpot_slo_ms):
-            low, best = mid, point
+        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, math.inf):
+            low = mid
         else:
             high = mid
     limit = load_point(profile, high).limit(ttft_slo_ms, tpot_slo_ms)
+    best = load_point(profile, low)
+    if not best.holds(ttft_slo_ms, tpot_slo_ms):
+        best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms), "tpot"
     return (best if best.rate_rps > 0 else None), limit
+
+
+def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float
+               ) -> LoadPoint:
+    """The point of largest rate whose TPOT P95 holds, between two points (Illinois)."""
+    excess_low = holds.tpot_p95_ms - tpot_slo_ms  # ≤ 0
+    excess_high = breaks.tpot_p95_ms - tpot_slo_ms  # > 0
+    side = 0
+    for _ in range(BISECTION_STEPS):
+        width = breaks.rate_rps - holds.rate_rps
+        if width <= RATE_TOLERANCE * breaks.rate_rps:
+            break
+        rate = breaks.rate_rps - excess_high * width / (excess_high - excess_low)
+        if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(excess_high):
+            rate = holds.rate_rps + width / 2
+        point = load_point(profile, rate)
+        excess = point.tpot_p95_ms - tpot_slo_ms
+        if excess <= 0:
+            holds, excess_low = point, excess
+            excess_high = excess_high / 2 if side == -1 else excess_high  # Illinois
+            side = -1
+        else:
+            breaks, excess_high = point, excess
+            excess_low = excess_low / 2 if side == 1 else excess_low
+            side = 1
+    return holds
 
 
 def cheapest_prices(scenario: Scenario, gpu: str) -> dict[PurchaseKind, float]:

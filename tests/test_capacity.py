@@ -18,6 +18,7 @@ from models.policy import Policy
 from models.scenario import Scenario
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
 from solver.capacity import (
+    MAX_BATCHED_TOKENS,
     build_capacity_table,
     cheapest_prices,
     closed_loop,
@@ -30,6 +31,14 @@ from solver.capacity import (
     stale_measurements,
 )
 from solver.perf import perf_model
+from solver.simulate import (
+    DEFAULT_MAX_BATCHED_TOKENS,
+    EngineConfig,
+    ReplicaSpec,
+    replay,
+    summarize,
+)
+from solver.traces import synthetic_trace, workload_rate_rps
 
 LLAMA_8B = LlmSpec(
     name="Llama-3.1-8B", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
@@ -332,3 +341,78 @@ def test_measured_row_makes_a_candidate_the_model_rejects() -> None:
     within = predict_at_rate(sc, w, row, 0.4)
     assert (within.ttft_p95_ms, within.tpot_p95_ms, within.holds) == (900.0, 45.0, True)
     assert not predict_at_rate(sc, w, row, 0.6).holds
+
+
+# --- TPOT P95 under chunked prefill ------------------------------------------------------------
+
+
+def code_completion(gpus: tuple[str, ...] = ("H100-SXM",)) -> Workload:
+    """Short outputs after long prompts: the per-request TPOT is dominated by prefill chunks."""
+    return Workload(
+        name="code", model="Llama-3.1-8B", precision=Precision.fp8, arrival=Arrival(peak_rps=10),
+        input_tokens=TokenPercentiles(p50=1469, p95=7303, p99=7436),
+        output_tokens=TokenPercentiles(p50=13, p95=90, p99=251),
+        prefix_cache_hit_rate=0.5, slo=Slo(ttft_p95_ms=500, tpot_p95_ms=30), allowed_gpus=gpus,
+    )
+
+
+def test_chunk_budget_is_the_replays() -> None:
+    assert MAX_BATCHED_TOKENS == DEFAULT_MAX_BATCHED_TOKENS
+
+
+def test_tpot_p95_at_no_load_is_one_decode_step() -> None:
+    profile = load_profile(perf_model(LLAMA_8B, H100, Precision.fp8, 1), code_completion())
+    point = load_point(profile, 0.0)
+    # no prompt arrives during any life: every request's TPOT is the decode step of batch 1
+    assert point.tpot_p95_ms == point.tpot_mean_ms == pytest.approx(
+        profile.perf.decode_step_time_ms(1, round(profile.decode_context_tokens)))
+
+
+def test_tpot_p95_rises_with_the_rate_and_lies_above_the_mean() -> None:
+    profile = load_profile(perf_model(LLAMA_8B, H100, Precision.fp8, 1), code_completion())
+    points = [load_point(profile, rate) for rate in (1.0, 5.0, 10.0, 20.0)]
+    p95 = [p.tpot_p95_ms for p in points]
+    assert p95 == sorted(p95)
+    # short outputs after long prompts: once a few prompts arrive per second, the per-request
+    # P95 is well above the mean per token (a 2,048-token chunk lands in few tokens' lives)
+    assert all(p.tpot_p95_ms > 1.3 * p.tpot_mean_ms for p in points[1:])
+
+
+@settings(max_examples=5, deadline=None)
+@given(input_p95=st.integers(8000, 16000), output_p95=st.integers(20, 400))
+def test_capacity_falls_as_the_chunk_budget_grows(input_p95: int, output_p95: int) -> None:
+    # bigger chunks make the iterations that carry them longer: the TPOT P95 of the requests
+    # decoding beside them rises, so fewer requests/s hold the SLO (prompts of P50 ≥ 4,000
+    # tokens: every budget here cuts them differently)
+    w = chat(model="Llama-3.1-8B", input_p95=input_p95, output_p95=output_p95, tpot_ms=30)
+    perf = perf_model(LLAMA_8B, H100, Precision.fp8, 1)
+    rates = []
+    for budget in (512, 2048, 8192):
+        point, _ = slo_holding_point(load_profile(perf, w, budget), 1e9, 30)
+        rates.append(0.0 if point is None else point.rate_rps)
+    # equal (to the search's relative tolerance, 1e-6) where the mean per token binds first
+    assert rates[0] >= rates[1] * (1 - 1e-6)
+    assert rates[1] >= rates[2] * (1 - 1e-6)
+    assert rates[0] > rates[2]
+
+
+def test_tpot_p95_agrees_with_the_replay() -> None:
+    # One replica at 70 % of its SLO-holding rate replays a seeded synthetic trace of the same
+    # workload (the distribution the model integrates over): the predicted per-request TPOT P95
+    # must not be optimistic (the replay at most 5 % above it) and within 25 % of the replay —
+    # where the mean the model used to report is 40 % or more below the replay's P95.
+    w = code_completion()
+    sc = scenario(w)
+    row = configuration_row(sc, w, H100, 1)
+    assert isinstance(row, CapacityRow)
+    rate = 0.7 * row.slo_rps
+    predicted = predict_at_rate(sc, w, row, rate)
+    perf = perf_model(LLAMA_8B, H100, Precision.fp8, 1)
+    trace = synthetic_trace(w, 4000 / rate, seed=7, rate_scale=rate / workload_rate_rps(w))
+    result = replay(trace, [ReplicaSpec("r", "z1", perf)],
+                    EngineConfig(prefix_cache_hit_rate=w.prefix_cache_hit_rate))
+    replayed = summarize(result, w.slo.ttft_p95_ms, w.slo.tpot_p95_ms).tpot_ms.p95
+    assert replayed <= 1.05 * predicted.tpot_p95_ms
+    assert predicted.tpot_p95_ms <= 1.25 * replayed
+    mean = load_point(load_profile(perf, w), rate).tpot_mean_ms
+    assert mean < 0.6 * replayed

@@ -1,16 +1,22 @@
-"""Queueing formulas: M/G/1 waits against the M/M/1 closed forms, Poisson and length samples."""
+"""Queueing formulas: M/G/1 waits against the M/M/1 closed forms, Poisson, length samples and
+the per-request TPOT quantile against hand-computed and brute-force answers."""
 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.workload import TokenPercentiles
 from solver.queueing import (
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,
+    tpot_quantile_ms,
     wait_quantile_ms,
 )
 
@@ -47,16 +53,140 @@ def test_poisson_p95() -> None:
     assert poisson_p95(0.0) == 0.0
 
 
+def _cdf(samples_tokens: np.ndarray, weights: np.ndarray, x: float) -> float:
+    return float(weights[samples_tokens <= x].sum())
+
+
 def test_length_samples_follow_the_percentiles() -> None:
-    samples = sorted(length_samples(TokenPercentiles(p50=1000, p95=4000, p99=5000), 40))
-    assert len(samples) == 40
-    # the middle of 40 equally likely samples straddles the median
-    assert samples[19] < 1000 < samples[20]
-    # 95 % of the mass lies below P95: the 38th sample (quantile 0.9375) is below 4000,
-    # the 39th (0.9625) above
-    assert samples[37] < 4000 < samples[38]
-    assert max(samples) <= 5000  # capped at P99
+    samples = length_samples(TokenPercentiles(p50=1000, p95=4000, p99=5000), 40)
+    assert len(samples.tokens) == 41  # 40 bins + the P99 atom
+    assert samples.weights.sum() == pytest.approx(1.0)
+    assert np.all(np.diff(samples.tokens) >= 0)
+    # half the mass lies below the median, 95 % below P95 (to within one bin's weight)
+    assert _cdf(samples.tokens, samples.weights, 1000) == pytest.approx(0.5, abs=0.03)
+    assert _cdf(samples.tokens, samples.weights, 3999) == pytest.approx(0.95, abs=0.01)
+    # σ = ln 4 / 1.6449 = 0.8428; the lognormal's share above P99: 1 − Φ(ln 5 / σ) = 1 − Φ(1.9097)
+    # = 0.02809 — all of it sits at P99 (the clip), as the replay's synthetic traces put it
+    atom = 1 - NormalDist().cdf(math.log(5) / (math.log(4) / 1.6448536))
+    assert samples.tokens[-1] == 5000
+    assert samples.weights[-1] == pytest.approx(atom, rel=1e-6)
+    assert atom == pytest.approx(0.02809, abs=1e-5)
+
+
+@pytest.mark.parametrize(("p50", "p95", "p99"), [(13, 90, 251), (6909, 39550, 85400),
+                                                 (1020, 4083, 4142)])
+def test_length_samples_cover_the_tail(p50: int, p95: int, p99: int) -> None:
+    # E[L⁴] (prefill work grows up to quadratically, and its square enters the queue) against a
+    # fine reference: 20,000 equally likely quantiles of the clipped lognormal. Equally likely
+    # midpoints of 40 bins stop at the 98.75th percentile and miss 35 % of it for (13, 90, 251).
+    sigma = math.log(p95 / p50) / 1.6448536
+    normal = NormalDist()
+    fine = [min(p50 * math.exp(sigma * normal.inv_cdf((i + 0.5) / 20_000)), p99)
+            for i in range(20_000)]
+    reference = float(np.mean(np.array(fine) ** 4))
+    samples = length_samples(TokenPercentiles(p50=p50, p95=p95, p99=p99))
+    assert samples.expect(samples.tokens**4) == pytest.approx(reference, rel=0.02)
+    assert samples.mean == pytest.approx(float(np.mean(fine)), rel=0.005)
 
 
 def test_constant_lengths_give_constant_samples() -> None:
-    assert set(length_samples(TokenPercentiles(p50=700, p95=700, p99=700), 10)) == {700.0}
+    samples = length_samples(TokenPercentiles(p50=700, p95=700, p99=700), 10)
+    assert samples.tokens.tolist() == [700.0]
+    assert samples.weights.tolist() == [1.0]
+
+
+# --- per-request TPOT ---------------------------------------------------------------------------
+
+
+def test_tpot_quantile_poisson_hand_computed() -> None:
+    # m = 10 decode steps of 20 ms, K ~ Poisson(1) prefill chunks of 40 ms:
+    # P(K ≤ k) = 0.3679, 0.7358, 0.9197, 0.9810 → the P95 has K = 3 → 20 + 3 × 40 / 10 = 32 ms.
+    # The chunk is placed on a grid of 256 cells over 40 + 8 × 40 + 40 = 400 ms: 40 ms → 26 cells
+    # of 1.5625 ms = 40.625 ms, so up to 3 × 0.625 / 10 = 0.19 ms high.
+    assert tpot_quantile_ms([10], [1.0], 20.0, [40.0], [1.0], 1.0) == pytest.approx(32.0, abs=0.2)
+
+
+def test_tpot_quantile_waiting_prompts_are_geometric() -> None:
+    # m = 1; no Poisson part; the request waited (ρ = 1) and ν = 1 prompt of 10 ms arrived on
+    # average: K is geometric, P(K = k) = 2^−(k+1): CDF 0.5, 0.75, 0.875, 0.9375, 0.96875 → K = 4
+    # → 5 + 40 ms. Grid: E[K] = 1, Var K = 2 → sd of the sum √300 = 17.3 ms, span 10 + 8 × 17.3
+    # + 10 = 158.6 ms, cell 0.62 ms: each jump within half a cell, 4 jumps within 1.24 ms.
+    assert tpot_quantile_ms([1], [1.0], 5.0, [10.0], [1.0], 0.0, 1.0, 1.0) == pytest.approx(
+        45.0, abs=1.24)
+    # waits half the time: CDF 0.75, 0.875, 0.9375, 0.96875 → K = 3 → 5 + 30 ms (span 125.8 ms,
+    # cell 0.49 ms, 3 jumps within 0.74 ms)
+    assert tpot_quantile_ms([1], [1.0], 5.0, [10.0], [1.0], 0.0, 0.5, 1.0) == pytest.approx(
+        35.0, abs=0.74)
+    # at most 25 ms of prefill fit in the life: the P95 is the cap
+    assert tpot_quantile_ms([1], [1.0], 5.0, [10.0], [1.0], 0.0, 0.5, 1.0,
+                            cap_ms=25.0) == pytest.approx(30.0, abs=0.05)
+
+
+def test_tpot_quantile_without_prefill_is_the_step() -> None:
+    assert tpot_quantile_ms([5, 50], [0.5, 0.5], 12.0, [30.0], [1.0], 0.0) == 12.0
+    # P(K ≥ 1) = 1 − e^−0.04 = 3.9 % < 5 %: the P95 request saw no chunk
+    assert tpot_quantile_ms([10], [1.0], 12.0, [30.0], [1.0], 0.04) == 12.0
+
+
+def _brute_force_quantile(steps: list[int], weights: list[float], step_ms: float,
+                          jumps: list[float], jump_weights: list[float], mu: list[float],
+                          q: float = 0.95) -> float:
+    """Enumerate K ≤ 12 chunks of each size combination: exact mixture quantile."""
+    atoms: dict[float, float] = {}
+    for m, w, mean in zip(steps, weights, mu, strict=True):
+        # distribution of the sum of K jumps by convolution over k
+        total: dict[float, float] = {0.0: 1.0}
+        dist = {0.0: math.exp(-mean)}
+        for k in range(1, 13):
+            nxt: dict[float, float] = {}
+            for a, pa in total.items():
+                for j, pj in zip(jumps, jump_weights, strict=True):
+                    key = round(a + j, 9)
+                    nxt[key] = nxt.get(key, 0.0) + pa * pj
+            total = nxt
+            pk = math.exp(-mean) * mean**k / math.factorial(k)
+            for a, pa in total.items():
+                dist[a] = dist.get(a, 0.0) + pk * pa
+        for a, p in dist.items():
+            t = round(step_ms + a / m, 9)
+            atoms[t] = atoms.get(t, 0.0) + w * p
+    acc = 0.0
+    for t in sorted(atoms):
+        acc += atoms[t]
+        if acc >= q:
+            return t
+    raise AssertionError("truncated too early")
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.integers(1, 60), min_size=1, max_size=3),
+       jumps=st.lists(st.floats(5.0, 80.0), min_size=1, max_size=2),
+       rate=st.floats(0.005, 0.08), seed=st.integers(0, 1000))
+def test_tpot_quantile_matches_brute_force(steps: list[int], jumps: list[float], rate: float,
+                                           seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    weights = (rng.random(len(steps)) + 0.1).tolist()
+    weights = [w / sum(weights) for w in weights]
+    jump_weights = (rng.random(len(jumps)) + 0.1).tolist()
+    jump_weights = [w / sum(jump_weights) for w in jump_weights]
+    mu = [rate * m for m in steps]
+    exact = _brute_force_quantile(steps, weights, 10.0, jumps, jump_weights, mu)
+    got = tpot_quantile_ms(steps, weights, 10.0, jumps, jump_weights, mu)
+    # grid: jumps move by at most half a cell (span / 512 of the row) each; K ≤ 5 here at P95
+    span = max(m * rate * max(jumps) * 10 + max(jumps) for m in steps)
+    assert got == pytest.approx(exact, abs=6 * span / 512 / min(steps) + 1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.lists(st.integers(1, 400), min_size=1, max_size=6),
+       jump=st.floats(5.0, 200.0), per_step=st.floats(0.006, 0.5))
+def test_tpot_quantile_is_not_below_the_mean(steps: list[int], jump: float,
+                                             per_step: float) -> None:
+    # every row sees a chunk with probability > 5 % (μ = m × per_step ≥ 0.006 × ... ≥ 0.06 is
+    # not needed for the mixture; per_step ≥ 0.006 and m ≥ 10 below) — the P95 lies at or
+    # above the mixture's mean step + Σ w μ jump / m = step + per_step × jump
+    steps = [max(m, 10) for m in steps]
+    weights = [1.0 / len(steps)] * len(steps)
+    mean = 20.0 + per_step * jump
+    got = tpot_quantile_ms(steps, weights, 20.0, [jump], [1.0], [per_step * m for m in steps])
+    assert got >= mean * (1 - 1e-3)
