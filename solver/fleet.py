@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -427,37 +427,48 @@ def read_plan(path: Path) -> Plan | None:
     return None
 
 
+def _unknown(
+    file: str,
+    where: str,
+    refs: Iterable[tuple[str, str, str, Collection[str]]],
+    context: str = "",
+    hint: str = "",
+) -> list[Problem]:
+    """A problem for each reference ``(field, noun, name, known)`` whose name is not known,
+    located at ``where.field``, with the closest known name as the fix."""
+    return [
+        Problem(
+            file,
+            f"{where}.{field}",
+            f"unknown {noun} `{name}`{context}",
+            did_you_mean(name, known) + hint,
+        )
+        for field, noun, name, known in refs
+        if name not in known
+    ]
+
+
 def _plan_problems(plan: Plan, scenario: Scenario, file: str) -> list[Problem]:
     workloads = [w.name for w in scenario.workloads]
     zones = [z.id for z in scenario.zones]
     gpus = [g.name for g in scenario.gpus]
     out: list[Problem] = []
     for i, a in enumerate(plan.allocations):
-        for field, value, known in (
-            ("workload", a.workload, workloads),
-            ("zone", a.zone, zones),
-            ("gpu", a.gpu, gpus),
-        ):
-            if value not in known:
-                out.append(
-                    Problem(
-                        file,
-                        f"allocations[{i}].{field}",
-                        f"unknown {field} `{value}` in scenario {scenario.name}",
-                        did_you_mean(value, known) + " (is this the plan of another scenario?)",
-                    )
-                )
+        out += _unknown(
+            file,
+            f"allocations[{i}]",
+            (
+                ("workload", "workload", a.workload, workloads),
+                ("zone", "zone", a.zone, zones),
+                ("gpu", "gpu", a.gpu, gpus),
+            ),
+            context=f" in scenario {scenario.name}",
+            hint=" (is this the plan of another scenario?)",
+        )
     for i, n in enumerate(plan.nodes):
-        for field, value, known in (("zone", n.zone, zones), ("gpu", n.gpu, gpus)):
-            if value not in known:
-                out.append(
-                    Problem(
-                        file,
-                        f"nodes[{i}].{field}",
-                        f"unknown {field} `{value}`",
-                        did_you_mean(value, known),
-                    )
-                )
+        out += _unknown(
+            file, f"nodes[{i}]", (("zone", "zone", n.zone, zones), ("gpu", "gpu", n.gpu, gpus))
+        )
     return out
 
 
@@ -469,21 +480,9 @@ def _inventory_problems(inv: InventoryFile, scenario: Scenario, file: str) -> li
     out: list[Problem] = []
     seen: set[tuple[str, str, PurchaseKind]] = set()
     for i, n in enumerate(inv.nodes):
-        if n.zone not in zones:
-            out.append(
-                Problem(
-                    file,
-                    f"nodes[{i}].zone",
-                    f"unknown zone `{n.zone}`",
-                    did_you_mean(n.zone, zones),
-                )
-            )
-        if n.gpu not in gpus:
-            out.append(
-                Problem(
-                    file, f"nodes[{i}].gpu", f"unknown GPU `{n.gpu}`", did_you_mean(n.gpu, gpus)
-                )
-            )
+        out += _unknown(
+            file, f"nodes[{i}]", (("zone", "zone", n.zone, zones), ("gpu", "GPU", n.gpu, gpus))
+        )
         key = (n.zone, n.gpu, n.purchase)
         if key in seen:
             out.append(
@@ -498,31 +497,16 @@ def _inventory_problems(inv: InventoryFile, scenario: Scenario, file: str) -> li
     for i, line in enumerate(inv.layout or ()):
         where = f"layout[{i}]"
         wl = workloads.get(line.workload)
-        if wl is None:
-            out.append(
-                Problem(
-                    file,
-                    f"{where}.workload",
-                    f"unknown workload `{line.workload}`",
-                    did_you_mean(line.workload, workloads),
-                )
-            )
-        if line.zone not in zones:
-            out.append(
-                Problem(
-                    file,
-                    f"{where}.zone",
-                    f"unknown zone `{line.zone}`",
-                    did_you_mean(line.zone, zones),
-                )
-            )
-        if line.gpu not in gpus:
-            out.append(
-                Problem(
-                    file, f"{where}.gpu", f"unknown GPU `{line.gpu}`", did_you_mean(line.gpu, gpus)
-                )
-            )
-        elif not any((line.zone, line.gpu) == (k[0], k[1]) for k in seen):
+        out += _unknown(
+            file,
+            where,
+            (
+                ("workload", "workload", line.workload, workloads),
+                ("zone", "zone", line.zone, zones),
+                ("gpu", "GPU", line.gpu, gpus),
+            ),
+        )
+        if line.gpu in gpus and not any((line.zone, line.gpu) == (k[0], k[1]) for k in seen):
             out.append(
                 Problem(
                     file,

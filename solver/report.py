@@ -20,6 +20,7 @@ from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.atomic import write_atomic
 from solver.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
+from solver.fleet import spot_interruption_rate
 
 #: Purchase kinds in the order they are shown everywhere.
 PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
@@ -109,16 +110,6 @@ def slice_demand_rps(workload: Workload, slice_: Slice) -> float:
     """Demand of a slice: its busiest hour (the program plans each slice for its peak) [1/s]."""
     hourly = workload.hourly_demand_rps()
     return max(hourly[h] for h in slice_.hours)
-
-
-def spot_interruption_rate(scenario: Scenario, zone: str, gpu: str) -> float:
-    """Expected share of spot capacity reclaimed per hour in a zone [1/h] (0 without spot)."""
-    for z in scenario.zones:
-        if z.id == zone:
-            for o in z.offers:
-                if o.gpu == gpu and o.spot is not None:
-                    return o.spot.interruption_rate_per_hour
-    return 0.0
 
 
 def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:

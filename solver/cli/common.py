@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -12,10 +13,34 @@ from inputs import demo_scenario
 from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.atomic import write_atomic
+from solver.solve import SOLVERS
 
-__all__ = ["echo_json", "json_option", "load", "scenario_argument", "write_atomic"]
+__all__ = ["echo_json", "json_option", "load", "scenario_argument", "solve_options",
+           "write_atomic"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def solve_options(time_limit_help: str = "Solver time limit [s].") -> Callable[[F], F]:
+    """``--solver``, ``--time-limit`` (``time_limit_s``) and ``--gap``: every command that
+    solves the integer program takes the same three."""
+    options = (
+        click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
+                     help="MIP solver."),
+        click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1),
+                     default=60.0, show_default=True, help=time_limit_help),
+        click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01,
+                     show_default=True, help="Relative MIP gap at which to stop."),
+    )
+
+    def apply(f: F) -> F:
+        for option in reversed(options):  # as if stacked in this order above the command
+            f = option(f)
+        return f
+
+    return apply
 
 
 def scenario_argument(required: bool = False) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from models.errors import InputError, Problem
-from solver.cli.common import echo_json, json_option, load, write_atomic
+from solver.cli.common import echo_json, json_option, load, solve_options, write_atomic
 from solver.compare import (
     Compared,
     ComparisonRow,
@@ -20,7 +20,6 @@ from solver.compare import (
     plan_all,
 )
 from solver.export_xlsx import comparison_workbook_bytes
-from solver.solve import SOLVERS
 
 
 def _money(value: float | None) -> str:
@@ -68,12 +67,7 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
                    "spot=true,false | drop_gpu=none,H100-SXM. Repeat to combine.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("outputs/compare.xlsx"),
               show_default=True, help="Comparison workbook to write.")
-@click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
-              help="MIP solver.")
-@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1), default=60.0,
-              show_default=True, help="Solver time limit per scenario [s].")
-@click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01, show_default=True,
-              help="Relative MIP gap at which to stop.")
+@solve_options("Solver time limit per scenario [s].")
 @json_option
 def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, solver: str,
             time_limit_s: float, gap: float, as_json: bool) -> None:

@@ -11,10 +11,9 @@ from models.common import PurchaseKind
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from solver.capacity import build_capacity_table
-from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.common import echo_json, json_option, load, scenario_argument, solve_options
 from solver.outputs import write_plan_outputs
 from solver.planner import plan_scenario, solver_summary
-from solver.solve import SOLVERS
 
 #: Statuses that carry a fleet (exit 0); the others exit 1.
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
@@ -100,12 +99,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: outputs/<scenario name>/).")
-@click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
-              help="MIP solver.")
-@click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1), default=60.0,
-              show_default=True, help="Solver time limit [s].")
-@click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01, show_default=True,
-              help="Relative MIP gap at which to stop.")
+@solve_options()
 @json_option
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
             gap: float, as_json: bool) -> None:
