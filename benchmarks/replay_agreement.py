@@ -117,16 +117,19 @@ def per_workload(scenario: Scenario, fleet: Fleet) -> list[str]:
 
 def _node_losses(fleet: Fleet, replicas: list[ReplicaSpec]
                  ) -> list[tuple[str, list[ReplicaSpec]]]:
-    """Losing one node of each pool: its first ⌊GPUs per node ÷ TP⌋ replicas vanish."""
+    """Losing one node of each pool (zone, GPU, TP, purchase): its first ⌊GPUs per node ÷ TP⌋
+    replicas vanish."""
     out = []
+    seen: set[str] = set()
     for g in fleet.replicas:
         pool = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}"
         members = [r for r in replicas if r.name.startswith(pool + "#")]
-        if not members:
+        if not members or pool in seen:
             continue
+        seen.add(pool)
         per_node = (fleet.gpus_per_node(g.zone, g.gpu, g.purchase) or g.tp) // g.tp
         lost = {r.name for r in members[:per_node]}
-        out.append((f"node:{g.zone}/{g.gpu}", [r for r in replicas if r.name not in lost]))
+        out.append((f"node:{pool}", [r for r in replicas if r.name not in lost]))
     return out
 
 
