@@ -30,6 +30,9 @@ Variables
 - :math:`x_r \in \mathbb{Z}_{\ge 0}` replicas; :math:`y_{zgk(s)} \in \mathbb{Z}_{\ge 0}` nodes
   (reserved: one per (z, g); elastic: per slice); :math:`\ell_{wzgks} \ge 0` capacity lost with the
   fullest node of a pool and :math:`b_{wzgk(s)} \in \{0, 1\}` "that node is full" (N+1 only).
+- Auxiliaries that keep failure rows short: :math:`f_{ws} \le F_{ws}(\emptyset)` and
+  :math:`c_{wzs} \ge` the non-spot capacity of ``w`` in zone ``z`` (at :math:`\phi`), so each
+  N+1 and zone-loss row has a few terms instead of every slot of the workload.
 
 Capacity of ``w`` in slice ``s``: :math:`U_{ws} = \sum_{r \ni s} u_w a_k \rho_c x_r` in normal
 operation; after a failure only running non-spot replicas count, at :math:`\phi`:
