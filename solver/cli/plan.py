@@ -15,7 +15,7 @@ from solver.cli.common import echo_json, json_option, load, scenario_argument, s
 from solver.outputs import write_plan_outputs
 from solver.planner import plan_scenario, solver_summary
 
-#: Statuses that carry a fleet (exit 0); the others exit 1.
+#: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
 
 
@@ -116,5 +116,5 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     else:
         for line in render(plan, sc, written):
             click.echo(line)
-    if plan.status not in HAS_FLEET:
-        raise SystemExit(1)
+    if plan.status not in HAS_FLEET or not plan.allocations:
+        raise SystemExit(1)  # infeasible, or no fleet found within the time limit
