@@ -8,14 +8,17 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
 * decode runs the sequences in flight, ``B = λ × output tokens × TPOT`` (Little's law), taken at
   its Poisson P95; the mean per-token time is the decode step stretched by the prefill share,
   ``TPOT = t_decode(B₉₅, KV) ÷ (1 − ρ)`` (prefill chunks interleave with decode steps);
-* the TPOT P95 is that of a request: its decode life of ``n − 1`` iterations carries a Poisson
-  number of prefill chunks, each adding a chunk's time, spread over ``n − 1`` tokens; the 95th
-  percentile of that mixture over the output-length distribution (:func:`tpot_p95_ms`);
+* the TPOT P95 is that of a request: its decode life of ``m = n − 1`` iterations carries the
+  prefill chunks of a Poisson number of prompts (those arriving from its last prefill iteration
+  to its last token, plus a geometric number queued behind it during its wait), each adding its
+  chunks' time, spread over ``m`` tokens; the 95th percentile of that mixture over the
+  output-length distribution (:func:`tpot_p95_ms`, :func:`solver.queueing.tpot_quantile_ms`);
 * TTFT P95 = prefill of a P95 prompt + P95 queueing wait + one decode step (the iteration in
   flight when the prompt arrives);
 * the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context.
 
-Everything rises with λ, so the SLO-holding rate is found by bisection: deterministic, 60 halvings.
+Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
+for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
 A fresh measured row for the same configuration overrides the analytic figure.
 """
 
@@ -47,7 +50,7 @@ from solver.queueing import (
 #: Halvings of the rate interval when searching the SLO-holding rate [1].
 BISECTION_STEPS = 60
 #: Relative width of the rate interval at which the TPOT P95 search stops [1].
-RATE_TOLERANCE = 1e-6
+RATE_TOLERANCE = 1e-4
 #: Fixed-point iterations allowed for the decode batch at one rate [1].
 MAX_BATCH_ITERATIONS = 500
 #: Prompt tokens one iteration may prefill under chunked prefill: vLLM's default
@@ -297,8 +300,9 @@ def slo_holding_point(
 
     Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
     limit rises with the rate: :data:`BISECTION_STEPS` halvings find the largest rate holding
-    the TTFT and the KV cache (cheap), then, if the TPOT P95 breaks there, regula falsi
-    (Illinois) narrows the rate holding it to :data:`RATE_TOLERANCE` (each step computes a P95).
+    the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
+    the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate holding it to
+    :data:`RATE_TOLERANCE` (each step computes a P95).
     """
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
@@ -313,13 +317,14 @@ def slo_holding_point(
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
     for _ in range(BISECTION_STEPS):
         mid = (low + high) / 2
-        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, math.inf):
+        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms):
             low = mid
         else:
             high = mid
-    limit = load_point(profile, high).limit(ttft_slo_ms, tpot_slo_ms)
     best = load_point(profile, low)
-    if not best.holds(ttft_slo_ms, tpot_slo_ms):
+    if best.holds(ttft_slo_ms, tpot_slo_ms):
+        limit = load_point(profile, high, with_tpot_p95=False).limit(ttft_slo_ms, tpot_slo_ms)
+    else:
         best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms), "tpot"
     return (best if best.rate_rps > 0 else None), limit
 

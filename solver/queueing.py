@@ -187,9 +187,14 @@ def tpot_quantile_ms(
     if not (span > 0).any() or not (cap > 0).any():
         return step_ms
     cell = np.where(span > 0, span, 1.0) / GRID_CELLS  # [ms]
-    index = np.minimum(np.rint(jumps / cell[:, None]), GRID_CELLS - 1).astype(np.int64)
+    # linear binning: a jump between two cells splits its probability so its mean is kept, and
+    # the distribution moves continuously with the inputs
+    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
+    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
+    upper = (position - index) * jw  # probability moved to the next cell
     flat = (index + GRID_CELLS * np.arange(m.size)[:, None]).ravel()
-    pmf_s = np.bincount(flat, weights=np.tile(jw, m.size), minlength=m.size * GRID_CELLS)
+    pmf_s = (np.bincount(flat, weights=(jw - upper).ravel(), minlength=m.size * GRID_CELLS)
+             + np.bincount(flat + 1, weights=upper.ravel(), minlength=m.size * GRID_CELLS))
     pmf_s = pmf_s.reshape(m.size, GRID_CELLS)
     psi = np.fft.rfft(pmf_s, axis=1) - 1.0  # φ_S − 1
     phi = np.exp(mu[:, None] * psi) * (1 - rho + rho / (1 - nu * psi))
@@ -200,8 +205,10 @@ def tpot_quantile_ms(
     top_tpot = (step_ms + np.minimum(cap, span) / m)[:, None]  # where each row's CDF is 1 [ms]
 
     def mixture_cdf(t: FloatArray) -> FloatArray:
-        k = np.floor((t[None, :] - step_ms) * per_ms + 1e-9)
-        below = cdf[rows, np.clip(k, 0, GRID_CELLS - 1).astype(np.int64)]
+        x = np.clip((t[None, :] - step_ms) * per_ms, 0.0, GRID_CELLS - 1.0)  # [cells]
+        k = np.minimum(np.floor(x), GRID_CELLS - 2).astype(np.int64)
+        at = cdf[rows, k] + (x - k) * (cdf[rows, k + 1] - cdf[rows, k])  # linear between cells
+        below = np.where(t[None, :] >= step_ms, at, 0.0)
         return np.asarray(w @ np.where(t[None, :] >= top_tpot - 1e-12, 1.0, below))
 
     low, high = step_ms, float(top_tpot.max())
