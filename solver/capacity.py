@@ -213,13 +213,14 @@ def tpot_p95_ms(
     """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
 
     The prompts prefilled during the life of a request of ``m`` decode steps are those that
-    arrive from its own arrival (later prompts queue behind it, first come first served) to its
-    last token: Poisson at λ over its own prefill (``E[J] × step + E[S]``) and its decode life
-    (``m × TPOT``), plus those arriving in its wait — which is positive with probability ρ and
-    then about exponential with mean ``E[W] ÷ ρ``. Each adds the time of its first ``m``
-    chunks; at most ``m`` chunks land in all (one per iteration). A slow request lives longer
-    and so collects more prompts: the life is taken at the quantile itself, by fixed-point
-    iteration from the mean (:data:`TPOT_FIXED_POINT_ITERATIONS`).
+    arrive from its last prefill iteration (earlier ones share that iteration's token budget;
+    later ones queue behind it, first come first served) to its last-but-one decode iteration:
+    Poisson at λ over ``t_d + E[e_last] + (m − 1) × TPOT`` ms, plus those that arrived in its
+    wait — positive with probability ρ, then about exponential with mean ``E[W] ÷ ρ``. Each
+    adds the time of its first ``m`` chunks (:func:`chunk_extra_ms`); at most ``m`` chunks
+    land in all (one per iteration). A slow request lives longer and so collects more prompts:
+    the life is taken at the quantile itself, by fixed-point iteration from the mean
+    (:data:`TPOT_FIXED_POINT_ITERATIONS` iterates, then :func:`aitken_limit`).
     """
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
@@ -246,12 +247,14 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
     """Limit of a fixed-point iteration rising as t0, t1, t2 (Aitken's Δ²) [same unit].
 
     ``t2 + Δ₂² ÷ (Δ₁ − Δ₂)`` with ``Δ₁ = t1 − t0``, ``Δ₂ = t2 − t1``: exact for a geometric
-    approach. Kept within ``[t2, t2 + 2 Δ₂]`` (a contraction of ratio up to 2/3), and ``t2`` when
-    the iterates do not shrink.
+    approach. Kept within ``[t2, t2 + 2 Δ₂]`` (the limit of a contraction of ratio 2/3); steps
+    that do not shrink give ``t2 + 2 Δ₂``; a last step that does not rise gives ``max(t1, t2)``.
     """
     d1, d2 = t1 - t0, t2 - t1
-    if d2 <= 0 or d1 <= d2:
-        return max(t2, t1) if d1 > d2 else t2
+    if d2 <= 0:
+        return max(t1, t2)
+    if d1 <= d2:
+        return t2 + 2 * d2
     return min(t2 + d2 * d2 / (d1 - d2), t2 + 2 * d2)
 
 

@@ -36,7 +36,7 @@ GRID_CELLS = 256
 GRID_SDS = 8.0
 #: Candidate latencies evaluated per refinement pass of :func:`tpot_quantile_ms` [points].
 QUANTILE_GRID = 128
-#: Refinement passes of :func:`tpot_quantile_ms` (resolution 63⁻³ of the bracket) [1].
+#: Refinement passes of :func:`tpot_quantile_ms` (resolution 127⁻² of the bracket) [1].
 QUANTILE_PASSES = 2
 
 
@@ -141,12 +141,14 @@ def tpot_quantile_ms(
     the smallest ``t`` with ``Σ_m w_m P(TPOT_m ≤ t) ≥ q``: the quantile of the mixture over the
     length distribution.
 
-    Each row's ``A`` is computed exactly on a grid of :data:`GRID_CELLS` cells (jumps rounded
-    up to a cell, so the result errs high by at most a cell ÷ m) from its characteristic
-    function, ``exp(μ (φ_S − 1)) × (1 − ρ_w + ρ_w ÷ (1 − ν (φ_S − 1)))`` — compound Poisson times
-    the compound zero-inflated geometric — by one FFT. The quantile is then bracketed by
-    :data:`QUANTILE_PASSES` passes of a :data:`QUANTILE_GRID`-point grid and read at the exact
-    atom (every atom lies at ``step_ms + k × cell ÷ m`` or at a cap).
+    Each row's ``A`` is computed on a grid of :data:`GRID_CELLS` cells spanning its mean +
+    :data:`GRID_SDS` standard deviations + the largest jump, from its characteristic function
+    ``exp(μ (φ_S − 1)) × (1 − ρ_w + ρ_w ÷ (1 − ν (φ_S − 1)))`` — compound Poisson times the
+    compound zero-inflated geometric — by one FFT. Each jump's probability is split between the
+    two cells around it so that its mean is kept (linear binning), and the CDF is read linearly
+    between cells: each jump is placed within a cell, and the result moves continuously with the
+    inputs. The quantile is the upper end of the bracket left by :data:`QUANTILE_PASSES` passes
+    of a :data:`QUANTILE_GRID`-point grid.
 
     Parameters
     ----------

@@ -19,6 +19,7 @@ from models.scenario import Scenario
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
 from solver.capacity import (
     MAX_BATCHED_TOKENS,
+    aitken_limit,
     build_capacity_table,
     cheapest_prices,
     closed_loop,
@@ -416,3 +417,13 @@ def test_tpot_p95_agrees_with_the_replay() -> None:
     assert predicted.tpot_p95_ms <= 1.25 * replayed
     mean = load_point(load_profile(perf, w), rate).tpot_mean_ms
     assert mean < 0.6 * replayed
+
+
+def test_aitken_limit_of_a_geometric_approach() -> None:
+    # 0, 10, 15 halve their steps: the limit is 20 = 15 + 5² / (10 − 5)
+    assert aitken_limit(0.0, 10.0, 15.0) == pytest.approx(20.0)
+    # steps shrinking slowly (ratio 0.9): the extrapolation is capped at t2 + 2 Δ₂ = 19 + 18
+    assert aitken_limit(0.0, 10.0, 19.0) == pytest.approx(37.0)
+    # steps that grow: t2 + 2 Δ₂; a last step that falls: the larger of the last two
+    assert aitken_limit(0.0, 5.0, 15.0) == pytest.approx(35.0)
+    assert aitken_limit(0.0, 10.0, 9.0) == 10.0
