@@ -66,7 +66,8 @@ Constraints
 - C7 budget: objective :math:`\le B` where a budget is set.
 
 Symmetry cut (not a requirement): zones selling identical non-spot (or spot) offers are
-interchangeable, so their non-spot (spot) costs are ordered by zone id.
+interchangeable, so their non-spot (spot) costs are ordered by zone id. Node cover cuts (implied
+by C1, C4 and C6): the nodes running in a slice could carry the demand on their own.
 
 The builder only reads :class:`~solver.program_data.ProgramData`. With ``elastic=True`` each
 requirement row (C1, C3, C4, C5, C7) gets a non-negative slack variable, registered in
@@ -461,6 +462,37 @@ def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> 
                     "sym", kinds[0].value, zones[i], zones[i + 1])
 
 
+def add_node_cover_cuts(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, zone_loss: bool = True
+) -> None:
+    """Valid cuts on node counts alone: the nodes running in a slice could carry the demand.
+
+    One node of a pool carries at most :math:`M` of a workload (its fullest packing), so
+    :math:`\\sum_p M_{wp} y_{ps} \\ge d_{ws}` (steady state at :math:`u_w a_k`; for zone loss,
+    non-spot pools outside each zone at :math:`\\phi`). Rows of integers only let the solver
+    round them (mixed-integer rounding), which the replica rows hide. Implied by C1 and C6 (and
+    C4 for the zone rows), so they are added only with those families.
+    """
+    for w in data.workloads:
+        if w.name in data.volume_requests:
+            continue
+        for s in data.demand_slices(w.name):
+            pools = sorted({(k[3], k[1], k[4], k[5]) for k in v.by_slice.get((w.name, s), [])},
+                           key=_node_sort)
+            node = {p: worst_node_rps(data, w.name, v.offer[p[:3]]) for p in pools}
+            need = data.demand_rps[(w.name, s)]
+            prob += pulp.LpAffineExpression([
+                (v.nodes[p], w.utilization * v.offer[p[:3]].capacity_factor * node[p])
+                for p in pools]) >= need, v.names.name("cover", w.name, s)
+            if not zone_loss or w.survivability is not Survivability.zone_loss:
+                continue
+            for z in data.zones:
+                prob += pulp.LpAffineExpression([
+                    (v.nodes[p], data.failure_utilization * node[p]) for p in pools
+                    if p[0] != z and p[2] is not PurchaseKind.spot]) >= need, v.names.name(
+                        "coverzone", w.name, z, s)
+
+
 #: Constraint families by name, in formulation order (C1…C7).
 FAMILIES: dict[str, Family] = {
     "demand": add_demand,
@@ -478,6 +510,7 @@ def build_program(
     families: Iterable[str] = tuple(FAMILIES),
     elastic: bool = False,
     symmetry: bool = True,
+    cuts: bool = True,
 ) -> Program:
     """Build the program: variables, then each constraint family, then the objective.
 
@@ -493,5 +526,7 @@ def build_program(
             add(prob, data, v)
     if symmetry and not elastic:
         add_zone_symmetry(prob, data, v)
+    if cuts and not elastic and {"demand", "nodes"} <= chosen:
+        add_node_cover_cuts(prob, data, v, zone_loss="zone_loss" in chosen)
     prob += v.cost
     return Program(prob, v, data)

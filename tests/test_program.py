@@ -283,3 +283,16 @@ def test_n_plus_1_never_rests_on_spot() -> None:
     tb = table(row("b", "H100", 1, 10.0))
     assert optimum(sc, tb) is None
     assert optimum(sc, tb, without("n_plus_1")) == pytest.approx(730.0)
+
+
+def test_symmetry_and_cover_cuts_keep_the_optimum() -> None:
+    # Three identical zones (symmetric) with survivability: the cuts may only prune, never
+    # change the optimal cost.
+    z = [zone(n, offer(reserved=(2.0, 16), on_demand=(3.0, 16))) for n in ("a", "b", "c")]
+    sc = scenario([workload("w", 37.0, shape=HALF_AT_NIGHT, survivability="zone_loss"),
+                   workload("v", 12.0, survivability="n_plus_1")], z, time_blocks=DAY_NIGHT)
+    tb = table(row("w", "H100", 1, 6.0), row("w", "H100", 2, 13.0), row("v", "H100", 1, 5.0))
+    data = build_program_data(sc, tb)
+    plain = build_program(data, symmetry=False, cuts=False)
+    solve(plain.prob, gap=1e-9)
+    assert optimum(sc, tb) == pytest.approx(float(pulp.value(plain.prob.objective)))
