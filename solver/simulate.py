@@ -1,7 +1,9 @@
 """Discrete-event replay of a request trace on a set of replicas (continuous batching).
 
-Requests arrive at their trace times and go to the least-loaded live replica that can hold them
-(fewest requests routed there and not finished; ties to the lowest index). A replica runs
+Requests arrive at their trace times and go to the least-loaded live replica that can hold them:
+fewest requests routed there and not finished, per unit of the replica's ``weight`` (its
+SLO-holding rate when replaying a plan, so replicas share load in proportion to their capacity,
+as the plan assumes); ties to the lowest index. A replica runs
 iterations as a continuous-batching engine with chunked prefill does (vLLM's scheduler):
 
 - Admission: a request is admitted when the KV it will need, input + output tokens, fits beside
@@ -84,6 +86,13 @@ class ReplicaSpec:
     name: str
     zone: str
     perf: StepModel
+    weight: float = 1.0
+    """Routing weight: a replica of twice the weight is sent twice the outstanding requests
+    (the SLO-holding rate in a plan replay) [1]."""
+
+    def __post_init__(self) -> None:
+        if not self.weight > 0:
+            raise ValueError(f"replica {self.name}: routing weight must be positive")
 
 
 @dataclass(frozen=True)
@@ -297,6 +306,7 @@ class _Engine:
         self.requeued = 0
         self.trace = trace
         self.loads = [0] * len(self.reps)  # requests routed to each replica and not finished
+        self.weights = [spec.weight for spec in replicas]  # routing weight of each replica
         self.alive: list[int] = []
         self.min_cap = self.max_cap = -1
         self._set_alive()
@@ -369,11 +379,15 @@ class _Engine:
 
     def _route(self, i: int, t: float) -> None:
         need = self.inputs[i] + self.outputs[i]
-        loads, alive = self.loads, self.alive
+        loads, alive, weights = self.loads, self.alive, self.weights
+
+        def load_after(j: int) -> float:
+            return (loads[j] + 1) / weights[j]
+
         if need <= self.min_cap:
-            r = min(alive, key=loads.__getitem__)  # first of the least loaded
+            r = min(alive, key=load_after)  # first of the least loaded per unit of weight
         elif need <= self.max_cap:
-            r = min((j for j in alive if self.reps[j].cap >= need), key=loads.__getitem__)
+            r = min((j for j in alive if self.reps[j].cap >= need), key=load_after)
         else:
             self.status[i] = Status.rejected_too_long if alive else Status.rejected_no_replica
             return
@@ -602,5 +616,5 @@ def fleet_replicas(fleet: Fleet, scenario: Scenario, workload: Workload, slice_n
         perf = replica_perf(scenario, workload.model, g.gpu, g.precision, g.tp)
         for k in range(g.replicas):
             name = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}#{k}"
-            out.append(ReplicaSpec(name=name, zone=g.zone, perf=perf))
+            out.append(ReplicaSpec(name=name, zone=g.zone, perf=perf, weight=g.slo_rps))
     return out

@@ -126,6 +126,21 @@ def test_least_loaded_routing() -> None:
     assert res.ttft_ms.tolist() == [30.0, 20.0, 30.0]
 
 
+def test_routing_shares_load_in_proportion_to_weight() -> None:
+    reps = [ReplicaSpec("r0", "a", LinearStep(), weight=2.0),
+            ReplicaSpec("r1", "a", LinearStep(), weight=1.0)]
+    res = replay(_trace([(0, 1000, 2), (0, 1000, 2), (0, 1000, 2)]), reps)
+    # Load after routing per unit of weight: r0 → min(1/2, 1/1) → replica 0; r1 → min(2/2, 1/1)
+    # tie → replica 0; r2 → min(3/2, 1/1) → replica 1. Replica 0 prefills r0 and r1 together:
+    # 10 + 0.01 × 2000 = 30 ms; replica 1 prefills r2 alone: 10 + 0.01 × 1000 = 20 ms.
+    assert res.ttft_ms.tolist() == [30.0, 30.0, 20.0]
+
+
+def test_routing_weight_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="weight must be positive"):
+        ReplicaSpec("r0", "a", LinearStep(), weight=0.0)
+
+
 def test_zone_failure_requeues_waiting_and_fails_streaming() -> None:
     model = LinearStep(kv_capacity_tokens=1500)
     reps = [ReplicaSpec("a0", "a", model), ReplicaSpec("b0", "b", model)]
