@@ -25,6 +25,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
+from solver.decompose import solve_decomposed
 from solver.diagnose import diagnose
 from solver.fleet import (
     Failure,
@@ -59,8 +60,11 @@ def plan_scenario(
 
         capacity_table = build_capacity_table(scenario)
     data = build_program_data(scenario, capacity_table)
-    program = build_program(data)
-    outcome = solve(program.prob, solver, time_limit_s, gap, start=greedy_start(program))
+    if data.share_nodes:
+        program = build_program(data)
+        outcome = solve(program.prob, solver, time_limit_s, gap, start=greedy_start(program))
+    else:  # dedicated pools: one sub-program per workload, bound proven by their sum
+        program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(
         scenario=scenario.name, status=outcome.status, solver=outcome.report,
@@ -110,9 +114,11 @@ def extract_fleet(
                 gpus=gpus, replica_capacity_rps=v.rate[key], capacity_source=sources[(w, g, tp)],
                 cost_per_month=gpus * price * _paid_hours(scenario, kind, block),
             ))
+    counts: dict[tuple[str, str, PurchaseKind, str | None], int] = defaultdict(int)
+    for group, y in v.nodes.items():
+        counts[group[:4]] += integer_value(y)  # a workload's own pools add up per offer
     nodes: list[NodeCount] = []
-    for (z, g, kind, s), y in v.nodes.items():
-        count = integer_value(y)
+    for (z, g, kind, s), count in counts.items():
         if count == 0:
             continue
         o = v.offer[(z, g, kind)]

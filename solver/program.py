@@ -87,8 +87,9 @@ from solver.program_data import SECONDS_PER_HOUR, Candidate, OfferTerm, ProgramD
 
 #: Replica slot: (workload, gpu, tp, zone, purchase, slice or None for reserved).
 ReplicaKey = tuple[str, str, int, str, PurchaseKind, str | None]
-#: Node group: (zone, gpu, purchase, slice or None for reserved).
-NodeKey = tuple[str, str, PurchaseKind, str | None]
+#: Node group: (zone, gpu, purchase, slice or None for reserved, owner workload or None when
+#: workloads share nodes).
+NodeKey = tuple[str, str, PurchaseKind, str | None, str | None]
 
 
 class NameBook:
@@ -191,22 +192,28 @@ def add_variables(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None
     """Replica and node variables, and the cost expression."""
     v.offer = {(o.zone, o.gpu, o.purchase): o for o in data.offers}
     interactive = {w.name for w in data.workloads if w.interactive}
+    packings = {} if data.share_nodes else {
+        (w.name, o.zone, o.gpu, o.purchase): dict(best_packing(data, w.name, o))
+        for w in data.workloads for o in data.offers}
     for c in data.candidates:
         slices = data.demand_slices(c.workload)
         for o in data.offers:
             if o.gpu != c.gpu or c.tp > o.gpus_per_node or not slices:
                 continue
+            if packings and c.tp not in packings[(c.workload, o.zone, o.gpu, o.purchase)]:
+                continue  # dedicated pools: a node holds its workload's fullest packing
             if (o.purchase is PurchaseKind.spot and c.workload in interactive
                     and not v.spot_for_interactive):
                 continue  # C2 as a mask: the slot does not exist
             for s in (None,) if o.purchase is PurchaseKind.reserved else slices:
                 _add_replica(prob, v, c, o, s)
-    used_groups = sorted({(k[3], k[1], k[4], k[5]) for k in v.replicas}, key=_node_sort)
+    used_groups = sorted({node_key(data, k) for k in v.replicas}, key=_node_sort)
     terms = []
-    for z, g, kind, s in used_groups:
+    for z, g, kind, s, w in used_groups:
         o = v.offer[(z, g, kind)]
-        y = prob.add_variable(v.names.name("y", z, g, kind.value, s or "all"), 0, cat="Integer")
-        v.nodes[(z, g, kind, s)] = y
+        labels = (z, g, kind.value, s or "all") + (() if w is None else (w,))
+        y = prob.add_variable(v.names.name("y", *labels), 0, cat="Integer")
+        v.nodes[(z, g, kind, s, w)] = y
         hours = data.hours_per_month if s is None else data.paid_hours_per_month(s)
         terms.append((y, o.price_per_gpu_hour * o.gpus_per_node * hours))
     v.cost = pulp.LpAffineExpression(terms)
@@ -216,8 +223,13 @@ def add_variables(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None
             v.by_slice.setdefault((k[0], s), []).append(k)
 
 
-def _node_sort(key: NodeKey) -> tuple[str, str, str, str]:
-    return (key[0], key[1], key[2].value, key[3] or "")
+def node_key(data: ProgramData, k: ReplicaKey) -> NodeKey:
+    """Node group of a replica slot: its workload's own pool unless workloads share nodes."""
+    return (k[3], k[1], k[4], k[5], None if data.share_nodes else k[0])
+
+
+def _node_sort(key: NodeKey) -> tuple[str, str, str, str, str]:
+    return (key[0], key[1], key[2].value, key[3] or "", key[4] or "")
 
 
 def _add_replica(
@@ -320,6 +332,30 @@ def worst_node_rps(data: ProgramData, w: str, o: OfferTerm) -> float:
     return best[o.gpus_per_node]
 
 
+def best_packing(data: ProgramData, w: str, o: OfferTerm) -> tuple[tuple[int, int], ...]:
+    """(TP, replicas) of the fullest node of ``w`` on an offer, the knapsack of
+    :func:`worst_node_rps` read back (ties: the smaller TP first is kept)."""
+    items = sorted((c.tp, c.slo_rps) for c in data.candidates_of(w)
+                   if c.gpu == o.gpu and c.tp <= o.gpus_per_node)
+    best = [0.0] * (o.gpus_per_node + 1)
+    pick: list[int | None] = [None] * (o.gpus_per_node + 1)
+    for gpus in range(1, o.gpus_per_node + 1):
+        best[gpus] = best[gpus - 1]
+        for t, r in items:
+            if t <= gpus and best[gpus - t] + r > best[gpus]:
+                best[gpus], pick[gpus] = best[gpus - t] + r, t
+    counts: dict[int, int] = {}
+    gpus = o.gpus_per_node
+    while gpus > 0:
+        t = pick[gpus]
+        if t is None:
+            gpus -= 1
+            continue
+        counts[t] = counts.get(t, 0) + 1
+        gpus -= t
+    return tuple(sorted(counts.items()))
+
+
 def demand_bound_rps(data: ProgramData, w: str, s: str) -> float:
     """Most a workload may need in a slice [1/s]: its demand, or its whole volume in that slice."""
     if w in data.volume_requests:
@@ -408,22 +444,41 @@ def add_zone_loss(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None
 
 
 def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
-    """C5: GPUs bought per (zone, GPU, purchase kind[, slice]) ≤ the offer's stock."""
-    for (z, g, kind, s), y in v.nodes.items():
+    """C5: GPUs bought per (zone, GPU, purchase kind[, slice]) ≤ the offer's stock.
+
+    One row per offer and slice, summed over the workloads' own pools (the only row, with the
+    budget, that couples workloads when they do not share nodes).
+    """
+    groups: dict[tuple[str, str, PurchaseKind, str | None], list[pulp.LpVariable]] = {}
+    for key, y in v.nodes.items():
+        groups.setdefault(key[:4], []).append(y)
+    for (z, g, kind, s), ys in groups.items():
         o = v.offer[(z, g, kind)]
         _require(prob, v, "stock", (z, g, kind.value, s or "all"),
-                 o.gpus_per_node * y, "<=", o.stock_gpus, "GPUs")
+                 pulp.LpAffineExpression([(y, o.gpus_per_node) for y in ys]), "<=",
+                 o.stock_gpus, "GPUs")
 
 
 def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
-    """C6: replicas of every workload in a node group pack into its whole nodes."""
+    """C6: replicas in a node group (a workload's own pool, or shared) pack into its nodes.
+
+    A dedicated pool's nodes each hold the workload's fullest packing (:func:`best_packing`):
+    :math:`x_r = m_{t_c} y`. No optimum is lost: capacity only grows, at the same node count, and
+    a node loss takes at most :math:`M` either way, so demand, N+1 and zone loss still hold.
+    """
     members: dict[NodeKey, list[ReplicaKey]] = {}
     for k in v.replicas:
-        members.setdefault((k[3], k[1], k[4], k[5]), []).append(k)
+        members.setdefault(node_key(data, k), []).append(k)
     for key, y in v.nodes.items():
+        if key[4] is not None:
+            packing = dict(best_packing(data, key[4], v.offer[key[:3]]))
+            for k in members[key]:
+                prob += v.replicas[k] == packing[k[2]] * y, v.names.name(
+                    "pack", k[0], k[1], f"tp{k[2]}", k[3], k[4].value, k[5] or "all")
+            continue
         gpus = pulp.LpAffineExpression([(v.replicas[k], k[2]) for k in members[key]])
         prob += gpus <= v.offer[key[:3]].gpus_per_node * y, v.names.name(
-            "nodes", key[0], key[1], key[2].value, key[3] or "all"
+            "nodes", key[0], key[1], key[2].value, key[3] or "all", key[4] or "shared"
         )
 
 
@@ -463,34 +518,45 @@ def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> 
 
 
 def add_node_cover_cuts(
-    prob: pulp.LpProblem, data: ProgramData, v: Variables, zone_loss: bool = True
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, zone_loss: bool = True,
+    n_plus_1: bool = True,
 ) -> None:
-    """Valid cuts on node counts alone: the nodes running in a slice could carry the demand.
+    r"""Valid cuts on node counts alone: the nodes running in a slice could carry the demand.
 
     One node of a pool carries at most :math:`M` of a workload (its fullest packing), so
-    :math:`\\sum_p M_{wp} y_{ps} \\ge d_{ws}` (steady state at :math:`u_w a_k`; for zone loss,
-    non-spot pools outside each zone at :math:`\\phi`). Rows of integers only let the solver
-    round them (mixed-integer rounding), which the replica rows hide. Implied by C1 and C6 (and
-    C4 for the zone rows), so they are added only with those families.
+    :math:`\sum_p \min(M_{wp}, d_{ws}) y_{ps} \ge d_{ws}` (steady state at :math:`u_w a_k`; for
+    zone loss, non-spot pools outside each zone at :math:`\phi`). A coefficient is capped at the
+    demand because one such node alone already meets it: the integer points are the same, the LP
+    relaxation much tighter where nodes are large against the demand. Rows of integers only let
+    the solver round them (mixed-integer rounding), which the replica rows hide. Implied by C1 and
+    C6 (and C4 for the zone rows), so they are added only with those families. With dedicated
+    pools, N+1 adds :math:`\sum_p c_p y_{ps} \ge d_{ws} + \min_p c_p` over non-spot pools with
+    :math:`c_p = \min(\phi M_{wp}, d_{ws})`: the nodes left after losing any one still carry
+    the demand (a dedicated node loses exactly :math:`\phi M`).
     """
     for w in data.workloads:
         if w.name in data.volume_requests:
             continue
         for s in data.demand_slices(w.name):
-            pools = sorted({(k[3], k[1], k[4], k[5]) for k in v.by_slice.get((w.name, s), [])},
+            pools = sorted({node_key(data, k) for k in v.by_slice.get((w.name, s), [])},
                            key=_node_sort)
             node = {p: worst_node_rps(data, w.name, v.offer[p[:3]]) for p in pools}
             need = data.demand_rps[(w.name, s)]
             prob += pulp.LpAffineExpression([
-                (v.nodes[p], w.utilization * v.offer[p[:3]].capacity_factor * node[p])
+                (v.nodes[p], min(w.utilization * v.offer[p[:3]].capacity_factor * node[p], need))
                 for p in pools]) >= need, v.names.name("cover", w.name, s)
+            firm = {p: min(data.failure_utilization * node[p], need) for p in pools
+                    if p[2] is not PurchaseKind.spot}
+            if (n_plus_1 and not data.share_nodes and firm
+                    and w.survivability is Survivability.n_plus_1):
+                prob += pulp.LpAffineExpression([(v.nodes[p], c) for p, c in firm.items()]) >= (
+                    need + min(firm.values())), v.names.name("covern1", w.name, s)
             if not zone_loss or w.survivability is not Survivability.zone_loss:
                 continue
             for z in data.zones:
                 prob += pulp.LpAffineExpression([
-                    (v.nodes[p], data.failure_utilization * node[p]) for p in pools
-                    if p[0] != z and p[2] is not PurchaseKind.spot]) >= need, v.names.name(
-                        "coverzone", w.name, z, s)
+                    (v.nodes[p], c) for p, c in firm.items() if p[0] != z]) >= need, (
+                        v.names.name("coverzone", w.name, z, s))
 
 
 #: Constraint families by name, in formulation order (C1…C7).
@@ -527,6 +593,7 @@ def build_program(
     if symmetry and not elastic:
         add_zone_symmetry(prob, data, v)
     if cuts and not elastic and {"demand", "nodes"} <= chosen:
-        add_node_cover_cuts(prob, data, v, zone_loss="zone_loss" in chosen)
+        add_node_cover_cuts(prob, data, v, zone_loss="zone_loss" in chosen,
+                            n_plus_1="n_plus_1" in chosen)
     prob += v.cost
     return Program(prob, v, data)

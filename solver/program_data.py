@@ -106,6 +106,8 @@ class ProgramData:
     currency: str
     dropped: tuple[Candidate, ...] = field(default=())
     """Candidates removed as dominated (for explanations)."""
+    share_nodes: bool = False
+    """Replicas of different workloads may share a node (else each workload has its own pools)."""
 
     def workload(self, name: str) -> WorkloadInfo:
         """Workload by name."""
@@ -260,5 +262,5 @@ def build_program_data(
         window_hours=window, failure_utilization=scenario.policy.failure_utilization,
         hours_per_month=scenario.policy.hours_per_month,
         monthly_budget=scenario.policy.monthly_budget, currency=scenario.policy.currency,
-        dropped=dropped,
+        dropped=dropped, share_nodes=scenario.policy.share_nodes,
     )

@@ -13,7 +13,15 @@ from __future__ import annotations
 import math
 
 from models.common import PurchaseKind, Survivability
-from solver.program import Program, ReplicaKey, pool_capacity_bound, worst_node_rps
+from solver.program import (
+    NodeKey,
+    Program,
+    ReplicaKey,
+    best_packing,
+    node_key,
+    pool_capacity_bound,
+    worst_node_rps,
+)
 from solver.program_data import SECONDS_PER_HOUR, Candidate, OfferTerm
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
@@ -92,24 +100,41 @@ def _workload_plan(program: Program, w: str) -> dict[ReplicaKey, int] | None:
 
 def greedy_start(program: Program) -> dict[str, float] | None:
     """Values for every variable of ``program`` (by name), or ``None`` if the greedy fleet fails."""
-    data, v = program.data, program.v
     x: dict[ReplicaKey, int] = {}
-    for w in data.workloads:
+    for w in program.data.workloads:
         plan = _workload_plan(program, w.name)
         if plan is None:
             return None
         x.update(plan)
+    return start_from_replicas(program, x)
+
+
+def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str, float] | None:
+    """Values for every variable (by name) of a fleet given by its replica counts.
+
+    Nodes are the fewest whole nodes per pool; auxiliaries take the values their rows imply
+    (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
+    stock or the budget.
+    """
+    data, v = program.data, program.v
+    if not data.share_nodes:
+        x = _fullest_nodes(program, x)
     if any(k not in v.replicas for k in x):
         return None
     values: dict[str, float] = {var.name: 0.0 for var in program.prob.variables()}
     for k, n in x.items():
         values[v.replicas[k].name] = float(n)
     cost = 0.0
+    gpus: dict[NodeKey, int] = {}
+    for k, n in x.items():
+        key = node_key(data, k)
+        gpus[key] = gpus.get(key, 0) + k[2] * n
+    bought: dict[tuple[str, str, PurchaseKind, str | None], int] = {}
     for key, y in v.nodes.items():
-        gpus = sum(k[2] * n for k, n in x.items() if (k[3], k[1], k[4], k[5]) == key)
         o = v.offer[key[:3]]
-        nodes = math.ceil(gpus / o.gpus_per_node - EPS)
-        if nodes * o.gpus_per_node > o.stock_gpus:
+        nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
+        bought[key[:4]] = bought.get(key[:4], 0) + nodes * o.gpus_per_node
+        if bought[key[:4]] > o.stock_gpus:
             return None
         values[y.name] = float(nodes)
         cost += v.cost.get(y, 0.0) * nodes
@@ -117,6 +142,24 @@ def greedy_start(program: Program) -> dict[str, float] | None:
         return None
     _auxiliaries(program, x, values)
     return values
+
+
+def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKey, int]:
+    """The same fleet with each dedicated pool's nodes (the fewest holding its replicas) filled
+    with the workload's fullest packing, as the program's C6 requires (capacity only grows)."""
+    gpus: dict[NodeKey, int] = {}
+    for k, n in x.items():
+        key = node_key(program.data, k)
+        gpus[key] = gpus.get(key, 0) + k[2] * n
+    out: dict[ReplicaKey, int] = {}
+    for (z, g, kind, s, w), used in gpus.items():
+        o = program.v.offer[(z, g, kind)]
+        nodes = math.ceil(used / o.gpus_per_node - EPS)
+        if nodes == 0 or w is None:
+            continue
+        for tp, m in best_packing(program.data, w, o):
+            out[(w, g, tp, z, kind, s)] = m * nodes
+    return out
 
 
 def _capacity(program: Program, x: dict[ReplicaKey, int], keys: list[ReplicaKey]) -> float:

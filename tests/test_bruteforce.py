@@ -4,7 +4,8 @@ The oracle below is plain arithmetic written from the rules (not from the progra
 fewest whole nodes holding the replicas; demand at target utilization (spot discounted by its
 interruption rate); after any failure only non-spot capacity counts: N+1 loses the fullest node
 (⌊n / tp⌋ replicas) of any non-spot pool (or a spot node, which leaves all non-spot capacity);
-zone loss keeps only non-spot capacity elsewhere; stock per pool; cost per paid hour.
+zone loss keeps only non-spot capacity elsewhere; stock per pool; cost per paid hour. Nodes are
+each workload's own (the default) or shared by all workloads (``policy.share_nodes``).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def slots(case: Case) -> list[tuple[str, str, PurchaseKind, str | None]]:
     return out
 
 
-def oracle(case: Case) -> float | None:
+def oracle(case: Case, share_nodes: bool) -> float | None:
     """Cheapest feasible fleet by exhaustive enumeration; None when nothing is feasible."""
     keys = slots(case)
     limits = [math.ceil(max(case.demand[(w, s)] for s in "xy")
@@ -103,7 +104,7 @@ def oracle(case: Case) -> float | None:
     best: float | None = None
     for counts in itertools.product(*(range(m + 1) for m in limits)):
         x = dict(zip(keys, counts, strict=True))
-        cost = fleet_cost(case, x)
+        cost = fleet_cost(case, x, share_nodes)
         if cost is None or (best is not None and cost >= best - 1e-9):
             continue
         if all(feasible(case, x, s) for s in "xy"):
@@ -111,14 +112,20 @@ def oracle(case: Case) -> float | None:
     return best
 
 
-def fleet_cost(case: Case, x: dict[tuple[str, str, PurchaseKind, str | None], int]
-               ) -> float | None:
-    """Cost of the fewest whole nodes holding the replicas (TP 1); None over stock."""
+def fleet_cost(case: Case, x: dict[tuple[str, str, PurchaseKind, str | None], int],
+               share_nodes: bool) -> float | None:
+    """Cost of the fewest whole nodes holding the replicas (TP 1); None over stock.
+
+    Dedicated pools: each workload's replicas round up to whole nodes on their own.
+    """
     total = 0.0
+    owners: list[list[str]] = [sorted(case.rate)] if share_nodes else [[w] for w in case.rate]
     for (z, k), (price, stock, _) in case.offers.items():
         for s in ([None] if k is R else ["x", "y"]):
-            gpus = sum(n for (w, zz, kk, ss), n in x.items() if (zz, kk, ss) == (z, k, s))
-            nodes = math.ceil(gpus / case.node)
+            nodes = sum(
+                math.ceil(sum(n for (w, zz, kk, ss), n in x.items()
+                              if w in mine and (zz, kk, ss) == (z, k, s)) / case.node)
+                for mine in owners)
             if nodes * case.node > stock:
                 return None
             total += nodes * case.node * price * (HOURS_PER_MONTH if k is R else SLICE_HOURS)
@@ -148,16 +155,19 @@ def feasible(case: Case, x: dict[tuple[str, str, PurchaseKind, str | None], int]
     return True
 
 
+@pytest.mark.parametrize("share_nodes", [False, True])
 @pytest.mark.parametrize("seed", range(30))
-def test_program_matches_exhaustive_enumeration(seed: int) -> None:
+def test_program_matches_exhaustive_enumeration(seed: int, share_nodes: bool) -> None:
     case = make_case(seed)
+    sc = case.sc.model_copy(update={
+        "policy": case.sc.policy.model_copy(update={"share_nodes": share_nodes})})
     tb = table(*(row(w, "H100", 1, r) for w, r in case.rate.items()))
-    expected = oracle(case)
-    plan = plan_scenario(case.sc, tb, gap=1e-9)
+    expected = oracle(case, share_nodes)
+    plan = plan_scenario(sc, tb, gap=1e-9)
     if expected is None:
         assert plan.status is SolveStatus.infeasible
         assert plan.diagnosis
     else:
         assert plan.status is SolveStatus.optimal
         assert plan.cost.per_month == pytest.approx(expected, rel=1e-9)
-        assert verify_plan(plan, case.sc, tb) == []
+        assert verify_plan(plan, sc, tb) == []

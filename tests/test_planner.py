@@ -47,6 +47,7 @@ def test_shared_node_cost_is_split_by_gpus_used() -> None:
     sc = scenario([workload("big", 10.0, utilization=1.0), workload("small", 10.0,
                                                                      utilization=1.0)],
                   [zone("a", offer(reserved=(1.0, 8)))])
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": True})})
     tb = table(row("big", "H100", 4, 10.0), row("small", "H100", 2, 10.0))
     plan = plan_scenario(sc, tb)
     costs = {c.workload: c.cost_per_month for c in plan.workload_costs}
@@ -99,13 +100,15 @@ def test_cbc_finds_the_same_optimum() -> None:
 
 def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     # PuLP says "Optimal" when HiGHS stops at its time limit with an incumbent; the plan must
-    # say time_limit, with the gap and bound HiGHS proved. The demo cannot close in 0.5 s.
+    # say time_limit, with the gap and bound HiGHS proved. The demo with shared nodes (one joint
+    # program) cannot close in 0.5 s.
     path = SCENARIOS / "demo.yaml"
     if not path.exists():
         pytest.skip("demo scenario not shipped")
     from solver.capacity import build_capacity_table
 
     sc = load_scenario(path)
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": True})})
     tb = build_capacity_table(sc)
     plan = plan_scenario(sc, tb, time_limit_s=0.5, gap=1e-6)
     assert plan.status is SolveStatus.time_limit

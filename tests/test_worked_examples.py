@@ -26,11 +26,12 @@ def replicas(plan: Plan) -> int:
 # --- 20 req/s at 18 req/s tested peak, 30 % headroom -------------------------------------------
 
 
-def twenty(survivability: str, gpus_per_node: int) -> Plan:
+def twenty(survivability: str, gpus_per_node: int, share_nodes: bool = False) -> Plan:
     # Measured: H100 FP8 TP2 holds its SLO up to 18 req/s (tested peak); 30 % headroom →
     # target utilization 0.7; failure utilization 1.0.
     sc = scenario([workload("twenty", 20.0, utilization=0.7, survivability=survivability)],
                   [zone("a", offer("H100", reserved=(2.0, 64), gpus_per_node=gpus_per_node))])
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": share_nodes})})
     tb = table(row("twenty", "H100", 2, 18.0))
     plan = plan_scenario(sc, tb)
     assert plan.status is SolveStatus.optimal
@@ -58,12 +59,21 @@ def test_twenty_rps_n_plus_1_on_eight_gpu_nodes_needs_a_second_node() -> None:
     # On 8-GPU nodes a node holds ⌊8 / 2⌋ = 4 replicas, so one node carries all the replicas
     # the demand needs and losing it loses them all. N+1 needs capacity outside the fullest node:
     # x − min(x, 4) ≥ ⌈20 / 18⌉ = 2 → x = 6 replicas on 2 nodes = 16 GPUs × 2.0 × 730 = 23,360.
-    plan = twenty("n_plus_1", gpus_per_node=8)
+    # Shared nodes (policy.share_nodes) plan exactly those 6 replicas.
+    plan = twenty("n_plus_1", gpus_per_node=8, share_nodes=True)
     assert replicas(plan) == 6
     assert sum(n.gpus for n in plan.nodes) == 16
     assert plan.cost.per_month == pytest.approx(23360.0)
     node_rows = [r for r in plan.survivability if r.failure.startswith("node:")]
     assert [(r.capacity_rps, r.holds) for r in node_rows] == [(36.0, True)]  # 2 left × 18
+    # A dedicated pool (the default) runs its fullest packing on every node it pays for: the
+    # same 2 nodes, 16 GPUs and 23,360, now holding 2 × 4 = 8 replicas; losing one leaves 4 × 18.
+    dedicated = twenty("n_plus_1", gpus_per_node=8)
+    assert replicas(dedicated) == 8
+    assert sum(n.gpus for n in dedicated.nodes) == 16
+    assert dedicated.cost.per_month == pytest.approx(23360.0)
+    node_rows = [r for r in dedicated.survivability if r.failure.startswith("node:")]
+    assert [(r.capacity_rps, r.holds) for r in node_rows] == [(72.0, True)]
 
 
 def test_twenty_rps_shipped_scenario_uses_its_measured_row() -> None:
