@@ -347,12 +347,12 @@ def best_packing(data: ProgramData, w: str, o: OfferTerm) -> tuple[tuple[int, in
     counts: dict[int, int] = {}
     gpus = o.gpus_per_node
     while gpus > 0:
-        t = pick[gpus]
-        if t is None:
+        chosen = pick[gpus]
+        if chosen is None:
             gpus -= 1
             continue
-        counts[t] = counts.get(t, 0) + 1
-        gpus -= t
+        counts[chosen] = counts.get(chosen, 0) + 1
+        gpus -= chosen
     return tuple(sorted(counts.items()))
 
 
@@ -529,10 +529,12 @@ def add_node_cover_cuts(
     demand because one such node alone already meets it: the integer points are the same, the LP
     relaxation much tighter where nodes are large against the demand. Rows of integers only let
     the solver round them (mixed-integer rounding), which the replica rows hide. Implied by C1 and
-    C6 (and C4 for the zone rows), so they are added only with those families. With dedicated
-    pools, N+1 adds :math:`\sum_p c_p y_{ps} \ge d_{ws} + \min_p c_p` over non-spot pools with
-    :math:`c_p = \min(\phi M_{wp}, d_{ws})`: the nodes left after losing any one still carry
-    the demand (a dedicated node loses exactly :math:`\phi M`).
+    C6 (and C4 for the zone rows), so they are added only with those families. Zone loss (and
+    N+1 with dedicated pools) adds :math:`\sum_p c_p y_{ps} \ge d_{ws} + \min_p c_p` over
+    non-spot pools with :math:`c_p = \min(\phi M_{wp}, d_{ws})`: what is left after losing a zone
+    (a node) that holds some of ``w`` still carries the demand, and that zone (node) held at least
+    one node of some pool (a dedicated node loses exactly :math:`\phi M`). With :math:`c_p = d`
+    it reads "at least two nodes", which the LP relaxation otherwise spreads thin.
     """
     for w in data.workloads:
         if w.name in data.volume_requests:
@@ -547,8 +549,9 @@ def add_node_cover_cuts(
                 for p in pools]) >= need, v.names.name("cover", w.name, s)
             firm = {p: min(data.failure_utilization * node[p], need) for p in pools
                     if p[2] is not PurchaseKind.spot}
-            if (n_plus_1 and not data.share_nodes and firm
-                    and w.survivability is Survivability.n_plus_1):
+            survives_node = (w.survivability is Survivability.zone_loss and zone_loss) or (
+                w.survivability is Survivability.n_plus_1 and n_plus_1 and not data.share_nodes)
+            if firm and survives_node:
                 prob += pulp.LpAffineExpression([(v.nodes[p], c) for p, c in firm.items()]) >= (
                     need + min(firm.values())), v.names.name("covern1", w.name, s)
             if not zone_loss or w.survivability is not Survivability.zone_loss:
