@@ -28,121 +28,168 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable, Mapping
 
+from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
 from solver.program import Program, ReplicaKey, build_program
-from solver.program_data import OfferTerm, ProgramData
+from solver.program_data import ProgramData
 from solver.solve import SolveOutcome, integer_value, solve
 from solver.warm_start import greedy_start, objective_of, start_from_replicas
 
 #: Each solve gets at least this long, even when the time limit is spent [s].
 MIN_SOLVE_S = 1.0
+#: Share of the time limit the first pass over the sub-programs gets, split evenly [1].
+FIRST_PASS_SHARE = 0.5
+#: Share of the time limit kept for solving workloads coupled by stock together [1].
+COUPLING_SHARE = 0.15
 #: Relative slack when comparing a computed gap with the requested one [1].
 GAP_TOLERANCE = 1e-9
 
-Stock = dict[tuple[str, str, str, str | None], int]
-"""GPUs per (zone, gpu, purchase value, slice or None for reserved)."""
+#: (zone, gpu, purchase, slice or None for reserved).
+StockKey = tuple[str, str, PurchaseKind, str | None]
 
 
 @dataclasses.dataclass(frozen=True)
 class SubResult:
-    """A solved sub-program: its fleet (replica counts), cost, bound and how it ended."""
+    """A solved sub-program (one workload, or a few solved together): its fleet and outcome."""
 
-    workload: str
+    workloads: tuple[str, ...]
     replicas: dict[ReplicaKey, int]
     outcome: SolveOutcome
 
 
-def workload_data(data: ProgramData, workload: str,
-                  stock: dict[tuple[str, str, str], int] | None = None) -> ProgramData:
-    """The sub-program data of one workload: its candidates and demand, no budget.
+def subset_data(data: ProgramData, names: Iterable[str],
+                taken: Mapping[StockKey, int] | None = None) -> ProgramData:
+    """The program data of some workloads: their candidates and demand, no budget.
 
-    ``stock`` (GPUs per (zone, gpu, purchase value)) replaces the offers' stock (residual stock
-    when repairing a fleet).
+    ``taken`` is stock already bought by the other workloads (per offer and slice).
     """
-    offers = data.offers
-    if stock is not None:
-        offers = tuple(dataclasses.replace(o, stock_gpus=stock.get(_offer_key(o), o.stock_gpus))
-                       for o in offers)
+    keep = set(names)
     return dataclasses.replace(
         data,
-        workloads=tuple(w for w in data.workloads if w.name == workload),
-        candidates=data.candidates_of(workload),
-        offers=offers,
-        demand_rps={k: d for k, d in data.demand_rps.items() if k[0] == workload},
-        volume_requests={k: r for k, r in data.volume_requests.items() if k == workload},
-        window_hours={k: h for k, h in data.window_hours.items() if k[0] == workload},
+        workloads=tuple(w for w in data.workloads if w.name in keep),
+        candidates=tuple(c for c in data.candidates if c.workload in keep),
+        demand_rps={k: d for k, d in data.demand_rps.items() if k[0] in keep},
+        volume_requests={k: r for k, r in data.volume_requests.items() if k in keep},
+        window_hours={k: h for k, h in data.window_hours.items() if k[0] in keep},
         monthly_budget=None,
-        dropped=tuple(c for c in data.dropped if c.workload == workload),
+        dropped=tuple(c for c in data.dropped if c.workload in keep),
+        stock_taken=dict(taken or {}),
     )
 
 
-def _offer_key(o: OfferTerm) -> tuple[str, str, str]:
-    return (o.zone, o.gpu, o.purchase.value)
+def workload_data(data: ProgramData, workload: str) -> ProgramData:
+    """The sub-program data of one workload (its own stock rows, no budget)."""
+    return subset_data(data, (workload,))
 
 
-def solve_workload(
-    data: ProgramData, workload: str, solver: str, time_limit_s: float, gap: float,
-    stock: dict[tuple[str, str, str], int] | None = None,
+def solve_subset(
+    data: ProgramData, names: Iterable[str], solver: str, time_limit_s: float, gap: float,
+    taken: Mapping[StockKey, int] | None = None, start: Mapping[ReplicaKey, int] | None = None,
 ) -> SubResult:
-    """Build and solve one workload's sub-program; its fleet as replica counts."""
-    program = build_program(workload_data(data, workload, stock))
-    outcome = solve(program.prob, solver, time_limit_s, gap, start=greedy_start(program))
+    """Build and solve the program of some workloads; their fleet as replica counts.
+
+    ``start`` (a fleet of these workloads) is the first incumbent, else the greedy fleet.
+    """
+    sub = subset_data(data, names, taken)
+    program = build_program(sub)
+    first = start_from_replicas(program, dict(start)) if start else None
+    outcome = solve(program.prob, solver, time_limit_s, gap, start=first or greedy_start(program))
     replicas: dict[ReplicaKey, int] = {}
     if outcome.has_solution:
         for key, x in program.v.replicas.items():
             n = integer_value(x)
             if n:
                 replicas[key] = n
-    return SubResult(workload, replicas, outcome)
+    return SubResult(tuple(w.name for w in sub.workloads), replicas, outcome)
 
 
-def stock_used(data: ProgramData, replicas: dict[ReplicaKey, int]) -> Stock:
-    """GPUs a workload's fleet buys per offer and slice: whole nodes of its own pools."""
-    gpus: dict[tuple[str, str, str, str | None], int] = {}
-    for (_, g, tp, z, kind, s), n in replicas.items():
-        key = (z, g, kind.value, s)
+def solve_workload(
+    data: ProgramData, workload: str, solver: str, time_limit_s: float, gap: float,
+    start: Mapping[ReplicaKey, int] | None = None,
+) -> SubResult:
+    """Build and solve one workload's sub-program."""
+    return solve_subset(data, (workload,), solver, time_limit_s, gap, start=start)
+
+
+def _over_stock(data: ProgramData, subs: Iterable[SubResult]) -> set[StockKey]:
+    used: dict[StockKey, int] = {}
+    for sub in subs:
+        _add(used, stock_used(data, sub.replicas))
+    stock = {(o.zone, o.gpu, o.purchase): o.stock_gpus for o in data.offers}
+    return {k for k, n in used.items() if n > stock[k[:3]]}
+
+
+def solve_workloads(
+    data: ProgramData, solver: str, time_limit_s: float, gap: float, deadline: float
+) -> list[SubResult] | SubResult:
+    """Every workload's sub-program, in two passes; the first without a fleet if one fails.
+
+    Pass 1 gives each sub-program an equal share of half the time; pass 2 gives the time left
+    (less a share kept for stock coupling, when pass 1's fleets meet over some stock) to those
+    not yet within the gap, in name order, each starting from its pass-1 fleet.
+    """
+    names = [w.name for w in data.workloads]
+    first_s = max(FIRST_PASS_SHARE * time_limit_s / max(len(names), 1), MIN_SOLVE_S)
+    subs: list[SubResult] = []
+    for w in names:
+        sub = solve_workload(data, w, solver, first_s, gap)
+        if not sub.outcome.has_solution:
+            return sub
+        subs.append(sub)
+    reserve = COUPLING_SHARE * time_limit_s if _over_stock(data, subs) else 0.0
+    open_ = [i for i, s in enumerate(subs) if s.outcome.status is SolveStatus.time_limit]
+    for n, i in enumerate(open_):
+        share = (deadline - reserve - time.perf_counter()) / (len(open_) - n)
+        if share < MIN_SOLVE_S:
+            break
+        again = solve_workload(data, names[i], solver, share, gap, start=subs[i].replicas)
+        if again.outcome.has_solution:
+            subs[i] = again
+    return subs
+
+
+def stock_used(data: ProgramData, replicas: Mapping[ReplicaKey, int]) -> dict[StockKey, int]:
+    """GPUs a fleet buys per offer and slice: whole nodes of each workload's own pools."""
+    gpus: dict[tuple[str, StockKey], int] = {}
+    for (w, g, tp, z, kind, s), n in replicas.items():
+        key = (w, (z, g, kind, s))
         gpus[key] = gpus.get(key, 0) + tp * n
-    per_node = {_offer_key(o): o.gpus_per_node for o in data.offers}
-    return {k: -(-n // per_node[k[:3]]) * per_node[k[:3]] for k, n in gpus.items()}
+    per_node = {(o.zone, o.gpu, o.purchase): o.gpus_per_node for o in data.offers}
+    out: dict[StockKey, int] = {}
+    for (_, k), n in gpus.items():
+        m = per_node[k[:3]]
+        out[k] = out.get(k, 0) + -(-n // m) * m
+    return out
 
 
-def _residual(data: ProgramData, used: Stock) -> dict[tuple[str, str, str], int]:
-    """Stock left per offer: the least left in any slice (reserved GPUs count in every slice)."""
-    left = {_offer_key(o): o.stock_gpus for o in data.offers}
-    slices = {s.name for s in data.slices}
-    for key in left:
-        taken = used.get((*key, None), 0)
-        peak = max((used.get((*key, s), 0) for s in slices), default=0)
-        left[key] -= taken + peak
-    return left
-
-
-def _fits(data: ProgramData, used: Stock, more: Stock) -> bool:
-    limit = {_offer_key(o): o.stock_gpus for o in data.offers}
-    return all(used.get(k, 0) + n <= limit[k[:3]] for k, n in more.items())
+def _add(total: dict[StockKey, int], more: Mapping[StockKey, int]) -> None:
+    for k, n in more.items():
+        total[k] = total.get(k, 0) + n
 
 
 def repair(
     data: ProgramData, subs: list[SubResult], solver: str, deadline: float, gap: float
 ) -> dict[ReplicaKey, int] | None:
-    """A fleet within stock: each workload keeps its fleet if it fits what is left, else is
-    re-solved on the residual stock. ``None`` if some workload then has no fleet."""
-    used: Stock = {}
+    """A fleet within stock: the workloads whose fleets meet over an offer's stock are solved
+    together on what the others leave; the others keep their fleets. ``None`` if that fails."""
+    over = _over_stock(data, subs)
+    coupled = [s for s in subs if over & set(stock_used(data, s.replicas))]
+    if not coupled:
+        return None  # the budget, not stock, couples them: only the joint program can tell
+    taken: dict[StockKey, int] = {}
     fleet: dict[ReplicaKey, int] = {}
     for sub in subs:
-        mine = stock_used(data, sub.replicas)
-        replicas = sub.replicas
-        if not _fits(data, used, mine):
-            left = _residual(data, used)
-            again = solve_workload(data, sub.workload, solver,
-                                   max(deadline - time.perf_counter(), MIN_SOLVE_S), gap, left)
-            if not again.outcome.has_solution:
-                return None
-            replicas, mine = again.replicas, stock_used(data, again.replicas)
-        for k, n in mine.items():
-            used[k] = used.get(k, 0) + n
-        fleet.update(replicas)
+        if sub not in coupled:
+            _add(taken, stock_used(data, sub.replicas))
+            fleet.update(sub.replicas)
+    names = [w for s in coupled for w in s.workloads]
+    together = solve_subset(data, names, solver, max(deadline - time.perf_counter(), MIN_SOLVE_S),
+                            gap, taken)
+    if not together.outcome.has_solution:
+        return None
+    fleet.update(together.replicas)
     return fleet
 
 
@@ -181,18 +228,14 @@ def solve_decomposed(
         raise ValueError("decomposition needs dedicated node pools (policy.share_nodes false)")
     started = time.perf_counter()
     deadline = started + time_limit_s
-    subs: list[SubResult] = []
-    for w in data.workloads:
-        sub = solve_workload(data, w.name, solver,
-                             max(deadline - time.perf_counter(), MIN_SOLVE_S), gap)
-        if not sub.outcome.has_solution:
-            # infeasible alone means infeasible together; a sub-program out of time without a
-            # fleet leaves nothing to combine: the joint program gets what time is left
-            joint = build_program(data)
-            if sub.outcome.status is SolveStatus.infeasible:
-                return joint, _outcome(SolveStatus.infeasible, solver, started, None, None, False)
-            return _solve_joint(joint, solver, deadline, gap, greedy_start(joint), None, started)
-        subs.append(sub)
+    subs = solve_workloads(data, solver, time_limit_s, gap, deadline)
+    if isinstance(subs, SubResult):
+        # infeasible alone means infeasible together; a sub-program out of time without a
+        # fleet leaves nothing to combine: the joint program gets what time is left
+        joint = build_program(data)
+        if subs.outcome.status is SolveStatus.infeasible:
+            return joint, _outcome(SolveStatus.infeasible, solver, started, None, None, False)
+        return _solve_joint(joint, solver, deadline, gap, greedy_start(joint), None, started)
     bounds = [s.outcome.report.bound for s in subs]
     bound = None if any(b is None for b in bounds) else float(sum(b or 0.0 for b in bounds))
     joint = build_program(data)
@@ -206,6 +249,14 @@ def solve_decomposed(
         return joint, _outcome(status, solver, started, bound, objective, True)
     repaired = repair(data, subs, solver, deadline, gap)
     start = start_from_replicas(joint, repaired) if repaired is not None else None
+    if start is not None:
+        objective = objective_of(joint, start)
+        gap_value = _gap(objective, bound)
+        if (gap_value is not None and gap_value <= gap + GAP_TOLERANCE) or (
+                deadline - time.perf_counter() < MIN_SOLVE_S):
+            load_values(joint, start)
+            status = _status(gap_value, gap, [SolveStatus.time_limit])
+            return joint, _outcome(status, solver, started, bound, objective, True)
     return _solve_joint(joint, solver, deadline, gap, start or greedy_start(joint), bound,
                         started)
 

@@ -456,7 +456,7 @@ def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
         o = v.offer[(z, g, kind)]
         _require(prob, v, "stock", (z, g, kind.value, s or "all"),
                  pulp.LpAffineExpression([(y, o.gpus_per_node) for y in ys]), "<=",
-                 o.stock_gpus, "GPUs")
+                 data.stock_left(o, s), "GPUs")
 
 
 def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:

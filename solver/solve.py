@@ -92,8 +92,15 @@ def solve(
                            random_seed=SOLVER_SEED)
         highs.start = start
         prob.solve(highs)
-        seconds = time.perf_counter() - started
-        return _highs_outcome(prob, seconds)
+        outcome = _highs_outcome(prob, time.perf_counter() - started)
+        if start and outcome.has_solution and not _objective_agrees(prob, outcome):
+            # HiGHS 1.16 can report a start it was given as optimal with an objective (and
+            # bound) of another point; solve again without the start rather than trust it
+            left = max(time_limit_s - (time.perf_counter() - started), 1.0)
+            again = solve(prob, solver, left, gap, start=None)
+            report = again.report.model_copy(update={"seconds": time.perf_counter() - started})
+            return SolveOutcome(again.status, report, again.has_solution)
+        return outcome
     with warnings.catch_warnings():
         # PuLP 3.3 deprecates its bundled CBC for 4.0; it is the CBC every install has.
         warnings.filterwarnings("ignore", message="PULP_CBC_CMD is deprecated",
@@ -104,6 +111,15 @@ def solve(
         prob.solve(cbc)
     seconds = time.perf_counter() - started
     return _cbc_outcome(prob, seconds)
+
+
+def _objective_agrees(prob: pulp.LpProblem, outcome: SolveOutcome) -> bool:
+    """The objective HiGHS reports is that of the values it left in the variables."""
+    reported = outcome.report.objective
+    actual = pulp.value(prob.objective)
+    if reported is None or actual is None:
+        return False
+    return abs(float(actual) - reported) <= 1e-6 * max(1.0, abs(reported))
 
 
 def _highs_outcome(prob: pulp.LpProblem, seconds: float) -> SolveOutcome:

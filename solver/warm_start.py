@@ -134,7 +134,7 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
         o = v.offer[key[:3]]
         nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
         bought[key[:4]] = bought.get(key[:4], 0) + nodes * o.gpus_per_node
-        if bought[key[:4]] > o.stock_gpus:
+        if bought[key[:4]] > data.stock_left(o, key[3]):
             return None
         values[y.name] = float(nodes)
         cost += v.cost.get(y, 0.0) * nodes
