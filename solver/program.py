@@ -12,6 +12,9 @@ Sets (all sorted; each could gain a planning-period index ``p`` without changing
 - Replica slots :math:`r = (w, c, z, k, s)` with :math:`(z, g_c, k) \in O`, :math:`t_c \le n_{zg}`;
   reserved slots carry no slice (:math:`s = *`) and count in every slice; :math:`r \ni s` below
   means "present in slice s".
+- Node groups :math:`p = (z, g, k, s, o)`: with dedicated pools (the default,
+  ``policy.share_nodes`` false) the owner :math:`o` is the workload, a node serves one workload;
+  with shared nodes :math:`o` is empty and every workload's replicas of (z, g, k, s) share them.
 
 Parameters
 
@@ -60,14 +63,24 @@ Constraints
   (safe).
 - C4 zone_loss: for :math:`w \in W^{ZL}` and each zone ``z``, :math:`F_{ws}(\text{slots in } z)`
   meets demand — only running, non-spot capacity counts. (Losing a node is implied.)
-- C5 stock: :math:`n_{zg} y_{zgk(s)} \le \sigma_{zgk}`.
-- C6 nodes: :math:`\sum_{r \in (z,g,k,s)} t_c x_r \le n_{zg} y_{zgk(s)}` (replicas pack into whole
-  nodes; slots with :math:`t_c > n_{zg}` do not exist).
+- C5 stock: :math:`\sum_o n_{zg} y_{zgk(s)o} \le \sigma_{zgk}` (less ``stock_taken``, stock
+  already bought by workloads solved apart).
+- C6 nodes: shared: :math:`\sum_{r \in p} t_c x_r \le n_{zg} y_p` (replicas pack into whole
+  nodes; slots with :math:`t_c > n_{zg}` do not exist). Dedicated: every node runs the
+  workload's fullest packing, :math:`x_r = m_{t_c} y_p` (:func:`best_packing`; slots exist only
+  for its TPs). No optimum is lost: capacity grows at the same node count and a node loss takes
+  exactly :math:`M` either way.
 - C7 budget: objective :math:`\le B` where a budget is set.
 
 Symmetry cut (not a requirement): zones selling identical non-spot (or spot) offers are
 interchangeable, so their non-spot (spot) costs are ordered by zone id. Node cover cuts (implied
 by C1, C4 and C6): the nodes running in a slice could carry the demand on their own.
+
+With dedicated pools only C5 and C7 couple workloads, so :mod:`solver.decompose` solves one
+sub-program per workload (C1–C4, C6 and its own stock rows); the sum of their proven bounds is a
+valid bound of this program (any fleet restricted to one workload is feasible for its
+sub-program), and their fleets put together are optimal within the summed gap whenever they
+respect stock and budget (docs/program.md).
 
 The builder only reads :class:`~solver.program_data.ProgramData`. With ``elastic=True`` each
 requirement row (C1, C3, C4, C5, C7) gets a non-negative slack variable, registered in
