@@ -162,7 +162,9 @@ def _cbc_outcome(prob: pulp.LpProblem, seconds: float) -> SolveOutcome:
         result = SolveStatus.time_limit
     else:
         result = SolveStatus.error
-    has_solution = result in (SolveStatus.optimal, SolveStatus.time_limit) and all(
+    # "Not Solved" at the time limit may leave fractional LP values in the variables: only an
+    # optimal or integer-feasible solution status means CBC holds a fleet.
+    has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) and all(
         v.varValue is not None for v in prob.variables()
     )
     objective = pulp.value(prob.objective) if has_solution else None
