@@ -128,7 +128,8 @@ def solve_workloads(
 
     Pass 1 gives each sub-program an equal share of half the time; pass 2 gives the time left
     (less a share kept for stock coupling, when pass 1's fleets meet over some stock) to those
-    not yet within the gap, in name order, each starting from its pass-1 fleet.
+    not yet within the gap, the smallest objective − bound first (time they leave goes to the
+    next), each starting from its pass-1 fleet.
     """
     names = [w.name for w in data.workloads]
     first_s = max(FIRST_PASS_SHARE * time_limit_s / max(len(names), 1), MIN_SOLVE_S)
@@ -139,7 +140,8 @@ def solve_workloads(
             return sub
         subs.append(sub)
     reserve = COUPLING_SHARE * time_limit_s if _over_stock(data, subs) else 0.0
-    open_ = [i for i, s in enumerate(subs) if s.outcome.status is SolveStatus.time_limit]
+    open_ = sorted((i for i, s in enumerate(subs) if s.outcome.status is SolveStatus.time_limit),
+                   key=lambda i: (_slack(subs[i]), names[i]))  # smallest first: they end early
     for n, i in enumerate(open_):
         share = (deadline - reserve - time.perf_counter()) / (len(open_) - n)
         if share < MIN_SOLVE_S:
@@ -169,28 +171,70 @@ def _add(total: dict[StockKey, int], more: Mapping[StockKey, int]) -> None:
         total[k] = total.get(k, 0) + n
 
 
+def _cost(sub: SubResult) -> float:
+    return sub.outcome.report.objective or 0.0
+
+
+def _slack(sub: SubResult) -> float:
+    """What a sub-program's gap may still hide: objective − bound (infinite without a bound)."""
+    bound = sub.outcome.report.bound
+    return float("inf") if bound is None else max(_cost(sub) - bound, 0.0)
+
+
 def repair(
     data: ProgramData, subs: list[SubResult], solver: str, deadline: float, gap: float
 ) -> dict[ReplicaKey, int] | None:
-    """A fleet within stock: the workloads whose fleets meet over an offer's stock are solved
-    together on what the others leave; the others keep their fleets. ``None`` if that fails."""
+    """A fleet within stock, ``None`` if this fails (or the budget, not stock, couples them).
+
+    The workloads whose fleets meet over an offer's stock are taken dearest first (name order
+    among equals): each keeps its fleet where it fits the stock that the others (all of them,
+    less the coupled ones not yet taken) leave, else is re-solved alone on that stock. The
+    coupled workloads are then solved together on what the others leave, from that fleet, in
+    the time left, and the cheaper of the two is kept.
+    """
     over = _over_stock(data, subs)
-    coupled = [s for s in subs if over & set(stock_used(data, s.replicas))]
+    coupled = sorted((s for s in subs if over & set(stock_used(data, s.replicas))),
+                     key=lambda s: (-_cost(s), s.workloads))
     if not coupled:
-        return None  # the budget, not stock, couples them: only the joint program can tell
+        return None
     taken: dict[StockKey, int] = {}
     fleet: dict[ReplicaKey, int] = {}
     for sub in subs:
         if sub not in coupled:
             _add(taken, stock_used(data, sub.replicas))
             fleet.update(sub.replicas)
-    names = [w for s in coupled for w in s.workloads]
-    together = solve_subset(data, names, solver, max(deadline - time.perf_counter(), MIN_SOLVE_S),
-                            gap, taken)
-    if not together.outcome.has_solution:
-        return None
-    fleet.update(together.replicas)
+    others = dict(taken)
+    stock = {(o.zone, o.gpu, o.purchase): o.stock_gpus for o in data.offers}
+    mine: dict[ReplicaKey, int] = {}
+    for sub in coupled:
+        use = stock_used(data, sub.replicas)
+        replicas = sub.replicas
+        if any(taken.get(k, 0) + n > stock[k[:3]] for k, n in use.items()):
+            again = solve_subset(data, sub.workloads, solver,
+                                 max(deadline - time.perf_counter(), MIN_SOLVE_S), gap, taken)
+            if not again.outcome.has_solution:
+                return None
+            replicas, use = again.replicas, stock_used(data, again.replicas)
+        _add(taken, use)
+        mine.update(replicas)
+    left = deadline - time.perf_counter()
+    if left >= MIN_SOLVE_S and len(coupled) > 1:
+        names = [w for s in coupled for w in s.workloads]
+        together = solve_subset(data, names, solver, left, gap, others, start=mine)
+        if together.outcome.has_solution and _fleet_cost(data, together.replicas, names) < (
+                _fleet_cost(data, mine, names)):
+            mine = together.replicas
+    fleet.update(mine)
     return fleet
+
+
+def _fleet_cost(data: ProgramData, replicas: Mapping[ReplicaKey, int],
+                names: Iterable[str]) -> float:
+    """Monthly cost of some workloads' fleet on their own pools (fewest whole nodes)."""
+    sub = subset_data(data, names)
+    program = build_program(sub)
+    values = start_from_replicas(program, dict(replicas))
+    return float("inf") if values is None else objective_of(program, values)
 
 
 def load_values(program: Program, values: dict[str, float]) -> None:
