@@ -38,7 +38,7 @@ from solver.solve import SolveOutcome, integer_value, solve
 from solver.warm_start import greedy_start, objective_of, start_from_replicas
 
 #: Each solve gets at least this long, even when the time limit is spent [s].
-MIN_SOLVE_S = 1.0
+MIN_SOLVE_S = 0.25
 #: Share of the time limit the first pass over the sub-programs gets, split evenly [1].
 FIRST_PASS_SHARE = 0.5
 #: Share of the time limit kept for solving workloads coupled by stock together [1].
