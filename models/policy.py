@@ -35,9 +35,10 @@ class Policy(Frozen):
     """A measured capacity row older than this is stale and not used [days]."""
     as_of: str | None = None
     """Date (ISO) the plan is made for; measured-row ages count to it. Default: today."""
-    share_nodes: bool = False
-    """Let replicas of different workloads share a node. Default: each workload gets dedicated
-    node pools (isolation; the fleet program then decomposes per workload, docs/program.md)."""
+    share_nodes: bool = True
+    """Let replicas of different workloads share a node (the cheapest packing). ``false`` gives
+    each workload dedicated node pools: isolation, at the cost of rounding each pool up to whole
+    nodes; the program then decomposes per workload and solves fastest (docs/program.md)."""
     time_blocks: tuple[TimeBlock, ...] = Field(default_factory=hourly_blocks)
     """Slices of the peak day; each hour in exactly one block."""
 

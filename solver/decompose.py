@@ -1,6 +1,6 @@
 r"""Solve the fleet program one workload at a time when workloads have their own node pools.
 
-With dedicated node pools (``policy.share_nodes`` false, the default) every row of the program
+With dedicated node pools (``policy.share_nodes`` false) every row of the program
 but stock (C5) and the budget (C7) belongs to one workload, so the program is
 
 .. math:: \min \sum_w c_w(x_w) \quad\text{s.t.}\quad x_w \in X_w \;\forall w,\quad

@@ -12,9 +12,9 @@ Sets (all sorted; each could gain a planning-period index ``p`` without changing
 - Replica slots :math:`r = (w, c, z, k, s)` with :math:`(z, g_c, k) \in O`, :math:`t_c \le n_{zg}`;
   reserved slots carry no slice (:math:`s = *`) and count in every slice; :math:`r \ni s` below
   means "present in slice s".
-- Node groups :math:`p = (z, g, k, s, o)`: with dedicated pools (the default,
-  ``policy.share_nodes`` false) the owner :math:`o` is the workload, a node serves one workload;
-  with shared nodes :math:`o` is empty and every workload's replicas of (z, g, k, s) share them.
+- Node groups :math:`p = (z, g, k, s, o)`: with shared nodes (the default, ``policy.share_nodes``
+  true) :math:`o` is empty and every workload's replicas of (z, g, k, s) share them; with
+  dedicated pools the owner :math:`o` is the workload, a node serves one workload.
 
 Parameters
 

@@ -22,11 +22,16 @@ def shared(sc: Scenario, share_nodes: bool = True) -> Scenario:
         update={"share_nodes": share_nodes})})
 
 
+def dedicated(sc: Scenario) -> Scenario:
+    """Dedicated node pools (policy.share_nodes false): the model the decomposition solves."""
+    return shared(sc, share_nodes=False)
+
+
 def two_workloads(reserved_stock: int) -> Scenario:
     # 1-GPU nodes; reserved 1.0 $/GPU-h, on-demand 3.0 $/GPU-h (stock 10); one all-day slice.
-    return scenario([workload("a", 20.0, utilization=1.0), workload("b", 20.0, utilization=1.0)],
-                    [zone("z", offer(reserved=(1.0, reserved_stock), on_demand=(3.0, 10),
-                                     gpus_per_node=1))])
+    return dedicated(scenario(
+        [workload("a", 20.0, utilization=1.0), workload("b", 20.0, utilization=1.0)],
+        [zone("z", offer(reserved=(1.0, reserved_stock), on_demand=(3.0, 10), gpus_per_node=1))]))
 
 
 TB = table(row("a", "H100", 1, 10.0), row("b", "H100", 1, 10.0))
@@ -77,15 +82,15 @@ def test_infeasible_sub_program_means_infeasible_plan_with_diagnosis() -> None:
 def test_shared_nodes_can_only_be_cheaper_or_equal() -> None:
     # One 8-GPU node at 1.0 $/GPU-h = 5,840 / month. `big` needs one TP4 replica, `small` one
     # TP2: shared, both fit on one node (5,840); dedicated, each pays its own node (11,680).
-    sc = scenario([workload("big", 10.0, utilization=1.0), workload("small", 10.0,
-                                                                     utilization=1.0)],
-                  [zone("a", offer(reserved=(1.0, 16)))])
+    sc = dedicated(scenario([workload("big", 10.0, utilization=1.0),
+                             workload("small", 10.0, utilization=1.0)],
+                            [zone("a", offer(reserved=(1.0, 16)))]))
     tb = table(row("big", "H100", 4, 10.0), row("small", "H100", 2, 10.0))
-    dedicated = plan_scenario(sc, tb, gap=1e-9)
+    own = plan_scenario(sc, tb, gap=1e-9)
     pooled = plan_scenario(shared(sc), tb, gap=1e-9)
-    assert dedicated.cost.per_month == pytest.approx(2 * 5840.0)
+    assert own.cost.per_month == pytest.approx(2 * 5840.0)
     assert pooled.cost.per_month == pytest.approx(5840.0)
-    assert verify_plan(dedicated, sc, tb) == [] and verify_plan(pooled, shared(sc), tb) == []
+    assert verify_plan(own, sc, tb) == [] and verify_plan(pooled, shared(sc), tb) == []
 
 
 @pytest.mark.parametrize("survivability", ["none", "n_plus_1", "zone_loss"])
@@ -95,10 +100,10 @@ def test_decomposition_matches_the_joint_program(survivability: str) -> None:
     halves = blocks(("x", range(0, 12)), ("y", range(12, 24)))
     zones = [zone(z, offer(reserved=(2.0, 16), on_demand=(3.0, 16), gpus_per_node=2))
              for z in ("p", "q")]
-    sc = scenario([workload("a", 13.0, shape=[1.0] * 12 + [0.5] * 12,
-                            survivability=survivability, utilization=0.8),
-                   workload("b", 7.0, survivability=survivability, utilization=1.0)],
-                  zones, time_blocks=halves)
+    sc = dedicated(scenario([workload("a", 13.0, shape=[1.0] * 12 + [0.5] * 12,
+                                      survivability=survivability, utilization=0.8),
+                             workload("b", 7.0, survivability=survivability, utilization=1.0)],
+                            zones, time_blocks=halves))
     tb = table(row("a", "H100", 1, 4.0), row("a", "H100", 2, 9.0), row("b", "H100", 1, 5.0))
     data = build_program_data(sc, tb)
     _, outcome = solve_decomposed(data, gap=1e-9)
