@@ -38,11 +38,14 @@ import time
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
+
+if TYPE_CHECKING:
+    from models.scenario import Scenario
 
 #: A run that takes this much longer than its time limit is stopped (diagnosis, hang) [s].
 CHILD_GRACE_S = 600.0
@@ -58,6 +61,8 @@ class RunResult:
     gpu_types: int
     zones: int
     slices: int
+    nodes: str = "shared"
+    """Node model: ``shared`` (policy.share_nodes, the default) or ``dedicated`` pools."""
     variables: int = 0
     integer_variables: int = 0
     constraints: int = 0
@@ -90,7 +95,8 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int) -> RunResult:
+def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
+              share_nodes: bool = True) -> RunResult:
     """Measure one (size, solver) run in this process (called inside the subprocess)."""
     import pulp
 
@@ -102,8 +108,9 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     from solver.verify import verify_plan
 
     spec = size_spec(size)
-    scenario = generate_scenario(size, seed)
-    result = RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones, spec.slices)
+    scenario = with_node_model(generate_scenario(size, seed), share_nodes)
+    result = RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones, spec.slices,
+                       nodes=_nodes(share_nodes))
     start = time.perf_counter()
     table = build_capacity_table(scenario)
     result.table_s = time.perf_counter() - start
@@ -130,7 +137,18 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     return result
 
 
-def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int) -> RunResult:
+def _nodes(share_nodes: bool) -> str:
+    return "shared" if share_nodes else "dedicated"
+
+
+def with_node_model(scenario: Scenario, share_nodes: bool) -> Scenario:
+    """The scenario with ``policy.share_nodes`` set (the generator keeps the policy default)."""
+    policy = scenario.policy.model_copy(update={"share_nodes": share_nodes})
+    return scenario.model_copy(update={"policy": policy})
+
+
+def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
+          share_nodes: bool = True) -> RunResult:
     """Run one (size, solver) measurement in a fresh Python process."""
     from benchmarks.generate import size_spec
 
@@ -139,17 +157,19 @@ def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int) ->
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out), "--sizes", size,
                "--solvers", solver, "--time-limit", str(time_limit_s), "--gap", str(gap),
-               "--seed", str(seed)]
+               "--seed", str(seed), "--share-nodes" if share_nodes else "--dedicated"]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                                   timeout=time_limit_s + CHILD_GRACE_S, check=False)
         except subprocess.TimeoutExpired:
             return RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones,
-                             spec.slices, error=f"stopped after {time_limit_s + CHILD_GRACE_S} s")
+                             spec.slices, nodes=_nodes(share_nodes),
+                             error=f"stopped after {time_limit_s + CHILD_GRACE_S} s")
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             return RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones,
-                             spec.slices, error=f"exit {done.returncode}: {tail[0]}")
+                             spec.slices, nodes=_nodes(share_nodes),
+                             error=f"exit {done.returncode}: {tail[0]}")
         return RunResult(**json.loads(out.read_text()))
 
 
@@ -229,10 +249,10 @@ def markdown(results: list[RunResult], baselines: dict[str, dict[str, float | No
     for r in results:
         if r.bound is not None:
             best_bound[r.size] = max(best_bound.get(r.size, r.bound), r.bound)
-    head = ("| size | W×G×Z×S | vars (int) | rows | solver | table s | build s | solve s | "
+    head = ("| size | W×G×Z×S | nodes | vars (int) | rows | solver | table s | build s | solve s | "
             "CPU s | status | gap | gap vs best bound | cost $/month | verified | peak MiB | "
             "single-type $/month | saving | best-type $/month | saving |")
-    align = ["---"] * 5 + ["---:"] * 4 + ["---"] + ["---:"] * 3 + ["---"] + ["---:"] * 5
+    align = ["---"] * 6 + ["---:"] * 4 + ["---"] + ["---:"] * 3 + ["---"] + ["---:"] * 5
     lines = [head, "|" + "|".join(align) + "|"]
     for r in results:
         base = baselines.get(r.size, {})
@@ -243,13 +263,14 @@ def markdown(results: list[RunResult], baselines: dict[str, dict[str, float | No
         verified = ("—" if r.verify_problems is None
                     else "yes" if r.verify_problems == 0 else f"{r.verify_problems} problems")
         if r.error:
-            cells = [r.size, f"{r.workloads}×{r.gpu_types}×{r.zones}×{r.slices}", "—", "—",
+            cells = [r.size, f"{r.workloads}×{r.gpu_types}×{r.zones}×{r.slices}", r.nodes,
+                     "—", "—",
                      r.solver, *["—"] * 4, f"error: {r.error}", *["—"] * 9]
             lines.append("| " + " | ".join(cells) + " |")
             continue
         status = r.status
         lines.append(
-            f"| {r.size} | {r.workloads}×{r.gpu_types}×{r.zones}×{r.slices} | "
+            f"| {r.size} | {r.workloads}×{r.gpu_types}×{r.zones}×{r.slices} | {r.nodes} | "
             f"{r.variables:,} ({r.integer_variables:,}) | {r.constraints:,} | {r.solver} | "
             f"{r.table_s:.2f} | {r.build_s:.2f} | {r.solve_s:.1f} | {r.cpu_s:.1f} | {status} | "
             f"{_pct(r.gap)} | {_pct(vs_bound)} | {_money(r.cost_per_month)} | {verified} | "
@@ -305,6 +326,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve")
     p.add_argument("--gap", type=float, default=0.01, help="relative MIP gap to stop at")
     p.add_argument("--seed", type=int, default=0, help="scenario generator seed")
+    nodes = p.add_mutually_exclusive_group()
+    nodes.add_argument("--share-nodes", dest="share_nodes", action="store_true", default=True,
+                       help="shared nodes (policy.share_nodes true, the default)")
+    nodes.add_argument("--dedicated", dest="share_nodes", action="store_false",
+                       help="dedicated pools (policy.share_nodes false: decomposition alone)")
     p.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     p.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     return p
@@ -316,7 +342,8 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [s for s in args.sizes.split(",") if s]
     solvers = [s for s in args.solvers.split(",") if s]
     if args.child is not None:
-        result = run_child(sizes[0], solvers[0], args.time_limit, args.gap, args.seed)
+        result = run_child(sizes[0], solvers[0], args.time_limit, args.gap, args.seed,
+                           args.share_nodes)
         args.child.write_text(json.dumps(asdict(result)))
         return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -329,21 +356,22 @@ def main(argv: list[str] | None = None) -> None:
         base_rows.extend(found)
         costs[size] = {b.name: b.cost_per_month for b in found}
         for solver in solvers:
-            print(f"… {size} / {solver}", file=sys.stderr, flush=True)
-            r = spawn(size, solver, args.time_limit, args.gap, args.seed)
+            print(f"… {size} / {solver} / {_nodes(args.share_nodes)}", file=sys.stderr,
+                  flush=True)
+            r = spawn(size, solver, args.time_limit, args.gap, args.seed, args.share_nodes)
             print(f"  {r.status} in {r.plan_s:.1f} s, gap {_pct(r.gap)}, "
                   f"cost {_money(r.cost_per_month)} {r.error}", file=sys.stderr, flush=True)
             results.append(r)
     code = code_version()
-    print(f"Measured {started} on {header}; {code}; time limit {args.time_limit:g} s, "
-          f"gap {args.gap:g}, seed {args.seed}.\n")
+    print(f"Measured {started} on {header}; {code}; {_nodes(args.share_nodes)} nodes, "
+          f"time limit {args.time_limit:g} s, gap {args.gap:g}, seed {args.seed}.\n")
     print(markdown(results, costs))
     print()
     print(baseline_markdown(base_rows))
     if args.json is not None:
         payload: dict[str, Any] = {"started": started, "machine": header, "code": code,
                                    "time_limit_s": args.time_limit, "gap": args.gap,
-                                   "seed": args.seed,
+                                   "seed": args.seed, "nodes": _nodes(args.share_nodes),
                                    "baselines": [asdict(b) for b in base_rows],
                                    "runs": [asdict(r) for r in results]}
         args.json.write_text(json.dumps(payload, indent=2))

@@ -5,12 +5,11 @@ synthetic Poisson trace (lognormal lengths matched to the workload's P50/P95) at
 puts on it at peak — its SLO-holding rate × the workload's target utilization — and the replay's
 TTFT/TPOT P95 are set beside ``solver.capacity.predict_at_rate`` at the same rate (and the
 replay's mean TPOT beside the model's mean, ``LoadPoint.tpot_mean_ms``). Then each
-workload's replicas of its peak slice are replayed together at the workload's peak rate, and,
-for workloads that must survive a zone loss, with each zone's replicas removed. Last, each
-workload's peak slice intact with capacity-weighted routing: every request goes to a replica drawn
-with probability proportional to its SLO-holding rate (the share the plan assumes), each replica
-replayed on its own requests — against the replay's own router, which balances outstanding
-requests.
+workload's replicas of its peak slice are replayed together at the workload's peak rate, intact
+and after the failures it must survive (one node of each pool; each zone's replicas for a zone loss).
+The replay routes each request to the replica with the fewest outstanding requests per unit of its
+SLO-holding rate (``solver.simulate.fleet_replicas`` sets the weights), the capacity-weighted
+split the plan assumes, so no separate weighted-routing replay is needed.
 
 Run: ``/work/venv/bin/python benchmarks/replay_agreement.py [PLAN_JSON]`` from the repository
 root (without PLAN_JSON the demo is planned first, about a minute). Prints markdown tables.
@@ -95,7 +94,7 @@ def per_configuration(scenario: Scenario, fleet: Fleet, table: CapacityTable) ->
 
 
 def per_workload(scenario: Scenario, fleet: Fleet) -> list[str]:
-    """Each workload's peak-slice replicas at its peak rate, intact and after each zone loss."""
+    """Each workload's peak-slice replicas at its peak rate, intact and after each failure."""
     lines = [
         "| workload | slice | failure | replicas | requests | TTFT P95 [ms] (SLO) | "
         "TPOT P95 [ms] (SLO) | within SLO | rejected |",
@@ -149,50 +148,6 @@ def _workload_row(wl: Workload, slice_name: str, label: str, reps: list[ReplicaS
             f"{(s.slo_attainment or 0.0):.1%} | {s.rejected} |")
 
 
-def weighted_routing(scenario: Scenario, fleet: Fleet, table: CapacityTable) -> list[str]:
-    """Each workload's peak slice at its peak rate, requests split in proportion to capacity."""
-    lines = [
-        "| workload | slice | replicas | requests | TTFT P95 [ms] (SLO) | TPOT P95 [ms] (SLO) | "
-        "within SLO |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for wl in scenario.workloads:
-        slice_name = peak_slice(scenario, wl)
-        replicas = fleet_replicas(fleet, scenario, wl, slice_name)
-        if not replicas:
-            continue
-        rates = []
-        for g in fleet.replicas:
-            if g.workload == wl.name and (g.slice is None or g.slice == slice_name):
-                row = next(r for r in table.for_workload(wl.name) if (r.gpu, r.tp) == (g.gpu, g.tp))
-                rates += [row.slo_rps] * g.replicas
-        share = np.array(rates) / sum(rates)
-        rate_rps = workload_rate_rps(wl)
-        trace = synthetic_trace(wl, _duration_s(rate_rps), SEED)
-        which = np.random.default_rng(SEED).choice(len(replicas), size=len(trace), p=share)
-        cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate)
-        ttft, tpot = [], []
-        for k, replica in enumerate(replicas):
-            mine = which == k
-            if not mine.any():
-                continue
-            times = trace.arrival_s[mine]
-            sub = Trace(source=trace.source, arrival_s=times - times[0],
-                        input_tokens=trace.input_tokens[mine],
-                        output_tokens=trace.output_tokens[mine])
-            result = replay(sub, [replica], cfg)
-            ttft.append(result.ttft_ms)
-            tpot.append(result.tpot_ms)
-        all_ttft, all_tpot = np.concatenate(ttft), np.concatenate(tpot)
-        ok = (all_ttft <= wl.slo.ttft_p95_ms) & (np.isnan(all_tpot)
-                                                 | (all_tpot <= wl.slo.tpot_p95_ms))
-        lines.append(f"| {wl.name} | {slice_name} | {len(replicas)} | {len(trace):,} | "
-                     f"{np.nanpercentile(all_ttft, 95):,.0f} ({wl.slo.ttft_p95_ms:,.0f}) | "
-                     f"{np.nanpercentile(all_tpot, 95):.1f} ({wl.slo.tpot_p95_ms:.0f}) | "
-                     f"{ok.mean():.1%} |")
-    return lines
-
-
 def main(argv: list[str]) -> None:
     """Print both tables for PLAN_JSON (or a fresh plan of the demo)."""
     scenario = load_scenario(demo_scenario())
@@ -207,8 +162,6 @@ def main(argv: list[str]) -> None:
     print("\n".join(per_configuration(scenario, fleet, table)))
     print()
     print("\n".join(per_workload(scenario, fleet)))
-    print()
-    print("\n".join(weighted_routing(scenario, fleet, table)))
 
 
 if __name__ == "__main__":
