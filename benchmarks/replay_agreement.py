@@ -6,13 +6,13 @@ puts on it at peak — its SLO-holding rate × the workload's target utilization
 TTFT/TPOT P95 are set beside ``solver.capacity.predict_at_rate`` at the same rate (and the
 replay's mean TPOT beside the model's mean, ``LoadPoint.tpot_mean_ms``). Then each
 workload's replicas of its peak slice are replayed together at the workload's peak rate, intact
-and after the failures it must survive (one node of each pool; each zone's replicas for a zone loss).
+and after the failures it must survive (one node of each pool; each zone for a zone loss).
 The replay routes each request to the replica with the fewest outstanding requests per unit of its
 SLO-holding rate (``solver.simulate.fleet_replicas`` sets the weights), the capacity-weighted
 split the plan assumes, so no separate weighted-routing replay is needed.
 
 Run: ``/work/venv/bin/python benchmarks/replay_agreement.py [PLAN_JSON]`` from the repository
-root (without PLAN_JSON the demo is planned first, about a minute). Prints markdown tables.
+root (without PLAN_JSON the demo is planned first, about 25 s). Prints two markdown tables.
 """
 
 from __future__ import annotations
