@@ -44,8 +44,13 @@ from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_dat
 from solver.solve import SolveOutcome, integer_value, solve
 from solver.warm_start import greedy_start, start_from_replicas
 
-#: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1].
+#: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1],
+#: at most ``DEDICATED_START_MAX_S``: the start needs to be good, not proven optimal.
 DEDICATED_START_SHARE = 0.25
+DEDICATED_START_MAX_S = 20.0
+#: Gap the dedicated-pool start is solved to (looser than the plan's: sub-programs then stop on
+#: their gap, not on the clock, so the start — and the plan — do not depend on machine speed) [1].
+DEDICATED_START_GAP = 0.05
 
 #: A capacity within this relative distance of the demand holds it (the verifier's tolerance).
 REL_TOL = 1e-6
@@ -98,8 +103,9 @@ def solve_shared(
     program = build_program(data)
     start = None
     dedicated = dataclasses.replace(data, share_nodes=False)
-    budget_s = max(time_limit_s * DEDICATED_START_SHARE, 0.5)
-    ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s, gap)
+    budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
+    ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
+                                                max(gap, DEDICATED_START_GAP))
     if ded_outcome.has_solution:
         fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
         start = start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
