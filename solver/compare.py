@@ -15,6 +15,7 @@ most two, deterministic order), each a plain call of the planner.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -195,7 +196,10 @@ def plan_all(variants: Sequence[Variant], options: SolveOptions,
         for i, v in enumerate(variants):
             done(i, plan_variant(v, options))
     else:
-        with ProcessPoolExecutor(max_workers=n) as pool:
+        # spawn, not fork: a child forked after HiGHS ran in this process inherits its thread
+        # pool in a broken state and can spin forever inside the next solve
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")
+                                 ) as pool:
             futures: dict[Future[Compared], int] = {
                 pool.submit(plan_variant, v, options): i for i, v in enumerate(variants)}
             for future in as_completed(futures):
