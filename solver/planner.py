@@ -27,7 +27,8 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.decompose import solve_decomposed
+from solver.aggregate import aggregated_start
+from solver.decompose import load_values, solve_decomposed
 from solver.diagnose import diagnose
 from solver.fleet import (
     Failure,
@@ -42,7 +43,7 @@ from solver.fleet import (
 from solver.program import Program, build_program
 from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
-from solver.warm_start import greedy_start, start_from_replicas
+from solver.warm_start import greedy_start, objective_of, start_from_replicas
 
 #: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1],
 #: at most ``DEDICATED_START_MAX_S``: the start needs to be good, not proven optimal.
@@ -51,6 +52,11 @@ DEDICATED_START_MAX_S = 20.0
 #: Gap the dedicated-pool start is solved to (looser than the plan's: sub-programs then stop on
 #: their gap, not on the clock, so the start — and the plan — do not depend on machine speed) [1].
 DEDICATED_START_GAP = 0.05
+
+#: Programs with more slices than this start from time-aggregated fleets (hourly slices make
+#: the joint program slow to find good fleets), within this share of the time limit [1].
+AGGREGATE_ABOVE_SLICES = 4
+AGGREGATE_SHARE = 0.6
 
 #: A capacity within this relative distance of the demand holds it (the verifier's tolerance).
 REL_TOL = 1e-6
@@ -92,29 +98,61 @@ def plan_scenario(
 def solve_shared(
     data: ProgramData, solver: str, time_limit_s: float, gap: float
 ) -> tuple[Program, SolveOutcome]:
-    """Shared node pools: the joint program, started from the dedicated-pool fleet.
+    """Shared node pools: the joint program, started from the best fleet found cheaply.
 
-    Dedicated pools restrict shared ones (each workload's nodes are a valid packing of shared
-    nodes), so the fleet the per-workload decomposition finds in a share of the time is a
-    feasible first incumbent for the joint program, usually far better than the greedy one.
-    The bound reported is the joint solver's own: the decomposition's bound does not hold here.
+    With many slices (hourly ones), the start is the fleet of the time-aggregated programs of
+    :mod:`solver.aggregate` (slices grouped at their busiest demand: a restriction, so its fleet
+    is feasible here); with few, the dedicated-pool fleet of the per-workload decomposition
+    (dedicated pools restrict shared ones). The fleet reported is the joint solve's, or the start
+    where the joint solve ends without a better one (CBC takes no start). The bound reported is
+    the joint solver's own: neither start's bound holds for this program.
     """
     started = time.perf_counter()
     program = build_program(data)
     start = None
-    dedicated = dataclasses.replace(data, share_nodes=False)
-    budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
-    ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
-                                                max(gap, DEDICATED_START_GAP))
-    if ded_outcome.has_solution:
-        fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
-        start = start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
+    if len(data.slices) > AGGREGATE_ABOVE_SLICES:
+        start = aggregated_start(program, solver, time_limit_s * AGGREGATE_SHARE, gap)
+    else:
+        dedicated = dataclasses.replace(data, share_nodes=False)
+        budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
+        ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
+                                                    max(gap, DEDICATED_START_GAP))
+        if ded_outcome.has_solution:
+            fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
+            start = start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
     if start is None:
         start = greedy_start(program)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
-    report = outcome.report.model_copy(update={"seconds": time.perf_counter() - started})
-    return program, dataclasses.replace(outcome, report=report)
+    return program, _keep_better(program, outcome, start, started, gap)
+
+
+def _keep_better(
+    program: Program, outcome: SolveOutcome, start: dict[str, float] | None, started: float,
+    target_gap: float,
+) -> SolveOutcome:
+    """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper."""
+    seconds = time.perf_counter() - started
+    found = outcome.report.objective if outcome.has_solution else None
+    if start is None or outcome.status is SolveStatus.infeasible:
+        return dataclasses.replace(outcome, report=outcome.report.model_copy(
+            update={"seconds": seconds}))
+    cost = objective_of(program, start)
+    if found is not None and found <= cost * (1 + REL_TOL):
+        return dataclasses.replace(outcome, report=outcome.report.model_copy(
+            update={"seconds": seconds}))
+    load_values(program, start)
+    bound = outcome.report.bound
+    gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
+    report = outcome.report.model_copy(update={
+        "seconds": seconds, "objective": cost, "gap": gap})
+    if gap is not None and gap <= target_gap + REL_TOL:
+        status = SolveStatus.optimal
+    elif outcome.status in (SolveStatus.optimal, SolveStatus.time_limit):
+        status = SolveStatus.time_limit
+    else:
+        status = SolveStatus.feasible
+    return SolveOutcome(status, report, True)
 
 
 def scenario_fingerprint(scenario: Scenario) -> str:
