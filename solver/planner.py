@@ -146,7 +146,8 @@ def _keep_better(
     gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
     report = outcome.report.model_copy(update={
         "seconds": seconds, "objective": cost, "gap": gap})
-    if gap is not None and gap <= target_gap + REL_TOL:
+    if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
+        # a solver that proved its own fleet within the gap proved any cheaper one within it
         status = SolveStatus.optimal
     elif outcome.status in (SolveStatus.optimal, SolveStatus.time_limit):
         status = SolveStatus.time_limit

@@ -126,6 +126,10 @@ def test_the_start_is_kept_where_the_solve_ends_without_a_better_fleet(
     within = SolveOutcome(SolveStatus.time_limit,
                           SolverReport(name="cbc", seconds=1.0, bound=cost * 0.995), False)
     assert _keep_better(program, within, start, 0.0, 0.01).status is SolveStatus.optimal
+    # CBC proved a dearer fleet within the gap (no bound read): the cheaper start is within it
+    dearer = SolveOutcome(SolveStatus.optimal, SolverReport(name="cbc", seconds=1.0,
+                                                           objective=cost * 1.005), True)
+    assert _keep_better(program, dearer, start, 0.0, 0.01).status is SolveStatus.optimal
 
 
 def test_hourly_scenarios_plan_from_the_aggregated_start_and_verify() -> None:
