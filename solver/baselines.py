@@ -8,7 +8,7 @@ with ``slo_rps`` the SLO-holding rate of one replica of the chosen (GPU, TP) fro
 table (the same candidates the program reads), and the TP on that GPU the one needing the fewest
 GPUs (``replicas × tp``; the smaller TP on a tie). ``peak_rps`` is the busiest hour of the peak
 day; a batch volume counts as its even spread over its window
-(:func:`solver.fleet.peak_demand_rps`).
+(:func:`solver.failures.peak_demand_rps`).
 
 Two baselines:
 
@@ -42,7 +42,7 @@ from models.common import CapacitySource, Frozen, PurchaseKind
 from models.inventory import Fleet, FleetNodes, FleetReplicaGroup
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.fleet import offer_gpus_per_node, peak_demand_rps
+from solver.failures import offer_gpus_per_node, peak_demand_rps
 from solver.program_data import Candidate, candidates_from_table
 
 #: Headroom of the rule of thumb: provision 1.3 × the peak [1].

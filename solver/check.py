@@ -1,6 +1,6 @@
 """Survivability check of a fleet: every workload, every slice, steady state and every failure.
 
-For the steady state and each failure domain of :func:`solver.fleet.failure_domains` (one node
+For the steady state and each failure domain of :func:`solver.failures.failure_domains` (one node
 of each zone × GPU × purchase pool, each zone, each region where there are several), per
 workload and slice: the capacity that still serves, the utilization it runs at, the TTFT and
 TPOT P95 the capacity model predicts at the resulting per-replica load, whether demand is met,
@@ -29,7 +29,7 @@ from models.inventory import Fleet, FleetReplicaGroup
 from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.fleet import (
+from solver.failures import (
     SECONDS_PER_HOUR,
     Failure,
     FailureKind,

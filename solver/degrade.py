@@ -31,7 +31,7 @@ from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
 from solver.check import WINDOW, CheckReport, CheckRow
-from solver.fleet import Failure, FailureKind, failure_domains, surviving_replicas
+from solver.failures import Failure, FailureKind, failure_domains, surviving_replicas
 
 #: E[max(0, L − P95)] ÷ (P99 − P95) for the percentile tail described in the module docstring:
 #: ∫ from 0.95 to 0.99 of (q − 0.95)/0.04 dq = 0.02, plus 0.01 × (1 + 1.25)/2 = 0.01125.

@@ -30,16 +30,16 @@ from models.workload import HOURS_PER_DAY, Workload
 from solver.aggregate import aggregated_start
 from solver.decompose import load_values, solve_decomposed
 from solver.diagnose import diagnose
-from solver.fleet import (
+from solver.failures import (
     Failure,
     FailureKind,
     failover_capacity_rps,
     failure_domains,
-    fleet_from_plan,
     required_failures,
     slice_demand_rps,
     usable_capacity_rps,
 )
+from solver.fleet import fleet_from_plan
 from solver.program import Program, build_program
 from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve

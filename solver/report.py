@@ -20,7 +20,7 @@ from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.atomic import write_atomic
 from solver.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
-from solver.fleet import spot_interruption_rate
+from solver.failures import spot_interruption_rate
 
 #: Purchase kinds in the order they are shown everywhere.
 PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)

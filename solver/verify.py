@@ -29,13 +29,12 @@ from models.plan import Plan, SolveStatus
 from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.fleet import (
+from solver.failures import (
     SECONDS_PER_HOUR,
     Failure,
     FailureKind,
     failover_capacity_rps,
     failure_domains,
-    fleet_from_plan,
     offer_gpus_per_node,
     required_failures,
     runs_in,
@@ -43,6 +42,7 @@ from solver.fleet import (
     usable_capacity_rps,
     window_hours,
 )
+from solver.fleet import fleet_from_plan
 
 #: Relative tolerance for money and rates; absolute slack for rates near zero.
 REL_TOL = 1e-6
