@@ -107,6 +107,11 @@ def expand_fleet(
     return out
 
 
+#: Programs with more slices than this start from time-aggregated fleets (hourly slices make
+#: the full program slow to find good fleets), within this share of its time limit [1].
+AGGREGATE_ABOVE_SLICES = 4
+AGGREGATE_SHARE = 0.6
+
 #: Groups of each stage of :func:`aggregated_start` and the share of its time each may use:
 #: one group (the static fleet at the day's peak) proves its optimum in seconds; each later
 #: stage halves the groups of the one before (its fleet is the next stage's start).

@@ -27,7 +27,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.aggregate import aggregated_start
+from solver.aggregate import AGGREGATE_ABOVE_SLICES, AGGREGATE_SHARE, aggregated_start
 from solver.decompose import load_values, solve_decomposed
 from solver.diagnose import diagnose
 from solver.failures import (
@@ -52,11 +52,6 @@ DEDICATED_START_MAX_S = 20.0
 #: Gap the dedicated-pool start is solved to (looser than the plan's: sub-programs then stop on
 #: their gap, not on the clock, so the start — and the plan — do not depend on machine speed) [1].
 DEDICATED_START_GAP = 0.05
-
-#: Programs with more slices than this start from time-aggregated fleets (hourly slices make
-#: the joint program slow to find good fleets), within this share of the time limit [1].
-AGGREGATE_ABOVE_SLICES = 4
-AGGREGATE_SHARE = 0.6
 
 #: A capacity within this relative distance of the demand holds it (the verifier's tolerance).
 REL_TOL = 1e-6

@@ -12,7 +12,7 @@ from solver import aggregate
 from solver.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
 from solver.capacity import build_capacity_table
 from solver.planner import _keep_better, plan_scenario
-from solver.program import build_program
+from solver.program import Program, build_program
 from solver.program_data import ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
 from solver.verify import verify_plan
@@ -144,3 +144,30 @@ def test_hourly_scenarios_plan_from_the_aggregated_start_and_verify() -> None:
     start = aggregate.aggregated_start(program, "highs", 30.0, 0.01)
     assert start is not None
     assert plan.cost.per_month <= objective_of(program, start) + 1e-6
+
+
+def test_dedicated_sub_programs_on_hourly_slices_start_from_aggregated_fleets(
+    small: ProgramData, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from solver import decompose
+
+    calls: list[tuple[str, ...]] = []
+    real = decompose.aggregated_start
+
+    def spy(program: Program, solver: str, time_limit_s: float,
+            gap: float) -> dict[str, float] | None:
+        calls.append(tuple(w.name for w in program.data.workloads))
+        return real(program, solver, time_limit_s, gap)
+
+    monkeypatch.setattr(decompose, "aggregated_start", spy)
+    dedicated = dataclasses.replace(small, share_nodes=False)
+    first = decompose.solve_workload(dedicated, "chat", "highs", 10.0, 0.01)
+    assert calls == [("chat",)] and first.outcome.has_solution
+    # a sub-program given a fleet (the second pass) starts from it instead
+    again = decompose.solve_workload(dedicated, "chat", "highs", 10.0, 0.01, start=first.replicas)
+    assert calls == [("chat",)]
+    assert again.outcome.report.objective is not None
+    assert first.outcome.report.objective is not None
+    assert again.outcome.report.objective <= first.outcome.report.objective + 1e-6
