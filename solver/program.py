@@ -567,12 +567,49 @@ def add_node_cover_cuts(
             if firm and survives_node:
                 prob += pulp.LpAffineExpression([(v.nodes[p], c) for p, c in firm.items()]) >= (
                     need + min(firm.values())), v.names.name("covern1", w.name, s)
+            if firm and ((w.survivability is Survivability.zone_loss and zone_loss) or (
+                    w.survivability is Survivability.n_plus_1 and n_plus_1)):
+                add_two_replicas_cut(prob, data, v, w.name, s, w.survivability, need)
             if not zone_loss or w.survivability is not Survivability.zone_loss:
                 continue
             for z in data.zones:
                 prob += pulp.LpAffineExpression([
                     (v.nodes[p], c) for p, c in firm.items() if p[0] != z]) >= need, (
                         v.names.name("coverzone", w.name, z, s))
+
+
+def add_two_replicas_cut(
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, s: str,
+    survivability: Survivability, need: float,
+) -> None:
+    r"""Valid cut: surviving a failure takes two whole *big* replicas, or enough *small* ones.
+
+    A non-spot replica slot is *big* for ``w`` in slice ``s`` when one replica could carry the
+    demand after a failure (:math:`\phi\rho_c \ge d`), *small* otherwise. With :math:`B` big
+    replicas and :math:`S` the capacity at :math:`\phi` of the small ones:
+
+    .. math:: B + \alpha\, S / d \ge 2,
+
+    valid for every fleet: with :math:`B \ge 2` trivially; with :math:`B = 1`, losing the node
+    (or zone) that replica runs in leaves only small ones, so :math:`S \ge d`; with
+    :math:`B = 0`, zone loss over :math:`Z` zones needs :math:`S \ge d + \max_z S_z \ge
+    dZ/(Z-1)` and N+1 needs :math:`S \ge d`. Hence :math:`\alpha = 2(Z-1)/Z` for zone loss,
+    2 for N+1. Without it the LP relaxation spreads 0.4 of a replica over each of several zones.
+    """
+    phi = data.failure_utilization
+    keys = [k for k in v.by_slice.get((w, s), []) if k[4] is not PurchaseKind.spot]
+    if not keys:
+        return
+    if survivability is Survivability.zone_loss:
+        zones = len({k[3] for k in keys})
+        if zones < 2:
+            return
+        alpha = 2 * (zones - 1) / zones
+    else:
+        alpha = 2.0
+    terms = [(v.replicas[k], 1.0 if phi * v.rate[k] >= need * (1 - 1e-9)
+              else alpha * phi * v.rate[k] / need) for k in keys]
+    prob += pulp.LpAffineExpression(terms) >= 2, v.names.name("tworeps", w, s)
 
 
 #: Constraint families by name, in formulation order (C1…C7).

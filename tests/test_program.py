@@ -296,3 +296,32 @@ def test_symmetry_and_cover_cuts_keep_the_optimum() -> None:
     plain = build_program(data, symmetry=False, cuts=False)
     solve(plain.prob, gap=1e-9)
     assert optimum(sc, tb) == pytest.approx(float(pulp.value(plain.prob.objective)))
+
+
+def test_two_replicas_cut_tightens_the_relaxation_and_keeps_the_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two zone-loss pools, 5 req/s each; one TP8 replica (a whole 8-GPU node) carries 10 req/s,
+    # so each pool needs two replicas in two zones: 4 nodes × 8 GPUs × 1.0 $/GPU-h × 730 h =
+    # 23,360 $/month. Without the cut the relaxation spreads 0.25 of a replica over each of
+    # three zones (Σ over two zones = 0.5 × 10 = 5 ≥ 5) and the node covers ask for 2 nodes:
+    # 11,680. With it: B ≥ 2 replicas per pool, 32 GPUs, 4 nodes — the integer optimum.
+    import solver.program as program_module
+
+    zones = [zone(z, offer(reserved=(1.0, 64))) for z in ("a", "b", "c")]
+    sc = scenario([workload("p", 5.0, survivability="zone_loss"),
+                   workload("q", 5.0, survivability="zone_loss")], zones)
+    tb = table(row("p", "H100", 8, 10.0), row("q", "H100", 8, 10.0))
+
+    def relaxation() -> float:
+        program = build_program(build_program_data(sc, tb))
+        for var in program.prob.variables():
+            var.cat = pulp.LpContinuous
+        assert solve(program.prob).status is SolveStatus.optimal
+        return float(pulp.value(program.prob.objective))
+
+    assert relaxation() == pytest.approx(4 * 8 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
+    monkeypatch.setattr(program_module, "add_two_replicas_cut", lambda *args: None)
+    assert relaxation() == pytest.approx(2 * 8 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
