@@ -74,7 +74,9 @@ Constraints
 
 Symmetry cut (not a requirement): zones selling identical non-spot (or spot) offers are
 interchangeable, so their non-spot (spot) costs are ordered by zone id. Node cover cuts (implied
-by C1, C4 and C6): the nodes running in a slice could carry the demand on their own.
+by C1, C4 and C6): the nodes running in a slice could carry the demand on their own. Two-replicas
+cut (shared nodes; implied by C3, C4 and integrality): surviving a failure takes two whole
+replicas that could each carry the demand after it, or enough capacity in smaller ones.
 
 With dedicated pools only C5 and C7 couple workloads, so :mod:`solver.decompose` solves one
 sub-program per workload (C1–C4, C6 and its own stock rows); the sum of their proven bounds is a
