@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import ProgramData, SliceGroup
 from solver.solve import integer_value, solve
-from solver.warm_start import start_from_replicas
+from solver.warm_start import objective_of, start_from_replicas
 
 
 def demand_groups(data: ProgramData, count: int) -> tuple[tuple[str, ...], ...]:
@@ -114,7 +114,7 @@ AGGREGATE_SHARE = 0.6
 
 #: Groups of each stage of :func:`aggregated_start` and the share of its time each may use:
 #: one group (the static fleet at the day's peak) proves its optimum in seconds; each later
-#: stage halves the groups of the one before (its fleet is the next stage's start).
+#: stage splits every group of the one before in two (its fleet is the next stage's start).
 STAGES: tuple[tuple[int, float], ...] = ((1, 0.25), (2, 0.35), (4, 0.40))
 
 
@@ -124,9 +124,9 @@ def aggregated_start(
     """Values for every variable of the full ``program``: the best fleet of grouped programs.
 
     Stages of :data:`STAGES` with fewer groups than the program has slices run in order, each
-    started from the fleet of the one before, within its share of ``time_limit_s``; the last
-    fleet found is copied into the full program's slices. ``None`` if no stage finds a fleet
-    (or, never expected, the copy breaks a row of the full program).
+    started from the fleet of the one before (kept where a stage ends dearer), within its share
+    of ``time_limit_s``; the last fleet kept is copied into the full program's slices. ``None``
+    if no stage finds a fleet (or, never expected, the copy breaks a row of the full program).
     """
     data = program.data
     best: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None
@@ -139,8 +139,10 @@ def aggregated_start(
         if best is not None:
             start = start_from_replicas(grouped, expand_fleet(grouped, groups, *best))
         outcome = solve(grouped.prob, solver, max(time_limit_s * share, 0.5), gap, start=start)
-        if outcome.has_solution:
+        found = outcome.report.objective if outcome.has_solution else None
+        if found is not None and (start is None or found <= objective_of(grouped, start)):
             best = (groups, {k: integer_value(x) for k, x in grouped.v.replicas.items()})
+        # else keep the last stage's fleet: CBC takes no start and may end dearer
     if best is None:
         return None
     full_groups = tuple((s.name,) for s in data.slices)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pulp
 import pytest
 
 from models.common import PurchaseKind
@@ -171,3 +172,36 @@ def test_dedicated_sub_programs_on_hourly_slices_start_from_aggregated_fleets(
     assert again.outcome.report.objective is not None
     assert first.outcome.report.objective is not None
     assert again.outcome.report.objective <= first.outcome.report.objective + 1e-6
+
+
+def test_a_stage_that_ends_dearer_than_its_start_keeps_the_fleet_before_it(
+    small: ProgramData, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Stage 2 ends holding a dearer fleet (as CBC may: it takes no start), stage 4 finds
+    # nothing: the start is stage 1's fleet, at stage 1's cost or less (a batch pool's elastic
+    # replicas, copied into the hourly slices, run and are paid only in its window).
+    real = aggregate.solve
+    outcomes: list[SolveOutcome] = []
+
+    def staged(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
+               start: dict[str, float] | None = None) -> SolveOutcome:
+        out = real(prob, solver, time_limit_s, gap, start=start)
+        outcomes.append(out)
+        if len(outcomes) == 2:
+            for var in prob.variables():
+                if var.name.startswith(("x_", "y_")):
+                    var.varValue = (var.varValue or 0.0) + 1.0
+            return SolveOutcome(SolveStatus.time_limit, out.report.model_copy(
+                update={"objective": 10 * (out.report.objective or 0.0)}), True)
+        if len(outcomes) == 3:
+            return SolveOutcome(SolveStatus.time_limit, out.report.model_copy(
+                update={"objective": None}), False)
+        return out
+
+    monkeypatch.setattr(aggregate, "solve", staged)
+    program = build_program(small)
+    values = aggregate.aggregated_start(program, "highs", 20.0, 0.01)
+    assert values is not None and len(outcomes) == 3
+    first = outcomes[0].report.objective
+    assert first is not None
+    assert objective_of(program, values) <= first + 1e-6
