@@ -144,7 +144,7 @@ def _keep_better(
     if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
         # a solver that proved its own fleet within the gap proved any cheaper one within it
         status = SolveStatus.optimal
-    elif outcome.status in (SolveStatus.optimal, SolveStatus.time_limit):
+    elif outcome.status is SolveStatus.time_limit:
         status = SolveStatus.time_limit
     else:
         status = SolveStatus.feasible
