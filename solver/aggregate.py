@@ -35,19 +35,18 @@ def demand_groups(data: ProgramData, count: int) -> tuple[tuple[str, ...], ...]:
     names = [s.name for s in data.slices]
     if count >= len(names):
         return tuple((n,) for n in names)
+    position = {n: i for i, n in enumerate(names)}
     peak: dict[str, float] = {}
-    for (w, _), rps in data.demand_rps.items():
-        peak[w] = max(peak.get(w, 0.0), rps)
-    for (w, _), hours in data.window_hours.items():
-        peak[w] = max(peak.get(w, 0.0), float(hours))
+    for (w, _), amount in [*data.demand_rps.items(), *data.window_hours.items()]:
+        peak[w] = max(peak.get(w, 0.0), float(amount))
     load = {
-        s: sum(data.demand_rps.get((w, s), 0.0) / p for w, p in peak.items() if p > 0)
-        + sum(data.window_hours.get((w, s), 0) / p for w, p in peak.items() if p > 0)
+        s: sum((data.demand_rps.get((w, s), 0.0) + data.window_hours.get((w, s), 0)) / p
+               for w, p in peak.items() if p > 0)
         for s in names
     }
-    order = sorted(names, key=lambda s: (load[s], names.index(s)))
+    order = sorted(names, key=lambda s: (load[s], position[s]))
     runs = [order[i * len(order) // count:(i + 1) * len(order) // count] for i in range(count)]
-    return tuple(tuple(sorted(run, key=names.index)) for run in runs if run)
+    return tuple(tuple(sorted(run, key=position.__getitem__)) for run in runs if run)
 
 
 def restrict_to_groups(data: ProgramData, groups: Sequence[Sequence[str]]) -> ProgramData:
@@ -93,6 +92,7 @@ def expand_fleet(
     inside = {
         g[0]: [t[0] for t in target_groups if set(t) <= set(g)] for g in source_groups
     }
+    present = {w.name: set(target.data.demand_slices(w.name)) for w in target.data.workloads}
     out: dict[ReplicaKey, int] = {}
     for (w, g, tp, z, kind, s), n in replicas.items():
         if n <= 0:
@@ -100,15 +100,14 @@ def expand_fleet(
         if s is None:
             out[(w, g, tp, z, kind, None)] = n
             continue
-        present = set(target.data.demand_slices(w))
         for member in inside[s]:
-            if member in present:
+            if member in present[w]:
                 out[(w, g, tp, z, kind, member)] = n
     return out
 
 
 #: Programs with more slices than this start from time-aggregated fleets (hourly slices make
-#: the full program slow to find good fleets), within this share of its time limit [1].
+#: the full program slow to find good fleets), found within this share of the time limit [1].
 AGGREGATE_ABOVE_SLICES = 4
 AGGREGATE_SHARE = 0.6
 
@@ -123,12 +122,17 @@ def aggregated_start(
 ) -> dict[str, float] | None:
     """Values for every variable of the full ``program``: the best fleet of grouped programs.
 
-    Stages of :data:`STAGES` with fewer groups than the program has slices run in order, each
-    started from the fleet of the one before (kept where a stage ends dearer), within its share
-    of ``time_limit_s``; the last fleet kept is copied into the full program's slices. ``None``
+    ``None`` for a program of at most :data:`AGGREGATE_ABOVE_SLICES` slices (nothing worth
+    grouping). Otherwise the stages get :data:`AGGREGATE_SHARE` of ``time_limit_s``: those of
+    :data:`STAGES` with fewer groups than the program has slices run in order, each
+    started from the fleet of the one before (kept where a stage ends dearer), within its share;
+    the last fleet kept is copied into the full program's slices. ``None``
     if no stage finds a fleet (or, never expected, the copy breaks a row of the full program).
     """
     data = program.data
+    if len(data.slices) <= AGGREGATE_ABOVE_SLICES:
+        return None
+    time_limit_s *= AGGREGATE_SHARE
     best: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None
     for count, share in STAGES:
         if count >= len(data.slices):

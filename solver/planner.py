@@ -27,7 +27,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.aggregate import AGGREGATE_ABOVE_SLICES, AGGREGATE_SHARE, aggregated_start
+from solver.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
 from solver.decompose import load_values, solve_decomposed
 from solver.diagnose import diagnose
 from solver.failures import (
@@ -106,7 +106,7 @@ def solve_shared(
     program = build_program(data)
     start = None
     if len(data.slices) > AGGREGATE_ABOVE_SLICES:
-        start = aggregated_start(program, solver, time_limit_s * AGGREGATE_SHARE, gap)
+        start = aggregated_start(program, solver, time_limit_s, gap)
     else:
         dedicated = dataclasses.replace(data, share_nodes=False)
         budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
@@ -128,14 +128,14 @@ def _keep_better(
 ) -> SolveOutcome:
     """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper."""
     seconds = time.perf_counter() - started
-    found = outcome.report.objective if outcome.has_solution else None
+    timed = dataclasses.replace(outcome, report=outcome.report.model_copy(
+        update={"seconds": seconds}))
     if start is None or outcome.status is SolveStatus.infeasible:
-        return dataclasses.replace(outcome, report=outcome.report.model_copy(
-            update={"seconds": seconds}))
+        return timed
     cost = objective_of(program, start)
+    found = outcome.report.objective if outcome.has_solution else None
     if found is not None and found <= cost * (1 + REL_TOL):
-        return dataclasses.replace(outcome, report=outcome.report.model_copy(
-            update={"seconds": seconds}))
+        return timed
     load_values(program, start)
     bound = outcome.report.bound
     gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
