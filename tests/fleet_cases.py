@@ -94,6 +94,17 @@ def _l4_offer() -> Offer:
 
 CHAT_SHAPE = tuple(1.0 if 8 <= h < 20 else 0.5 for h in range(24))
 
+#: Failure domains of the plan's fleet, in checking order: steady state, each node pool that
+#: holds replicas (z1 reserved and spot, z2 reserved), then each zone.
+FAILURE_LABELS = (
+    "none",
+    "node:z1/H100/reserved",
+    "node:z1/H100/spot",
+    "node:z2/H100/reserved",
+    "zone:z1",
+    "zone:z2",
+)
+
 
 def scenario(
     *,

@@ -49,14 +49,7 @@ def test_hand_made_plan_fleet_known_answers() -> None:
     sc = fc.scenario()
     report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table(), _fake_predict)
     assert report.ok
-    assert report.failures == (
-        "none",
-        "node:z1/H100/reserved",
-        "node:z1/H100/spot",
-        "node:z2/H100/reserved",
-        "zone:z1",
-        "zone:z2",
-    )
+    assert report.failures == fc.FAILURE_LABELS
     steady = _row(report, "none", "chat", "day")
     # 12 replicas × 2.0 × 0.7 = 16.8 rps for 12 demand: margin (16.8 − 12) / 12 = +40 %
     assert steady.capacity_rps == pytest.approx(16.8)
