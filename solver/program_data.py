@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from models.capacity import CapacityRow, CapacityTable
 from models.common import CapacitySource, PurchaseKind, Survivability, WorkloadClass
@@ -128,7 +129,20 @@ class ProgramData:
 
     def candidates_of(self, workload: str) -> tuple[Candidate, ...]:
         """Candidates of one workload."""
-        return tuple(c for c in self.candidates if c.workload == workload)
+        return self._candidates_by_workload.get(workload, ())
+
+    @cached_property
+    def _candidates_by_workload(self) -> dict[str, tuple[Candidate, ...]]:
+        # the builder asks per slot and per pool: index once (a frozen dataclass may cache)
+        out: dict[str, list[Candidate]] = {}
+        for c in self.candidates:
+            out.setdefault(c.workload, []).append(c)
+        return {w: tuple(cs) for w, cs in out.items()}
+
+    @cached_property
+    def node_rps_cache(self) -> dict[tuple[str, str, int], float]:
+        """Memo of :func:`solver.program.worst_node_rps` by (workload, GPU, GPUs per node)."""
+        return {}
 
     def demand_slices(self, workload: str) -> tuple[str, ...]:
         """Slices in which a workload has demand (fixed or a share of its volume)."""

@@ -325,3 +325,34 @@ def test_two_replicas_cut_tightens_the_relaxation_and_keeps_the_optimum(
     monkeypatch.setattr(program_module, "add_two_replicas_cut", lambda *args: None)
     assert relaxation() == pytest.approx(2 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
+
+
+def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Dedicated pools, one zone-loss pool of 5 req/s in three zones. A "big" 8-GPU node (one
+    # TP8 replica, 10 req/s) costs 8 × 1.0 × 730 = 5,840 $/month; a "small" 1-GPU node (1 req/s)
+    # 3.0 × 730 = 2,190. Optimum: two big nodes in two zones, 11,680 (one big node plus the 5
+    # small ones its zone's loss needs: 5,840 + 10,950 = 16,790; small only: 8 nodes 17,520).
+    # Without the cut the relaxation holds 0.5 of a big node in each zone (losing one leaves
+    # 1 × 5 ≥ 5), 1.5 × 5,840 = 8,760; with it: B ≥ 2, the integer optimum.
+    import solver.program as program_module
+
+    zones = [zone(z, offer("BIG", reserved=(1.0, 64)),
+                  offer("SMALL", reserved=(3.0, 64), gpus_per_node=1)) for z in ("a", "b", "c")]
+    sc = scenario([workload("p", 5.0, survivability="zone_loss")], zones)
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": False})})
+    tb = table(row("p", "BIG", 8, 10.0), row("p", "SMALL", 1, 1.0))
+
+    def relaxation() -> float:
+        program = build_program(build_program_data(sc, tb))
+        for var in program.prob.variables():
+            var.cat = pulp.LpContinuous
+        assert solve(program.prob).status is SolveStatus.optimal
+        return float(pulp.value(program.prob.objective))
+
+    assert relaxation() == pytest.approx(2 * 8 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
+    monkeypatch.setattr(program_module, "add_two_nodes_cut", lambda *args: None)
+    assert relaxation() == pytest.approx(1.5 * 8 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
