@@ -150,7 +150,7 @@ def solve_workloads(
                    key=lambda i: (_slack(subs[i]), names[i]))  # smallest first: they end early
     for n, i in enumerate(open_):
         share = (deadline - reserve - time.perf_counter()) / (len(open_) - n)
-        if share < MIN_SOLVE_S:
+        if share < MIN_SOLVE_S or (not reserve and sum_within_gap(subs, gap)):
             break
         again = solve_workload(data, names[i], solver, share, gap, start=subs[i].replicas)
         if again.outcome.has_solution:
@@ -181,6 +181,16 @@ def _cost(sub: SubResult) -> float:
     return sub.outcome.report.objective or 0.0
 
 
+def sum_within_gap(subs: Iterable[SubResult], gap: float) -> bool:
+    """The fleets put together are proven within ``gap`` (their summed bounds, see above)."""
+    subs = list(subs)
+    if any(s.outcome.report.bound is None for s in subs):
+        return False
+    cost = sum(_cost(s) for s in subs)
+    value = _gap(cost, sum(s.outcome.report.bound or 0.0 for s in subs))
+    return value is not None and value <= gap + GAP_TOLERANCE
+
+
 def _slack(sub: SubResult) -> float:
     """What a sub-program's gap may still hide: objective − bound (infinite without a bound)."""
     bound = sub.outcome.report.bound
@@ -188,13 +198,15 @@ def _slack(sub: SubResult) -> float:
 
 
 def repair(
-    data: ProgramData, subs: list[SubResult], solver: str, deadline: float, gap: float
+    data: ProgramData, subs: list[SubResult], solver: str, deadline: float, gap: float,
+    bound: float | None = None,
 ) -> dict[ReplicaKey, int] | None:
     """A fleet within stock, ``None`` if this fails (or the budget, not stock, couples them).
 
     The workloads whose fleets meet over an offer's stock are taken dearest first (name order
     among equals): each keeps its fleet where it fits the stock that the others (all of them,
-    less the coupled ones not yet taken) leave, else is re-solved alone on that stock. The
+    less the coupled ones not yet taken) leave, else is re-solved alone on that stock. Unless
+    that fleet is already within ``gap`` of ``bound`` (the summed sub-program bounds), the
     coupled workloads are then solved together on what the others leave, from that fleet, in
     the time left, and the cheaper of the two is kept.
     """
@@ -212,35 +224,29 @@ def repair(
     others = dict(taken)
     stock = {(o.zone, o.gpu, o.purchase): o.stock_gpus for o in data.offers}
     mine: dict[ReplicaKey, int] = {}
+    mine_cost = 0.0  # dedicated pools: a fleet's cost is the sum of its workloads' costs
     for sub in coupled:
         use = stock_used(data, sub.replicas)
-        replicas = sub.replicas
+        kept = sub
         if any(taken.get(k, 0) + n > stock[k[:3]] for k, n in use.items()):
-            again = solve_subset(data, sub.workloads, solver,
-                                 max(deadline - time.perf_counter(), MIN_SOLVE_S), gap, taken)
-            if not again.outcome.has_solution:
+            kept = solve_subset(data, sub.workloads, solver,
+                                max(deadline - time.perf_counter(), MIN_SOLVE_S), gap, taken)
+            if not kept.outcome.has_solution:
                 return None
-            replicas, use = again.replicas, stock_used(data, again.replicas)
+            use = stock_used(data, kept.replicas)
         _add(taken, use)
-        mine.update(replicas)
+        mine.update(kept.replicas)
+        mine_cost += _cost(kept)
     left = deadline - time.perf_counter()
-    if left >= MIN_SOLVE_S and len(coupled) > 1:
+    proven = bound is not None and (_gap(sum(_cost(s) for s in subs if s not in coupled)
+                                         + mine_cost, bound) or 0.0) <= gap + GAP_TOLERANCE
+    if left >= MIN_SOLVE_S and len(coupled) > 1 and not proven:
         names = [w for s in coupled for w in s.workloads]
         together = solve_subset(data, names, solver, left, gap, others, start=mine)
-        if together.outcome.has_solution and _fleet_cost(data, together.replicas, names) < (
-                _fleet_cost(data, mine, names)):
+        if together.outcome.has_solution and _cost(together) < mine_cost:
             mine = together.replicas
     fleet.update(mine)
     return fleet
-
-
-def _fleet_cost(data: ProgramData, replicas: Mapping[ReplicaKey, int],
-                names: Iterable[str]) -> float:
-    """Monthly cost of some workloads' fleet on their own pools (fewest whole nodes)."""
-    sub = subset_data(data, names)
-    program = build_program(sub)
-    values = start_from_replicas(program, dict(replicas))
-    return float("inf") if values is None else objective_of(program, values)
 
 
 def load_values(program: Program, values: dict[str, float]) -> None:
@@ -297,7 +303,7 @@ def solve_decomposed(
         gap_value = _gap(objective, bound)
         status = _status(gap_value, gap, [s.outcome.status for s in subs])
         return joint, _outcome(status, solver, started, bound, objective, True)
-    repaired = repair(data, subs, solver, deadline, gap)
+    repaired = repair(data, subs, solver, deadline, gap, bound)
     start = start_from_replicas(joint, repaired) if repaired is not None else None
     if start is not None:
         objective = objective_of(joint, start)

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from models.plan import SolveStatus
+from models.plan import SolverReport, SolveStatus
 from models.scenario import Scenario
-from solver.decompose import solve_decomposed, solve_workload, workload_data
+from solver.decompose import (
+    SubResult,
+    solve_decomposed,
+    solve_workload,
+    sum_within_gap,
+    workload_data,
+)
 from solver.planner import plan_scenario
 from solver.program import build_program
 from solver.program_data import build_program_data
-from solver.solve import solve
+from solver.solve import SolveOutcome, solve
 from solver.verify import verify_plan
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
@@ -114,3 +120,16 @@ def test_decomposition_matches_the_joint_program(survivability: str) -> None:
     assert outcome.report.bound is not None and outcome.report.bound <= expected * (1 + 1e-9)
     pooled = plan_scenario(shared(sc), tb, gap=1e-9)
     assert pooled.cost.per_month <= expected * (1 + 1e-9)
+
+
+def test_sub_programs_are_done_when_their_sum_is_within_the_gap() -> None:
+    # The bound of the whole is the sum of the sub-programs' bounds, so a small workload left
+    # at 5 % does not keep the fleet from 1 %: (1,000 + 105) − (1,000 + 100) = 5 over 1,105 is
+    # 0.45 %. With a big workload of 100, the same 5 is 5 / 205 = 2.4 %: not within.
+    def sub(name: str, cost: float, bound: float | None) -> SubResult:
+        report = SolverReport(name="highs", seconds=1.0, gap=None, bound=bound, objective=cost)
+        return SubResult((name,), {}, SolveOutcome(SolveStatus.time_limit, report, True))
+
+    assert sum_within_gap([sub("big", 1000.0, 1000.0), sub("small", 105.0, 100.0)], 0.01)
+    assert not sum_within_gap([sub("big", 100.0, 100.0), sub("small", 105.0, 100.0)], 0.01)
+    assert not sum_within_gap([sub("big", 1000.0, None), sub("small", 105.0, 100.0)], 0.01)
