@@ -634,10 +634,10 @@ def add_two_nodes_cut(
     the demand after a failure (:math:`\phi M_p \ge d`), *small* otherwise. With :math:`B` big
     nodes and :math:`S = \sum_{small\ p} \phi M_p y_p`:
 
-    .. math:: B + lpha\, S / d \ge 2,
+    .. math:: B + \alpha\, S / d \ge 2,
 
     by the same cases: :math:`B \ge 2` trivially; :math:`B = 1`: losing that node (its zone)
-    leaves only small nodes, so :math:`S \ge d` and :math:`lpha \ge 1`; :math:`B = 0`: as for
+    leaves only small nodes, so :math:`S \ge d` and :math:`\alpha \ge 1`; :math:`B = 0`: as for
     replicas. The node cover rows weigh a big node as :math:`d`, so their relaxation holds 0.2
     of a big node in each zone; this one asks for two (or the small nodes' equivalent). On the
     largest benchmark's ``chat`` sub-program it raises the LP relaxation from 49,065 to 60,851 and
