@@ -89,3 +89,26 @@ def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
     data = json.loads(result.output)
     assert data["scenario"] == "demo"
     assert data["status"] in ("optimal", "time_limit")
+
+
+def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
+    from models.plan import SolveStatus
+    from solver.cli.plan import render
+    from solver.planner import plan_scenario
+
+    sc = load_scenario(TINY)
+    plan = plan_scenario(sc, build_capacity_table(sc))
+    assert plan.status is SolveStatus.optimal
+    assert not any("not proven" in line for line in render(plan, sc, []))
+    cost = plan.cost.per_month
+    stopped = plan.model_copy(update={
+        "status": SolveStatus.time_limit,
+        "solver": plan.solver.model_copy(update={"bound": 0.8 * cost, "gap": 0.2})})
+    lines = render(stopped, sc, [])
+    assert f"no fleet costs less than {0.8 * cost:,.0f} USD/month" in lines[1]
+    assert "at most 20.0% above the cheapest" in lines[1]
+    assert "--time-limit" in lines[2]
+    assert sc.policy.share_nodes and "policy.share_nodes: false" in lines[2]
+    dedicated = sc.model_copy(update={"policy": sc.policy.model_copy(
+        update={"share_nodes": False})})
+    assert "share_nodes" not in render(stopped, dedicated, [])[2]

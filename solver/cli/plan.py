@@ -72,9 +72,24 @@ def survivability_lines(plan: Plan) -> list[str]:
     return lines or ["  no workload asks for n_plus_1 or zone_loss"]
 
 
+def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """What a plan stopped at its time limit proves, and how to prove more (else nothing)."""
+    s = plan.solver
+    if plan.status is not SolveStatus.time_limit or s.gap is None or s.bound is None:
+        return []
+    out = [f"not proven within the requested gap: no fleet costs less than {s.bound:,.0f} "
+           f"{plan.cost.currency}/month, so this one is at most {s.gap:.1%} above the cheapest"]
+    hint = "a longer --time-limit"
+    if scenario.policy.share_nodes:
+        hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
+                 "workload and proven much faster, but cost more")
+    return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")"]
+
+
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
     out = [f"plan {plan.scenario}: {plan.status.value} ({solver_summary(plan.solver)})"]
+    out += unproven_lines(plan, scenario)
     if plan.status not in HAS_FLEET or not plan.nodes:
         out.append("no fleet meets every requirement:" if plan.diagnosis else "no fleet found")
         out += [f"  - {d.message}" for d in plan.diagnosis]
