@@ -186,8 +186,13 @@ def sum_within_gap(subs: Iterable[SubResult], gap: float) -> bool:
     subs = list(subs)
     if any(s.outcome.report.bound is None for s in subs):
         return False
-    cost = sum(_cost(s) for s in subs)
-    value = _gap(cost, sum(s.outcome.report.bound or 0.0 for s in subs))
+    return _proven(sum(_cost(s) for s in subs),
+                   sum(s.outcome.report.bound or 0.0 for s in subs), gap)
+
+
+def _proven(cost: float, bound: float | None, gap: float) -> bool:
+    """A fleet of this cost is within ``gap`` of ``bound`` (never without a bound)."""
+    value = _gap(cost, bound)
     return value is not None and value <= gap + GAP_TOLERANCE
 
 
@@ -238,8 +243,7 @@ def repair(
         mine.update(kept.replicas)
         mine_cost += _cost(kept)
     left = deadline - time.perf_counter()
-    proven = bound is not None and (_gap(sum(_cost(s) for s in subs if s not in coupled)
-                                         + mine_cost, bound) or 0.0) <= gap + GAP_TOLERANCE
+    proven = _proven(sum(_cost(s) for s in subs if s not in coupled) + mine_cost, bound, gap)
     if left >= MIN_SOLVE_S and len(coupled) > 1 and not proven:
         names = [w for s in coupled for w in s.workloads]
         together = solve_subset(data, names, solver, left, gap, others, start=mine)

@@ -611,8 +611,7 @@ def add_two_replicas_cut(
     alpha = _alpha(survivability, len({k[3] for k in keys}))
     if not keys or alpha is None:
         return
-    terms = [(v.replicas[k], 1.0 if phi * v.rate[k] >= need * (1 - 1e-9)
-              else alpha * phi * v.rate[k] / need) for k in keys]
+    terms = [(v.replicas[k], _two_cut_weight(phi * v.rate[k], need, alpha)) for k in keys]
     prob += pulp.LpAffineExpression(terms) >= 2, v.names.name("tworeps", w, s)
 
 
@@ -621,6 +620,12 @@ def _alpha(survivability: Survivability, zones: int) -> float | None:
     if survivability is Survivability.zone_loss:
         return 2 * (zones - 1) / zones if zones >= 2 else None
     return 2.0
+
+
+def _two_cut_weight(firm_rps: float, need_rps: float, alpha: float) -> float:
+    """Coefficient of a replica or node in the two-replicas / two-nodes cut: 1 when it alone
+    carries the demand after a failure (*big*), else its share of the demand times ``alpha``."""
+    return 1.0 if firm_rps >= need_rps * (1 - 1e-9) else alpha * firm_rps / need_rps
 
 
 def add_two_nodes_cut(
@@ -649,10 +654,8 @@ def add_two_nodes_cut(
     alpha = _alpha(survivability, len({p[0] for p in pools}))
     if not pools or alpha is None:
         return
-    terms = []
-    for p in pools:
-        firm = phi * worst_node_rps(data, w, v.offer[p[:3]])
-        terms.append((v.nodes[p], 1.0 if firm >= need * (1 - 1e-9) else alpha * firm / need))
+    terms = [(v.nodes[p], _two_cut_weight(phi * worst_node_rps(data, w, v.offer[p[:3]]), need,
+                                          alpha)) for p in pools]
     prob += pulp.LpAffineExpression(terms) >= 2, v.names.name("twonodes", w, s)
 
 
