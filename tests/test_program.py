@@ -38,6 +38,15 @@ def optimum(sc: Scenario, tb: CapacityTable, families: Iterable[str] = tuple(FAM
     return float(pulp.value(program.prob.objective))
 
 
+def relaxation(sc: Scenario, tb: CapacityTable) -> float:
+    """Optimal monthly cost of the program's LP relaxation (every variable continuous)."""
+    program = build_program(build_program_data(sc, tb))
+    for var in program.prob.variables():
+        var.cat = pulp.LpContinuous
+    assert solve(program.prob).status is SolveStatus.optimal
+    return float(pulp.value(program.prob.objective))
+
+
 def planned(sc: Scenario, tb: CapacityTable) -> float:
     """Plan, verify independently, and return the monthly cost."""
     plan = plan_scenario(sc, tb, gap=1e-9)
@@ -313,17 +322,10 @@ def test_two_replicas_cut_tightens_the_relaxation_and_keeps_the_optimum(
                    workload("q", 5.0, survivability="zone_loss")], zones)
     tb = table(row("p", "H100", 8, 10.0), row("q", "H100", 8, 10.0))
 
-    def relaxation() -> float:
-        program = build_program(build_program_data(sc, tb))
-        for var in program.prob.variables():
-            var.cat = pulp.LpContinuous
-        assert solve(program.prob).status is SolveStatus.optimal
-        return float(pulp.value(program.prob.objective))
-
-    assert relaxation() == pytest.approx(4 * 8 * 730.0)
+    assert relaxation(sc, tb) == pytest.approx(4 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
     monkeypatch.setattr(program_module, "add_two_replicas_cut", lambda *args: None)
-    assert relaxation() == pytest.approx(2 * 8 * 730.0)
+    assert relaxation(sc, tb) == pytest.approx(2 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
 
 
@@ -344,15 +346,8 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
     sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": False})})
     tb = table(row("p", "BIG", 8, 10.0), row("p", "SMALL", 1, 1.0))
 
-    def relaxation() -> float:
-        program = build_program(build_program_data(sc, tb))
-        for var in program.prob.variables():
-            var.cat = pulp.LpContinuous
-        assert solve(program.prob).status is SolveStatus.optimal
-        return float(pulp.value(program.prob.objective))
-
-    assert relaxation() == pytest.approx(2 * 8 * 730.0)
+    assert relaxation(sc, tb) == pytest.approx(2 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
     monkeypatch.setattr(program_module, "add_two_nodes_cut", lambda *args: None)
-    assert relaxation() == pytest.approx(1.5 * 8 * 730.0)
+    assert relaxation(sc, tb) == pytest.approx(1.5 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
