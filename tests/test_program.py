@@ -351,3 +351,25 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
     monkeypatch.setattr(program_module, "add_two_nodes_cut", lambda *args: None)
     assert relaxation(sc, tb) == pytest.approx(1.5 * 8 * 730.0)
     assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
+
+
+def test_two_replicas_cut_weighs_a_small_replica_by_what_its_loss_leaves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One N+1 pool of 10 req/s on one-GPU nodes (1.0 $/GPU-h), replicas of 8 req/s: q = 0.8.
+    # Integer: losing a replica leaves 8(x − 1) ≥ 10 → x = 3 → 3 × 730 = 2,190 $/month.
+    # Weight 2q/(1+q) = 0.8̅: 0.8̅ x ≥ 2 → x ≥ 2.25 → relaxation 2.25 × 730 = 1,642.5.
+    # With the plain weight αq = 1.6 the cut asks only x ≥ 1.25; the loss row's chord binds
+    # instead: ℓ ≥ 8x × 8/26 (pool bound max(10, 10 + 8) + 8 = 26), so 8x × 18/26 ≥ 10 →
+    # x ≥ 260/144 → 1,318.06.
+    import solver.program as program_module
+
+    sc = scenario([workload("w", 10.0, utilization=1.0, survivability="n_plus_1")],
+                  [zone("a", offer(reserved=(1.0, 64), gpus_per_node=1))])
+    tb = table(row("w", "H100", 1, 8.0))
+    assert relaxation(sc, tb) == pytest.approx(2.25 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(3 * 730.0)
+    monkeypatch.setattr(program_module, "_two_cut_weight",
+                        lambda firm, need, alpha: 1.0 if firm >= need else alpha * firm / need)
+    assert relaxation(sc, tb) == pytest.approx(260 / 144 * 730.0)
+    assert optimum(sc, tb) == pytest.approx(3 * 730.0)
