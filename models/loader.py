@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -165,6 +166,21 @@ def validate_as(
         raise InputError(problems_from_validation(exc, file, prefix)) from None
 
 
+def non_finite_problems(
+    doc: Any, file: str, prefix: Sequence[str | int] = ()
+) -> list[Problem]:
+    """Every infinite or NaN number in a parsed document (YAML reads ``.inf`` and ``1e400`` as
+    infinity), located: pydantic's bounds let ``inf`` through, and the solver cannot use it."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return [Problem(file, format_location(prefix), f"`{doc}` is not a finite number",
+                        "give a finite number")]
+    if isinstance(doc, Mapping):
+        return [p for k, v in doc.items() for p in non_finite_problems(v, file, (*prefix, k))]
+    if isinstance(doc, list | tuple):
+        return [p for i, v in enumerate(doc) for p in non_finite_problems(v, file, (*prefix, i))]
+    return []
+
+
 def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
@@ -233,6 +249,7 @@ def load_catalog(
         layers.append((path, read_document(path)))
     for path, doc in layers:
         sources.append(str(path))
+        problems += non_finite_problems(doc, str(path))
         _merge_entries(gpus, _catalog_list(doc, "gpus", str(path), problems), str(path), "gpus",
                        problems)
         _merge_entries(models, _catalog_list(doc, "models", str(path), problems), str(path),
@@ -288,9 +305,12 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     for i, row in enumerate(rows, start=2):
         clean = {k: (v if v != "" else None) for k, v in row.items() if k}
         try:
-            out.append(MeasuredCapacity.model_validate(clean))
+            row_obj = MeasuredCapacity.model_validate(clean)
         except ValidationError as exc:
             problems.extend(problems_from_validation(exc, str(path), (f"row {i}",)))
+            continue
+        problems.extend(non_finite_problems(row_obj.model_dump(), str(path), (f"row {i}",)))
+        out.append(row_obj)
     if problems:
         raise InputError(problems)
     return tuple(out)
@@ -378,9 +398,15 @@ def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zo
 def resolve(raw: ScenarioFile, path: Path) -> Scenario:
     """Resolve a validated scenario file: catalog, overlays, price tables, measured rows."""
     file = str(path)
+    overlays = [_resolve_path(path, o) for o in raw.catalog.overlays]
+    not_found = [Problem(file, f"catalog.overlays[{i}]", f"catalog overlay {p} not found",
+                         "check the path (relative to the scenario file)")
+                 for i, p in enumerate(overlays) if not p.exists()]
+    if not_found:
+        raise InputError(not_found)
     gpus, models, sources = load_catalog(
         builtin=raw.catalog.builtin,
-        overlays=[_resolve_path(path, o) for o in raw.catalog.overlays],
+        overlays=overlays,
         gpu_entries=raw.catalog.gpus,
         model_entries=raw.catalog.models,
         scenario_file=file,
@@ -424,5 +450,8 @@ def load_scenario(path: str | Path) -> Scenario:
     if not isinstance(doc, Mapping):
         raise InputError([Problem(str(path), "", "expected a mapping at the top level",
                                   "start the file with `name:` and `workloads:`")])
+    infinite = non_finite_problems(doc, str(path))
+    if infinite:
+        raise InputError(infinite)
     raw = validate_as(ScenarioFile, doc, str(path))
     return resolve(raw, path)

@@ -51,7 +51,9 @@ def _read(path: Path, file: str, index: int) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise InputError([Problem(str(path), "", f"cannot parse CSV: {exc}", "")]) from None
+        raise InputError([Problem(str(path), "", f"cannot parse CSV: {exc}",
+                                  "use the SkyPilot catalog format: "
+                                  + ", ".join(REQUIRED_COLUMNS))]) from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError([Problem(str(path), "header", f"missing columns: {', '.join(missing)}",
@@ -80,7 +82,8 @@ def _row_problems(frame: pd.DataFrame, file: str) -> list[Problem]:
                                 "GPUs >= 1", "give the GPUs per instance"))
     for col in ("price_ondemand_usd_hr", "price_spot_usd_hr"):
         price = pd.to_numeric(frame[col], errors="coerce")
-        for i in frame.index[(price.isna() & frame[col].notna()) | (price < 0)]:
+        bad = (price.isna() & frame[col].notna()) | (price < 0) | (price.abs() == math.inf)
+        for i in frame.index[bad]:
             problems.append(Problem(file, f"row {i + 2}.{col}",
                                     f"`{frame.at[i, col]!s}` is not a price",
                                     "give the price per instance-hour, or leave it blank"))
