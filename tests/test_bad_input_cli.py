@@ -34,7 +34,7 @@ def assert_clean_error(result: Result, *names: str) -> None:
         assert name in result.output, (name, result.output)
 
 
-def tiny_with(tmp_path: Path, edit: dict[str, Any], name: str = "s.yaml") -> Path:
+def tiny_with(tmp_path: Path, edit: dict[Any, Any], name: str = "s.yaml") -> Path:
     """tiny.yaml with top-level keys replaced (or, for a tuple key, one nested value)."""
     doc = copy.deepcopy(TINY)
     for key, value in edit.items():
