@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from models.capacity import CapacityTable
-from models.common import PurchaseKind
+from models.common import CapacitySource, PurchaseKind, Survivability
 from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
@@ -121,6 +121,92 @@ def test_infeasible_plan_without_allocations_passes() -> None:
         }
     )
     assert verify_plan(plan, fc.scenario(), fc.table()) == []
+
+
+def test_failure_utilization_scales_what_survives() -> None:
+    # Failure utilization 0.9: losing a zone leaves 6 tp2 chat replicas × 2.0 × 0.9 = 10.8 rps
+    # < 12 by day (at 1.0 they carry exactly 12). Losing a z1 node leaves (12 − 4) × 2.0 × 0.9
+    # = 14.4 rps (holds, but the plan's row says 16). At night 10.8 ≥ 6 holds; the row says 12.
+    sc = fc.scenario()
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(
+        update={"failure_utilization": 0.9})})
+    assert verify_plan(fc.plan(), sc, fc.table()) == [
+        "survival: chat after zone:z1 in day has 10.8 rps, needs 12",
+        "survival: chat after zone:z2 in day has 10.8 rps, needs 12",
+        "survivability row 1 (chat, zone:z1, day): capacity_rps 12, recomputed 10.8",
+        "survivability row 1 (chat, zone:z1, day): says holds=True, recomputed 10.8 rps vs 12 "
+        "demand",
+        "survivability row 2 (chat, node:z1/H100, day): capacity_rps 16, recomputed 14.4",
+        "survivability row 3 (chat, zone:z2, night): capacity_rps 12, recomputed 10.8",
+    ]
+
+
+def test_spot_never_survives_a_failure() -> None:
+    # summarize asks for N+1 but runs only on 3 spot replicas: after losing any node (a reserved
+    # one, which holds none of it, or its spot node) no non-spot capacity is left: 0 requests of
+    # 36,000, whichever node is lost.
+    sc = fc.scenario()
+    summarize = sc.workload("summarize").model_copy(
+        update={"survivability": Survivability.n_plus_1})
+    sc = sc.model_copy(update={"workloads": (sc.workloads[0], summarize)})
+    assert verify_plan(fc.plan(), sc, fc.table()) == [
+        f"survival: summarize after node:{pool} completes 0 requests, needs 36000"
+        for pool in ("z1/H100/reserved", "z1/H100/spot", "z2/H100/reserved")
+    ]
+
+
+ALLOC0 = "allocation 0 (chat H100 tp2 z1 reserved)"
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"capacity_source": CapacitySource.measured},
+     f"{ALLOC0}: capacity_source measured != table analytic"),
+    ({"gpus": 13}, f"{ALLOC0}: gpus 13 != replicas 6 × tp 2"),
+    ({"slice": "day"}, f"{ALLOC0}: reserved capacity must run in every slice (slice null)"),
+])
+def test_allocation_reference_errors_are_caught(update: dict[str, object], message: str) -> None:
+    plan = _replace_alloc(fc.plan(), 0, **update)
+    assert verify_plan(plan, fc.scenario(), fc.table()) == [message]
+
+
+def test_gpu_outside_allowed_gpus_is_caught() -> None:
+    sc = fc.scenario()
+    chat = sc.workload("chat").model_copy(update={"allowed_gpus": ("L4",)})
+    sc = sc.model_copy(update={"workloads": (chat, sc.workloads[1])})
+    assert verify_plan(fc.plan(), sc, fc.table()) == [
+        f"allocation {i} (chat H100 tp2 {z} reserved): H100 is not in the workload's allowed_gpus"
+        for i, z in ((0, "z1"), (1, "z2"))
+    ]
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    # 2 nodes × 8 GPUs × 2.0 $/GPU-h × 730 h = 23,360
+    ({"cost_per_month": 23361.0},
+     "cost: node row 0 (z1 H100 reserved None) costs 23361.000000, recomputed 23360.000000"),
+    ({"price_per_gpu_hour": 2.5}, "cost: node row 0 price 2.5 != offer 2.0"),
+    ({"gpus": 17}, "node row 0 (z1 H100 reserved): gpus 17 != nodes 2 × 8 GPUs per node"),
+])
+def test_node_row_errors_are_caught(update: dict[str, object], message: str) -> None:
+    plan = fc.plan()
+    nodes = (plan.nodes[0].model_copy(update=update), *plan.nodes[1:])
+    out = verify_plan(plan.model_copy(update={"nodes": nodes}), fc.scenario(), fc.table())
+    assert out == [message]
+
+
+def test_slices_out_of_order_are_caught() -> None:
+    plan = fc.plan()
+    plan = plan.model_copy(update={"slices": tuple(reversed(plan.slices))})
+    assert verify_plan(plan, fc.scenario(), fc.table()) == [
+        "plan slices ['day', 'night'] differ from the scenario's time blocks ['night', 'day']"]
+
+
+def test_wrong_survivability_demand_is_caught() -> None:
+    # chat's busiest day hour asks 12 rps; a row saying 6 is wrong even though it still holds.
+    plan = fc.plan()
+    rows = (plan.survivability[0].model_copy(update={"demand_rps": 6.0}),
+            *plan.survivability[1:])
+    out = verify_plan(plan.model_copy(update={"survivability": rows}), fc.scenario(), fc.table())
+    assert out == ["survivability row 0 (chat, none, day): demand_rps 6, recomputed 12"]
 
 
 def test_paid_hours() -> None:
