@@ -9,7 +9,9 @@ import pytest
 from models.common import PurchaseKind
 from models.loader import load_scenario
 from models.plan import SolveStatus
+from models.scenario import Scenario
 from solver.planner import plan_scenario, scenario_fingerprint
+from solver.program_data import build_program_data
 from solver.verify import verify_plan
 from tests import fleet_cases as fc
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
@@ -33,6 +35,8 @@ def test_cost_and_cost_per_million_tokens_by_hand() -> None:
     [wc] = plan.workload_costs
     assert (wc.workload, wc.tenant, wc.cost_per_month) == ("w", "t1", pytest.approx(2920.0))
     assert wc.tokens_per_month == pytest.approx(6.3072e10)
+    assert wc.output_tokens_per_month == pytest.approx(1.0512e10)
+    assert wc.per_million_tokens == pytest.approx(2920.0 / 63072.0)  # all tokens, not output
     [a] = plan.allocations
     assert (a.zone, a.gpu, a.tp, a.purchase, a.slice, a.replicas, a.gpus) == (
         "a", "H100", 1, PurchaseKind.reserved, None, 2, 2)
@@ -52,6 +56,10 @@ def test_shared_node_cost_is_split_by_gpus_used() -> None:
     plan = plan_scenario(sc, tb)
     costs = {c.workload: c.cost_per_month for c in plan.workload_costs}
     assert costs == {"big": pytest.approx(5840 * 4 / 6), "small": pytest.approx(5840 * 2 / 6)}
+    # each allocation costs its own GPUs: big 1 × TP4 = 4 GPUs × 1.0 × 730 = 2,920; small 1 × TP2
+    # = 2 GPUs → 1,460 (a replica is tp GPUs, not one)
+    assert [(a.workload, a.replicas, a.gpus, a.cost_per_month) for a in plan.allocations] == [
+        ("big", 1, 4, pytest.approx(2920.0)), ("small", 1, 2, pytest.approx(1460.0))]
     assert verify_plan(plan, sc, tb) == []
 
 
@@ -113,10 +121,12 @@ def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     plan = plan_scenario(sc, tb, time_limit_s=0.5, gap=1e-6)
     assert plan.status is SolveStatus.time_limit
     assert plan.solver.seconds < 5.0
-    if plan.allocations:  # an incumbent: its gap and bound are HiGHS's own
-        assert plan.solver.gap is not None and plan.solver.gap > 1e-6
-        assert plan.solver.bound is not None and plan.solver.bound < plan.cost.per_month
-        assert verify_plan(plan, sc, tb) == []
+    # the start (dedicated pools, else the greedy fleet) is always an incumbent: its gap and
+    # bound are HiGHS's own
+    assert plan.allocations
+    assert plan.solver.gap is not None and plan.solver.gap > 1e-6
+    assert plan.solver.bound is not None and plan.solver.bound < plan.cost.per_month
+    assert verify_plan(plan, sc, tb) == []
 
 
 def test_fingerprint_follows_the_scenario() -> None:
@@ -143,4 +153,74 @@ def test_elastic_capacity_is_reported_per_time_block() -> None:
     assert [(n.slice, n.nodes, n.hours_per_month) for n in plan.nodes] == [
         ("night", 1, 365.0), ("day", 2, 365.0)]
     assert [s.name for s in plan.slices] == ["night", "day"]
+    assert verify_plan(plan, sc, tb) == []
+
+
+def test_zone_loss_counts_survivors_at_failure_utilization() -> None:
+    # 16 req/s flat over zones a and b, 1-GPU nodes, replica 10 req/s at utilization 0.5:
+    # steady state needs 16 / (10 × 0.5) = 3.2 → 4 replicas. After losing a zone the other's n
+    # replicas carry n × 10 × φ:
+    #   φ = 0.8: n × 8 ≥ 16 → 2 per zone = 4 replicas × 2.0 × 730 = 5,840;
+    #   φ = 0.6: n × 6 ≥ 16 → 3 per zone = 6 replicas → 8,760.
+    def case(phi: float) -> Scenario:
+        return scenario([workload("w", 16.0, utilization=0.5, survivability="zone_loss")],
+                        [zone(z, offer(reserved=(2.0, 8), gpus_per_node=1)) for z in ("a", "b")],
+                        failure_utilization=phi)
+    tb = table(row("w", "H100", 1, 10.0))
+    plan = plan_scenario(case(0.8), tb, gap=1e-9)
+    assert plan.cost.per_month == pytest.approx(5840.0)
+    assert [(a.zone, a.replicas) for a in plan.allocations] == [("a", 2), ("b", 2)]
+    rows = {r.failure: (r.capacity_rps, r.holds) for r in plan.survivability}
+    # steady 4 × 10 × 0.5 = 20; losing a zone 2 × 10 × 0.8 = 16; losing a node 3 × 8 = 24
+    assert rows == {"none": (pytest.approx(20.0), True),
+                    "node:a/H100": (pytest.approx(24.0), True),
+                    "node:b/H100": (pytest.approx(24.0), True),
+                    "zone:a": (pytest.approx(16.0), True), "zone:b": (pytest.approx(16.0), True)}
+    assert verify_plan(plan, case(0.8), tb) == []
+    low = plan_scenario(case(0.6), tb, gap=1e-9)
+    assert low.cost.per_month == pytest.approx(8760.0)
+    assert verify_plan(low, case(0.6), tb) == []
+
+
+def test_a_block_is_planned_at_its_busiest_hour() -> None:
+    # One all-day block; 20 req/s at noon, 5 req/s (0.25 of the peak) every other hour. The fleet
+    # runs all day, so it must carry noon: 2 on-demand replicas of 10 req/s × 3.0 × 730 = 4,380
+    # (the quiet hours alone would need 1: 2,190).
+    shape = [1.0 if h == 12 else 0.25 for h in range(24)]
+    sc = scenario([workload("w", 20.0, shape=shape, utilization=1.0)],
+                  [zone("a", offer(on_demand=(3.0, 8), gpus_per_node=1))])
+    tb = table(row("w", "H100", 1, 10.0))
+    plan = plan_scenario(sc, tb, gap=1e-9)
+    assert plan.cost.per_month == pytest.approx(4380.0)
+    assert [(r.failure, r.slice, r.capacity_rps, r.demand_rps) for r in plan.survivability] == [
+        ("none", "day", pytest.approx(20.0), pytest.approx(20.0))]
+    assert verify_plan(plan, sc, tb) == []
+
+
+def test_zones_that_differ_only_in_stock_are_not_interchangeable() -> None:
+    # Same reserved price in a and b, but a sells 1 GPU and b 8. 30 req/s needs 3 one-GPU
+    # replicas of 10: a 1 + b 2 (or b 3), 3 × 2.0 × 730 = 4,380. Ordering the two zones' costs
+    # as if they were interchangeable (a ≥ b) would leave no fleet at all.
+    sc = scenario([workload("w", 30.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 1), gpus_per_node=1)),
+                   zone("b", offer(reserved=(2.0, 8), gpus_per_node=1))])
+    tb = table(row("w", "H100", 1, 10.0))
+    plan = plan_scenario(sc, tb, gap=1e-9)
+    assert plan.status is SolveStatus.optimal
+    assert plan.cost.per_month == pytest.approx(4380.0)
+    assert verify_plan(plan, sc, tb) == []
+
+
+def test_a_larger_tp_that_is_better_per_gpu_is_kept() -> None:
+    # TP2 carries 10 req/s (5 per GPU), TP4 24 req/s (6 per GPU): TP4 is not dominated even
+    # though TP2's replica rate beats TP4's rate per GPU. 48 req/s: 2 × TP4 = 8 GPUs = one node,
+    # 8 × 1.0 × 730 = 5,840; TP2 alone needs 5 replicas = 10 GPUs = two nodes, 11,680.
+    sc = scenario([workload("w", 48.0, utilization=1.0)], [zone("a", offer(reserved=(1.0, 64)))])
+    tb = table(row("w", "H100", 2, 10.0), row("w", "H100", 4, 24.0))
+    data = build_program_data(sc, tb)
+    assert [(c.tp, c.slo_rps) for c in data.candidates] == [(2, 10.0), (4, 24.0)]
+    assert data.dropped == ()
+    plan = plan_scenario(sc, tb, gap=1e-9)
+    assert plan.cost.per_month == pytest.approx(5840.0)
+    assert [(a.tp, a.replicas) for a in plan.allocations] == [(4, 2)]
     assert verify_plan(plan, sc, tb) == []
