@@ -8,9 +8,11 @@ message that did not say where the problem is. Every run is short (tiny scenario
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -32,6 +34,14 @@ def assert_clean_error(result: Result, *names: str) -> None:
     assert "Traceback" not in result.output
     for name in names:
         assert name in result.output, (name, result.output)
+
+
+def measurements(tmp_path: Path) -> Path:
+    """A one-row MEASUREMENTS.csv (the output checks run before any fitting)."""
+    path = tmp_path / "measurements.csv"
+    path.write_text("kind,model,gpu,tp,batch,input_tokens,value\n"
+                    "prefill_ms,Llama-2-70B,H100-SXM,2,1,512,60\n", encoding="utf-8")
+    return path
 
 
 def tiny_with(tmp_path: Path, edit: dict[Any, Any], name: str = "s.yaml") -> Path:
@@ -112,3 +122,121 @@ def test_missing_overlay_is_located_in_the_scenario(tmp_path: Path) -> None:
     path = tiny_with(tmp_path, {"catalog": {"overlays": ["nope.yaml"]}})
     assert_clean_error(run("validate", str(path)), f"{path}: catalog.overlays[0]",
                        "not found", "relative to the scenario file")
+
+
+# --- output paths: refused before any work, inputs never overwritten ------------------------
+
+
+def test_plan_out_that_is_a_file_is_refused_before_solving(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("keep me", encoding="utf-8")
+    result = run("plan", str(scenarios_dir() / "tiny.yaml"), "--time-limit", "5",
+                 "--out", str(taken))
+    assert_clean_error(result, f"{taken}: --out: is a file, not a directory")
+    assert "planning" not in result.output  # refused before the solve, not after it
+    assert taken.read_text(encoding="utf-8") == "keep me"
+
+
+def test_plan_out_under_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("", encoding="utf-8")
+    out = tmp_path / "taken" / "sub"
+    result = run("plan", str(scenarios_dir() / "tiny.yaml"), "--time-limit", "5",
+                 "--out", str(out))
+    assert_clean_error(result, f"{out}: --out:", "is a file, so no directory can be made")
+
+
+def test_scenario_name_cannot_lead_the_outputs_out_of_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Default output directory is outputs/<name>/: `../../escaped` wrote two levels above it.
+    path = tiny_with(tmp_path, {"name": "../../escaped"})
+    monkeypatch.chdir(tmp_path)
+    result = run("plan", str(path), "--time-limit", "5")
+    assert_clean_error(result, f"{path}: name", "cannot name the output directory",
+                       "give --out")
+    assert not (tmp_path.parent / "escaped").exists()
+
+
+def test_plan_never_overwrites_its_scenario(tmp_path: Path) -> None:
+    # A JSON scenario called plan.json, planned into its own directory.
+    source = tmp_path / "plan.json"
+    source.write_text(json.dumps(TINY), encoding="utf-8")
+    before = source.read_bytes()
+    result = run("plan", str(source), "--time-limit", "5", "--out", str(tmp_path))
+    assert_clean_error(result, f"{source}: --out: would overwrite the input")
+    assert source.read_bytes() == before
+
+
+def test_calibrate_out_that_is_a_directory_is_refused(tmp_path: Path) -> None:
+    result = run("calibrate", str(measurements(tmp_path)), "--out", str(tmp_path))
+    assert_clean_error(result, f"{tmp_path}: --out: is a directory, not a file")
+
+
+def test_calibrate_never_overwrites_an_overlay_it_reads(tmp_path: Path) -> None:
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("gpus: []\n", encoding="utf-8")
+    result = run("calibrate", str(measurements(tmp_path)), "--overlay", str(overlay), "--out",
+                 str(overlay))
+    assert_clean_error(result, f"{overlay}: --out: would overwrite the input")
+    assert overlay.read_text(encoding="utf-8") == "gpus: []\n"
+
+
+def test_calibrate_predictions_and_overlay_must_differ(tmp_path: Path) -> None:
+    out = tmp_path / "same.yaml"
+    result = run("calibrate", str(measurements(tmp_path)), "--out", str(out), "--predictions",
+                 str(out))
+    assert_clean_error(result, f"{out}: --predictions: is the overlay file too")
+    assert not out.exists()
+
+
+def test_compare_out_under_a_file_is_refused_before_solving(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("", encoding="utf-8")
+    out = tmp_path / "taken" / "x.xlsx"
+    result = run("compare", str(scenarios_dir() / "tiny.yaml"), "--time-limit", "1",
+                 "--out", str(out))
+    assert_clean_error(result, f"{out}: --out:", "is a file")
+    assert "planning" not in result.output
+
+
+def test_compare_never_overwrites_a_scenario_workbook(tmp_path: Path) -> None:
+    book = tmp_path / "s.xlsx"
+    assert run("template", "--out", str(book)).exit_code == 0
+    before = book.read_bytes()
+    result = run("compare", str(book), "--time-limit", "1", "--out", str(book))
+    assert_clean_error(result, f"{book}: --out: would overwrite the input")
+    assert book.read_bytes() == before
+
+
+def test_template_out_under_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("", encoding="utf-8")
+    out = tmp_path / "taken" / "x.xlsx"
+    assert_clean_error(run("template", "--out", str(out)), f"{out}: --out:", "is a file")
+
+
+def test_template_from_a_workbook_never_overwrites_it(tmp_path: Path) -> None:
+    book = tmp_path / "s.xlsx"
+    assert run("template", "--out", str(book)).exit_code == 0
+    before = book.read_bytes()
+    result = run("template", "--from", str(book), "--out", str(book), "--force")
+    assert_clean_error(result, f"{book}: --out: would overwrite the input")
+    assert book.read_bytes() == before
+
+
+# --- numeric options: nan and inf pass click's ranges ---------------------------------------
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (("plan", "--time-limit", "nan"), "--time-limit"),
+    (("plan", "--time-limit", "5", "--gap", "nan"), "--gap"),
+    (("calibrate", "x.csv", "--held-out-share", "nan"), "--held-out-share"),
+    (("simulate", "--fleet", "f.json", "--trace", "t.csv", "--rate-scale", "nan"),
+     "--rate-scale"),
+    (("simulate", "--fleet", "f.json", "--trace", "t.csv", "--rate-scale", "inf"),
+     "--rate-scale"),
+])
+def test_non_finite_option_values_are_usage_errors(args: tuple[str, ...], option: str) -> None:
+    # simulate --rate-scale nan raised "cannot convert float NaN to integer" mid-replay;
+    # calibrate --held-out-share nan a ValueError; plan passed nan on to the solver.
+    result = run(*args)
+    assert_clean_error(result, f"Invalid value for '{option}'", "is not a finite number")
+    assert result.exit_code == 2

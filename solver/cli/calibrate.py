@@ -21,7 +21,7 @@ from solver.calibrate import (
     overlay_document,
     predictions_csv,
 )
-from solver.cli.common import echo_json, json_option, write_atomic
+from solver.cli.common import check_output, echo_json, finite, json_option, write_atomic
 from solver.perfdata import Measurement, read_measurements_csv, read_shared_perf
 from solver.units import field_label, field_unit
 
@@ -124,7 +124,7 @@ def _print_table(cal: Calibration, out: Path) -> None:
 @click.option("--overlay", "overlays", multiple=True, type=click.Path(path_type=Path),
               help="Catalog overlay adding the GPUs/models the measurements name (repeatable).")
 @click.option("--held-out-share", type=click.FloatRange(0, 1, max_open=True),
-              default=HELD_OUT_SHARE, show_default=True,
+              default=HELD_OUT_SHARE, show_default=True, callback=finite,
               help="Share of each kind of measurement kept out of the fit.")
 @click.option("--predictions", type=click.Path(path_type=Path), default=None,
               help="Also write every measurement with its prediction and error (CSV).")
@@ -145,6 +145,13 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
                 written.resolve() == measurements.resolve()):
             raise InputError([Problem(str(written), "", "the output would overwrite the input",
                                       "choose another output file")])
+    check_output(target, "--builtin" if builtin else "--out", inputs=overlays)
+    if predictions is not None:
+        check_output(predictions, "--predictions", inputs=overlays)
+        if predictions.resolve() == target.resolve():
+            raise InputError([Problem(str(predictions), "--predictions",
+                                      "is the overlay file too: one would replace the other",
+                                      "give --predictions its own .csv path")])
     rows = _read(measurements)
     gpus, models, _ = load_catalog(overlays=overlays)
     if not as_json:

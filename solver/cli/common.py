@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from inputs import demo_scenario
+from models.errors import InputError, Problem
 from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.atomic import write_atomic
 from solver.solve import SOLVERS
 
-__all__ = ["echo_json", "json_option", "load", "scenario_argument", "solve_options",
-           "write_atomic"]
+__all__ = ["check_output", "echo_json", "finite", "json_option", "load", "scenario_argument",
+           "solve_options", "write_atomic"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -30,9 +33,10 @@ def solve_options(time_limit_help: str = "Solver time limit [s].") -> Callable[[
         click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
                      help="MIP solver."),
         click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1),
-                     default=60.0, show_default=True, help=time_limit_help),
+                     default=60.0, show_default=True, help=time_limit_help, callback=finite),
         click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01,
-                     show_default=True, help="Relative MIP gap at which to stop."),
+                     show_default=True, help="Relative MIP gap at which to stop.",
+                     callback=finite),
     )
 
     def apply(f: F) -> F:
@@ -56,3 +60,48 @@ def load(scenario: Path | None) -> Scenario:
 def echo_json(data: Any) -> None:
     """Print JSON deterministically (sorted keys are not used: field order is meaningful)."""
     click.echo(json.dumps(data, indent=2, default=str))
+
+
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Option callback: refuse ``nan`` and ``inf``, which click's ranges let through."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number; give a number")
+    return value
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def check_output(path: Path, option: str, *, directory: bool = False,
+                 files: Iterable[str] = (), inputs: Iterable[Path | None] = ()) -> None:
+    """Refuse, before any work is done, an output that cannot be written or would replace an
+    input: ``path`` is a file (or, with ``directory``, a directory receiving ``files``)."""
+    problems: list[Problem] = []
+    if directory and path.exists() and not path.is_dir():
+        problems.append(Problem(str(path), option, "is a file, not a directory",
+                                f"give {option} a directory (it is created if missing)"))
+    elif not directory and path.is_dir():
+        problems.append(Problem(str(path), option, "is a directory, not a file",
+                                f"give {option} a file name inside it"))
+    ancestor = path if directory else path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if problems:
+        pass  # the path itself is wrong: its parents need no second message
+    elif ancestor.exists() and not ancestor.is_dir():
+        problems.append(Problem(str(path), option,
+                                f"{ancestor} is a file, so no directory can be made under it",
+                                f"give {option} a path under a directory"))
+    elif ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
+        problems.append(Problem(str(path), option, f"directory {ancestor} is not writable",
+                                f"give {option} a path you may write to"))
+    written = [path / name for name in files] if directory else [path]
+    for source in inputs:
+        for out in written:
+            if source is not None and source.exists() and _same_file(out, source):
+                problems.append(Problem(str(out), option, f"would overwrite the input {source}",
+                                        f"give {option} another path; inputs are never "
+                                        "overwritten"))
+    if problems:
+        raise InputError(problems)

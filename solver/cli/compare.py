@@ -8,7 +8,14 @@ from typing import Any
 import click
 
 from models.errors import InputError, Problem
-from solver.cli.common import echo_json, json_option, load, solve_options, write_atomic
+from solver.cli.common import (
+    check_output,
+    echo_json,
+    json_option,
+    load,
+    solve_options,
+    write_atomic,
+)
 from solver.compare import (
     Compared,
     ComparisonRow,
@@ -79,6 +86,7 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
     if out.suffix.lower() != ".xlsx":
         raise InputError([Problem(str(out), "", "the comparison is an Excel workbook",
                                   "name --out with .xlsx")])
+    check_output(out, "--out", inputs=scenarios)
     loaded = [load(p) for p in scenarios] if scenarios else [load(None)]
     variants = build_variants(loaded, [parse_vary(v) for v in varies])
     total = len(variants)

@@ -8,11 +8,19 @@ from pathlib import Path
 import click
 
 from models.common import PurchaseKind
+from models.errors import InputError, Problem
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from solver.capacity import build_capacity_table
-from solver.cli.common import echo_json, json_option, load, scenario_argument, solve_options
-from solver.outputs import write_plan_outputs
+from solver.cli.common import (
+    check_output,
+    echo_json,
+    json_option,
+    load,
+    scenario_argument,
+    solve_options,
+)
+from solver.outputs import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
 from solver.planner import plan_scenario, solver_summary
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
@@ -110,6 +118,28 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     return out
 
 
+def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | None) -> Path:
+    """``--out``, else ``outputs/<scenario name>/``; a name that is not one plain directory name
+    (``../x``, ``a/b``) would write elsewhere, so it is refused."""
+    if out_dir is not None:
+        return out_dir
+    name = scenario.name
+    if Path(name).name != name or name in (".", "..") or "\\" in name:
+        raise InputError([Problem(str(scenario_path or "demo"), "name",
+                                  f"`{name}` cannot name the output directory outputs/{name}/",
+                                  "use a name without `/`, `\\` or `..`, or give --out")])
+    return Path("outputs") / name
+
+
+def plan_output_files() -> tuple[str, ...]:
+    """Names of the files ``plan`` writes into its output directory."""
+    from solver.export_xlsx import CONTRACT_FILE, WORKBOOK_FILE  # openpyxl: heavy
+    from solver.report import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
+
+    return (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
+            COST_CHART_FILE, DAY_CHART_FILE)
+
+
 @click.command("plan")
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
@@ -120,12 +150,14 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             gap: float, as_json: bool) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
     sc = load(scenario)
+    out = output_dir(sc, scenario, out_dir)
+    check_output(out, "--out", directory=True, files=plan_output_files(), inputs=[scenario])
     if not as_json:
         click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
                    f"(time limit {time_limit_s:g} s)…", err=True)
     table = build_capacity_table(sc)
     plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap)
-    written = write_plan_outputs(plan, sc, out_dir or Path("outputs") / sc.name)
+    written = write_plan_outputs(plan, sc, out)
     if as_json:
         echo_json(plan.model_dump(mode="json"))
     else:

@@ -19,7 +19,7 @@ import click
 from models.errors import InputError, Problem, did_you_mean
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
 from solver.fleet import load_fleet
 from solver.simulate import (
     DEFAULT_MAX_BATCHED_TOKENS,
@@ -67,7 +67,8 @@ class SimulationRun:
 @click.option("--slice", "slice_name", default=None,
               help="Time block whose elastic replicas run (default: the workload's peak).")
 @click.option("--rate-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
-              show_default=True, help="Divide inter-arrival times by K (K× the trace's rate).")
+              show_default=True, help="Divide inter-arrival times by K (K× the trace's rate).",
+              callback=finite)
 @click.option("--fail", "fail_spec", default=None, metavar="zone:Z@MINUTE",
               help="Every replica in zone Z vanishes at MINUTE of the replay.")
 @click.option("--max-batched-tokens", type=click.IntRange(min=2),
