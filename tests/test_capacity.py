@@ -175,7 +175,10 @@ def test_table_rows_rejections_and_order() -> None:
 def test_an_slo_no_config_can_hold_is_a_rejection_with_reason() -> None:
     table = build_capacity_table(scenario(chat(tpot_ms=2.0, gpus=("H100-SXM",))))
     assert table.rows == ()
-    assert all("TPOT SLO" in r.reason or "exceed" in r.reason for r in table.rejected)
+    # every candidate TP is rejected (an empty list would make the check below vacuous), and
+    # each for its decode step: even TP8's step (11.3 ms) is far above 2 ms
+    assert [(r.gpu, r.tp) for r in table.rejected] == [("H100-SXM", tp) for tp in (1, 2, 4, 8)]
+    assert all("> TPOT SLO 2 ms even at no load" in r.reason for r in table.rejected)
 
 
 def measured_row(**overrides: object) -> MeasuredCapacity:

@@ -138,6 +138,7 @@ def test_comparison_workbook(tiny_results: list[Compared], tmp_path: Path) -> No
     assert list(frame.loc["Scenario and variation"]) == [r.variant.label for r in tiny_results]
     rows = [comparison_row(r) for r in tiny_results]
     gpu_rows = [i for i in frame.index if str(i).endswith("(reserved + busiest elastic)")]
+    assert gpu_rows  # else the comparison below is vacuous
     for i, row in enumerate(rows):
         assert {g.split(" ")[0]: frame.loc[g].iloc[i] for g in gpu_rows} == {
             g: row.gpus_by_type.get(g, 0) for g in (x.split(" ")[0] for x in gpu_rows)}
