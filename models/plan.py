@@ -59,7 +59,7 @@ class Allocation(Frozen):
     workload: str
     zone: str
     gpu: str
-    tp: int
+    tp: int = Field(ge=1)
     purchase: PurchaseKind
     slice: str | None
     """``None`` for reserved capacity (present in every slice)."""

@@ -223,6 +223,13 @@ def _plan_problems(plan: Plan, scenario: Scenario, file: str) -> list[Problem]:
             context=f" in scenario {scenario.name}",
             hint=" (is this the plan of another scenario?)",
         )
+    blocks = [b.name for b in scenario.policy.time_blocks]
+    slices = [(f"allocations[{i}]", a.slice) for i, a in enumerate(plan.allocations)]
+    slices += [(f"nodes[{i}]", n.slice) for i, n in enumerate(plan.nodes)]
+    for where, name in slices:
+        if name is not None:
+            out += _unknown(file, where, (("slice", "time block", name, blocks),),
+                            context=f" in scenario {scenario.name}")
     for i, n in enumerate(plan.nodes):
         out += _unknown(
             file, f"nodes[{i}]", (("zone", "zone", n.zone, zones), ("gpu", "gpu", n.gpu, gpus))

@@ -240,3 +240,40 @@ def test_non_finite_option_values_are_usage_errors(args: tuple[str, ...], option
     result = run(*args)
     assert_clean_error(result, f"Invalid value for '{option}'", "is not a finite number")
     assert result.exit_code == 2
+
+
+# --- plan.json edited by hand ---------------------------------------------------------------
+
+
+def tiny_plan(tmp_path: Path) -> dict[str, Any]:
+    """plan.json of tiny (a one-GPU fleet, solved in well under a second)."""
+    out = tmp_path / "planned"
+    result = run("plan", str(scenarios_dir() / "tiny.yaml"), "--time-limit", "5", "--out",
+                 str(out))
+    assert result.exit_code == 0, result.output
+    plan: dict[str, Any] = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    return plan
+
+
+def test_plan_json_with_tp_zero_is_located(tmp_path: Path) -> None:
+    # tp 0 passed plan.json's schema and failed later inside the fleet model (a traceback).
+    plan = tiny_plan(tmp_path)
+    plan["allocations"][0]["tp"] = 0
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    result = run("check", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path))
+    assert_clean_error(result, f"{path}: allocations[0].tp", "greater than or equal to 1")
+    assert result.exit_code == 2
+
+
+def test_plan_json_with_an_unknown_slice_is_located(tmp_path: Path) -> None:
+    # The replicas of an unknown slice were silently dropped ("no node holds them"), exit 1.
+    plan = tiny_plan(tmp_path)
+    plan["allocations"][0]["slice"] = "night"
+    plan["nodes"][0]["slice"] = "night"
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    result = run("check", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path))
+    assert_clean_error(result, f"{path}: allocations[0].slice: unknown time block `night`",
+                       f"{path}: nodes[0].slice", "known names: day")
+    assert result.exit_code == 2
