@@ -231,7 +231,13 @@ def _to_unit(value: float, bounds: tuple[float, float]) -> float:
 
 def _from_unit(z: float, bounds: tuple[float, float]) -> float:
     lo, hi = bounds
+    if z < -_EXP_LIMIT:  # exp(-z) would overflow; the share is 0 to double precision
+        return lo
     return lo + (hi - lo) / (1 + math.exp(-z))
+
+
+#: Largest argument of ``math.exp`` that does not overflow a double (ln of its maximum).
+_EXP_LIMIT = 709.0
 
 
 def factors_from(

@@ -277,3 +277,24 @@ def test_plan_json_with_an_unknown_slice_is_located(tmp_path: Path) -> None:
     assert_clean_error(result, f"{path}: allocations[0].slice: unknown time block `night`",
                        f"{path}: nodes[0].slice", "known names: day")
     assert result.exit_code == 2
+
+
+# --- measurements no efficiency can explain -------------------------------------------------
+
+
+def test_calibrate_on_impossible_measurements_reports_the_fit_not_an_overflow(
+    tmp_path: Path
+) -> None:
+    # Llama-2-70B prefilling 512 tokens on 2 H100s in 10 ms is far faster than any efficiency
+    # <= 1 allows: the fit ran its logistic coordinate past exp()'s range (OverflowError).
+    path = tmp_path / "measurements.csv"
+    path.write_text("kind,model,gpu,tp,batch,input_tokens,value\n"
+                    + "prefill_ms,Llama-2-70B,H100-SXM,2,1,512,10\n" * 3, encoding="utf-8")
+    out = tmp_path / "overlay.yaml"
+    result = run("calibrate", str(path), "--out", str(out))
+    assert result.exception is None, repr(result.exception)
+    assert result.exit_code == 0 and out.exists()
+    # The fit is pinned at compute efficiency 1 and the table shows how far off it still is.
+    assert "compute efficiency 1\n" in result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("prefill_ms"))
+    assert float(row.split()[-2]) > 100  # train error [%]
