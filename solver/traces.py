@@ -269,12 +269,16 @@ def _build(source: str, times_s: FloatArray, inputs: IntArray, outputs: IntArray
 def _parse_times(path: Path, raw: pd.Series, column: str, lines: IntArray,
                  problems: list[Problem]) -> tuple[FloatArray, float | None]:
     numeric = pd.to_numeric(raw, errors="coerce")
-    if numeric.notna().all():
+    stamps = None if numeric.notna().all() else pd.to_datetime(
+        raw, errors="coerce", format="ISO8601", utc=True)
+    if stamps is None or numeric.notna().sum() > stamps.notna().sum():
+        # Seconds (a few bad cells are flagged themselves, not every row as "not a time").
         values = numeric.to_numpy(dtype=np.float64)
-        _flag(path, column, lines, ~np.isfinite(values) | (values < 0),
-              "time must be a finite number of seconds >= 0", problems)
-        return values, None
-    stamps = pd.to_datetime(raw, errors="coerce", format="ISO8601", utc=True)
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | (values < 0)
+        _flag(path, column, lines, bad, "time must be a finite number of seconds >= 0",
+              problems)
+        return np.where(bad, 0.0, values), None
     bad = stamps.isna().to_numpy()
     _flag(path, column, lines, bad, "not a time (seconds, or a datetime like "
           "2023-11-16 18:15:46.68)", problems)

@@ -298,3 +298,18 @@ def test_calibrate_on_impossible_measurements_reports_the_fit_not_an_overflow(
     assert "compute efficiency 1\n" in result.output
     row = next(line for line in result.output.splitlines() if line.startswith("prefill_ms"))
     assert float(row.split()[-2]) > 100  # train error [%]
+
+
+# --- traces ---------------------------------------------------------------------------------
+
+
+def test_one_bad_cell_in_a_seconds_column_is_the_only_row_flagged(tmp_path: Path) -> None:
+    # A non-number among seconds made the column read as datetimes, and then every row,
+    # the good ones included, was reported as "not a time".
+    path = tmp_path / "trace.csv"
+    path.write_text("time_s,input_tokens,output_tokens\n0,100,10\n1,100,20\nsoon,5,5\n",
+                    encoding="utf-8")
+    result = run("profile", str(path))
+    assert_clean_error(result, f"{path}: line 4, column time_s: time must be a finite number")
+    assert "line 2" not in result.output and "line 3" not in result.output
+    assert "1 problem in the input" in result.output
