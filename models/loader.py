@@ -197,8 +197,13 @@ def _merge_entries(
     file: str,
     where: str,
     problems: list[Problem],
+    origins: dict[str, dict[str, str]] | None = None,
 ) -> None:
-    """Override catalog entries field by field by name, or add new ones."""
+    """Override catalog entries field by field by name, or add new ones.
+
+    ``origins`` records, per entry, the file that last set each key (``""``: the file that added
+    the entry), so a bad merged value can be reported where it was written.
+    """
     for i, entry in enumerate(entries):
         if not isinstance(entry, Mapping) or "name" not in entry:
             problems.append(
@@ -207,13 +212,34 @@ def _merge_entries(
             continue
         name = str(entry["name"])
         base[name] = _deep_merge(base.get(name, {}), entry)
+        if origins is not None:
+            origins.setdefault(name, {"": file}).update({str(k): file for k in entry})
+
+
+def _attributed(found: list[Problem], entry: str, origins: Mapping[str, str],
+                scenario_file: str) -> list[Problem]:
+    """Problems of one merged catalog entry (located at ``entry``, e.g. ``catalog.gpus.L4``),
+    each moved to the layer file that set its field (else the one that added the entry): an
+    overlay's bad value is reported in the overlay, not in the scenario that names it."""
+    out = []
+    for p in found:
+        rest = p.location[len(entry):].lstrip(".")
+        key = rest.split(".")[0].split("[")[0]
+        file = origins.get(key, origins.get("", p.file))
+        if file in (scenario_file, p.file):
+            out.append(p)
+            continue
+        where = entry.removeprefix("catalog.")
+        out.append(Problem(file, f"{where}.{rest}" if rest else where, p.message, p.fix))
+    return out
 
 
 def _catalog_list(doc: Any, key: str, file: str, problems: list[Problem]) -> list[Any]:
     if doc is None:
         return []
     if not isinstance(doc, Mapping):
-        problems.append(Problem(file, "", "expected a mapping with `gpus:` and `models:`", ""))
+        problems.append(Problem(file, "", "expected a mapping with `gpus:` and `models:`",
+                                "write the overlay as `gpus: [...]` and/or `models: [...]`"))
         return []
     unknown = set(doc) - {"gpus", "models", "source", "description"}
     for k in sorted(unknown):
@@ -238,6 +264,8 @@ def load_catalog(
     problems: list[Problem] = []
     gpus: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
+    gpu_origins: dict[str, dict[str, str]] = {}
+    model_origins: dict[str, dict[str, str]] = {}
     sources: list[str] = []
     layers: list[tuple[Path, Any]] = []
     if builtin:
@@ -251,27 +279,32 @@ def load_catalog(
         sources.append(str(path))
         problems += non_finite_problems(doc, str(path))
         _merge_entries(gpus, _catalog_list(doc, "gpus", str(path), problems), str(path), "gpus",
-                       problems)
+                       problems, gpu_origins)
         _merge_entries(models, _catalog_list(doc, "models", str(path), problems), str(path),
-                       "models", problems)
-    _merge_entries(gpus, gpu_entries, scenario_file, "catalog.gpus", problems)
-    _merge_entries(models, model_entries, scenario_file, "catalog.models", problems)
+                       "models", problems, model_origins)
+    _merge_entries(gpus, gpu_entries, scenario_file, "catalog.gpus", problems, gpu_origins)
+    _merge_entries(models, model_entries, scenario_file, "catalog.models", problems,
+                   model_origins)
     gpu_objs, model_objs = [], []
     where = "catalog." if scenario_file else ""
     for name, raw in gpus.items():
         try:
             gpu_objs.append(GpuType.model_validate(raw))
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, scenario_file or "catalog",
-                                                     (f"{where}gpus", name)))
+            found = problems_from_validation(exc, scenario_file or "catalog",
+                                             (f"{where}gpus", name))
+            problems.extend(_attributed(found, f"{where}gpus.{name}", gpu_origins[name],
+                                        scenario_file))
     for name, raw in models.items():
         try:
             model_objs.append(LlmSpec.model_validate(raw))
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, scenario_file or "catalog",
-                                                     (f"{where}models", name)))
+            found = problems_from_validation(exc, scenario_file or "catalog",
+                                             (f"{where}models", name))
+            problems.extend(_attributed(found, f"{where}models.{name}", model_origins[name],
+                                        scenario_file))
     if problems:
-        raise InputError(problems)
+        raise InputError(list(dict.fromkeys(problems)))  # a layer's own faults show up per key
     return tuple(gpu_objs), tuple(model_objs), tuple(sources)
 
 
