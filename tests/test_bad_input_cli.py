@@ -345,3 +345,17 @@ def test_overlay_that_is_not_a_mapping_is_reported_once_with_a_fix(tmp_path: Pat
     result = run("validate", str(path))
     assert_clean_error(result, f"{overlay}: expected a mapping", "write the overlay as `gpus:")
     assert "1 problem in the input" in result.output
+
+
+def test_calibrate_names_the_line_and_field_of_unknown_names(tmp_path: Path) -> None:
+    # Was one line for the whole file: "no measurement names a catalog GPU and model".
+    path = tmp_path / "measurements.csv"
+    path.write_text("kind,model,gpu,tp,batch,input_tokens,value\n"
+                    "prefill_ms,Llama-2-70B,H100,2,1,512,60\n"
+                    "prefill_ms,Llama-70B,H100-SXM,2,1,512,60\n", encoding="utf-8")
+    result = run("calibrate", str(path), "--out", str(tmp_path / "out.yaml"))
+    assert_clean_error(result, f"{path}: line 2.gpu: GPU `H100` is not in the catalog",
+                       "did you mean `H200` or `H100-SXM`",
+                       f"{path}: line 3.model: model `Llama-70B` is not in the catalog",
+                       "--overlay")
+    assert not (tmp_path / "out.yaml").exists()

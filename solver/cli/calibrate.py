@@ -9,8 +9,8 @@ import click
 import yaml
 
 from inputs import catalog_dir
-from models.catalog import EfficiencyFactors
-from models.errors import InputError, Problem
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.errors import InputError, Problem, did_you_mean
 from models.loader import load_catalog
 from solver.calibrate import (
     HELD_OUT_SHARE,
@@ -52,6 +52,28 @@ def _header(cal: Calibration, measurements: Path) -> str:
     for target, source in cal.transferred:
         lines.append(f"{target}: no measurements; takes {source}'s fitted factors.")
     return "".join(f"# {line}\n" for line in lines) + "\n"
+
+
+def _unfitted(measurements: Path, rows: list[Measurement], cal: Calibration,
+              gpus: tuple[GpuType, ...], models: tuple[LlmSpec, ...]) -> list[Problem]:
+    """Why no measurement could be fitted: each skipped row's line, field and closest name."""
+    file = str(measurements)
+    gpu_names, model_names = [g.name for g in gpus], [m.name for m in models]
+    out: list[Problem] = []
+    for m, reason in cal.skipped:
+        line = "" if measurements.is_dir() else f"line {rows.index(m) + 2}."
+        if m.gpu not in gpu_names:
+            out.append(Problem(file, f"{line}gpu", reason,
+                               f"{did_you_mean(m.gpu, gpu_names)}; or add it with --overlay"))
+        elif m.model is not None and m.model not in model_names:
+            out.append(Problem(file, f"{line}model", reason,
+                               f"{did_you_mean(m.model, model_names)}; or add it with --overlay"))
+        else:
+            out.append(Problem(file, f"{line}precision", reason,
+                               "give a precision the GPU runs"))
+    out = list(dict.fromkeys(out))[:10]
+    return out or [Problem(file, "", "no measurement could be fitted",
+                           "add the catalog entries with --overlay, or fix the names")]
 
 
 def _runtime_name(runtime: str) -> str:
@@ -158,8 +180,7 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
         click.echo(f"fitting {len(rows)} measurements…", err=True)
     cal = calibrate(rows, gpus, models, held_out_share=held_out_share)
     if not cal.fits:
-        raise InputError([Problem(str(measurements), "", "no measurement names a catalog GPU "
-                                  "and model", "add the entries with --overlay, or fix names")])
+        raise InputError(_unfitted(measurements, rows, cal, gpus, models))
     source = (f"fleetplan calibrate on {measurements} (method and errors: "
               "docs/calibration.md)")
     doc = overlay_document(cal, source)
