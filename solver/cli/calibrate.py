@@ -71,9 +71,9 @@ def _unfitted(measurements: Path, rows: list[Measurement], cal: Calibration,
         else:
             out.append(Problem(file, f"{line}precision", reason,
                                "give a precision the GPU runs"))
-    out = list(dict.fromkeys(out))[:10]
-    return out or [Problem(file, "", "no measurement could be fitted",
-                           "add the catalog entries with --overlay, or fix the names")]
+    head = Problem(file, "", "no measurement names a catalog GPU and model",
+                   "add the entries with --overlay, or fix names")
+    return [head, *list(dict.fromkeys(out))[:10]]
 
 
 def _runtime_name(runtime: str) -> str:
