@@ -359,3 +359,17 @@ def test_calibrate_names_the_line_and_field_of_unknown_names(tmp_path: Path) -> 
                        f"{path}: line 3.model: model `Llama-70B` is not in the catalog",
                        "--overlay")
     assert not (tmp_path / "out.yaml").exists()
+
+
+# --- absurd but valid numbers ---------------------------------------------------------------
+
+
+def test_absurd_demand_is_diagnosed_within_the_time_limit(tmp_path: Path) -> None:
+    # 10^12 req/s (a unit slip) is 5.6 × 10^10 replicas: the greedy warm start tried every
+    # reserved base up to that one by one and ran for minutes past --time-limit 5.
+    path = tiny_with(tmp_path, {("workloads", 0, "arrival", "peak_rps"): 1e12})
+    result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 1  # infeasible: no stock carries it
+    assert "plan tiny: infeasible" in result.output
+    assert "`chat` is 1e+12 req/s short of its demand" in result.output
