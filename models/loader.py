@@ -320,7 +320,7 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check `measured_csv`")])
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)
             rows = list(reader)
             columns = reader.fieldnames or []

@@ -272,7 +272,7 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     if not path.is_file():
         raise InputError([Problem(str(path), "", "file not found", "check the path")])
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)
             rows = list(reader)
             header = list(reader.fieldnames or [])

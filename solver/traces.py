@@ -121,6 +121,9 @@ def read_generic_csv(path: Path) -> Trace:
                                     f"name one column {' or '.join(names)}"))
         else:
             picked.append(found)
+    if problems and len(header) == 1 and ";" in header[0]:
+        raise InputError([Problem(str(path), "header", f"one column `{header[0]}`: the file is "
+                                  "separated by `;`", "save it as CSV with commas")])
     if problems:
         raise InputError(problems)
     return read_columns(path, (picked[0], picked[1], picked[2]))
@@ -329,7 +332,7 @@ def _read_text(path: Path) -> str:
     if not path.is_file():
         raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # -sig: Excel's "CSV UTF-8" starts a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError([Problem(str(path), "", f"cannot read: {exc}", "")]) from None
 
@@ -338,7 +341,7 @@ def _read_head(path: Path) -> str:
     if not path.is_file():
         raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
     with path.open("rb") as fh:
-        return fh.read(4096).decode("utf-8", errors="replace")
+        return fh.read(4096).decode("utf-8-sig", errors="replace")
 
 
 def _csv_header(path: Path) -> list[str]:

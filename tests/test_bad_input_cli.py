@@ -373,3 +373,52 @@ def test_absurd_demand_is_diagnosed_within_the_time_limit(tmp_path: Path) -> Non
     assert result.exit_code == 1  # infeasible: no stock carries it
     assert "plan tiny: infeasible" in result.output
     assert "`chat` is 1e+12 req/s short of its demand" in result.output
+
+
+# --- CSV files as Excel saves them ----------------------------------------------------------
+
+#: Excel's "CSV UTF-8" begins the file with a byte-order mark, invisible in any editor.
+BOM = "\ufeff"
+
+
+def test_trace_saved_by_excel_with_a_bom_is_read(tmp_path: Path) -> None:
+    # Was "cannot parse as CSV: Usecols do not match columns ... ['\ufeffTIMESTAMP']".
+    path = tmp_path / "trace.csv"
+    path.write_text(BOM + "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                    "2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:50.99,396,109\n",
+                    encoding="utf-8")
+    result = run("profile", "--json", str(path))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["requests"] == 2
+
+
+def test_measurements_saved_by_excel_with_a_bom_are_read(tmp_path: Path) -> None:
+    # Was "missing columns: kind" and "unknown columns: \ufeffkind" for a header that has it.
+    path = tmp_path / "measurements.csv"
+    path.write_text(BOM + "kind,model,gpu,tp,batch,input_tokens,value\n"
+                    "prefill_ms,Llama-2-70B,H100-SXM,2,1,512,60\n", encoding="utf-8")
+    result = run("calibrate", str(path), "--out", str(tmp_path / "o.yaml"))
+    assert "missing columns" not in result.output and "unknown columns" not in result.output
+    assert result.exit_code == 0, result.output
+
+
+def test_measured_csv_saved_by_excel_with_a_bom_is_read(tmp_path: Path) -> None:
+    rows = (scenarios_dir() / "twenty_rps_measured.csv").read_text(encoding="utf-8")
+    (tmp_path / "rows.csv").write_text(BOM + rows, encoding="utf-8")
+    doc = yaml.safe_load((scenarios_dir() / "twenty_rps.yaml").read_text(encoding="utf-8"))
+    doc["measured_csv"] = "rows.csv"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run("validate", str(path))
+    assert result.exit_code == 0, result.output  # was "missing columns: model"
+    assert "measured rows (1)" in result.output
+
+
+def test_semicolon_separated_trace_says_so(tmp_path: Path) -> None:
+    # Was three "no time/input/output column among [...]" lines about one long column name.
+    path = tmp_path / "trace.csv"
+    path.write_text("time_s;input_tokens;output_tokens\n0;100;10\n", encoding="utf-8")
+    result = run("profile", str(path))
+    assert_clean_error(result, f"{path}: header: one column", "separated by `;`",
+                       "save it as CSV with commas")
+    assert "1 problem in the input" in result.output
