@@ -62,7 +62,7 @@ class ContractRow(Frozen):
     gpu: str
     runtime: str
     precision: Precision
-    tp: int
+    tp: int = Field(ge=1)
     max_stable_sequences: int
     tested_peak_rps: float
     """SLO-holding rate of one replica (the capacity table's ``slo_rps``) [1/s]."""
@@ -82,7 +82,8 @@ class Contract(Frozen):
     scenario: str
     plan_fingerprint: str = ""
     measured_max_age_days: int = Field(ge=1)
-    rows: tuple[ContractRow, ...] = ()
+    rows: tuple[ContractRow, ...]
+    """Required, though it may be empty: a contract whose rows were cut off must not pass."""
 
 
 class ExpiredRow(Frozen):

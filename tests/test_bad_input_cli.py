@@ -422,3 +422,35 @@ def test_semicolon_separated_trace_says_so(tmp_path: Path) -> None:
     assert_clean_error(result, f"{path}: header: one column", "separated by `;`",
                        "save it as CSV with commas")
     assert "1 problem in the input" in result.output
+
+
+# --- contract.yaml edited by hand -----------------------------------------------------------
+
+
+def tiny_contract(tmp_path: Path) -> dict[str, Any]:
+    """contract.yaml written beside tiny's plan."""
+    out = tmp_path / "planned"
+    assert run("plan", str(scenarios_dir() / "tiny.yaml"), "--time-limit", "5", "--out",
+               str(out)).exit_code == 0
+    doc: dict[str, Any] = yaml.safe_load((out / "contract.yaml").read_text(encoding="utf-8"))
+    return doc
+
+
+def test_contract_without_rows_is_not_a_contract_that_holds(tmp_path: Path) -> None:
+    # A contract cut off before `rows:` reported "every row still holds", exit 0.
+    doc = tiny_contract(tmp_path)
+    del doc["rows"]
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run("check", str(scenarios_dir() / "tiny.yaml"), "--contract", str(path))
+    assert_clean_error(result, f"{path}: rows: Field required")
+
+
+def test_contract_row_with_tp_below_one_is_located(tmp_path: Path) -> None:
+    # tp -1 matched itself in the fingerprint and "still held", exit 0.
+    doc = tiny_contract(tmp_path)
+    doc["rows"][0]["tp"] = -1
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run("check", str(scenarios_dir() / "tiny.yaml"), "--contract", str(path))
+    assert_clean_error(result, f"{path}: rows[0].tp: Input should be greater than or equal to 1")
