@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
 from models.scenario import Scenario
 from solver.decompose import (
     SubResult,
+    repair,
     solve_decomposed,
     solve_workload,
     sum_within_gap,
@@ -74,6 +78,21 @@ def test_stock_that_couples_two_workloads_is_still_solved_to_the_joint_optimum()
     plan = plan_scenario(sc, tb, gap=1e-9)
     assert plan.cost.per_month == pytest.approx(5840.0)
     assert verify_plan(plan, sc, tb) == []
+
+
+def test_repair_re_solves_a_coupled_workload_on_the_stock_the_others_leave() -> None:
+    # Reserved stock 2: alone each sub-program buys 2 reserved GPUs (1,460 each); together that
+    # is 4 > 2. Equal costs, so `a` (name order) keeps its fleet and `b` is re-solved on the
+    # 2 − 2 = 0 reserved GPUs `a` leaves: 2 on-demand GPUs, 2 × 3.0 × 730 = 4,380. Solving the
+    # two together from there finds nothing cheaper than 1,460 + 4,380 = 5,840, so the repaired
+    # fleet is 2 reserved (a) + 2 on-demand (b), within stock.
+    data = build_program_data(two_workloads(2), TB)
+    subs = [solve_workload(data, w, "highs", 10.0, 1e-9) for w in ("a", "b")]
+    assert [sorted(s.replicas.values()) for s in subs] == [[2], [2]]
+    fleet = repair(data, subs, "highs", time.perf_counter() + 10.0, 1e-9, bound=2920.0)
+    assert fleet is not None
+    assert sorted((k[0], k[4], n) for k, n in fleet.items() if n) == [
+        ("a", PurchaseKind.reserved, 2), ("b", PurchaseKind.on_demand, 2)]
 
 
 def test_infeasible_sub_program_means_infeasible_plan_with_diagnosis() -> None:
