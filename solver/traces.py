@@ -39,6 +39,9 @@ IntArray = npt.NDArray[np.int64]
 
 #: Problems listed per bad file before the reader stops looking.
 MAX_PROBLEMS = 10
+#: Most tokens one request may have in either direction: far beyond any model's context, and
+#: small enough that token sums stay exact in int64 (a typo like 1e30 wrapped to negatives).
+MAX_TOKENS = 10**9
 #: Tokens per prefix block in Mooncake's ``hash_ids`` [tokens].
 PREFIX_BLOCK_TOKENS = 512
 #: z-score of the 95th percentile of a standard normal: lognormal sigma = ln(p95/p50) / this.
@@ -180,13 +183,14 @@ def read_mooncake(path: Path) -> Trace:
             problems.append(Problem(str(path), where, "not a JSON object",
                                     "each line must be one JSON object"))
             continue
-        t = _json_number(path, row, "timestamp", where, 0, problems)
+        t = _json_number(path, row, "timestamp", where, 0, problems, maximum=math.inf)
         n_in = _json_number(path, row, "input_length", where, 1, problems)
         n_out = _json_number(path, row, "output_length", where, 1, problems)
         ids = row.get("hash_ids")
         if ids is None:
             has_blocks = False
-        elif not (isinstance(ids, list) and all(isinstance(i, int) for i in ids)):
+        elif not (isinstance(ids, list)
+                  and all(isinstance(i, int) and -(2**63) <= i < 2**63 for i in ids)):
             problems.append(Problem(str(path), f"{where}, column hash_ids",
                                     "hash_ids must be a list of integers", "fix or drop it"))
         else:
@@ -296,8 +300,10 @@ def _parse_counts(path: Path, raw: pd.Series, column: str, lines: IntArray, mini
                   problems: list[Problem]) -> IntArray:
     numeric = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(numeric) | (numeric < minimum) | (numeric != np.floor(numeric))
-    _flag(path, column, lines, bad, f"token count must be a whole number >= {minimum}", problems)
+        bad = (~np.isfinite(numeric) | (numeric < minimum) | (numeric > MAX_TOKENS)
+               | (numeric != np.floor(numeric)))
+    _flag(path, column, lines, bad,
+          f"token count must be a whole number from {minimum} to {MAX_TOKENS:,}", problems)
     return np.where(bad, minimum, numeric).astype(np.int64)
 
 
@@ -309,15 +315,16 @@ def _flag(path: Path, column: str, lines: IntArray, bad: npt.NDArray[np.bool_], 
 
 
 def _json_number(path: Path, row: dict[str, object], key: str, where: str, minimum: int,
-                 problems: list[Problem]) -> float | None:
+                 problems: list[Problem], maximum: float = MAX_TOKENS) -> float | None:
     value = row.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         problems.append(Problem(str(path), f"{where}, column {key}",
                                 f"{key} missing or not a number", f"give {key} as a number"))
         return None
-    if value < minimum or (key != "timestamp" and value != int(value)):
+    if value < minimum or value > maximum or (key != "timestamp" and value != int(value)):
+        most = "" if maximum == math.inf else f" and <= {maximum:,}"
         problems.append(Problem(str(path), f"{where}, column {key}",
-                                f"{key} must be a whole number >= {minimum}, got {value}",
+                                f"{key} must be a whole number >= {minimum}{most}, got {value}",
                                 "fix or remove this line"))
         return None
     return float(value)

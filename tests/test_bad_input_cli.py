@@ -454,3 +454,24 @@ def test_contract_row_with_tp_below_one_is_located(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
     result = run("check", str(scenarios_dir() / "tiny.yaml"), "--contract", str(path))
     assert_clean_error(result, f"{path}: rows[0].tp: Input should be greater than or equal to 1")
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    # A CSV cell of 1e30 wrapped to -4.6e18 in int64: profile printed negative percentiles and
+    # simulate negative latencies, both with exit 0.
+    ("trace.csv", "time_s,input_tokens,output_tokens\n0,100,10\n1,1e30,20\n",
+     "line 3, column input_tokens: token count must be a whole number from 1 to 1,000,000,000"),
+    # The same in Mooncake JSON lines raised OverflowError.
+    ("trace.jsonl", '{"timestamp": 0, "input_length": 1e30, "output_length": 5}\n',
+     "line 1, column input_length: input_length must be a whole number >= 1 and <= 1,000,000,000"),
+    ("trace.jsonl",
+     '{"timestamp": 0, "input_length": 9, "output_length": 5, "hash_ids": [1'
+     + "0" * 20 + "]}\n",
+     "line 1, column hash_ids: hash_ids must be a list of integers"),
+])
+def test_token_counts_too_large_for_int64_are_located(
+    tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert_clean_error(run("profile", str(path)), f"{path}: {where}")
