@@ -23,7 +23,8 @@ def hourly_blocks() -> tuple[TimeBlock, ...]:
 class Policy(Frozen):
     """Rules of the plan: time base, failure headroom, money, and how old a measurement may be."""
 
-    hours_per_month: float = Field(730.0, gt=0)
+    hours_per_month: float = Field(730.0, gt=0, le=744)
+    """Hours in the month the costs are per [h]; at most 31 × 24 = 744."""
     failure_utilization: float = Field(1.0, gt=0, le=1)
     """After a failure a replica may run at up to this share of its SLO-holding rate [1]."""
     monthly_budget: float | None = Field(None, gt=0)

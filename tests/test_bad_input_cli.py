@@ -475,3 +475,12 @@ def test_token_counts_too_large_for_int64_are_located(
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     assert_clean_error(run("profile", str(path)), f"{path}: {where}")
+
+
+def test_hours_per_month_beyond_a_month_is_located(tmp_path: Path) -> None:
+    # 1e308 hours made hours × price infinite: PuLP raised "Cannot multiply variables with
+    # NaN/inf values" mid-build. A month has at most 31 × 24 = 744 hours.
+    path = tiny_with(tmp_path, {("policy", "hours_per_month"): 1e308})
+    result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
+    assert_clean_error(result, f"{path}: policy.hours_per_month",
+                       "less than or equal to 744")
