@@ -15,6 +15,7 @@ most two, deterministic order), each a plain call of the planner.
 from __future__ import annotations
 
 import itertools
+import math
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -71,7 +72,7 @@ def _growth(scenario: Scenario, value: str) -> Scenario:
         factor = float(value)
     except ValueError:
         factor = -1.0
-    if not factor > 0:
+    if not 0 < factor < math.inf:  # nan fails both; inf made every demand infinite
         raise InputError([Problem("--vary", f"growth={value}", "growth must be a positive number",
                                   "e.g. growth=1,1.5,3")])
     workloads = []

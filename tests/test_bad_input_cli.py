@@ -484,3 +484,11 @@ def test_hours_per_month_beyond_a_month_is_located(tmp_path: Path) -> None:
     result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
     assert_clean_error(result, f"{path}: policy.hours_per_month",
                        "less than or equal to 744")
+
+
+def test_compare_growth_of_infinity_is_refused(tmp_path: Path) -> None:
+    # growth=inf made every demand infinite: PuLP raised "Cannot set constraint RHS to NaN/inf".
+    result = run("compare", str(scenarios_dir() / "tiny.yaml"), "--vary", "growth=inf",
+                 "--time-limit", "1", "--out", str(tmp_path / "c.xlsx"))
+    assert_clean_error(result, "--vary: growth=inf: growth must be a positive number")
+    assert "planning" not in result.output
