@@ -476,6 +476,17 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
     return scenario
 
 
+def _other_document(doc: Mapping[str, Any]) -> str:
+    """What another fleetplan file passed where a scenario belongs is, by its keys (else "")."""
+    if "allocations" in doc and "scenario" in doc:
+        return f"a plan.json (of scenario `{doc['scenario']}`)"
+    if "rows" in doc and "plan_fingerprint" in doc:
+        return f"a contract.yaml (of scenario `{doc.get('scenario')}`)"
+    if "nodes" in doc:
+        return "an inventory of nodes"
+    return ""
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read, validate and resolve a scenario file (YAML, JSON, or a registered format)."""
     path = Path(path)
@@ -483,6 +494,11 @@ def load_scenario(path: str | Path) -> Scenario:
     if not isinstance(doc, Mapping):
         raise InputError([Problem(str(path), "", "expected a mapping at the top level",
                                   "start the file with `name:` and `workloads:`")])
+    other = _other_document(doc)
+    if other and "workloads" not in doc:
+        raise InputError([Problem(str(path), "", f"this is {other}, not a scenario",
+                                  "name the scenario file here (a plan.json or an inventory "
+                                  "goes after --fleet, a contract after --contract)")])
     infinite = non_finite_problems(doc, str(path))
     if infinite:
         raise InputError(infinite)

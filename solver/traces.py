@@ -345,6 +345,9 @@ def _read_text(path: Path) -> str:
 
 
 def _read_head(path: Path) -> str:
+    if path.is_dir():
+        raise InputError([Problem(str(path), "", "is a directory, not a trace file",
+                                  "name the trace file")])
     if not path.is_file():
         raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
     with path.open("rb") as fh:

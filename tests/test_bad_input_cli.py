@@ -492,3 +492,30 @@ def test_compare_growth_of_infinity_is_refused(tmp_path: Path) -> None:
                  "--time-limit", "1", "--out", str(tmp_path / "c.xlsx"))
     assert_clean_error(result, "--vary: growth=inf: growth must be a positive number")
     assert "planning" not in result.output
+
+
+# --- a file of another kind where a scenario or trace belongs -------------------------------
+
+
+def test_plan_json_given_as_the_scenario_says_what_it_is(tmp_path: Path) -> None:
+    # `check plan.json --fleet tiny.yaml` listed 13 schema problems (name missing, unknown
+    # key `allocations`, …) instead of saying the two files are swapped.
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(tiny_plan(tmp_path)), encoding="utf-8")
+    result = run("check", str(plan), "--fleet", str(scenarios_dir() / "tiny.yaml"))
+    assert_clean_error(result, f"{plan}: this is a plan.json (of scenario `tiny`), not a "
+                       "scenario", "goes after --fleet")
+    assert "1 problem in the input" in result.output
+
+
+def test_inventory_given_as_the_scenario_says_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "owned.yaml"
+    path.write_text("nodes:\n  - {zone: zone-a, gpu: H100-SXM, nodes: 1}\n", encoding="utf-8")
+    assert_clean_error(run("validate", str(path)),
+                       f"{path}: this is an inventory of nodes, not a scenario")
+
+
+def test_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    # Was "trace file not found" for a path that exists.
+    assert_clean_error(run("profile", str(tmp_path)),
+                       f"{tmp_path}: is a directory, not a trace file")
