@@ -151,4 +151,7 @@ def test_sub_programs_are_done_when_their_sum_is_within_the_gap() -> None:
 
     assert sum_within_gap([sub("big", 1000.0, 1000.0), sub("small", 105.0, 100.0)], 0.01)
     assert not sum_within_gap([sub("big", 100.0, 100.0), sub("small", 105.0, 100.0)], 0.01)
+    # just outside: 15 / (1,000 + 115) = 1.35 % > 1 %; exactly at it: (100 − 99) / 100 = 1 %
+    assert not sum_within_gap([sub("big", 1000.0, 1000.0), sub("small", 115.0, 100.0)], 0.01)
+    assert sum_within_gap([sub("only", 100.0, 99.0)], 0.01)
     assert not sum_within_gap([sub("big", 1000.0, None), sub("small", 105.0, 100.0)], 0.01)
