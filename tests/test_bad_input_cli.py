@@ -519,3 +519,24 @@ def test_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
     # Was "trace file not found" for a path that exists.
     assert_clean_error(run("profile", str(tmp_path)),
                        f"{tmp_path}: is a directory, not a trace file")
+
+
+def test_calibrate_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:
+    # `--out tiny.yaml` (meaning tiny-overlay.yaml) replaced the scenario without a word.
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"),
+                        encoding="utf-8")
+    before = scenario.read_bytes()
+    result = run("calibrate", str(measurements(tmp_path)), "--out", str(scenario))
+    assert_clean_error(result, f"{scenario}: --out: exists and was not written by "
+                       "`fleetplan calibrate`", "move the file away first")
+    assert scenario.read_bytes() == before
+
+
+def test_calibrate_replaces_its_own_overlay(tmp_path: Path) -> None:
+    out, rows = tmp_path / "overlay.yaml", measurements(tmp_path)
+    for _ in range(2):  # the second run replaces what the first wrote
+        result = run("calibrate", str(rows), "--out", str(out), "--predictions",
+                     str(tmp_path / "p.csv"))
+        assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")

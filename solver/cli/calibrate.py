@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,11 @@ from solver.units import field_label, field_unit
 #: Where ``--builtin`` writes: the calibrated layer of the built-in catalog.
 BUILTIN_OVERLAY = "efficiency.yaml"
 DEFAULT_OUT = Path("outputs") / "efficiency-overlay.yaml"
+#: First line of every overlay calibrate writes: a file that starts otherwise is not replaced.
+OVERLAY_FIRST_LINE = ("# Calibrated efficiency factors (a catalog overlay), written by "
+                      "`fleetplan calibrate`.")
+#: The columns that end the first line of a predictions CSV calibrate writes.
+PREDICTIONS_HEADER_END = "predicted,relative_error,held_out"
 
 
 def _read(path: Path) -> list[Measurement]:
@@ -40,7 +46,7 @@ def _pct(x: float | None) -> str:
 
 def _header(cal: Calibration, measurements: Path) -> str:
     lines = [
-        "Calibrated efficiency factors (a catalog overlay), written by `fleetplan calibrate`.",
+        OVERLAY_FIRST_LINE.removeprefix("# "),
         f"Fitted on {measurements} ({len(cal.predictions)} rows used, "
         f"{len(cal.skipped)} skipped); {100 * cal.held_out_share:.0f} % of each kind held out.",
         "Median absolute relative error, train / held-out (method: docs/calibration.md):",
@@ -74,6 +80,19 @@ def _unfitted(measurements: Path, rows: list[Measurement], cal: Calibration,
     head = Problem(file, "", "no measurement names a catalog GPU and model",
                    "add the entries with --overlay, or fix names")
     return [head, *list(dict.fromkeys(out))[:10]]
+
+
+def _refuse_foreign(path: Path, option: str, ours: Callable[[str], bool]) -> None:
+    """An existing file calibrate did not write (its first line says) is never replaced: a
+    scenario or a hand-written overlay named by mistake after --out would be lost."""
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        first = fh.readline().rstrip("\r\n")
+    if not ours(first):
+        raise InputError([Problem(str(path), option, "exists and was not written by "
+                                  "`fleetplan calibrate`: it would be lost",
+                                  f"give {option} another path, or move the file away first")])
 
 
 def _runtime_name(runtime: str) -> str:
@@ -168,12 +187,16 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
             raise InputError([Problem(str(written), "", "the output would overwrite the input",
                                       "choose another output file")])
     check_output(target, "--builtin" if builtin else "--out", inputs=overlays)
+    _refuse_foreign(target, "--builtin" if builtin else "--out",
+                    lambda first: first == OVERLAY_FIRST_LINE)
     if predictions is not None:
         check_output(predictions, "--predictions", inputs=overlays)
         if predictions.resolve() == target.resolve():
             raise InputError([Problem(str(predictions), "--predictions",
                                       "is the overlay file too: one would replace the other",
                                       "give --predictions its own .csv path")])
+        _refuse_foreign(predictions, "--predictions",
+                        lambda first: first.endswith(PREDICTIONS_HEADER_END))
     rows = _read(measurements)
     gpus, models, _ = load_catalog(overlays=overlays)
     if not as_json:
