@@ -166,14 +166,24 @@ def validate_as(
         raise InputError(problems_from_validation(exc, file, prefix)) from None
 
 
+#: Magnitude from which HiGHS reads a number as infinite (its ``infinite_bound``); no input of a
+#: scenario or catalog comes near it, and beyond it the MIP interface fails.
+SOLVER_INFINITY = 1e20
+
+
 def non_finite_problems(
     doc: Any, file: str, prefix: Sequence[str | int] = ()
 ) -> list[Problem]:
-    """Every infinite or NaN number in a parsed document (YAML reads ``.inf`` and ``1e400`` as
-    infinity), located: pydantic's bounds let ``inf`` through, and the solver cannot use it."""
+    """Every infinite, NaN or solver-infinite (>= 10^20) number in a parsed document (YAML reads
+    ``.inf`` and ``1e400`` as infinity), located: pydantic's bounds let them through, and the
+    solver cannot use them."""
     if isinstance(doc, float) and not math.isfinite(doc):
         return [Problem(file, format_location(prefix), f"`{doc}` is not a finite number",
                         "give a finite number")]
+    if isinstance(doc, int | float) and not isinstance(doc, bool) and (
+            abs(doc) >= SOLVER_INFINITY):
+        return [Problem(file, format_location(prefix), f"`{doc:.3g}` is too large: the solver "
+                        "reads 10^20 and beyond as infinite", "give a number below 10^20")]
     if isinstance(doc, Mapping):
         return [p for k, v in doc.items() for p in non_finite_problems(v, file, (*prefix, k))]
     if isinstance(doc, list | tuple):

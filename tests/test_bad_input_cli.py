@@ -478,9 +478,9 @@ def test_token_counts_too_large_for_int64_are_located(
 
 
 def test_hours_per_month_beyond_a_month_is_located(tmp_path: Path) -> None:
-    # 1e308 hours made hours × price infinite: PuLP raised "Cannot multiply variables with
-    # NaN/inf values" mid-build. A month has at most 31 × 24 = 744 hours.
-    path = tiny_with(tmp_path, {("policy", "hours_per_month"): 1e308})
+    # Hours per year (8,760) was taken as the month: every monthly cost 12 × too high, exit 0
+    # (and 1e308 hours made PuLP raise mid-build). A month has at most 31 × 24 = 744 hours.
+    path = tiny_with(tmp_path, {("policy", "hours_per_month"): 8760})
     result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
     assert_clean_error(result, f"{path}: policy.hours_per_month",
                        "less than or equal to 744")
@@ -540,3 +540,12 @@ def test_calibrate_replaces_its_own_overlay(tmp_path: Path) -> None:
                      str(tmp_path / "p.csv"))
         assert result.exit_code == 0, result.output
     assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")
+
+
+def test_demand_the_solver_reads_as_infinite_is_located(tmp_path: Path) -> None:
+    # HiGHS reads 10^20 as infinity: peak_rps 1e20 (or a measured rate of 1e300) ended in an
+    # IndexError inside PuLP's HiGHS interface.
+    path = tiny_with(tmp_path, {("workloads", 0, "arrival", "peak_rps"): 1e20})
+    result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
+    assert_clean_error(result, f"{path}: workloads[0].arrival.peak_rps: `1e+20` is too large",
+                       "give a number below 10^20")
