@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from models.capacity import CapacityRow, CapacityTable
+from models.common import Survivability
 from models.loader import load_scenario
 from models.plan import Plan
 from models.scenario import Scenario
@@ -91,6 +92,27 @@ def test_batch_window_row() -> None:
     other = _row(report, "node:z2/H100/reserved", "summarize", "window")
     assert other.capacity_rps == pytest.approx(2.7)
     assert report.ok
+
+
+def test_spot_does_not_count_after_a_failure_a_workload_must_survive() -> None:
+    # summarize now asks for N+1 but runs only on 3 spot replicas. After losing any node it must
+    # survive, spot counts for nothing: 0 rps of 36,000 / 21,600 = 1.667 (−100 %), even for the
+    # z2 node that holds none of it. Losing z2 is not required of N+1: its row keeps the spot
+    # replicas (3 × 1.0 × 0.9 = 2.7 rps), as for a workload that need not survive.
+    sc = fc.scenario()
+    summarize = sc.workload("summarize").model_copy(
+        update={"survivability": Survivability.n_plus_1})
+    sc = sc.model_copy(update={"workloads": (sc.workloads[0], summarize)})
+    report = check_fleet(fleet_from_plan(fc.plan(), sc), sc, fc.table())
+    nodes = ("node:z1/H100/reserved", "node:z1/H100/spot", "node:z2/H100/reserved")
+    for failure in nodes:
+        row = _row(report, failure, "summarize", "window")
+        assert (row.capacity_rps, row.required, row.holds) == (0.0, True, False), failure
+        assert row.margin_pct == pytest.approx(-100.0)
+    zone = _row(report, "zone:z2", "summarize", "window")
+    assert (zone.capacity_rps, zone.required, zone.holds) == (pytest.approx(2.7), False, True)
+    assert not report.ok
+    assert sorted(r.failure for r in report.broken) == list(nodes)
 
 
 def test_fleet_with_one_node_removed_fails(tmp_path: Path) -> None:
