@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from models.capacity import CapacityTable
 from models.common import Survivability
 from models.errors import InputError, Problem, did_you_mean
+from models.loader import SOLVER_INFINITY
 from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
@@ -76,15 +77,22 @@ def _growth(scenario: Scenario, value: str) -> Scenario:
         raise InputError([Problem("--vary", f"growth={value}", "growth must be a positive number",
                                   "e.g. growth=1,1.5,3")])
     workloads = []
+    largest = 0.0  # the largest grown demand [req/s or requests/day]
     for w in scenario.workloads:
         update: dict[str, object] = {}
         if w.arrival is not None:
             update["arrival"] = w.arrival.model_copy(
                 update={"peak_rps": w.arrival.peak_rps * factor})
+            largest = max(largest, w.arrival.peak_rps * factor)
         if w.batch is not None:
             update["batch"] = w.batch.model_copy(
                 update={"daily_requests": w.batch.daily_requests * factor})
+            largest = max(largest, w.batch.daily_requests * factor)
         workloads.append(w.model_copy(update=update))
+    if largest >= SOLVER_INFINITY:
+        raise InputError([Problem("--vary", f"growth={value}", f"grows a demand to "
+                                  f"{largest:.3g}, which the solver reads as infinite",
+                                  "give a growth that keeps every demand below 10^20")])
     return scenario.model_copy(update={"workloads": tuple(workloads)})
 
 

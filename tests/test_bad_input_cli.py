@@ -549,3 +549,11 @@ def test_demand_the_solver_reads_as_infinite_is_located(tmp_path: Path) -> None:
     result = run("plan", str(path), "--time-limit", "5", "--out", str(tmp_path / "out"))
     assert_clean_error(result, f"{path}: workloads[0].arrival.peak_rps: `1e+20` is too large",
                        "give a number below 10^20")
+
+
+def test_compare_growth_beyond_the_solver_is_refused(tmp_path: Path) -> None:
+    # growth=1e300 grew tiny's 4 req/s to 4e300: an IndexError inside PuLP's HiGHS interface.
+    result = run("compare", str(scenarios_dir() / "tiny.yaml"), "--vary", "growth=1e300",
+                 "--time-limit", "1", "--out", str(tmp_path / "c.xlsx"))
+    assert_clean_error(result, "--vary: growth=1e300: grows a demand to 4e+300",
+                       "below 10^20")
