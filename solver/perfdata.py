@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
-from models.loader import problems_from_validation
+from models.loader import non_finite_problems, problems_from_validation
 
 
 class MeasurementKind(StrEnum):
@@ -293,9 +293,12 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     for line, row in enumerate(rows, start=2):
         clean = {k: v.strip() for k, v in row.items() if k and v is not None and v.strip() != ""}
         try:
-            out.append(Measurement.model_validate(clean))
+            measurement = Measurement.model_validate(clean)
         except ValidationError as exc:
             problems.extend(problems_from_validation(exc, str(path), (f"line {line}",)))
+            continue
+        problems.extend(non_finite_problems(measurement.model_dump(), str(path), (f"line {line}",)))
+        out.append(measurement)
     if not out and not problems:
         problems.append(Problem(str(path), "", "no measurements", "add one row per measurement"))
     if problems:

@@ -557,3 +557,15 @@ def test_compare_growth_beyond_the_solver_is_refused(tmp_path: Path) -> None:
                  "--time-limit", "1", "--out", str(tmp_path / "c.xlsx"))
     assert_clean_error(result, "--vary: growth=1e300: grows a demand to 4e+300",
                        "below 10^20")
+
+
+def test_infinite_measurement_is_located(tmp_path: Path) -> None:
+    # value `inf` was fitted: a RuntimeWarning, "nan %" errors in the overlay header, exit 0.
+    path = tmp_path / "measurements.csv"
+    path.write_text("kind,model,gpu,tp,batch,input_tokens,value\n"
+                    "prefill_ms,Llama-2-70B,H100-SXM,2,1,512,60\n"
+                    "prefill_ms,Llama-2-70B,H100-SXM,2,1,1024,inf\n", encoding="utf-8")
+    out = tmp_path / "o.yaml"
+    result = run("calibrate", str(path), "--out", str(out))
+    assert_clean_error(result, f"{path}: line 3.value: `inf` is not a finite number")
+    assert not out.exists()
