@@ -16,7 +16,7 @@ from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.scenario import Scenario
 from solver.planner import plan_scenario
-from solver.program import FAMILIES, build_program
+from solver.program import FAMILIES, add_no_spot_for_interactive, build_program
 from solver.program_data import build_program_data
 from solver.solve import solve
 from solver.verify import verify_plan
@@ -180,6 +180,8 @@ def test_dominated_tp_is_dropped_without_changing_the_optimum() -> None:
     full = build_program(build_program_data(sc, tb, prune=False))
     solve(full.prob, gap=1e-9)
     assert optimum(sc, tb) == pytest.approx(float(pulp.value(full.prob.objective)))
+    # N+1 on 8-GPU nodes: x − min(x, 8) ≥ 3 → 11 TP1 replicas on 2 nodes × 8 × 2.0 × 730.
+    assert optimum(sc, tb) == pytest.approx(23360.0)
 
 
 def test_equal_slices_are_grouped_and_reported_per_block() -> None:
@@ -206,7 +208,8 @@ def test_equal_slices_are_grouped_and_reported_per_block() -> None:
 def test_without_demand_the_fleet_is_empty() -> None:
     sc = scenario([workload("w", 20.0)], [zone("a", offer(reserved=(2.0, 8)))])
     tb = table(row("w", "H100", 1, 10.0))
-    assert (optimum(sc, tb) or 0.0) > 0
+    # ⌈20 / (10 × 0.7)⌉ = 3 replicas on one 8-GPU node: 8 × 2.0 × 730 = 11,680.
+    assert optimum(sc, tb) == pytest.approx(11680.0)
     assert optimum(sc, tb, without("demand")) == pytest.approx(0.0)
 
 
@@ -216,6 +219,13 @@ def test_without_spot_rule_interactive_takes_spot() -> None:
     tb = table(row("i", "H100", 1, 10.0))
     assert optimum(sc, tb) == pytest.approx(2190.0)  # 1 on-demand × 3.0 × 730
     assert optimum(sc, tb, without("spot")) == pytest.approx(730.0)  # 1 spot × 1.0 × 730
+    # The family itself (not only the mask that keeps the slots from being made) zeroes any
+    # interactive spot slot that exists: built without it, then applied, on-demand again.
+    data = build_program_data(sc, tb)
+    program = build_program(data, families=without("spot"))
+    add_no_spot_for_interactive(program.prob, data, program.v)
+    assert solve(program.prob, gap=1e-9).status is SolveStatus.optimal
+    assert float(pulp.value(program.prob.objective)) == pytest.approx(2190.0)
 
 
 def test_without_stock_reserved_covers_everything() -> None:
@@ -229,6 +239,7 @@ def test_without_stock_reserved_covers_everything() -> None:
 def test_without_nodes_nothing_is_paid_for() -> None:
     sc = scenario([workload("w", 20.0)], [zone("a", offer(reserved=(2.0, 8)))])
     tb = table(row("w", "H100", 1, 10.0))
+    assert optimum(sc, tb) == pytest.approx(11680.0)  # 3 replicas, one 8-GPU node
     assert optimum(sc, tb, without("nodes")) == pytest.approx(0.0)
 
 
