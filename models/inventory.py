@@ -20,7 +20,9 @@ class InventoryNodes(Frozen):
     zone: str = Field(min_length=1)
     gpu: str = Field(min_length=1)
     purchase: PurchaseKind = PurchaseKind.reserved
-    nodes: int = Field(ge=0)
+    nodes: int = Field(ge=0, le=100_000)
+    """At most 10^5 nodes a line, beyond any cluster built: a few zeros too many (10^9) made
+    the layout allocate a list per node and never finish."""
     gpus_per_node: int | None = Field(None, ge=1, le=64)
     """GPUs per node; defaults to the zone offer's, else the GPU type's ``gpus_per_node``."""
 
