@@ -594,3 +594,12 @@ def test_large_inventory_is_laid_out_in_seconds(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert sum(g["replicas"] * g["tp"] for g in data["replicas"]) == 100_000  # 100,000 × 1
+
+
+def test_estimate_beyond_the_models_context_is_refused() -> None:
+    # 300,000 + 10 tokens on Llama-3.1-8B (131,072 max) fit 4 H100s' KV cache and were
+    # estimated, exit 0; a scenario with that P99 is refused at load.
+    result = run("estimate", "--model", "Llama-3.1-8B", "--gpu", "H100-SXM", "--precision",
+                 "bf16", "--tp", "4", "--input-tokens", "300000", "--output-tokens", "10")
+    assert_clean_error(result, "command line: --input-tokens: 300000 + 10 tokens exceed "
+                       "Llama-3.1-8B's maximum context of 131072")

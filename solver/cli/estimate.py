@@ -89,6 +89,12 @@ def estimate(
 ) -> Estimate:
     """Memory and closed-loop performance of one replica (measured figures where given)."""
     context = input_tokens + output_tokens
+    if context > spec.max_context_tokens:  # as the scenario loader checks a workload's P99
+        raise InputError([Problem(WHERE, "--input-tokens", f"{input_tokens} + {output_tokens} "
+                                  f"tokens exceed {spec.name}'s maximum context of "
+                                  f"{spec.max_context_tokens}",
+                                  "lower --input-tokens/--output-tokens, or pick a "
+                                  "longer-context --model")])
     reason = check_fit(spec, gpu, precision, tp, policy, context)
     if reason is not None:
         raise InputError([Problem(WHERE, "--tp", f"{spec.name} on {tp} × {gpu.name} at "
