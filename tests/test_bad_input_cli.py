@@ -603,3 +603,18 @@ def test_estimate_beyond_the_models_context_is_refused() -> None:
                  "bf16", "--tp", "4", "--input-tokens", "300000", "--output-tokens", "10")
     assert_clean_error(result, "command line: --input-tokens: 300000 + 10 tokens exceed "
                        "Llama-3.1-8B's maximum context of 131072")
+
+
+def test_simulate_refuses_a_fleet_too_large_to_replay(tmp_path: Path) -> None:
+    # A plan.json edited to 10^9 replicas (and nodes) built one replica object each: no end.
+    plan = tiny_plan(tmp_path)
+    plan["allocations"][0].update(replicas=10**9, gpus=10**9)
+    plan["nodes"][0].update(nodes=10**9, gpus=10**9)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time_s,input_tokens,output_tokens\n0,100,10\n", encoding="utf-8")
+    result = run("simulate", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path),
+                 "--trace", str(trace))
+    assert_clean_error(result, f"{path}: 1,000,000,000 replicas of `chat` run in slice `day`",
+                       "more than a replay builds (100,000)")

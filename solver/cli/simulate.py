@@ -35,6 +35,10 @@ from solver.simulate import (
 )
 from solver.traces import TraceFormat, read_trace, scale_arrivals
 
+#: Most replicas one replay builds (10^5 take ~5 s and 0.3 GB); a plan.json edited to 10^9
+#: replicas built one object per replica and never finished.
+MAX_REPLAY_REPLICAS = 100_000
+
 FAIL_PATTERN = re.compile(r"^zone:(?P<zone>[^@]+)@(?P<minute>\d+(\.\d+)?)$")
 
 
@@ -92,6 +96,13 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
     config = EngineConfig(max_batched_tokens=max_batched_tokens, max_seqs=max_seqs,
                           prefix_cache_hit_rate=workload.prefix_cache_hit_rate)
     fleet = load_fleet(fleet_path, sc)
+    count = sum(g.replicas for g in fleet.replicas if g.workload == workload.name
+                and (g.slice is None or g.slice == slice_name))
+    if count > MAX_REPLAY_REPLICAS:
+        raise InputError([Problem(str(fleet_path), "", f"{count:,} replicas of `{workload.name}` "
+                                  f"run in slice `{slice_name}`, more than a replay builds "
+                                  f"({MAX_REPLAY_REPLICAS:,})",
+                                  "check the replica counts, or replay part of the fleet")])
     try:
         replicas = fleet_replicas(fleet, sc, workload, slice_name)
     except ValueError as exc:
