@@ -17,7 +17,7 @@ from collections import defaultdict
 import pulp
 
 from models.common import Survivability
-from models.plan import Shortfall
+from models.plan import Shortfall, SolveStatus
 from models.scenario import Scenario
 from solver.program import FAMILIES, Program, Slack, build_program
 from solver.program_data import ProgramData
@@ -47,13 +47,15 @@ def _weight(data: ProgramData, slack: Slack) -> float:
 
 def solve_elastic(
     data: ProgramData, families: tuple[str, ...], solver: str, time_limit_s: float
-) -> Program | None:
-    """Build and solve the elastic program; ``None`` if even that has no solution."""
+) -> tuple[Program | None, bool]:
+    """Build and solve the elastic program: the program (``None`` if even that has no
+    solution) and whether its relaxation is proven smallest (else the time limit stopped it)."""
     program = build_program(data, families=families, elastic=True)
     weighted = pulp.lpSum(_weight(data, s) * s.var for s in program.v.slacks)
     program.prob.setObjective(weighted + 1e-9 * program.v.cost)
     outcome = solve(program.prob, solver, time_limit_s, gap=1e-4)
-    return program if outcome.has_solution else None
+    proven = outcome.status is SolveStatus.optimal
+    return (program if outcome.has_solution else None), proven
 
 
 def _stock_need(program: Program) -> dict[tuple[str, str, str], tuple[float, str]]:
@@ -69,10 +71,14 @@ def _stock_need(program: Program) -> dict[tuple[str, str, str], tuple[float, str
     return out
 
 
-def _users(program: Program, z: str, g: str, kind: str) -> list[str]:
-    """Workloads with replicas on a (zone, gpu, purchase) pool in the solution."""
-    return sorted({k[0] for k, x in program.v.replicas.items()
-                   if (k[3], k[1], k[4].value) == (z, g, kind) and real_value(x) > 0.5})
+def _users(program: Program, z: str, g: str, kind: str, sl: str) -> dict[str, int]:
+    """GPUs each workload runs on a (zone, gpu, purchase) pool in the solution, in slice ``sl``
+    (``"all"`` for reserved pools), most first, then by name."""
+    gpus: dict[str, int] = defaultdict(int)
+    for k, x in program.v.replicas.items():
+        if (k[3], k[1], k[4].value) == (z, g, kind) and k[5] in (None, sl) and real_value(x) > 0.5:
+            gpus[k[0]] += k[2] * round(real_value(x))
+    return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | None:
@@ -94,7 +100,7 @@ def diagnose(
 ) -> tuple[Shortfall, ...]:
     """What an infeasible scenario cannot meet, and by how much."""
     families = tuple(FAMILIES)
-    program = solve_elastic(data, families, solver, time_limit_s)
+    program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
         return (Shortfall(requirement="solver", amount=0.0, unit="",
                           message="even the elastic program found no fleet within the time "
@@ -103,7 +109,7 @@ def diagnose(
     need = _stock_need(program)
     plain: dict[tuple[str, str, str], tuple[float, str]] = {}
     if need:
-        relaxed = solve_elastic(
+        relaxed, _ = solve_elastic(
             data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, time_limit_s)
         plain = _stock_need(relaxed) if relaxed is not None else {}
     for (z, g, kind), (amount, sl) in sorted(need.items()):
@@ -111,7 +117,9 @@ def diagnose(
         stock = program.v.offer[next(k for k in program.v.offer
                                      if (k[0], k[1], k[2].value) == (z, g, kind))].stock_gpus
         when = "" if sl == "all" else f" during {sl}"
-        for w in _users(program, z, g, kind) or ["(any workload)"]:
+        users = _users(program, z, g, kind, sl)
+        total = sum(users.values())
+        for w in users or ["(any workload)"]:
             why = "to carry its demand"
             if plain.get((z, g, kind), (0.0, ""))[0] < amount - SLACK_TOLERANCE:
                 surv = data.workload(w).survivability if w != "(any workload)" else None
@@ -120,11 +128,14 @@ def diagnose(
                     why = f"to survive losing {lost}" if lost else "to survive losing a zone"
                 elif surv is Survivability.n_plus_1:
                     why = "to survive losing a node"
+            # a pool several workloads share is short for all of them: say how much is whose
+            share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
+                     if len(users) > 1 else "")
             out.append(Shortfall(
                 requirement="stock", workload=w, zone=z, gpu=g, slice=None if sl == "all" else sl,
                 amount=float(gpus), unit="GPUs",
                 message=f"`{w}` needs {gpus} more {g} GPUs ({kind}) in {z}{when} {why}; "
-                        f"stock allows {stock}",
+                        f"stock allows {stock}{share}",
             ))
     req: dict[tuple[str, ...], float] = defaultdict(float)
     units: dict[tuple[str, ...], str] = {}
@@ -137,6 +148,12 @@ def diagnose(
         units[key] = s.unit
     for key, amount in sorted(req.items()):
         out.append(_requirement_shortfall(data, key, amount, units[key]))
+    if not proven:
+        out.append(Shortfall(
+            requirement="solver", amount=0.0, unit="",
+            message=f"the search for the smallest relaxation stopped at its time limit "
+                    f"({time_limit_s:g} s): the shortfalls above admit a fleet but may not be the "
+                    "least, or name every workload that is short; raise --time-limit"))
     return tuple(out)
 
 
@@ -173,7 +190,14 @@ def _requirement_shortfall(
         )
     z, g = labels[1], labels[2]
     sl = labels[4] if len(labels) > 4 else None
+    during = "" if sl is None else f" in {sl}"
+    if labels[3] == "spot":  # the row "losing a spot node": only non-spot capacity counts
+        return Shortfall(
+            requirement="n_plus_1", workload=w, slice=sl, amount=amount, unit=unit,
+            message=f"`{w}` is {amount:,.4g} {unit} short{during} counting only its non-spot "
+                    "capacity (spot never counts after a failure)",
+        )
     return Shortfall(
         requirement="n_plus_1", workload=w, zone=z, gpu=g, slice=sl, amount=amount, unit=unit,
-        message=f"`{w}` is {amount:,.4g} {unit} short after losing a {g} node in {z}",
+        message=f"`{w}` is {amount:,.4g} {unit} short{during} after losing a {g} node in {z}",
     )

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+import pytest
+
 from models.plan import SolveStatus
 from solver.planner import plan_scenario
+from solver.solve import SolveOutcome
 from solver.verify import verify_plan
 from tests.plan_fixtures import offer, row, scenario, table, workload, zone
 
@@ -75,3 +81,56 @@ def test_zone_loss_with_a_single_zone_is_short_by_the_whole_demand() -> None:
     [short] = plan.diagnosis
     assert (short.requirement, short.workload, short.zone, short.amount) == (
         "zone_loss", "w", "a", 20.0)
+
+
+def test_n_plus_1_on_spot_alone_says_only_non_spot_counts() -> None:
+    # A batch pool of 10 req/s that must survive a node loss, in a zone that sells only spot:
+    # spot never counts after a failure, so all 10 req/s are short (firm capacity 0).
+    sc = scenario([workload("w", 10.0, cls="batch", utilization=1.0, survivability="n_plus_1")],
+                  [zone("a", offer(spot=(1.0, 64, 0.0), gpus_per_node=1))])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    [short] = plan.diagnosis
+    assert (short.requirement, short.workload, short.zone, short.amount) == (
+        "n_plus_1", "w", None, 10.0)
+    assert short.message == (
+        "`w` is 10 req/s short in day counting only its non-spot capacity (spot never counts "
+        "after a failure)")
+
+
+def test_a_shared_pool_short_of_stock_says_whose_gpus_it_runs() -> None:
+    # One zone of 8-GPU nodes with 8 reserved GPUs; `big` needs 9 replicas of 10 req/s (90),
+    # `small` 1 (10): 10 GPUs on 2 nodes → 16 GPUs, 8 beyond stock. Both run on the pool, so
+    # each line says how much of it is whose: 9 of 10 and 1 of 10.
+    sc = scenario([workload("big", 90.0, utilization=1.0), workload("small", 10.0,
+                                                                    utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 8)))])
+    plan = plan_scenario(sc, table(row("big", "H100", 1, 10.0), row("small", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    assert [(s.workload, s.amount) for s in plan.diagnosis] == [("big", 8.0), ("small", 8.0)]
+    assert plan.diagnosis[0].message == (
+        "`big` needs 8 more H100 GPUs (reserved) in a to carry its demand; stock allows 8 "
+        "(it runs 9 of the 10 GPUs the fleet would run there)")
+    assert plan.diagnosis[1].message.endswith(
+        "(it runs 1 of the 10 GPUs the fleet would run there)")
+
+
+def test_an_elastic_search_stopped_by_its_time_limit_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same shortfall as above, but the elastic solve is reported as stopped at its time
+    # limit: the diagnosis keeps what it found and says it may not be the least.
+    import solver.diagnose as diagnose_module
+
+    def stopped(*args: Any, **kwargs: Any) -> SolveOutcome:
+        return dataclasses.replace(real_solve(*args, **kwargs), status=SolveStatus.time_limit)
+
+    real_solve = diagnose_module.solve
+    monkeypatch.setattr(diagnose_module, "solve", stopped)
+    sc = scenario([workload("w", 30.0, utilization=1.0)],
+                  [zone("a", offer(on_demand=(3.0, 2), gpus_per_node=1))])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)), time_limit_s=5.0)
+    assert plan.status is SolveStatus.infeasible
+    assert [s.requirement for s in plan.diagnosis] == ["stock", "solver"]
+    assert plan.diagnosis[1].message.startswith(
+        "the search for the smallest relaxation stopped at its time limit (5 s)")
