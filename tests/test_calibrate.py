@@ -347,6 +347,17 @@ def test_cli_nothing_to_fit(tmp_path: Path) -> None:
     assert "no measurement names a catalog GPU and model" in result.output
 
 
+def test_cli_refuses_to_fit_when_every_row_is_held_out(tmp_path: Path) -> None:
+    # 0.99 of each kind, rounded, is every row: the overlay would be the prior, unfitted.
+    out = tmp_path / "o.yaml"
+    result = CliRunner().invoke(main, ["calibrate", str(PERF), "--out", str(out),
+                                       "--held-out-share", "0.99"])
+    assert result.exit_code == 2, result.output
+    assert "--held-out-share" in result.output
+    assert "none is left to fit" in result.output
+    assert not out.exists()
+
+
 def test_cli_builtin_and_out_are_exclusive(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["calibrate", str(PERF), "--builtin", "--out",
                                        str(tmp_path / "o.yaml")])

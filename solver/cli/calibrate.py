@@ -204,6 +204,12 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     cal = calibrate(rows, gpus, models, held_out_share=held_out_share)
     if not cal.fits:
         raise InputError(_unfitted(measurements, rows, cal, gpus, models))
+    if not any(fit.train_rows for fit in cal.fits):
+        # every row held out: the "fit" would be the prior, written as if calibrated
+        raise InputError([Problem(
+            str(measurements), "--held-out-share",
+            f"{held_out_share:g} holds out every usable measurement: none is left to fit",
+            f"lower --held-out-share (default {HELD_OUT_SHARE:g}) or add measurements")])
     source = (f"fleetplan calibrate on {measurements} (method and errors: "
               "docs/calibration.md)")
     doc = overlay_document(cal, source)
