@@ -84,18 +84,17 @@ def check_output(path: Path, option: str, *, directory: bool = False,
     elif not directory and path.is_dir():
         problems.append(Problem(str(path), option, "is a directory, not a file",
                                 f"give {option} a file name inside it"))
-    ancestor = path if directory else path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if problems:
-        pass  # the path itself is wrong: its parents need no second message
-    elif ancestor.exists() and not ancestor.is_dir():
-        problems.append(Problem(str(path), option,
-                                f"{ancestor} is a file, so no directory can be made under it",
-                                f"give {option} a path under a directory"))
-    elif ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
-        problems.append(Problem(str(path), option, f"directory {ancestor} is not writable",
-                                f"give {option} a path you may write to"))
+    if not problems:  # a wrong path itself needs no second message about its parents
+        ancestor = path if directory else path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if ancestor.exists() and not ancestor.is_dir():
+            problems.append(Problem(str(path), option,
+                                    f"{ancestor} is a file, so no directory can be made under it",
+                                    f"give {option} a path under a directory"))
+        elif ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
+            problems.append(Problem(str(path), option, f"directory {ancestor} is not writable",
+                                    f"give {option} a path you may write to"))
     written = [path / name for name in files] if directory else [path]
     for source in inputs:
         for out in written:
