@@ -181,16 +181,12 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     if builtin and out is not None:
         raise click.UsageError("give either --out or --builtin, not both")
     target = catalog_dir() / BUILTIN_OVERLAY if builtin else (out or DEFAULT_OUT)
-    for written in (target, predictions):
-        if written is not None and written.exists() and measurements.exists() and (
-                written.resolve() == measurements.resolve()):
-            raise InputError([Problem(str(written), "", "the output would overwrite the input",
-                                      "choose another output file")])
-    check_output(target, "--builtin" if builtin else "--out", inputs=overlays)
+    inputs = (*overlays, measurements)
+    check_output(target, "--builtin" if builtin else "--out", inputs=inputs)
     _refuse_foreign(target, "--builtin" if builtin else "--out",
                     lambda first: first == OVERLAY_FIRST_LINE)
     if predictions is not None:
-        check_output(predictions, "--predictions", inputs=overlays)
+        check_output(predictions, "--predictions", inputs=inputs)
         if predictions.resolve() == target.resolve():
             raise InputError([Problem(str(predictions), "--predictions",
                                       "is the overlay file too: one would replace the other",
