@@ -47,6 +47,21 @@ def relaxation(sc: Scenario, tb: CapacityTable) -> float:
     return float(pulp.value(program.prob.objective))
 
 
+def assert_cut_tightens(
+    monkeypatch: pytest.MonkeyPatch, sc: Scenario, tb: CapacityTable, name: str,
+    replacement: object, relaxed_with: float, relaxed_without: float, integer: float,
+) -> None:
+    """With the cut the relaxation is ``relaxed_with``, with ``solver.program.<name>`` replaced
+    ``relaxed_without``; the integer optimum is ``integer`` either way (the cut keeps it)."""
+    import solver.program as program_module
+
+    assert relaxation(sc, tb) == pytest.approx(relaxed_with)
+    assert optimum(sc, tb) == pytest.approx(integer)
+    monkeypatch.setattr(program_module, name, replacement)
+    assert relaxation(sc, tb) == pytest.approx(relaxed_without)
+    assert optimum(sc, tb) == pytest.approx(integer)
+
+
 def planned(sc: Scenario, tb: CapacityTable) -> float:
     """Plan, verify independently, and return the monthly cost."""
     plan = plan_scenario(sc, tb, gap=1e-9)
@@ -326,18 +341,13 @@ def test_two_replicas_cut_tightens_the_relaxation_and_keeps_the_optimum(
     # 23,360 $/month. Without the cut the relaxation spreads 0.25 of a replica over each of
     # three zones (Σ over two zones = 0.5 × 10 = 5 ≥ 5) and the node covers ask for 2 nodes:
     # 11,680. With it: B ≥ 2 replicas per pool, 32 GPUs, 4 nodes — the integer optimum.
-    import solver.program as program_module
-
     zones = [zone(z, offer(reserved=(1.0, 64))) for z in ("a", "b", "c")]
     sc = scenario([workload("p", 5.0, survivability="zone_loss"),
                    workload("q", 5.0, survivability="zone_loss")], zones)
     tb = table(row("p", "H100", 8, 10.0), row("q", "H100", 8, 10.0))
-
-    assert relaxation(sc, tb) == pytest.approx(4 * 8 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
-    monkeypatch.setattr(program_module, "add_two_replicas_cut", lambda *args: None)
-    assert relaxation(sc, tb) == pytest.approx(2 * 8 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(4 * 8 * 730.0)
+    assert_cut_tightens(monkeypatch, sc, tb, "add_two_replicas_cut", lambda *args: None,
+                        relaxed_with=4 * 8 * 730.0, relaxed_without=2 * 8 * 730.0,
+                        integer=4 * 8 * 730.0)
 
 
 def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
@@ -349,19 +359,14 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
     # small ones its zone's loss needs: 5,840 + 10,950 = 16,790; small only: 8 nodes 17,520).
     # Without the cut the relaxation holds 0.5 of a big node in each zone (losing one leaves
     # 1 × 5 ≥ 5), 1.5 × 5,840 = 8,760; with it: B ≥ 2, the integer optimum.
-    import solver.program as program_module
-
     zones = [zone(z, offer("BIG", reserved=(1.0, 64)),
                   offer("SMALL", reserved=(3.0, 64), gpus_per_node=1)) for z in ("a", "b", "c")]
     sc = scenario([workload("p", 5.0, survivability="zone_loss")], zones)
     sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": False})})
     tb = table(row("p", "BIG", 8, 10.0), row("p", "SMALL", 1, 1.0))
-
-    assert relaxation(sc, tb) == pytest.approx(2 * 8 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
-    monkeypatch.setattr(program_module, "add_two_nodes_cut", lambda *args: None)
-    assert relaxation(sc, tb) == pytest.approx(1.5 * 8 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(2 * 8 * 730.0)
+    assert_cut_tightens(monkeypatch, sc, tb, "add_two_nodes_cut", lambda *args: None,
+                        relaxed_with=2 * 8 * 730.0, relaxed_without=1.5 * 8 * 730.0,
+                        integer=2 * 8 * 730.0)
 
 
 def test_two_replicas_cut_weighs_a_small_replica_by_what_its_loss_leaves(
@@ -373,14 +378,10 @@ def test_two_replicas_cut_weighs_a_small_replica_by_what_its_loss_leaves(
     # With the plain weight αq = 1.6 the cut asks only x ≥ 1.25; the loss row's chord binds
     # instead: ℓ ≥ 8x × 8/26 (pool bound max(10, 10 + 8) + 8 = 26), so 8x × 18/26 ≥ 10 →
     # x ≥ 260/144 → 1,318.06.
-    import solver.program as program_module
-
     sc = scenario([workload("w", 10.0, utilization=1.0, survivability="n_plus_1")],
                   [zone("a", offer(reserved=(1.0, 64), gpus_per_node=1))])
     tb = table(row("w", "H100", 1, 8.0))
-    assert relaxation(sc, tb) == pytest.approx(2.25 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(3 * 730.0)
-    monkeypatch.setattr(program_module, "_two_cut_weight",
-                        lambda firm, need, alpha: 1.0 if firm >= need else alpha * firm / need)
-    assert relaxation(sc, tb) == pytest.approx(260 / 144 * 730.0)
-    assert optimum(sc, tb) == pytest.approx(3 * 730.0)
+    assert_cut_tightens(
+        monkeypatch, sc, tb, "_two_cut_weight",
+        lambda firm, need, alpha: 1.0 if firm >= need else alpha * firm / need,
+        relaxed_with=2.25 * 730.0, relaxed_without=260 / 144 * 730.0, integer=3 * 730.0)
