@@ -115,26 +115,28 @@ AGGREGATE_SHARE = 0.6
 #: one group (the static fleet at the day's peak) proves its optimum in seconds; each later
 #: stage splits every group of the one before in two (its fleet is the next stage's start).
 STAGES: tuple[tuple[int, float], ...] = ((1, 0.25), (2, 0.35), (4, 0.40))
+#: The one-group stage alone: the static fleet at the day's peak, the start a program of a few
+#: slices takes when it is cheaper than the dedicated-pool fleet (``solver.planner``).
+STATIC_STAGE: tuple[tuple[int, float], ...] = ((1, 0.25),)
 
 
 def aggregated_start(
     program: Program, solver: str, time_limit_s: float, gap: float,
+    stages: tuple[tuple[int, float], ...] = STAGES,
 ) -> dict[str, float] | None:
     """Values for every variable of the full ``program``: the best fleet of grouped programs.
 
-    ``None`` for a program of at most :data:`AGGREGATE_ABOVE_SLICES` slices (nothing worth
-    grouping). Otherwise the stages get :data:`AGGREGATE_SHARE` of ``time_limit_s``: those of
-    :data:`STAGES` with fewer groups than the program has slices run in order, each
+    ``None`` for a program of one slice (nothing to group). Otherwise the stages get
+    :data:`AGGREGATE_SHARE` of ``time_limit_s``: those of ``stages`` (:data:`STAGES` unless
+    given) with fewer groups than the program has slices run in order, each
     started from the fleet of the one before (kept where a stage ends dearer), within its share;
     the last fleet kept is copied into the full program's slices. ``None``
     if no stage finds a fleet (or, never expected, the copy breaks a row of the full program).
     """
     data = program.data
-    if len(data.slices) <= AGGREGATE_ABOVE_SLICES:
-        return None
     time_limit_s *= AGGREGATE_SHARE
     best: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None
-    for count, share in STAGES:
+    for count, share in stages:
         if count >= len(data.slices):
             break
         groups = demand_groups(data, count)

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 
 from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
-from solver.aggregate import aggregated_start
+from solver.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
 from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import ProgramData
 from solver.solve import SolveOutcome, integer_value, solve
@@ -98,7 +98,7 @@ def solve_subset(
     sub = subset_data(data, names, taken)
     program = build_program(sub)
     first = start_from_replicas(program, dict(start)) if start else None
-    if first is None:
+    if first is None and len(sub.slices) > AGGREGATE_ABOVE_SLICES:
         first = aggregated_start(program, solver, time_limit_s, gap)
     left_s = max(time_limit_s - (time.perf_counter() - started), MIN_SOLVE_S)
     outcome = solve(program.prob, solver, left_s, gap, start=first or greedy_start(program))

@@ -27,7 +27,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
+from solver.aggregate import AGGREGATE_ABOVE_SLICES, STATIC_STAGE, aggregated_start
 from solver.decompose import load_values, solve_decomposed
 from solver.diagnose import diagnose
 from solver.failures import (
@@ -97,29 +97,46 @@ def solve_shared(
 
     With many slices (hourly ones), the start is the fleet of the time-aggregated programs of
     :mod:`solver.aggregate` (slices grouped at their busiest demand: a restriction, so its fleet
-    is feasible here); with few, the dedicated-pool fleet of the per-workload decomposition
-    (dedicated pools restrict shared ones). The fleet reported is the joint solve's, or the start
-    where the joint solve ends without a better one (CBC takes no start). The bound reported is
-    the joint solver's own: neither start's bound holds for this program.
+    is feasible here); with few, the cheaper of the dedicated-pool fleet of the per-workload
+    decomposition (dedicated pools restrict shared ones) and the static fleet at the day's peak
+    (one group). The fleet reported is the joint solve's, or the start where the joint solve ends
+    without a better one (CBC takes no start). The bound reported is the joint solver's own:
+    neither start's bound holds for this program.
     """
     started = time.perf_counter()
     program = build_program(data)
-    start = None
     if len(data.slices) > AGGREGATE_ABOVE_SLICES:
         start = aggregated_start(program, solver, time_limit_s, gap)
     else:
-        dedicated = dataclasses.replace(data, share_nodes=False)
-        budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
-        ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
-                                                    max(gap, DEDICATED_START_GAP))
-        if ded_outcome.has_solution:
-            fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
-            start = start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
+        start = _cheaper(program, _dedicated_start(program, solver, time_limit_s, gap),
+                         aggregated_start(program, solver, time_limit_s, gap, STATIC_STAGE))
     if start is None:
         start = greedy_start(program)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
     return program, _keep_better(program, outcome, start, started, gap)
+
+
+def _dedicated_start(
+    program: Program, solver: str, time_limit_s: float, gap: float
+) -> dict[str, float] | None:
+    """The dedicated-pool fleet of the per-workload decomposition, as values of ``program``."""
+    dedicated = dataclasses.replace(program.data, share_nodes=False)
+    budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
+    ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
+                                                max(gap, DEDICATED_START_GAP))
+    if not ded_outcome.has_solution:
+        return None
+    fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
+    return start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
+
+
+def _cheaper(
+    program: Program, *starts: dict[str, float] | None
+) -> dict[str, float] | None:
+    """The cheapest of the starts found (the first on a tie), ``None`` if none was found."""
+    found = [s for s in starts if s is not None]
+    return min(found, key=lambda s: objective_of(program, s)) if found else None
 
 
 def _keep_better(

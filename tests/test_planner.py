@@ -121,8 +121,8 @@ def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     plan = plan_scenario(sc, tb, time_limit_s=0.5, gap=1e-6)
     assert plan.status is SolveStatus.time_limit
     assert plan.solver.seconds < 5.0
-    # the start (dedicated pools, else the greedy fleet) is always an incumbent: its gap and
-    # bound are HiGHS's own
+    # the start (the cheaper of the dedicated and the static fleet, else the greedy one) is
+    # always an incumbent: its gap and bound are HiGHS's own
     assert plan.allocations
     assert plan.solver.gap is not None and plan.solver.gap > 1e-6
     assert plan.solver.bound is not None and plan.solver.bound < plan.cost.per_month
