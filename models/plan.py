@@ -65,8 +65,8 @@ class Allocation(Frozen):
     """``None`` for reserved capacity (present in every slice)."""
     replicas: int = Field(ge=0)
     gpus: int = Field(ge=0)
-    replica_capacity_rps: float
-    """SLO-holding rate of one replica [1/s]."""
+    replica_capacity_rps: float = Field(gt=0)
+    """SLO-holding rate of one replica [1/s] (a replica that holds nothing is never planned)."""
     capacity_source: CapacitySource
     cost_per_month: float
     """Price of the GPUs these replicas occupy, for the hours they run [currency/month]."""

@@ -52,7 +52,7 @@ def fleet_from_plan(plan: Plan, scenario: Scenario, source: str = "plan.json") -
             capacity_source=a.capacity_source,
         )
         for a in plan.allocations
-        if a.replicas > 0 and a.replica_capacity_rps > 0
+        if a.replicas > 0
     )
     nodes = tuple(
         FleetNodes(

@@ -266,6 +266,22 @@ def test_plan_json_with_tp_zero_is_located(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize("rate", [0, -1.5])
+def test_plan_json_with_a_replica_that_holds_nothing_is_located(
+    tmp_path: Path, rate: float
+) -> None:
+    # The allocation was dropped with a note and the check failed for lack of capacity (exit 1),
+    # as if the plan were short, where the file itself is wrong.
+    plan = tiny_plan(tmp_path)
+    plan["allocations"][0]["replica_capacity_rps"] = rate
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    result = run("check", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path))
+    assert_clean_error(result, f"{path}: allocations[0].replica_capacity_rps",
+                       "greater than 0")
+    assert result.exit_code == 2
+
+
 def test_plan_json_with_an_unknown_slice_is_located(tmp_path: Path) -> None:
     # The replicas of an unknown slice were silently dropped ("no node holds them"), exit 1.
     plan = tiny_plan(tmp_path)
