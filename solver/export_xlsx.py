@@ -449,6 +449,7 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("memory_margin_fraction", p.memory_margin_fraction, "1"),
         ("measured_max_age_days", p.measured_max_age_days, "days"),
         ("as_of", p.as_of, "date"),
+        ("share_nodes", p.share_nodes, ""),
         ("time blocks", "; ".join(f"{b.name}: {','.join(map(str, b.hours))}"
                                   for b in p.time_blocks), "hours of the day"),
     ])
@@ -495,14 +496,17 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     r = _table(ws, r, "Workloads", [
         "Workload", "Tenant", "Class", "Model", "Precision", "Runtime", "Peak [req/s]",
         "Batch volume [req/day]", "Batch window [hours]", "Input P50/P95/P99 [tokens]",
-        "Output P50/P95/P99 [tokens]", "Prefix cache hit rate [1]", "TTFT P95 SLO [ms]",
-        "Per-token P95 SLO [ms]", "Survivability", "Target utilization [1]", "Allowed GPUs"],
+        "Output P50/P95/P99 [tokens]", "Typical input [tokens] (mean, else P50)",
+        "Typical output [tokens] (mean, else P50)", "Prefix cache hit rate [1]",
+        "TTFT P95 SLO [ms]", "Per-token P95 SLO [ms]", "Survivability", "Target utilization [1]",
+        "Allowed GPUs"],
         [(w.name, w.tenant, w.workload_class, w.model, w.precision, w.runtime,
           w.arrival.peak_rps if w.arrival else None,
           w.batch.daily_requests if w.batch else None,
           ",".join(map(str, w.batch.window_hours)) if w.batch else None,
           f"{w.input_tokens.p50}/{w.input_tokens.p95}/{w.input_tokens.p99}",
           f"{w.output_tokens.p50}/{w.output_tokens.p95}/{w.output_tokens.p99}",
+          w.input_tokens.typical, w.output_tokens.typical,  # [tokens]: what volumes use
           w.prefix_cache_hit_rate, w.slo.ttft_p95_ms, w.slo.tpot_p95_ms, w.survivability,
           w.utilization, ",".join(w.allowed_gpus) if w.allowed_gpus is not None else "any")
          for w in scenario.workloads])

@@ -336,6 +336,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         ["Utilization after a failure (share of SLO-holding rate)", _share(p.failure_utilization)],
         ["Monthly budget", _money(p.monthly_budget)],
         ["Measured rows valid for", f"{p.measured_max_age_days} days"],
+        ["Replicas of different workloads share nodes",
+         "yes" if p.share_nodes else "no (dedicated pools)"],
         ["Slices of the peak day", ", ".join(f"{sl.name} ({len(sl.hours)} h)"
                                              for sl in plan.slices)],
     ])
@@ -352,12 +354,14 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     lines += _table(["Zone", "GPU", "Purchase", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
                      "Price source"], price_rows)
     lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Input P50/P95",
-                     "Output P50/P95", "SLO TTFT/per-token P95 [ms]", "Survivability",
+                     "Output P50/P95", "Typical input/output [tokens] (mean, else P50)",
+                     "SLO TTFT/per-token P95 [ms]", "Survivability",
                      "Target utilization"],
                     [[w.name, w.model,
                       f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
                       if w.batch else "", f"{w.input_tokens.p50}/{w.input_tokens.p95}",
                       f"{w.output_tokens.p50}/{w.output_tokens.p95}",
+                      f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",
                       f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", w.survivability.value,
                       _share(w.utilization)] for w in scenario.workloads])
     lines += ["Every figure, its formula and its source: docs/outputs.md. Inputs: "

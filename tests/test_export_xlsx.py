@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_scenario, make_table
 
 from models.catalog import EfficiencyFactors
+from models.scenario import Scenario
+from models.workload import TokenPercentiles
 from solver.export_xlsx import SHEETS, put, write_plan_workbook
 from solver.units import field_header
 
@@ -270,3 +272,28 @@ def test_the_same_plan_writes_the_same_bytes(tmp_path: Path) -> None:
     assert props.created == props.modified == dt.datetime(2026, 3, 1)
     with zipfile.ZipFile(first) as z:
         assert {i.date_time for i in z.infolist()} == {(2026, 3, 1, 0, 0, 0)}
+
+
+def _dedicated_scenario_with_a_mean() -> Scenario:
+    """The hand-made scenario with dedicated pools and a mean input length for `chat`."""
+    sc = make_scenario()
+    chat = sc.workloads[0].model_copy(update={
+        "input_tokens": TokenPercentiles(p50=500, p95=2000, p99=4000, mean=650.5)})
+    return sc.model_copy(update={"workloads": (chat, *sc.workloads[1:]),
+                                 "policy": sc.policy.model_copy(update={"share_nodes": False})})
+
+
+def test_assumptions_hold_the_node_model_and_the_typical_token_lengths(tmp_path: Path) -> None:
+    """Inputs figures rest on: the node model sets costs and nodes, the typical lengths (mean,
+    else P50) set tokens per month; both must be in the workbook to retrace them."""
+    path = write_plan_workbook(make_plan(), _dedicated_scenario_with_a_mean(), make_table(),
+                               tmp_path / "plan.xlsx")
+    rows = _rows(openpyxl.load_workbook(path)["Assumptions"])
+    assert next(r for r in rows if r[0] == "share_nodes")[:2] == ("share_nodes", False)
+    header = next(r for r in rows if r[0] == "Workload" and r[1] == "Tenant")
+    shown = {r[0]: dict(zip(header, r, strict=True)) for r in rows
+             if r[0] in ("chat", EVIL) and r[1] in ("acme", "-team")}
+    typical = ("Typical input [tokens] (mean, else P50)",
+               "Typical output [tokens] (mean, else P50)")
+    assert tuple(shown["chat"][t] for t in typical) == (650.5, 200)  # mean given; output P50
+    assert tuple(shown[EVIL][t] for t in typical) == (500, 200)  # no mean: the P50s

@@ -9,6 +9,7 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 
 from models.common import PurchaseKind
 from models.plan import Shortfall, SolveStatus
+from models.workload import TokenPercentiles
 from solver.report import (
     COST_CHART_FILE,
     DAY_CHART_FILE,
@@ -141,3 +142,20 @@ def test_spot_capacity_is_discounted_by_interruption() -> None:
     # 8 reserved × 2 × 0.7 + 4 spot × 2 × 0.7 × (1 − 0.05) = 11.2 + 5.32 = 16.52
     assert day.usable_rps == pytest.approx(16.52)
     assert day.capacity_rps == 24.0
+
+
+def test_report_assumptions_hold_the_node_model_and_the_typical_token_lengths() -> None:
+    """Tokens per month use the mean length (else P50) and the cost rests on the node model:
+    both inputs are shown, so the report's figures can be retraced from it."""
+    sc = make_scenario()
+    chat = sc.workloads[0].model_copy(update={
+        "input_tokens": TokenPercentiles(p50=500, p95=2000, p99=4000, mean=650.5)})
+    sc = sc.model_copy(update={"workloads": (chat, *sc.workloads[1:]),
+                               "policy": sc.policy.model_copy(update={"share_nodes": False})})
+    text = render_report(make_plan(), sc, make_table())
+    assert "| Replicas of different workloads share nodes | no (dedicated pools) |" in text
+    # chat: P50/P95 in 500/2000, out 200/500; typical in = the mean 650.5, out = the P50 200
+    assert "| chat | llama-8b | 10 | 500/2000 | 200/500 | 650.5/200 |" in text
+    shared = render_report(make_plan(), make_scenario(), make_table())
+    assert "| Replicas of different workloads share nodes | yes |" in shared
+    _tables_are_rectangular(text)
