@@ -349,10 +349,13 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                 for kind in PURCHASE_ORDER:
                     t = o.terms(kind)
                     if t is not None:
+                        rate = spot_interruption_rate(scenario, z.id, o.gpu)  # [1/h]
                         price_rows.append([z.id, o.gpu, kind.value, f"{t.price_per_gpu_hour:.4f}",
-                                           t.stock_gpus, o.price_source or "scenario"])
+                                           t.stock_gpus,
+                                           f"{rate:g}" if kind is PurchaseKind.spot else "—",
+                                           o.price_source or "scenario"])
     lines += _table(["Zone", "GPU", "Purchase", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
-                     "Price source"], price_rows)
+                     "Spot interruption rate [1/h]", "Price source"], price_rows)
     lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Input P50/P95",
                      "Output P50/P95", "Typical input/output [tokens] (mean, else P50)",
                      "SLO TTFT/per-token P95 [ms]", "Survivability",

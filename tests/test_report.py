@@ -159,3 +159,11 @@ def test_report_assumptions_hold_the_node_model_and_the_typical_token_lengths() 
     shared = render_report(make_plan(), make_scenario(), make_table())
     assert "| Replicas of different workloads share nodes | yes |" in shared
     _tables_are_rectangular(text)
+
+
+def test_report_prices_show_the_spot_interruption_rate() -> None:
+    """Usable spot capacity is discounted by (1 − interruption rate): the rate is shown."""
+    text = render_report(make_plan(), make_scenario(), make_table())
+    # the fixture's z1 H100 spot offer: 1.50 per GPU-hour, 16 GPUs, the default 0.05 per hour
+    assert "| z1 | H100-SXM | spot | 1.5000 | 16 | 0.05 | test table |" in text
+    assert "| z1 | H100-SXM | reserved | 2.5000 | 64 | — | test table |" in text
