@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
 from solver.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
+from solver.neighbourhood import improve_start
 from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import ProgramData
 from solver.solve import SolveOutcome, integer_value, solve
@@ -100,6 +101,8 @@ def solve_subset(
     first = start_from_replicas(program, dict(start)) if start else None
     if first is None and len(sub.slices) > AGGREGATE_ABOVE_SLICES:
         first = aggregated_start(program, solver, time_limit_s, gap)
+        if first is not None:
+            first = improve_start(program, first, solver, time_limit_s, gap)
     left_s = max(time_limit_s - (time.perf_counter() - started), MIN_SOLVE_S)
     outcome = solve(program.prob, solver, left_s, gap, start=first or greedy_start(program))
     replicas: dict[ReplicaKey, int] = {}

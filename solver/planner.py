@@ -40,6 +40,7 @@ from solver.failures import (
     usable_capacity_rps,
 )
 from solver.fleet import fleet_from_plan
+from solver.neighbourhood import improve_start
 from solver.program import Program, build_program
 from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
@@ -112,6 +113,8 @@ def solve_shared(
                          aggregated_start(program, solver, time_limit_s, gap, STATIC_STAGE))
     if start is None:
         start = greedy_start(program)
+    if start is not None and len(data.slices) > 1:
+        start = improve_start(program, start, solver, time_limit_s, gap)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
     return program, _keep_better(program, outcome, start, started, gap)

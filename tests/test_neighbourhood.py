@@ -1,0 +1,109 @@
+"""The two neighbourhoods of a fleet: elastic capacity re-planned under a fixed reserved base,
+and a reserved base that may shrink. Each keeps the cheaper fleet, breaks no row and leaves the
+program's bounds as they were."""
+
+from __future__ import annotations
+
+import pulp
+import pytest
+
+from models.common import PurchaseKind
+from solver.aggregate import violated_rows
+from solver.program import Program, build_program
+from solver.program_data import build_program_data
+from solver.solve import SolveOutcome
+from solver.warm_start import objective_of, start_from_replicas
+from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+
+R, D = PurchaseKind.reserved, PurchaseKind.on_demand
+
+
+def three_blocks() -> Program:
+    """One pool over three 8-hour blocks at 10, 30 and 20 req/s; a 1-GPU replica holds 10 at
+    utilization 1. Reserved 2.0 per GPU-hour × 730 h = 1,460 per replica-month; on-demand
+    3.0 × 243.3 h = 730 per replica and block."""
+    shape = [1 / 3] * 8 + [1.0] * 8 + [2 / 3] * 8
+    sc = scenario([workload("w", 30.0, utilization=1.0, shape=shape)],
+                  [zone("z", offer(reserved=(2.0, 64), on_demand=(3.0, 64), gpus_per_node=1))],
+                  time_blocks=blocks(("a", range(8)), ("b", range(8, 16)), ("c", range(16, 24))))
+    data = build_program_data(sc, table(row("w", "H100", 1, 10.0)))
+    assert [s.name for s in data.slices] == ["a", "b", "c"]
+    return build_program(data)
+
+
+def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
+    x = {("w", "H100", 1, "z", R, None): reserved} if reserved else {}
+    x.update({("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
+    values = start_from_replicas(program, x)
+    assert values is not None and not violated_rows(program, values)
+    return values
+
+
+def bounds(program: Program) -> list[tuple[str, float | None, float | None]]:
+    return [(v.name, v.lowBound, v.upBound) for v in program.prob.variables()]
+
+
+def test_elastic_capacity_follows_each_block_under_the_fixed_reserved_base() -> None:
+    from solver.neighbourhood import replan_elastic
+
+    program = three_blocks()
+    before = bounds(program)
+    # Held flat at the peak (a grouped start): 1 reserved + 2 on-demand in every block,
+    # 1,460 + 3 × 2 × 730 = 5,840. Hour by hour: 0, 2, 1 on-demand: 1,460 + 3 × 730 = 3,650.
+    start = fleet(program, 1, {"a": 2, "b": 2, "c": 2})
+    assert objective_of(program, start) == pytest.approx(5840.0)
+    found = replan_elastic(program, start, "highs", 10.0, 1e-9)
+    assert objective_of(program, found) == pytest.approx(3650.0)
+    assert found["x_w_H100_tp1_z_reserved_all"] == 1  # the base stays
+    assert not violated_rows(program, found)
+    assert bounds(program) == before
+
+
+def test_the_reserved_base_may_shrink_where_hourly_capacity_is_cheaper() -> None:
+    from solver.neighbourhood import replan_elastic, shrink_reserved
+
+    program = three_blocks()
+    before = bounds(program)
+    # Three reserved replicas (the static fleet at the peak): 3 × 1,460 = 4,380. With the base
+    # fixed there is nothing elastic to save; letting it shrink, a replica needed in one block
+    # only is cheaper on demand (730 < 1,460): 3,650 (a base of 1 or 2, both 3,650).
+    start = fleet(program, 3, {})
+    assert objective_of(program, start) == pytest.approx(4380.0)
+    assert replan_elastic(program, start, "highs", 10.0, 1e-9) is start
+    found = shrink_reserved(program, start, "highs", 10.0, 1e-9)
+    assert objective_of(program, found) == pytest.approx(3650.0)
+    assert found["x_w_H100_tp1_z_reserved_all"] in (1, 2)
+    assert not violated_rows(program, found)
+    assert bounds(program) == before
+
+
+def test_a_neighbourhood_that_finds_nothing_cheaper_keeps_the_start() -> None:
+    from solver.neighbourhood import improve_start
+
+    program = three_blocks()
+    best = fleet(program, 1, {"b": 2, "c": 1})
+    assert improve_start(program, best, "highs", 10.0, 1e-9) is best
+
+
+def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without the dedicated-pool fleet (here, one workload on 1-GPU nodes, it is already the
+    # optimum) the few-slice path starts from the static fleet at the peak (3 reserved, 4,380);
+    # the joint solve is handed the shrunk one (3,650).
+    from solver import planner
+
+    monkeypatch.setattr(planner, "_dedicated_start", lambda *args: None)
+    program = three_blocks()
+    given: list[float] = []
+    real = planner.solve
+
+    def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
+            start: dict[str, float] | None = None) -> SolveOutcome:
+        given.append(-1.0 if start is None else objective_of(program, start))
+        return real(prob, solver, time_limit_s, gap, start=start)
+
+    monkeypatch.setattr(planner, "solve", spy)
+    _, outcome = planner.solve_shared(program.data, "highs", 10.0, 1e-9)
+    assert given == [pytest.approx(3650.0)]
+    assert outcome.report.objective == pytest.approx(3650.0)
