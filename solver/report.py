@@ -49,6 +49,8 @@ class SliceFigures:
     """Busiest hour of the slice: peak × hourly share, or the batch volume spread evenly [1/s]."""
     capacity_rps: float
     """Σ replicas × SLO-holding rate of the replicas running in the slice [1/s]."""
+    expected_rps: float
+    """The same with spot replicas discounted by their zone's interruption rate [1/s]."""
     usable_rps: float
     """Σ replicas × rate × target utilization (× (1 − interruption) for spot) [1/s]."""
 
@@ -124,8 +126,8 @@ def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
             running = [a for a in plan.allocations
                        if a.workload == wl.name and a.slice in (None, slice_.name)]
             capacity = sum(a.replicas * a.replica_capacity_rps for a in running)
-            usable = sum(
-                a.replicas * a.replica_capacity_rps * wl.utilization  # [1/s]
+            expected = sum(
+                a.replicas * a.replica_capacity_rps  # [1/s]
                 * (1.0 - spot_interruption_rate(scenario, a.zone, a.gpu)
                    if a.purchase is PurchaseKind.spot else 1.0)
                 for a in running)
@@ -134,15 +136,17 @@ def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
                 slice=slice_.name,
                 demand_rps=slice_demand_rps(wl, slice_),
                 capacity_rps=capacity,
-                usable_rps=usable,
+                expected_rps=expected,
+                usable_rps=expected * wl.utilization,
             ))
     return tuple(out)
 
 
 def peak_utilization(figures: Sequence[SliceFigures], workload: str) -> float | None:
-    """Highest demand ÷ capacity over the slices of one workload [1] (``None`` without capacity)."""
-    ratios = [f.demand_rps / f.capacity_rps for f in figures
-              if f.workload == workload and f.capacity_rps > 0]
+    """Highest demand ÷ capacity at SLO over the slices of one workload [1], spot replicas at
+    their expected rate (as the program counts them); ``None`` without capacity."""
+    ratios = [f.demand_rps / f.expected_rps for f in figures
+              if f.workload == workload and f.expected_rps > 0]
     return max(ratios) if ratios else None
 
 

@@ -17,6 +17,7 @@ from solver.report import (
     day_panels,
     gpu_counts,
     gpus_by,
+    peak_utilization,
     render_report,
     reserved_share,
     slice_figures,
@@ -142,6 +143,14 @@ def test_spot_capacity_is_discounted_by_interruption() -> None:
     # 8 reserved × 2 × 0.7 + 4 spot × 2 × 0.7 × (1 − 0.05) = 11.2 + 5.32 = 16.52
     assert day.usable_rps == pytest.approx(16.52)
     assert day.capacity_rps == 24.0
+    # expected capacity at SLO: 8 × 2 + 4 × 2 × 0.95 = 23.6 req/s; utilization at peak is the
+    # day's demand over it, as the program, the printed summary and `fleetplan check` count it
+    assert day.expected_rps == pytest.approx(23.6)
+    figures = slice_figures(plan, make_scenario())
+    chat = [f for f in figures if f.workload == "chat"]
+    assert peak_utilization(figures, "chat") == pytest.approx(
+        max(f.demand_rps / f.expected_rps for f in chat))
+    assert peak_utilization(figures, "chat") > max(f.demand_rps / f.capacity_rps for f in chat)
 
 
 def test_report_assumptions_hold_the_node_model_and_the_typical_token_lengths() -> None:

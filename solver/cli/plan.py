@@ -22,6 +22,7 @@ from solver.cli.common import (
 )
 from solver.outputs import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
 from solver.planner import plan_scenario, solver_summary
+from solver.report import peak_utilization, slice_figures
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
@@ -42,15 +43,14 @@ def gpu_table(plan: Plan) -> list[str]:
 
 
 def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
-    """Per workload: configurations used and peak utilization of the SLO-holding rate."""
+    """Per workload: configurations used and peak utilization of the SLO-holding rate (as the
+    report and workbook give it: :func:`solver.report.peak_utilization`)."""
     lines = []
-    steady = [r for r in plan.survivability if r.failure == "none"]
+    figures = slice_figures(plan, scenario)
     for wl in sorted(scenario.workloads, key=lambda w: w.name):
         configs = sorted({f"{a.gpu}×{a.tp} ({a.capacity_source.value})"
                           for a in plan.allocations if a.workload == wl.name})
-        rows = [r for r in steady if r.workload == wl.name and r.capacity_rps > 0]
-        # utilization of the SLO-holding rate = demand / (usable capacity / target utilization)
-        util = max((r.demand_rps * wl.utilization / r.capacity_rps for r in rows), default=0.0)
+        util = peak_utilization(figures, wl.name) or 0.0
         cost = next((c for c in plan.workload_costs if c.workload == wl.name), None)
         per_mtok = "-" if cost is None or cost.per_million_tokens is None else (
             f"{cost.per_million_tokens:.3f}")
