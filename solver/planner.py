@@ -172,8 +172,13 @@ def _keep_better(
 
 
 def scenario_fingerprint(scenario: Scenario) -> str:
-    """SHA-256 of the resolved scenario's JSON: the same inputs give the same fingerprint."""
-    return "sha256:" + hashlib.sha256(scenario.model_dump_json().encode("utf-8")).hexdigest()
+    """SHA-256 of the resolved scenario's JSON: the same inputs give the same fingerprint.
+
+    ``sources`` (the input paths as given) are left out: what was planned is the content, and
+    the same files named by a relative or an absolute path are the same inputs.
+    """
+    text = scenario.model_dump_json(exclude={"sources"})
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _paid_hours(scenario: Scenario, purchase: PurchaseKind, block: str | None) -> float:

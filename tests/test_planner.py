@@ -135,6 +135,10 @@ def test_fingerprint_follows_the_scenario() -> None:
     assert scenario_fingerprint(a) == scenario_fingerprint(a).lower()
     assert scenario_fingerprint(a).startswith("sha256:")
     assert scenario_fingerprint(a) != scenario_fingerprint(b)
+    # the same content resolved from files named another way is the same input
+    moved = a.model_copy(update={"sources": ("/abs/path/tiny.yaml",)})
+    assert moved.sources != a.sources
+    assert scenario_fingerprint(moved) == scenario_fingerprint(a)
     plan = plan_scenario(a, table(row("w", "H100", 1, 10.0)))
     assert plan.fingerprint == scenario_fingerprint(a)
 
