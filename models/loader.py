@@ -512,5 +512,29 @@ def load_scenario(path: str | Path) -> Scenario:
     infinite = non_finite_problems(doc, str(path))
     if infinite:
         raise InputError(infinite)
+    if is_resolved_record(doc):
+        return load_resolved_record(doc, path)
     raw = validate_as(ScenarioFile, doc, str(path))
     return resolve(raw, path)
+
+
+def is_resolved_record(doc: Mapping[str, Any]) -> bool:
+    """A resolved scenario as ``fleetplan plan`` records it (``scenario.resolved.yaml``): every
+    GPU and model spelled out, no catalog to resolve."""
+    return "gpus" in doc and "models" in doc and "catalog" not in doc
+
+
+def load_resolved_record(doc: Mapping[str, Any], path: Path) -> Scenario:
+    """A resolved scenario read back as it was planned: the catalog entries and offers it
+    records, not today's built-in catalog (which may have changed since), checked as a scenario
+    file is. The record's own path is added in front of the sources it lists."""
+    file = str(path)
+    scenario = validate_as(Scenario, doc, file)
+    seen = [z.id for z in scenario.zones]
+    problems = [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
+                        "give each zone its own id and list all its offers under it")
+                for i, zone_id in enumerate(seen) if zone_id in seen[:i]]
+    problems += check_references(scenario, file)
+    if problems:
+        raise InputError(problems)
+    return scenario.model_copy(update={"sources": (file, *scenario.sources)})

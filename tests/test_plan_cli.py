@@ -44,6 +44,41 @@ def test_plan_writes_plan_json_with_the_documented_keys(tmp_path: Path) -> None:
     assert verify_plan(Plan.model_validate(data), sc, build_capacity_table(sc)) == []
 
 
+def test_the_resolved_scenario_plans_again_as_it_was_planned(tmp_path: Path) -> None:
+    # scenario.resolved.yaml records every catalog entry and offer: read back, it is the same
+    # scenario (the same fingerprint) and plans the same fleet, whatever the built-in catalog
+    # has become since.
+    first, again = tmp_path / "first", tmp_path / "again"
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(first)])
+    assert result.exit_code == 0, result.output
+    record = first / "scenario.resolved.yaml"
+    sc = load_scenario(record)
+    assert sc.sources[0] == str(record)
+    assert sc.model_copy(update={"sources": ()}) == load_scenario(TINY).model_copy(
+        update={"sources": ()})
+    result = CliRunner().invoke(main, ["plan", str(record), "--out", str(again)])
+    assert result.exit_code == 0, result.output
+    a, b = (json.loads((d / "plan.json").read_text()) for d in (first, again))
+    assert a["fingerprint"] == b["fingerprint"]
+    assert a["allocations"] == b["allocations"] and a["nodes"] == b["nodes"]
+    # planned into its own directory, the record (an input) is not overwritten
+    result = CliRunner().invoke(main, ["plan", str(record), "--out", str(first)])
+    assert result.exit_code == 2 and "scenario.resolved.yaml" in result.output
+
+
+def test_a_resolved_scenario_with_a_broken_reference_is_located(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["plan", str(TINY), "--out", str(out)]).exit_code == 0
+    doc = yaml.safe_load((out / "scenario.resolved.yaml").read_text())
+    doc["gpus"] = [g for g in doc["gpus"] if g["name"] != "L4"]
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert str(path) in result.output and "L4" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_plan_json_flag_prints_the_plan(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
