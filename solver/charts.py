@@ -44,6 +44,14 @@ class DayPanel:
     usable_rps: Sequence[float]
     capacity_rps: Sequence[float]
     utilization: float
+    spot: bool = False
+    """The workload runs spot replicas: its usable capacity is discounted by interruption."""
+
+    @property
+    def usable_label(self) -> str:
+        """Legend of the usable-capacity line: what it is a share of the SLO rate."""
+        spot = ", spot × (1 − interruption)" if self.spot else ""
+        return f"usable ({self.utilization:.0%} of SLO rate{spot})"
 
 
 def cost_by_zone_chart(costs: Mapping[tuple[str, PurchaseKind], float], currency: str) -> bytes:
@@ -80,7 +88,7 @@ def capacity_vs_demand_chart(panels: Sequence[DayPanel]) -> bytes:
         ax.step(hours, panel.capacity_rps, where="mid", color="#999999", linestyle="--",
                 label="capacity at SLO")
         ax.step(hours, panel.usable_rps, where="mid", color="#0072B2",
-                label=f"usable ({panel.utilization:.0%} of SLO rate)")
+                label=panel.usable_label)
         ax.step(hours, panel.demand_rps, where="mid", color="#D55E00", label="demand")
         ax.set_title(_text(panel.title), fontsize=10)
         ax.set_xlim(-0.5, HOURS_PER_DAY - 0.5)

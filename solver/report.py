@@ -237,6 +237,8 @@ def day_panels(plan: Plan, scenario: Scenario) -> tuple[DayPanel, ...]:
             usable_rps=[f.usable_rps if f else 0.0 for f in found],
             capacity_rps=[f.capacity_rps if f else 0.0 for f in found],
             utilization=wl.utilization,
+            spot=any(a.workload == wl.name and a.purchase is PurchaseKind.spot
+                     for a in plan.allocations),
         ))
     return tuple(panels)
 

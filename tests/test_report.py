@@ -66,6 +66,16 @@ def test_day_panels_expand_slices_to_hours() -> None:
     chat = day_panels(make_plan(), make_scenario())[0]
     assert list(chat.capacity_rps) == [16.0] * 12 + [24.0] * 12
     assert list(chat.demand_rps) == [5.0] * 12 + [10.0] * 12
+    assert chat.usable_label == "usable (70% of SLO rate)"
+
+
+def test_the_usable_line_of_a_workload_on_spot_says_it_is_discounted() -> None:
+    plan = make_plan()
+    spot = plan.allocations[3].model_copy(update={"purchase": PurchaseKind.spot})
+    plan = plan.model_copy(update={"allocations": (*plan.allocations[:3], spot)})
+    chat = day_panels(plan, make_scenario())[0]
+    assert chat.spot
+    assert chat.usable_label == "usable (70% of SLO rate, spot × (1 − interruption))"
 
 
 def _tables_are_rectangular(text: str) -> None:
