@@ -1,6 +1,6 @@
 r"""The fleet integer program: the cheapest fleet that carries every workload through its failures.
 
-Sets (all sorted; each could gain a planning-period index ``p`` without changing the algebra)
+Sets (all sorted; each could gain a quarter index ``q``: docs/program.md, "planning periods")
 
 - :math:`W` workloads; :math:`W^I \subseteq W` interactive; :math:`W^{N1}`, :math:`W^{ZL}` those
   asking for ``n_plus_1`` / ``zone_loss``; :math:`W^V` batch workloads given as a daily volume.
