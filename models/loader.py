@@ -376,7 +376,11 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
     zone_ids = [z.id for z in scenario.zones]
     wl_names = [w.name for w in scenario.workloads]
     _check_unique(wl_names, file, "workloads", problems)
-    _check_unique(zone_ids, file, "zones", problems)
+    _check_unique(gpu_names, file, "gpus", problems)
+    _check_unique(model_names, file, "models", problems)
+    problems += [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
+                         "give each zone its own id and list all its offers under it")
+                 for i, zone_id in enumerate(zone_ids) if zone_id in zone_ids[:i]]
     if not scenario.zones or not any(z.offers for z in scenario.zones):
         problems.append(Problem(file, "zones", "no zone offers any GPU",
                                 "add zones with offers or a `price_tables` entry"))
@@ -530,10 +534,12 @@ def load_resolved_record(doc: Mapping[str, Any], path: Path) -> Scenario:
     file is. The record's own path is added in front of the sources it lists."""
     file = str(path)
     scenario = validate_as(Scenario, doc, file)
-    seen = [z.id for z in scenario.zones]
-    problems = [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
-                        "give each zone its own id and list all its offers under it")
-                for i, zone_id in enumerate(seen) if zone_id in seen[:i]]
+    problems = []
+    if not scenario.name:  # what ScenarioFile's bounds require of a scenario file
+        problems.append(Problem(file, "name", "empty name", "give the scenario's name"))
+    if not scenario.workloads:
+        problems.append(Problem(file, "workloads", "no workload to plan",
+                                "list at least one workload"))
     problems += check_references(scenario, file)
     if problems:
         raise InputError(problems)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,6 +15,7 @@ from models.loader import load_scenario
 from models.plan import Plan
 from solver.capacity import build_capacity_table
 from solver.cli import main
+from solver.outputs import resolved_scenario_yaml
 from solver.verify import verify_plan
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
@@ -77,6 +80,46 @@ def test_a_resolved_scenario_with_a_broken_reference_is_located(tmp_path: Path) 
     assert result.exit_code == 2, result.output
     assert str(path) in result.output and "L4" in result.output
     assert "Traceback" not in result.output
+
+
+def _twice(key: str, **change: object) -> Callable[[dict[str, Any]], str]:
+    """An edit that lists the first entry of ``key`` again (with ``change``): its location."""
+    def edit(doc: dict[str, Any]) -> str:
+        doc[key].append({**doc[key][0], **change})
+        field, what = ("id", "zone id") if key == "zones" else ("name", "name")
+        return f"{key}[{len(doc[key]) - 1}].{field}: duplicate {what} `{doc[key][0][field]}`"
+    return edit
+
+
+def _set(key: str, value: object, location: str) -> Callable[[dict[str, Any]], str]:
+    def edit(doc: dict[str, Any]) -> str:
+        doc[key] = value
+        return location
+    return edit
+
+
+@pytest.mark.parametrize("edit", [
+    # no workloads validated clean, then ended in a KeyError inside the planner (exit 1)
+    _set("workloads", [], "workloads: no workload"),
+    _set("name", "", "name: empty"),
+    # a second entry of a name was silently ignored: the spec planned was not all the record says
+    _twice("gpus", memory_gib=1.0),
+    _twice("models", max_context_tokens=10),
+    # reported once, at the zone's id (it was also reported at `zones[1].name`, a key zones lack)
+    _twice("zones"),
+], ids=["no-workloads", "empty-name", "gpu-twice", "model-twice", "zone-twice"])
+def test_a_resolved_scenario_is_checked_as_a_scenario_file_is(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], str],
+) -> None:
+    doc = yaml.safe_load(resolved_scenario_yaml(load_scenario(TINY)))
+    expected = edit(doc)
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    for args in (["validate", str(path)], ["plan", str(path), "--out", str(tmp_path / "out")]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output, result.exception)
+        assert result.output.count(f"{path}: ") == 1, result.output
+        assert f"{path}: {expected}" in result.output, result.output
 
 
 def test_plan_json_flag_prints_the_plan(tmp_path: Path) -> None:
