@@ -9,7 +9,7 @@ import pytest
 
 from models.common import PurchaseKind
 from solver.aggregate import violated_rows
-from solver.program import Program, build_program
+from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import build_program_data
 from solver.solve import SolveOutcome
 from solver.warm_start import objective_of, start_from_replicas
@@ -32,7 +32,7 @@ def three_blocks() -> Program:
 
 
 def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
-    x = {("w", "H100", 1, "z", R, None): reserved} if reserved else {}
+    x: dict[ReplicaKey, int] = {("w", "H100", 1, "z", R, None): reserved} if reserved else {}
     x.update({("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
     values = start_from_replicas(program, x)
     assert values is not None and not violated_rows(program, values)
@@ -107,3 +107,31 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
     _, outcome = planner.solve_shared(program.data, "highs", 10.0, 1e-9)
     assert given == [pytest.approx(3650.0)]
     assert outcome.report.objective == pytest.approx(3650.0)
+
+
+def test_neither_neighbourhood_grows_the_reserved_base() -> None:
+    from solver.neighbourhood import replan_elastic, shrink_reserved
+
+    program = three_blocks()
+    # No reserved base, on-demand 1, 3, 2: 6 × 730 = 4,380. The full program's optimum buys a
+    # base of 1 (1,460 + 3 × 730 = 3,650); both neighbourhoods cap the base at the start's 0.
+    start = fleet(program, 0, {"a": 1, "b": 3, "c": 2})
+    assert objective_of(program, start) == pytest.approx(4380.0)
+    assert replan_elastic(program, start, "highs", 10.0, 1e-9) is start
+    assert shrink_reserved(program, start, "highs", 10.0, 1e-9) is start
+
+
+def test_bounds_are_restored_when_the_solve_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver import neighbourhood
+
+    def fail(*args: object, **kwargs: object) -> SolveOutcome:
+        raise RuntimeError("solver crashed")
+
+    program = three_blocks()
+    before = bounds(program)
+    start = fleet(program, 3, {})
+    monkeypatch.setattr(neighbourhood, "solve", fail)
+    for restricted in (neighbourhood.replan_elastic, neighbourhood.shrink_reserved):
+        with pytest.raises(RuntimeError, match="solver crashed"):
+            restricted(program, start, "highs", 10.0, 1e-9)
+        assert bounds(program) == before
