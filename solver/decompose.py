@@ -93,7 +93,8 @@ def solve_subset(
     """Build and solve the program of some workloads; their fleet as replica counts.
 
     ``start`` (a fleet of these workloads) is the first incumbent, else (many slices) the fleet
-    of time-aggregated programs (:mod:`solver.aggregate`), else the greedy fleet.
+    of time-aggregated programs (:mod:`solver.aggregate`) improved in the two neighbourhoods of
+    :mod:`solver.neighbourhood`, else the greedy fleet.
     """
     started = time.perf_counter()
     sub = subset_data(data, names, taken)

@@ -45,7 +45,9 @@ def reserved_variables(program: Program) -> list[pulp.LpVariable]:
 def improve_start(
     program: Program, start: dict[str, float], solver: str, time_limit_s: float, gap: float,
 ) -> dict[str, float]:
-    """The cheapest of ``start`` and the fleets of the two neighbourhoods, in turn."""
+    """The cheapest of ``start`` and the fleets of the two neighbourhoods, in turn, each solved
+    within its share of ``time_limit_s`` (:data:`ELASTIC_SHARE`, :data:`SHRINK_SHARE`; at
+    least :data:`MIN_S`)."""
     start = replan_elastic(program, start, solver, max(time_limit_s * ELASTIC_SHARE, MIN_S), gap)
     return shrink_reserved(program, start, solver, max(time_limit_s * SHRINK_SHARE, MIN_S), gap)
 

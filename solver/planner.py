@@ -100,9 +100,10 @@ def solve_shared(
     :mod:`solver.aggregate` (slices grouped at their busiest demand: a restriction, so its fleet
     is feasible here); with few, the cheaper of the dedicated-pool fleet of the per-workload
     decomposition (dedicated pools restrict shared ones) and the static fleet at the day's peak
-    (one group). The fleet reported is the joint solve's, or the start where the joint solve ends
-    without a better one (CBC takes no start). The bound reported is the joint solver's own:
-    neither start's bound holds for this program.
+    (one group); else the greedy fleet. With more than one slice the start is then improved in
+    the two neighbourhoods of :mod:`solver.neighbourhood`. The fleet reported is the joint
+    solve's, or the start where the joint solve ends without a better one (CBC takes no start).
+    The bound reported is the joint solver's own: no start's bound holds for this program.
     """
     started = time.perf_counter()
     program = build_program(data)
