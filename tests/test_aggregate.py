@@ -232,15 +232,25 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     assert planner._cheaper(program, None, dedicated) is dedicated
     assert planner._cheaper(program, None, None) is None
 
+    # the neighbourhoods would also pack the dedicated fleet's two nodes into one: what tells
+    # the starts apart is the one they are handed
+    improved: list[float] = []
     given: list[float] = []
-    real = planner.solve
+    real_improve, real_solve = planner.improve_start, planner.solve
+
+    def improve_spy(program: Program, start: dict[str, float], solver: str,
+                    time_limit_s: float, gap: float) -> dict[str, float]:
+        improved.append(objective_of(program, start))
+        return real_improve(program, start, solver, time_limit_s, gap)
 
     def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
             start: dict[str, float] | None = None) -> SolveOutcome:
         given.append(-1.0 if start is None else objective_of(program, start))
-        return real(prob, solver, time_limit_s, gap, start=start)
+        return real_solve(prob, solver, time_limit_s, gap, start=start)
 
+    monkeypatch.setattr(planner, "improve_start", improve_spy)
     monkeypatch.setattr(planner, "solve", spy)
     _, outcome = planner.solve_shared(data, "highs", 10.0, 0.01)
+    assert improved == [pytest.approx(11_680.0)]
     assert given == [pytest.approx(11_680.0)]
     assert outcome.report.objective == pytest.approx(11_680.0)

@@ -95,16 +95,26 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
 
     monkeypatch.setattr(planner, "_dedicated_start", lambda *args: None)
     program = three_blocks()
+    improved: list[float] = []
     given: list[float] = []
-    real = planner.solve
+    real_improve, real_solve = planner.improve_start, planner.solve
+
+    def improve_spy(program: Program, start: dict[str, float], solver: str,
+                    time_limit_s: float, gap: float) -> dict[str, float]:
+        improved.append(objective_of(program, start))
+        return real_improve(program, start, solver, time_limit_s, gap)
 
     def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
             start: dict[str, float] | None = None) -> SolveOutcome:
         given.append(-1.0 if start is None else objective_of(program, start))
-        return real(prob, solver, time_limit_s, gap, start=start)
+        return real_solve(prob, solver, time_limit_s, gap, start=start)
 
+    monkeypatch.setattr(planner, "improve_start", improve_spy)
     monkeypatch.setattr(planner, "solve", spy)
     _, outcome = planner.solve_shared(program.data, "highs", 10.0, 1e-9)
+    # the greedy fleet is already 3,650 here: without the static start the neighbourhoods
+    # would be handed it, and the joint solve would get 3,650 all the same
+    assert improved == [pytest.approx(4380.0)]
     assert given == [pytest.approx(3650.0)]
     assert outcome.report.objective == pytest.approx(3650.0)
 
