@@ -162,13 +162,23 @@ def test_dedicated_sub_programs_on_hourly_slices_start_from_aggregated_fleets(
         calls.append(tuple(w.name for w in program.data.workloads))
         return real(program, solver, time_limit_s, gap)
 
+    improved: list[tuple[str, ...]] = []
+    real_improve = decompose.improve_start
+
+    def improve_spy(program: Program, start: dict[str, float], solver: str,
+                    time_limit_s: float, gap: float) -> dict[str, float]:
+        improved.append(tuple(w.name for w in program.data.workloads))
+        return real_improve(program, start, solver, time_limit_s, gap)
+
     monkeypatch.setattr(decompose, "aggregated_start", spy)
+    monkeypatch.setattr(decompose, "improve_start", improve_spy)
     dedicated = dataclasses.replace(small, share_nodes=False)
     first = decompose.solve_workload(dedicated, "chat", "highs", 10.0, 0.01)
     assert calls == [("chat",)] and first.outcome.has_solution
+    assert improved == [("chat",)]  # the aggregated fleet, improved in the neighbourhoods
     # a sub-program given a fleet (the second pass) starts from it instead
     again = decompose.solve_workload(dedicated, "chat", "highs", 10.0, 0.01, start=first.replicas)
-    assert calls == [("chat",)]
+    assert calls == [("chat",)] and improved == [("chat",)]
     assert again.outcome.report.objective is not None
     assert first.outcome.report.objective is not None
     assert again.outcome.report.objective <= first.outcome.report.objective + 1e-6
