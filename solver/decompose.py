@@ -103,7 +103,7 @@ def solve_subset(
     if first is None and len(sub.slices) > AGGREGATE_ABOVE_SLICES:
         first = aggregated_start(program, solver, time_limit_s, gap)
         if first is not None:
-            first = improve_start(program, first, solver, time_limit_s, gap)
+            first = improve_start(program, first, solver, time_limit_s, gap, started)
     left_s = max(time_limit_s - (time.perf_counter() - started), MIN_SOLVE_S)
     outcome = solve(program.prob, solver, left_s, gap, start=first or greedy_start(program))
     replicas: dict[ReplicaKey, int] = {}

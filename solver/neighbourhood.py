@@ -21,13 +21,16 @@ and 100,921 after (2) in 10 s, where the full program from the start found nothi
 
 from __future__ import annotations
 
+import time
+
 import pulp
 
+from solver.aggregate import violated_rows
 from solver.program import Program
 from solver.solve import integer_value, solve
 from solver.warm_start import objective_of, start_from_replicas
 
-#: Shares of the time limit the two neighbourhoods may use (each at least ``MIN_S``) [1].
+#: Shares of the time limit the two neighbourhoods may use, and the least time worth one [1], [s].
 ELASTIC_SHARE = 0.05
 SHRINK_SHARE = 0.15
 MIN_S = 0.5
@@ -44,12 +47,20 @@ def reserved_variables(program: Program) -> list[pulp.LpVariable]:
 
 def improve_start(
     program: Program, start: dict[str, float], solver: str, time_limit_s: float, gap: float,
+    started_s: float | None = None,
 ) -> dict[str, float]:
     """The cheapest of ``start`` and the fleets of the two neighbourhoods, in turn, each solved
-    within its share of ``time_limit_s`` (:data:`ELASTIC_SHARE`, :data:`SHRINK_SHARE`; at
-    least :data:`MIN_S`)."""
-    start = replan_elastic(program, start, solver, max(time_limit_s * ELASTIC_SHARE, MIN_S), gap)
-    return shrink_reserved(program, start, solver, max(time_limit_s * SHRINK_SHARE, MIN_S), gap)
+    within its share of ``time_limit_s`` (:data:`ELASTIC_SHARE`, :data:`SHRINK_SHARE`) and at
+    most half of what is left of it (counted from ``started_s``, a ``time.perf_counter()``
+    reading; default now); a neighbourhood left less than :data:`MIN_S` is skipped, so a short
+    time limit is not overrun."""
+    started_s = time.perf_counter() if started_s is None else started_s
+    for share, neighbourhood in ((ELASTIC_SHARE, replan_elastic), (SHRINK_SHARE, shrink_reserved)):
+        left_s = time_limit_s - (time.perf_counter() - started_s)
+        budget_s = min(time_limit_s * share, left_s / 2)
+        if budget_s >= MIN_S:
+            start = neighbourhood(program, start, solver, budget_s, gap)
+    return start
 
 
 def replan_elastic(
@@ -77,7 +88,8 @@ def _best_within(
     solver: str, time_limit_s: float, gap: float,
 ) -> dict[str, float]:
     """Solve ``program`` with some variables' bounds replaced (restored after); the fleet found,
-    rebuilt from its replica counts, if it is cheaper than ``start``, else ``start``."""
+    rebuilt from its replica counts, if it is cheaper than ``start`` and breaks no row of
+    ``program`` (checked, as a start from grouped slices is), else ``start``."""
     changed = [var for var in program.prob.variables() if var.name in bounds]
     saved = [(var, var.lowBound, var.upBound) for var in changed]
     for var in changed:
@@ -93,4 +105,4 @@ def _best_within(
             var.lowBound, var.upBound = low, up
     if found is None or objective_of(program, found) >= objective_of(program, start) * (1 - 1e-9):
         return start
-    return found
+    return start if violated_rows(program, found) else found

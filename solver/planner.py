@@ -115,7 +115,7 @@ def solve_shared(
     if start is None:
         start = greedy_start(program)
     if start is not None and len(data.slices) > 1:
-        start = improve_start(program, start, solver, time_limit_s, gap)
+        start = improve_start(program, start, solver, time_limit_s, gap, started)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
     return program, _keep_better(program, outcome, start, started, gap)

@@ -166,9 +166,10 @@ def test_dedicated_sub_programs_on_hourly_slices_start_from_aggregated_fleets(
     real_improve = decompose.improve_start
 
     def improve_spy(program: Program, start: dict[str, float], solver: str,
-                    time_limit_s: float, gap: float) -> dict[str, float]:
+                    time_limit_s: float, gap: float,
+                    started_s: float | None = None) -> dict[str, float]:
         improved.append(tuple(w.name for w in program.data.workloads))
-        return real_improve(program, start, solver, time_limit_s, gap)
+        return real_improve(program, start, solver, time_limit_s, gap, started_s)
 
     monkeypatch.setattr(decompose, "aggregated_start", spy)
     monkeypatch.setattr(decompose, "improve_start", improve_spy)
@@ -249,9 +250,10 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     real_improve, real_solve = planner.improve_start, planner.solve
 
     def improve_spy(program: Program, start: dict[str, float], solver: str,
-                    time_limit_s: float, gap: float) -> dict[str, float]:
+                    time_limit_s: float, gap: float,
+                    started_s: float | None = None) -> dict[str, float]:
         improved.append(objective_of(program, start))
-        return real_improve(program, start, solver, time_limit_s, gap)
+        return real_improve(program, start, solver, time_limit_s, gap, started_s)
 
     def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
             start: dict[str, float] | None = None) -> SolveOutcome:

@@ -100,9 +100,10 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
     real_improve, real_solve = planner.improve_start, planner.solve
 
     def improve_spy(program: Program, start: dict[str, float], solver: str,
-                    time_limit_s: float, gap: float) -> dict[str, float]:
+                    time_limit_s: float, gap: float,
+                    started_s: float | None = None) -> dict[str, float]:
         improved.append(objective_of(program, start))
-        return real_improve(program, start, solver, time_limit_s, gap)
+        return real_improve(program, start, solver, time_limit_s, gap, started_s)
 
     def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
             start: dict[str, float] | None = None) -> SolveOutcome:
@@ -145,3 +146,43 @@ def test_bounds_are_restored_when_the_solve_fails(monkeypatch: pytest.MonkeyPatc
         with pytest.raises(RuntimeError, match="solver crashed"):
             restricted(program, start, "highs", 10.0, 1e-9)
         assert bounds(program) == before
+
+
+def test_a_neighbourhood_gets_at_most_half_the_time_left_and_none_below_the_least(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A 60-s limit with 59.5 s gone: half of the 0.5 s left is below MIN_S, so neither
+    # neighbourhood runs (a short --time-limit is not overrun). With the whole minute left,
+    # each gets its share: 0.05 × 60 = 3 s and 0.15 × 60 = 9 s.
+    import time
+
+    from solver import neighbourhood
+
+    program = three_blocks()
+    start = fleet(program, 3, {})
+    limits: list[float] = []
+    real = neighbourhood.solve
+
+    def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
+            start: dict[str, float] | None = None) -> SolveOutcome:
+        limits.append(time_limit_s)
+        return real(prob, solver, time_limit_s, gap, start=start)
+
+    monkeypatch.setattr(neighbourhood, "solve", spy)
+    late = neighbourhood.improve_start(program, start, "highs", 60.0, 1e-9,
+                                       started_s=time.perf_counter() - 59.5)
+    assert late is start and limits == []
+    found = neighbourhood.improve_start(program, start, "highs", 60.0, 1e-9)
+    assert limits == [pytest.approx(3.0), pytest.approx(9.0)]
+    assert objective_of(program, found) == pytest.approx(3650.0)
+
+
+def test_a_fleet_that_breaks_a_row_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Were a neighbourhood's fleet ever to break a row of the program (it is rebuilt from its
+    # replica counts), the start is kept, as a start from grouped slices would be.
+    from solver import neighbourhood
+
+    program = three_blocks()
+    start = fleet(program, 3, {})
+    monkeypatch.setattr(neighbourhood, "violated_rows", lambda program, values: ["demand_w_b"])
+    assert neighbourhood.shrink_reserved(program, start, "highs", 10.0, 1e-9) is start

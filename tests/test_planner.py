@@ -120,7 +120,7 @@ def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     tb = build_capacity_table(sc)
     plan = plan_scenario(sc, tb, time_limit_s=0.5, gap=1e-6)
     assert plan.status is SolveStatus.time_limit
-    assert plan.solver.seconds < 5.0
+    assert plan.solver.seconds < 3.0  # each start and neighbourhood keeps within what is left
     # the start (the cheaper of the dedicated and the static fleet, else the greedy one) is
     # always an incumbent: its gap and bound are HiGHS's own
     assert plan.allocations
