@@ -37,7 +37,13 @@ from solver.neighbourhood import improve_start
 from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import ProgramData
 from solver.solve import SolveOutcome, integer_value, solve
-from solver.warm_start import greedy_start, objective_of, start_from_replicas
+from solver.warm_start import (
+    greedy_start,
+    keep_better,
+    load_values,
+    objective_of,
+    start_from_replicas,
+)
 
 #: Each solve gets at least this long, even when the time limit is spent [s].
 MIN_SOLVE_S = 0.25
@@ -104,8 +110,10 @@ def solve_subset(
         first = aggregated_start(program, solver, time_limit_s, gap)
         if first is not None:
             first = improve_start(program, first, solver, time_limit_s, gap, started)
+    first = first or greedy_start(program)
     left_s = max(time_limit_s - (time.perf_counter() - started), MIN_SOLVE_S)
-    outcome = solve(program.prob, solver, left_s, gap, start=first or greedy_start(program))
+    outcome = keep_better(program, solve(program.prob, solver, left_s, gap, start=first), first,
+                          started, gap)
     replicas: dict[ReplicaKey, int] = {}
     if outcome.has_solution:
         for key, x in program.v.replicas.items():
@@ -255,12 +263,6 @@ def repair(
             mine = together.replicas
     fleet.update(mine)
     return fleet
-
-
-def load_values(program: Program, values: dict[str, float]) -> None:
-    """Set every variable of ``program`` to its value in ``values`` (a solved program)."""
-    for var in program.prob.variables():
-        var.varValue = values.get(var.name, 0.0)
 
 
 def _status(gap_value: float | None, gap: float, statuses: list[SolveStatus]) -> SolveStatus:

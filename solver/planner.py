@@ -28,7 +28,7 @@ from models.plan import (
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.aggregate import AGGREGATE_ABOVE_SLICES, STATIC_STAGE, aggregated_start
-from solver.decompose import load_values, solve_decomposed
+from solver.decompose import solve_decomposed
 from solver.diagnose import diagnose
 from solver.failures import (
     Failure,
@@ -44,7 +44,7 @@ from solver.neighbourhood import improve_start
 from solver.program import Program, build_program
 from solver.program_data import SECONDS_PER_HOUR, ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
-from solver.warm_start import greedy_start, objective_of, start_from_replicas
+from solver.warm_start import greedy_start, keep_better, objective_of, start_from_replicas
 
 #: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1],
 #: at most ``DEDICATED_START_MAX_S``: the start needs to be good, not proven optimal.
@@ -118,7 +118,7 @@ def solve_shared(
         start = improve_start(program, start, solver, time_limit_s, gap, started)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
-    return program, _keep_better(program, outcome, start, started, gap)
+    return program, keep_better(program, outcome, start, started, gap)
 
 
 def _dedicated_start(
@@ -141,35 +141,6 @@ def _cheaper(
     """The cheapest of the starts found (the first on a tie), ``None`` if none was found."""
     found = [s for s in starts if s is not None]
     return min(found, key=lambda s: objective_of(program, s)) if found else None
-
-
-def _keep_better(
-    program: Program, outcome: SolveOutcome, start: dict[str, float] | None, started: float,
-    target_gap: float,
-) -> SolveOutcome:
-    """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper."""
-    seconds = time.perf_counter() - started
-    timed = dataclasses.replace(outcome, report=outcome.report.model_copy(
-        update={"seconds": seconds}))
-    if start is None or outcome.status is SolveStatus.infeasible:
-        return timed
-    cost = objective_of(program, start)
-    found = outcome.report.objective if outcome.has_solution else None
-    if found is not None and found <= cost * (1 + REL_TOL):
-        return timed
-    load_values(program, start)
-    bound = outcome.report.bound
-    gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
-    report = outcome.report.model_copy(update={
-        "seconds": seconds, "objective": cost, "gap": gap})
-    if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
-        # a solver that proved its own fleet within the gap proved any cheaper one within it
-        status = SolveStatus.optimal
-    elif outcome.status is SolveStatus.time_limit:
-        status = SolveStatus.time_limit
-    else:
-        status = SolveStatus.feasible
-    return SolveOutcome(status, report, True)
 
 
 def scenario_fingerprint(scenario: Scenario) -> str:

@@ -11,9 +11,12 @@ breaks stock (or the budget) there is no warm start.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 
 from models.common import PurchaseKind, Survivability
+from models.plan import SolveStatus
 from solver.program import (
     NodeKey,
     Program,
@@ -24,9 +27,12 @@ from solver.program import (
     worst_node_rps,
 )
 from solver.program_data import SECONDS_PER_HOUR, Candidate, OfferTerm
+from solver.solve import SolveOutcome
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
 EPS = 1e-9
+#: A solve's fleet within this relative distance of the start's cost is as good as it [1].
+REL_TOL = 1e-6
 
 
 def _need(program: Program, w: str) -> dict[str, float]:
@@ -198,3 +204,38 @@ def objective_of(program: Program, values: dict[str, float]) -> float:
     return float(sum(coef * values[var.name] for var, coef in program.v.cost.items()))
 
 
+def load_values(program: Program, values: dict[str, float]) -> None:
+    """Set every variable of ``program`` to its value in ``values`` (a solved program)."""
+    for var in program.prob.variables():
+        var.varValue = values.get(var.name, 0.0)
+
+
+def keep_better(
+    program: Program, outcome: SolveOutcome, start: dict[str, float] | None, started: float,
+    target_gap: float,
+) -> SolveOutcome:
+    """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper
+    (CBC takes no start and may end dearer); ``seconds`` counted from ``started``, a
+    ``time.perf_counter()`` reading. The values of the fleet returned are in the variables."""
+    seconds = time.perf_counter() - started
+    timed = dataclasses.replace(outcome, report=outcome.report.model_copy(
+        update={"seconds": seconds}))
+    if start is None or outcome.status is SolveStatus.infeasible:
+        return timed
+    cost = objective_of(program, start)
+    found = outcome.report.objective if outcome.has_solution else None
+    if found is not None and found <= cost * (1 + REL_TOL):
+        return timed
+    load_values(program, start)
+    bound = outcome.report.bound
+    gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
+    report = outcome.report.model_copy(update={
+        "seconds": seconds, "objective": cost, "gap": gap})
+    if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
+        # a solver that proved its own fleet within the gap proved any cheaper one within it
+        status = SolveStatus.optimal
+    elif outcome.status is SolveStatus.time_limit:
+        status = SolveStatus.time_limit
+    else:
+        status = SolveStatus.feasible
+    return SolveOutcome(status, report, True)

@@ -12,12 +12,12 @@ from models.common import PurchaseKind
 from solver import aggregate
 from solver.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
 from solver.capacity import build_capacity_table
-from solver.planner import _keep_better, plan_scenario
+from solver.planner import plan_scenario
 from solver.program import Program, build_program
 from solver.program_data import ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
 from solver.verify import verify_plan
-from solver.warm_start import objective_of, start_from_replicas
+from solver.warm_start import keep_better, objective_of, start_from_replicas
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,18 +120,18 @@ def test_the_start_is_kept_where_the_solve_ends_without_a_better_fleet(
     cost = objective_of(program, start)
     nothing = SolveOutcome(SolveStatus.time_limit,
                            SolverReport(name="highs", seconds=1.0, bound=cost * 0.5), False)
-    kept = _keep_better(program, nothing, start, 0.0, 0.01)
+    kept = keep_better(program, nothing, start, 0.0, 0.01)
     assert kept.has_solution and kept.status is SolveStatus.time_limit
     assert kept.report.objective == pytest.approx(cost)
     assert kept.report.gap == pytest.approx(0.5)
     assert all(integer_value(x) == start[x.name] for x in program.v.replicas.values())
     within = SolveOutcome(SolveStatus.time_limit,
                           SolverReport(name="cbc", seconds=1.0, bound=cost * 0.995), False)
-    assert _keep_better(program, within, start, 0.0, 0.01).status is SolveStatus.optimal
+    assert keep_better(program, within, start, 0.0, 0.01).status is SolveStatus.optimal
     # CBC proved a dearer fleet within the gap (no bound read): the cheaper start is within it
     dearer = SolveOutcome(SolveStatus.optimal, SolverReport(name="cbc", seconds=1.0,
                                                            objective=cost * 1.005), True)
-    assert _keep_better(program, dearer, start, 0.0, 0.01).status is SolveStatus.optimal
+    assert keep_better(program, dearer, start, 0.0, 0.01).status is SolveStatus.optimal
 
 
 def test_hourly_scenarios_plan_from_the_aggregated_start_and_verify() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -155,3 +156,33 @@ def test_sub_programs_are_done_when_their_sum_is_within_the_gap() -> None:
     assert not sum_within_gap([sub("big", 1000.0, 1000.0), sub("small", 115.0, 100.0)], 0.01)
     assert sum_within_gap([sub("only", 100.0, 99.0)], 0.01)
     assert not sum_within_gap([sub("big", 1000.0, None), sub("small", 105.0, 100.0)], 0.01)
+
+
+def test_a_sub_program_keeps_its_start_where_the_solver_ends_dearer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # CBC takes no start and may end with a dearer fleet (here made 10 × dearer by hand): the
+    # sub-program's fleet is then its start, at the start's cost, with the solver's bound.
+    from solver import decompose
+
+    sc = scenario([workload("w", 20.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 64), gpus_per_node=1))])
+    data = dataclasses.replace(
+        build_program_data(sc, table(row("w", "H100", 1, 10.0))), share_nodes=False)
+    start = {("w", "H100", 1, "a", PurchaseKind.reserved, None): 2}  # 2 × 2.0 × 730 = 2,920
+    real = decompose.solve
+
+    def dearer(prob: object, solver: str, time_limit_s: float, gap: float,
+               start: dict[str, float] | None = None) -> SolveOutcome:
+        out = real(prob, solver, time_limit_s, gap, start=start)  # type: ignore[arg-type]
+        for var in prob.variables():  # type: ignore[attr-defined]
+            if var.name.startswith(("x_", "y_")):
+                var.varValue = 10 * (var.varValue or 0.0)
+        return SolveOutcome(SolveStatus.time_limit, out.report.model_copy(update={
+            "objective": 10 * (out.report.objective or 0.0), "bound": 1000.0}), True)
+
+    monkeypatch.setattr(decompose, "solve", dearer)
+    sub = decompose.solve_workload(data, "w", "cbc", 5.0, 0.01, start=start)
+    assert sub.replicas == start
+    assert sub.outcome.report.objective == pytest.approx(2920.0)
+    assert sub.outcome.report.bound == pytest.approx(1000.0)
