@@ -4,11 +4,15 @@ program's bounds as they were."""
 
 from __future__ import annotations
 
+import time
+
 import pulp
 import pytest
 
 from models.common import PurchaseKind
+from solver import neighbourhood, planner
 from solver.aggregate import violated_rows
+from solver.neighbourhood import improve_start, replan_elastic, shrink_reserved
 from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import build_program_data
 from solver.solve import SolveOutcome
@@ -44,8 +48,6 @@ def bounds(program: Program) -> list[tuple[str, float | None, float | None]]:
 
 
 def test_elastic_capacity_follows_each_block_under_the_fixed_reserved_base() -> None:
-    from solver.neighbourhood import replan_elastic
-
     program = three_blocks()
     before = bounds(program)
     # Held flat at the peak (a grouped start): 1 reserved + 2 on-demand in every block,
@@ -60,8 +62,6 @@ def test_elastic_capacity_follows_each_block_under_the_fixed_reserved_base() -> 
 
 
 def test_the_reserved_base_may_shrink_where_hourly_capacity_is_cheaper() -> None:
-    from solver.neighbourhood import replan_elastic, shrink_reserved
-
     program = three_blocks()
     before = bounds(program)
     # Three reserved replicas (the static fleet at the peak): 3 × 1,460 = 4,380. With the base
@@ -78,8 +78,6 @@ def test_the_reserved_base_may_shrink_where_hourly_capacity_is_cheaper() -> None
 
 
 def test_a_neighbourhood_that_finds_nothing_cheaper_keeps_the_start() -> None:
-    from solver.neighbourhood import improve_start
-
     program = three_blocks()
     best = fleet(program, 1, {"b": 2, "c": 1})
     assert improve_start(program, best, "highs", 10.0, 1e-9) is best
@@ -91,8 +89,6 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
     # Without the dedicated-pool fleet (here, one workload on 1-GPU nodes, it is already the
     # optimum) the few-slice path starts from the static fleet at the peak (3 reserved, 4,380);
     # the joint solve is handed the shrunk one (3,650).
-    from solver import planner
-
     monkeypatch.setattr(planner, "_dedicated_start", lambda *args: None)
     program = three_blocks()
     improved: list[float] = []
@@ -121,8 +117,6 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
 
 
 def test_neither_neighbourhood_grows_the_reserved_base() -> None:
-    from solver.neighbourhood import replan_elastic, shrink_reserved
-
     program = three_blocks()
     # No reserved base, on-demand 1, 3, 2: 6 × 730 = 4,380. The full program's optimum buys a
     # base of 1 (1,460 + 3 × 730 = 3,650); both neighbourhoods cap the base at the start's 0.
@@ -133,8 +127,6 @@ def test_neither_neighbourhood_grows_the_reserved_base() -> None:
 
 
 def test_bounds_are_restored_when_the_solve_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    from solver import neighbourhood
-
     def fail(*args: object, **kwargs: object) -> SolveOutcome:
         raise RuntimeError("solver crashed")
 
@@ -154,10 +146,6 @@ def test_a_neighbourhood_gets_at_most_half_the_time_left_and_none_below_the_leas
     # A 60-s limit with 59.5 s gone: half of the 0.5 s left is below MIN_S, so neither
     # neighbourhood runs (a short --time-limit is not overrun). With the whole minute left,
     # each gets its share: 0.05 × 60 = 3 s and 0.15 × 60 = 9 s.
-    import time
-
-    from solver import neighbourhood
-
     program = three_blocks()
     start = fleet(program, 3, {})
     limits: list[float] = []
@@ -180,8 +168,6 @@ def test_a_neighbourhood_gets_at_most_half_the_time_left_and_none_below_the_leas
 def test_a_fleet_that_breaks_a_row_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     # Were a neighbourhood's fleet ever to break a row of the program (it is rebuilt from its
     # replica counts), the start is kept, as a start from grouped slices would be.
-    from solver import neighbourhood
-
     program = three_blocks()
     start = fleet(program, 3, {})
     monkeypatch.setattr(neighbourhood, "violated_rows", lambda program, values: ["demand_w_b"])
