@@ -38,8 +38,11 @@ class InputError(Exception):
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """A fix suggestion for an unknown name: the closest known names, else the full list."""
+    """A fix suggestion for an unknown name: the closest known names, else the full list (or,
+    with none known, that there are none)."""
     options = sorted(set(known))
+    if not options:
+        return "none are defined: add one, or remove the reference"
     close = difflib.get_close_matches(name, options, n=3, cutoff=0.5)
     if not close:
         lowered = {o.lower(): o for o in options}

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.errors import InputError, Problem
+from models.errors import InputError, Problem, did_you_mean
 from models.loader import load_scenario
 from models.scenario import Scenario
 
@@ -509,3 +509,10 @@ def test_arbitrary_text_loads_or_fails_cleanly(text: str) -> None:
             load_scenario(path)
         except InputError as exc:
             assert exc.problems
+
+
+def test_a_suggestion_for_an_unknown_name_never_lists_nothing() -> None:
+    assert did_you_mean("H100", ["H100-SXM", "L4"]) == "did you mean `H100-SXM`?"
+    assert did_you_mean("zz", ["L4", "A10G"]) == "known names: A10G, L4"
+    # nothing known: "known names:" followed by nothing was printed
+    assert did_you_mean("L4", []) == "none are defined: add one, or remove the reference"
