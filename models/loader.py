@@ -368,6 +368,13 @@ def _check_unique(names: Sequence[str], file: str, where: str, problems: list[Pr
         seen.add(name)
 
 
+def duplicate_zone_ids(zone_ids: Sequence[str], file: str) -> list[Problem]:
+    """A zone id given twice, at each repeat (a zone's offers all go under one entry)."""
+    return [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
+                    "give each zone its own id and list all its offers under it")
+            for i, zone_id in enumerate(zone_ids) if zone_id in zone_ids[:i]]
+
+
 def check_references(scenario: Scenario, file: str) -> list[Problem]:
     """Consistency tier: every name a scenario uses resolves, names are unique."""
     problems: list[Problem] = []
@@ -378,9 +385,7 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
     _check_unique(wl_names, file, "workloads", problems)
     _check_unique(gpu_names, file, "gpus", problems)
     _check_unique(model_names, file, "models", problems)
-    problems += [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
-                         "give each zone its own id and list all its offers under it")
-                 for i, zone_id in enumerate(zone_ids) if zone_id in zone_ids[:i]]
+    problems += duplicate_zone_ids(zone_ids, file)
     if not scenario.zones or not any(z.offers for z in scenario.zones):
         problems.append(Problem(file, "zones", "no zone offers any GPU",
                                 "add zones with offers or a `price_tables` entry"))
@@ -480,10 +485,8 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
         policy=raw.policy,
         sources=tuple(all_sources),
     )
-    seen = [z.id for z in raw.zones]
-    problems = [Problem(file, f"zones[{i}].id", f"duplicate zone id `{zone_id}`",
-                        "give each zone its own id and list all its offers under it")
-                for i, zone_id in enumerate(seen) if zone_id in seen[:i]]
+    # the file's own zones: merging with imported ones keeps one entry per id
+    problems = duplicate_zone_ids([z.id for z in raw.zones], file)
     problems += check_references(scenario, file)
     if problems:
         raise InputError(problems)
