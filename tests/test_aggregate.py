@@ -18,7 +18,16 @@ from solver.program_data import ProgramData, build_program_data
 from solver.solve import SolveOutcome, integer_value, solve
 from solver.verify import verify_plan
 from solver.warm_start import keep_better, objective_of, start_from_replicas
-from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+from tests.plan_fixtures import (
+    blocks,
+    offer,
+    row,
+    scenario,
+    table,
+    watch_shared_starts,
+    workload,
+    zone,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -245,23 +254,7 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
 
     # the neighbourhoods would also pack the dedicated fleet's two nodes into one: what tells
     # the starts apart is the one they are handed
-    improved: list[float] = []
-    given: list[float] = []
-    real_improve, real_solve = planner.improve_start, planner.solve
-
-    def improve_spy(program: Program, start: dict[str, float], solver: str,
-                    time_limit_s: float, gap: float,
-                    started_s: float | None = None) -> dict[str, float]:
-        improved.append(objective_of(program, start))
-        return real_improve(program, start, solver, time_limit_s, gap, started_s)
-
-    def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
-            start: dict[str, float] | None = None) -> SolveOutcome:
-        given.append(-1.0 if start is None else objective_of(program, start))
-        return real_solve(prob, solver, time_limit_s, gap, start=start)
-
-    monkeypatch.setattr(planner, "improve_start", improve_spy)
-    monkeypatch.setattr(planner, "solve", spy)
+    improved, given = watch_shared_starts(monkeypatch, program)
     _, outcome = planner.solve_shared(data, "highs", 10.0, 0.01)
     assert improved == [pytest.approx(11_680.0)]
     assert given == [pytest.approx(11_680.0)]

@@ -17,7 +17,16 @@ from solver.program import Program, ReplicaKey, build_program
 from solver.program_data import build_program_data
 from solver.solve import SolveOutcome
 from solver.warm_start import objective_of, start_from_replicas
-from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+from tests.plan_fixtures import (
+    blocks,
+    offer,
+    row,
+    scenario,
+    table,
+    watch_shared_starts,
+    workload,
+    zone,
+)
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
 
@@ -91,23 +100,7 @@ def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
     # the joint solve is handed the shrunk one (3,650).
     monkeypatch.setattr(planner, "_dedicated_start", lambda *args: None)
     program = three_blocks()
-    improved: list[float] = []
-    given: list[float] = []
-    real_improve, real_solve = planner.improve_start, planner.solve
-
-    def improve_spy(program: Program, start: dict[str, float], solver: str,
-                    time_limit_s: float, gap: float,
-                    started_s: float | None = None) -> dict[str, float]:
-        improved.append(objective_of(program, start))
-        return real_improve(program, start, solver, time_limit_s, gap, started_s)
-
-    def spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
-            start: dict[str, float] | None = None) -> SolveOutcome:
-        given.append(-1.0 if start is None else objective_of(program, start))
-        return real_solve(prob, solver, time_limit_s, gap, start=start)
-
-    monkeypatch.setattr(planner, "improve_start", improve_spy)
-    monkeypatch.setattr(planner, "solve", spy)
+    improved, given = watch_shared_starts(monkeypatch, program)
     _, outcome = planner.solve_shared(program.data, "highs", 10.0, 1e-9)
     # the greedy fleet is already 3,650 here: without the static start the neighbourhoods
     # would be handed it, and the joint solve would get 3,650 all the same
