@@ -1,4 +1,4 @@
-"""The fidelity benchmark: published figures, the pair split, error summaries, and its docs table."""
+"""The fidelity benchmark: published figures, the pair split, error summaries, its docs table."""
 
 from __future__ import annotations
 
