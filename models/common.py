@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 
 class Frozen(BaseModel):
     """Immutable schema that rejects unknown keys (typos must not pass silently)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class OmitDefaults(Frozen):
+    """A schema whose later additions are left out of its dumps while they hold their defaults.
+
+    Fields named in ``omit_when_default`` were added after plans had been made: a scenario or
+    plan that does not use them dumps exactly as before, so its fingerprint, its
+    ``scenario.resolved.yaml`` and its ``plan.json`` are byte-identical to those of earlier
+    versions.
+    """
+
+    omit_when_default: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            fields = type(self).model_fields
+            for name in self.omit_when_default:
+                key = fields[name].alias or name
+                if key not in data:
+                    key = name
+                if key in data and getattr(self, name) == fields[name].get_default(
+                        call_default_factory=True):
+                    del data[key]
+        return data
 
 
 class Precision(StrEnum):
@@ -32,11 +59,36 @@ BYTES_PER_ELEMENT: dict[Precision, float] = {
 
 
 class PurchaseKind(StrEnum):
-    """How GPU capacity is bought in a zone."""
+    """How GPU capacity is bought in a zone.
+
+    Reserved and owned capacity are *committed*: bought by an order that binds for a term (or a
+    hardware life), running every hour of the day, counted as failover capacity. On-demand and
+    spot are elastic: bought per slice of the day, paid for the hours they run.
+    """
 
     reserved = "reserved"
     on_demand = "on_demand"
     spot = "spot"
+    owned = "owned"
+
+
+#: Purchase kinds a cloud provider sells (price tables import these).
+CLOUD_KINDS = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
+#: Purchase kinds bought by orders that bind for a term and run all day.
+COMMITTED_KINDS = (PurchaseKind.reserved, PurchaseKind.owned)
+
+
+def runs_all_day(kind: PurchaseKind) -> bool:
+    """Committed capacity runs every hour of the day (it carries no slice)."""
+    return kind in COMMITTED_KINDS
+
+
+class Upfront(StrEnum):
+    """How a reserved term is paid: monthly, part at the start of the term, or all of it then."""
+
+    none = "none"
+    partial = "partial"
+    all = "all"
 
 
 class WorkloadClass(StrEnum):

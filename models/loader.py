@@ -24,6 +24,7 @@ from models.catalog import GpuType, LlmSpec
 from models.errors import InputError, Problem, did_you_mean, format_location
 from models.measured import MeasuredCapacity
 from models.offers import Offer, Zone
+from models.planning_checks import horizon_problems, resolve_inventory
 from models.prices import zones_from_price_table
 from models.scenario import Scenario, ScenarioFile
 
@@ -484,13 +485,27 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
         measured=measured,
         policy=raw.policy,
         sources=tuple(all_sources),
+        inventory=raw.inventory,
+        horizon=raw.horizon,
+        demand_scenarios=raw.demand_scenarios,
     )
     # the file's own zones: merging with imported ones keeps one entry per id
     problems = duplicate_zone_ids([z.id for z in raw.zones], file)
-    problems += check_references(scenario, file)
-    if problems:
-        raise InputError(problems)
-    return scenario
+    return checked(scenario, file, problems)
+
+
+def checked(scenario: Scenario, file: str, problems: Sequence[Problem] = ()) -> Scenario:
+    """The consistency tier: references resolve, the horizon fits, the inventory is named; the
+    scenario with its inventory lines resolved (GPU and node size on each), else an InputError
+    listing every problem (with ``problems`` found before)."""
+    found = [*problems, *check_references(scenario, file)]
+    if found:  # names that do not resolve: the checks below would report them again
+        raise InputError(found)
+    inventory, found = resolve_inventory(scenario, file)
+    found += horizon_problems(scenario, file)
+    if found:
+        raise InputError(found)
+    return scenario.model_copy(update={"inventory": inventory}) if inventory else scenario
 
 
 def _other_document(doc: Mapping[str, Any]) -> str:
@@ -543,7 +558,5 @@ def load_resolved_record(doc: Mapping[str, Any], path: Path) -> Scenario:
     if not scenario.workloads:
         problems.append(Problem(file, "workloads", "no workload to plan",
                                 "list at least one workload"))
-    problems += check_references(scenario, file)
-    if problems:
-        raise InputError(problems)
+    scenario = checked(scenario, file, problems)
     return scenario.model_copy(update={"sources": (file, *scenario.sources)})

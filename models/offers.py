@@ -2,20 +2,108 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
-from models.common import Frozen, PurchaseKind
+from models.common import Frozen, OmitDefaults, PurchaseKind, Upfront
+
+#: Share of a partial-upfront term paid at its start when the quote does not say [1].
+DEFAULT_PARTIAL_UPFRONT_SHARE = 0.5
 
 
-class ReservedTerms(Frozen):
-    """Committed capacity: paid every hour of the month, for the whole term."""
+class ReservedTerms(OmitDefaults):
+    """Committed capacity: paid every hour of the month, for the whole term.
+
+    One quote of a provider: an offer may list several (``reserved: [{term_months: 12, …},
+    {term_months: 36, …}]``). ``price_per_gpu_hour`` is the effective price — the whole
+    commitment spread over the term's hours — however it is paid (``upfront``).
+    """
+
+    omit_when_default = ("upfront", "upfront_share", "assumed")
 
     price_per_gpu_hour: float = Field(gt=0)
     stock_gpus: int = Field(ge=0)
     """GPUs the provider can commit in this zone."""
-    commitment_months: int = Field(12, ge=1)
+    commitment_months: int = Field(12, ge=1, validation_alias=AliasChoices(
+        "commitment_months", "term_months"))
+    """Term of the commitment [months] (also read as ``term_months``); paid whole even where it
+    runs past the planning horizon."""
     lead_time_weeks: float = Field(0.0, ge=0)
     """Time from order to capacity in service [weeks]."""
+    upfront: Upfront = Upfront.none
+    """How the commitment is paid: monthly (``none``), ``partial`` (``upfront_share`` of it at
+    the start of the term, the rest monthly) or ``all`` at the start."""
+    upfront_share: float | None = Field(None, ge=0, le=1)
+    """Share of the commitment paid at the start of a ``partial`` term [1] (default 0.5)."""
+    assumed: bool = False
+    """The price is assumed, not quoted: a discount applied to on-demand by a price table."""
+
+    @property
+    def term_months(self) -> int:
+        """Term of the commitment [months]."""
+        return self.commitment_months
+
+    @property
+    def paid_upfront_share(self) -> float:
+        """Share of the commitment paid at the start of the term [1]."""
+        if self.upfront is Upfront.all:
+            return 1.0
+        if self.upfront is Upfront.partial:
+            return (DEFAULT_PARTIAL_UPFRONT_SHARE if self.upfront_share is None
+                    else self.upfront_share)
+        return 0.0
+
+    @model_validator(mode="after")
+    def _share_only_for_partial(self) -> ReservedTerms:
+        if self.upfront_share is not None and self.upfront is not Upfront.partial:
+            raise ValueError("upfront_share is the part paid at the start of a partial-upfront "
+                             f"term; this quote is upfront: {self.upfront.value}")
+        return self
+
+
+class OwnedTerms(Frozen):
+    """Hardware bought outright: capital amortised over its life, plus power and hosting.
+
+    Cost per node and month: ``capex_per_node / life_months`` + power
+    ``(gpu_tdp_w × GPUs per node + node_overhead_w) / 1000 × average_utilization ×
+    price_per_kwh × pue × hours per month`` + ``hosting_per_node_month`` (docs/program.md).
+    """
+
+    capex_per_node: float = Field(gt=0)
+    """Purchase price of one node, installed [currency]."""
+    life_months: int = Field(48, ge=1)
+    """Months the capital is amortised over [months]."""
+    gpu_tdp_w: float = Field(gt=0)
+    """Thermal design power of one GPU [W]."""
+    node_overhead_w: float = Field(0.0, ge=0)
+    """Power of the rest of the node at full load: CPUs, memory, NICs, fans [W]."""
+    average_utilization: float = Field(0.6, gt=0, le=1)
+    """Average share of its full power a node draws over a month [1]."""
+    price_per_kwh: float = Field(ge=0)
+    """Electricity price [currency/kWh]."""
+    pue: float = Field(1.3, ge=1)
+    """Power usage effectiveness of the site: facility power ÷ IT power [1]."""
+    hosting_per_node_month: float = Field(0.0, ge=0)
+    """Rack space, network and operations per node [currency/(node·month)]."""
+    stock_gpus: int = Field(ge=0)
+    """GPUs that can be delivered (and racked) in this zone."""
+    lead_time_weeks: float = Field(0.0, ge=0)
+    """Time from order to a node in service [weeks]."""
+
+    def power_per_node_month(self, gpus_per_node: int, hours_per_month: float) -> float:
+        """Electricity of one node over a month [currency/(node·month)]."""
+        watts = self.gpu_tdp_w * gpus_per_node + self.node_overhead_w  # [W] at full load
+        return (watts / 1000 * self.average_utilization * self.price_per_kwh * self.pue
+                * hours_per_month)  # [kW] × [1] × [currency/kWh] × [1] × [h/month]
+
+    def running_per_node_month(self, gpus_per_node: int, hours_per_month: float) -> float:
+        """Power and hosting of one node over a month [currency/(node·month)]."""
+        return self.power_per_node_month(gpus_per_node, hours_per_month) + (
+            self.hosting_per_node_month)
+
+    def cost_per_node_month(self, gpus_per_node: int, hours_per_month: float) -> float:
+        """Amortised capital, power and hosting of one node [currency/(node·month)]."""
+        return self.capex_per_node / self.life_months + self.running_per_node_month(
+            gpus_per_node, hours_per_month)
 
 
 class OnDemandTerms(Frozen):
@@ -36,31 +124,58 @@ class SpotTerms(Frozen):
     """Expected share of spot capacity reclaimed per hour [1/h]."""
 
 
-class Offer(Frozen):
+class Offer(OmitDefaults):
     """What one zone sells of one GPU type."""
+
+    omit_when_default = ("owned",)
 
     gpu: str = Field(min_length=1)
     instance_type: str | None = None
     """Provider's node type (e.g. ``p5.48xlarge``), for the purchase order."""
     gpus_per_node: int | None = Field(None, ge=1, le=64)
     """GPUs per node of this offer; defaults to the GPU type's ``gpus_per_node``."""
-    reserved: ReservedTerms | None = None
+    reserved: ReservedTerms | tuple[ReservedTerms, ...] | None = None
+    """One reserved quote, or several (e.g. 12- and 36-month terms)."""
     on_demand: OnDemandTerms | None = None
     spot: SpotTerms | None = None
+    owned: OwnedTerms | None = None
+    """Hardware bought outright and hosted in this zone (an on-premise site)."""
     price_source: str | None = None
 
     @model_validator(mode="after")
     def _sells_something(self) -> Offer:
-        if self.reserved is None and self.on_demand is None and self.spot is None:
-            raise ValueError("an offer needs at least one of reserved, on_demand, spot")
+        if (self.reserved is None or self.reserved == ()) and self.on_demand is None and (
+                self.spot is None and self.owned is None):
+            raise ValueError("an offer needs at least one of reserved, on_demand, spot, owned")
+        seen: set[tuple[int, Upfront]] = set()
+        for quote in self.reserved_quotes:
+            key = (quote.term_months, quote.upfront)
+            if key in seen:
+                raise ValueError(f"two reserved quotes of {key[0]} months, upfront "
+                                 f"{key[1].value}, for GPU {self.gpu}")
+            seen.add(key)
         return self
 
+    @property
+    def reserved_quotes(self) -> tuple[ReservedTerms, ...]:
+        """Every reserved quote, in the order given."""
+        if self.reserved is None:
+            return ()
+        return self.reserved if isinstance(self.reserved, tuple) else (self.reserved,)
+
     def terms(self, kind: PurchaseKind) -> ReservedTerms | OnDemandTerms | SpotTerms | None:
-        """Terms of one purchase kind, or ``None`` where the zone does not sell it."""
+        """Price terms of one cloud purchase kind, or ``None`` where the zone does not sell it.
+
+        Reserved: the cheapest quote per GPU-hour (the first of equals); owned hardware has no
+        price per GPU-hour of its own (:attr:`owned`) and gives ``None`` here.
+        """
+        if kind is PurchaseKind.reserved:
+            quotes = self.reserved_quotes
+            return min(quotes, key=lambda q: q.price_per_gpu_hour) if quotes else None
         return {
-            PurchaseKind.reserved: self.reserved,
             PurchaseKind.on_demand: self.on_demand,
             PurchaseKind.spot: self.spot,
+            PurchaseKind.owned: None,
         }[kind]
 
 

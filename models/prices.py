@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from models.catalog import GpuType
-from models.common import PurchaseKind
+from models.common import CLOUD_KINDS
 from models.errors import InputError, Problem, did_you_mean
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.scenario import PriceTable
@@ -93,7 +93,7 @@ def _row_problems(frame: pd.DataFrame, file: str) -> list[Problem]:
 def _stock_problems(table: PriceTable, file: str, index: int) -> list[Problem]:
     """Assumed stock must name purchase kinds and count GPUs (>= 0)."""
     problems = []
-    kinds = [k.value for k in PurchaseKind]
+    kinds = [k.value for k in CLOUD_KINDS]
     for kind, count in table.stock_gpus.items():
         where = f"price_tables[{index}].stock_gpus.{kind}"
         if kind not in kinds:

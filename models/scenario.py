@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import Field
 
 from models.catalog import GpuType, LlmSpec
-from models.common import Frozen
+from models.common import Frozen, OmitDefaults
+from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.measured import MeasuredCapacity
 from models.offers import Zone
 from models.policy import Policy
@@ -60,8 +61,10 @@ class CatalogSection(Frozen):
     """Model entries to add, or to override field by field where the name exists."""
 
 
-class ScenarioFile(Frozen):
+class ScenarioFile(OmitDefaults):
     """A scenario as written by hand (YAML or JSON)."""
+
+    omit_when_default = ("inventory", "horizon", "demand_scenarios")
 
     name: str = Field(min_length=1)
     description: str = ""
@@ -74,10 +77,19 @@ class ScenarioFile(Frozen):
     measured_csv: str | None = None
     """Measured capacity rows as a CSV (configuration-matrix columns), relative to the file."""
     policy: Policy = Policy()
+    inventory: tuple[HeldNodes, ...] = ()
+    """Nodes already owned or reserved: plans buy the cheapest addition to them."""
+    horizon: Horizon | None = None
+    """Planning periods (quarters); ``None`` plans one peak day."""
+    demand_scenarios: tuple[DemandScenario, ...] = ()
+    """Paths demand may take, with probabilities (they share the orders due before the next
+    re-plan); empty: one path, the workloads' own growth."""
 
 
-class Scenario(Frozen):
+class Scenario(OmitDefaults):
     """A resolved, consistent scenario: the only input the solver reads."""
+
+    omit_when_default = ("inventory", "horizon", "demand_scenarios")
 
     name: str
     description: str = ""
@@ -89,6 +101,16 @@ class Scenario(Frozen):
     policy: Policy = Policy()
     sources: tuple[str, ...] = ()
     """Files the scenario was resolved from (scenario, catalog, overlays, price tables)."""
+    inventory: tuple[HeldNodes, ...] = ()
+    """Nodes already held; each names its ``gpu`` and ``gpus_per_node`` once resolved."""
+    horizon: Horizon | None = None
+    demand_scenarios: tuple[DemandScenario, ...] = ()
+
+    @property
+    def multi_period(self) -> bool:
+        """Planned over a horizon of periods, or from a fleet already held (else: one peak
+        day from nothing, as plans always were)."""
+        return self.horizon is not None or bool(self.inventory) or bool(self.demand_scenarios)
 
     def gpu(self, name: str) -> GpuType:
         """GPU type by name (names were checked at load)."""

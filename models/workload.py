@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from models.common import Frozen, Precision, Survivability, WorkloadClass
+from models.common import Frozen, OmitDefaults, Precision, Survivability, WorkloadClass
 
 HOURS_PER_DAY = 24
 
@@ -90,8 +90,56 @@ class BatchVolume(Frozen):
         return tuple(sorted(hours))
 
 
-class Workload(Frozen):
+class DemandEvent(Frozen):
+    """A known change of demand from one planning period on: a launch, a new customer.
+
+    Adds a peak (``add_peak_rps`` at the hours of ``hourly_shape``, default the workload's own
+    shape) or a daily volume (``add_daily_requests``, batch workloads) from ``from_period``
+    (0 = the horizon's first period) on. Growth multiplies the workload's own demand, not an
+    event's: a launch states what it adds in each period it is on.
+    """
+
+    name: str = Field(min_length=1)
+    from_period: int = Field(ge=0)
+    add_peak_rps: float | None = Field(None, gt=0)
+    """Requests per second the event adds at its busiest hour [1/s]."""
+    add_daily_requests: float | None = Field(None, gt=0)
+    """Requests per day the event adds to a batch volume [requests/day]."""
+    hourly_shape: tuple[float, ...] | None = None
+    """The event's demand per hour as a share of ``add_peak_rps``; default the workload's."""
+
+    @model_validator(mode="after")
+    def _adds_one_thing(self) -> DemandEvent:
+        if (self.add_peak_rps is None) == (self.add_daily_requests is None):
+            raise ValueError("give exactly one of add_peak_rps or add_daily_requests")
+        if self.hourly_shape is not None:
+            Arrival(peak_rps=1.0, hourly_shape=self.hourly_shape)  # the same rules as a shape
+        return self
+
+
+class Migration(Frozen):
+    """From one planning period on, a workload runs another model, precision or runtime.
+
+    The capacity rows of what it ran before expire at that period (a measured row names its
+    model, precision and runtime).
+    """
+
+    from_period: int = Field(ge=1)
+    model: str | None = Field(None, min_length=1)
+    precision: Precision | None = None
+    runtime: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> Migration:
+        if self.model is None and self.precision is None and self.runtime is None:
+            raise ValueError("a migration names the model, precision or runtime it moves to")
+        return self
+
+
+class Workload(OmitDefaults):
     """One pool: a model at a precision serving one task for one tenant under one SLO."""
+
+    omit_when_default = ("growth", "events", "migrations")
 
     name: str = Field(min_length=1)
     model: str = Field(min_length=1)
@@ -113,6 +161,20 @@ class Workload(Frozen):
     """GPU types this pool may use; ``None`` means every type in the catalog."""
     target_utilization: float | None = Field(None, gt=0, le=1)
     """Share of the SLO-holding rate planned at peak; default 0.7 interactive, 0.9 batch."""
+    growth: tuple[float, ...] = ()
+    """Demand multiplier per planning period of the ``horizon`` (peak rate and daily volume)
+    [1]; empty: 1 in every period."""
+    events: tuple[DemandEvent, ...] = ()
+    """Known changes of demand from a period on (launches)."""
+    migrations: tuple[Migration, ...] = ()
+    """Model, precision or runtime changes from a period on, in period order."""
+
+    @field_validator("growth")
+    @classmethod
+    def _positive_growth(cls, growth: tuple[float, ...]) -> tuple[float, ...]:
+        if any(g <= 0 for g in growth):
+            raise ValueError("growth multipliers must be > 0 (one per planning period)")
+        return growth
 
     @model_validator(mode="after")
     def _demand_given_once(self) -> Workload:
@@ -120,7 +182,42 @@ class Workload(Frozen):
             raise ValueError("give exactly one of arrival (peak rate) or batch (daily volume)")
         if self.batch is not None and self.workload_class is not WorkloadClass.batch:
             raise ValueError("a daily volume with a window (batch) needs class: batch")
+        for event in self.events:
+            if (event.add_daily_requests is None) != (self.batch is None):
+                raise ValueError(f"event {event.name}: a batch workload adds "
+                                 "add_daily_requests, an arrival adds add_peak_rps")
+        starts = [m.from_period for m in self.migrations]
+        if starts != sorted(set(starts)):
+            raise ValueError("migrations must be listed in period order, one per period")
         return self
+
+    def in_period(self, period: int, multiplier: float = 1.0) -> Workload:
+        """The workload as it runs in one planning period: its own growth there times
+        ``multiplier`` (a demand scenario's) on its demand, the events on by then added, and
+        the model, precision and runtime of the last migration started by then. The result has
+        no growth, events or migrations: a single-period workload.
+        """
+        factor = (self.growth[period] if period < len(self.growth) else 1.0) * multiplier
+        update: dict[str, object] = {"growth": (), "events": (), "migrations": ()}
+        for migration in self.migrations:
+            if migration.from_period <= period:
+                update.update({k: getattr(migration, k) for k in ("model", "precision", "runtime")
+                               if getattr(migration, k) is not None})
+        events = [e for e in self.events if e.from_period <= period]
+        if self.batch is not None:
+            volume = self.batch.daily_requests * factor + sum(
+                e.add_daily_requests or 0.0 for e in events)
+            update["batch"] = self.batch.model_copy(update={"daily_requests": volume})
+        elif self.arrival is not None:
+            hourly = [self.arrival.peak_rps * s * factor for s in self.arrival.hourly_shape]
+            for e in events:
+                shape = e.hourly_shape or self.arrival.hourly_shape
+                hourly = [h + (e.add_peak_rps or 0.0) * s for h, s in zip(hourly, shape,
+                                                                          strict=True)]
+            peak = max(hourly)
+            shape = (tuple(h / peak for h in hourly) if events else self.arrival.hourly_shape)
+            update["arrival"] = Arrival(peak_rps=peak, hourly_shape=shape)
+        return self.model_copy(update=update)
 
     @property
     def utilization(self) -> float:

@@ -18,8 +18,9 @@ from matplotlib.figure import Figure
 from models.common import PurchaseKind
 from models.workload import HOURS_PER_DAY
 
-#: One colour per purchase kind (reserved, on-demand, spot), colour-blind safe (Okabe-Ito).
-KIND_COLOURS = ("#0072B2", "#E69F00", "#009E73")
+#: One colour per purchase kind (reserved, on-demand, spot, owned), colour-blind safe
+#: (Okabe-Ito).
+KIND_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7")
 DPI = 100
 
 

@@ -27,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import PurchaseKind
-from models.offers import Offer
+from models.offers import Offer, ReservedTerms
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.atomic import write_atomic
@@ -185,9 +185,10 @@ def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency:
         put(ws, r, 9, n.price_per_gpu_hour, "#,##0.0000")
         put(ws, r, 10, n.hours_per_month, "#,##0.0")
         put(ws, r, 11, Formula(f"H{r}*I{r}*J{r}"), MONEY)
-        if n.purchase is PurchaseKind.reserved and offer is not None and offer.reserved:
-            put(ws, r, 12, offer.reserved.lead_time_weeks, "0.0")
-            put(ws, r, 13, offer.reserved.commitment_months, COUNT)
+        quote = offer.terms(PurchaseKind.reserved) if offer is not None else None
+        if n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms):
+            put(ws, r, 12, quote.lead_time_weeks, "0.0")
+            put(ws, r, 13, quote.commitment_months, COUNT)
         if terms is not None:
             put(ws, r, 14, terms.stock_gpus, COUNT)
         put(ws, r, 15, offer.price_source if offer is not None else None)
@@ -460,7 +461,7 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
                 t = o.terms(kind)
                 if t is None:
                     continue
-                res = o.reserved if kind is PurchaseKind.reserved else None
+                res = t if isinstance(t, ReservedTerms) else None
                 price_rows.append((
                     z.id, z.region, o.gpu, o.instance_type, o.gpus_per_node, kind,
                     t.price_per_gpu_hour, t.stock_gpus,

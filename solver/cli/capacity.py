@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from models.capacity import CapacityRow, CapacityTable
-from models.common import PurchaseKind
+from models.common import CLOUD_KINDS
 from models.scenario import Scenario
 from solver.capacity import build_capacity_table, stale_measurements
 from solver.cli.common import echo_json, json_option, load, scenario_argument
@@ -37,12 +37,12 @@ def _cells(row: CapacityRow) -> list[str]:
         f"{row.slo_rps:.2f}", f"{row.input_tokens_per_s:,.0f}", f"{row.output_tokens_per_s:,.0f}",
         f"{row.max_stable_sequences:,d}", f"{row.ttft_p95_ms:.0f}", f"{row.tpot_p95_ms:.1f}",
         f"{row.headroom:.0%}",
-        *(_money(cost.get(kind)) for kind in PurchaseKind),
+        *(_money(cost.get(kind)) for kind in CLOUD_KINDS),
     ]
 
 
 HEADERS = ("config", "prec", "source", "req/s", "in tok/s", "out tok/s", "seqs", "TTFT95 ms",
-           "TPOT95 ms", "headroom", *(f"$/Mtok {k.value}" for k in PurchaseKind))
+           "TPOT95 ms", "headroom", *(f"$/Mtok {k.value}" for k in CLOUD_KINDS))
 
 
 def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]:

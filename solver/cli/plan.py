@@ -150,6 +150,11 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             gap: float, as_json: bool) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
     sc = load(scenario)
+    if sc.multi_period:  # the program over periods lands next (issue 16); refuse, never ignore
+        raise InputError([Problem(str(scenario), "horizon", "planning over periods, from an "
+                                  "inventory or over demand scenarios is not built yet",
+                                  "remove `horizon`, `inventory` and `demand_scenarios` to "
+                                  "plan one peak day")])
     out = output_dir(sc, scenario, out_dir)
     check_output(out, "--out", directory=True, files=plan_output_files(), inputs=[scenario])
     if not as_json:

@@ -1,0 +1,161 @@
+"""Planning over time: the horizon of periods, uncertain demand, and the fleet already held.
+
+A scenario without a ``horizon`` plans one peak day, as it always has. With one, it plans
+``count`` periods of ``period_months`` from ``start``: each period has its own peak day (the
+workloads' ``growth``, ``events`` and ``migrations``), reserved and owned capacity is bought by
+orders that bind for their term, and ``demand_scenarios`` (each a growth path, with a
+probability) share the orders that must be placed before the next re-plan.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from enum import StrEnum
+
+from pydantic import Field, field_validator, model_validator
+
+from models.common import Frozen, PurchaseKind
+
+#: Probabilities of the demand scenarios must sum to 1 within this [1].
+PROBABILITY_TOLERANCE = 1e-6
+
+
+class CommitmentCost(StrEnum):
+    """What a reserved order costs the plan when its term runs past the horizon's end."""
+
+    whole_term = "whole_term"
+    """The whole commitment (a term is never cancelled): a long term must pay for itself
+    inside the horizon."""
+    inside_horizon = "inside_horizon"
+    """Only the months of the term inside the horizon (the rest is assumed to be used)."""
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """The same day ``months`` later (the month's last day where it is shorter)."""
+    total = day.month - 1 + months
+    year, month = day.year + total // 12, total % 12 + 1
+    return dt.date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+class Horizon(Frozen):
+    """Planning periods: ``count`` periods of ``period_months`` months from ``start``."""
+
+    start: dt.date
+    """First day of the first period; orders are planned from this date (``policy.as_of``
+    when that is later)."""
+    period_months: int = Field(3, ge=1, le=12)
+    count: int = Field(ge=1, le=40)
+    replan_months: int | None = Field(None, ge=1)
+    """Months until the plan is made again (default ``period_months``): orders due before then
+    are the same in every demand scenario."""
+    commitments: CommitmentCost = CommitmentCost.whole_term
+
+    def period_start(self, period: int) -> dt.date:
+        """First day of a period (``count`` gives the day after the horizon)."""
+        return add_months(self.start, period * self.period_months)
+
+    @property
+    def end(self) -> dt.date:
+        """The day after the last period."""
+        return self.period_start(self.count)
+
+    @property
+    def replan_interval_months(self) -> int:
+        """Months until the next re-plan."""
+        return self.replan_months or self.period_months
+
+
+class DemandScenario(Frozen):
+    """One path demand may take: a growth multiplier per period, with a probability.
+
+    ``growth`` multiplies each workload's own growth: one list for every workload, or a list
+    per workload name (the others: 1). Omitted: the workloads' own growth (a ``base`` case).
+    """
+
+    name: str = Field(min_length=1)
+    probability: float = Field(gt=0, le=1)
+    growth: tuple[float, ...] | dict[str, tuple[float, ...]] = ()
+
+    @field_validator("growth")
+    @classmethod
+    def _positive(
+        cls, growth: tuple[float, ...] | dict[str, tuple[float, ...]]
+    ) -> tuple[float, ...] | dict[str, tuple[float, ...]]:
+        lists = growth.values() if isinstance(growth, dict) else [growth]
+        if any(g <= 0 for path in lists for g in path):
+            raise ValueError("growth multipliers must be > 0")
+        return growth
+
+    def multiplier(self, workload: str, period: int) -> float:
+        """Factor on a workload's demand in a period [1]."""
+        path = self.growth.get(workload, ()) if isinstance(self.growth, dict) else self.growth
+        return path[period] if period < len(path) else 1.0
+
+
+class InventoryKind(StrEnum):
+    """How capacity already held was bought."""
+
+    owned = "owned"
+    """Hardware bought: capital already spent, running cost (power, hosting) only."""
+    reserved = "reserved"
+    """A reservation already committed, until its ``ends`` date."""
+
+    @property
+    def purchase(self) -> PurchaseKind:
+        """The purchase kind of its node pool."""
+        return PurchaseKind(self.value)
+
+
+class HeldNodes(Frozen):
+    """Nodes already held in one zone: owned, or reserved until a date (brownfield).
+
+    Named by GPU type (and node size) or by the provider's instance type.
+    """
+
+    zone: str = Field(min_length=1)
+    gpu: str | None = Field(None, min_length=1)
+    instance_type: str | None = Field(None, min_length=1)
+    """Provider's node type (e.g. ``p5.48xlarge``): GPU and node size from the scenario's
+    offers, else the built-in price table."""
+    gpus_per_node: int | None = Field(None, ge=1, le=64)
+    nodes: int = Field(ge=0, le=100_000)
+    kind: InventoryKind = InventoryKind.owned
+    ends: dt.date | None = None
+    """Last day held: the end of a reservation (required), or an owned node's retirement."""
+    available_from: dt.date | None = None
+    """First day in service, for nodes ordered but not yet delivered (default: held now)."""
+    price_per_gpu_hour: float | None = Field(None, gt=0)
+    """A reservation's price (default: the zone's reserved quote for the GPU) [currency/(GPU·h)];
+    committed, reported, never changed by the plan."""
+    running_cost_per_node_month: float | None = Field(None, ge=0)
+    """Owned: power and hosting per node (default: from the zone's ``owned`` terms)
+    [currency/(node·month)]."""
+
+    @model_validator(mode="after")
+    def _named_once(self) -> HeldNodes:
+        if self.gpu is None and self.instance_type is None:
+            raise ValueError("name the nodes by `gpu` or by `instance_type`")
+        if self.kind is InventoryKind.reserved and self.ends is None:
+            raise ValueError("a reservation needs its end date (`ends`)")
+        if self.kind is InventoryKind.reserved and self.running_cost_per_node_month is not None:
+            raise ValueError("running_cost_per_node_month is for owned nodes; a reservation "
+                             "states price_per_gpu_hour")
+        if self.kind is InventoryKind.owned and self.price_per_gpu_hour is not None:
+            raise ValueError("price_per_gpu_hour is for reservations; owned nodes state "
+                             "running_cost_per_node_month")
+        if self.ends is not None and self.available_from is not None and (
+                self.ends < self.available_from):
+            raise ValueError("`ends` is before `available_from`")
+        return self
+
+    def held_through(self, first: dt.date, after_last: dt.date) -> bool:
+        """Held on every day from ``first`` up to (not including) ``after_last``."""
+        starts_ok = self.available_from is None or self.available_from <= first
+        ends_ok = self.ends is None or self.ends >= after_last - dt.timedelta(days=1)
+        return starts_ok and ends_ok
+
+
+def probabilities_sum_to_one(scenarios: tuple[DemandScenario, ...]) -> bool:
+    """Probabilities of the demand scenarios add up to 1 (within the tolerance)."""
+    return abs(sum(s.probability for s in scenarios) - 1.0) <= PROBABILITY_TOLERANCE

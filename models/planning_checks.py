@@ -1,0 +1,183 @@
+"""Consistency tier of planning over time: the horizon, demand scenarios and the fleet held.
+
+Run by the loader after the scenario's own references resolve. Every problem is located and
+comes with a fix; inventory lines named by instance type are resolved here to their GPU type
+and node size (from the scenario's offers, else the built-in price table), so the solver reads
+``gpu`` and ``gpus_per_node`` on every line.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from functools import cache
+
+from inputs import catalog_dir
+from models.errors import Problem, did_you_mean
+from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
+from models.prices import ACCELERATOR_NAMES
+from models.scenario import Scenario
+
+#: The built-in price table, whose instance types name GPU types and node sizes.
+BUILTIN_PRICE_TABLE = "aws_gpu_prices.csv"
+
+
+@cache
+def builtin_instance_types() -> Mapping[str, tuple[str, int]]:
+    """Instance type → (GPU type, GPUs per instance) of the built-in price table."""
+    out: dict[str, tuple[str, int]] = {}
+    with (catalog_dir() / "prices" / BUILTIN_PRICE_TABLE).open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            gpu = ACCELERATOR_NAMES.get(row["accelerator"])
+            if gpu is not None:
+                out.setdefault(row["instance_type"], (gpu, int(row["accelerator_count"])))
+    return out
+
+
+def instance_type_gpus(scenario: Scenario, instance_type: str) -> tuple[str, int] | None:
+    """(GPU type, GPUs per node) of an instance type: the scenario's offers first (an offer
+    names its instance type), else the built-in price table; ``None`` when unknown."""
+    for zone in scenario.zones:
+        for offer in zone.offers:
+            if offer.instance_type == instance_type:
+                return offer.gpu, offer.gpus_per_node or scenario.gpu(offer.gpu).gpus_per_node
+    return builtin_instance_types().get(instance_type)
+
+
+def known_instance_types(scenario: Scenario) -> list[str]:
+    """Instance types :func:`instance_type_gpus` resolves (for "did you mean")."""
+    own = {o.instance_type for z in scenario.zones for o in z.offers if o.instance_type}
+    return sorted(own | set(builtin_instance_types()))
+
+
+def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, ...],
+                                                                list[Problem]]:
+    """Inventory lines with ``gpu`` and ``gpus_per_node`` filled in, and the problems found."""
+    zones = {z.id: z for z in scenario.zones}
+    gpus = [g.name for g in scenario.gpus]
+    out: list[HeldNodes] = []
+    problems: list[Problem] = []
+    for i, line in enumerate(scenario.inventory):
+        where = f"inventory[{i}]"
+        gpu, node = line.gpu, line.gpus_per_node
+        if line.instance_type is not None:
+            found = instance_type_gpus(scenario, line.instance_type)
+            if found is None:
+                problems.append(Problem(file, f"{where}.instance_type",
+                                        f"unknown instance type `{line.instance_type}`",
+                                        did_you_mean(line.instance_type,
+                                                     known_instance_types(scenario))
+                                        + " (or name the `gpu` and `gpus_per_node`)"))
+                continue
+            if gpu is not None and gpu != found[0]:
+                problems.append(Problem(file, f"{where}.gpu", f"{line.instance_type} holds "
+                                        f"{found[0]}, not {gpu}", "name one of them, or fix it"))
+                continue
+            gpu, node = found[0], node or found[1]
+        assert gpu is not None
+        if gpu not in gpus:
+            problems.append(Problem(file, f"{where}.gpu", f"unknown GPU `{gpu}`",
+                                    did_you_mean(gpu, gpus)))
+            continue
+        if line.zone not in zones:
+            problems.append(Problem(file, f"{where}.zone", f"unknown zone `{line.zone}`",
+                                    did_you_mean(line.zone, zones)))
+            continue
+        offer = next((o for o in zones[line.zone].offers if o.gpu == gpu), None)
+        if node is None:
+            node = (offer.gpus_per_node if offer is not None and offer.gpus_per_node
+                    else scenario.gpu(gpu).gpus_per_node)
+        if line.kind is InventoryKind.reserved and line.price_per_gpu_hour is None and (
+                offer is None or not offer.reserved_quotes):
+            problems.append(Problem(file, f"{where}.price_per_gpu_hour",
+                                    f"no price for the reserved {gpu} nodes in {line.zone}: the "
+                                    "zone has no reserved quote for that GPU",
+                                    "give the reservation's price_per_gpu_hour"))
+        if line.kind is InventoryKind.owned and line.running_cost_per_node_month is None and (
+                offer is None or offer.owned is None):
+            problems.append(Problem(file, f"{where}.running_cost_per_node_month",
+                                    f"no running cost for the owned {gpu} nodes in {line.zone}: "
+                                    "the zone has no `owned` terms for that GPU",
+                                    "give running_cost_per_node_month (power and hosting), "
+                                    "or `owned` terms in the zone's offer"))
+        out.append(line.model_copy(update={"gpu": gpu, "gpus_per_node": node}))
+    return tuple(out), problems
+
+
+def _path_problems(path: tuple[float, ...], count: int, file: str, where: str) -> list[Problem]:
+    if path and len(path) != count:
+        return [Problem(file, where, f"{len(path)} growth values for {count} periods",
+                        "give one multiplier per period of the horizon")]
+    return []
+
+
+def horizon_problems(scenario: Scenario, file: str) -> list[Problem]:
+    """Growth, events, migrations and demand scenarios fit the horizon; quotes fit a period."""
+    horizon = scenario.horizon
+    problems: list[Problem] = []
+    uses = [f"workloads[{i}].{key}" for i, w in enumerate(scenario.workloads)
+            for key in ("growth", "events", "migrations") if getattr(w, key)]
+    uses += ["demand_scenarios"] if scenario.demand_scenarios else []
+    if horizon is None:
+        return [Problem(file, where, "needs a planning horizon",
+                        "add `horizon: {start: YYYY-MM-DD, period_months: 3, count: N}`")
+                for where in uses]
+    count = horizon.count
+    models = [m.name for m in scenario.models]
+    for i, w in enumerate(scenario.workloads):
+        problems += _path_problems(w.growth, count, file, f"workloads[{i}].growth")
+        starts = [(f"events[{j}]", e.from_period) for j, e in enumerate(w.events)]
+        starts += [(f"migrations[{j}]", m.from_period) for j, m in enumerate(w.migrations)]
+        for where, period in starts:
+            if period >= count:
+                problems.append(Problem(file, f"workloads[{i}].{where}.from_period",
+                                        f"period {period} is past the horizon's last "
+                                        f"({count - 1})", f"give a period from 0 to {count - 1}"))
+        for j, m in enumerate(w.migrations):
+            if m.model is None:
+                continue
+            if m.model not in models:
+                problems.append(Problem(file, f"workloads[{i}].migrations[{j}].model",
+                                        f"unknown model `{m.model}`", did_you_mean(m.model,
+                                                                                   models)))
+                continue
+            longest = w.input_tokens.p99 + w.output_tokens.p99
+            if longest > scenario.model(m.model).max_context_tokens:
+                problems.append(Problem(
+                    file, f"workloads[{i}].migrations[{j}].model",
+                    f"P99 context {longest} tokens exceeds {m.model}'s maximum "
+                    f"{scenario.model(m.model).max_context_tokens}",
+                    "migrate to a longer-context model; fleetplan never truncates context"))
+    names = [s.name for s in scenario.demand_scenarios]
+    workloads = [w.name for w in scenario.workloads]
+    for i, s in enumerate(scenario.demand_scenarios):
+        where = f"demand_scenarios[{i}]"
+        if s.name in names[:i]:
+            problems.append(Problem(file, f"{where}.name", f"duplicate name `{s.name}`",
+                                    "give each demand scenario its own name"))
+        if isinstance(s.growth, dict):
+            for name, path in s.growth.items():
+                if name not in workloads:
+                    problems.append(Problem(file, f"{where}.growth.{name}",
+                                            f"unknown workload `{name}`",
+                                            did_you_mean(name, workloads)))
+                problems += _path_problems(path, count, file, f"{where}.growth.{name}")
+        else:
+            problems += _path_problems(s.growth, count, file, f"{where}.growth")
+    if scenario.demand_scenarios and not probabilities_sum_to_one(scenario.demand_scenarios):
+        total = sum(s.probability for s in scenario.demand_scenarios)
+        problems.append(Problem(file, "demand_scenarios", f"probabilities sum to {total:g}",
+                                "make the probabilities of the demand scenarios add up to 1"))
+    for zi, zone in enumerate(scenario.zones):
+        for oi, offer in enumerate(zone.offers):
+            for qi, quote in enumerate(offer.reserved_quotes):
+                if quote.term_months < horizon.period_months:
+                    where = f"zones[{zi}].offers[{oi}].reserved"
+                    if isinstance(offer.reserved, tuple):
+                        where += f"[{qi}]"
+                    problems.append(Problem(file, f"{where}.term_months",
+                                            f"a {quote.term_months}-month term is shorter than "
+                                            f"a {horizon.period_months}-month period: it holds "
+                                            "no whole period", "plan shorter periods, or drop "
+                                            "the quote"))
+    return problems

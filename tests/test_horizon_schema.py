@@ -1,0 +1,247 @@
+"""The schema of planning over time: horizon, growth, events, migrations, demand scenarios,
+reserved quotes, owned hardware and the inventory held — shape, consistency, and that a scenario
+using none of them dumps exactly as before."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from inputs import demo_scenario
+from models.common import Precision, PurchaseKind, Upfront
+from models.errors import InputError
+from models.horizon import DemandScenario, HeldNodes, Horizon, add_months
+from models.loader import load_scenario
+from models.offers import Offer, OwnedTerms, ReservedTerms
+from solver.cli import main
+
+
+def quarterly_doc() -> dict[str, Any]:
+    """A small valid scenario over four quarters."""
+    return {
+        "name": "q",
+        "zones": [{
+            "id": "zone-a", "region": "region-1",
+            "offers": [
+                {"gpu": "L4", "gpus_per_node": 1, "instance_type": "l4-box",
+                 "on_demand": {"price_per_gpu_hour": 1.0, "stock_gpus": 8},
+                 "reserved": [
+                     {"term_months": 12, "upfront": "none", "price_per_gpu_hour": 0.6,
+                      "stock_gpus": 4, "lead_time_weeks": 4},
+                     {"term_months": 36, "upfront": "all", "price_per_gpu_hour": 0.45,
+                      "stock_gpus": 4}]},
+                {"gpu": "H100-SXM", "gpus_per_node": 8,
+                 "owned": {"capex_per_node": 240_000, "life_months": 48, "gpu_tdp_w": 700,
+                           "node_overhead_w": 2400, "average_utilization": 0.5,
+                           "price_per_kwh": 0.1, "pue": 1.25, "hosting_per_node_month": 1000,
+                           "stock_gpus": 32, "lead_time_weeks": 12}},
+            ],
+        }],
+        "workloads": [{
+            "name": "chat", "model": "Llama-3.1-8B",
+            "arrival": {"peak_rps": 4},
+            "input_tokens": {"p50": 1000, "p95": 1500, "p99": 2000},
+            "output_tokens": {"p50": 200, "p95": 300, "p99": 400},
+            "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50},
+            "growth": [1.0, 1.5, 2.0, 2.5],
+            "events": [{"name": "launch", "from_period": 2, "add_peak_rps": 2}],
+            "migrations": [{"from_period": 3, "precision": "fp8", "runtime": "vllm-0.7"}],
+        }],
+        "horizon": {"start": "2027-01-01", "period_months": 3, "count": 4},
+        "inventory": [{"zone": "zone-a", "gpu": "L4", "nodes": 2, "kind": "reserved",
+                       "ends": "2027-06-30"},
+                      {"zone": "zone-a", "instance_type": "l4-box", "nodes": 1,
+                       "running_cost_per_node_month": 50}],
+        "demand_scenarios": [{"name": "low", "probability": 0.25, "growth": [1, 0.9, 0.8, 0.7]},
+                             {"name": "base", "probability": 0.5},
+                             {"name": "high", "probability": 0.25,
+                              "growth": {"chat": [1, 1.2, 1.5, 2]}}],
+    }
+
+
+def load_doc(doc: dict[str, Any], tmp_path: Path) -> Any:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return load_scenario(path)
+
+
+def problems_of(doc: dict[str, Any], tmp_path: Path) -> list[tuple[str, str]]:
+    with pytest.raises(InputError) as err:
+        load_doc(doc, tmp_path)
+    return [(p.location, p.message) for p in err.value.problems]
+
+
+def test_a_scenario_without_the_new_keys_dumps_none_of_them() -> None:
+    """Fingerprints, scenario.resolved.yaml and plan.json of earlier scenarios stay the same:
+    no new key appears in their dumps (and so not in their fingerprint's JSON)."""
+    scenario = load_scenario(demo_scenario())
+    text = scenario.model_dump_json()
+    for key in ("inventory", "horizon", "demand_scenarios", "growth", "events", "migrations",
+                "upfront", "assumed", "owned"):
+        assert f'"{key}"' not in text
+    assert not scenario.multi_period
+
+
+def test_the_quarterly_scenario_loads_and_resolves(tmp_path: Path) -> None:
+    scenario = load_doc(quarterly_doc(), tmp_path)
+    assert scenario.multi_period
+    offer = scenario.zones[0].offers[0]
+    terms = [(q.term_months, q.upfront, q.price_per_gpu_hour) for q in offer.reserved_quotes]
+    assert terms == [(12, Upfront.none, 0.6), (36, Upfront.all, 0.45)]
+    # the instance type resolves through the zone's offer: L4, one GPU per node
+    held = scenario.inventory[1]
+    assert (held.gpu, held.gpus_per_node, held.instance_type) == ("L4", 1, "l4-box")
+    # a resolved record reads back as the same scenario
+    again = load_doc(json.loads(scenario.model_dump_json(exclude={"sources"})), tmp_path)
+    assert again.model_dump(exclude={"sources"}) == scenario.model_dump(exclude={"sources"})
+
+
+def test_instance_types_resolve_from_the_builtin_price_table(tmp_path: Path) -> None:
+    doc = quarterly_doc()
+    doc["inventory"] = [{"zone": "zone-a", "instance_type": "p5.48xlarge", "nodes": 1,
+                         "running_cost_per_node_month": 3000}]
+    held = load_doc(doc, tmp_path).inventory[0]
+    assert (held.gpu, held.gpus_per_node) == ("H100-SXM", 8)
+    doc["inventory"][0]["instance_type"] = "p5.48xlarg"
+    ((where, message),) = problems_of(doc, tmp_path)
+    assert where == "inventory[0].instance_type" and "p5.48xlarg" in message
+
+
+def test_a_workload_in_a_period(tmp_path: Path) -> None:
+    chat = load_doc(quarterly_doc(), tmp_path).workload("chat")
+    assert chat.in_period(1).arrival is not None
+    assert chat.in_period(1).arrival.peak_rps == pytest.approx(6.0)  # 4 × 1.5
+    # period 2: 4 × 2.0 + the launch's 2 on the same (flat) shape = 10; × a scenario's 1.5
+    assert chat.in_period(2, 1.5).arrival.peak_rps == pytest.approx(4 * 2.0 * 1.5 + 2)
+    third = chat.in_period(3)
+    assert (third.precision, third.runtime, third.model) == (Precision.fp8, "vllm-0.7",
+                                                             "Llama-3.1-8B")
+    assert chat.in_period(2).precision is Precision.bf16
+    assert (third.growth, third.events, third.migrations) == ((), (), ())
+
+
+def test_an_event_with_its_own_shape_moves_the_peak_hour() -> None:
+    from models.workload import Workload
+
+    day = [0.5] * 24
+    day[18] = 1.0
+    launch = [0.0] * 24
+    launch[9] = 1.0
+    w = Workload.model_validate({
+        "name": "w", "model": "m", "arrival": {"peak_rps": 10, "hourly_shape": day},
+        "input_tokens": {"p50": 1, "p95": 1, "p99": 1},
+        "output_tokens": {"p50": 1, "p95": 1, "p99": 1},
+        "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1},
+        "events": [{"name": "eu", "from_period": 1, "add_peak_rps": 8, "hourly_shape": launch}]})
+    hourly = w.in_period(1).hourly_demand_rps()
+    assert hourly[9] == pytest.approx(13.0)  # 10 × 0.5 + 8
+    assert hourly[18] == pytest.approx(10.0)
+    assert w.in_period(0).hourly_demand_rps() == w.hourly_demand_rps()
+
+
+def test_horizon_dates() -> None:
+    h = Horizon(start=dt.date(2027, 1, 31), period_months=3, count=4)
+    assert h.period_start(1) == dt.date(2027, 4, 30)
+    assert h.end == dt.date(2028, 1, 31)
+    assert add_months(dt.date(2027, 11, 30), 3) == dt.date(2028, 2, 29)
+    assert h.replan_interval_months == 3
+
+
+def test_demand_scenario_multipliers() -> None:
+    flat = DemandScenario(name="x", probability=1, growth=(1, 2))
+    per = DemandScenario(name="y", probability=1, growth={"chat": (1, 3)})
+    assert (flat.multiplier("any", 1), per.multiplier("chat", 1), per.multiplier("code", 1)) == (
+        2, 3, 1)
+
+
+def test_owned_cost_per_node_month() -> None:
+    owned = OwnedTerms(capex_per_node=240_000, life_months=48, gpu_tdp_w=700,
+                       node_overhead_w=2400, average_utilization=0.5, price_per_kwh=0.1,
+                       pue=1.25, hosting_per_node_month=1000, stock_gpus=8)
+    # power: (700 × 8 + 2400) W = 8 kW × 0.5 × 0.1 $/kWh × 1.25 × 730 h = 365 $/month
+    assert owned.power_per_node_month(8, 730) == pytest.approx(365.0)
+    # + 240,000 / 48 = 5,000 capital + 1,000 hosting
+    assert owned.cost_per_node_month(8, 730) == pytest.approx(6365.0)
+    assert owned.running_per_node_month(8, 730) == pytest.approx(1365.0)
+
+
+def test_upfront_shares() -> None:
+    def quote(**kw: Any) -> ReservedTerms:
+        return ReservedTerms(price_per_gpu_hour=1, stock_gpus=1, **kw)
+
+    assert quote().paid_upfront_share == 0
+    assert quote(upfront="all").paid_upfront_share == 1
+    assert quote(upfront="partial").paid_upfront_share == 0.5
+    assert quote(upfront="partial", upfront_share=0.3).paid_upfront_share == 0.3
+    with pytest.raises(ValueError, match="upfront_share"):
+        quote(upfront="none", upfront_share=0.3)
+
+
+def test_the_cheapest_quote_prices_the_offer() -> None:
+    offer = Offer.model_validate({"gpu": "L4", "reserved": [
+        {"term_months": 12, "price_per_gpu_hour": 0.6, "stock_gpus": 1},
+        {"term_months": 36, "price_per_gpu_hour": 0.4, "stock_gpus": 1}]})
+    cheapest = offer.terms(PurchaseKind.reserved)
+    assert isinstance(cheapest, ReservedTerms) and cheapest.term_months == 36
+    with pytest.raises(ValueError, match="two reserved quotes of 12 months"):
+        Offer.model_validate({"gpu": "L4", "reserved": [
+            {"term_months": 12, "price_per_gpu_hour": 0.6, "stock_gpus": 1},
+            {"term_months": 12, "price_per_gpu_hour": 0.5, "stock_gpus": 1}]})
+
+
+def test_held_nodes_shape() -> None:
+    with pytest.raises(ValueError, match="end date"):
+        HeldNodes(zone="z", gpu="L4", nodes=1, kind="reserved")
+    with pytest.raises(ValueError, match="by `gpu` or by `instance_type`"):
+        HeldNodes(zone="z", nodes=1)
+    held = HeldNodes(zone="z", gpu="L4", nodes=1, kind="reserved", ends=dt.date(2027, 6, 30))
+    assert held.held_through(dt.date(2027, 4, 1), dt.date(2027, 7, 1))
+    assert not held.held_through(dt.date(2027, 7, 1), dt.date(2027, 10, 1))
+
+
+@pytest.mark.parametrize(("edit", "where", "words"), [
+    (lambda d: d["workloads"][0].update(growth=[1, 2]), "workloads[0].growth", "2 growth values"),
+    (lambda d: d["workloads"][0]["events"][0].update(from_period=4),
+     "workloads[0].events[0].from_period", "past the horizon"),
+    (lambda d: d["workloads"][0]["migrations"][0].update(model="Llama-9"),
+     "workloads[0].migrations[0].model", "unknown model"),
+    (lambda d: d["demand_scenarios"][0].update(probability=0.5), "demand_scenarios",
+     "sum to 1.25"),
+    (lambda d: d["demand_scenarios"][1].update(name="low"), "demand_scenarios[1].name",
+     "duplicate"),
+    (lambda d: d["demand_scenarios"][2].update(growth={"chta": [1, 1, 1, 1]}),
+     "demand_scenarios[2].growth.chta", "unknown workload"),
+    (lambda d: d["inventory"][0].update(zone="zone-b"), "inventory[0].zone", "unknown zone"),
+    (lambda d: d["zones"][0]["offers"][0]["reserved"][0].update(term_months=2),
+     "zones[0].offers[0].reserved[0].term_months", "no whole period"),
+    (lambda d: d["inventory"][0].update(gpu="H100-SXM"), "inventory[0].price_per_gpu_hour",
+     "no reserved quote"),
+    (lambda d: d["inventory"][1].pop("running_cost_per_node_month") and d["inventory"][1].update(
+        instance_type="p4d.24xlarge"), "inventory[1].running_cost_per_node_month",
+     "no `owned` terms"),
+    (lambda d: d.pop("horizon"), "workloads[0].growth", "needs a planning horizon"),
+])
+def test_inconsistent_planning_inputs_are_located(
+    edit: Any, where: str, words: str, tmp_path: Path
+) -> None:
+    doc = copy.deepcopy(quarterly_doc())
+    edit(doc)
+    found = problems_of(doc, tmp_path)
+    assert any(loc == where and words in message for loc, message in found), found
+
+
+def test_validate_exits_2_on_a_bad_horizon(tmp_path: Path) -> None:
+    doc = quarterly_doc()
+    doc["workloads"][0]["growth"] = [1, 2, 3]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 2
+    assert "workloads[0].growth" in result.output and "3 growth values for 4" in result.output
