@@ -88,6 +88,9 @@ class LlmSpec(Frozen):
     all heads and so replicated, not split, across tensor-parallel GPUs; ``None`` for GQA/MHA."""
     weights_digest: str | None = None
     """Digest of the weights served; a measured row for other weights is stale."""
+    aliases: tuple[str, ...] = ()
+    """Other names of the model people type or tools record (Hugging Face ids, served model
+    names); they resolve to this entry (models/names.py)."""
     source: str = Field(min_length=1)
 
     @model_validator(mode="after")

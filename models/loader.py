@@ -20,9 +20,17 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from inputs import catalog_dir
+from models.canonical import (
+    canonical_measured,
+    canonical_workloads,
+    canonical_zones,
+    model_aliases,
+    named_zones,
+)
 from models.catalog import GpuType, LlmSpec
 from models.errors import InputError, Problem, did_you_mean, format_location
 from models.measured import MeasuredCapacity
+from models.names import read_zone_names
 from models.offers import Offer, Zone
 from models.planning_checks import horizon_problems, resolve_inventory
 from models.prices import zones_from_price_table
@@ -449,7 +457,8 @@ def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zo
 
 
 def resolve(raw: ScenarioFile, path: Path) -> Scenario:
-    """Resolve a validated scenario file: catalog, overlays, price tables, measured rows."""
+    """Resolve a validated scenario file: catalog, overlays, price tables, measured rows, and
+    the names people type (models/canonical.py)."""
     file = str(path)
     overlays = [_resolve_path(path, o) for o in raw.catalog.overlays]
     not_found = [Problem(file, f"catalog.overlays[{i}]", f"catalog overlay {p} not found",
@@ -464,25 +473,36 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
         model_entries=raw.catalog.models,
         scenario_file=file,
     )
-    imported: list[Zone] = []
     all_sources = [file, *sources]
+    zone_map = None
+    if raw.zone_names is not None:
+        map_path = _resolve_path(path, raw.zone_names)
+        if not map_path.exists():
+            raise InputError([Problem(file, "zone_names", f"zone mapping {map_path} not found",
+                                      "check the path (relative to the scenario file)")])
+        zone_map = read_zone_names(map_path)
+        all_sources.append(str(map_path))
+    imported: list[Zone] = []
     for ti, table in enumerate(raw.price_tables):
         table_path = _resolve_path(path, table.path)
-        imported.extend(zones_from_price_table(table_path, table, gpus, file, ti))
+        imported.extend(zones_from_price_table(table_path, table, gpus, file, ti, zone_map))
         all_sources.append(str(table_path))
     measured = raw.measured
     if raw.measured_csv is not None:
         csv_path = _resolve_path(path, raw.measured_csv)
         measured = (*measured, *load_measured_csv(csv_path))
         all_sources.append(str(csv_path))
+    gpu_names = [g.name for g in gpus]
+    aliases = model_aliases(models)
+    explicit, problems = canonical_zones(raw.zones, gpu_names, zone_map, file)
     scenario = Scenario(
         name=raw.name,
         description=raw.description,
         gpus=gpus,
         models=models,
-        zones=_merge_zones(imported, raw.zones),
-        workloads=raw.workloads,
-        measured=measured,
+        zones=named_zones(_merge_zones(imported, explicit), zone_map),
+        workloads=canonical_workloads(raw.workloads, gpu_names, aliases),
+        measured=canonical_measured(measured, gpu_names, aliases),
         policy=raw.policy,
         sources=tuple(all_sources),
         inventory=raw.inventory,
@@ -490,7 +510,7 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
         demand_scenarios=raw.demand_scenarios,
     )
     # the file's own zones: merging with imported ones keeps one entry per id
-    problems = duplicate_zone_ids([z.id for z in raw.zones], file)
+    problems += duplicate_zone_ids([z.id for z in explicit], file)
     return checked(scenario, file, problems)
 
 

@@ -185,6 +185,9 @@ class Zone(Frozen):
     id: str = Field(min_length=1)
     region: str = Field(min_length=1)
     offers: tuple[Offer, ...] = ()
+    name: str | None = None
+    """The account's own name for the zone where it differs from the id (AWS ``us-east-1a`` for
+    ``use1-az6``), from the scenario's ``zone_names`` mapping; shown beside the id."""
 
     @model_validator(mode="after")
     def _one_offer_per_gpu(self) -> Zone:

@@ -17,6 +17,7 @@ from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.measured import MeasuredCapacity
 from models.offers import Zone
 from models.policy import Policy
+from models.price_catalogs import CatalogLayout
 from models.workload import Workload
 
 
@@ -30,14 +31,18 @@ class ReservedPricing(Frozen):
 
 
 class PriceTable(Frozen):
-    """Import per-zone prices from a SkyPilot-format catalog CSV (instance prices → per GPU)."""
+    """Import per-zone prices from a price catalog as published (SkyPilot's AWS, GCP or Azure
+    ``vms.csv``: instance prices → per GPU) or a plain quote CSV (docs/prices.md)."""
 
     path: str = Field(min_length=1)
     """CSV path, relative to the scenario file; ``builtin:aws`` names the copy in inputs/catalog."""
+    layout: CatalogLayout | None = None
+    """The file's layout (default: detected from its header)."""
     zones: tuple[str, ...] | None = None
-    """Zone ids to import (default: every zone in the table)."""
+    """Zone ids (or AWS zone names, through ``zone_names``) to import (default: every zone)."""
     gpus: tuple[str, ...] | None = None
-    """GPU catalog names to import (default: every GPU the table and the catalog share)."""
+    """GPU types to import, by catalog name, common name or instance type (default: every GPU
+    the table and the catalog share)."""
     reserved: ReservedPricing | None = ReservedPricing()
     """``None`` imports no reserved offers."""
     stock_gpus: dict[str, int] = Field(
@@ -76,6 +81,9 @@ class ScenarioFile(OmitDefaults):
     measured: tuple[MeasuredCapacity, ...] = ()
     measured_csv: str | None = None
     """Measured capacity rows as a CSV (configuration-matrix columns), relative to the file."""
+    zone_names: str | None = None
+    """The output of ``aws ec2 describe-availability-zones --output json`` (relative to the
+    file): lets zones be named as the account names them (``us-east-1a``)."""
     policy: Policy = Policy()
     inventory: tuple[HeldNodes, ...] = ()
     """Nodes already owned or reserved: plans buy the cheapest addition to them."""

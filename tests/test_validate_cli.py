@@ -71,7 +71,7 @@ def test_json_output() -> None:
 
 def bad_scenario(tmp_path: Path) -> Path:
     doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
-    doc["workloads"][0]["model"] = "Llama-3.1-8b"
+    doc["workloads"][0]["model"] = "Llama-3.1-8C"
     doc["workloads"][0]["arrival"]["peak_rps"] = -4
     doc["workloads"][0]["input_tokens"]["p95"] = 900
     path = tmp_path / "bad.yaml"
@@ -91,12 +91,12 @@ def test_bad_scenario_lists_every_problem_and_exits_2(tmp_path: Path) -> None:
 
 def test_unknown_reference_suggests_a_name(tmp_path: Path) -> None:
     doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
-    doc["workloads"][0]["model"] = "Llama-3.1-8b"
+    doc["workloads"][0]["model"] = "Llama-3.1-8C"
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
     result = run(str(path))
     assert result.exit_code == 2
-    assert ("workloads[0].model: unknown model `Llama-3.1-8b` — did you mean `Llama-3.1-8B`"
+    assert ("workloads[0].model: unknown model `Llama-3.1-8C` — did you mean `Llama-3.1-8B`"
             in result.output)
 
 
