@@ -158,10 +158,20 @@ def test_bad_rows_are_located_by_line(tmp_path: Path) -> None:
 
 
 def test_unknown_gpu_and_zone_filters_suggest_names() -> None:
-    table = PriceTable(path="builtin:aws", zones=("usw2az1",), gpus=("H100",))
+    table = PriceTable(path="builtin:aws", zones=("usw2az1",), gpus=("H100-SMX",))
     found = {p.location: p for p in problems(table)}
     assert "`usw2-az1`" in found["price_tables[0].zones[0]"].fix
     assert "`H100-SXM`" in found["price_tables[0].gpus[0]"].fix
+
+
+def test_gpu_filters_take_the_names_people_type() -> None:
+    # `H100` is the common name of H100-SXM; p5.48xlarge is an instance of 8 of them.
+    for name in ("H100", "h100-sxm5", "p5.48xlarge"):
+        found = zones(PriceTable(path="builtin:aws", zones=("use1-az1",), gpus=(name,)))
+        assert [o.gpu for z in found for o in z.offers] == ["H100-SXM"], name
+    (problem,) = problems(PriceTable(path="builtin:aws", zones=("use1-az1",), gpus=("A100",)))
+    assert problem.location == "price_tables[0].gpus[0]"
+    assert problem.fix == "ambiguous: did you mean `A100-40GB` or `A100-80GB`?"
 
 
 @pytest.mark.parametrize(("stock", "location", "fix"), [
