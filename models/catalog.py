@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from models.common import Frozen, Precision
+from models.common import Frozen, OmitDefaults, Precision
 
 
 class EfficiencyFactors(Frozen):
@@ -67,8 +67,10 @@ class GpuType(Frozen):
         return self
 
 
-class LlmSpec(Frozen):
+class LlmSpec(OmitDefaults):
     """Architecture of one LLM: enough to size its weights, KV cache and FLOPs."""
+
+    omit_when_default = ("aliases",)
 
     name: str = Field(min_length=1)
     layers: int = Field(ge=1)

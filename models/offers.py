@@ -179,9 +179,10 @@ class Offer(OmitDefaults):
         }[kind]
 
 
-class Zone(Frozen):
+class Zone(OmitDefaults):
     """An availability zone: the failure domain that ``zone_loss`` survives."""
 
+    omit_when_default = ("name",)
     id: str = Field(min_length=1)
     region: str = Field(min_length=1)
     offers: tuple[Offer, ...] = ()

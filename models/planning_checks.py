@@ -15,6 +15,7 @@ from functools import cache
 from inputs import catalog_dir
 from models.errors import Problem, did_you_mean
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
+from models.names import instance_shape
 from models.prices import ACCELERATOR_NAMES
 from models.scenario import Scenario
 
@@ -36,11 +37,15 @@ def builtin_instance_types() -> Mapping[str, tuple[str, int]]:
 
 def instance_type_gpus(scenario: Scenario, instance_type: str) -> tuple[str, int] | None:
     """(GPU type, GPUs per node) of an instance type: the scenario's offers first (an offer
-    names its instance type), else the built-in price table; ``None`` when unknown."""
+    names its instance type), else the published instance sizes (models/names.py), else the
+    built-in price table; ``None`` when unknown."""
     for zone in scenario.zones:
         for offer in zone.offers:
             if offer.instance_type == instance_type:
                 return offer.gpu, offer.gpus_per_node or scenario.gpu(offer.gpu).gpus_per_node
+    shape = instance_shape(instance_type)
+    if shape is not None:
+        return shape.gpu, shape.gpus_per_node
     return builtin_instance_types().get(instance_type)
 
 

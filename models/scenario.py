@@ -30,10 +30,11 @@ class ReservedPricing(Frozen):
     lead_time_weeks: float = Field(0.0, ge=0)
 
 
-class PriceTable(Frozen):
+class PriceTable(OmitDefaults):
     """Import per-zone prices from a price catalog as published (SkyPilot's AWS, GCP or Azure
     ``vms.csv``: instance prices → per GPU) or a plain quote CSV (docs/prices.md)."""
 
+    omit_when_default = ("layout",)
     path: str = Field(min_length=1)
     """CSV path, relative to the scenario file; ``builtin:aws`` names the copy in inputs/catalog."""
     layout: CatalogLayout | None = None
@@ -69,7 +70,7 @@ class CatalogSection(Frozen):
 class ScenarioFile(OmitDefaults):
     """A scenario as written by hand (YAML or JSON)."""
 
-    omit_when_default = ("inventory", "horizon", "demand_scenarios")
+    omit_when_default = ("inventory", "horizon", "demand_scenarios", "zone_names")
 
     name: str = Field(min_length=1)
     description: str = ""
