@@ -31,7 +31,7 @@ from models.catalog import GpuType, LlmSpec
 from models.errors import InputError, Problem, did_you_mean, format_location
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
-from models.offers import Offer, Zone
+from models.offers import ONE_QUOTE, QUOTE_LIST, Offer, Zone
 from models.planning_checks import horizon_problems, resolve_inventory
 from models.prices import zones_from_price_table
 from models.scenario import Scenario, ScenarioFile
@@ -144,6 +144,13 @@ VALUE_ERROR_FIXES = (
 )
 
 
+def field_path(loc: Sequence[str | int]) -> tuple[str | int, ...]:
+    """A pydantic error location as the input's own path: the names pydantic gives validator
+    functions and the branches of a shape-tagged union are not keys of the input."""
+    return tuple(p for p in loc if not str(p).startswith("function-")
+                 and p not in (ONE_QUOTE, QUOTE_LIST))
+
+
 def problems_from_validation(
     exc: ValidationError, file: str, prefix: Sequence[str | int] = ()
 ) -> list[Problem]:
@@ -155,7 +162,7 @@ def problems_from_validation(
         own = tuple(err["loc"])
         if err["type"] == "too_short" and any(o[: len(own)] == own and o != own for o in locs):
             continue  # a list is short only because an entry of it failed: report the entry
-        loc = [*prefix, *(p for p in err["loc"] if not str(p).startswith("function-"))]
+        loc = [*prefix, *field_path(err["loc"])]
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = f"unknown key `{loc[-1]}`"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field, model_validator
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, Discriminator, Field, Tag, model_validator
 
 from models.common import Frozen, OmitDefaults, PurchaseKind, Upfront
 
@@ -124,6 +126,22 @@ class SpotTerms(Frozen):
     """Expected share of spot capacity reclaimed per hour [1/h]."""
 
 
+#: Tags of the two shapes ``reserved`` may take (validation errors leave them out of locations).
+ONE_QUOTE, QUOTE_LIST = "one quote", "quote list"
+
+
+def _quote_shape(value: Any) -> str:
+    return QUOTE_LIST if isinstance(value, list | tuple) else ONE_QUOTE
+
+
+ReservedQuotes = Annotated[
+    Annotated[ReservedTerms, Tag(ONE_QUOTE)] | Annotated[tuple[ReservedTerms, ...],
+                                                         Tag(QUOTE_LIST)],
+    Discriminator(_quote_shape),
+]
+"""One reserved quote (a mapping), or several (a list): errors are those of the shape given."""
+
+
 class Offer(OmitDefaults):
     """What one zone sells of one GPU type."""
 
@@ -134,7 +152,7 @@ class Offer(OmitDefaults):
     """Provider's node type (e.g. ``p5.48xlarge``), for the purchase order."""
     gpus_per_node: int | None = Field(None, ge=1, le=64)
     """GPUs per node of this offer; defaults to the GPU type's ``gpus_per_node``."""
-    reserved: ReservedTerms | tuple[ReservedTerms, ...] | None = None
+    reserved: ReservedQuotes | None = None
     """One reserved quote, or several (e.g. 12- and 36-month terms)."""
     on_demand: OnDemandTerms | None = None
     spot: SpotTerms | None = None

@@ -27,7 +27,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from pydantic import BaseModel, ValidationError
 
 from models.errors import InputError, Problem, did_you_mean
-from models.loader import DOCUMENT_READERS
+from models.loader import DOCUMENT_READERS, field_path
 from models.measured import MeasuredCapacity
 from models.offers import Offer
 from models.policy import Policy
@@ -510,7 +510,7 @@ class _Reader:
             return True
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
-                loc = tuple(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+                loc = tuple(str(p) for p in field_path(err["loc"]))
                 where = self._locate(sheet, row, columns, loc)
                 if where:
                     self.problem(where, err["msg"].removeprefix("Value error, "),
