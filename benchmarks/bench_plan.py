@@ -3,17 +3,18 @@
 For each size (benchmarks/generate.py) and each solver, one subprocess — so runs share neither
 their peak memory nor warm caches — measures:
 
-- capacity-table build time (:func:`solver.capacity.build_capacity_table`);
-- program build time (:func:`solver.program_data.build_program_data` +
-  :func:`solver.program.build_program`), with the program's variable and row counts;
-- the plan (:func:`solver.planner.plan_scenario` at ``--time-limit`` and ``--gap``): solve time,
+- capacity-table build time (:func:`solver.capacity.table.build_capacity_table`);
+- program build time (:func:`solver.program.data.build_program_data` +
+  :func:`solver.program.build.build_program`), with the program's variable and row counts;
+- the plan (:func:`solver.solve.strategy.plan_scenario` at ``--time-limit`` and ``--gap``): solve
+  time,
   status, MIP gap and bound from the plan's solver report, monthly cost, and whether the
-  independent verifier (:func:`solver.verify.verify_plan`) accepts the plan;
+  independent verifier (:func:`solver.survivability.verify.verify_plan`) accepts the plan;
 - peak memory: ``ru_maxrss`` of the subprocess plus that of its children (CBC runs as a child
   process; HiGHS runs inside the subprocess);
 - CPU time of the subprocess and its children (wall time alone misleads on a loaded machine).
 
-The parent also prices the two baselines of :mod:`solver.baselines` on the same scenario and
+The parent also prices the two baselines of :mod:`solver.studies.baselines` on the same scenario and
 capacity table, and reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports
 no bound through PuLP, so the table also gives every run's gap against the best bound any solver
 proved on that size.
@@ -101,11 +102,11 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     import pulp
 
     from benchmarks.generate import generate_scenario, size_spec
-    from solver.capacity import build_capacity_table
-    from solver.planner import plan_scenario
-    from solver.program import build_program
-    from solver.program_data import build_program_data
-    from solver.verify import verify_plan
+    from solver.capacity.table import build_capacity_table
+    from solver.program.build import build_program
+    from solver.program.data import build_program_data
+    from solver.solve.strategy import plan_scenario
+    from solver.survivability.verify import verify_plan
 
     spec = size_spec(size)
     scenario = with_node_model(generate_scenario(size, seed), share_nodes)
@@ -192,9 +193,9 @@ class BaselineResult:
 def baseline_results(size: str, seed: int) -> list[BaselineResult]:
     """Both rule-of-thumb baselines on the size's scenario, checked with ``check_fleet``."""
     from benchmarks.generate import generate_scenario
-    from solver.baselines import baseline_fleet, baselines
-    from solver.capacity import build_capacity_table
-    from solver.check import check_fleet
+    from solver.capacity.table import build_capacity_table
+    from solver.studies.baselines import baseline_fleet, baselines
+    from solver.survivability.check import check_fleet
 
     scenario = generate_scenario(size, seed)
     table = build_capacity_table(scenario)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from inputs import demo_scenario
 from models.loader import load_scenario
-from solver.perf import replica_perf
-from solver.simulate import ReplicaSpec, replay, summarize
-from solver.traces import Trace, read_trace, synthetic_trace
+from solver.capacity.perf import replica_perf
+from solver.replay.engine import ReplicaSpec, replay, summarize
+from solver.replay.traces import Trace, read_trace, synthetic_trace
 
 AZURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces" / (
     "AzureLLMInferenceTrace_conv.csv")

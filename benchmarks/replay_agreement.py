@@ -3,12 +3,12 @@
 For every configuration (workload, GPU, TP) a plan uses, one replica is replayed with a seeded
 synthetic Poisson trace (lognormal lengths matched to the workload's P50/P95) at the load the plan
 puts on it at peak — its SLO-holding rate × the workload's target utilization — and the replay's
-TTFT/TPOT P95 are set beside ``solver.capacity.predict_at_rate`` at the same rate (and the
+TTFT/TPOT P95 are set beside ``solver.capacity.table.predict_at_rate`` at the same rate (and the
 replay's mean TPOT beside the model's mean, ``LoadPoint.tpot_mean_ms``). Then each
 workload's replicas of its peak slice are replayed together at the workload's peak rate, intact
 and after the failures it must survive (one node of each pool; each zone for a zone loss).
 The replay routes each request to the replica with the fewest outstanding requests per unit of its
-SLO-holding rate (``solver.simulate.fleet_replicas`` sets the weights), the capacity-weighted
+SLO-holding rate (``solver.replay.engine.fleet_replicas`` sets the weights), the capacity-weighted
 split the plan assumes, so no separate weighted-routing replay is needed.
 
 Run: ``/work/venv/bin/python benchmarks/replay_agreement.py [PLAN_JSON]`` from the repository
@@ -29,10 +29,9 @@ from models.inventory import Fleet
 from models.loader import load_scenario
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity import build_capacity_table, load_point, load_profile, predict_at_rate
-from solver.fleet import load_fleet
-from solver.perf import replica_perf
-from solver.simulate import (
+from solver.capacity.perf import replica_perf
+from solver.capacity.table import build_capacity_table, load_point, load_profile, predict_at_rate
+from solver.replay.engine import (
     EngineConfig,
     ReplicaSpec,
     fleet_replicas,
@@ -40,7 +39,8 @@ from solver.simulate import (
     replay,
     summarize,
 )
-from solver.traces import Trace, synthetic_trace, workload_rate_rps
+from solver.replay.traces import Trace, synthetic_trace, workload_rate_rps
+from solver.survivability.fleet import load_fleet
 
 SEED = 20261129
 #: Each replay lasts long enough for this many requests, and at least an hour [requests].
@@ -155,8 +155,8 @@ def main(argv: list[str]) -> None:
     if argv:
         fleet = load_fleet(Path(argv[0]), scenario, table)
     else:
-        from solver.fleet import fleet_from_plan
-        from solver.planner import plan_scenario
+        from solver.solve.strategy import plan_scenario
+        from solver.survivability.fleet import fleet_from_plan
 
         fleet = fleet_from_plan(plan_scenario(scenario, table), scenario)
     print("\n".join(per_configuration(scenario, fleet, table)))

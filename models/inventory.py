@@ -3,7 +3,8 @@
 Two shapes, as for scenarios. :class:`InventoryFile` is what an operator writes: the nodes owned
 or reserved per zone and GPU type, and optionally how replicas are laid out on them.
 :class:`Fleet` is the resolved form ``check`` and ``simulate`` read — made from an inventory or
-from a ``plan.json`` by :func:`solver.fleet.load_fleet` — with every replica group's SLO-holding
+from a ``plan.json`` by :func:`solver.survivability.fleet.load_fleet` — with every replica group's
+SLO-holding
 rate and source filled in from the capacity table (or the plan).
 """
 

@@ -19,9 +19,9 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy, TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.program import Program
-from solver.solve import SolveOutcome
-from solver.warm_start import objective_of
+from solver.program.build import Program
+from solver.solve.backends import SolveOutcome
+from solver.solve.greedy import objective_of
 
 MODEL = LlmSpec(
     name="m8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
@@ -141,10 +141,10 @@ def table(*rows: CapacityRow) -> CapacityTable:
 def watch_shared_starts(
     monkeypatch: pytest.MonkeyPatch, program: Program
 ) -> tuple[list[float], list[float]]:
-    """Costs, as ``program`` prices them, of the starts ``solver.planner.solve_shared`` hands
+    """Costs, as ``program`` prices them, of the starts ``solver.solve.strategy.solve_shared`` hands
     the neighbourhoods (first list) and the joint solve (second; -1 for none), recorded as it
     runs."""
-    from solver import planner
+    from solver.solve import strategy as planner
 
     improved: list[float] = []
     given: list[float] = []

@@ -9,15 +9,15 @@ import pulp
 import pytest
 
 from models.common import PurchaseKind
-from solver import aggregate
-from solver.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
-from solver.capacity import build_capacity_table
-from solver.planner import plan_scenario
-from solver.program import Program, build_program
-from solver.program_data import ProgramData, build_program_data
-from solver.solve import SolveOutcome, integer_value, solve
-from solver.verify import verify_plan
-from solver.warm_start import keep_better, objective_of, start_from_replicas
+from solver.capacity.table import build_capacity_table
+from solver.program.build import Program, build_program
+from solver.program.data import ProgramData, build_program_data
+from solver.solve import aggregate
+from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
+from solver.solve.backends import SolveOutcome, integer_value, solve
+from solver.solve.greedy import keep_better, objective_of, start_from_replicas
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import (
     blocks,
     offer,
@@ -161,7 +161,7 @@ def test_dedicated_sub_programs_on_hourly_slices_start_from_aggregated_fleets(
 ) -> None:
     import dataclasses
 
-    from solver import decompose
+    from solver.solve import decompose
 
     calls: list[tuple[str, ...]] = []
     real = decompose.aggregated_start
@@ -234,7 +234,7 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     # utilization 0.5) and 8-GPU reserved nodes at 2.0 per GPU-hour, two blocks. Dedicated
     # pools buy a node each: 2 × 8 × 2.0 × 730 = 23,360; the static fleet at the peak puts both
     # replicas on one node: 11,680. The joint solve is given the cheaper one.
-    from solver import planner
+    from solver.solve import strategy as planner
 
     shape = [0.5] * 12 + [1.0] * 12
     sc = scenario([workload(w, 2.0, utilization=0.5, shape=shape) for w in ("a", "b")],

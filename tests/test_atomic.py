@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.atomic import write_atomic
+from solver.outputs.atomic import write_atomic
 
 
 def test_text_is_utf8_and_parents_are_created(tmp_path: Path) -> None:

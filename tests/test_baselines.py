@@ -11,14 +11,14 @@ from plan_fixtures import offer, row, scenario, table, workload, zone
 from models.common import PurchaseKind
 from models.offers import Offer
 from models.scenario import Scenario
-from solver.baselines import (
+from solver.studies.baselines import (
     baseline_fleet,
     baselines,
     best_type_baseline,
     rule_of_thumb_replicas,
     single_type_baseline,
 )
-from solver.check import check_fleet
+from solver.survivability.check import check_fleet
 
 
 def small(price: float, stock_gpus: int) -> Offer:

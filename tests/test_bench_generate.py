@@ -22,8 +22,8 @@ from benchmarks.generate import (  # noqa: E402
 from models.common import Survivability, WorkloadClass  # noqa: E402
 from models.loader import check_references, load_scenario  # noqa: E402
 from models.scenario import Scenario  # noqa: E402
-from solver.capacity import build_capacity_table  # noqa: E402
-from solver.program_data import build_program_data  # noqa: E402
+from solver.capacity.table import build_capacity_table  # noqa: E402
+from solver.program.data import build_program_data  # noqa: E402
 
 
 def test_the_same_seed_gives_the_same_scenario_and_another_seed_another() -> None:

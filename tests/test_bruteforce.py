@@ -20,8 +20,8 @@ import pytest
 from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.scenario import Scenario
-from solver.planner import plan_scenario
-from solver.verify import verify_plan
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
 HALVES = blocks(("x", range(0, 12)), ("y", range(12, 24)))

@@ -16,7 +16,7 @@ from inputs import catalog_dir, scenarios_dir
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.loader import load_catalog, load_scenario
-from solver.calibrate import (
+from solver.capacity.calibrate import (
     FITTED,
     PER_RUNTIME,
     SHARED,
@@ -29,10 +29,8 @@ from solver.calibrate import (
     predict,
     runtime_of,
 )
-from solver.capacity import closed_loop
-from solver.cli import main
-from solver.perf import perf_model
-from solver.perfdata import (
+from solver.capacity.perf import perf_model
+from solver.capacity.perfdata import (
     SPLITWISE_FILE,
     TRTLLM_FILE,
     Measurement,
@@ -40,7 +38,9 @@ from solver.perfdata import (
     read_shared_perf,
     to_csv_text,
 )
-from solver.units import field_label
+from solver.capacity.table import closed_loop
+from solver.cli import main
+from solver.outputs.units import field_label
 
 PERF = Path(__file__).resolve().parent / "data" / "perf"
 SHARED_PERF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "perf"

@@ -17,7 +17,8 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
 from models.policy import Policy
 from models.scenario import Scenario
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
-from solver.capacity import (
+from solver.capacity.perf import perf_model
+from solver.capacity.table import (
     MAX_BATCHED_TOKENS,
     aitken_limit,
     build_capacity_table,
@@ -31,15 +32,14 @@ from solver.capacity import (
     slo_holding_point,
     stale_measurements,
 )
-from solver.perf import perf_model
-from solver.simulate import (
+from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     EngineConfig,
     ReplicaSpec,
     replay,
     summarize,
 )
-from solver.traces import synthetic_trace, workload_rate_rps
+from solver.replay.traces import synthetic_trace, workload_rate_rps
 
 LLAMA_8B = LlmSpec(
     name="Llama-3.1-8B", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,

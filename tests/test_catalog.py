@@ -10,7 +10,7 @@ import pytest
 from models.catalog import GpuType, LlmSpec
 from models.common import Precision
 from models.loader import load_catalog
-from solver.memory import kv_bytes_per_token
+from solver.capacity.memory import kv_bytes_per_token
 
 DATA = Path(__file__).resolve().parent / "data" / "catalog"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -16,10 +16,10 @@ from models.loader import load_scenario
 from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
-from solver.check import CheckReport, CheckRow, LatencyAtLoad, check_fleet
 from solver.cli import main
-from solver.degrade import DegradeAction, degradation_plans, output_cap_fraction
-from solver.fleet import fleet_from_plan, load_fleet
+from solver.survivability.check import CheckReport, CheckRow, LatencyAtLoad, check_fleet
+from solver.survivability.degrade import DegradeAction, degradation_plans, output_cap_fraction
+from solver.survivability.fleet import fleet_from_plan, load_fleet
 from tests import fleet_cases as fc
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
@@ -276,8 +276,8 @@ REAL = ("tiny", "twenty_rps", "doc_qa", "demo")
 def real_plans() -> dict[str, tuple[Scenario, CapacityTable, Plan]]:
     """Each example scenario planned once (the demo with a short time limit: any plan the
     program returns must be checkable, proven optimal or not)."""
-    from solver.capacity import build_capacity_table
-    from solver.planner import plan_scenario
+    from solver.capacity.table import build_capacity_table
+    from solver.solve.strategy import plan_scenario
 
     out = {}
     for name in REAL:

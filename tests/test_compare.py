@@ -20,7 +20,14 @@ from models.errors import InputError
 from models.loader import load_scenario
 from models.plan import Plan
 from solver.cli import main
-from solver.compare import (
+from solver.outputs.workbook import (
+    COMPARISON_SHEET,
+    SHEETS,
+    comparison_workbook,
+    comparison_workbook_bytes,
+)
+from solver.solve.strategy import plan_scenario
+from solver.studies.compare import (
     Compared,
     SolveOptions,
     Variant,
@@ -30,13 +37,6 @@ from solver.compare import (
     parse_vary,
     plan_all,
 )
-from solver.export_xlsx import (
-    COMPARISON_SHEET,
-    SHEETS,
-    comparison_workbook,
-    comparison_workbook_bytes,
-)
-from solver.planner import plan_scenario
 
 TINY = scenarios_dir() / "tiny.yaml"
 

@@ -13,7 +13,7 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 from models.catalog import EfficiencyFactors
 from models.errors import InputError
 from models.scenario import Scenario
-from solver.contract import build_contract, check_contract, load_contract, write_contract
+from solver.outputs.contract import build_contract, check_contract, load_contract, write_contract
 
 
 def _write(tmp_path: Path) -> Path:
@@ -125,9 +125,9 @@ def test_cli_check_contract(tmp_path: Path) -> None:
 
     from inputs import scenarios_dir
     from models.loader import load_scenario
-    from solver.capacity import build_capacity_table
+    from solver.capacity.table import build_capacity_table
     from solver.cli import main
-    from solver.planner import plan_scenario
+    from solver.solve.strategy import plan_scenario
 
     source = scenarios_dir() / "tiny.yaml"
     tiny = load_scenario(source)

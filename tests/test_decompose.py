@@ -10,7 +10,10 @@ import pytest
 from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
 from models.scenario import Scenario
-from solver.decompose import (
+from solver.program.build import build_program
+from solver.program.data import build_program_data
+from solver.solve.backends import SolveOutcome, solve
+from solver.solve.decompose import (
     SubResult,
     repair,
     solve_decomposed,
@@ -18,11 +21,8 @@ from solver.decompose import (
     sum_within_gap,
     workload_data,
 )
-from solver.planner import plan_scenario
-from solver.program import build_program
-from solver.program_data import build_program_data
-from solver.solve import SolveOutcome, solve
-from solver.verify import verify_plan
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
 HOURS = 730.0
@@ -163,7 +163,7 @@ def test_a_sub_program_keeps_its_start_where_the_solver_ends_dearer(
 ) -> None:
     # CBC takes no start and may end with a dearer fleet (here made 10 × dearer by hand): the
     # sub-program's fleet is then its start, at the start's cost, with the solver's bound.
-    from solver import decompose
+    from solver.solve import decompose
 
     sc = scenario([workload("w", 20.0, utilization=1.0)],
                   [zone("a", offer(reserved=(2.0, 64), gpus_per_node=1))])

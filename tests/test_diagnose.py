@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from models.plan import SolveStatus
-from solver.planner import plan_scenario
-from solver.solve import SolveOutcome
-from solver.verify import verify_plan
+from solver.solve.backends import SolveOutcome
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import offer, row, scenario, table, workload, zone
 
 
@@ -120,7 +120,7 @@ def test_an_elastic_search_stopped_by_its_time_limit_says_so(
 ) -> None:
     # The same shortfall as above, but the elastic solve is reported as stopped at its time
     # limit: the diagnosis keeps what it found and says it may not be the least.
-    import solver.diagnose as diagnose_module
+    import solver.solve.diagnose as diagnose_module
 
     def stopped(*args: Any, **kwargs: Any) -> SolveOutcome:
         return dataclasses.replace(real_solve(*args, **kwargs), status=SolveStatus.time_limit)

@@ -20,8 +20,8 @@ from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_sce
 from models.catalog import EfficiencyFactors
 from models.scenario import Scenario
 from models.workload import TokenPercentiles
-from solver.export_xlsx import SHEETS, put, write_plan_workbook
-from solver.units import field_header
+from solver.outputs.units import field_header
+from solver.outputs.workbook import SHEETS, put, write_plan_workbook
 
 
 @pytest.fixture
@@ -199,9 +199,9 @@ def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
     from inputs import scenarios_dir
     from models.loader import load_scenario
     from models.plan import Plan
-    from solver.capacity import build_capacity_table
-    from solver.export_xlsx import write_procurement_outputs
-    from solver.planner import plan_scenario
+    from solver.capacity.table import build_capacity_table
+    from solver.outputs.workbook import write_procurement_outputs
+    from solver.solve.strategy import plan_scenario
 
     scenario = load_scenario(scenarios_dir() / "twenty_rps.yaml")
     table = build_capacity_table(scenario)

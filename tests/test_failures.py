@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from models.common import CapacitySource, Precision, PurchaseKind
 from models.inventory import FleetReplicaGroup
-from solver.failures import Failure, FailureKind, failure_domains, worst_node_loss
-from solver.fleet import load_fleet
+from solver.survivability.failures import Failure, FailureKind, failure_domains, worst_node_loss
+from solver.survivability.fleet import load_fleet
 from tests import fleet_cases as fc
 
 R = PurchaseKind.reserved

@@ -10,7 +10,7 @@ import yaml
 from models.common import PurchaseKind
 from models.errors import InputError
 from models.plan import SolveStatus
-from solver.fleet import load_fleet
+from solver.survivability.fleet import load_fleet
 from tests import fleet_cases as fc
 
 R, S = PurchaseKind.reserved, PurchaseKind.spot

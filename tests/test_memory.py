@@ -7,7 +7,7 @@ import pytest
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.policy import Policy
-from solver.memory import (
+from solver.capacity.memory import (
     BYTES_PER_GIB,
     check_fit,
     kv_bytes_per_token,

@@ -10,13 +10,14 @@ import pulp
 import pytest
 
 from models.common import PurchaseKind
-from solver import neighbourhood, planner
-from solver.aggregate import violated_rows
-from solver.neighbourhood import improve_start, replan_elastic, shrink_reserved
-from solver.program import Program, ReplicaKey, build_program
-from solver.program_data import build_program_data
-from solver.solve import SolveOutcome
-from solver.warm_start import objective_of, start_from_replicas
+from solver.program.build import Program, ReplicaKey, build_program
+from solver.program.data import build_program_data
+from solver.solve import neighbourhood
+from solver.solve import strategy as planner
+from solver.solve.aggregate import violated_rows
+from solver.solve.backends import SolveOutcome
+from solver.solve.greedy import objective_of, start_from_replicas
+from solver.solve.neighbourhood import improve_start, replan_elastic, shrink_reserved
 from tests.plan_fixtures import (
     blocks,
     offer,

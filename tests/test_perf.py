@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.scenario import Scenario
-from solver.perf import (
+from solver.capacity.perf import (
     allreduce_latency_ms,
     allreduce_time_ms,
     compute_tflops,

@@ -8,7 +8,7 @@ import pytest
 
 from models.common import Precision
 from models.errors import InputError
-from solver.perfdata import (
+from solver.capacity.perfdata import (
     COLUMNS,
     Measurement,
     MeasurementKind,

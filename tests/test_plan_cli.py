@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from models.loader import load_scenario
 from models.plan import Plan
-from solver.capacity import build_capacity_table
+from solver.capacity.table import build_capacity_table
 from solver.cli import main
-from solver.outputs import resolved_scenario_yaml
-from solver.verify import verify_plan
+from solver.outputs.plan_files import resolved_scenario_yaml
+from solver.survivability.verify import verify_plan
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
 TINY = SCENARIOS / "tiny.yaml"
@@ -172,7 +172,7 @@ def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
 def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
     from models.plan import SolveStatus
     from solver.cli.plan import render
-    from solver.planner import plan_scenario
+    from solver.solve.strategy import plan_scenario
 
     sc = load_scenario(TINY)
     plan = plan_scenario(sc, build_capacity_table(sc))

@@ -10,9 +10,9 @@ from models.common import PurchaseKind
 from models.loader import load_scenario
 from models.plan import SolveStatus
 from models.scenario import Scenario
-from solver.planner import plan_scenario, scenario_fingerprint
-from solver.program_data import build_program_data
-from solver.verify import verify_plan
+from solver.program.data import build_program_data
+from solver.solve.strategy import plan_scenario, scenario_fingerprint
+from solver.survivability.verify import verify_plan
 from tests import fleet_cases as fc
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
@@ -113,7 +113,7 @@ def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     path = SCENARIOS / "demo.yaml"
     if not path.exists():
         pytest.skip("demo scenario not shipped")
-    from solver.capacity import build_capacity_table
+    from solver.capacity.table import build_capacity_table
 
     sc = load_scenario(path)
     sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": True})})

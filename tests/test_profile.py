@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from models.workload import Workload
-from solver.profile import prefix_reuse, profile_trace, workload_fields
-from solver.traces import Trace, read_trace
+from solver.replay.profile import prefix_reuse, profile_trace, workload_fields
+from solver.replay.traces import Trace, read_trace
 
 DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"

@@ -15,11 +15,11 @@ from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.scenario import Scenario
-from solver.planner import plan_scenario
-from solver.program import FAMILIES, add_no_spot_for_interactive, build_program
-from solver.program_data import build_program_data
-from solver.solve import solve
-from solver.verify import verify_plan
+from solver.program.build import FAMILIES, add_no_spot_for_interactive, build_program
+from solver.program.data import build_program_data
+from solver.solve.backends import solve
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
 DAY_NIGHT = blocks(("night", [*range(0, 6), *range(18, 24)]), ("day", range(6, 18)))
@@ -51,9 +51,10 @@ def assert_cut_tightens(
     monkeypatch: pytest.MonkeyPatch, sc: Scenario, tb: CapacityTable, name: str,
     replacement: object, relaxed_with: float, relaxed_without: float, integer: float,
 ) -> None:
-    """With the cut the relaxation is ``relaxed_with``, with ``solver.program.<name>`` replaced
+    """With the cut the relaxation is ``relaxed_with``, with ``solver.program.build.<name>``
+    replaced
     ``relaxed_without``; the integer optimum is ``integer`` either way (the cut keeps it)."""
-    import solver.program as program_module
+    import solver.program.build as program_module
 
     assert relaxation(sc, tb) == pytest.approx(relaxed_with)
     assert optimum(sc, tb) == pytest.approx(integer)

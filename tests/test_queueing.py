@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.workload import TokenPercentiles
-from solver.queueing import (
+from solver.capacity.queueing import (
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,

@@ -10,7 +10,7 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 from models.common import PurchaseKind
 from models.plan import Shortfall, SolveStatus
 from models.workload import TokenPercentiles
-from solver.report import (
+from solver.outputs.report import (
     COST_CHART_FILE,
     DAY_CHART_FILE,
     REPORT_FILE,

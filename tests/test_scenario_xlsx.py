@@ -18,7 +18,7 @@ from models.errors import InputError
 from models.loader import DOCUMENT_READERS, load_scenario
 from models.scenario import Scenario, ScenarioFile
 from solver.cli import main
-from solver.scenario_xlsx import (
+from solver.outputs.scenario_template import (
     scenario_workbook,
     template_scenario,
     template_workbook,

@@ -10,7 +10,7 @@ from inputs import catalog_dir, demo_scenario, inputs_dir, scenarios_dir
 from models.common import Precision, PurchaseKind, Survivability, WorkloadClass
 from models.loader import load_scenario
 from models.scenario import Scenario
-from solver.summary import summarize
+from solver.outputs.summary import summarize
 
 SCENARIOS = sorted(scenarios_dir().glob("*.yaml"))
 

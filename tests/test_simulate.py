@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.simulate import (
+from solver.replay.engine import (
     EngineConfig,
     ReplicaSpec,
     Status,
@@ -24,7 +24,7 @@ from solver.simulate import (
     replay,
     summarize,
 )
-from solver.traces import Trace
+from solver.replay.traces import Trace
 
 
 @dataclass(frozen=True)
@@ -528,10 +528,10 @@ def test_planned_fleet_holds_slo_in_replay(name: str) -> None:
     from inputs import scenarios_dir
     from models.common import Survivability
     from models.loader import load_scenario
-    from solver.fleet import fleet_from_plan
-    from solver.planner import plan_scenario
-    from solver.simulate import fleet_replicas, peak_slice
-    from solver.traces import synthetic_trace
+    from solver.replay.engine import fleet_replicas, peak_slice
+    from solver.replay.traces import synthetic_trace
+    from solver.solve.strategy import plan_scenario
+    from solver.survivability.fleet import fleet_from_plan
 
     scenario = load_scenario(scenarios_dir() / f"{name}.yaml")
     plan = plan_scenario(scenario)

@@ -8,7 +8,7 @@ from inputs import scenarios_dir
 from models.common import PurchaseKind
 from models.loader import load_scenario
 from models.workload import Workload
-from solver.summary import peak_rps, peak_tokens_per_s, summarize
+from solver.outputs.summary import peak_rps, peak_tokens_per_s, summarize
 
 
 def workload(**over: object) -> Workload:

@@ -11,7 +11,7 @@ import pytest
 
 from models.errors import InputError
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
-from solver.traces import (
+from solver.replay.traces import (
     TraceFormat,
     detect_format,
     lognormal_params,

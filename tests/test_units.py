@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from models.catalog import EfficiencyFactors
-from solver.units import field_header, field_label, field_unit
+from solver.outputs.units import field_header, field_label, field_unit
 
 
 @pytest.mark.parametrize(("name", "header"), [

@@ -11,7 +11,7 @@ from models.common import CapacitySource, PurchaseKind, Survivability
 from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
-from solver.verify import paid_hours_per_month, verify_plan
+from solver.survivability.verify import paid_hours_per_month, verify_plan
 from tests import fleet_cases as fc
 
 
@@ -223,8 +223,8 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
 
 @pytest.fixture(scope="module", params=["tiny", "twenty_rps", "doc_qa"])
 def real(request: pytest.FixtureRequest) -> tuple[Scenario, CapacityTable, Plan]:
-    from solver.capacity import build_capacity_table
-    from solver.planner import plan_scenario
+    from solver.capacity.table import build_capacity_table
+    from solver.solve.strategy import plan_scenario
 
     sc = load_scenario(SCENARIOS / f"{request.param}.yaml")
     table = build_capacity_table(sc)

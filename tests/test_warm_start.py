@@ -11,10 +11,10 @@ import pytest
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.scenario import Scenario
-from solver.program import build_program
-from solver.program_data import build_program_data
-from solver.solve import solve
-from solver.warm_start import greedy_start, objective_of
+from solver.program.build import build_program
+from solver.program.data import build_program_data
+from solver.solve.backends import solve
+from solver.solve.greedy import greedy_start, objective_of
 from tests import fleet_cases as fc
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 
@@ -69,7 +69,7 @@ def test_reserved_base_is_the_cheapest_of_every_base_size() -> None:
     # needed in both halves of the day is cheaper reserved (1,460 < 2,190), in one half not.
     import random
 
-    from solver.warm_start import _zone_plan
+    from solver.solve.greedy import _zone_plan
 
     sc, tb = cases()[1]
     program = build_program(build_program_data(sc, tb))

@@ -12,8 +12,8 @@ import pytest
 
 from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
-from solver.planner import plan_scenario
-from solver.verify import verify_plan
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import offer, row, scenario, table, workload, zone
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
@@ -80,7 +80,7 @@ def test_twenty_rps_shipped_scenario_uses_its_measured_row() -> None:
     path = SCENARIOS / "twenty_rps.yaml"
     if not path.exists():
         pytest.skip("twenty_rps scenario not shipped")
-    from solver.capacity import build_capacity_table
+    from solver.capacity.table import build_capacity_table
 
     sc = load_scenario(path)
     tb = build_capacity_table(sc)
@@ -136,7 +136,7 @@ def test_doc_qa_shipped_scenario_plans_the_stated_rate() -> None:
     path = SCENARIOS / "doc_qa.yaml"
     if not path.exists():
         pytest.skip("doc_qa scenario not shipped")
-    from solver.capacity import build_capacity_table
+    from solver.capacity.table import build_capacity_table
 
     sc = load_scenario(path)
     assert sc.workloads[0].arrival is not None

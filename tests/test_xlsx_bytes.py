@@ -8,7 +8,7 @@ import zipfile
 
 from openpyxl import Workbook, load_workbook
 
-from solver.xlsx_bytes import DEFAULT_STAMP, fixed_zip_times, stamp_of, workbook_bytes
+from solver.outputs.xlsx_bytes import DEFAULT_STAMP, fixed_zip_times, stamp_of, workbook_bytes
 
 
 def test_stamp_is_the_latest_as_of_else_the_default() -> None:

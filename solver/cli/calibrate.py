@@ -13,7 +13,7 @@ from inputs import catalog_dir
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import load_catalog
-from solver.calibrate import (
+from solver.capacity.calibrate import (
     HELD_OUT_SHARE,
     PER_RUNTIME,
     Calibration,
@@ -22,9 +22,9 @@ from solver.calibrate import (
     overlay_document,
     predictions_csv,
 )
+from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
 from solver.cli.common import check_output, echo_json, finite, json_option, write_atomic
-from solver.perfdata import Measurement, read_measurements_csv, read_shared_perf
-from solver.units import field_label, field_unit
+from solver.outputs.units import field_label, field_unit
 
 #: Where ``--builtin`` writes: the calibrated layer of the built-in catalog.
 BUILTIN_OVERLAY = "efficiency.yaml"

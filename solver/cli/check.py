@@ -15,11 +15,11 @@ import click
 from models.capacity import CapacityTable
 from models.inventory import Fleet
 from models.scenario import Scenario
-from solver.check import CheckReport, capacity_predictor, check_fleet
 from solver.cli.common import echo_json, json_option, load, scenario_argument
-from solver.degrade import DegradationPlan, degradation_plans
-from solver.fleet import load_fleet, read_plan
-from solver.verify import verify_plan
+from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
+from solver.survivability.degrade import DegradationPlan, degradation_plans
+from solver.survivability.fleet import load_fleet, read_plan
+from solver.survivability.verify import verify_plan
 
 fleet_option = click.option(
     "--fleet",
@@ -50,7 +50,7 @@ class CheckResult:
 
 def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     """Load the scenario and fleet, check every failure domain, plan the degradations."""
-    from solver.capacity import build_capacity_table  # the capacity model (heavy import)
+    from solver.capacity.table import build_capacity_table  # the capacity model (heavy import)
 
     scenario = load(scenario_path)
     table = build_capacity_table(scenario)
@@ -144,8 +144,8 @@ contract_option = click.option(
 
 
 def _check_contract(scenario: Path | None, contract_path: Path, as_json: bool) -> int:
-    """Report expired contract rows (solver/contract.py); 1 when any row expired."""
-    from solver.contract import check_contract, render_expired
+    """Report expired contract rows (solver/outputs/contract.py); 1 when any row expired."""
+    from solver.outputs.contract import check_contract, render_expired
 
     expired = check_contract(contract_path, load(scenario))
     if as_json:
@@ -200,7 +200,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         if result.verification is not None:
             click.echo("")
             click.echo(
-                "plan verification (solver/verify.py): "
+                "plan verification (solver/survivability/verify.py): "
                 + ("OK" if not result.verification else f"{len(result.verification)} findings")
             )
             for finding in result.verification:

@@ -15,8 +15,8 @@ from inputs import demo_scenario
 from models.errors import InputError, Problem
 from models.loader import load_scenario
 from models.scenario import Scenario
-from solver.atomic import write_atomic
-from solver.solve import SOLVERS
+from solver.outputs.atomic import write_atomic
+from solver.solve.backends import SOLVERS
 
 __all__ = ["check_output", "echo_json", "finite", "json_option", "load", "scenario_argument",
            "solve_options", "write_atomic"]

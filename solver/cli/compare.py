@@ -16,7 +16,8 @@ from solver.cli.common import (
     solve_options,
     write_atomic,
 )
-from solver.compare import (
+from solver.outputs.workbook import comparison_workbook_bytes
+from solver.studies.compare import (
     Compared,
     ComparisonRow,
     SolveOptions,
@@ -26,7 +27,6 @@ from solver.compare import (
     parse_vary,
     plan_all,
 )
-from solver.export_xlsx import comparison_workbook_bytes
 
 
 def _money(value: float | None) -> str:

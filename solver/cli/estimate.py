@@ -15,9 +15,7 @@ from models.loader import load_catalog
 from models.measured import MeasuredCapacity
 from models.policy import Policy
 from models.scenario import Scenario
-from solver.capacity import closed_loop, staleness
-from solver.cli.common import echo_json, json_option, load
-from solver.memory import (
+from solver.capacity.memory import (
     MemoryPlan,
     check_fit,
     kv_bytes_per_token,
@@ -25,7 +23,9 @@ from solver.memory import (
     max_stable_sequences,
     memory_plan,
 )
-from solver.perf import perf_model
+from solver.capacity.perf import perf_model
+from solver.capacity.table import closed_loop, staleness
+from solver.cli.common import echo_json, json_option, load
 
 WHERE = "command line"
 

@@ -8,8 +8,8 @@ import click
 import yaml
 
 from solver.cli.common import echo_json, json_option
-from solver.profile import TraceProfile, profile_trace, workload_fields
-from solver.traces import TraceFormat, read_trace
+from solver.replay.profile import TraceProfile, profile_trace, workload_fields
+from solver.replay.traces import TraceFormat, read_trace
 
 
 @click.command("profile")

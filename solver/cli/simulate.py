@@ -20,8 +20,7 @@ from models.errors import InputError, Problem, did_you_mean
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
-from solver.fleet import load_fleet
-from solver.simulate import (
+from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     DEFAULT_MAX_SEQS,
     EngineConfig,
@@ -33,7 +32,8 @@ from solver.simulate import (
     replay,
     summarize,
 )
-from solver.traces import TraceFormat, read_trace, scale_arrivals
+from solver.replay.traces import TraceFormat, read_trace, scale_arrivals
+from solver.survivability.fleet import load_fleet
 
 #: Most replicas one replay builds (10^5 take ~5 s and 0.3 GB); a plan.json edited to 10^9
 #: replicas built one object per replica and never finished.

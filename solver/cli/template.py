@@ -11,7 +11,7 @@ from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
 from solver.cli.common import check_output, write_atomic
-from solver.scenario_xlsx import scenario_workbook_bytes, template_scenario
+from solver.outputs.scenario_template import scenario_workbook_bytes, template_scenario
 
 
 def _rebase(ref: str, source: Path, out: Path) -> str:

@@ -1,6 +1,7 @@
 """``fleetplan validate``: load a scenario and say what is in it, or everything wrong with it.
 
-Parse → validate → summarize (:func:`solver.summary.summarize`) → print. A bad scenario raises
+Parse → validate → summarize (:func:`solver.outputs.summary.summarize`) → print. A bad scenario
+raises
 :class:`~models.errors.InputError`, which the command group prints as a list of located problems
 with exit code 2.
 """
@@ -14,7 +15,7 @@ import click
 
 from models.common import PurchaseKind
 from solver.cli.common import echo_json, json_option, load, scenario_argument
-from solver.summary import ScenarioSummary, summarize
+from solver.outputs.summary import ScenarioSummary, summarize
 
 _LETTER = {PurchaseKind.reserved: "r", PurchaseKind.on_demand: "o", PurchaseKind.spot: "s"}
 

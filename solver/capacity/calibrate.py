@@ -1,0 +1,581 @@
+"""Fit the GPU efficiency factors of the performance model to measured timings.
+
+Method (docs/calibration.md):
+
+1. **Split.** Within each measurement kind, rows are ordered by the SHA-256 of their configuration
+   key and the first ``held_out_share`` of them (rounded) are held out: deterministic, stratified
+   by kind, independent of row order.
+2. **Predict.** Each row is predicted by :mod:`solver.capacity.perf` with a candidate
+   :class:`~models.catalog.EfficiencyFactors`: prefill and decode-step times from
+   :class:`~solver.capacity.perf.ReplicaPerf`, all-reduce times from
+   :func:`~solver.capacity.perf.allreduce_time_ms`,
+   GEMM times from the linear-layer FLOPs at the compute roofline, maximum throughput from the
+   capacity model's closed loop at the largest batch the KV cache holds
+   (:func:`max_output_tokens_per_s`, the figure ``fleetplan estimate`` reports).
+3. **Fit.** Per GPU type, the timing factors (:data:`FITTED`) minimise the sum of squared
+   relative errors ``(predicted − measured) ÷ measured`` over the training rows, each kind weighted
+   by ``1 / √rows`` so every kind counts the same whatever its row count. The silicon factors
+   (:data:`SHARED`) are one set per GPU; the runtime's fixed costs (:data:`PER_RUNTIME`) are one
+   set per runtime family measured on that GPU (:func:`runtime_of`), so a 2023 research runtime
+   and TensorRT-LLM do not have to share one per-step overhead. Each factor lives in its bounds
+   through a logistic map; a Levenberg–Marquardt iteration (numpy only, finite-difference
+   Jacobian) starts from a small deterministic set of points and keeps the best. A weak pull
+   (:data:`PRIOR_WEIGHT`) towards the prior factors keeps a factor the data cannot see at its prior.
+4. **Choose.** A GPU's calibrated factors are its silicon factors with the fixed costs of the
+   first runtime of :data:`PREFERRED_RUNTIMES` it has rows for (a modern runtime), else of the
+   runtime with the most rows.
+5. **Report.** Median absolute relative error per kind and GPU, on the training and the held-out
+   rows, each row predicted with its own runtime's factors.
+
+Pure functions: no I/O. The memory factors (``runtime_overhead_*``) are not fitted: no
+measurement here observes memory; they stay at the GPU's catalog values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.policy import Policy
+from solver.capacity.memory import max_stable_sequences
+from solver.capacity.perf import (
+    FLOPS_PER_PARAM,
+    ReplicaPerf,
+    allreduce_time_ms,
+    compute_tflops,
+    perf_model,
+)
+from solver.capacity.perfdata import (
+    SPLITWISE_FILE,
+    TRTLLM_FILE,
+    Measurement,
+    MeasurementKind,
+    to_frame,
+)
+from solver.capacity.table import closed_loop
+
+Vector = npt.NDArray[np.float64]
+
+#: Factors of the silicon and its kernels, one set per GPU, with their bounds (lower, upper) in
+#: the factor's unit.
+SHARED: dict[str, tuple[float, float]] = {
+    "compute_efficiency": (0.05, 1.0),  # [1]
+    "bandwidth_efficiency": (0.05, 1.0),  # [1]
+    "link_efficiency": (0.05, 1.0),  # [1]
+    "allreduce_latency_us": (0.0, 500.0),  # [µs]
+}
+
+#: Fixed costs of a serving runtime, one set per runtime family on a GPU, with their bounds.
+PER_RUNTIME: dict[str, tuple[float, float]] = {
+    "decode_step_overhead_ms": (0.0, 100.0),  # [ms]
+    "step_overhead_ms_per_layer": (0.0, 2.0),  # [ms/layer]
+    "step_overhead_ms_per_seq": (0.0, 5.0),  # [ms/sequence]
+}
+
+#: Every factor fitted, with its bounds.
+FITTED: dict[str, tuple[float, float]] = SHARED | PER_RUNTIME
+
+#: Prior of the fit: the schema defaults, except the per-layer and per-sequence costs, whose
+#: schema default (0, which keeps an uncalibrated GPU as it was) sits on the bound of the logistic
+#: map; their prior is a small cost of a modern runtime instead, and the fixed part gives up the
+#: share the layers take (80 layers × 0.025 ms + 1 ms ≈ the 3 ms default) [factor units].
+PRIOR_FACTORS: dict[str, float] = {
+    "decode_step_overhead_ms": 1.0,
+    "step_overhead_ms_per_layer": 0.025,
+    "step_overhead_ms_per_seq": 0.02,
+}
+
+#: Runtime families recognised from a measurement's ``source`` (its file); a row of any other
+#: source belongs to the unnamed family ``""`` (a user's own runtime).
+RUNTIMES: dict[str, str] = {
+    TRTLLM_FILE: "TensorRT-LLM",
+    SPLITWISE_FILE: "Splitwise-2023",
+}
+
+#: Runtimes whose fixed costs a GPU's calibrated factors take when it has their rows: modern
+#: production runtimes first (docs/calibration.md, "Runtimes").
+PREFERRED_RUNTIMES: tuple[str, ...] = ("TensorRT-LLM",)
+
+#: Kinds whose prediction depends on the runtime's fixed costs.
+RUNTIME_KINDS: frozenset[MeasurementKind] = frozenset({
+    MeasurementKind.prefill_ms,
+    MeasurementKind.decode_step_ms,
+    MeasurementKind.max_output_tokens_per_s,
+})
+
+#: Kinds the factors are fitted on. ``gemm_ms`` is predicted and reported as a check of the
+#: compute efficiency only: a serving engine's prefill is more than its GEMMs.
+FIT_KINDS: frozenset[MeasurementKind] = frozenset({
+    MeasurementKind.prefill_ms,
+    MeasurementKind.decode_step_ms,
+    MeasurementKind.allreduce_ms,
+    MeasurementKind.max_output_tokens_per_s,
+})
+
+#: Policy used for the memory margin when sizing the KV cache of a measured configuration.
+DEFAULT_POLICY = Policy()
+
+#: Default share of each kind held out of the fit [1].
+HELD_OUT_SHARE = 0.3
+
+#: Weight of the pull towards the prior, per factor, in logistic coordinates: a relative error of
+#: 1 % on a row of weight 1 costs as much as moving a factor by 10 logistic units, so the pull only
+#: decides what the data leave undetermined (a factor no row sees; the split of A100's fixed cost
+#: between per-step and per-layer, whose rows all have 80 layers) [1].
+PRIOR_WEIGHT = 0.001
+
+#: GPUs without measurements of their own take the fitted factors of a GPU of the same
+#: architecture and runtime class (docs/calibration.md, "GPUs without measurements").
+TRANSFER: dict[str, str] = {
+    "H100-PCIe": "H100-SXM",
+    "H200": "H100-SXM",
+    "A100-40GB": "A100-80GB",
+}
+
+
+def runtime_of(m: Measurement) -> str:
+    """The runtime family of a row: :data:`RUNTIMES` by the file its ``source`` names, else ``""``.
+    """
+    for prefix, name in RUNTIMES.items():
+        if m.source.startswith(prefix):
+            return name
+    return ""
+
+
+def row_key(m: Measurement) -> str:
+    """The configuration of a row, as text: what the held-out split hashes."""
+    return "|".join(str(x) for x in (
+        m.kind.value, m.model, m.gpu, m.precision.value, m.tp, m.batch, m.input_tokens,
+        m.output_tokens, m.context_tokens, m.size_bytes))
+
+
+def held_out_mask(measurements: Sequence[Measurement], share: float = HELD_OUT_SHARE) -> list[bool]:
+    """Which rows are held out: per kind, the ``round(share × n)`` rows of smallest key hash.
+
+    Deterministic (the hash of the row's configuration, not its position or a random draw) and
+    stratified by kind, so each kind is held out in the same proportion.
+    """
+    if not 0 <= share < 1:
+        raise ValueError("held-out share must be in [0, 1)")
+    mask = [False] * len(measurements)
+    by_kind: dict[MeasurementKind, list[int]] = {}
+    for i, m in enumerate(measurements):
+        by_kind.setdefault(m.kind, []).append(i)
+    for rows in by_kind.values():
+        ranked = sorted(rows, key=lambda i: (
+            hashlib.sha256(row_key(measurements[i]).encode()).hexdigest(), i))
+        for i in ranked[: round(share * len(rows))]:
+            mask[i] = True
+    return mask
+
+
+# ---------------------------------------------------------------------------------------------
+# Predictions
+
+
+def gemm_time_ms(model: LlmSpec, gpu: GpuType, m: Measurement, eff: EfficiencyFactors) -> float:
+    """One layer's linear projections for ``m.input_tokens`` tokens on one of ``m.tp`` GPUs [ms].
+
+    ``2 × (active parameters ÷ layers) × tokens ÷ TP ÷ (TFLOPS × compute efficiency)``; the
+    per-layer parameters include the embedding share, which at 0.5 B of Llama-2-70B's 69 B is
+    within the measurement noise.
+    """
+    flops = (
+        FLOPS_PER_PARAM * model.active_params_b * 1e9 / model.layers  # [FLOP/token/layer]
+        * m.input_tokens  # tokens
+        / m.tp  # GPUs sharing the GEMMs
+    )
+    return flops / (compute_tflops(gpu, m.precision) * 1e9 * eff.compute_efficiency)
+
+
+def max_output_tokens_per_s(perf: ReplicaPerf, input_tokens: int, output_tokens: int) -> float:
+    """Output tokens/s of one replica with no latency limit [tokens/s]: what ``fleetplan estimate``
+    reports as ``max_output_tokens_per_s``.
+
+    The replica's closed loop (:func:`solver.capacity.table.closed_loop`) at the largest batch whose
+    sequences all fit in the KV cache at full context (``max_stable_sequences`` at input + output);
+    0 when not even one sequence fits.
+    """
+    seqs = max_stable_sequences(perf.kv_capacity_tokens, input_tokens + output_tokens)
+    if seqs < 1:
+        return 0.0
+    return closed_loop(perf, input_tokens, output_tokens, seqs).output_tokens_per_s
+
+
+def predict(
+    m: Measurement, gpu: GpuType, model: LlmSpec | None, eff: EfficiencyFactors,
+    policy: Policy = DEFAULT_POLICY,
+) -> float:
+    """The performance model's value for one measurement, with factors ``eff`` [kind's unit]."""
+    if m.kind is MeasurementKind.allreduce_ms:
+        return allreduce_time_ms(m.size_bytes, m.tp, gpu.link_bandwidth_gb_per_s,
+                                 eff.link_efficiency, eff.allreduce_latency_us)
+    if model is None:
+        raise ValueError(f"a {m.kind} prediction needs the model")
+    if m.kind is MeasurementKind.gemm_ms:
+        return gemm_time_ms(model, gpu, m, eff)
+    perf = perf_model(model, gpu, m.precision, m.tp, eff,
+                      memory_margin_fraction=policy.memory_margin_fraction)
+    if m.kind is MeasurementKind.prefill_ms:
+        return float(perf.step_times_ms(
+            prefill_tokens=m.batch * m.input_tokens, decode_seqs=0, kv_tokens=0,
+            prefill_seqs=m.batch))
+    if m.kind is MeasurementKind.decode_step_ms:
+        return perf.decode_step_time_ms(m.batch, round(m.batch * m.context_tokens))
+    return max_output_tokens_per_s(perf, m.input_tokens, m.output_tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fitting
+
+
+def _to_unit(value: float, bounds: tuple[float, float]) -> float:
+    lo, hi = bounds
+    share = min(max((value - lo) / (hi - lo), 1e-6), 1 - 1e-6)
+    return math.log(share / (1 - share))
+
+
+def _from_unit(z: float, bounds: tuple[float, float]) -> float:
+    lo, hi = bounds
+    if z < -_EXP_LIMIT:  # exp(-z) would overflow; the share is 0 to double precision
+        return lo
+    return lo + (hi - lo) / (1 + math.exp(-z))
+
+
+#: Largest argument of ``math.exp`` that does not overflow a double (ln of its maximum).
+_EXP_LIMIT = 709.0
+
+
+def factors_from(
+    z: Vector, base: EfficiencyFactors, names: Mapping[str, tuple[float, float]] = FITTED
+) -> EfficiencyFactors:
+    """Factors at logistic coordinates ``z`` (order of ``names``), others from ``base``."""
+    update = {name: _from_unit(float(zi), b) for (name, b), zi in zip(names.items(), z,
+                                                                        strict=True)}
+    return base.model_copy(update=update)
+
+
+def coordinates_of(
+    eff: EfficiencyFactors, names: Mapping[str, tuple[float, float]] = FITTED
+) -> Vector:
+    """Logistic coordinates of the factors ``names`` of ``eff``."""
+    return np.array([_to_unit(getattr(eff, n), b) for n, b in names.items()])
+
+
+def unpack(
+    z: Vector, base: EfficiencyFactors, runtimes: Sequence[str]
+) -> dict[str, EfficiencyFactors]:
+    """Factors per runtime from the packed coordinates of :func:`pack`."""
+    shared = factors_from(z[: len(SHARED)], base, SHARED)
+    out = {}
+    for i, runtime in enumerate(runtimes):
+        start = len(SHARED) + i * len(PER_RUNTIME)
+        out[runtime] = factors_from(z[start: start + len(PER_RUNTIME)], shared, PER_RUNTIME)
+    return out
+
+
+def pack(eff: EfficiencyFactors, runtimes: Sequence[str]) -> Vector:
+    """Coordinates of one GPU's fit: :data:`SHARED` once, then :data:`PER_RUNTIME` per runtime,
+    every runtime starting from the fixed costs of ``eff``."""
+    return np.concatenate([coordinates_of(eff, SHARED)]
+                          + [coordinates_of(eff, PER_RUNTIME) for _ in runtimes])
+
+
+def levenberg_marquardt(
+    residuals: Callable[[Vector], Vector], z0: Vector, iterations: int = 60,
+    step: float = 1e-4,
+) -> tuple[Vector, float]:
+    """Minimise ``‖residuals(z)‖²`` from ``z0``; returns the best point and its cost.
+
+    Forward-difference Jacobian; the damping grows ×4 on a rejected step and shrinks ×0.3 on an
+    accepted one; stops when the cost improves by less than 1e-10 relatively.
+    """
+    z = np.array(z0, dtype=np.float64)
+    r = residuals(z)
+    cost = float(r @ r)
+    damping = 1e-2
+    for _ in range(iterations):
+        jac = np.empty((r.size, z.size))
+        for j in range(z.size):
+            dz = np.zeros_like(z)
+            dz[j] = step
+            jac[:, j] = (residuals(z + dz) - r) / step
+        jtj = jac.T @ jac
+        grad = jac.T @ r
+        improved = False
+        while damping < 1e8:
+            lhs = jtj + damping * (np.diag(np.diag(jtj)) + 1e-9 * np.eye(z.size))
+            delta = np.linalg.solve(lhs, -grad)
+            z_new = z + delta
+            r_new = residuals(z_new)
+            cost_new = float(r_new @ r_new)
+            if cost_new < cost:
+                improved = cost - cost_new > 1e-10 * max(cost, 1e-30)
+                z, r, cost = z_new, r_new, cost_new
+                damping = max(damping * 0.3, 1e-9)
+                break
+            damping *= 4
+        if not improved:
+            break
+    return z, cost
+
+
+#: Starting points besides the prior: a fast and a slow runtime (high/low efficiencies and
+#: small/large fixed costs).
+STARTS: tuple[EfficiencyFactors, ...] = (
+    EfficiencyFactors(compute_efficiency=0.7, bandwidth_efficiency=0.85, link_efficiency=0.8,
+                      allreduce_latency_us=10.0, decode_step_overhead_ms=0.5,
+                      step_overhead_ms_per_layer=0.01, step_overhead_ms_per_seq=0.005),
+    EfficiencyFactors(compute_efficiency=0.4, bandwidth_efficiency=0.5, link_efficiency=0.4,
+                      allreduce_latency_us=100.0, decode_step_overhead_ms=10.0,
+                      step_overhead_ms_per_layer=0.15, step_overhead_ms_per_seq=0.3),
+)
+
+
+def fit_prior(gpu: GpuType) -> EfficiencyFactors:
+    """The prior of a GPU fitted from scratch: schema defaults with :data:`PRIOR_FACTORS`, and
+    the GPU's own memory factors."""
+    return EfficiencyFactors(runtime_overhead_gib=gpu.efficiency.runtime_overhead_gib,
+                             runtime_overhead_fraction=gpu.efficiency.runtime_overhead_fraction,
+                             **PRIOR_FACTORS)
+
+
+@dataclass(frozen=True)
+class GpuFit:
+    """Fitted factors of one GPU type."""
+
+    gpu: str
+    factors: EfficiencyFactors
+    """The calibrated factors: silicon factors with the fixed costs of :attr:`runtime`."""
+    prior: str
+    """Where the prior came from: ``defaults`` or the GPU whose fit it transferred."""
+    train_rows: int
+    cost: float
+    """Final sum of squared weighted relative errors (with the prior term) [1]."""
+    runtime: str = ""
+    """The runtime family whose fixed costs :attr:`factors` holds (``""``: unnamed)."""
+    by_runtime: tuple[tuple[str, EfficiencyFactors], ...] = ()
+    """Factors of every runtime family fitted on this GPU."""
+
+    def factors_for(self, runtime: str) -> EfficiencyFactors:
+        """Factors of ``runtime`` on this GPU; the calibrated ones for a runtime not fitted."""
+        return dict(self.by_runtime).get(runtime, self.factors)
+
+
+def fit_gpu(
+    rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
+    policy: Policy = DEFAULT_POLICY,
+) -> tuple[dict[str, EfficiencyFactors], float]:
+    """Least-squares factors of one GPU type from its training rows (relative errors).
+
+    Returns the factors per runtime family of the rows whose prediction uses the fixed costs
+    (``{"": ...}`` when none does) and the final cost.
+    """
+    counts: dict[MeasurementKind, int] = {}
+    for m, _ in rows:
+        counts[m.kind] = counts.get(m.kind, 0) + 1
+    weights = np.array([1 / math.sqrt(counts[m.kind]) for m, _ in rows])
+    measured = np.array([m.value for m, _ in rows])
+    runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
+    slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
+    z_prior = pack(prior, runtimes)
+
+    def residuals(z: Vector) -> Vector:
+        by_runtime = [unpack(z, prior, runtimes)[r] for r in runtimes]
+        pred = np.array([predict(m, gpu, model, by_runtime[i], policy)
+                         for (m, model), i in zip(rows, slot, strict=True)])
+        rel = (pred - measured) / measured * weights
+        return np.concatenate([rel, PRIOR_WEIGHT * (z - z_prior)])
+
+    best_z, best_cost = z_prior, math.inf
+    for z0 in [z_prior] + [pack(s, runtimes) for s in STARTS]:
+        z, cost = levenberg_marquardt(residuals, z0)
+        if cost < best_cost:
+            best_z, best_cost = z, cost
+    return unpack(best_z, prior, runtimes), best_cost
+
+
+def choose_runtime(by_runtime: Mapping[str, EfficiencyFactors],
+                   rows: Sequence[Measurement]) -> str:
+    """The runtime whose fixed costs a GPU's calibrated factors take: the first of
+    :data:`PREFERRED_RUNTIMES` fitted, else the one with the most rows (then by name)."""
+    for runtime in PREFERRED_RUNTIMES:
+        if runtime in by_runtime:
+            return runtime
+    count = {r: sum(runtime_of(m) == r for m in rows) for r in by_runtime}
+    return min(by_runtime, key=lambda r: (-count[r], r))
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole calibration
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One measurement next to the calibrated model's prediction."""
+
+    measurement: Measurement
+    predicted: float
+    held_out: bool
+
+    @property
+    def relative_error(self) -> float:
+        """(predicted − measured) ÷ measured [1]."""
+        return (self.predicted - self.measurement.value) / self.measurement.value
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    """Median absolute relative error of one kind on one GPU (or ``all``)."""
+
+    kind: MeasurementKind
+    gpu: str
+    train_rows: int
+    held_out_rows: int
+    train_median_abs_error: float | None
+    """[1]; ``None`` without training rows."""
+    held_out_median_abs_error: float | None
+    """[1]; ``None`` without held-out rows."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Fitted factors per GPU, every prediction, and the rows that could not be used."""
+
+    fits: tuple[GpuFit, ...]
+    transferred: tuple[tuple[str, str], ...]
+    """(GPU without measurements, GPU whose timing factors it takes)."""
+    predictions: tuple[Prediction, ...]
+    memory_factors: tuple[tuple[str, float, float], ...] = ()
+    """(GPU, runtime_overhead_gib, runtime_overhead_fraction) of each transfer target: its own."""
+    skipped: tuple[tuple[Measurement, str], ...] = field(default=())
+    """Rows not used, with the reason (model or GPU not in the catalog, ...)."""
+    held_out_share: float = HELD_OUT_SHARE
+
+    def factors(self) -> dict[str, EfficiencyFactors]:
+        """Calibrated factors by GPU name: the fitted ones, then the transferred ones."""
+        out = {f.gpu: f.factors for f in self.fits}
+        memory = {g: (gib, frac) for g, gib, frac in self.memory_factors}
+        for target, source in self.transferred:
+            gib, frac = memory.get(target, (out[source].runtime_overhead_gib,
+                                            out[source].runtime_overhead_fraction))
+            out[target] = out[source].model_copy(update={
+                "runtime_overhead_gib": gib, "runtime_overhead_fraction": frac})
+        return out
+
+    def errors(self) -> list[ErrorSummary]:
+        """Error summary per kind and GPU, then per kind over all GPUs (``gpu == "all"``)."""
+        groups: dict[tuple[MeasurementKind, str], list[Prediction]] = {}
+        for p in self.predictions:
+            groups.setdefault((p.measurement.kind, p.measurement.gpu), []).append(p)
+            groups.setdefault((p.measurement.kind, "all"), []).append(p)
+        out = []
+        for (kind, gpu), preds in sorted(groups.items(), key=lambda kv: (
+                list(MeasurementKind).index(kv[0][0]), kv[0][1] == "all", kv[0][1])):
+            train = [abs(p.relative_error) for p in preds if not p.held_out]
+            held = [abs(p.relative_error) for p in preds if p.held_out]
+            out.append(ErrorSummary(
+                kind=kind, gpu=gpu, train_rows=len(train), held_out_rows=len(held),
+                train_median_abs_error=float(np.median(train)) if train else None,
+                held_out_median_abs_error=float(np.median(held)) if held else None))
+        return out
+
+
+def calibrate(
+    measurements: Sequence[Measurement],
+    gpus: Iterable[GpuType],
+    models: Iterable[LlmSpec],
+    held_out_share: float = HELD_OUT_SHARE,
+    transfer: Mapping[str, str] = TRANSFER,
+    policy: Policy = DEFAULT_POLICY,
+) -> Calibration:
+    """Fit every GPU type that has measurements; transfer factors to those that have none.
+
+    The prior of a GPU is :func:`fit_prior` (schema defaults, so a fit does not depend on an
+    earlier calibration), except that a GPU listed in ``transfer`` whose source GPU was fitted first
+    starts from, and is pulled towards, the source's fitted factors. Memory factors are the
+    catalog GPU's own.
+    """
+    gpu_by_name = {g.name: g for g in gpus}
+    model_by_name = {m.name: m for m in models}
+    usable: list[tuple[Measurement, LlmSpec | None]] = []
+    skipped: list[tuple[Measurement, str]] = []
+    for m in measurements:
+        if m.gpu not in gpu_by_name:
+            skipped.append((m, f"GPU `{m.gpu}` is not in the catalog"))
+        elif m.model is not None and m.model not in model_by_name:
+            skipped.append((m, f"model `{m.model}` is not in the catalog"))
+        elif m.precision not in gpu_by_name[m.gpu].precisions:
+            skipped.append((m, f"{m.gpu} does not run {m.precision.value}"))
+        else:
+            usable.append((m, model_by_name.get(m.model or "")))
+    mask = held_out_mask([m for m, _ in usable], held_out_share)
+    measured_gpus = sorted({m.gpu for m, _ in usable})
+    # sources of transfers first, so their fits can serve as priors
+    order = sorted(measured_gpus, key=lambda g: (g in transfer, g))
+    fitted: dict[str, EfficiencyFactors] = {}
+    fits: list[GpuFit] = []
+    for name in order:
+        gpu = gpu_by_name[name]
+        source = transfer.get(name)
+        base = fit_prior(gpu)
+        prior, prior_name = base, "defaults"
+        if source in fitted:
+            prior = fitted[source].model_copy(update={
+                "runtime_overhead_gib": base.runtime_overhead_gib,
+                "runtime_overhead_fraction": base.runtime_overhead_fraction})
+            prior_name = source
+        train = [(m, spec) for (m, spec), held in zip(usable, mask, strict=True)
+                 if not held and m.gpu == name and m.kind in FIT_KINDS]
+        by_runtime, cost = fit_gpu(train, gpu, prior, policy) if train else ({"": prior}, 0.0)
+        runtime = choose_runtime(by_runtime, [m for m, _ in train])
+        fitted[name] = by_runtime[runtime]
+        fits.append(GpuFit(gpu=name, factors=by_runtime[runtime], prior=prior_name,
+                           train_rows=len(train), cost=cost, runtime=runtime,
+                           by_runtime=tuple(sorted(by_runtime.items()))))
+    transferred = tuple(sorted((t, s) for t, s in transfer.items()
+                               if t in gpu_by_name and t not in fitted and s in fitted))
+    fit_of = {f.gpu: f for f in fits}
+    predictions = tuple(
+        Prediction(measurement=m, held_out=held,
+                   predicted=predict(m, gpu_by_name[m.gpu], spec,
+                                     fit_of[m.gpu].factors_for(runtime_of(m)), policy))
+        for (m, spec), held in zip(usable, mask, strict=True)
+    )
+    memory = tuple((t, gpu_by_name[t].efficiency.runtime_overhead_gib,
+                    gpu_by_name[t].efficiency.runtime_overhead_fraction) for t, _ in transferred)
+    return Calibration(fits=tuple(sorted(fits, key=lambda f: f.gpu)), transferred=transferred,
+                       predictions=predictions, memory_factors=memory, skipped=tuple(skipped),
+                       held_out_share=held_out_share)
+
+
+#: Digits kept in the overlay (factors are fitted to a few per cent; more digits are noise).
+SIGNIFICANT_DIGITS = 4
+
+
+def overlay_document(calibration: Calibration, source: str) -> dict[str, Any]:
+    """The catalog overlay: ``gpus: [{name, efficiency: {...}}]`` for every calibrated GPU."""
+    def rounded(x: float) -> float:
+        return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
+
+    gpus = [
+        {"name": name, "efficiency": {k: rounded(v) for k, v in eff.model_dump().items()}}
+        for name, eff in sorted(calibration.factors().items())
+    ]
+    return {"source": source, "gpus": gpus}
+
+
+def predictions_csv(calibration: Calibration) -> str:
+    """Every used measurement with its prediction, relative error and split, as CSV text."""
+    frame = to_frame(p.measurement for p in calibration.predictions)
+    frame["predicted"] = [p.predicted for p in calibration.predictions]
+    frame["relative_error"] = [p.relative_error for p in calibration.predictions]
+    frame["held_out"] = [p.held_out for p in calibration.predictions]
+    return str(frame.to_csv(index=False, lineterminator="\n"))

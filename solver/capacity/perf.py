@@ -1,0 +1,278 @@
+"""Step time of one replica: prefill, decode and mixed continuous-batching iterations.
+
+One iteration of a serving engine processes ``P`` prefill tokens and one decode token for each of
+``B`` running sequences. Its time is a roofline plus fixed costs::
+
+    t = max(compute_ms, memory_ms) + allreduce_ms + overhead_ms      (0 when P + B = 0)
+
+* compute: linear layers (2 FLOP per active parameter per token) plus attention (4 × layers ×
+  heads × head_dim FLOP per query–key pair), at the precision's dense tensor FLOPS ×
+  ``compute_efficiency`` × TP;
+* memory: weights per GPU (for mixture-of-experts, only the experts the tokens touch) plus the KV
+  cache read and written, at HBM bandwidth × ``bandwidth_efficiency``;
+* all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
+  each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
+* overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
+  layer (kernel launches) and ``step_overhead_ms_per_seq`` per sequence in the iteration
+  (sampling, per-sequence attention launches, scheduling).
+
+Every formula, with units, is in docs/capacity-model.md ("Prefill", "Decode"). The arithmetic
+is written once and works on floats and numpy arrays alike, so the trace replay can call it a
+million times and the calibration can fit :class:`~models.catalog.EfficiencyFactors` with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.common import Precision
+from models.policy import Policy
+from models.scenario import Scenario
+from solver.capacity.memory import (
+    BYTES_PER_GIB,
+    check_fit,
+    kv_bytes_per_token_per_gpu,
+    kv_precision,
+    memory_plan,
+    weight_bytes_per_gpu,
+)
+
+#: Bytes of one activation element moved by tensor-parallel all-reduce (BF16) [bytes].
+ACTIVATION_BYTES = 2
+#: All-reduces per transformer layer under Megatron tensor parallelism (after attention, after MLP).
+ALLREDUCES_PER_LAYER = 2
+#: FLOP per active parameter per token of a forward pass (one multiply-add) [FLOP].
+FLOPS_PER_PARAM = 2
+#: FLOP per query–key pair per head-dim element per layer: QKᵀ (2) + attention × V (2) [FLOP].
+ATTENTION_FLOPS_PER_PAIR_ELEMENT = 4
+
+Num = TypeVar("Num", float, npt.NDArray[np.float64])
+
+
+def compute_tflops(gpu: GpuType, precision: Precision) -> float:
+    """Dense tensor throughput the GEMMs run at [10^12 FLOP/s].
+
+    FP8 weights run FP8 GEMMs; BF16 and weight-only int8/int4 (dequantised to BF16 in the kernel,
+    as AWQ/GPTQ/Marlin do) run BF16 GEMMs.
+    """
+    if precision is Precision.fp8 and gpu.fp8_tflops is not None:
+        return gpu.fp8_tflops
+    return gpu.bf16_tflops
+
+
+def allreduce_latency_ms(tp: int, latency_us: float) -> float:
+    """Latency part of one all-reduce over ``tp`` GPUs [ms].
+
+    ``latency × log2 T``: the 2-GPU latency, growing with the steps of the collective (NCCL's
+    tree and the synchronisation of more ranks). log2 T fits Vidur's NCCL data better than
+    ``T − 1`` (docs/calibration.md, "All-reduce latency"); zero at T = 1.
+    """
+    if tp <= 1:
+        return 0.0
+    return latency_us / 1000.0 * math.log2(tp)
+
+
+def allreduce_time_ms(
+    message_bytes: float, tp: int, link_gb_per_s: float, link_efficiency: float,
+    latency_us: float,
+) -> float:
+    """Time of one ring all-reduce of ``message_bytes`` over ``tp`` GPUs [ms].
+
+    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency) + latency × log2 T``; zero at T = 1.
+    """
+    if tp <= 1:
+        return 0.0
+    wire_bytes = 2 * (tp - 1) / tp * message_bytes  # ring: reduce-scatter + all-gather
+    return (wire_bytes / (link_gb_per_s * 1e6 * link_efficiency)
+            + allreduce_latency_ms(tp, latency_us))
+
+
+def prefill_attention_pairs(tokens: Num, seqs: Num, context_tokens: Num) -> Num:
+    """Query–key pairs of a causal prefill of ``tokens`` new tokens [pairs].
+
+    The tokens are split evenly over ``seqs`` sequences that already hold ``context_tokens``
+    cached tokens between them; each new token attends to its sequence's cache and to the new
+    tokens before it: ``T·C/n + T·(T/n + 1)/2``.
+    """
+    return tokens * context_tokens / seqs + tokens * (tokens / seqs + 1) / 2
+
+
+@dataclass(frozen=True)
+class ReplicaPerf:
+    """Performance of one replica (``tp`` GPUs) of one model at one precision on one GPU type.
+
+    The coefficients are precomputed so each step-time call is a handful of float operations.
+    """
+
+    model: str
+    gpu: str
+    precision: Precision
+    tp: int
+    kv_capacity_tokens: int
+    """Tokens of KV cache the replica holds (0 if the weights leave no room) [tokens]."""
+    weights_gib_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    flops_per_token: float
+    """Linear-layer work: 2 × active parameters [FLOP/token]."""
+    attention_flops_per_pair: float
+    """4 × layers × attention heads × head dim [FLOP per query–key pair]."""
+    flops_per_ms: float
+    """Achieved replica compute: TFLOPS × compute efficiency × TP × 10^9 [FLOP/ms]."""
+    weight_bytes_per_gpu: float
+    bytes_per_ms: float
+    """Achieved HBM bandwidth of one GPU: GB/s × bandwidth efficiency × 10^6 [bytes/ms]."""
+    active_share: float
+    """Active ÷ total parameters (1 for dense models) [1]."""
+    allreduce_ms_per_step: float
+    """Latency part of the all-reduces of one iteration: 2 × layers × latency × log2 T [ms]."""
+    allreduce_ms_per_token: float
+    """Bandwidth part of the all-reduces of one iteration, per token in it [ms/token]."""
+    step_overhead_ms: float
+    """Fixed cost of a non-empty iteration: per-step + layers × per-layer overhead [ms]."""
+    seq_overhead_ms: float = 0.0
+    """Cost of each sequence in an iteration (decoded or prefilled) [ms/sequence]."""
+
+    def step_time_ms(
+        self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
+        prefill_seqs: int = 1, prefill_context_tokens: int = 0,
+    ) -> float:
+        """One continuous-batching iteration [ms].
+
+        Prefills ``prefill_tokens`` new tokens (split over ``prefill_seqs`` sequences already
+        holding ``prefill_context_tokens`` cached tokens between them) and decodes one token for
+        each of ``decode_seqs`` sequences whose KV cache totals ``kv_tokens``.
+        """
+        return float(self._iteration_ms(
+            float(prefill_tokens), float(decode_seqs), float(kv_tokens),
+            float(max(prefill_seqs, 1)), float(prefill_context_tokens),
+        ))
+
+    def step_times_ms(
+        self, prefill_tokens: npt.ArrayLike, decode_seqs: npt.ArrayLike, kv_tokens: npt.ArrayLike,
+        prefill_seqs: npt.ArrayLike = 1, prefill_context_tokens: npt.ArrayLike = 0,
+    ) -> npt.NDArray[np.float64]:
+        """:meth:`step_time_ms` over numpy arrays (broadcast) [ms]."""
+        def arr(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
+            return np.asarray(x, dtype=np.float64)
+
+        return self._iteration_ms(
+            arr(prefill_tokens), arr(decode_seqs), arr(kv_tokens),
+            np.maximum(arr(prefill_seqs), 1.0), arr(prefill_context_tokens),
+        )
+
+    def prefill_time_ms(self, tokens: int, context_tokens: int = 0) -> float:
+        """Prefill of one prompt of ``tokens`` new tokens after ``context_tokens`` cached [ms]."""
+        return self.step_time_ms(tokens, 0, 0, 1, context_tokens)
+
+    def prefill_marginal_ms(self, tokens: int, context_tokens: int = 0) -> float:
+        """GPU time a prompt adds to the iterations it joins under continuous batching [ms].
+
+        Its compute, the bandwidth part of its all-reduces and one sequence's per-step cost
+        (it is in at least one iteration): the weight read, the all-reduce latency and the
+        fixed step overhead are paid by the iteration anyway.
+        """
+        pairs = prefill_attention_pairs(float(tokens), 1.0, float(context_tokens))
+        compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
+            self.flops_per_ms
+        )
+        return compute_ms + self.allreduce_ms_per_token * tokens + self.seq_overhead_ms
+
+    def decode_step_time_ms(self, batch: int, kv_tokens: int) -> float:
+        """One decode step of ``batch`` sequences whose KV cache totals ``kv_tokens`` [ms]."""
+        return self.step_time_ms(0, batch, kv_tokens)
+
+    def _iteration_ms(self, p: Num, b: Num, k: Num, n: Num, c: Num) -> Num:
+        tokens = p + b  # tokens through the linear layers [tokens]
+        pairs = k + prefill_attention_pairs(p, n, c)  # decode: one query per cached token
+        compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
+            self.flops_per_ms
+        )
+        touched = 1 - (1 - self.active_share) ** tokens  # share of weights the tokens read
+        kv_bytes = self.kv_bytes_per_token_per_gpu * (k + c + tokens)  # read cache, write new
+        memory_ms = (self.weight_bytes_per_gpu * touched + kv_bytes) / self.bytes_per_ms
+        roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
+        comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
+        busy = tokens > 0  # an empty iteration costs nothing
+        seqs = b + n * (p > 0)  # sequences in the iteration: decoded, and prefilled if any
+        overhead_ms = self.step_overhead_ms + self.seq_overhead_ms * seqs
+        return (roofline_ms + comm_ms + overhead_ms) * busy
+
+
+def perf_model(
+    model: LlmSpec,
+    gpu: GpuType,
+    precision: Precision,
+    tp: int,
+    efficiency: EfficiencyFactors | None = None,
+    memory_margin_fraction: float = Policy().memory_margin_fraction,
+) -> ReplicaPerf:
+    """Performance coefficients of a replica, with ``efficiency`` (default: the GPU's own).
+
+    Does not check that the configuration fits (the calibration fits factors on measured
+    configurations as they are); :func:`replica_perf` does.
+    """
+    eff = efficiency if efficiency is not None else gpu.efficiency
+    if efficiency is not None:
+        gpu = gpu.model_copy(update={"efficiency": efficiency})
+    plan = memory_plan(model, gpu, precision, tp, memory_margin_fraction)
+    message_bytes_per_token = model.hidden_size * ACTIVATION_BYTES  # [bytes/token]
+    n_allreduce = ALLREDUCES_PER_LAYER * model.layers
+    allreduce_ms_per_token = n_allreduce * (
+        allreduce_time_ms(message_bytes_per_token, tp, gpu.link_bandwidth_gb_per_s,
+                          eff.link_efficiency, 0.0)
+    )
+    allreduce_ms_per_step = n_allreduce * allreduce_latency_ms(tp, eff.allreduce_latency_us)
+    return ReplicaPerf(
+        model=model.name,
+        gpu=gpu.name,
+        precision=precision,
+        tp=tp,
+        kv_capacity_tokens=plan.kv_capacity_tokens,
+        weights_gib_per_gpu=weight_bytes_per_gpu(model, precision, tp) / BYTES_PER_GIB,
+        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, kv_precision(precision), tp),
+        flops_per_token=FLOPS_PER_PARAM * model.active_params_b * 1e9,
+        attention_flops_per_pair=(
+            ATTENTION_FLOPS_PER_PAIR_ELEMENT * model.layers * model.attention_heads
+            * model.head_dim
+        ),
+        flops_per_ms=compute_tflops(gpu, precision) * 1e9 * eff.compute_efficiency * tp,
+        weight_bytes_per_gpu=weight_bytes_per_gpu(model, precision, tp),
+        bytes_per_ms=gpu.hbm_bandwidth_gb_per_s * 1e6 * eff.bandwidth_efficiency,
+        active_share=model.active_params_b / model.total_params_b,
+        allreduce_ms_per_step=allreduce_ms_per_step,
+        allreduce_ms_per_token=allreduce_ms_per_token,
+        step_overhead_ms=(eff.decode_step_overhead_ms  # [ms]
+                          + eff.step_overhead_ms_per_layer * model.layers),  # [ms/layer × layers]
+        seq_overhead_ms=eff.step_overhead_ms_per_seq,  # [ms/sequence]
+    )
+
+
+def replica_perf(
+    scenario: Scenario, model: str, gpu: str, precision: Precision, tp: int
+) -> ReplicaPerf:
+    """Performance of a replica of a scenario's configuration.
+
+    Raises
+    ------
+    ValueError
+        When the model or GPU is unknown, or the configuration cannot serve (the message is
+        :func:`solver.capacity.memory.check_fit`'s reason).
+    """
+    models = {m.name: m for m in scenario.models}
+    gpus = {g.name: g for g in scenario.gpus}
+    if model not in models:
+        raise ValueError(f"unknown model `{model}`")
+    if gpu not in gpus:
+        raise ValueError(f"unknown GPU `{gpu}`")
+    spec, gpu_type = models[model], gpus[gpu]
+    reason = check_fit(spec, gpu_type, precision, tp, scenario.policy, 1)
+    if reason is not None:
+        raise ValueError(reason)
+    return perf_model(spec, gpu_type, precision, tp,
+                      memory_margin_fraction=scenario.policy.memory_margin_fraction)

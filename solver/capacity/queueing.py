@@ -1,0 +1,224 @@
+"""Queueing formulas: the wait before a prompt's prefill, and the spread of per-token latency.
+
+The prefill side of a replica is modelled as an M/G/1 queue: Poisson arrivals, one server (the
+replica's GPUs, which run one prompt's prefill at a time in arrival order), general service
+times (prompt lengths vary). The Pollaczek–Khinchine formula gives the mean wait; the 95th
+percentile uses the standard exponential-tail approximation of the M/G/1 waiting time.
+
+A request's time per output token is the mean of the iterations of its decode life; the
+iterations that carry a prefill chunk are slower, and their number in a life is Poisson, so the
+per-request TPOT is a Poisson mixture over the output-length distribution
+(:func:`tpot_quantile_ms`). The reasons and assumptions are in docs/capacity-model.md ("Queueing
+model", "TPOT P95"). Pure functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+import numpy.typing as npt
+
+from models.workload import TokenPercentiles
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Standard normal quantile of 0.95 [1].
+Z_95 = NormalDist().inv_cdf(0.95)
+
+#: Bins of the continuous part of a length distribution (the P99 atom comes on top) [points].
+LENGTH_SAMPLES = 40
+#: Cells of the grid the prefill time in a request's life is computed on [cells].
+GRID_CELLS = 256
+#: The grid spans the mean + this many standard deviations + the largest prompt [1].
+GRID_SDS = 8.0
+#: Candidate latencies evaluated per refinement pass of :func:`tpot_quantile_ms` [points].
+QUANTILE_GRID = 128
+#: Refinement passes of :func:`tpot_quantile_ms` (resolution 127⁻² of the bracket) [1].
+QUANTILE_PASSES = 2
+
+
+def pk_mean_wait_ms(
+    rate_per_ms: float, mean_service_ms: float, second_moment_service_ms2: float
+) -> float:
+    """Pollaczek–Khinchine mean wait of an M/G/1 queue [ms].
+
+    ``W = λ E[S²] / (2 (1 − ρ))`` with ``ρ = λ E[S]``; infinite when ``ρ ≥ 1``.
+    """
+    rho = rate_per_ms * mean_service_ms
+    if rho >= 1:
+        return math.inf
+    return rate_per_ms * second_moment_service_ms2 / (2 * (1 - rho))
+
+
+def wait_quantile_ms(mean_wait_ms: float, rho: float, q: float = 0.95) -> float:
+    """``q``-quantile of the M/G/1 wait from its mean (exponential-tail approximation) [ms].
+
+    ``P(W > t) ≈ ρ exp(−ρ t / E[W])`` (exact for M/M/1): an arrival waits with probability ρ,
+    and a waiting time is about exponential with mean ``E[W] / ρ``. So
+    ``t_q = E[W] / ρ × ln(ρ / (1 − q))`` when ``ρ > 1 − q``, else 0.
+    """
+    if rho >= 1 or math.isinf(mean_wait_ms):
+        return math.inf
+    if rho <= 1 - q or mean_wait_ms <= 0:
+        return 0.0
+    return mean_wait_ms / rho * math.log(rho / (1 - q))
+
+
+def poisson_p95(mean: float) -> float:
+    """95th percentile of a Poisson count with mean ``mean`` (normal approximation) [count].
+
+    The number of requests in decode is the occupancy of an M/G/∞ system, which is Poisson.
+    """
+    return mean + Z_95 * math.sqrt(max(mean, 0.0))
+
+
+@dataclass(frozen=True, eq=False)
+class LengthSamples:
+    """A length distribution as weighted points: ``E[f(L)] ≈ Σ weights × f(tokens)``."""
+
+    tokens: FloatArray
+    """Lengths, rising [tokens]."""
+    weights: FloatArray
+    """Probability of each point; they sum to 1 [1]."""
+
+    @property
+    def mean(self) -> float:
+        """Mean length [tokens]."""
+        return float(self.weights @ self.tokens)
+
+    def expect(self, values: npt.ArrayLike) -> float:
+        """Expectation of per-point ``values`` (one per length) over the distribution."""
+        return float(self.weights @ np.asarray(values, dtype=np.float64))
+
+
+def length_samples(tokens: TokenPercentiles, n: int = LENGTH_SAMPLES) -> LengthSamples:
+    """A lognormal fitted to P50 and P95, clipped at P99, as ``n + 1`` weighted points [tokens].
+
+    ``ln L ~ N(ln p50, σ²)`` with ``σ = ln(p95 / p50) / z₀.₉₅`` — the distribution the replay's
+    synthetic traces draw (``solver.replay.traces.synthetic_trace``). Everything above P99 is
+    clipped to
+    P99: an atom of probability ``1 − u_c`` at P99, ``u_c = Φ(ln(p99 / p50) / σ)``. The part
+    below is cut into ``n`` bins of the quantile ``u ∈ [0, u_c]`` with edges
+    ``u_c (1 − (1 − i/n)²)`` — narrower towards the tail, where the prefill work (quadratic in
+    the length) and long decode lives weigh most — each represented by the length at its middle
+    quantile. (Equally likely midpoints stop at the 98.75th percentile and under-count
+    ``E[L⁴]`` of a short-output workload by a third; this scheme is within 1 %.)
+    """
+    p50, p99 = float(tokens.p50), float(tokens.p99)
+    sigma = math.log(tokens.p95 / tokens.p50) / Z_95
+    if sigma == 0.0:
+        return LengthSamples(np.array([p50]), np.array([1.0]))
+    normal = NormalDist()
+    u_clip = normal.cdf(math.log(p99 / p50) / sigma)  # share of the lognormal below P99 [1]
+    x = np.arange(n + 1) / n
+    edges = u_clip * (1 - (1 - x) ** 2)
+    mids = (edges[1:] + edges[:-1]) / 2
+    z = np.array([normal.inv_cdf(u) for u in mids])
+    lengths = np.minimum(p50 * np.exp(sigma * z), p99)
+    weights = np.diff(edges)
+    if u_clip < 1.0:
+        lengths = np.append(lengths, p99)
+        weights = np.append(weights, 1.0 - u_clip)
+    return LengthSamples(lengths, weights / weights.sum())
+
+
+def tpot_quantile_ms(
+    decode_steps: npt.ArrayLike, weights: npt.ArrayLike, step_ms: float,
+    jump_ms: npt.ArrayLike, jump_weights: npt.ArrayLike, expected_jumps: npt.ArrayLike,
+    waiting_share: float = 0.0, jumps_per_wait: float = 0.0, cap_ms: npt.ArrayLike = math.inf,
+    q: float = 0.95,
+) -> float:
+    """``q``-quantile of per-request time per output token under chunked prefill [ms].
+
+    A request of ``m`` decode steps (output tokens − 1; probability ``weights``) shares its life
+    with the prefill of a random number of prompts, each adding ``S`` ms (a value of
+    ``jump_ms`` with probability ``jump_weights``): Poisson with mean ``expected_jumps``, plus,
+    with probability ``waiting_share``, a geometric number with mean ``jumps_per_wait`` (the
+    prompts that arrive while the request waits an exponential time for its prefill). The sum
+    ``A`` is capped at ``cap_ms``; the request's TPOT is ``step_ms + min(A, cap) ÷ m``. Returns
+    the smallest ``t`` with ``Σ_m w_m P(TPOT_m ≤ t) ≥ q``: the quantile of the mixture over the
+    length distribution.
+
+    Each row's ``A`` is computed on a grid of :data:`GRID_CELLS` cells spanning its mean +
+    :data:`GRID_SDS` standard deviations + the largest jump, from its characteristic function
+    ``exp(μ (φ_S − 1)) × (1 − ρ_w + ρ_w ÷ (1 − ν (φ_S − 1)))`` — compound Poisson times the
+    compound zero-inflated geometric — by one FFT. Each jump's probability is split between the
+    two cells around it so that its mean is kept (linear binning), and the CDF is read linearly
+    between cells: each jump is placed within a cell, and the result moves continuously with the
+    inputs. The quantile is the upper end of the bracket left by :data:`QUANTILE_PASSES` passes
+    of a :data:`QUANTILE_GRID`-point grid.
+
+    Parameters
+    ----------
+    decode_steps
+        Decode steps of each length point (≥ 1; points of one output token have no TPOT and are
+        left out by the caller), shape (M,) [steps].
+    weights
+        Probability of each length point (renormalised here), shape (M,) [1].
+    step_ms
+        Decode iteration time without prefill [ms].
+    jump_ms
+        Time each kind of prompt adds to the life of a request of each length point, shape
+        (M, J) or (J,) [ms].
+    jump_weights
+        Probability of each kind of prompt, shape (J,) [1].
+    expected_jumps
+        Mean number of prompts prefilled in the life in any case, shape (M,) or scalar [1].
+    waiting_share, jumps_per_wait
+        ρ_w: probability that the request waited; ν: mean prompts arriving in a wait [1].
+    cap_ms
+        The most the prefill can add to one life, shape (M,) or scalar [ms].
+    """
+    m = np.asarray(decode_steps, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
+    jw = np.asarray(jump_weights, dtype=np.float64)
+    jw = jw / jw.sum()
+    mu = np.broadcast_to(np.asarray(expected_jumps, dtype=np.float64), m.shape)
+    cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
+    rho, nu = (waiting_share, jumps_per_wait) if jumps_per_wait > 0 else (0.0, 0.0)
+    # moments of A per row: K₀ ~ Poisson(μ); K_w = 0 w.p. 1 − ρ, else geometric with mean ν
+    s1, s2 = jumps @ jw, (jumps * jumps) @ jw  # E[S], E[S²] [ms, ms²]
+    mean_k_w, var_k_w = rho * nu, rho * (nu + 2 * nu * nu) - (rho * nu) ** 2
+    mean_a = (mu + mean_k_w) * s1
+    var_a = (mu + mean_k_w) * s2 + var_k_w * s1 * s1
+    span = mean_a + GRID_SDS * np.sqrt(var_a) + jumps.max(axis=1)  # A beyond it is negligible
+    if not (span > 0).any() or not (cap > 0).any():
+        return step_ms
+    cell = np.where(span > 0, span, 1.0) / GRID_CELLS  # [ms]
+    # linear binning: a jump between two cells splits its probability so its mean is kept, and
+    # the distribution moves continuously with the inputs
+    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
+    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
+    upper = (position - index) * jw  # probability moved to the next cell
+    flat = (index + GRID_CELLS * np.arange(m.size)[:, None]).ravel()
+    pmf_s = (np.bincount(flat, weights=(jw - upper).ravel(), minlength=m.size * GRID_CELLS)
+             + np.bincount(flat + 1, weights=upper.ravel(), minlength=m.size * GRID_CELLS))
+    pmf_s = pmf_s.reshape(m.size, GRID_CELLS)
+    psi = np.fft.rfft(pmf_s, axis=1) - 1.0  # φ_S − 1
+    phi = np.exp(mu[:, None] * psi) * (1 - rho + rho / (1 - nu * psi))
+    cdf = np.minimum(np.cumsum(np.maximum(np.fft.irfft(phi, n=GRID_CELLS, axis=1), 0.0),
+                               axis=1), 1.0)  # P(A ≤ k × cell)
+    rows = np.arange(m.size)[:, None]
+    per_ms = (m / cell)[:, None]  # cells per ms of TPOT above step_ms [1/ms]
+    top_tpot = (step_ms + np.minimum(cap, span) / m)[:, None]  # where each row's CDF is 1 [ms]
+
+    def mixture_cdf(t: FloatArray) -> FloatArray:
+        x = np.clip((t[None, :] - step_ms) * per_ms, 0.0, GRID_CELLS - 1.0)  # [cells]
+        k = np.minimum(np.floor(x), GRID_CELLS - 2).astype(np.int64)
+        at = cdf[rows, k] + (x - k) * (cdf[rows, k + 1] - cdf[rows, k])  # linear between cells
+        below = np.where(t[None, :] >= step_ms, at, 0.0)
+        return np.asarray(w @ np.where(t[None, :] >= top_tpot - 1e-12, 1.0, below))
+
+    low, high = step_ms, float(top_tpot.max())
+    if mixture_cdf(np.array([low]))[0] >= q:
+        return step_ms
+    for _ in range(QUANTILE_PASSES):
+        grid = np.linspace(low, high, QUANTILE_GRID)
+        first = int(np.argmax(mixture_cdf(grid) >= q))
+        low, high = float(grid[first - 1]), float(grid[first])
+    return high

@@ -1,0 +1,270 @@
+"""The capacity contract: the configuration rows a plan rests on, and what expires them.
+
+``contract.yaml`` lists, for each configuration the plan buys replicas of, the field's
+configuration-matrix row (model digest, GPU, runtime, precision, TP, workload, max stable
+sequences, tested peak requests/s, TTFT P95, decode P95, headroom, source) and a fingerprint of
+every input that, when it changes, makes the row's conclusion unsafe: the weights, the runtime,
+the precision and TP, the measured row's date, the catalog efficiency factors (analytic rows)
+and the SLO and token lengths the rate was derived for. :func:`check_contract` compares a
+contract with a scenario as it is now and says which rows have expired and why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import yaml
+from pydantic import Field
+
+from models.capacity import CapacityRow, CapacityTable
+from models.catalog import EfficiencyFactors
+from models.common import CapacitySource, Frozen, Precision
+from models.errors import InputError, Problem
+from models.loader import read_document, validate_as
+from models.measured import MeasuredCapacity
+from models.plan import Plan
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.outputs.atomic import write_atomic
+from solver.outputs.report import used_configs
+
+CONTRACT_VERSION = 1
+
+
+class Fingerprint(Frozen):
+    """Inputs a contract row's conclusion depends on; any change expires the row."""
+
+    model: str
+    model_weights_digest: str | None
+    runtime: str
+    """Serving runtime and version as the workload names it (e.g. ``vllm-0.6.3``)."""
+    driver: str | None = None
+    """GPU driver where the measurement recorded one; the schema has none yet, so ``None``."""
+    precision: Precision
+    tp: int
+    measured_on: dt.date | None
+    """Date of the measured row the rate comes from; ``None`` for an analytic row."""
+    efficiency: EfficiencyFactors
+    """The GPU's catalog efficiency factors (they set an analytic row's rate)."""
+    slo_ttft_p95_ms: float
+    slo_tpot_p95_ms: float
+    input_tokens_p95: int
+    output_tokens_p95: int
+
+
+class ContractRow(Frozen):
+    """One configuration-matrix row of the contract."""
+
+    workload: str
+    model: str
+    model_digest: str | None
+    gpu: str
+    runtime: str
+    precision: Precision
+    tp: int = Field(ge=1)
+    max_stable_sequences: int
+    tested_peak_rps: float
+    """SLO-holding rate of one replica (the capacity table's ``slo_rps``) [1/s]."""
+    ttft_p95_ms: float
+    decode_p95_ms_per_token: float
+    headroom: float
+    source: CapacitySource
+    replicas_planned: int
+    """Most replicas of this configuration running in any one slice, over all zones."""
+    fingerprint: Fingerprint
+
+
+class Contract(Frozen):
+    """Everything in ``contract.yaml``."""
+
+    version: int = CONTRACT_VERSION
+    scenario: str
+    plan_fingerprint: str = ""
+    measured_max_age_days: int = Field(ge=1)
+    rows: tuple[ContractRow, ...]
+    """Required, though it may be empty: a contract whose rows were cut off must not pass."""
+
+
+class ExpiredRow(Frozen):
+    """A contract row that no longer holds for the scenario, with every reason found."""
+
+    workload: str
+    gpu: str
+    tp: int
+    reasons: tuple[str, ...]
+
+
+def _measured_row(scenario: Scenario, wl: Workload, gpu: str, tp: int) -> MeasuredCapacity | None:
+    """The measured row of this exact configuration (latest date wins), if any."""
+    rows = [m for m in scenario.measured
+            if m.workload == wl.name and m.gpu == gpu and m.tp == tp and m.model == wl.model
+            and m.runtime == wl.runtime and m.precision == wl.precision]
+    return max(rows, key=lambda m: m.measured_on) if rows else None
+
+
+def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
+                   source: CapacitySource) -> Fingerprint:
+    """The fingerprint of one configuration as the scenario stands."""
+    measured = _measured_row(scenario, wl, gpu, tp) if source is CapacitySource.measured else None
+    return Fingerprint(
+        model=wl.model,
+        model_weights_digest=scenario.model(wl.model).weights_digest,
+        runtime=wl.runtime,
+        precision=wl.precision,
+        tp=tp,
+        measured_on=measured.measured_on if measured is not None else None,
+        efficiency=scenario.gpu(gpu).efficiency,
+        slo_ttft_p95_ms=wl.slo.ttft_p95_ms,
+        slo_tpot_p95_ms=wl.slo.tpot_p95_ms,
+        input_tokens_p95=wl.input_tokens.p95,
+        output_tokens_p95=wl.output_tokens.p95,
+    )
+
+
+def _peak_replicas(plan: Plan, workload: str, gpu: str, tp: int) -> int:
+    """Most replicas of a configuration running at once: reserved plus the busiest slice."""
+    mine = [a for a in plan.allocations if (a.workload, a.gpu, a.tp) == (workload, gpu, tp)]
+    reserved = sum(a.replicas for a in mine if a.slice is None)
+    per_slice: dict[str, int] = {}
+    for a in mine:
+        if a.slice is not None:
+            per_slice[a.slice] = per_slice.get(a.slice, 0) + a.replicas
+    return reserved + max(per_slice.values(), default=0)
+
+
+def _row(plan: Plan, scenario: Scenario, cap: CapacityRow) -> ContractRow:
+    wl = scenario.workload(cap.workload)
+    return ContractRow(
+        workload=cap.workload, model=cap.model, model_digest=cap.model_digest, gpu=cap.gpu,
+        runtime=cap.runtime, precision=cap.precision, tp=cap.tp,
+        max_stable_sequences=cap.max_stable_sequences, tested_peak_rps=cap.slo_rps,
+        ttft_p95_ms=cap.ttft_p95_ms, decode_p95_ms_per_token=cap.tpot_p95_ms,
+        headroom=cap.headroom, source=cap.source,
+        replicas_planned=_peak_replicas(plan, cap.workload, cap.gpu, cap.tp),
+        fingerprint=fingerprint_of(scenario, wl, cap.gpu, cap.tp, cap.source),
+    )
+
+
+def build_contract(plan: Plan, scenario: Scenario, table: CapacityTable) -> Contract:
+    """Contract rows for every configuration the plan buys replicas of, in table order."""
+    rows = []
+    for workload, gpu, tp in used_configs(plan, table):
+        cap = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)),
+                   None)
+        if cap is not None:
+            rows.append(_row(plan, scenario, cap))
+    return Contract(scenario=scenario.name, plan_fingerprint=plan.fingerprint,
+                    measured_max_age_days=scenario.policy.measured_max_age_days,
+                    rows=tuple(rows))
+
+
+def contract_yaml(contract: Contract) -> str:
+    """``contract.yaml`` text: fields in schema order, dates as ISO strings."""
+    header = ("# Capacity contract written by fleetplan: the configurations this plan rests on.\n"
+              "# `fleetplan check --contract contract.yaml SCENARIO` says which rows expired.\n")
+    return header + yaml.safe_dump(contract.model_dump(mode="json"), sort_keys=False,
+                                   allow_unicode=True)
+
+
+def write_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
+                   path: str | Path) -> Path:
+    """Write ``contract.yaml`` atomically; returns its path."""
+    path = Path(path)
+    write_atomic(path, contract_yaml(build_contract(plan, scenario, table)))
+    return path
+
+
+def load_contract(path: str | Path) -> Contract:
+    """Read and validate a ``contract.yaml``; a bad file is a located InputError."""
+    path = Path(path)
+    doc = read_document(path)
+    if not isinstance(doc, dict):
+        raise InputError([Problem(str(path), "", "expected a mapping with `rows:`",
+                                  "give the contract.yaml written beside a plan")])
+    return validate_as(Contract, doc, str(path))
+
+
+def _as_of(scenario: Scenario, today: dt.date | None) -> dt.date:
+    if scenario.policy.as_of is not None:
+        return dt.date.fromisoformat(scenario.policy.as_of)
+    return today if today is not None else dt.date.today()
+
+
+def _diff(label: str, old: object, new: object) -> list[str]:
+    return [] if old == new else [f"{label} changed from {old} to {new}"]
+
+
+def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
+                   max_age_days: int) -> tuple[str, ...]:
+    """Why one contract row no longer holds for the scenario (empty when it still does)."""
+    names = {w.name for w in scenario.workloads}
+    if row.workload not in names:
+        return (f"workload `{row.workload}` is no longer in the scenario",)
+    if row.gpu not in {g.name for g in scenario.gpus}:
+        return (f"GPU `{row.gpu}` is no longer in the catalog",)
+    wl = scenario.workload(row.workload)
+    if wl.model not in {m.name for m in scenario.models}:
+        return (f"model `{wl.model}` is not in the catalog",)
+    old = row.fingerprint
+    new = fingerprint_of(scenario, wl, row.gpu, row.tp, row.source)
+    reasons = [
+        *_diff("model", old.model, new.model),
+        *_diff("model weights digest", old.model_weights_digest, new.model_weights_digest),
+        *_diff("runtime", old.runtime, new.runtime),
+        *_diff("precision", old.precision.value, new.precision.value),
+        *_diff("SLO TTFT P95 [ms]", old.slo_ttft_p95_ms, new.slo_ttft_p95_ms),
+        *_diff("SLO per-token P95 [ms]", old.slo_tpot_p95_ms, new.slo_tpot_p95_ms),
+        *_diff("input tokens P95", old.input_tokens_p95, new.input_tokens_p95),
+        *_diff("output tokens P95", old.output_tokens_p95, new.output_tokens_p95),
+    ]
+    if old.driver is not None and new.driver is not None:
+        reasons += _diff("driver", old.driver, new.driver)
+    if row.tp > (scenario.gpu(row.gpu).gpus_per_node):
+        reasons.append(f"TP {row.tp} no longer fits a node of {scenario.gpu(row.gpu).gpus_per_node}"
+                       " GPUs")
+    if row.source is CapacitySource.measured:
+        if new.measured_on is None:
+            reasons.append("the measured row it rests on is no longer in the scenario")
+        else:
+            reasons += _diff("measured row date", old.measured_on, new.measured_on)
+        if old.measured_on is not None:
+            age = (as_of - old.measured_on).days
+            if age > max_age_days:
+                reasons.append(f"measured on {old.measured_on}, {age} days before {as_of}: older "
+                               f"than the {max_age_days}-day limit")
+    else:
+        for field in EfficiencyFactors.model_fields:
+            reasons += _diff(f"{row.gpu} efficiency factor {field}",
+                             getattr(old.efficiency, field), getattr(new.efficiency, field))
+    return tuple(reasons)
+
+
+def check_contract(contract_path: str | Path, scenario: Scenario,
+                   today: dt.date | None = None) -> list[ExpiredRow]:
+    """Rows of a contract that have expired against the scenario, each with its reasons.
+
+    Ages count to the scenario's ``policy.as_of``, else ``today`` (default: the current date);
+    the age limit is the scenario's ``policy.measured_max_age_days``.
+    """
+    contract = load_contract(contract_path)
+    as_of = _as_of(scenario, today)
+    max_age = scenario.policy.measured_max_age_days
+    out = []
+    for row in contract.rows:
+        reasons = expiry_reasons(row, scenario, as_of, max_age)
+        if reasons:
+            out.append(ExpiredRow(workload=row.workload, gpu=row.gpu, tp=row.tp, reasons=reasons))
+    return out
+
+
+def render_expired(expired: list[ExpiredRow], contract_path: str | Path) -> list[str]:
+    """Lines for people: which contract rows expired and why (or that none did)."""
+    if not expired:
+        return [f"contract {contract_path}: every row still holds"]
+    out = [f"contract {contract_path}: {len(expired)} row{'s' if len(expired) != 1 else ''} "
+           "expired — re-test these configurations before relying on the plan"]
+    for e in expired:
+        out.append(f"  {e.workload} on {e.gpu} TP{e.tp}:")
+        out += [f"    - {reason}" for reason in e.reasons]
+    return out

@@ -1,0 +1,395 @@
+"""Figures a reviewer reads, derived from a plan, and ``report.md`` built from them.
+
+The derivations (GPUs by type, demand vs capacity per slice, survivability margins, reserved
+share) are pure functions of a :class:`~models.plan.Plan` and its
+:class:`~models.scenario.Scenario`; the workbook, the comparison and the report all read them, so
+one figure has one formula (documented in docs/outputs.md).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.capacity import CapacityTable
+from models.common import PurchaseKind
+from models.plan import Plan, Slice
+from models.scenario import Scenario
+from models.workload import HOURS_PER_DAY, Workload
+from solver.outputs.atomic import write_atomic
+from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
+from solver.survivability.failures import spot_interruption_rate
+
+#: Purchase kinds in the order they are shown everywhere.
+PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
+
+
+@dataclass(frozen=True)
+class GpuCount:
+    """GPUs held in one zone, of one type, bought one way, at the busiest slice."""
+
+    zone: str
+    gpu: str
+    purchase: PurchaseKind
+    gpus: int
+    """Reserved: the GPUs bought; elastic: the most GPUs running in any one slice [GPUs]."""
+    cost_per_month: float
+    """All rows of this zone, GPU and kind (every slice) [currency/month]."""
+
+
+@dataclass(frozen=True)
+class SliceFigures:
+    """Demand and capacity of one workload in one slice of the peak day."""
+
+    workload: str
+    slice: str
+    demand_rps: float
+    """Busiest hour of the slice: peak × hourly share, or the batch volume spread evenly [1/s]."""
+    capacity_rps: float
+    """Σ replicas × SLO-holding rate of the replicas running in the slice [1/s]."""
+    expected_rps: float
+    """The same with spot replicas discounted by their zone's interruption rate [1/s]."""
+    usable_rps: float
+    """Σ replicas × rate × target utilization (× (1 − interruption) for spot) [1/s]."""
+
+
+@dataclass(frozen=True)
+class Margin:
+    """Worst survivability margin of one workload under one failure, over every slice."""
+
+    failure: str
+    workload: str
+    slice: str
+    capacity_rps: float
+    demand_rps: float
+    margin: float | None
+    """(capacity − demand) ÷ demand at the worst slice [1]; ``None`` where demand is zero."""
+    holds: bool
+    """The plan's own verdict: true only if it holds in every slice."""
+
+
+
+def gpu_counts(plan: Plan) -> tuple[GpuCount, ...]:
+    """GPUs per (zone, GPU, purchase kind): reserved as bought, elastic at its busiest slice."""
+    peak: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
+    cost: dict[tuple[str, str, PurchaseKind], float] = defaultdict(float)
+    for n in plan.nodes:
+        key = (n.zone, n.gpu, n.purchase)
+        peak[key] = max(peak[key], n.gpus)
+        cost[key] += n.cost_per_month
+    order = {k: i for i, k in enumerate(PURCHASE_ORDER)}
+    keys = sorted(peak, key=lambda k: (k[0], k[1], order[k[2]]))
+    return tuple(GpuCount(z, g, p, peak[(z, g, p)], cost[(z, g, p)]) for z, g, p in keys)
+
+
+def gpus_by(plan: Plan, field: str) -> dict[str, int]:
+    """Sum of :func:`gpu_counts` by ``zone``, ``gpu`` or ``purchase`` [GPUs], sorted by key."""
+    out: dict[str, int] = defaultdict(int)
+    for c in gpu_counts(plan):
+        out[str(getattr(c, field))] += c.gpus
+    return dict(sorted(out.items()))
+
+
+def cost_by_zone_and_kind(plan: Plan) -> dict[tuple[str, PurchaseKind], float]:
+    """Monthly cost per (zone, purchase kind), from the node rows [currency/month]."""
+    out: dict[tuple[str, PurchaseKind], float] = defaultdict(float)
+    for n in plan.nodes:
+        out[(n.zone, n.purchase)] += n.cost_per_month
+    return dict(out)
+
+
+def reserved_share(plan: Plan) -> float | None:
+    """Share of the monthly cost paid for reserved capacity [1]; ``None`` for a zero-cost plan."""
+    total = sum(n.cost_per_month for n in plan.nodes)
+    if total <= 0:
+        return None
+    return sum(n.cost_per_month for n in plan.nodes if n.purchase is PurchaseKind.reserved) / total
+
+
+def slice_demand_rps(workload: Workload, slice_: Slice) -> float:
+    """Demand of a slice: its busiest hour (the program plans each slice for its peak) [1/s]."""
+    hourly = workload.hourly_demand_rps()
+    return max(hourly[h] for h in slice_.hours)
+
+
+def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
+    """Demand and capacity of every workload in every slice, in slice then workload order.
+
+    Usable capacity counts as the program does: Σ replicas × SLO-holding rate × target
+    utilization, spot replicas discounted by their zone's interruption rate.
+    """
+    out = []
+    for slice_ in plan.slices:
+        for wl in scenario.workloads:
+            running = [a for a in plan.allocations
+                       if a.workload == wl.name and a.slice in (None, slice_.name)]
+            capacity = sum(a.replicas * a.replica_capacity_rps for a in running)
+            expected = sum(
+                a.replicas * a.replica_capacity_rps  # [1/s]
+                * (1.0 - spot_interruption_rate(scenario, a.zone, a.gpu)
+                   if a.purchase is PurchaseKind.spot else 1.0)
+                for a in running)
+            out.append(SliceFigures(
+                workload=wl.name,
+                slice=slice_.name,
+                demand_rps=slice_demand_rps(wl, slice_),
+                capacity_rps=capacity,
+                expected_rps=expected,
+                usable_rps=expected * wl.utilization,
+            ))
+    return tuple(out)
+
+
+def peak_utilization(figures: Sequence[SliceFigures], workload: str) -> float | None:
+    """Highest demand ÷ capacity at SLO over the slices of one workload [1], spot replicas at
+    their expected rate (as the program counts them); ``None`` without capacity."""
+    ratios = [f.demand_rps / f.expected_rps for f in figures
+              if f.workload == workload and f.expected_rps > 0]
+    return max(ratios) if ratios else None
+
+
+def _margin(capacity: float, demand: float) -> float | None:
+    return (capacity - demand) / demand if demand > 0 else None
+
+
+def survivability_margins(plan: Plan) -> tuple[Margin, ...]:
+    """Worst slice per (failure, workload) of the plan's survivability rows, in plan order."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, row in enumerate(plan.survivability):
+        groups.setdefault((row.failure, row.workload), []).append(i)
+    out = []
+    for (failure, workload), idx in groups.items():
+        rows = [plan.survivability[i] for i in idx]
+        worst = min(rows, key=lambda r: (r.capacity_rps - r.demand_rps) / r.demand_rps
+                    if r.demand_rps > 0 else float("inf"))
+        out.append(Margin(failure, workload, worst.slice, worst.capacity_rps, worst.demand_rps,
+                          _margin(worst.capacity_rps, worst.demand_rps),
+                          all(r.holds for r in rows)))
+    return tuple(out)
+
+
+def tokens_per_month(plan: Plan) -> float:
+    """All tokens (input + output) the plan carries in a month, from its cost attribution."""
+    return sum(w.tokens_per_month for w in plan.workload_costs)
+
+
+def tenant_costs(plan: Plan) -> dict[str, tuple[float, float]]:
+    """Per tenant: (cost per month [currency/month], tokens per month), sorted by tenant."""
+    out: dict[str, tuple[float, float]] = {}
+    for w in plan.workload_costs:
+        cost, tokens = out.get(w.tenant, (0.0, 0.0))
+        out[w.tenant] = (cost + w.cost_per_month, tokens + w.tokens_per_month)
+    return dict(sorted(out.items()))
+
+
+def used_configs(plan: Plan, table: CapacityTable) -> tuple[tuple[str, str, int], ...]:
+    """(workload, GPU, TP) configurations the plan allocates replicas to, in table order."""
+    used = {(a.workload, a.gpu, a.tp) for a in plan.allocations if a.replicas > 0}
+    seen: list[tuple[str, str, int]] = []
+    for r in table.rows:
+        key = (r.workload, r.gpu, r.tp)
+        if key in used and key not in seen:
+            seen.append(key)
+    seen.extend(sorted(used - set(seen)))
+    return tuple(seen)
+
+
+# --- report.md ------------------------------------------------------------------------------
+
+#: File names written beside the plan.
+REPORT_FILE = "report.md"
+COST_CHART_FILE = "cost_by_zone.png"
+DAY_CHART_FILE = "capacity_vs_demand.png"
+
+
+def md(text: object) -> str:
+    """User text made safe inside a Markdown table cell: no pipes, no newlines, no HTML."""
+    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+            .replace("\r", " ").replace("\n", " "))
+
+
+def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
+    out += ["| " + " | ".join(md(v) for v in row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.2f}"
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def day_panels(plan: Plan, scenario: Scenario) -> tuple[DayPanel, ...]:
+    """Per-hour series of each workload for the capacity-vs-demand chart (slices expanded)."""
+    figures = {(f.workload, f.slice): f for f in slice_figures(plan, scenario)}
+    hour_slice = {h: s.name for s in plan.slices for h in s.hours}
+    panels = []
+    for wl in scenario.workloads:
+        found = [figures.get((wl.name, hour_slice.get(h, ""))) for h in range(HOURS_PER_DAY)]
+        panels.append(DayPanel(
+            title=wl.name,
+            demand_rps=wl.hourly_demand_rps(),
+            usable_rps=[f.usable_rps if f else 0.0 for f in found],
+            capacity_rps=[f.capacity_rps if f else 0.0 for f in found],
+            utilization=wl.utilization,
+            spot=any(a.workload == wl.name and a.purchase is PurchaseKind.spot
+                     for a in plan.allocations),
+        ))
+    return tuple(panels)
+
+
+def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[list[object]]:
+    figures = slice_figures(plan, scenario)
+    rows: list[list[object]] = []
+    for wl in scenario.workloads:
+        configs = [c for c in used_configs(plan, table) if c[0] == wl.name]
+        peak = max((f.demand_rps for f in figures if f.workload == wl.name), default=0.0)
+        util = peak_utilization(figures, wl.name)
+        if not configs:
+            rows.append([wl.name, wl.tenant, "—", "—", "—", f"{peak:,.2f}", _share(util), "—",
+                         "—", "—"])
+            continue
+        for _, gpu, tp in configs:
+            mine = [a for a in plan.allocations if (a.workload, a.gpu, a.tp) == (wl.name, gpu, tp)]
+            reserved = sum(a.replicas for a in mine if a.slice is None)
+            per_slice: dict[str, int] = defaultdict(int)
+            for a in mine:
+                if a.slice is not None:
+                    per_slice[a.slice] += a.replicas
+            cap = next((r for r in table.rows
+                        if (r.workload, r.gpu, r.tp) == (wl.name, gpu, tp)), None)
+            rows.append([
+                wl.name, wl.tenant, f"{gpu} {wl.precision.value} TP{tp}",
+                f"{reserved} + {max(per_slice.values(), default=0)}",
+                f"{mine[0].replica_capacity_rps:,.3f} ({mine[0].capacity_source.value})",
+                f"{peak:,.2f}", _share(util),
+                f"{cap.ttft_p95_ms:,.0f} / {wl.slo.ttft_p95_ms:,.0f}" if cap else "—",
+                f"{cap.tpot_p95_ms:,.1f} / {wl.slo.tpot_p95_ms:,.1f}" if cap else "—",
+                _share(cap.headroom) if cap else "—",
+            ])
+    return rows
+
+
+def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
+                  charts: Sequence[str] = ()) -> str:
+    """``report.md``: what a reviewer reads; ``charts`` are the PNG file names written beside."""
+    cur = plan.cost.currency
+    s = plan.solver
+    gap = "—" if s.gap is None else f"{s.gap:.2%}"
+    lines = [
+        f"# Fleet plan: {md(plan.scenario)}", "",
+        f"Status **{plan.status.value}** ({md(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
+        f"Input fingerprint `{md(plan.fingerprint) or '—'}`.", "",
+    ]
+    if scenario.description:
+        lines += [md(scenario.description), ""]
+    if plan.diagnosis:
+        lines += ["## Why the scenario is infeasible", ""]
+        lines += _table(["Requirement", "Workload", "Zone", "GPU", "Slice", "Short by", "Message"],
+                        [[d.requirement, d.workload or "", d.zone or "", d.gpu or "",
+                          d.slice or "", f"{d.amount:,.2f} {d.unit}", d.message]
+                         for d in plan.diagnosis])
+    lines += ["## Cost", ""]
+    lines += _table(["Figure", "Value"], [
+        [f"Cost per month [{cur}/month]", _money(plan.cost.per_month)],
+        [f"Cost per year [{cur}/year]", _money(plan.cost.per_month * 12)],
+        [f"Cost per million tokens, input + output [{cur}/Mtok]",
+         _money(plan.cost.per_million_tokens)],
+        [f"Cost per million output tokens [{cur}/Mtok]",
+         _money(plan.cost.per_million_output_tokens)],
+        ["Share of cost on reserved capacity", _share(reserved_share(plan))],
+    ])
+    if COST_CHART_FILE in charts:
+        lines += [f"![Monthly cost by zone and purchase kind]({COST_CHART_FILE})", ""]
+    lines += ["## GPUs", "",
+              "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
+    lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]"],
+                    [[c.zone, c.gpu, c.purchase.value, c.gpus, _money(c.cost_per_month)]
+                     for c in gpu_counts(plan)])
+    lines += ["## Workloads", "",
+              "Replicas: reserved + most elastic in one slice. Latency: predicted P95 at the "
+              "SLO-holding rate / SLO.", ""]
+    lines += _table(["Workload", "Tenant", "Configuration", "Replicas", "Rate [req/s/replica]",
+                     "Peak demand [req/s]", "Utilization at peak", "TTFT P95 [ms]",
+                     "Per-token P95 [ms]", "Headroom"], _workload_rows(plan, scenario, table))
+    if DAY_CHART_FILE in charts:
+        lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
+    lines += ["## Survivability", "",
+              "Worst slice of each failure; margin = (capacity − demand) ÷ demand.", ""]
+    lines += _table(["Failure", "Workload", "Worst slice", "Capacity [req/s]", "Demand [req/s]",
+                     "Margin", "Result"],
+                    [[m.failure, m.workload, m.slice, f"{m.capacity_rps:,.2f}",
+                      f"{m.demand_rps:,.2f}", _share(m.margin), "holds" if m.holds else "FAILS"]
+                     for m in survivability_margins(plan)])
+    lines += ["## Cost attribution", ""]
+    lines += _table(["Workload", "Tenant", f"Cost [{cur}/month]", "Tokens [Mtok/month]",
+                     f"{cur}/Mtok"],
+                    [[w.workload, w.tenant, _money(w.cost_per_month),
+                      f"{w.tokens_per_month / 1e6:,.1f}", _money(w.per_million_tokens)]
+                     for w in plan.workload_costs])
+    lines += _table(["Tenant", f"Cost [{cur}/month]", "Tokens [Mtok/month]", f"{cur}/Mtok"],
+                    [[t, _money(c), f"{n / 1e6:,.1f}", _money(c / (n / 1e6) if n > 0 else None)]
+                     for t, (c, n) in tenant_costs(plan).items()])
+    p = scenario.policy
+    lines += ["## Assumptions", ""]
+    lines += _table(["Assumption", "Value"], [
+        ["Hours per month", f"{p.hours_per_month:g}"],
+        ["Utilization after a failure (share of SLO-holding rate)", _share(p.failure_utilization)],
+        ["Monthly budget", _money(p.monthly_budget)],
+        ["Measured rows valid for", f"{p.measured_max_age_days} days"],
+        ["Replicas of different workloads share nodes",
+         "yes" if p.share_nodes else "no (dedicated pools)"],
+        ["Slices of the peak day", ", ".join(f"{sl.name} ({len(sl.hours)} h)"
+                                             for sl in plan.slices)],
+    ])
+    used = {(n.zone, n.gpu) for n in plan.nodes}
+    price_rows = []
+    for z in scenario.zones:
+        for o in z.offers:
+            if (z.id, o.gpu) in used:
+                for kind in PURCHASE_ORDER:
+                    t = o.terms(kind)
+                    if t is not None:
+                        rate = spot_interruption_rate(scenario, z.id, o.gpu)  # [1/h]
+                        price_rows.append([z.id, o.gpu, kind.value, f"{t.price_per_gpu_hour:.4f}",
+                                           t.stock_gpus,
+                                           f"{rate:g}" if kind is PurchaseKind.spot else "—",
+                                           o.price_source or "scenario"])
+    lines += _table(["Zone", "GPU", "Purchase", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
+                     "Spot interruption rate [1/h]", "Price source"], price_rows)
+    lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Input P50/P95",
+                     "Output P50/P95", "Typical input/output [tokens] (mean, else P50)",
+                     "SLO TTFT/per-token P95 [ms]", "Survivability",
+                     "Target utilization"],
+                    [[w.name, w.model,
+                      f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
+                      if w.batch else "", f"{w.input_tokens.p50}/{w.input_tokens.p95}",
+                      f"{w.output_tokens.p50}/{w.output_tokens.p95}",
+                      f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",
+                      f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", w.survivability.value,
+                      _share(w.utilization)] for w in scenario.workloads])
+    lines += ["Every figure, its formula and its source: docs/outputs.md. Inputs: "
+              + ", ".join(f"`{md(src)}`" for src in scenario.sources), ""]
+    return "\n".join(lines)
+
+
+def write_report(plan: Plan, scenario: Scenario, table: CapacityTable,
+                 out_dir: str | Path) -> list[Path]:
+    """Write ``report.md`` and its PNG charts into ``out_dir``; returns the paths written."""
+    out = Path(out_dir)
+    written: list[Path] = []
+    costs = cost_by_zone_and_kind(plan)
+    if costs:
+        write_atomic(out / COST_CHART_FILE, cost_by_zone_chart(costs, plan.cost.currency))
+        written.append(out / COST_CHART_FILE)
+    if scenario.workloads and plan.slices:
+        write_atomic(out / DAY_CHART_FILE, capacity_vs_demand_chart(day_panels(plan, scenario)))
+        written.append(out / DAY_CHART_FILE)
+    write_atomic(out / REPORT_FILE, render_report(plan, scenario, table,
+                                                  [p.name for p in written]))
+    return [out / REPORT_FILE, *written]

@@ -1,0 +1,196 @@
+"""What a validated scenario contains, in figures a planner can check at a glance.
+
+Feeds ``fleetplan validate``: per workload its peak request rate and the token demand that rate
+brings (input and output tokens/s), zones grouped by region with the GPU types each offers, the
+GPU types on offer and the measured capacity rows, with why any will not be used. Pure functions
+of a resolved :class:`~models.scenario.Scenario`; no I/O.
+"""
+
+from __future__ import annotations
+
+from models.common import Frozen, Precision, PurchaseKind, Survivability, WorkloadClass
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.table import stale_measurements
+
+
+class WorkloadSummary(Frozen):
+    """One pool and its peak demand."""
+
+    name: str
+    model: str
+    precision: Precision
+    workload_class: WorkloadClass
+    tenant: str
+    survivability: Survivability
+    peak_rps: float
+    """Highest hourly arrival rate of the peak day [1/s]."""
+    peak_input_tokens_per_s: float
+    """Input tokens/s at the peak rate: peak rate × typical input length [tokens/s]."""
+    peak_output_tokens_per_s: float
+    """Output tokens/s at the peak rate: peak rate × typical output length [tokens/s]."""
+    peak_tokens_per_s: float
+    """Input plus output tokens/s at the peak rate [tokens/s]."""
+    target_utilization: float
+    allowed_gpus: tuple[str, ...] | None
+    """``None`` means every GPU type in the catalog."""
+
+
+class OfferSummary(Frozen):
+    """What one zone sells of one GPU type."""
+
+    kinds: tuple[PurchaseKind, ...]
+    """Purchase kinds sold."""
+    gpus_per_node: int
+    """Purchase unit: the offer's node size, else the GPU type's [GPUs]."""
+
+
+class ZoneSummary(Frozen):
+    """One zone: the GPU types it sells and how."""
+
+    id: str
+    region: str
+    offers: dict[str, OfferSummary]
+    """GPU type → what the zone sells of it."""
+
+
+class GpuSummary(Frozen):
+    """One GPU type on offer somewhere in the scenario."""
+
+    name: str
+    memory_gib: float
+    gpus_per_node: int
+    precisions: tuple[Precision, ...]
+    zones: int
+    """Zones offering it [count]."""
+    cheapest_on_demand_per_gpu_hour: float | None
+    """Lowest on-demand price over zones [currency/GPU-hour]; ``None`` where none is sold."""
+
+
+class MeasuredSummary(Frozen):
+    """One measured capacity row."""
+
+    workload: str
+    model: str
+    gpu: str
+    precision: Precision
+    tp: int
+    max_stable_sequences: int
+    tested_peak_rps: float
+    measured_on: str
+
+
+class ScenarioSummary(Frozen):
+    """Everything ``fleetplan validate`` prints for a good scenario."""
+
+    name: str
+    description: str
+    currency: str
+    workloads: tuple[WorkloadSummary, ...]
+    regions: dict[str, tuple[ZoneSummary, ...]]
+    """Region → its zones, in scenario order."""
+    gpus: tuple[GpuSummary, ...]
+    catalog_gpu_count: int
+    catalog_model_count: int
+    measured: tuple[MeasuredSummary, ...]
+    measured_warnings: tuple[str, ...]
+    """Measured rows that will not be used, each with why (stale, or no matching candidate)."""
+    peak_tokens_per_s: float
+    """Sum of every workload's peak tokens/s (an upper bound: peaks need not coincide)."""
+    sources: tuple[str, ...]
+
+
+def peak_rps(workload: Workload) -> float:
+    """Highest hourly arrival rate of the peak day [1/s].
+
+    An arrival's peak is ``peak_rps`` (its shape peaks at 1.0); a batch volume is spread evenly over
+    its window: daily requests ÷ (window hours × 3600 s/h).
+    """
+    return max(workload.hourly_demand_rps())
+
+
+def peak_tokens_per_s(workload: Workload) -> tuple[float, float]:
+    """Input and output tokens/s at the peak rate [tokens/s].
+
+    Rate [1/s] × typical length [tokens/request] (the mean where given, else the median), so the
+    figures are token volumes, not the P95 sizes the capacity model plans memory with.
+    """
+    rate = peak_rps(workload)
+    return (
+        rate * workload.input_tokens.typical,  # [1/s] × [tokens]
+        rate * workload.output_tokens.typical,  # [1/s] × [tokens]
+    )
+
+
+def summarize_workload(workload: Workload) -> WorkloadSummary:
+    """Peak demand of one workload, with what identifies it."""
+    tokens_in, tokens_out = peak_tokens_per_s(workload)
+    return WorkloadSummary(
+        name=workload.name,
+        model=workload.model,
+        precision=workload.precision,
+        workload_class=workload.workload_class,
+        tenant=workload.tenant,
+        survivability=workload.survivability,
+        peak_rps=peak_rps(workload),
+        peak_input_tokens_per_s=tokens_in,
+        peak_output_tokens_per_s=tokens_out,
+        peak_tokens_per_s=tokens_in + tokens_out,
+        target_utilization=workload.utilization,
+        allowed_gpus=workload.allowed_gpus,
+    )
+
+
+def _gpu_summaries(scenario: Scenario) -> tuple[GpuSummary, ...]:
+    offered = {o.gpu for z in scenario.zones for o in z.offers}
+    out = []
+    for gpu in scenario.gpus:
+        if gpu.name not in offered:
+            continue
+        offers = [o for z in scenario.zones for o in z.offers if o.gpu == gpu.name]
+        prices = [o.on_demand.price_per_gpu_hour for o in offers if o.on_demand is not None]
+        out.append(GpuSummary(
+            name=gpu.name,
+            memory_gib=gpu.memory_gib,
+            gpus_per_node=gpu.gpus_per_node,
+            precisions=gpu.precisions,
+            zones=len(offers),
+            cheapest_on_demand_per_gpu_hour=min(prices) if prices else None,
+        ))
+    return tuple(out)
+
+
+def summarize(scenario: Scenario) -> ScenarioSummary:
+    """The one-screen summary of a resolved scenario."""
+    regions: dict[str, list[ZoneSummary]] = {}
+    for zone in scenario.zones:
+        offers = {
+            o.gpu: OfferSummary(
+                kinds=tuple(k for k in PurchaseKind if o.terms(k) is not None),
+                gpus_per_node=o.gpus_per_node or scenario.gpu(o.gpu).gpus_per_node,
+            )
+            for o in zone.offers
+        }
+        regions.setdefault(zone.region, []).append(
+            ZoneSummary(id=zone.id, region=zone.region, offers=offers))
+    measured = tuple(
+        MeasuredSummary(workload=m.workload, model=m.model, gpu=m.gpu, precision=m.precision,
+                        tp=m.tp, max_stable_sequences=m.max_stable_sequences,
+                        tested_peak_rps=m.tested_peak_rps, measured_on=m.measured_on.isoformat())
+        for m in scenario.measured
+    )
+    workloads = tuple(summarize_workload(w) for w in scenario.workloads)
+    return ScenarioSummary(
+        name=scenario.name,
+        description=scenario.description,
+        currency=scenario.policy.currency,
+        workloads=workloads,
+        regions={r: tuple(z) for r, z in regions.items()},
+        gpus=_gpu_summaries(scenario),
+        catalog_gpu_count=len(scenario.gpus),
+        catalog_model_count=len(scenario.models),
+        measured=measured,
+        measured_warnings=tuple(stale_measurements(scenario)),
+        peak_tokens_per_s=sum(w.peak_tokens_per_s for w in workloads),
+        sources=scenario.sources,
+    )

@@ -1,0 +1,164 @@
+"""Workload profile of a request trace: rates, length percentiles, prefix reuse, daily shape.
+
+Pure functions over a :class:`~solver.replay.traces.Trace`. Definitions (docs/replay.md):
+
+- ``duration_s``: first to last arrival [s]; ``mean_rps`` = requests ÷ duration_s.
+- Per-minute rate: arrivals counted in whole minutes from the first arrival, ÷ 60 [1/s]. A last
+  partial minute is left out (its count would understate the rate); a trace shorter than a
+  minute has its mean rate as peak and P95 minute. Empty minutes count (they are part of the
+  distribution). ``peak_minute_rps`` is the largest, ``p95_minute_rps`` the 95th percentile.
+- Length percentiles: numpy's linear interpolation; the means are plain means [tokens].
+- ``prefix_reuse``: share of all 512-token prefix blocks (Mooncake ``hash_ids``, in arrival
+  order) whose id was seen earlier in the trace = 1 − distinct ids ÷ blocks; ``None`` when the
+  trace carries no block ids. It stands in for the workload's ``prefix_cache_hit_rate`` (an
+  upper bound: an unbounded cache that never evicts).
+- ``hourly_shape``: only for traces spanning at least a day: arrivals per hour of the busiest
+  day (wall-clock hours where the trace has datetimes, else hours from its start) ÷ the busiest
+  hour's count, so the peak hour is 1.0 as the schema requires.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from models.workload import HOURS_PER_DAY
+from solver.replay.traces import IntArray, Trace
+
+SECONDS_PER_MINUTE = 60.0
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class LengthStats:
+    """Distribution of one direction's token lengths [tokens]."""
+
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+
+    def as_dict(self) -> dict[str, float]:
+        """JSON form: ``{mean, p50, p95, p99}``."""
+        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99}
+
+
+@dataclass(frozen=True)
+class TraceProfile:
+    """What a trace says about its workload."""
+
+    source: str
+    requests: int
+    duration_s: float
+    mean_rps: float
+    peak_minute_rps: float
+    p95_minute_rps: float
+    input_tokens: LengthStats
+    output_tokens: LengthStats
+    prefix_reuse: float | None
+    hourly_shape: tuple[float, ...] | None
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``profile --json`` object (keys fixed by the CLI contract)."""
+        return {
+            "requests": self.requests,
+            "duration_s": self.duration_s,
+            "mean_rps": self.mean_rps,
+            "peak_minute_rps": self.peak_minute_rps,
+            "p95_minute_rps": self.p95_minute_rps,
+            "input_tokens": self.input_tokens.as_dict(),
+            "output_tokens": self.output_tokens.as_dict(),
+            "prefix_reuse": self.prefix_reuse,
+        }
+
+
+def profile_trace(trace: Trace) -> TraceProfile:
+    """Profile a trace (see the module docstring for every definition)."""
+    n = len(trace)
+    duration_s = trace.duration_s
+    mean_rps = n / duration_s if duration_s > 0 else float(n)
+    per_minute_rps = minute_rates_rps(trace)
+    if per_minute_rps.size:
+        peak, p95 = float(per_minute_rps.max()), float(np.percentile(per_minute_rps, 95))
+    else:
+        peak = p95 = mean_rps
+    return TraceProfile(
+        source=trace.source,
+        requests=n,
+        duration_s=duration_s,
+        mean_rps=mean_rps,
+        peak_minute_rps=peak,
+        p95_minute_rps=p95,
+        input_tokens=length_stats(trace.input_tokens),
+        output_tokens=length_stats(trace.output_tokens),
+        prefix_reuse=prefix_reuse(trace.prefix_block_ids),
+        hourly_shape=hourly_shape(trace),
+    )
+
+
+def minute_rates_rps(trace: Trace) -> np.ndarray:
+    """Arrival rate of each whole minute from the first arrival [1/s]; empty if under a minute."""
+    full_minutes = int(trace.duration_s // SECONDS_PER_MINUTE)
+    if full_minutes == 0:
+        return np.zeros(0)
+    minute = (trace.arrival_s // SECONDS_PER_MINUTE).astype(np.int64)
+    counts = np.bincount(minute[minute < full_minutes], minlength=full_minutes)
+    return counts / SECONDS_PER_MINUTE
+
+
+def length_stats(tokens: IntArray) -> LengthStats:
+    """Mean and P50/P95/P99 of token lengths [tokens]."""
+    p50, p95, p99 = np.percentile(tokens, [50, 95, 99])
+    return LengthStats(mean=float(tokens.mean()), p50=float(p50), p95=float(p95), p99=float(p99))
+
+
+def prefix_reuse(block_ids: IntArray | None) -> float | None:
+    """Share of prefix blocks whose id appeared earlier [1]; ``None`` without block ids.
+
+    The first occurrence of each id is new, every later one is a reuse, so the share is
+    1 − distinct ÷ total, whatever the order.
+    """
+    if block_ids is None or block_ids.size == 0:
+        return None
+    return 1.0 - np.unique(block_ids).size / block_ids.size
+
+
+def hourly_shape(trace: Trace) -> tuple[float, ...] | None:
+    """Arrivals per hour of the busiest day ÷ the busiest hour's; ``None`` under a day."""
+    if trace.duration_s < SECONDS_PER_DAY:
+        return None
+    origin_s = trace.start_epoch_s if trace.start_epoch_s is not None else 0.0
+    absolute_s = trace.arrival_s + origin_s
+    day = np.floor(absolute_s / SECONDS_PER_DAY).astype(np.int64)
+    busiest = np.bincount(day - day.min()).argmax() + day.min()
+    in_day = absolute_s[day == busiest]
+    hour = np.floor((in_day % SECONDS_PER_DAY) / SECONDS_PER_HOUR).astype(np.int64)
+    counts = np.bincount(hour, minlength=HOURS_PER_DAY)[:HOURS_PER_DAY]
+    shares = counts / counts.max()
+    return tuple(1.0 if s == 1.0 else round(float(s), 3) for s in shares)
+
+
+def workload_fields(profile: TraceProfile) -> dict[str, Any]:
+    """The fields of a ``Workload`` a trace determines, ready to dump as YAML.
+
+    ``arrival.peak_rps`` is the peak minute; percentiles are rounded up to whole tokens (they
+    must rise, and rounding up keeps that); ``prefix_cache_hit_rate`` is ``prefix_reuse`` where
+    the trace has block ids (else omitted: the schema default 0 applies).
+    """
+    arrival: dict[str, Any] = {"peak_rps": round(profile.peak_minute_rps, 3)}
+    if profile.hourly_shape is not None:
+        arrival["hourly_shape"] = list(profile.hourly_shape)
+    fields: dict[str, Any] = {"arrival": arrival}
+    for key, stats in (("input_tokens", profile.input_tokens),
+                       ("output_tokens", profile.output_tokens)):
+        p50 = max(1, math.ceil(stats.p50))
+        p95 = max(p50, math.ceil(stats.p95))
+        p99 = max(p95, math.ceil(stats.p99))
+        fields[key] = {"p50": p50, "p95": p95, "p99": p99, "mean": round(stats.mean, 1)}
+    if profile.prefix_reuse is not None:
+        fields["prefix_cache_hit_rate"] = min(round(profile.prefix_reuse, 3), 0.999)
+    return fields

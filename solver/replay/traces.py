@@ -1,0 +1,364 @@
+"""Request traces: read the Azure, Mooncake and generic CSV formats, or draw a synthetic one.
+
+A :class:`Trace` is what both ``profile`` and ``simulate`` read: arrival times [s] from the first
+request, input and output lengths [tokens], and — where the trace carries them — the ids of each
+request's 512-token prefix blocks (Mooncake ``hash_ids``: equal ids are reusable KV cache).
+
+Formats (``--format``; detected from the file when omitted):
+
+- ``azure``: the Azure LLM inference traces (Splitwise), CSV ``TIMESTAMP,ContextTokens,
+  GeneratedTokens`` with wall-clock datetimes.
+- ``mooncake``: JSON lines with ``timestamp`` [ms from start], ``input_length``,
+  ``output_length`` and optional ``hash_ids``.
+- ``csv``: any CSV with a header naming a time column (:data:`TIME_COLUMNS`: seconds, or
+  datetimes), an input-length column (:data:`INPUT_COLUMNS`) and an output-length column
+  (:data:`OUTPUT_COLUMNS`), matched ignoring case, spaces, ``-`` and ``_``.
+
+Bad rows raise :class:`~models.errors.InputError` naming file, line and column (up to
+:data:`MAX_PROBLEMS` of them). Rows out of time order are sorted (stable), not rejected.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from models.errors import InputError, Problem
+from models.workload import Workload
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Problems listed per bad file before the reader stops looking.
+MAX_PROBLEMS = 10
+#: Most tokens one request may have in either direction: far beyond any model's context, and
+#: small enough that token sums stay exact in int64 (a typo like 1e30 wrapped to negatives).
+MAX_TOKENS = 10**9
+#: Tokens per prefix block in Mooncake's ``hash_ids`` [tokens].
+PREFIX_BLOCK_TOKENS = 512
+#: z-score of the 95th percentile of a standard normal: lognormal sigma = ln(p95/p50) / this.
+Z_P95 = 1.6448536269514722
+
+TIME_COLUMNS = ("timestamp_s", "arrival_s", "time_s", "arrival_time_s", "timestamp", "time")
+INPUT_COLUMNS = ("input_tokens", "input_length", "prompt_tokens", "context_tokens")
+OUTPUT_COLUMNS = ("output_tokens", "output_length", "completion_tokens", "generated_tokens")
+AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+
+
+class TraceFormat(StrEnum):
+    """Trace file formats the readers understand."""
+
+    azure = "azure"
+    mooncake = "mooncake"
+    csv = "csv"
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """Requests in arrival order.
+
+    Arrays are not copied by consumers; treat them as read-only.
+    """
+
+    source: str
+    """File the trace came from, or ``synthetic:<workload>``."""
+    arrival_s: FloatArray
+    """Arrival time of each request from the first one [s]; non-decreasing, starts at 0."""
+    input_tokens: IntArray
+    output_tokens: IntArray
+    start_epoch_s: float | None = None
+    """Wall-clock time of the first request [s since 1970, UTC] where the trace has datetimes."""
+    prefix_block_ids: IntArray | None = None
+    """Every request's prefix-block ids, concatenated in arrival order (None: trace has none)."""
+
+    def __len__(self) -> int:
+        return int(self.arrival_s.size)
+
+    @property
+    def duration_s(self) -> float:
+        """Time from the first to the last arrival [s]."""
+        return float(self.arrival_s[-1]) if self.arrival_s.size else 0.0
+
+
+def detect_format(path: Path) -> TraceFormat:
+    """Guess the format: JSON lines are Mooncake; a CSV with the Azure header is Azure."""
+    head = _read_head(path)
+    if head.lstrip().startswith("{"):
+        return TraceFormat.mooncake
+    first_line = head.splitlines()[0] if head else ""
+    columns = [c.strip() for c in first_line.split(",")]
+    if all(c in columns for c in AZURE_COLUMNS):
+        return TraceFormat.azure
+    return TraceFormat.csv
+
+
+def read_trace(path: Path, fmt: TraceFormat | None = None) -> Trace:
+    """Read a trace file in ``fmt`` (detected when ``None``)."""
+    fmt = fmt if fmt is not None else detect_format(path)
+    if fmt is TraceFormat.mooncake:
+        return read_mooncake(path)
+    if fmt is TraceFormat.azure:
+        return read_columns(path, AZURE_COLUMNS)
+    return read_generic_csv(path)
+
+
+def read_generic_csv(path: Path) -> Trace:
+    """Read a CSV with named time, input and output columns (see the module docstring)."""
+    header = _csv_header(path)
+    lowered = {_column_key(h): h for h in header}
+    picked: list[str] = []
+    problems: list[Problem] = []
+    for role, names in (("time", TIME_COLUMNS), ("input", INPUT_COLUMNS),
+                        ("output", OUTPUT_COLUMNS)):
+        found = next((lowered[_column_key(n)] for n in names if _column_key(n) in lowered), None)
+        if found is None:
+            problems.append(Problem(str(path), "header", f"no {role} column among {header}",
+                                    f"name one column {' or '.join(names)}"))
+        else:
+            picked.append(found)
+    if problems and len(header) == 1 and ";" in header[0]:
+        raise InputError([Problem(str(path), "header", f"one column `{header[0]}`: the file is "
+                                  "separated by `;`", "save it as CSV with commas")])
+    if problems:
+        raise InputError(problems)
+    return read_columns(path, (picked[0], picked[1], picked[2]))
+
+
+def read_columns(path: Path, columns: tuple[str, str, str]) -> Trace:
+    """Read a CSV given its (time, input tokens, output tokens) column names."""
+    time_col, in_col, out_col = columns
+    header = _csv_header(path)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise InputError([Problem(str(path), "header", f"missing column(s) {missing}; "
+                                  f"found {header}", f"the header must name {list(columns)}")])
+    try:
+        frame = pd.read_csv(path, usecols=list(columns), dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), "", f"cannot parse as CSV: {exc}",
+                                  "check the delimiter and quoting")]) from None
+    if frame.empty:
+        raise InputError([Problem(str(path), "", "the trace has no requests",
+                                  "give at least one data row")])
+    problems: list[Problem] = []
+    lines = np.arange(frame.shape[0]) + 2  # header is line 1
+    times_s, start_epoch_s = _parse_times(path, frame[time_col], time_col, lines, problems)
+    inputs = _parse_counts(path, frame[in_col], in_col, lines, 1, problems)
+    outputs = _parse_counts(path, frame[out_col], out_col, lines, 1, problems)
+    if problems:
+        raise InputError(problems[:MAX_PROBLEMS])
+    return _build(str(path), times_s, inputs, outputs, start_epoch_s, None)
+
+
+def read_mooncake(path: Path) -> Trace:
+    """Read Mooncake JSON lines: ``timestamp`` [ms], lengths and optional ``hash_ids``."""
+    text = _read_text(path)
+    times_ms: list[float] = []
+    inputs: list[int] = []
+    outputs: list[int] = []
+    blocks: list[int] = []
+    has_blocks = True
+    problems: list[Problem] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if len(problems) >= MAX_PROBLEMS:
+            break
+        where = f"line {lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), where, f"invalid JSON: {exc.msg}",
+                                    "each line must be one JSON object"))
+            continue
+        if not isinstance(row, dict):
+            problems.append(Problem(str(path), where, "not a JSON object",
+                                    "each line must be one JSON object"))
+            continue
+        t = _json_number(path, row, "timestamp", where, 0, problems, maximum=math.inf)
+        n_in = _json_number(path, row, "input_length", where, 1, problems)
+        n_out = _json_number(path, row, "output_length", where, 1, problems)
+        ids = row.get("hash_ids")
+        if ids is None:
+            has_blocks = False
+        elif not (isinstance(ids, list)
+                  and all(isinstance(i, int) and -(2**63) <= i < 2**63 for i in ids)):
+            problems.append(Problem(str(path), f"{where}, column hash_ids",
+                                    "hash_ids must be a list of integers", "fix or drop it"))
+        else:
+            blocks.extend(ids)
+        if t is not None and n_in is not None and n_out is not None:
+            times_ms.append(t)
+            inputs.append(int(n_in))
+            outputs.append(int(n_out))
+    if problems:
+        raise InputError(problems[:MAX_PROBLEMS])
+    if not times_ms:
+        raise InputError([Problem(str(path), "", "the trace has no requests",
+                                  "give at least one JSON line")])
+    block_ids = np.asarray(blocks, dtype=np.int64) if has_blocks else None
+    return _build(str(path), np.asarray(times_ms, dtype=np.float64) / 1000.0,
+                  np.asarray(inputs, dtype=np.int64), np.asarray(outputs, dtype=np.int64),
+                  None, block_ids)
+
+
+def lognormal_params(p50: float, p95: float) -> tuple[float, float]:
+    """(mu, sigma) of the lognormal whose median is ``p50`` and 95th percentile ``p95``.
+
+    ln X ~ N(mu, sigma²): the median is e^mu and the P95 is e^(mu + 1.645 sigma).
+    """
+    mu = math.log(p50)
+    sigma = max(math.log(p95) - mu, 0.0) / Z_P95
+    return mu, sigma
+
+
+def workload_rate_rps(workload: Workload) -> float:
+    """Peak request rate of a workload [1/s]: ``arrival.peak_rps``, or a batch volume spread
+    over its window."""
+    return max(workload.hourly_demand_rps())
+
+
+def synthetic_trace(workload: Workload, duration_s: float, seed: int,
+                    rate_scale: float = 1.0) -> Trace:
+    """A Poisson trace at the workload's peak rate × ``rate_scale``, seeded.
+
+    Lengths are lognormal with the workload's P50 and P95 (:func:`lognormal_params`), rounded
+    to whole tokens and clipped to [1, P99] — the distribution the capacity model integrates
+    over (``solver.capacity.queueing.length_samples``), so replay and prediction see the same
+    workload.
+    """
+    rate_rps = workload_rate_rps(workload) * rate_scale
+    rng = np.random.default_rng(seed)
+    expected = rate_rps * duration_s
+    n = int(expected + 6.0 * math.sqrt(expected) + 16.0)
+    gaps_s = rng.exponential(1.0 / rate_rps, size=n)
+    times_s = np.cumsum(gaps_s) - gaps_s[0]
+    times_s = times_s[times_s < duration_s]
+    size = times_s.size
+    lengths = []
+    for tokens in (workload.input_tokens, workload.output_tokens):
+        mu, sigma = lognormal_params(tokens.p50, tokens.p95)
+        drawn = np.rint(rng.lognormal(mu, sigma, size=size))
+        lengths.append(np.clip(drawn, 1.0, float(tokens.p99)).astype(np.int64))
+    return Trace(source=f"synthetic:{workload.name}", arrival_s=times_s,
+                 input_tokens=lengths[0], output_tokens=lengths[1])
+
+
+def scale_arrivals(trace: Trace, rate_scale: float) -> Trace:
+    """The same requests with inter-arrival times divided by ``rate_scale`` (K× the rate)."""
+    if rate_scale == 1.0:
+        return trace
+    return Trace(source=trace.source, arrival_s=trace.arrival_s / rate_scale,
+                 input_tokens=trace.input_tokens, output_tokens=trace.output_tokens,
+                 start_epoch_s=trace.start_epoch_s, prefix_block_ids=trace.prefix_block_ids)
+
+
+def _build(source: str, times_s: FloatArray, inputs: IntArray, outputs: IntArray,
+           start_epoch_s: float | None, block_ids: IntArray | None) -> Trace:
+    order = np.argsort(times_s, kind="stable")
+    if np.any(order != np.arange(order.size)):
+        times_s, inputs, outputs = times_s[order], inputs[order], outputs[order]
+        # Prefix blocks keep file order: reuse counts what a cache would have seen.
+    t0 = float(times_s[0])
+    return Trace(source=source, arrival_s=times_s - t0, input_tokens=inputs,
+                 output_tokens=outputs,
+                 start_epoch_s=None if start_epoch_s is None else start_epoch_s + t0,
+                 prefix_block_ids=block_ids)
+
+
+def _parse_times(path: Path, raw: pd.Series, column: str, lines: IntArray,
+                 problems: list[Problem]) -> tuple[FloatArray, float | None]:
+    numeric = pd.to_numeric(raw, errors="coerce")
+    stamps = None if numeric.notna().all() else pd.to_datetime(
+        raw, errors="coerce", format="ISO8601", utc=True)
+    if stamps is None or numeric.notna().sum() > stamps.notna().sum():
+        # Seconds (a few bad cells are flagged themselves, not every row as "not a time").
+        values = numeric.to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | (values < 0)
+        _flag(path, column, lines, bad, "time must be a finite number of seconds >= 0",
+              problems)
+        return np.where(bad, 0.0, values), None
+    bad = stamps.isna().to_numpy()
+    _flag(path, column, lines, bad, "not a time (seconds, or a datetime like "
+          "2023-11-16 18:15:46.68)", problems)
+    if bad.any():
+        return np.zeros(raw.size), None
+    first = stamps.min()
+    offsets_s = np.asarray((stamps - first).dt.total_seconds(), dtype=np.float64)
+    return offsets_s, float(first.timestamp())
+
+
+def _parse_counts(path: Path, raw: pd.Series, column: str, lines: IntArray, minimum: int,
+                  problems: list[Problem]) -> IntArray:
+    numeric = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = (~np.isfinite(numeric) | (numeric < minimum) | (numeric > MAX_TOKENS)
+               | (numeric != np.floor(numeric)))
+    _flag(path, column, lines, bad,
+          f"token count must be a whole number from {minimum} to {MAX_TOKENS:,}", problems)
+    return np.where(bad, minimum, numeric).astype(np.int64)
+
+
+def _flag(path: Path, column: str, lines: IntArray, bad: npt.NDArray[np.bool_], message: str,
+          problems: list[Problem]) -> None:
+    for line in lines[bad][: MAX_PROBLEMS - len(problems)]:
+        problems.append(Problem(str(path), f"line {int(line)}, column {column}", message,
+                                "fix or remove this row"))
+
+
+def _json_number(path: Path, row: dict[str, object], key: str, where: str, minimum: int,
+                 problems: list[Problem], maximum: float = MAX_TOKENS) -> float | None:
+    value = row.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        problems.append(Problem(str(path), f"{where}, column {key}",
+                                f"{key} missing or not a number", f"give {key} as a number"))
+        return None
+    if value < minimum or value > maximum or (key != "timestamp" and value != int(value)):
+        most = "" if maximum == math.inf else f" and <= {maximum:,}"
+        problems.append(Problem(str(path), f"{where}, column {key}",
+                                f"{key} must be a whole number >= {minimum}{most}, got {value}",
+                                "fix or remove this line"))
+        return None
+    return float(value)
+
+
+def _column_key(name: str) -> str:
+    """Column names match ignoring case, spaces, ``-`` and ``_`` (``ContextTokens``)."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
+    try:
+        return path.read_text(encoding="utf-8-sig")  # -sig: Excel's "CSV UTF-8" starts a BOM
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc}", "")]) from None
+
+
+def _read_head(path: Path) -> str:
+    if path.is_dir():
+        raise InputError([Problem(str(path), "", "is a directory, not a trace file",
+                                  "name the trace file")])
+    if not path.is_file():
+        raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
+    with path.open("rb") as fh:
+        return fh.read(4096).decode("utf-8-sig", errors="replace")
+
+
+def _csv_header(path: Path) -> list[str]:
+    head = _read_head(path)
+    rows = list(csv.reader(head.splitlines()[:1]))
+    if not rows or not rows[0]:
+        raise InputError([Problem(str(path), "line 1", "empty file: no CSV header",
+                                  "start with a header row naming the columns")])
+    return [c.strip() for c in rows[0]]

@@ -1,0 +1,203 @@
+"""Why no fleet fits: solve the elastic program and say which requirement falls short, by how much.
+
+The elastic program (:func:`solver.program.build.build_program` with ``elastic=True``) gives every
+requirement row a non-negative slack; minimising the weighted slack finds the smallest relaxation
+that admits a fleet. Weights prefer, in order, buying beyond stock (per GPU), exceeding the
+budget (per 0.1 % of it), and only then leaving demand or survival unmet (per share of the
+demand), so the answer reads "`chat` needs 14 more H100 GPUs in use1-az1 … stock allows 8"
+whenever more hardware would do. A stock shortfall is attributed to survival when the
+same program without the survival families needs less beyond stock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pulp
+
+from models.common import Survivability
+from models.plan import Shortfall, SolveStatus
+from models.scenario import Scenario
+from solver.program.build import FAMILIES, Program, Slack, build_program
+from solver.program.data import ProgramData
+from solver.solve.backends import real_value, solve
+
+#: A slack below this is zero.
+SLACK_TOLERANCE = 1e-6
+#: Objective weights per unit of slack (see the module docstring).
+STOCK_WEIGHT_PER_GPU = 1.0
+BUDGET_WEIGHT_PER_SHARE = 1000.0
+REQUIREMENT_WEIGHT_PER_SHARE = 1e5
+SURVIVAL_FAMILIES = ("n_plus_1", "zone_loss")
+
+
+def _weight(data: ProgramData, slack: Slack) -> float:
+    if slack.family == "stock":
+        return STOCK_WEIGHT_PER_GPU
+    if slack.family == "budget":
+        return BUDGET_WEIGHT_PER_SHARE / (data.monthly_budget or 1.0)
+    w = str(slack.labels[0])
+    if w in data.volume_requests:
+        scale = data.volume_requests[w]
+    else:
+        scale = max((d for (ww, _), d in data.demand_rps.items() if ww == w), default=1.0)
+    return REQUIREMENT_WEIGHT_PER_SHARE / scale
+
+
+def solve_elastic(
+    data: ProgramData, families: tuple[str, ...], solver: str, time_limit_s: float
+) -> tuple[Program | None, bool]:
+    """Build and solve the elastic program: the program (``None`` if even that has no
+    solution) and whether its relaxation is proven smallest (else the time limit stopped it)."""
+    program = build_program(data, families=families, elastic=True)
+    weighted = pulp.lpSum(_weight(data, s) * s.var for s in program.v.slacks)
+    program.prob.setObjective(weighted + 1e-9 * program.v.cost)
+    outcome = solve(program.prob, solver, time_limit_s, gap=1e-4)
+    proven = outcome.status is SolveStatus.optimal
+    return (program if outcome.has_solution else None), proven
+
+
+def _stock_need(program: Program) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """GPUs needed beyond stock per (zone, gpu, purchase): the worst slice and its name."""
+    out: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for s in program.v.slacks:
+        if s.family != "stock":
+            continue
+        amount = real_value(s.var)
+        z, g, kind, sl = (str(x) for x in s.labels)
+        if amount > SLACK_TOLERANCE and amount > out.get((z, g, kind), (0.0, ""))[0]:
+            out[(z, g, kind)] = (amount, sl)
+    return out
+
+
+def _users(program: Program, z: str, g: str, kind: str, sl: str) -> dict[str, int]:
+    """GPUs each workload runs on a (zone, gpu, purchase) pool in the solution, in slice ``sl``
+    (``"all"`` for reserved pools), most first, then by name."""
+    gpus: dict[str, int] = defaultdict(int)
+    for k, x in program.v.replicas.items():
+        if (k[3], k[1], k[4].value) == (z, g, kind) and k[5] in (None, sl) and real_value(x) > 0.5:
+            gpus[k[0]] += k[2] * round(real_value(x))
+    return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | None:
+    """The zone whose loss leaves ``w`` the least capacity (other than the pool's own)."""
+    data, v = program.data, program.v
+    best: tuple[float, str] | None = None
+    for z in data.zones:
+        if z == lost_zone_of_pool:
+            continue
+        left = sum(v.rate[k] * real_value(v.replicas[k]) for k in v.replicas
+                   if k[0] == w and k[3] != z and k[4].value != "spot")
+        if best is None or left < best[0]:
+            best = (left, z)
+    return None if best is None else best[1]
+
+
+def diagnose(
+    scenario: Scenario, data: ProgramData, solver: str = "highs", time_limit_s: float = 60.0
+) -> tuple[Shortfall, ...]:
+    """What an infeasible scenario cannot meet, and by how much."""
+    families = tuple(FAMILIES)
+    program, proven = solve_elastic(data, families, solver, time_limit_s)
+    if program is None:
+        return (Shortfall(requirement="solver", amount=0.0, unit="",
+                          message="even the elastic program found no fleet within the time "
+                                  "limit; raise --time-limit"),)
+    out: list[Shortfall] = []
+    need = _stock_need(program)
+    plain: dict[tuple[str, str, str], tuple[float, str]] = {}
+    if need:
+        relaxed, _ = solve_elastic(
+            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, time_limit_s)
+        plain = _stock_need(relaxed) if relaxed is not None else {}
+    for (z, g, kind), (amount, sl) in sorted(need.items()):
+        gpus = math.ceil(amount - SLACK_TOLERANCE)
+        stock = program.v.offer[next(k for k in program.v.offer
+                                     if (k[0], k[1], k[2].value) == (z, g, kind))].stock_gpus
+        when = "" if sl == "all" else f" during {sl}"
+        users = _users(program, z, g, kind, sl)
+        total = sum(users.values())
+        for w in users or ["(any workload)"]:
+            why = "to carry its demand"
+            if plain.get((z, g, kind), (0.0, ""))[0] < amount - SLACK_TOLERANCE:
+                surv = data.workload(w).survivability if w != "(any workload)" else None
+                if surv is Survivability.zone_loss:
+                    lost = _tightest_zone(program, w, z)
+                    why = f"to survive losing {lost}" if lost else "to survive losing a zone"
+                elif surv is Survivability.n_plus_1:
+                    why = "to survive losing a node"
+            # a pool several workloads share is short for all of them: say how much is whose
+            share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
+                     if len(users) > 1 else "")
+            out.append(Shortfall(
+                requirement="stock", workload=w, zone=z, gpu=g, slice=None if sl == "all" else sl,
+                amount=float(gpus), unit="GPUs",
+                message=f"`{w}` needs {gpus} more {g} GPUs ({kind}) in {z}{when} {why}; "
+                        f"stock allows {stock}{share}",
+            ))
+    req: dict[tuple[str, ...], float] = defaultdict(float)
+    units: dict[tuple[str, ...], str] = {}
+    for s in program.v.slacks:
+        amount = real_value(s.var)
+        if s.family == "stock" or amount <= SLACK_TOLERANCE:
+            continue
+        key = (s.family, *(str(x) for x in s.labels))
+        req[key] = max(req[key], amount)
+        units[key] = s.unit
+    for key, amount in sorted(req.items()):
+        out.append(_requirement_shortfall(data, key, amount, units[key]))
+    if not proven:
+        out.append(Shortfall(
+            requirement="solver", amount=0.0, unit="",
+            message=f"the search for the smallest relaxation stopped at its time limit "
+                    f"({time_limit_s:g} s): the shortfalls above admit a fleet but may not be the "
+                    "least, or name every workload that is short; raise --time-limit"))
+    return tuple(out)
+
+
+def _requirement_shortfall(
+    data: ProgramData, key: tuple[str, ...], amount: float, unit: str
+) -> Shortfall:
+    family, *labels = key
+    if family == "budget":
+        budget = data.monthly_budget or 0.0
+        return Shortfall(
+            requirement="budget", amount=amount, unit=unit,
+            message=f"the cheapest fleet that meets every requirement costs about "
+                    f"{budget + amount:,.0f} {data.currency}/month; the budget allows "
+                    f"{budget:,.0f} (short by {amount:,.0f})",
+        )
+    w = labels[0]
+    has_candidates = bool(data.candidates_of(w))
+    if family == "demand":
+        sl = labels[1] if len(labels) > 1 else None
+        where = f" in {sl}" if sl else " over its window"
+        cause = ("" if has_candidates else
+                 " — no configuration of it fits any GPU that a zone sells (check allowed_gpus "
+                 "and the capacity table)")
+        return Shortfall(requirement="demand", workload=w, slice=sl, amount=amount, unit=unit,
+                         message=f"`{w}` is {amount:,.4g} {unit} short of its demand{where}{cause}")
+    if family == "zone_loss":
+        z = labels[1]
+        sl = labels[2] if len(labels) > 2 else None
+        return Shortfall(
+            requirement="zone_loss", workload=w, zone=z, slice=sl, amount=amount, unit=unit,
+            message=f"`{w}` is {amount:,.4g} {unit} short after losing {z}"
+                    f"{'' if sl is None else ' in ' + sl}: no other zone sells enough non-spot "
+                    "capacity of its configurations",
+        )
+    z, g = labels[1], labels[2]
+    sl = labels[4] if len(labels) > 4 else None
+    during = "" if sl is None else f" in {sl}"
+    if labels[3] == "spot":  # the row "losing a spot node": only non-spot capacity counts
+        return Shortfall(
+            requirement="n_plus_1", workload=w, slice=sl, amount=amount, unit=unit,
+            message=f"`{w}` is {amount:,.4g} {unit} short{during} counting only its non-spot "
+                    "capacity (spot never counts after a failure)",
+        )
+    return Shortfall(
+        requirement="n_plus_1", workload=w, zone=z, gpu=g, slice=sl, amount=amount, unit=unit,
+        message=f"`{w}` is {amount:,.4g} {unit} short{during} after losing a {g} node in {z}",
+    )

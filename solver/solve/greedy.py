@@ -1,0 +1,241 @@
+"""A greedy fleet that satisfies every family of the program, handed to HiGHS as a first incumbent.
+
+Each workload on its own picks, per candidate, the cheapest of: one zone (no survivability), or
+two zones each carrying the whole demand at the failure utilization (zone loss and N+1 both hold
+then, whatever the packing). Within a zone it buys a reserved base and tops up per slice with
+on-demand, trying each base size where the cost can turn (0 and the slices' counts). Batch
+volumes are spread evenly over their window. The fleets are then added up: nodes are the fewest
+whole nodes per pool, and auxiliary variables are set to the values their rows imply. If the sum
+breaks stock (or the budget) there is no warm start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+from models.common import PurchaseKind, Survivability
+from models.plan import SolveStatus
+from solver.program.build import (
+    NodeKey,
+    Program,
+    ReplicaKey,
+    best_packing,
+    node_key,
+    pool_capacity_bound,
+    worst_node_rps,
+)
+from solver.program.data import SECONDS_PER_HOUR, Candidate, OfferTerm
+from solver.solve.backends import SolveOutcome
+
+R, D = PurchaseKind.reserved, PurchaseKind.on_demand
+EPS = 1e-9
+#: A solve's fleet within this relative distance of the start's cost is as good as it [1].
+REL_TOL = 1e-6
+
+
+def _need(program: Program, w: str) -> dict[str, float]:
+    """Demand per slice [1/s]; a volume spread evenly over its window hours."""
+    data = program.data
+    if w in data.volume_requests:
+        hours = sum(h for (ww, _), h in data.window_hours.items() if ww == w)
+        rate = data.volume_requests[w] / (SECONDS_PER_HOUR * hours)
+        return {s: rate for s in data.demand_slices(w)}
+    return {s: data.demand_rps[(w, s)] for s in data.demand_slices(w)}
+
+
+def _zone_plan(
+    program: Program, c: Candidate, z: str, need: dict[str, float], per_replica: float
+) -> tuple[float, dict[ReplicaKey, int]] | None:
+    """Cheapest reserved base + on-demand top-up of one candidate in one zone (GPU cost only)."""
+    v, data = program.v, program.data
+    res: OfferTerm | None = v.offer.get((z, c.gpu, R))
+    od: OfferTerm | None = v.offer.get((z, c.gpu, D))
+    counts = {s: math.ceil(n / per_replica - EPS) for s, n in need.items()}
+    peak = max(counts.values(), default=0)
+    best: tuple[float, dict[ReplicaKey, int]] | None = None
+    # Cost is convex and piecewise linear in the reserved base, with kinks at the slices'
+    # counts, so the cheapest base is 0 or one of them (the smallest cheapest one: a flat
+    # stretch starts at a kink). Scanning every base instead took minutes at 10^12 req/s.
+    for base in sorted({0, *counts.values()}):
+        if base and (res is None or c.tp > res.gpus_per_node):
+            break
+        if base < peak and (od is None or c.tp > od.gpus_per_node):
+            continue
+        cost = 0.0
+        alloc: dict[ReplicaKey, int] = {}
+        if base:
+            assert res is not None
+            cost += base * c.tp * res.price_per_gpu_hour * data.hours_per_month
+            alloc[(c.workload, c.gpu, c.tp, z, R, None)] = base
+        for s, n in counts.items():
+            top = n - base
+            if top > 0:
+                assert od is not None
+                cost += top * c.tp * od.price_per_gpu_hour * data.paid_hours_per_month(s)
+                alloc[(c.workload, c.gpu, c.tp, z, D, s)] = top
+        if best is None or cost < best[0]:
+            best = (cost, alloc)
+    return best
+
+
+def _workload_plan(program: Program, w: str) -> dict[ReplicaKey, int] | None:
+    data = program.data
+    info = data.workload(w)
+    need = _need(program, w)
+    phi = data.failure_utilization
+    best: tuple[float, dict[ReplicaKey, int]] | None = None
+    for c in data.candidates_of(w):
+        plans: list[tuple[float, str, dict[ReplicaKey, int]]] = []
+        for z in data.zones:
+            if info.survivability is Survivability.none:
+                p = _zone_plan(program, c, z, need, c.slo_rps * info.utilization)
+            else:  # each of two zones carries the whole demand after any failure
+                p = _zone_plan(program, c, z, need, c.slo_rps * min(info.utilization, phi))
+            if p is not None:
+                plans.append((p[0], z, p[1]))  # (cost, zone, replicas)
+        plans.sort(key=lambda t: (t[0], t[1]))
+        k = 1 if info.survivability is Survivability.none else 2
+        if len(plans) < k:
+            continue
+        cost = sum(t[0] for t in plans[:k])
+        if best is None or cost < best[0]:
+            alloc: dict[ReplicaKey, int] = {}
+            for t in plans[:k]:
+                alloc.update(t[2])
+            best = (cost, alloc)
+    return None if best is None else best[1]
+
+
+def greedy_start(program: Program) -> dict[str, float] | None:
+    """Values for every variable of ``program`` (by name), or ``None`` if the greedy fleet fails."""
+    x: dict[ReplicaKey, int] = {}
+    for w in program.data.workloads:
+        plan = _workload_plan(program, w.name)
+        if plan is None:
+            return None
+        x.update(plan)
+    return start_from_replicas(program, x)
+
+
+def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str, float] | None:
+    """Values for every variable (by name) of a fleet given by its replica counts.
+
+    Nodes are the fewest whole nodes per pool; auxiliaries take the values their rows imply
+    (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
+    stock or the budget.
+    """
+    data, v = program.data, program.v
+    if not data.share_nodes:
+        x = _fullest_nodes(program, x)
+    if any(k not in v.replicas for k in x):
+        return None
+    values: dict[str, float] = {var.name: 0.0 for var in program.prob.variables()}
+    for k, n in x.items():
+        values[v.replicas[k].name] = float(n)
+    cost = 0.0
+    gpus: dict[NodeKey, int] = {}
+    for k, n in x.items():
+        key = node_key(data, k)
+        gpus[key] = gpus.get(key, 0) + k[2] * n
+    bought: dict[tuple[str, str, PurchaseKind, str | None], int] = {}
+    for key, y in v.nodes.items():
+        o = v.offer[key[:3]]
+        nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
+        bought[key[:4]] = bought.get(key[:4], 0) + nodes * o.gpus_per_node
+        if bought[key[:4]] > data.stock_left(o, key[3]):
+            return None
+        values[y.name] = float(nodes)
+        cost += v.cost.get(y, 0.0) * nodes
+    if data.monthly_budget is not None and cost > data.monthly_budget:
+        return None
+    _auxiliaries(program, x, values)
+    return values
+
+
+def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKey, int]:
+    """The same fleet with each dedicated pool's nodes (the fewest holding its replicas) filled
+    with the workload's fullest packing, as the program's C6 requires (capacity only grows)."""
+    gpus: dict[NodeKey, int] = {}
+    for k, n in x.items():
+        key = node_key(program.data, k)
+        gpus[key] = gpus.get(key, 0) + k[2] * n
+    out: dict[ReplicaKey, int] = {}
+    for (z, g, kind, s, w), used in gpus.items():
+        o = program.v.offer[(z, g, kind)]
+        nodes = math.ceil(used / o.gpus_per_node - EPS)
+        if nodes == 0 or w is None:
+            continue
+        for tp, m in best_packing(program.data, w, o):
+            out[(w, g, tp, z, kind, s)] = m * nodes
+    return out
+
+
+def _capacity(program: Program, x: dict[ReplicaKey, int], keys: list[ReplicaKey]) -> float:
+    phi = program.data.failure_utilization
+    return sum(phi * program.v.rate[k] * x.get(k, 0) for k in keys)
+
+
+def _auxiliaries(program: Program, x: dict[ReplicaKey, int], values: dict[str, float]) -> None:
+    """Firm and zone capacities, node losses and their binaries, as their rows imply."""
+    data, v = program.data, program.v
+    for (w, s), f in v.firm.items():
+        keys = [k for k in v.by_slice.get((w, s), []) if k[4] is not PurchaseKind.spot]
+        values[f.name] = _capacity(program, x, keys)
+    for (w, z, g, kind, s), ell in v.loss.items():
+        o = v.offer[(z, g, kind)]
+        node = data.failure_utilization * worst_node_rps(data, w, o)
+        reserved = kind is R
+        bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
+        keys = [k for k in v.by_slice[(w, s)] if (k[3], k[1], k[4]) == (z, g, kind)]
+        lost = _capacity(program, x, keys)
+        b = 1.0 if lost > node + EPS else 0.0
+        values[v.full[(w, z, g, kind, None if reserved else s)].name] = b
+        values[ell.name] = max(lost - (bound - node) * b, node * b)
+    for (w, z, s), c in v.zone_cap.items():
+        keys = [k for k in v.by_slice.get((w, s), [])
+                if k[3] == z and k[4] is not PurchaseKind.spot]
+        values[c.name] = _capacity(program, x, keys)
+
+
+def objective_of(program: Program, values: dict[str, float]) -> float:
+    """Monthly cost of a start (for reports and tests)."""
+    return float(sum(coef * values[var.name] for var, coef in program.v.cost.items()))
+
+
+def load_values(program: Program, values: dict[str, float]) -> None:
+    """Set every variable of ``program`` to its value in ``values`` (a solved program)."""
+    for var in program.prob.variables():
+        var.varValue = values.get(var.name, 0.0)
+
+
+def keep_better(
+    program: Program, outcome: SolveOutcome, start: dict[str, float] | None, started: float,
+    target_gap: float,
+) -> SolveOutcome:
+    """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper
+    (CBC takes no start and may end dearer); ``seconds`` counted from ``started``, a
+    ``time.perf_counter()`` reading. The values of the fleet returned are in the variables."""
+    seconds = time.perf_counter() - started
+    timed = dataclasses.replace(outcome, report=outcome.report.model_copy(
+        update={"seconds": seconds}))
+    if start is None or outcome.status is SolveStatus.infeasible:
+        return timed
+    cost = objective_of(program, start)
+    found = outcome.report.objective if outcome.has_solution else None
+    if found is not None and found <= cost * (1 + REL_TOL):
+        return timed
+    load_values(program, start)
+    bound = outcome.report.bound
+    gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
+    report = outcome.report.model_copy(update={
+        "seconds": seconds, "objective": cost, "gap": gap})
+    if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
+        # a solver that proved its own fleet within the gap proved any cheaper one within it
+        status = SolveStatus.optimal
+    elif outcome.status is SolveStatus.time_limit:
+        status = SolveStatus.time_limit
+    else:
+        status = SolveStatus.feasible
+    return SolveOutcome(status, report, True)

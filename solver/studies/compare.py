@@ -1,0 +1,260 @@
+"""Compare purchase scenarios: variants of a scenario, planned side by side.
+
+A variation is ``KEY=VALUE`` applied to a resolved :class:`~models.scenario.Scenario` with
+``model_copy(update=...)`` (never re-reading a file):
+
+- ``growth=G`` — every arrival ``peak_rps`` and batch ``daily_requests`` × G;
+- ``survivability=none|n_plus_1|zone_loss`` — every workload must survive that failure;
+- ``spot=true|false`` — ``false`` removes every spot offer (``true`` keeps the scenario's);
+- ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none).
+
+Several ``--vary`` options combine as a product. Variants are planned in worker processes (at
+most two, deterministic order), each a plain call of the planner.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from models.capacity import CapacityTable
+from models.common import Survivability
+from models.errors import InputError, Problem, did_you_mean
+from models.loader import SOLVER_INFINITY
+from models.offers import Zone
+from models.plan import Plan
+from models.scenario import Scenario
+from solver.outputs.report import gpus_by, reserved_share, survivability_margins
+
+#: Keys ``--vary`` understands.
+VARY_KEYS = ("growth", "survivability", "spot", "drop_gpu")
+MAX_WORKERS = 2
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One scenario to plan, and the variations that made it from its base."""
+
+    label: str
+    """``demo`` or ``demo growth=1.5 spot=false``."""
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A planned variant."""
+
+    variant: Variant
+    plan: Plan
+    table: CapacityTable
+
+
+def parse_vary(spec: str) -> tuple[str, tuple[str, ...]]:
+    """``growth=1,1.5,3`` → (``growth``, (``1``, ``1.5``, ``3``)); a bad spec is an InputError."""
+    key, sep, values = spec.partition("=")
+    key = key.strip()
+    items = tuple(v.strip() for v in values.split(",") if v.strip())
+    if not sep or not items:
+        raise InputError([Problem("--vary", spec, "expected KEY=V1,V2,…",
+                                  "e.g. --vary growth=1,1.5,3")])
+    if key not in VARY_KEYS:
+        raise InputError([Problem("--vary", spec, f"unknown key `{key}`",
+                                  did_you_mean(key, VARY_KEYS))])
+    return key, items
+
+
+def _growth(scenario: Scenario, value: str) -> Scenario:
+    try:
+        factor = float(value)
+    except ValueError:
+        factor = -1.0
+    if not 0 < factor < math.inf:  # nan fails both; inf made every demand infinite
+        raise InputError([Problem("--vary", f"growth={value}", "growth must be a positive number",
+                                  "e.g. growth=1,1.5,3")])
+    workloads = []
+    largest = 0.0  # the largest grown demand [req/s or requests/day]
+    for w in scenario.workloads:
+        update: dict[str, object] = {}
+        if w.arrival is not None:
+            update["arrival"] = w.arrival.model_copy(
+                update={"peak_rps": w.arrival.peak_rps * factor})
+            largest = max(largest, w.arrival.peak_rps * factor)
+        if w.batch is not None:
+            update["batch"] = w.batch.model_copy(
+                update={"daily_requests": w.batch.daily_requests * factor})
+            largest = max(largest, w.batch.daily_requests * factor)
+        workloads.append(w.model_copy(update=update))
+    if largest >= SOLVER_INFINITY:
+        raise InputError([Problem("--vary", f"growth={value}", f"grows a demand to "
+                                  f"{largest:.3g}, which the solver reads as infinite",
+                                  "give a growth that keeps every demand below 10^20")])
+    return scenario.model_copy(update={"workloads": tuple(workloads)})
+
+
+def _survivability(scenario: Scenario, value: str) -> Scenario:
+    if value not in Survivability.__members__:
+        raise InputError([Problem("--vary", f"survivability={value}", "unknown survivability",
+                                  did_you_mean(value, Survivability.__members__))])
+    level = Survivability(value)
+    return scenario.model_copy(update={"workloads": tuple(
+        w.model_copy(update={"survivability": level}) for w in scenario.workloads)})
+
+
+def _map_zones(scenario: Scenario, keep: Callable[[Zone], Zone]) -> Scenario:
+    return scenario.model_copy(update={"zones": tuple(keep(z) for z in scenario.zones)})
+
+
+def _spot(scenario: Scenario, value: str) -> Scenario:
+    if value.lower() not in ("true", "false"):
+        raise InputError([Problem("--vary", f"spot={value}", "spot is true or false",
+                                  "e.g. spot=true,false")])
+    if value.lower() == "true":
+        return scenario
+
+    def no_spot(zone: Zone) -> Zone:
+        offers = tuple(o.model_copy(update={"spot": None}) for o in zone.offers
+                       if o.reserved is not None or o.on_demand is not None)
+        return zone.model_copy(update={"offers": offers})
+
+    return _map_zones(scenario, no_spot)
+
+
+def _drop_gpu(scenario: Scenario, value: str) -> Scenario:
+    if value == "none":
+        return scenario
+    names = [g.name for g in scenario.gpus]
+    if value not in names:
+        raise InputError([Problem("--vary", f"drop_gpu={value}", f"unknown GPU `{value}`",
+                                  did_you_mean(value, names))])
+    scenario = _map_zones(scenario, lambda z: z.model_copy(update={
+        "offers": tuple(o for o in z.offers if o.gpu != value)}))
+    return scenario.model_copy(update={"workloads": tuple(
+        w if w.allowed_gpus is None else w.model_copy(
+            update={"allowed_gpus": tuple(g for g in w.allowed_gpus if g != value)})
+        for w in scenario.workloads)})
+
+
+VARIATIONS: dict[str, Callable[[Scenario, str], Scenario]] = {
+    "growth": _growth, "survivability": _survivability, "spot": _spot, "drop_gpu": _drop_gpu,
+}
+
+
+def apply_variation(scenario: Scenario, key: str, value: str) -> Scenario:
+    """The scenario with one variation applied (its name unchanged)."""
+    return VARIATIONS[key](scenario, value)
+
+
+def build_variants(scenarios: Sequence[Scenario],
+                   varies: Sequence[tuple[str, tuple[str, ...]]]) -> list[Variant]:
+    """Every scenario × every combination of the variations, in the order given."""
+    out = []
+    for scenario in scenarios:
+        for combo in itertools.product(*[[(k, v) for v in values] for k, values in varies]):
+            varied = scenario
+            for key, value in combo:
+                varied = apply_variation(varied, key, value)
+            label = " ".join([scenario.name, *(f"{k}={v}" for k, v in combo)])
+            out.append(Variant(label=label, scenario=varied))
+    labels = [v.label for v in out]
+    if len(set(labels)) != len(labels):
+        raise InputError([Problem("compare", "", "two scenarios carry the same name",
+                                  "give each scenario file its own `name`")])
+    return out
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Solver settings passed to every variant's plan."""
+
+    solver: str = "highs"
+    time_limit_s: float = 60.0
+    gap: float = 0.01
+
+
+def plan_variant(variant: Variant, options: SolveOptions) -> Compared:
+    """Plan one variant (runs in a worker process)."""
+    from solver.capacity.table import build_capacity_table
+    from solver.solve.strategy import plan_scenario
+
+    table = build_capacity_table(variant.scenario)
+    plan = plan_scenario(variant.scenario, table, solver=options.solver,
+                         time_limit_s=options.time_limit_s, gap=options.gap)
+    return Compared(variant, plan, table)
+
+
+def plan_all(variants: Sequence[Variant], options: SolveOptions,
+             progress: Callable[[int, Compared], None] | None = None,
+             workers: int | None = None) -> list[Compared]:
+    """Plan every variant, in parallel where cores allow; results in the variants' order.
+
+    ``progress(i, result)`` is called as each variant finishes (in completion order).
+    """
+    n = workers if workers is not None else min(MAX_WORKERS, os.cpu_count() or 1, len(variants))
+    results: list[Compared | None] = [None] * len(variants)
+    def done(i: int, result: Compared) -> None:
+        results[i] = result
+        if progress is not None:
+            progress(i, result)
+
+    if n <= 1:
+        for i, v in enumerate(variants):
+            done(i, plan_variant(v, options))
+    else:
+        # spawn, not fork: a child forked after HiGHS ran in this process inherits its thread
+        # pool in a broken state and can spin forever inside the next solve
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")
+                                 ) as pool:
+            futures: dict[Future[Compared], int] = {
+                pool.submit(plan_variant, v, options): i for i, v in enumerate(variants)}
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+    return [r for r in results if r is not None]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """The side-by-side figures of one planned variant."""
+
+    label: str
+    status: str
+    cost_per_month: float | None
+    per_million_tokens: float | None
+    gpus_by_type: dict[str, int]
+    reserved_share: float | None
+    survivability: str
+    """``holds`` or ``FAILS`` with the failing (failure, workload) pairs counted."""
+    gap: float | None
+
+
+def survivability_verdict(plan: Plan) -> str:
+    """``holds`` when every row holds, else how many (failure, workload) pairs fail."""
+    failing = [m for m in survivability_margins(plan) if not m.holds]
+    if not plan.survivability:
+        return "n/a"
+    return "holds" if not failing else f"FAILS {len(failing)}"
+
+
+def comparison_row(result: Compared) -> ComparisonRow:
+    """Figures of one planned variant; no cost where the plan has no fleet."""
+    plan = result.plan
+    has_fleet = bool(plan.nodes)
+    return ComparisonRow(
+        label=result.variant.label,
+        status=plan.status.value,
+        cost_per_month=plan.cost.per_month if has_fleet else None,
+        per_million_tokens=plan.cost.per_million_tokens if has_fleet else None,
+        gpus_by_type=gpus_by(plan, "gpu"),
+        reserved_share=reserved_share(plan),
+        survivability=survivability_verdict(plan),
+        gap=plan.solver.gap,
+    )
+
+
+def gpu_types(rows: Sequence[ComparisonRow]) -> list[str]:
+    """GPU types bought in any variant, sorted."""
+    return sorted({g for r in rows for g in r.gpus_by_type})

@@ -1,0 +1,382 @@
+"""Independent verifier: re-check a plan with plain arithmetic, never with the integer program.
+
+``verify_plan`` recomputes, from the plan's allocations and nodes, the scenario and the capacity
+table, every promise a plan makes (docs/survivability.md states the rules):
+
+1. references: workloads, zones, offers, allowed GPUs and slices exist; ``gpus = replicas × tp``;
+2. capacity: each allocation's ``replica_capacity_rps`` and source equal the table's row;
+3. demand: per workload and slice, Σ replicas × slo_rps × target utilization ≥ demand (spot
+   discounted by 1 − interruption rate); a batch volume instead needs Σ over its window's slices
+   of capacity × window hours × 3600 ≥ daily requests;
+4. spot: no spot replica for an interactive workload;
+5. stock: per (GPU, zone, purchase) and slice, GPUs bought ≤ the offer's stock;
+6. nodes: tp ≤ GPUs per node; per pool and slice Σ replicas × tp ≤ nodes × GPUs per node;
+7. survival: n_plus_1 survives any node, zone_loss any zone and any node, counting only running
+   non-spot capacity at slo_rps × failure utilization; the plan's survivability rows agree;
+8. cost: Σ nodes × GPUs per node × price × paid hours = ``cost.per_month`` (1e-6 relative);
+   paid hours are ``hours_per_month`` for reserved (and all-day) nodes, else the slice's hours ×
+   hours_per_month / 24; the budget holds.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from models.capacity import CapacityRow, CapacityTable
+from models.common import PurchaseKind, WorkloadClass
+from models.inventory import Fleet
+from models.plan import Plan, SolveStatus
+from models.policy import TimeBlock
+from models.scenario import Scenario
+from models.workload import HOURS_PER_DAY, Workload
+from solver.survivability.failures import (
+    SECONDS_PER_HOUR,
+    Failure,
+    FailureKind,
+    failover_capacity_rps,
+    failure_domains,
+    offer_gpus_per_node,
+    required_failures,
+    runs_in,
+    slice_demand_rps,
+    usable_capacity_rps,
+    window_hours,
+)
+from solver.survivability.fleet import fleet_from_plan
+
+#: Relative tolerance for money and rates; absolute slack for rates near zero.
+REL_TOL = 1e-6
+ABS_TOL_RPS = 1e-9
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) + ABS_TOL_RPS
+
+
+def _at_least(have: float, need: float) -> bool:
+    return have >= need * (1.0 - REL_TOL) - ABS_TOL_RPS
+
+
+def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
+    """Every way a plan breaks its scenario's rules, as sentences; empty means the plan is OK.
+
+    A plan without allocations whose status is ``infeasible`` or ``error`` promises nothing and
+    passes.
+    """
+    if plan.status in (SolveStatus.infeasible, SolveStatus.error) and not plan.allocations:
+        return []
+    blocks = scenario.policy.time_blocks
+    out: list[str] = []
+    out += _check_slices(plan, blocks)
+    out += _check_references(plan, scenario, table)
+    out += _check_spot(plan, scenario)
+    if out:
+        return out  # the arithmetic below trusts the references
+    fleet = fleet_from_plan(plan, scenario)
+    out += _check_demand(fleet, scenario, blocks)
+    out += _check_stock(plan, scenario, blocks)
+    out += _check_nodes(plan, scenario, blocks)
+    out += _check_survival(fleet, scenario, blocks)
+    out += _check_survivability_rows(plan, fleet, scenario, blocks)
+    out += _check_cost(plan, scenario)
+    return out
+
+
+def _check_slices(plan: Plan, blocks: tuple[TimeBlock, ...]) -> list[str]:
+    want = [(b.name, tuple(b.hours)) for b in blocks]
+    have = [(s.name, tuple(s.hours)) for s in plan.slices]
+    if have and have != want:
+        return [
+            f"plan slices {[n for n, _ in have]} differ from the scenario's time blocks "
+            f"{[n for n, _ in want]}"
+        ]
+    return []
+
+
+def _table_row(table: CapacityTable, wl: Workload, gpu: str, tp: int) -> CapacityRow | None:
+    rows = [r for r in table.for_workload(wl.name) if r.gpu == gpu and r.tp == tp]
+    same = [r for r in rows if r.precision == wl.precision]
+    candidates = same or rows
+    return candidates[0] if candidates else None
+
+
+def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
+    out: list[str] = []
+    names = {b.name for b in scenario.policy.time_blocks}
+    workloads = {w.name: w for w in scenario.workloads}
+    zones = {z.id: z for z in scenario.zones}
+    for i, a in enumerate(plan.allocations):
+        where = f"allocation {i} ({a.workload} {a.gpu} tp{a.tp} {a.zone} {a.purchase})"
+        wl = workloads.get(a.workload)
+        zone = zones.get(a.zone)
+        if wl is None or zone is None:
+            out.append(f"{where}: unknown workload or zone")
+            continue
+        offer = next((o for o in zone.offers if o.gpu == a.gpu), None)
+        if offer is None or offer.terms(a.purchase) is None:
+            out.append(f"{where}: zone {a.zone} does not sell {a.gpu} as {a.purchase}")
+            continue
+        if wl.allowed_gpus is not None and a.gpu not in wl.allowed_gpus:
+            out.append(f"{where}: {a.gpu} is not in the workload's allowed_gpus")
+        if a.slice is not None and a.slice not in names:
+            out.append(f"{where}: unknown slice {a.slice}")
+        if a.purchase is PurchaseKind.reserved and a.slice is not None:
+            out.append(f"{where}: reserved capacity must run in every slice (slice null)")
+        if a.gpus != a.replicas * a.tp:
+            out.append(f"{where}: gpus {a.gpus} != replicas {a.replicas} × tp {a.tp}")
+        row = _table_row(table, wl, a.gpu, a.tp)
+        if row is None:
+            out.append(f"{where}: no capacity-table row for this configuration")
+            continue
+        if not _close(a.replica_capacity_rps, row.slo_rps):
+            out.append(
+                f"{where}: replica_capacity_rps {a.replica_capacity_rps:.6g} != table "
+                f"slo_rps {row.slo_rps:.6g}"
+            )
+        if a.capacity_source != row.source:
+            out.append(f"{where}: capacity_source {a.capacity_source} != table {row.source}")
+    for i, n in enumerate(plan.nodes):
+        zone = zones.get(n.zone)
+        offer = None if zone is None else next((o for o in zone.offers if o.gpu == n.gpu), None)
+        if offer is None or offer.terms(n.purchase) is None:
+            out.append(f"node row {i}: zone {n.zone} does not sell {n.gpu} as {n.purchase}")
+            continue
+        gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
+        if n.gpus != n.nodes * gpn:
+            out.append(
+                f"node row {i} ({n.zone} {n.gpu} {n.purchase}): gpus {n.gpus} != "
+                f"nodes {n.nodes} × {gpn} GPUs per node"
+            )
+        if n.slice is not None and n.slice not in names:
+            out.append(f"node row {i}: unknown slice {n.slice}")
+    return out
+
+
+def _check_spot(plan: Plan, scenario: Scenario) -> list[str]:
+    classes = {w.name: w.workload_class for w in scenario.workloads}
+    classes.update(
+        {a.workload: WorkloadClass.batch for a in plan.allocations if a.workload not in classes}
+    )  # unknown: reported with the references
+    return [
+        f"interactive workload {a.workload} has {a.replicas} spot replicas in {a.zone}"
+        for a in plan.allocations
+        if a.purchase is PurchaseKind.spot
+        and a.replicas > 0
+        and classes[a.workload] is WorkloadClass.interactive
+    ]
+
+
+def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
+    out: list[str] = []
+    for wl in scenario.workloads:
+        if wl.batch is not None:
+            done = sum(
+                usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
+                * window_hours(wl, b)
+                * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
+                for b in blocks
+            )
+            if not _at_least(done, wl.batch.daily_requests):
+                out.append(
+                    f"demand: {wl.name} completes {done:.6g} requests in its window, "
+                    f"needs {wl.batch.daily_requests:.6g}"
+                )
+            continue
+        for b in blocks:
+            need = slice_demand_rps(wl, b)
+            have = usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
+            if not _at_least(have, need):
+                out.append(
+                    f"demand: {wl.name} in {b.name} has {have:.6g} rps usable, needs {need:.6g}"
+                )
+    return out
+
+
+def _pool_gpus_by_slice(
+    plan: Plan, blocks: tuple[TimeBlock, ...]
+) -> dict[tuple[str, str, PurchaseKind, str], int]:
+    gpus: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    for n in plan.nodes:
+        for b in blocks:
+            if runs_in(n.slice, b.name):
+                gpus[(n.zone, n.gpu, n.purchase, b.name)] += n.gpus
+    return gpus
+
+
+def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
+    out: list[str] = []
+    for (zone, gpu, purchase, name), bought in sorted(_pool_gpus_by_slice(plan, blocks).items()):
+        offer = next(o for o in scenario.zone(zone).offers if o.gpu == gpu)
+        terms = offer.terms(purchase)
+        assert terms is not None  # checked with the references
+        if bought > terms.stock_gpus:
+            out.append(
+                f"stock: {bought} {gpu} {purchase} GPUs in {zone} during {name}, "
+                f"stock {terms.stock_gpus}"
+            )
+    return out
+
+
+def _check_nodes(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
+    out: list[str] = []
+    used: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    for a in plan.allocations:
+        gpn = offer_gpus_per_node(scenario, a.zone, a.gpu)
+        if a.tp > gpn:
+            out.append(f"nodes: {a.workload} tp{a.tp} does not fit a {gpn}-GPU {a.gpu} node")
+        for b in blocks:
+            if runs_in(a.slice, b.name):
+                used[(a.zone, a.gpu, a.purchase, b.name)] += a.replicas * a.tp
+    bought = _pool_gpus_by_slice(plan, blocks)
+    for key, n_used in sorted(used.items()):
+        zone, gpu, purchase, name = key
+        if n_used > bought.get(key, 0):
+            out.append(
+                f"nodes: replicas use {n_used} {gpu} {purchase} GPUs in {zone} during "
+                f"{name}, nodes hold {bought.get(key, 0)}"
+            )
+    return out
+
+
+def _survival_shortfalls(
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    blocks: tuple[TimeBlock, ...],
+    failure: Failure,
+) -> list[str]:
+    if wl.batch is not None:
+        done = sum(
+            failover_capacity_rps(fleet, wl, scenario, b.name, failure)
+            * window_hours(wl, b)
+            * SECONDS_PER_HOUR  # requests in the window
+            for b in blocks
+        )
+        if _at_least(done, wl.batch.daily_requests):
+            return []
+        return [
+            f"survival: {wl.name} after {failure.label} completes {done:.6g} requests, "
+            f"needs {wl.batch.daily_requests:.6g}"
+        ]
+    out = []
+    for b in blocks:
+        need = slice_demand_rps(wl, b)
+        have = failover_capacity_rps(fleet, wl, scenario, b.name, failure)
+        if not _at_least(have, need):
+            out.append(
+                f"survival: {wl.name} after {failure.label} in {b.name} has "
+                f"{have:.6g} rps, needs {need:.6g}"
+            )
+    return out
+
+
+def _check_survival(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
+    out: list[str] = []
+    domains = failure_domains(fleet, scenario)
+    for wl in scenario.workloads:
+        for failure in required_failures(wl, domains):
+            out += _survival_shortfalls(fleet, wl, scenario, blocks, failure)
+    return out
+
+
+def _recompute_row(
+    fleet: Fleet,
+    wl: Workload,
+    scenario: Scenario,
+    failure_label: str,
+    slice_name: str,
+) -> float | None:
+    """Capacity the plan's survivability row should show, or ``None`` for an unknown label."""
+    if failure_label == "none":
+        return usable_capacity_rps(fleet.replicas, wl, scenario, slice_name)
+    kind, _, rest = failure_label.partition(":")
+    if kind == "zone":
+        return failover_capacity_rps(
+            fleet, wl, scenario, slice_name, Failure(kind=FailureKind.zone, zone=rest)
+        )
+    if kind == "region":
+        return failover_capacity_rps(
+            fleet, wl, scenario, slice_name, Failure(kind=FailureKind.region, region=rest)
+        )
+    if kind == "node" and "/" in rest:
+        zone, gpu = rest.split("/", 1)
+        return min(
+            failover_capacity_rps(
+                fleet,
+                wl,
+                scenario,
+                slice_name,
+                Failure(kind=FailureKind.node, zone=zone, gpu=gpu, purchase=p),
+            )
+            for p in (PurchaseKind.reserved, PurchaseKind.on_demand)
+        )
+    return None
+
+
+def _check_survivability_rows(
+    plan: Plan, fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...]
+) -> list[str]:
+    out: list[str] = []
+    workloads = {w.name: w for w in scenario.workloads}
+    by_name = {b.name: b for b in blocks}
+    for i, row in enumerate(plan.survivability):
+        wl = workloads.get(row.workload)
+        block = by_name.get(row.slice)
+        if wl is None or block is None:
+            out.append(
+                f"survivability row {i}: unknown workload {row.workload} or slice {row.slice}"
+            )
+            continue
+        cap = _recompute_row(fleet, wl, scenario, row.failure, row.slice)
+        if cap is None:
+            out.append(f"survivability row {i}: unknown failure label {row.failure!r}")
+            continue
+        need = slice_demand_rps(wl, block)
+        where = f"survivability row {i} ({row.workload}, {row.failure}, {row.slice})"
+        if not _close(row.demand_rps, need):
+            out.append(f"{where}: demand_rps {row.demand_rps:.6g}, recomputed {need:.6g}")
+        if not _close(row.capacity_rps, cap):
+            out.append(f"{where}: capacity_rps {row.capacity_rps:.6g}, recomputed {cap:.6g}")
+        if row.holds != _at_least(cap, need):
+            out.append(
+                f"{where}: says holds={row.holds}, recomputed {cap:.6g} rps vs {need:.6g} demand"
+            )
+    return out
+
+
+def paid_hours_per_month(
+    purchase: PurchaseKind, slice_name: str | None, scenario: Scenario
+) -> float:
+    """Hours a month a node is paid for: all for reserved or all-day, else its slice's share [h]."""
+    hours_per_month = scenario.policy.hours_per_month
+    if purchase is PurchaseKind.reserved or slice_name is None:
+        return hours_per_month
+    block = next(b for b in scenario.policy.time_blocks if b.name == slice_name)
+    return len(block.hours) * hours_per_month / HOURS_PER_DAY  # [h/day] × [days/month]
+
+
+def _check_cost(plan: Plan, scenario: Scenario) -> list[str]:
+    out: list[str] = []
+    total = 0.0
+    for i, n in enumerate(plan.nodes):
+        offer = next(o for o in scenario.zone(n.zone).offers if o.gpu == n.gpu)
+        terms = offer.terms(n.purchase)
+        assert terms is not None  # checked with the references
+        price = terms.price_per_gpu_hour
+        cost = n.gpus * price * paid_hours_per_month(n.purchase, n.slice, scenario)
+        total += cost  # [GPUs] × [currency/GPU/h] × [h/month]
+        if not _close(n.price_per_gpu_hour, price):
+            out.append(f"cost: node row {i} price {n.price_per_gpu_hour} != offer {price}")
+        if not _close(n.cost_per_month, cost):
+            out.append(
+                f"cost: node row {i} ({n.zone} {n.gpu} {n.purchase} {n.slice}) costs "
+                f"{n.cost_per_month:.6f}, recomputed {cost:.6f}"
+            )
+    if not _close(plan.cost.per_month, total):
+        out.append(
+            f"cost: plan says {plan.cost.per_month:.6f} per month, nodes add up to {total:.6f}"
+        )
+    budget = scenario.policy.monthly_budget
+    if budget is not None and plan.cost.per_month > budget * (1.0 + REL_TOL):
+        out.append(f"budget: {plan.cost.per_month:.2f} per month exceeds {budget:.2f}")
+    return out
