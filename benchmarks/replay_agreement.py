@@ -30,7 +30,8 @@ from models.loader import load_scenario
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.perf import replica_perf
-from solver.capacity.table import build_capacity_table, load_point, load_profile, predict_at_rate
+from solver.capacity.replica import load_point, load_profile, predict_at_rate
+from solver.capacity.table import build_capacity_table
 from solver.replay.engine import (
     EngineConfig,
     ReplicaSpec,

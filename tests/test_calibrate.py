@@ -38,7 +38,7 @@ from solver.capacity.perfdata import (
     read_shared_perf,
     to_csv_text,
 )
-from solver.capacity.table import closed_loop
+from solver.capacity.replica import closed_loop
 from solver.cli import main
 from solver.outputs.units import field_label
 

@@ -17,21 +17,19 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
 from models.policy import Policy
 from models.scenario import Scenario
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
+from solver.capacity.measured import stale_measurements
 from solver.capacity.perf import perf_model
-from solver.capacity.table import (
+from solver.capacity.pricing import cheapest_prices, cost_per_million_tokens
+from solver.capacity.replica import (
     MAX_BATCHED_TOKENS,
     aitken_limit,
-    build_capacity_table,
-    cheapest_prices,
     closed_loop,
-    configuration_row,
-    cost_per_million_tokens,
     load_point,
     load_profile,
     predict_at_rate,
     slo_holding_point,
-    stale_measurements,
 )
+from solver.capacity.table import build_capacity_table, configuration_row
 from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     EngineConfig,

@@ -59,7 +59,7 @@ from solver.capacity.perfdata import (
     MeasurementKind,
     to_frame,
 )
-from solver.capacity.table import closed_loop
+from solver.capacity.replica import closed_loop
 
 Vector = npt.NDArray[np.float64]
 

@@ -11,7 +11,8 @@ import click
 from models.capacity import CapacityRow, CapacityTable
 from models.common import CLOUD_KINDS
 from models.scenario import Scenario
-from solver.capacity.table import build_capacity_table, stale_measurements
+from solver.capacity.measured import stale_measurements
+from solver.capacity.table import build_capacity_table
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 
 

@@ -50,7 +50,7 @@ class CheckResult:
 
 def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     """Load the scenario and fleet, check every failure domain, plan the degradations."""
-    from solver.capacity.table import build_capacity_table  # the capacity model (heavy import)
+    from solver.capacity.table import build_capacity_table
 
     scenario = load(scenario_path)
     table = build_capacity_table(scenario)

@@ -15,6 +15,7 @@ from models.loader import load_catalog
 from models.measured import MeasuredCapacity
 from models.policy import Policy
 from models.scenario import Scenario
+from solver.capacity.measured import staleness
 from solver.capacity.memory import (
     MemoryPlan,
     check_fit,
@@ -24,7 +25,7 @@ from solver.capacity.memory import (
     memory_plan,
 )
 from solver.capacity.perf import perf_model
-from solver.capacity.table import closed_loop, staleness
+from solver.capacity.replica import closed_loop
 from solver.cli.common import echo_json, json_option, load
 
 WHERE = "command line"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from models.common import Frozen, Precision, PurchaseKind, Survivability, WorkloadClass
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.table import stale_measurements
+from solver.capacity.measured import stale_measurements
 
 
 class WorkloadSummary(Frozen):

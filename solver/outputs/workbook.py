@@ -567,7 +567,7 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     pure function of the scenario).
     """
     if table is None:
-        from solver.capacity.table import build_capacity_table  # the capacity model (heavy import)
+        from solver.capacity.table import build_capacity_table
 
         table = build_capacity_table(scenario)
     out = Path(out_dir)

@@ -120,7 +120,7 @@ def _margin_key(row: CheckRow) -> float:
 
 def capacity_predictor(scenario: Scenario) -> Predictor:
     """The capacity model's ``predict_at_rate`` as a :data:`Predictor`."""
-    from solver.capacity.table import predict_at_rate
+    from solver.capacity.replica import predict_at_rate
 
     def predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
         p = predict_at_rate(scenario, workload, row, rate_rps)

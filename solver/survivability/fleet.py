@@ -139,9 +139,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     if problems:
         raise InputError(problems)
     if table is None:
-        from solver.capacity.table import (
-            build_capacity_table,  # the capacity model, built on demand
-        )
+        from solver.capacity.table import build_capacity_table
 
         table = build_capacity_table(scenario)
     nodes = _inventory_nodes(inventory, scenario)

@@ -1,0 +1,71 @@
+"""Measured capacity rows: when one stands for its workload, and when it has expired.
+
+A measured row overrides the analytic model for its configuration while it is fresh: same model (and
+weights digest), runtime and precision as the workload, and younger than the policy's maximum age
+counted to the scenario's ``as_of`` date.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from models.measured import MeasuredCapacity
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.memory import tp_degrees
+
+
+def as_of_date(scenario: Scenario) -> dt.date:
+    """Date measured-row ages count to: the policy's ``as_of``, else today."""
+    if scenario.policy.as_of is not None:
+        return dt.date.fromisoformat(scenario.policy.as_of)
+    return dt.date.today()
+
+
+def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why a measured row cannot stand for its workload, or ``None`` when it is fresh."""
+    workload = scenario.workload(row.workload)
+    spec = scenario.model(workload.model)
+    reasons = []
+    if row.model != workload.model:
+        reasons.append(f"model {row.model} is not the workload's {workload.model}")
+    if row.model_digest and spec.weights_digest and row.model_digest != spec.weights_digest:
+        reasons.append(f"digest {row.model_digest} differs from {spec.weights_digest}")
+    if row.runtime != workload.runtime:
+        reasons.append(f"runtime {row.runtime} differs from the workload's {workload.runtime}")
+    if row.precision != workload.precision:
+        reasons.append(f"precision {row.precision.value} differs from the workload's "
+                       f"{workload.precision.value}")
+    age_days = (as_of_date(scenario) - row.measured_on).days
+    if age_days > scenario.policy.measured_max_age_days:
+        reasons.append(f"measured {age_days} days ago, older than the policy's "
+                       f"{scenario.policy.measured_max_age_days}")
+    return "; ".join(reasons) or None
+
+
+def stale_measurements(scenario: Scenario) -> list[str]:
+    """One warning per measured row that is not used, with why (stale, or no such candidate)."""
+    out = []
+    for i, row in enumerate(scenario.measured):
+        where = f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on})"
+        reason = staleness(scenario, row)
+        if reason is not None:
+            out.append(f"{where}: stale, not used: {reason}")
+            continue
+        allowed = scenario.workload(row.workload).allowed_gpus
+        if allowed is not None and row.gpu not in allowed:
+            out.append(f"{where}: not used: {row.gpu} is not in the workload's allowed_gpus")
+        elif row.tp not in tp_degrees(scenario.gpu(row.gpu)):
+            out.append(f"{where}: not used: TP{row.tp} is not a candidate degree on {row.gpu} "
+                       f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
+    return out
+
+
+def fresh_measurement(
+    scenario: Scenario, workload: Workload, gpu: str, tp: int
+) -> MeasuredCapacity | None:
+    """The most recent fresh measured row of this workload, GPU and TP, if any."""
+    rows = [r for r in scenario.measured
+            if r.workload == workload.name and r.gpu == gpu and r.tp == tp
+            and staleness(scenario, r) is None]
+    return max(rows, key=lambda r: r.measured_on) if rows else None

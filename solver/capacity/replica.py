@@ -1,0 +1,445 @@
+"""One replica under load: the analytic model of TTFT and per-token latency at a request rate.
+
+For a workload and a configuration (GPU, TP; the precision is the workload's) the analytic model
+evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capacity under SLO"):
+
+* prefill is an M/G/1 queue (:mod:`solver.capacity.queueing`) whose service is one prompt's
+  prefill; it
+  takes the share ``ρ = λ E[S]`` of the GPUs' time;
+* decode runs the sequences in flight, ``B = λ × output tokens × TPOT`` (Little's law), taken at
+  its Poisson P95; the mean per-token time is the decode step stretched by the prefill share,
+  ``TPOT = t_decode(B₉₅, KV) ÷ (1 − ρ)`` (prefill chunks interleave with decode steps);
+* the TPOT P95 is that of a request: its decode life of ``m = n − 1`` iterations carries the
+  prefill chunks of a Poisson number of prompts (those arriving from its last prefill iteration
+  to its last token, plus a geometric number queued behind it during its wait), each adding its
+  chunks' time, spread over ``m`` tokens; the 95th percentile of that mixture over the
+  output-length distribution (:func:`tpot_p95_ms`,
+  :func:`solver.capacity.queueing.tpot_quantile_ms`);
+* TTFT P95 = prefill of a P95 prompt + P95 queueing wait + one decode step (the iteration in
+  flight when the prompt arrives);
+* the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context.
+
+Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
+for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
+A fresh measured row for the same configuration overrides the analytic figure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from models.capacity import CapacityRow
+from models.common import CapacitySource
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.memory import check_fit, max_stable_sequences
+from solver.capacity.perf import ReplicaPerf, perf_model
+from solver.capacity.queueing import (
+    length_samples,
+    pk_mean_wait_ms,
+    poisson_p95,
+    tpot_quantile_ms,
+    wait_quantile_ms,
+)
+
+#: Halvings of the rate interval when searching the SLO-holding rate [1].
+BISECTION_STEPS = 60
+#: Relative width of the rate interval at which the TPOT P95 search stops [1].
+RATE_TOLERANCE = 1e-4
+#: Fixed-point iterations allowed for the decode batch at one rate [1].
+MAX_BATCH_ITERATIONS = 500
+#: Prompt tokens one iteration may prefill under chunked prefill: vLLM's default
+#: ``max_num_batched_tokens``, as the replay's ``solver.replay.engine.DEFAULT_MAX_BATCHED_TOKENS``
+#: [tokens].
+MAX_BATCHED_TOKENS = 2048
+#: Output-length points the TPOT P95 mixes over (fewer than the prompt's: each costs an FFT)
+#: [points].
+TPOT_LENGTH_SAMPLES = 24
+#: Times the TPOT P95 is recomputed with the life it implies [1].
+TPOT_FIXED_POINT_ITERATIONS = 3
+
+
+@dataclass(frozen=True)
+class LatencyPrediction:
+    """Latency of one replica carrying a given rate."""
+
+    ttft_p95_ms: float
+    tpot_p95_ms: float
+    utilization: float
+    """Rate carried ÷ the row's SLO-holding rate [1]."""
+    holds: bool
+    """Both P95 SLOs hold and the batch fits the KV cache."""
+
+
+@dataclass(frozen=True)
+class LoadProfile:
+    """A workload as seen by one replica configuration (precomputed for speed)."""
+
+    perf: ReplicaPerf
+    prefill_mean_ms: float
+    """E[S]: mean marginal prefill work over the input-length distribution [ms]."""
+    prefill_second_moment_ms2: float
+    """E[S²] [ms²]."""
+    prefill_p95_ms: float
+    """Prefill of a P95 prompt [ms]."""
+    output_tokens: float
+    """Typical output length (mean, else P50) [tokens]."""
+    decode_context_tokens: float
+    """Mean KV cache of a decoding sequence: typical input + half the typical output [tokens]."""
+    max_sequences: int
+    """Max stable sequences at the P95 context [sequences]."""
+    decode_steps: npt.NDArray[np.float64]
+    """Decode iterations of a request (output tokens − 1) at each output-length point with more
+    than one token [steps]."""
+    decode_weights: npt.NDArray[np.float64]
+    """Probability of each of those points (renormalised) [1]."""
+    prompt_weights: npt.NDArray[np.float64]
+    """Probability of each input-length point [1]."""
+    chunk_tokens: npt.NDArray[np.float64]
+    """Tokens of each prefill chunk of each input-length point (rows; 0 past its last chunk)
+    [tokens]."""
+    chunk_context_tokens: npt.NDArray[np.float64]
+    """Tokens of the prompt already in the KV cache when each chunk runs [tokens]."""
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """State of one replica at one request rate (P95 figures)."""
+
+    rate_rps: float
+    ttft_p95_ms: float
+    tpot_p95_ms: float
+    prefill_share: float
+    """ρ: share of GPU time spent on prefill [1]."""
+    decode_seqs_p95: int
+    """Sequences in decode, Poisson P95 [sequences]."""
+    kv_fits: bool
+    tpot_mean_ms: float
+    """Mean time per output token over the tokens decoded [ms]."""
+
+    def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
+        """The point is stable, fits the KV cache and holds both SLOs."""
+        return self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms and self.tpot_p95_ms <= tpot_slo_ms
+
+    def limit(self, ttft_slo_ms: float, tpot_slo_ms: float) -> str:
+        """The first limit this point breaks (``none`` when it holds)."""
+        if math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
+            return "saturation"
+        if not self.kv_fits:
+            return "kv_cache"
+        if self.tpot_p95_ms > tpot_slo_ms:
+            return "tpot"
+        if self.ttft_p95_ms > ttft_slo_ms:
+            return "ttft"
+        return "none"
+
+
+def cache_split(input_tokens: float, cache_hit_rate: float) -> tuple[int, int]:
+    """(tokens to prefill, tokens read from the prefix cache) of one prompt [tokens]."""
+    new = max(round(input_tokens * (1 - cache_hit_rate)), 1)
+    return new, max(round(input_tokens) - new, 0)
+
+
+def load_profile(
+    perf: ReplicaPerf, workload: Workload, max_batched_tokens: int = MAX_BATCHED_TOKENS
+) -> LoadProfile:
+    """Prefill moments and decode figures of ``workload`` on the replica ``perf``.
+
+    The queue's service time is a prompt's marginal prefill work (it shares iterations, and so
+    the weight read and step overhead, with decode); a prompt's own latency is its full prefill.
+    Prompts are prefilled in chunks of ``max_batched_tokens`` [tokens]; the chunk moments feed
+    the TPOT P95.
+    """
+    hit = workload.prefix_cache_hit_rate
+    inputs = length_samples(workload.input_tokens)
+    splits = [cache_split(float(x), hit) for x in inputs.tokens]
+    work = np.array([perf.prefill_marginal_ms(*split) for split in splits])
+    most = max(math.ceil(new / max_batched_tokens) for new, _ in splits)
+    chunk_tokens = np.zeros((len(splits), most))
+    chunk_context = np.zeros((len(splits), most))
+    for row, (new, cached) in enumerate(splits):
+        starts = np.arange(0, new, max_batched_tokens)
+        chunk_tokens[row, :starts.size] = np.minimum(max_batched_tokens, new - starts)
+        chunk_context[row, :starts.size] = cached + starts
+    outputs = length_samples(workload.output_tokens, TPOT_LENGTH_SAMPLES)
+    steps = np.rint(outputs.tokens) - 1  # decode iterations after the first token [steps]
+    decoding = steps >= 1  # a one-token output has no TPOT (the replay leaves it out too)
+    steps, step_weights = steps[decoding], outputs.weights[decoding]
+    if steps.size == 0:  # every output is one token: no TPOT; say one step
+        steps, step_weights = np.ones(1), np.ones(1)
+    p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
+    return LoadProfile(
+        perf=perf,
+        prefill_mean_ms=inputs.expect(work),
+        prefill_second_moment_ms2=inputs.expect(work * work),
+        prefill_p95_ms=perf.prefill_time_ms(*cache_split(workload.input_tokens.p95, hit)),
+        output_tokens=workload.output_tokens.typical,
+        decode_context_tokens=workload.input_tokens.typical + workload.output_tokens.typical / 2,
+        max_sequences=max_stable_sequences(perf.kv_capacity_tokens, p95_context),
+        decode_steps=steps,
+        decode_weights=step_weights / step_weights.sum(),
+        prompt_weights=inputs.weights,
+        chunk_tokens=chunk_tokens,
+        chunk_context_tokens=chunk_context,
+    )
+
+
+def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDArray[np.float64]:
+    """Time each prefill chunk adds to a decode iteration of ``batch`` sequences [ms].
+
+    ``step_time_ms(P, B, K, 1, C) − step_time_ms(0, B, K)``: its compute, all-reduce and
+    per-sequence cost, less what the decode step's memory time already covers (roofline).
+    Shape of ``profile.chunk_tokens``; 0 past a prompt's last chunk.
+    """
+    perf = profile.perf
+    mixed = perf.step_times_ms(profile.chunk_tokens, batch, kv_tokens, 1,
+                               profile.chunk_context_tokens)
+    extra = mixed - perf.decode_step_time_ms(batch, kv_tokens)
+    return np.where(profile.chunk_tokens > 0, np.maximum(extra, 0.0), 0.0)
+
+
+def tpot_p95_ms(
+    profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
+    prefill_share: float,
+) -> float:
+    """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
+
+    The prompts prefilled during the life of a request of ``m`` decode steps are those that
+    arrive from its last prefill iteration (earlier ones share that iteration's token budget;
+    later ones queue behind it, first come first served) to its last-but-one decode iteration:
+    Poisson at λ over ``t_d + E[e_last] + (m − 1) × TPOT`` ms, plus those that arrived in its
+    wait — positive with probability ρ, then about exponential with mean ``E[W] ÷ ρ``. Each
+    adds the time of its first ``m`` chunks (:func:`chunk_extra_ms`); at most ``m`` chunks
+    land in all (one per iteration). A slow request lives longer and so collects more prompts:
+    the life is taken at the quantile itself, by fixed-point iteration from the mean
+    (:data:`TPOT_FIXED_POINT_ITERATIONS` iterates, then :func:`aitken_limit`).
+    """
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    extra = chunk_extra_ms(profile, batch, kv_tokens)  # prompts × chunks [ms]
+    steps = profile.decode_steps
+    first_m = np.minimum(steps, extra.shape[1]).astype(np.int64) - 1
+    prompt_ms = np.cumsum(extra, axis=1)[:, first_m].T  # decode lengths × prompts [ms]
+    cap_ms = steps * extra.max()
+    rate_per_ms = rate_rps / 1000.0
+    last = (profile.chunk_tokens > 0).sum(axis=1) - 1  # each prompt's last chunk [index]
+    # prompts arriving while the request's last chunk runs wait for its first decode iteration
+    own_prefill_ms = step_ms + profile.prompt_weights @ extra[np.arange(last.size), last]
+    per_wait = rate_per_ms * wait_mean_ms / prefill_share if prefill_share > 0 else 0.0
+    iterates = [tpot_mean_ms]
+    for _ in range(TPOT_FIXED_POINT_ITERATIONS):
+        window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
+        iterates.append(tpot_quantile_ms(steps, profile.decode_weights, step_ms, prompt_ms,
+                                         profile.prompt_weights, rate_per_ms * window_ms,
+                                         prefill_share, per_wait, cap_ms))
+    return aitken_limit(iterates[-3], iterates[-2], iterates[-1])
+
+
+def aitken_limit(t0: float, t1: float, t2: float) -> float:
+    """Limit of a fixed-point iteration rising as t0, t1, t2 (Aitken's Δ²) [same unit].
+
+    ``t2 + Δ₂² ÷ (Δ₁ − Δ₂)`` with ``Δ₁ = t1 − t0``, ``Δ₂ = t2 − t1``: exact for a geometric
+    approach. Kept within ``[t2, t2 + 2 Δ₂]`` (the limit of a contraction of ratio 2/3); steps
+    that do not shrink give ``t2 + 2 Δ₂``; a last step that does not rise gives ``max(t1, t2)``.
+    """
+    d1, d2 = t1 - t0, t2 - t1
+    if d2 <= 0:
+        return max(t1, t2)
+    if d1 <= d2:
+        return t2 + 2 * d2
+    return min(t2 + d2 * d2 / (d1 - d2), t2 + 2 * d2)
+
+
+def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True) -> LoadPoint:
+    """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
+
+    ``with_tpot_p95=False`` skips the TPOT P95 (the costly part) and puts the mean in its place.
+    """
+    perf = profile.perf
+    rate_per_ms = rate_rps / 1000.0
+    rho = rate_per_ms * profile.prefill_mean_ms
+    if rho >= 1:
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False,
+                         math.inf)
+    batch = 1  # sequences in decode, P95 [sequences]
+    step_ms = perf.decode_step_time_ms(1, round(profile.decode_context_tokens))
+    converged = False
+    for _ in range(MAX_BATCH_ITERATIONS):
+        tpot_ms = step_ms / (1 - rho)  # decode step stretched by the interleaved prefill share
+        in_decode = rate_per_ms * profile.output_tokens * tpot_ms  # Little's law [sequences]
+        next_batch = max(math.ceil(poisson_p95(in_decode)), 1)
+        if next_batch == batch:
+            converged = True
+            break
+        batch = next_batch  # rises monotonically from below to the least fixed point
+        if batch > profile.max_sequences:
+            converged = True  # the KV cache is already exceeded: no need to go on
+            break
+        step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    if not converged:
+        return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
+    wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
+                              profile.prefill_second_moment_ms2)
+    ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
+    # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
+    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho), tpot_ms)
+                if with_tpot_p95 else tpot_ms)
+    return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
+                     tpot_ms)
+
+
+def slo_holding_point(
+    profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float
+) -> tuple[LoadPoint | None, str]:
+    """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
+
+    Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
+    limit rises with the rate: :data:`BISECTION_STEPS` halvings find the largest rate holding
+    the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
+    the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate holding it to
+    :data:`RATE_TOLERANCE` (each step computes a P95).
+    """
+    idle = load_point(profile, 0.0)
+    if not idle.holds(ttft_slo_ms, tpot_slo_ms):
+        limit = idle.limit(ttft_slo_ms, tpot_slo_ms)
+        if limit == "kv_cache":
+            return None, "the KV cache cannot hold one sequence of the P95 context"
+        if limit == "tpot":
+            return None, (f"one decode step takes {idle.tpot_p95_ms:.1f} ms > TPOT SLO "
+                          f"{tpot_slo_ms:g} ms even at no load")
+        return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
+                      f"{ttft_slo_ms:g} ms even at no load")
+    low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2
+        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms):
+            low = mid
+        else:
+            high = mid
+    best = load_point(profile, low)
+    if best.holds(ttft_slo_ms, tpot_slo_ms):
+        limit = load_point(profile, high, with_tpot_p95=False).limit(ttft_slo_ms, tpot_slo_ms)
+    else:
+        best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms), "tpot"
+    return (best if best.rate_rps > 0 else None), limit
+
+
+def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float
+               ) -> LoadPoint:
+    """The point of largest rate whose TPOT P95 holds, between two points (Illinois)."""
+    excess_low = holds.tpot_p95_ms - tpot_slo_ms  # ≤ 0
+    excess_high = breaks.tpot_p95_ms - tpot_slo_ms  # > 0
+    side = 0
+    for _ in range(BISECTION_STEPS):
+        width = breaks.rate_rps - holds.rate_rps
+        if width <= RATE_TOLERANCE * breaks.rate_rps:
+            break
+        rate = breaks.rate_rps - excess_high * width / (excess_high - excess_low)
+        if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(excess_high):
+            rate = holds.rate_rps + width / 2
+        point = load_point(profile, rate)
+        excess = point.tpot_p95_ms - tpot_slo_ms
+        if excess <= 0:
+            holds, excess_low = point, excess
+            excess_high = excess_high / 2 if side == -1 else excess_high  # Illinois
+            side = -1
+        else:
+            breaks, excess_high = point, excess
+            excess_low = excess_low / 2 if side == 1 else excess_low
+            side = 1
+    return holds
+
+
+# --- predictions at a given rate -----------------------------------------------------------
+
+
+def _profile_for(scenario: Scenario, workload: Workload, row: CapacityRow) -> LoadProfile | None:
+    spec, gpu = scenario.model(row.model), scenario.gpu(row.gpu)
+    longest = workload.input_tokens.p99 + workload.output_tokens.p99
+    if check_fit(spec, gpu, row.precision, row.tp, scenario.policy, longest) is not None:
+        return None
+    perf = perf_model(spec, gpu, row.precision, row.tp,
+                      memory_margin_fraction=scenario.policy.memory_margin_fraction)
+    return load_profile(perf, workload)
+
+
+def predict_at_rate(
+    scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float
+) -> LatencyPrediction:
+    """P95 latencies of one replica of ``row`` carrying ``rate_rps`` requests/s.
+
+    Analytic rows: the model at that rate. Measured rows: the analytic curve at the same share of
+    the SLO-holding rate, scaled so that at ``row.slo_rps`` it gives the measured latencies (if
+    the model cannot place the configuration, the measured latencies hold up to the tested rate
+    and nothing holds beyond it).
+    """
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    utilization = rate_rps / row.slo_rps
+    profile = _profile_for(scenario, workload, row)
+    if row.source is CapacitySource.analytic and profile is not None:
+        point = load_point(profile, rate_rps)
+        return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
+                                 point.holds(ttft_slo, tpot_slo))
+    reference = None if profile is None else slo_holding_point(profile, ttft_slo, tpot_slo)[0]
+    if profile is None or reference is None:
+        within = utilization <= 1
+        ttft = row.ttft_p95_ms if within else math.inf
+        tpot = row.tpot_p95_ms if within else math.inf
+        return LatencyPrediction(ttft, tpot, utilization, within)
+    point = load_point(profile, utilization * reference.rate_rps)
+    ttft = point.ttft_p95_ms * row.ttft_p95_ms / reference.ttft_p95_ms
+    tpot = point.tpot_p95_ms * row.tpot_p95_ms / reference.tpot_p95_ms
+    return LatencyPrediction(ttft, tpot, utilization,
+                             point.kv_fits and ttft <= ttft_slo and tpot <= tpot_slo)
+
+
+# --- closed loop (fleetplan estimate) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """Mean figures of a replica kept at a fixed number of requests in flight."""
+
+    concurrency: int
+    ttft_ms: float
+    tpot_ms: float
+    requests_per_s: float
+    output_tokens_per_s: float
+
+
+def closed_loop(
+    perf: ReplicaPerf, input_tokens: int, output_tokens: int, concurrency: int
+) -> ClosedLoop:
+    """A replica serving ``concurrency`` clients that each send the next request on completion.
+
+    With throughput X [req/ms]: prefill share ρ = X·S, TTFT = S + M/D/1 wait, TPOT = decode
+    step of all ``concurrency`` sequences ÷ (1 − ρ); X solves X = C ÷ (TTFT + output × TPOT)
+    (the right side falls as X rises, so bisection finds the one root).
+    """
+    service_ms = perf.prefill_marginal_ms(input_tokens)
+    prefill_ms = perf.prefill_time_ms(input_tokens)
+    kv_tokens = round(concurrency * (input_tokens + output_tokens / 2))
+    step_ms = perf.decode_step_time_ms(concurrency, kv_tokens)
+
+    def latencies(x_per_ms: float) -> tuple[float, float]:
+        rho = x_per_ms * service_ms
+        if rho >= 1:
+            return math.inf, math.inf
+        ttft = prefill_ms + pk_mean_wait_ms(x_per_ms, service_ms, service_ms**2)
+        return ttft, step_ms / (1 - rho)
+
+    low, high = 0.0, 1.0 / service_ms
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2
+        ttft, tpot = latencies(mid)
+        if concurrency / (ttft + output_tokens * tpot) > mid:
+            low = mid
+        else:
+            high = mid
+    ttft, tpot = latencies(low)
+    rps = low * 1000.0
+    return ClosedLoop(concurrency, ttft, tpot, rps, rps * output_tokens)
