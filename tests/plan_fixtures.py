@@ -19,7 +19,7 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy, TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.program.build import Program
+from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome
 from solver.solve.greedy import objective_of
 

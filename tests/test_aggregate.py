@@ -10,8 +10,10 @@ import pytest
 
 from models.common import PurchaseKind
 from solver.capacity.table import build_capacity_table
-from solver.program.build import Program, build_program
+from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
+from solver.program.keys import ReplicaKey
+from solver.program.variables import Program
 from solver.solve import aggregate
 from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
 from solver.solve.backends import SolveOutcome, integer_value, solve
@@ -110,13 +112,14 @@ def test_a_busy_hours_fleet_copied_into_a_quiet_hour_keeps_every_row() -> None:
                   time_blocks=blocks(("x", range(0, 12)), ("y", range(12, 24))))
     data = build_program_data(sc, table(row("n", "H100", 1, 6.0)))
     full = build_program(data)
-    x = expand_fleet(full, (("x",), ("y",)), (("x", "y"),), {("n", "H100", 1, "a", OD, "x"): 18})
-    assert x == {("n", "H100", 1, "a", OD, "x"): 18, ("n", "H100", 1, "a", OD, "y"): 18}
+    key = ReplicaKey("n", "H100", 1, "a", OD, "x")
+    x = expand_fleet(full, (("x",), ("y",)), (("x", "y"),), {key: 18})
+    assert x == {key: 18, key._replace(slice="y"): 18}
     values = start_from_replicas(full, x)
     assert values is not None and violated_rows(full, values) == []
     assert values["l_n_a_H100_on_demand_y"] == pytest.approx(90.0)
     # one replica fewer in the busy hour breaks its node-loss row (102 − 48 = 54 < 60)
-    short = start_from_replicas(full, {("n", "H100", 1, "a", OD, "x"): 17})
+    short = start_from_replicas(full, {ReplicaKey("n", "H100", 1, "a", OD, "x"): 17})
     assert short is not None and violated_rows(full, short) != []
 
 

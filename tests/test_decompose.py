@@ -12,6 +12,7 @@ from models.plan import SolverReport, SolveStatus
 from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import build_program_data
+from solver.program.keys import ReplicaKey
 from solver.solve.backends import SolveOutcome, solve
 from solver.solve.decompose import (
     SubResult,
@@ -169,7 +170,8 @@ def test_a_sub_program_keeps_its_start_where_the_solver_ends_dearer(
                   [zone("a", offer(reserved=(2.0, 64), gpus_per_node=1))])
     data = dataclasses.replace(
         build_program_data(sc, table(row("w", "H100", 1, 10.0))), share_nodes=False)
-    start = {("w", "H100", 1, "a", PurchaseKind.reserved, None): 2}  # 2 × 2.0 × 730 = 2,920
+    # 2 × 2.0 × 730 = 2,920
+    start = {ReplicaKey("w", "H100", 1, "a", PurchaseKind.reserved, None): 2}
     real = decompose.solve
 
     def dearer(prob: object, solver: str, time_limit_s: float, gap: float,

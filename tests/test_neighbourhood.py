@@ -10,8 +10,10 @@ import pulp
 import pytest
 
 from models.common import PurchaseKind
-from solver.program.build import Program, ReplicaKey, build_program
+from solver.program.build import build_program
 from solver.program.data import build_program_data
+from solver.program.keys import ReplicaKey
+from solver.program.variables import Program
 from solver.solve import neighbourhood
 from solver.solve import strategy as planner
 from solver.solve.aggregate import violated_rows
@@ -46,8 +48,10 @@ def three_blocks() -> Program:
 
 
 def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
-    x: dict[ReplicaKey, int] = {("w", "H100", 1, "z", R, None): reserved} if reserved else {}
-    x.update({("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
+    x: dict[ReplicaKey, int] = {}
+    if reserved:
+        x[ReplicaKey("w", "H100", 1, "z", R, None)] = reserved
+    x.update({ReplicaKey("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
     values = start_from_replicas(program, x)
     assert values is not None and not violated_rows(program, values)
     return values

@@ -15,8 +15,9 @@ from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.scenario import Scenario
-from solver.program.build import FAMILIES, add_no_spot_for_interactive, build_program
+from solver.program.build import build_program
 from solver.program.data import build_program_data
+from solver.program.families import FAMILIES, add_no_spot_for_interactive
 from solver.solve.backends import solve
 from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
@@ -51,14 +52,14 @@ def assert_cut_tightens(
     monkeypatch: pytest.MonkeyPatch, sc: Scenario, tb: CapacityTable, name: str,
     replacement: object, relaxed_with: float, relaxed_without: float, integer: float,
 ) -> None:
-    """With the cut the relaxation is ``relaxed_with``, with ``solver.program.build.<name>``
-    replaced
-    ``relaxed_without``; the integer optimum is ``integer`` either way (the cut keeps it)."""
-    import solver.program.build as program_module
+    """With the cut the relaxation is ``relaxed_with``, with ``solver.program.cuts.<name>``
+    replaced ``relaxed_without``; the integer optimum is ``integer`` either way (the cut keeps
+    it)."""
+    import solver.program.cuts as cuts_module
 
     assert relaxation(sc, tb) == pytest.approx(relaxed_with)
     assert optimum(sc, tb) == pytest.approx(integer)
-    monkeypatch.setattr(program_module, name, replacement)
+    monkeypatch.setattr(cuts_module, name, replacement)
     assert relaxation(sc, tb) == pytest.approx(relaxed_without)
     assert optimum(sc, tb) == pytest.approx(integer)
 

@@ -23,6 +23,7 @@ from models.capacity import CapacityRow, CapacityTable
 from models.common import CapacitySource, PurchaseKind, Survivability, WorkloadClass
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY
+from solver.program.keys import StockKey
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -110,14 +111,15 @@ class ProgramData:
     """Candidates removed as dominated (for explanations)."""
     share_nodes: bool = False
     """Replicas of different workloads may share a node (else each workload has its own pools)."""
-    stock_taken: Mapping[tuple[str, str, PurchaseKind, str | None], int] = field(
+    stock_taken: Mapping[StockKey, int] = field(
         default_factory=dict)
     """GPUs per (zone, gpu, purchase, slice or None) already bought by workloads outside this
     program (a part of the fleet solved on its own); the stock rows leave them out."""
 
     def stock_left(self, o: OfferTerm, slice_name: str | None) -> int:
         """GPUs of an offer this program may still buy in a slice (reserved: ``None``)."""
-        return o.stock_gpus - self.stock_taken.get((o.zone, o.gpu, o.purchase, slice_name), 0)
+        return o.stock_gpus - self.stock_taken.get(
+            StockKey(o.zone, o.gpu, o.purchase, slice_name), 0)
 
     def workload(self, name: str) -> WorkloadInfo:
         """Workload by name."""

@@ -19,8 +19,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from solver.program.build import Program, ReplicaKey, build_program
+from solver.program.build import build_program
 from solver.program.data import ProgramData, SliceGroup
+from solver.program.keys import ReplicaKey
+from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
 from solver.solve.greedy import objective_of, start_from_replicas
 
@@ -94,15 +96,15 @@ def expand_fleet(
     }
     present = {w.name: set(target.data.demand_slices(w.name)) for w in target.data.workloads}
     out: dict[ReplicaKey, int] = {}
-    for (w, g, tp, z, kind, s), n in replicas.items():
+    for k, n in replicas.items():
         if n <= 0:
             continue
-        if s is None:
-            out[(w, g, tp, z, kind, None)] = n
+        if k.slice is None:
+            out[k] = n
             continue
-        for member in inside[s]:
-            if member in present[w]:
-                out[(w, g, tp, z, kind, member)] = n
+        for member in inside[k.slice]:
+            if member in present[k.workload]:
+                out[k._replace(slice=member)] = n
     return out
 
 

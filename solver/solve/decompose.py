@@ -30,10 +30,11 @@ import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 
-from models.common import PurchaseKind
 from models.plan import SolverReport, SolveStatus
-from solver.program.build import Program, ReplicaKey, build_program
+from solver.program.build import build_program
 from solver.program.data import ProgramData
+from solver.program.keys import ReplicaKey, StockKey
+from solver.program.variables import Program
 from solver.solve.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.greedy import (
@@ -55,7 +56,6 @@ COUPLING_SHARE = 0.15
 GAP_TOLERANCE = 1e-9
 
 #: (zone, gpu, purchase, slice or None for reserved).
-StockKey = tuple[str, str, PurchaseKind, str | None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +137,7 @@ def _over_stock(data: ProgramData, subs: Iterable[SubResult]) -> set[StockKey]:
     for sub in subs:
         _add(used, stock_used(data, sub.replicas))
     stock = {(o.zone, o.gpu, o.purchase): o.stock_gpus for o in data.offers}
-    return {k for k, n in used.items() if n > stock[k[:3]]}
+    return {k for k, n in used.items() if n > stock[k.pool]}
 
 
 def solve_workloads(
@@ -174,13 +174,13 @@ def solve_workloads(
 def stock_used(data: ProgramData, replicas: Mapping[ReplicaKey, int]) -> dict[StockKey, int]:
     """GPUs a fleet buys per offer and slice: whole nodes of each workload's own pools."""
     gpus: dict[tuple[str, StockKey], int] = {}
-    for (w, g, tp, z, kind, s), n in replicas.items():
-        key = (w, (z, g, kind, s))
-        gpus[key] = gpus.get(key, 0) + tp * n
+    for r, n in replicas.items():
+        key = (r.workload, StockKey(r.zone, r.gpu, r.purchase, r.slice))
+        gpus[key] = gpus.get(key, 0) + r.tp * n
     per_node = {(o.zone, o.gpu, o.purchase): o.gpus_per_node for o in data.offers}
     out: dict[StockKey, int] = {}
     for (_, k), n in gpus.items():
-        m = per_node[k[:3]]
+        m = per_node[k.pool]
         out[k] = out.get(k, 0) + -(-n // m) * m
     return out
 
@@ -246,7 +246,7 @@ def repair(
     for sub in coupled:
         use = stock_used(data, sub.replicas)
         kept = sub
-        if any(taken.get(k, 0) + n > stock[k[:3]] for k, n in use.items()):
+        if any(taken.get(k, 0) + n > stock[k.pool] for k, n in use.items()):
             kept = solve_subset(data, sub.workloads, solver,
                                 max(deadline - time.perf_counter(), MIN_SOLVE_S), gap, taken)
             if not kept.outcome.has_solution:

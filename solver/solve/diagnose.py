@@ -19,8 +19,10 @@ import pulp
 from models.common import Survivability
 from models.plan import Shortfall, SolveStatus
 from models.scenario import Scenario
-from solver.program.build import FAMILIES, Program, Slack, build_program
+from solver.program.build import build_program
 from solver.program.data import ProgramData
+from solver.program.families import FAMILIES
+from solver.program.variables import Program, Slack
 from solver.solve.backends import real_value, solve
 
 #: A slack below this is zero.
@@ -76,8 +78,9 @@ def _users(program: Program, z: str, g: str, kind: str, sl: str) -> dict[str, in
     (``"all"`` for reserved pools), most first, then by name."""
     gpus: dict[str, int] = defaultdict(int)
     for k, x in program.v.replicas.items():
-        if (k[3], k[1], k[4].value) == (z, g, kind) and k[5] in (None, sl) and real_value(x) > 0.5:
-            gpus[k[0]] += k[2] * round(real_value(x))
+        in_pool = (k.zone, k.gpu, k.purchase.value) == (z, g, kind) and k.slice in (None, sl)
+        if in_pool and real_value(x) > 0.5:
+            gpus[k.workload] += k.tp * round(real_value(x))
     return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
 
 
@@ -89,7 +92,7 @@ def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | No
         if z == lost_zone_of_pool:
             continue
         left = sum(v.rate[k] * real_value(v.replicas[k]) for k in v.replicas
-                   if k[0] == w and k[3] != z and k[4].value != "spot")
+                   if k.workload == w and k.zone != z and not k.spot)
         if best is None or left < best[0]:
             best = (left, z)
     return None if best is None else best[1]

@@ -17,16 +17,11 @@ import time
 
 from models.common import PurchaseKind, Survivability
 from models.plan import SolveStatus
-from solver.program.build import (
-    NodeKey,
-    Program,
-    ReplicaKey,
-    best_packing,
-    node_key,
-    pool_capacity_bound,
-    worst_node_rps,
-)
 from solver.program.data import SECONDS_PER_HOUR, Candidate, OfferTerm
+from solver.program.families import pool_capacity_bound
+from solver.program.keys import NodeKey, ReplicaKey, StockKey
+from solver.program.packing import best_packing, worst_node_rps
+from solver.program.variables import Program, node_key
 from solver.solve.backends import SolveOutcome
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
@@ -68,13 +63,13 @@ def _zone_plan(
         if base:
             assert res is not None
             cost += base * c.tp * res.price_per_gpu_hour * data.hours_per_month
-            alloc[(c.workload, c.gpu, c.tp, z, R, None)] = base
+            alloc[ReplicaKey(c.workload, c.gpu, c.tp, z, R, None)] = base
         for s, n in counts.items():
             top = n - base
             if top > 0:
                 assert od is not None
                 cost += top * c.tp * od.price_per_gpu_hour * data.paid_hours_per_month(s)
-                alloc[(c.workload, c.gpu, c.tp, z, D, s)] = top
+                alloc[ReplicaKey(c.workload, c.gpu, c.tp, z, D, s)] = top
         if best is None or cost < best[0]:
             best = (cost, alloc)
     return best
@@ -138,13 +133,13 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     gpus: dict[NodeKey, int] = {}
     for k, n in x.items():
         key = node_key(data, k)
-        gpus[key] = gpus.get(key, 0) + k[2] * n
-    bought: dict[tuple[str, str, PurchaseKind, str | None], int] = {}
+        gpus[key] = gpus.get(key, 0) + k.tp * n
+    bought: dict[StockKey, int] = {}
     for key, y in v.nodes.items():
-        o = v.offer[key[:3]]
+        o = v.offer[key.pool]
         nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
-        bought[key[:4]] = bought.get(key[:4], 0) + nodes * o.gpus_per_node
-        if bought[key[:4]] > data.stock_left(o, key[3]):
+        bought[key.stock] = bought.get(key.stock, 0) + nodes * o.gpus_per_node
+        if bought[key.stock] > data.stock_left(o, key.slice):
             return None
         values[y.name] = float(nodes)
         cost += v.cost.get(y, 0.0) * nodes
@@ -160,15 +155,15 @@ def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKe
     gpus: dict[NodeKey, int] = {}
     for k, n in x.items():
         key = node_key(program.data, k)
-        gpus[key] = gpus.get(key, 0) + k[2] * n
+        gpus[key] = gpus.get(key, 0) + k.tp * n
     out: dict[ReplicaKey, int] = {}
-    for (z, g, kind, s, w), used in gpus.items():
-        o = program.v.offer[(z, g, kind)]
+    for key, used in gpus.items():
+        o = program.v.offer[key.pool]
         nodes = math.ceil(used / o.gpus_per_node - EPS)
-        if nodes == 0 or w is None:
+        if nodes == 0 or key.owner is None:
             continue
-        for tp, m in best_packing(program.data, w, o):
-            out[(w, g, tp, z, kind, s)] = m * nodes
+        for tp, m in best_packing(program.data, key.owner, o):
+            out[ReplicaKey(key.owner, key.gpu, tp, key.zone, key.purchase, key.slice)] = m * nodes
     return out
 
 
@@ -181,21 +176,21 @@ def _auxiliaries(program: Program, x: dict[ReplicaKey, int], values: dict[str, f
     """Firm and zone capacities, node losses and their binaries, as their rows imply."""
     data, v = program.data, program.v
     for (w, s), f in v.firm.items():
-        keys = [k for k in v.by_slice.get((w, s), []) if k[4] is not PurchaseKind.spot]
+        keys = [k for k in v.by_slice.get((w, s), []) if not k.spot]
         values[f.name] = _capacity(program, x, keys)
     for (w, z, g, kind, s), ell in v.loss.items():
         o = v.offer[(z, g, kind)]
         node = data.failure_utilization * worst_node_rps(data, w, o)
         reserved = kind is R
         bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
-        keys = [k for k in v.by_slice[(w, s)] if (k[3], k[1], k[4]) == (z, g, kind)]
+        keys = [k for k in v.by_slice[(w, s)] if k.pool == (z, g, kind)]
         lost = _capacity(program, x, keys)
         b = 1.0 if lost > node + EPS else 0.0
         values[v.full[(w, z, g, kind, None if reserved else s)].name] = b
         values[ell.name] = max(lost - (bound - node) * b, node * b)
     for (w, z, s), c in v.zone_cap.items():
         keys = [k for k in v.by_slice.get((w, s), [])
-                if k[3] == z and k[4] is not PurchaseKind.spot]
+                if k.zone == z and not k.spot]
         values[c.name] = _capacity(program, x, keys)
 
 

@@ -25,7 +25,7 @@ import time
 
 import pulp
 
-from solver.program.build import Program
+from solver.program.variables import Program
 from solver.solve.aggregate import violated_rows
 from solver.solve.backends import integer_value, solve
 from solver.solve.greedy import objective_of, start_from_replicas
@@ -40,8 +40,8 @@ def reserved_variables(program: Program) -> list[pulp.LpVariable]:
     """Variables of the reserved fleet: reserved replicas and nodes, and the binaries of
     reserved pools (the same in every slice)."""
     v = program.v
-    return ([x for k, x in v.replicas.items() if k[5] is None]
-            + [y for k, y in v.nodes.items() if k[3] is None]
+    return ([x for k, x in v.replicas.items() if k.slice is None]
+            + [y for k, y in v.nodes.items() if k.slice is None]
             + [b for k, b in v.full.items() if k[4] is None])
 
 

@@ -27,8 +27,9 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.program.build import Program, build_program
+from solver.program.build import build_program
 from solver.program.data import SECONDS_PER_HOUR, ProgramData, build_program_data
+from solver.program.variables import Program
 from solver.solve.aggregate import AGGREGATE_ABOVE_SLICES, STATIC_STAGE, aggregated_start
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.decompose import solve_decomposed
@@ -185,7 +186,7 @@ def extract_fleet(
             ))
     counts: dict[tuple[str, str, PurchaseKind, str | None], int] = defaultdict(int)
     for group, y in v.nodes.items():
-        counts[group[:4]] += integer_value(y)  # a workload's own pools add up per offer
+        counts[group.stock] += integer_value(y)  # a workload's own pools add up per offer
     nodes: list[NodeCount] = []
     for (z, g, kind, s), count in counts.items():
         if count == 0:
