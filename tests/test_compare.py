@@ -20,12 +20,7 @@ from models.errors import InputError
 from models.loader import load_scenario
 from models.plan import Plan
 from solver.cli import main
-from solver.outputs.workbook import (
-    COMPARISON_SHEET,
-    SHEETS,
-    comparison_workbook,
-    comparison_workbook_bytes,
-)
+from solver.outputs.workbook import SHEETS
 from solver.solve.strategy import plan_scenario
 from solver.studies.compare import (
     Compared,
@@ -36,6 +31,11 @@ from solver.studies.compare import (
     comparison_row,
     parse_vary,
     plan_all,
+)
+from solver.studies.comparison_workbook import (
+    COMPARISON_SHEET,
+    comparison_workbook,
+    comparison_workbook_bytes,
 )
 
 TINY = scenarios_dir() / "tiny.yaml"

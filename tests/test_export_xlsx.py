@@ -21,7 +21,8 @@ from models.catalog import EfficiencyFactors
 from models.scenario import Scenario
 from models.workload import TokenPercentiles
 from solver.outputs.units import field_header
-from solver.outputs.workbook import SHEETS, put, write_plan_workbook
+from solver.outputs.workbook import SHEETS, write_plan_workbook
+from solver.outputs.xlsx_cells import put
 
 
 @pytest.fixture
@@ -200,7 +201,7 @@ def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
     from models.loader import load_scenario
     from models.plan import Plan
     from solver.capacity.table import build_capacity_table
-    from solver.outputs.workbook import write_procurement_outputs
+    from solver.outputs.plan_dir import write_procurement_outputs
     from solver.solve.strategy import plan_scenario
 
     scenario = load_scenario(scenarios_dir() / "twenty_rps.yaml")

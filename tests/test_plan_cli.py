@@ -15,7 +15,7 @@ from models.loader import load_scenario
 from models.plan import Plan
 from solver.capacity.table import build_capacity_table
 from solver.cli import main
-from solver.outputs.plan_files import resolved_scenario_yaml
+from solver.outputs.plan_dir import resolved_scenario_yaml
 from solver.survivability.verify import verify_plan
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "inputs" / "scenarios"

@@ -10,21 +10,17 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 from models.common import PurchaseKind
 from models.plan import Shortfall, SolveStatus
 from models.workload import TokenPercentiles
-from solver.outputs.report import (
-    COST_CHART_FILE,
-    DAY_CHART_FILE,
-    REPORT_FILE,
-    day_panels,
+from solver.outputs.figures import (
     gpu_counts,
     gpus_by,
     peak_utilization,
-    render_report,
     reserved_share,
     slice_figures,
     survivability_margins,
     tenant_costs,
-    write_report,
 )
+from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
+from solver.outputs.report import day_panels, render_report, write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

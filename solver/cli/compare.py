@@ -16,7 +16,6 @@ from solver.cli.common import (
     solve_options,
     write_atomic,
 )
-from solver.outputs.workbook import comparison_workbook_bytes
 from solver.studies.compare import (
     Compared,
     ComparisonRow,
@@ -27,6 +26,7 @@ from solver.studies.compare import (
     parse_vary,
     plan_all,
 )
+from solver.studies.comparison_workbook import comparison_workbook_bytes
 
 
 def _money(value: float | None) -> str:

@@ -20,9 +20,10 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
-from solver.outputs.plan_files import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
-from solver.outputs.report import peak_utilization, slice_figures
-from solver.solve.strategy import plan_scenario, solver_summary
+from solver.outputs.figures import peak_utilization, slice_figures
+from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
+from solver.solve.assemble import solver_summary
+from solver.solve.strategy import plan_scenario
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
@@ -44,7 +45,7 @@ def gpu_table(plan: Plan) -> list[str]:
 
 def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
     """Per workload: configurations used and peak utilization of the SLO-holding rate (as the
-    report and workbook give it: :func:`solver.outputs.report.peak_utilization`)."""
+    report and workbook give it: :func:`solver.outputs.figures.peak_utilization`)."""
     lines = []
     figures = slice_figures(plan, scenario)
     for wl in sorted(scenario.workloads, key=lambda w: w.name):
@@ -133,8 +134,13 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
 
 def plan_output_files() -> tuple[str, ...]:
     """Names of the files ``plan`` writes into its output directory."""
-    from solver.outputs.report import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
-    from solver.outputs.workbook import CONTRACT_FILE, WORKBOOK_FILE  # openpyxl: heavy
+    from solver.outputs.plan_dir import (
+        CONTRACT_FILE,
+        COST_CHART_FILE,
+        DAY_CHART_FILE,
+        REPORT_FILE,
+        WORKBOOK_FILE,
+    )
 
     return (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
             COST_CHART_FILE, DAY_CHART_FILE)

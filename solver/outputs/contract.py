@@ -27,7 +27,7 @@ from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.outputs.atomic import write_atomic
-from solver.outputs.report import used_configs
+from solver.outputs.figures import used_configs
 
 CONTRACT_VERSION = 1
 

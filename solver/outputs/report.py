@@ -1,207 +1,37 @@
-"""Figures a reviewer reads, derived from a plan, and ``report.md`` built from them.
+"""``report.md``: the plan as a reviewer reads it, with its two PNG charts.
 
-The derivations (GPUs by type, demand vs capacity per slice, survivability margins, reserved
-share) are pure functions of a :class:`~models.plan.Plan` and its
-:class:`~models.scenario.Scenario`; the workbook, the comparison and the report all read them, so
-one figure has one formula (documented in docs/outputs.md).
+Every figure comes from :mod:`solver.outputs.figures` (one formula per figure, documented in
+docs/outputs.md); this module only lays them out.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
-from models.plan import Plan, Slice
+from models.plan import Plan
 from models.scenario import Scenario
-from models.workload import HOURS_PER_DAY, Workload
+from models.workload import HOURS_PER_DAY
 from solver.outputs.atomic import write_atomic
 from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
+from solver.outputs.figures import (
+    PURCHASE_ORDER,
+    cost_by_zone_and_kind,
+    gpu_counts,
+    peak_utilization,
+    reserved_share,
+    slice_figures,
+    survivability_margins,
+    tenant_costs,
+    used_configs,
+)
+from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
 from solver.survivability.failures import spot_interruption_rate
 
-#: Purchase kinds in the order they are shown everywhere.
-PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
 
-
-@dataclass(frozen=True)
-class GpuCount:
-    """GPUs held in one zone, of one type, bought one way, at the busiest slice."""
-
-    zone: str
-    gpu: str
-    purchase: PurchaseKind
-    gpus: int
-    """Reserved: the GPUs bought; elastic: the most GPUs running in any one slice [GPUs]."""
-    cost_per_month: float
-    """All rows of this zone, GPU and kind (every slice) [currency/month]."""
-
-
-@dataclass(frozen=True)
-class SliceFigures:
-    """Demand and capacity of one workload in one slice of the peak day."""
-
-    workload: str
-    slice: str
-    demand_rps: float
-    """Busiest hour of the slice: peak × hourly share, or the batch volume spread evenly [1/s]."""
-    capacity_rps: float
-    """Σ replicas × SLO-holding rate of the replicas running in the slice [1/s]."""
-    expected_rps: float
-    """The same with spot replicas discounted by their zone's interruption rate [1/s]."""
-    usable_rps: float
-    """Σ replicas × rate × target utilization (× (1 − interruption) for spot) [1/s]."""
-
-
-@dataclass(frozen=True)
-class Margin:
-    """Worst survivability margin of one workload under one failure, over every slice."""
-
-    failure: str
-    workload: str
-    slice: str
-    capacity_rps: float
-    demand_rps: float
-    margin: float | None
-    """(capacity − demand) ÷ demand at the worst slice [1]; ``None`` where demand is zero."""
-    holds: bool
-    """The plan's own verdict: true only if it holds in every slice."""
-
-
-
-def gpu_counts(plan: Plan) -> tuple[GpuCount, ...]:
-    """GPUs per (zone, GPU, purchase kind): reserved as bought, elastic at its busiest slice."""
-    peak: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
-    cost: dict[tuple[str, str, PurchaseKind], float] = defaultdict(float)
-    for n in plan.nodes:
-        key = (n.zone, n.gpu, n.purchase)
-        peak[key] = max(peak[key], n.gpus)
-        cost[key] += n.cost_per_month
-    order = {k: i for i, k in enumerate(PURCHASE_ORDER)}
-    keys = sorted(peak, key=lambda k: (k[0], k[1], order[k[2]]))
-    return tuple(GpuCount(z, g, p, peak[(z, g, p)], cost[(z, g, p)]) for z, g, p in keys)
-
-
-def gpus_by(plan: Plan, field: str) -> dict[str, int]:
-    """Sum of :func:`gpu_counts` by ``zone``, ``gpu`` or ``purchase`` [GPUs], sorted by key."""
-    out: dict[str, int] = defaultdict(int)
-    for c in gpu_counts(plan):
-        out[str(getattr(c, field))] += c.gpus
-    return dict(sorted(out.items()))
-
-
-def cost_by_zone_and_kind(plan: Plan) -> dict[tuple[str, PurchaseKind], float]:
-    """Monthly cost per (zone, purchase kind), from the node rows [currency/month]."""
-    out: dict[tuple[str, PurchaseKind], float] = defaultdict(float)
-    for n in plan.nodes:
-        out[(n.zone, n.purchase)] += n.cost_per_month
-    return dict(out)
-
-
-def reserved_share(plan: Plan) -> float | None:
-    """Share of the monthly cost paid for reserved capacity [1]; ``None`` for a zero-cost plan."""
-    total = sum(n.cost_per_month for n in plan.nodes)
-    if total <= 0:
-        return None
-    return sum(n.cost_per_month for n in plan.nodes if n.purchase is PurchaseKind.reserved) / total
-
-
-def slice_demand_rps(workload: Workload, slice_: Slice) -> float:
-    """Demand of a slice: its busiest hour (the program plans each slice for its peak) [1/s]."""
-    hourly = workload.hourly_demand_rps()
-    return max(hourly[h] for h in slice_.hours)
-
-
-def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
-    """Demand and capacity of every workload in every slice, in slice then workload order.
-
-    Usable capacity counts as the program does: Σ replicas × SLO-holding rate × target
-    utilization, spot replicas discounted by their zone's interruption rate.
-    """
-    out = []
-    for slice_ in plan.slices:
-        for wl in scenario.workloads:
-            running = [a for a in plan.allocations
-                       if a.workload == wl.name and a.slice in (None, slice_.name)]
-            capacity = sum(a.replicas * a.replica_capacity_rps for a in running)
-            expected = sum(
-                a.replicas * a.replica_capacity_rps  # [1/s]
-                * (1.0 - spot_interruption_rate(scenario, a.zone, a.gpu)
-                   if a.purchase is PurchaseKind.spot else 1.0)
-                for a in running)
-            out.append(SliceFigures(
-                workload=wl.name,
-                slice=slice_.name,
-                demand_rps=slice_demand_rps(wl, slice_),
-                capacity_rps=capacity,
-                expected_rps=expected,
-                usable_rps=expected * wl.utilization,
-            ))
-    return tuple(out)
-
-
-def peak_utilization(figures: Sequence[SliceFigures], workload: str) -> float | None:
-    """Highest demand ÷ capacity at SLO over the slices of one workload [1], spot replicas at
-    their expected rate (as the program counts them); ``None`` without capacity."""
-    ratios = [f.demand_rps / f.expected_rps for f in figures
-              if f.workload == workload and f.expected_rps > 0]
-    return max(ratios) if ratios else None
-
-
-def _margin(capacity: float, demand: float) -> float | None:
-    return (capacity - demand) / demand if demand > 0 else None
-
-
-def survivability_margins(plan: Plan) -> tuple[Margin, ...]:
-    """Worst slice per (failure, workload) of the plan's survivability rows, in plan order."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, row in enumerate(plan.survivability):
-        groups.setdefault((row.failure, row.workload), []).append(i)
-    out = []
-    for (failure, workload), idx in groups.items():
-        rows = [plan.survivability[i] for i in idx]
-        worst = min(rows, key=lambda r: (r.capacity_rps - r.demand_rps) / r.demand_rps
-                    if r.demand_rps > 0 else float("inf"))
-        out.append(Margin(failure, workload, worst.slice, worst.capacity_rps, worst.demand_rps,
-                          _margin(worst.capacity_rps, worst.demand_rps),
-                          all(r.holds for r in rows)))
-    return tuple(out)
-
-
-def tokens_per_month(plan: Plan) -> float:
-    """All tokens (input + output) the plan carries in a month, from its cost attribution."""
-    return sum(w.tokens_per_month for w in plan.workload_costs)
-
-
-def tenant_costs(plan: Plan) -> dict[str, tuple[float, float]]:
-    """Per tenant: (cost per month [currency/month], tokens per month), sorted by tenant."""
-    out: dict[str, tuple[float, float]] = {}
-    for w in plan.workload_costs:
-        cost, tokens = out.get(w.tenant, (0.0, 0.0))
-        out[w.tenant] = (cost + w.cost_per_month, tokens + w.tokens_per_month)
-    return dict(sorted(out.items()))
-
-
-def used_configs(plan: Plan, table: CapacityTable) -> tuple[tuple[str, str, int], ...]:
-    """(workload, GPU, TP) configurations the plan allocates replicas to, in table order."""
-    used = {(a.workload, a.gpu, a.tp) for a in plan.allocations if a.replicas > 0}
-    seen: list[tuple[str, str, int]] = []
-    for r in table.rows:
-        key = (r.workload, r.gpu, r.tp)
-        if key in used and key not in seen:
-            seen.append(key)
-    seen.extend(sorted(used - set(seen)))
-    return tuple(seen)
-
-
-# --- report.md ------------------------------------------------------------------------------
-
-#: File names written beside the plan.
-REPORT_FILE = "report.md"
-COST_CHART_FILE = "cost_by_zone.png"
-DAY_CHART_FILE = "capacity_vs_demand.png"
 
 
 def md(text: object) -> str:

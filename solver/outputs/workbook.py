@@ -33,17 +33,25 @@ from models.scenario import Scenario
 from solver.outputs.atomic import write_atomic
 from solver.studies.compare import Compared, comparison_row, gpu_types
 from solver.outputs.contract import build_contract, write_contract
-from solver.outputs.report import (
-    PURCHASE_ORDER,
-    gpus_by,
-    peak_utilization,
-    slice_figures,
-    survivability_margins,
-    tenant_costs,
-    tokens_per_month,
-    write_report,
-)
+from solver.outputs.figures import PURCHASE_ORDER, gpus_by, peak_utilization, slice_figures, survivability_margins, tenant_costs, tokens_per_month
+from solver.outputs.report import write_report
 from solver.outputs.units import field_header
+from solver.outputs.xlsx_cells import (
+    BAD_FILL,
+    COUNT,
+    GOOD_FILL,
+    HEADER_FONT,
+    MONEY,
+    RATE,
+    SHARE,
+    Formula,
+    Value,
+    fit_columns,
+    header,
+    put,
+    section,
+    sheet_ref,
+)
 from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
 
 #: Sheet titles, in workbook order.
@@ -53,85 +61,10 @@ SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Survivability", "Capac
 #: Every efficiency factor, in schema order: the Assumptions sheet shows them all.
 EFFICIENCY_FIELDS = tuple(EfficiencyFactors.model_fields)
 
-MONEY = "#,##0.00"
-RATE = "#,##0.000"
-SHARE = "0.0%"
-COUNT = "#,##0"
-HEADER_FONT = Font(bold=True)
-HEADER_FILL = PatternFill("solid", fgColor="DDE4EE")
-SECTION_FONT = Font(bold=True, size=12)
-GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
-BAD_FILL = PatternFill("solid", fgColor="FFC7CE")
-MAX_WIDTH = 48
 
 #: Rows of the Summary sheet other sheets (and the comparison) refer to.
 SUMMARY_COST_ROW = 10
 SUMMARY_MTOK_ROW = 14
-
-#: First characters with which a spreadsheet would start a formula.
-FORMULA_STARTS = ("=", "+", "-", "@")
-
-
-@dataclass(frozen=True)
-class Formula:
-    """An Excel formula written by fleetplan itself (without the leading ``=``)."""
-
-    text: str
-
-
-Value = str | int | float | bool | Enum | Formula | None
-
-
-def put(ws: Worksheet, row: int, col: int, value: Value, number_format: str | None = None) -> Cell:
-    """Write one cell; strings are always text (never formulas), a :class:`Formula` is a formula."""
-    cell: Cell = ws.cell(row=row, column=col)
-    if isinstance(value, Formula):
-        cell.value = "=" + value.text
-    elif isinstance(value, Enum):
-        put(ws, row, col, str(value.value))
-    elif isinstance(value, str):
-        text = ILLEGAL_CHARACTERS_RE.sub("", value)
-        cell.value = text
-        cell.data_type = "s"  # openpyxl would otherwise take "=…" for a formula
-        if text.startswith(FORMULA_STARTS):
-            cell.quotePrefix = True  # and Excel/LibreOffice keep it as text when edited
-    else:
-        cell.value = value
-    if number_format is not None:
-        cell.number_format = number_format
-    return cell
-
-
-def header(ws: Worksheet, row: int, titles: Sequence[str], col: int = 1) -> None:
-    """A header row: bold on a light fill; titles carry their units in brackets."""
-    for i, title in enumerate(titles):
-        cell = put(ws, row, col + i, title)
-        cell.font = HEADER_FONT
-        cell.fill = HEADER_FILL
-        cell.alignment = Alignment(wrap_text=True, vertical="top")
-
-
-def section(ws: Worksheet, row: int, title: str) -> None:
-    """A section title inside a sheet that holds several tables."""
-    put(ws, row, 1, title).font = SECTION_FONT
-
-
-def fit_columns(ws: Worksheet) -> None:
-    """Column widths from the longest text in each column (formulas count as 12 characters)."""
-    widths: dict[int, int] = {}
-    for row in ws.iter_rows():
-        for cell in row:
-            if cell.value is None:
-                continue
-            n = 12 if cell.data_type == "f" else len(str(cell.value))
-            widths[cell.column] = max(widths.get(cell.column, 8), min(n + 2, MAX_WIDTH))
-    for col, width in widths.items():
-        ws.column_dimensions[get_column_letter(col)].width = width
-
-
-def sheet_ref(title: str, cell: str) -> str:
-    """A cross-sheet reference, quoted: ``'Purchase plan'!K9``."""
-    return f"{quote_sheetname(title)}!{cell}"
 
 
 @dataclass(frozen=True)
@@ -554,92 +487,3 @@ def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
     return path
 
 
-#: File names of the procurement outputs written beside ``plan.json``.
-WORKBOOK_FILE = "plan.xlsx"
-CONTRACT_FILE = "contract.yaml"
-
-
-def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,
-                              table: CapacityTable | None = None) -> list[Path]:
-    """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
-
-    ``table`` defaults to the capacity table of the scenario (the one the planner used: it is a
-    pure function of the scenario).
-    """
-    if table is None:
-        from solver.capacity.table import build_capacity_table
-
-        table = build_capacity_table(scenario)
-    out = Path(out_dir)
-    return [
-        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE),
-        write_contract(plan, scenario, table, out / CONTRACT_FILE),
-        *write_report(plan, scenario, table, out),
-    ]
-
-
-COMPARISON_SHEET = "Comparison"
-
-
-def _plan_prefix(i: int) -> str:
-    """Sheet prefix of the i-th compared plan (0-based): ``S1 ``, ``S2 ``…"""
-    return f"S{i + 1} "
-
-
-def write_comparison(ws: Worksheet, results: Sequence[Compared]) -> None:
-    """Side by side, one column per scenario: cost, $/Mtok, reserved share, survivability, GPUs.
-
-    Cost and $/Mtok are formulas pointing at each plan's own Summary sheet, so an edit in a
-    plan's purchase sheet shows here too.
-    """
-    rows = [comparison_row(r) for r in results]
-    currency = results[0].plan.cost.currency if results else "USD"
-    header(ws, 1, ["Figure", *(f"S{i + 1}" for i in range(len(results)))])
-    labels = ["Scenario and variation", "Solver status", f"Cost per month [{currency}/month]",
-              f"Cost per year [{currency}/year]", f"Cost per million tokens [{currency}/Mtok]",
-              "Reserved share of cost [1]", "Survivability", "MIP gap [1]"]
-    types = gpu_types(rows)
-    labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
-    for r, label in enumerate(labels, start=2):
-        put(ws, r, 1, label)
-    gpu_top = 2 + 8
-    for i, row in enumerate(rows):
-        c = i + 2
-        summary = Names(_plan_prefix(i))["Summary"]
-        has_fleet = row.cost_per_month is not None
-        put(ws, 2, c, row.label)
-        put(ws, 3, c, row.status)
-        put(ws, 4, c, Formula(sheet_ref(summary, f"B{SUMMARY_COST_ROW}")) if has_fleet else None,
-            MONEY)
-        letter = get_column_letter(c)
-        put(ws, 5, c, Formula(f"{letter}4*12") if has_fleet else None, MONEY)
-        put(ws, 6, c, Formula(sheet_ref(summary, f"B{SUMMARY_MTOK_ROW}"))
-            if has_fleet and row.per_million_tokens is not None else None, "#,##0.0000")
-        put(ws, 7, c, row.reserved_share, SHARE)
-        put(ws, 8, c, row.survivability)
-        put(ws, 9, c, row.gap, "0.00%")
-        for j, g in enumerate(types):
-            put(ws, gpu_top + j, c, row.gpus_by_type.get(g, 0), COUNT)
-        last = gpu_top + len(types)
-        put(ws, last, c, Formula(f"SUM({letter}{gpu_top}:{letter}{last - 1})") if types else 0,
-            COUNT)
-    ws.freeze_panes = "B2"
-
-
-def comparison_workbook(results: Sequence[Compared]) -> Workbook:
-    """One workbook: the side-by-side sheet, then each plan's own sheets prefixed ``S<n> ``."""
-    wb = Workbook()
-    ws = wb.active
-    assert ws is not None
-    ws.title = COMPARISON_SHEET
-    write_comparison(ws, results)
-    for i, r in enumerate(results):
-        add_plan_sheets(wb, r.plan, r.variant.scenario, r.table, prefix=_plan_prefix(i))
-    fit_columns(ws)
-    return wb
-
-
-def comparison_workbook_bytes(results: Sequence[Compared]) -> bytes:
-    """``compare.xlsx`` as bytes, stamped with the latest ``policy.as_of`` of the scenarios."""
-    stamp = stamp_of(*(r.variant.scenario.policy.as_of for r in results))
-    return workbook_bytes(comparison_workbook(results), stamp)

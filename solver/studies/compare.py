@@ -29,7 +29,7 @@ from models.loader import SOLVER_INFINITY
 from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.outputs.report import gpus_by, reserved_share, survivability_margins
+from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
 
 #: Keys ``--vary`` understands.
 VARY_KEYS = ("growth", "survivability", "spot", "drop_gpu")

@@ -1,7 +1,7 @@
-"""Write a plan's output files: ``plan.json`` and the resolved scenario beside it, atomically.
+"""A plan's directory: ``plan.json``, the resolved scenario, the workbook, contract and report.
 
-``write_plan_outputs`` is a plain list of writer calls; each writer is one file. The CLI calls
-it; the core never does (the core never writes files).
+``write_plan_outputs`` is a plain list of writer calls; each writer is one file, written
+atomically. The CLI calls it; the core never does (the core never writes files).
 """
 
 from __future__ import annotations
@@ -11,14 +11,19 @@ from pathlib import Path
 
 import yaml
 
+from models.capacity import CapacityTable
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.atomic import write_atomic
 
+#: File names of a plan's directory, in the order they are written.
 PLAN_FILE = "plan.json"
 RESOLVED_SCENARIO_FILE = "scenario.resolved.yaml"
-
-
+WORKBOOK_FILE = "plan.xlsx"
+CONTRACT_FILE = "contract.yaml"
+REPORT_FILE = "report.md"
+COST_CHART_FILE = "cost_by_zone.png"
+DAY_CHART_FILE = "capacity_vs_demand.png"
 
 def plan_json(plan: Plan) -> str:
     """``plan.json``: the plan with its fields in schema order."""
@@ -47,10 +52,32 @@ def write_resolved_scenario(plan: Plan, scenario: Scenario, out_dir: Path) -> Pa
 
 def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path) -> list[Path]:
     """Write every output of a plan into ``out_dir``; returns the paths written."""
-    from solver.outputs.workbook import write_procurement_outputs  # openpyxl + matplotlib: heavy
-
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
         *write_procurement_outputs(plan, scenario, out_dir),  # plan.xlsx, contract.yaml, report
+    ]
+
+
+def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,
+                              table: CapacityTable | None = None) -> list[Path]:
+    """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
+
+    ``table`` defaults to the capacity table of the scenario (the one the planner used: it is a
+    pure function of the scenario).
+    """
+    # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
+    from solver.outputs.contract import write_contract
+    from solver.outputs.report import write_report
+    from solver.outputs.workbook import write_plan_workbook
+
+    if table is None:
+        from solver.capacity.table import build_capacity_table
+
+        table = build_capacity_table(scenario)
+    out = Path(out_dir)
+    return [
+        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE),
+        write_contract(plan, scenario, table, out / CONTRACT_FILE),
+        *write_report(plan, scenario, table, out),
     ]
