@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from models.common import Frozen
+from models.common import Frozen, PurchaseKind
 from models.workload import HOURS_PER_DAY
 
 
@@ -53,3 +53,11 @@ class Policy(Frozen):
         if len(set(names)) != len(names):
             raise ValueError("time_blocks names must be unique")
         return blocks
+
+    def paid_hours_per_month(self, purchase: PurchaseKind, block: str | None) -> float:
+        """Hours a month a GPU bought as ``purchase`` is paid for [h/month]: every hour when
+        reserved or running all day (``block`` ``None``), else its time block's share."""
+        if purchase is PurchaseKind.reserved or block is None:
+            return self.hours_per_month
+        hours = next(len(b.hours) for b in self.time_blocks if b.name == block)
+        return hours * self.hours_per_month / HOURS_PER_DAY  # [h/day] × [day/month]

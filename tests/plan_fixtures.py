@@ -19,9 +19,9 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy, TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
+from solver.program.values import objective_of
 from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome
-from solver.solve.greedy import objective_of
 
 MODEL = LlmSpec(
     name="m8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,

@@ -13,11 +13,12 @@ from solver.capacity.table import build_capacity_table
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
+from solver.program.values import objective_of, start_from_replicas, violated_rows
 from solver.program.variables import Program
 from solver.solve import aggregate
-from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups, violated_rows
+from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups
 from solver.solve.backends import SolveOutcome, integer_value, solve
-from solver.solve.greedy import keep_better, objective_of, start_from_replicas
+from solver.solve.greedy import keep_better
 from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import (

@@ -13,12 +13,11 @@ from models.common import PurchaseKind
 from solver.program.build import build_program
 from solver.program.data import build_program_data
 from solver.program.keys import ReplicaKey
+from solver.program.values import objective_of, start_from_replicas, violated_rows
 from solver.program.variables import Program
 from solver.solve import neighbourhood
 from solver.solve import strategy as planner
-from solver.solve.aggregate import violated_rows
 from solver.solve.backends import SolveOutcome
-from solver.solve.greedy import objective_of, start_from_replicas
 from solver.solve.neighbourhood import improve_start, replan_elastic, shrink_reserved
 from tests.plan_fixtures import (
     blocks,

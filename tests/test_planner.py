@@ -11,7 +11,8 @@ from models.loader import load_scenario
 from models.plan import SolveStatus
 from models.scenario import Scenario
 from solver.program.data import build_program_data
-from solver.solve.strategy import plan_scenario, scenario_fingerprint
+from solver.solve.assemble import scenario_fingerprint
+from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
 from tests import fleet_cases as fc
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone

@@ -11,7 +11,7 @@ from models.common import CapacitySource, PurchaseKind, Survivability
 from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
-from solver.survivability.verify import paid_hours_per_month, verify_plan
+from solver.survivability.verify import verify_plan
 from tests import fleet_cases as fc
 
 
@@ -211,9 +211,10 @@ def test_wrong_survivability_demand_is_caught() -> None:
 
 def test_paid_hours() -> None:
     sc = fc.scenario()
-    assert paid_hours_per_month(PurchaseKind.reserved, None, sc) == 730.0
+    assert sc.policy.paid_hours_per_month(PurchaseKind.reserved, None) == 730.0
+    assert sc.policy.paid_hours_per_month(PurchaseKind.reserved, "night") == 730.0
     # night is 12 of 24 hours: 12 × 730 / 24 = 365 h
-    assert paid_hours_per_month(PurchaseKind.spot, "night", sc) == 365.0
+    assert sc.policy.paid_hours_per_month(PurchaseKind.spot, "night") == 365.0
 
 
 # --- plans the program produces ----------------------------------------------------------------

@@ -13,8 +13,9 @@ from models.common import PurchaseKind
 from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import build_program_data
+from solver.program.values import objective_of
 from solver.solve.backends import solve
-from solver.solve.greedy import greedy_start, objective_of
+from solver.solve.greedy import greedy_start
 from tests import fleet_cases as fc
 from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
 

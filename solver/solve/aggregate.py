@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from solver.program.build import build_program
 from solver.program.data import ProgramData, SliceGroup
 from solver.program.keys import ReplicaKey
+from solver.program.values import objective_of, start_from_replicas, violated_rows
 from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
-from solver.solve.greedy import objective_of, start_from_replicas
 
 
 def demand_groups(data: ProgramData, count: int) -> tuple[tuple[str, ...], ...]:
@@ -160,13 +160,3 @@ def aggregated_start(
     return values
 
 
-def violated_rows(program: Program, values: dict[str, float], tol: float = 1e-6) -> list[str]:
-    """Names of the rows of ``program`` that ``values`` (by variable name) break."""
-    out = []
-    for row in program.prob.constraints():
-        lhs = sum(coef * values.get(var.name, 0.0) for var, coef in row.items()) + row.constant
-        scale = tol * max(1.0, abs(row.constant))
-        if (row.sense == 1 and lhs < -scale) or (row.sense == -1 and lhs > scale) or (
-                row.sense == 0 and abs(lhs) > scale):
-            out.append(row.name)
-    return out

@@ -34,16 +34,11 @@ from models.plan import SolverReport, SolveStatus
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.keys import ReplicaKey, StockKey
+from solver.program.values import load_values, objective_of, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.aggregate import AGGREGATE_ABOVE_SLICES, aggregated_start
 from solver.solve.backends import SolveOutcome, integer_value, solve
-from solver.solve.greedy import (
-    greedy_start,
-    keep_better,
-    load_values,
-    objective_of,
-    start_from_replicas,
-)
+from solver.solve.greedy import greedy_start, keep_better
 from solver.solve.neighbourhood import improve_start
 
 #: Each solve gets at least this long, even when the time limit is spent [s].

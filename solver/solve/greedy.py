@@ -18,10 +18,9 @@ import time
 from models.common import PurchaseKind, Survivability
 from models.plan import SolveStatus
 from solver.program.data import SECONDS_PER_HOUR, Candidate, OfferTerm
-from solver.program.families import pool_capacity_bound
-from solver.program.keys import NodeKey, ReplicaKey, StockKey
-from solver.program.packing import best_packing, worst_node_rps
-from solver.program.variables import Program, node_key
+from solver.program.keys import ReplicaKey
+from solver.program.values import load_values, objective_of, start_from_replicas
+from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
@@ -112,97 +111,6 @@ def greedy_start(program: Program) -> dict[str, float] | None:
             return None
         x.update(plan)
     return start_from_replicas(program, x)
-
-
-def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str, float] | None:
-    """Values for every variable (by name) of a fleet given by its replica counts.
-
-    Nodes are the fewest whole nodes per pool; auxiliaries take the values their rows imply
-    (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
-    stock or the budget.
-    """
-    data, v = program.data, program.v
-    if not data.share_nodes:
-        x = _fullest_nodes(program, x)
-    if any(k not in v.replicas for k in x):
-        return None
-    values: dict[str, float] = {var.name: 0.0 for var in program.prob.variables()}
-    for k, n in x.items():
-        values[v.replicas[k].name] = float(n)
-    cost = 0.0
-    gpus: dict[NodeKey, int] = {}
-    for k, n in x.items():
-        key = node_key(data, k)
-        gpus[key] = gpus.get(key, 0) + k.tp * n
-    bought: dict[StockKey, int] = {}
-    for key, y in v.nodes.items():
-        o = v.offer[key.pool]
-        nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
-        bought[key.stock] = bought.get(key.stock, 0) + nodes * o.gpus_per_node
-        if bought[key.stock] > data.stock_left(o, key.slice):
-            return None
-        values[y.name] = float(nodes)
-        cost += v.cost.get(y, 0.0) * nodes
-    if data.monthly_budget is not None and cost > data.monthly_budget:
-        return None
-    _auxiliaries(program, x, values)
-    return values
-
-
-def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKey, int]:
-    """The same fleet with each dedicated pool's nodes (the fewest holding its replicas) filled
-    with the workload's fullest packing, as the program's C6 requires (capacity only grows)."""
-    gpus: dict[NodeKey, int] = {}
-    for k, n in x.items():
-        key = node_key(program.data, k)
-        gpus[key] = gpus.get(key, 0) + k.tp * n
-    out: dict[ReplicaKey, int] = {}
-    for key, used in gpus.items():
-        o = program.v.offer[key.pool]
-        nodes = math.ceil(used / o.gpus_per_node - EPS)
-        if nodes == 0 or key.owner is None:
-            continue
-        for tp, m in best_packing(program.data, key.owner, o):
-            out[ReplicaKey(key.owner, key.gpu, tp, key.zone, key.purchase, key.slice)] = m * nodes
-    return out
-
-
-def _capacity(program: Program, x: dict[ReplicaKey, int], keys: list[ReplicaKey]) -> float:
-    phi = program.data.failure_utilization
-    return sum(phi * program.v.rate[k] * x.get(k, 0) for k in keys)
-
-
-def _auxiliaries(program: Program, x: dict[ReplicaKey, int], values: dict[str, float]) -> None:
-    """Firm and zone capacities, node losses and their binaries, as their rows imply."""
-    data, v = program.data, program.v
-    for (w, s), f in v.firm.items():
-        keys = [k for k in v.by_slice.get((w, s), []) if not k.spot]
-        values[f.name] = _capacity(program, x, keys)
-    for (w, z, g, kind, s), ell in v.loss.items():
-        o = v.offer[(z, g, kind)]
-        node = data.failure_utilization * worst_node_rps(data, w, o)
-        reserved = kind is R
-        bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
-        keys = [k for k in v.by_slice[(w, s)] if k.pool == (z, g, kind)]
-        lost = _capacity(program, x, keys)
-        b = 1.0 if lost > node + EPS else 0.0
-        values[v.full[(w, z, g, kind, None if reserved else s)].name] = b
-        values[ell.name] = max(lost - (bound - node) * b, node * b)
-    for (w, z, s), c in v.zone_cap.items():
-        keys = [k for k in v.by_slice.get((w, s), [])
-                if k.zone == z and not k.spot]
-        values[c.name] = _capacity(program, x, keys)
-
-
-def objective_of(program: Program, values: dict[str, float]) -> float:
-    """Monthly cost of a start (for reports and tests)."""
-    return float(sum(coef * values[var.name] for var, coef in program.v.cost.items()))
-
-
-def load_values(program: Program, values: dict[str, float]) -> None:
-    """Set every variable of ``program`` to its value in ``values`` (a solved program)."""
-    for var in program.prob.variables():
-        var.varValue = values.get(var.name, 0.0)
 
 
 def keep_better(

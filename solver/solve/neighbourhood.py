@@ -25,10 +25,9 @@ import time
 
 import pulp
 
+from solver.program.values import objective_of, start_from_replicas, violated_rows
 from solver.program.variables import Program
-from solver.solve.aggregate import violated_rows
 from solver.solve.backends import integer_value, solve
-from solver.solve.greedy import objective_of, start_from_replicas
 
 #: Shares of the time limit the two neighbourhoods may use, and the least time worth one [1], [s].
 ELASTIC_SHARE = 0.05

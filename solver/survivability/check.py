@@ -34,6 +34,7 @@ from solver.survivability.failures import (
     SECONDS_PER_HOUR,
     Failure,
     FailureKind,
+    capacity_holds,
     failure_domains,
     required_failures,
     runs_in,
@@ -45,7 +46,6 @@ from solver.survivability.failures import (
 
 #: Slice name of the whole-window row of a batch workload given as a daily volume.
 WINDOW = "window"
-REL_TOL = 1e-6
 
 
 class LatencyAtLoad(Frozen):
@@ -207,7 +207,7 @@ def _row(
 ) -> CheckRow:
     utilization = demand / raw if raw > 0 else None
     ttft, tpot, latency_ok = _latency(groups, utilization, table, wl, predict)
-    holds = capacity >= demand * (1.0 - REL_TOL) - 1e-9
+    holds = capacity_holds(capacity, demand)
     margin = (capacity - demand) / demand * 100.0 if demand > 0 else None
     return CheckRow(
         failure=failure.label,

@@ -24,6 +24,15 @@ from models.scenario import Scenario
 from models.workload import Workload
 
 SECONDS_PER_HOUR = 3600.0
+#: A capacity within this relative distance of the demand holds it [1] (rounding of rates).
+REL_TOL = 1e-6
+#: ... and within this absolute distance (demand of zero) [1/s].
+ABS_TOL_RPS = 1e-9
+
+
+def capacity_holds(capacity_rps: float, demand_rps: float) -> bool:
+    """Capacity meets demand, within the tolerance every check shares."""
+    return capacity_rps >= demand_rps * (1.0 - REL_TOL) - ABS_TOL_RPS
 
 
 # --- demand ------------------------------------------------------------------------------------

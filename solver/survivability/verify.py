@@ -28,11 +28,14 @@ from models.inventory import Fleet
 from models.plan import Plan, SolveStatus
 from models.policy import TimeBlock
 from models.scenario import Scenario
-from models.workload import HOURS_PER_DAY, Workload
+from models.workload import Workload
 from solver.survivability.failures import (
+    ABS_TOL_RPS,
+    REL_TOL,
     SECONDS_PER_HOUR,
     Failure,
     FailureKind,
+    capacity_holds,
     failover_capacity_rps,
     failure_domains,
     offer_gpus_per_node,
@@ -44,17 +47,9 @@ from solver.survivability.failures import (
 )
 from solver.survivability.fleet import fleet_from_plan
 
-#: Relative tolerance for money and rates; absolute slack for rates near zero.
-REL_TOL = 1e-6
-ABS_TOL_RPS = 1e-9
-
 
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) + ABS_TOL_RPS
-
-
-def _at_least(have: float, need: float) -> bool:
-    return have >= need * (1.0 - REL_TOL) - ABS_TOL_RPS
 
 
 def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
@@ -176,7 +171,7 @@ def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...
                 * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
                 for b in blocks
             )
-            if not _at_least(done, wl.batch.daily_requests):
+            if not capacity_holds(done, wl.batch.daily_requests):
                 out.append(
                     f"demand: {wl.name} completes {done:.6g} requests in its window, "
                     f"needs {wl.batch.daily_requests:.6g}"
@@ -185,7 +180,7 @@ def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...
         for b in blocks:
             need = slice_demand_rps(wl, b)
             have = usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
-            if not _at_least(have, need):
+            if not capacity_holds(have, need):
                 out.append(
                     f"demand: {wl.name} in {b.name} has {have:.6g} rps usable, needs {need:.6g}"
                 )
@@ -252,7 +247,7 @@ def _survival_shortfalls(
             * SECONDS_PER_HOUR  # requests in the window
             for b in blocks
         )
-        if _at_least(done, wl.batch.daily_requests):
+        if capacity_holds(done, wl.batch.daily_requests):
             return []
         return [
             f"survival: {wl.name} after {failure.label} completes {done:.6g} requests, "
@@ -262,7 +257,7 @@ def _survival_shortfalls(
     for b in blocks:
         need = slice_demand_rps(wl, b)
         have = failover_capacity_rps(fleet, wl, scenario, b.name, failure)
-        if not _at_least(have, need):
+        if not capacity_holds(have, need):
             out.append(
                 f"survival: {wl.name} after {failure.label} in {b.name} has "
                 f"{have:.6g} rps, needs {need:.6g}"
@@ -337,22 +332,11 @@ def _check_survivability_rows(
             out.append(f"{where}: demand_rps {row.demand_rps:.6g}, recomputed {need:.6g}")
         if not _close(row.capacity_rps, cap):
             out.append(f"{where}: capacity_rps {row.capacity_rps:.6g}, recomputed {cap:.6g}")
-        if row.holds != _at_least(cap, need):
+        if row.holds != capacity_holds(cap, need):
             out.append(
                 f"{where}: says holds={row.holds}, recomputed {cap:.6g} rps vs {need:.6g} demand"
             )
     return out
-
-
-def paid_hours_per_month(
-    purchase: PurchaseKind, slice_name: str | None, scenario: Scenario
-) -> float:
-    """Hours a month a node is paid for: all for reserved or all-day, else its slice's share [h]."""
-    hours_per_month = scenario.policy.hours_per_month
-    if purchase is PurchaseKind.reserved or slice_name is None:
-        return hours_per_month
-    block = next(b for b in scenario.policy.time_blocks if b.name == slice_name)
-    return len(block.hours) * hours_per_month / HOURS_PER_DAY  # [h/day] × [days/month]
 
 
 def _check_cost(plan: Plan, scenario: Scenario) -> list[str]:
@@ -363,7 +347,7 @@ def _check_cost(plan: Plan, scenario: Scenario) -> list[str]:
         terms = offer.terms(n.purchase)
         assert terms is not None  # checked with the references
         price = terms.price_per_gpu_hour
-        cost = n.gpus * price * paid_hours_per_month(n.purchase, n.slice, scenario)
+        cost = n.gpus * price * scenario.policy.paid_hours_per_month(n.purchase, n.slice)
         total += cost  # [GPUs] × [currency/GPU/h] × [h/month]
         if not _close(n.price_per_gpu_hour, price):
             out.append(f"cost: node row {i} price {n.price_per_gpu_hour} != offer {price}")
