@@ -3,7 +3,7 @@
 For every configuration (workload, GPU, TP) a plan uses, one replica is replayed with a seeded
 synthetic Poisson trace (lognormal lengths matched to the workload's P50/P95) at the load the plan
 puts on it at peak — its SLO-holding rate × the workload's target utilization — and the replay's
-TTFT/TPOT P95 are set beside ``solver.capacity.table.predict_at_rate`` at the same rate (and the
+TTFT/TPOT P95 are set beside ``solver.capacity.replica.predict_at_rate`` at the same rate (and the
 replay's mean TPOT beside the model's mean, ``LoadPoint.tpot_mean_ms``). Then each
 workload's replicas of its peak slice are replayed together at the workload's peak rate, intact
 and after the failures it must survive (one node of each pool; each zone for a zone loss).

@@ -12,7 +12,7 @@ import csv
 import datetime as dt
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,10 +42,6 @@ T = TypeVar("T", bound=BaseModel)
 #: (written by ``fleetplan calibrate`` from the shared measurements) and overrides ``gpus.yaml``.
 BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml")
 
-#: Readers for input formats other than YAML/JSON, by file suffix (the Excel reader registers here).
-DOCUMENT_READERS: dict[str, Callable[[Path], Any]] = {}
-
-
 class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader, except that a key given twice in one mapping is an error.
 
@@ -67,14 +63,15 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 def read_document(path: Path) -> Any:
-    """Parse a YAML, JSON or registered document; missing file or bad syntax → InputError."""
+    """Parse a YAML, JSON or Excel (``.xlsx``) document; missing file or bad syntax → InputError."""
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check the path")])
     if path.is_dir():
         raise InputError([Problem(str(path), "", "is a directory, not a file", "name a file")])
-    reader = DOCUMENT_READERS.get(path.suffix.lower())
-    if reader is not None:
-        return reader(path)
+    if path.suffix.lower() == ".xlsx":
+        from models.scenario_workbook import read_scenario_workbook  # openpyxl: only when needed
+
+        return read_scenario_workbook(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

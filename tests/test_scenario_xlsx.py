@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from openpyxl import load_workbook
 
 from inputs import scenarios_dir
 from models.errors import InputError
-from models.loader import DOCUMENT_READERS, load_scenario
+from models.loader import load_scenario
 from models.scenario import Scenario, ScenarioFile
 from solver.cli import main
 from solver.outputs.scenario_template import (
@@ -45,10 +47,19 @@ def template(tmp_path: Path) -> Path:
     return path
 
 
-def test_reader_is_registered() -> None:
-    import solver.cli  # noqa: F401  the CLI registers it before any command loads a scenario
-
-    assert ".xlsx" in DOCUMENT_READERS
+def test_a_workbook_loads_in_a_fresh_interpreter_without_the_cli(template: Path) -> None:
+    """models.loader reads .xlsx on its own: nothing needs importing first (no import side
+    effects), and loading a scenario imports nothing of solver/."""
+    code = (
+        "import sys\n"
+        "from models.loader import load_scenario\n"
+        f"sc = load_scenario({str(template)!r})\n"
+        "print(sc.workloads[0].name, any(m.startswith('solver') for m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["chat", "False"]
 
 
 def test_template_sheets_units_and_example_rows(template: Path) -> None:

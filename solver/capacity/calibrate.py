@@ -199,7 +199,8 @@ def max_output_tokens_per_s(perf: ReplicaPerf, input_tokens: int, output_tokens:
     """Output tokens/s of one replica with no latency limit [tokens/s]: what ``fleetplan estimate``
     reports as ``max_output_tokens_per_s``.
 
-    The replica's closed loop (:func:`solver.capacity.table.closed_loop`) at the largest batch whose
+    The replica's closed loop (:func:`solver.capacity.replica.closed_loop`) at the largest batch
+    whose
     sequences all fit in the KV cache at full context (``max_stable_sequences`` at input + output);
     0 when not even one sequence fits.
     """

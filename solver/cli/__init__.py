@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-import solver.outputs.scenario_template  # noqa: F401  registers the .xlsx scenario reader for every command
 from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.

@@ -31,7 +31,6 @@ from models.offers import Offer, ReservedTerms
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.atomic import write_atomic
-from solver.studies.compare import Compared, comparison_row, gpu_types
 from solver.outputs.contract import build_contract, write_contract
 from solver.outputs.figures import PURCHASE_ORDER, gpus_by, peak_utilization, slice_figures, survivability_margins, tenant_costs, tokens_per_month
 from solver.outputs.report import write_report

@@ -144,7 +144,8 @@ class ProgramData:
 
     @cached_property
     def node_rps_cache(self) -> dict[tuple[str, str, int], float]:
-        """Memo of :func:`solver.program.build.worst_node_rps` by (workload, GPU, GPUs per node)."""
+        """Memo of :func:`solver.program.packing.worst_node_rps` by (workload, GPU, GPUs per
+        node)."""
         return {}
 
     def demand_slices(self, workload: str) -> tuple[str, ...]:

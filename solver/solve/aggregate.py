@@ -87,7 +87,8 @@ def expand_fleet(
     replicas run in every target slice inside it where the workload has demand.
 
     A quiet slice may so hold more of an N+1 workload in a pool than its :math:`\bar X`
-    (:func:`~solver.program.build.pool_capacity_bound`); its node-loss row then over-states the loss
+    (:func:`~solver.program.families.pool_capacity_bound`); its node-loss row then over-states the
+    loss
     (:math:`\ell = X - \bar X + M`), yet still holds: what is left, :math:`\bar X - M` plus
     the other pools, exceeds the demand by construction of :math:`\bar X`.
     """
