@@ -43,10 +43,9 @@ if str(ROOT) not in sys.path:
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec  # noqa: E402
 from models.common import Precision  # noqa: E402
 from models.loader import load_catalog  # noqa: E402
-from solver.calibrate import calibrate, max_output_tokens_per_s  # noqa: E402
-from solver.capacity import closed_loop  # noqa: E402
-from solver.perf import ReplicaPerf, perf_model  # noqa: E402
-from solver.perfdata import (  # noqa: E402
+from solver.capacity.calibrate import calibrate, max_output_tokens_per_s  # noqa: E402
+from solver.capacity.perf import ReplicaPerf, perf_model  # noqa: E402
+from solver.capacity.perfdata import (  # noqa: E402
     SPLITWISE_FILE,
     TRTLLM_FILE,
     Measurement,
@@ -55,6 +54,7 @@ from solver.perfdata import (  # noqa: E402
     read_splitwise,
     read_trtllm,
 )
+from solver.capacity.replica import closed_loop  # noqa: E402
 
 FIGURES_FILE = ROOT / "benchmarks" / "data" / "published_figures.csv"
 DEFAULT_PERF_DIR = ROOT.parent / "shared" / "data" / "perf"
@@ -210,14 +210,14 @@ def catalog_factors(gpu: GpuType, runtime: str) -> EfficiencyFactors:
     return gpu.efficiency
 
 
-#: Runtime of a figure → the runtime family ``solver.calibrate`` fits.
+#: Runtime of a figure → the runtime family ``solver.capacity.calibrate`` fits.
 CALIBRATE_RUNTIME = {SPLITWISE_RUNTIME: "Splitwise-2023", TRTLLM_RUNTIME: "TensorRT-LLM"}
 
 
 def fitted_factors(perf_dir: Path, gpus: dict[str, GpuType], models: dict[str, LlmSpec]
                    ) -> FactorsFor:
-    """Factors fitted by ``solver.calibrate`` on the shared measurements of the training pairs
-    only (every row of a held-out (model, GPU) pair is left out; all-reduces have no model and
+    """Factors fitted by ``solver.capacity.calibrate`` on the shared measurements of the training
+    pairs only (every row of a held-out (model, GPU) pair is left out; all-reduces have no model and
     are all used)."""
     rows = [m for m in read_shared_perf(perf_dir)
             if m.model is None or (m.model, m.gpu) not in HELD_OUT_PAIRS]
@@ -371,8 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fit:
         refit = evaluate(figures, fitted_factors(args.perf, gpus, models), gpus, models)
         text += "\n### Refitted per runtime on the training pairs only\n\n" + markdown(
-            refit, "`solver.calibrate` on the shared measurements of the training pairs, each "
-            "figure predicted with its runtime's fixed costs")
+            refit, "`solver.capacity.calibrate` on the shared measurements of the training "
+            "pairs, each figure predicted with its runtime's fixed costs")
         outcomes = refit
     print(text)
     if args.write_docs:
