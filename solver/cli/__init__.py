@@ -14,8 +14,8 @@ import click
 from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
-COMMAND_MODULES = ("validate", "calibrate", "profile", "estimate", "capacity", "check", "simulate",
-                   "template", "plan", "compare")
+COMMAND_MODULES = ("validate", "calibrate", "profile", "forecast", "estimate", "capacity", "check",
+                   "simulate", "template", "plan", "compare")
 
 
 class FleetplanGroup(click.Group):

@@ -1,0 +1,110 @@
+"""``fleetplan forecast``: growth paths and demand scenarios from a history of daily peaks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+from pathlib import Path
+
+import click
+import yaml
+
+from models.errors import InputError, Problem
+from models.horizon import Horizon
+from models.scenario import Scenario
+from solver.cli.common import check_output, echo_json, json_option, load, write_atomic
+from solver.forecast import (
+    HIGH_QUANTILE,
+    LOW_QUANTILE,
+    WEIGHTS,
+    Trend,
+    WorkloadForecast,
+    forecast,
+    read_history,
+    scenario_block,
+)
+
+
+def _horizon(scenario: Scenario | None, start: dt.datetime | None, period_months: int | None,
+             periods: int | None) -> Horizon:
+    """The horizon given by options, else the scenario's; an InputError when neither says."""
+    own = scenario.horizon if scenario is not None else None
+    if start is None and own is None:
+        raise InputError([Problem("--start", "", "no horizon to forecast over",
+                                  "give --start YYYY-MM-DD (and --periods), or a --scenario "
+                                  "with a `horizon`")])
+    return Horizon(start=start.date() if start is not None else own.start,  # type: ignore[union-attr]
+                   period_months=period_months or (own.period_months if own else 3),
+                   count=periods or (own.count if own else 4))
+
+
+def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path) -> str:
+    """The readable table, then the YAML keys to paste into the scenario."""
+    starts = [horizon.period_start(q).isoformat() for q in range(horizon.count)]
+    lines = [f"forecast of {source}: the busiest day of each period, median and "
+             f"P{LOW_QUANTILE * 100:.0f}–P{HIGH_QUANTILE * 100:.0f} [req/s]"]
+    for f in forecasts:
+        lines.append(f"  {f.workload}: {f.model}, {f.days} days; growth over "
+                     f"{f.reference_rps:.3g} req/s ({f.reference})")
+        for q, start in enumerate(starts):
+            lines.append(f"    {start}  {f.base_rps[q]:10.3g}  ({f.low_rps[q]:.3g}–"
+                         f"{f.high_rps[q]:.3g})  growth {f.growth[q]:.3f}")
+    block = scenario_block(forecasts, horizon)
+    growth = block.pop("growth")
+    lines += [
+        "",
+        "# paste into the scenario: `horizon` and `demand_scenarios` at the top level, each",
+        f"# workload's growth under it (weights {WEIGHTS['low']}/{WEIGHTS['base']}/"
+        f"{WEIGHTS['high']}: Swanson's rule for P10/P50/P90)",
+        yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
+        "# growth per workload:",
+        yaml.safe_dump(growth, sort_keys=False, default_flow_style=None).rstrip(),
+    ]
+    return "\n".join(lines)
+
+
+@click.command("forecast")
+@click.argument("history", type=click.Path(path_type=Path))
+@click.option("--scenario", "scenario_path", type=click.Path(path_type=Path), default=None,
+              help="Scenario whose horizon and workload peak_rps the growth is relative to.")
+@click.option("--start", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
+              help="First day of the horizon (default: the scenario's).")
+@click.option("--period-months", type=click.IntRange(1, 12), default=None,
+              help="Months per period (default: the scenario's, else 3).")
+@click.option("--periods", type=click.IntRange(1, 40), default=None,
+              help="Periods in the horizon (default: the scenario's, else 4).")
+@click.option("--trend", type=click.Choice([t.value for t in Trend]), default=Trend.auto.value,
+              show_default=True, help="Trend of the ETS model on log peaks (auto: the lower AIC).")
+@click.option("--out", "out_file", type=click.Path(path_type=Path), default=None,
+              help="Also write the YAML keys to this file.")
+@json_option
+def command(history: Path, scenario_path: Path | None, start: dt.datetime | None,
+            period_months: int | None, periods: int | None, trend: str, out_file: Path | None,
+            as_json: bool) -> None:
+    """Forecast growth per period from HISTORY.csv (date, workload, peak_rps: each day's peak).
+
+    Writes each workload's base growth and low/base/high demand scenarios (P10/P50/P90 of an
+    ETS model's prediction interval) for the scenario's horizon.
+    """
+    if importlib.util.find_spec("statsmodels") is None:
+        raise click.ClickException("fleetplan forecast fits its model with statsmodels, which is "
+                                   "not installed: pip install 'fleetplan[forecast]'")
+    scenario = load(scenario_path) if scenario_path is not None else None
+    if out_file is not None:
+        check_output(out_file, "--out", inputs=[history, scenario_path])
+    horizon = _horizon(scenario, start, period_months, periods)
+    frame = read_history(history)
+    references = None if scenario is None else {
+        w.name: w.arrival.peak_rps for w in scenario.workloads if w.arrival is not None}
+    forecasts = forecast(frame, horizon, references, Trend(trend), str(history))
+    block = scenario_block(forecasts, horizon)
+    if out_file is not None:
+        write_atomic(out_file, yaml.safe_dump(block, sort_keys=False,
+                                              default_flow_style=None))
+    if as_json:
+        echo_json({**block, "workloads": [
+            {"workload": f.workload, "model": f.model, "days": f.days,
+             "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
+             "high_rps": f.high_rps} for f in forecasts]})
+        return
+    click.echo(render(forecasts, horizon, history))

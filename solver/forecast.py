@@ -1,0 +1,234 @@
+"""Forecast demand growth per planning period from a history of daily peaks.
+
+Per workload, an exponential-smoothing state-space model (ETS: additive errors, an additive
+trend, damped or not, weekly seasonality when the history holds four weeks or more) is fitted
+to the logarithm of the daily peak request rate with ``statsmodels`` (Hyndman et al.,
+*Forecasting with Exponential Smoothing*, 2008; the damped trend after Gardner & McKenzie,
+1985). By default both trends are fitted and the one of lower AIC kept, as Hyndman's ``ets``
+selects a model: a damped trend flattens a steady growth that the history shows, a linear one
+extrapolates a growth that is slowing. On the log
+scale growth is multiplicative and the prediction interval stays positive. For each planning
+period the forecast's busiest day gives the period's peak: its median (``base``) and the 10th
+and 90th percentiles of the same day's prediction interval (``low``, ``high``). The three
+become demand scenarios with Swanson's 30/40/30 weights, the usual three-point stand-in for a
+distribution given by its P10, P50 and P90 (docs/program.md, "Demand scenarios").
+
+Growth is the period's peak over a reference rate: the scenario's ``peak_rps`` for the
+workload (so the planned demand is the forecast), else the busiest day of the history's last
+week. ``base`` becomes the workload's ``growth``; ``low`` and ``high`` multiply it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models.errors import InputError, Problem
+from models.horizon import Horizon
+
+#: Columns of a history file.
+DATE, WORKLOAD, PEAK = "date", "workload", "peak_rps"
+#: Fewest days of history a workload needs for a trend [days]; weekly seasonality needs four
+#: whole weeks.
+MIN_DAYS, SEASONAL_DAYS, SEASON = 14, 28, 7
+#: Percentiles of the low and high scenarios, and the scenarios' weights (Swanson's rule).
+LOW_QUANTILE, HIGH_QUANTILE = 0.10, 0.90
+WEIGHTS = {"low": 0.3, "base": 0.4, "high": 0.3}
+#: Days of the history's end whose busiest day is the reference when no scenario gives one.
+REFERENCE_DAYS = 7
+
+
+class Trend(StrEnum):
+    """Trend of the ETS model on the log scale: chosen by AIC, damped or linear."""
+
+    auto = "auto"
+    damped = "damped"
+    linear = "linear"
+
+
+@dataclass(frozen=True)
+class WorkloadForecast:
+    """One workload's forecast per period: peak rates and growth over the reference."""
+
+    workload: str
+    reference_rps: float
+    reference: str
+    """Where the reference came from (``scenario peak_rps`` or the history's last week)."""
+    model: str
+    """The fitted model, e.g. ``ETS(A,Ad,A) on log peak_rps``."""
+    days: int
+    base_rps: tuple[float, ...]
+    low_rps: tuple[float, ...]
+    high_rps: tuple[float, ...]
+
+    @property
+    def growth(self) -> tuple[float, ...]:
+        """Base growth per period [1]."""
+        return tuple(b / self.reference_rps for b in self.base_rps)
+
+    def multiplier(self, case: str) -> tuple[float, ...]:
+        """A scenario's multiplier on the base growth per period [1]."""
+        rates = self.low_rps if case == "low" else self.high_rps
+        return tuple(r / b for r, b in zip(rates, self.base_rps, strict=True))
+
+
+def _row_problems(row: Mapping[str, str], where: str, file: str) -> list[Problem]:
+    problems = []
+    try:
+        dt.date.fromisoformat(row[DATE])
+    except ValueError:
+        problems.append(Problem(file, f"{where}.{DATE}", f"`{row[DATE]}` is not a date",
+                                "write the date as YYYY-MM-DD"))
+    if not row[WORKLOAD].strip():
+        problems.append(Problem(file, f"{where}.{WORKLOAD}", "empty", "name the workload"))
+    try:
+        peak = float(row[PEAK])
+    except ValueError:
+        peak = math.nan
+    if not (math.isfinite(peak) and peak > 0):
+        problems.append(Problem(file, f"{where}.{PEAK}", f"`{row[PEAK]}` is not a positive "
+                                "rate", "give the day's peak request rate [1/s]"))
+    return problems
+
+
+def read_history(path: Path) -> pd.DataFrame:
+    """A history CSV (``date``, ``workload``, ``peak_rps``), checked; errors name the row."""
+    file = str(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            columns = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError([Problem(file, "", f"cannot read the CSV: {exc}",
+                                  f"give a CSV with columns {DATE}, {WORKLOAD}, {PEAK}")]) from None
+    missing = [c for c in (DATE, WORKLOAD, PEAK) if c not in columns]
+    if missing:
+        raise InputError([Problem(file, "header", f"missing columns: {', '.join(missing)}",
+                                  f"the header needs {DATE}, {WORKLOAD}, {PEAK} (one row per "
+                                  "workload and day: the day's busiest request rate)")])
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str], int] = {}
+    days: dict[str, int] = {}
+    for i, row in enumerate(rows, start=2):
+        row = {k: (row.get(k) or "").strip() for k in (DATE, WORKLOAD, PEAK)}
+        problems += _row_problems(row, f"row {i}", file)
+        key = (row[WORKLOAD], row[DATE])
+        if key in seen:
+            problems.append(Problem(file, f"row {i}", f"{key[0]} on {key[1]} is also on row "
+                                    f"{seen[key]}", "give one row per workload and day"))
+        seen.setdefault(key, i)
+        days[row[WORKLOAD]] = days.get(row[WORKLOAD], 0) + 1
+    for name, count in sorted(days.items()):
+        if name and count < MIN_DAYS:
+            problems.append(Problem(file, WORKLOAD, f"{name} has {count} days of history",
+                                    f"give at least {MIN_DAYS} days per workload"))
+    if problems:
+        raise InputError(problems)
+    return pd.DataFrame({
+        DATE: pd.to_datetime([r[DATE].strip() for r in rows]),
+        WORKLOAD: [r[WORKLOAD].strip() for r in rows],
+        PEAK: [float(r[PEAK]) for r in rows],
+    }).sort_values([WORKLOAD, DATE]).reset_index(drop=True)
+
+
+def _daily(rows: pd.DataFrame) -> pd.Series:
+    """Log peaks on a daily index; missing days filled by interpolation (ETS needs every day)."""
+    series = pd.Series(np.log(rows[PEAK].to_numpy(dtype=float)), index=rows[DATE])
+    every_day = pd.date_range(series.index.min(), series.index.max(), freq="D")
+    return series.reindex(every_day).interpolate(limit_direction="both")
+
+
+def _fit(y: pd.Series, damped: bool, seasonal: bool) -> Any:
+    """The fitted ETS model of log peaks."""
+    from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+    model = ETSModel(y, error="add", trend="add", damped_trend=damped,
+                     seasonal="add" if seasonal else None,
+                     seasonal_periods=SEASON if seasonal else None)
+    with warnings.catch_warnings():  # optimiser chatter: the fit with the lower AIC is kept
+        warnings.simplefilter("ignore")
+        return model.fit(disp=False)
+
+
+def forecast_workload(
+    name: str, rows: pd.DataFrame, horizon: Horizon, reference_rps: float | None,
+    trend: Trend = Trend.auto,
+) -> WorkloadForecast:
+    """Fit the ETS model to one workload's history and read the periods' peaks off it."""
+    y = _daily(rows)
+    last = y.index.max().date()
+    seasonal = len(y) >= SEASONAL_DAYS
+    options = [True, False] if trend is Trend.auto else [trend is Trend.damped]
+    fits = [(_fit(y, damped, seasonal), damped) for damped in options]
+    fit, damped = min(fits, key=lambda f: float(f[0].aic))
+    end = horizon.end - dt.timedelta(days=1)
+    steps = (end - last).days
+    frame = fit.get_prediction(start=len(y), end=len(y) + steps - 1).summary_frame(
+        alpha=1 - (HIGH_QUANTILE - LOW_QUANTILE))
+    days = pd.date_range(last + dt.timedelta(days=1), periods=steps, freq="D")
+    frame.index = days
+    base, low, high = [], [], []
+    for q in range(horizon.count):
+        inside = frame.loc[str(horizon.period_start(q)):str(horizon.period_start(q + 1)
+                                                           - dt.timedelta(days=1))]
+        busiest = inside["mean"].idxmax()
+        base.append(math.exp(inside.at[busiest, "mean"]))
+        low.append(math.exp(inside.at[busiest, "pi_lower"]))
+        high.append(math.exp(inside.at[busiest, "pi_upper"]))
+    if reference_rps is None:
+        reference_rps = float(np.exp(y.iloc[-REFERENCE_DAYS:].max()))
+        where = f"the busiest day of the history's last {REFERENCE_DAYS} days"
+    else:
+        where = "the scenario's peak_rps"
+    label = f"ETS(A,{'Ad' if damped else 'A'},{'A' if seasonal else 'N'})"
+    return WorkloadForecast(name, reference_rps, where, f"{label} on log {PEAK}", len(y),
+                            tuple(base), tuple(low), tuple(high))
+
+
+def forecast(
+    history: pd.DataFrame, horizon: Horizon, references: Mapping[str, float] | None = None,
+    trend: Trend = Trend.auto, file: str = "history",
+) -> tuple[WorkloadForecast, ...]:
+    """Every workload's forecast over the horizon, in name order."""
+    last = history[DATE].max().date()
+    if horizon.start <= last:
+        raise InputError([Problem(file, DATE, f"the history runs to {last}, past the horizon's "
+                                  f"start {horizon.start}", "start the horizon after the "
+                                  "history ends")])
+    out = []
+    for name, rows in history.groupby(WORKLOAD, sort=True):
+        ref = None if references is None else references.get(str(name))
+        out.append(forecast_workload(str(name), rows, horizon, ref, trend))
+    return tuple(out)
+
+
+def _rounded(values: tuple[float, ...]) -> list[float]:
+    return [round(v, 3) for v in values]
+
+
+def scenario_block(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon) -> dict[str, object]:
+    """The scenario keys the forecast fills: ``horizon``, each workload's ``growth`` and three
+    ``demand_scenarios`` (low and high multiply the base growth)."""
+    return {
+        "horizon": {"start": horizon.start.isoformat(), "period_months": horizon.period_months,
+                    "count": horizon.count},
+        "growth": {f.workload: _rounded(f.growth) for f in forecasts},
+        "demand_scenarios": [
+            {"name": "low", "probability": WEIGHTS["low"],
+             "growth": {f.workload: _rounded(f.multiplier("low")) for f in forecasts}},
+            {"name": "base", "probability": WEIGHTS["base"]},
+            {"name": "high", "probability": WEIGHTS["high"],
+             "growth": {f.workload: _rounded(f.multiplier("high")) for f in forecasts}},
+        ],
+    }

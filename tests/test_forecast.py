@@ -1,0 +1,133 @@
+"""``fleetplan forecast``: an ETS trend fitted to daily peaks gives growth paths and scenarios
+that recover a known growth, paste into a scenario as they are, and bad histories are located."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from models.errors import InputError
+from models.horizon import Horizon
+from models.loader import load_scenario
+from solver.cli import main
+from solver.forecast import Trend, forecast, read_history, scenario_block
+
+pytest.importorskip("statsmodels")
+
+HORIZON = Horizon(start=dt.date(2027, 1, 1), period_months=3, count=4)
+#: Growth of the synthetic history: 0.2 % a day, with a weekly cycle and 3 % noise.
+RATE_PER_DAY = 0.002
+
+
+def write_history(path: Path, days: int = 182, rate: float = RATE_PER_DAY) -> Path:
+    """Daily peaks of two workloads ending on 2026-12-31: 10 req/s growing at ``rate`` a day."""
+    rng = np.random.default_rng(7)
+    end = dt.date(2026, 12, 31)
+    lines = ["date,workload,peak_rps"]
+    for name, base in (("chat", 10.0), ("code", 5.0)):
+        for i in range(days):
+            day = end - dt.timedelta(days=days - 1 - i)
+            wave = 0.05 * math.sin(2 * math.pi * i / 7)
+            value = base * math.exp(rate * (i - days + 1) + wave + rng.normal(0, 0.03))
+            lines.append(f"{day.isoformat()},{name},{value:.4f}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_steady_growth_is_recovered(tmp_path: Path) -> None:
+    """The history grows 0.2 % a day from 10 req/s on its last day (before the weekly wave):
+    the busiest day of each period lies near its last day, so the base growth over 10 req/s
+    is about exp(0.002 × days from 2026-12-31 to that day) × the wave's top (e^0.05)."""
+    history = read_history(write_history(tmp_path / "h.csv"))
+    (chat, code) = forecast(history, HORIZON, {"chat": 10.0, "code": 5.0}, Trend.linear)
+    for q in range(HORIZON.count):
+        last_day = HORIZON.period_start(q + 1) - dt.timedelta(days=1)
+        expected = math.exp(RATE_PER_DAY * (last_day - dt.date(2026, 12, 31)).days + 0.05)
+        assert chat.growth[q] == pytest.approx(expected, rel=0.08)
+        assert code.growth[q] == pytest.approx(expected, rel=0.08)
+        assert chat.low_rps[q] < chat.base_rps[q] < chat.high_rps[q]
+    assert chat.growth == tuple(sorted(chat.growth))  # it grows period by period
+    assert chat.model == "ETS(A,A,A) on log peak_rps"
+
+
+def test_auto_keeps_the_trend_of_lower_aic(tmp_path: Path) -> None:
+    history = read_history(write_history(tmp_path / "h.csv", rate=0.004))
+    (auto, _) = forecast(history, HORIZON, None, Trend.auto)
+    (linear, _) = forecast(history, HORIZON, None, Trend.linear)
+    (damped, _) = forecast(history, HORIZON, None, Trend.damped)
+    assert auto.base_rps in (linear.base_rps, damped.base_rps)
+    assert damped.base_rps[-1] < linear.base_rps[-1]  # damping flattens the last periods
+
+
+def test_the_block_pastes_into_a_scenario(tmp_path: Path) -> None:
+    history = read_history(write_history(tmp_path / "h.csv"))
+    forecasts = forecast(history, HORIZON, None)
+    block: dict[str, Any] = scenario_block(forecasts, HORIZON)
+    assert [s["probability"] for s in block["demand_scenarios"]] == [0.3, 0.4, 0.3]
+    doc = {"name": "f", "horizon": block["horizon"],
+           "demand_scenarios": block["demand_scenarios"],
+           "zones": [{"id": "z", "region": "r", "offers": [
+               {"gpu": "L4", "on_demand": {"price_per_gpu_hour": 1, "stock_gpus": 8}}]}],
+           "workloads": [{"name": name, "model": "Llama-3.1-8B", "arrival": {"peak_rps": 1},
+                          "growth": block["growth"][name],
+                          "input_tokens": {"p50": 100, "p95": 200, "p99": 300},
+                          "output_tokens": {"p50": 10, "p95": 20, "p99": 30},
+                          "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50}}
+                         for name in ("chat", "code")]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    scenario = load_scenario(path)
+    assert scenario.demand_scenarios[0].multiplier("chat", 3) < 1
+    assert scenario.demand_scenarios[2].multiplier("chat", 3) > 1
+
+
+def test_the_command_writes_the_block(tmp_path: Path) -> None:
+    history = write_history(tmp_path / "h.csv")
+    out = tmp_path / "growth.yaml"
+    result = CliRunner().invoke(main, ["forecast", str(history), "--start", "2027-01-01",
+                                       "--periods", "4", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "demand_scenarios:" in result.output and "2027-10-01" in result.output
+    assert set(yaml.safe_load(out.read_text())) == {"horizon", "growth", "demand_scenarios"}
+
+
+@pytest.mark.parametrize(("text", "where", "words"), [
+    ("date,workload\n", "header", "missing columns: peak_rps"),
+    ("date,workload,peak_rps\n2026-13-01,chat,3\n", "row 2.date", "not a date"),
+    ("date,workload,peak_rps\n2026-12-01,chat,-3\n", "row 2.peak_rps", "not a positive rate"),
+    ("date,workload,peak_rps\n2026-12-01,chat,3\n", "workload", "1 days of history"),
+])
+def test_bad_histories_are_located(text: str, where: str, words: str, tmp_path: Path) -> None:
+    path = tmp_path / "h.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_history(path)
+    assert any(p.location == where and words in p.message for p in err.value.problems)
+    result = CliRunner().invoke(main, ["forecast", str(path), "--start", "2027-01-01"])
+    assert result.exit_code == 2 and where in result.output
+
+
+def test_a_history_past_the_horizon_start_is_refused(tmp_path: Path) -> None:
+    history = read_history(write_history(tmp_path / "h.csv"))
+    with pytest.raises(InputError, match="past the horizon's start"):
+        forecast(history, Horizon(start=dt.date(2026, 12, 1), count=2), None)
+
+
+def test_without_statsmodels_the_command_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "statsmodels" else real(name, *a))
+    result = CliRunner().invoke(main, ["forecast", str(write_history(tmp_path / "h.csv")),
+                                       "--start", "2027-01-01"])
+    assert result.exit_code == 1 and "fleetplan[forecast]" in result.output
