@@ -11,7 +11,9 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from models.common import CapacitySource, Frozen, PurchaseKind
+import datetime as dt
+
+from models.common import CapacitySource, Frozen, OmitDefaults, PurchaseKind, Upfront
 
 
 class SolveStatus(StrEnum):
@@ -125,8 +127,120 @@ class Shortfall(Frozen):
     message: str
 
 
-class Plan(Frozen):
+class PeriodGpus(Frozen):
+    """GPUs of one zone, type and purchase kind in one period: running, held, idle."""
+
+    zone: str
+    gpu: str
+    purchase: PurchaseKind
+    gpus: int = Field(ge=0)
+    """Committed kinds: GPUs held (paid for); elastic kinds: the most running in any slice."""
+    busy_gpus: int = Field(ge=0)
+    """GPUs carrying replicas at the busiest slice."""
+    idle_nodes: int = Field(ge=0)
+    """Committed nodes held (owned, reserved) that carry no replica in any slice."""
+
+
+class PeriodWorkload(Frozen):
+    """A workload's demand and capacity in one period."""
+
+    workload: str
+    model: str
+    precision: str
+    runtime: str
+    demand_rps: float
+    """Peak-hour demand (a batch volume: its even spread over the window) [1/s]."""
+    capacity_rps: float
+    """Usable capacity at that hour (target utilization; spot discounted) [1/s]."""
+    daily_requests: float | None = None
+
+
+class PeriodPlan(Frozen):
+    """One period of one demand scenario: its fleet, cost and demand."""
+
+    scenario: str
+    period: int
+    start: dt.date
+    end: dt.date
+    """The day after the period's last day."""
+    cost_per_month: float
+    """Elastic capacity, and every committed node held (idle or not) [currency/month]."""
+    gpus: tuple[PeriodGpus, ...] = ()
+    workloads: tuple[PeriodWorkload, ...] = ()
+    allocations: tuple[Allocation, ...] = ()
+    nodes: tuple[NodeCount, ...] = ()
+    survivability: tuple[SurvivabilityRow, ...] = ()
+
+
+class Order(Frozen):
+    """Committed capacity to order: nodes of one quote (or owned hardware) for one period on."""
+
+    scenario: str | None
+    """``None``: due before the next re-plan, the same in every demand scenario."""
+    zone: str
+    gpu: str
+    purchase: PurchaseKind
+    instance_type: str | None = None
+    nodes: int = Field(ge=1)
+    gpus: int = Field(ge=1)
+    order_period: int
+    """Period holding the order-by date."""
+    order_by: dt.date
+    """Last day to order for the nodes to serve from ``usable_from`` (lead time)."""
+    usable_period: int
+    usable_from: dt.date
+    expires: dt.date
+    """End of the term (owned: of the life the capital is amortised over)."""
+    term_months: int
+    upfront: Upfront
+    price_per_gpu_hour: float
+    """Reserved: the quote's effective price; owned: capital, power and hosting per GPU-hour."""
+    price_assumed: bool = False
+    """The price is assumed (a discount on on-demand), not quoted."""
+    cost_per_month: float
+    cost_in_horizon: float
+    """Paid inside the horizon: the upfront share, then each month held [currency]."""
+    committed_total: float
+    """The whole commitment (owned: the capital) [currency]."""
+
+
+class ScenarioCost(Frozen):
+    """What one demand scenario costs over the horizon."""
+
+    scenario: str
+    probability: float
+    cost: float
+    """The plan's objective for this scenario: elastic capacity per month of each period, and
+    each order as the horizon counts it (docs/program.md) [currency]."""
+    cost_in_horizon: float
+    """Everything paid inside the horizon, held capacity included [currency]."""
+    committed_total: float
+    """Every order's whole commitment [currency]."""
+
+
+class HorizonSummary(Frozen):
+    """The horizon a plan covers and what it costs."""
+
+    start: dt.date
+    end: dt.date
+    period_months: float
+    plan_date: dt.date
+    replan_date: dt.date
+    """Orders due before this day are shared by every demand scenario."""
+    objective: str
+    """``expected`` (probability-weighted) or ``worst_case`` (``--robust``)."""
+    commitments: str
+    expected_cost: float
+    worst_cost: float
+    scenarios: tuple[ScenarioCost, ...]
+    fleet_shown: str
+    """Demand scenario whose first period the plan's fleet (allocations, nodes) is."""
+
+
+class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
+
+    omit_when_default = ("horizon", "periods", "orders")
 
     scenario: str
     status: SolveStatus
@@ -141,3 +255,7 @@ class Plan(Frozen):
     """For an infeasible scenario: what cannot be met and by how much."""
     fingerprint: str = ""
     """Digest of the resolved scenario the plan was made from."""
+    horizon: HorizonSummary | None = None
+    """Planning over periods: dates, costs per demand scenario (``None``: one peak day)."""
+    periods: tuple[PeriodPlan, ...] = ()
+    orders: tuple[Order, ...] = ()

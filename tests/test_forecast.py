@@ -17,7 +17,7 @@ from models.errors import InputError
 from models.horizon import Horizon
 from models.loader import load_scenario
 from solver.cli import main
-from solver.forecast import Trend, forecast, read_history, scenario_block
+from solver.studies.forecast import Trend, forecast, read_history, scenario_block
 
 pytest.importorskip("statsmodels")
 

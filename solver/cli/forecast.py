@@ -13,7 +13,7 @@ from models.errors import InputError, Problem
 from models.horizon import Horizon
 from models.scenario import Scenario
 from solver.cli.common import check_output, echo_json, json_option, load, write_atomic
-from solver.forecast import (
+from solver.studies.forecast import (
     HIGH_QUANTILE,
     LOW_QUANTILE,
     WEIGHTS,

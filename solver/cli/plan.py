@@ -23,6 +23,7 @@ from solver.cli.common import (
 from solver.outputs.figures import peak_utilization, slice_figures
 from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
 from solver.solve.assemble import solver_summary
+from solver.solve.horizon import first_period_scenario, plan_horizon
 from solver.solve.strategy import plan_scenario
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
@@ -152,27 +153,30 @@ def plan_output_files() -> tuple[str, ...]:
               help="Output directory (default: outputs/<scenario name>/).")
 @solve_options()
 @json_option
+@click.option("--robust", is_flag=True, help="Over demand scenarios: minimise the worst "
+              "case instead of the expected cost.")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
-            gap: float, as_json: bool) -> None:
+            gap: float, as_json: bool, robust: bool) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
     sc = load(scenario)
-    if sc.multi_period:  # the program over periods lands next (issue 16); refuse, never ignore
-        raise InputError([Problem(str(scenario), "horizon", "planning over periods, from an "
-                                  "inventory or over demand scenarios is not built yet",
-                                  "remove `horizon`, `inventory` and `demand_scenarios` to "
-                                  "plan one peak day")])
     out = output_dir(sc, scenario, out_dir)
     check_output(out, "--out", directory=True, files=plan_output_files(), inputs=[scenario])
     if not as_json:
         click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
                    f"(time limit {time_limit_s:g} s)…", err=True)
-    table = build_capacity_table(sc)
-    plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap)
-    written = write_plan_outputs(plan, sc, out)
+    if sc.multi_period:
+        plan = plan_horizon(sc, solver=solver, time_limit_s=time_limit_s, gap=gap,
+                            robust=robust)
+        shown = first_period_scenario(plan, sc)
+    else:
+        plan = plan_scenario(sc, build_capacity_table(sc), solver=solver,
+                             time_limit_s=time_limit_s, gap=gap)
+        shown = sc
+    written = write_plan_outputs(plan, sc, out, shown)
     if as_json:
         echo_json(plan.model_dump(mode="json"))
     else:
-        for line in render(plan, sc, written):
+        for line in render(plan, shown, written):
             click.echo(line)
     if plan.status not in HAS_FLEET or not plan.allocations:
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit

@@ -50,12 +50,17 @@ def write_resolved_scenario(plan: Plan, scenario: Scenario, out_dir: Path) -> Pa
     return path
 
 
-def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path) -> list[Path]:
-    """Write every output of a plan into ``out_dir``; returns the paths written."""
+def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
+                       fleet_scenario: Scenario | None = None) -> list[Path]:
+    """Write every output of a plan into ``out_dir``; returns the paths written.
+
+    ``fleet_scenario`` is the single-period scenario the plan's fleet was sized for (over a
+    horizon: the first period of the demand scenario shown); default ``scenario``.
+    """
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
-        *write_procurement_outputs(plan, scenario, out_dir),  # plan.xlsx, contract.yaml, report
+        *write_procurement_outputs(plan, fleet_scenario or scenario, out_dir),
     ]
 
 

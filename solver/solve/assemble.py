@@ -81,9 +81,14 @@ def complete_plan(
 ) -> Plan:
     """Fill a plan from a solved program: fleet, cost, survivability and cost per token."""
     allocations, nodes = extract_fleet(program, scenario)
-    plan = base.model_copy(update={"allocations": allocations, "nodes": nodes})
+    return finish_plan(base.model_copy(update={"allocations": allocations, "nodes": nodes}),
+                       scenario)
+
+
+def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
+    """Cost, cost per workload and token, and survivability of a plan whose fleet is set."""
     workload_costs = attribute_costs(plan, scenario)
-    per_month = sum(n.cost_per_month for n in nodes)
+    per_month = sum(n.cost_per_month for n in plan.nodes)
     tokens = sum(c.tokens_per_month for c in workload_costs)
     out_tokens = sum(c.output_tokens_per_month for c in workload_costs)
     cost = Cost(

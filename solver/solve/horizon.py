@@ -1,0 +1,345 @@
+"""Plan over periods and demand scenarios: build, solve, and read back orders and periods.
+
+The program is :mod:`solver.periods`; this module gets a :class:`~models.plan.Plan` out of it.
+Every figure of the plan is recomputed from the fleet and orders it buys: each period's
+allocations and nodes with the single-period arithmetic of :mod:`solver.planner` (costs,
+survivability), committed pools shown as the nodes held (idle or not) at the price of the
+orders held, and each order's dates and costs from its quote.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable
+
+from models.capacity import CapacityTable
+from models.common import COMMITTED_KINDS, PurchaseKind
+from models.horizon import DemandScenario, HeldNodes, InventoryKind, add_months
+from models.plan import (
+    Cost,
+    HorizonSummary,
+    NodeCount,
+    Order,
+    PeriodGpus,
+    PeriodPlan,
+    PeriodWorkload,
+    Plan,
+    ScenarioCost,
+    Shortfall,
+    Slice,
+    SolveStatus,
+)
+from models.scenario import Scenario
+from solver.program.periods import (
+    BASE,
+    Block,
+    HorizonData,
+    HorizonProgram,
+    OrderKey,
+    Period,
+    PoolKey,
+    block_scenario,
+    build_horizon_data,
+    build_horizon_program,
+)
+from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
+from solver.solve.backends import integer_value, solve
+from solver.solve.diagnose import diagnose
+from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
+from solver.survivability.fleet import fleet_from_plan
+
+
+def plan_horizon(
+    scenario: Scenario,
+    solver: str = "highs",
+    time_limit_s: float = 60.0,
+    gap: float = 0.01,
+    robust: bool = False,
+    table_for: Callable[[Scenario], CapacityTable] | None = None,
+) -> Plan:
+    """The cheapest orders and fleets over a scenario's horizon (or from its inventory)."""
+    data = build_horizon_data(scenario, table_for or _cached_tables())
+    hp = build_horizon_program(data, robust=robust)
+    outcome = solve(hp.prob, solver, time_limit_s, gap)
+    slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
+    base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
+                cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
+                          currency=scenario.policy.currency),
+                slices=slices, fingerprint=scenario_fingerprint(scenario))
+    if not outcome.has_solution:
+        if outcome.status is SolveStatus.infeasible:
+            return base.model_copy(update={"diagnosis": diagnose_blocks(data, solver,
+                                                                        time_limit_s)})
+        return base
+    return assemble(base, scenario, hp, robust)
+
+
+def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
+                    ) -> tuple[Shortfall, ...]:
+    """What cannot be met: the shortfalls of the first period (of the first demand scenario)
+    that cannot be met on its own, committed capacity as much as its stock allows; where every
+    period can, the orders' lead times, stock or budget keep them from being met together."""
+    for block in data.blocks:
+        found = diagnose(block.workloads, block.data, solver, time_limit_s)
+        if found:
+            where = f"{block.scenario}, period {block.period} ({data.periods[block.period].start})"
+            return tuple(s.model_copy(update={"message": f"{where}: {s.message}"})
+                         for s in found)
+    return (Shortfall(requirement="orders", amount=0.0, unit="",
+                      message="each period can be met on its own, but not with orders placed "
+                              "in time: lead times, order stock or the budget keep committed "
+                              "capacity from arriving when it is needed"),)
+
+
+def _cached_tables() -> Callable[[Scenario], CapacityTable]:
+    """Capacity tables by what they depend on: workloads' models and SLOs, and the as-of date
+    (demand does not change a replica's rate)."""
+    from solver.capacity.table import build_capacity_table
+
+    cache: dict[str, CapacityTable] = {}
+
+    def table_for(sc: Scenario) -> CapacityTable:
+        key = sc.model_copy(update={"workloads": tuple(
+            w.model_copy(update={"arrival": None, "batch": None}) for w in sc.workloads)}
+        ).model_dump_json()
+        if key not in cache:
+            cache[key] = build_capacity_table(sc)
+        return cache[key]
+
+    return table_for
+
+
+def shown_scenario(data: HorizonData) -> str:
+    """The demand scenario whose first period stands as the plan's fleet: ``base`` if there
+    is one, else the most probable (the first of equals)."""
+    names = [s.name for s in data.scenarios]
+    if BASE in names:
+        return BASE
+    return max(data.scenarios, key=lambda s: s.probability).name
+
+
+def first_period_scenario(plan: Plan, scenario: Scenario) -> Scenario:
+    """The single-period scenario a horizon plan's fleet (its first period of the demand
+    scenario shown) was sized for: what the workbook, report and checks read."""
+    if plan.horizon is None:
+        return scenario
+    demand = next((s for s in scenario.demand_scenarios if s.name == plan.horizon.fleet_shown),
+                  DemandScenario(name=BASE, probability=1.0))
+    first = Period(0, plan.horizon.start, plan.horizon.start, plan.horizon.period_months)
+    return block_scenario(scenario, demand, first, dated=scenario.horizon is not None)
+
+
+def held_nodes(hp: HorizonProgram, scenario: str, pool: PoolKey, period: int) -> int:
+    """Nodes of a committed pool held in a period: inventory and orders held then."""
+    orders = sum(integer_value(v) for (s, key), v in hp.orders.items()
+                 if s == scenario and key.option.pool == pool
+                 and period in hp.data.held_periods(key))
+    return hp.data.held.get((pool, period), 0) + orders
+
+
+def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
+    """What nodes already held cost a month: a reservation its price, owned nodes their power
+    and hosting [currency/month]."""
+    assert line.gpu is not None and line.gpus_per_node is not None
+    hours = scenario.policy.hours_per_month
+    offer = next((o for o in scenario.zone(line.zone).offers if o.gpu == line.gpu), None)
+    if line.kind is InventoryKind.reserved:
+        price = line.price_per_gpu_hour
+        if price is None:
+            assert offer is not None and offer.reserved_quotes
+            price = min(q.price_per_gpu_hour for q in offer.reserved_quotes)
+        return price * line.gpus_per_node * hours * line.nodes
+    running = line.running_cost_per_node_month
+    if running is None:
+        assert offer is not None and offer.owned is not None
+        running = offer.owned.running_per_node_month(line.gpus_per_node, hours)
+    return running * line.nodes
+
+
+def _held_cost(hp: HorizonProgram, scenario: Scenario, name: str, pool: PoolKey,
+               period: int) -> float:
+    """Monthly cost of a committed pool in a period: orders and inventory held."""
+    p = hp.data.periods[period]
+    orders = sum(integer_value(v) * key.option.cost_per_node_month
+                 for (s, key), v in hp.orders.items()
+                 if s == name and key.option.pool == pool and period in hp.data.held_periods(key))
+    inventory = sum(inventory_cost_per_month(scenario, line) for line in scenario.inventory
+                    if (line.zone, line.gpu, line.kind.purchase) == (pool.zone, pool.gpu,
+                                                                     pool.purchase)
+                    and line.held_through(p.start, p.end))
+    return orders + inventory
+
+
+def _pools(data: HorizonData) -> list[PoolKey]:
+    pools = {o.pool for o in data.options} | {p for p, _ in data.held}
+    return sorted(pools, key=lambda p: (p.zone, p.gpu, p.purchase.value))
+
+
+def period_plan(hp: HorizonProgram, scenario: Scenario, block: Block, base: Plan) -> Plan:
+    """The plan of one block: its fleet, with committed pools at the nodes held and priced."""
+    program = hp.blocks[(block.scenario, block.period)]
+    allocations, nodes = extract_fleet(program, block.workloads)
+    hours = scenario.policy.hours_per_month
+    held: dict[tuple[str, str, PurchaseKind], tuple[int, int, float]] = {}
+    for pool in _pools(hp.data):
+        count = held_nodes(hp, block.scenario, pool, block.period)
+        if count:
+            node = next(o.gpus_per_node for o in block.data.offers
+                        if (o.zone, o.gpu, o.purchase) == (pool.zone, pool.gpu, pool.purchase))
+            cost = _held_cost(hp, scenario, block.scenario, pool, block.period)
+            held[(pool.zone, pool.gpu, pool.purchase)] = (count, node, cost)
+    rows = [n for n in nodes if n.purchase not in COMMITTED_KINDS]
+    for (z, g, kind), (count, node, cost) in held.items():
+        instance = next((o.instance_type for o in hp.data.options if o.pool == PoolKey(z, g, kind)),
+                        None)
+        rows.append(NodeCount(zone=z, gpu=g, purchase=kind, slice=None, nodes=count,
+                              gpus=count * node, instance_type=instance,
+                              price_per_gpu_hour=cost / (count * node * hours),
+                              hours_per_month=hours, cost_per_month=cost))
+    price = {k: c / (n * g * hours) for k, (n, g, c) in held.items()}
+    fixed = [a.model_copy(update={"cost_per_month": a.gpus * price[(a.zone, a.gpu, a.purchase)]
+                                  * hours}) if a.purchase in COMMITTED_KINDS else a
+             for a in allocations]
+    order = {b.name: i for i, b in enumerate(scenario.policy.time_blocks)}
+    rows.sort(key=lambda n: (n.zone, n.gpu, n.purchase.value,
+                             -1 if n.slice is None else order[n.slice]))
+    plan = base.model_copy(update={"allocations": tuple(fixed), "nodes": tuple(rows)})
+    return finish_plan(plan, block.workloads)
+
+
+def _period_gpus(plan: Plan, scenario: Scenario) -> tuple[PeriodGpus, ...]:
+    """Per pool: GPUs held or running, GPUs busy at the busiest slice, idle committed nodes."""
+    blocks = [b.name for b in scenario.policy.time_blocks]
+    busy: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    for a in plan.allocations:
+        for b in blocks if a.slice is None else [a.slice]:
+            busy[(a.zone, a.gpu, a.purchase, b)] += a.gpus
+    out = []
+    pools = sorted({(n.zone, n.gpu, n.purchase) for n in plan.nodes},
+                   key=lambda k: (k[0], k[1], k[2].value))
+    for z, g, kind in pools:
+        rows = [n for n in plan.nodes if (n.zone, n.gpu, n.purchase) == (z, g, kind)]
+        gpus = max(n.gpus for n in rows)
+        most = max((busy[(z, g, kind, b)] for b in blocks), default=0)
+        idle = 0
+        if kind in COMMITTED_KINDS:
+            per_node = rows[0].gpus // rows[0].nodes
+            idle = (gpus - most) // per_node  # nodes no replica needs in any slice
+        out.append(PeriodGpus(zone=z, gpu=g, purchase=kind, gpus=gpus, busy_gpus=most,
+                              idle_nodes=idle))
+    return tuple(out)
+
+
+def _period_workloads(plan: Plan, scenario: Scenario) -> tuple[PeriodWorkload, ...]:
+    """Each workload's demand and usable capacity at its busiest slice."""
+    fleet = fleet_from_plan(plan, scenario)
+    out = []
+    for wl in sorted(scenario.workloads, key=lambda w: w.name):
+        pairs = [(slice_demand_rps(wl, b), usable_capacity_rps(fleet.replicas, wl, scenario,
+                                                               b.name))
+                 for b in scenario.policy.time_blocks]
+        demand, capacity = max(pairs)
+        out.append(PeriodWorkload(
+            workload=wl.name, model=wl.model, precision=wl.precision.value, runtime=wl.runtime,
+            demand_rps=demand, capacity_rps=capacity,
+            daily_requests=None if wl.batch is None else wl.batch.daily_requests))
+    return tuple(out)
+
+
+def _orders(hp: HorizonProgram, scenario: Scenario) -> tuple[Order, ...]:
+    """Orders placed in the solution: one per (demand scenario or shared, option, arrival)."""
+    data = hp.data
+    hours = scenario.policy.hours_per_month
+    out = []
+    first = data.scenarios[0].name
+    for (name, key), var in sorted(hp.orders.items(), key=lambda kv: _order_sort(data, kv[0])):
+        nodes = integer_value(var)
+        shared = data.order_by(key) < data.replan_date
+        if nodes == 0 or (shared and name != first and len(data.scenarios) > 1):
+            continue
+        option = key.option
+        start = data.periods[key.arrival].start
+        months_in = _months_held(data, key.arrival, option.term_months)
+        if option.pool.purchase is PurchaseKind.owned:
+            committed = option.capex_per_node * nodes
+            running = option.cost_per_node_month - option.capex_per_node / option.term_months
+            inside = committed + running * nodes * months_in
+        else:
+            committed = option.cost_per_node_month * option.term_months * nodes
+            share = option.upfront_share
+            inside = committed * share + (1 - share) * option.cost_per_node_month * nodes * (
+                months_in)
+        order_by = data.order_by(key)
+        out.append(Order(
+            scenario=None if shared or len(data.scenarios) == 1 else name,
+            zone=option.pool.zone, gpu=option.pool.gpu, purchase=option.pool.purchase,
+            instance_type=option.instance_type, nodes=nodes, gpus=nodes * option.gpus_per_node,
+            order_period=_period_of(data, order_by), order_by=order_by,
+            usable_period=key.arrival, usable_from=start,
+            expires=add_months(start, option.term_months), term_months=option.term_months,
+            upfront=option.upfront, price_per_gpu_hour=option.cost_per_node_month / (
+                option.gpus_per_node * hours),
+            price_assumed=option.assumed, cost_per_month=option.cost_per_node_month * nodes,
+            cost_in_horizon=inside, committed_total=committed))
+    return tuple(out)
+
+
+def _months_held(data: HorizonData, arrival: int, term_months: int) -> float:
+    """Months of a term inside the horizon, from its arrival period [months]."""
+    return min(float(term_months), sum(p.months for p in data.periods[arrival:]))
+
+
+def _order_sort(data: HorizonData, item: tuple[str, OrderKey]) -> tuple[object, ...]:
+    name, key = item
+    pool = key.option.pool
+    return (data.order_by(key), pool.zone, pool.gpu, pool.purchase.value, key.option.quote,
+            key.arrival, name)
+
+
+def _period_of(data: HorizonData, day: dt.date) -> int:
+    """Index of the period holding a day (0 for a day before the horizon)."""
+    return max((p.index for p in data.periods if p.start <= day), default=0)
+
+
+def assemble(base: Plan, scenario: Scenario, hp: HorizonProgram, robust: bool) -> Plan:
+    """The plan: each block's period plan, the orders, the horizon's costs; the fleet shown
+    at the top level is the first period of :func:`shown_scenario`."""
+    data = hp.data
+    periods = []
+    plans: dict[tuple[str, int], Plan] = {}
+    for block in data.blocks:
+        plan = period_plan(hp, scenario, block, base)
+        plans[(block.scenario, block.period)] = plan
+        p = data.periods[block.period]
+        periods.append(PeriodPlan(
+            scenario=block.scenario, period=block.period, start=p.start, end=p.end,
+            cost_per_month=plan.cost.per_month, gpus=_period_gpus(plan, block.workloads),
+            workloads=_period_workloads(plan, block.workloads), allocations=plan.allocations,
+            nodes=plan.nodes, survivability=plan.survivability))
+    orders = _orders(hp, scenario)
+    costs = []
+    for s in data.scenarios:
+        objective = float(hp.cost[s.name].value() or 0.0)
+        held = sum(pp.cost_per_month * data.periods[pp.period].months for pp in periods
+                   if pp.scenario == s.name)
+        mine = [o for o in orders if o.scenario in (None, s.name)]
+        costs.append(ScenarioCost(
+            scenario=s.name, probability=s.probability, cost=objective,
+            # periods count each order at its monthly cost; inside the horizon it is paid as
+            # its upfront share and monthly rest say
+            cost_in_horizon=held + sum(o.cost_in_horizon - o.cost_per_month * _months_held(
+                data, o.usable_period, o.term_months) for o in mine),
+            committed_total=sum(o.committed_total for o in mine)))
+    shown = shown_scenario(data)
+    first = plans[(shown, 0)]
+    horizon = HorizonSummary(
+        start=data.periods[0].start, end=data.periods[-1].end,
+        period_months=data.periods[0].months, plan_date=data.plan_date,
+        replan_date=data.replan_date, objective="worst_case" if robust else "expected",
+        commitments=data.commitments.value,
+        expected_cost=sum(c.probability * c.cost for c in costs),
+        worst_cost=max(c.cost for c in costs), scenarios=tuple(costs), fleet_shown=shown)
+    return first.model_copy(update={"horizon": horizon, "periods": tuple(periods),
+                                    "orders": orders})
+
