@@ -7,11 +7,10 @@ policy's failure utilization; a measured row's ``tested_peak_rps`` is its SLO-ho
 
 from __future__ import annotations
 
+import datetime as dt
 from enum import StrEnum
 
 from pydantic import Field
-
-import datetime as dt
 
 from models.common import CapacitySource, Frozen, OmitDefaults, PurchaseKind, Upfront
 

@@ -484,7 +484,6 @@ def build_horizon_program(
 def _merge(prob: pulp.LpProblem, program: Program, prefix: str) -> None:
     """Move a block's variables and rows into the joint problem under a prefix of its own."""
     for var in program.prob.variables():
-        var.name = prefix + var.name
-        prob.addVariable(var)
-    for name, row in program.prob.constraints.items():
-        prob.addConstraint(row, prefix + name)
+        var.name = prefix + var.name  # registered with the joint problem by its rows
+    for row in program.prob.constraints():
+        prob.addConstraint(row, prefix + row.name)
