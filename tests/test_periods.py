@@ -287,3 +287,18 @@ def test_a_migration_expires_the_measured_row(tmp_path: Path) -> None:
     sources = {pp.period: {a.capacity_source.value for a in pp.allocations}
                for pp in aged.periods}
     assert sources[0] == {"measured"} and sources[2] == {"analytic"}
+
+
+def test_a_single_period_plan_writes_none_of_the_new_keys(tmp_path: Path) -> None:
+    """A scenario without horizon, inventory or demand scenarios is planned as before: its
+    plan.json has no ``horizon``, ``periods`` or ``orders`` key."""
+    from click.testing import CliRunner
+
+    from inputs import scenarios_dir
+    from solver.cli import main
+
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "tiny.yaml"), "--out",
+                                       str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "plan.json").read_text()
+    assert all(f'"{key}"' not in text for key in ("horizon", "periods", "orders"))
