@@ -12,15 +12,18 @@ One row per zone × GPU × purchase kind; the header names at least :data:`QUOTE
   gives the node size); ``kind``: ``reserved``, ``on_demand`` or ``spot``.
 - ``price_per_gpu_hour`` is the *effective* price of one GPU-hour: a quote paid partly or wholly
   up front is compared by its total over the term ÷ the hours of the term, as providers state
-  "effective hourly" rates; ``upfront`` (``none``, ``partial``, ``all``; blank = none) is recorded
-  with the offer's price source.
+  "effective hourly" rates; ``upfront`` (``none``, ``partial``, ``all``; blank = none) says how
+  it is paid (:class:`~models.offers.ReservedTerms`).
 - ``term_months`` (reserved, required) and ``lead_time_weeks`` (reserved, default 0) apply to
   reserved quotes only; ``stock_gpus`` blank takes the price table's assumed stock for the kind.
-- Optional columns: ``region`` (default: the zone's region from the mapping, else the zone id),
+- Optional columns: ``upfront_share`` (partial upfront: the share paid at the start, default
+  0.5), ``region`` (default: the zone's region from the mapping, else the zone id),
   ``instance_type`` and ``gpus_per_node`` (default: the GPU type's node size), ``source``.
 
-A zone, GPU and kind appears once (several reserved terms side by side wait for multi-term
-reserved offers); spot interruption and on-demand start-up come from the price table entry.
+On-demand and spot are quoted once per zone and GPU; reserved once per term and upfront option
+(several terms side by side become the offer's list of reserved quotes). Spot interruption and
+on-demand start-up come from the price table entry; owned hardware is not a quote (its terms are
+capital, power and hosting: give it as the offer's ``owned`` section).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 from models.catalog import GpuType
-from models.common import PurchaseKind
+from models.common import CLOUD_KINDS, PurchaseKind, Upfront
 from models.errors import InputError, Problem
 from models.names import ZoneName, name_key, resolve_gpu, zone_id_for
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
@@ -40,7 +43,7 @@ from models.price_catalogs import QUOTE_HEADER, read_csv
 from models.scenario import PriceTable
 
 UPFRONT = ("none", "partial", "all")
-_KINDS = {name_key(k.value): k for k in PurchaseKind} | {"ondemand": PurchaseKind.on_demand}
+_KINDS = {name_key(k.value): k for k in CLOUD_KINDS}
 
 
 def _cell(row: pd.Series, column: str) -> str:
@@ -69,6 +72,7 @@ class _Rows:
 
     def __init__(self) -> None:
         self.terms: dict[tuple[str, str], dict[PurchaseKind, object]] = {}
+        self.reserved: dict[tuple[str, str], list[ReservedTerms]] = {}
         self.node: dict[tuple[str, str], tuple[str | None, int]] = {}
         self.region: dict[str, str] = {}
         self.name: dict[str, str | None] = {}
@@ -96,9 +100,11 @@ def zones_from_quotes(path: Path, table: PriceTable, gpus: Sequence[GpuType], fi
     zones: dict[str, list[Offer]] = {}
     for (zone, gpu), terms in sorted(rows.terms.items()):
         instance, per_node = rows.node[(zone, gpu)]
+        reserved = rows.reserved.get((zone, gpu), [])
         zones.setdefault(zone, []).append(Offer(
             gpu=gpu, instance_type=instance, gpus_per_node=per_node,
-            reserved=terms.get(PurchaseKind.reserved),
+            reserved=(None if not reserved else reserved[0] if len(reserved) == 1
+                      else tuple(reserved)),
             on_demand=terms.get(PurchaseKind.on_demand),
             spot=terms.get(PurchaseKind.spot),
             price_source="; ".join(rows.sources[(zone, gpu)])))
@@ -139,7 +145,15 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
                   "months >= 1", problems, whole=True, positive=True)
     lead = _float(_cell(row, "lead_time_weeks"), file, f"{at}.lead_time_weeks", "a number of "
                   "weeks >= 0", problems)
+    share = _float(_cell(row, "upfront_share"), file, f"{at}.upfront_share", "a share from 0 "
+                   "to 1", problems)
+    if share is not None and share > 1:
+        problems.append(Problem(file, f"{at}.upfront_share", f"{share:g} is over 1",
+                                "give the share paid at the start of the term, 0 to 1"))
     upfront = _cell(row, "upfront").lower() or "none"
+    if share is not None and upfront != "partial":
+        problems.append(Problem(file, f"{at}.upfront_share", "applies to partial-upfront "
+                                "quotes only", "leave it blank, or set upfront: partial"))
     if upfront not in UPFRONT:
         problems.append(Problem(file, f"{at}.upfront", f"`{_cell(row, 'upfront')}` is not an "
                                 "upfront option", "use none, partial or all (or leave blank)"))
@@ -174,9 +188,13 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
                                 "quote one node type per zone and GPU"))
         return
     terms = rows.terms.setdefault(key, {})
-    if kind in terms:
-        problems.append(Problem(file, at, f"a second {kind.value} quote for {gpu} in {zone}",
-                                "keep one quote per zone, GPU and kind"))
+    quoted = [(r.commitment_months, r.upfront.value) for r in rows.reserved.get(key, [])]
+    if kind in terms or (int(term or 0), upfront) in quoted:
+        what = (f"{int(term or 0)}-month, {upfront}-upfront reserved"
+                if kind is PurchaseKind.reserved else kind.value)
+        problems.append(Problem(file, at, f"a second {what} quote for {gpu} in {zone}",
+                                "keep one quote per zone, GPU and kind (reserved: per term and "
+                                "upfront option)"))
         return
     rows.node[key] = node
     rows.region[zone] = _cell(row, "region") or (
@@ -185,9 +203,9 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
     default_stock = table.stock_gpus.get(kind.value, 0)
     gpus_in_stock = int(stock) if stock is not None else default_stock
     if kind is PurchaseKind.reserved:
-        terms[kind] = ReservedTerms(price_per_gpu_hour=price, stock_gpus=gpus_in_stock,
-                                    commitment_months=int(term or 12),
-                                    lead_time_weeks=lead or 0.0)
+        rows.reserved.setdefault(key, []).append(ReservedTerms(
+            price_per_gpu_hour=price, stock_gpus=gpus_in_stock, commitment_months=int(term or 12),
+            lead_time_weeks=lead or 0.0, upfront=Upfront(upfront), upfront_share=share))
     elif kind is PurchaseKind.on_demand:
         terms[kind] = OnDemandTerms(price_per_gpu_hour=price, stock_gpus=gpus_in_stock,
                                     startup_minutes=table.on_demand_startup_minutes)

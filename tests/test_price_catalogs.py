@@ -189,10 +189,20 @@ def test_quote_rows_that_cannot_stand_are_each_located(tmp_path: Path) -> None:
     assert all(p.file == str(path) for p in found.values())
 
 
-def test_a_second_quote_of_the_same_kind_is_refused(tmp_path: Path) -> None:
+def test_reserved_terms_side_by_side_and_a_repeated_quote(tmp_path: Path) -> None:
     path = quotes(tmp_path, "z-1,L4,reserved,12,none,0.5,8,,,\nz-1,L4,reserved,36,all,0.4,8,,,\n")
-    (problem,) = problems(path)
-    assert problem.location == "row 3" and "second reserved quote" in problem.message
+    (zone,) = zones(path)
+    reserved = offer([zone], "z-1", "L4").reserved
+    assert isinstance(reserved, tuple)
+    assert [(r.term_months, r.upfront.value, r.price_per_gpu_hour) for r in reserved] == [
+        (12, "none", 0.5), (36, "all", 0.4)]
+    path = quotes(tmp_path, "z-1,L4,reserved,12,none,0.5,8,,,\nz-1,L4,reserved,12,none,0.4,8,,,\n"
+                            "z-1,L4,spot,,,0.2,8,,,\nz-1,L4,spot,,,0.3,8,,,\n"
+                            "z-1,L4,owned,,,0.3,8,,,\n")
+    found = {p.location: p.message for p in problems(path)}
+    assert found == {"row 3": "a second 12-month, none-upfront reserved quote for L4 in z-1",
+                     "row 5": "a second spot quote for L4 in z-1",
+                     "row 6.kind": "`owned` is not a purchase kind"}
 
 
 # --- AWS zone names -------------------------------------------------------------------------
