@@ -460,9 +460,10 @@ def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zo
     return tuple(by_id.values())
 
 
-def resolve(raw: ScenarioFile, path: Path) -> Scenario:
+def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> Scenario:
     """Resolve a validated scenario file: catalog, overlays, price tables, measured rows, and
-    the names people type (models/canonical.py)."""
+    the names people type (models/canonical.py). With ``measured_optional`` a ``measured_csv``
+    not written yet is read as empty (``fleetplan import-bench`` is about to write it)."""
     file = str(path)
     overlays = [_resolve_path(path, o) for o in raw.catalog.overlays]
     not_found = [Problem(file, f"catalog.overlays[{i}]", f"catalog overlay {p} not found",
@@ -494,8 +495,9 @@ def resolve(raw: ScenarioFile, path: Path) -> Scenario:
     measured = raw.measured
     if raw.measured_csv is not None:
         csv_path = _resolve_path(path, raw.measured_csv)
-        measured = (*measured, *load_measured_csv(csv_path))
-        all_sources.append(str(csv_path))
+        if csv_path.exists() or not measured_optional:
+            measured = (*measured, *load_measured_csv(csv_path))
+            all_sources.append(str(csv_path))
     gpu_names = [g.name for g in gpus]
     aliases = model_aliases(models)
     explicit, problems = canonical_zones(raw.zones, gpu_names, zone_map, file)
@@ -543,7 +545,7 @@ def _other_document(doc: Mapping[str, Any]) -> str:
     return ""
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, measured_optional: bool = False) -> Scenario:
     """Read, validate and resolve a scenario file (YAML, JSON, or a registered format)."""
     path = Path(path)
     doc = read_document(path)
@@ -561,7 +563,7 @@ def load_scenario(path: str | Path) -> Scenario:
     if is_resolved_record(doc):
         return load_resolved_record(doc, path)
     raw = validate_as(ScenarioFile, doc, str(path))
-    return resolve(raw, path)
+    return resolve(raw, path, measured_optional)
 
 
 def is_resolved_record(doc: Mapping[str, Any]) -> bool:
