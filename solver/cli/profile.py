@@ -1,4 +1,5 @@
-"""``fleetplan profile``: turn a request trace into a workload profile and a pasteable block."""
+"""``fleetplan profile``: turn a request trace, or vLLM's Prometheus metrics, into a workload
+profile and a pasteable block."""
 
 from __future__ import annotations
 
@@ -9,42 +10,61 @@ import yaml
 
 from solver.cli.common import echo_json, json_option
 from solver.replay.profile import TraceProfile, profile_trace, workload_fields
+from solver.replay.prometheus import profile_prometheus, read_prometheus
 from solver.replay.traces import TraceFormat, read_trace
 
 
 @click.command("profile")
-@click.argument("trace", type=click.Path(path_type=Path))
+@click.argument("trace", type=click.Path(path_type=Path), required=False)
 @click.option("--format", "fmt", type=click.Choice([f.value for f in TraceFormat]),
               default=None, help="Trace format (default: detected from the file).")
+@click.option("--prometheus", type=click.Path(path_type=Path), default=None,
+              help="Profile a Prometheus export of vLLM's metrics (range-query JSON or CSV) "
+                   "instead of a trace.")
 @json_option
-def command(trace: Path, fmt: str | None, as_json: bool) -> None:
+def command(trace: Path | None, fmt: str | None, prometheus: Path | None, as_json: bool) -> None:
     """Profile TRACE: arrival rates, token-length percentiles, prefix reuse, daily shape.
 
+    With --prometheus FILE the same figures come from vLLM's metrics: request counters,
+    the prompt and generation token histograms (histogram_quantile), prefix-cache hits.
     Prints a workload block to paste into a scenario (add name, model and slo).
     """
-    prof = profile_trace(read_trace(trace, TraceFormat(fmt) if fmt else None))
+    if (trace is None) == (prometheus is None):
+        raise click.UsageError("give a TRACE, or --prometheus FILE (not both)")
+    notes: list[str] = []
+    if prometheus is not None:
+        prof, notes = profile_prometheus(read_prometheus(prometheus), str(prometheus))
+    else:
+        assert trace is not None
+        prof = profile_trace(read_trace(trace, TraceFormat(fmt) if fmt else None))
     if as_json:
-        echo_json(prof.as_json())
+        echo_json({**prof.as_json(), **({"notes": notes} if prometheus is not None else {})})
         return
-    click.echo(render(prof))
+    click.echo(render(prof, metrics=prometheus is not None, notes=notes))
 
 
-def render(prof: TraceProfile) -> str:
-    """Readable summary followed by the YAML workload block."""
+def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = None) -> str:
+    """Readable summary followed by the YAML workload block (``metrics``: from Prometheus)."""
     minutes = prof.duration_s / 60
-    reuse = "none in trace" if prof.prefix_reuse is None else f"{prof.prefix_reuse:.1%}"
+    what = "metrics" if metrics else "trace"
+    reuse_line = ("prefix-cache hit rate (vLLM's hits ÷ queries)" if metrics else
+                  "share of 512-token prefix blocks seen before")
+    none = "none in the export" if metrics else "none in trace"
+    reuse = none if prof.prefix_reuse is None else f"{prof.prefix_reuse:.1%}"
     lines = [
-        f"trace {prof.source}: {prof.requests:,} requests over {minutes:,.1f} min",
+        f"{what} {prof.source}: {prof.requests:,} requests over {minutes:,.1f} min",
         f"  arrival rate     mean {prof.mean_rps:.2f} req/s, P95 minute "
         f"{prof.p95_minute_rps:.2f}, peak minute {prof.peak_minute_rps:.2f}",
-        "                       mean      P50      P95      P99",
+        "                       mean      P50      P95      P99"
+        + ("   (histogram_quantile of vLLM's token histograms)" if metrics else ""),
     ]
     for label, s in (("input tokens ", prof.input_tokens), ("output tokens", prof.output_tokens)):
         lines.append(f"  {label}  {s.mean:9,.0f}{s.p50:9,.0f}{s.p95:9,.0f}{s.p99:9,.0f}")
-    lines.append(f"  prefix reuse     {reuse} (share of 512-token prefix blocks seen before)")
+    lines.append(f"  prefix reuse     {reuse} ({reuse_line})")
     if prof.hourly_shape is None:
-        lines.append("  hourly shape     trace spans under a day: give arrival.hourly_shape "
+        lines.append(f"  hourly shape     {what} spans under a day: give arrival.hourly_shape "
                      "yourself (default: flat)")
+    lines += [f"  note: {n}" for n in notes or []]
     lines += [
         "",
         "# workload block: add name, model and slo, then paste it under `workloads:`",
