@@ -22,8 +22,8 @@ from models.inventory import Fleet, FleetReplicaGroup
 from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
+from solver.capacity.packing import PackItem, fullest_packing
 
-SECONDS_PER_HOUR = 3600.0
 #: A capacity within this relative distance of the demand holds it [1] (rounding of rates).
 REL_TOL = 1e-6
 #: ... and within this absolute distance (demand of zero) [1/s].
@@ -174,20 +174,9 @@ def worst_node_loss(
     -------
     (rps, lost) : the SLO-holding rate lost [1/s] and replicas lost per index into ``groups``.
     """
-    best: list[tuple[float, dict[int, int]]] = [(0.0, {})] * (gpus_per_node + 1)
-    for i, g in enumerate(groups):
-        copies = min(g.replicas, gpus_per_node // g.tp)
-        for _ in range(copies):
-            nxt = list(best)
-            for used in range(g.tp, gpus_per_node + 1):
-                rps, lost = best[used - g.tp]
-                if lost.get(i, 0) >= copies:
-                    continue
-                cand = rps + g.slo_rps
-                if cand > nxt[used][0] + 1e-12:
-                    nxt[used] = (cand, {**lost, i: lost.get(i, 0) + 1})
-            best = nxt
-    return max(best, key=lambda t: t[0])
+    rate, counts = fullest_packing([PackItem(g.tp, g.slo_rps, g.replicas) for g in groups],
+                                   gpus_per_node)
+    return rate, {i: n for i, n in enumerate(counts) if n}
 
 
 def surviving_replicas(
