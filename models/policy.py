@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pydantic import Field, field_validator
 
 from models.common import Frozen, PurchaseKind
@@ -53,6 +55,15 @@ class Policy(Frozen):
         if len(set(names)) != len(names):
             raise ValueError("time_blocks names must be unique")
         return blocks
+
+    def as_of_date(self, today: dt.date | None = None) -> dt.date:
+        """The date the plan is made for: ``as_of``, else ``today`` (default: the current date).
+
+        Measured-row and contract ages count to it.
+        """
+        if self.as_of is not None:
+            return dt.date.fromisoformat(self.as_of)
+        return today if today is not None else dt.date.today()
 
     def paid_hours_per_month(self, purchase: PurchaseKind, block: str | None) -> float:
         """Hours a month a GPU bought as ``purchase`` is paid for [h/month]: every hour when

@@ -7,6 +7,8 @@ from pydantic import Field, field_validator, model_validator
 from models.common import Frozen, OmitDefaults, Precision, Survivability, WorkloadClass
 
 HOURS_PER_DAY = 24
+#: Seconds in an hour: rates [1/s] × this = requests an hour.
+SECONDS_PER_HOUR = 3600.0
 
 #: Target utilization when a workload does not state one: interactive pools keep queueing low.
 DEFAULT_TARGET_UTILIZATION: dict[WorkloadClass, float] = {
@@ -234,6 +236,6 @@ class Workload(OmitDefaults):
         if self.arrival is not None:
             return tuple(self.arrival.peak_rps * s for s in self.arrival.hourly_shape)
         assert self.batch is not None
-        per_hour_rps = self.batch.daily_requests / (len(self.batch.window_hours) * 3600.0)
+        per_hour_rps = self.batch.daily_requests / (len(self.batch.window_hours) * SECONDS_PER_HOUR)
         window = set(self.batch.window_hours)
         return tuple(per_hour_rps if h in window else 0.0 for h in range(HOURS_PER_DAY))

@@ -7,19 +7,10 @@ counted to the scenario's ``as_of`` date.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from models.measured import MeasuredCapacity
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.memory import tp_degrees
-
-
-def as_of_date(scenario: Scenario) -> dt.date:
-    """Date measured-row ages count to: the policy's ``as_of``, else today."""
-    if scenario.policy.as_of is not None:
-        return dt.date.fromisoformat(scenario.policy.as_of)
-    return dt.date.today()
 
 
 def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
@@ -36,7 +27,7 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     if row.precision != workload.precision:
         reasons.append(f"precision {row.precision.value} differs from the workload's "
                        f"{workload.precision.value}")
-    age_days = (as_of_date(scenario) - row.measured_on).days
+    age_days = (scenario.policy.as_of_date() - row.measured_on).days
     if age_days > scenario.policy.measured_max_age_days:
         reasons.append(f"measured {age_days} days ago, older than the policy's "
                        f"{scenario.policy.measured_max_age_days}")

@@ -7,9 +7,9 @@ import math
 from models.capacity import CapacityRow
 from models.common import PurchaseKind
 from models.scenario import Scenario
+from models.workload import SECONDS_PER_HOUR
 
-#: Seconds per hour, tokens per million.
-SECONDS_PER_HOUR = 3600.0
+#: Tokens per million.
 
 
 TOKENS_PER_MILLION = 1e6

@@ -20,7 +20,12 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
-from solver.outputs.figures import peak_utilization, slice_figures
+from solver.outputs.figures import (
+    Margin,
+    peak_utilization,
+    slice_figures,
+    survivability_margins,
+)
 from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
 from solver.solve.assemble import solver_summary
 from solver.solve.horizon import first_period_scenario, plan_horizon
@@ -62,23 +67,19 @@ def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
 
 
 def survivability_lines(plan: Plan) -> list[str]:
-    """Per workload: the failures it must survive, and the worst margin over slices."""
-    worst: dict[tuple[str, str], tuple[float, bool]] = {}
-    for r in plan.survivability:
-        if r.failure == "none" or r.demand_rps <= 0:
-            continue
-        margin = (r.capacity_rps - r.demand_rps) / r.demand_rps
-        key = (r.workload, r.failure)
-        old = worst.get(key, (float("inf"), True))
-        worst[key] = (min(old[0], margin), old[1] and r.holds)
+    """Per workload: the failures it must survive, and the worst margin over slices
+    (:func:`~solver.outputs.figures.survivability_margins`, as the report and workbook give it)."""
+    by_workload: dict[str, list[Margin]] = {}
+    for m in survivability_margins(plan):
+        if m.failure != "none" and m.margin is not None:
+            by_workload.setdefault(m.workload, []).append(m)
     lines = []
-    for w in sorted({k[0] for k in worst}):
-        items = [(f, m, h) for (ww, f), (m, h) in sorted(worst.items()) if ww == w]
-        failing = [f for f, _, h in items if not h]
-        m, f = min((m, f) for f, m, _ in items)
+    for w, items in sorted(by_workload.items()):
+        failing = sorted(m.failure for m in items if not m.holds)
+        tightest = min(items, key=lambda m: (m.margin, m.failure))
         verdict = "holds" if not failing else "FAILS " + ", ".join(failing)
-        lines.append(f"  {w:<20} {len(items)} failures checked, {verdict}; tightest {f} "
-                     f"({m:+.0%})")
+        lines.append(f"  {w:<20} {len(items)} failures checked, {verdict}; tightest "
+                     f"{tightest.failure} ({tightest.margin:+.0%})")
     return lines or ["  no workload asks for n_plus_1 or zone_loss"]
 
 

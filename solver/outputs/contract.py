@@ -185,12 +185,6 @@ def load_contract(path: str | Path) -> Contract:
     return validate_as(Contract, doc, str(path))
 
 
-def _as_of(scenario: Scenario, today: dt.date | None) -> dt.date:
-    if scenario.policy.as_of is not None:
-        return dt.date.fromisoformat(scenario.policy.as_of)
-    return today if today is not None else dt.date.today()
-
-
 def _diff(label: str, old: object, new: object) -> list[str]:
     return [] if old == new else [f"{label} changed from {old} to {new}"]
 
@@ -248,7 +242,7 @@ def check_contract(contract_path: str | Path, scenario: Scenario,
     the age limit is the scenario's ``policy.measured_max_age_days``.
     """
     contract = load_contract(contract_path)
-    as_of = _as_of(scenario, today)
+    as_of = scenario.policy.as_of_date(today)
     max_age = scenario.policy.measured_max_age_days
     out = []
     for row in contract.rows:

@@ -25,8 +25,6 @@ from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY
 from solver.program.keys import StockKey
 
-SECONDS_PER_HOUR = 3600.0
-
 #: Purchase kinds whose capacity may differ by slice and is paid for the hours it runs.
 ELASTIC_KINDS = (PurchaseKind.on_demand, PurchaseKind.spot)
 

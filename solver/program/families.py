@@ -12,10 +12,12 @@ from collections.abc import Iterable
 import pulp
 
 from models.common import PurchaseKind, Survivability
-from solver.program.data import SECONDS_PER_HOUR, OfferTerm, ProgramData
+from models.workload import SECONDS_PER_HOUR
+from solver.program.data import OfferTerm, ProgramData
 from solver.program.keys import NodeKey, ReplicaKey
 from solver.program.packing import best_packing, worst_node_rps
 from solver.program.variables import (
+    Auxiliary,
     Family,
     Slack,
     Variables,
@@ -69,9 +71,10 @@ def firm_capacity(
     failure rows so each of them has a few terms instead of every slot of the workload."""
     if (w, s) not in v.firm:
         f = prob.add_variable(v.names.name("f", w, s), 0)
-        prob += f <= running_capacity(data, v, w, s, data.failure_utilization, failover=True), (
-            v.names.name("firm", w, s))
+        capacity = running_capacity(data, v, w, s, data.failure_utilization, failover=True)
+        prob += f <= capacity, v.names.name("firm", w, s)
         v.firm[(w, s)] = f
+        v.aux.append(Auxiliary(f, capacity))
     return pulp.LpAffineExpression([(v.firm[(w, s)], 1.0)])
 
 
@@ -84,8 +87,9 @@ def zone_capacity(
         return pulp.LpAffineExpression()
     c = prob.add_variable(v.names.name("c", w, z, s), 0)
     v.zone_cap[(w, z, s)] = c
-    prob += c >= capacity_expr(data, v, keys, data.failure_utilization), v.names.name(
-        "zonecap", w, z, s)
+    capacity = capacity_expr(data, v, keys, data.failure_utilization)
+    prob += c >= capacity, v.names.name("zonecap", w, z, s)
+    v.aux.append(Auxiliary(c, capacity))
     return pulp.LpAffineExpression([(c, 1.0)])
 
 
@@ -166,6 +170,7 @@ def node_loss(
     b = v.full[bkey]
     ell = prob.add_variable(v.names.name("l", w, z, g, kind.value, s), 0)
     v.loss[(w, z, g, kind, s)] = ell
+    v.aux.append(Auxiliary(ell, lost, b, node, bound))
     prob += ell >= lost - (bound - node) * b, v.names.name("lossx", w, z, g, kind.value, s)
     prob += ell >= node * b, v.names.name("lossm", w, z, g, kind.value, s)
     return pulp.LpAffineExpression(ell)

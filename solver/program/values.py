@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import math
 
-from models.common import PurchaseKind
-from solver.program.families import pool_capacity_bound
 from solver.program.keys import NodeKey, ReplicaKey, StockKey
-from solver.program.packing import best_packing, worst_node_rps
+from solver.program.packing import best_packing
 from solver.program.variables import Program, node_key
 
-R = PurchaseKind.reserved
 EPS = 1e-9
 
 
@@ -50,7 +47,7 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
         cost += v.cost.get(y, 0.0) * nodes
     if data.monthly_budget is not None and cost > data.monthly_budget:
         return None
-    _auxiliaries(program, x, values)
+    _auxiliaries(program, values)
     return values
 
 
@@ -72,31 +69,18 @@ def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKe
     return out
 
 
-def _capacity(program: Program, x: dict[ReplicaKey, int], keys: list[ReplicaKey]) -> float:
-    phi = program.data.failure_utilization
-    return sum(phi * program.v.rate[k] * x.get(k, 0) for k in keys)
-
-
-def _auxiliaries(program: Program, x: dict[ReplicaKey, int], values: dict[str, float]) -> None:
-    """Firm and zone capacities, node losses and their binaries, as their rows imply."""
-    data, v = program.data, program.v
-    for (w, s), f in v.firm.items():
-        keys = [k for k in v.by_slice.get((w, s), []) if not k.spot]
-        values[f.name] = _capacity(program, x, keys)
-    for (w, z, g, kind, s), ell in v.loss.items():
-        o = v.offer[(z, g, kind)]
-        node = data.failure_utilization * worst_node_rps(data, w, o)
-        reserved = kind is R
-        bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
-        keys = [k for k in v.by_slice[(w, s)] if k.pool == (z, g, kind)]
-        lost = _capacity(program, x, keys)
-        b = 1.0 if lost > node + EPS else 0.0
-        values[v.full[(w, z, g, kind, None if reserved else s)].name] = b
-        values[ell.name] = max(lost - (bound - node) * b, node * b)
-    for (w, z, s), c in v.zone_cap.items():
-        keys = [k for k in v.by_slice.get((w, s), [])
-                if k.zone == z and not k.spot]
-        values[c.name] = _capacity(program, x, keys)
+def _auxiliaries(program: Program, values: dict[str, float]) -> None:
+    """Firm and zone capacities, node losses and their binaries, as their rows imply: each
+    evaluated from the expression its row was written with (:class:`Auxiliary`)."""
+    for aux in program.v.aux:
+        capacity = sum(coef * values[var.name] for var, coef in aux.capacity.items())
+        if aux.full is None:
+            values[aux.var.name] = capacity
+            continue
+        b = 1.0 if capacity > aux.node_rps + EPS else 0.0
+        values[aux.full.name] = b
+        values[aux.var.name] = max(capacity - (aux.bound_rps - aux.node_rps) * b,
+                                   aux.node_rps * b)
 
 
 def objective_of(program: Program, values: dict[str, float]) -> float:

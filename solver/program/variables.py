@@ -46,6 +46,23 @@ class Slack:
     unit: str
 
 
+@dataclass(frozen=True)
+class Auxiliary:
+    r"""An auxiliary variable and the capacity its row bounds, so a fleet's value of it comes from
+    the expression the row was written with (:func:`solver.program.values.start_from_replicas`).
+
+    Without ``full`` the variable equals ``capacity`` (firm capacity :math:`f`, zone capacity
+    :math:`c`). With it, it is a node loss :math:`\ell = \max(X - (\bar X - M) b, M b)` with
+    ``b`` = 1 exactly when the pool holds more than one node's worth, :math:`X > M`.
+    """
+
+    var: pulp.LpVariable
+    capacity: pulp.LpAffineExpression
+    full: pulp.LpVariable | None = None
+    node_rps: float = 0.0
+    bound_rps: float = 0.0
+
+
 @dataclass
 class Variables:
     """Decision variables by domain label, plus indexes the constraint families share."""
@@ -66,6 +83,8 @@ class Variables:
     """:math:`b`: the fullest node of a pool is full (reserved pools: one for all slices)."""
     cost: pulp.LpAffineExpression = field(default_factory=pulp.LpAffineExpression)
     slacks: list[Slack] = field(default_factory=list)
+    aux: list[Auxiliary] = field(default_factory=list)
+    """Auxiliary variables in the order they were made, with the expressions that define them."""
     zone_cap: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
     """Non-spot capacity of a workload in a zone and slice at φ [1/s] (zone loss)."""
     firm: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)

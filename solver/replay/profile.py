@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from models.workload import HOURS_PER_DAY
+from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR
 from solver.replay.traces import IntArray, Trace
 
 SECONDS_PER_MINUTE = 60.0
-SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 
 

@@ -14,8 +14,7 @@ from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import Allocation, Cost, NodeCount, Plan, SolverReport, WorkloadCost
 from models.scenario import Scenario
-from models.workload import HOURS_PER_DAY, Workload
-from solver.program.data import SECONDS_PER_HOUR
+from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR, Workload
 from solver.program.variables import Program
 from solver.solve.backends import integer_value
 from solver.survivability.rows import survivability_rows

@@ -17,7 +17,8 @@ import time
 
 from models.common import PurchaseKind, Survivability
 from models.plan import SolveStatus
-from solver.program.data import SECONDS_PER_HOUR, Candidate, OfferTerm
+from models.workload import SECONDS_PER_HOUR
+from solver.program.data import Candidate, OfferTerm
 from solver.program.keys import ReplicaKey
 from solver.program.values import load_values, objective_of, start_from_replicas
 from solver.program.variables import Program

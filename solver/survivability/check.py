@@ -29,9 +29,8 @@ from models.common import Frozen, PurchaseKind
 from models.inventory import Fleet, FleetReplicaGroup
 from models.policy import TimeBlock
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import SECONDS_PER_HOUR, Workload
 from solver.survivability.failures import (
-    SECONDS_PER_HOUR,
     Failure,
     FailureKind,
     capacity_holds,

@@ -28,11 +28,10 @@ from models.inventory import Fleet
 from models.plan import Plan, SolveStatus
 from models.policy import TimeBlock
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import SECONDS_PER_HOUR, Workload
 from solver.survivability.failures import (
     ABS_TOL_RPS,
     REL_TOL,
-    SECONDS_PER_HOUR,
     Failure,
     FailureKind,
     capacity_holds,
