@@ -27,6 +27,7 @@ from solver.outputs.figures import (
     survivability_margins,
 )
 from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
+from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
 from solver.solve.horizon import first_period_scenario, plan_horizon
 from solver.solve.strategy import plan_scenario
@@ -101,6 +102,10 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
     out = [f"plan {plan.scenario}: {plan.status.value} ({solver_summary(plan.solver)})"]
     out += unproven_lines(plan, scenario)
+    out += schedule_lines(plan)
+    if plan.horizon is not None and plan.nodes:
+        out.append(f"the fleet below is the first period's ({plan.horizon.start}) if demand "
+                   f"follows `{plan.horizon.fleet_shown}`:")
     if plan.status not in HAS_FLEET or not plan.nodes:
         out.append("no fleet meets every requirement:" if plan.diagnosis else "no fleet found")
         out += [f"  - {d.message}" for d in plan.diagnosis]

@@ -29,6 +29,7 @@ from solver.outputs.figures import (
     used_configs,
 )
 from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
+from solver.outputs.schedule import schedule_lines
 from solver.survivability.failures import spot_interruption_rate
 
 
@@ -124,6 +125,12 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                         [[d.requirement, d.workload or "", d.zone or "", d.gpu or "",
                           d.slice or "", f"{d.amount:,.2f} {d.unit}", d.message]
                          for d in plan.diagnosis])
+    if plan.horizon is not None:
+        lines += ["## Schedule", "", *(f"- {md(line.strip())}" for line in schedule_lines(plan)),
+                  "", f"The sections below describe the fleet of the first period "
+                  f"({plan.horizon.start}) if demand follows `{md(plan.horizon.fleet_shown)}`; "
+                  "every period is in plan.json (`periods`) and the workbook's Schedule sheet.",
+                  ""]
     lines += ["## Cost", ""]
     lines += _table(["Figure", "Value"], [
         [f"Cost per month [{cur}/month]", _money(plan.cost.per_month)],

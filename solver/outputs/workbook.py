@@ -34,6 +34,7 @@ from solver.outputs.atomic import write_atomic
 from solver.outputs.contract import build_contract, write_contract
 from solver.outputs.figures import PURCHASE_ORDER, gpus_by, peak_utilization, slice_figures, survivability_margins, tenant_costs, tokens_per_month
 from solver.outputs.report import write_report
+from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
 from solver.outputs.xlsx_cells import (
     BAD_FILL,
@@ -465,6 +466,9 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
     write_assumptions(ws["Assumptions"], plan, scenario)
+    if plan.horizon is not None:  # a plan over periods: its orders and periods
+        ws["Schedule"] = wb.create_sheet(names["Schedule"], index=wb.index(ws["Purchase plan"]))
+        write_schedule(ws["Schedule"], plan)
     for sheet in ws.values():
         fit_columns(sheet)
 

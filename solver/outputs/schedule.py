@@ -1,0 +1,118 @@
+"""What a plan over periods says to order, when, and what each demand scenario would add.
+
+:func:`schedule_lines` is the text the terminal and ``report.md`` print: order-by dates, what to
+order now, what the ``high`` scenario needs on top, idle capacity held, the horizon's cost (the
+workbook's *Schedule* sheet: :mod:`.schedule_sheet`). Every figure is read off the plan
+(``orders``, ``periods``, ``horizon``): docs/outputs.md, "Schedule".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from models.common import PurchaseKind
+from models.plan import Order, Plan
+
+#: Name of the demand scenario orders are compared with ("if demand follows `high`").
+BASE = "base"
+
+
+def _quote(o: Order) -> str:
+    """``reserved 12 months, upfront none, 2.600 USD/GPU-h (assumed)`` or ``owned``."""
+    if o.purchase is PurchaseKind.owned:
+        return f"owned, {o.price_per_gpu_hour:.3f}/GPU-h with capital, power and hosting"
+    assumed = " (assumed: a discount on on-demand)" if o.price_assumed else ""
+    return (f"reserved {o.term_months} months, upfront {o.upfront.value}, "
+            f"{o.price_per_gpu_hour:.3f}/GPU-h{assumed}")
+
+
+def order_line(o: Order, currency: str) -> str:
+    """One order as a sentence: what, where, by when, for how long, at what commitment."""
+    return (f"order {o.gpus} {o.gpu} ({o.nodes} nodes) in {o.zone} by {o.order_by}: "
+            f"{_quote(o)}; serving {o.usable_from} to {o.expires}; {o.committed_total:,.0f} "
+            f"{currency} committed ({o.cost_in_horizon:,.0f} paid inside the horizon)")
+
+
+def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
+    """Orders of ``scenario`` beyond the base scenario's: (order, extra nodes)."""
+    def key(o: Order) -> tuple[str, str, PurchaseKind, int, int]:
+        return (o.zone, o.gpu, o.purchase, o.usable_period, o.term_months)
+
+    base: dict[tuple[str, str, PurchaseKind, int, int], int] = defaultdict(int)
+    for o in plan.orders:
+        if o.scenario == BASE:
+            base[key(o)] += o.nodes
+    out = []
+    for o in plan.orders:
+        if o.scenario == scenario and o.nodes > base[key(o)]:
+            out.append((o, o.nodes - base[key(o)]))
+    return out
+
+
+def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
+    """Per scenario other than base: the most on-demand or spot GPUs it runs beyond base's in
+    any period, per zone and GPU type (the recourse it would need)."""
+    if BASE not in scenarios:
+        return []
+    running: dict[tuple[str, int, str, str, PurchaseKind], int] = defaultdict(int)
+    starts = {}
+    for p in plan.periods:
+        starts[p.period] = p.start
+        for g in p.gpus:
+            if g.purchase in (PurchaseKind.on_demand, PurchaseKind.spot):
+                running[(p.scenario, p.period, g.zone, g.gpu, g.purchase)] = g.gpus
+    out = []
+    for name in scenarios:
+        if name == BASE:
+            continue
+        most: dict[tuple[str, str, PurchaseKind], tuple[int, int]] = {}
+        for (s, q, zone, gpu, kind), gpus in sorted(running.items(), key=lambda kv: (
+                kv[0][0], kv[0][1], kv[0][2], kv[0][3], kv[0][4].value)):
+            extra = gpus - running.get((BASE, q, zone, gpu, kind), 0)
+            if s == name and extra > most.get((zone, gpu, kind), (0, 0))[0]:
+                most[(zone, gpu, kind)] = (extra, q)
+        for (zone, gpu, kind), (extra, q) in sorted(most.items(), key=lambda kv: (
+                kv[0][0], kv[0][1], kv[0][2].value)):
+            out.append(f"if demand follows `{name}`, run up to {extra} more {gpu} "
+                       f"{kind.value.replace('_', '-')} in {zone} (most in the period from "
+                       f"{starts[q]})")
+    return out
+
+
+def schedule_lines(plan: Plan) -> list[str]:
+    """The schedule in words (empty for a plan of one peak day)."""
+    h = plan.horizon
+    if h is None:
+        return []
+    cur = plan.cost.currency
+    scenarios = [s.scenario for s in h.scenarios]
+    now = [o for o in plan.orders if o.scenario is None]
+    out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
+           f"{h.period_months:g} months), planned on {h.plan_date}, re-planned by "
+           f"{h.replan_date}"]
+    out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
+               else "orders:")
+    out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
+    for name in scenarios:
+        later = [o for o in plan.orders if o.scenario == name]
+        if later and (name == BASE or BASE not in scenarios):
+            out.append(f"later, if demand follows `{name}`:")
+            out += [f"  {order_line(o, cur)}" for o in later]
+    for name in scenarios:
+        if name == BASE or BASE not in scenarios:
+            continue
+        for o, nodes in _extra(plan, name):
+            gpus = nodes * (o.gpus // o.nodes)
+            out.append(f"if demand follows `{name}`, order {gpus} more {o.gpu} in {o.zone} by "
+                       f"{o.order_by}")
+    out += _elastic_lines(plan, scenarios)
+    idle = [(p.scenario, p.start, g) for p in plan.periods for g in p.gpus if g.idle_nodes]
+    for scenario, start, g in idle:
+        where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
+        out.append(f"idle from {start}{where}: {g.idle_nodes} {g.purchase.value} {g.gpu} "
+                   f"nodes in {g.zone} carry no replica")
+    costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
+    out.append(f"cost over the horizon ({h.objective.replace('_', ' ')} minimised): expected "
+               f"{h.expected_cost:,.0f} {cur}, worst {h.worst_cost:,.0f} ({costs}); "
+               f"commitments counted {h.commitments.replace('_', ' ')}")
+    return out

@@ -1,0 +1,76 @@
+"""The workbook's *Schedule* sheet of a plan over periods: orders with their order-by dates,
+arrivals and expiries, each period's demand and usable capacity per scenario (with a chart per
+workload), and the committed capacity held and idle. Read off the plan (docs/outputs.md)."""
+
+from __future__ import annotations
+
+from openpyxl.chart import LineChart, Reference
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from models.plan import Plan
+from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, put, section
+
+
+def write_schedule(ws: Worksheet, plan: Plan) -> None:
+    """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
+    cur = plan.cost.currency
+    section(ws, 1, "Orders")
+    titles = ["Scenario", "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
+              "Order by", "Usable from", "Expires", "Term [months]", "Upfront",
+              f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
+              f"Paid in horizon [{cur}]", f"Whole commitment [{cur}]"]
+    header(ws, 2, titles)
+    r = 3
+    for o in plan.orders:
+        cells: list[Value] = [o.scenario or "all (due before the re-plan)", o.zone, o.gpu, o.purchase,
+                 o.instance_type, o.nodes, o.gpus, o.order_by.isoformat(),
+                 o.usable_from.isoformat(), o.expires.isoformat(), o.term_months, o.upfront,
+                 o.price_per_gpu_hour, "assumed" if o.price_assumed else "quoted",
+                 o.cost_per_month, o.cost_in_horizon, o.committed_total]
+        formats = {6: COUNT, 7: COUNT, 13: RATE, 15: MONEY, 16: MONEY, 17: MONEY}
+        for c, value in enumerate(cells, start=1):
+            put(ws, r, c, value, formats.get(c))
+        r += 1
+    r += 1
+    section(ws, r, "Periods: demand and usable capacity at the busiest slice [req/s]")
+    workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
+    header(ws, r + 1, ["Scenario", "Period", "Start", f"Cost [{cur}/month]",
+                       *(f"{w} {kind}" for w in workloads for kind in ("demand", "capacity"))])
+    first = r + 2
+    r = first
+    for p in plan.periods:
+        by = {w.workload: w for w in p.workloads}
+        put(ws, r, 1, p.scenario)
+        put(ws, r, 2, p.period, COUNT)
+        put(ws, r, 3, p.start.isoformat())
+        put(ws, r, 4, p.cost_per_month, MONEY)
+        for i, w in enumerate(workloads):
+            put(ws, r, 5 + 2 * i, by[w].demand_rps, RATE)
+            put(ws, r, 6 + 2 * i, by[w].capacity_rps, RATE)
+        r += 1
+    last = r - 1
+    r += 1
+    section(ws, r, "Capacity held and running")
+    header(ws, r + 1, ["Scenario", "Period", "Zone", "GPU", "Purchase", "GPUs", "Busy GPUs",
+                       "Idle nodes"])
+    r += 2
+    for p in plan.periods:
+        for g in p.gpus:
+            row: list[Value] = [p.scenario, p.period, g.zone, g.gpu, g.purchase, g.gpus,
+                                g.busy_gpus, g.idle_nodes]
+            for c, cell in enumerate(row, start=1):
+                put(ws, r, c, cell, COUNT if c >= 6 else None)
+            r += 1
+    anchor = 6 + 2 * len(workloads) + 1
+    for i, name in enumerate(workloads):
+        chart = LineChart()
+        chart.title = f"{name}: demand and capacity per period (all scenarios)"
+        chart.y_axis.title = "req/s"
+        chart.x_axis.title = "scenario, period"
+        chart.height, chart.width = 7.0, 16.0
+        chart.add_data(Reference(ws, min_col=5 + 2 * i, max_col=6 + 2 * i, min_row=first - 1,
+                                 max_row=last), titles_from_data=True)
+        chart.set_categories(Reference(ws, min_col=1, max_col=2, min_row=first, max_row=last))
+        ws.add_chart(chart, f"{get_column_letter(anchor)}{2 + 15 * i}")
+    ws.freeze_panes = "A3"

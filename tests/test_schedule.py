@@ -1,0 +1,54 @@
+"""What a plan over periods says to order: the terminal and report lines, and the workbook's
+Schedule sheet, read off a plan whose orders are known by hand (tests/test_periods.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import openpyxl
+
+from models.horizon import DemandScenario
+from models.plan import Plan
+from solver.outputs.plan_dir import write_plan_outputs
+from solver.outputs.schedule import schedule_lines
+from solver.solve.horizon import first_period_scenario, plan_horizon
+from tests.test_periods import TABLE, quarterly
+
+BASE_HIGH = (DemandScenario(name="base", probability=0.5),
+             DemandScenario(name="high", probability=0.5, growth=(1, 3, 3, 3)))
+
+
+def base_high() -> tuple[Plan, object]:
+    """The shared-orders case of tests/test_periods.py with ``base`` instead of ``low``: one
+    reservation due 2027-03-04 for both, two more for ``high`` due 2027-06-03."""
+    sc = quarterly([1, 1, 1, 1], lead_weeks=4, demands=BASE_HIGH)
+    return plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6), sc
+
+
+def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
+    plan, _ = base_high()
+    lines = schedule_lines(plan)
+    now = lines.index("order now (the same whatever the demand scenario):")
+    assert lines[now + 1].startswith("  order 1 G (1 nodes) in a by 2027-03-04: reserved 12 "
+                                     "months, upfront none, 0.450/GPU-h; serving 2027-04-01 to "
+                                     "2028-04-01; 3,942 USD committed")
+    assert "if demand follows `high`, order 2 more G in a by 2027-06-03" in lines
+    assert any(line.startswith("cost over the horizon (expected minimised): expected 12,264")
+               for line in lines)
+
+
+def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
+    plan, sc = base_high()
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
+    ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+    rows = [[c.value for c in r] for r in ws.iter_rows()]
+    orders = [r for r in rows if r[1] == "a" and r[2] == "G"]
+    assert [(r[0], r[5], r[7], r[8]) for r in orders] == [
+        ("all (due before the re-plan)", 1, "2027-03-04", "2027-04-01"),
+        ("high", 2, "2027-06-03", "2027-07-01")]
+    periods = [r for r in rows if r[0] in ("base", "high") and str(r[2]).startswith("2027")]
+    assert [(r[0], r[1], r[4]) for r in periods][:5] == [
+        ("base", 0, 1.0), ("base", 1, 1.0), ("base", 2, 1.0), ("base", 3, 1.0), ("high", 0, 1.0)]
+    assert len(ws._charts) == 1  # one workload: one chart of demand and capacity per period
+    report = (tmp_path / "report.md").read_text()
+    assert "## Schedule" in report and "order 2 more G in a by 2027-06-03" in report
