@@ -67,6 +67,11 @@ class GpuType(Frozen):
         return self
 
 
+#: Relative disagreement allowed between a MoE model's stated active parameters and those its
+#: expert figures imply (rounding of published counts) [1].
+MOE_ACTIVE_TOLERANCE = 0.02
+
+
 class LlmSpec(OmitDefaults):
     """Architecture of one LLM: enough to size its weights, KV cache and FLOPs."""
 
@@ -88,6 +93,14 @@ class LlmSpec(OmitDefaults):
     kv_latent_dim: int | None = Field(None, ge=1)
     """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by
     all heads and so replicated, not split, across tensor-parallel GPUs; ``None`` for GQA/MHA."""
+    routed_experts: int | None = Field(None, ge=2)
+    """Mixture of experts: routed experts per MoE layer (``None`` for a dense model)."""
+    experts_per_token: int | None = Field(None, ge=1)
+    """Routed experts each token is sent to [experts]."""
+    routed_expert_params_b: float | None = Field(None, gt=0)
+    """Parameters in all routed experts of all layers [10^9]: the part of the weights a token
+    reads only ``experts_per_token ÷ routed_experts`` of; the rest (attention, embeddings,
+    dense layers, shared experts) every token reads."""
     weights_digest: str | None = None
     """Digest of the weights served; a measured row for other weights is stale."""
     aliases: tuple[str, ...] = ()
@@ -101,4 +114,22 @@ class LlmSpec(OmitDefaults):
             raise ValueError("active_params_b exceeds total_params_b")
         if self.attention_heads % self.kv_heads != 0:
             raise ValueError("attention_heads must be a multiple of kv_heads")
+        moe = (self.routed_experts, self.experts_per_token, self.routed_expert_params_b)
+        if any(x is not None for x in moe):
+            if any(x is None for x in moe):
+                raise ValueError("a mixture-of-experts model needs routed_experts, "
+                                 "experts_per_token and routed_expert_params_b")
+            assert self.routed_experts is not None and self.experts_per_token is not None
+            assert self.routed_expert_params_b is not None
+            if self.experts_per_token > self.routed_experts:
+                raise ValueError("experts_per_token exceeds routed_experts")
+            if self.routed_expert_params_b >= self.total_params_b:
+                raise ValueError("routed_expert_params_b must be less than total_params_b")
+            active = (self.total_params_b - self.routed_expert_params_b
+                      + self.routed_expert_params_b * self.experts_per_token
+                      / self.routed_experts)
+            if abs(active - self.active_params_b) > MOE_ACTIVE_TOLERANCE * self.active_params_b:
+                raise ValueError(
+                    f"active_params_b {self.active_params_b:g} disagrees with the experts: "
+                    f"shared + routed × experts_per_token ÷ routed_experts = {active:.2f}")
         return self

@@ -34,13 +34,16 @@ from models.names import read_zone_names
 from models.offers import ONE_QUOTE, QUOTE_LIST, Offer, Zone
 from models.planning_checks import horizon_problems, resolve_inventory
 from models.prices import zones_from_price_table
+from models.runtime import RuntimeSpec
 from models.scenario import Scenario, ScenarioFile
 
 T = TypeVar("T", bound=BaseModel)
 
 #: Built-in catalog layers, in order; ``efficiency.yaml`` holds the calibrated efficiency factors
 #: (written by ``fleetplan calibrate`` from the shared measurements) and overrides ``gpus.yaml``.
-BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml")
+BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml", "runtimes.yaml")
+#: Layers that a catalog without them still loads (written by ``fleetplan calibrate``).
+OPTIONAL_CATALOG_FILES = ("efficiency.yaml", "runtimes.yaml")
 
 class _StrictLoader(yaml.SafeLoader):
     """YAML's safe loader, except that a key given twice in one mapping is an error.
@@ -264,16 +267,69 @@ def _catalog_list(doc: Any, key: str, file: str, problems: list[Problem]) -> lis
         problems.append(Problem(file, "", "expected a mapping with `gpus:` and `models:`",
                                 "write the overlay as `gpus: [...]` and/or `models: [...]`"))
         return []
-    unknown = set(doc) - {"gpus", "models", "source", "description"}
+    unknown = set(doc) - {"gpus", "models", "runtimes", "source", "description"}
     for k in sorted(unknown):
-        problems.append(
-            Problem(file, str(k), f"unknown key `{k}`", "a catalog has `gpus` and `models`")
-        )
+        problems.append(Problem(file, str(k), f"unknown key `{k}`",
+                                "a catalog has `gpus`, `models` and `runtimes`"))
     value = doc.get(key, [])
     if not isinstance(value, list):
         problems.append(Problem(file, key, "expected a list", f"write `{key}:` as a list"))
         return []
     return value
+
+
+def catalog_layers(builtin: bool, overlays: Sequence[Path]) -> list[tuple[Path, Any]]:
+    """The catalog files in the order they are layered: built-in ones, then ``overlays``."""
+    layers: list[tuple[Path, Any]] = []
+    if builtin:
+        for name in BUILTIN_CATALOG_FILES:
+            path = catalog_dir() / name
+            if path.exists() or name not in OPTIONAL_CATALOG_FILES:
+                layers.append((path, read_document(path)))
+    return layers + [(path, read_document(path)) for path in overlays]
+
+
+def _costs_by_gpu(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A runtime entry with its ``costs`` list keyed by GPU, so layers merge them per GPU."""
+    costs = entry.get("costs")
+    if not isinstance(costs, list) or not all(isinstance(c, Mapping) and "gpu" in c
+                                              for c in costs):
+        return dict(entry)  # left as written: validation reports it
+    return {**entry, "costs": {str(c["gpu"]): c for c in costs}}
+
+
+def load_runtimes(
+    builtin: bool = True,
+    overlays: Sequence[Path] = (),
+    runtime_entries: Sequence[Mapping[str, Any]] = (),
+    scenario_file: str = "",
+) -> tuple[RuntimeSpec, ...]:
+    """Runtime catalog entries: built-in, then overlays, then the scenario's own; later wins per
+    field, and a runtime's ``costs`` merge per GPU (an overlay may add or replace one GPU's)."""
+    problems: list[Problem] = []
+    merged: dict[str, dict[str, Any]] = {}
+    origins: dict[str, dict[str, str]] = {}
+    for path, doc in catalog_layers(builtin, overlays):
+        entries = [_costs_by_gpu(e) if isinstance(e, Mapping) else e
+                   for e in _catalog_list(doc, "runtimes", str(path), problems)]
+        _merge_entries(merged, entries, str(path), "runtimes", problems, origins)
+    _merge_entries(merged, [_costs_by_gpu(e) for e in runtime_entries], scenario_file,
+                   "catalog.runtimes", problems, origins)
+    out = []
+    where = "catalog." if scenario_file else ""
+    for name, raw in merged.items():
+        if isinstance(raw.get("costs"), Mapping):
+            raw = {**raw, "costs": list(raw["costs"].values())}
+        try:
+            out.append(RuntimeSpec.model_validate(raw))
+        except ValidationError as exc:
+            found = problems_from_validation(exc, scenario_file or "catalog",
+                                             (f"{where}runtimes", name))
+            problems.extend(_attributed(found, f"{where}runtimes.{name}", origins[name],
+                                        scenario_file))
+    if problems:
+        raise InputError(list(dict.fromkeys(problems)))
+    return tuple(out)
 
 
 def load_catalog(
@@ -290,15 +346,7 @@ def load_catalog(
     gpu_origins: dict[str, dict[str, str]] = {}
     model_origins: dict[str, dict[str, str]] = {}
     sources: list[str] = []
-    layers: list[tuple[Path, Any]] = []
-    if builtin:
-        for name in BUILTIN_CATALOG_FILES:
-            path = catalog_dir() / name
-            if path.exists() or name != "efficiency.yaml":
-                layers.append((path, read_document(path)))
-    for path in overlays:
-        layers.append((path, read_document(path)))
-    for path, doc in layers:
+    for path, doc in catalog_layers(builtin, overlays):
         sources.append(str(path))
         problems += non_finite_problems(doc, str(path))
         _merge_entries(gpus, _catalog_list(doc, "gpus", str(path), problems), str(path), "gpus",
@@ -422,6 +470,12 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
                     f"{spec.max_context_tokens}",
                     "lower the percentiles or pick a longer-context model; fleetplan never "
                     "truncates context"))
+        if scenario.runtimes and scenario.runtime(wl.runtime) is None:
+            names = [n for r in scenario.runtimes for n in r.names()]
+            problems.append(Problem(
+                file, f"workloads[{wi}].runtime", f"unknown runtime `{wl.runtime}`",
+                did_you_mean(wl.runtime, names) + "; or add the runtime and its costs in a "
+                "catalog overlay (`runtimes:`, docs/calibration.md)"))
         if wl.allowed_gpus == ():
             problems.append(Problem(file, f"workloads[{wi}].allowed_gpus",
                                     "empty list: no GPU type may run this workload",
@@ -478,6 +532,8 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
         model_entries=raw.catalog.models,
         scenario_file=file,
     )
+    runtimes = load_runtimes(builtin=raw.catalog.builtin, overlays=overlays,
+                             runtime_entries=raw.catalog.runtimes, scenario_file=file)
     all_sources = [file, *sources]
     zone_map = None
     if raw.zone_names is not None:
@@ -510,6 +566,7 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
         workloads=canonical_workloads(raw.workloads, gpu_names, aliases),
         measured=canonical_measured(measured, gpu_names, aliases),
         policy=raw.policy,
+        runtimes=runtimes,
         sources=tuple(all_sources),
         inventory=raw.inventory,
         horizon=raw.horizon,

@@ -18,6 +18,7 @@ from models.measured import MeasuredCapacity
 from models.offers import Zone
 from models.policy import Policy
 from models.price_catalogs import CatalogLayout
+from models.runtime import RuntimeSpec, resolve_runtime
 from models.workload import Workload
 
 
@@ -65,6 +66,8 @@ class CatalogSection(Frozen):
     """GPU entries to add, or to override field by field where the name exists."""
     models: tuple[dict[str, Any], ...] = ()
     """Model entries to add, or to override field by field where the name exists."""
+    runtimes: tuple[dict[str, Any], ...] = ()
+    """Runtime entries to add, or to override where the name exists (costs merge per GPU)."""
 
 
 class ScenarioFile(OmitDefaults):
@@ -108,6 +111,9 @@ class Scenario(OmitDefaults):
     workloads: tuple[Workload, ...]
     measured: tuple[MeasuredCapacity, ...] = ()
     policy: Policy = Policy()
+    runtimes: tuple[RuntimeSpec, ...] = ()
+    """Serving runtimes and their fixed costs per GPU; empty: every step uses its GPU's own
+    efficiency factors whatever the workload's runtime."""
     sources: tuple[str, ...] = ()
     """Files the scenario was resolved from (scenario, catalog, overlays, price tables)."""
     inventory: tuple[HeldNodes, ...] = ()
@@ -132,6 +138,11 @@ class Scenario(OmitDefaults):
     def workload(self, name: str) -> Workload:
         """Workload by name (names were checked at load)."""
         return next(w for w in self.workloads if w.name == name)
+
+    def runtime(self, name: str) -> RuntimeSpec | None:
+        """The runtime entry a workload's ``runtime`` resolves to (``None``: none, or no runtime
+        catalog)."""
+        return resolve_runtime(name, self.runtimes)
 
     def zone(self, zone_id: str) -> Zone:
         """Zone by id (ids were checked at load)."""

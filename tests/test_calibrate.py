@@ -21,6 +21,7 @@ from solver.capacity.calibrate import (
     PER_RUNTIME,
     SHARED,
     Calibration,
+    builtin_calibration,
     calibrate,
     gemm_time_ms,
     held_out_mask,
@@ -28,6 +29,7 @@ from solver.capacity.calibrate import (
     overlay_document,
     predict,
     runtime_of,
+    runtimes_document,
 )
 from solver.capacity.perf import perf_model
 from solver.capacity.perfdata import (
@@ -168,8 +170,8 @@ def test_fit_recovers_the_factors_that_generated_the_data() -> None:
 def test_runtime_of_reads_the_source_file() -> None:
     row = _rows(K.prefill_ms, 1)[0]
     assert runtime_of(row) == ""
-    assert runtime_of(row.model_copy(update={"source": f"{TRTLLM_FILE} (x)"})) == "TensorRT-LLM"
-    assert runtime_of(row.model_copy(update={"source": SPLITWISE_FILE})) == "Splitwise-2023"
+    assert runtime_of(row.model_copy(update={"source": f"{TRTLLM_FILE} (x)"})) == "trtllm"
+    assert runtime_of(row.model_copy(update={"source": SPLITWISE_FILE})) == "splitwise-2023"
 
 
 def test_each_runtime_gets_its_own_fixed_costs() -> None:
@@ -185,15 +187,15 @@ def test_each_runtime_gets_its_own_fixed_costs() -> None:
     cal = calibrate(_synthetic(old, modern), gpus, models, held_out_share=0.3, transfer={})
     (fit,) = cal.fits
     by_runtime = dict(fit.by_runtime)
-    assert set(by_runtime) == {"Splitwise-2023", "TensorRT-LLM"}
-    assert fit.runtime == "TensorRT-LLM" and fit.factors == by_runtime["TensorRT-LLM"]
+    assert set(by_runtime) == {"splitwise-2023", "trtllm"}
+    assert fit.runtime == "trtllm" and fit.factors == by_runtime["trtllm"]
     for name in SHARED:  # one silicon
         assert getattr(fit.factors, name) == pytest.approx(getattr(modern, name), rel=0.02)
-        assert getattr(by_runtime["Splitwise-2023"], name) == getattr(fit.factors, name)
+        assert getattr(by_runtime["splitwise-2023"], name) == getattr(fit.factors, name)
     for name in PER_RUNTIME:  # throughput rows of an 8B and a 70B model separate all three
         assert getattr(fit.factors, name) == pytest.approx(getattr(modern, name), rel=0.05)
     for name in PER_RUNTIME:
-        assert getattr(by_runtime["Splitwise-2023"], name) == pytest.approx(getattr(old, name),
+        assert getattr(by_runtime["splitwise-2023"], name) == pytest.approx(getattr(old, name),
                                                                             rel=0.05)
     for e in cal.errors():
         if e.kind is not K.gemm_ms and e.held_out_median_abs_error is not None:
@@ -203,12 +205,12 @@ def test_each_runtime_gets_its_own_fixed_costs() -> None:
 def test_calibrate_skips_unknown_names_and_transfers() -> None:
     gpus, models, _ = load_catalog()
     rows = read_shared_perf(PERF)
-    bloom = Measurement(kind=K.prefill_ms, model="BLOOM-176B", gpu="H100-SXM", tp=8,
+    bloom = Measurement(kind=K.prefill_ms, model="BLOOMZ-176B", gpu="H100-SXM", tp=8,
                         input_tokens=512, value=100.0)
     odd = Measurement(kind=K.allreduce_ms, gpu="TPU-v5", tp=8, size_bytes=1e6, value=0.1)
     cal = calibrate([*rows, bloom, odd], gpus, models)
     reasons = {reason for _, reason in cal.skipped}
-    assert reasons == {"model `BLOOM-176B` is not in the catalog",
+    assert reasons == {"model `BLOOMZ-176B` is not in the catalog",
                        "GPU `TPU-v5` is not in the catalog"}
     factors = cal.factors()
     assert factors["A100-40GB"] == factors["A100-80GB"]  # equal memory factors too, here
@@ -236,6 +238,13 @@ def _calibration_of(perf_dir: Path) -> Calibration:
     return calibrate(read_shared_perf(perf_dir), gpus, models)
 
 
+@functools.cache
+def _builtin_calibration() -> Calibration:
+    """``fleetplan calibrate ../shared/data/perf --builtin``'s calibration (once per run)."""
+    gpus, models, _ = load_catalog()
+    return builtin_calibration(SHARED_PERF, gpus, models)
+
+
 def _held_out_errors(perf_dir: Path) -> dict[MeasurementKind, float]:
     return {e.kind: e.held_out_median_abs_error for e in _calibration_of(perf_dir).errors()
             if e.gpu == "all" and e.held_out_median_abs_error is not None}
@@ -259,8 +268,14 @@ def test_builtin_efficiency_overlay_is_reproducible() -> None:
         pytest.skip("../shared/data/perf is absent")
     builtin = catalog_dir() / "efficiency.yaml"
     committed = yaml.safe_load(builtin.read_text(encoding="utf-8"))
-    fresh = overlay_document(_calibration_of(SHARED_PERF), "")
+    cal = _builtin_calibration()
+    fresh = overlay_document(cal, "")
     assert committed["gpus"] == fresh["gpus"]
+    runtimes = yaml.safe_load((catalog_dir() / "runtimes.yaml").read_text(encoding="utf-8"))
+    gpus, _, _ = load_catalog()
+    fresh_runtimes = runtimes_document(cal, [g.name for g in gpus], "")
+    assert [r["costs"] for r in runtimes["runtimes"]] == [
+        r["costs"] for r in fresh_runtimes["runtimes"]]
 
 
 def _scenario_with_overlay(tmp_path: Path, overlay: Path) -> Path:
@@ -286,9 +301,9 @@ def test_cli_writes_an_overlay_a_scenario_accepts(tmp_path: Path) -> None:
     scenario = load_scenario(_scenario_with_overlay(tmp_path, out))
     fits = {f["gpu"]: f for f in summary["fits"]}
     # H100-SXM has TensorRT-LLM and Splitwise rows: its factors are TensorRT-LLM's
-    assert fits["H100-SXM"]["runtime"] == "TensorRT-LLM"
-    assert set(fits["H100-SXM"]["by_runtime"]) == {"TensorRT-LLM", "Splitwise-2023"}
-    assert fits["H100-SXM"]["by_runtime"]["TensorRT-LLM"] == summary["factors"]["H100-SXM"]
+    assert fits["H100-SXM"]["runtime"] == "trtllm"
+    assert set(fits["H100-SXM"]["by_runtime"]) == {"trtllm", "splitwise-2023"}
+    assert fits["H100-SXM"]["by_runtime"]["trtllm"] == summary["factors"]["H100-SXM"]
     fitted = summary["factors"]["H100-SXM"]
     assert scenario.gpu("H100-SXM").efficiency.compute_efficiency == pytest.approx(
         fitted["compute_efficiency"], rel=1e-3)  # the overlay keeps 4 significant digits
@@ -306,9 +321,9 @@ def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
     assert (table["relative_error"] - (table["predicted"] - table["value"]) / table["value"]
             ).abs().max() < 1e-9
     assert "held-out err" in result.output
-    assert "H100-PCIe  no measurements: takes H100-SXM's factors, runtime TensorRT-LLM" in (
+    assert "H100-PCIe  no measurements: takes H100-SXM's factors, runtime trtllm" in (
         result.output)
-    assert "H100-SXM   runtime TensorRT-LLM" in result.output
+    assert "H100-SXM   runtime trtllm" in result.output
     for name in EfficiencyFactors.model_fields:  # every factor, in words, with its unit
         assert field_label(name) in result.output
     assert "step overhead per sequence" in result.output and " ms/sequence" in result.output
@@ -341,7 +356,7 @@ def test_cli_bad_measurements_are_a_clean_error(tmp_path: Path) -> None:
 def test_cli_nothing_to_fit(tmp_path: Path) -> None:
     rows = tmp_path / "m.csv"
     rows.write_text("kind,model,gpu,tp,input_tokens,value\n"
-                    "prefill_ms,BLOOM-176B,H100-SXM,8,512,100\n", encoding="utf-8")
+                    "prefill_ms,BLOOMZ-176B,H100-SXM,8,512,100\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["calibrate", str(rows), "--out", str(tmp_path / "o.yaml")])
     assert result.exit_code == 2
     assert "no measurement names a catalog GPU and model" in result.output
@@ -365,11 +380,12 @@ def test_cli_builtin_and_out_are_exclusive(tmp_path: Path) -> None:
     assert "either --out or --builtin" in result.output
 
 
-#: BLOOM-176B as a catalog entry for this test only (bigscience/bloom config.json: n_layer 70,
-#: hidden_size 14336, n_head 112, vocab 250880; multi-head attention, so KV heads = heads).
+#: BLOOMZ-176B (BLOOM-176B fine-tuned, same architecture; not in the built-in catalog) as a
+#: catalog entry for this test only (bigscience/bloom config.json: n_layer 70, hidden_size
+#: 14336, n_head 112, vocab 250880; multi-head attention, so KV heads = heads).
 BLOOM_OVERLAY = """
 models:
-  - name: BLOOM-176B
+  - name: BLOOMZ-176B
     layers: 70
     hidden_size: 14336
     attention_heads: 112
@@ -390,11 +406,12 @@ def test_cli_overlay_adds_the_models_the_measurements_name(tmp_path: Path) -> No
     rows = tmp_path / "m.csv"
     # Splitwise BLOOM-176B on H100 TP8, prompt 512, batch 1: prompt_time ≈ 76 ms, token_time ≈ 36 ms
     rows.write_text("kind,model,gpu,tp,batch,input_tokens,output_tokens,context_tokens,value\n"
-                    "prefill_ms,BLOOM-176B,H100-SXM,8,1,512,,,76.4\n"
-                    "decode_step_ms,BLOOM-176B,H100-SXM,8,1,512,128,576,35.9\n", encoding="utf-8")
+                    "prefill_ms,BLOOMZ-176B,H100-SXM,8,1,512,,,76.4\n"
+                    "decode_step_ms,BLOOMZ-176B,H100-SXM,8,1,512,128,576,35.9\n",
+                    encoding="utf-8")
     out = tmp_path / "o.yaml"
     without = CliRunner().invoke(main, ["calibrate", str(rows), "--out", str(out)])
-    assert without.exit_code == 2  # BLOOM-176B is not in the built-in catalog
+    assert without.exit_code == 2  # BLOOMZ-176B is not in the built-in catalog
     result = CliRunner().invoke(main, ["calibrate", str(rows), "--out", str(out), "--overlay",
                                        str(overlay), "--held-out-share", "0", "--json"])
     assert result.exit_code == 0, result.output

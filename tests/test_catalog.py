@@ -57,7 +57,8 @@ GPU_SPECS = {GPU_ROWS[r["gpu"]]: r for r in rows("gpu_specs.csv") if r["gpu"] in
 def test_catalog_has_exactly_the_named_entries_each_with_a_source() -> None:
     assert list(GPU) == ["A10G", "L4", "L40S", "A100-40GB", "A100-80GB", "H100-SXM",
                          "H100-PCIe", "H200", "B200", "MI300X"]
-    assert list(MODEL) == ["Llama-2-7B", "Llama-2-70B", "Llama-3.1-8B", "Llama-3.1-70B",
+    assert list(MODEL) == ["Llama-2-7B", "Llama-2-70B", "BLOOM-176B", "Llama-3.1-8B",
+                           "Llama-3.1-70B",
                            "Llama-3.1-405B", "Qwen2.5-7B", "Qwen2.5-72B", "Mixtral-8x7B",
                            "DeepSeek-V3"]
     entries: list[GpuType | LlmSpec] = [*GPUS, *MODELS]

@@ -20,8 +20,9 @@ from benchmarks.fidelity import (  # noqa: E402
     Outcome,
     all_figures,
     markdown,
-    read_published,
+    published_figures,
     summarize,
+    targets_hold,
 )
 from benchmarks.fidelity import main as fidelity_main  # noqa: E402
 
@@ -32,13 +33,12 @@ def figure(value: float, gpu: str = "H100-SXM", model: str = "Llama-3.1-70B",
            quantity: str = "tpot_ms") -> Figure:
     return Figure(quantity=quantity, mode="closed_loop", model=model, gpu=gpu, precision="fp8",
                   tp=2, runtime="trtllm", input_tokens=100, output_tokens=10, concurrency=1,
-                  value=value, source="nim-bench-1.8.0-llama-3.3-70b")
+                  value=value, source="test")
 
 
-def test_published_figures_name_known_sources_and_sane_values() -> None:
-    figures = read_published()
+def test_published_closed_loop_figures_agree_with_each_other() -> None:
+    figures = [f for f in published_figures() if f.mode == "closed_loop"]
     assert len(figures) == 15  # 4 concurrencies × 3 quantities at 5000/500, 3 at 500/2000
-    assert {f.quantity for f in figures} == {"ttft_ms", "tpot_ms", "output_tokens_per_s"}
     for f in figures:  # ITL × output + TTFT = the request time throughput implies (±5 %)
         if f.quantity == "output_tokens_per_s":
             same = {g.quantity: g.value for g in figures if (g.input_tokens, g.output_tokens,
@@ -46,16 +46,6 @@ def test_published_figures_name_known_sources_and_sane_values() -> None:
             request_s = (same["ttft_ms"] + f.output_tokens * same["tpot_ms"]) / 1000
             assert f.value == pytest.approx(f.concurrency * f.output_tokens / request_s,
                                             rel=0.05)
-
-
-def test_an_unknown_source_is_refused(tmp_path: Path) -> None:
-    bad = tmp_path / "figures.csv"
-    bad.write_text("quantity,mode,model,gpu,precision,tp,runtime,input_tokens,output_tokens,"
-                   "concurrency,value,source\n"
-                   "ttft_ms,closed_loop,Llama-3.1-8B,H100-SXM,fp8,1,trtllm,1,1,1,1.0,blog\n",
-                   encoding="utf-8")
-    with pytest.raises(ValueError, match="blog"):
-        read_published(bad)
 
 
 def test_whole_model_gpu_pairs_are_held_out() -> None:
@@ -75,15 +65,18 @@ def test_summary_is_median_and_worst_absolute_error_per_gpu_and_quantity() -> No
     (train,) = summarize(outcomes, held_out=False)
     assert train.median_abs == pytest.approx(1.0)  # 20 against 10
     assert "| H100-SXM | tpot_ms | 3 | 10.0 % | 30.0 % | +5.0 % |" in markdown(outcomes, "x")
+    assert targets_hold([cell])  # 10.0 % is within the target
+    worse = [*outcomes, Outcome(figure(10.0), 14.0)]  # median of 10, 30, 5, 40 % = 20 %
+    assert not targets_hold(summarize(worse, held_out=True))
 
 
 @pytest.mark.skipif(os.environ.get("FLEETPLAN_SLOW") != "1",
-                    reason="refits the factors (seconds); set FLEETPLAN_SLOW=1")
+                    reason="predicts every published figure; set FLEETPLAN_SLOW=1")
 def test_docs_hold_the_table_a_fresh_run_writes(capsys: pytest.CaptureFixture[str]) -> None:
     if not SHARED_PERF.is_dir():
         pytest.skip("../shared/data/perf is absent")
     assert len(all_figures(SHARED_PERF)) > 400
-    assert fidelity_main(["--perf", str(SHARED_PERF), "--fit"]) == 0
+    fidelity_main(["--perf", str(SHARED_PERF)])
     fresh = capsys.readouterr().out
     doc = DOCS_FILE.read_text(encoding="utf-8")
     block = doc[doc.index(BEGIN_MARK) + len(BEGIN_MARK): doc.index(END_MARK)]

@@ -133,6 +133,24 @@ def test_per_layer_overhead_scales_with_the_model() -> None:
     assert deeper.step_overhead_ms == pytest.approx(5.0)
 
 
+def test_moe_reads_the_shared_weights_and_the_experts_its_tokens_are_sent_to() -> None:
+    # 0.2 B shared + 0.8 B in 4 routed experts, 1 per token: active 0.2 + 0.8 / 4 = 0.4 B
+    moe = LlmSpec(**(TOY.model_dump() | {
+        "active_params_b": 0.4, "routed_experts": 4, "experts_per_token": 1,
+        "routed_expert_params_b": 0.8}))
+    perf = perf_model(moe, GPU, Precision.bf16, 1)
+    # batch 1: 0.4e9 B shared + 1.6e9 B × (1 − 3/4) = 0.8e9 B, + 40,000 B of KV written
+    # = 8.0004e8 B ÷ 5e8 B/ms = 1.60008 ms, + 1 ms per step
+    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.60008)
+    # batch 2: 0.4e9 + 1.6e9 × (1 − (3/4)²) = 1.1e9 B, + 80,000 B → 2.20016 ms, + 1 ms
+    assert perf.decode_step_time_ms(2, 0) == pytest.approx(3.20016)
+    # the approximation by counts alone (all weights routed at 0.4) reads more at batch 2:
+    # 1 − 0.6² = 64 % of 2e9 = 1.28e9 B
+    counts_only = TOY.model_copy(update={"active_params_b": 0.4})
+    assert perf_model(counts_only, GPU, Precision.bf16, 1).decode_step_time_ms(2, 0) == (
+        pytest.approx(1 + (1.28e9 + 80_000) / 5e8))
+
+
 def test_moe_reads_more_experts_as_the_batch_grows() -> None:
     moe = TOY.model_copy(update={"active_params_b": 0.25})
     perf = perf_model(moe, GPU, Precision.bf16, 1)

@@ -13,6 +13,7 @@ from solver.capacity.perfdata import (
     Measurement,
     MeasurementKind,
     read_measurements_csv,
+    read_published_perf,
     read_shared_perf,
     read_splitwise,
     read_trtllm,
@@ -90,12 +91,29 @@ def test_trtllm_maps_llama33_to_the_31_architecture() -> None:
     assert r.precision is Precision.fp8
 
 
-def test_read_shared_perf_collects_every_kind() -> None:
+def test_read_shared_perf_collects_every_kind_of_the_shared_files() -> None:
     rows = read_shared_perf(PERF)
     frame = to_frame(rows)
     assert list(frame.columns) == list(COLUMNS)
-    assert set(frame["kind"]) == {k.value for k in MeasurementKind}
+    serving = {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
+               MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms}
+    assert set(frame["kind"]) == {k.value for k in MeasurementKind if k not in serving}
     assert len(frame) == len(rows)
+    assert {r.runtime for r in rows if r.kind is MeasurementKind.prefill_ms} == {
+        "splitwise-2023"}
+    assert {r.runtime for r in rows if r.kind is MeasurementKind.allreduce_ms} == {""}
+
+
+def test_published_figures_name_their_runtime_and_source() -> None:
+    rows = read_published_perf()
+    kinds = {r.kind for r in rows}
+    assert kinds == {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
+                     MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms}
+    assert all(r.runtime and len(r.source) > 40 for r in rows)
+    nim = [r for r in rows if r.kind is MeasurementKind.tpot_ms and r.batch == 1
+           and r.input_tokens == 5000]
+    assert [(r.model, r.gpu, r.tp, r.precision, r.value) for r in nim] == [
+        ("Llama-3.1-70B", "H100-SXM", 2, Precision.fp8, 18.58)]
 
 
 def test_read_shared_perf_rejects_an_empty_directory(tmp_path: Path) -> None:

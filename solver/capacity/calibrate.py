@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ import numpy.typing as npt
 
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.policy import Policy
+from models.runtime import RuntimeCosts, RuntimeSpec, resolve_runtime
 from solver.capacity.memory import max_stable_sequences
 from solver.capacity.perf import (
     FLOPS_PER_PARAM,
@@ -54,9 +56,13 @@ from solver.capacity.perf import (
 )
 from solver.capacity.perfdata import (
     SPLITWISE_FILE,
+    SPLITWISE_RUNTIME,
     TRTLLM_FILE,
+    TRTLLM_RUNTIME,
     Measurement,
     MeasurementKind,
+    read_published_perf,
+    read_shared_perf,
     to_frame,
 )
 from solver.capacity.replica import closed_loop
@@ -92,22 +98,73 @@ PRIOR_FACTORS: dict[str, float] = {
     "step_overhead_ms_per_seq": 0.02,
 }
 
-#: Runtime families recognised from a measurement's ``source`` (its file); a row of any other
-#: source belongs to the unnamed family ``""`` (a user's own runtime).
+#: Runtime of a row that names none, by the file its ``source`` names (rows written before
+#: measurements carried their runtime); any other source: the unnamed runtime ``""`` (a user's).
 RUNTIMES: dict[str, str] = {
-    TRTLLM_FILE: "TensorRT-LLM",
-    SPLITWISE_FILE: "Splitwise-2023",
+    TRTLLM_FILE: TRTLLM_RUNTIME,
+    SPLITWISE_FILE: SPLITWISE_RUNTIME,
 }
 
-#: Runtimes whose fixed costs a GPU's calibrated factors take when it has their rows: modern
-#: production runtimes first (docs/calibration.md, "Runtimes").
-PREFERRED_RUNTIMES: tuple[str, ...] = ("TensorRT-LLM",)
+#: Runtimes whose fixed costs a GPU's calibrated efficiency factors take when it has their rows:
+#: the default workload runtime (vLLM) first, then other modern production runtimes
+#: (docs/calibration.md, "Runtimes").
+PREFERRED_RUNTIMES: tuple[str, ...] = ("vllm-0.6", TRTLLM_RUNTIME)
+
+#: The runtime catalog entries calibrate writes (inputs/catalog/runtimes.yaml), without their
+#: costs: a measurement's ``runtime`` resolves to one of them (:func:`runtime_of`).
+RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
+    RuntimeSpec(
+        name="vllm-0.6", matches=("vllm",), cuda_graph_decode=True,
+        description="vLLM from 0.6 on: CUDA-graph decode, chunked prefill (the default runtime "
+                    "of a workload, `runtime: vllm`)",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+    RuntimeSpec(
+        name=TRTLLM_RUNTIME, matches=("tensorrt-llm", "nim"), cuda_graph_decode=True,
+        description="TensorRT-LLM in-flight batching, also behind NVIDIA NIM's optimised "
+                    "profiles",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+    RuntimeSpec(
+        name=SPLITWISE_RUNTIME, cuda_graph_decode=False,
+        description="the research runtime Splitwise measured in 2023 (no CUDA graphs): kept to "
+                    "reproduce those measurements, not a runtime to plan on",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+)
+
+#: Runtimes that replay decode steps as CUDA graphs: their per-layer launch cost is small, and
+#: their prior says so (:func:`runtime_prior`).
+CUDA_GRAPH_RUNTIMES: frozenset[str] = frozenset(
+    r.name for r in RUNTIME_SPECS if r.cuda_graph_decode)
+
+#: GPU generations: a runtime's costs fitted on one GPU serve the GPUs of its generation that
+#: have no measurements of that runtime (:func:`runtime_costs`).
+GENERATIONS: dict[str, str] = {
+    "A10G": "ampere", "A100-40GB": "ampere", "A100-80GB": "ampere",
+    "L4": "ada", "L40S": "ada",
+    "H100-SXM": "hopper", "H100-PCIe": "hopper", "H200": "hopper",
+    "B200": "blackwell",
+    "MI300X": "cdna3",
+}
+
+#: (model, GPU) pairs the built-in calibration holds out whole (docs/calibration.md, "Split"):
+#: per GPU and runtime, a pair the fit never sees, so its error measures prediction.
+BUILTIN_HELD_OUT_PAIRS: frozenset[tuple[str, str]] = frozenset({
+    ("BLOOM-176B", "A100-80GB"),
+    ("BLOOM-176B", "H100-SXM"),
+    ("Llama-3.1-70B", "H100-SXM"),
+    ("Llama-3.1-70B", "H200"),
+    ("Mixtral-8x7B", "A100-80GB"),
+    ("Mixtral-8x7B", "H200"),
+})
 
 #: Kinds whose prediction depends on the runtime's fixed costs.
 RUNTIME_KINDS: frozenset[MeasurementKind] = frozenset({
     MeasurementKind.prefill_ms,
     MeasurementKind.decode_step_ms,
     MeasurementKind.max_output_tokens_per_s,
+    MeasurementKind.ttft_ms,
+    MeasurementKind.tpot_ms,
+    MeasurementKind.output_tokens_per_s,
+    MeasurementKind.batch_e2e_ms,
 })
 
 #: Kinds the factors are fitted on. ``gemm_ms`` is predicted and reported as a check of the
@@ -117,6 +174,10 @@ FIT_KINDS: frozenset[MeasurementKind] = frozenset({
     MeasurementKind.decode_step_ms,
     MeasurementKind.allreduce_ms,
     MeasurementKind.max_output_tokens_per_s,
+    MeasurementKind.ttft_ms,
+    MeasurementKind.tpot_ms,
+    MeasurementKind.output_tokens_per_s,
+    MeasurementKind.batch_e2e_ms,
 })
 
 #: Policy used for the memory margin when sizing the KV cache of a measured configuration.
@@ -141,12 +202,12 @@ TRANSFER: dict[str, str] = {
 
 
 def runtime_of(m: Measurement) -> str:
-    """The runtime family of a row: :data:`RUNTIMES` by the file its ``source`` names, else ``""``.
-    """
-    for prefix, name in RUNTIMES.items():
-        if m.source.startswith(prefix):
-            return name
-    return ""
+    """The runtime of a row: its ``runtime``, else :data:`RUNTIMES` by the file its ``source``
+    names, else ``""`` (the unnamed runtime)."""
+    runtime = m.runtime or next(
+        (name for prefix, name in RUNTIMES.items() if m.source.startswith(prefix)), "")
+    spec = resolve_runtime(runtime, RUNTIME_SPECS) if runtime else None
+    return runtime if spec is None else spec.name
 
 
 def row_key(m: Measurement) -> str:
@@ -154,6 +215,13 @@ def row_key(m: Measurement) -> str:
     return "|".join(str(x) for x in (
         m.kind.value, m.model, m.gpu, m.precision.value, m.tp, m.batch, m.input_tokens,
         m.output_tokens, m.context_tokens, m.size_bytes))
+
+
+def held_out_pairs_mask(measurements: Sequence[Measurement],
+                        pairs: Collection[tuple[str, str]]) -> list[bool]:
+    """Which rows are held out: those of a (model, GPU) pair in ``pairs``, whole (rows without a
+    model, the all-reduces, are never held out)."""
+    return [m.model is not None and (m.model, m.gpu) in pairs for m in measurements]
 
 
 def held_out_mask(measurements: Sequence[Measurement], share: float = HELD_OUT_SHARE) -> list[bool]:
@@ -210,6 +278,25 @@ def max_output_tokens_per_s(perf: ReplicaPerf, input_tokens: int, output_tokens:
     return closed_loop(perf, input_tokens, output_tokens, seqs).output_tokens_per_s
 
 
+#: Kinds measured on a closed loop of ``batch`` clients: the :class:`ClosedLoop` field of the
+#: same name is their prediction.
+CLOSED_LOOP_KINDS: frozenset[MeasurementKind] = frozenset({
+    MeasurementKind.ttft_ms, MeasurementKind.tpot_ms, MeasurementKind.output_tokens_per_s})
+
+
+def batch_prefill_ms(perf: ReplicaPerf, batch: int, input_tokens: int) -> float:
+    """One iteration prefilling ``batch`` prompts of ``input_tokens`` together [ms]."""
+    return float(perf.step_times_ms(prefill_tokens=batch * input_tokens, decode_seqs=0,
+                                    kv_tokens=0, prefill_seqs=batch))
+
+
+def batch_e2e_ms(perf: ReplicaPerf, batch: int, input_tokens: int, output_tokens: int) -> float:
+    """``batch`` requests served together to their last token [ms]: one prefill of every prompt,
+    then ``output − 1`` decode steps at the mean context, ``input + output ÷ 2`` per sequence."""
+    step = perf.decode_step_time_ms(batch, round(batch * (input_tokens + output_tokens / 2)))
+    return batch_prefill_ms(perf, batch, input_tokens) + (output_tokens - 1) * step
+
+
 def predict(
     m: Measurement, gpu: GpuType, model: LlmSpec | None, eff: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY,
@@ -225,11 +312,14 @@ def predict(
     perf = perf_model(model, gpu, m.precision, m.tp, eff,
                       memory_margin_fraction=policy.memory_margin_fraction)
     if m.kind is MeasurementKind.prefill_ms:
-        return float(perf.step_times_ms(
-            prefill_tokens=m.batch * m.input_tokens, decode_seqs=0, kv_tokens=0,
-            prefill_seqs=m.batch))
+        return batch_prefill_ms(perf, m.batch, m.input_tokens)
     if m.kind is MeasurementKind.decode_step_ms:
         return perf.decode_step_time_ms(m.batch, round(m.batch * m.context_tokens))
+    if m.kind is MeasurementKind.batch_e2e_ms:
+        return batch_e2e_ms(perf, m.batch, m.input_tokens, m.output_tokens)
+    if m.kind in CLOSED_LOOP_KINDS:
+        loop = closed_loop(perf, m.input_tokens, m.output_tokens, m.batch)
+        return float(getattr(loop, m.kind.value))
     return max_output_tokens_per_s(perf, m.input_tokens, m.output_tokens)
 
 
@@ -282,11 +372,31 @@ def unpack(
     return out
 
 
-def pack(eff: EfficiencyFactors, runtimes: Sequence[str]) -> Vector:
+def pack(eff: EfficiencyFactors, runtimes: Sequence[str], by_runtime: bool = False) -> Vector:
     """Coordinates of one GPU's fit: :data:`SHARED` once, then :data:`PER_RUNTIME` per runtime,
-    every runtime starting from the fixed costs of ``eff``."""
-    return np.concatenate([coordinates_of(eff, SHARED)]
-                          + [coordinates_of(eff, PER_RUNTIME) for _ in runtimes])
+    every runtime starting from the fixed costs of ``eff`` (``by_runtime``: from
+    :func:`runtime_prior` of ``eff`` for that runtime)."""
+    return np.concatenate([coordinates_of(eff, SHARED)] + [
+        coordinates_of(runtime_prior(eff, r) if by_runtime else eff, PER_RUNTIME)
+        for r in runtimes])
+
+
+#: Prior fixed costs of a runtime that replays decode steps as CUDA graphs: launches are
+#: replayed from the graph, so little is paid per layer; the step's own cost stays
+#: (:data:`CUDA_GRAPH_RUNTIMES`) [factor units].
+CUDA_GRAPH_PRIOR: dict[str, float] = {
+    "decode_step_overhead_ms": 1.0,
+    "step_overhead_ms_per_layer": 0.01,
+    "step_overhead_ms_per_seq": 0.01,
+}
+
+
+def runtime_prior(eff: EfficiencyFactors, runtime: str) -> EfficiencyFactors:
+    """The prior of ``runtime``'s fixed costs: :data:`CUDA_GRAPH_PRIOR` for a CUDA-graph
+    runtime, else ``eff``'s."""
+    if runtime in CUDA_GRAPH_RUNTIMES:
+        return eff.model_copy(update=CUDA_GRAPH_PRIOR)
+    return eff
 
 
 def levenberg_marquardt(
@@ -386,7 +496,7 @@ def fit_gpu(
     measured = np.array([m.value for m, _ in rows])
     runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
     slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
-    z_prior = pack(prior, runtimes)
+    z_prior = pack(prior, runtimes, by_runtime=True)
 
     def residuals(z: Vector) -> Vector:
         by_runtime = [unpack(z, prior, runtimes)[r] for r in runtimes]
@@ -459,6 +569,14 @@ class Calibration:
     skipped: tuple[tuple[Measurement, str], ...] = field(default=())
     """Rows not used, with the reason (model or GPU not in the catalog, ...)."""
     held_out_share: float = HELD_OUT_SHARE
+    held_out_pairs: tuple[tuple[str, str], ...] = ()
+    """(model, GPU) pairs held out whole; empty when :attr:`held_out_share` split the rows."""
+
+    def training_rows(self, gpu: str, runtime: str) -> int:
+        """Training rows of ``runtime`` on ``gpu`` whose prediction uses its fixed costs."""
+        return sum(1 for p in self.predictions
+                   if not p.held_out and p.measurement.gpu == gpu
+                   and p.measurement.kind in RUNTIME_KINDS and runtime_of(p.measurement) == runtime)
 
     def factors(self) -> dict[str, EfficiencyFactors]:
         """Calibrated factors by GPU name: the fitted ones, then the transferred ones."""
@@ -496,8 +614,12 @@ def calibrate(
     held_out_share: float = HELD_OUT_SHARE,
     transfer: Mapping[str, str] = TRANSFER,
     policy: Policy = DEFAULT_POLICY,
+    held_out_pairs: Collection[tuple[str, str]] | None = None,
 ) -> Calibration:
     """Fit every GPU type that has measurements; transfer factors to those that have none.
+
+    The held-out rows are ``held_out_share`` of each kind (:func:`held_out_mask`), or, with
+    ``held_out_pairs``, every row of those (model, GPU) pairs (:func:`held_out_pairs_mask`).
 
     The prior of a GPU is :func:`fit_prior` (schema defaults, so a fit does not depend on an
     earlier calibration), except that a GPU listed in ``transfer`` whose source GPU was fitted first
@@ -517,7 +639,9 @@ def calibrate(
             skipped.append((m, f"{m.gpu} does not run {m.precision.value}"))
         else:
             usable.append((m, model_by_name.get(m.model or "")))
-    mask = held_out_mask([m for m, _ in usable], held_out_share)
+    rows_used = [m for m, _ in usable]
+    mask = (held_out_mask(rows_used, held_out_share) if held_out_pairs is None
+            else held_out_pairs_mask(rows_used, held_out_pairs))
     measured_gpus = sorted({m.gpu for m, _ in usable})
     # sources of transfers first, so their fits can serve as priors
     order = sorted(measured_gpus, key=lambda g: (g in transfer, g))
@@ -554,7 +678,8 @@ def calibrate(
                     gpu_by_name[t].efficiency.runtime_overhead_fraction) for t, _ in transferred)
     return Calibration(fits=tuple(sorted(fits, key=lambda f: f.gpu)), transferred=transferred,
                        predictions=predictions, memory_factors=memory, skipped=tuple(skipped),
-                       held_out_share=held_out_share)
+                       held_out_share=held_out_share,
+                       held_out_pairs=tuple(sorted(held_out_pairs or ())))
 
 
 #: Digits kept in the overlay (factors are fitted to a few per cent; more digits are noise).
@@ -571,6 +696,60 @@ def overlay_document(calibration: Calibration, source: str) -> dict[str, Any]:
         for name, eff in sorted(calibration.factors().items())
     ]
     return {"source": source, "gpus": gpus}
+
+
+def builtin_calibration(perf_dir: Path, gpus: Iterable[GpuType], models: Iterable[LlmSpec]
+                        ) -> Calibration:
+    """The calibration behind the built-in catalog: the measurements of ``perf_dir`` (a copy of
+    ../shared/data/perf) and the published figures of inputs/catalog, with the
+    :data:`BUILTIN_HELD_OUT_PAIRS` held out."""
+    rows = read_shared_perf(perf_dir) + read_published_perf()
+    return calibrate(rows, gpus, models, held_out_pairs=BUILTIN_HELD_OUT_PAIRS)
+
+
+def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, list[RuntimeCosts]]:
+    """The fixed costs of every fitted runtime on every GPU in ``gpus``.
+
+    On a GPU it was fitted on, its fit there. Elsewhere, transferred: from the GPU of the same
+    generation (:data:`GENERATIONS`) with the most training rows of that runtime, else from the
+    GPU with the most training rows of it anywhere; ``fitted_on`` names the GPU.
+    """
+    fitted: dict[str, dict[str, EfficiencyFactors]] = {}
+    for fit in calibration.fits:
+        for runtime, eff in fit.by_runtime:
+            if runtime and calibration.training_rows(fit.gpu, runtime):
+                fitted.setdefault(runtime, {})[fit.gpu] = eff
+    out: dict[str, list[RuntimeCosts]] = {}
+    for runtime, by_gpu in sorted(fitted.items()):
+        def rows(g: str, runtime: str = runtime) -> tuple[int, str]:
+            return (-calibration.training_rows(g, runtime), g)
+
+        costs = []
+        for gpu in sorted(gpus):
+            same = [g for g in by_gpu if GENERATIONS.get(g) == GENERATIONS.get(gpu, gpu)]
+            source = gpu if gpu in by_gpu else min(same or by_gpu, key=rows)
+            eff = by_gpu[source]
+            costs.append(RuntimeCosts(
+                gpu=gpu, fitted_on=source,
+                **{k: float(f"{getattr(eff, k):.{SIGNIFICANT_DIGITS}g}") for k in PER_RUNTIME}))
+        out[runtime] = costs
+    return out
+
+
+def runtimes_document(calibration: Calibration, gpus: Iterable[str], source: str
+                      ) -> dict[str, Any]:
+    """The runtime catalog: every :data:`RUNTIME_SPECS` entry with its :func:`runtime_costs`
+    (a runtime fitted under a name of its own, a user's, gets an entry of that name)."""
+    costs = runtime_costs(calibration, gpus)
+    specs = {r.name: r for r in RUNTIME_SPECS}
+    entries = []
+    for name in [*specs, *sorted(set(costs) - set(specs))]:
+        if name not in costs:
+            continue
+        spec = specs[name] if name in specs else RuntimeSpec(name=name, source=source or name)
+        entry = spec.model_copy(update={"costs": tuple(costs[name]), "source": source})
+        entries.append(entry.model_dump(mode="json", exclude_defaults=False))
+    return {"source": source, "runtimes": entries}
 
 
 def predictions_csv(calibration: Calibration) -> str:

@@ -8,8 +8,9 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
 * compute: linear layers (2 FLOP per active parameter per token) plus attention (4 × layers ×
   heads × head_dim FLOP per query–key pair), at the precision's dense tensor FLOPS ×
   ``compute_efficiency`` × TP;
-* memory: weights per GPU (for mixture-of-experts, only the experts the tokens touch) plus the KV
-  cache read and written, at HBM bandwidth × ``bandwidth_efficiency``;
+* memory: weights per GPU (for mixture-of-experts, the weights outside the routed experts and
+  the routed experts some token of the iteration is sent to) plus the KV cache read and written,
+  at HBM bandwidth × ``bandwidth_efficiency``;
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
   each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
 * overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
@@ -31,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
-from models.common import Precision
+from models.common import BYTES_PER_ELEMENT, Precision
 from models.policy import Policy
+from models.runtime import RuntimeSpec
 from models.scenario import Scenario
 from solver.capacity.memory import (
     BYTES_PER_GIB,
@@ -53,6 +55,26 @@ FLOPS_PER_PARAM = 2
 ATTENTION_FLOPS_PER_PAIR_ELEMENT = 4
 
 Num = TypeVar("Num", float, npt.NDArray[np.float64])
+
+
+def expert_share(model: LlmSpec) -> float:
+    """Share of the routed weights each token reads [1]: ``k ÷ E`` of a mixture of experts
+    stated with its experts; active ÷ total parameters otherwise (1 for a dense model)."""
+    if model.routed_experts is None or model.experts_per_token is None:
+        return model.active_params_b / model.total_params_b
+    return model.experts_per_token / model.routed_experts
+
+
+def routed_weight_bytes_per_gpu(model: LlmSpec, precision: Precision, tp: int) -> float:
+    """Bytes of routed weights each GPU holds, experts sharded over the TP GPUs as vLLM and
+    TensorRT-LLM do by default [bytes].
+
+    A model stated with its experts: the routed experts' parameters. Otherwise every weight
+    counts as routed with :func:`expert_share` = active ÷ total, which reads all weights of a
+    dense model and approximates a mixture of experts stated only by its parameter counts.
+    """
+    params_b = model.routed_expert_params_b or model.total_params_b  # [10^9]
+    return params_b * 1e9 * BYTES_PER_ELEMENT[precision] / tp
 
 
 def compute_tflops(gpu: GpuType, precision: Precision) -> float:
@@ -127,8 +149,10 @@ class ReplicaPerf:
     weight_bytes_per_gpu: float
     bytes_per_ms: float
     """Achieved HBM bandwidth of one GPU: GB/s × bandwidth efficiency × 10^6 [bytes/ms]."""
-    active_share: float
-    """Active ÷ total parameters (1 for dense models) [1]."""
+    routed_weight_bytes_per_gpu: float
+    """The part of :attr:`weight_bytes_per_gpu` in routed experts (0 for dense models) [bytes]."""
+    expert_share: float
+    """Routed experts a token reads ÷ routed experts (1 for dense models) [1]."""
     allreduce_ms_per_step: float
     """Latency part of the all-reduces of one iteration: 2 × layers × latency × log2 T [ms]."""
     allreduce_ms_per_token: float
@@ -187,15 +211,25 @@ class ReplicaPerf:
         """One decode step of ``batch`` sequences whose KV cache totals ``kv_tokens`` [ms]."""
         return self.step_time_ms(0, batch, kv_tokens)
 
+    def weights_read_bytes(self, tokens: Num) -> Num:
+        """Weights one GPU reads in an iteration of ``tokens`` tokens [bytes].
+
+        Every weight outside the routed experts, and of the routed experts those some token is
+        sent to: each expert is missed by all ``tokens`` tokens with probability
+        ``(1 − k ÷ E)^tokens`` (uniform routing). A dense model reads all its weights.
+        """
+        shared = self.weight_bytes_per_gpu - self.routed_weight_bytes_per_gpu
+        touched = 1 - (1 - self.expert_share) ** tokens  # share of routed experts read
+        return shared + self.routed_weight_bytes_per_gpu * touched
+
     def _iteration_ms(self, p: Num, b: Num, k: Num, n: Num, c: Num) -> Num:
         tokens = p + b  # tokens through the linear layers [tokens]
         pairs = k + prefill_attention_pairs(p, n, c)  # decode: one query per cached token
         compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
             self.flops_per_ms
         )
-        touched = 1 - (1 - self.active_share) ** tokens  # share of weights the tokens read
         kv_bytes = self.kv_bytes_per_token_per_gpu * (k + c + tokens)  # read cache, write new
-        memory_ms = (self.weight_bytes_per_gpu * touched + kv_bytes) / self.bytes_per_ms
+        memory_ms = (self.weights_read_bytes(tokens) + kv_bytes) / self.bytes_per_ms
         roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
         comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
         busy = tokens > 0  # an empty iteration costs nothing
@@ -244,7 +278,8 @@ def perf_model(
         flops_per_ms=compute_tflops(gpu, precision) * 1e9 * eff.compute_efficiency * tp,
         weight_bytes_per_gpu=weight_bytes_per_gpu(model, precision, tp),
         bytes_per_ms=gpu.hbm_bandwidth_gb_per_s * 1e6 * eff.bandwidth_efficiency,
-        active_share=model.active_params_b / model.total_params_b,
+        routed_weight_bytes_per_gpu=routed_weight_bytes_per_gpu(model, precision, tp),
+        expert_share=expert_share(model),
         allreduce_ms_per_step=allreduce_ms_per_step,
         allreduce_ms_per_token=allreduce_ms_per_token,
         step_overhead_ms=(eff.decode_step_overhead_ms  # [ms]
@@ -253,10 +288,34 @@ def perf_model(
     )
 
 
+def runtime_efficiency(gpu: GpuType, runtime: RuntimeSpec | None) -> EfficiencyFactors:
+    """The GPU's efficiency factors with the fixed costs of ``runtime`` on it.
+
+    Silicon factors (compute, bandwidth, link, all-reduce latency) and memory factors are the
+    GPU's; the per-step, per-layer and per-sequence costs are the runtime's
+    (docs/calibration.md, "Runtimes"). Without a runtime, or for a GPU the runtime lists no
+    costs for, the GPU's own factors.
+    """
+    costs = None if runtime is None else runtime.costs_for(gpu.name)
+    if costs is None:
+        return gpu.efficiency
+    return gpu.efficiency.model_copy(update={
+        "decode_step_overhead_ms": costs.decode_step_overhead_ms,
+        "step_overhead_ms_per_layer": costs.step_overhead_ms_per_layer,
+        "step_overhead_ms_per_seq": costs.step_overhead_ms_per_seq,
+    })
+
+
+def scenario_efficiency(scenario: Scenario, gpu: GpuType, runtime: str) -> EfficiencyFactors:
+    """:func:`runtime_efficiency` of the runtime a workload names in ``scenario``."""
+    return runtime_efficiency(gpu, scenario.runtime(runtime))
+
+
 def replica_perf(
-    scenario: Scenario, model: str, gpu: str, precision: Precision, tp: int
+    scenario: Scenario, model: str, gpu: str, precision: Precision, tp: int, runtime: str = "",
 ) -> ReplicaPerf:
-    """Performance of a replica of a scenario's configuration.
+    """Performance of a replica of a scenario's configuration, with the fixed costs of the
+    ``runtime`` the workload names (``""``: the GPU's own factors).
 
     Raises
     ------
@@ -275,4 +334,5 @@ def replica_perf(
     if reason is not None:
         raise ValueError(reason)
     return perf_model(spec, gpu_type, precision, tp,
+                      scenario_efficiency(scenario, gpu_type, runtime),
                       memory_margin_fraction=scenario.policy.memory_margin_fraction)

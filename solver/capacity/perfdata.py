@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 from pydantic import Field, ValidationError, model_validator
 
+from inputs import catalog_dir
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
 from models.loader import non_finite_problems, problems_from_validation
@@ -41,6 +42,18 @@ class MeasurementKind(StrEnum):
     max_output_tokens_per_s = "max_output_tokens_per_s"
     """Output tokens/s of one replica with no latency limit, requests of ``input_tokens`` in and
     ``output_tokens`` out [tokens/s]."""
+    ttft_ms = "ttft_ms"
+    """Mean time to first token of one replica kept at ``batch`` requests in flight (each client
+    sends its next request when the last ends), requests of ``input_tokens`` in and
+    ``output_tokens`` out [ms]."""
+    tpot_ms = "tpot_ms"
+    """Mean time per output token after the first (inter-token latency) at the same closed loop
+    [ms]."""
+    output_tokens_per_s = "output_tokens_per_s"
+    """Output tokens/s of the replica at the same closed loop [tokens/s]."""
+    batch_e2e_ms = "batch_e2e_ms"
+    """``batch`` requests served together from start to their last token: one prefill of all the
+    prompts, then ``output_tokens − 1`` decode steps [ms]."""
 
 
 class Measurement(Frozen):
@@ -68,6 +81,9 @@ class Measurement(Frozen):
     """The measured figure, in the unit its kind names."""
     source: str = ""
     """Where the figure came from (file, and the rows reduced into it)."""
+    runtime: str = ""
+    """Serving runtime the figure was measured on, as a runtime catalog name (``trtllm``,
+    ``vllm``, ``splitwise-2023``); empty: the unnamed runtime of a user's own measurements."""
 
     @model_validator(mode="after")
     def _inputs_for_kind(self) -> Measurement:
@@ -80,6 +96,10 @@ class Measurement(Frozen):
             MeasurementKind.allreduce_ms: ("size_bytes",),
             MeasurementKind.gemm_ms: ("input_tokens",),
             MeasurementKind.max_output_tokens_per_s: ("input_tokens", "output_tokens"),
+            MeasurementKind.ttft_ms: ("input_tokens", "output_tokens"),
+            MeasurementKind.tpot_ms: ("input_tokens", "output_tokens"),
+            MeasurementKind.output_tokens_per_s: ("input_tokens", "output_tokens"),
+            MeasurementKind.batch_e2e_ms: ("input_tokens", "output_tokens"),
         }
         missing = [f for f in needs[kind] if not getattr(self, f)]
         if missing:
@@ -114,6 +134,11 @@ TRTLLM_FILE = "trtllm_max_throughput.csv"
 ALLREDUCE_FILES = {"A100-80GB": "vidur/a100_dgx_all_reduce.csv",
                    "H100-SXM": "vidur/h100_dgx_all_reduce.csv"}
 GEMM_FILE = "vidur/h100_Llama-2-70b-hf_mlp.csv"
+
+#: Runtime catalog names of the runtimes the shared files were measured on: Splitwise's 2023
+#: research runtime (vLLM-like, no CUDA graphs) and TensorRT-LLM.
+SPLITWISE_RUNTIME = "splitwise-2023"
+TRTLLM_RUNTIME = "trtllm"
 
 #: Vidur per-layer operators that are the layer's linear projections (GEMMs).
 GEMM_OPS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
@@ -158,7 +183,8 @@ def read_splitwise(path: Path) -> list[Measurement]:
             kind=MeasurementKind.prefill_ms, model=str(r["model"]), gpu=str(r["gpu"]),
             tp=int(r["tensor_parallel"]), batch=int(r["batch_size"]),
             input_tokens=int(r["prompt_size"]), value=float(r["value"]),
-            source=f"{SPLITWISE_FILE} prompt_time (median of {r['repeats']})"))
+            source=f"{SPLITWISE_FILE} prompt_time (median of {r['repeats']})",
+            runtime=SPLITWISE_RUNTIME))
     dec = _median_rows(raw, ["model", "gpu", "tensor_parallel", "prompt_size", "batch_size",
                              "token_size"], "token_time")
     for r in _records(dec):
@@ -168,7 +194,8 @@ def read_splitwise(path: Path) -> list[Measurement]:
             input_tokens=int(r["prompt_size"]), output_tokens=int(r["token_size"]),
             context_tokens=float(r["prompt_size"]) + float(r["token_size"]) / 2,
             value=float(r["value"]),
-            source=f"{SPLITWISE_FILE} token_time (median of {r['repeats']})"))
+            source=f"{SPLITWISE_FILE} token_time (median of {r['repeats']})",
+            runtime=SPLITWISE_RUNTIME))
     return out
 
 
@@ -225,9 +252,19 @@ def read_trtllm(path: Path) -> list[Measurement]:
                     precision=Precision(str(r["precision"])), tp=int(r["tp"]),
                     input_tokens=int(r["input_tokens"]), output_tokens=int(r["output_tokens"]),
                     value=float(r["output_tokens_per_s_total"]) * int(r["tp"]) / int(r["num_gpus"]),
-                    source=f"{TRTLLM_FILE} ({r['model']})")
+                    source=f"{TRTLLM_FILE} ({r['model']})", runtime=TRTLLM_RUNTIME)
         for r in _records(raw)
     ]
+
+
+#: Published serving figures the built-in calibration adds to ../shared/data/perf: a
+#: MEASUREMENTS.csv in inputs/catalog, each row with its source (docs/calibration.md).
+PUBLISHED_FILE = "published_perf.csv"
+
+
+def read_published_perf() -> list[Measurement]:
+    """The published figures of ``inputs/catalog/published_perf.csv``."""
+    return read_measurements_csv(catalog_dir() / PUBLISHED_FILE)
 
 
 def read_shared_perf(perf_dir: Path) -> list[Measurement]:

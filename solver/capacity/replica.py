@@ -37,7 +37,7 @@ from models.common import CapacitySource
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.memory import check_fit, max_stable_sequences
-from solver.capacity.perf import ReplicaPerf, perf_model
+from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
     length_samples,
     pk_mean_wait_ms,
@@ -363,6 +363,7 @@ def _profile_for(scenario: Scenario, workload: Workload, row: CapacityRow) -> Lo
     if check_fit(spec, gpu, row.precision, row.tp, scenario.policy, longest) is not None:
         return None
     perf = perf_model(spec, gpu, row.precision, row.tp,
+                      scenario_efficiency(scenario, gpu, workload.runtime),
                       memory_margin_fraction=scenario.policy.memory_margin_fraction)
     return load_profile(perf, workload)
 

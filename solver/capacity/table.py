@@ -14,7 +14,7 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import fresh_measurement
 from solver.capacity.memory import check_fit, max_stable_sequences, tp_degrees
-from solver.capacity.perf import ReplicaPerf, perf_model
+from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.pricing import cheapest_prices, cost_key, cost_per_million_tokens
 from solver.capacity.replica import LoadPoint, load_profile, slo_holding_point
 
@@ -55,7 +55,8 @@ def configuration_row(
     longest = workload.input_tokens.p99 + workload.output_tokens.p99
     reason = check_fit(spec, gpu, precision, tp, scenario.policy, longest)
     perf = None if reason is not None else perf_model(
-        spec, gpu, precision, tp, memory_margin_fraction=scenario.policy.memory_margin_fraction)
+        spec, gpu, precision, tp, scenario_efficiency(scenario, gpu, workload.runtime),
+        memory_margin_fraction=scenario.policy.memory_margin_fraction)
     analytic: tuple[LoadPoint | None, str] = (None, reason or "")
     if perf is not None:
         analytic = slo_holding_point(load_profile(perf, workload), workload.slo.ttft_p95_ms,

@@ -18,20 +18,26 @@ from solver.capacity.calibrate import (
     PER_RUNTIME,
     Calibration,
     GpuFit,
+    builtin_calibration,
     calibrate,
     overlay_document,
     predictions_csv,
+    runtimes_document,
 )
 from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
 from solver.cli.common import check_output, echo_json, finite, json_option, write_atomic
 from solver.outputs.units import field_label, field_unit
 
-#: Where ``--builtin`` writes: the calibrated layer of the built-in catalog.
+#: Where ``--builtin`` writes: the calibrated layers of the built-in catalog (silicon factors per
+#: GPU; runtime costs per runtime and GPU).
 BUILTIN_OVERLAY = "efficiency.yaml"
+BUILTIN_RUNTIMES = "runtimes.yaml"
 DEFAULT_OUT = Path("outputs") / "efficiency-overlay.yaml"
 #: First line of every overlay calibrate writes: a file that starts otherwise is not replaced.
 OVERLAY_FIRST_LINE = ("# Calibrated efficiency factors (a catalog overlay), written by "
                       "`fleetplan calibrate`.")
+RUNTIMES_FIRST_LINE = ("# Fixed costs of serving runtimes per GPU (a catalog layer), written by "
+                       "`fleetplan calibrate --builtin`.")
 #: The columns that end the first line of a predictions CSV calibrate writes.
 PREDICTIONS_HEADER_END = "predicted,relative_error,held_out"
 
@@ -44,11 +50,17 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f} %"
 
 
-def _header(cal: Calibration, measurements: Path) -> str:
+def _split(cal: Calibration) -> str:
+    if cal.held_out_pairs:
+        return "held out whole: " + ", ".join(f"{m} on {g}" for m, g in cal.held_out_pairs)
+    return f"{100 * cal.held_out_share:.0f} % of each kind held out"
+
+
+def _header(cal: Calibration, measurements: Path, first_line: str = OVERLAY_FIRST_LINE) -> str:
     lines = [
-        OVERLAY_FIRST_LINE.removeprefix("# "),
+        first_line.removeprefix("# "),
         f"Fitted on {measurements} ({len(cal.predictions)} rows used, "
-        f"{len(cal.skipped)} skipped); {100 * cal.held_out_share:.0f} % of each kind held out.",
+        f"{len(cal.skipped)} skipped); {_split(cal)}.",
         "Median absolute relative error, train / held-out (method: docs/calibration.md):",
     ]
     for e in cal.errors():
@@ -180,6 +192,8 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     """
     if builtin and out is not None:
         raise click.UsageError("give either --out or --builtin, not both")
+    if builtin and not measurements.is_dir():
+        raise click.UsageError("--builtin fits the shared perf directory (../shared/data/perf)")
     target = catalog_dir() / BUILTIN_OVERLAY if builtin else (out or DEFAULT_OUT)
     inputs = (*overlays, measurements)
     check_output(target, "--builtin" if builtin else "--out", inputs=inputs)
@@ -197,7 +211,8 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     gpus, models, _ = load_catalog(overlays=overlays)
     if not as_json:
         click.echo(f"fitting {len(rows)} measurements…", err=True)
-    cal = calibrate(rows, gpus, models, held_out_share=held_out_share)
+    cal = (builtin_calibration(measurements, gpus, models) if builtin
+           else calibrate(rows, gpus, models, held_out_share=held_out_share))
     if not cal.fits:
         raise InputError(_unfitted(measurements, rows, cal, gpus, models))
     if not any(fit.train_rows for fit in cal.fits):
@@ -209,7 +224,17 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
     source = (f"fleetplan calibrate on {measurements} (method and errors: "
               "docs/calibration.md)")
     doc = overlay_document(cal, source)
-    text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    runtimes = runtimes_document(cal, [g.name for g in gpus], source)
+    if builtin:
+        text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False,
+                                                            allow_unicode=True)
+        write_atomic(catalog_dir() / BUILTIN_RUNTIMES,
+                     _header(cal, measurements, RUNTIMES_FIRST_LINE)
+                     + yaml.safe_dump(runtimes, sort_keys=False, allow_unicode=True))
+    else:  # one overlay: silicon factors and, for named runtimes, their costs
+        doc["runtimes"] = runtimes["runtimes"]
+        text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False,
+                                                            allow_unicode=True)
     write_atomic(target, text)
     if predictions is not None:
         write_atomic(predictions, predictions_csv(cal))

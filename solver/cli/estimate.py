@@ -8,12 +8,13 @@ from typing import Any
 
 import click
 
-from models.catalog import GpuType, LlmSpec
+from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import CapacitySource, Precision
 from models.errors import InputError, Problem, did_you_mean
-from models.loader import load_catalog
+from models.loader import load_catalog, load_runtimes
 from models.measured import MeasuredCapacity
 from models.policy import Policy
+from models.runtime import resolve_runtime
 from models.scenario import Scenario
 from solver.capacity.measured import staleness
 from solver.capacity.memory import (
@@ -24,7 +25,7 @@ from solver.capacity.memory import (
     max_stable_sequences,
     memory_plan,
 )
-from solver.capacity.perf import perf_model
+from solver.capacity.perf import perf_model, runtime_efficiency
 from solver.capacity.replica import closed_loop
 from solver.cli.common import echo_json, json_option, load
 
@@ -87,8 +88,11 @@ class Estimate:
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
+    efficiency: EfficiencyFactors | None = None,
 ) -> Estimate:
-    """Memory and closed-loop performance of one replica (measured figures where given)."""
+    """Memory and closed-loop performance of one replica (measured figures where given), with
+    ``efficiency`` (default: the GPU's own; a runtime's:
+    :func:`solver.capacity.perf.runtime_efficiency`)."""
     context = input_tokens + output_tokens
     if context > spec.max_context_tokens:  # as the scenario loader checks a workload's P99
         raise InputError([Problem(WHERE, "--input-tokens", f"{input_tokens} + {output_tokens} "
@@ -102,7 +106,7 @@ def estimate(
                                   f"{precision.value}: {reason}",
                                   "try a larger --tp, a smaller precision or another GPU")])
     plan = memory_plan(spec, gpu, precision, tp, policy.memory_margin_fraction)
-    perf = perf_model(spec, gpu, precision, tp,
+    perf = perf_model(spec, gpu, precision, tp, efficiency,
                       memory_margin_fraction=policy.memory_margin_fraction)
     seqs = max_stable_sequences(plan.kv_capacity_tokens, context)
     at = closed_loop(perf, input_tokens, output_tokens, concurrency)
@@ -134,25 +138,34 @@ def estimate(
               help="Output length [tokens].")
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1),
               help="Requests in flight on the replica.")
+@click.option("--runtime", default="vllm", show_default=True,
+              help="Serving runtime whose fixed costs the step times take (a runtime catalog "
+                   "name, e.g. vllm, trtllm).")
 @click.option("--scenario", type=click.Path(path_type=Path), default=None,
               help="Take the catalog, policy and measured rows from this scenario "
                    "(default: the built-in catalog).")
 @json_option
 def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
-            output_tokens: int, concurrency: int, scenario: Path | None, as_json: bool) -> None:
+            output_tokens: int, concurrency: int, runtime: str, scenario: Path | None,
+            as_json: bool) -> None:
     """Memory, KV capacity, TTFT, time per output token and throughput of one replica."""
     sc = load(scenario) if scenario is not None else None
     if sc is not None:
-        gpus, models, policy = sc.gpus, sc.models, sc.policy
+        gpus, models, policy, runtimes = sc.gpus, sc.models, sc.policy, sc.runtimes
     else:
         gpus, models, _ = load_catalog()
-        policy = Policy()
+        policy, runtimes = Policy(), load_runtimes()
+    spec_rt = resolve_runtime(runtime, runtimes)
+    if spec_rt is None and runtimes:
+        raise InputError([Problem(WHERE, "--runtime", f"unknown runtime `{runtime}`",
+                                  did_you_mean(runtime, [n for r in runtimes
+                                                         for n in r.names()]))])
     spec: LlmSpec = _pick(model, {m.name: m for m in models}, "--model", "model")
     gpu_type: GpuType = _pick(gpu, {g.name: g for g in gpus}, "--gpu", "GPU")
     prec = Precision(precision)
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
-                      policy, measured)
+                      policy, measured, runtime_efficiency(gpu_type, spec_rt))
     if as_json:
         echo_json(result.contract())
         return

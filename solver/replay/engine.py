@@ -613,7 +613,8 @@ def fleet_replicas(fleet: Fleet, scenario: Scenario, workload: Workload, slice_n
     for g in fleet.replicas:
         if g.workload != workload.name or not (g.slice is None or g.slice == slice_name):
             continue
-        perf = replica_perf(scenario, workload.model, g.gpu, g.precision, g.tp)
+        perf = replica_perf(scenario, workload.model, g.gpu, g.precision, g.tp,
+                            workload.runtime)
         for k in range(g.replicas):
             name = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}#{k}"
             out.append(ReplicaSpec(name=name, zone=g.zone, perf=perf, weight=g.slo_rps))
