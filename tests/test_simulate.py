@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from solver.capacity.memory import max_stable_sequences
 from solver.replay.engine import (
     EngineConfig,
+    PreemptMode,
     ReplicaSpec,
     Status,
     StepModel,
@@ -107,14 +109,81 @@ def test_chunked_prefill() -> None:
 
 def test_waits_for_kv_room_and_rejects_what_never_fits() -> None:
     model = LinearStep(kv_capacity_tokens=1500)
-    res = replay(_trace([(0, 1000, 5), (1, 400, 200), (2, 1400, 101)]), _one(model))
-    # r1 needs 600 KV tokens beside r0's 1005: 1605 > 1500, so it waits until r0 finishes at
-    # 64 (as in test_single_request_by_hand), then prefills 10 + 4 = 14 ms → first token at 78:
-    # TTFT 77. r2 needs 1501 > 1500: rejected, not truncated.
+    res = replay(_trace([(0, 1000, 5), (1, 600, 200), (2, 1400, 101)]), _one(model))
+    # r1's 600-token prompt does not fit beside r0's 1000 (1600 > 1500), nor beside r0's
+    # decoding context and its next token (1000 + 600 + 1 > 1500): it waits until r0 finishes
+    # at 64 (as in test_single_request_by_hand), then prefills 10 + 6 = 16 ms → first token at
+    # 80: TTFT 79. r2 needs 1501 > 1500: rejected, not truncated.
     assert res.status.tolist() == [Status.completed, Status.completed, Status.rejected_too_long]
-    assert res.ttft_ms[1] == pytest.approx(77.0)
+    assert res.ttft_ms[1] == pytest.approx(79.0)
     assert math.isnan(res.ttft_ms[2])
     assert res.queue_depth_max.tolist() == [2]  # r1 waiting while r0 had not finished prefill
+
+
+def test_admits_a_prompt_that_fits_without_reserving_its_output() -> None:
+    model = LinearStep(kv_capacity_tokens=1500)
+    res = replay(_trace([(0, 1000, 5), (1, 400, 200)]), _one(model))
+    # r1's prompt fits beside r0's (1400 ≤ 1500) though its whole life (600) would not: it joins
+    # at 20, a mixed iteration of 10 + 0.01 × 400 + 1 decode = 15 ms → first token at 35
+    # (TTFT 34). Both decode at 12 ms a step; r0 needs 3 more tokens → finishes at 71; r1 then
+    # decodes alone, 196 tokens × 11 ms → 2,227. KV stays within 1,500: no preemption.
+    assert res.ttft_ms.tolist() == [20.0, 34.0]
+    assert res.e2e_ms.tolist() == [71.0, 2226.0]
+    assert res.preemptions.tolist() == [0, 0]
+
+
+def test_rejects_what_exceeds_the_models_context() -> None:
+    cfg = EngineConfig(max_context_tokens=1100)
+    res = replay(_trace([(0, 1000, 100), (1, 1000, 101)]), _one(), cfg)
+    # 1000 + 100 = 1100 fits the context; 1000 + 101 does not, whatever the KV cache holds
+    assert res.status.tolist() == [Status.completed, Status.rejected_too_long]
+    assert summarize(res, 1e9, 1e9).rejected_too_long == 1
+
+
+@dataclass(frozen=True)
+class SwapStep(LinearStep):
+    """:class:`LinearStep` whose KV cache has a size per token, for swap transfers."""
+
+    kv_bytes_per_token_per_gpu: float = 1e6
+
+
+def test_newest_request_is_preempted_and_recomputed() -> None:
+    model = LinearStep(kv_capacity_tokens=1000)
+    res = replay(_trace([(0, 500, 300), (1, 400, 300)]), _one(model))
+    # r0 prefills 0–15; r1 (500 + 400 ≤ 1000) joins at 15: 10 + 4 + 1 = 15 ms → its first token
+    # at 30 (TTFT 29). KV 501 + 400 = 901: two decoders fit (1000 − 901) // 2 = 49 steps of
+    # 12 ms → 618, KV 999. The next step needs 2 slots: r1, the newest, is preempted after 50
+    # tokens (KV 449 freed); r0 decodes its last 249 tokens alone, 11 ms each → 3,357. r1 then
+    # prefills its prompt and 50 tokens again, 10 + 4.5 = 14.5 ms (its 51st token), and
+    # decodes 249 more → 3,371.5 + 2,739 = 6,110.5.
+    assert res.ttft_ms.tolist() == [15.0, 29.0]
+    assert res.e2e_ms.tolist() == [3357.0, pytest.approx(6109.5)]
+    assert res.preemptions.tolist() == [0, 1]
+    summary = summarize(res, 1e9, 1e9)
+    assert (summary.preempted, summary.preemptions, summary.completed) == (1, 1, 2)
+
+
+def test_swap_moves_the_kv_out_and_back_instead_of_recomputing() -> None:
+    model = SwapStep(kv_capacity_tokens=1000)
+    cfg = EngineConfig(preempt=PreemptMode.swap, swap_gb_per_s=25.0)
+    res = replay(_trace([(0, 500, 300), (1, 400, 300)]), _one(model), cfg)
+    # As above until 618; r1's 449 KV tokens × 1e6 B ÷ 25e6 B/ms = 17.96 ms to the host stall
+    # the replica: r0's 249 tokens run 635.96–3,374.96. Copying r1 back stalls 17.96 ms more;
+    # it resumes decoding (no prefill): 250 tokens × 11 ms → 3,392.92 + 2,750 = 6,142.92.
+    assert res.e2e_ms.tolist() == [pytest.approx(3374.96), pytest.approx(6141.92)]
+    assert res.preemptions.tolist() == [0, 1]
+
+
+def test_preemption_starts_past_the_max_stable_sequences() -> None:
+    cap, n_in, n_out = 10_000, 900, 100
+    stable = max_stable_sequences(cap, n_in + n_out)  # the capacity model's limit: 10
+    model = LinearStep(kv_capacity_tokens=cap)
+    cfg = EngineConfig(max_seqs=64)
+    at_limit = replay(_trace([(0, n_in, n_out)] * stable), _one(model), cfg)
+    assert at_limit.preemptions.sum() == 0  # 10 × 999 tokens at most: they fit
+    past = replay(_trace([(0, n_in, n_out)] * (stable + 1)), _one(model), cfg)
+    assert past.preemptions.sum() > 0  # 11 prompts fit (9,900), 11 × 999 contexts do not
+    assert (past.status == Status.completed).all()
 
 
 def test_least_loaded_routing() -> None:
@@ -181,28 +250,45 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
     """One iteration at a time on every replica, the rules of docs/replay.md, no shortcuts.
 
     At each event time: iterations ending then are applied, then the failure, then arrivals are
-    routed, then idle replicas with work start an iteration.
+    routed, then idle replicas with work preempt what the next step's KV cannot hold
+    (recompute) and start an iteration.
     """
     arrival = (trace.arrival_s * 1000).tolist()
     ins, outs = trace.input_tokens.tolist(), trace.output_tokens.tolist()
     n, size = len(arrival), len(models)
     first, finish = [math.nan] * n, [math.nan] * n
     status = [0] * n
+    gen = [0] * n  # tokens generated before a preemption
     alive = [True] * size
     wait: list[deque[int]] = [deque() for _ in models]
-    prefill: list[list[list[int]]] = [[] for _ in models]  # [request, left, in kv]
+    prefill: list[list[list[int]]] = [[] for _ in models]  # [request, left, in kv, prompt]
     dec: list[dict[int, list[int]]] = [{} for _ in models]  # request → [left, context]
-    reserved, load = [0] * size, [0] * size
+    load = [0] * size
     busy: list[float | None] = [None] * size  # end of the iteration in progress
     chunk: list[list[tuple[list[int], int]]] = [[] for _ in models]
     fail_ms = math.inf if failure is None else failure.at_s * 1000
 
+    def used(r: int) -> int:
+        """KV of decoding contexts and of whole prompts admitted to prefill [tokens]."""
+        return sum(c for _, c in dec[r].values()) + sum(e[3] for e in prefill[r])
+
     def admit(r: int) -> None:
-        while wait[r] and reserved[r] + ins[wait[r][0]] + outs[wait[r][0]] <= (
-                models[r].kv_capacity_tokens) and len(prefill[r]) + len(dec[r]) < cfg.max_seqs:
-            i = wait[r].popleft()
-            reserved[r] += ins[i] + outs[i]
-            prefill[r].append([i, ins[i], 0])
+        while wait[r] and len(prefill[r]) + len(dec[r]) < cfg.max_seqs:
+            i = wait[r][0]
+            prompt = ins[i] + gen[i]
+            if used(r) + prompt + len(dec[r]) > models[r].kv_capacity_tokens:
+                break
+            wait[r].popleft()
+            prefill[r].append([i, prompt, 0, prompt])
+
+    def preempt(r: int) -> None:
+        while dec[r] and used(r) + len(dec[r]) > models[r].kv_capacity_tokens:
+            i = max([*dec[r], *(e[0] for e in prefill[r])])
+            if i in dec[r]:
+                gen[i] = outs[i] - dec[r].pop(i)[0]
+            else:
+                prefill[r].remove(next(e for e in prefill[r] if e[0] == i))
+            wait[r].appendleft(i)
 
     def route(i: int) -> None:
         need = ins[i] + outs[i]
@@ -218,7 +304,6 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
 
     def done(r: int, i: int, t: float) -> None:
         finish[i] = t
-        reserved[r] -= ins[i] + outs[i]
         load[r] -= 1
 
     nxt = 0
@@ -231,11 +316,13 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
             if not alive[r] or busy[r] != t:
                 continue
             busy[r] = None
+            finished = False
             for i in list(dec[r]):
                 dec[r][i][0] -= 1
                 dec[r][i][1] += 1
                 if dec[r][i][0] == 0:
                     done(r, i, t)
+                    finished = True
                     del dec[r][i]
             for entry, take in chunk[r]:
                 entry[1] -= take
@@ -243,21 +330,26 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
                 if entry[1] == 0:
                     prefill[r].remove(entry)
                     i = entry[0]
-                    first[i] = t
-                    if outs[i] == 1:
+                    if math.isnan(first[i]):
+                        first[i] = t
+                    if outs[i] - gen[i] == 1:
                         done(r, i, t)
+                        finished = True
                     else:
-                        dec[r][i] = [outs[i] - 1, ins[i]]
-            admit(r)
+                        dec[r][i] = [outs[i] - gen[i] - 1, entry[3]]
+            if finished:
+                admit(r)
         if t == fail_ms:
             assert failure is not None
             orphans: list[int] = []
             for r in range(size):
                 if alive[r] and zones[r] == failure.zone:
                     alive[r] = False
-                    for i in dec[r]:
-                        status[i], first[i] = 3, math.nan
-                    orphans += [e[0] for e in prefill[r]] + list(wait[r])
+                    for i in [*dec[r], *(e[0] for e in prefill[r]), *wait[r]]:
+                        if i in dec[r] or gen[i]:  # streaming: its tokens stop
+                            status[i], first[i] = 3, math.nan
+                        else:
+                            orphans.append(i)
             for i in sorted(orphans):
                 route(i)
             fail_ms = math.inf
@@ -267,6 +359,7 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
         for r in range(size):
             if not alive[r] or busy[r] is not None or not (prefill[r] or dec[r]):
                 continue
+            preempt(r)
             room = cfg.max_batched_tokens - len(dec[r])
             taken: list[tuple[list[int], int]] = []
             tokens = ctx = 0
@@ -440,9 +533,10 @@ def test_cli_json_contract(tmp_path: Path) -> None:
                          "--workload", "chat", "--json"])
     assert code == 0, out
     data = json.loads(out)
-    for key in ("requests", "completed", "rejected", "ttft_ms", "tpot_ms", "e2e_ms",
-                "slo_attainment", "wall_seconds"):
+    for key in ("requests", "completed", "rejected", "rejected_too_long", "preempted",
+                "ttft_ms", "tpot_ms", "e2e_ms", "slo_attainment", "wall_seconds"):
         assert key in data
+    assert data["rejected_too_long"] == data["preempted"] == 0  # short prompts, light load
     assert list(data["ttft_ms"]) == ["p50", "p95", "p99"]
     assert data["requests"] == data["completed"] == 240
     assert data["rejected"] == 0

@@ -24,6 +24,7 @@ from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     DEFAULT_MAX_SEQS,
     EngineConfig,
+    PreemptMode,
     ReplayResult,
     ReplaySummary,
     ZoneFailure,
@@ -80,10 +81,14 @@ class SimulationRun:
               help="Tokens per iteration (decode first, prompt chunks fill the rest).")
 @click.option("--max-seqs", type=click.IntRange(min=1), default=DEFAULT_MAX_SEQS,
               show_default=True, help="Running requests per replica.")
+@click.option("--preempt", type=click.Choice([m.value for m in PreemptMode]),
+              default=PreemptMode.recompute.value, show_default=True,
+              help="What a request preempted for KV room becomes: its KV recomputed on "
+                   "readmission, or swapped to host memory and back.")
 @json_option
 def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str | None,
             workload_name: str | None, slice_name: str | None, rate_scale: float,
-            fail_spec: str | None, max_batched_tokens: int, max_seqs: int,
+            fail_spec: str | None, max_batched_tokens: int, max_seqs: int, preempt: str,
             as_json: bool) -> None:
     """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo)."""
     sc = load(scenario)
@@ -94,7 +99,9 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         raise click.BadParameter("must be smaller than --max-batched-tokens",
                                  param_hint="--max-seqs")
     config = EngineConfig(max_batched_tokens=max_batched_tokens, max_seqs=max_seqs,
-                          prefix_cache_hit_rate=workload.prefix_cache_hit_rate)
+                          prefix_cache_hit_rate=workload.prefix_cache_hit_rate,
+                          preempt=PreemptMode(preempt),
+                          max_context_tokens=sc.model(workload.model).max_context_tokens)
     fleet = load_fleet(fleet_path, sc)
     count = sum(g.replicas for g in fleet.replicas if g.workload == workload.name
                 and (g.slice is None or g.slice == slice_name))
@@ -183,6 +190,9 @@ def summary_json(s: ReplaySummary) -> dict[str, Any]:
         "requests": s.requests,
         "completed": s.completed,
         "rejected": s.rejected,
+        "rejected_too_long": s.rejected_too_long,
+        "preempted": s.preempted,
+        "preemptions": s.preemptions,
         "ttft_ms": s.ttft_ms.as_dict(),
         "tpot_ms": s.tpot_ms.as_dict(),
         "e2e_ms": s.e2e_ms.as_dict(),
@@ -244,7 +254,8 @@ def _table(columns: list[tuple[str, ReplaySummary]], workload: Workload) -> list
         target = slo[name]
         lines.append(f"{name:10}{cells}  {'' if target is None else f'{target:,.0f}'}")
     for label, key in (("requests", "requests"), ("completed", "completed"),
-                       ("rejected", "rejected"), ("failed", "failed")):
+                       ("rejected", "rejected"), ("too long", "rejected_too_long"),
+                       ("preempted", "preempted"), ("failed", "failed")):
         lines.append(f"{label:10}" + "".join(f"{getattr(s, key):>27,}" for _, s in columns))
     lines.append(f"{'within SLO':10}" + "".join(
         f"{'—' if s.slo_attainment is None else f'{s.slo_attainment:.1%}':>27}"

@@ -6,10 +6,17 @@ SLO-holding rate when replaying a plan, so replicas share load in proportion to 
 as the plan assumes); ties to the lowest index. A replica runs
 iterations as a continuous-batching engine with chunked prefill does (vLLM's scheduler):
 
-- Admission: a request is admitted when the KV it will need, input + output tokens, fits beside
-  what admitted requests have reserved, and fewer than ``max_seqs`` are running; else it waits,
-  first in first out (no preemption, so reservations are whole). A request whose input + output
-  exceeds every replica's KV capacity is rejected, never truncated.
+- Admission: a request is admitted when its prompt's KV fits beside the KV in use and the one
+  token each decoding request writes next, and fewer than ``max_seqs`` are running; else it
+  waits, first in first out. A request longer than the model's context (``max_context_tokens``)
+  or whose input + output exceeds every replica's KV capacity is rejected, never truncated
+  (``rejected_too_long``).
+- Preemption (as vLLM does it): when a step cannot get a KV slot for every decoding request,
+  the newest running request (latest arrival) is preempted, again until the step fits, and goes
+  back to the front of the waiting queue. ``recompute`` (the default) frees its KV and prefills
+  its prompt and the tokens it has generated again when readmitted; ``swap`` moves its KV to host
+  memory and back, stalling the replica for the transfer (``swap_gb_per_s``), and resumes
+  decoding. Each preemption is counted (``preempted``).
 - An iteration decodes one token for every decoding request and prefills up to
   ``max_batched_tokens`` − (decoding requests) prompt tokens, taken from admitted prompts in
   order (chunked prefill). Its time is ``step_time_ms(prefill_tokens, decode_seqs, kv_tokens,
@@ -39,7 +46,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Protocol
 
 import numpy as np
@@ -59,6 +66,17 @@ DEFAULT_MAX_BATCHED_TOKENS = 2048
 DEFAULT_MAX_SEQS = 256
 #: KV use is sampled at the first arrival of each interval this long [ms].
 KV_SAMPLE_MS = 6000.0
+#: Host-to-GPU bandwidth a swapped KV cache moves at: PCIe Gen4 x16 in practice [GB/s].
+DEFAULT_SWAP_GB_PER_S = 25.0
+
+
+class PreemptMode(StrEnum):
+    """What a preempted request's KV cache becomes (vLLM's two modes)."""
+
+    recompute = "recompute"
+    """Freed; the prompt and the tokens generated so far are prefilled again on readmission."""
+    swap = "swap"
+    """Copied to host memory and back on readmission; decoding resumes where it stopped."""
 
 
 class StepModel(Protocol):
@@ -105,12 +123,20 @@ class EngineConfig:
     """Running requests per replica [requests]."""
     prefix_cache_hit_rate: float = 0.0
     """Share of each prompt already in the prefix cache: held in KV, not prefilled [1]."""
+    preempt: PreemptMode = PreemptMode.recompute
+    """What a preempted request's KV becomes."""
+    swap_gb_per_s: float = DEFAULT_SWAP_GB_PER_S
+    """Host link bandwidth of a swap, each way [GB/s]."""
+    max_context_tokens: int | None = None
+    """The model's context: a longer request (input + output) is rejected [tokens]."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_seqs < self.max_batched_tokens:
             raise ValueError("need 1 <= max_seqs < max_batched_tokens (a prompt must progress)")
         if not 0.0 <= self.prefix_cache_hit_rate < 1.0:
             raise ValueError("prefix_cache_hit_rate must lie in [0, 1)")
+        if not self.swap_gb_per_s > 0:
+            raise ValueError("swap_gb_per_s must be positive")
 
 
 @dataclass(frozen=True)
@@ -126,7 +152,7 @@ class Status(IntEnum):
 
     completed = 0
     rejected_too_long = 1
-    """Input + output exceed the KV capacity of every live replica."""
+    """Input + output exceed the model's context or the KV capacity of every live replica."""
     rejected_no_replica = 2
     """No replica of the workload was alive."""
     failed = 3
@@ -153,6 +179,8 @@ class ReplayResult:
     arrival of every 6 s (NaN in a minute without arrivals)."""
     requeued: int
     """Requests moved off failed replicas before their first token."""
+    preemptions: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Per request: times it was preempted."""
 
 
 def replay(trace: Trace, replicas: Sequence[ReplicaSpec], config: EngineConfig = EngineConfig(),
@@ -183,6 +211,12 @@ class ReplaySummary:
     completed: int
     rejected: int
     failed: int
+    rejected_too_long: int
+    """Of :attr:`rejected`: longer than the model's context or every replica's KV cache."""
+    preempted: int
+    """Requests preempted at least once."""
+    preemptions: int
+    """Preemptions, all told (a request may be preempted more than once)."""
     ttft_ms: LatencyPercentiles
     tpot_ms: LatencyPercentiles
     e2e_ms: LatencyPercentiles
@@ -211,12 +245,17 @@ def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
         hits = np.bincount(minute - first, weights=ok, minlength=last - first + 1)
         per_minute = tuple(None if c == 0 else float(h / c) for h, c in zip(hits, counts,
                                                                              strict=True))
+    preemptions = (result.preemptions[mask] if result.preemptions.size
+                   else np.zeros(n, dtype=np.int64))
     return ReplaySummary(
         requests=n,
         completed=int(done.sum()),
         rejected=int(((status == Status.rejected_too_long)
                       | (status == Status.rejected_no_replica)).sum()),
         failed=int((status == Status.failed).sum()),
+        rejected_too_long=int((status == Status.rejected_too_long).sum()),
+        preempted=int((preemptions > 0).sum()),
+        preemptions=int(preemptions.sum()),
         ttft_ms=_percentiles(ttft[done]),
         tpot_ms=_percentiles(tpot[done & ~np.isnan(tpot)]),
         e2e_ms=_percentiles(e2e[done]),
@@ -242,6 +281,7 @@ class _Replica:
 
     __slots__ = (
         "alive",
+        "alloc_pre",
         "cap",
         "chunk",
         "dec_heap",
@@ -251,19 +291,20 @@ class _Replica:
         "k_pre",
         "perf",
         "prefill_q",
-        "reserved",
         "seg_end",
         "seg_kind",
         "seg_s",
         "seg_start",
         "seg_steps",
         "seg_t0",
+        "stall_ms",
+        "swap_ms_per_token",
         "version",
         "wait_q",
         "zone",
     )
 
-    def __init__(self, index: int, spec: ReplicaSpec) -> None:
+    def __init__(self, index: int, spec: ReplicaSpec, swap_gb_per_s: float) -> None:
         self.index = index
         self.zone = spec.zone
         self.perf = spec.perf
@@ -273,9 +314,13 @@ class _Replica:
         self.iters = 0  # iterations run; every iteration adds a token to each decoder
         self.k_dec = 0  # KV tokens of decoding requests [tokens]
         self.k_pre = 0  # KV tokens of prompts in prefill (cached + prefilled so far) [tokens]
-        self.reserved = 0  # KV reserved by admitted requests: Σ input + output [tokens]
+        self.alloc_pre = 0  # KV allocated to prompts in prefill: their whole length [tokens]
         self.dec_heap: list[tuple[int, int]] = []  # (iteration it finishes at, request)
-        self.prefill_q: deque[list[int]] = deque()  # [request, tokens left, tokens in KV]
+        # [request, tokens left, tokens in KV, prompt length]
+        self.prefill_q: deque[list[int]] = deque()
+        self.stall_ms = 0.0  # swap transfers the next iteration waits for [ms]
+        kv_bytes = float(getattr(spec.perf, "kv_bytes_per_token_per_gpu", 0.0))
+        self.swap_ms_per_token = kv_bytes / (swap_gb_per_s * 1e6)  # [ms/token]
         self.wait_q: deque[int] = deque()  # requests waiting for KV room
         self.seg_kind = _IDLE
         self.seg_start = 0.0  # [ms]
@@ -296,7 +341,12 @@ class _Engine:
         self.first_ms: list[float] = [math.nan] * n
         self.finish_ms: list[float] = [math.nan] * n
         self.status: list[int] = [Status.completed] * n
-        self.reps = [_Replica(i, spec) for i, spec in enumerate(replicas)]
+        self.gen: list[int] = [0] * n  # tokens generated before a preemption
+        self.swapped: list[bool] = [False] * n  # preempted with its KV on the host
+        self.preemptions: list[int] = [0] * n
+        self.preempt = config.preempt
+        self.max_context = config.max_context_tokens
+        self.reps = [_Replica(i, spec, config.swap_gb_per_s) for i, spec in enumerate(replicas)]
         self.budget = config.max_batched_tokens
         self.max_seqs = config.max_seqs
         self.hit = config.prefix_cache_hit_rate
@@ -384,6 +434,9 @@ class _Engine:
         def load_after(j: int) -> float:
             return (loads[j] + 1) / weights[j]
 
+        if self.max_context is not None and need > self.max_context:
+            self.status[i] = Status.rejected_too_long
+            return
         if need <= self.min_cap:
             r = min(alive, key=load_after)  # first of the least loaded per unit of weight
         elif need <= self.max_cap:
@@ -407,15 +460,32 @@ class _Engine:
         self.max_cap = max(caps, default=-1)
 
     def _admit(self, rep: _Replica, i: int) -> bool:
-        """Admit request ``i`` if its whole KV fits and a sequence slot is free."""
-        need = self.inputs[i] + self.outputs[i]
-        if rep.reserved + need > rep.cap or len(rep.dec_heap) + len(rep.prefill_q) >= self.max_seqs:
+        """Admit request ``i`` if its prompt's KV fits beside the KV in use and the next token of
+        every decoding request, and a sequence slot is free.
+
+        A request preempted by recomputation prefills its prompt and the tokens it had
+        generated; one swapped out resumes decoding once its KV is copied back.
+        """
+        n_dec = len(rep.dec_heap)
+        if n_dec + len(rep.prefill_q) >= self.max_seqs:
             return False
-        rep.reserved += need
-        n_in = self.inputs[i]
-        cached = min(int(n_in * self.hit), n_in - 1)  # the last prompt token is always computed
-        rep.prefill_q.append([i, n_in - cached, cached])
+        n_in, gen = self.inputs[i], self.gen[i]
+        if self.swapped[i]:  # its KV comes back from the host: decode resumes
+            context = n_in + gen - 1  # [tokens]
+            if rep.k_dec + rep.alloc_pre + context + n_dec + 1 > rep.cap:
+                return False
+            self.swapped[i] = False
+            rep.k_dec += context
+            rep.stall_ms += context * rep.swap_ms_per_token
+            heapq.heappush(rep.dec_heap, (rep.iters + self.outputs[i] - gen, i))
+            return True
+        prompt = n_in + gen  # [tokens]
+        if rep.k_dec + rep.alloc_pre + prompt + n_dec > rep.cap:
+            return False
+        cached = min(int(n_in * self.hit), prompt - 1)  # the last prompt token is always computed
+        rep.prefill_q.append([i, prompt - cached, cached, prompt])
         rep.k_pre += cached
+        rep.alloc_pre += prompt
         return True
 
     def _on_admitted(self, rep: _Replica, t: float) -> None:
@@ -460,7 +530,16 @@ class _Engine:
     # -- iterations --
 
     def _plan(self, rep: _Replica, t: float) -> None:
-        """Start the next segment of ``rep`` at ``t``: a mixed iteration or a decode run."""
+        """Start the next segment of ``rep`` at ``t``: a mixed iteration or a decode run.
+
+        First, while the decoding requests' next tokens do not fit the KV cache, the newest
+        running request is preempted; a swap's transfer stalls the replica before it starts.
+        """
+        while rep.dec_heap and rep.k_dec + rep.alloc_pre + len(rep.dec_heap) > rep.cap:
+            self._preempt_newest(rep)
+        if rep.stall_ms:
+            t += rep.stall_ms
+            rep.stall_ms = 0.0
         n_dec = len(rep.dec_heap)
         rep.seg_start = t
         if rep.prefill_q:
@@ -478,7 +557,8 @@ class _Engine:
             rep.seg_kind = _MIXED
             rep.seg_end = t + rep.perf.step_time_ms(tokens, n_dec, rep.k_dec, len(chunk), ctx)
         elif n_dec:
-            steps = rep.dec_heap[0][0] - rep.iters
+            room = (rep.cap - rep.k_dec - rep.alloc_pre) // n_dec  # steps the KV cache holds
+            steps = min(rep.dec_heap[0][0] - rep.iters, room)
             t0 = rep.perf.step_time_ms(0, n_dec, rep.k_dec)
             s = 0.0
             if steps > 1:
@@ -509,11 +589,13 @@ class _Engine:
                 if entry[1] == 0:
                     rep.prefill_q.popleft()
                     i = entry[0]
-                    first_ms[i] = t
-                    self.queued -= 1
+                    if math.isnan(first_ms[i]):  # not a prompt recomputed after a preemption
+                        first_ms[i] = t
+                        self.queued -= 1
                     rep.k_pre -= entry[2]
+                    rep.alloc_pre -= entry[3]
                     rep.k_dec += entry[2]
-                    heapq.heappush(rep.dec_heap, (rep.iters + outputs[i] - 1, i))
+                    heapq.heappush(rep.dec_heap, (rep.iters + outputs[i] - self.gen[i] - 1, i))
             rep.chunk = []
         else:
             steps = rep.seg_steps
@@ -528,15 +610,39 @@ class _Engine:
         while dec_heap and dec_heap[0][0] <= rep.iters:
             _, i = heapq.heappop(dec_heap)
             self.finish_ms[i] = t
-            need = self.inputs[i] + self.outputs[i]
-            rep.k_dec -= need - 1
-            rep.reserved -= need
+            rep.k_dec -= self.inputs[i] + self.outputs[i] - 1
             self.loads[rep.index] -= 1
             freed = True
         if freed:
             wait_q = rep.wait_q
             while wait_q and self._admit(rep, wait_q[0]):
                 wait_q.popleft()
+
+    def _preempt_newest(self, rep: _Replica) -> None:
+        """Preempt the running request of ``rep`` that arrived last (prefilling or decoding):
+        its KV is freed (recompute) or moved to the host (swap), and it waits at the front."""
+        newest_dec = max((i for _, i in rep.dec_heap), default=-1)
+        newest_pre = max((e[0] for e in rep.prefill_q), default=-1)
+        if newest_pre > newest_dec:
+            entry = next(e for e in rep.prefill_q if e[0] == newest_pre)
+            rep.prefill_q.remove(entry)
+            rep.k_pre -= entry[2]
+            rep.alloc_pre -= entry[3]
+            i = newest_pre
+        else:
+            i = newest_dec
+            finish = next(f for f, j in rep.dec_heap if j == i)
+            rep.dec_heap.remove((finish, i))
+            heapq.heapify(rep.dec_heap)
+            gen = self.outputs[i] - (finish - rep.iters)  # tokens it has generated
+            context = self.inputs[i] + gen - 1  # [tokens]
+            rep.k_dec -= context
+            self.gen[i] = gen
+            if self.preempt is PreemptMode.swap:
+                self.swapped[i] = True
+                rep.stall_ms += context * rep.swap_ms_per_token
+        self.preemptions[i] += 1
+        rep.wait_q.appendleft(i)
 
     # -- failure --
 
@@ -548,17 +654,20 @@ class _Engine:
                 continue
             rep.alive = False
             rep.version += 1
-            for _, i in rep.dec_heap:
+            streaming = [i for _, i in rep.dec_heap]
+            for i in [entry[0] for entry in rep.prefill_q] + list(rep.wait_q):
+                # a request preempted after its first token was streaming too
+                (streaming if self.gen[i] else orphans).append(i)
+            for i in streaming:
                 self.status[i] = Status.failed
                 self.first_ms[i] = math.nan
-            orphans.extend(entry[0] for entry in rep.prefill_q)
-            orphans.extend(rep.wait_q)
             rep.dec_heap.clear()
             rep.prefill_q.clear()
             rep.wait_q.clear()
             rep.chunk = []
             rep.seg_kind = _IDLE
-            rep.k_dec = rep.k_pre = rep.reserved = self.loads[rep.index] = 0
+            rep.stall_ms = 0.0
+            rep.k_dec = rep.k_pre = rep.alloc_pre = self.loads[rep.index] = 0
         self._set_alive()
         self.queued -= len(orphans)
         self.requeued += len(orphans)
@@ -586,6 +695,7 @@ class _Engine:
             queue_depth_max=np.asarray(queue_max, dtype=np.int64),
             kv_use=np.asarray(kv_use, dtype=np.float64),
             requeued=self.requeued,
+            preemptions=np.asarray(self.preemptions, dtype=np.int64),
         )
 
 
