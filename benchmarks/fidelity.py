@@ -220,7 +220,7 @@ def evaluate(figures: Iterable[Figure], gpus: dict[str, GpuType],
 
 @dataclass(frozen=True)
 class Cell:
-    """Errors of one GPU and quantity."""
+    """Errors of one GPU and quantity (of one runtime, or of all: ``runtime == ""``)."""
 
     gpu: str
     quantity: str
@@ -228,19 +228,24 @@ class Cell:
     median_abs: float
     worst_abs: float
     median_signed: float
+    runtime: str = ""
 
 
-def summarize(outcomes: Sequence[Outcome], held_out: bool = True) -> list[Cell]:
-    """Median and worst absolute error per (GPU, quantity) of the held-out (or training) rows."""
-    cells: dict[tuple[str, str], list[float]] = {}
+def summarize(outcomes: Sequence[Outcome], held_out: bool = True,
+              by_runtime: bool = False) -> list[Cell]:
+    """Median and worst absolute error per (GPU, quantity) — per runtime too with
+    ``by_runtime`` — of the held-out (or training) rows."""
+    cells: dict[tuple[str, str, str], list[float]] = {}
     for o in outcomes:
-        if o.figure.held_out == held_out:
-            cells.setdefault((o.figure.gpu, o.figure.quantity), []).append(o.error)
+        f = o.figure
+        if f.held_out == held_out:
+            key = (f.gpu, f.runtime if by_runtime else "", f.quantity)
+            cells.setdefault(key, []).append(o.error)
     return [
         Cell(gpu, q, len(errs), statistics.median(abs(e) for e in errs),
-             max(abs(e) for e in errs), statistics.median(errs))
-        for (gpu, q), errs in sorted(cells.items(), key=lambda kv: (
-            kv[0][0], QUANTITIES.index(kv[0][1])))
+             max(abs(e) for e in errs), statistics.median(errs), runtime)
+        for (gpu, runtime, q), errs in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], QUANTITIES.index(kv[0][2])))
     ]
 
 
@@ -257,29 +262,42 @@ def pct(x: float) -> str:
     return f"{100 * x:+.1f} %" if not math.isnan(x) else "—"
 
 
+def _cell_rows(cells: Iterable[Cell], by_runtime: bool) -> list[str]:
+    out = []
+    for c in cells:
+        runtime = f" {c.runtime} |" if by_runtime else ""
+        out.append(f"| {c.gpu} |{runtime} {c.quantity} | {c.rows} | {100 * c.median_abs:.1f} % "
+                   f"| {100 * c.worst_abs:.1f} % | {pct(c.median_signed)} |")
+    return out
+
+
 def markdown(outcomes: Sequence[Outcome], label: str) -> str:
-    """The error tables (held out, then training) and every held-out row."""
+    """The error tables (held out, per runtime, training) and every held-out row."""
+    head = "| figures | median abs. error | worst | median signed |"
+    rule = "|---:|---:|---:|---:|"
     lines = [f"Factors: {label}. Held-out (model, GPU) pairs: "
-             + ", ".join(f"{m} on {g}" for m, g in sorted(HELD_OUT_PAIRS)) + ".", ""]
-    for title, held in (("Held out", True), ("Training pairs", False)):
-        lines += [f"**{title}** — median and worst absolute error per GPU and quantity:", "",
-                  "| GPU | quantity | figures | median abs. error | worst | median signed |",
-                  "|---|---|---:|---:|---:|---:|"]
-        for c in summarize(outcomes, held):
-            lines.append(f"| {c.gpu} | {c.quantity} | {c.rows} | {100 * c.median_abs:.1f} % "
-                         f"| {100 * c.worst_abs:.1f} % | {pct(c.median_signed)} |")
-        lines.append("")
+             + ", ".join(f"{m} on {g}" for m, g in sorted(HELD_OUT_PAIRS)) + ".", "",
+             "**Held out** — median and worst absolute error per GPU and quantity:", "",
+             f"| GPU | quantity {head}", f"|---|---{rule}",
+             *_cell_rows(summarize(outcomes, True), False), "",
+             "**Held out, per runtime** (splitwise-2023 is the 2023 research runtime Splitwise "
+             "measured; trtllm and vllm are today's engines):", "",
+             f"| GPU | runtime | quantity {head}", f"|---|---|---{rule}",
+             *_cell_rows(summarize(outcomes, True, by_runtime=True), True), "",
+             "**Training pairs** — median and worst absolute error per GPU and quantity:", "",
+             f"| GPU | quantity {head}", f"|---|---{rule}",
+             *_cell_rows(summarize(outcomes, False), False), ""]
     lines += ["**Held-out figures** (each against its prediction):", "",
               "| model | GPU | TP | prec. | runtime | mode | in | out | conc. | quantity "
-              "| published | predicted | error | source |",
-              "|---|---|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+              "| published | predicted | error |",
+              "|---|---|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|"]
     for o in outcomes:
         f = o.figure
         if f.held_out:
             lines.append(
                 f"| {f.model} | {f.gpu} | {f.tp} | {f.precision} | {f.runtime} | {f.mode} "
                 f"| {f.input_tokens} | {f.output_tokens} | {f.concurrency} | {f.quantity} "
-                f"| {f.value:,.2f} | {o.predicted:,.2f} | {pct(o.error)} | {f.source} |")
+                f"| {f.value:,.2f} | {o.predicted:,.2f} | {pct(o.error)} |")
     return "\n".join(lines) + "\n"
 
 
