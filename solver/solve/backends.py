@@ -13,6 +13,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,9 @@ from models.plan import SolverReport, SolveStatus
 #: Threads and seed are fixed so a plan is the same on every run of the same input.
 SOLVER_THREADS = 2
 SOLVER_SEED = 0
+#: Threads HiGHS uses for the solves of this context; a sweep fixes it per variant
+#: (:func:`solver_threads`), so a variant's plan never depends on the executor that ran it.
+THREADS: ContextVar[int] = ContextVar("solver_threads", default=SOLVER_THREADS)
 #: A value within this distance of an integer is that integer.
 INTEGRALITY_TOLERANCE = 1e-6
 
@@ -40,6 +44,16 @@ class SolveOutcome:
     status: SolveStatus
     report: SolverReport
     has_solution: bool
+
+
+@contextlib.contextmanager
+def solver_threads(threads: int) -> Iterator[None]:
+    """HiGHS uses ``threads`` threads for the solves made inside this block."""
+    token = THREADS.set(threads)
+    try:
+        yield
+    finally:
+        THREADS.reset(token)
 
 
 @contextlib.contextmanager
@@ -88,7 +102,7 @@ def solve(
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     started = time.perf_counter()
     if solver == "highs":
-        highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=SOLVER_THREADS,
+        highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=THREADS.get(),
                            random_seed=SOLVER_SEED)
         highs.start = start
         prob.solve(highs)
