@@ -31,6 +31,7 @@ CONFINED: dict[str, set[str]] = {
     "click": {"cli"},
     "pulp": {"program", "solve"},
     "highspy": {"solve"},
+    "ray": {"studies"},
 }
 
 

@@ -15,7 +15,7 @@ from models.errors import InputError
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
 COMMAND_MODULES = ("validate", "calibrate", "profile", "forecast", "estimate", "capacity", "check",
-                   "simulate", "template", "plan", "compare", "import_bench")
+                   "simulate", "template", "plan", "compare", "sweep", "import_bench")
 
 
 class FleetplanGroup(click.Group):

@@ -8,18 +8,16 @@ A variation is ``KEY=VALUE`` applied to a resolved :class:`~models.scenario.Scen
 - ``spot=true|false`` — ``false`` removes every spot offer (``true`` keeps the scenario's);
 - ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none).
 
-Several ``--vary`` options combine as a product. Variants are planned in worker processes (at
-most two, deterministic order), each a plain call of the planner.
+Several ``--vary`` options combine as a product. Variants are planned in worker processes
+(:mod:`.executors`, as many as the cores hold), each a plain call of the planner; ``fleetplan
+sweep`` (:mod:`.sweep`) is the general case: any field by path, samples, Ray, resume.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from models.capacity import CapacityTable
@@ -30,10 +28,20 @@ from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
+from solver.studies.executors import (
+    Finished,
+    LocalExecutor,
+    SolveOptions,
+    Task,
+    default_workers,
+    plan_task,
+    run_tasks,
+)
+
+__all__ = ["SolveOptions"]  # re-exported: defined with the executors that run the plans
 
 #: Keys ``--vary`` understands.
 VARY_KEYS = ("growth", "survivability", "spot", "drop_gpu")
-MAX_WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -167,53 +175,43 @@ def build_variants(scenarios: Sequence[Scenario],
     return out
 
 
-@dataclass(frozen=True)
-class SolveOptions:
-    """Solver settings passed to every variant's plan."""
-
-    solver: str = "highs"
-    time_limit_s: float = 60.0
-    gap: float = 0.01
-
-
 def plan_variant(variant: Variant, options: SolveOptions) -> Compared:
-    """Plan one variant (runs in a worker process)."""
-    from solver.capacity.table import build_capacity_table
-    from solver.solve.strategy import plan_scenario
-
-    table = build_capacity_table(variant.scenario)
-    plan = plan_scenario(variant.scenario, table, solver=options.solver,
-                         time_limit_s=options.time_limit_s, gap=options.gap)
-    return Compared(variant, plan, table)
+    """Plan one variant here, in this process."""
+    planned = plan_task(Task(variant.label, variant.label, variant.scenario, options))
+    return Compared(variant, planned.plan, planned.table)
 
 
 def plan_all(variants: Sequence[Variant], options: SolveOptions,
              progress: Callable[[int, Compared], None] | None = None,
              workers: int | None = None) -> list[Compared]:
-    """Plan every variant, in parallel where cores allow; results in the variants' order.
+    """Plan every variant in worker processes (as many as the cores hold at ``options.threads``
+    each); results in the variants' order.
 
-    ``progress(i, result)`` is called as each variant finishes (in completion order).
+    ``progress(i, result)`` is called as each variant finishes (in completion order). A variant
+    that fails twice raises :class:`StudyError`.
     """
-    n = workers if workers is not None else min(MAX_WORKERS, os.cpu_count() or 1, len(variants))
+    n = workers if workers is not None else default_workers(options.threads)
+    tasks = [Task(str(i), v.label, v.scenario, options) for i, v in enumerate(variants)]
     results: list[Compared | None] = [None] * len(variants)
-    def done(i: int, result: Compared) -> None:
-        results[i] = result
-        if progress is not None:
-            progress(i, result)
-
-    if n <= 1:
-        for i, v in enumerate(variants):
-            done(i, plan_variant(v, options))
-    else:
-        # spawn, not fork: a child forked after HiGHS ran in this process inherits its thread
-        # pool in a broken state and can spin forever inside the next solve
-        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")
-                                 ) as pool:
-            futures: dict[Future[Compared], int] = {
-                pool.submit(plan_variant, v, options): i for i, v in enumerate(variants)}
-            for future in as_completed(futures):
-                done(futures[future], future.result())
+    executor = LocalExecutor(max(1, min(n, len(variants))))
+    try:
+        for event in run_tasks(tasks, executor):
+            if not isinstance(event, Finished):
+                continue
+            i = int(event.task.key)
+            if event.planned is None:
+                raise StudyError(f"{event.task.label}: {event.error}")
+            result = Compared(variants[i], event.planned.plan, event.planned.table)
+            results[i] = result
+            if progress is not None:
+                progress(i, result)
+    finally:
+        executor.close()
     return [r for r in results if r is not None]
+
+
+class StudyError(RuntimeError):
+    """A variant could not be planned (after a retry): a bug or a lost worker, not bad input."""
 
 
 @dataclass(frozen=True)
@@ -229,6 +227,10 @@ class ComparisonRow:
     survivability: str
     """``holds`` or ``FAILS`` with the failing (failure, workload) pairs counted."""
     gap: float | None
+    survivability_margin: float | None = None
+    """Smallest (capacity − demand) ÷ demand over every failure (not normal running) and
+    workload the plan must survive, at the worst slice [1]; negative where a failure is not
+    survived, ``None`` where no workload must survive one."""
 
 
 def survivability_verdict(plan: Plan) -> str:
@@ -241,10 +243,16 @@ def survivability_verdict(plan: Plan) -> str:
 
 def comparison_row(result: Compared) -> ComparisonRow:
     """Figures of one planned variant; no cost where the plan has no fleet."""
-    plan = result.plan
+    return plan_row(result.variant.label, result.plan)
+
+
+def plan_row(label: str, plan: Plan) -> ComparisonRow:
+    """The side-by-side figures of a plan; no cost where the plan has no fleet."""
     has_fleet = bool(plan.nodes)
+    margins = [m.margin for m in survivability_margins(plan)
+               if m.margin is not None and m.failure != "none"]
     return ComparisonRow(
-        label=result.variant.label,
+        label=label,
         status=plan.status.value,
         cost_per_month=plan.cost.per_month if has_fleet else None,
         per_million_tokens=plan.cost.per_million_tokens if has_fleet else None,
@@ -252,6 +260,7 @@ def comparison_row(result: Compared) -> ComparisonRow:
         reserved_share=reserved_share(plan),
         survivability=survivability_verdict(plan),
         gap=plan.solver.gap,
+        survivability_margin=min(margins) if margins else None,
     )
 
 
