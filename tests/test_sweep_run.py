@@ -244,3 +244,43 @@ def test_ray_returns_the_local_results_bit_for_bit(tiny_sweep: Path, ray_sweep: 
     csv_ray = pd.read_csv(ray_sweep / "sweep.csv").drop(columns="plan_seconds")
     assert csv_local.to_csv() == csv_ray.to_csv()
     assert json.loads((ray_sweep / "study.json").read_text())["executor"] == "ray"
+
+
+QUARTERS = """
+name: quarters
+zones:
+  - id: a
+    region: r
+    offers:
+      - gpu: L4
+        gpus_per_node: 4
+        on_demand: {price_per_gpu_hour: 1.0, stock_gpus: 64}
+workloads:
+  - name: chat
+    model: Llama-3.1-8B
+    arrival: {peak_rps: 4}
+    input_tokens: {p50: 1000, p95: 1500, p99: 2000}
+    output_tokens: {p50: 200, p95: 300, p99: 400}
+    slo: {ttft_p95_ms: 1000, tpot_p95_ms: 50}
+    allowed_gpus: [L4]
+    growth: [1, 1.5, 2, 3]
+horizon: {start: 2027-01-01, period_months: 3, count: 4}
+"""
+
+
+def test_a_horizon_is_swept_as_plan_plans_it(tmp_path: Path) -> None:
+    """A scenario over quarters is planned over its horizon; its growth path varies by path."""
+    from solver.solve.horizon import plan_horizon
+
+    path = tmp_path / "q.yaml"
+    path.write_text(QUARTERS)
+    base = load_scenario(path)
+    variants = build_sweep(base, [parse_vary("workloads.chat.growth=×1,×2")], Design(),
+                           OPTIONS)
+    assert variants[1].scenario.workload("chat").growth == (2, 3, 4, 6)
+    results = run_sweep(variants, OPTIONS, None, LocalExecutor(1))
+    for result, variant in zip(results, variants, strict=True):
+        assert result.plan is not None and result.plan.periods  # planned over its quarters
+        alone = plan_horizon(variant.scenario, time_limit_s=30)
+        assert result.plan.cost == alone.cost
+    assert results[1].plan.cost.per_month > results[0].plan.cost.per_month  # type: ignore

@@ -71,16 +71,24 @@ class Planned:
 
 
 def plan_task(task: Task) -> Planned:
-    """Plan one task (runs in a worker process) with the threads it names."""
+    """Plan one task (runs in a worker process) with the threads it names, as ``fleetplan
+    plan`` plans it: over its horizon where it has one (the table is then its first period's)."""
     from solver.capacity.table import build_capacity_table
     from solver.solve.backends import solver_threads
+    from solver.solve.horizon import first_period_scenario, plan_horizon
     from solver.solve.strategy import plan_scenario
 
     started = time.perf_counter()
-    with solver_threads(task.options.threads):
-        table = build_capacity_table(task.scenario)
-        plan = plan_scenario(task.scenario, table, solver=task.options.solver,
-                             time_limit_s=task.options.time_limit_s, gap=task.options.gap)
+    options = task.options
+    with solver_threads(options.threads):
+        if task.scenario.multi_period:
+            plan = plan_horizon(task.scenario, solver=options.solver,
+                                time_limit_s=options.time_limit_s, gap=options.gap)
+            table = build_capacity_table(first_period_scenario(plan, task.scenario))
+        else:
+            table = build_capacity_table(task.scenario)
+            plan = plan_scenario(task.scenario, table, solver=options.solver,
+                                 time_limit_s=options.time_limit_s, gap=options.gap)
     return Planned(plan, table, time.perf_counter() - started)
 
 
