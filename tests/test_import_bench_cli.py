@@ -161,3 +161,26 @@ def test_a_plan_from_an_imported_sweep_uses_the_measured_rate(tmp_path: Path) ->
     assert {p["Capacity source"] for p in pools if p["GPU"] == "H100-SXM"} == {"measured"}
     with (tmp_path / "measured.csv").open(encoding="utf-8") as fh:
         assert next(csv.reader(fh))[-1] == "source"
+
+
+@pytest.mark.parametrize("command", ["profile", "calibrate"])
+def test_commands_given_a_load_test_result_say_which_command_reads_it(
+        tmp_path: Path, command: str) -> None:
+    # A vLLM result used to pass for a Mooncake trace (profile) or be parsed as CSV (calibrate).
+    (path,) = sweep_files(tmp_path, SWEEP[:1])
+    result = CliRunner().invoke(main, [command, path])
+    assert result.exit_code == 2, result.output
+    assert "this is a load-test result (vLLM, AIPerf or GenAI-Perf)" in result.output
+    assert "fleetplan import-bench" in result.output
+
+
+def test_profile_given_a_guidellm_report_or_prometheus_export_says_what_it_is(
+        tmp_path: Path) -> None:
+    guidellm = bf.write_json(tmp_path / "benchmarks.json", bf.guidellm_04(SWEEP[:1]))
+    result = CliRunner().invoke(main, ["profile", str(guidellm)])
+    assert result.exit_code == 2 and "a GuideLLM benchmark report" in result.output
+    prometheus = tmp_path / "metrics.json"
+    prometheus.write_text('{"status": "success", "data": {"resultType": "matrix", '
+                          '"result": []}}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["profile", str(prometheus)])
+    assert result.exit_code == 2 and "fleetplan profile --prometheus" in result.output

@@ -25,6 +25,7 @@ from inputs import catalog_dir
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
 from models.loader import non_finite_problems, problems_from_validation
+from solver.capacity.bench.formats import foreign_json
 
 
 class MeasurementKind(StrEnum):
@@ -308,6 +309,11 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     """
     if not path.is_file():
         raise InputError([Problem(str(path), "", "file not found", "check the path")])
+    with path.open("rb") as fh:
+        head = fh.read(4096).decode("utf-8-sig", errors="replace")
+    foreign = foreign_json(path, head, "a measurements CSV")
+    if foreign is not None:
+        raise foreign
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from models.errors import InputError, Problem
 from models.workload import Workload
+from solver.capacity.bench.formats import foreign_json
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -89,8 +90,12 @@ class Trace:
 
 
 def detect_format(path: Path) -> TraceFormat:
-    """Guess the format: JSON lines are Mooncake; a CSV with the Azure header is Azure."""
+    """Guess the format: JSON lines are Mooncake; a CSV with the Azure header is Azure. A
+    load-test result or a Prometheus export is refused, saying which command reads it."""
     head = _read_head(path)
+    foreign = foreign_json(path, head, "a request trace")
+    if foreign is not None:
+        raise foreign
     if head.lstrip().startswith("{"):
         return TraceFormat.mooncake
     first_line = head.splitlines()[0] if head else ""
@@ -102,7 +107,8 @@ def detect_format(path: Path) -> TraceFormat:
 
 def read_trace(path: Path, fmt: TraceFormat | None = None) -> Trace:
     """Read a trace file in ``fmt`` (detected when ``None``)."""
-    fmt = fmt if fmt is not None else detect_format(path)
+    detected = detect_format(path)
+    fmt = fmt if fmt is not None else detected
     if fmt is TraceFormat.mooncake:
         return read_mooncake(path)
     if fmt is TraceFormat.azure:

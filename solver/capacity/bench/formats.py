@@ -29,6 +29,28 @@ READ = ("vLLM bench serve --save-result JSON (or a --append-result / bench sweep
         "profile_export_genai_perf.json")
 
 
+#: Keys that give a JSON file away (found in its first few kilobytes): what it is, what to do.
+GIVEAWAYS = (
+    ('"request_throughput"', "a load-test result (vLLM, AIPerf or GenAI-Perf)",
+     "import it with `fleetplan import-bench FILE --gpu G --tp T`"),
+    ('"benchmarks"', "a GuideLLM benchmark report",
+     "import it with `fleetplan import-bench FILE --gpu G --tp T`"),
+    ('"resultType"', "a Prometheus query result", "profile it with `fleetplan profile "
+     "--prometheus FILE`"),
+)
+
+
+def foreign_json(path: Path, head: str, expected: str) -> InputError | None:
+    """The refusal for a load-test result or Prometheus export given where ``expected`` (a
+    trace, a measurements CSV) belongs, from the file's first kilobytes; ``None`` otherwise."""
+    if head.lstrip()[:1] not in ("{", "["):
+        return None
+    for key, what, fix in GIVEAWAYS:
+        if key in head:
+            return InputError([Problem(str(path), "", f"this is {what}, not {expected}", fix)])
+    return None
+
+
 def _refuse(file: str, what: str, fix: str = f"give {READ}") -> InputError:
     return InputError([Problem(file, "", what, fix)])
 
