@@ -144,6 +144,12 @@ class Scenario(OmitDefaults):
         catalog)."""
         return resolve_runtime(name, self.runtimes)
 
+    def zone_label(self, zone_id: str) -> str:
+        """The zone as a person reads it: its id, and the account's name for it where the
+        scenario maps one (``use1-az4 (us-east-1a)``)."""
+        name = next((z.name for z in self.zones if z.id == zone_id), None)
+        return f"{zone_id} ({name})" if name else zone_id
+
     def zone(self, zone_id: str) -> Zone:
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import openpyxl
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -277,7 +278,8 @@ def test_a_scenario_priced_from_the_published_aws_catalog_validates_and_plans(
     assert sc.workloads[0].model == "Llama-3.1-8B"
     assert {(z.id, z.name) for z in sc.zones} == {("use1-az4", "us-east-1a"),
                                                   ("use1-az1", "us-east-1b")}
-    assert CliRunner().invoke(main, ["validate", str(scenario)]).exit_code == 0
+    validated = CliRunner().invoke(main, ["validate", str(scenario)])
+    assert validated.exit_code == 0 and "use1-az4 (us-east-1a)" in validated.output
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -285,3 +287,9 @@ def test_a_scenario_priced_from_the_published_aws_catalog_validates_and_plans(
     assert plan["status"] == "optimal"
     assert {a["zone"] for a in plan["allocations"]} == {"use1-az1", "use1-az4"}  # zone loss
     assert {a["gpu"] for a in plan["allocations"]} <= {"H100-SXM", "L4"}
+    # People read both names; machines read the zone id (plan.json).
+    assert "use1-az4 (us-east-1a)" in result.output
+    assert "use1-az1 (us-east-1b)" in (out / "report.md").read_text(encoding="utf-8")
+    cells = {c for ws in openpyxl.load_workbook(out / "plan.xlsx").worksheets
+             for row in ws.iter_rows(values_only=True) for c in row}
+    assert {"Zone name (account)", "us-east-1a", "us-east-1b"} <= cells

@@ -36,8 +36,9 @@ from solver.solve.strategy import plan_scenario
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
 
 
-def gpu_table(plan: Plan) -> list[str]:
-    """GPUs by type × zone × purchase kind: reserved, and the most elastic in any slice."""
+def gpu_table(plan: Plan, scenario: Scenario | None = None) -> list[str]:
+    """GPUs by type × zone × purchase kind: reserved, and the most elastic in any slice; zones
+    with the account's name beside the id where the scenario maps one."""
     peak: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
     for n in plan.nodes:
         key = (n.gpu, n.zone, n.purchase)
@@ -45,7 +46,8 @@ def gpu_table(plan: Plan) -> list[str]:
     lines = [f"  {'GPU':<10} {'zone':<12} {'reserved':>9} {'on-demand':>10} {'spot':>6}"]
     for gpu, zone in sorted({(g, z) for g, z, _ in peak}):
         cells = [peak.get((gpu, zone, k), 0) for k in PurchaseKind]
-        lines.append(f"  {gpu:<10} {zone:<12} {cells[0]:>9} {cells[1]:>10} {cells[2]:>6}")
+        label = scenario.zone_label(zone) if scenario is not None else zone
+        lines.append(f"  {gpu:<10} {label:<12} {cells[0]:>9} {cells[1]:>10} {cells[2]:>6}")
     lines.append("  (on-demand and spot: the most running in any slice)")
     return lines
 
@@ -117,7 +119,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out.append(f"cost: {c.per_month:,.0f} {c.currency}/month; {mtok} {c.currency} per "
                    f"million tokens ({out_mtok} per million output tokens)")
         out.append("GPUs:")
-        out += gpu_table(plan)
+        out += gpu_table(plan, scenario)
         out.append("workloads:")
         out += workload_lines(plan, scenario)
         out.append("survivability:")

@@ -63,7 +63,8 @@ def render(summary: ScenarioSummary) -> list[str]:
         for i, zone in enumerate(zones):
             offers = "  ".join(f"{g} ×{o.gpus_per_node} {_kind_letters(o.kinds)}"
                                for g, o in zone.offers.items())
-            lines.append(f"  {region if i == 0 else '':<16} {zone.id:<12} {offers}")
+            label = f"{zone.id} ({zone.name})" if zone.name else zone.id
+            lines.append(f"  {region if i == 0 else '':<16} {label:<12} {offers}")
     lines.append("")
     lines.append(f"GPU types on offer ({len(summary.gpus)} of {summary.catalog_gpu_count} in the "
                  f"catalog; {summary.catalog_model_count} models)")

@@ -146,8 +146,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     lines += ["## GPUs", "",
               "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
     lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]"],
-                    [[c.zone, c.gpu, c.purchase.value, c.gpus, _money(c.cost_per_month)]
-                     for c in gpu_counts(plan)])
+                    [[scenario.zone_label(c.zone), c.gpu, c.purchase.value, c.gpus,
+                      _money(c.cost_per_month)] for c in gpu_counts(plan)])
     lines += ["## Workloads", "",
               "Replicas: reserved + most elastic in one slice. Latency: predicted P95 at the "
               "SLO-holding rate / SLO.", ""]
@@ -193,7 +193,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                     t = o.terms(kind)
                     if t is not None:
                         rate = spot_interruption_rate(scenario, z.id, o.gpu)  # [1/h]
-                        price_rows.append([z.id, o.gpu, kind.value, f"{t.price_per_gpu_hour:.4f}",
+                        price_rows.append([scenario.zone_label(z.id), o.gpu, kind.value,
+                                           f"{t.price_per_gpu_hour:.4f}",
                                            t.stock_gpus,
                                            f"{rate:g}" if kind is PurchaseKind.spot else "—",
                                            o.price_source or "scenario"])

@@ -52,6 +52,8 @@ class ZoneSummary(Frozen):
     region: str
     offers: dict[str, OfferSummary]
     """GPU type → what the zone sells of it."""
+    name: str | None = None
+    """The account's name for the zone (AWS ``us-east-1a``), where the scenario maps one."""
 
 
 class GpuSummary(Frozen):
@@ -172,7 +174,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
             for o in zone.offers
         }
         regions.setdefault(zone.region, []).append(
-            ZoneSummary(id=zone.id, region=zone.region, offers=offers))
+            ZoneSummary(id=zone.id, region=zone.region, offers=offers, name=zone.name))
     measured = tuple(
         MeasuredSummary(workload=m.workload, model=m.model, gpu=m.gpu, precision=m.precision,
                         tp=m.tp, max_stable_sequences=m.max_stable_sequences,

@@ -388,6 +388,7 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
                                   for b in p.time_blocks), "hours of the day"),
     ])
     price_rows: list[Sequence[Value]] = []
+    named = any(z.name for z in scenario.zones)  # the account's zone names, where mapped
     for z in scenario.zones:
         for o in z.offers:
             for kind in PURCHASE_ORDER:
@@ -403,12 +404,13 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
                     else None,
                     o.spot.interruption_rate_per_hour if kind is PurchaseKind.spot and o.spot
                     else None,
-                    o.price_source))
+                    o.price_source, *((z.name,) if named else ())))
     cur = p.currency
     r = _table(ws, r, "Prices and stock", [
         "Zone", "Region", "GPU", "Instance type", "GPUs per node", "Purchase kind",
         f"Price [{cur}/GPU-hour]", "Stock [GPUs]", "Commitment [months]", "Lead time [weeks]",
-        "Startup [min]", "Interruption rate [1/h]", "Price source"], price_rows)
+        "Startup [min]", "Interruption rate [1/h]", "Price source",
+        *(("Zone name (account)",) if named else ())], price_rows)
     used_gpus = sorted({n.gpu for n in plan.nodes} | {a.gpu for a in plan.allocations})
     gpus = [g for g in scenario.gpus if g.name in used_gpus] or list(scenario.gpus)
     r = _table(ws, r, "GPU catalog entries (and efficiency factors)", [
