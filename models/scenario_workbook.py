@@ -69,6 +69,8 @@ SCENARIO_SETTINGS = (
     _c("catalog_overlays", "files", path="catalog.overlays", kind="texts",
        help="Catalog overlay YAML files, relative to this workbook."),
     _c("measured_csv", "file", help="Measured rows as a configuration-matrix CSV."),
+    _c("zone_names", "file", help="`aws ec2 describe-availability-zones --output json`: lets "
+       "zones be named as the account names them (us-east-1a)."),
 )
 
 
@@ -130,7 +132,10 @@ MEASURED_COLUMNS = (
 
 
 PRICE_TABLE_COLUMNS = (
-    _c("path", help="SkyPilot-format CSV relative to this workbook, or builtin:aws"),
+    _c("path", help="Price catalog relative to this workbook (SkyPilot vms.csv as published, "
+       "or a quote CSV), or builtin:aws"),
+    _c("layout", help="skypilot-aws, skypilot-gcp, skypilot-azure, fleetplan or quotes "
+       "(default: detected)"),
     _c("zones", "comma list", kind="texts"), _c("gpus", "comma list", kind="texts"),
     _c("reserved_discount", "1", "reserved.discount_vs_on_demand", "number"),
     _c("reserved_commitment", "months", "reserved.commitment_months", "integer"),
