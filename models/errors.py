@@ -23,6 +23,10 @@ class Problem:
         return f"{text} — {self.fix}" if self.fix else text
 
 
+#: Problems an error lists; the rest are counted (a file with 10^5 bad rows is one message).
+MAX_SHOWN_PROBLEMS = 50
+
+
 class InputError(Exception):
     """Bad input: carries every problem found, not just the first."""
 
@@ -34,7 +38,10 @@ class InputError(Exception):
         """Human-readable list, one problem per line."""
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in the input:"
-        return "\n".join([head, *(f"  - {p}" for p in self.problems)])
+        shown = [f"  - {p}" for p in self.problems[:MAX_SHOWN_PROBLEMS]]
+        if n > MAX_SHOWN_PROBLEMS:
+            shown.append(f"  … and {n - MAX_SHOWN_PROBLEMS:,} more")
+        return "\n".join([head, *shown])
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

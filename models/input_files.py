@@ -1,66 +1,80 @@
-"""Bounded reading of the files people bring: load-test results, metrics exports, price catalogs.
+"""Bounded reading of every file fleetplan reads: scenarios, tables, traces, workbooks, and the
+files people bring (load-test results, metrics exports, price catalogs).
 
-Every reader of a file it did not write goes through :func:`read_text` (or :func:`read_json`),
-so the size it will read is decided in one place (:data:`MAX_INPUT_BYTES`, per kind of file)
-and a missing, unreadable, oversized or malformed file is refused the same way: an
-:class:`~models.errors.InputError` naming the file, the place and the fix, exit 2 at the CLI.
+Every reader goes through :func:`check_file` and :func:`read_bytes` (or :func:`read_text`,
+:func:`read_json`), so the size it will read is decided in one place
+(:data:`~models.limits.MAX_INPUT_BYTES`, per kind of file) and a missing, unreadable, oversized,
+special or malformed file is refused the same way: an :class:`~models.errors.InputError` naming
+the file, the place and the fix, exit 2 at the CLI. JSON's nesting is measured on the text
+before it is parsed and its values counted after (docs/limits.md).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from models.errors import InputError, Problem
+from models.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_NODES, MIB
 
-MIB = 1024 * 1024
-
-#: Largest file read of each kind [bytes]. A vLLM ``--save-detailed`` result of 10,000 requests,
-#: a month of one-minute Prometheus samples of vLLM's series, and SkyPilot's whole AWS catalog
-#: (2.4 MB) each fit with room to spare; beyond these a file is refused before it is parsed.
-MAX_INPUT_BYTES: dict[str, int] = {
-    "benchmark result": 64 * MIB,
-    "metrics export": 64 * MIB,
-    "price catalog": 32 * MIB,
-    "zone mapping": 4 * MIB,
-}
+__all__ = ["MAX_INPUT_BYTES", "check_file", "parse_json", "read_bytes", "read_json",
+           "read_json_lines", "read_text"]
 
 
-def check_file(path: Path, kind: str) -> int:
-    """Size of an input file of ``kind`` [bytes]; refused when missing, not a file, or larger
-    than :data:`MAX_INPUT_BYTES` allows."""
+def check_file(path: Path, kind: str, file: str | None = None, where: str = "") -> int:
+    """Size of an input file of ``kind`` [bytes]; refused when missing, not a regular file (a
+    device or a pipe would be read forever) or larger than :data:`MAX_INPUT_BYTES` allows.
+    ``file`` and ``where`` locate a reference to ``path`` (by default, the file itself)."""
     limit = MAX_INPUT_BYTES[kind]
-    if path.is_dir():
-        raise InputError([Problem(str(path), "", f"is a directory, not a {kind} file",
-                                  "name the file")])
+
+    def refuse(message: str, fix: str) -> InputError:
+        shown = str(path).replace("\0", "\\0")
+        return InputError([Problem(file or shown, where,
+                                   message if file is None else f"{shown}: {message}", fix)])
+
     try:
-        size = path.stat().st_size
-    except (OSError, ValueError) as exc:
-        raise InputError([Problem(str(path), "", f"{kind} file not found or unreadable: {exc}",
+        st = path.stat()
+    except ValueError:  # a NUL byte in the path
+        raise refuse("the path holds a NUL byte", "check the path") from None
+    except FileNotFoundError:
+        raise refuse("file not found", "check the path") from None
+    except OSError as exc:
+        raise refuse(f"{kind} file unreadable: {exc.strerror or exc}", "check the path") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise refuse(f"is a directory, not a {kind} file", "name the file")
+    if not stat.S_ISREG(st.st_mode):
+        raise refuse(f"is not a regular file (a device, pipe or socket), not a {kind} file",
+                     "name a regular file")
+    if st.st_size > limit:
+        raise refuse(f"{st.st_size / MIB:,.1f} MiB is over the {limit / MIB:,.0f} MiB limit for "
+                     f"a {kind} file", "split it, or export a shorter range or fewer columns "
+                     "(docs/limits.md)")
+    return st.st_size
+
+
+def read_bytes(path: Path, kind: str) -> bytes:
+    """The file's bytes within the size limit of ``kind``, checked on what the file system
+    reports and again on what is read: files of pseudo-filesystems (``/proc``, ``/sys``)
+    report 0 or 4 KiB whatever they hold, and a file may grow after the check."""
+    check_file(path, kind)
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_INPUT_BYTES[kind] + 1)
+    except OSError as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc.strerror or exc}",
                                   "check the path")]) from None
-    if not path.is_file():
-        raise InputError([Problem(str(path), "", f"is not a regular file ({kind})",
-                                  "name a file")])
-    if size > limit:
-        raise InputError([Problem(
-            str(path), "", f"{size / MIB:,.1f} MiB is over the {limit / MIB:,.0f} MiB limit for "
-            f"a {kind} file", "split it, or export a shorter range or fewer columns")])
-    return size
+    if len(raw) > MAX_INPUT_BYTES[kind]:
+        raise InputError([Problem(str(path), "", f"over the size limit for a {kind} file",
+                                  "split it (docs/limits.md)")])
+    return raw
 
 
 def read_text(path: Path, kind: str) -> str:
     """The file as text (UTF-8, a leading BOM dropped), within the size limit of ``kind``."""
-    check_file(path, kind)
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_INPUT_BYTES[kind] + 1)  # the file may have grown since the check
-    except OSError as exc:
-        raise InputError([Problem(str(path), "", f"cannot read: {exc}", "check the path")]
-                         ) from None
-    if len(raw) > MAX_INPUT_BYTES[kind]:
-        raise InputError([Problem(str(path), "", f"over the size limit for a {kind} file",
-                                  "split it")])
+    raw = read_bytes(path, kind)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -68,17 +82,55 @@ def read_text(path: Path, kind: str) -> str:
                                   f"save the {kind} as UTF-8 (it is a text format)")]) from None
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of lists and objects in JSON text (strings skipped), before parsing."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if match.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def count_values(doc: Any, limit: int = MAX_NODES) -> int:
+    """Values in a parsed document (containers and scalars), counting up to ``limit`` + 1."""
+    stack, count = [doc], 0
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
+
+
 def parse_json(text: str, file: str, where: str = "") -> Any:
-    """Parse one JSON document; bad syntax or nesting too deep to parse → located InputError."""
+    """Parse one JSON document (``where``: the line it is, in a JSON-lines file, as
+    ``"line 3, "``) within the structure limits; bad syntax, nesting deeper than
+    :data:`~models.limits.MAX_DEPTH`, more than :data:`~models.limits.MAX_NODES` values or an
+    integer of more than 4,300 digits → located InputError."""
+    place = where.rstrip(", ")
+    if json_depth(text) > MAX_DEPTH:
+        raise InputError([Problem(file, place, f"JSON nested too deeply: more than {MAX_DEPTH} "
+                                  "levels", "give the file as the tool wrote it "
+                                  "(docs/limits.md)")])
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        place = f"{where}line {exc.lineno}, column {exc.colno}"
-        raise InputError([Problem(file, place, f"invalid JSON: {exc.msg}",
+        at = f"line {exc.lineno}, column {exc.colno}" if not where else f"column {exc.colno}"
+        raise InputError([Problem(file, f"{where}{at}", f"invalid JSON: {exc.msg}",
                                   "fix the syntax there")]) from None
-    except RecursionError:
-        raise InputError([Problem(file, where.rstrip(", "), "JSON nested too deeply to read",
-                                  "give the file as the tool wrote it")]) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError([Problem(file, place, f"cannot read as JSON: {exc}",
+                                  "fix the value")]) from None
+    if count_values(doc) > MAX_NODES:
+        raise InputError([Problem(file, place, f"more than {MAX_NODES:,} values",
+                                  "split the file (docs/limits.md)")])
+    return doc
 
 
 def read_json(path: Path, kind: str) -> Any:
@@ -89,17 +141,5 @@ def read_json(path: Path, kind: str) -> Any:
 def read_json_lines(path: Path, kind: str) -> list[Any]:
     """Every non-blank line of a JSON-lines file, each parsed as one document."""
     text = read_text(path, kind)
-    return [_line(line, str(path), n)
+    return [parse_json(line, str(path), f"line {n}, ")
             for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-
-
-def _line(line: str, file: str, lineno: int) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError([Problem(file, f"line {lineno}, column {exc.colno}",
-                                  f"invalid JSON: {exc.msg}", "each line must be one JSON "
-                                  "document")]) from None
-    except RecursionError:
-        raise InputError([Problem(file, f"line {lineno}", "JSON nested too deeply to read",
-                                  "give the file as the tool wrote it")]) from None

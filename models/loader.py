@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from inputs import catalog_dir
@@ -28,7 +26,10 @@ from models.canonical import (
     named_zones,
 )
 from models.catalog import GpuType, LlmSpec
+from models.documents import read_document
 from models.errors import InputError, Problem, did_you_mean, format_location
+from models.input_files import check_file
+from models.limits import FIXES, MAX_LIST_ENTRIES, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
 from models.offers import ONE_QUOTE, QUOTE_LIST, Offer, Zone
@@ -45,59 +46,15 @@ BUILTIN_CATALOG_FILES = ("gpus.yaml", "models.yaml", "efficiency.yaml", "runtime
 #: Layers that a catalog without them still loads (written by ``fleetplan calibrate``).
 OPTIONAL_CATALOG_FILES = ("efficiency.yaml", "runtimes.yaml")
 
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error.
-
-    Plain YAML keeps the last value silently: a second ``workloads:`` would drop the first list.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[tuple[str, str]] = set()
-        for key_node, _ in node.value:  # the keys as written (merged `<<` keys may be overridden)
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                continue
-            key = (key_node.tag, key_node.value)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key `{key_node.value}` appears twice in one mapping",
-                    key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+#: Error types of a value outside its field's range (the fix then gives the range and why).
+RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
-def read_document(path: Path) -> Any:
-    """Parse a YAML, JSON or Excel (``.xlsx``) document; missing file or bad syntax → InputError."""
-    if not path.exists():
-        raise InputError([Problem(str(path), "", "file not found", "check the path")])
-    if path.is_dir():
-        raise InputError([Problem(str(path), "", "is a directory, not a file", "name a file")])
-    if path.suffix.lower() == ".xlsx":
-        from models.scenario_workbook import read_scenario_workbook  # openpyxl: only when needed
-
-        return read_scenario_workbook(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem(str(path), "", f"cannot read: {exc}", "")]) from None
-    try:
-        if path.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise InputError(
-            [Problem(str(path), where, f"invalid JSON: {exc.msg}", "fix the syntax there")]
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(
-            [Problem(str(path), where, f"invalid YAML: {reason}", "fix the syntax there")]
-        ) from None
-
-
-def _fix_for(error_type: str, msg: str) -> str:
+def _fix_for(error_type: str, msg: str, field: str = "") -> str:
+    if error_type in RANGE_ERRORS and field in RANGES:
+        return range_fix(field)
+    if error_type in FIXES:
+        return FIXES[error_type]
     fixes = {
         "extra_forbidden": "remove this key or check its spelling",
         "missing": "add this field",
@@ -166,7 +123,10 @@ def problems_from_validation(
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = f"unknown key `{loc[-1]}`"
-        out.append(Problem(file, format_location(loc), msg, _fix_for(err["type"], msg)))
+        elif err["type"] == "finite_number":  # as non_finite_problems says it
+            msg = f"`{err['input']}` is not a finite number"
+        field = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")
+        out.append(Problem(file, format_location(loc), msg, _fix_for(err["type"], msg, field)))
     return out
 
 
@@ -198,7 +158,8 @@ def non_finite_problems(
                         "give a finite number")]
     if isinstance(doc, int | float) and not isinstance(doc, bool) and (
             abs(doc) >= SOLVER_INFINITY):
-        return [Problem(file, format_location(prefix), f"`{doc:.3g}` is too large: the solver "
+        shown = f"{doc:.3g}" if isinstance(doc, float) else f"a {len(str(abs(doc)))}-digit number"
+        return [Problem(file, format_location(prefix), f"`{shown}` is too large: the solver "
                         "reads 10^20 and beyond as infinite", "give a number below 10^20")]
     if isinstance(doc, Mapping):
         return [p for k, v in doc.items() for p in non_finite_problems(v, file, (*prefix, k))]
@@ -274,6 +235,10 @@ def _catalog_list(doc: Any, key: str, file: str, problems: list[Problem]) -> lis
     value = doc.get(key, [])
     if not isinstance(value, list):
         problems.append(Problem(file, key, "expected a list", f"write `{key}:` as a list"))
+        return []
+    if len(value) > MAX_LIST_ENTRIES:
+        problems.append(Problem(file, key, f"{len(value):,} entries; at most "
+                                f"{MAX_LIST_ENTRIES:,} are read", "split the catalog"))
         return []
     return value
 
@@ -390,6 +355,7 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     """Measured capacity rows from a configuration-matrix CSV (one row per tested config)."""
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check `measured_csv`")])
+    check_file(path, "CSV table")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)
@@ -405,6 +371,9 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
             [Problem(str(path), "header", f"missing columns: {', '.join(missing)}",
                      f"the header needs: {', '.join(MeasuredCapacity.model_fields)}")]
         )
+    if len(rows) > MAX_LIST_ENTRIES:
+        raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
+                                  f"{MAX_LIST_ENTRIES:,} are read", "split the table")])
     out, problems = [], []
     for i, row in enumerate(rows, start=2):
         clean = {k: (v if v != "" else None) for k, v in row.items() if k}
@@ -636,8 +605,6 @@ def load_resolved_record(doc: Mapping[str, Any], path: Path) -> Scenario:
     file = str(path)
     scenario = validate_as(Scenario, doc, file)
     problems = []
-    if not scenario.name:  # what ScenarioFile's bounds require of a scenario file
-        problems.append(Problem(file, "name", "empty name", "give the scenario's name"))
     if not scenario.workloads:
         problems.append(Problem(file, "workloads", "no workload to plan",
                                 "list at least one workload"))

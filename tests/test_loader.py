@@ -193,8 +193,8 @@ def test_zero_or_negative_rate(tmp_path: Path, value: float) -> None:
     doc = base_doc()
     doc["workloads"][0]["arrival"]["peak_rps"] = value
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].arrival.peak_rps")
-    assert "greater than 0" in problem.message
-    assert problem.fix == "use a positive value"
+    assert "greater than or equal to 0.001" in problem.message
+    assert problem.fix.startswith("give 0.001 ≤ peak_rps ≤ 10^6 req/s (")
 
 
 def test_zero_daily_volume(tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_zero_daily_volume(tmp_path: Path) -> None:
     wl["class"] = "batch"
     wl["batch"] = {"daily_requests": 0, "window_hours": [1, 2]}
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].batch.daily_requests")
-    assert problem.fix == "use a positive value"
+    assert problem.fix.startswith("give 1 ≤ daily_requests ≤ 10^11 requests/day (")
 
 
 def test_negative_price(tmp_path: Path) -> None:
@@ -233,7 +233,8 @@ def test_shares_outside_unit_interval(
     doc = base_doc()
     doc["workloads"][0][field] = value
     problem = only(problems_of(write(tmp_path, doc)), location)
-    assert problem.fix in ("use a smaller value", "use a larger value")
+    assert problem.fix.startswith(("give 0 ≤ prefix_cache_hit_rate < 1 (",
+                                   "give 0.05 ≤ target_utilization ≤ 1 ("))
 
 
 def test_hourly_shape_share_above_one(tmp_path: Path) -> None:
