@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, model_validator
 
 from models.common import Frozen, OmitDefaults, Precision
+from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 
 
 class EfficiencyFactors(Frozen):
@@ -16,48 +19,48 @@ class EfficiencyFactors(Frozen):
     per GPU type.
     """
 
-    compute_efficiency: float = Field(0.55, gt=0, le=1)
+    compute_efficiency: Real = bounded("compute_efficiency", 0.55)
     """Share of dense tensor FLOPS achieved by prefill GEMMs [1]."""
-    bandwidth_efficiency: float = Field(0.75, gt=0, le=1)
+    bandwidth_efficiency: Real = bounded("bandwidth_efficiency", 0.75)
     """Share of HBM bandwidth achieved when decode reads weights and KV cache [1]."""
-    decode_step_overhead_ms: float = Field(3.0, ge=0)
+    decode_step_overhead_ms: Real = bounded("decode_step_overhead_ms", 3.0)
     """Fixed per-step cost of an iteration, whatever the model: scheduling, Python [ms]."""
-    step_overhead_ms_per_layer: float = Field(0.0, ge=0)
+    step_overhead_ms_per_layer: Real = bounded("step_overhead_ms_per_layer", 0.0)
     """Per-step cost of each transformer layer: kernel launches and their gaps [ms/layer]."""
-    step_overhead_ms_per_seq: float = Field(0.0, ge=0)
+    step_overhead_ms_per_seq: Real = bounded("step_overhead_ms_per_seq", 0.0)
     """Per-step cost of each sequence in the iteration: sampling, per-sequence attention
     launches, scheduler bookkeeping [ms/sequence]."""
-    link_efficiency: float = Field(0.7, gt=0, le=1)
+    link_efficiency: Real = bounded("link_efficiency", 0.7)
     """Share of GPU-to-GPU link bandwidth achieved by tensor-parallel all-reduce [1]."""
-    allreduce_latency_us: float = Field(10.0, ge=0)
+    allreduce_latency_us: Real = bounded("allreduce_latency_us", 10.0)
     """Latency of one all-reduce call over 2 GPUs; it grows as log2 of the GPUs in the ring
     (docs/capacity-model.md, "Tensor-parallel all-reduce") [µs]."""
-    runtime_overhead_gib: float = Field(1.5, ge=0)
+    runtime_overhead_gib: Real = bounded("runtime_overhead_gib", 1.5)
     """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
-    runtime_overhead_fraction: float = Field(0.05, ge=0, lt=1)
+    runtime_overhead_fraction: Real = bounded("runtime_overhead_fraction", 0.05)
     """Share of GPU memory lost to activation workspace and fragmentation [1]."""
 
 
 class GpuType(Frozen):
     """One accelerator model, with datasheet figures (dense, no sparsity)."""
 
-    name: str = Field(min_length=1)
-    memory_gib: float = Field(gt=0)
-    hbm_bandwidth_gb_per_s: float = Field(gt=0)
+    name: Name
+    memory_gib: Real = bounded("memory_gib")
+    hbm_bandwidth_gb_per_s: Real = bounded("hbm_bandwidth_gb_per_s")
     """Memory bandwidth [GB/s, 10^9 bytes per second]."""
-    bf16_tflops: float = Field(gt=0)
+    bf16_tflops: Real = bounded("bf16_tflops")
     """Dense BF16/FP16 tensor throughput [10^12 FLOP/s]."""
-    fp8_tflops: float | None = Field(None, gt=0)
+    fp8_tflops: Real | None = bounded("fp8_tflops", None)
     """Dense FP8 tensor throughput [10^12 FLOP/s]; ``None`` where the GPU has no FP8."""
-    int8_tops: float | None = Field(None, gt=0)
+    int8_tops: Real | None = bounded("int8_tops", None)
     """Dense INT8 tensor throughput [10^12 op/s]."""
-    link_bandwidth_gb_per_s: float = Field(gt=0)
+    link_bandwidth_gb_per_s: Real = bounded("link_bandwidth_gb_per_s")
     """GPU-to-GPU bandwidth per GPU, one direction [GB/s] (NVLink, xGMI, or PCIe where none)."""
-    gpus_per_node: int = Field(ge=1, le=64)
+    gpus_per_node: Whole = bounded("gpus_per_node")
     precisions: tuple[Precision, ...] = (Precision.bf16,)
     """Weight precisions the GPU runs natively or through a supported kernel."""
     efficiency: EfficiencyFactors = EfficiencyFactors()
-    source: str = Field(min_length=1)
+    source: Text = Field(min_length=1)
     """Where every figure above came from."""
 
     @model_validator(mode="after")
@@ -77,36 +80,36 @@ class LlmSpec(OmitDefaults):
 
     omit_when_default = ("aliases",)
 
-    name: str = Field(min_length=1)
-    layers: int = Field(ge=1)
-    hidden_size: int = Field(ge=1)
-    attention_heads: int = Field(ge=1)
-    kv_heads: int = Field(ge=1)
-    head_dim: int = Field(ge=1)
-    ffn_size: int = Field(ge=1)
-    vocab_size: int = Field(ge=1)
-    total_params_b: float = Field(gt=0)
+    name: Name
+    layers: Whole = bounded("layers")
+    hidden_size: Whole = bounded("hidden_size")
+    attention_heads: Whole = bounded("attention_heads")
+    kv_heads: Whole = bounded("kv_heads")
+    head_dim: Whole = bounded("head_dim")
+    ffn_size: Whole = bounded("ffn_size")
+    vocab_size: Whole = bounded("vocab_size")
+    total_params_b: Real = bounded("total_params_b")
     """All parameters, every expert included [10^9]."""
-    active_params_b: float = Field(gt=0)
+    active_params_b: Real = bounded("active_params_b")
     """Parameters used per token (differs from total for mixture-of-experts) [10^9]."""
-    max_context_tokens: int = Field(ge=1)
-    kv_latent_dim: int | None = Field(None, ge=1)
+    max_context_tokens: Whole = bounded("max_context_tokens")
+    kv_latent_dim: Whole | None = bounded("kv_latent_dim", None)
     """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by
     all heads and so replicated, not split, across tensor-parallel GPUs; ``None`` for GQA/MHA."""
-    routed_experts: int | None = Field(None, ge=2)
+    routed_experts: Whole | None = bounded("routed_experts", None)
     """Mixture of experts: routed experts per MoE layer (``None`` for a dense model)."""
-    experts_per_token: int | None = Field(None, ge=1)
+    experts_per_token: Whole | None = bounded("experts_per_token", None)
     """Routed experts each token is sent to [experts]."""
-    routed_expert_params_b: float | None = Field(None, gt=0)
+    routed_expert_params_b: Real | None = bounded("routed_expert_params_b", None)
     """Parameters in all routed experts of all layers [10^9]: the part of the weights a token
     reads only ``experts_per_token ÷ routed_experts`` of; the rest (attention, embeddings,
     dense layers, shared experts) every token reads."""
-    weights_digest: str | None = None
+    weights_digest: Text | None = None
     """Digest of the weights served; a measured row for other weights is stale."""
-    aliases: tuple[str, ...] = ()
+    aliases: Annotated[tuple[Name, ...], LimitedList] = ()
     """Other names of the model people type or tools record (Hugging Face ids, served model
     names); they resolve to this entry (models/names.py)."""
-    source: str = Field(min_length=1)
+    source: Text = Field(min_length=1)
 
     @model_validator(mode="after")
     def _consistent(self) -> LlmSpec:

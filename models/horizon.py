@@ -16,6 +16,7 @@ from enum import StrEnum
 from pydantic import Field, field_validator, model_validator
 
 from models.common import Frozen, PurchaseKind
+from models.limits import Name, Real, Whole, bounded
 
 #: Probabilities of the demand scenarios must sum to 1 within this [1].
 PROBABILITY_TOLERANCE = 1e-6
@@ -44,9 +45,9 @@ class Horizon(Frozen):
     start: dt.date
     """First day of the first period; orders are planned from this date (``policy.as_of``
     when that is later)."""
-    period_months: int = Field(3, ge=1, le=12)
-    count: int = Field(ge=1, le=40)
-    replan_months: int | None = Field(None, ge=1)
+    period_months: Whole = Field(3, ge=1, le=12)
+    count: Whole = Field(ge=1, le=40)
+    replan_months: Whole | None = bounded("replan_months", None)
     """Months until the plan is made again (default ``period_months``): orders due before then
     are the same in every demand scenario."""
     commitments: CommitmentCost = CommitmentCost.whole_term
@@ -73,9 +74,9 @@ class DemandScenario(Frozen):
     per workload name (the others: 1). Omitted: the workloads' own growth (a ``base`` case).
     """
 
-    name: str = Field(min_length=1)
-    probability: float = Field(gt=0, le=1)
-    growth: tuple[float, ...] | dict[str, tuple[float, ...]] = ()
+    name: Name
+    probability: Real = bounded("probability")
+    growth: tuple[Real, ...] | dict[str, tuple[Real, ...]] = ()
 
     @field_validator("growth")
     @classmethod
@@ -113,22 +114,22 @@ class HeldNodes(Frozen):
     Named by GPU type (and node size) or by the provider's instance type.
     """
 
-    zone: str = Field(min_length=1)
-    gpu: str | None = Field(None, min_length=1)
-    instance_type: str | None = Field(None, min_length=1)
+    zone: Name
+    gpu: Name | None = None
+    instance_type: Name | None = None
     """Provider's node type (e.g. ``p5.48xlarge``): GPU and node size from the scenario's
     offers, else the built-in price table."""
-    gpus_per_node: int | None = Field(None, ge=1, le=64)
-    nodes: int = Field(ge=0, le=100_000)
+    gpus_per_node: Whole | None = bounded("gpus_per_node", None)
+    nodes: Whole = bounded("nodes")
     kind: InventoryKind = InventoryKind.owned
     ends: dt.date | None = None
     """Last day held: the end of a reservation (required), or an owned node's retirement."""
     available_from: dt.date | None = None
     """First day in service, for nodes ordered but not yet delivered (default: held now)."""
-    price_per_gpu_hour: float | None = Field(None, gt=0)
+    price_per_gpu_hour: Real | None = bounded("price_per_gpu_hour", None)
     """A reservation's price (default: the zone's reserved quote for the GPU) [currency/(GPU·h)];
     committed, reported, never changed by the plan."""
-    running_cost_per_node_month: float | None = Field(None, ge=0)
+    running_cost_per_node_month: Real | None = bounded("running_cost_per_node_month", None)
     """Owned: power and hosting per node (default: from the zone's ``owned`` terms)
     [currency/(node·month)]."""
 

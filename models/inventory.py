@@ -10,33 +10,36 @@ rate and source filled in from the capacity table (or the plan).
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from models.common import CapacitySource, Frozen, Precision, PurchaseKind
+from models.limits import LimitedList, Name, Text, Whole, bounded
 
 
 class InventoryNodes(Frozen):
     """Nodes of one GPU type owned (or reserved, or running on demand) in one zone."""
 
-    zone: str = Field(min_length=1)
-    gpu: str = Field(min_length=1)
+    zone: Name
+    gpu: Name
     purchase: PurchaseKind = PurchaseKind.reserved
-    nodes: int = Field(ge=0, le=100_000)
+    nodes: Whole = bounded("nodes")
     """At most 10^5 nodes a line, beyond any cluster built: a few zeros too many (10^9) made
     the layout allocate a list per node and never finish."""
-    gpus_per_node: int | None = Field(None, ge=1, le=64)
+    gpus_per_node: Whole | None = bounded("gpus_per_node", None)
     """GPUs per node; defaults to the zone offer's, else the GPU type's ``gpus_per_node``."""
 
 
 class InventoryReplicas(Frozen):
     """Replicas of one workload in one configuration and zone (a layout line)."""
 
-    workload: str = Field(min_length=1)
-    zone: str = Field(min_length=1)
-    gpu: str = Field(min_length=1)
-    tp: int = Field(ge=1)
+    workload: Name
+    zone: Name
+    gpu: Name
+    tp: Whole = bounded("tp")
     """Tensor-parallel degree = GPUs per replica, all in one node."""
-    replicas: int = Field(ge=0)
+    replicas: Whole = bounded("replicas")
     purchase: PurchaseKind | None = None
     """Nodes the replicas run on; default: fill reserved, then on-demand (then spot for batch)."""
     precision: Precision | None = None
@@ -46,10 +49,10 @@ class InventoryReplicas(Frozen):
 class InventoryFile(Frozen):
     """An existing fleet as written by hand (YAML or JSON)."""
 
-    name: str = "inventory"
-    description: str = ""
-    nodes: tuple[InventoryNodes, ...] = Field(min_length=1)
-    layout: tuple[InventoryReplicas, ...] | None = None
+    name: Name = "inventory"
+    description: Text = ""
+    nodes: Annotated[tuple[InventoryNodes, ...], LimitedList] = Field(min_length=1)
+    layout: Annotated[tuple[InventoryReplicas, ...], LimitedList] | None = None
     """How replicas sit on the nodes; ``None`` lets fleetplan lay them out (greedy, cheapest)."""
 
 

@@ -7,9 +7,8 @@ import datetime as dt
 import io
 from collections.abc import Iterable
 
-from pydantic import Field
-
 from models.common import OmitDefaults, Precision
+from models.limits import Name, Real, Text, Whole, bounded
 
 
 class MeasuredCapacity(OmitDefaults):
@@ -21,19 +20,19 @@ class MeasuredCapacity(OmitDefaults):
 
     omit_when_default = ("source",)
 
-    model: str = Field(min_length=1)
-    model_digest: str | None = None
-    gpu: str = Field(min_length=1)
-    runtime: str = Field(min_length=1)
+    model: Name
+    model_digest: Text | None = None
+    gpu: Name
+    runtime: Name
     precision: Precision
-    tp: int = Field(ge=1)
-    workload: str = Field(min_length=1)
-    max_stable_sequences: int = Field(ge=1)
-    tested_peak_rps: float = Field(gt=0)
-    ttft_p95_ms: float = Field(gt=0)
-    decode_p95_ms_per_token: float = Field(gt=0)
+    tp: Whole = bounded("tp")
+    workload: Name
+    max_stable_sequences: Whole = bounded("max_stable_sequences")
+    tested_peak_rps: Real = bounded("tested_peak_rps")
+    ttft_p95_ms: Real = bounded("ttft_p95_ms")
+    decode_p95_ms_per_token: Real = bounded("decode_p95_ms_per_token")
     measured_on: dt.date
-    source: str | None = None
+    source: Text | None = None
     """Where the row came from (``fleetplan import-bench`` writes the tool, the files and how
     the rate was found)."""
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, Discriminator, Field, Tag, model_validator
+from pydantic import AliasChoices, Discriminator, Tag, model_validator
 
 from models.common import Frozen, OmitDefaults, PurchaseKind, Upfront
+from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 
 #: Share of a partial-upfront term paid at its start when the quote does not say [1].
 DEFAULT_PARTIAL_UPFRONT_SHARE = 0.5
@@ -22,19 +23,19 @@ class ReservedTerms(OmitDefaults):
 
     omit_when_default = ("upfront", "upfront_share", "assumed")
 
-    price_per_gpu_hour: float = Field(gt=0)
-    stock_gpus: int = Field(ge=0)
+    price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
+    stock_gpus: Whole = bounded("stock_gpus")
     """GPUs the provider can commit in this zone."""
-    commitment_months: int = Field(12, ge=1, validation_alias=AliasChoices(
+    commitment_months: Whole = bounded("commitment_months", 12, validation_alias=AliasChoices(
         "commitment_months", "term_months"))
     """Term of the commitment [months] (also read as ``term_months``); paid whole even where it
     runs past the planning horizon."""
-    lead_time_weeks: float = Field(0.0, ge=0)
+    lead_time_weeks: Real = bounded("lead_time_weeks", 0.0)
     """Time from order to capacity in service [weeks]."""
     upfront: Upfront = Upfront.none
     """How the commitment is paid: monthly (``none``), ``partial`` (``upfront_share`` of it at
     the start of the term, the rest monthly) or ``all`` at the start."""
-    upfront_share: float | None = Field(None, ge=0, le=1)
+    upfront_share: Real | None = bounded("upfront_share", None)
     """Share of the commitment paid at the start of a ``partial`` term [1] (default 0.5)."""
     assumed: bool = False
     """The price is assumed, not quoted: a discount applied to on-demand by a price table."""
@@ -70,25 +71,25 @@ class OwnedTerms(Frozen):
     price_per_kwh × pue × hours per month`` + ``hosting_per_node_month`` (docs/program.md).
     """
 
-    capex_per_node: float = Field(gt=0)
+    capex_per_node: Real = bounded("capex_per_node")
     """Purchase price of one node, installed [currency]."""
-    life_months: int = Field(48, ge=1)
+    life_months: Whole = bounded("life_months", 48)
     """Months the capital is amortised over [months]."""
-    gpu_tdp_w: float = Field(gt=0)
+    gpu_tdp_w: Real = bounded("gpu_tdp_w")
     """Thermal design power of one GPU [W]."""
-    node_overhead_w: float = Field(0.0, ge=0)
+    node_overhead_w: Real = bounded("node_overhead_w", 0.0)
     """Power of the rest of the node at full load: CPUs, memory, NICs, fans [W]."""
-    average_utilization: float = Field(0.6, gt=0, le=1)
+    average_utilization: Real = bounded("average_utilization", 0.6)
     """Average share of its full power a node draws over a month [1]."""
-    price_per_kwh: float = Field(ge=0)
+    price_per_kwh: Real = bounded("price_per_kwh")
     """Electricity price [currency/kWh]."""
-    pue: float = Field(1.3, ge=1)
+    pue: Real = bounded("pue", 1.3)
     """Power usage effectiveness of the site: facility power ÷ IT power [1]."""
-    hosting_per_node_month: float = Field(0.0, ge=0)
+    hosting_per_node_month: Real = bounded("hosting_per_node_month", 0.0)
     """Rack space, network and operations per node [currency/(node·month)]."""
-    stock_gpus: int = Field(ge=0)
+    stock_gpus: Whole = bounded("stock_gpus")
     """GPUs that can be delivered (and racked) in this zone."""
-    lead_time_weeks: float = Field(0.0, ge=0)
+    lead_time_weeks: Real = bounded("lead_time_weeks", 0.0)
     """Time from order to a node in service [weeks]."""
 
     def power_per_node_month(self, gpus_per_node: int, hours_per_month: float) -> float:
@@ -111,18 +112,18 @@ class OwnedTerms(Frozen):
 class OnDemandTerms(Frozen):
     """Elastic capacity: paid for the hours it runs; must start before it serves."""
 
-    price_per_gpu_hour: float = Field(gt=0)
-    stock_gpus: int = Field(ge=0)
-    startup_minutes: float = Field(10.0, ge=0)
+    price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
+    stock_gpus: Whole = bounded("stock_gpus")
+    startup_minutes: Real = bounded("startup_minutes", 10.0)
     """Time to provision a node and load weights before it serves [min]."""
 
 
 class SpotTerms(Frozen):
     """Interruptible capacity: cheapest, never failover capacity, never for interactive pools."""
 
-    price_per_gpu_hour: float = Field(gt=0)
-    stock_gpus: int = Field(ge=0)
-    interruption_rate_per_hour: float = Field(0.05, ge=0, lt=1)
+    price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
+    stock_gpus: Whole = bounded("stock_gpus")
+    interruption_rate_per_hour: Real = bounded("interruption_rate_per_hour", 0.05)
     """Expected share of spot capacity reclaimed per hour [1/h]."""
 
 
@@ -147,10 +148,10 @@ class Offer(OmitDefaults):
 
     omit_when_default = ("owned",)
 
-    gpu: str = Field(min_length=1)
-    instance_type: str | None = None
+    gpu: Name
+    instance_type: Name | None = None
     """Provider's node type (e.g. ``p5.48xlarge``), for the purchase order."""
-    gpus_per_node: int | None = Field(None, ge=1, le=64)
+    gpus_per_node: Whole | None = bounded("gpus_per_node", None)
     """GPUs per node of this offer; defaults to the GPU type's ``gpus_per_node``."""
     reserved: ReservedQuotes | None = None
     """One reserved quote, or several (e.g. 12- and 36-month terms)."""
@@ -158,7 +159,7 @@ class Offer(OmitDefaults):
     spot: SpotTerms | None = None
     owned: OwnedTerms | None = None
     """Hardware bought outright and hosted in this zone (an on-premise site)."""
-    price_source: str | None = None
+    price_source: Text | None = None
 
     @model_validator(mode="after")
     def _sells_something(self) -> Offer:
@@ -201,10 +202,10 @@ class Zone(OmitDefaults):
     """An availability zone: the failure domain that ``zone_loss`` survives."""
 
     omit_when_default = ("name",)
-    id: str = Field(min_length=1)
-    region: str = Field(min_length=1)
-    offers: tuple[Offer, ...] = ()
-    name: str | None = None
+    id: Name
+    region: Name
+    offers: Annotated[tuple[Offer, ...], LimitedList] = ()
+    name: Name | None = None
     """The account's own name for the zone where it differs from the id (AWS ``us-east-1a`` for
     ``use1-az6``), from the scenario's ``zone_names`` mapping; shown beside the id."""
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Annotated
 
 from pydantic import Field, field_validator
 
 from models.common import Frozen, PurchaseKind
+from models.limits import LimitedList, Name, Real, Whole, bounded
 from models.workload import HOURS_PER_DAY
 
 
 class TimeBlock(Frozen):
     """A group of hours of the peak day planned as one slice (demand = its busiest hour)."""
 
-    name: str = Field(min_length=1)
-    hours: tuple[int, ...] = Field(min_length=1)
+    name: Name
+    hours: tuple[Whole, ...] = Field(min_length=1)
 
 
 def hourly_blocks() -> tuple[TimeBlock, ...]:
@@ -25,24 +27,25 @@ def hourly_blocks() -> tuple[TimeBlock, ...]:
 class Policy(Frozen):
     """Rules of the plan: time base, failure headroom, money, and how old a measurement may be."""
 
-    hours_per_month: float = Field(730.0, gt=0, le=744)
+    hours_per_month: Real = bounded("hours_per_month", 730.0)
     """Hours in the month the costs are per [h]; at most 31 × 24 = 744."""
-    failure_utilization: float = Field(1.0, gt=0, le=1)
+    failure_utilization: Real = bounded("failure_utilization", 1.0)
     """After a failure a replica may run at up to this share of its SLO-holding rate [1]."""
-    monthly_budget: float | None = Field(None, gt=0)
+    monthly_budget: Real | None = bounded("monthly_budget", None)
     """Cap on the monthly cost [currency/month]."""
-    currency: str = "USD"
-    memory_margin_fraction: float = Field(0.05, ge=0, lt=1)
+    currency: Name = "USD"
+    memory_margin_fraction: Real = bounded("memory_margin_fraction", 0.05)
     """Share of GPU memory kept free as a safety margin, beyond runtime overhead [1]."""
-    measured_max_age_days: int = Field(180, ge=1)
+    measured_max_age_days: Whole = bounded("measured_max_age_days", 180)
     """A measured capacity row older than this is stale and not used [days]."""
-    as_of: str | None = None
+    as_of: Name | None = None
     """Date (ISO) the plan is made for; measured-row ages count to it. Default: today."""
     share_nodes: bool = True
     """Let replicas of different workloads share a node (the cheapest packing). ``false`` gives
     each workload dedicated node pools: isolation, at the cost of rounding each pool up to whole
     nodes; the program then decomposes per workload and solves fastest (docs/program.md)."""
-    time_blocks: tuple[TimeBlock, ...] = Field(default_factory=hourly_blocks)
+    time_blocks: Annotated[tuple[TimeBlock, ...], LimitedList] = Field(
+        default_factory=hourly_blocks)
     """Slices of the peak day; each hour in exactly one block."""
 
     @field_validator("time_blocks")

@@ -19,6 +19,7 @@ import pandas as pd
 from models.catalog import GpuType
 from models.common import CLOUD_KINDS
 from models.errors import InputError, Problem, did_you_mean
+from models.limits import RANGES, range_fix
 from models.names import ZoneName, resolve_gpu, zone_id_for
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
@@ -44,6 +45,9 @@ def _stock_problems(table: PriceTable, file: str, index: int) -> list[Problem]:
         elif count < 0:
             problems.append(Problem(file, where, f"negative stock {count}",
                                     "give a count of GPUs, 0 or more"))
+        elif count > RANGES["stock_gpus"].high:
+            problems.append(Problem(file, where, f"stock of {count:,} GPUs",
+                                    range_fix("stock_gpus")))
     return problems
 
 

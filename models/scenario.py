@@ -7,13 +7,14 @@ form the solver reads: every GPU type, model, zone and offer spelled out, every 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from models.catalog import GpuType, LlmSpec
 from models.common import Frozen, OmitDefaults
 from models.horizon import DemandScenario, HeldNodes, Horizon
+from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 from models.measured import MeasuredCapacity
 from models.offers import Zone
 from models.policy import Policy
@@ -25,10 +26,10 @@ from models.workload import Workload
 class ReservedPricing(Frozen):
     """How reserved prices are derived where a price table has none (public catalogs don't)."""
 
-    discount_vs_on_demand: float = Field(0.4, ge=0, lt=1)
+    discount_vs_on_demand: Real = bounded("discount_vs_on_demand", 0.4)
     """Reserved price = on-demand price × (1 − discount) [1]."""
-    commitment_months: int = Field(12, ge=1)
-    lead_time_weeks: float = Field(0.0, ge=0)
+    commitment_months: Whole = bounded("commitment_months", 12)
+    lead_time_weeks: Real = bounded("lead_time_weeks", 0.0)
 
 
 class PriceTable(OmitDefaults):
@@ -36,13 +37,13 @@ class PriceTable(OmitDefaults):
     ``vms.csv``: instance prices → per GPU) or a plain quote CSV (docs/prices.md)."""
 
     omit_when_default = ("layout",)
-    path: str = Field(min_length=1)
+    path: Text = Field(min_length=1)
     """CSV path, relative to the scenario file; ``builtin:aws`` names the copy in inputs/catalog."""
     layout: CatalogLayout | None = None
     """The file's layout (default: detected from its header)."""
-    zones: tuple[str, ...] | None = None
+    zones: Annotated[tuple[Name, ...], LimitedList] | None = None
     """Zone ids (or AWS zone names, through ``zone_names``) to import (default: every zone)."""
-    gpus: tuple[str, ...] | None = None
+    gpus: Annotated[tuple[Name, ...], LimitedList] | None = None
     """GPU types to import, by catalog name, common name or instance type (default: every GPU
     the table and the catalog share)."""
     reserved: ReservedPricing | None = ReservedPricing()
@@ -51,8 +52,8 @@ class PriceTable(OmitDefaults):
         default_factory=lambda: {"reserved": 64, "on_demand": 64, "spot": 32}
     )
     """Assumed stock per purchase kind where the table has none [GPUs]."""
-    spot_interruption_rate_per_hour: float = Field(0.05, ge=0, lt=1)
-    on_demand_startup_minutes: float = Field(10.0, ge=0)
+    spot_interruption_rate_per_hour: Real = bounded("spot_interruption_rate_per_hour", 0.05)
+    on_demand_startup_minutes: Real = bounded("on_demand_startup_minutes", 10.0)
 
 
 class CatalogSection(Frozen):
@@ -60,11 +61,11 @@ class CatalogSection(Frozen):
 
     builtin: bool = True
     """Start from the built-in catalog in inputs/catalog/."""
-    overlays: tuple[str, ...] = ()
+    overlays: Annotated[tuple[Text, ...], LimitedList] = ()
     """Catalog overlay files (e.g. from ``fleetplan calibrate``), relative to the scenario file."""
-    gpus: tuple[dict[str, Any], ...] = ()
+    gpus: Annotated[tuple[dict[str, Any], ...], LimitedList] = ()
     """GPU entries to add, or to override field by field where the name exists."""
-    models: tuple[dict[str, Any], ...] = ()
+    models: Annotated[tuple[dict[str, Any], ...], LimitedList] = ()
     """Model entries to add, or to override field by field where the name exists."""
     runtimes: tuple[dict[str, Any], ...] = ()
     """Runtime entries to add, or to override where the name exists (costs merge per GPU)."""
@@ -75,25 +76,25 @@ class ScenarioFile(OmitDefaults):
 
     omit_when_default = ("inventory", "horizon", "demand_scenarios", "zone_names")
 
-    name: str = Field(min_length=1)
-    description: str = ""
+    name: Name
+    description: Text = ""
     catalog: CatalogSection = CatalogSection()
-    price_tables: tuple[PriceTable, ...] = ()
-    zones: tuple[Zone, ...] = ()
+    price_tables: Annotated[tuple[PriceTable, ...], LimitedList] = ()
+    zones: Annotated[tuple[Zone, ...], LimitedList] = ()
     """Zones given explicitly; merged with imported ones (explicit offers win per GPU)."""
-    workloads: tuple[Workload, ...] = Field(min_length=1)
-    measured: tuple[MeasuredCapacity, ...] = ()
-    measured_csv: str | None = None
+    workloads: Annotated[tuple[Workload, ...], LimitedList] = Field(min_length=1)
+    measured: Annotated[tuple[MeasuredCapacity, ...], LimitedList] = ()
+    measured_csv: Text | None = None
     """Measured capacity rows as a CSV (configuration-matrix columns), relative to the file."""
-    zone_names: str | None = None
+    zone_names: Text | None = None
     """The output of ``aws ec2 describe-availability-zones --output json`` (relative to the
     file): lets zones be named as the account names them (``us-east-1a``)."""
     policy: Policy = Policy()
-    inventory: tuple[HeldNodes, ...] = ()
+    inventory: Annotated[tuple[HeldNodes, ...], LimitedList] = ()
     """Nodes already owned or reserved: plans buy the cheapest addition to them."""
     horizon: Horizon | None = None
     """Planning periods (quarters); ``None`` plans one peak day."""
-    demand_scenarios: tuple[DemandScenario, ...] = ()
+    demand_scenarios: Annotated[tuple[DemandScenario, ...], LimitedList] = ()
     """Paths demand may take, with probabilities (they share the orders due before the next
     re-plan); empty: one path, the workloads' own growth."""
 
@@ -103,13 +104,13 @@ class Scenario(OmitDefaults):
 
     omit_when_default = ("inventory", "horizon", "demand_scenarios")
 
-    name: str
-    description: str = ""
-    gpus: tuple[GpuType, ...]
-    models: tuple[LlmSpec, ...]
-    zones: tuple[Zone, ...]
-    workloads: tuple[Workload, ...]
-    measured: tuple[MeasuredCapacity, ...] = ()
+    name: Name
+    description: Text = ""
+    gpus: Annotated[tuple[GpuType, ...], LimitedList]
+    models: Annotated[tuple[LlmSpec, ...], LimitedList]
+    zones: Annotated[tuple[Zone, ...], LimitedList]
+    workloads: Annotated[tuple[Workload, ...], LimitedList]
+    measured: Annotated[tuple[MeasuredCapacity, ...], LimitedList] = ()
     policy: Policy = Policy()
     runtimes: tuple[RuntimeSpec, ...] = ()
     """Serving runtimes and their fixed costs per GPU; empty: every step uses its GPU's own

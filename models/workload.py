@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, field_validator, model_validator
 
 from models.common import Frozen, OmitDefaults, Precision, Survivability, WorkloadClass
+from models.limits import LimitedList, Name, Real, Whole, bounded
 
 HOURS_PER_DAY = 24
 #: Seconds in an hour: rates [1/s] × this = requests an hour.
@@ -20,10 +23,10 @@ DEFAULT_TARGET_UTILIZATION: dict[WorkloadClass, float] = {
 class TokenPercentiles(Frozen):
     """Token-length percentiles of one direction (input or output) [tokens]."""
 
-    p50: int = Field(ge=1)
-    p95: int = Field(ge=1)
-    p99: int = Field(ge=1)
-    mean: float | None = Field(None, gt=0)
+    p50: Whole = bounded("p50")
+    p95: Whole = bounded("p95")
+    p99: Whole = bounded("p99")
+    mean: Real | None = bounded("mean", None)
     """Mean length where known (traces give it); used for token volumes, else P50 is used."""
 
     @model_validator(mode="after")
@@ -43,20 +46,20 @@ class TokenPercentiles(Frozen):
 class Slo(Frozen):
     """Latency promised at the 95th percentile."""
 
-    ttft_p95_ms: float = Field(gt=0)
+    ttft_p95_ms: Real = bounded("ttft_p95_ms")
     """Time to first token [ms]."""
-    tpot_p95_ms: float = Field(gt=0)
+    tpot_p95_ms: Real = bounded("tpot_p95_ms")
     """Time per output token after the first [ms]."""
-    e2e_p95_ms: float | None = Field(None, gt=0)
+    e2e_p95_ms: Real | None = bounded("e2e_p95_ms", None)
     """End-to-end request latency [ms], optional."""
 
 
 class Arrival(Frozen):
     """Arrival rate at the busiest minute and the shape of the peak day around it."""
 
-    peak_rps: float = Field(gt=0)
+    peak_rps: Real = bounded("peak_rps")
     """Requests per second at the busiest minute [1/s]."""
-    hourly_shape: tuple[float, ...] = (1.0,) * HOURS_PER_DAY
+    hourly_shape: tuple[Real, ...] = (1.0,) * HOURS_PER_DAY
     """Peak-day demand per hour as a share of ``peak_rps``; 24 values, the largest 1.0."""
 
     @field_validator("hourly_shape")
@@ -77,8 +80,8 @@ class Arrival(Frozen):
 class BatchVolume(Frozen):
     """A batch job stated as a daily volume that must finish inside a window of hours."""
 
-    daily_requests: float = Field(gt=0)
-    window_hours: tuple[int, ...] = Field(min_length=1)
+    daily_requests: Real = bounded("daily_requests")
+    window_hours: tuple[Whole, ...] = Field(min_length=1)
     """Hours of the day (0-23, local to the plan) in which the work may run."""
 
     @field_validator("window_hours")
@@ -101,13 +104,13 @@ class DemandEvent(Frozen):
     event's: a launch states what it adds in each period it is on.
     """
 
-    name: str = Field(min_length=1)
-    from_period: int = Field(ge=0)
-    add_peak_rps: float | None = Field(None, gt=0)
+    name: Name
+    from_period: Whole = Field(ge=0)
+    add_peak_rps: Real | None = bounded("add_peak_rps", None)
     """Requests per second the event adds at its busiest hour [1/s]."""
-    add_daily_requests: float | None = Field(None, gt=0)
+    add_daily_requests: Real | None = bounded("add_daily_requests", None)
     """Requests per day the event adds to a batch volume [requests/day]."""
-    hourly_shape: tuple[float, ...] | None = None
+    hourly_shape: tuple[Real, ...] | None = None
     """The event's demand per hour as a share of ``add_peak_rps``; default the workload's."""
 
     @model_validator(mode="after")
@@ -126,10 +129,10 @@ class Migration(Frozen):
     model, precision and runtime).
     """
 
-    from_period: int = Field(ge=1)
-    model: str | None = Field(None, min_length=1)
+    from_period: Whole = Field(ge=1)
+    model: Name | None = None
     precision: Precision | None = None
-    runtime: str | None = Field(None, min_length=1)
+    runtime: Name | None = None
 
     @model_validator(mode="after")
     def _changes_something(self) -> Migration:
@@ -143,32 +146,32 @@ class Workload(OmitDefaults):
 
     omit_when_default = ("growth", "events", "migrations")
 
-    name: str = Field(min_length=1)
-    model: str = Field(min_length=1)
+    name: Name
+    model: Name
     precision: Precision = Precision.bf16
     workload_class: WorkloadClass = Field(WorkloadClass.interactive, alias="class")
-    tenant: str = "default"
+    tenant: Name = "default"
     """Tenant or product the cost is attributed to."""
-    runtime: str = "vllm"
+    runtime: Name = "vllm"
     """Serving runtime and version (e.g. ``vllm-0.6.3``); a measured row on another is stale."""
     arrival: Arrival | None = None
     batch: BatchVolume | None = None
     input_tokens: TokenPercentiles
     output_tokens: TokenPercentiles
-    prefix_cache_hit_rate: float = Field(0.0, ge=0, lt=1)
+    prefix_cache_hit_rate: Real = bounded("prefix_cache_hit_rate", 0.0)
     """Share of input tokens whose KV is already cached and need no prefill [1]."""
     slo: Slo
     survivability: Survivability = Survivability.none
-    allowed_gpus: tuple[str, ...] | None = None
+    allowed_gpus: Annotated[tuple[Name, ...], LimitedList] | None = None
     """GPU types this pool may use; ``None`` means every type in the catalog."""
-    target_utilization: float | None = Field(None, gt=0, le=1)
+    target_utilization: Real | None = bounded("target_utilization", None)
     """Share of the SLO-holding rate planned at peak; default 0.7 interactive, 0.9 batch."""
-    growth: tuple[float, ...] = ()
+    growth: tuple[Real, ...] = ()
     """Demand multiplier per planning period of the ``horizon`` (peak rate and daily volume)
     [1]; empty: 1 in every period."""
-    events: tuple[DemandEvent, ...] = ()
+    events: Annotated[tuple[DemandEvent, ...], LimitedList] = ()
     """Known changes of demand from a period on (launches)."""
-    migrations: tuple[Migration, ...] = ()
+    migrations: Annotated[tuple[Migration, ...], LimitedList] = ()
     """Model, precision or runtime changes from a period on, in period order."""
 
     @field_validator("growth")

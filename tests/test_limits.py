@@ -42,8 +42,8 @@ def test_a_document_past_its_size_is_refused_before_it_is_read(tmp_path: Path) -
     path = tmp_path / "big.yaml"
     with path.open("wb") as fh:  # sparse: 17 MiB of nothing
         fh.truncate(limits.MAX_DOCUMENT_BYTES + 1)
-    refused(run("validate", str(path)), f"{path}: is 16.0 MiB; a YAML or JSON document may be "
-            "at most 16 MiB")
+    refused(run("validate", str(path)), f"{path}: 16.0 MiB is over the 16 MiB limit for a YAML "
+            "or JSON document file")
 
 
 def test_a_device_or_pipe_is_not_read_forever(tmp_path: Path) -> None:
@@ -70,8 +70,8 @@ def test_a_measured_table_past_its_size_is_refused(tmp_path: Path) -> None:
     with table.open("wb") as fh:
         fh.truncate(limits.MAX_TABLE_BYTES + 1)
     path = tiny_with(tmp_path, ("measured_csv",), "m.csv")
-    refused(run("validate", str(path)), f"{table}: is 64.0 MiB; a CSV table may be at most "
-            "64 MiB")
+    refused(run("validate", str(path)), f"{table}: 64.0 MiB is over the 64 MiB limit for a CSV "
+            "table file")
 
 
 # --- numbers, per field, with the reason ------------------------------------------------------

@@ -101,7 +101,7 @@ def _set(key: str, value: object, location: str) -> Callable[[dict[str, Any]], s
 @pytest.mark.parametrize("edit", [
     # no workloads validated clean, then ended in a KeyError inside the planner (exit 1)
     _set("workloads", [], "workloads: no workload"),
-    _set("name", "", "name: empty"),
+    _set("name", "", "name: String should have at least 1 character"),
     # a second entry of a name was silently ignored: the spec planned was not all the record says
     _twice("gpus", memory_gib=1.0),
     _twice("models", max_context_tokens=10),
