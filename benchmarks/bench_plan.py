@@ -1,28 +1,39 @@
-"""Benchmark the fleet planner against the rule of thumb on generated scenarios of three sizes.
+"""Benchmark the fleet planner on generated scenarios of three sizes and several demand scales.
 
-For each size (benchmarks/generate.py) and each solver, one subprocess — so runs share neither
-their peak memory nor warm caches — measures:
+For each case — a size of benchmarks/generate.py at a demand scale (×1 the benchmark scenarios,
+×25 and ×100 the same scenarios with every peak, daily volume and stock multiplied: fleets of
+hundreds to thousands of GPUs) — and each solver, one subprocess, so runs share neither their
+peak memory nor warm caches, measures:
 
 - capacity-table build time (:func:`solver.capacity.table.build_capacity_table`);
 - program build time (:func:`solver.program.data.build_program_data` +
   :func:`solver.program.build.build_program`), with the program's variable and row counts;
-- the plan (:func:`solver.solve.strategy.plan_scenario` at ``--time-limit`` and ``--gap``): solve
-  time,
-  status, MIP gap and bound from the plan's solver report, monthly cost, and whether the
+- the plan (``plan_scenario`` at ``--time-limit`` and ``--gap``): wall time of the whole call,
+  status, proven gap and bound from the plan's solver report, monthly cost, and whether the
   independent verifier (:func:`solver.survivability.verify.verify_plan`) accepts the plan;
 - peak memory: ``ru_maxrss`` of the subprocess plus that of its children (CBC runs as a child
   process; HiGHS runs inside the subprocess);
 - CPU time of the subprocess and its children (wall time alone misleads on a loaded machine).
 
-The parent also prices the two baselines of :mod:`solver.studies.baselines` on the same scenario and
-capacity table, and reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports
-no bound through PuLP, so the table also gives every run's gap against the best bound any solver
-proved on that size.
+**The cold reference.** For HiGHS, a second subprocess right after the plan's solves *the same
+program* cold: written to MPS by PuLP, read by HiGHS (``highspy``) with the options the planner
+gives it (threads, seed, gap) and the same time limit, no start, nothing else. Its fleet, bound,
+wall and CPU time sit beside the plan's, and the table gives the plan's cost as a ratio of the
+cold solve's, both measured in the same run under the same load: the planner's strategy (starts,
+improvement steps) must pay for itself against that ratio (≤ 1), not against figures taken on
+another day.
+
+The parent also prices the two baselines of :mod:`solver.studies.baselines` on the ×1 scenarios, and
+reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports no bound through
+PuLP, so the table also gives every run's gap against the best bound any run proved on that
+case, and against the best fleet known (``BEST_KNOWN``, from long runs: benchmarks/README.md).
 
 Run (from the repository root)::
 
     /work/venv/bin/python benchmarks/bench_plan.py [--sizes small,medium,large]
-        [--solvers highs,cbc] [--time-limit 60] [--gap 0.01] [--seed 0] [--json out.json]
+        [--scales 1,25] [--also large:100] [--solvers highs] [--no-cold]
+        [--time-limit 60] [--gap 0.01] [--seed 0] [--share-nodes | --dedicated]
+        [--json out.json]
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,10 +62,17 @@ if TYPE_CHECKING:
 #: A run that takes this much longer than its time limit is stopped (diagnosis, hang) [s].
 CHILD_GRACE_S = 600.0
 
+#: Cheapest fleet known per (size, scale) of seed 0 with shared nodes [USD/month], and how it was
+#: found (benchmarks/README.md, "Best fleets known"): the yardstick a 60-s plan is measured by.
+BEST_KNOWN: dict[tuple[str, int], float] = {}
+
+#: The cases run by default beside ``--sizes`` × ``--scales``: one size at ×100.
+ALSO_DEFAULT = "large:100"
+
 
 @dataclass
 class RunResult:
-    """What one (size, solver) subprocess measured."""
+    """What one (case, solver) subprocess measured; ``solver`` ``highs-cold`` is the reference."""
 
     size: str
     solver: str
@@ -62,6 +80,7 @@ class RunResult:
     gpu_types: int
     zones: int
     slices: int
+    scale: int = 1
     nodes: str = "shared"
     """Node model: ``shared`` (policy.share_nodes, the default) or ``dedicated`` pools."""
     variables: int = 0
@@ -70,8 +89,10 @@ class RunResult:
     table_s: float = 0.0
     build_s: float = 0.0
     solve_s: float = 0.0
+    """The plan's ``solver.seconds`` (the cold reference: HiGHS's own run time) [s]."""
     plan_s: float = 0.0
-    """Wall time of plan_scenario: builds again, solves, reads the plan back [s]."""
+    """Wall time of plan_scenario: builds again, solves, reads the plan back (the cold
+    reference: reading the MPS file and solving it) [s]."""
     cpu_s: float = 0.0
     """User + system CPU time of the subprocess and its children [s]."""
     status: str = "error"
@@ -80,6 +101,8 @@ class RunResult:
     cost_per_month: float | None = None
     verify_problems: int | None = None
     peak_rss_mib: float = 0.0
+    load_average: float = 0.0
+    """One-minute load average when the run started."""
     error: str = ""
 
 
@@ -96,33 +119,45 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
-              share_nodes: bool = True) -> RunResult:
-    """Measure one (size, solver) run in this process (called inside the subprocess)."""
+def _program_counts(result: RunResult, program: Any) -> None:
     import pulp
 
+    variables = program.prob.variables()
+    result.variables = len(variables)
+    result.integer_variables = sum(1 for v in variables if v.cat == pulp.LpInteger)
+    result.constraints = len(program.prob.constraints)
+
+
+def _prepared(size: str, scale: int, solver: str, seed: int,
+              share_nodes: bool) -> tuple[Scenario, Any, Any, RunResult]:
+    """The case's scenario, capacity table and built program, timed into a fresh result."""
     from benchmarks.generate import generate_scenario, size_spec
     from solver.capacity.table import build_capacity_table
     from solver.program.build import build_program
     from solver.program.data import build_program_data
-    from solver.solve.strategy import plan_scenario
-    from solver.survivability.verify import verify_plan
 
     spec = size_spec(size)
-    scenario = with_node_model(generate_scenario(size, seed), share_nodes)
+    scenario = with_node_model(generate_scenario(size, seed, scale), share_nodes)
     result = RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones, spec.slices,
-                       nodes=_nodes(share_nodes))
+                       scale=scale, nodes=_nodes(share_nodes), load_average=os.getloadavg()[0])
     start = time.perf_counter()
     table = build_capacity_table(scenario)
     result.table_s = time.perf_counter() - start
     start = time.perf_counter()
     program = build_program(build_program_data(scenario, table))
     result.build_s = time.perf_counter() - start
-    variables = program.prob.variables()
-    result.variables = len(variables)
-    result.integer_variables = sum(1 for v in variables if v.cat == pulp.LpInteger)
-    result.constraints = len(program.prob.constraints)
-    del program, variables
+    _program_counts(result, program)
+    return scenario, table, program, result
+
+
+def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
+              share_nodes: bool = True, scale: int = 1) -> RunResult:
+    """Measure one (case, solver) plan in this process (called inside the subprocess)."""
+    from solver.solve.strategy import plan_scenario
+    from solver.survivability.verify import verify_plan
+
+    scenario, table, program, result = _prepared(size, scale, solver, seed, share_nodes)
+    del program
     start = time.perf_counter()
     plan = plan_scenario(scenario, capacity_table=table, solver=solver,
                          time_limit_s=time_limit_s, gap=gap)
@@ -138,6 +173,48 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     return result
 
 
+def run_cold_child(size: str, time_limit_s: float, gap: float, seed: int,
+                   share_nodes: bool = True, scale: int = 1) -> RunResult:
+    """The cold reference: the case's program written to MPS and solved by HiGHS alone, with
+    the planner's solver options (threads, seed, gap) and the time limit, from no start."""
+    import highspy
+
+    from solver.solve.backends import SOLVER_SEED, SOLVER_THREADS
+
+    _, _, program, result = _prepared(size, scale, COLD, seed, share_nodes)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "program.mps"
+        program.prob.writeMPS(str(path))
+        del program
+        start = time.perf_counter()
+        highs = highspy.Highs()
+        highs.setOptionValue("output_flag", False)
+        highs.readModel(str(path))
+    for option, value in (("time_limit", float(time_limit_s)), ("mip_rel_gap", gap),
+                          ("threads", SOLVER_THREADS), ("random_seed", SOLVER_SEED)):
+        highs.setOptionValue(option, value)
+    highs.run()
+    result.plan_s = time.perf_counter() - start
+    info = highs.getInfo()
+    status = highs.getModelStatus()
+    found = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    result.solve_s = float(highs.getRunTime())
+    result.status = {highspy.HighsModelStatus.kOptimal: "optimal",
+                     highspy.HighsModelStatus.kTimeLimit: "time_limit",
+                     highspy.HighsModelStatus.kInfeasible: "infeasible"}.get(status, str(status))
+    result.bound = _finite(info.mip_dual_bound)
+    if found:
+        result.cost_per_month = float(info.objective_function_value)
+        result.gap = _finite(info.mip_gap)
+    result.peak_rss_mib = _rss_mib()
+    result.cpu_s = _cpu_s()
+    return result
+
+
+def _finite(x: float) -> float | None:
+    return None if x != x or abs(x) == float("inf") else float(x)
+
+
 def _nodes(share_nodes: bool) -> str:
     return "shared" if share_nodes else "dedicated"
 
@@ -148,30 +225,36 @@ def with_node_model(scenario: Scenario, share_nodes: bool) -> Scenario:
     return scenario.model_copy(update={"policy": policy})
 
 
+#: Solver name of the cold reference runs.
+COLD = "highs-cold"
+
+
 def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
-          share_nodes: bool = True) -> RunResult:
-    """Run one (size, solver) measurement in a fresh Python process."""
+          share_nodes: bool = True, scale: int = 1) -> RunResult:
+    """Run one (case, solver) measurement in a fresh Python process (``COLD``: the reference)."""
     from benchmarks.generate import size_spec
 
     spec = size_spec(size)
+    failed = RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones, spec.slices,
+                       scale=scale, nodes=_nodes(share_nodes))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out), "--sizes", size,
-               "--solvers", solver, "--time-limit", str(time_limit_s), "--gap", str(gap),
-               "--seed", str(seed), "--share-nodes" if share_nodes else "--dedicated"]
+               "--scales", str(scale), "--also", "", "--solvers", solver,
+               "--time-limit", str(time_limit_s), "--gap", str(gap), "--seed", str(seed),
+               "--share-nodes" if share_nodes else "--dedicated"]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                                   timeout=time_limit_s + CHILD_GRACE_S, check=False)
         except subprocess.TimeoutExpired:
-            return RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones,
-                             spec.slices, nodes=_nodes(share_nodes),
-                             error=f"stopped after {time_limit_s + CHILD_GRACE_S} s")
+            failed.error = f"stopped after {time_limit_s + CHILD_GRACE_S} s"
+            return failed
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones,
-                             spec.slices, nodes=_nodes(share_nodes),
-                             error=f"exit {done.returncode}: {tail[0]}")
-        return RunResult(**json.loads(out.read_text()))
+            failed.error = f"exit {done.returncode}: {tail[0]}"
+            return failed
+        known = {f.name for f in fields(RunResult)}
+        return RunResult(**{k: v for k, v in json.loads(out.read_text()).items() if k in known})
 
 
 @dataclass
@@ -244,40 +327,80 @@ def _saving(cost: float | None, baseline: float | None) -> float | None:
     return 1.0 - cost / baseline
 
 
-def markdown(results: list[RunResult], baselines: dict[str, dict[str, float | None]]) -> str:
-    """The results as a markdown table, one row per (size, solver)."""
-    best_bound: dict[str, float] = {}
+def _case(r: RunResult) -> str:
+    return r.size if r.scale == 1 else f"{r.size} ×{r.scale}"
+
+
+def _best_bounds(results: list[RunResult]) -> dict[tuple[str, int], float]:
+    best: dict[tuple[str, int], float] = {}
     for r in results:
         if r.bound is not None:
-            best_bound[r.size] = max(best_bound.get(r.size, r.bound), r.bound)
-    head = ("| size | W×G×Z×S | nodes | vars (int) | rows | solver | table s | build s | solve s | "
-            "CPU s | status | gap | gap vs best bound | cost $/month | verified | peak MiB | "
-            "single-type $/month | saving | best-type $/month | saving |")
-    align = ["---"] * 6 + ["---:"] * 4 + ["---"] + ["---:"] * 3 + ["---"] + ["---:"] * 5
+            key = (r.size, r.scale)
+            best[key] = max(best.get(key, r.bound), r.bound)
+    return best
+
+
+def _above(cost: float | None, reference: float | None) -> float | None:
+    """How far ``cost`` lies above ``reference`` [1] (negative: below it)."""
+    if cost is None or reference is None or reference <= 0:
+        return None
+    return cost / reference - 1.0
+
+
+def markdown(results: list[RunResult], baselines: dict[str, dict[str, float | None]]) -> str:
+    """Every run as a markdown table row, one per (case, solver), the cold reference included."""
+    best_bound = _best_bounds(results)
+    head = ("| case | W×G×Z×S | nodes | vars (int) | rows | solver | table s | build s | solve s | "
+            "wall s | CPU s | load | status | gap | gap vs best bound | bound | cost $/month | "
+            "verified | peak MiB | single-type $/month | saving | best-type $/month | saving |")
+    align = ["---"] * 6 + ["---:"] * 6 + ["---"] + ["---:"] * 4 + ["---"] + ["---:"] * 5
     lines = [head, "|" + "|".join(align) + "|"]
     for r in results:
-        base = baselines.get(r.size, {})
+        base = baselines.get(r.size, {}) if r.scale == 1 else {}
         single, best = base.get("single_type"), base.get("best_type_per_workload")
-        bound = best_bound.get(r.size)
+        bound = best_bound.get((r.size, r.scale))
         vs_bound = (None if r.cost_per_month is None or bound is None
                     else max(0.0, 1.0 - bound / r.cost_per_month))
         verified = ("—" if r.verify_problems is None
                     else "yes" if r.verify_problems == 0 else f"{r.verify_problems} problems")
+        dims = f"{r.workloads}×{r.gpu_types}×{r.zones}×{r.slices}"
         if r.error:
-            cells = [r.size, f"{r.workloads}×{r.gpu_types}×{r.zones}×{r.slices}", r.nodes,
-                     "—", "—",
-                     r.solver, *["—"] * 4, f"error: {r.error}", *["—"] * 9]
+            cells = [_case(r), dims, r.nodes, "—", "—", r.solver, *["—"] * 6,
+                     f"error: {r.error}", *["—"] * 10]
             lines.append("| " + " | ".join(cells) + " |")
             continue
-        status = r.status
         lines.append(
-            f"| {r.size} | {r.workloads}×{r.gpu_types}×{r.zones}×{r.slices} | {r.nodes} | "
-            f"{r.variables:,} ({r.integer_variables:,}) | {r.constraints:,} | {r.solver} | "
-            f"{r.table_s:.2f} | {r.build_s:.2f} | {r.solve_s:.1f} | {r.cpu_s:.1f} | {status} | "
-            f"{_pct(r.gap)} | {_pct(vs_bound)} | {_money(r.cost_per_month)} | {verified} | "
-            f"{r.peak_rss_mib:,.0f} | {_money(single)} | {_pct(_saving(r.cost_per_month, single))}"
-            f" | {_money(best)} | {_pct(_saving(r.cost_per_month, best))} |"
+            f"| {_case(r)} | {dims} | {r.nodes} | {r.variables:,} ({r.integer_variables:,}) | "
+            f"{r.constraints:,} | {r.solver} | {r.table_s:.2f} | {r.build_s:.2f} | "
+            f"{r.solve_s:.1f} | {r.plan_s:.1f} | {r.cpu_s:.1f} | {r.load_average:.1f} | "
+            f"{r.status} | {_pct(r.gap)} | {_pct(vs_bound)} | {_money(r.bound)} | "
+            f"{_money(r.cost_per_month)} | {verified} | {r.peak_rss_mib:,.0f} | {_money(single)} | "
+            f"{_pct(_saving(r.cost_per_month, single))} | {_money(best)} | "
+            f"{_pct(_saving(r.cost_per_month, best))} |"
         )
+    return "\n".join(lines)
+
+
+def against_cold(results: list[RunResult]) -> str:
+    """Per case, the HiGHS plan beside the cold solve of the same program in the same run."""
+    cold = {(r.size, r.scale, r.nodes): r for r in results if r.solver == COLD}
+    head = ("| case | plan $/month | plan gap | plan bound | plan wall s | plan CPU s | "
+            "cold $/month | cold gap | cold bound | cold wall s | cold CPU s | plan ÷ cold | "
+            "plan vs best known |")
+    lines = [head, "|---|" + "---:|" * 12]
+    for r in results:
+        c = cold.get((r.size, r.scale, r.nodes))
+        if r.solver != "highs" or c is None:
+            continue
+        ratio = (None if r.cost_per_month is None or c.cost_per_month is None
+                 else r.cost_per_month / c.cost_per_month)
+        known = _above(r.cost_per_month, BEST_KNOWN.get((r.size, r.scale)))
+        lines.append(
+            f"| {_case(r)} | {_money(r.cost_per_month)} | {_pct(r.gap)} | {_money(r.bound)} | "
+            f"{r.plan_s:.1f} | {r.cpu_s:.1f} | {_money(c.cost_per_month)} | {_pct(c.gap)} | "
+            f"{_money(c.bound)} | {c.plan_s:.1f} | {c.cpu_s:.1f} | "
+            f"{'—' if ratio is None else f'{ratio:.3f}'} | "
+            f"{'—' if known is None else f'{known:+.2%}'} |")
     return "\n".join(lines)
 
 
@@ -319,11 +442,27 @@ def machine() -> str:
             f"highspy {version('highspy')}, load average at start {load:.1f}")
 
 
+def parse_cases(sizes: str, scales: str, also: str) -> list[tuple[str, int]]:
+    """(size, scale) cases: every size at every scale, then ``also`` (``size:scale,…``)."""
+    cases = [(size, int(k)) for k in scales.split(",") if k for size in sizes.split(",") if size]
+    for item in (a for a in also.split(",") if a):
+        size, _, k = item.partition(":")
+        if (size, int(k or 1)) not in cases:
+            cases.append((size, int(k or 1)))
+    return cases
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--sizes", default="small,medium,large",
                    help="comma-separated sizes of benchmarks/generate.py")
-    p.add_argument("--solvers", default="highs,cbc", help="comma-separated: highs, cbc")
+    p.add_argument("--scales", default="1,25",
+                   help="comma-separated demand scales each size runs at")
+    p.add_argument("--also", default=ALSO_DEFAULT,
+                   help="further size:scale cases, comma-separated ('' for none)")
+    p.add_argument("--solvers", default="highs", help="comma-separated: highs, cbc")
+    p.add_argument("--no-cold", dest="cold", action="store_false",
+                   help="skip the cold HiGHS reference")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve")
     p.add_argument("--gap", type=float, default=0.01, help="relative MIP gap to stop at")
     p.add_argument("--seed", type=int, default=0, help="scenario generator seed")
@@ -338,13 +477,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run every (size, solver), print a markdown table; one subprocess per run."""
+    """Run every (case, solver) and the cold references, print markdown tables; one subprocess
+    per run, one run at a time."""
     args = _parser().parse_args(argv)
-    sizes = [s for s in args.sizes.split(",") if s]
+    cases = parse_cases(args.sizes, args.scales, args.also)
     solvers = [s for s in args.solvers.split(",") if s]
     if args.child is not None:
-        result = run_child(sizes[0], solvers[0], args.time_limit, args.gap, args.seed,
-                           args.share_nodes)
+        (size, scale), solver = cases[0], solvers[0]
+        if solver == COLD:
+            result = run_cold_child(size, args.time_limit, args.gap, args.seed,
+                                    args.share_nodes, scale)
+        else:
+            result = run_child(size, solver, args.time_limit, args.gap, args.seed,
+                               args.share_nodes, scale)
         args.child.write_text(json.dumps(asdict(result)))
         return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -352,23 +497,31 @@ def main(argv: list[str] | None = None) -> None:
     results: list[RunResult] = []
     costs: dict[str, dict[str, float | None]] = {}
     base_rows: list[BaselineResult] = []
-    for size in sizes:
-        found = baseline_results(size, args.seed)
-        base_rows.extend(found)
-        costs[size] = {b.name: b.cost_per_month for b in found}
-        for solver in solvers:
-            print(f"… {size} / {solver} / {_nodes(args.share_nodes)}", file=sys.stderr,
+    for size, scale in cases:
+        if scale == 1 and size not in costs:
+            found = baseline_results(size, args.seed)
+            base_rows.extend(found)
+            costs[size] = {b.name: b.cost_per_month for b in found}
+        runs = [*solvers, *([COLD] if args.cold and "highs" in solvers else [])]
+        for solver in runs:
+            print(f"… {size} ×{scale} / {solver} / {_nodes(args.share_nodes)}", file=sys.stderr,
                   flush=True)
-            r = spawn(size, solver, args.time_limit, args.gap, args.seed, args.share_nodes)
-            print(f"  {r.status} in {r.plan_s:.1f} s, gap {_pct(r.gap)}, "
-                  f"cost {_money(r.cost_per_month)} {r.error}", file=sys.stderr, flush=True)
+            r = spawn(size, solver, args.time_limit, args.gap, args.seed, args.share_nodes,
+                      scale)
+            print(f"  {r.status} in {r.plan_s:.1f} s (CPU {r.cpu_s:.1f} s), gap {_pct(r.gap)}, "
+                  f"bound {_money(r.bound)}, cost {_money(r.cost_per_month)} {r.error}",
+                  file=sys.stderr, flush=True)
             results.append(r)
     code = code_version()
     print(f"Measured {started} on {header}; {code}; {_nodes(args.share_nodes)} nodes, "
           f"time limit {args.time_limit:g} s, gap {args.gap:g}, seed {args.seed}.\n")
+    if any(r.solver == COLD for r in results):
+        print(against_cold(results))
+        print()
     print(markdown(results, costs))
-    print()
-    print(baseline_markdown(base_rows))
+    if base_rows:
+        print()
+        print(baseline_markdown(base_rows))
     if args.json is not None:
         payload: dict[str, Any] = {"started": started, "machine": header, "code": code,
                                    "time_limit_s": args.time_limit, "gap": args.gap,

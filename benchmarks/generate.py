@@ -29,9 +29,14 @@ What makes them realistic, and where each figure comes from:
 - **Stock**: per zone, GPU type and purchase kind, whole nodes drawn from a range per GPU tier:
   plenty of small inference cards, few H100/H200/B200 nodes, as clouds sell them.
 
-Every draw comes from one ``random.Random(seed)`` in a fixed order, so a (size, seed) pair always
-gives the same scenario. ``python benchmarks/generate.py [DIR]`` writes the three sizes as scenario
-files (default ``outputs/bench/``) that ``fleetplan plan`` reads.
+- **Scale**: real fleets are hundreds to thousands of GPUs. ``scale`` multiplies every peak rate,
+  daily volume and stock of a drawn scenario (after the draws), so ×25 is the same scenario with
+  25 times the traffic and the stock to carry it.
+
+Every draw comes from one ``random.Random(seed)`` in a fixed order, so a (size, seed, scale)
+always gives the same scenario. ``python benchmarks/generate.py [DIR] [--seed N] [--scale K]``
+writes the three sizes as scenario files (default ``outputs/bench/``) that ``fleetplan plan``
+reads.
 """
 
 from __future__ import annotations
@@ -227,10 +232,14 @@ def _percentiles(values: tuple[int, int, int, float | None]) -> TokenPercentiles
 
 
 def make_workload(rng: random.Random, template: Template, index: int,
-                  survivability: Survivability) -> Workload:
-    """One pool from a template, its rate drawn in [0.7, 1.3] × nominal and its own shape."""
+                  survivability: Survivability, demand_scale: int = 1) -> Workload:
+    """One pool from a template, its rate drawn in [0.7, 1.3] × nominal and its own shape.
+
+    ``demand_scale`` multiplies the drawn peak rate (and so a batch pool's daily volume) after
+    the draw, so every scale of one seed has the same shapes, windows and prices.
+    """
     profile = PROFILES[template.profile]
-    rate_rps = round(template.nominal_rps * rng.uniform(0.7, 1.3), 3)
+    rate_rps = round(round(template.nominal_rps * rng.uniform(0.7, 1.3), 3) * demand_scale, 6)
     peak_hour = rng.randrange(HOURS_PER_DAY)
     trough = rng.uniform(0.15, 0.45)
     arrival, batch = None, None
@@ -251,7 +260,8 @@ def make_workload(rng: random.Random, template: Template, index: int,
     )
 
 
-def make_workloads(rng: random.Random, count: int) -> tuple[Workload, ...]:
+def make_workloads(rng: random.Random, count: int,
+                   demand_scale: int = 1) -> tuple[Workload, ...]:
     """The first ``count`` templates; interactive pools cycle through the survivability kinds."""
     if not 1 <= count <= len(TEMPLATES):
         raise ValueError(f"workloads must lie in 1..{len(TEMPLATES)}, got {count}")
@@ -261,13 +271,18 @@ def make_workloads(rng: random.Random, count: int) -> tuple[Workload, ...]:
         if template.workload_class is WorkloadClass.interactive:
             surv = SURVIVABILITY_CYCLE[interactive % len(SURVIVABILITY_CYCLE)]
             interactive += 1
-        out.append(make_workload(rng, template, i, surv))
+        out.append(make_workload(rng, template, i, surv, demand_scale))
     return tuple(out)
 
 
 def make_zones(rng: random.Random, gpus: tuple[GpuType, ...], count: int,
-               prices: dict[str, tuple[float, float]]) -> tuple[Zone, ...]:
-    """``count`` zones, each selling every GPU type at AWS-like prices with drawn stock."""
+               prices: dict[str, tuple[float, float]],
+               stock_scale: int = 1) -> tuple[Zone, ...]:
+    """``count`` zones, each selling every GPU type at AWS-like prices with drawn stock.
+
+    ``stock_scale`` multiplies each drawn node count (after the draw: the same prices and the
+    same proportions of stock at every scale).
+    """
     if not 1 <= count <= len(ZONE_ORDER):
         raise ValueError(f"zones must lie in 1..{len(ZONE_ORDER)}, got {count}")
     chosen = ZONE_ORDER[:count]
@@ -283,8 +298,8 @@ def make_zones(rng: random.Random, gpus: tuple[GpuType, ...], count: int,
                              SPOT_CAP_VS_ON_DEMAND * on_demand), 4)
             tier = STOCK_NODES["scarce" if gpu.name in SCARCE_GPUS else "common"]
             node = gpu.gpus_per_node
-            stock = {kind: rng.randint(*tier[kind]) * node for kind in ("reserved", "on_demand",
-                                                                         "spot")}
+            stock = {kind: rng.randint(*tier[kind]) * stock_scale * node
+                     for kind in ("reserved", "on_demand", "spot")}
             offers.append(Offer(
                 gpu=gpu.name, gpus_per_node=node,
                 reserved=ReservedTerms(
@@ -301,17 +316,27 @@ def make_zones(rng: random.Random, gpus: tuple[GpuType, ...], count: int,
     return tuple(zones)
 
 
-def generate_scenario(size: str | SizeSpec, seed: int = 0) -> Scenario:
-    """A resolved, checked scenario of the given size; the same (size, seed) gives the same one.
+def generate_scenario(size: str | SizeSpec, seed: int = 0, scale: int = 1) -> Scenario:
+    """A resolved, checked scenario of the given size; the same (size, seed, scale) gives the
+    same one.
+
+    ``scale`` multiplies every peak rate, daily volume and stock (in whole nodes) of the
+    scenario the (size, seed) pair draws: the same workloads, shapes and prices at ``scale``
+    times the traffic, as a fleet of hundreds of GPUs rather than a few nodes. Scenarios of
+    scale 1 are those of earlier benchmarks, named ``bench-<size>-seed<seed>``; others
+    ``bench-<size>-x<scale>-seed<seed>``.
 
     Raises
     ------
     KeyError
         For an unknown size name.
     ValueError
-        For dimensions the templates cannot fill, or a slice count other than 24.
+        For dimensions the templates cannot fill, a slice count other than 24, or a scale
+        below 1.
     """
     spec = size_spec(size)
+    if scale < 1:
+        raise ValueError(f"scale must be a whole number of at least 1, got {scale}")
     if spec.slices != HOURS_PER_DAY:
         raise ValueError(f"generated scenarios plan 24 hourly slices, not {spec.slices}")
     catalog_gpus, models, sources = load_catalog()
@@ -320,14 +345,16 @@ def generate_scenario(size: str | SizeSpec, seed: int = 0) -> Scenario:
         raise ValueError(f"gpu_types must lie in 1..{len(GPU_ORDER)}, got {spec.gpu_types}")
     gpus = tuple(by_name[n] for n in GPU_ORDER[: spec.gpu_types])
     rng = random.Random(seed)
-    workloads = make_workloads(rng, spec.workloads)
-    zones = make_zones(rng, gpus, spec.zones, median_prices(catalog_gpus))
-    name = f"bench-{size if isinstance(size, str) else 'custom'}-seed{seed}"
+    workloads = make_workloads(rng, spec.workloads, scale)
+    zones = make_zones(rng, gpus, spec.zones, median_prices(catalog_gpus), scale)
+    scaled = "" if scale == 1 else f"-x{scale}"
+    name = f"bench-{size if isinstance(size, str) else 'custom'}{scaled}-seed{seed}"
     scenario = Scenario(
         name=name,
         description=(f"Generated by benchmarks/generate.py (seed {seed}): {spec.workloads} "
                      f"workloads × {spec.gpu_types} GPU types × {spec.zones} zones × "
-                     f"{spec.slices} slices."),
+                     f"{spec.slices} slices" + (f", demand and stock × {scale}" if scale > 1
+                                                else "") + "."),
         gpus=gpus, models=models, zones=zones, workloads=workloads,
         policy=Policy(as_of="2026-01-01"),
         sources=(*sources, str(AWS_PRICES)),
@@ -349,12 +376,12 @@ def scenario_file(scenario: Scenario) -> ScenarioFile:
                         policy=scenario.policy)
 
 
-def write_scenarios(out_dir: Path, seed: int = 0) -> list[Path]:
+def write_scenarios(out_dir: Path, seed: int = 0, scale: int = 1) -> list[Path]:
     """Write each named size as a scenario YAML file into ``out_dir``; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for size in SIZES:
-        scenario = generate_scenario(size, seed)
+        scenario = generate_scenario(size, seed, scale)
         doc = scenario_file(scenario).model_dump(mode="json", by_alias=True,
                                                  exclude_defaults=True)
         path = out_dir / f"{scenario.name}.yaml"
@@ -363,8 +390,19 @@ def write_scenarios(out_dir: Path, seed: int = 0) -> list[Path]:
     return paths
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> None:
+    """``python benchmarks/generate.py [DIR] [--seed N] [--scale K]``: write the three sizes."""
+    import argparse
 
-    for written in write_scenarios(Path(sys.argv[1] if len(sys.argv) > 1 else "outputs/bench")):
+    p = argparse.ArgumentParser(description="Write the benchmark scenarios as scenario files.")
+    p.add_argument("out_dir", nargs="?", type=Path, default=Path("outputs/bench"))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scale", type=int, default=1,
+                   help="multiply every peak rate, daily volume and stock by this")
+    args = p.parse_args(argv)
+    for written in write_scenarios(args.out_dir, args.seed, args.scale):
         print(written)
+
+
+if __name__ == "__main__":
+    main()

@@ -115,3 +115,32 @@ def test_written_scenario_files_load_back_to_the_same_zones_workloads_and_policy
             made.name, made.zones, made.workloads, made.policy)
         # The file leans on the built-in catalog: the generated GPU types keep their figures.
         assert all(loaded.gpu(g.name) == g for g in made.gpus)
+
+
+def test_a_scale_multiplies_demand_and_stock_and_keeps_everything_else() -> None:
+    one = generate_scenario("medium", seed=2)
+    many = generate_scenario("medium", seed=2, scale=25)
+    assert many.name == "bench-medium-x25-seed2" and one.name == "bench-medium-seed2"
+    for a, b in zip(one.workloads, many.workloads, strict=True):
+        assert (a.name, a.model, a.slo, a.survivability) == (b.name, b.model, b.slo,
+                                                               b.survivability)
+        if a.arrival is not None:
+            assert b.arrival is not None
+            assert b.arrival.peak_rps == pytest.approx(25 * a.arrival.peak_rps)
+            assert b.arrival.hourly_shape == a.arrival.hourly_shape
+        else:
+            assert a.batch is not None and b.batch is not None
+            # the volume is drawn as a rate, rounded to whole requests after scaling
+            assert b.batch.daily_requests == pytest.approx(25 * a.batch.daily_requests, abs=25)
+            assert b.batch.window_hours == a.batch.window_hours
+    for za, zb in zip(one.zones, many.zones, strict=True):
+        for oa, ob in zip(za.offers, zb.offers, strict=True):
+            assert oa.reserved is not None and ob.reserved is not None
+            assert ob.reserved.price_per_gpu_hour == oa.reserved.price_per_gpu_hour
+            assert ob.reserved.stock_gpus == 25 * oa.reserved.stock_gpus
+            assert ob.reserved.stock_gpus % oa.gpus_per_node == 0
+
+
+def test_a_scale_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="scale"):
+        generate_scenario("small", scale=0)
