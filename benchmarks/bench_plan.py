@@ -125,7 +125,7 @@ def _program_counts(result: RunResult, program: Any) -> None:
     variables = program.prob.variables()
     result.variables = len(variables)
     result.integer_variables = sum(1 for v in variables if v.cat == pulp.LpInteger)
-    result.constraints = len(program.prob.constraints)
+    result.constraints = len(program.prob.constraints())
 
 
 def _prepared(size: str, scale: int, solver: str, seed: int,
