@@ -23,6 +23,8 @@ from solver.capacity.calibrate import (
     Calibration,
     builtin_calibration,
     calibrate,
+    fit_gpu,
+    fit_prior,
     gemm_time_ms,
     held_out_mask,
     max_output_tokens_per_s,
@@ -30,6 +32,7 @@ from solver.capacity.calibrate import (
     predict,
     runtime_of,
     runtimes_document,
+    unidentified,
 )
 from solver.capacity.perf import perf_model
 from solver.capacity.perfdata import (
@@ -200,6 +203,32 @@ def test_each_runtime_gets_its_own_fixed_costs() -> None:
     for e in cal.errors():
         if e.kind is not K.gemm_ms and e.held_out_median_abs_error is not None:
             assert e.held_out_median_abs_error < 0.01
+
+
+def test_a_per_layer_cost_one_depth_cannot_identify_stays_at_its_prior() -> None:
+    # TensorRT-LLM throughput rows of Llama-3.1-8B only (32 layers): they fix t_step + 32 t_layer,
+    # not the split. The per-layer cost keeps the CUDA-graph prior (0.01 ms) and the step takes
+    # the rest: 2.0 + 32 × (0.05 − 0.01) = 3.28 ms.
+    truth = EfficiencyFactors(compute_efficiency=0.6, bandwidth_efficiency=0.8,
+                              decode_step_overhead_ms=2.0, step_overhead_ms_per_layer=0.05,
+                              step_overhead_ms_per_seq=0.01)
+    gpus, models = _catalog()
+    gpu, spec = gpus["H100-SXM"], models["Llama-3.1-8B"]
+    rows = []
+    for n_in, n_out in ((128, 128), (128, 2048), (1000, 1000), (2048, 128), (5000, 500)):
+        m = Measurement(kind=K.max_output_tokens_per_s, model=spec.name, gpu=gpu.name,
+                        precision=Precision.fp8, input_tokens=n_in, output_tokens=n_out,
+                        value=1.0, runtime="trtllm")
+        rows.append((m.model_copy(update={"value": predict(m, gpu, spec, truth)}), spec))
+    assert unidentified(rows, ["trtllm"]) == [len(SHARED) + 1]  # the per-layer coordinate
+    by_runtime, _ = fit_gpu(rows, gpu, fit_prior(gpu))
+    fitted = by_runtime["trtllm"]
+    assert fitted.step_overhead_ms_per_layer == pytest.approx(0.01, rel=1e-6)
+    assert fitted.decode_step_overhead_ms == pytest.approx(3.28, rel=0.05)
+    # a second depth identifies it: 70B rows added, the per-layer cost is free again
+    deep = models["Llama-3.1-70B"]
+    rows.append((rows[0][0].model_copy(update={"model": deep.name, "tp": 2}), deep))
+    assert unidentified(rows, ["trtllm"]) == []
 
 
 def test_calibrate_skips_unknown_names_and_transfers() -> None:

@@ -480,14 +480,30 @@ class GpuFit:
         return dict(self.by_runtime).get(runtime, self.factors)
 
 
+def unidentified(rows: Sequence[tuple[Measurement, LlmSpec | None]],
+                 runtimes: Sequence[str]) -> list[int]:
+    """Coordinates of :func:`pack` the rows cannot identify: a runtime's per-layer cost when all
+    its rows are of models of one depth (they fix ``t_step + layers × t_layer`` only)."""
+    per_layer = list(PER_RUNTIME).index("step_overhead_ms_per_layer")
+    out = []
+    for i, runtime in enumerate(runtimes):
+        depths = {model.layers for m, model in rows
+                  if model is not None and m.kind in RUNTIME_KINDS and runtime_of(m) == runtime}
+        if len(depths) < 2:
+            out.append(len(SHARED) + i * len(PER_RUNTIME) + per_layer)
+    return out
+
+
 def fit_gpu(
     rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY,
 ) -> tuple[dict[str, EfficiencyFactors], float]:
     """Least-squares factors of one GPU type from its training rows (relative errors).
 
-    Returns the factors per runtime family of the rows whose prediction uses the fixed costs
-    (``{"": ...}`` when none does) and the final cost.
+    A runtime's per-layer cost that its rows cannot identify (:func:`unidentified`) stays at
+    its prior, and the per-step cost takes what the rows fix. Returns the factors per runtime
+    family of the rows whose prediction uses the fixed costs (``{"": ...}`` when none does)
+    and the final cost.
     """
     counts: dict[MeasurementKind, int] = {}
     for m, _ in rows:
@@ -497,20 +513,28 @@ def fit_gpu(
     runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
     slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
     z_prior = pack(prior, runtimes, by_runtime=True)
+    frozen = set(unidentified(rows, runtimes))
+    free = np.array([i for i in range(z_prior.size) if i not in frozen], dtype=np.int64)
 
-    def residuals(z: Vector) -> Vector:
+    def full(z_free: Vector) -> Vector:
+        z = z_prior.copy()
+        z[free] = z_free
+        return z
+
+    def residuals(z_free: Vector) -> Vector:
+        z = full(z_free)
         by_runtime = [unpack(z, prior, runtimes)[r] for r in runtimes]
         pred = np.array([predict(m, gpu, model, by_runtime[i], policy)
                          for (m, model), i in zip(rows, slot, strict=True)])
         rel = (pred - measured) / measured * weights
         return np.concatenate([rel, PRIOR_WEIGHT * (z - z_prior)])
 
-    best_z, best_cost = z_prior, math.inf
+    best_z, best_cost = z_prior[free], math.inf
     for z0 in [z_prior] + [pack(s, runtimes) for s in STARTS]:
-        z, cost = levenberg_marquardt(residuals, z0)
+        z, cost = levenberg_marquardt(residuals, z0[free])
         if cost < best_cost:
             best_z, best_cost = z, cost
-    return unpack(best_z, prior, runtimes), best_cost
+    return unpack(full(best_z), prior, runtimes), best_cost
 
 
 def choose_runtime(by_runtime: Mapping[str, EfficiencyFactors],
