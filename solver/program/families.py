@@ -14,7 +14,7 @@ import pulp
 from models.common import PurchaseKind, Survivability
 from models.workload import SECONDS_PER_HOUR
 from solver.program.data import OfferTerm, ProgramData
-from solver.program.keys import NodeKey, ReplicaKey
+from solver.program.keys import NodeKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing, worst_node_rps
 from solver.program.variables import (
     Auxiliary,
@@ -27,31 +27,34 @@ from solver.program.variables import (
 
 
 def _require(
-    prob: pulp.LpProblem, v: Variables, family: str, labels: tuple[object, ...],
-    lhs: pulp.LpAffineExpression, sense: str, rhs: pulp.LpAffineExpression | float, unit: str,
+    prob: pulp.LpProblem, v: Variables, row: RowKey, lhs: pulp.LpAffineExpression, sense: str,
+    rhs: pulp.LpAffineExpression | float, unit: str,
 ) -> None:
     """Add ``lhs >= rhs`` (sense ``>=``) or ``lhs <= rhs``; elastic programs get a slack."""
-    name = v.names.name(family, *labels)
+    name = v.names.name(row.family, *row.labels())
     if v.elastic:
-        slack = prob.add_variable(v.names.name("slack_" + family, *labels), lowBound=0)
-        v.slacks.append(Slack(family, labels, slack, unit))
+        slack = prob.add_variable(v.names.name("slack_" + row.family, *row.labels()), lowBound=0)
+        v.slacks.append(Slack(row, slack, unit))
         lhs = lhs + slack if sense == ">=" else lhs - slack
     prob += (lhs >= rhs if sense == ">=" else lhs <= rhs), name
 
 
 def meet_demand(
-    prob: pulp.LpProblem, data: ProgramData, v: Variables, family: str,
-    labels: tuple[object, ...], w: str, capacity: dict[str, pulp.LpAffineExpression],
+    prob: pulp.LpProblem, data: ProgramData, v: Variables, row: RowKey,
+    capacity: dict[str, pulp.LpAffineExpression],
 ) -> None:
-    """Capacity per slice meets the demand of ``w``: per slice, or as a volume over its window."""
+    """Capacity per slice meets the demand of ``row.workload``: per slice, or as a volume over
+    its window (one row, no slice)."""
+    w = row.workload
+    assert w is not None
     if w in data.volume_requests:
         done = pulp.lpSum(
             SECONDS_PER_HOUR * data.window_hours[(w, s)] * cap for s, cap in capacity.items()
         )
-        _require(prob, v, family, labels, done, ">=", data.volume_requests[w], "requests/day")
+        _require(prob, v, row, done, ">=", data.volume_requests[w], "requests/day")
         return
     for s, cap in capacity.items():
-        _require(prob, v, family, (*labels, s), cap, ">=", data.demand_rps[(w, s)], "req/s")
+        _require(prob, v, row._replace(slice=s), cap, ">=", data.demand_rps[(w, s)], "req/s")
 
 
 def running_capacity(
@@ -100,7 +103,7 @@ def add_demand(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
             s: running_capacity(data, v, w.name, s, w.utilization, failover=False)
             for s in data.demand_slices(w.name)
         }
-        meet_demand(prob, data, v, "demand", (w.name,), w.name, capacity)
+        meet_demand(prob, data, v, RowKey("demand", w.name), capacity)
 
 
 def add_no_spot_for_interactive(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
@@ -186,11 +189,11 @@ def add_n_plus_1(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
                         if not k.spot}, key=lambda p: (p.zone, p.gpu, p.purchase.value))
         # losing a spot node (or one holding none of w) leaves the non-spot capacity
         firm = {s: firm_capacity(prob, data, v, w.name, s) for s in slices}
-        meet_demand(prob, data, v, "n_plus_1", (w.name, "any", "any", "spot"), w.name, firm)
+        meet_demand(prob, data, v, RowKey("n_plus_1", w.name, spot_node=True), firm)
         for pool in pools:
             capacity = {s: firm[s] - node_loss(prob, data, v, w.name, pool, s) for s in slices}
-            meet_demand(prob, data, v, "n_plus_1", (w.name, pool[0], pool[1], pool[2].value),
-                        w.name, capacity)
+            meet_demand(prob, data, v, RowKey("n_plus_1", w.name, pool.zone, pool.gpu,
+                                              pool.purchase), capacity)
 
 
 def add_zone_loss(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
@@ -202,7 +205,7 @@ def add_zone_loss(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None
         firm = {s: firm_capacity(prob, data, v, w.name, s) for s in slices}
         for z in data.zones:
             capacity = {s: firm[s] - zone_capacity(prob, data, v, w.name, z, s) for s in slices}
-            meet_demand(prob, data, v, "zone_loss", (w.name, z), w.name, capacity)
+            meet_demand(prob, data, v, RowKey("zone_loss", w.name, z), capacity)
 
 
 def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
@@ -216,7 +219,7 @@ def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
         groups.setdefault(key.stock, []).append(y)
     for (z, g, kind, s), ys in groups.items():
         o = v.offer[(z, g, kind)]
-        _require(prob, v, "stock", (z, g, kind.value, s or "all"),
+        _require(prob, v, RowKey("stock", zone=z, gpu=g, purchase=kind, slice=s),
                  pulp.LpAffineExpression([(y, o.gpus_per_node) for y in ys]), "<=",
                  data.stock_left(o, s), "GPUs")
 
@@ -249,7 +252,7 @@ def add_budget(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """C7: monthly cost ≤ the policy's budget."""
     if data.monthly_budget is None:
         return
-    _require(prob, v, "budget", (), v.cost, "<=", data.monthly_budget, "currency/month")
+    _require(prob, v, RowKey("budget"), v.cost, "<=", data.monthly_budget, "currency/month")
 
 
 #: Constraint families by name, in formulation order (C1…C7).

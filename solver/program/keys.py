@@ -79,3 +79,37 @@ class NodeKey(NamedTuple):
     def sort_key(self) -> tuple[str, str, str, str, str]:
         """Order of node groups: by zone, GPU, purchase kind, slice and owner (``None`` first)."""
         return (self.zone, self.gpu, self.purchase.value, self.slice or "", self.owner or "")
+
+
+class RowKey(NamedTuple):
+    """A requirement row of the program: its family and what it is about.
+
+    The elastic program's slacks carry one, so the diagnosis reads ``row.zone`` instead of parsing
+    a name. ``spot_node`` marks the N+1 row "losing a spot node" (only non-spot capacity counts);
+    ``slice`` is ``None`` for a volume row (the whole window) and for reserved stock.
+    """
+
+    family: str
+    workload: str | None = None
+    zone: str | None = None
+    gpu: str | None = None
+    purchase: PurchaseKind | None = None
+    slice: str | None = None
+    spot_node: bool = False
+
+    def labels(self) -> tuple[str, ...]:
+        """The labels of the row's solver name, in the order names have always had them."""
+        if self.family == "stock":
+            assert self.zone and self.gpu and self.purchase
+            return (self.zone, self.gpu, self.purchase.value, self.slice or "all")
+        out = [] if self.workload is None else [self.workload]
+        if self.spot_node:
+            out += ["any", "any", PurchaseKind.spot.value]
+        else:
+            out += [x for x in (self.zone, self.gpu) if x is not None]
+            out += [] if self.purchase is None else [self.purchase.value]
+        return (*out, *(() if self.slice is None else (self.slice,)))
+
+    def labels_sort_key(self) -> tuple[str, ...]:
+        """Order of rows in a report: by family, then by their labels (as their names sort)."""
+        return (self.family, *self.labels())

@@ -15,7 +15,7 @@ import pulp
 
 from models.common import PurchaseKind
 from solver.program.data import Candidate, OfferTerm, ProgramData
-from solver.program.keys import NodeKey, ReplicaKey
+from solver.program.keys import NodeKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing
 
 
@@ -38,12 +38,15 @@ class NameBook:
 
 @dataclass
 class Slack:
-    """A slack variable of the elastic program and what it relaxes."""
+    """A slack variable of the elastic program and the requirement row it relaxes."""
 
-    family: str
-    labels: tuple[object, ...]
+    row: RowKey
     var: pulp.LpVariable
     unit: str
+
+    @property
+    def family(self) -> str:
+        return self.row.family
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.families import FAMILIES
+from solver.program.keys import PoolKey, RowKey
 from solver.program.variables import Program, Slack
 from solver.solve.backends import real_value, solve
 
@@ -39,7 +40,8 @@ def _weight(data: ProgramData, slack: Slack) -> float:
         return STOCK_WEIGHT_PER_GPU
     if slack.family == "budget":
         return BUDGET_WEIGHT_PER_SHARE / (data.monthly_budget or 1.0)
-    w = str(slack.labels[0])
+    w = slack.row.workload
+    assert w is not None  # every requirement but stock and budget is a workload's
     if w in data.volume_requests:
         scale = data.volume_requests[w]
     else:
@@ -60,26 +62,27 @@ def solve_elastic(
     return (program if outcome.has_solution else None), proven
 
 
-def _stock_need(program: Program) -> dict[tuple[str, str, str], tuple[float, str]]:
-    """GPUs needed beyond stock per (zone, gpu, purchase): the worst slice and its name."""
-    out: dict[tuple[str, str, str], tuple[float, str]] = {}
+def _stock_need(program: Program) -> dict[PoolKey, tuple[float, str | None]]:
+    """GPUs needed beyond stock per pool: the worst slice (``None``: reserved) and the amount."""
+    out: dict[PoolKey, tuple[float, str | None]] = {}
     for s in program.v.slacks:
         if s.family != "stock":
             continue
         amount = real_value(s.var)
-        z, g, kind, sl = (str(x) for x in s.labels)
-        if amount > SLACK_TOLERANCE and amount > out.get((z, g, kind), (0.0, ""))[0]:
-            out[(z, g, kind)] = (amount, sl)
+        row = s.row
+        assert row.zone is not None and row.gpu is not None and row.purchase is not None
+        pool = PoolKey(row.zone, row.gpu, row.purchase)
+        if amount > SLACK_TOLERANCE and amount > out.get(pool, (0.0, None))[0]:
+            out[pool] = (amount, row.slice)
     return out
 
 
-def _users(program: Program, z: str, g: str, kind: str, sl: str) -> dict[str, int]:
-    """GPUs each workload runs on a (zone, gpu, purchase) pool in the solution, in slice ``sl``
-    (``"all"`` for reserved pools), most first, then by name."""
+def _users(program: Program, pool: PoolKey, sl: str | None) -> dict[str, int]:
+    """GPUs each workload runs on a pool in the solution, in slice ``sl`` (``None`` for
+    reserved pools), most first, then by name."""
     gpus: dict[str, int] = defaultdict(int)
     for k, x in program.v.replicas.items():
-        in_pool = (k.zone, k.gpu, k.purchase.value) == (z, g, kind) and k.slice in (None, sl)
-        if in_pool and real_value(x) > 0.5:
+        if k.pool == pool and k.slice in (None, sl) and real_value(x) > 0.5:
             gpus[k.workload] += k.tp * round(real_value(x))
     return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
 
@@ -110,21 +113,22 @@ def diagnose(
                                   "limit; raise --time-limit"),)
     out: list[Shortfall] = []
     need = _stock_need(program)
-    plain: dict[tuple[str, str, str], tuple[float, str]] = {}
+    plain: dict[PoolKey, tuple[float, str | None]] = {}
     if need:
         relaxed, _ = solve_elastic(
             data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, time_limit_s)
         plain = _stock_need(relaxed) if relaxed is not None else {}
-    for (z, g, kind), (amount, sl) in sorted(need.items()):
+    for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
+                                                                      i[0].purchase.value)):
+        z, g, kind = pool.zone, pool.gpu, pool.purchase.value
         gpus = math.ceil(amount - SLACK_TOLERANCE)
-        stock = program.v.offer[next(k for k in program.v.offer
-                                     if (k[0], k[1], k[2].value) == (z, g, kind))].stock_gpus
-        when = "" if sl == "all" else f" during {sl}"
-        users = _users(program, z, g, kind, sl)
+        stock = program.v.offer[pool].stock_gpus
+        when = "" if sl is None else f" during {sl}"
+        users = _users(program, pool, sl)
         total = sum(users.values())
         for w in users or ["(any workload)"]:
             why = "to carry its demand"
-            if plain.get((z, g, kind), (0.0, ""))[0] < amount - SLACK_TOLERANCE:
+            if plain.get(pool, (0.0, None))[0] < amount - SLACK_TOLERANCE:
                 surv = data.workload(w).survivability if w != "(any workload)" else None
                 if surv is Survivability.zone_loss:
                     lost = _tightest_zone(program, w, z)
@@ -135,22 +139,21 @@ def diagnose(
             share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
                      if len(users) > 1 else "")
             out.append(Shortfall(
-                requirement="stock", workload=w, zone=z, gpu=g, slice=None if sl == "all" else sl,
+                requirement="stock", workload=w, zone=z, gpu=g, slice=sl,
                 amount=float(gpus), unit="GPUs",
                 message=f"`{w}` needs {gpus} more {g} GPUs ({kind}) in {z}{when} {why}; "
                         f"stock allows {stock}{share}",
             ))
-    req: dict[tuple[str, ...], float] = defaultdict(float)
-    units: dict[tuple[str, ...], str] = {}
+    req: dict[RowKey, float] = defaultdict(float)
+    units: dict[RowKey, str] = {}
     for s in program.v.slacks:
         amount = real_value(s.var)
         if s.family == "stock" or amount <= SLACK_TOLERANCE:
             continue
-        key = (s.family, *(str(x) for x in s.labels))
-        req[key] = max(req[key], amount)
-        units[key] = s.unit
-    for key, amount in sorted(req.items()):
-        out.append(_requirement_shortfall(data, key, amount, units[key]))
+        req[s.row] = max(req[s.row], amount)
+        units[s.row] = s.unit
+    for row, amount in sorted(req.items(), key=lambda i: i[0].labels_sort_key()):
+        out.append(_requirement_shortfall(data, row, amount, units[row]))
     if not proven:
         out.append(Shortfall(
             requirement="solver", amount=0.0, unit="",
@@ -161,10 +164,9 @@ def diagnose(
 
 
 def _requirement_shortfall(
-    data: ProgramData, key: tuple[str, ...], amount: float, unit: str
+    data: ProgramData, row: RowKey, amount: float, unit: str
 ) -> Shortfall:
-    family, *labels = key
-    if family == "budget":
+    if row.family == "budget":
         budget = data.monthly_budget or 0.0
         return Shortfall(
             requirement="budget", amount=amount, unit=unit,
@@ -172,29 +174,27 @@ def _requirement_shortfall(
                     f"{budget + amount:,.0f} {data.currency}/month; the budget allows "
                     f"{budget:,.0f} (short by {amount:,.0f})",
         )
-    w = labels[0]
+    w, sl = row.workload, row.slice
+    assert w is not None
     has_candidates = bool(data.candidates_of(w))
-    if family == "demand":
-        sl = labels[1] if len(labels) > 1 else None
+    if row.family == "demand":
         where = f" in {sl}" if sl else " over its window"
         cause = ("" if has_candidates else
                  " — no configuration of it fits any GPU that a zone sells (check allowed_gpus "
                  "and the capacity table)")
         return Shortfall(requirement="demand", workload=w, slice=sl, amount=amount, unit=unit,
                          message=f"`{w}` is {amount:,.4g} {unit} short of its demand{where}{cause}")
-    if family == "zone_loss":
-        z = labels[1]
-        sl = labels[2] if len(labels) > 2 else None
+    if row.family == "zone_loss":
+        z = row.zone
         return Shortfall(
             requirement="zone_loss", workload=w, zone=z, slice=sl, amount=amount, unit=unit,
             message=f"`{w}` is {amount:,.4g} {unit} short after losing {z}"
                     f"{'' if sl is None else ' in ' + sl}: no other zone sells enough non-spot "
                     "capacity of its configurations",
         )
-    z, g = labels[1], labels[2]
-    sl = labels[4] if len(labels) > 4 else None
+    z, g = row.zone, row.gpu
     during = "" if sl is None else f" in {sl}"
-    if labels[3] == "spot":  # the row "losing a spot node": only non-spot capacity counts
+    if row.spot_node:  # the row "losing a spot node": only non-spot capacity counts
         return Shortfall(
             requirement="n_plus_1", workload=w, slice=sl, amount=amount, unit=unit,
             message=f"`{w}` is {amount:,.4g} {unit} short{during} counting only its non-spot "
