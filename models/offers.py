@@ -118,13 +118,26 @@ class OnDemandTerms(Frozen):
     """Time to provision a node and load weights before it serves [min]."""
 
 
+#: Hours a reclaimed spot node is out of service: its replacement must start up, and capacity
+#: still starting up never counts [h].
+SPOT_RECLAIM_HOURS = 1.0
+
+
 class SpotTerms(Frozen):
     """Interruptible capacity: cheapest, never failover capacity, never for interactive pools."""
 
     price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
     stock_gpus: Whole = bounded("stock_gpus")
     interruption_rate_per_hour: Real = bounded("interruption_rate_per_hour", 0.05)
-    """Expected share of spot capacity reclaimed per hour [1/h]."""
+    """Interruptions per node per hour: the expected share of spot nodes reclaimed in an hour
+    [1/h]."""
+
+    @property
+    def available_share(self) -> float:
+        """Expected share of this spot capacity serving at any time [1]: 1 − interruptions per
+        hour × the hours each takes out (:data:`SPOT_RECLAIM_HOURS`). The one place the rate
+        becomes a share; every capacity count reads this."""
+        return max(0.0, 1.0 - self.interruption_rate_per_hour * SPOT_RECLAIM_HOURS)
 
 
 #: Tags of the two shapes ``reserved`` may take (validation errors leave them out of locations).

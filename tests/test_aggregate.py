@@ -77,8 +77,8 @@ def test_a_group_plans_at_its_members_busiest_demand_for_all_their_hours(
         for w in small.workloads:
             peak = max(small.demand_rps.get((w.name, s), 0.0) for s in g)
             assert grouped.demand_rps.get((w.name, g[0]), 0.0) == peak
-            hours = sum(small.window_hours.get((w.name, s), 0) for s in g)
-            assert grouped.window_hours.get((w.name, g[0]), 0) == hours
+            hours = sum(small.hours_in_window.get((w.name, s), 0) for s in g)
+            assert grouped.hours_in_window.get((w.name, g[0]), 0) == hours
 
 
 def test_a_grouped_fleet_is_a_fleet_of_the_full_program_at_the_same_cost(

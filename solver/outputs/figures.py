@@ -20,7 +20,7 @@ from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.outputs.atomic import write_atomic
 from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
-from solver.survivability.failures import spot_interruption_rate
+from solver.survivability.failures import spot_available_share
 
 #: Purchase kinds in the order they are shown everywhere.
 PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
@@ -127,7 +127,7 @@ def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
             capacity = sum(a.replicas * a.replica_capacity_rps for a in running)
             expected = sum(
                 a.replicas * a.replica_capacity_rps  # [1/s]
-                * (1.0 - spot_interruption_rate(scenario, a.zone, a.gpu)
+                * (spot_available_share(scenario, a.zone, a.gpu)
                    if a.purchase is PurchaseKind.spot else 1.0)
                 for a in running)
             out.append(SliceFigures(

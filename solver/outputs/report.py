@@ -12,6 +12,7 @@ from pathlib import Path
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
+from models.offers import SpotTerms
 from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY
@@ -30,7 +31,6 @@ from solver.outputs.figures import (
 )
 from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
 from solver.outputs.schedule import schedule_lines
-from solver.survivability.failures import spot_interruption_rate
 
 
 
@@ -192,11 +192,10 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                 for kind in PURCHASE_ORDER:
                     t = o.terms(kind)
                     if t is not None:
-                        rate = spot_interruption_rate(scenario, z.id, o.gpu)  # [1/h]
+                        rate = (f"{t.interruption_rate_per_hour:g}" if isinstance(t, SpotTerms)
+                                else "—")  # [1/h]
                         price_rows.append([scenario.zone_label(z.id), o.gpu, kind.value,
-                                           f"{t.price_per_gpu_hour:.4f}",
-                                           t.stock_gpus,
-                                           f"{rate:g}" if kind is PurchaseKind.spot else "—",
+                                           f"{t.price_per_gpu_hour:.4f}", t.stock_gpus, rate,
                                            o.price_source or "scenario"])
     lines += _table(["Zone", "GPU", "Purchase", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
                      "Spot interruption rate [1/h]", "Price source"], price_rows)

@@ -32,7 +32,7 @@ def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> 
         by_sig: dict[tuple[object, ...], list[str]] = {}
         for z in data.zones:
             sig = tuple(sorted((o.gpu, o.purchase.value, o.gpus_per_node, o.price_per_gpu_hour,
-                                o.stock_gpus, o.interruption_rate_per_hour)
+                                o.stock_gpus, o.available_share)
                                for o in data.offers if o.zone == z and o.purchase in kinds))
             if sig:
                 by_sig.setdefault(sig, []).append(z)
@@ -75,7 +75,7 @@ def add_node_cover_cuts(
             node = {p: worst_node_rps(data, w.name, v.offer[p.pool]) for p in pools}
             need = data.demand_rps[(w.name, s)]
             prob += pulp.LpAffineExpression([
-                (v.nodes[p], min(w.utilization * v.offer[p.pool].capacity_factor * node[p], need))
+                (v.nodes[p], min(w.utilization * v.offer[p.pool].available_share * node[p], need))
                 for p in pools]) >= need, v.names.name("cover", w.name, s)
             firm = {p: min(data.failure_utilization * node[p], need) for p in pools
                     if not p.spot}
@@ -88,7 +88,7 @@ def add_node_cover_cuts(
                 add_two_replicas_cut(prob, data, v, w.name, s, w.survivability, need)
             elif survives:
                 # a dedicated node is lost whole: count nodes (the replica cut, whose replicas
-                # are small where nodes are big, slowed these sub-programs: 3.72 % vs 2.98 %)
+                # are small where nodes are big, slowed these sub-programs: docs/program.md)
                 add_two_nodes_cut(prob, data, v, w.name, s, w.survivability, need)
             if not zone_loss or w.survivability is not Survivability.zone_loss:
                 continue
@@ -122,7 +122,7 @@ def add_two_replicas_cut(
     each weight is at least :math:`\min(\alpha, 2/(1+q_{max}))\, q`, whose sum is then
     :math:`\ge 2`; with :math:`B = 1` both factors are :math:`\ge 1`. For N+1
     (:math:`\alpha = 2`) this asks a pool of replicas of 0.8 of the demand for 2.25 of them
-    instead of 1.25; the LP relaxation of the demo rises from 87,556 to 92,513.
+    instead of 1.25 (what it does to the relaxation is measured in docs/program.md).
     """
     phi = data.failure_utilization
     keys = [k for k in v.by_slice.get((w, s), []) if not k.spot]
@@ -167,9 +167,8 @@ def add_two_nodes_cut(
     leaves only small nodes, so :math:`S \ge d` and :math:`\alpha \ge 1`; :math:`B = 0`: as for
     replicas, weights too (the node holding the largest share is lost whole). The node cover
     rows weigh a big node as :math:`d`, so their relaxation holds 0.2 of a big node in each zone;
-    this one asks for two (or the small nodes' equivalent). On the largest benchmark's ``chat``
-    sub-program it raises the LP relaxation from 49,065 to 60,851 and the solve proves 0.5 % in
-    16 s instead of 9 % in 60 s.
+    this one asks for two (or the small nodes' equivalent); its effect on the largest
+    benchmark's sub-programs is measured in docs/program.md.
     """
     phi = data.failure_utilization
     pools = sorted({node_key(data, k) for k in v.by_slice.get((w, s), [])

@@ -21,6 +21,7 @@ from functools import cached_property
 
 from models.capacity import CapacityRow, CapacityTable
 from models.common import CapacitySource, PurchaseKind, Survivability, WorkloadClass
+from models.offers import SpotTerms
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY
 from solver.program.keys import StockKey
@@ -53,14 +54,10 @@ class OfferTerm:
     price_per_gpu_hour: float
     """[currency/(GPU·h)]."""
     stock_gpus: int
-    interruption_rate_per_hour: float = 0.0
-    """Expected share of capacity reclaimed per hour [1/h]; zero except for spot."""
+    available_share: float = 1.0
+    """Expected share of this capacity serving at any time [1]: spot's
+    :attr:`~models.offers.SpotTerms.available_share`, 1 for every other kind."""
     instance_type: str | None = None
-
-    @property
-    def capacity_factor(self) -> float:
-        """Share of this capacity a batch workload may count: 1 − interruption rate [1]."""
-        return 1.0 - self.interruption_rate_per_hour
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,7 @@ class ProgramData:
     """Fixed demand per (workload, slice) [1/s], the busiest hour of the slice; absent = none."""
     volume_requests: Mapping[str, float]
     """Daily volume of batch workloads that may place work anywhere in their window [requests]."""
-    window_hours: Mapping[tuple[str, str], int]
+    hours_in_window: Mapping[tuple[str, str], int]
     """Hours of a slice inside a volume workload's window [h]; absent = none."""
     failure_utilization: float
     hours_per_month: float
@@ -152,7 +149,7 @@ class ProgramData:
             s.name
             for s in self.slices
             if self.demand_rps.get((workload, s.name), 0.0) > 0
-            or self.window_hours.get((workload, s.name), 0) > 0
+            or self.hours_in_window.get((workload, s.name), 0) > 0
         )
 
 
@@ -210,10 +207,10 @@ def offers_from_scenario(scenario: Scenario) -> tuple[OfferTerm, ...]:
                 terms = offer.terms(kind)
                 if terms is None:
                     continue
-                rate = getattr(terms, "interruption_rate_per_hour", 0.0)
+                share = terms.available_share if isinstance(terms, SpotTerms) else 1.0
                 out.append(
                     OfferTerm(zone.id, offer.gpu, kind, node, terms.price_per_gpu_hour,
-                              terms.stock_gpus, rate, offer.instance_type)
+                              terms.stock_gpus, share, offer.instance_type)
                 )
     return tuple(out)
 
@@ -283,7 +280,7 @@ def build_program_data(
     return ProgramData(
         workloads=workloads, candidates=cands, offers=offers_from_scenario(scenario),
         slices=slices, zones=zones, demand_rps=demand, volume_requests=volumes,
-        window_hours=window, failure_utilization=scenario.policy.failure_utilization,
+        hours_in_window=window, failure_utilization=scenario.policy.failure_utilization,
         hours_per_month=scenario.policy.hours_per_month,
         monthly_budget=scenario.policy.monthly_budget, currency=scenario.policy.currency,
         dropped=dropped, share_nodes=scenario.policy.share_nodes,

@@ -49,7 +49,7 @@ def meet_demand(
     assert w is not None
     if w in data.volume_requests:
         done = pulp.lpSum(
-            SECONDS_PER_HOUR * data.window_hours[(w, s)] * cap for s, cap in capacity.items()
+            SECONDS_PER_HOUR * data.hours_in_window[(w, s)] * cap for s, cap in capacity.items()
         )
         _require(prob, v, row, done, ">=", data.volume_requests[w], "requests/day")
         return
@@ -123,7 +123,7 @@ def add_no_spot_for_interactive(prob: pulp.LpProblem, data: ProgramData, v: Vari
 def demand_bound_rps(data: ProgramData, w: str, s: str) -> float:
     """Most a workload may need in a slice [1/s]: its demand, or its whole volume in that slice."""
     if w in data.volume_requests:
-        return data.volume_requests[w] / (SECONDS_PER_HOUR * data.window_hours[(w, s)])
+        return data.volume_requests[w] / (SECONDS_PER_HOUR * data.hours_in_window[(w, s)])
     return data.demand_rps[(w, s)]
 
 

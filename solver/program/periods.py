@@ -280,8 +280,8 @@ def _committed_offers(
         stock = node * held.get((pool, period), 0) + sum(
             o.stock_gpus for o in options if o.pool == pool)
         instance = next((o.instance_type for o in options if o.pool == pool), None)
-        committed.append(OfferTerm(pool.zone, pool.gpu, pool.purchase, node, 0.0, stock, 0.0,
-                                   instance))
+        committed.append(OfferTerm(pool.zone, pool.gpu, pool.purchase, node, 0.0, stock,
+                                   instance_type=instance))
     offers = tuple(sorted([*elastic, *committed], key=lambda o: (o.zone, o.gpu,
                                                                   _kind_order(o.purchase))))
     return dataclasses.replace(data, offers=offers, monthly_budget=None)

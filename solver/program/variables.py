@@ -116,7 +116,7 @@ def capacity_expr(
 ) -> pulp.LpAffineExpression:
     """:math:`\\sum f a_k \\rho_c x_r` over slots [1/s] (built from pairs: PuLP's fast path)."""
     return pulp.LpAffineExpression([
-        (v.replicas[k], utilization * v.offer[k.pool].capacity_factor * v.rate[k])
+        (v.replicas[k], utilization * v.offer[k.pool].available_share * v.rate[k])
         for k in keys
     ])
 

@@ -39,10 +39,10 @@ def demand_groups(data: ProgramData, count: int) -> tuple[tuple[str, ...], ...]:
         return tuple((n,) for n in names)
     position = {n: i for i, n in enumerate(names)}
     peak: dict[str, float] = {}
-    for (w, _), amount in [*data.demand_rps.items(), *data.window_hours.items()]:
+    for (w, _), amount in [*data.demand_rps.items(), *data.hours_in_window.items()]:
         peak[w] = max(peak.get(w, 0.0), float(amount))
     load = {
-        s: sum((data.demand_rps.get((w, s), 0.0) + data.window_hours.get((w, s), 0)) / p
+        s: sum((data.demand_rps.get((w, s), 0.0) + data.hours_in_window.get((w, s), 0)) / p
                for w, p in peak.items() if p > 0)
         for s in names
     }
@@ -67,13 +67,13 @@ def restrict_to_groups(data: ProgramData, groups: Sequence[Sequence[str]]) -> Pr
             peak = max(data.demand_rps.get((w, s), 0.0) for s in group)
             if peak > 0:
                 demand[(w, name)] = peak
-            hours = sum(data.window_hours.get((w, s), 0) for s in group)
+            hours = sum(data.hours_in_window.get((w, s), 0) for s in group)
             if hours:
                 window[(w, name)] = hours
     order = {s.name: i for i, s in enumerate(data.slices)}
     slices.sort(key=lambda s: order[s.name])
     return dataclasses.replace(data, slices=tuple(slices), demand_rps=demand,
-                               window_hours=window)
+                               hours_in_window=window)
 
 
 def expand_fleet(

@@ -34,7 +34,7 @@ def _need(program: Program, w: str) -> dict[str, float]:
     """Demand per slice [1/s]; a volume spread evenly over its window hours."""
     data = program.data
     if w in data.volume_requests:
-        hours = sum(h for (ww, _), h in data.window_hours.items() if ww == w)
+        hours = sum(h for (ww, _), h in data.hours_in_window.items() if ww == w)
         rate = data.volume_requests[w] / (SECONDS_PER_HOUR * hours)
         return {s: rate for s in data.demand_slices(w)}
     return {s: data.demand_rps[(w, s)] for s in data.demand_slices(w)}

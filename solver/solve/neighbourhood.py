@@ -13,10 +13,8 @@ seconds:
    elastic capacity free, so the program may trade reserved nodes for hourly capacity.
 
 Each is a restriction (its fleets are fleets of the full program), so the fleet it finds is kept
-only where it is cheaper, and no bound of its own is reported: the full program's is. On the
-medium benchmark size (24 hourly slices) the start of 116,474 becomes 107,997 after (1) in 1.4 s
-and 100,921 after (2) in 10 s, where the full program from the start found nothing cheaper in 40 s
-(docs/program.md).
+only where it is cheaper, and no bound of its own is reported: the full program's is. What each
+gains on the benchmark sizes is measured in docs/program.md and benchmarks/README.md.
 """
 
 from __future__ import annotations

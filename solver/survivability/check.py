@@ -33,14 +33,14 @@ from models.workload import SECONDS_PER_HOUR, Workload
 from solver.survivability.failures import (
     Failure,
     FailureKind,
+    block_hours_in_window,
     capacity_holds,
     failure_domains,
     required_failures,
     runs_in,
     slice_demand_rps,
-    spot_interruption_rate,
+    spot_available_share,
     surviving_replicas,
-    window_hours,
 )
 
 #: Slice name of the whole-window row of a batch workload given as a daily volume.
@@ -163,7 +163,7 @@ def _counted(
     for g, n in groups:
         keep = 1.0
         if g.purchase is PurchaseKind.spot:
-            keep = 1.0 - spot_interruption_rate(scenario, g.zone, g.gpu)  # [1]
+            keep = spot_available_share(scenario, g.zone, g.gpu)  # [1]
         raw += n * g.slo_rps * keep  # [1/s]
     util = wl.utilization if steady else scenario.policy.failure_utilization
     return groups, raw * util, raw
@@ -243,7 +243,7 @@ def _window_row(
     groups: list[tuple[FleetReplicaGroup, int]] = []
     busiest = -1.0
     for b in blocks:
-        h = window_hours(wl, b)
+        h = block_hours_in_window(wl, b)
         if h == 0:
             continue
         g_b, cap_b, raw_b = _counted(fleet, wl, scenario, b.name, failure, required)

@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from models.common import Frozen, PurchaseKind
 from models.inventory import Fleet, FleetReplicaGroup
+from models.offers import SpotTerms
 from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
@@ -44,7 +45,7 @@ def slice_demand_rps(workload: Workload, block: TimeBlock) -> float:
     return max(hourly[h] for h in block.hours)
 
 
-def window_hours(workload: Workload, block: TimeBlock) -> int:
+def block_hours_in_window(workload: Workload, block: TimeBlock) -> int:
     """Hours of a block inside a batch workload's window (all its hours without a window) [h]."""
     if workload.batch is None:
         return len(block.hours)
@@ -70,14 +71,21 @@ def offer_gpus_per_node(scenario: Scenario, zone: str, gpu: str) -> int:
     return scenario.gpu(gpu).gpus_per_node
 
 
-def spot_interruption_rate(scenario: Scenario, zone: str, gpu: str) -> float:
-    """Expected share of spot capacity reclaimed per hour in a zone [1/h] (0 without spot)."""
+def spot_terms(scenario: Scenario, zone: str, gpu: str) -> SpotTerms | None:
+    """The spot terms of a GPU in a zone, if it sells spot."""
     for z in scenario.zones:
         if z.id == zone:
             for offer in z.offers:
                 if offer.gpu == gpu and offer.spot is not None:
-                    return offer.spot.interruption_rate_per_hour
-    return 0.0
+                    return offer.spot
+    return None
+
+
+def spot_available_share(scenario: Scenario, zone: str, gpu: str) -> float:
+    """Expected share of a zone's spot capacity of a GPU serving at any time [1] (1 without
+    spot): :attr:`~models.offers.SpotTerms.available_share`."""
+    terms = spot_terms(scenario, zone, gpu)
+    return 1.0 if terms is None else terms.available_share
 
 
 # --- failure domains -----------------------------------------------------------------------------
@@ -156,7 +164,7 @@ def usable_capacity_rps(
             continue
         rps = g.replicas * g.slo_rps * workload.utilization  # [1/s]
         if g.purchase is PurchaseKind.spot:
-            rps *= 1.0 - spot_interruption_rate(scenario, g.zone, g.gpu)  # [1]
+            rps *= spot_available_share(scenario, g.zone, g.gpu)  # [1]
         total += rps
     return total
 

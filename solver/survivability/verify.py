@@ -34,6 +34,7 @@ from solver.survivability.failures import (
     REL_TOL,
     Failure,
     FailureKind,
+    block_hours_in_window,
     capacity_holds,
     failover_capacity_rps,
     failure_domains,
@@ -42,7 +43,6 @@ from solver.survivability.failures import (
     runs_in,
     slice_demand_rps,
     usable_capacity_rps,
-    window_hours,
 )
 from solver.survivability.fleet import fleet_from_plan
 
@@ -166,7 +166,7 @@ def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...
         if wl.batch is not None:
             done = sum(
                 usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
-                * window_hours(wl, b)
+                * block_hours_in_window(wl, b)
                 * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
                 for b in blocks
             )
@@ -242,7 +242,7 @@ def _survival_shortfalls(
     if wl.batch is not None:
         done = sum(
             failover_capacity_rps(fleet, wl, scenario, b.name, failure)
-            * window_hours(wl, b)
+            * block_hours_in_window(wl, b)
             * SECONDS_PER_HOUR  # requests in the window
             for b in blocks
         )
