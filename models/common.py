@@ -5,7 +5,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+#: Serialization context of a scenario's fingerprint: labels (``label_fields``) are left out.
+FINGERPRINT_CONTEXT = {"fingerprint": True}
 
 
 class Frozen(BaseModel):
@@ -24,12 +33,19 @@ class OmitDefaults(Frozen):
     """
 
     omit_when_default: ClassVar[tuple[str, ...]] = ()
+    label_fields: ClassVar[tuple[str, ...]] = ()
+    """Fields that label a figure (e.g. a price as *assumed*) without changing what is planned:
+    left out of the fingerprint (``FINGERPRINT_CONTEXT``), which digests what was planned."""
 
     @model_serializer(mode="wrap")
-    def _omit_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+    def _omit_defaults(self, handler: SerializerFunctionWrapHandler,
+                       info: SerializationInfo) -> Any:
         data = handler(self)
         if isinstance(data, dict):
             fields = type(self).model_fields
+            if info.context and info.context.get("fingerprint"):
+                for name in self.label_fields:
+                    data.pop(fields[name].alias or name, None)
             for name in self.omit_when_default:
                 key = fields[name].alias or name
                 if key not in data:

@@ -22,6 +22,7 @@ class ReservedTerms(OmitDefaults):
     """
 
     omit_when_default = ("upfront", "upfront_share", "assumed")
+    label_fields = ("assumed",)
 
     price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
     stock_gpus: Whole = bounded("stock_gpus")

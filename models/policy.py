@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from models.common import Frozen, PurchaseKind
+from models.common import Frozen, PurchaseKind, runs_all_day
 from models.limits import LimitedList, Name, Real, Whole, bounded
 from models.workload import HOURS_PER_DAY
 
@@ -70,8 +70,9 @@ class Policy(Frozen):
 
     def paid_hours_per_month(self, purchase: PurchaseKind, block: str | None) -> float:
         """Hours a month a GPU bought as ``purchase`` is paid for [h/month]: every hour when
-        reserved or running all day (``block`` ``None``), else its time block's share."""
-        if purchase is PurchaseKind.reserved or block is None:
+        committed (reserved, owned) or running all day (``block`` ``None``), else its time
+        block's share."""
+        if runs_all_day(purchase) or block is None:
             return self.hours_per_month
         hours = next(len(b.hours) for b in self.time_blocks if b.name == block)
         return hours * self.hours_per_month / HOURS_PER_DAY  # [h/day] × [day/month]

@@ -154,6 +154,7 @@ def _zone(rows: pd.DataFrame, zone_id: str, catalog: Mapping[str, GpuType], tabl
                 stock_gpus=stock.get("reserved", 0),
                 commitment_months=table.reserved.commitment_months,
                 lead_time_weeks=table.reserved.lead_time_weeks,
+                assumed=True,  # a discount applied to on-demand, not a quote
             )
         if reserved is None and on_demand is None and spot is None:
             continue

@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from inputs import demo_scenario
-from models.common import Precision, PurchaseKind, Upfront
+from models.common import FINGERPRINT_CONTEXT, Precision, PurchaseKind, Upfront
 from models.errors import InputError
 from models.horizon import DemandScenario, HeldNodes, Horizon, add_months
 from models.loader import load_scenario
@@ -82,11 +82,13 @@ def test_a_scenario_without_the_new_keys_dumps_none_of_them() -> None:
     """Fingerprints, scenario.resolved.yaml and plan.json of earlier scenarios stay the same:
     no new key appears in their dumps (and so not in their fingerprint's JSON)."""
     scenario = load_scenario(demo_scenario())
-    text = scenario.model_dump_json()
+    text = scenario.model_dump_json(context=FINGERPRINT_CONTEXT)
     for key in ("inventory", "horizon", "demand_scenarios", "growth", "events", "migrations",
                 "upfront", "assumed", "owned"):
         assert f'"{key}"' not in text
     assert not scenario.multi_period
+    # the price table's reserved price is a discount on on-demand: labelled, outside the digest
+    assert '"assumed":true' in scenario.model_dump_json()
 
 
 def test_the_quarterly_scenario_loads_and_resolves(tmp_path: Path) -> None:
@@ -245,3 +247,20 @@ def test_validate_exits_2_on_a_bad_horizon(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 2
     assert "workloads[0].growth" in result.output and "3 growth values for 4" in result.output
+
+
+def test_the_quarterly_example_validates() -> None:
+    """inputs/scenarios/quarterly.yaml (README, "Quarterly procurement"): the demo's workloads
+    over four quarters with an owned inventory, a reservation named by instance type, quotes,
+    a launch, a migration and three demand scenarios."""
+    from inputs import scenarios_dir
+
+    sc = load_scenario(scenarios_dir() / "quarterly.yaml")
+    assert sc.horizon is not None and sc.horizon.count == 4
+    assert [s.name for s in sc.demand_scenarios] == ["low", "base", "high"]
+    assert [(h.zone, h.gpu, h.gpus_per_node, h.kind.value) for h in sc.inventory] == [
+        ("onprem-dc1", "H100-SXM", 8, "owned"), ("use1-az1", "H100-SXM", 8, "reserved")]
+    chat = sc.workload("chat")
+    assert (chat.in_period(3).model, chat.in_period(2).model) == ("Qwen2.5-72B",
+                                                                  "Llama-3.1-70B")
+    assert sc.workload("agent").in_period(2).arrival.peak_rps == pytest.approx(1.5 * 1.4 + 1)

@@ -302,3 +302,58 @@ def test_a_single_period_plan_writes_none_of_the_new_keys(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     text = (tmp_path / "plan.json").read_text()
     assert all(f'"{key}"' not in text for key in ("horizon", "periods", "orders"))
+
+
+def test_a_replan_keeps_the_orders_already_placed(tmp_path: Path) -> None:
+    """Planned on 2027-01-01, the reservation serving from 2027-04-01 is due 2027-03-04. The
+    re-plan on 2027-04-01 (the next quarter's horizon, demand flat at 1 node) keeps it, held
+    until 2028-03-31, and orders nothing; without the earlier plan it must run quarter 0 on
+    demand (too late to reserve) and reserve from the next."""
+    from click.testing import CliRunner
+
+    from models.loader import read_document, validate_as
+    from solver.solve.horizon import keep_orders
+
+    first = plan(quarterly([1, 1, 1, 1], lead_weeks=4))
+    assert [(o.usable_from, o.order_by) for o in first.orders] == [
+        (dt.date(2027, 4, 1), dt.date(2027, 3, 4))]
+    earlier = tmp_path / "plan.json"
+    earlier.write_text(first.model_dump_json())
+    again = quarterly([1, 1, 1, 1], lead_weeks=4)
+    again = again.model_copy(update={"horizon": Horizon(start=dt.date(2027, 4, 1),
+                                                        period_months=3, count=4)})
+    kept = keep_orders(again, validate_as(Plan, read_document(earlier), str(earlier)),
+                       str(earlier))
+    (held,) = kept.inventory
+    assert (held.kind.value, held.available_from, held.ends) == (
+        "reserved", dt.date(2027, 4, 1), dt.date(2028, 3, 31))
+    replanned = plan(kept)
+    assert replanned.orders == ()
+    assert replanned.horizon is not None and replanned.horizon.expected_cost == 0
+    assert plan(again).horizon.expected_cost == pytest.approx(  # type: ignore[union-attr]
+        QUARTER + 8760 * 0.45)
+    # the command: a plan.json of one peak day has no orders to keep
+    single = tmp_path / "single.json"
+    single.write_text(first.model_copy(update={"horizon": None}).model_dump_json())
+    from inputs import scenarios_dir
+    from solver.cli import main
+
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "tiny.yaml"),
+                                       "--existing", str(single), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "not a plan over periods" in result.output
+
+
+def test_owned_nodes_run_all_day() -> None:
+    """Owned capacity runs in every slice, as reserved does: one owned node held carries a
+    flat demand of 1 req/s through both halves of the day, so nothing is bought (were owned
+    pools planned per slice, the two halves would each need a node of the one held)."""
+    from tests.plan_fixtures import blocks
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     running_cost_per_node_month=50)
+    sc = quarterly([1, 1, 1, 1], inventory=[held], reserved=None)
+    halves = sc.model_copy(update={"policy": sc.policy.model_copy(update={
+        "time_blocks": blocks(("am", range(12)), ("pm", range(12, 24)))})})
+    p = plan(halves)
+    assert p.orders == () and p.horizon is not None and p.horizon.expected_cost == 0
+    assert [(a.purchase.value, a.slice) for a in p.allocations] == [("owned", None)]

@@ -9,6 +9,7 @@ import click
 
 from models.common import PurchaseKind
 from models.errors import InputError, Problem
+from models.loader import read_document, validate_as
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table
@@ -29,7 +30,7 @@ from solver.outputs.figures import (
 from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
-from solver.solve.horizon import first_period_scenario, plan_horizon
+from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.strategy import plan_scenario
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
@@ -161,14 +162,21 @@ def plan_output_files() -> tuple[str, ...]:
               help="Output directory (default: outputs/<scenario name>/).")
 @solve_options()
 @json_option
+@click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
+              help="An earlier plan.json over periods: keep the orders it placed already "
+                   "(due before this plan's date) and re-plan the rest.")
 @click.option("--robust", is_flag=True, help="Over demand scenarios: minimise the worst "
               "case instead of the expected cost.")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
-            gap: float, as_json: bool, robust: bool) -> None:
+            gap: float, as_json: bool, existing: Path | None, robust: bool) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
     sc = load(scenario)
+    if existing is not None:
+        earlier = validate_as(Plan, read_document(existing), str(existing))
+        sc = keep_orders(sc, earlier, str(existing))
     out = output_dir(sc, scenario, out_dir)
-    check_output(out, "--out", directory=True, files=plan_output_files(), inputs=[scenario])
+    check_output(out, "--out", directory=True, files=plan_output_files(),
+                 inputs=[scenario, existing])
     if not as_json:
         click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
                    f"(time limit {time_limit_s:g} s)…", err=True)

@@ -17,7 +17,8 @@ from models.common import PurchaseKind
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.outputs.summary import ScenarioSummary, summarize
 
-_LETTER = {PurchaseKind.reserved: "r", PurchaseKind.on_demand: "o", PurchaseKind.spot: "s"}
+_LETTER = {PurchaseKind.reserved: "r", PurchaseKind.on_demand: "o", PurchaseKind.spot: "s",
+           PurchaseKind.owned: "w"}
 
 
 def _plural(n: int, word: str) -> str:

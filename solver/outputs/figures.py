@@ -23,7 +23,8 @@ from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zo
 from solver.survivability.failures import spot_available_share
 
 #: Purchase kinds in the order they are shown everywhere.
-PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
+PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot,
+                  PurchaseKind.owned)
 
 
 @dataclass(frozen=True)

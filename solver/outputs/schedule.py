@@ -50,32 +50,29 @@ def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
 
 
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
-    """Per scenario other than base: the most on-demand or spot GPUs it runs beyond base's in
-    any period, per zone and GPU type (the recourse it would need)."""
+    """Per scenario other than base: the most on-demand and spot GPUs of each type it runs
+    beyond base's in any period, over all zones (the recourse it would need on top)."""
     if BASE not in scenarios:
         return []
-    running: dict[tuple[str, int, str, str, PurchaseKind], int] = defaultdict(int)
-    starts = {}
+    running: dict[tuple[str, int, str, PurchaseKind], int] = defaultdict(int)
+    starts = {p.period: p.start for p in plan.periods}
     for p in plan.periods:
-        starts[p.period] = p.start
         for g in p.gpus:
             if g.purchase in (PurchaseKind.on_demand, PurchaseKind.spot):
-                running[(p.scenario, p.period, g.zone, g.gpu, g.purchase)] = g.gpus
+                running[(p.scenario, p.period, g.gpu, g.purchase)] += g.gpus
     out = []
     for name in scenarios:
         if name == BASE:
             continue
-        most: dict[tuple[str, str, PurchaseKind], tuple[int, int]] = {}
-        for (s, q, zone, gpu, kind), gpus in sorted(running.items(), key=lambda kv: (
-                kv[0][0], kv[0][1], kv[0][2], kv[0][3], kv[0][4].value)):
-            extra = gpus - running.get((BASE, q, zone, gpu, kind), 0)
-            if s == name and extra > most.get((zone, gpu, kind), (0, 0))[0]:
-                most[(zone, gpu, kind)] = (extra, q)
-        for (zone, gpu, kind), (extra, q) in sorted(most.items(), key=lambda kv: (
-                kv[0][0], kv[0][1], kv[0][2].value)):
-            out.append(f"if demand follows `{name}`, run up to {extra} more {gpu} "
-                       f"{kind.value.replace('_', '-')} in {zone} (most in the period from "
-                       f"{starts[q]})")
+        kinds = sorted({(g, k) for (s, _, g, k) in running if s == name},
+                       key=lambda gk: (gk[0], gk[1].value))
+        for gpu, kind in kinds:
+            extra, q = max((running[(name, q, gpu, kind)] - running[(BASE, q, gpu, kind)], q)
+                           for q in starts)
+            if extra > 0:
+                out.append(f"if demand follows `{name}`, run up to {extra} more {gpu} "
+                           f"{kind.value.replace('_', '-')} (most in the period from "
+                           f"{starts[q]})")
     return out
 
 

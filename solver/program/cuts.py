@@ -27,7 +27,7 @@ def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> 
     are interchangeable among zones selling the same spot offers (spot counts in no failure).
     Any fleet can be relabelled to satisfy the order at the same cost.
     """
-    firm = (PurchaseKind.reserved, PurchaseKind.on_demand)
+    firm = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.owned)
     for kinds in (firm, (PurchaseKind.spot,)):
         by_sig: dict[tuple[object, ...], list[str]] = {}
         for z in data.zones:

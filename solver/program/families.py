@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import pulp
 
-from models.common import PurchaseKind, Survivability
+from models.common import PurchaseKind, Survivability, runs_all_day
 from models.workload import SECONDS_PER_HOUR
 from solver.program.data import OfferTerm, ProgramData
 from solver.program.keys import NodeKey, ReplicaKey, RowKey
@@ -162,7 +162,7 @@ def node_loss(
     lost = capacity_expr(data, v, [k for k in v.by_slice[(w, s)] if k.pool == pool],
                          phi)
     node = phi * worst_node_rps(data, w, o)
-    reserved = kind is PurchaseKind.reserved
+    reserved = runs_all_day(kind)
     bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))
     if bound <= node:
         return lost  # the pool never needs more than one node: it loses all it holds

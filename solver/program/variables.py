@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from models.common import PurchaseKind
+from models.common import PurchaseKind, runs_all_day
 from solver.program.data import Candidate, OfferTerm, ProgramData
 from solver.program.keys import NodeKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing
@@ -138,7 +138,7 @@ def add_variables(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None
             if (o.purchase is PurchaseKind.spot and c.workload in interactive
                     and not v.spot_for_interactive):
                 continue  # C2 as a mask: the slot does not exist
-            for s in (None,) if o.purchase is PurchaseKind.reserved else slices:
+            for s in (None,) if runs_all_day(o.purchase) else slices:
                 _add_replica(prob, v, c, o, s)
     used_groups = sorted({node_key(data, k) for k in v.replicas}, key=NodeKey.sort_key)
     terms = []

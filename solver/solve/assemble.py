@@ -11,7 +11,7 @@ import hashlib
 from collections import defaultdict
 
 from models.capacity import CapacityTable
-from models.common import PurchaseKind
+from models.common import FINGERPRINT_CONTEXT, PurchaseKind
 from models.plan import Allocation, Cost, NodeCount, Plan, SolverReport, WorkloadCost
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR, Workload
@@ -24,9 +24,10 @@ def scenario_fingerprint(scenario: Scenario) -> str:
     """SHA-256 of the resolved scenario's JSON: the same inputs give the same fingerprint.
 
     ``sources`` (the input paths as given) are left out: what was planned is the content, and
-    the same files named by a relative or an absolute path are the same inputs.
+    the same files named by a relative or an absolute path are the same inputs; so are labels
+    of figures (a price marked *assumed*), which change no figure.
     """
-    text = scenario.model_dump_json(exclude={"sources"})
+    text = scenario.model_dump_json(exclude={"sources"}, context=FINGERPRINT_CONTEXT)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -9,12 +9,15 @@ orders held, and each order's dates and costs from its quote.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import time
 from collections import defaultdict
 from collections.abc import Callable
 
 from models.capacity import CapacityTable
 from models.common import COMMITTED_KINDS, PurchaseKind
+from models.errors import InputError, Problem
 from models.horizon import DemandScenario, HeldNodes, InventoryKind, add_months
 from models.plan import (
     Cost,
@@ -31,6 +34,8 @@ from models.plan import (
     SolveStatus,
 )
 from models.scenario import Scenario
+from solver.program.data import ProgramData
+from solver.program.keys import PoolKey
 from solver.program.periods import (
     BASE,
     Block,
@@ -38,16 +43,26 @@ from solver.program.periods import (
     HorizonProgram,
     OrderKey,
     Period,
-    PoolKey,
     block_scenario,
     build_horizon_data,
     build_horizon_program,
+    plan_date_of,
 )
+from solver.program.values import violated_rows
+from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import integer_value, solve
+from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
+from solver.solve.greedy import keep_better
+from solver.solve.strategy import solve_shared
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
+
+#: Share of the time limit spent planning each block on its own for a first fleet [1].
+START_SHARE = 0.5
+#: Gap each block's own plan is solved to for the start (the joint solve closes the rest) [1].
+BLOCK_START_GAP = 0.02
 
 
 def plan_horizon(
@@ -59,9 +74,15 @@ def plan_horizon(
     table_for: Callable[[Scenario], CapacityTable] | None = None,
 ) -> Plan:
     """The cheapest orders and fleets over a scenario's horizon (or from its inventory)."""
+    started = time.perf_counter()
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
-    outcome = solve(hp.prob, solver, time_limit_s, gap)
+    start = horizon_start(hp, solver, time_limit_s * START_SHARE, gap)
+    left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
+    outcome = solve(hp.prob, solver, left_s, gap, start=start)
+    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                         data.blocks[0].data)
+    outcome = keep_better(as_program, outcome, start, started, gap)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
                 cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
@@ -73,6 +94,43 @@ def plan_horizon(
                                                                         time_limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
+
+
+def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
+    """The scenario with an earlier plan's orders that are already placed added to its
+    inventory: every order the earlier plan shared by all demand scenarios (``scenario``
+    ``None``) whose order-by date is before this plan's date (so it was placed), held from its
+    arrival until its term ends (owned: with its power and hosting)."""
+    problems = []
+    if earlier.horizon is None:
+        problems.append(Problem(file, "horizon", "not a plan over periods: it has no orders",
+                                "give the plan.json of a scenario with a horizon"))
+    zones = {z.id: {o.gpu for o in z.offers} for z in scenario.zones}
+    for i, o in enumerate(earlier.orders):
+        if o.zone not in zones or o.gpu not in zones[o.zone]:
+            problems.append(Problem(file, f"orders[{i}]", f"{o.gpu} in {o.zone} is not "
+                                    "offered in this scenario", "plan with the scenario the "
+                                    "earlier plan was made from (or one that keeps its zones)"))
+    if problems:
+        raise InputError(problems)
+    today = plan_date_of(scenario)
+    held = []
+    for o in earlier.orders:
+        if o.scenario is not None or o.order_by >= today:
+            continue  # not placed yet: decided again
+        per_node = o.gpus // o.nodes
+        last = o.expires - dt.timedelta(days=1)
+        if o.purchase is PurchaseKind.owned:
+            capital = o.committed_total / o.nodes / o.term_months  # per node-month
+            held.append(HeldNodes(zone=o.zone, gpu=o.gpu, gpus_per_node=per_node, nodes=o.nodes,
+                                  kind=InventoryKind.owned, available_from=o.usable_from,
+                                  running_cost_per_node_month=o.cost_per_month / o.nodes
+                                  - capital))
+        else:
+            held.append(HeldNodes(zone=o.zone, gpu=o.gpu, gpus_per_node=per_node, nodes=o.nodes,
+                                  kind=InventoryKind.reserved, available_from=o.usable_from,
+                                  ends=last, price_per_gpu_hour=o.price_per_gpu_hour))
+    return scenario.model_copy(update={"inventory": (*scenario.inventory, *held)})
 
 
 def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
@@ -90,6 +148,111 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                       message="each period can be met on its own, but not with orders placed "
                               "in time: lead times, order stock or the budget keep committed "
                               "capacity from arriving when it is needed"),)
+
+
+def _priced_block(data: HorizonData, block: Block) -> ProgramData:
+    """A block as a single-period program of its own, for a start: each committed pool priced
+    at its cheapest order option usable by then (its charge spread over the periods it is
+    held), its stock what inventory and those options allow."""
+    offers = []
+    for o in block.data.offers:
+        if o.purchase not in COMMITTED_KINDS:
+            offers.append(o)
+            continue
+        pool = PoolKey(o.zone, o.gpu, o.purchase)
+        usable = [k for k in _usable_keys(data, pool, block.period)]
+        held = data.held.get((pool, block.period), 0) * o.gpus_per_node
+        if not usable:
+            offers.append(dataclasses.replace(o, stock_gpus=held))
+            continue
+        price = min(_charge_per_period(data, k) for k in usable) / (
+            data.periods[block.period].months * o.gpus_per_node * data.hours_per_month)
+        offers.append(dataclasses.replace(o, price_per_gpu_hour=price))
+    return dataclasses.replace(block.data, offers=tuple(offers))
+
+
+def _usable_keys(data: HorizonData, pool: PoolKey, period: int) -> list[OrderKey]:
+    """Orders of a pool that may be placed (lead time) and are held in ``period``."""
+    return [k for k in data.order_keys if k.option.pool == pool and period in
+            data.held_periods(k) and (not data.lead_times or data.order_by(k) >= data.plan_date)]
+
+
+def _charge_per_period(data: HorizonData, key: OrderKey) -> float:
+    """What the objective charges an order per period it is held [currency/node]."""
+    return data.order_cost(key) / len(data.held_periods(key))
+
+
+def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], int]
+                   ) -> dict[tuple[str, OrderKey], int] | None:
+    """Orders covering the committed nodes each block runs beyond what is held: per scenario,
+    period by period, from the option cheapest per period held that is usable then and has
+    stock left; orders due before the re-plan raised to the most any scenario orders."""
+    out: dict[tuple[str, OrderKey], int] = {}
+    pools = sorted({pool for _, _, pool in running}, key=lambda p: (p.zone, p.gpu,
+                                                                    p.purchase.value))
+    for s in data.scenarios:
+        for pool in pools:
+            held = [data.held.get((pool, q), 0) for q in range(len(data.periods))]
+            stock: dict[int, list[int]] = {}
+            for q in range(len(data.periods)):
+                need = running.get((s.name, q, pool), 0) - held[q]
+                for key in sorted(_usable_keys(data, pool, q), key=lambda k: (
+                        _charge_per_period(data, k), k.arrival)):
+                    if need <= 0:
+                        break
+                    left = stock.setdefault(id(key.option), [key.option.stock_gpus //
+                                                             key.option.gpus_per_node]
+                                            * len(data.periods))
+                    take = min([need, *(left[p] for p in data.held_periods(key))])
+                    if take <= 0:
+                        continue
+                    out[(s.name, key)] = out.get((s.name, key), 0) + take
+                    for p in data.held_periods(key):
+                        held[p] += take
+                        left[p] -= take
+                    need -= take
+                if need > 0:
+                    return None
+    due_now = {key for _, key in out if data.order_by(key) < data.replan_date}
+    for key in due_now:
+        most = max(out.get((s.name, key), 0) for s in data.scenarios)
+        out.update({(s.name, key): most for s in data.scenarios})
+    return out
+
+
+def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
+                  ) -> dict[str, float] | None:
+    """A first fleet for the joint program: each block planned on its own (the single-period
+    strategy, in an equal share of ``budget_s``) with committed capacity priced as its cheapest
+    order, then orders bought to hold what each block runs (:func:`_greedy_orders`). ``None``
+    where a block has no fleet or the orders break a row of the joint program."""
+    data = hp.data
+    share = max(budget_s / len(data.blocks), 0.5)
+    values: dict[str, float] = {}
+    running: dict[tuple[str, int, PoolKey], int] = {}
+    for i, block in enumerate(data.blocks):
+        priced = _priced_block(data, block)
+        solve_block = solve_shared if priced.share_nodes else solve_decomposed
+        program, outcome = solve_block(priced, solver, share, max(gap, BLOCK_START_GAP))
+        if not outcome.has_solution:
+            return None
+        for var in program.prob.variables():
+            values[f"b{i}_{var.name}"] = float(var.varValue or 0.0)
+        for node, y in program.v.nodes.items():
+            if node.purchase in COMMITTED_KINDS:
+                k = (block.scenario, block.period, node.pool)
+                running[k] = running.get(k, 0) + integer_value(y)
+    orders = _greedy_orders(data, running)
+    if orders is None:
+        return None
+    for (s, key), var in hp.orders.items():
+        values[var.name] = float(orders.get((s, key), 0))
+    if hp.worst is not None:
+        values[hp.worst.name] = max(
+            sum(c * values.get(v.name, 0.0) for v, c in hp.cost[s.name].items())
+            for s in data.scenarios)
+    as_program = Program(hp.prob, Variables(names=NameBook()), data.blocks[0].data)
+    return None if violated_rows(as_program, values) else values
 
 
 def _cached_tables() -> Callable[[Scenario], CapacityTable]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from models.capacity import CapacityRow, CapacityTable
-from models.common import PurchaseKind, WorkloadClass
+from models.common import PurchaseKind, WorkloadClass, runs_all_day
 from models.inventory import Fleet
 from models.plan import Plan, SolveStatus
 from models.policy import TimeBlock
@@ -114,7 +114,7 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
             out.append(f"{where}: {a.gpu} is not in the workload's allowed_gpus")
         if a.slice is not None and a.slice not in names:
             out.append(f"{where}: unknown slice {a.slice}")
-        if a.purchase is PurchaseKind.reserved and a.slice is not None:
+        if runs_all_day(a.purchase) and a.slice is not None:
             out.append(f"{where}: reserved capacity must run in every slice (slice null)")
         if a.gpus != a.replicas * a.tp:
             out.append(f"{where}: gpus {a.gpus} != replicas {a.replicas} × tp {a.tp}")
@@ -302,7 +302,7 @@ def _recompute_row(
                 slice_name,
                 Failure(kind=FailureKind.node, zone=zone, gpu=gpu, purchase=p),
             )
-            for p in (PurchaseKind.reserved, PurchaseKind.on_demand)
+            for p in (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.owned)
         )
     return None
 
