@@ -280,21 +280,31 @@ def load_runtimes(
         _merge_entries(merged, entries, str(path), "runtimes", problems, origins)
     _merge_entries(merged, [_costs_by_gpu(e) for e in runtime_entries], scenario_file,
                    "catalog.runtimes", problems, origins)
-    out = []
-    where = "catalog." if scenario_file else ""
-    for name, raw in merged.items():
-        if isinstance(raw.get("costs"), Mapping):
-            raw = {**raw, "costs": list(raw["costs"].values())}
-        try:
-            out.append(RuntimeSpec.model_validate(raw))
-        except ValidationError as exc:
-            found = problems_from_validation(exc, scenario_file or "catalog",
-                                             (f"{where}runtimes", name))
-            problems.extend(_attributed(found, f"{where}runtimes.{name}", origins[name],
-                                        scenario_file))
+    merged = {name: {**raw, "costs": list(raw["costs"].values())}
+              if isinstance(raw.get("costs"), Mapping) else raw for name, raw in merged.items()}
+    out = _validated_entries(RuntimeSpec, merged, "runtimes", origins, scenario_file, problems)
     if problems:
         raise InputError(list(dict.fromkeys(problems)))
     return tuple(out)
+
+
+def _validated_entries(
+    model: type[T], merged: Mapping[str, Mapping[str, Any]], kind: str,
+    origins: Mapping[str, Mapping[str, str]], scenario_file: str, problems: list[Problem],
+) -> list[T]:
+    """Merged catalog entries of one kind (``gpus``, ``models``, ``runtimes``) validated; each
+    problem is attributed to the layer that set the offending field."""
+    where = "catalog." if scenario_file else ""
+    out: list[T] = []
+    for name, raw in merged.items():
+        try:
+            out.append(model.model_validate(raw))
+        except ValidationError as exc:
+            found = problems_from_validation(exc, scenario_file or "catalog",
+                                             (f"{where}{kind}", name))
+            problems.extend(_attributed(found, f"{where}{kind}.{name}", origins[name],
+                                        scenario_file))
+    return out
 
 
 def load_catalog(
@@ -321,24 +331,9 @@ def load_catalog(
     _merge_entries(gpus, gpu_entries, scenario_file, "catalog.gpus", problems, gpu_origins)
     _merge_entries(models, model_entries, scenario_file, "catalog.models", problems,
                    model_origins)
-    gpu_objs, model_objs = [], []
-    where = "catalog." if scenario_file else ""
-    for name, raw in gpus.items():
-        try:
-            gpu_objs.append(GpuType.model_validate(raw))
-        except ValidationError as exc:
-            found = problems_from_validation(exc, scenario_file or "catalog",
-                                             (f"{where}gpus", name))
-            problems.extend(_attributed(found, f"{where}gpus.{name}", gpu_origins[name],
-                                        scenario_file))
-    for name, raw in models.items():
-        try:
-            model_objs.append(LlmSpec.model_validate(raw))
-        except ValidationError as exc:
-            found = problems_from_validation(exc, scenario_file or "catalog",
-                                             (f"{where}models", name))
-            problems.extend(_attributed(found, f"{where}models.{name}", model_origins[name],
-                                        scenario_file))
+    gpu_objs = _validated_entries(GpuType, gpus, "gpus", gpu_origins, scenario_file, problems)
+    model_objs = _validated_entries(LlmSpec, models, "models", model_origins, scenario_file,
+                                    problems)
     if problems:
         raise InputError(list(dict.fromkeys(problems)))  # a layer's own faults show up per key
     return tuple(gpu_objs), tuple(model_objs), tuple(sources)
@@ -374,19 +369,30 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     if len(rows) > MAX_LIST_ENTRIES:
         raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
                                   f"{MAX_LIST_ENTRIES:,} are read", "split the table")])
-    out, problems = [], []
-    for i, row in enumerate(rows, start=2):
-        clean = {k: (v if v != "" else None) for k, v in row.items() if k}
-        try:
-            row_obj = MeasuredCapacity.model_validate(clean)
-        except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, str(path), (f"row {i}",)))
-            continue
-        problems.extend(non_finite_problems(row_obj.model_dump(), str(path), (f"row {i}",)))
-        out.append(row_obj)
+    out, problems = validate_rows(
+        MeasuredCapacity, ({k: (v if v != "" else None) for k, v in row.items() if k}
+                           for row in rows), str(path), "row")
     if problems:
         raise InputError(problems)
     return tuple(out)
+
+
+def validate_rows(
+    model: type[T], rows: Iterable[Mapping[str, Any]], file: str, label: str
+) -> tuple[list[T], list[Problem]]:
+    """Each row of a table (numbered from 2, under its header) validated as ``model``; every
+    problem located at ``<label> <n>``, non-finite numbers included."""
+    out: list[T] = []
+    problems: list[Problem] = []
+    for n, row in enumerate(rows, start=2):
+        try:
+            obj = model.model_validate(row)
+        except ValidationError as exc:
+            problems.extend(problems_from_validation(exc, file, (f"{label} {n}",)))
+            continue
+        problems.extend(non_finite_problems(obj.model_dump(), file, (f"{label} {n}",)))
+        out.append(obj)
+    return out, problems
 
 
 def _check_unique(names: Sequence[str], file: str, where: str, problems: list[Problem]) -> None:

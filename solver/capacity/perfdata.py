@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from inputs import catalog_dir
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
-from models.loader import non_finite_problems, problems_from_validation
+from models.loader import validate_rows
 from solver.capacity.bench.formats import foreign_json
 
 
@@ -332,16 +332,10 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
                                 f"the columns are: {', '.join(COLUMNS)}"))
     if problems:
         raise InputError(problems)
-    out: list[Measurement] = []
-    for line, row in enumerate(rows, start=2):
-        clean = {k: v.strip() for k, v in row.items() if k and v is not None and v.strip() != ""}
-        try:
-            measurement = Measurement.model_validate(clean)
-        except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, str(path), (f"line {line}",)))
-            continue
-        problems.extend(non_finite_problems(measurement.model_dump(), str(path), (f"line {line}",)))
-        out.append(measurement)
+    out, bad = validate_rows(
+        Measurement, ({k: v.strip() for k, v in row.items() if k and v is not None and v.strip()}
+                      for row in rows), str(path), "line")
+    problems += bad
     if not out and not problems:
         problems.append(Problem(str(path), "", "no measurements", "add one row per measurement"))
     if problems:

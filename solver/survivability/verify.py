@@ -20,7 +20,9 @@ table, every promise a plan makes (docs/survivability.md states the rules):
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
+from collections.abc import Callable
 
 from models.capacity import CapacityRow, CapacityTable
 from models.common import PurchaseKind, WorkloadClass, runs_all_day
@@ -160,29 +162,35 @@ def _check_spot(plan: Plan, scenario: Scenario) -> list[str]:
     ]
 
 
+def _unmet(
+    wl: Workload, blocks: tuple[TimeBlock, ...], capacity_rps: Callable[[str], float],
+    prefix: str, window: str = "", usable: str = "",
+) -> list[str]:
+    """Where ``capacity_rps(slice)`` falls short of ``wl``'s demand: a batch volume over its
+    window (capacity × hours of each slice inside it), else the demand of every slice."""
+    if wl.batch is not None:
+        done = sum(capacity_rps(b.name) * block_hours_in_window(wl, b)
+                   * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
+                   for b in blocks)
+        if capacity_holds(done, wl.batch.daily_requests):
+            return []
+        return [f"{prefix} completes {done:.6g} requests{window}, "
+                f"needs {wl.batch.daily_requests:.6g}"]
+    out = []
+    for b in blocks:
+        need = slice_demand_rps(wl, b)
+        have = capacity_rps(b.name)
+        if not capacity_holds(have, need):
+            out.append(f"{prefix} in {b.name} has {have:.6g} rps{usable}, needs {need:.6g}")
+    return out
+
+
 def _check_demand(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
     out: list[str] = []
     for wl in scenario.workloads:
-        if wl.batch is not None:
-            done = sum(
-                usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
-                * block_hours_in_window(wl, b)
-                * SECONDS_PER_HOUR  # [1/s] × [h] × [s/h] = requests
-                for b in blocks
-            )
-            if not capacity_holds(done, wl.batch.daily_requests):
-                out.append(
-                    f"demand: {wl.name} completes {done:.6g} requests in its window, "
-                    f"needs {wl.batch.daily_requests:.6g}"
-                )
-            continue
-        for b in blocks:
-            need = slice_demand_rps(wl, b)
-            have = usable_capacity_rps(fleet.replicas, wl, scenario, b.name)
-            if not capacity_holds(have, need):
-                out.append(
-                    f"demand: {wl.name} in {b.name} has {have:.6g} rps usable, needs {need:.6g}"
-                )
+        usable = functools.partial(usable_capacity_rps, fleet.replicas, wl, scenario)
+        out += _unmet(wl, blocks, usable, f"demand: {wl.name}", window=" in its window",
+                      usable=" usable")
     return out
 
 
@@ -239,29 +247,9 @@ def _survival_shortfalls(
     blocks: tuple[TimeBlock, ...],
     failure: Failure,
 ) -> list[str]:
-    if wl.batch is not None:
-        done = sum(
-            failover_capacity_rps(fleet, wl, scenario, b.name, failure)
-            * block_hours_in_window(wl, b)
-            * SECONDS_PER_HOUR  # requests in the window
-            for b in blocks
-        )
-        if capacity_holds(done, wl.batch.daily_requests):
-            return []
-        return [
-            f"survival: {wl.name} after {failure.label} completes {done:.6g} requests, "
-            f"needs {wl.batch.daily_requests:.6g}"
-        ]
-    out = []
-    for b in blocks:
-        need = slice_demand_rps(wl, b)
-        have = failover_capacity_rps(fleet, wl, scenario, b.name, failure)
-        if not capacity_holds(have, need):
-            out.append(
-                f"survival: {wl.name} after {failure.label} in {b.name} has "
-                f"{have:.6g} rps, needs {need:.6g}"
-            )
-    return out
+    return _unmet(wl, blocks,
+                  lambda s: failover_capacity_rps(fleet, wl, scenario, s, failure),
+                  f"survival: {wl.name} after {failure.label}")
 
 
 def _check_survival(fleet: Fleet, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
