@@ -1,7 +1,7 @@
 """Benchmark of the plan over periods: 4 quarters × 3 demand scenarios on a generated size.
 
-The scenario is ``benchmarks/generate.py``'s size (default: medium, seed 0) with every peak
-rate, daily volume and offer stock multiplied by ``--scale`` (default ×25: hundreds of GPUs), a
+The scenario is ``benchmarks/generate.py``'s size (default: medium, seed 0) at its demand
+scale ``--scale`` (default ×25: every peak, daily volume and stock × 25, hundreds of GPUs), a
 horizon of four quarters from 2027-01-01, growth 1.0 / 1.1 / 1.2 / 1.3 on every workload, the
 generated reserved price as a 12-month quote with 4 weeks of lead time plus a 36-month quote at
 0.75 of it (8 weeks), and three demand scenarios (low ×0.9 / base / high ×1.25 per period from
@@ -41,41 +41,25 @@ SCENARIOS = (DemandScenario(name="low", probability=0.3, growth=(1.0, 0.9, 0.9, 
              DemandScenario(name="high", probability=0.3, growth=(1.0, 1.25, 1.25, 1.25)))
 
 
-def scaled(scenario: Scenario, scale: float) -> Scenario:
-    """Every peak rate, daily volume and stock × ``scale``."""
-    workloads = []
-    for w in scenario.workloads:
-        update: dict[str, object] = {"growth": GROWTH}
-        if w.arrival is not None:
-            update["arrival"] = w.arrival.model_copy(update={"peak_rps": w.arrival.peak_rps
-                                                             * scale})
-        if w.batch is not None:
-            update["batch"] = w.batch.model_copy(update={"daily_requests":
-                                                         w.batch.daily_requests * scale})
-        workloads.append(w.model_copy(update=update))
+def quarterly(scenario: Scenario) -> Scenario:
+    """A generated scenario over four quarters: growth, quotes, three demand scenarios."""
+    workloads = tuple(w.model_copy(update={"growth": GROWTH}) for w in scenario.workloads)
     zones = []
     for z in scenario.zones:
         offers = []
         for o in z.offers:
-            changes: dict[str, object] = {}
-            for kind in ("on_demand", "spot"):
-                terms = getattr(o, kind)
-                if terms is not None:
-                    changes[kind] = terms.model_copy(update={"stock_gpus": int(terms.stock_gpus
-                                                                              * scale)})
             res = o.terms(PurchaseKind.reserved)
             if isinstance(res, ReservedTerms):
-                stock = int(res.stock_gpus * scale)
-                changes["reserved"] = (
-                    res.model_copy(update={"stock_gpus": stock, "commitment_months": 12,
-                                           "lead_time_weeks": 4.0}),
-                    res.model_copy(update={"stock_gpus": stock // 2, "commitment_months": 36,
-                                           "lead_time_weeks": 8.0, "upfront": Upfront.all,
-                                           "price_per_gpu_hour": res.price_per_gpu_hour * 0.75}))
-            offers.append(o.model_copy(update=changes))
+                o = o.model_copy(update={"reserved": (
+                    res.model_copy(update={"commitment_months": 12, "lead_time_weeks": 4.0}),
+                    res.model_copy(update={"stock_gpus": res.stock_gpus // 2,
+                                           "commitment_months": 36, "lead_time_weeks": 8.0,
+                                           "upfront": Upfront.all,
+                                           "price_per_gpu_hour": res.price_per_gpu_hour * 0.75}))})
+            offers.append(o)
         zones.append(z.model_copy(update={"offers": tuple(offers)}))
     return scenario.model_copy(update={
-        "workloads": tuple(workloads), "zones": tuple(zones),
+        "workloads": workloads, "zones": tuple(zones),
         "horizon": Horizon(start=dt.date(2027, 1, 1), period_months=3, count=4),
         "demand_scenarios": SCENARIOS})
 
@@ -89,12 +73,12 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", default="medium")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--scale", type=float, default=25.0)
+    p.add_argument("--scale", type=int, default=25)
     p.add_argument("--time-limit", type=float, default=120.0)
     p.add_argument("--gap", type=float, default=0.01)
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
-    sc = scaled(generate_scenario(args.size, args.seed), args.scale)
+    sc = quarterly(generate_scenario(args.size, args.seed, args.scale))
     tables = _cached_tables()
     wall, cpu = time.perf_counter(), _cpu_s()
     plan = plan_horizon(sc, time_limit_s=args.time_limit, gap=args.gap, table_for=tables)

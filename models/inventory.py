@@ -12,23 +12,34 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from models.common import CapacitySource, Frozen, Precision, PurchaseKind
 from models.limits import LimitedList, Name, Text, Whole, bounded
 
 
 class InventoryNodes(Frozen):
-    """Nodes of one GPU type owned (or reserved, or running on demand) in one zone."""
+    """Nodes of one GPU type owned (or reserved, or running on demand) in one zone, named by
+    GPU type (and node size) or by the provider's instance type."""
 
     zone: Name
-    gpu: Name
+    gpu: Name = ""
+    """GPU type; empty when ``instance_type`` names the nodes (filled in when they resolve)."""
+    instance_type: Name | None = None
+    """Provider's node type (e.g. ``p5.48xlarge``): GPU type and node size from the scenario's
+    offers, else the built-in price table."""
     purchase: PurchaseKind = PurchaseKind.reserved
     nodes: Whole = bounded("nodes")
     """At most 10^5 nodes a line, beyond any cluster built: a few zeros too many (10^9) made
     the layout allocate a list per node and never finish."""
     gpus_per_node: Whole | None = bounded("gpus_per_node", None)
     """GPUs per node; defaults to the zone offer's, else the GPU type's ``gpus_per_node``."""
+
+    @model_validator(mode="after")
+    def _named(self) -> InventoryNodes:
+        if not self.gpu and self.instance_type is None:
+            raise ValueError("name the nodes by `gpu` or by `instance_type`")
+        return self
 
 
 class InventoryReplicas(Frozen):

@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from functools import cache
 
 from inputs import catalog_dir
-from models.errors import Problem, did_you_mean
+from models.errors import InputError, Problem, did_you_mean
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
+from models.inventory import InventoryFile
 from models.names import instance_shape
 from models.prices import ACCELERATOR_NAMES
 from models.scenario import Scenario
@@ -53,6 +54,30 @@ def known_instance_types(scenario: Scenario) -> list[str]:
     """Instance types :func:`instance_type_gpus` resolves (for "did you mean")."""
     own = {o.instance_type for z in scenario.zones for o in z.offers if o.instance_type}
     return sorted(own | set(builtin_instance_types()))
+
+
+def resolve_fleet_instance_types(inventory: InventoryFile, scenario: Scenario, file: str
+                                 ) -> InventoryFile:
+    """An inventory file (``check --fleet``) with node lines named by instance type resolved
+    to their GPU type and node size; an unknown instance type is an InputError."""
+    lines, problems = [], []
+    for i, n in enumerate(inventory.nodes):
+        if n.instance_type is None:
+            lines.append(n)
+            continue
+        found = instance_type_gpus(scenario, n.instance_type)
+        if found is None or (n.gpu and n.gpu != found[0]):
+            fix = (did_you_mean(n.instance_type, known_instance_types(scenario))
+                   if found is None else f"it holds {found[0]}: name one of them")
+            problems.append(Problem(file, f"nodes[{i}].instance_type",
+                                    f"unknown instance type `{n.instance_type}`" if found is None
+                                    else f"{n.instance_type} does not hold {n.gpu}", fix))
+            continue
+        lines.append(n.model_copy(update={"gpu": found[0],
+                                          "gpus_per_node": n.gpus_per_node or found[1]}))
+    if problems:
+        raise InputError(problems)
+    return inventory.model_copy(update={"nodes": tuple(lines)})
 
 
 def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, ...],

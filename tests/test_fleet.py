@@ -187,3 +187,19 @@ def test_plan_status_is_noted(tmp_path: Path) -> None:
     path.write_text(plan.model_dump_json(), encoding="utf-8")
     fleet = load_fleet(path, fc.scenario(), fc.table())
     assert fleet.notes == ("the plan's status is infeasible: it is not a complete fleet",)
+
+
+def test_inventory_nodes_named_by_instance_type(tmp_path: Path) -> None:
+    """``check --fleet`` inventories may name nodes as the provider sells them: p5.48xlarge
+    holds 8 H100-SXM (the built-in price table), so two of them are 16 GPUs."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    demo = load_scenario(demo_scenario())
+    doc = {"nodes": [{"zone": "use1-az1", "instance_type": "p5.48xlarge", "nodes": 2}]}
+    fleet = load_fleet(_write(tmp_path, doc), demo)
+    assert [(n.gpu, n.nodes, n.gpus) for n in fleet.nodes] == [("H100-SXM", 2, 16)]
+    doc["nodes"][0]["instance_type"] = "p5.48xlarg"
+    with pytest.raises(InputError) as err:
+        load_fleet(_write(tmp_path, doc), demo)
+    assert "nodes[0].instance_type: unknown instance type `p5.48xlarg`" in err.value.render()

@@ -27,6 +27,7 @@ from models.inventory import (
 )
 from models.loader import read_document, validate_as
 from models.plan import Plan
+from models.planning_checks import resolve_fleet_instance_types
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.survivability.failures import offer_gpus_per_node, peak_demand_rps, runs_in
@@ -135,6 +136,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
             fleet = fleet.model_copy(update={"notes": (status, *fleet.notes)})
         return fleet
     inventory = validate_as(InventoryFile, doc, file)
+    inventory = resolve_fleet_instance_types(inventory, scenario, file)
     problems = _inventory_problems(inventory, scenario, file)
     if problems:
         raise InputError(problems)
