@@ -51,7 +51,7 @@ from solver.program.periods import (
 from solver.program.values import violated_rows
 from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
-from solver.solve.backends import integer_value, solve
+from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import keep_better
@@ -77,12 +77,13 @@ def plan_horizon(
     started = time.perf_counter()
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
-    start = horizon_start(hp, solver, time_limit_s * START_SHARE, gap)
+    start, block_bound = horizon_start(hp, solver, time_limit_s * START_SHARE, gap)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(hp.prob, solver, left_s, gap, start=start)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
-    outcome = keep_better(as_program, outcome, start, started, gap)
+    outcome = with_bound(keep_better(as_program, outcome, start, started, gap), block_bound,
+                         gap)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
                 cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
@@ -150,11 +151,18 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                               "capacity from arriving when it is needed"),)
 
 
-def _priced_block(data: HorizonData, block: Block) -> ProgramData:
-    """A block as a single-period program of its own, for a start: each committed pool priced
-    at its cheapest order option usable by then (its charge spread over the periods it is
-    held), its stock what inventory and those options allow."""
+def _priced_block(data: HorizonData, block: Block) -> tuple[ProgramData, float]:
+    """A block as a single-period program of its own: each committed pool priced at its
+    cheapest order usable by then (its charge spread over the periods it is held), its stock
+    what inventory and those orders allow; and the credit for the inventory nodes so priced
+    (what the block's cost counts for them, per period) [currency].
+
+    A relaxation of the block in the joint program: every order held in the period is one of
+    those options and is charged at least that much per period it is held, and the nodes held
+    beyond inventory are orders; so period months × the block's optimum − the credit is at
+    most what the joint program pays for the block (:func:`horizon_start`'s bound)."""
     offers = []
+    credit = 0.0
     for o in block.data.offers:
         if o.purchase not in COMMITTED_KINDS:
             offers.append(o)
@@ -165,10 +173,12 @@ def _priced_block(data: HorizonData, block: Block) -> ProgramData:
         if not usable:
             offers.append(dataclasses.replace(o, stock_gpus=held))
             continue
-        price = min(_charge_per_period(data, k) for k in usable) / (
-            data.periods[block.period].months * o.gpus_per_node * data.hours_per_month)
+        charge = min(_charge_per_period(data, k) for k in usable)  # [currency/node-period]
+        credit += charge * data.held.get((pool, block.period), 0)
+        price = charge / (data.periods[block.period].months * o.gpus_per_node
+                          * data.hours_per_month)
         offers.append(dataclasses.replace(o, price_per_gpu_hour=price))
-    return dataclasses.replace(block.data, offers=tuple(offers))
+    return dataclasses.replace(block.data, offers=tuple(offers)), credit
 
 
 def _usable_keys(data: HorizonData, pool: PoolKey, period: int) -> list[OrderKey]:
@@ -221,30 +231,45 @@ def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], in
 
 
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
-                  ) -> dict[str, float] | None:
-    """A first fleet for the joint program: each block planned on its own (the single-period
-    strategy, in an equal share of ``budget_s``) with committed capacity priced as its cheapest
-    order, then orders bought to hold what each block runs (:func:`_greedy_orders`). ``None``
-    where a block has no fleet or the orders break a row of the joint program."""
+                  ) -> tuple[dict[str, float] | None, float | None]:
+    """A first fleet for the joint program, and a lower bound on its objective.
+
+    Each block is planned on its own (the single-period strategy, in an equal share of
+    ``budget_s``) as :func:`_priced_block` prices it, then orders are bought to hold what each
+    block runs (:func:`_greedy_orders`); the fleet is ``None`` where a block has none or the
+    orders break a row of the joint program. The bound is Σ over scenarios (probability-
+    weighted; the worst with ``--robust``) of Σ over periods months × the block's proven bound
+    − its inventory credit, ``None`` where a block proved none.
+    """
     data = hp.data
     share = max(budget_s / len(data.blocks), 0.5)
     values: dict[str, float] = {}
     running: dict[tuple[str, int, PoolKey], int] = {}
+    lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
+    fleet = True
     for i, block in enumerate(data.blocks):
-        priced = _priced_block(data, block)
+        priced, credit = _priced_block(data, block)
         solve_block = solve_shared if priced.share_nodes else solve_decomposed
         program, outcome = solve_block(priced, solver, share, max(gap, BLOCK_START_GAP))
+        bound, so_far = outcome.report.bound, lower[block.scenario]
+        lower[block.scenario] = (None if bound is None or so_far is None else
+                                 so_far + data.periods[block.period].months * bound - credit)
         if not outcome.has_solution:
-            return None
+            fleet = False
+            continue
         for var in program.prob.variables():
             values[f"b{i}_{var.name}"] = float(var.varValue or 0.0)
         for node, y in program.v.nodes.items():
             if node.purchase in COMMITTED_KINDS:
                 k = (block.scenario, block.period, node.pool)
                 running[k] = running.get(k, 0) + integer_value(y)
-    orders = _greedy_orders(data, running)
+    sums = [(s.probability, lower[s.name]) for s in data.scenarios]
+    bound = None if any(b is None for _, b in sums) else (
+        max(b or 0.0 for _, b in sums) if hp.worst is not None
+        else sum(p * (b or 0.0) for p, b in sums))
+    orders = _greedy_orders(data, running) if fleet else None
     if orders is None:
-        return None
+        return None, bound
     for (s, key), var in hp.orders.items():
         values[var.name] = float(orders.get((s, key), 0))
     if hp.worst is not None:
@@ -252,7 +277,21 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
             sum(c * values.get(v.name, 0.0) for v, c in hp.cost[s.name].items())
             for s in data.scenarios)
     as_program = Program(hp.prob, Variables(names=NameBook()), data.blocks[0].data)
-    return None if violated_rows(as_program, values) else values
+    return (None if violated_rows(as_program, values) else values), bound
+
+
+def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveOutcome:
+    """The outcome with the larger of its own bound and ``bound`` (both valid), its gap from
+    that bound, and ``optimal`` when the gap is within the requested one."""
+    found, own = outcome.report.objective, outcome.report.bound
+    if bound is None or found is None or not outcome.has_solution or (
+            own is not None and own >= bound):
+        return outcome
+    best = min(bound, found)  # a bound proven by the blocks never exceeds a fleet's cost
+    closed = max(found - best, 0.0) / found if found > 0 else 0.0
+    status = SolveStatus.optimal if closed <= gap + 1e-9 else outcome.status
+    report = outcome.report.model_copy(update={"bound": best, "gap": closed})
+    return dataclasses.replace(outcome, status=status, report=report)
 
 
 def _cached_tables() -> Callable[[Scenario], CapacityTable]:
