@@ -11,7 +11,8 @@ What is measured, each in a fresh process, one after the other:
    then with 1 thread: wall and CPU seconds of the capacity table and the solve (imports not
    counted), and whether the two plans are the same (threads must not change a plan);
 2. the sweep (``fleetplan sweep --quiet --json``, wall time of the whole command: start-up,
-   workers, Ray's start where used, outputs) for each executor asked for;
+   workers, Ray's start where used, outputs; CPU time of it and the processes it waited for,
+   which leaves out Ray's workers) for each executor asked for;
 3. whether every executor's records are the same apart from their seconds.
 
 The sweep varies the demo's prices and peaks: H100-SXM spot price ×0.8…×1.2 (4 levels) × H200
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -86,14 +88,17 @@ def sweep(config: str, varies: list[str], base: list[str], time_limit: float,
     for v in [*base, *varies]:
         args += ["--vary", v]
     load_before = load_average()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
     wall = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{config}: exit {done.returncode}\n{done.stderr[-2000:]}")
     data = json.loads(done.stdout)
     rows = data["rows"]
-    return {"config": config, "wall_s": wall, "variants": len(rows),
+    return {"config": config, "wall_s": wall, "cpu_s": cpu, "variants": len(rows),
             "plan_seconds_sum": sum(r["plan_seconds"] for r in rows),
             "statuses": sorted({r["status"] for r in rows}),
             "load_before": load_before, "load_after": load_average(), "out": str(out)}

@@ -24,6 +24,7 @@ from solver.outputs.workbook import SHEETS
 from solver.solve.backends import solver_threads
 from solver.solve.strategy import plan_scenario
 from solver.studies.compare import (
+    COMPARE_THREADS,
     Compared,
     SolveOptions,
     Variant,
@@ -102,7 +103,7 @@ def test_variants_are_a_product_in_order() -> None:
 @pytest.fixture(scope="module")
 def tiny_results() -> list[Compared]:
     variants = build_variants([load_scenario(TINY)], [parse_vary("growth=1,1.5,3")])
-    return plan_all(variants, SolveOptions(time_limit_s=30), workers=2)
+    return plan_all(variants, SolveOptions(time_limit_s=30, threads=COMPARE_THREADS), workers=2)
 
 
 def test_comparison_workbook_bytes_are_the_same_twice(tiny_results: list[Compared]) -> None:
@@ -169,7 +170,7 @@ def test_demo_growth_matches_separate_plans() -> None:
     demo = load_scenario(demo_scenario())
     variants = [Variant(f"demo growth={g}", apply_variation(demo, "growth", g))
                 for g in ("1", "1.5", "3")]
-    options = SolveOptions(time_limit_s=600, gap=0.01)
+    options = SolveOptions(time_limit_s=600, gap=0.01, threads=COMPARE_THREADS)
     for result in plan_all(variants, options, workers=2):
         # alone with the threads the study names (solver.studies.executors: the task's threads
         # make its plan): HiGHS on 1 and on 2 threads may stop at different plans within the gap

@@ -229,7 +229,7 @@ def ray_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pytest.importorskip("ray")
     out = tmp_path_factory.mktemp("ray") / "tiny"
     result = CliRunner().invoke(main, ["sweep", str(TINY), *VARY, "--out", str(out),
-                                       "--ray", "auto", "--time-limit", "30", "--json"])
+                                       "--ray", "local", "--time-limit", "30", "--json"])
     assert result.exit_code == 0, result.output
     yield out
 

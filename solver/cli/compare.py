@@ -17,6 +17,7 @@ from solver.cli.common import (
     write_atomic,
 )
 from solver.studies.compare import (
+    COMPARE_THREADS,
     Compared,
     ComparisonRow,
     SolveOptions,
@@ -99,7 +100,8 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
         click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {plan.status.value}, {cost} "
                    f"({plan.solver.seconds:.1f} s)", err=True)
 
-    results = plan_all(variants, SolveOptions(solver, time_limit_s, gap), progress)
+    results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),
+                       progress)
     rows = [comparison_row(r) for r in results]
     write_atomic(out, comparison_workbook_bytes(results))
     if as_json:

@@ -128,9 +128,10 @@ def _check_fresh(out: Path, resume: bool) -> None:
               help="Local worker processes [default: cores ÷ threads].")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="Solver threads per plan, whichever executor runs it.")
-@click.option("--ray", default=None, metavar="auto|ADDRESS",
+@click.option("--ray", default=None, metavar="auto|local|ADDRESS",
               help="Plan on Ray (pip install 'fleetplan[ray]'): auto joins this machine's "
-                   "cluster or starts a local one; ADDRESS joins that cluster.")
+                   "cluster or starts a local one; local always starts a private one; ADDRESS "
+                   "joins that cluster.")
 @click.option("--resume", is_flag=True, help="Keep the finished variants in --out; plan the rest.")
 @click.option("--dry-run", is_flag=True, help="List the variants and plan nothing.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")

@@ -28,6 +28,7 @@ from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
+from solver.solve.backends import SOLVER_THREADS
 from solver.studies.executors import (
     Finished,
     LocalExecutor,
@@ -42,6 +43,9 @@ __all__ = ["SolveOptions"]  # re-exported: defined with the executors that run t
 
 #: Keys ``--vary`` understands.
 VARY_KEYS = ("growth", "survivability", "spot", "drop_gpu")
+#: Solver threads per compared plan: those of ``fleetplan plan``, so each plan compared is the
+#: plan ``plan`` makes of that scenario (HiGHS's search depends on its thread count).
+COMPARE_THREADS = SOLVER_THREADS
 
 
 @dataclass(frozen=True)

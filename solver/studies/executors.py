@@ -157,11 +157,12 @@ class LocalExecutor:
 
 
 def _ray_module(address: str) -> tuple[Any, bool]:
-    """``ray`` connected to ``address``, and whether this call started it; ``auto`` joins the
-    cluster this machine belongs to, else starts a private local instance bound to the
-    loopback address."""
-    local = address == "auto" and not os.environ.get("RAY_ADDRESS") and not (
-        Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster").exists()
+    """``ray`` connected to ``address``, and whether this call started it: ``local`` starts a
+    private instance on this machine, bound to the loopback address; ``auto`` joins the cluster
+    this machine belongs to (``RAY_ADDRESS``, or the one ``ray start`` left) and else does as
+    ``local``; anything else is a cluster's address."""
+    local = address == "local" or (address == "auto" and not os.environ.get("RAY_ADDRESS") and not (
+        Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster").exists())
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if local:  # Ray's single-machine mode: every service listens on 127.0.0.1 only
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
