@@ -289,19 +289,78 @@ def test_a_migration_expires_the_measured_row(tmp_path: Path) -> None:
     assert sources[0] == {"measured"} and sources[2] == {"analytic"}
 
 
-def test_a_single_period_plan_writes_none_of_the_new_keys(tmp_path: Path) -> None:
-    """A scenario without horizon, inventory or demand scenarios is planned as before: its
-    plan.json has no ``horizon``, ``periods`` or ``orders`` key."""
+def test_a_single_period_scenario_plans_exactly_as_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scenario without horizon, inventory or demand scenarios never reaches the planner
+    over periods: ``fleetplan plan`` writes the single-period planner's plan (solve seconds
+    apart), with no ``horizon``, ``periods`` or ``orders`` key."""
     from click.testing import CliRunner
 
+    import solver.cli.plan as plan_cli
     from inputs import scenarios_dir
+    from solver.capacity.table import build_capacity_table
     from solver.cli import main
+    from solver.solve.strategy import plan_scenario
 
-    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "tiny.yaml"), "--out",
-                                       str(tmp_path), "--json"])
+    def refuse(*_: object, **__: object) -> Plan:
+        raise AssertionError("a single-period scenario reached the planner over periods")
+
+    monkeypatch.setattr(plan_cli, "plan_horizon", refuse)
+    path = scenarios_dir() / "tiny.yaml"
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "plan.json").read_text()
     assert all(f'"{key}"' not in text for key in ("horizon", "periods", "orders"))
+    sc = load_scenario(path)
+    alone = plan_scenario(sc, build_capacity_table(sc))
+
+    def without_seconds(p: Plan) -> dict[str, Any]:
+        dumped = p.model_dump(mode="json")
+        dumped["solver"].pop("seconds")
+        return dumped
+
+    assert without_seconds(Plan.model_validate_json(text)) == without_seconds(alone)
+
+
+DAY_NIGHT = table(row("chat", "G", 1, 1.0))
+
+
+@pytest.mark.parametrize("name", ["tiny.yaml", "twenty_rps.yaml", "day_night"])
+def test_the_program_over_periods_of_a_single_period_scenario_is_the_single_period_program(
+        name: str) -> None:
+    """Given a scenario of one peak day (one block of one month, reservations paid monthly,
+    nothing held), the program over periods finds the single-period optimum: the same cost
+    and the same nodes. ``day_night``: 4 req/s by day, 1 at night on one-GPU nodes, reserved
+    0.6, on demand 1.0: reserved all day, on demand by day."""
+    from inputs import scenarios_dir
+    from solver.capacity.table import build_capacity_table
+    from solver.solve.strategy import plan_scenario
+    from tests.plan_fixtures import blocks, offer
+
+    if name == "day_night":
+        shape = [1.0 if 8 <= h < 20 else 0.25 for h in range(24)]
+        sc = scenario([workload("chat", 4.0, shape=shape, utilization=1.0)],
+                      [zone("a", offer("G", reserved=(0.6, 8), on_demand=(1.0, 8),
+                                       gpus_per_node=1))],
+                      gpus=[gpu("G", 1)],
+                      time_blocks=blocks(("night", [*range(8), *range(20, 24)]),
+                                         ("day", range(8, 20))))
+        tables = DAY_NIGHT
+    else:
+        sc = load_scenario(scenarios_dir() / name)
+        tables = build_capacity_table(sc)
+    assert not sc.multi_period
+    alone = plan_scenario(sc, tables, time_limit_s=20, gap=1e-6)
+    over = plan_horizon(sc, table_for=lambda _: tables, time_limit_s=20, gap=1e-6)
+    assert alone.status is over.status is SolveStatus.optimal
+    assert over.cost.per_month == pytest.approx(alone.cost.per_month, rel=1e-9)
+
+    def nodes(p: Plan) -> list[tuple[str, str, str, str | None, int]]:
+        return sorted((n.zone, n.gpu, n.purchase.value, n.slice, n.nodes) for n in p.nodes)
+
+    assert nodes(over) == nodes(alone)
+    if name == "day_night":  # both kinds bought: elastic capacity per slice is compared too
+        assert {n.purchase.value for n in alone.nodes} == {"reserved", "on_demand"}
 
 
 def test_a_replan_keeps_the_orders_already_placed(tmp_path: Path) -> None:
