@@ -170,10 +170,14 @@ def _strategy(x: Load, kind: str) -> dict[str, Any]:
 
 
 def guidellm_02(loads: list[Load], kind: str = "rate") -> dict[str, Any]:
-    """GuideLLM 0.2-0.3 ``benchmarks.json`` (a sweep: one benchmark per load)."""
+    """GuideLLM 0.2-0.3 ``benchmarks.json`` (a sweep: one benchmark per load): counts in the
+    benchmark's ``request_totals`` and ``run_stats.requests_made`` (``GenerativeBenchmark`` and
+    ``BenchmarkRunStats`` of guidellm v0.2.0-v0.3.1, ``src/guidellm/benchmark/benchmark.py``)."""
     benchmarks = []
     for i, x in enumerate(loads):
         start = START_EPOCH_S + 120 * i
+        made = {"successful": x.completed, "errored": x.failed, "incomplete": 0,
+                "total": x.completed + x.failed}
         benchmarks.append({
             "type_": "generative_benchmark", "id_": f"b{i}", "run_id": "run-1",
             "args": {"profile": {"type_": "sweep", "sweep_size": len(loads)},
@@ -181,25 +185,22 @@ def guidellm_02(loads: list[Load], kind: str = "rate") -> dict[str, Any]:
                      "max_duration": 60.0, "warmup_number": None, "warmup_duration": None,
                      "cooldown_number": None, "cooldown_duration": None},
             "run_stats": {"start_time": start, "end_time": start + 60,
-                          "total_successful": x.completed, "total_incomplete": 0,
-                          "total_errored": x.failed, "queued_time_avg": 0.01,
+                          "requests_made": made, "queued_time_avg": 0.01,
                           "scheduled_time_delay_avg": 0.0, "scheduled_time_sleep_avg": 0.0,
                           "worker_start_delay_avg": 0.0, "worker_time_avg": 1.0,
                           "worker_start_time_targeted_delay_avg": 0.0,
                           "request_start_time_delay_avg": 0.0,
                           "request_start_time_targeted_delay_avg": 0.0,
-                          "request_time_delay_avg": 0.0, "request_time_avg": 1.0,
-                          "total": x.completed + x.failed},
+                          "request_time_delay_avg": 0.0, "request_time_avg": 1.0},
             "worker": {"type_": "generative_requests_worker", "backend_type": "openai_http",
                        "backend_target": "http://localhost:8000", "backend_model": MODEL,
                        "backend_info": {}},
             "request_loader": {"type_": "generative_request_loader", "data": "prompt_tokens=1000",
                                "processor": MODEL},
-            "extras": {},
-            "total_count": {"successful": x.completed, "incomplete": 0, "errored": x.failed},
-            "sampled_size": None, "start_time": start, "end_time": start + 60, "duration": 60,
+            "extras": {}, "start_time": start, "end_time": start + 60, "duration": 60,
             "metrics": _guidellm_metrics(x, {}),
-            "requests": {"successful": [], "incomplete": [], "errored": []},
+            "request_totals": made, "request_samples": None,
+            "requests": {"successful": [], "incomplete": [], "errored": [], "total": None},
         })
     return {"benchmarks": benchmarks}
 

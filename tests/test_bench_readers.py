@@ -152,6 +152,16 @@ def test_guidellm_sweep_that_never_holds_is_refused(tmp_path: Path, version: str
     assert "TTFT P95 1,500 ms > 1,000 ms" in problem.message
 
 
+@pytest.mark.parametrize("version", GUIDELLM_VERSIONS)
+def test_guidellm_counts_served_and_errored_requests(tmp_path: Path, version: str) -> None:
+    # 0.2-0.3 keep the counts in the benchmark's request_totals, 0.4+ in metrics.request_totals
+    loads = [bf.Load(2, 1.98, 400, 30, completed=480, failed=20)]
+    (point,) = read_bench_file(bf.write_json(tmp_path / "b.json",
+                                             GUIDELLM_VERSIONS[version](loads)))
+    assert (point.completed, point.failed) == (480, 20)
+    assert point.failed_share == pytest.approx(0.04)
+
+
 def test_guidellm_concurrent_streams_are_the_sequences(tmp_path: Path) -> None:
     loads = [bf.Load(4, 1.5, 300, 20), bf.Load(8, 2.8, 500, 30)]
     path = bf.write_json(tmp_path / "b.json", bf.guidellm_04(loads, kind="concurrency"))

@@ -3,10 +3,12 @@
 Two layouts are read, by their keys:
 
 - **GuideLLM 0.2–0.3**: ``{"benchmarks": [{"type_": "generative_benchmark", "args": {"strategy":
-  …}, "worker": {"backend_model": …}, "run_stats": …, "start_time": …, "metrics": …}]}``;
+  …}, "worker": {"backend_model": …}, "run_stats": {"requests_made": …}, "start_time": …,
+  "metrics": …, "request_totals": …}]}``;
 - **GuideLLM 0.4 and later**: ``{"args": {"model": …}, "benchmarks": [{"type_":
   "generative_benchmark", "config": {"strategy": …}, "scheduler_metrics": {"requests_made": …},
-  "metrics": {"request_totals": …, …}}]}``.
+  "metrics": {"request_totals": …, …}}]}`` (0.7 puts ``metadata`` and ``config`` where 0.4–0.6
+  have ``args``; the model is then the benchmark's ``config.backend.model``).
 
 Each metric is a distribution per request status (``successful``, ``errored``, …) with ``mean``,
 ``max`` and ``percentiles`` (``p95``). Read: ``requests_per_second.successful.mean`` (the
@@ -61,18 +63,20 @@ def _stat(metrics: Mapping[str, Any], path: str, file: str, where: str) -> float
     return number(holder, key, file, f"{where}.metrics.{'.'.join(parents)}") or 0.0
 
 
-def _count(benchmark: Mapping[str, Any], status: str) -> int:
-    """Requests of a status, from whichever count the layout keeps."""
+def _count(benchmark: Mapping[str, Any], status: str) -> int | None:
+    """Requests of a status, from whichever count the layout keeps (0.4+: ``metrics.
+    request_totals``, ``scheduler_metrics.requests_made``; 0.2-0.3: the benchmark's
+    ``request_totals``, ``run_stats.requests_made``)."""
     for path in (("metrics", "request_totals"), ("scheduler_metrics", "requests_made"),
-                 ("total_count",), ("run_stats",)):
+                 ("request_totals",), ("run_stats", "requests_made")):
         node: Any = benchmark
         for key in path:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, dict):
-            value = node.get(status, node.get(f"total_{status}"))
+            value = node.get(status)
             if isinstance(value, int) and value >= 0:
                 return value
-    return 0
+    return None
 
 
 def _load(strategy: Any, file: str, where: str) -> tuple[LoadKind, float]:
@@ -120,7 +124,7 @@ def guidellm_points(report: Mapping[str, Any], file: str) -> list[BenchPoint]:
             file=file, where=where, tool=TOOL_04 if new else TOOL_02, load_kind=kind, load=load,
             throughput_rps=throughput, ttft_p95_ms=ttft, tpot_p95_ms=itl,
             basis=PercentileBasis.p95, completed=_count(bench, "successful"),
-            failed=_count(bench, "errored"), mean_e2e_ms=mean_e2e, sequences=sequences,
+            failed=_count(bench, "errored") or 0, mean_e2e_ms=mean_e2e, sequences=sequences,
             sequences_basis=seq_basis,
             measured_on=epoch_date(float(start)) if isinstance(start, int | float) else None,
             engine=None, model=str(model) if model else None))
