@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from models.catalog import LlmSpec
 from models.errors import InputError, Problem
 from models.measured import MeasuredCapacity
-from models.names import ZoneName, resolve_gpu, resolve_model, zone_id_for
+from models.names import ZoneName, precision_hint, resolve_gpu, resolve_model, zone_id_for
 from models.offers import Offer, Zone
 from models.workload import Workload
 
@@ -36,15 +36,27 @@ def _model(name: str, models: Mapping[str, Sequence[str]]) -> str:
 
 
 def canonical_workloads(workloads: Sequence[Workload], gpus: Sequence[str],
-                        models: Mapping[str, Sequence[str]]) -> tuple[Workload, ...]:
-    """Workloads with their model and allowed GPUs in catalog names."""
-    out = []
-    for wl in workloads:
+                        models: Mapping[str, Sequence[str]], file: str
+                        ) -> tuple[tuple[Workload, ...], list[Problem]]:
+    """Workloads with their model and allowed GPUs in catalog names, and the precision a
+    quantised model id states (``-AWQ`` → int4) where the workload states none; a stated
+    precision the id contradicts is a problem (the checkpoint's weights are what is served)."""
+    out: list[Workload] = []
+    problems: list[Problem] = []
+    for i, wl in enumerate(workloads):
         allowed = None if wl.allowed_gpus is None else tuple(
             dict.fromkeys(_gpu(g, gpus) for g in wl.allowed_gpus))
-        out.append(wl.model_copy(update={"model": _model(wl.model, models),
-                                         "allowed_gpus": allowed}))
-    return tuple(out)
+        update: dict[str, object] = {"model": _model(wl.model, models), "allowed_gpus": allowed}
+        hint = precision_hint(wl.model)
+        if hint is not None and "precision" not in wl.model_fields_set:
+            update["precision"] = hint
+        elif hint is not None and wl.precision is not hint:
+            problems.append(Problem(
+                file, f"workloads[{i}].precision", f"{wl.precision.value}, but the model "
+                f"`{wl.model}` is a {hint.value} checkpoint",
+                f"set precision: {hint.value}, or name the unquantised model"))
+        out.append(wl.model_copy(update=update))
+    return tuple(out), problems
 
 
 def canonical_measured(rows: Sequence[MeasuredCapacity], gpus: Sequence[str],

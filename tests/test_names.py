@@ -108,6 +108,29 @@ def test_scenario_names_are_rewritten_to_catalog_names(tmp_path: Path) -> None:
     assert sc.workloads[0].allowed_gpus == ("H100-SXM",)
 
 
+L4_ZONE = {"id": "dc-1", "region": "r", "offers": [
+    {"gpu": "L4", "on_demand": {"price_per_gpu_hour": 1, "stock_gpus": 16}}]}
+
+
+def test_a_quantised_model_id_sets_the_workload_precision(tmp_path: Path) -> None:
+    # an AWQ checkpoint is int4 weights: planning it as bf16 would size 4x the memory
+    sc = load_scenario(scenario(tmp_path, L4_ZONE, {"model": "Qwen/Qwen2.5-7B-Instruct-AWQ"}))
+    assert (sc.workloads[0].model, sc.workloads[0].precision) == ("Qwen2.5-7B", Precision.int4)
+    stated = load_scenario(scenario(tmp_path, L4_ZONE, {
+        "model": "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", "precision": "fp8"}))
+    assert stated.workloads[0].precision is Precision.fp8
+
+
+def test_a_precision_the_model_id_contradicts_is_refused(tmp_path: Path) -> None:
+    path = scenario(tmp_path, L4_ZONE, {"model": "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
+                                        "precision": "bf16"})
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    (problem,) = info.value.problems
+    assert (problem.file, problem.location) == (str(path), "workloads[0].precision")
+    assert "fp8" in problem.message and "precision: fp8" in problem.fix
+
+
 def test_an_aws_zone_name_without_a_mapping_is_refused(tmp_path: Path) -> None:
     path = scenario(tmp_path, {"id": "us-east-1a", "region": "us-east-1", "offers": [
         {"gpu": "L4", "on_demand": {"price_per_gpu_hour": 1, "stock_gpus": 16}}]},
