@@ -62,6 +62,9 @@ MAX_ALIASES = 1_000
 MAX_NODES = 1_000_000
 #: Entries of any one list of a document (workloads, zones, offers, nodes, measured rows).
 MAX_LIST_ENTRIES = 10_000
+#: Rows of a CSV table fleetplan validates row by row (measured capacity, calibration
+#: measurements): ten times the shared public measurements.
+MAX_TABLE_ROWS = 100_000
 
 # --- names and text --------------------------------------------------------------------------
 

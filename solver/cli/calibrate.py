@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from solver.capacity.calibrate import (
     runtimes_document,
 )
 from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
-from solver.cli.common import check_output, echo_json, finite, json_option, write_atomic
+from solver.cli.common import echo_json, finite, json_option, write_atomic
+from solver.outputs.destinations import OutputFile
 from solver.outputs.units import field_label, field_unit
 
 #: Where ``--builtin`` writes: the calibrated layers of the built-in catalog (silicon factors per
@@ -196,17 +198,33 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
         raise click.UsageError("--builtin fits the shared perf directory (../shared/data/perf)")
     target = catalog_dir() / BUILTIN_OVERLAY if builtin else (out or DEFAULT_OUT)
     inputs = (*overlays, measurements)
-    check_output(target, "--builtin" if builtin else "--out", inputs=inputs)
-    _refuse_foreign(target, "--builtin" if builtin else "--out",
-                    lambda first: first == OVERLAY_FIRST_LINE)
-    if predictions is not None:
-        check_output(predictions, "--predictions", inputs=inputs)
-        if predictions.resolve() == target.resolve():
-            raise InputError([Problem(str(predictions), "--predictions",
-                                      "is the overlay file too: one would replace the other",
-                                      "give --predictions its own .csv path")])
-        _refuse_foreign(predictions, "--predictions",
-                        lambda first: first.endswith(PREDICTIONS_HEADER_END))
+    with contextlib.ExitStack() as reserved:
+        overlay_file = reserved.enter_context(
+            OutputFile(target, "--builtin" if builtin else "--out", inputs=inputs))
+        _refuse_foreign(target, "--builtin" if builtin else "--out",
+                        lambda first: first == OVERLAY_FIRST_LINE)
+        predictions_file = None
+        if predictions is not None:
+            if predictions.resolve() == target.resolve():
+                raise InputError([Problem(str(predictions), "--predictions",
+                                          "is the overlay file too: one would replace the "
+                                          "other", "give --predictions its own .csv path")])
+            predictions_file = reserved.enter_context(
+                OutputFile(predictions, "--predictions", inputs=inputs))
+            _refuse_foreign(predictions, "--predictions",
+                            lambda first: first.endswith(PREDICTIONS_HEADER_END))
+        cal = _fit(measurements, builtin, overlays, held_out_share, as_json, overlay_file)
+        if predictions_file is not None:
+            predictions_file.commit(predictions_csv(cal))
+    if as_json:
+        echo_json(_summary(cal, target))
+    else:
+        _print_table(cal, target)
+
+
+def _fit(measurements: Path, builtin: bool, overlays: tuple[Path, ...], held_out_share: float,
+         as_json: bool, overlay_file: OutputFile) -> Calibration:
+    """Fit the factors and write the overlay (and, with --builtin, the runtimes layer)."""
     rows = _read(measurements)
     gpus, models, _ = load_catalog(overlays=overlays)
     if not as_json:
@@ -235,10 +253,5 @@ def command(measurements: Path, out: Path | None, builtin: bool, overlays: tuple
         doc["runtimes"] = runtimes["runtimes"]
         text = _header(cal, measurements) + yaml.safe_dump(doc, sort_keys=False,
                                                             allow_unicode=True)
-    write_atomic(target, text)
-    if predictions is not None:
-        write_atomic(predictions, predictions_csv(cal))
-    if as_json:
-        echo_json(_summary(cal, target))
-    else:
-        _print_table(cal, target)
+    overlay_file.commit(text)
+    return cal

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,14 +11,14 @@ from typing import Any, TypeVar
 import click
 
 from inputs import demo_scenario
-from models.errors import InputError, Problem
 from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.outputs.atomic import write_atomic
+from solver.outputs.destinations import check_output
 from solver.solve.backends import SOLVERS
 
 __all__ = ["check_output", "echo_json", "finite", "json_option", "load", "scenario_argument",
-           "solve_options", "write_atomic"]
+           "solve_options", "sources_of", "write_atomic"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -57,6 +56,12 @@ def load(scenario: Path | None) -> Scenario:
     return load_scenario(scenario if scenario is not None else demo_scenario())
 
 
+def sources_of(scenarios: Iterable[Scenario]) -> list[str]:
+    """Every file the scenarios were read from (scenario, overlays, tables, measurements): the
+    inputs an output must not replace."""
+    return [source for sc in scenarios for source in sc.sources]
+
+
 def echo_json(data: Any) -> None:
     """Print JSON deterministically (sorted keys are not used: field order is meaningful)."""
     click.echo(json.dumps(data, indent=2, default=str))
@@ -68,39 +73,3 @@ def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> f
         raise click.BadParameter(f"{value} is not a finite number; give a number")
     return value
 
-
-def _same_file(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
-
-
-def check_output(path: Path, option: str, *, directory: bool = False,
-                 files: Iterable[str] = (), inputs: Iterable[Path | None] = ()) -> None:
-    """Refuse, before any work is done, an output that cannot be written or would replace an
-    input: ``path`` is a file (or, with ``directory``, a directory receiving ``files``)."""
-    problems: list[Problem] = []
-    if directory and path.exists() and not path.is_dir():
-        problems.append(Problem(str(path), option, "is a file, not a directory",
-                                f"give {option} a directory (it is created if missing)"))
-    elif not directory and path.is_dir():
-        problems.append(Problem(str(path), option, "is a directory, not a file",
-                                f"give {option} a file name inside it"))
-    if not problems:  # a wrong path itself needs no second message about its parents
-        ancestor = path if directory else path.parent
-        while not ancestor.exists() and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if ancestor.exists() and not ancestor.is_dir():
-            problems.append(Problem(str(path), option,
-                                    f"{ancestor} is a file, so no directory can be made under it",
-                                    f"give {option} a path under a directory"))
-        elif ancestor.exists() and not os.access(ancestor, os.W_OK | os.X_OK):
-            problems.append(Problem(str(path), option, f"directory {ancestor} is not writable",
-                                    f"give {option} a path you may write to"))
-    written = [path / name for name in files] if directory else [path]
-    for source in inputs:
-        for out in written:
-            if source is not None and source.exists() and _same_file(out, source):
-                problems.append(Problem(str(out), option, f"would overwrite the input {source}",
-                                        f"give {option} another path; inputs are never "
-                                        "overwritten"))
-    if problems:
-        raise InputError(problems)

@@ -8,14 +8,16 @@ from typing import Any
 import click
 
 from models.errors import InputError, Problem
+from models.scenario import Scenario
 from solver.cli.common import (
     check_output,
     echo_json,
     json_option,
     load,
     solve_options,
-    write_atomic,
+    sources_of,
 )
+from solver.outputs.destinations import OutputFile
 from solver.studies.compare import (
     COMPARE_THREADS,
     Compared,
@@ -89,6 +91,20 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
                                   "name --out with .xlsx")])
     check_output(out, "--out", inputs=scenarios)
     loaded = [load(p) for p in scenarios] if scenarios else [load(None)]
+    with OutputFile(out, "--out", inputs=sources_of(loaded)) as target:
+        results, rows = _compare(loaded, varies, solver, time_limit_s, gap)
+        target.commit(comparison_workbook_bytes(results))
+    if as_json:
+        echo_json(to_json(results, rows, out))
+        return
+    for line in render_table(rows, results[0].plan.cost.currency):
+        click.echo(line)
+    click.echo(f"wrote {out}")
+
+
+def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_limit_s: float,
+             gap: float) -> tuple[list[Compared], list[ComparisonRow]]:
+    """Plan every variant, with progress on stderr."""
     variants = build_variants(loaded, [parse_vary(v) for v in varies])
     total = len(variants)
     click.echo(f"planning {total} scenario{'s' if total != 1 else ''}…", err=True)
@@ -102,11 +118,4 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),
                        progress)
-    rows = [comparison_row(r) for r in results]
-    write_atomic(out, comparison_workbook_bytes(results))
-    if as_json:
-        echo_json(to_json(results, rows, out))
-        return
-    for line in render_table(rows, results[0].plan.cost.currency):
-        click.echo(line)
-    click.echo(f"wrote {out}")
+    return results, [comparison_row(r) for r in results]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import click
 import yaml
@@ -12,7 +14,8 @@ import yaml
 from models.errors import InputError, Problem
 from models.horizon import Horizon
 from models.scenario import Scenario
-from solver.cli.common import check_output, echo_json, json_option, load, write_atomic
+from solver.cli.common import echo_json, json_option, load
+from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
     HIGH_QUANTILE,
     LOW_QUANTILE,
@@ -90,17 +93,13 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
         raise click.ClickException("fleetplan forecast fits its model with statsmodels, which is "
                                    "not installed: pip install 'fleetplan[forecast]'")
     scenario = load(scenario_path) if scenario_path is not None else None
-    if out_file is not None:
-        check_output(out_file, "--out", inputs=[history, scenario_path])
-    horizon = _horizon(scenario, start, period_months, periods)
-    frame = read_history(history)
-    references = None if scenario is None else {
-        w.name: w.arrival.peak_rps for w in scenario.workloads if w.arrival is not None}
-    forecasts = forecast(frame, horizon, references, Trend(trend), str(history))
-    block = scenario_block(forecasts, horizon)
-    if out_file is not None:
-        write_atomic(out_file, yaml.safe_dump(block, sort_keys=False,
-                                              default_flow_style=None))
+    with contextlib.ExitStack() as reserved:
+        target = None if out_file is None else reserved.enter_context(
+            OutputFile(out_file, "--out", inputs=[history, scenario_path]))
+        forecasts, horizon, block = _forecast(history, scenario, start, period_months,
+                                              periods, trend)
+        if target is not None:
+            target.commit(yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
     if as_json:
         echo_json({**block, "workloads": [
             {"workload": f.workload, "model": f.model, "days": f.days,
@@ -108,3 +107,15 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
              "high_rps": f.high_rps} for f in forecasts]})
         return
     click.echo(render(forecasts, horizon, history))
+
+
+def _forecast(history: Path, scenario: Scenario | None, start: dt.datetime | None,
+              period_months: int | None, periods: int | None, trend: str,
+              ) -> tuple[tuple[WorkloadForecast, ...], Horizon, dict[str, Any]]:
+    """The forecasts of HISTORY over the horizon, and the scenario block they make."""
+    horizon = _horizon(scenario, start, period_months, periods)
+    frame = read_history(history)
+    references = None if scenario is None else {
+        w.name: w.arrival.peak_rps for w in scenario.workloads if w.arrival is not None}
+    forecasts = forecast(frame, horizon, references, Trend(trend), str(history))
+    return forecasts, horizon, scenario_block(forecasts, horizon)

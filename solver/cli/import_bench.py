@@ -7,6 +7,7 @@ extrapolated; refused with the reason when no load held) and writes the configur
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 from pathlib import Path
@@ -26,7 +27,8 @@ from solver.capacity.bench.points import BenchPoint, LoadKind
 from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
 from solver.capacity.measured import staleness
-from solver.cli.common import check_output, echo_json, finite, json_option, write_atomic
+from solver.cli.common import echo_json, finite, json_option
+from solver.outputs.destinations import OutputFile
 
 
 def _workload(scenario: Scenario | None, name: str | None, path: Path | None) -> Workload | None:
@@ -158,8 +160,25 @@ def command(files: tuple[Path, ...], gpu: str, tp: int, model: str | None,
     benchmarks.json or AIPerf/GenAI-Perf profile exports. The row is printed, or written to
     --out (use it as the scenario's `measured_csv`).
     """
-    if out is not None:
-        check_output(out, "--out", inputs=(*files, scenario))
+    with contextlib.ExitStack() as reserved:
+        target = None if out is None else reserved.enter_context(
+            OutputFile(out, "--out", inputs=(*files, scenario)))
+        row, holding, notes, slo, warnings = _import(
+            files, gpu, tp, model, runtime, precision, scenario, workload, slo_ttft_ms,
+            slo_tpot_ms, measured_on)
+        if target is not None and out is not None:
+            target.commit(measured_csv(_merged(out, [row])))
+    if as_json:
+        echo_json(_summary(holding, row, notes, warnings, out))
+    else:
+        _print(holding, row, notes, slo, warnings, out)
+
+
+def _import(files: tuple[Path, ...], gpu: str, tp: int, model: str | None, runtime: str | None,
+            precision: str | None, scenario: Path | None, workload: str | None,
+            slo_ttft_ms: float | None, slo_tpot_ms: float | None,
+            measured_on: dt.datetime | None) -> tuple[Any, ...]:
+    """The measured row FILES give, with the points that held and what to tell the user."""
     sc = load_scenario(scenario, measured_optional=True) if scenario is not None else None
     wl = _workload(sc, workload, scenario)
     if wl is None and workload is None:
@@ -181,9 +200,4 @@ def command(files: tuple[Path, ...], gpu: str, tp: int, model: str | None,
         reason = staleness(sc, row)
         if reason is not None:
             warnings.append(f"the plan will not use this row for {wl.name}: {reason}")
-    if out is not None:
-        write_atomic(out, measured_csv(_merged(out, [row])))
-    if as_json:
-        echo_json(_summary(holding, row, notes, warnings, out))
-    else:
-        _print(holding, row, notes, slo, warnings, out)
+    return row, holding, notes, slo, warnings

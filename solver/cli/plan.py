@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -14,24 +15,27 @@ from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table
 from solver.cli.common import (
-    check_output,
     echo_json,
     json_option,
     load,
     scenario_argument,
     solve_options,
 )
+from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
     peak_utilization,
     slice_figures,
     survivability_margins,
 )
-from solver.outputs.plan_dir import PLAN_FILE, RESOLVED_SCENARIO_FILE, write_plan_outputs
+from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.strategy import plan_scenario
+
+#: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
+NAME_MAX_BYTES = 255
 
 #: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
 HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
@@ -139,21 +143,12 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
         raise InputError([Problem(str(scenario_path or "demo"), "name",
                                   f"`{name}` cannot name the output directory outputs/{name}/",
                                   "use a name without `/`, `\\` or `..`, or give --out")])
+    if len(os.fsencode(name)) > NAME_MAX_BYTES:
+        raise InputError([Problem(str(scenario_path or "demo"), "name",
+                                  f"`{name[:40]}…` is {len(os.fsencode(name))} bytes: too long "
+                                  f"for a directory name (at most {NAME_MAX_BYTES})",
+                                  "give --out, or a shorter name")])
     return Path("outputs") / name
-
-
-def plan_output_files() -> tuple[str, ...]:
-    """Names of the files ``plan`` writes into its output directory."""
-    from solver.outputs.plan_dir import (
-        CONTRACT_FILE,
-        COST_CHART_FILE,
-        DAY_CHART_FILE,
-        REPORT_FILE,
-        WORKBOOK_FILE,
-    )
-
-    return (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
-            COST_CHART_FILE, DAY_CHART_FILE)
 
 
 @click.command("plan")
@@ -175,8 +170,23 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         earlier = validate_as(Plan, read_document(existing), str(existing))
         sc = keep_orders(sc, earlier, str(existing))
     out = output_dir(sc, scenario, out_dir)
-    check_output(out, "--out", directory=True, files=plan_output_files(),
-                 inputs=[scenario, existing])
+    with PlanDirectory(out, "--out", PLAN_DIR_FILES,
+                       inputs=[scenario, existing, *sc.sources]) as target:
+        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust)
+        write_plan_outputs(plan, sc, target.staging, shown)
+        written = target.commit()
+    if as_json:
+        echo_json(plan.model_dump(mode="json"))
+    else:
+        for line in render(plan, shown, written):
+            click.echo(line)
+    if plan.status not in HAS_FLEET or not plan.allocations:
+        raise SystemExit(1)  # infeasible, or no fleet found within the time limit
+
+
+def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
+          robust: bool) -> tuple[Plan, Scenario]:
+    """The plan of ``sc``, and the single-period scenario its fleet was sized for."""
     if not as_json:
         click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
                    f"(time limit {time_limit_s:g} s)…", err=True)
@@ -188,11 +198,4 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         plan = plan_scenario(sc, build_capacity_table(sc), solver=solver,
                              time_limit_s=time_limit_s, gap=gap)
         shown = sc
-    written = write_plan_outputs(plan, sc, out, shown)
-    if as_json:
-        echo_json(plan.model_dump(mode="json"))
-    else:
-        for line in render(plan, shown, written):
-            click.echo(line)
-    if plan.status not in HAS_FLEET or not plan.allocations:
-        raise SystemExit(1)  # infeasible, or no fleet found within the time limit
+    return plan, shown

@@ -10,7 +10,7 @@ import click
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
-from solver.cli.common import check_output, write_atomic
+from solver.outputs.destinations import OutputFile
 from solver.outputs.scenario_template import scenario_workbook_bytes, template_scenario
 
 
@@ -50,8 +50,8 @@ def command(out: Path, source: Path | None, force: bool) -> None:
     if out.exists() and not force:
         raise InputError([Problem(str(out), "", "exists already",
                                   "pick another --out, or pass --force to overwrite it")])
-    check_output(out, "--out", inputs=[source])
-    raw = _from_scenario(source, out) if source is not None else template_scenario()
-    write_atomic(out, scenario_workbook_bytes(raw))
+    with OutputFile(out, "--out", inputs=[source]) as target:
+        raw = _from_scenario(source, out) if source is not None else template_scenario()
+        target.commit(scenario_workbook_bytes(raw))
     what = f"scenario {raw.name} from {source}" if source is not None else "the example scenario"
     click.echo(f"wrote {out} ({what}); check it with: fleetplan validate {out}")

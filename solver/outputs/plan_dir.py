@@ -1,7 +1,9 @@
 """A plan's directory: ``plan.json``, the resolved scenario, the workbook, contract and report.
 
 ``write_plan_outputs`` is a plain list of writer calls; each writer is one file, written
-atomically. The CLI calls it; the core never does (the core never writes files).
+atomically. The CLI calls it, into the staging directory of a
+:class:`~solver.outputs.destinations.PlanDirectory` that then replaces the plan's directory
+whole; the core never does (the core never writes files).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ CONTRACT_FILE = "contract.yaml"
 REPORT_FILE = "report.md"
 COST_CHART_FILE = "cost_by_zone.png"
 DAY_CHART_FILE = "capacity_vs_demand.png"
+#: Every file a plan's directory may hold (the charts only where there is a fleet to draw).
+PLAN_DIR_FILES = (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
+                  COST_CHART_FILE, DAY_CHART_FILE)
 
 def plan_json(plan: Plan) -> str:
     """``plan.json``: the plan with its fields in schema order."""
