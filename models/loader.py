@@ -29,7 +29,7 @@ from models.catalog import GpuType, LlmSpec
 from models.documents import read_document
 from models.errors import InputError, Problem, did_you_mean, format_location
 from models.input_files import check_file
-from models.limits import FIXES, MAX_LIST_ENTRIES, RANGES, range_fix
+from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
 from models.offers import ONE_QUOTE, QUOTE_LIST, Offer, Zone
@@ -37,6 +37,7 @@ from models.planning_checks import horizon_problems, resolve_inventory
 from models.prices import zones_from_price_table
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario, ScenarioFile
+from models.text import csv_uncell
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -366,11 +367,11 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
             [Problem(str(path), "header", f"missing columns: {', '.join(missing)}",
                      f"the header needs: {', '.join(MeasuredCapacity.model_fields)}")]
         )
-    if len(rows) > MAX_LIST_ENTRIES:
+    if len(rows) > MAX_TABLE_ROWS:
         raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
-                                  f"{MAX_LIST_ENTRIES:,} are read", "split the table")])
+                                  f"{MAX_TABLE_ROWS:,} are read", "split the table")])
     out, problems = validate_rows(
-        MeasuredCapacity, ({k: (v if v != "" else None) for k, v in row.items() if k}
+        MeasuredCapacity, ({k: (csv_uncell(v) if v else None) for k, v in row.items() if k}
                            for row in rows), str(path), "row")
     if problems:
         raise InputError(problems)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from models.common import OmitDefaults, Precision
 from models.limits import Name, Real, Text, Whole, bounded
+from models.text import csv_cell
 
 
 class MeasuredCapacity(OmitDefaults):
@@ -48,5 +49,6 @@ def measured_csv(rows: Iterable[MeasuredCapacity]) -> str:
     writer.writerow(MEASURED_COLUMNS)
     for row in rows:
         values = row.model_dump(mode="json")
-        writer.writerow(["" if values.get(c) is None else values[c] for c in MEASURED_COLUMNS])
+        writer.writerow(["" if values.get(c) is None else csv_cell(values[c])
+                         for c in MEASURED_COLUMNS])
     return out.getvalue()

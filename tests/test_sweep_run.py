@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from inputs import scenarios_dir
 from models.loader import load_scenario
+from models.text import csv_cell
 from solver.cli import main
 from solver.studies.executors import (
     Event,
@@ -31,7 +32,7 @@ from solver.studies.executors import (
     run_tasks,
 )
 from solver.studies.sweep import Design, build_sweep
-from solver.studies.sweep_results import inert, results_csv, results_table
+from solver.studies.sweep_results import results_csv, results_table
 from solver.studies.sweep_runner import Progress, run_sweep
 from solver.studies.sweep_spec import parse_vary
 from solver.studies.sweep_store import SweepStore, without_timings
@@ -150,8 +151,8 @@ def test_workbook_holds_the_table_and_the_swings(tiny_sweep: Path) -> None:
 
 
 def test_text_cells_never_become_formulas() -> None:
-    assert inert("=HYPERLINK(1)") == "'=HYPERLINK(1)"
-    assert inert("-5") == "-5" and inert("×0.8") == "×0.8" and inert(3) == 3
+    assert csv_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)"
+    assert csv_cell("-5") == "-5" and csv_cell("×0.8") == "×0.8" and csv_cell(3) == 3
 
 
 def test_an_existing_sweep_is_kept_without_resume(tiny_sweep: Path) -> None:

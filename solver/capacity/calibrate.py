@@ -46,6 +46,7 @@ import numpy.typing as npt
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.policy import Policy
 from models.runtime import RuntimeCosts, RuntimeSpec, resolve_runtime
+from models.text import csv_cell
 from solver.capacity.memory import max_stable_sequences
 from solver.capacity.perf import (
     FLOPS_PER_PARAM,
@@ -782,4 +783,4 @@ def predictions_csv(calibration: Calibration) -> str:
     frame["predicted"] = [p.predicted for p in calibration.predictions]
     frame["relative_error"] = [p.relative_error for p in calibration.predictions]
     frame["held_out"] = [p.held_out for p in calibration.predictions]
-    return str(frame.to_csv(index=False, lineterminator="\n"))
+    return str(frame.map(csv_cell).to_csv(index=False, lineterminator="\n"))

@@ -24,7 +24,10 @@ from pydantic import Field, model_validator
 from inputs import catalog_dir
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
+from models.input_files import check_file
+from models.limits import MAX_TABLE_ROWS
 from models.loader import validate_rows
+from models.text import csv_cell, csv_uncell
 from solver.capacity.bench.formats import foreign_json
 
 
@@ -307,8 +310,7 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     ``kind``, ``gpu`` and ``value`` are required; other columns may be absent or blank (defaults as
     in :class:`Measurement`). Every bad row is reported at once, located by its line number.
     """
-    if not path.is_file():
-        raise InputError([Problem(str(path), "", "file not found", "check the path")])
+    check_file(path, "CSV table")
     with path.open("rb") as fh:
         head = fh.read(4096).decode("utf-8-sig", errors="replace")
     foreign = foreign_json(path, head, "a measurements CSV")
@@ -321,6 +323,9 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
             header = list(reader.fieldnames or [])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError([Problem(str(path), "", f"cannot read as CSV: {exc}", "")]) from None
+    if len(rows) > MAX_TABLE_ROWS:
+        raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
+                                  f"{MAX_TABLE_ROWS:,} are read", "split the table")])
     problems: list[Problem] = []
     missing = [c for c in ("kind", "gpu", "value") if c not in header]
     unknown = [c for c in header if c and c not in COLUMNS]
@@ -333,7 +338,8 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     if problems:
         raise InputError(problems)
     out, bad = validate_rows(
-        Measurement, ({k: v.strip() for k, v in row.items() if k and v is not None and v.strip()}
+        Measurement, ({k: csv_uncell(v.strip()) for k, v in row.items()
+                       if k and v is not None and v.strip()}
                       for row in rows), str(path), "line")
     problems += bad
     if not out and not problems:
@@ -351,4 +357,4 @@ def to_frame(measurements: Iterable[Measurement]) -> pd.DataFrame:
 
 def to_csv_text(measurements: Sequence[Measurement]) -> str:
     """The measurements as ``MEASUREMENTS.csv`` text (what :func:`read_measurements_csv` reads)."""
-    return str(to_frame(measurements).to_csv(index=False, lineterminator="\n"))
+    return str(to_frame(measurements).map(csv_cell).to_csv(index=False, lineterminator="\n"))

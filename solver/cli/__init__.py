@@ -6,12 +6,16 @@ message and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from models.errors import InputError
+from models.text import InertStream
 
 #: Command modules under ``solver.cli``; each defines a click command named ``command``.
 COMMAND_MODULES = ("validate", "calibrate", "profile", "forecast", "estimate", "capacity", "check",
@@ -19,14 +23,32 @@ COMMAND_MODULES = ("validate", "calibrate", "profile", "forecast", "estimate", "
 
 
 class FleetplanGroup(click.Group):
-    """Click group that turns input errors into clean messages and exit code 2."""
+    """Click group that turns input errors into clean messages and exit code 2, and shows
+    every control character it prints escaped (:class:`models.text.InertStream`): a name or a
+    path holding a terminal escape sequence is shown, never run."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except InputError as exc:
-            click.echo(exc.render(), err=True)
-            ctx.exit(2)
+        with inert_terminal():
+            try:
+                return super().invoke(ctx)
+            except InputError as exc:
+                click.echo(exc.render(), err=True)
+                ctx.exit(2)
+            except OSError as exc:  # the file system refused: a path given or written
+                where = exc.filename if exc.filename is not None else "a file"
+                click.echo(f"cannot read or write {where}: {exc.strerror or exc}", err=True)
+                ctx.exit(2)
+
+
+@contextlib.contextmanager
+def inert_terminal() -> Iterator[None]:
+    """Standard output and error pass through :class:`~models.text.InertStream` meanwhile."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = InertStream(out), InertStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 @click.group(cls=FleetplanGroup, context_settings={"help_option_names": ["-h", "--help"]})

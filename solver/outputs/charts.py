@@ -16,17 +16,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from models.common import PurchaseKind
+from models.text import chart_text
 from models.workload import HOURS_PER_DAY
 
 #: One colour per purchase kind (reserved, on-demand, spot, owned), colour-blind safe
 #: (Okabe-Ito).
 KIND_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7")
 DPI = 100
-
-
-def _text(label: str) -> str:
-    """User text as a literal label: a ``$`` would otherwise start matplotlib mathtext."""
-    return label.replace("$", r"\$")
 
 
 def _png(fig: Figure) -> bytes:
@@ -65,12 +61,12 @@ def cost_by_zone_chart(costs: Mapping[tuple[str, PurchaseKind], float], currency
     for kind, colour in zip(PurchaseKind, KIND_COLOURS, strict=True):
         heights = [costs.get((z, kind), 0.0) for z in zones]
         if any(h > 0 for h in heights):
-            ax.bar([_text(z) for z in zones], heights, bottom=bottom, color=colour,
+            ax.bar([chart_text(z) for z in zones], heights, bottom=bottom, color=colour,
                    label=kind.value.replace("_", "-"))
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-    ax.set_ylabel(f"cost [{_text(currency)}/month]")
+    ax.set_ylabel(f"cost [{chart_text(currency)}/month]")
     ax.set_title(f"Monthly cost by zone and purchase kind\ntotal {total:,.0f} "
-                 f"{_text(currency)}/month", fontsize=10)
+                 f"{chart_text(currency)}/month", fontsize=10)
     ax.yaxis.set_major_formatter("{x:,.0f}")
     if zones:
         ax.legend(frameon=False)
@@ -91,7 +87,7 @@ def capacity_vs_demand_chart(panels: Sequence[DayPanel]) -> bytes:
         ax.step(hours, panel.usable_rps, where="mid", color="#0072B2",
                 label=panel.usable_label)
         ax.step(hours, panel.demand_rps, where="mid", color="#D55E00", label="demand")
-        ax.set_title(_text(panel.title), fontsize=10)
+        ax.set_title(chart_text(panel.title), fontsize=10)
         ax.set_xlim(-0.5, HOURS_PER_DAY - 0.5)
         ax.set_xticks(range(0, HOURS_PER_DAY, 3))
         ax.set_xlabel("hour of the peak day")

@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import Plan, Slice
 from models.scenario import Scenario
-from models.workload import HOURS_PER_DAY, Workload
-from solver.outputs.atomic import write_atomic
-from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
+from models.workload import Workload
 from solver.survivability.failures import spot_available_share
 
 #: Purchase kinds in the order they are shown everywhere.

@@ -15,6 +15,7 @@ from models.common import PurchaseKind
 from models.offers import SpotTerms
 from models.plan import Plan
 from models.scenario import Scenario
+from models.text import markdown_code, markdown_text
 from models.workload import HOURS_PER_DAY
 from solver.outputs.atomic import write_atomic
 from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
@@ -33,17 +34,9 @@ from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
 from solver.outputs.schedule import schedule_lines
 
 
-
-
-def md(text: object) -> str:
-    """User text made safe inside a Markdown table cell: no pipes, no newlines, no HTML."""
-    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace("\r", " ").replace("\n", " "))
-
-
 def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     out = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
-    out += ["| " + " | ".join(md(v) for v in row) + " |" for row in rows]
+    out += ["| " + " | ".join(markdown_text(v) for v in row) + " |" for row in rows]
     return [*out, ""]
 
 
@@ -113,12 +106,13 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     s = plan.solver
     gap = "—" if s.gap is None else f"{s.gap:.2%}"
     lines = [
-        f"# Fleet plan: {md(plan.scenario)}", "",
-        f"Status **{plan.status.value}** ({md(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
-        f"Input fingerprint `{md(plan.fingerprint) or '—'}`.", "",
+        f"# Fleet plan: {markdown_text(plan.scenario)}", "",
+        f"Status **{plan.status.value}** ({markdown_text(s.name)}, {s.seconds:.1f} s, "
+        f"MIP gap {gap}). "
+        f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]
     if scenario.description:
-        lines += [md(scenario.description), ""]
+        lines += [markdown_text(scenario.description, line_start=True), ""]
     if plan.diagnosis:
         lines += ["## Why the scenario is infeasible", ""]
         lines += _table(["Requirement", "Workload", "Zone", "GPU", "Slice", "Short by", "Message"],
@@ -126,9 +120,11 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                           d.slice or "", f"{d.amount:,.2f} {d.unit}", d.message]
                          for d in plan.diagnosis])
     if plan.horizon is not None:
-        lines += ["## Schedule", "", *(f"- {md(line.strip())}" for line in schedule_lines(plan)),
+        lines += ["## Schedule", "",
+                  *(f"- {markdown_text(line.strip())}" for line in schedule_lines(plan)),
                   "", f"The sections below describe the fleet of the first period "
-                  f"({plan.horizon.start}) if demand follows `{md(plan.horizon.fleet_shown)}`; "
+                  f"({plan.horizon.start}) if demand follows "
+                  f"{markdown_code(plan.horizon.fleet_shown)}; "
                   "every period is in plan.json (`periods`) and the workbook's Schedule sheet.",
                   ""]
     lines += ["## Cost", ""]
@@ -211,7 +207,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", w.survivability.value,
                       _share(w.utilization)] for w in scenario.workloads])
     lines += ["Every figure, its formula and its source: docs/outputs.md. Inputs: "
-              + ", ".join(f"`{md(src)}`" for src in scenario.sources), ""]
+              + ", ".join(markdown_code(src) for src in scenario.sources), ""]
     return "\n".join(lines)
 
 

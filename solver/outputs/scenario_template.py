@@ -29,6 +29,7 @@ from models.scenario_workbook import (
     Column,
     Kind,
 )
+from models.text import FORMULA_STARTS, cell_text
 from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
 
 HEADER_FONT = Font(bold=True)
@@ -60,10 +61,11 @@ def _format(value: Any, kind: Kind) -> Any:
 
 
 def _text_cell(ws: Worksheet, row: int, col: int, value: Any) -> None:
-    cell = ws.cell(row=row, column=col, value=value)
+    cell = ws.cell(row=row, column=col, value=cell_text(value) if isinstance(value, str)
+                   else value)
     if isinstance(value, str):
-        cell.data_type = "s"  # a name starting with "=" stays text
-        if value.startswith(("=", "+", "-", "@")):
+        cell.data_type = "s"  # a text starting with "=" stays text
+        if value.startswith(FORMULA_STARTS):
             cell.quotePrefix = True
 
 

@@ -9,6 +9,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.plan import Plan
+from models.text import cell_text
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, put, section
 
 
@@ -23,8 +24,8 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     header(ws, 2, titles)
     r = 3
     for o in plan.orders:
-        cells: list[Value] = [o.scenario or "all (due before the re-plan)", o.zone, o.gpu, o.purchase,
-                 o.instance_type, o.nodes, o.gpus, o.order_by.isoformat(),
+        cells: list[Value] = [o.scenario or "all (due before the re-plan)", o.zone, o.gpu,
+                 o.purchase, o.instance_type, o.nodes, o.gpus, o.order_by.isoformat(),
                  o.usable_from.isoformat(), o.expires.isoformat(), o.term_months, o.upfront,
                  o.price_per_gpu_hour, "assumed" if o.price_assumed else "quoted",
                  o.cost_per_month, o.cost_in_horizon, o.committed_total]
@@ -65,7 +66,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     anchor = 6 + 2 * len(workloads) + 1
     for i, name in enumerate(workloads):
         chart = LineChart()
-        chart.title = f"{name}: demand and capacity per period (all scenarios)"
+        chart.title = cell_text(f"{name}: demand and capacity per period (all scenarios)")
         chart.y_axis.title = "req/s"
         chart.x_axis.title = "scenario, period"
         chart.height, chart.width = 7.0, 16.0

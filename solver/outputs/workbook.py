@@ -13,15 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, Cell
 from openpyxl.chart import LineChart, Reference
 from openpyxl.formatting.rule import CellIsRule
-from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.capacity import CapacityRow, CapacityTable
@@ -30,12 +27,21 @@ from models.common import PurchaseKind
 from models.offers import Offer, ReservedTerms
 from models.plan import Plan
 from models.scenario import Scenario
+from models.text import cell_text
 from solver.outputs.atomic import write_atomic
-from solver.outputs.contract import build_contract, write_contract
-from solver.outputs.figures import PURCHASE_ORDER, gpus_by, peak_utilization, slice_figures, survivability_margins, tenant_costs, tokens_per_month
-from solver.outputs.report import write_report
+from solver.outputs.contract import build_contract
+from solver.outputs.figures import (
+    PURCHASE_ORDER,
+    gpus_by,
+    peak_utilization,
+    slice_figures,
+    survivability_margins,
+    tenant_costs,
+    tokens_per_month,
+)
 from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
+from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
 from solver.outputs.xlsx_cells import (
     BAD_FILL,
     COUNT,
@@ -52,7 +58,6 @@ from solver.outputs.xlsx_cells import (
     section,
     sheet_ref,
 )
-from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
 
 #: Sheet titles, in workbook order.
 SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Survivability", "Capacity contract",
@@ -258,7 +263,7 @@ def write_hourly(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     anchor_col = get_column_letter(3 + 2 * len(names) + 1)
     for i, name in enumerate(names):
         chart = LineChart()
-        chart.title = f"{name}: demand vs usable capacity"
+        chart.title = cell_text(f"{name}: demand vs usable capacity")
         chart.y_axis.title = "req/s"
         chart.x_axis.title = "slice"
         chart.height, chart.width = 7.0, 16.0

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE, Cell
+from openpyxl.cell.cell import Cell
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
 from openpyxl.worksheet.worksheet import Worksheet
 
+from models.text import FORMULA_STARTS, cell_text
 
 MONEY = "#,##0.00"
 
@@ -46,8 +47,6 @@ BAD_FILL = PatternFill("solid", fgColor="FFC7CE")
 MAX_WIDTH = 48
 
 
-#: First characters with which a spreadsheet would start a formula.
-FORMULA_STARTS = ("=", "+", "-", "@")
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def put(ws: Worksheet, row: int, col: int, value: Value, number_format: str | No
     elif isinstance(value, Enum):
         put(ws, row, col, str(value.value))
     elif isinstance(value, str):
-        text = ILLEGAL_CHARACTERS_RE.sub("", value)
+        text = cell_text(value)
         cell.value = text
         cell.data_type = "s"  # openpyxl would otherwise take "=…" for a formula
         if text.startswith(FORMULA_STARTS):

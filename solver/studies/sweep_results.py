@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from models.plan import Plan
-from solver.outputs.xlsx_cells import FORMULA_STARTS
+from models.text import csv_cell
 from solver.studies.compare import ComparisonRow, gpu_types, plan_row
 from solver.studies.sweep import SweepVariant
 
@@ -84,17 +84,6 @@ def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.Dat
     return frame
 
 
-def inert(value: Any) -> Any:
-    """A text cell a spreadsheet would read as a formula gets a leading ``'`` (numbers as text,
-    e.g. a level ``-5``, stay as they are)."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        try:
-            float(value)
-        except ValueError:
-            return "'" + value
-    return value
-
-
 def results_csv(frame: pd.DataFrame) -> str:
     """``sweep.csv``: the table, text cells made inert, numbers at full precision."""
-    return str(frame.map(inert).to_csv(index=False, lineterminator="\n"))
+    return str(frame.map(csv_cell).to_csv(index=False, lineterminator="\n"))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from models.text import chart_text
 from solver.studies.sweep_results import SweepResult
 
 DPI = 100
@@ -89,11 +90,6 @@ def swings(results: Sequence[SweepResult], keys: Sequence[str],
     return sorted(out, key=lambda s: (-s.width, s.key))
 
 
-def _text(label: str) -> str:
-    """User text as a literal label: a ``$`` would otherwise start matplotlib mathtext."""
-    return label.replace("$", r"\$")
-
-
 def tornado_chart(bars: Sequence[Swing], center: float | None, currency: str,
                   left_out: int) -> bytes:
     """PNG of the swings: one bar per key from its cheapest to its dearest mean cost."""
@@ -107,20 +103,20 @@ def tornado_chart(bars: Sequence[Swing], center: float | None, currency: str,
             ax.annotate("no effect on the cost", (swing.low_cost, y), xytext=(4, 0),
                         textcoords="offset points", ha="left", va="center", fontsize=8)
             continue
-        ax.annotate(_text(swing.low_value), (swing.low_cost, y), xytext=(-4, 0),
+        ax.annotate(chart_text(swing.low_value), (swing.low_cost, y), xytext=(-4, 0),
                     textcoords="offset points", ha="right", va="center", fontsize=8)
-        ax.annotate(_text(swing.high_value), (swing.high_cost, y), xytext=(4, 0),
+        ax.annotate(chart_text(swing.high_value), (swing.high_cost, y), xytext=(4, 0),
                     textcoords="offset points", ha="left", va="center", fontsize=8)
     if bars:  # room beside the bars for their labels
         lo = min(s.low_cost for s in bars)
         hi = max(s.high_cost for s in bars)
         pad = 0.35 * (hi - lo) if hi > lo else 0.1 * max(abs(hi), 1.0)
         ax.set_xlim(lo - pad, hi + pad)
-    ax.set_yticks(range(len(ordered)), [_text(s.key) for s in ordered], fontsize=8)
+    ax.set_yticks(range(len(ordered)), [chart_text(s.key) for s in ordered], fontsize=8)
     if center is not None:
         ax.axvline(center, color="#555555", linewidth=1, linestyle="--")
     ax.xaxis.set_major_formatter("{x:,.0f}")
-    ax.set_xlabel(f"mean cost [{_text(currency)}/month]")
+    ax.set_xlabel(f"mean cost [{chart_text(currency)}/month]")
     note = f"; {left_out} variant(s) without a fleet left out" if left_out else ""
     ax.set_title("Which input moves the cost most (mean cost at each end; dashed: mean of "
                  f"all variants{note})", fontsize=9)
