@@ -81,6 +81,12 @@ MAX_TRACE_REQUESTS = 10_000_000
 #: First to last arrival of a trace [s]: a year. Per-minute rates of a year are 527,040 values;
 #: timestamps spanning centuries would need gigabytes.
 MAX_TRACE_SPAN_S = 366 * 86_400.0
+#: Prefix-block ids (Mooncake ``hash_ids``) of one trace: 800 MB as int64. The public Mooncake
+#: trace has 0.4 million for 23,608 requests.
+MAX_TRACE_PREFIX_BLOCKS = 100_000_000
+#: Requests ``simulate`` replays: the event replay runs at roughly 25,000 to 100,000 requests a
+#: second on one core (benchmarks/README.md), so 10^6 requests end within a minute.
+MAX_REPLAY_REQUESTS = 1_000_000
 #: ``--rate-scale`` of ``simulate``: from 1/1000 to 1000 times the trace's rate.
 MIN_RATE_SCALE = 1e-3
 MAX_RATE_SCALE = 1e3

@@ -231,8 +231,6 @@ def test_template_from_a_workbook_never_overwrites_it(tmp_path: Path) -> None:
     (("calibrate", "x.csv", "--held-out-share", "nan"), "--held-out-share"),
     (("simulate", "--fleet", "f.json", "--trace", "t.csv", "--rate-scale", "nan"),
      "--rate-scale"),
-    (("simulate", "--fleet", "f.json", "--trace", "t.csv", "--rate-scale", "inf"),
-     "--rate-scale"),
 ])
 def test_non_finite_option_values_are_usage_errors(args: tuple[str, ...], option: str) -> None:
     # simulate --rate-scale nan raised "cannot convert float NaN to integer" mid-replay;
@@ -538,7 +536,7 @@ def test_inventory_given_as_the_scenario_says_what_it_is(tmp_path: Path) -> None
 def test_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
     # Was "trace file not found" for a path that exists.
     assert_clean_error(run("profile", str(tmp_path)),
-                       f"{tmp_path}: is a directory, not a trace file")
+                       f"{tmp_path}: is a directory, not a request trace file")
 
 
 def test_calibrate_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:
@@ -638,3 +636,38 @@ def test_simulate_refuses_a_fleet_too_large_to_replay(tmp_path: Path) -> None:
                  "--trace", str(trace))
     assert_clean_error(result, f"{path}: 1,000,000,000 replicas of `chat` run in slice `day`",
                        "more than a replay builds (100,000)")
+
+
+def test_simulate_refuses_more_requests_than_a_replay_ends_in_a_minute(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: 8.3 million one-token requests (a 50 MB file) replayed for 83 s.
+    import solver.cli.simulate as simulate
+
+    monkeypatch.setattr(simulate, "MAX_REPLAY_REQUESTS", 2)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(tiny_plan(tmp_path)), encoding="utf-8")
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time_s,input_tokens,output_tokens\n0,100,10\n1,100,10\n2,100,10\n",
+                     encoding="utf-8")
+    result = run("simulate", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path),
+                 "--trace", str(trace))
+    assert_clean_error(result, f"{trace}: 3 requests; a replay takes at most 2")
+    assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(("scale", "message"), [
+    ("1e-9", "1e-09 is not in the range 0.001<=x<=1000"),
+    # A trace of 200 days at a thousandth of its rate would span 200,000 days.
+    ("0.001", "would span 200,000 days; at most 366 are replayed"),
+])
+def test_simulate_rate_scale_is_held_to_its_range(tmp_path: Path, scale: str,
+                                                   message: str) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(tiny_plan(tmp_path)), encoding="utf-8")
+    trace = tmp_path / "trace.csv"
+    trace.write_text(f"time_s,input_tokens,output_tokens\n0,100,10\n{200 * 86_400},100,10\n",
+                     encoding="utf-8")
+    result = run("simulate", str(scenarios_dir() / "tiny.yaml"), "--fleet", str(path),
+                 "--trace", str(trace), "--rate-scale", scale)
+    assert_clean_error(result, message)
+    assert result.exit_code == 2

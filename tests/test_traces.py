@@ -11,6 +11,7 @@ import pytest
 
 from models.errors import InputError
 from models.workload import Arrival, Slo, TokenPercentiles, Workload
+from solver.replay import traces
 from solver.replay.traces import (
     TraceFormat,
     detect_format,
@@ -168,3 +169,96 @@ def test_scale_arrivals_divides_gaps() -> None:
     scaled = scale_arrivals(trace, 4.0)
     assert np.allclose(np.diff(scaled.arrival_s), np.diff(trace.arrival_s) / 4.0)
     assert scaled.input_tokens is trace.input_tokens
+
+
+# --- hostile traces (issue 18): located refusals, never a traceback or gigabytes ------------
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    # Was: per-minute counts of 1,157,407 days: 12.4 GiB allocated, a traceback.
+    ("centuries.csv", "timestamp_s,input_tokens,output_tokens\n0,10,10\n1e11,10,10\n",
+     "span 1,157,407 days"),
+    # Was: OverflowError converting the minute count.
+    ("float_limit.csv", "timestamp_s,input_tokens,output_tokens\n0,10,10\n1e300,10,10\n",
+     "span 1.16e+295 days"),
+    ("float_limit.jsonl", '{"timestamp": 0, "input_length": 5, "output_length": 5}\n'
+     '{"timestamp": 1e300, "input_length": 5, "output_length": 5}\n', "span 1.16e+292 days"),
+    # Was: 1.57 GiB of per-minute rates, a traceback.
+    ("azure.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n1800-01-01 00:00:00,10,10\n"
+     "2200-01-01 00:00:00,10,10\n", "span 146,097 days"),
+])
+def test_a_trace_spanning_centuries_is_refused(tmp_path: Path, name: str, text: str,
+                                               message: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_trace(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+    assert "at most 366 days are read" in str(err.value)
+
+
+def test_a_header_with_spaces_after_its_commas_is_read(tmp_path: Path) -> None:
+    # Was: "Usecols do not match columns", although names match ignoring spaces.
+    path = tmp_path / "spaced.csv"
+    path.write_text("timestamp_s, input_tokens , output_tokens\n0,10,5\n2, 20, 6\n",
+                    encoding="utf-8")
+    trace = read_trace(path)
+    assert trace.arrival_s.tolist() == [0.0, 2.0]
+    assert trace.input_tokens.tolist() == [10, 20] and trace.output_tokens.tolist() == [5, 6]
+    azure = tmp_path / "azure.csv"
+    azure.write_text("TIMESTAMP, ContextTokens, GeneratedTokens\n2023-11-16 18:15:46,374,44\n",
+                     encoding="utf-8")
+    assert read_trace(azure).input_tokens.tolist() == [374]
+
+
+def test_a_json_line_nested_too_deeply_is_located(tmp_path: Path) -> None:
+    # Was: RecursionError out of json.loads, a traceback.
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 5, "output_length": 5}\n'
+                    + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_trace(path, TraceFormat.mooncake)
+    assert f"{path}: line 2" in str(err.value)
+
+
+def test_a_trace_past_its_request_count_is_refused(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traces, "MAX_TRACE_REQUESTS", 3)
+    monkeypatch.setattr(traces, "CHUNK_ROWS", 2)
+    rows = "".join(f"{i},10,5\n" for i in range(4))
+    numbers = tmp_path / "n.csv"
+    numbers.write_text("time_s,input_tokens,output_tokens\n" + rows, encoding="utf-8")
+    stamps = tmp_path / "d.csv"
+    stamps.write_text("time,input_tokens,output_tokens\n" + "".join(
+        f"2024-01-01 00:00:0{i},10,5\n" for i in range(4)), encoding="utf-8")
+    lines = tmp_path / "m.jsonl"
+    lines.write_text("".join(f'{{"timestamp": {i}, "input_length": 5, "output_length": 5}}\n'
+                             for i in range(4)), encoding="utf-8")
+    for path in (numbers, stamps, lines):
+        with pytest.raises(InputError, match="more than 3 requests"):
+            read_trace(path)
+    numbers.write_text("time_s,input_tokens,output_tokens\n" + rows[:-7], encoding="utf-8")
+    assert len(read_trace(numbers)) == 3
+
+
+def test_bad_cells_of_a_datetime_trace_read_in_chunks_are_located(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traces, "CHUNK_ROWS", 2)
+    path = tmp_path / "d.csv"
+    path.write_text("time,input_tokens,output_tokens\n2024-01-01 00:00:03,10,5\n"
+                    "2024-01-01 00:00:01,10,5\nsoon,10,5\n2024-01-01 00:00:02,x,5\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_trace(path)
+    assert "line 4, column time: not a time" in str(err.value)
+    assert "line 5, column input_tokens" in str(err.value)
+    path.write_text("time,input_tokens,output_tokens\n2024-01-01 00:00:03,10,5\n"
+                    "2024-01-01 00:00:01,11,5\n2024-01-01 00:00:02,12,5\n", encoding="utf-8")
+    trace = read_trace(path)
+    assert trace.arrival_s.tolist() == [0.0, 1.0, 2.0]
+    assert trace.input_tokens.tolist() == [11, 12, 10]
+
+
+def test_a_trace_that_is_a_device_is_not_read_forever() -> None:
+    with pytest.raises(InputError, match="not a regular file"):
+        read_trace(Path("/dev/zero"))

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from models.errors import InputError, Problem, did_you_mean
+from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
@@ -71,7 +72,8 @@ class SimulationRun:
               help="Workload whose replicas serve the trace (default: the only one).")
 @click.option("--slice", "slice_name", default=None,
               help="Time block whose elastic replicas run (default: the workload's peak).")
-@click.option("--rate-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
+@click.option("--rate-scale", type=click.FloatRange(min=MIN_RATE_SCALE, max=MAX_RATE_SCALE),
+              default=1.0,
               show_default=True, help="Divide inter-arrival times by K (K× the trace's rate).",
               callback=finite)
 @click.option("--fail", "fail_spec", default=None, metavar="zone:Z@MINUTE",
@@ -120,6 +122,10 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                                   f"no replicas of `{workload.name}` run in slice `{slice_name}`",
                                   "choose another --workload or --slice")])
     trace = scale_arrivals(read_trace(trace_path, TraceFormat(fmt) if fmt else None), rate_scale)
+    if len(trace) > MAX_REPLAY_REQUESTS:
+        raise InputError([Problem(str(trace_path), "", f"{len(trace):,} requests; a replay takes "
+                                  f"at most {MAX_REPLAY_REQUESTS:,}", "replay a part of the trace, "
+                                  "e.g. its busiest day (docs/limits.md)")])
     if not as_json:
         click.echo(f"replaying {len(trace):,} requests on {len(replicas)} replicas…", err=True)
     start = time.perf_counter()

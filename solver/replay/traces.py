@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from array import array
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -32,6 +33,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from models.errors import InputError, Problem
+from models.input_files import check_file
+from models.limits import (
+    MAX_RATE_SCALE,
+    MAX_TRACE_PREFIX_BLOCKS,
+    MAX_TRACE_REQUESTS,
+    MAX_TRACE_SPAN_S,
+    MIN_RATE_SCALE,
+)
 from models.workload import Workload
 from solver.capacity.bench.formats import foreign_json
 
@@ -43,6 +52,10 @@ MAX_PROBLEMS = 10
 #: Most tokens one request may have in either direction: far beyond any model's context, and
 #: small enough that token sums stay exact in int64 (a typo like 1e30 wrapped to negatives).
 MAX_TOKENS = 10**9
+#: Rows read at a time when a CSV trace is read as text (datetimes, or bad cells to locate).
+CHUNK_ROWS = 1_000_000
+#: Bytes read to detect a trace's format and its CSV header.
+HEAD_BYTES = 65_536
 #: Tokens per prefix block in Mooncake's ``hash_ids`` [tokens].
 PREFIX_BLOCK_TOKENS = 512
 #: z-score of the 95th percentile of a standard normal: lognormal sigma = ln(p95/p50) / this.
@@ -139,81 +152,167 @@ def read_generic_csv(path: Path) -> Trace:
 
 
 def read_columns(path: Path, columns: tuple[str, str, str]) -> Trace:
-    """Read a CSV given its (time, input tokens, output tokens) column names."""
-    time_col, in_col, out_col = columns
-    header = _csv_header(path)
-    missing = [c for c in columns if c not in header]
+    """Read a CSV given its (time, input tokens, output tokens) column names (matched ignoring
+    spaces around them). Numbers are read in one pass; a file with datetimes or bad cells is
+    read again as text in chunks of :data:`CHUNK_ROWS`, so memory stays bounded either way."""
+    check_file(path, "request trace")
+    raw_header = _csv_header(path, strip=False)
+    by_name = {h.strip(): h for h in raw_header}
+    missing = [c for c in columns if c not in by_name]
     if missing:
         raise InputError([Problem(str(path), "header", f"missing column(s) {missing}; "
-                                  f"found {header}", f"the header must name {list(columns)}")])
+                                  f"found {[h.strip() for h in raw_header]}",
+                                  f"the header must name {list(columns)}")])
+    raw = [by_name[c] for c in columns]
     try:
-        frame = pd.read_csv(path, usecols=list(columns), dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        numbers = pd.read_csv(path, usecols=raw, dtype=np.float64, nrows=MAX_TRACE_REQUESTS + 1,
+                              encoding="utf-8-sig")
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        return _read_columns_as_text(path, raw)
+    _check_count(path, numbers.shape[0])
+    values = [numbers[c].to_numpy(dtype=np.float64) for c in raw]
+    lines = np.arange(values[0].size) + 2  # header is line 1
+    problems: list[Problem] = []
+    times_s = _seconds(path, values[0], columns[0], lines, problems)
+    inputs = _counts(path, values[1], columns[1], lines, 1, problems)
+    outputs = _counts(path, values[2], columns[2], lines, 1, problems)
+    if problems:
+        raise InputError(problems[:MAX_PROBLEMS])
+    return _build(str(path), times_s, inputs, outputs, None, None)
+
+
+def _read_columns_as_text(path: Path, raw: list[str]) -> Trace:
+    """:func:`read_columns` for a file pandas cannot read as numbers: text in chunks, each cell
+    read as seconds and as a datetime; the column is whichever reads more cells."""
+    seconds: list[FloatArray] = []
+    stamps_ns: list[npt.NDArray[np.int64]] = []
+    counts: list[list[FloatArray]] = [[], []]
+    rows = 0
+    try:
+        with pd.read_csv(path, usecols=raw, dtype=str, keep_default_na=False,
+                         encoding="utf-8-sig", chunksize=CHUNK_ROWS) as chunks:
+            for chunk in chunks:
+                rows += chunk.shape[0]
+                _check_count(path, rows)
+                seconds.append(pd.to_numeric(chunk[raw[0]], errors="coerce")
+                               .to_numpy(dtype=np.float64))
+                stamps = pd.to_datetime(chunk[raw[0]], errors="coerce", format="ISO8601",
+                                        utc=True)
+                stamps_ns.append(stamps.to_numpy(dtype="datetime64[ns]").view(np.int64))
+                for i, c in enumerate(raw[1:]):
+                    counts[i].append(pd.to_numeric(chunk[c], errors="coerce")
+                                     .to_numpy(dtype=np.float64))
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError) as exc:
         raise InputError([Problem(str(path), "", f"cannot parse as CSV: {exc}",
                                   "check the delimiter and quoting")]) from None
-    if frame.empty:
+    if rows == 0:
         raise InputError([Problem(str(path), "", "the trace has no requests",
                                   "give at least one data row")])
+    names = [h.strip() for h in raw]
+    lines = np.arange(rows) + 2
     problems: list[Problem] = []
-    lines = np.arange(frame.shape[0]) + 2  # header is line 1
-    times_s, start_epoch_s = _parse_times(path, frame[time_col], time_col, lines, problems)
-    inputs = _parse_counts(path, frame[in_col], in_col, lines, 1, problems)
-    outputs = _parse_counts(path, frame[out_col], out_col, lines, 1, problems)
+    secs = np.concatenate(seconds)
+    ns = np.concatenate(stamps_ns)
+    is_stamp = ns != np.iinfo(np.int64).min  # NaT
+    start_epoch_s: float | None = None
+    if np.isfinite(secs).sum() >= is_stamp.sum():
+        times_s = _seconds(path, secs, names[0], lines, problems)
+    else:
+        _flag(path, names[0], lines, ~is_stamp, "not a time (seconds, or a datetime like "
+              "2023-11-16 18:15:46.68)", problems)
+        first = int(ns[is_stamp].min()) if is_stamp.any() else 0
+        if float(ns.max()) - first > MAX_TRACE_SPAN_S * 1e9:  # int64 ns would wrap: in float
+            times_s = (ns.astype(np.float64) - first) / 1e9
+        else:
+            times_s = np.where(is_stamp, (ns - first) / 1e9, 0.0)
+        start_epoch_s = first / 1e9
+    inputs = _counts(path, np.concatenate(counts[0]), names[1], lines, 1, problems)
+    outputs = _counts(path, np.concatenate(counts[1]), names[2], lines, 1, problems)
     if problems:
         raise InputError(problems[:MAX_PROBLEMS])
     return _build(str(path), times_s, inputs, outputs, start_epoch_s, None)
 
 
 def read_mooncake(path: Path) -> Trace:
-    """Read Mooncake JSON lines: ``timestamp`` [ms], lengths and optional ``hash_ids``."""
-    text = _read_text(path)
-    times_ms: list[float] = []
-    inputs: list[int] = []
-    outputs: list[int] = []
-    blocks: list[int] = []
+    """Read Mooncake JSON lines: ``timestamp`` [ms], lengths and optional ``hash_ids``; line by
+    line, into compact arrays (a trace at its size limit is read in bounded memory)."""
+    check_file(path, "request trace")
+    times_ms = array("d")
+    inputs = array("q")
+    outputs = array("q")
+    blocks = array("q")
     has_blocks = True
     problems: list[Problem] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if len(problems) >= MAX_PROBLEMS:
-            break
-        where = f"line {lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), where, f"invalid JSON: {exc.msg}",
-                                    "each line must be one JSON object"))
-            continue
-        if not isinstance(row, dict):
-            problems.append(Problem(str(path), where, "not a JSON object",
-                                    "each line must be one JSON object"))
-            continue
-        t = _json_number(path, row, "timestamp", where, 0, problems, maximum=math.inf)
-        n_in = _json_number(path, row, "input_length", where, 1, problems)
-        n_out = _json_number(path, row, "output_length", where, 1, problems)
-        ids = row.get("hash_ids")
-        if ids is None:
-            has_blocks = False
-        elif not (isinstance(ids, list)
-                  and all(isinstance(i, int) and -(2**63) <= i < 2**63 for i in ids)):
-            problems.append(Problem(str(path), f"{where}, column hash_ids",
-                                    "hash_ids must be a list of integers", "fix or drop it"))
-        else:
-            blocks.extend(ids)
-        if t is not None and n_in is not None and n_out is not None:
-            times_ms.append(t)
-            inputs.append(int(n_in))
-            outputs.append(int(n_out))
+    try:
+        with path.open(encoding="utf-8-sig") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if len(problems) >= MAX_PROBLEMS:
+                    break
+                if not line.strip():
+                    continue
+                _check_count(path, len(times_ms) + 1)
+                row = _json_line(path, line, f"line {lineno}", problems)
+                if row is None:
+                    continue
+                where = f"line {lineno}"
+                t = _json_number(path, row, "timestamp", where, 0, problems, maximum=math.inf)
+                n_in = _json_number(path, row, "input_length", where, 1, problems)
+                n_out = _json_number(path, row, "output_length", where, 1, problems)
+                ids = row.get("hash_ids")
+                if ids is None:
+                    has_blocks = False
+                elif not (isinstance(ids, list) and all(
+                        type(i) is int and -(2**63) <= i < 2**63 for i in ids)):
+                    problems.append(Problem(str(path), f"{where}, column hash_ids",
+                                            "hash_ids must be a list of integers",
+                                            "fix or drop it"))
+                elif has_blocks:
+                    if len(blocks) + len(ids) > MAX_TRACE_PREFIX_BLOCKS:
+                        raise InputError([Problem(str(path), where, "more than "
+                                                  f"{MAX_TRACE_PREFIX_BLOCKS:,} prefix-block ids",
+                                                  "replay a shorter part of the trace "
+                                                  "(docs/limits.md)")])
+                    blocks.extend(ids)
+                if t is not None and n_in is not None and n_out is not None:
+                    times_ms.append(t)
+                    inputs.append(int(n_in))
+                    outputs.append(int(n_out))
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem(str(path), f"byte {exc.start}", "not UTF-8 text",
+                                  "save the trace as UTF-8")]) from None
+    except OSError as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc.strerror or exc}",
+                                  "check the path")]) from None
     if problems:
         raise InputError(problems[:MAX_PROBLEMS])
     if not times_ms:
         raise InputError([Problem(str(path), "", "the trace has no requests",
                                   "give at least one JSON line")])
-    block_ids = np.asarray(blocks, dtype=np.int64) if has_blocks else None
-    return _build(str(path), np.asarray(times_ms, dtype=np.float64) / 1000.0,
-                  np.asarray(inputs, dtype=np.int64), np.asarray(outputs, dtype=np.int64),
-                  None, block_ids)
+    block_ids = np.frombuffer(blocks, dtype=np.int64).copy() if has_blocks else None
+    return _build(str(path), np.frombuffer(times_ms, dtype=np.float64) / 1000.0,
+                  np.frombuffer(inputs, dtype=np.int64).copy(),
+                  np.frombuffer(outputs, dtype=np.int64).copy(), None, block_ids)
+
+
+def _json_line(path: Path, line: str, where: str,
+               problems: list[Problem]) -> dict[str, object] | None:
+    """One line's JSON object, or None with a problem (bad syntax, nesting too deep, an
+    integer of more than 4,300 digits, not an object)."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(str(path), where, f"invalid JSON: {exc.msg}",
+                                "each line must be one JSON object"))
+        return None
+    except (ValueError, RecursionError) as exc:
+        problems.append(Problem(str(path), where, f"cannot read as JSON: {exc}",
+                                "each line must be one JSON object of numbers"))
+        return None
+    if not isinstance(row, dict):
+        problems.append(Problem(str(path), where, "not a JSON object",
+                                "each line must be one JSON object"))
+        return None
+    return row
 
 
 def lognormal_params(p50: float, p95: float) -> tuple[float, float]:
@@ -260,8 +359,17 @@ def synthetic_trace(workload: Workload, duration_s: float, seed: int,
 
 def scale_arrivals(trace: Trace, rate_scale: float) -> Trace:
     """The same requests with inter-arrival times divided by ``rate_scale`` (K× the rate)."""
+    if not MIN_RATE_SCALE <= rate_scale <= MAX_RATE_SCALE:
+        raise InputError([Problem("--rate-scale", "", f"×{rate_scale:g} is outside "
+                                  f"{MIN_RATE_SCALE:g} to {MAX_RATE_SCALE:g}",
+                                  "scale the rate by a factor in that range (docs/limits.md)")])
     if rate_scale == 1.0:
         return trace
+    if trace.duration_s / rate_scale > MAX_TRACE_SPAN_S:
+        raise InputError([Problem(trace.source, "", f"scaled by ×{rate_scale:g}, the trace "
+                                  f"would span {trace.duration_s / rate_scale / 86_400:,.0f} "
+                                  f"days; at most {MAX_TRACE_SPAN_S / 86_400:,.0f} are replayed",
+                                  "use a larger --rate-scale or a shorter trace")])
     return Trace(source=trace.source, arrival_s=trace.arrival_s / rate_scale,
                  input_tokens=trace.input_tokens, output_tokens=trace.output_tokens,
                  start_epoch_s=trace.start_epoch_s, prefix_block_ids=trace.prefix_block_ids)
@@ -269,6 +377,17 @@ def scale_arrivals(trace: Trace, rate_scale: float) -> Trace:
 
 def _build(source: str, times_s: FloatArray, inputs: IntArray, outputs: IntArray,
            start_epoch_s: float | None, block_ids: IntArray | None) -> Trace:
+    """The trace in arrival order from its first request; refused past
+    :data:`~models.limits.MAX_TRACE_SPAN_S` (per-minute rates of centuries need gigabytes)."""
+    if times_s.size == 0:
+        raise InputError([Problem(source, "", "the trace has no requests",
+                                  "give at least one request")])
+    span_s = float(times_s.max() - times_s.min())
+    if not span_s <= MAX_TRACE_SPAN_S:
+        raise InputError([Problem(source, "", f"its requests span {_span_text(span_s)} from "
+                                  f"first to last; at most {MAX_TRACE_SPAN_S / 86_400:,.0f} "
+                                  "days are read", "check the time column's unit, or split the "
+                                  "trace (docs/limits.md)")])
     order = np.argsort(times_s, kind="stable")
     if np.any(order != np.arange(order.size)):
         times_s, inputs, outputs = times_s[order], inputs[order], outputs[order]
@@ -280,38 +399,30 @@ def _build(source: str, times_s: FloatArray, inputs: IntArray, outputs: IntArray
                  prefix_block_ids=block_ids)
 
 
-def _parse_times(path: Path, raw: pd.Series, column: str, lines: IntArray,
-                 problems: list[Problem]) -> tuple[FloatArray, float | None]:
-    numeric = pd.to_numeric(raw, errors="coerce")
-    stamps = None if numeric.notna().all() else pd.to_datetime(
-        raw, errors="coerce", format="ISO8601", utc=True)
-    if stamps is None or numeric.notna().sum() > stamps.notna().sum():
-        # Seconds (a few bad cells are flagged themselves, not every row as "not a time").
-        values = numeric.to_numpy(dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(values) | (values < 0)
-        _flag(path, column, lines, bad, "time must be a finite number of seconds >= 0",
-              problems)
-        return np.where(bad, 0.0, values), None
-    bad = stamps.isna().to_numpy()
-    _flag(path, column, lines, bad, "not a time (seconds, or a datetime like "
-          "2023-11-16 18:15:46.68)", problems)
-    if bad.any():
-        return np.zeros(raw.size), None
-    first = stamps.min()
-    offsets_s = np.asarray((stamps - first).dt.total_seconds(), dtype=np.float64)
-    return offsets_s, float(first.timestamp())
+def _seconds(path: Path, values: FloatArray, column: str, lines: IntArray,
+             problems: list[Problem]) -> FloatArray:
+    """Seconds, each finite and >= 0 (a bad cell is flagged, not every row)."""
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(values) | (values < 0)
+    _flag(path, column, lines, bad, "time must be a finite number of seconds >= 0", problems)
+    return np.where(bad, 0.0, values)
 
 
-def _parse_counts(path: Path, raw: pd.Series, column: str, lines: IntArray, minimum: int,
-                  problems: list[Problem]) -> IntArray:
-    numeric = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+def _counts(path: Path, numeric: FloatArray, column: str, lines: IntArray, minimum: int,
+            problems: list[Problem]) -> IntArray:
     with np.errstate(invalid="ignore"):
         bad = (~np.isfinite(numeric) | (numeric < minimum) | (numeric > MAX_TOKENS)
                | (numeric != np.floor(numeric)))
     _flag(path, column, lines, bad,
           f"token count must be a whole number from {minimum} to {MAX_TOKENS:,}", problems)
     return np.where(bad, minimum, numeric).astype(np.int64)
+
+
+def _check_count(path: Path, requests: int) -> None:
+    if requests > MAX_TRACE_REQUESTS:
+        raise InputError([Problem(str(path), "", f"more than {MAX_TRACE_REQUESTS:,} requests",
+                                  "profile or replay a shorter part of the trace "
+                                  "(docs/limits.md)")])
 
 
 def _flag(path: Path, column: str, lines: IntArray, bad: npt.NDArray[np.bool_], message: str,
@@ -342,29 +453,25 @@ def _column_key(name: str) -> str:
     return "".join(c for c in name.lower() if c.isalnum())
 
 
-def _read_text(path: Path) -> str:
-    if not path.is_file():
-        raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
-    try:
-        return path.read_text(encoding="utf-8-sig")  # -sig: Excel's "CSV UTF-8" starts a BOM
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([Problem(str(path), "", f"cannot read: {exc}", "")]) from None
+def _span_text(span_s: float) -> str:
+    days = span_s / 86_400
+    return f"{days:,.0f} days" if days < 1e9 else f"{days:.3g} days"
 
 
 def _read_head(path: Path) -> str:
-    if path.is_dir():
-        raise InputError([Problem(str(path), "", "is a directory, not a trace file",
-                                  "name the trace file")])
-    if not path.is_file():
-        raise InputError([Problem(str(path), "", "trace file not found", "check the path")])
-    with path.open("rb") as fh:
-        return fh.read(4096).decode("utf-8-sig", errors="replace")
+    check_file(path, "request trace")
+    try:
+        with path.open("rb") as fh:
+            return fh.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
+    except OSError as exc:
+        raise InputError([Problem(str(path), "", f"cannot read: {exc.strerror or exc}",
+                                  "check the path")]) from None
 
 
-def _csv_header(path: Path) -> list[str]:
+def _csv_header(path: Path, strip: bool = True) -> list[str]:
     head = _read_head(path)
     rows = list(csv.reader(head.splitlines()[:1]))
     if not rows or not rows[0]:
         raise InputError([Problem(str(path), "line 1", "empty file: no CSV header",
                                   "start with a header row naming the columns")])
-    return [c.strip() for c in rows[0]]
+    return [c.strip() for c in rows[0]] if strip else rows[0]
