@@ -11,6 +11,7 @@ validated where it is read, so an error names its sheet, row and column.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from models.measured import MeasuredCapacity
 from models.offers import Offer
 from models.policy import Policy
 from models.scenario import PriceTable
+from models.workbook_door import check_workbook
 from models.workload import Workload
 
 if TYPE_CHECKING:
@@ -460,10 +462,14 @@ def _zones(reader: _Reader) -> list[dict[str, Any]]:
 def read_scenario_workbook(path: Path) -> dict[str, Any]:
     """Read an input workbook into the dict a YAML scenario gives; errors name sheet/row/column."""
     file = str(path)
+    raw = check_workbook(path)
     try:
-        values = load_workbook(path, data_only=True)
-        formulas = load_workbook(path, data_only=False)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError) as exc:
+        values = load_workbook(io.BytesIO(raw), data_only=True)
+        formulas = load_workbook(io.BytesIO(raw), data_only=False)
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError,
+            AttributeError, IndexError, SyntaxError, EOFError) as exc:
+        # SyntaxError: xml's ParseError (a part cut short); the rest: openpyxl on parts that
+        # are well-formed XML but not what a spreadsheet holds.
         raise InputError([Problem(file, "", f"not a readable .xlsx workbook: {exc}",
                                   "save it from Excel or LibreOffice as .xlsx, or start from "
                                   "`fleetplan template`")]) from None
