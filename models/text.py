@@ -12,6 +12,7 @@ writer can use them (``models.measured`` writes a CSV too).
 from __future__ import annotations
 
 import io
+import math
 import re
 import unicodedata
 from typing import TextIO
@@ -108,11 +109,11 @@ def csv_cell(value: object) -> object:
 
 
 def _is_number(text: str) -> bool:
+    """A finite number as a spreadsheet reads one (``-inf`` and ``-nan`` are formulas to it)."""
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
 
 
 def chart_text(text: str) -> str:

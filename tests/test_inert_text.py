@@ -121,6 +121,7 @@ def test_csv_cells_never_start_a_formula_and_read_back_as_written(tmp_path: Path
     path.write_text(text, encoding="utf-8")
     assert load_measured_csv(path) == (row,)
     assert csv_text("-1.5") == "-1.5" and csv_text("-x") == "'-x" and csv_text("\tx") == "'\tx"
+    assert csv_text("-inf") == "'-inf" and csv_text("+NaN") == "'+NaN"  # no number to Excel
 
 
 def test_the_terminal_shows_escape_sequences_instead_of_obeying_them(tmp_path: Path) -> None:
