@@ -82,7 +82,7 @@ def one_plan(threads: int, time_limit: float, base: list[str]) -> dict[str, Any]
 def sweep(config: str, varies: list[str], base: list[str], time_limit: float,
           out: Path) -> dict[str, Any]:
     """One sweep as a user runs it; wall time of the whole command."""
-    executor = ["--ray", "auto"] if config == "ray" else ["--workers", config.removeprefix("w")]
+    executor = ["--ray", "local"] if config == "ray" else ["--workers", config.removeprefix("w")]
     args = [str(Path(sys.executable).with_name("fleetplan")), "sweep", "--quiet", "--json",
             "--out", str(out), "--time-limit", str(time_limit), *executor]
     for v in [*base, *varies]:
