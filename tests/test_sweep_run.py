@@ -25,6 +25,7 @@ from solver.studies.executors import (
     Finished,
     LocalExecutor,
     Planned,
+    RayExecutor,
     Retrying,
     SolveOptions,
     Task,
@@ -65,7 +66,7 @@ def always_raises(task: Task) -> Planned:
     raise ValueError(f"no plan for {task.label}")
 
 
-def _events(tasks: list[Task], executor: LocalExecutor) -> list[Event]:
+def _events(tasks: list[Task], executor: LocalExecutor | RayExecutor) -> list[Event]:
     try:
         return list(run_tasks(tasks, executor))
     finally:
@@ -245,6 +246,39 @@ def test_ray_returns_the_local_results_bit_for_bit(tiny_sweep: Path, ray_sweep: 
     csv_ray = pd.read_csv(ray_sweep / "sweep.csv").drop(columns="plan_seconds")
     assert csv_local.to_csv() == csv_ray.to_csv()
     assert json.loads((ray_sweep / "study.json").read_text())["executor"] == "ray"
+
+
+def test_ray_retries_a_lost_or_failing_task_once_then_reports_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Ray as on local workers: a worker that dies is retried once and the plan comes back;
+    a task that raises twice is reported, with its error, never dropped."""
+    pytest.importorskip("ray")
+    from ray import cloudpickle
+
+    # Ray's workers cannot import this test module: they get its functions by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setenv("SWEEP_TEST_DIR", str(tmp_path))  # before Ray starts: its workers see it
+    tasks = _variants("workloads.chat.arrival.peak_rps=4,6")
+    crashing = RayExecutor("local", 1, crash_first_try)  # starts a private local instance
+    try:
+        events = list(run_tasks(tasks, crashing))
+        # a second executor on the same instance, whose tasks always raise
+        failing = list(run_tasks(tasks, RayExecutor("local", 1, always_raises)))
+    finally:
+        crashing.close()  # shuts the instance it started
+    finished = [e for e in events if isinstance(e, Finished)]
+    assert sorted(e.task.key for e in finished) == sorted(t.key for t in tasks)
+    assert all(e.planned is not None and e.attempts == 2 for e in finished)
+    retried = [e for e in events if isinstance(e, Retrying)]
+    assert len(retried) == 2 and all("Worker" in e.error for e in retried), retried
+    alone = {t.key: plan_task(t).plan.cost for t in tasks}
+    assert {e.task.key: e.planned.plan.cost for e in finished  # type: ignore[union-attr]
+            } == alone
+    gave_up = [e for e in failing if isinstance(e, Finished)]
+    assert len(gave_up) == 2 and all(e.planned is None and e.attempts == 2 for e in gave_up)
+    assert all(e.error is not None and "ValueError: no plan for tiny" in e.error
+               for e in gave_up)
+    assert sum(isinstance(e, Retrying) for e in failing) == 2
 
 
 QUARTERS = """

@@ -198,12 +198,13 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str, threads: int) -> None:
+    def __init__(self, address: str, threads: int,
+                 fn: Callable[[Task], Planned] = plan_task) -> None:
         self._ray, self._started = _ray_module(address)
         cpus = int(self._ray.cluster_resources().get("CPU", 0))
         self.slots = max(1, cpus // threads)
         self.depth = 2 * self.slots  # the next task waits on the worker, not on a round trip
-        self._remote = self._ray.remote(plan_task).options(num_cpus=threads, max_retries=0)
+        self._remote = self._ray.remote(fn).options(num_cpus=threads, max_retries=0)
         self._refs: dict[Any, Task] = {}
 
     def submit(self, task: Task) -> None:
