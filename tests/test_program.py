@@ -15,6 +15,8 @@ from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.scenario import Scenario
+from solver.capacity.node_fit import slot_rows
+from solver.program import families
 from solver.program.build import build_program
 from solver.program.data import build_program_data
 from solver.program.families import FAMILIES, add_no_spot_for_interactive
@@ -117,6 +119,33 @@ def test_replicas_pack_into_whole_nodes() -> None:
     sc = scenario([workload("w", 25.0, utilization=1.0)],
                   [zone("a", offer(reserved=(2.0, 64)))])
     assert planned(sc, table(row("w", "H100", 2, 10.0))) == pytest.approx(11680.0)
+
+
+def test_an_odd_node_holds_whole_replicas_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two workloads share 3-GPU nodes, TP2 replicas of 10 req/s: 15 req/s → 2 replicas, 5 → 1.
+    # A 3-GPU node holds one TP2 replica (its odd GPU idles) → 3 nodes = 9 GPUs × 2.0 × 730 =
+    # 13,140. Counting GPUs alone (6 ≤ 3 y) buys 2 nodes = 8,760 for replicas that do not fit
+    # them (each workload's node cover cut alone asks for 2 and 1 nodes).
+    sc = scenario([workload("u", 15.0, utilization=1.0), workload("v", 5.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 64), gpus_per_node=3))])
+    tb = table(row("u", "H100", 2, 10.0), row("v", "H100", 2, 10.0))
+    assert planned(sc, tb) == pytest.approx(13140.0)
+    monkeypatch.setattr(families, "slot_rows", lambda degrees, g: ((1, g),))
+    assert optimum(sc, tb) == pytest.approx(8760.0)
+
+
+def test_mixed_tp_on_odd_nodes_needs_a_row_per_degree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 6-GPU nodes shared by two TP4 workloads (20 req/s a replica, 40 req/s each → 2 replicas
+    # each) and a TP1 one (10 req/s a replica, 5 req/s → 1). A node takes one TP4 replica
+    # (4 ⌊6/4⌋ = 4 GPUs for TP ≥ 4) → 4 nodes = 24 GPUs × 2.0 × 730 = 35,040. With the TP1 row
+    # alone (17 ≤ 6 y) 3 nodes = 26,280 would do.
+    sc = scenario([workload("u", 40.0, utilization=1.0), workload("v", 40.0, utilization=1.0),
+                   workload("w", 5.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 64), gpus_per_node=6))])
+    tb = table(row("u", "H100", 4, 20.0), row("v", "H100", 4, 20.0), row("w", "H100", 1, 10.0))
+    assert planned(sc, tb) == pytest.approx(35040.0)
+    monkeypatch.setattr(families, "slot_rows", lambda degrees, g: slot_rows(degrees, g)[:1])
+    assert optimum(sc, tb) == pytest.approx(26280.0)
 
 
 def test_stock_caps_reserved_and_on_demand_fills_in() -> None:

@@ -87,7 +87,8 @@ def test_replicas_must_fit_nodes() -> None:
     # 9 tp2 replicas need 18 GPUs; 2 nodes hold 16.
     plan = _replace_alloc(fc.plan(), 0, replicas=9, gpus=18)
     out = verify_plan(plan, fc.scenario(), fc.table())
-    assert "nodes: replicas use 18 H100 reserved GPUs in z1 during day, nodes hold 16" in out
+    assert ("nodes: 9 × tp2 H100 reserved replicas in z1 during day do not fit 2 nodes of 8 "
+            "GPUs (1 of them without a place)") in out
 
 
 def test_wrong_survivability_row_is_caught() -> None:

@@ -25,7 +25,7 @@ from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import PurchaseKind
 from models.offers import Offer, ReservedTerms
-from models.plan import Plan
+from models.plan import NodeCount, Plan
 from models.scenario import Scenario
 from models.text import cell_text
 from solver.outputs.atomic import write_atomic
@@ -97,12 +97,24 @@ def _gpus_per_node(scenario: Scenario, zone: str, gpu: str, nodes: int, gpus: in
     return scenario.gpu(gpu).gpus_per_node
 
 
+def _replicas_held(plan: Plan, nodes: NodeCount) -> dict[int, int]:
+    """Replicas by TP degree running on a node row's nodes (whole replicas on whole nodes: an
+    odd node size leaves GPUs no replica can use) [replicas]."""
+    held: dict[int, int] = {}
+    for a in plan.allocations:
+        if (a.zone, a.gpu, a.purchase, a.slice) == (nodes.zone, nodes.gpu, nodes.purchase,
+                                                    nodes.slice):
+            held[a.tp] = held.get(a.tp, 0) + a.replicas
+    return dict(sorted(held.items()))
+
+
 def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency: str) -> str:
     """Purchase plan rows with live formulas; returns the cell holding the monthly total."""
     header(ws, 1, ["Zone", "GPU", "Purchase kind", "Slice", "Instance type", "GPUs per node",
                    "Nodes", "GPUs", f"Price [{currency}/GPU-hour]", "Hours paid [h/month]",
                    f"Cost [{currency}/month]", "Lead time [weeks]", "Commitment [months]",
-                   "Stock [GPUs]", "Price source"])
+                   "Stock [GPUs]", "Price source", "Replicas held [TP × replicas]",
+                   "GPUs no replica uses"])
     order = {k: i for i, k in enumerate(PURCHASE_ORDER)}
     slice_order = {s.name: i for i, s in enumerate(plan.slices)}
     nodes = sorted(plan.nodes, key=lambda n: (n.zone, n.gpu, order[n.purchase],
@@ -130,6 +142,9 @@ def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency:
         if terms is not None:
             put(ws, r, 14, terms.stock_gpus, COUNT)
         put(ws, r, 15, offer.price_source if offer is not None else None)
+        held = _replicas_held(plan, n)
+        put(ws, r, 16, " + ".join(f"tp{tp} × {count}" for tp, count in held.items()) or None)
+        put(ws, r, 17, n.gpus - sum(tp * count for tp, count in held.items()), COUNT)
     total_row = r + 1
     put(ws, total_row, 1, "Total").font = HEADER_FONT
     total = Formula(f"SUM(K2:K{r})") if r >= 2 else 0.0

@@ -65,11 +65,13 @@ Constraints
   meets demand — only running, non-spot capacity counts. (Losing a node is implied.)
 - C5 stock: :math:`\sum_o n_{zg} y_{zgk(s)o} \le \sigma_{zgk}` (less ``stock_taken``, stock
   already bought by workloads solved apart).
-- C6 nodes: shared: :math:`\sum_{r \in p} t_c x_r \le n_{zg} y_p` (replicas pack into whole
-  nodes; slots with :math:`t_c > n_{zg}` do not exist). Dedicated: every node runs the
-  workload's fullest packing, :math:`x_r = m_{t_c} y_p` (:func:`best_packing`; slots exist only
-  for its TPs). No optimum is lost: capacity grows at the same node count and a node loss takes
-  exactly :math:`M` either way.
+- C6 nodes: shared: for each TP degree ``t`` in the group,
+  :math:`\sum_{r \in p,\, t_c \ge t} t_c x_r \le t \lfloor n_{zg}/t \rfloor y_p` — whole
+  replicas pack into whole nodes, exactly for any node size since TP degrees are powers of two
+  (:mod:`solver.capacity.node_fit`); slots with :math:`t_c > n_{zg}` do not exist.
+  Dedicated: every node runs the workload's fullest packing, :math:`x_r = m_{t_c} y_p`
+  (:func:`best_packing`; slots exist only for its TPs). No optimum is lost: capacity grows at
+  the same node count and a node loss takes exactly :math:`M` either way.
 - C7 budget: objective :math:`\le B` where a budget is set.
 
 Symmetry cut (not a requirement): zones selling identical non-spot (or spot) offers are

@@ -13,6 +13,7 @@ import pulp
 
 from models.common import PurchaseKind, Survivability, runs_all_day
 from models.workload import SECONDS_PER_HOUR
+from solver.capacity.node_fit import slot_rows
 from solver.program.data import OfferTerm, ProgramData
 from solver.program.keys import NodeKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing, worst_node_rps
@@ -227,6 +228,9 @@ def add_stock(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
 def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     """C6: replicas in a node group (a workload's own pool, or shared) pack into its nodes.
 
+    Shared nodes: for each TP degree ``t`` present, replicas of degree ≥ ``t`` use at most
+    :math:`t \\lfloor n/t \\rfloor` GPUs of each node (exact whole-replica packing for any
+    node size, odd ones included: :func:`solver.capacity.node_fit.slot_rows`).
     A dedicated pool's nodes each hold the workload's fullest packing (:func:`best_packing`):
     :math:`x_r = m_{t_c} y`. No optimum is lost: capacity only grows, at the same node count, and
     a node loss takes at most :math:`M` either way, so demand, N+1 and zone loss still hold.
@@ -242,10 +246,13 @@ def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
                     "pack", k.workload, k.gpu, f"tp{k.tp}", k.zone, k.purchase.value,
                     k.slice or "all")
             continue
-        gpus = pulp.LpAffineExpression([(v.replicas[k], k.tp) for k in members[key]])
-        prob += gpus <= v.offer[key.pool].gpus_per_node * y, v.names.name(
-            "nodes", key.zone, key.gpu, key.purchase.value, key.slice or "all",
-            key.owner or "shared")
+        rows = slot_rows({k.tp for k in members[key]}, v.offer[key.pool].gpus_per_node)
+        for t, per_node in rows:
+            gpus = pulp.LpAffineExpression([(v.replicas[k], k.tp) for k in members[key]
+                                            if k.tp >= t])
+            prob += gpus <= per_node * y, v.names.name(
+                "nodes", key.zone, key.gpu, key.purchase.value, key.slice or "all",
+                key.owner or "shared", *(() if t == rows[0][0] else (f"tp{t}",)))
 
 
 def add_budget(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:

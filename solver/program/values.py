@@ -7,8 +7,7 @@ solve, be compared with a solver's fleet, or be checked against every row.
 
 from __future__ import annotations
 
-import math
-
+from solver.capacity.node_fit import nodes_needed
 from solver.program.keys import NodeKey, ReplicaKey, StockKey
 from solver.program.packing import best_packing
 from solver.program.variables import Program, node_key
@@ -19,7 +18,8 @@ EPS = 1e-9
 def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str, float] | None:
     """Values for every variable (by name) of a fleet given by its replica counts.
 
-    Nodes are the fewest whole nodes per pool; auxiliaries take the values their rows imply
+    Nodes are the fewest whole nodes per pool (whole replicas packed:
+    :func:`solver.capacity.node_fit.nodes_needed`); auxiliaries take the values their rows imply
     (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
     stock or the budget.
     """
@@ -32,14 +32,11 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     for k, n in x.items():
         values[v.replicas[k].name] = float(n)
     cost = 0.0
-    gpus: dict[NodeKey, int] = {}
-    for k, n in x.items():
-        key = node_key(data, k)
-        gpus[key] = gpus.get(key, 0) + k.tp * n
+    held = replicas_by_group(program, x)
     bought: dict[StockKey, int] = {}
     for key, y in v.nodes.items():
         o = v.offer[key.pool]
-        nodes = math.ceil(gpus.get(key, 0) / o.gpus_per_node - EPS)
+        nodes = nodes_needed(held.get(key, {}), o.gpus_per_node)
         bought[key.stock] = bought.get(key.stock, 0) + nodes * o.gpus_per_node
         if bought[key.stock] > data.stock_left(o, key.slice):
             return None
@@ -51,17 +48,24 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     return values
 
 
+def replicas_by_group(
+    program: Program, x: dict[ReplicaKey, int]
+) -> dict[NodeKey, dict[int, int]]:
+    """Replicas of a fleet per node group and TP degree [replicas]."""
+    held: dict[NodeKey, dict[int, int]] = {}
+    for k, n in x.items():
+        by_tp = held.setdefault(node_key(program.data, k), {})
+        by_tp[k.tp] = by_tp.get(k.tp, 0) + n
+    return held
+
+
 def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKey, int]:
     """The same fleet with each dedicated pool's nodes (the fewest holding its replicas) filled
     with the workload's fullest packing, as the program's C6 requires (capacity only grows)."""
-    gpus: dict[NodeKey, int] = {}
-    for k, n in x.items():
-        key = node_key(program.data, k)
-        gpus[key] = gpus.get(key, 0) + k.tp * n
     out: dict[ReplicaKey, int] = {}
-    for key, used in gpus.items():
+    for key, held in replicas_by_group(program, x).items():
         o = program.v.offer[key.pool]
-        nodes = math.ceil(used / o.gpus_per_node - EPS)
+        nodes = nodes_needed(held, o.gpus_per_node)
         if nodes == 0 or key.owner is None:
             continue
         for tp, m in best_packing(program.data, key.owner, o):

@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from models.plan import SolverReport, SolveStatus
+from solver.capacity.node_fit import nodes_needed
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.keys import ReplicaKey, StockKey
@@ -168,15 +169,15 @@ def solve_workloads(
 
 def stock_used(data: ProgramData, replicas: Mapping[ReplicaKey, int]) -> dict[StockKey, int]:
     """GPUs a fleet buys per offer and slice: whole nodes of each workload's own pools."""
-    gpus: dict[tuple[str, StockKey], int] = {}
+    held: dict[tuple[str, StockKey], dict[int, int]] = {}
     for r, n in replicas.items():
-        key = (r.workload, StockKey(r.zone, r.gpu, r.purchase, r.slice))
-        gpus[key] = gpus.get(key, 0) + r.tp * n
+        by_tp = held.setdefault((r.workload, StockKey(r.zone, r.gpu, r.purchase, r.slice)), {})
+        by_tp[r.tp] = by_tp.get(r.tp, 0) + n
     per_node = {(o.zone, o.gpu, o.purchase): o.gpus_per_node for o in data.offers}
     out: dict[StockKey, int] = {}
-    for (_, k), n in gpus.items():
+    for (_, k), by_tp in held.items():
         m = per_node[k.pool]
-        out[k] = out.get(k, 0) + -(-n // m) * m
+        out[k] = out.get(k, 0) + nodes_needed(by_tp, m) * m
     return out
 
 

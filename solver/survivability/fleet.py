@@ -65,28 +65,54 @@ def fleet_from_plan(plan: Plan, scenario: Scenario, source: str = "plan.json") -
     return Fleet(name=plan.scenario, source=source, replicas=groups, nodes=nodes)
 
 
+def place_whole(free: dict[int, int], tp: int, want: int) -> int:
+    """Put up to ``want`` replicas of ``tp`` GPUs on nodes, one by one, each on the fullest node
+    it still fits; returns how many found a place [replicas].
+
+    ``free`` maps free GPUs to the number of nodes with that many free, and is updated. Placed
+    largest TP first, whole replicas on whole nodes fail only where no placement exists: TP
+    degrees are powers of two, so when one is placed every node's used GPUs are a multiple of it.
+    """
+    placed = 0
+    for room in sorted(f for f in free if f >= tp):  # fullest nodes first
+        fit = room // tp  # replicas a node with ``room`` free GPUs takes
+        full = min(free[room], (want - placed) // fit)  # nodes that take all they can
+        part = 1 if full < free[room] and want - placed > full * fit else 0
+        rest = want - placed - full * fit if part else 0  # the last node takes the rest
+        free[room] -= full + part
+        free[room - fit * tp] = free.get(room - fit * tp, 0) + full
+        free[room - rest * tp] = free.get(room - rest * tp, 0) + part
+        placed += full * fit + rest
+        if placed == want:
+            break
+    for f in [f for f, n in free.items() if n == 0]:
+        del free[f]
+    return placed
+
+
 def fit_to_nodes(fleet: Fleet, scenario: Scenario) -> Fleet:
     """Drop replicas no node can hold (a plan edited by hand), noting each drop.
 
-    Per pool (zone, GPU, purchase) and slice, replicas may use at most the GPUs of the nodes
-    running then: all-day groups are kept first (against the tightest slice), then each slice's
-    own groups, in the fleet's order; the rest are dropped.
+    Per pool (zone, GPU, purchase) and slice, whole replicas go on whole nodes running then
+    (:func:`place_whole`): all-day groups first (as many as fit in every slice), then each
+    slice's own groups, larger TP first, else in the fleet's order; the rest are dropped.
     """
     names = [b.name for b in scenario.policy.time_blocks]
-    avail: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    free: dict[tuple[str, str, PurchaseKind, str], dict[int, int]] = defaultdict(dict)
     for n in fleet.nodes:
         for s in names:
-            if runs_in(n.slice, s):
-                avail[(n.zone, n.gpu, n.purchase, s)] += n.gpus
+            if runs_in(n.slice, s) and n.nodes > 0:
+                room = free[(n.zone, n.gpu, n.purchase, s)]
+                room[n.gpus // n.nodes] = room.get(n.gpus // n.nodes, 0) + n.nodes
     kept: dict[int, int] = {}
-    order = sorted(range(len(fleet.replicas)), key=lambda i: fleet.replicas[i].slice is not None)
+    order = sorted(range(len(fleet.replicas)),
+                   key=lambda i: (fleet.replicas[i].slice is not None, -fleet.replicas[i].tp))
     for i in order:
         g = fleet.replicas[i]
-        slices = [s for s in names if runs_in(g.slice, s)]
-        room = min((avail[(g.zone, g.gpu, g.purchase, s)] for s in slices), default=0)
-        keep = min(g.replicas, room // g.tp)
-        for s in slices:
-            avail[(g.zone, g.gpu, g.purchase, s)] -= keep * g.tp
+        pools = [free[(g.zone, g.gpu, g.purchase, s)] for s in names if runs_in(g.slice, s)]
+        keep = min((place_whole(dict(room), g.tp, g.replicas) for room in pools), default=0)
+        for room in pools:
+            place_whole(room, g.tp, keep)
         kept[i] = keep
     notes = [
         f"{g.workload} {g.gpu} tp{g.tp} {g.purchase} in {g.zone}"

@@ -10,7 +10,8 @@ table, every promise a plan makes (docs/survivability.md states the rules):
    of capacity × window hours × 3600 ≥ daily requests;
 4. spot: no spot replica for an interactive workload;
 5. stock: per (GPU, zone, purchase) and slice, GPUs bought ≤ the offer's stock;
-6. nodes: tp ≤ GPUs per node; per pool and slice Σ replicas × tp ≤ nodes × GPUs per node;
+6. nodes: tp ≤ GPUs per node; per pool and slice the replicas, placed whole on whole nodes
+   (largest TP first, each on the fullest node it fits), all find a place;
 7. survival: n_plus_1 survives any node, zone_loss any zone and any node, counting only running
    non-spot capacity at slo_rps × failure utilization; the plan's survivability rows agree;
 8. cost: Σ nodes × GPUs per node × price × paid hours = ``cost.per_month`` (1e-6 relative);
@@ -46,7 +47,7 @@ from solver.survivability.failures import (
     slice_demand_rps,
     usable_capacity_rps,
 )
-from solver.survivability.fleet import fleet_from_plan
+from solver.survivability.fleet import fleet_from_plan, place_whole
 
 
 def _close(a: float, b: float) -> bool:
@@ -221,21 +222,32 @@ def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) 
 
 def _check_nodes(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
     out: list[str] = []
-    used: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    held: dict[tuple[str, str, PurchaseKind, str], dict[int, int]] = defaultdict(
+        lambda: defaultdict(int))
     for a in plan.allocations:
         gpn = offer_gpus_per_node(scenario, a.zone, a.gpu)
         if a.tp > gpn:
             out.append(f"nodes: {a.workload} tp{a.tp} does not fit a {gpn}-GPU {a.gpu} node")
+            continue
         for b in blocks:
             if runs_in(a.slice, b.name):
-                used[(a.zone, a.gpu, a.purchase, b.name)] += a.replicas * a.tp
-    bought = _pool_gpus_by_slice(plan, blocks)
-    for key, n_used in sorted(used.items()):
+                held[(a.zone, a.gpu, a.purchase, b.name)][a.tp] += a.replicas
+    bought: dict[tuple[str, str, PurchaseKind, str], int] = defaultdict(int)
+    for n in plan.nodes:
+        for b in blocks:
+            if runs_in(n.slice, b.name):
+                bought[(n.zone, n.gpu, n.purchase, b.name)] += n.nodes
+    for key, replicas in sorted(held.items()):
         zone, gpu, purchase, name = key
-        if n_used > bought.get(key, 0):
+        gpn = offer_gpus_per_node(scenario, zone, gpu)
+        free = {gpn: bought.get(key, 0)}
+        left = sum(n - place_whole(free, tp, n) for tp, n in sorted(replicas.items(),
+                                                                    reverse=True))
+        if left:
+            mix = " + ".join(f"{n} × tp{tp}" for tp, n in sorted(replicas.items()) if n)
             out.append(
-                f"nodes: replicas use {n_used} {gpu} {purchase} GPUs in {zone} during "
-                f"{name}, nodes hold {bought.get(key, 0)}"
+                f"nodes: {mix} {gpu} {purchase} replicas in {zone} during {name} do not fit "
+                f"{bought.get(key, 0)} nodes of {gpn} GPUs ({left} of them without a place)"
             )
     return out
 
