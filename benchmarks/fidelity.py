@@ -49,6 +49,7 @@ from solver.capacity.calibrate import (  # noqa: E402
     BUILTIN_HELD_OUT_PAIRS,
     batch_e2e_ms,
     batch_prefill_ms,
+    first_token_ms,
     max_output_tokens_per_s,
 )
 from solver.capacity.perf import perf_model, runtime_efficiency  # noqa: E402
@@ -90,7 +91,9 @@ class Figure:
     """``ttft_ms``, ``tpot_ms``, ``output_tokens_per_s`` or ``e2e_ms``."""
     mode: str
     """``closed_loop`` (``concurrency`` clients), ``static_batch`` (``concurrency`` prompts
-    prefilled together, then decoded together) or ``max_throughput`` (unbounded rate)."""
+    prefilled together, then decoded together), ``first_step`` (a static batch whose first
+    token comes from the decode step after the prefill) or ``max_throughput`` (unbounded
+    rate)."""
     model: str
     gpu: str
     precision: str
@@ -116,12 +119,27 @@ def _figure(m: Measurement, quantity: str, mode: str, value: float, output: int,
                   value=value, source=source)
 
 
+#: Kinds of ``published_perf.csv`` measured on a static batch (``batch`` requests prefilled
+#: together, then decoded together), and the quantity each is.
+STATIC_KINDS: dict[MeasurementKind, str] = {
+    MeasurementKind.prefill_ms: "ttft_ms",
+    MeasurementKind.decode_step_ms: "tpot_ms",
+    MeasurementKind.batch_output_tokens_per_s: "output_tokens_per_s",
+    MeasurementKind.batch_e2e_ms: "e2e_ms",
+    MeasurementKind.first_token_ms: "ttft_ms",
+}
+
+
 def published_figures() -> list[Figure]:
-    """The figures of ``inputs/catalog/published_perf.csv``."""
+    """The figures of ``inputs/catalog/published_perf.csv``: static batches
+    (:data:`STATIC_KINDS`) and closed loops (``ttft_ms``, ``tpot_ms``, ``output_tokens_per_s``)."""
     out = []
     for m in read_published_perf():
-        if m.kind is MeasurementKind.batch_e2e_ms:
-            out.append(_figure(m, "e2e_ms", "static_batch", m.value, m.output_tokens, m.source))
+        if m.kind in STATIC_KINDS:
+            mode = ("first_step" if m.kind is MeasurementKind.first_token_ms
+                    else "static_batch")
+            out.append(_figure(m, STATIC_KINDS[m.kind], mode, m.value, m.output_tokens,
+                               m.source))
         else:
             out.append(_figure(m, m.kind.value, "closed_loop", m.value, m.output_tokens,
                                m.source))
@@ -180,6 +198,8 @@ def predict(fig: Figure, gpu: GpuType, model: LlmSpec, runtime: RuntimeSpec | No
                       runtime_efficiency(gpu, runtime))
     if fig.mode == "max_throughput":
         return max_output_tokens_per_s(perf, fig.input_tokens, fig.output_tokens)
+    if fig.mode == "first_step":
+        return first_token_ms(perf, fig.concurrency, fig.input_tokens)
     if fig.mode == "closed_loop":
         loop = closed_loop(perf, fig.input_tokens, fig.output_tokens, fig.concurrency)
         return float(getattr(loop, fig.quantity))

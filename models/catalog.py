@@ -78,7 +78,7 @@ MOE_ACTIVE_TOLERANCE = 0.02
 class LlmSpec(OmitDefaults):
     """Architecture of one LLM: enough to size its weights, KV cache and FLOPs."""
 
-    omit_when_default = ("aliases",)
+    omit_when_default = ("aliases", "tied_embeddings")
 
     name: Name
     layers: Whole = bounded("layers")
@@ -93,6 +93,9 @@ class LlmSpec(OmitDefaults):
     active_params_b: Real = bounded("active_params_b")
     """Parameters used per token (differs from total for mixture-of-experts) [10^9]."""
     max_context_tokens: Whole = bounded("max_context_tokens")
+    tied_embeddings: bool = False
+    """The output head is the input embedding table (one vocab × hidden matrix, BLOOM);
+    ``False``: two such matrices, as in Llama, Mixtral, Qwen2.5-7B and larger, DeepSeek-V3."""
     kv_latent_dim: Whole | None = bounded("kv_latent_dim", None)
     """Multi-head latent attention (DeepSeek): elements cached per token per layer, shared by
     all heads and so replicated, not split, across tensor-parallel GPUs; ``None`` for GQA/MHA."""
@@ -111,10 +114,26 @@ class LlmSpec(OmitDefaults):
     names); they resolve to this entry (models/names.py)."""
     source: Text = Field(min_length=1)
 
+    @property
+    def head_params_b(self) -> float:
+        """Parameters of the output head, vocab × hidden [10^9]."""
+        return self.vocab_size * self.hidden_size / 1e9
+
+    @property
+    def embedding_params_b(self) -> float:
+        """Parameters of the input embedding table and the output head together [10^9]: one
+        matrix when tied, two otherwise."""
+        return self.head_params_b * (1 if self.tied_embeddings else 2)
+
     @model_validator(mode="after")
     def _consistent(self) -> LlmSpec:
         if self.active_params_b > self.total_params_b:
             raise ValueError("active_params_b exceeds total_params_b")
+        if self.embedding_params_b >= self.active_params_b:
+            raise ValueError(
+                f"vocab_size × hidden_size ({self.embedding_params_b:.3g} B parameters in the "
+                f"embedding{'' if self.tied_embeddings else ' and output head'}) is not less "
+                f"than active_params_b {self.active_params_b:g}")
         if self.attention_heads % self.kv_heads != 0:
             raise ValueError("attention_heads must be a multiple of kv_heads")
         moe = (self.routed_experts, self.experts_per_token, self.routed_expert_params_b)

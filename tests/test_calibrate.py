@@ -23,12 +23,14 @@ from solver.capacity.calibrate import (
     Calibration,
     builtin_calibration,
     calibrate,
+    first_token_ms,
     fit_gpu,
     fit_prior,
     gemm_time_ms,
     held_out_mask,
     max_output_tokens_per_s,
     overlay_document,
+    pack,
     predict,
     runtime_of,
     runtimes_document,
@@ -40,6 +42,7 @@ from solver.capacity.perfdata import (
     TRTLLM_FILE,
     Measurement,
     MeasurementKind,
+    read_published_perf,
     read_shared_perf,
     to_csv_text,
 )
@@ -92,6 +95,39 @@ def test_max_output_tokens_per_s_is_the_estimate_figure() -> None:
     assert max_output_tokens_per_s(perf, 100, 1900) >= max_output_tokens_per_s(perf, 1900, 100)
     too_long = perf.kv_capacity_tokens + 1
     assert max_output_tokens_per_s(perf, too_long, 1) == 0.0  # not one sequence fits
+
+
+def test_first_token_ms_is_the_prefill_then_one_decode_step() -> None:
+    gpus, models = _catalog()
+    perf = perf_model(models["Llama-2-7B"], gpus["A100-80GB"], Precision.bf16, 1)
+    prefill = perf.step_time_ms(2048, 0, 0)
+    step = perf.decode_step_time_ms(1, 2048)
+    assert first_token_ms(perf, 1, 2048) == pytest.approx(prefill + step)
+    m = Measurement(kind=K.first_token_ms, model="Llama-2-7B", gpu="A100-80GB",
+                    input_tokens=2048, value=139.0)
+    eff = gpus["A100-80GB"].efficiency
+    assert predict(m, gpus["A100-80GB"], models["Llama-2-7B"], eff) == pytest.approx(
+        first_token_ms(perf_model(models["Llama-2-7B"], gpus["A100-80GB"], Precision.bf16, 1,
+                                  eff), 1, 2048))
+
+
+def test_lmdeploy_first_token_latency_holds_one_decode_step_more_than_a_prefill() -> None:
+    # The published figures themselves (inputs/catalog/published_perf.csv): Llama-2-70B FP16,
+    # TP4, 128-token prompt, batch 1 on A100-80GB. LMDeploy 0.1's first-token latency less
+    # TensorRT-LLM 0.9's (an engine run with output length 1: the prefill alone) is LMDeploy's
+    # own per-token time, within 5 %: its first token comes from a decode step.
+    rows = read_published_perf()
+
+    def value(kind: MeasurementKind, runtime: str) -> float:
+        (v,) = [r.value for r in rows if r.kind is kind and r.runtime == runtime
+                and r.model == "Llama-2-70B" and r.gpu == "A100-80GB" and r.tp == 4
+                and r.input_tokens == 128 and r.batch == 1 and r.output_tokens in (1, 128)]
+        return v
+
+    ftl = value(K.first_token_ms, "lmdeploy-0.1")  # 74 ms
+    prefill = value(K.prefill_ms, "trtllm-0.9")  # 45.6 ms
+    step = value(K.decode_step_ms, "lmdeploy-0.1")  # 29 ms
+    assert ftl - prefill == pytest.approx(step, rel=0.05)
 
 
 def test_gemm_time_by_hand() -> None:
@@ -229,6 +265,42 @@ def test_a_per_layer_cost_one_depth_cannot_identify_stays_at_its_prior() -> None
     deep = models["Llama-3.1-70B"]
     rows.append((rows[0][0].model_copy(update={"model": deep.name, "tp": 2}), deep))
     assert unidentified(rows, ["trtllm"]) == []
+
+
+def test_an_eager_runtime_of_one_depth_pays_its_fixed_cost_per_layer() -> None:
+    # A runtime without CUDA graphs launches every layer's kernels each step: rows of one depth
+    # (Llama-2-70B decode steps, 80 layers) fix t_step + 80 t_layer, and the per-step cost is the
+    # one held at its prior (1 ms): the layers take the rest, (1.0 + 80 × 0.1 − 1.0) / 80 = 0.1.
+    truth = EfficiencyFactors(compute_efficiency=0.6, bandwidth_efficiency=0.8,
+                              decode_step_overhead_ms=1.0, step_overhead_ms_per_layer=0.1,
+                              step_overhead_ms_per_seq=0.05)
+    gpus, models = _catalog()
+    gpu, spec = gpus["A100-80GB"], models["Llama-2-70B"]
+    rows = []
+    for tp, batch in ((2, 1), (2, 16), (4, 1), (4, 64), (8, 1), (8, 16)):
+        m = Measurement(kind=K.decode_step_ms, model=spec.name, gpu=gpu.name, tp=tp,
+                        batch=batch, context_tokens=600, value=1.0, runtime="lmdeploy")
+        rows.append((m.model_copy(update={"value": predict(m, gpu, spec, truth)}), spec))
+    assert runtime_of(rows[0][0]) == "lmdeploy-0.1"
+    assert unidentified(rows, ["lmdeploy-0.1"]) == [len(SHARED)]  # the per-step coordinate
+    by_runtime, _ = fit_gpu(rows, gpu, fit_prior(gpu))
+    fitted = by_runtime["lmdeploy-0.1"]
+    assert fitted.decode_step_overhead_ms == pytest.approx(1.0, rel=1e-6)
+    assert fitted.step_overhead_ms_per_layer == pytest.approx(0.1, rel=0.05)
+
+
+def test_a_transferred_gpu_starts_from_its_source_gpus_runtime_costs() -> None:
+    gpus, _ = _catalog()
+    base = fit_prior(gpus["H200"])
+    h100 = base.model_copy(update={"decode_step_overhead_ms": 4.5,
+                                   "step_overhead_ms_per_layer": 0.02,
+                                   "step_overhead_ms_per_seq": 0.003})
+    start = pack(base, ["splitwise-2023", "trtllm"], by_runtime=True, known={"trtllm": h100})
+    per = len(PER_RUNTIME)
+    assert start[len(SHARED) + per:].tolist() == pytest.approx(
+        pack(h100, ["trtllm"])[len(SHARED):].tolist())  # trtllm: H100-SXM's fitted costs
+    assert start[len(SHARED):len(SHARED) + per].tolist() == pytest.approx(
+        pack(base, ["splitwise-2023"])[len(SHARED):].tolist())  # unknown there: its prior
 
 
 def test_calibrate_skips_unknown_names_and_transfers() -> None:

@@ -111,7 +111,8 @@ def test_cheapest_price_per_kind_across_zones() -> None:
 def test_idle_point_hand_computed() -> None:
     toy = LlmSpec(name="toy", layers=10, hidden_size=1000, attention_heads=10, kv_heads=10,
                   head_dim=100, ffn_size=4000, vocab_size=32000, total_params_b=1.0,
-                  active_params_b=1.0, max_context_tokens=32768, source="test")
+                  active_params_b=1.0, max_context_tokens=32768, tied_embeddings=True,
+                  source="test")
     gpu = H100.model_copy(update={
         "hbm_bandwidth_gb_per_s": 1000, "bf16_tflops": 100,
         "efficiency": EfficiencyFactors(compute_efficiency=0.5, bandwidth_efficiency=0.5,
@@ -121,14 +122,16 @@ def test_idle_point_hand_computed() -> None:
                     output_tokens=TokenPercentiles(p50=100, p95=100, p99=100),
                     slo=Slo(ttft_p95_ms=1000, tpot_p95_ms=100))
     profile = load_profile(perf_model(toy, gpu, Precision.bf16, 1), flat)
-    # prefill work of 1000 tokens: (2e12 + 40,000 × 500,500) / 5e10 FLOP/ms = 40.4004 ms
-    assert profile.prefill_mean_ms == pytest.approx(40.4004)
+    # prefill work of 1000 tokens: linear 2 × (1e9 − 0.032e9 output head) × 1000 = 1.936e12,
+    # the head once for the prompt's last position 6.4e7, attention 40,000 × 500,500 = 2.002e10:
+    # 1.956084e12 / 5e10 FLOP/ms = 39.12168 ms
+    assert profile.prefill_mean_ms == pytest.approx(39.12168)
     point = load_point(profile, 0.0)
     # decode step of 1 sequence holding 1000 + 100/2 = 1050 tokens:
     # (2e9 + 40,000 × 1051) / 5e8 = 4.08408 ms + 1 ms overhead = 5.08408 ms
     assert point.tpot_p95_ms == pytest.approx(5.08408)
-    # TTFT = full prefill 41.4004 ms + no wait + one step in flight 5.08408 ms
-    assert point.ttft_p95_ms == pytest.approx(46.48448)
+    # TTFT = full prefill 40.12168 ms + no wait + one step in flight 5.08408 ms
+    assert point.ttft_p95_ms == pytest.approx(45.20576)
 
 
 def test_slo_holding_rate_is_the_edge() -> None:

@@ -18,11 +18,12 @@ from solver.capacity.perf import (
     replica_perf,
 )
 
-# Round numbers so every figure below can be checked by hand.
+# Round numbers so every figure below can be checked by hand. Tied embeddings: the one
+# 32,000 × 1000 matrix (0.032 B parameters) is read by every step as the output head.
 TOY = LlmSpec(
     name="toy-1b", layers=10, hidden_size=1000, attention_heads=10, kv_heads=10, head_dim=100,
     ffn_size=4000, vocab_size=32000, total_params_b=1.0, active_params_b=1.0,
-    max_context_tokens=32768, source="test",
+    max_context_tokens=32768, tied_embeddings=True, source="test",
 )
 EFF = EfficiencyFactors(
     compute_efficiency=0.5, bandwidth_efficiency=0.5, decode_step_overhead_ms=1.0,
@@ -61,19 +62,20 @@ def test_allreduce_latency_grows_as_log2_of_the_ring() -> None:
 
 def test_prefill_hand_computed() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1)
-    # linear: 2 FLOP × 1e9 params × 1000 tokens = 2e12 FLOP
+    # linear: 2 FLOP × (1e9 − 0.032e9 head) params × 1000 tokens = 1.936e12 FLOP
+    # output head, last position only: 2 × 0.032e9 = 6.4e7 FLOP
     # attention: 4 × 10 layers × 10 heads × 100 dim = 40,000 FLOP/pair × 1000·1001/2 pairs
     #            = 2.002e10 FLOP
-    # at 100 TFLOPS × 0.5 = 5e10 FLOP/ms → 2.02002e12 / 5e10 = 40.4004 ms
+    # at 100 TFLOPS × 0.5 = 5e10 FLOP/ms → 1.956084e12 / 5e10 = 39.12168 ms
     # memory: (2e9 weight bytes + 40,000 B/token × 1000) / 5e8 B/ms = 4.08 ms (< compute)
-    # + 1 ms overhead = 41.4004 ms
-    assert perf.prefill_time_ms(1000) == pytest.approx(41.4004)
+    # + 1 ms overhead = 40.12168 ms
+    assert perf.prefill_time_ms(1000) == pytest.approx(40.12168)
 
 
 def test_prefill_after_cached_context_adds_attention() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1)
     # 1000 new tokens after 1000 cached: extra pairs 1000 × 1000 = 1e6 → 4e10 FLOP = 0.8 ms
-    assert perf.prefill_time_ms(1000, 1000) == pytest.approx(41.4004 + 0.8)
+    assert perf.prefill_time_ms(1000, 1000) == pytest.approx(40.12168 + 0.8)
 
 
 def test_decode_step_hand_computed() -> None:
@@ -113,15 +115,15 @@ def test_step_overhead_per_layer_and_per_sequence() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1, EFF_SEQ)
     # decode: 5.8008 ms (above) + 10 layers × 0.1 ms + 10 sequences × 0.05 ms = 7.3008 ms
     assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(7.3008)
-    # prefill of 2 prompts of 500 tokens: linear 2e12 FLOP + attention 40,000 × 1000 × (500 + 1)/2
-    #   = 1.002e10 FLOP → 2.01002e12 / 5e10 = 40.2004 ms (memory 4.08 ms)
-    #   + 1 ms + 1.0 ms (layers) + 2 sequences × 0.05 ms = 42.3004 ms
-    assert perf.step_time_ms(1000, 0, 0, prefill_seqs=2) == pytest.approx(42.3004)
-    # mixed: 20.5082 ms (test_mixed_step_is_one_roofline) + 1 + 1.0 + (10 + 1) × 0.05 = 23.0582
-    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(23.0582)
-    # a prompt joining iterations adds its compute (40.4004 ms, test_prefill_hand_computed) and
-    # one sequence's 0.05 ms, not the per-step or per-layer costs: 40.4504 ms
-    assert perf.prefill_marginal_ms(1000) == pytest.approx(40.4504)
+    # prefill of 2 prompts of 500 tokens: linear 1.936e12 FLOP + head 2 × 6.4e7 + attention
+    #   40,000 × 1000 × (500 + 1)/2 = 1.002e10 FLOP → 1.946148e12 / 5e10 = 38.92296 ms
+    #   (memory 4.08 ms) + 1 ms + 1.0 ms (layers) + 2 sequences × 0.05 ms = 41.02296 ms
+    assert perf.step_time_ms(1000, 0, 0, prefill_seqs=2) == pytest.approx(41.02296)
+    # mixed: 19.86948 ms (test_mixed_step_is_one_roofline) + 1 + 1.0 + (10 + 1) × 0.05
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(22.41948)
+    # a prompt joining iterations adds its compute (39.12168 ms, test_prefill_hand_computed) and
+    # one sequence's 0.05 ms, not the per-step or per-layer costs: 39.17168 ms
+    assert perf.prefill_marginal_ms(1000) == pytest.approx(39.17168)
     assert perf.step_time_ms(0, 0, 0) == 0.0  # still nothing for an empty iteration
 
 
@@ -167,9 +169,11 @@ def test_empty_iteration_costs_nothing() -> None:
 
 def test_mixed_step_is_one_roofline() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1)
-    # 500 prefill + 10 decode tokens: compute (2e9 × 510 + 40,000 × (10,000 + 500·501/2)) / 5e10
-    # = (1.02e12 + 4e8 + 5.01e9) / 5e10 = 20.5082 ms; memory 4.82 ms → 20.5082 + 1 ms
-    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(21.5082)
+    # 500 prefill + 10 decode tokens: linear 2 × 0.968e9 × 510 = 9.8736e11, output head for the
+    # 10 decoded sequences and the prompt's last position 11 × 6.4e7 = 7.04e8, attention
+    # 40,000 × (10,000 + 500·501/2) = 5.41e9 → 9.93474e11 / 5e10 = 19.86948 ms;
+    # memory 4.82 ms → 19.86948 + 1 ms
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(20.86948)
 
 
 def test_vectorised_matches_scalar() -> None:
@@ -183,6 +187,23 @@ def test_vectorised_matches_scalar() -> None:
         [perf.step_time_ms(int(x), int(y), int(z), int(s))
          for x, y, z, s in zip(p, b, k, n, strict=True)])
     assert arr[1] > 0 and arr[0] == 0.0
+
+
+def test_untied_embedding_table_is_looked_up_not_read_or_multiplied() -> None:
+    untied = TOY.model_copy(update={"tied_embeddings": False})
+    perf = perf_model(untied, GPU, Precision.bf16, 1)
+    # decode, batch 10 at 10,000 cached tokens: the 0.032e9-parameter input table (6.4e7 B)
+    # is not read: (2e9 − 6.4e7 + 40,000 × 10,010) / 5e8 = 4.6728 ms, + 1 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.6728)
+    # prefill of 1000 tokens: linear 2 × (1e9 − 2 × 0.032e9) × 1000 = 1.872e12, head 6.4e7,
+    # attention 2.002e10 → 1.892084e12 / 5e10 = 37.84168 ms, + 1 ms
+    assert perf.prefill_time_ms(1000) == pytest.approx(38.84168)
+    # the head runs once per prompt: 4 prompts of 250 tokens pay 3 more heads (1.92e8 FLOP,
+    # 0.00384 ms) and less attention (40,000 × 1000 × 251/2 = 5.02e9 vs 2.002e10 FLOP, −0.3 ms)
+    four = perf.step_time_ms(1000, 0, 0, prefill_seqs=4)
+    assert four == pytest.approx(38.84168 + 0.00384 - (2.002e10 - 5.02e9) / 5e10)
+    with pytest.raises(ValueError, match="embedding"):
+        LlmSpec(**(untied.model_dump() | {"vocab_size": 600_000}))
 
 
 def test_efficiency_parameter_overrides_the_catalog() -> None:

@@ -96,7 +96,8 @@ def test_read_shared_perf_collects_every_kind_of_the_shared_files() -> None:
     frame = to_frame(rows)
     assert list(frame.columns) == list(COLUMNS)
     serving = {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
-               MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms}
+               MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms,
+               MeasurementKind.batch_output_tokens_per_s, MeasurementKind.first_token_ms}
     assert set(frame["kind"]) == {k.value for k in MeasurementKind if k not in serving}
     assert len(frame) == len(rows)
     assert {r.runtime for r in rows if r.kind is MeasurementKind.prefill_ms} == {
@@ -108,8 +109,18 @@ def test_published_figures_name_their_runtime_and_source() -> None:
     rows = read_published_perf()
     kinds = {r.kind for r in rows}
     assert kinds == {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
-                     MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms}
+                     MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms,
+                     MeasurementKind.prefill_ms, MeasurementKind.decode_step_ms,
+                     MeasurementKind.first_token_ms, MeasurementKind.batch_output_tokens_per_s}
     assert all(r.runtime and len(r.source) > 40 for r in rows)
+    # TensorRT-LLM 0.9's batch-1 first-token latencies are prefills (output length 1) on four
+    # GPUs; LMDeploy 0.1's come from the decode step after the prompt's pass
+    assert {r.gpu for r in rows if r.runtime == "trtllm-0.9"} == {
+        "A100-80GB", "H100-SXM", "H200", "L40S"}
+    assert {r.kind for r in rows if r.runtime == "trtllm-0.9"} == {MeasurementKind.prefill_ms}
+    assert {r.kind for r in rows if r.runtime == "lmdeploy-0.1"} == {
+        MeasurementKind.first_token_ms, MeasurementKind.decode_step_ms,
+        MeasurementKind.batch_output_tokens_per_s}
     nim = [r for r in rows if r.kind is MeasurementKind.tpot_ms and r.batch == 1
            and r.input_tokens == 5000]
     assert [(r.model, r.gpu, r.tp, r.precision, r.value) for r in nim] == [

@@ -125,6 +125,16 @@ RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
                     "profiles",
         source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
     RuntimeSpec(
+        name="trtllm-0.9", cuda_graph_decode=False,
+        description="TensorRT-LLM 0.9 (April 2024) measured with gptSessionBenchmark: static "
+                    "batches, no CUDA graphs; kept to reproduce its published figures",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+    RuntimeSpec(
+        name="lmdeploy-0.1", matches=("lmdeploy", "turbomind"), cuda_graph_decode=False,
+        description="LMDeploy's TurboMind engine as of 0.1 (late 2023): persistent batching in "
+                    "C++, no CUDA graphs",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+    RuntimeSpec(
         name=SPLITWISE_RUNTIME, cuda_graph_decode=False,
         description="the research runtime Splitwise measured in 2023 (no CUDA graphs): kept to "
                     "reproduce those measurements, not a runtime to plan on",
@@ -155,6 +165,12 @@ BUILTIN_HELD_OUT_PAIRS: frozenset[tuple[str, str]] = frozenset({
     ("Llama-3.1-70B", "H200"),
     ("Mixtral-8x7B", "A100-80GB"),
     ("Mixtral-8x7B", "H200"),
+    ("Mixtral-8x7B", "H100-SXM"),
+    ("Mixtral-8x7B", "L40S"),
+    ("Llama-2-70B", "H200"),
+    ("Llama-2-70B", "L40S"),
+    ("Llama-2-7B", "L40S"),
+    ("Llama-2-7B", "A100-80GB"),
 })
 
 #: Kinds whose prediction depends on the runtime's fixed costs.
@@ -166,6 +182,8 @@ RUNTIME_KINDS: frozenset[MeasurementKind] = frozenset({
     MeasurementKind.tpot_ms,
     MeasurementKind.output_tokens_per_s,
     MeasurementKind.batch_e2e_ms,
+    MeasurementKind.batch_output_tokens_per_s,
+    MeasurementKind.first_token_ms,
 })
 
 #: Kinds the factors are fitted on. ``gemm_ms`` is predicted and reported as a check of the
@@ -179,6 +197,8 @@ FIT_KINDS: frozenset[MeasurementKind] = frozenset({
     MeasurementKind.tpot_ms,
     MeasurementKind.output_tokens_per_s,
     MeasurementKind.batch_e2e_ms,
+    MeasurementKind.batch_output_tokens_per_s,
+    MeasurementKind.first_token_ms,
 })
 
 #: Policy used for the memory margin when sizing the KV cache of a measured configuration.
@@ -291,6 +311,14 @@ def batch_prefill_ms(perf: ReplicaPerf, batch: int, input_tokens: int) -> float:
                                     kv_tokens=0, prefill_seqs=batch))
 
 
+def first_token_ms(perf: ReplicaPerf, batch: int, input_tokens: int) -> float:
+    """First output token of ``batch`` prompts started together on a runtime that emits it from
+    a decode step after the prompts' pass [ms]: the prefill of every prompt, then one decode
+    step at a context of ``input_tokens`` per sequence (``first_token_ms``)."""
+    step = perf.decode_step_time_ms(batch, batch * input_tokens)
+    return batch_prefill_ms(perf, batch, input_tokens) + step
+
+
 def batch_e2e_ms(perf: ReplicaPerf, batch: int, input_tokens: int, output_tokens: int) -> float:
     """``batch`` requests served together to their last token [ms]: one prefill of every prompt,
     then ``output − 1`` decode steps at the mean context, ``input + output ÷ 2`` per sequence."""
@@ -318,6 +346,11 @@ def predict(
         return perf.decode_step_time_ms(m.batch, round(m.batch * m.context_tokens))
     if m.kind is MeasurementKind.batch_e2e_ms:
         return batch_e2e_ms(perf, m.batch, m.input_tokens, m.output_tokens)
+    if m.kind is MeasurementKind.first_token_ms:
+        return first_token_ms(perf, m.batch, m.input_tokens)
+    if m.kind is MeasurementKind.batch_output_tokens_per_s:
+        seconds = batch_e2e_ms(perf, m.batch, m.input_tokens, m.output_tokens) / 1000.0
+        return m.batch * m.output_tokens / seconds
     if m.kind in CLOSED_LOOP_KINDS:
         loop = closed_loop(perf, m.input_tokens, m.output_tokens, m.batch)
         return float(getattr(loop, m.kind.value))
@@ -373,13 +406,21 @@ def unpack(
     return out
 
 
-def pack(eff: EfficiencyFactors, runtimes: Sequence[str], by_runtime: bool = False) -> Vector:
+def pack(eff: EfficiencyFactors, runtimes: Sequence[str], by_runtime: bool = False,
+         known: Mapping[str, EfficiencyFactors] | None = None) -> Vector:
     """Coordinates of one GPU's fit: :data:`SHARED` once, then :data:`PER_RUNTIME` per runtime,
     every runtime starting from the fixed costs of ``eff`` (``by_runtime``: from
-    :func:`runtime_prior` of ``eff`` for that runtime)."""
+    :func:`runtime_prior` of ``eff`` for that runtime, or from ``known[runtime]``, the costs of
+    that runtime fitted on the GPU the prior is transferred from)."""
+    known = known or {}
+
+    def start(r: str) -> EfficiencyFactors:
+        if not by_runtime:
+            return eff
+        return known[r] if r in known else runtime_prior(eff, r)
+
     return np.concatenate([coordinates_of(eff, SHARED)] + [
-        coordinates_of(runtime_prior(eff, r) if by_runtime else eff, PER_RUNTIME)
-        for r in runtimes])
+        coordinates_of(start(r), PER_RUNTIME) for r in runtimes])
 
 
 #: Prior fixed costs of a runtime that replays decode steps as CUDA graphs: launches are
@@ -486,25 +527,28 @@ def unidentified(rows: Sequence[tuple[Measurement, LlmSpec | None]],
     """Coordinates of :func:`pack` the rows cannot identify: a runtime's per-layer cost when all
     its rows are of models of one depth (they fix ``t_step + layers × t_layer`` only)."""
     per_layer = list(PER_RUNTIME).index("step_overhead_ms_per_layer")
+    per_step = list(PER_RUNTIME).index("decode_step_overhead_ms")
     out = []
     for i, runtime in enumerate(runtimes):
         depths = {model.layers for m, model in rows
                   if model is not None and m.kind in RUNTIME_KINDS and runtime_of(m) == runtime}
         if len(depths) < 2:
-            out.append(len(SHARED) + i * len(PER_RUNTIME) + per_layer)
+            held = per_layer if runtime in CUDA_GRAPH_RUNTIMES else per_step
+            out.append(len(SHARED) + i * len(PER_RUNTIME) + held)
     return out
 
 
 def fit_gpu(
     rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
-    policy: Policy = DEFAULT_POLICY,
+    policy: Policy = DEFAULT_POLICY, known: Mapping[str, EfficiencyFactors] | None = None,
 ) -> tuple[dict[str, EfficiencyFactors], float]:
     """Least-squares factors of one GPU type from its training rows (relative errors).
 
-    A runtime's per-layer cost that its rows cannot identify (:func:`unidentified`) stays at
-    its prior, and the per-step cost takes what the rows fix. Returns the factors per runtime
-    family of the rows whose prediction uses the fixed costs (``{"": ...}`` when none does)
-    and the final cost.
+    A runtime's fixed costs start from, and are pulled towards, ``known[runtime]`` (its costs
+    on the GPU the prior is transferred from) or else :func:`runtime_prior`. The part of a
+    runtime's fixed cost its rows cannot identify (:func:`unidentified`) stays at that prior.
+    Returns the factors per runtime family of the rows whose prediction uses the fixed costs
+    (``{"": ...}`` when none does) and the final cost.
     """
     counts: dict[MeasurementKind, int] = {}
     for m, _ in rows:
@@ -513,7 +557,7 @@ def fit_gpu(
     measured = np.array([m.value for m, _ in rows])
     runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
     slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
-    z_prior = pack(prior, runtimes, by_runtime=True)
+    z_prior = pack(prior, runtimes, by_runtime=True, known=known)
     frozen = set(unidentified(rows, runtimes))
     free = np.array([i for i in range(z_prior.size) if i not in frozen], dtype=np.int64)
 
@@ -632,6 +676,22 @@ class Calibration:
         return out
 
 
+def unfitted_factors(gpu: GpuType, runtime: str, fits: Sequence[GpuFit],
+                     trained: Mapping[tuple[str, str], int]) -> EfficiencyFactors:
+    """Factors a GPU without training rows predicts its (held-out) rows with: its catalog
+    factors, with ``runtime``'s fixed costs from the fitted GPU of its generation with the most
+    training rows of that runtime, else from the one with the most anywhere (as
+    :func:`runtime_costs` transfers them); its catalog factors alone when no GPU has that
+    runtime's rows."""
+    sources = [f for f in fits if trained.get((f.gpu, runtime), 0) > 0]
+    if not sources:
+        return gpu.efficiency
+    same = [f for f in sources if GENERATIONS.get(f.gpu) == GENERATIONS.get(gpu.name, gpu.name)]
+    source = min(same or sources, key=lambda f: (-trained[f.gpu, runtime], f.gpu))
+    costs = source.factors_for(runtime)
+    return gpu.efficiency.model_copy(update={k: getattr(costs, k) for k in PER_RUNTIME})
+
+
 def calibrate(
     measurements: Sequence[Measurement],
     gpus: Iterable[GpuType],
@@ -672,31 +732,47 @@ def calibrate(
     order = sorted(measured_gpus, key=lambda g: (g in transfer, g))
     fitted: dict[str, EfficiencyFactors] = {}
     fits: list[GpuFit] = []
+    fit_by_gpu: dict[str, GpuFit] = {}
     for name in order:
         gpu = gpu_by_name[name]
         source = transfer.get(name)
         base = fit_prior(gpu)
         prior, prior_name = base, "defaults"
+        known: dict[str, EfficiencyFactors] = {}
         if source in fitted:
             prior = fitted[source].model_copy(update={
                 "runtime_overhead_gib": base.runtime_overhead_gib,
                 "runtime_overhead_fraction": base.runtime_overhead_fraction})
             prior_name = source
+            known = {r: e for r, e in fit_by_gpu[source].by_runtime if r}
         train = [(m, spec) for (m, spec), held in zip(usable, mask, strict=True)
                  if not held and m.gpu == name and m.kind in FIT_KINDS]
-        by_runtime, cost = fit_gpu(train, gpu, prior, policy) if train else ({"": prior}, 0.0)
+        if not train:  # every row held out: the GPU keeps its catalog factors
+            continue
+        by_runtime, cost = fit_gpu(train, gpu, prior, policy, known)
         runtime = choose_runtime(by_runtime, [m for m, _ in train])
         fitted[name] = by_runtime[runtime]
         fits.append(GpuFit(gpu=name, factors=by_runtime[runtime], prior=prior_name,
                            train_rows=len(train), cost=cost, runtime=runtime,
                            by_runtime=tuple(sorted(by_runtime.items()))))
+        fit_by_gpu[name] = fits[-1]
     transferred = tuple(sorted((t, s) for t, s in transfer.items()
                                if t in gpu_by_name and t not in fitted and s in fitted))
     fit_of = {f.gpu: f for f in fits}
+    trained: dict[tuple[str, str], int] = {}
+    for (m, _), held in zip(usable, mask, strict=True):
+        if not held and m.kind in RUNTIME_KINDS:
+            trained[m.gpu, runtime_of(m)] = trained.get((m.gpu, runtime_of(m)), 0) + 1
+
+    def factors_of(m: Measurement) -> EfficiencyFactors:
+        fit = fit_of.get(m.gpu)
+        if fit is not None:
+            return fit.factors_for(runtime_of(m))
+        return unfitted_factors(gpu_by_name[m.gpu], runtime_of(m), fits, trained)
+
     predictions = tuple(
         Prediction(measurement=m, held_out=held,
-                   predicted=predict(m, gpu_by_name[m.gpu], spec,
-                                     fit_of[m.gpu].factors_for(runtime_of(m)), policy))
+                   predicted=predict(m, gpu_by_name[m.gpu], spec, factors_of(m), policy))
         for (m, spec), held in zip(usable, mask, strict=True)
     )
     memory = tuple((t, gpu_by_name[t].efficiency.runtime_overhead_gib,

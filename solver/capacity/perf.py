@@ -5,12 +5,15 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
 
     t = max(compute_ms, memory_ms) + allreduce_ms + overhead_ms      (0 when P + B = 0)
 
-* compute: linear layers (2 FLOP per active parameter per token) plus attention (4 × layers ×
-  heads × head_dim FLOP per query–key pair), at the precision's dense tensor FLOPS ×
+* compute: linear layers (2 FLOP per active parameter per token, outside the embedding table
+  and the output head), the output head (2 × vocab × hidden FLOP for each sequence sampled:
+  every decoded one, and the last position of each prompt), plus attention (4 × layers × heads
+  × head_dim FLOP per query–key pair), at the precision's dense tensor FLOPS ×
   ``compute_efficiency`` × TP;
 * memory: weights per GPU (for mixture-of-experts, the weights outside the routed experts and
-  the routed experts some token of the iteration is sent to) plus the KV cache read and written,
-  at HBM bandwidth × ``bandwidth_efficiency``;
+  the routed experts some token of the iteration is sent to; never the input embedding table
+  of an untied model, whose few looked-up rows are negligible) plus the KV cache read and
+  written, at HBM bandwidth × ``bandwidth_efficiency``;
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
   each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
 * overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
@@ -141,7 +144,8 @@ class ReplicaPerf:
     weights_gib_per_gpu: float
     kv_bytes_per_token_per_gpu: float
     flops_per_token: float
-    """Linear-layer work: 2 × active parameters [FLOP/token]."""
+    """Linear-layer work outside the embedding table and the output head: 2 × (active
+    parameters − embedding parameters) [FLOP/token]."""
     attention_flops_per_pair: float
     """4 × layers × attention heads × head dim [FLOP per query–key pair]."""
     flops_per_ms: float
@@ -161,6 +165,11 @@ class ReplicaPerf:
     """Fixed cost of a non-empty iteration: per-step + layers × per-layer overhead [ms]."""
     seq_overhead_ms: float = 0.0
     """Cost of each sequence in an iteration (decoded or prefilled) [ms/sequence]."""
+    head_flops_per_seq: float = 0.0
+    """Output head of one sampled position: 2 × vocab × hidden [FLOP/sequence]."""
+    unread_weight_bytes_per_gpu: float = 0.0
+    """Weights held but not read by a step: the input embedding table of an untied model, of
+    which a step looks up a few rows [bytes]."""
 
     def step_time_ms(
         self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
@@ -202,9 +211,8 @@ class ReplicaPerf:
         fixed step overhead are paid by the iteration anyway.
         """
         pairs = prefill_attention_pairs(float(tokens), 1.0, float(context_tokens))
-        compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
-            self.flops_per_ms
-        )
+        compute_ms = (self.flops_per_token * tokens + self.head_flops_per_seq
+                      + self.attention_flops_per_pair * pairs) / self.flops_per_ms
         return compute_ms + self.allreduce_ms_per_token * tokens + self.seq_overhead_ms
 
     def decode_step_time_ms(self, batch: int, kv_tokens: int) -> float:
@@ -214,26 +222,27 @@ class ReplicaPerf:
     def weights_read_bytes(self, tokens: Num) -> Num:
         """Weights one GPU reads in an iteration of ``tokens`` tokens [bytes].
 
-        Every weight outside the routed experts, and of the routed experts those some token is
-        sent to: each expert is missed by all ``tokens`` tokens with probability
-        ``(1 − k ÷ E)^tokens`` (uniform routing). A dense model reads all its weights.
+        Every weight outside the routed experts and the input embedding table, and of the
+        routed experts those some token is sent to: each expert is missed by all ``tokens``
+        tokens with probability ``(1 − k ÷ E)^tokens`` (uniform routing). A dense model reads
+        all its weights but the embedding table.
         """
-        shared = self.weight_bytes_per_gpu - self.routed_weight_bytes_per_gpu
+        shared = (self.weight_bytes_per_gpu - self.routed_weight_bytes_per_gpu
+                  - self.unread_weight_bytes_per_gpu)
         touched = 1 - (1 - self.expert_share) ** tokens  # share of routed experts read
         return shared + self.routed_weight_bytes_per_gpu * touched
 
     def _iteration_ms(self, p: Num, b: Num, k: Num, n: Num, c: Num) -> Num:
         tokens = p + b  # tokens through the linear layers [tokens]
         pairs = k + prefill_attention_pairs(p, n, c)  # decode: one query per cached token
-        compute_ms = (self.flops_per_token * tokens + self.attention_flops_per_pair * pairs) / (
-            self.flops_per_ms
-        )
+        seqs = b + n * (p > 0)  # sequences in the iteration: decoded, and prefilled if any
+        compute_ms = (self.flops_per_token * tokens + self.head_flops_per_seq * seqs
+                      + self.attention_flops_per_pair * pairs) / self.flops_per_ms
         kv_bytes = self.kv_bytes_per_token_per_gpu * (k + c + tokens)  # read cache, write new
         memory_ms = (self.weights_read_bytes(tokens) + kv_bytes) / self.bytes_per_ms
         roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
         comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
         busy = tokens > 0  # an empty iteration costs nothing
-        seqs = b + n * (p > 0)  # sequences in the iteration: decoded, and prefilled if any
         overhead_ms = self.step_overhead_ms + self.seq_overhead_ms * seqs
         return (roofline_ms + comm_ms + overhead_ms) * busy
 
@@ -270,7 +279,11 @@ def perf_model(
         kv_capacity_tokens=plan.kv_capacity_tokens,
         weights_gib_per_gpu=weight_bytes_per_gpu(model, precision, tp) / BYTES_PER_GIB,
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, kv_precision(precision), tp),
-        flops_per_token=FLOPS_PER_PARAM * model.active_params_b * 1e9,
+        flops_per_token=FLOPS_PER_PARAM * (model.active_params_b - model.embedding_params_b) * 1e9,
+        head_flops_per_seq=FLOPS_PER_PARAM * model.head_params_b * 1e9,  # [FLOP/sequence]
+        unread_weight_bytes_per_gpu=(  # untied: the input table, looked up [bytes]
+            0.0 if model.tied_embeddings
+            else model.head_params_b * 1e9 * BYTES_PER_ELEMENT[precision] / tp),
         attention_flops_per_pair=(
             ATTENTION_FLOPS_PER_PAIR_ELEMENT * model.layers * model.attention_heads
             * model.head_dim

@@ -58,6 +58,13 @@ class MeasurementKind(StrEnum):
     batch_e2e_ms = "batch_e2e_ms"
     """``batch`` requests served together from start to their last token: one prefill of all the
     prompts, then ``output_tokens − 1`` decode steps [ms]."""
+    batch_output_tokens_per_s = "batch_output_tokens_per_s"
+    """Output tokens/s of one replica serving ``batch`` requests together (a static batch):
+    ``batch × output_tokens ÷`` the batch's end-to-end time [tokens/s]."""
+    first_token_ms = "first_token_ms"
+    """Time to the first output token of ``batch`` requests started together, on a runtime that
+    emits that token from a decode step after the prompt's pass (LMDeploy TurboMind 0.1's
+    "first token latency"): the prefill of the prompts, then one decode step [ms]."""
 
 
 class Measurement(Frozen):
@@ -104,6 +111,8 @@ class Measurement(Frozen):
             MeasurementKind.tpot_ms: ("input_tokens", "output_tokens"),
             MeasurementKind.output_tokens_per_s: ("input_tokens", "output_tokens"),
             MeasurementKind.batch_e2e_ms: ("input_tokens", "output_tokens"),
+            MeasurementKind.batch_output_tokens_per_s: ("input_tokens", "output_tokens"),
+            MeasurementKind.first_token_ms: ("input_tokens",),
         }
         missing = [f for f in needs[kind] if not getattr(self, f)]
         if missing:

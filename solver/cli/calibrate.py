@@ -231,14 +231,14 @@ def _fit(measurements: Path, builtin: bool, overlays: tuple[Path, ...], held_out
         click.echo(f"fitting {len(rows)} measurements…", err=True)
     cal = (builtin_calibration(measurements, gpus, models) if builtin
            else calibrate(rows, gpus, models, held_out_share=held_out_share))
-    if not cal.fits:
-        raise InputError(_unfitted(measurements, rows, cal, gpus, models))
-    if not any(fit.train_rows for fit in cal.fits):
+    if cal.predictions and all(p.held_out for p in cal.predictions):
         # every row held out: the "fit" would be the prior, written as if calibrated
         raise InputError([Problem(
             str(measurements), "--held-out-share",
             f"{held_out_share:g} holds out every usable measurement: none is left to fit",
             f"lower --held-out-share (default {HELD_OUT_SHARE:g}) or add measurements")])
+    if not cal.fits:
+        raise InputError(_unfitted(measurements, rows, cal, gpus, models))
     source = (f"fleetplan calibrate on {measurements} (method and errors: "
               "docs/calibration.md)")
     doc = overlay_document(cal, source)
