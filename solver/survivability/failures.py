@@ -22,7 +22,7 @@ from models.inventory import Fleet, FleetReplicaGroup
 from models.offers import SpotTerms
 from models.policy import TimeBlock
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import SECONDS_PER_HOUR, Workload
 from solver.capacity.packing import PackItem, fullest_packing
 
 #: A capacity within this relative distance of the demand holds it [1] (rounding of rates).
@@ -51,6 +51,28 @@ def block_hours_in_window(workload: Workload, block: TimeBlock) -> int:
         return len(block.hours)
     window = set(workload.batch.window_hours)
     return sum(1 for h in block.hours if h in window)
+
+
+def volume_demand_rps(
+    workload: Workload, blocks: Sequence[TimeBlock], capacity_rps: dict[str, float]
+) -> dict[str, float]:
+    """Rate a batch volume runs at in each slice, spread in proportion to the capacity there
+    [1/s].
+
+    The program places a daily volume anywhere in its window (docs/program.md, C1), so a slice
+    is judged by the work the fleet does there: ``V × cap_s ÷ Σ_t 3600 h_t cap_t`` for a slice
+    of ``h_s`` window hours, which is at most ``cap_s`` in every slice exactly when the fleet
+    completes ``V`` (a fleet that does not is short in each slice alike). Without capacity in
+    the window the volume is spread evenly over it (:func:`slice_demand_rps`).
+    """
+    assert workload.batch is not None
+    done = sum(capacity_rps[b.name] * block_hours_in_window(workload, b) * SECONDS_PER_HOUR
+               for b in blocks)  # requests a day [1/s × h × s/h]
+    if done <= 0:
+        return {b.name: slice_demand_rps(workload, b) for b in blocks}
+    share = workload.batch.daily_requests / done  # [1]
+    return {b.name: capacity_rps[b.name] * share if block_hours_in_window(workload, b) else 0.0
+            for b in blocks}
 
 
 def peak_demand_rps(workload: Workload) -> float:

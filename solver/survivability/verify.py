@@ -13,7 +13,9 @@ table, every promise a plan makes (docs/survivability.md states the rules):
 6. nodes: tp ≤ GPUs per node; per pool and slice the replicas, placed whole on whole nodes
    (largest TP first, each on the fullest node it fits), all find a place;
 7. survival: n_plus_1 survives any node, zone_loss any zone and any node, counting only running
-   non-spot capacity at slo_rps × failure utilization; the plan's survivability rows agree;
+   non-spot capacity at slo_rps × failure utilization; the plan's survivability rows agree (a
+   batch volume's row against the work the fleet does in that slice, the volume spread in
+   proportion to the capacity of the window's slices);
 8. cost: Σ nodes × GPUs per node × price × paid hours = ``cost.per_month`` (1e-6 relative);
    paid hours are ``hours_per_month`` for reserved (and all-day) nodes, else the slice's hours ×
    hours_per_month / 24; the budget holds.
@@ -46,6 +48,7 @@ from solver.survivability.failures import (
     runs_in,
     slice_demand_rps,
     usable_capacity_rps,
+    volume_demand_rps,
 )
 from solver.survivability.fleet import fleet_from_plan, place_whole
 
@@ -326,6 +329,10 @@ def _check_survivability_rows(
             out.append(f"survivability row {i}: unknown failure label {row.failure!r}")
             continue
         need = slice_demand_rps(wl, block)
+        if wl.batch is not None:  # the volume as the fleet spreads it after this failure
+            caps = {b.name: _recompute_row(fleet, wl, scenario, row.failure, b.name) or 0.0
+                    for b in blocks}
+            need = volume_demand_rps(wl, blocks, caps)[row.slice]
         where = f"survivability row {i} ({row.workload}, {row.failure}, {row.slice})"
         if not _close(row.demand_rps, need):
             out.append(f"{where}: demand_rps {row.demand_rps:.6g}, recomputed {need:.6g}")
