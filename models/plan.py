@@ -239,7 +239,7 @@ class HorizonSummary(Frozen):
 class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
-    omit_when_default = ("horizon", "periods", "orders")
+    omit_when_default = ("horizon", "periods", "orders", "verified")
 
     scenario: str
     status: SolveStatus
@@ -258,3 +258,6 @@ class Plan(OmitDefaults):
     """Planning over periods: dates, costs per demand scenario (``None``: one peak day)."""
     periods: tuple[PeriodPlan, ...] = ()
     orders: tuple[Order, ...] = ()
+    verified: bool = False
+    """The independent verifier found no broken row in this fleet before ``plan`` wrote it
+    (:mod:`solver.survivability.signoff`); left out of plans no one signed off."""

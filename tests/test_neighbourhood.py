@@ -164,8 +164,8 @@ def test_a_neighbourhood_gets_at_most_half_the_time_left_and_none_below_the_leas
 
 def test_a_fleet_that_breaks_a_row_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     # Were a neighbourhood's fleet ever to break a row of the program (it is rebuilt from its
-    # replica counts), the start is kept, as a start from grouped slices would be.
+    # replica counts, and a fleet that breaks a row rebuilds to no values), the start is kept.
     program = three_blocks()
     start = fleet(program, 3, {})
-    monkeypatch.setattr(neighbourhood, "violated_rows", lambda program, values: ["demand_w_b"])
+    monkeypatch.setattr(neighbourhood, "start_from_replicas", lambda program, x: None)
     assert neighbourhood.shrink_reserved(program, start, "highs", 10.0, 1e-9) is start

@@ -293,7 +293,7 @@ def test_a_single_period_scenario_plans_exactly_as_before(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scenario without horizon, inventory or demand scenarios never reaches the planner
     over periods: ``fleetplan plan`` writes the single-period planner's plan (solve seconds
-    apart), with no ``horizon``, ``periods`` or ``orders`` key."""
+    apart), signed off by the verifier, with no ``horizon``, ``periods`` or ``orders`` key."""
     from click.testing import CliRunner
 
     import solver.cli.plan as plan_cli
@@ -319,7 +319,8 @@ def test_a_single_period_scenario_plans_exactly_as_before(
         dumped["solver"].pop("seconds")
         return dumped
 
-    assert without_seconds(Plan.model_validate_json(text)) == without_seconds(alone)
+    signed = alone.model_copy(update={"verified": True})
+    assert without_seconds(Plan.model_validate_json(text)) == without_seconds(signed)
 
 
 DAY_NIGHT = table(row("chat", "G", 1, 1.0))

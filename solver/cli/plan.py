@@ -21,6 +21,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.signoff import sign_off
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -195,7 +196,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                             robust=robust)
         shown = first_period_scenario(plan, sc)
     else:
-        plan = plan_scenario(sc, build_capacity_table(sc), solver=solver,
-                             time_limit_s=time_limit_s, gap=gap)
+        table = build_capacity_table(sc)
+        plan = sign_off(plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s,
+                                      gap=gap), sc, table)
         shown = sc
     return plan, shown

@@ -21,7 +21,8 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     Nodes are the fewest whole nodes per pool (whole replicas packed:
     :func:`solver.capacity.node_fit.nodes_needed`); auxiliaries take the values their rows imply
     (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
-    stock or the budget.
+    any row of it (stock and the budget are checked first, as the nodes are counted): a start
+    is checked against every row before it is handed to a solver or compared with a fleet.
     """
     data, v = program.data, program.v
     if not data.share_nodes:
@@ -45,7 +46,7 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     if data.monthly_budget is not None and cost > data.monthly_budget:
         return None
     _auxiliaries(program, values)
-    return values
+    return None if violated_rows(program, values) else values
 
 
 def replicas_by_group(

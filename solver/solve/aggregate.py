@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from solver.program.build import build_program
 from solver.program.data import ProgramData, SliceGroup
 from solver.program.keys import ReplicaKey
-from solver.program.values import objective_of, start_from_replicas, violated_rows
+from solver.program.values import objective_of, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
 
@@ -156,8 +156,6 @@ def aggregated_start(
         return None
     full_groups = tuple((s.name,) for s in data.slices)
     values = start_from_replicas(program, expand_fleet(program, full_groups, *best))
-    if values is None or violated_rows(program, values):
-        return None
     return values
 
 

@@ -12,7 +12,15 @@ from collections import defaultdict
 
 from models.capacity import CapacityTable
 from models.common import FINGERPRINT_CONTEXT, PurchaseKind
-from models.plan import Allocation, Cost, NodeCount, Plan, SolverReport, WorkloadCost
+from models.plan import (
+    Allocation,
+    Cost,
+    NodeCount,
+    Plan,
+    SolverReport,
+    SolveStatus,
+    WorkloadCost,
+)
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR, Workload
 from solver.program.variables import Program
@@ -101,6 +109,31 @@ def finish_plan(plan: Plan, scenario: Scenario) -> Plan:
         "cost": cost, "workload_costs": workload_costs,
         "survivability": survivability_rows(plan, scenario),
     })
+
+
+#: A bound this far (relative) above the plan's cost is the solver's rounding, not a contradiction.
+BOUND_TOLERANCE = 1e-6
+
+
+def bound_within_cost(plan: Plan) -> Plan:
+    """The plan with a reported bound never above its cost.
+
+    A bound within :data:`BOUND_TOLERANCE` above the cost (solver tolerances) is lowered to the
+    cost, gap 0. One further above says the fleet is cheaper than any fleet meeting every row:
+    the bound and gap are dropped and the plan is not ``optimal`` (the verifier then names the
+    broken rows).
+    """
+    report = plan.solver
+    cost = plan.cost.per_month
+    if report.bound is None or report.bound <= cost:
+        return plan
+    if report.bound <= cost * (1 + BOUND_TOLERANCE) + BOUND_TOLERANCE:
+        update: dict[str, object] = {"bound": cost, "gap": 0.0}
+        status = plan.status
+    else:
+        update = {"bound": None, "gap": None}
+        status = SolveStatus.feasible if plan.status is SolveStatus.optimal else plan.status
+    return plan.model_copy(update={"solver": report.model_copy(update=update), "status": status})
 
 
 def tokens_per_month(workload: Workload, hours_per_month: float) -> tuple[float, float]:

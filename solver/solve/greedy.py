@@ -22,7 +22,7 @@ from solver.program.data import Candidate, OfferTerm
 from solver.program.keys import ReplicaKey
 from solver.program.values import load_values, objective_of, start_from_replicas
 from solver.program.variables import Program
-from solver.solve.backends import SolveOutcome
+from solver.solve.backends import SolveOutcome, integer_value
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
 EPS = 1e-9
@@ -114,28 +114,63 @@ def greedy_start(program: Program) -> dict[str, float] | None:
     return start_from_replicas(program, x)
 
 
+def _solution_holds(program: Program) -> bool:
+    """The solver's fleet, as whole replicas on the fewest nodes, breaks no row of ``program``
+    (not checked for a program without replica slots: the horizon program seen whole)."""
+    if not program.v.replicas:
+        return True
+    fleet = {k: n for k, x in program.v.replicas.items() if (n := integer_value(x)) > 0}
+    return start_from_replicas(program, fleet) is not None
+
+
+def unproven_unless_it_holds(program: Program, outcome: SolveOutcome) -> SolveOutcome:
+    """``outcome``, no longer ``optimal`` (and without a gap) where the fleet in the variables
+    breaks a row of ``program``."""
+    if not outcome.has_solution or _solution_holds(program):
+        return outcome
+    status = SolveStatus.feasible if outcome.status is SolveStatus.optimal else outcome.status
+    return dataclasses.replace(outcome, status=status, report=outcome.report.model_copy(
+        update={"gap": None}))
+
+
 def keep_better(
     program: Program, outcome: SolveOutcome, start: dict[str, float] | None, started: float,
     target_gap: float,
 ) -> SolveOutcome:
     """The solve's outcome, or the start's fleet (with the solve's bound) where it is cheaper
-    (CBC takes no start and may end dearer); ``seconds`` counted from ``started``, a
-    ``time.perf_counter()`` reading. The values of the fleet returned are in the variables."""
+    (CBC takes no start and may end dearer) or the solve's fleet breaks a row of the program;
+    ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading. The values of the
+    fleet returned are in the variables.
+
+    ``start`` must have been checked against every row (:func:`start_from_replicas` does). The
+    solve's fleet is checked the same way, rebuilt from its whole replica counts: one that
+    breaks a row is never kept over a start, nor reported ``optimal``. A bound above the cost
+    of the start kept (solver tolerances) is lowered to it.
+    """
     seconds = time.perf_counter() - started
     timed = dataclasses.replace(outcome, report=outcome.report.model_copy(
         update={"seconds": seconds}))
-    if start is None or outcome.status is SolveStatus.infeasible:
+    if outcome.status is SolveStatus.infeasible:
+        return timed
+    found = outcome.report.objective if outcome.has_solution else None
+    holds = found is not None and _solution_holds(program)
+    if found is not None and not holds:
+        found = None
+        if start is None:  # nothing better to keep: the fleet stays, never as proven
+            return unproven_unless_it_holds(program, timed)
+    if start is None:
         return timed
     cost = objective_of(program, start)
-    found = outcome.report.objective if outcome.has_solution else None
     if found is not None and found <= cost * (1 + REL_TOL):
         return timed
     load_values(program, start)
     bound = outcome.report.bound
-    gap = None if bound is None else max(cost - bound, 0.0) / cost if cost > 0 else 0.0
+    bound = None if bound is None else min(bound, cost)
+    gap = None if bound is None else (cost - bound) / cost if cost > 0 else 0.0
     report = outcome.report.model_copy(update={
-        "seconds": seconds, "objective": cost, "gap": gap})
-    if (gap is not None and gap <= target_gap + REL_TOL) or outcome.status is SolveStatus.optimal:
+        "seconds": seconds, "objective": cost, "gap": gap, "bound": bound})
+    if (gap is not None and gap <= target_gap + REL_TOL) or (
+            holds and outcome.status is SolveStatus.optimal):
         # a solver that proved its own fleet within the gap proved any cheaper one within it
         status = SolveStatus.optimal
     elif outcome.status is SolveStatus.time_limit:

@@ -23,7 +23,7 @@ import time
 
 import pulp
 
-from solver.program.values import objective_of, start_from_replicas, violated_rows
+from solver.program.values import objective_of, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
 
@@ -86,7 +86,7 @@ def _best_within(
 ) -> dict[str, float]:
     """Solve ``program`` with some variables' bounds replaced (restored after); the fleet found,
     rebuilt from its replica counts, if it is cheaper than ``start`` and breaks no row of
-    ``program`` (checked, as a start from grouped slices is), else ``start``."""
+    ``program`` (:func:`start_from_replicas` checks every row), else ``start``."""
     changed = [var for var in program.prob.variables() if var.name in bounds]
     saved = [(var, var.lowBound, var.upBound) for var in changed]
     for var in changed:
@@ -102,4 +102,4 @@ def _best_within(
             var.lowBound, var.upBound = low, up
     if found is None or objective_of(program, found) >= objective_of(program, start) * (1 - 1e-9):
         return start
-    return start if violated_rows(program, found) else found
+    return found

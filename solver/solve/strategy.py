@@ -24,11 +24,11 @@ from solver.program.data import ProgramData, build_program_data
 from solver.program.values import objective_of, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.aggregate import AGGREGATE_ABOVE_SLICES, STATIC_STAGE, aggregated_start
-from solver.solve.assemble import complete_plan, scenario_fingerprint
+from solver.solve.assemble import bound_within_cost, complete_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
-from solver.solve.greedy import greedy_start, keep_better
+from solver.solve.greedy import greedy_start, keep_better, unproven_unless_it_holds
 from solver.solve.neighbourhood import improve_start
 
 #: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1],
@@ -58,6 +58,7 @@ def plan_scenario(
         program, outcome = solve_shared(data, solver, time_limit_s, gap)
     else:  # dedicated pools: one sub-program per workload, bound proven by their sum
         program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
+        outcome = unproven_unless_it_holds(program, outcome)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(
         scenario=scenario.name, status=outcome.status, solver=outcome.report,
@@ -70,7 +71,7 @@ def plan_scenario(
             shortfalls = diagnose(scenario, data, solver=solver, time_limit_s=time_limit_s)
             return base.model_copy(update={"diagnosis": shortfalls})
         return base
-    return complete_plan(base, scenario, program, capacity_table)
+    return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
 
 
 def solve_shared(
