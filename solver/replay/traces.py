@@ -435,6 +435,8 @@ def _flag(path: Path, column: str, lines: IntArray, bad: npt.NDArray[np.bool_], 
 def _json_number(path: Path, row: dict[str, object], key: str, where: str, minimum: int,
                  problems: list[Problem], maximum: float = MAX_TOKENS) -> float | None:
     value = row.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        value = math.inf  # past any time or count, and past a float's range
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         problems.append(Problem(str(path), f"{where}, column {key}",
                                 f"{key} missing or not a number", f"give {key} as a number"))
