@@ -672,3 +672,20 @@ def test_simulate_rate_scale_is_held_to_its_range(tmp_path: Path, scale: str,
                  "--trace", str(trace), "--rate-scale", scale)
     assert_clean_error(result, message)
     assert result.exit_code == 2
+
+
+def test_forecast_reads_no_device_and_no_more_rows_than_its_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Was: forecast read its history with no check of size or kind; every row was read
+    # into memory before any count.
+    import solver.studies.forecast as forecast
+
+    when = ("--start", "2027-01-01", "--periods", "2")
+    assert_clean_error(run("forecast", "/dev/zero", *when), "/dev/zero: is not a regular file")
+    monkeypatch.setattr(forecast, "MAX_TABLE_ROWS", 2)
+    path = tmp_path / "history.csv"
+    path.write_text("date,workload,peak_rps\n" + "".join(
+        f"2026-01-0{d},chat,{d}\n" for d in range(1, 5)), encoding="utf-8")
+    result = run("forecast", str(path), *when)
+    assert_clean_error(result, f"{path}: more than 2 rows; at most 2 are read")
+    assert result.exit_code == 2

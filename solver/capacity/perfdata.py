@@ -13,6 +13,7 @@ held-out split cannot leak its repeats into the training share.
 from __future__ import annotations
 
 import csv
+import itertools
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -328,12 +329,12 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)
-            rows = list(reader)
+            rows = list(itertools.islice(reader, MAX_TABLE_ROWS + 1))  # no more in memory
             header = list(reader.fieldnames or [])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError([Problem(str(path), "", f"cannot read as CSV: {exc}", "")]) from None
     if len(rows) > MAX_TABLE_ROWS:
-        raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
+        raise InputError([Problem(str(path), "", f"more than {MAX_TABLE_ROWS:,} rows; at most "
                                   f"{MAX_TABLE_ROWS:,} are read", "split the table")])
     problems: list[Problem] = []
     missing = [c for c in ("kind", "gpu", "value") if c not in header]

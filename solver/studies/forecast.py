@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import itertools
 import math
 import warnings
 from collections.abc import Mapping
@@ -35,6 +36,8 @@ import pandas as pd
 
 from models.errors import InputError, Problem
 from models.horizon import Horizon
+from models.input_files import check_file
+from models.limits import MAX_TABLE_ROWS
 
 #: Columns of a history file.
 DATE, WORKLOAD, PEAK = "date", "workload", "peak_rps"
@@ -104,14 +107,18 @@ def _row_problems(row: Mapping[str, str], where: str, file: str) -> list[Problem
 def read_history(path: Path) -> pd.DataFrame:
     """A history CSV (``date``, ``workload``, ``peak_rps``), checked; errors name the row."""
     file = str(path)
+    check_file(path, "CSV table")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            rows = list(reader)
+            rows = list(itertools.islice(reader, MAX_TABLE_ROWS + 1))  # no more in memory
             columns = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError([Problem(file, "", f"cannot read the CSV: {exc}",
                                   f"give a CSV with columns {DATE}, {WORKLOAD}, {PEAK}")]) from None
+    if len(rows) > MAX_TABLE_ROWS:
+        raise InputError([Problem(file, "", f"more than {MAX_TABLE_ROWS:,} rows; at most "
+                                  f"{MAX_TABLE_ROWS:,} are read", "split the history")])
     missing = [c for c in (DATE, WORKLOAD, PEAK) if c not in columns]
     if missing:
         raise InputError([Problem(file, "header", f"missing columns: {', '.join(missing)}",
