@@ -108,6 +108,35 @@ def mutated(draw: st.DrawFn, doc: Any, changes: int = 3) -> Any:
     return doc
 
 
+@st.composite
+def perturbed(draw: st.DrawFn, doc: Any, changes: int = 3) -> Any:
+    """``doc`` with up to ``changes`` leaves changed as a user might and still be read: a
+    number scaled far up or down, a text replaced by one that means something elsewhere
+    (a formula, Markdown, HTML, an escape sequence)."""
+    doc = copy.deepcopy(doc)
+    leaves = [p for p in _paths(doc) if not isinstance(_at(doc, p), dict | list)
+              and "time_blocks" not in p and "hourly_shape" not in p]
+    for _ in range(draw(st.integers(1, changes))):
+        path = draw(st.sampled_from(leaves))
+        parent = _at(doc, path[:-1])
+        value = parent[path[-1]]
+        if isinstance(value, bool):
+            parent[path[-1]] = not value
+        elif isinstance(value, int | float):
+            factor = draw(st.sampled_from([0, 1e-6, 0.01, 0.5, 3, 100, 1e4, 1e6]))
+            scaled = value * factor
+            parent[path[-1]] = round(scaled) if isinstance(value, int) else scaled
+        elif isinstance(value, str):
+            parent[path[-1]] = draw(st.sampled_from(NASTY_TEXT))
+    return doc
+
+
+def _at(doc: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
 def survived(done: Bounded, *codes: int) -> None:
     """Exit 0, 1 or 2 (or one of ``codes``), no traceback, within the time limit."""
     assert done.exit_code is not None, f"ran past {FUZZ_TIMEOUT_S} s"
@@ -155,8 +184,8 @@ def reopens(out: Path) -> None:
     yaml.safe_load((out / "contract.yaml").read_text(encoding="utf-8"))
 
 
-@settings(FUZZ, max_examples=12)
-@given(doc=mutated(TINY, changes=2))
+@settings(FUZZ, max_examples=20)
+@given(doc=st.one_of(mutated(TINY, changes=2), perturbed(TINY)))
 def test_plan_survives_mutated_scenarios_and_its_outputs_reopen(
         tmp_path_factory: pytest.TempPathFactory, doc: Any) -> None:
     work = fuzz_dir(tmp_path_factory)
@@ -337,3 +366,80 @@ def test_import_bench_survives_mutated_results(tmp_path_factory: pytest.TempPath
                       "500", "--slo-tpot-ms", "50", "--out", str(work / "measured.csv"),
                       cwd=work, timeout_s=FUZZ_TIMEOUT_S)
     survived(done)
+
+
+# --- the other commands -----------------------------------------------------------------------
+
+
+@settings(FUZZ, max_examples=30)
+@given(doc=st.one_of(mutated(TINY), perturbed(TINY)))
+def test_template_from_mutated_scenarios_writes_workbooks_that_reopen(
+        tmp_path_factory: pytest.TempPathFactory, doc: Any) -> None:
+    work = fuzz_dir(tmp_path_factory)
+    path = work / "s.yaml"
+    path.write_text(dump(doc), encoding="utf-8")
+    out = work / "s.xlsx"
+    done = run_forked("template", "--from", str(path), "--out", str(out), cwd=work,
+                      timeout_s=FUZZ_TIMEOUT_S)
+    survived(done)
+    if done.exit_code == 0:
+        load_workbook(out)
+        survived(run_forked("validate", str(out), cwd=work, timeout_s=FUZZ_TIMEOUT_S))
+
+
+@settings(FUZZ, max_examples=30)
+@given(rows=st.lists(st.one_of(
+    st.sampled_from(["2026-01-01,chat,4", "2026-02-01,chat,5", "2026-03-01,chat,7"]),
+    st.lists(cells, min_size=3, max_size=3).map(",".join)), min_size=1, max_size=12))
+def test_forecast_survives_generated_histories(tmp_path_factory: pytest.TempPathFactory,
+                                               rows: list[str]) -> None:
+    work = fuzz_dir(tmp_path_factory)
+    path = work / "history.csv"
+    path.write_text("date,workload,peak_rps\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    survived(run_forked("forecast", str(path), "--start", "2027-01-01", "--periods", "4",
+                        cwd=work, timeout_s=FUZZ_TIMEOUT_S))
+
+
+option_text = st.one_of(st.sampled_from(NASTY_TEXT), st.text(max_size=20),
+                        scalars.map(str)).map(lambda t: t.replace("\x00", ""))
+
+
+@settings(FUZZ, max_examples=30)
+@given(model=st.one_of(st.just("Llama-3.1-8B"), option_text),
+       gpu=st.one_of(st.just("H100-SXM"), option_text),
+       tokens=st.one_of(st.integers(1, 10**12), option_text),
+       concurrency=st.one_of(st.integers(1, 10**9), option_text))
+def test_estimate_survives_hostile_options(tmp_path_factory: pytest.TempPathFactory, model: str,
+                                           gpu: str, tokens: Any, concurrency: Any) -> None:
+    work = fuzz_dir(tmp_path_factory)
+    survived(run_forked("estimate", "--model", model, "--gpu", gpu, "--precision", "bf16",
+                        "--input-tokens", str(tokens), "--output-tokens", "100",
+                        "--concurrency", str(concurrency), cwd=work, timeout_s=FUZZ_TIMEOUT_S))
+
+
+@settings(FUZZ, max_examples=30)
+@given(key=st.one_of(st.sampled_from([
+    "workloads.chat.arrival.peak_rps", "zones.*.offers.L4.on_demand.price_per_gpu_hour",
+    "policy.share_nodes", "growth", "workloads", "name", "zones.0.id"]), option_text),
+    levels=st.lists(option_text, min_size=1, max_size=4))
+def test_sweep_dry_run_survives_hostile_variations(tmp_path_factory: pytest.TempPathFactory,
+                                                   key: str, levels: list[str]) -> None:
+    work = fuzz_dir(tmp_path_factory)
+    survived(run_forked("sweep", str(scenarios_dir() / "tiny.yaml"), "--vary",
+                        f"{key}={','.join(levels)}", "--dry-run", "--out", str(work / "sweep"),
+                        cwd=work, timeout_s=FUZZ_TIMEOUT_S))
+
+
+@settings(FUZZ, max_examples=6)
+@given(doc=perturbed(TINY, changes=2))
+def test_compare_survives_mutated_scenarios_and_its_workbook_reopens(
+        tmp_path_factory: pytest.TempPathFactory, doc: Any) -> None:
+    work = fuzz_dir(tmp_path_factory)
+    path = work / "s.yaml"
+    path.write_text(dump(doc), encoding="utf-8")
+    out = work / "c.xlsx"
+    done = run_forked("compare", str(path), "--vary", "growth=1,2", "--time-limit", "2",
+                      "--out", str(out), cwd=work, timeout_s=FUZZ_TIMEOUT_S)
+    survived(done)
+    if done.exit_code == 0:
+        load_workbook(out)
