@@ -172,3 +172,22 @@ def test_concurrent_runs_into_one_directory_leave_one_complete_plan(tmp_path: Pa
         assert codes == [0, 0, 0]
         assert one_plan(out) in ("alpha", "beta", "gamma")
         assert leftovers(tmp_path) == []
+
+
+def test_concurrent_runs_with_one_killed_leave_one_complete_plan(tmp_path: Path) -> None:
+    # Both at once: three runs into one directory, one of them killed once it writes.
+    out = tmp_path / "out"
+    assert plan(scenario(tmp_path, "alpha"), out).exit_code == 0
+    paths = [scenario(tmp_path, name) for name in ("beta", "gamma", "delta")]
+    since = time.time()
+    procs = [start(p, out) for p in paths]
+    try:
+        wait_for_writing(tmp_path, out, since)
+    finally:
+        procs[0].send_signal(signal.SIGKILL)
+    codes = [p.wait(timeout=120) for p in procs]
+    assert codes[1:] == [0, 0] and codes[0] in (0, -signal.SIGKILL), codes
+    assert one_plan(out) in ("beta", "gamma", "delta")
+    assert plan(scenario(tmp_path, "epsilon"), out).exit_code == 0
+    assert one_plan(out) == "epsilon"
+    assert leftovers(tmp_path) == []
