@@ -25,7 +25,7 @@ from procurement_fixtures import make_plan, make_scenario, make_table
 from inputs import scenarios_dir
 from models.loader import load_measured_csv
 from models.measured import MeasuredCapacity, measured_csv
-from models.text import csv_text, markdown_code, markdown_text, terminal_text
+from models.text import FORMULA_STARTS, csv_text, markdown_code, markdown_text, terminal_text
 from solver.outputs.workbook import write_plan_workbook
 from tests.hostile import run
 
@@ -145,3 +145,42 @@ def test_terminal_text_keeps_line_ends_and_printable_text() -> None:
     assert terminal_text("plan ok: 4 × H100 — 1,752 USD\n\tdone") == (
         "plan ok: 4 × H100 — 1,752 USD\n\tdone")
     assert terminal_text("\x1b[2J\x9b\u2028") == "\\x1b[2J\\x9b\\u2028"
+
+
+def test_quote_and_measured_cells_that_start_a_formula_reach_the_workbook_as_text(
+        tmp_path: Path) -> None:
+    # Issue 19's leftover: a quote CSV's source and region, and a measured CSV's source,
+    # starting with = + - @ must be neutralised wherever they are written. The workbook's
+    # cells were already text (xlsx_cells.put); this guards the whole path from the two CSVs
+    # to plan.xlsx (the CSV writers are tested above).
+    quotes = tmp_path / "quotes.csv"
+    quotes.write_text("zone,gpu,kind,term_months,upfront,price_per_gpu_hour,stock_gpus,"
+                      "lead_time_weeks,region,source\n"
+                      'dc-1,L4,on_demand,,,1.0,8,,@SUM(1),"=HYPERLINK(""http://e.example"")"\n'
+                      "dc-1,L4,reserved,12,none,0.6,2,,@SUM(1),+cmd\n", encoding="utf-8")
+    measured = tmp_path / "measured.csv"
+    measured.write_text("model,gpu,runtime,precision,tp,workload,max_stable_sequences,"
+                        "tested_peak_rps,ttft_p95_ms,decode_p95_ms_per_token,measured_on,source\n"
+                        "Llama-3.1-8B,L4,vllm,bf16,1,chat,24,0.8,500,40,2026-11-01,-2+3\n",
+                        encoding="utf-8")
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    del doc["zones"]
+    doc["price_tables"] = [{"path": str(quotes)}]
+    doc["measured_csv"] = str(measured)
+    doc["workloads"][0]["allowed_gpus"] = ["L4"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    result = run("plan", str(path), "--time-limit", "5", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    hostile = ('=HYPERLINK("http://e.example")', "+cmd", "@SUM(1)", "-2+3")
+    found: set[str] = set()
+    for ws in load_workbook(out / "plan.xlsx").worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and any(h in cell.value for h in hostile):
+                    found |= {h for h in hostile if h in cell.value}
+                    assert cell.data_type == "s", (ws.title, cell.coordinate, cell.value)
+                    if cell.value.startswith(FORMULA_STARTS):
+                        assert cell.quotePrefix, (ws.title, cell.coordinate, cell.value)
+    assert found >= {'=HYPERLINK("http://e.example")', "@SUM(1)"}, found
