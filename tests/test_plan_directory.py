@@ -64,8 +64,11 @@ def one_plan(out: Path) -> str:
     assert contract["plan_fingerprint"] == fingerprint, (out, contract["scenario"], name)
     assert fingerprint in (out / "report.md").read_text(encoding="utf-8")
     assert yaml.safe_load((out / "scenario.resolved.yaml").read_text())["name"] == name
-    summary = {row[0]: row[1] for row in
-               load_workbook(out / "plan.xlsx", read_only=True)["Summary"].values}
+    workbook = load_workbook(out / "plan.xlsx", read_only=True)  # holds the file open
+    try:
+        summary = {row[0]: row[1] for row in workbook["Summary"].values}
+    finally:
+        workbook.close()
     assert summary["Input fingerprint"] == fingerprint and summary["Scenario"] == name
     has_fleet = bool(plan_json["allocations"])
     assert (COST_CHART in names) == has_fleet, (names, has_fleet)
