@@ -207,6 +207,25 @@ def zip_bomb(work: Path) -> list[str]:
     return ["validate", str(path)]
 
 
+def full_sheet(work: Path) -> list[str]:
+    """A workbook at the sheet limits: 9,990 rows of 25 text cells (249,750) in `workloads`,
+    every one of them wrong."""
+    src = work / "template.xlsx"
+    template_workbook().save(src)
+    path = work / "full.xlsx"
+    sheet = "xl/worksheets/sheet3.xml"
+    row_cells = "".join(f"<c t=\"inlineStr\"><is><t>x{c}</t></is></c>" for c in range(25))
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == sheet:
+                cut = data.index(b"</sheetData>")
+                rows = "".join(f"<row r=\"{r}\">{row_cells}</row>" for r in range(3, 9_993))
+                data = data[:cut] + rows.encode() + data[cut:]
+            zout.writestr(info.filename, data)
+    return ["validate", str(path)]
+
+
 def huge_fleet(work: Path) -> list[str]:
     plan = json.loads(tiny_plan(work).read_text(encoding="utf-8"))
     row = plan["allocations"][0]
@@ -265,6 +284,19 @@ def legit_10k_workloads(work: Path) -> list[str]:
     return ["validate", str(path)]
 
 
+def legit_10k_workbook(work: Path) -> list[str]:
+    """The 10,000-workload scenario as a workbook (the sheet-row maximum), made by `template`."""
+    path = work / "workloads10k.xlsx"
+    if not path.exists():
+        source = work / "workloads10k.yaml"
+        if not source.exists():
+            legit_10k_workloads(work)
+        done = run(["template", "--from", str(source), "--out", str(path)], work,
+                   LEGIT_TIMEOUT_S)
+        assert done.exit_code == 0, done.last_line
+    return ["validate", str(path)]
+
+
 CASES = [
     Case("trace: 50 MB of one-token requests at t=0 (8.3 M rows)", "hostile", zeros_trace),
     Case("trace: 50 MB of datetimes, one bad cell at the end", "hostile",
@@ -280,10 +312,12 @@ CASES = [
     Case("forecast: 50 MB history CSV (2.6 M rows)", "hostile", history_csv),
     Case("import-bench: 50 MB vLLM result", "hostile", bench_json),
     Case("workbook: 5 MB zip expanding to 4.7 GiB", "hostile", zip_bomb),
+    Case("workbook: 249,750 bad cells, at the sheet limits", "hostile", full_sheet),
     Case("check: 50 MB plan.json of 125,000 allocations", "hostile", huge_fleet),
     Case("legit: profile a 10 M-request trace (198 MB)", "legit", legit_trace_10m),
     Case("legit: simulate 1 M requests on tiny's fleet", "legit", legit_replay_1m),
     Case("legit: validate 10,000 workloads", "legit", legit_10k_workloads),
+    Case("legit: validate a workbook of 10,000 workloads", "legit", legit_10k_workbook),
 ]
 
 

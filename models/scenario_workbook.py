@@ -284,6 +284,9 @@ class _Reader:
     problems: list[Problem]
     unreadable: set[tuple[str, int, str]] = field(default_factory=set)
     """(sheet, row, column key) of cells already reported as unreadable."""
+    positions: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Each sheet's known columns by key, read once (a sheet's width is a walk of its cells:
+    per problem, ten thousand bad rows took minutes)."""
 
     def where(self, sheet: str, row: int | None = None, col: int | None = None,
               title: str = "") -> str:
@@ -390,8 +393,10 @@ class _Reader:
 
     def _locate(self, sheet: str, row: int, columns: Sequence[Column],
                 loc: tuple[str, ...]) -> str:
-        found, _ = _header_columns(self.values[sheet], columns)
-        positions = {c.key: i for i, c in found.items()}
+        if sheet not in self.positions:
+            found, _ = _header_columns(self.values[sheet], columns)
+            self.positions[sheet] = {c.key: i for i, c in found.items()}
+        positions = self.positions[sheet]
         matches = [c for c in columns if c.path[: len(loc)] == loc and loc]
         if matches and (sheet, row, matches[0].key) in self.unreadable:
             return ""  # already reported as unreadable
@@ -462,10 +467,11 @@ def _zones(reader: _Reader) -> list[dict[str, Any]]:
 def read_scenario_workbook(path: Path) -> dict[str, Any]:
     """Read an input workbook into the dict a YAML scenario gives; errors name sheet/row/column."""
     file = str(path)
-    raw = check_workbook(path)
+    raw, has_formulas = check_workbook(path)
     try:
         values = load_workbook(io.BytesIO(raw), data_only=True)
-        formulas = load_workbook(io.BytesIO(raw), data_only=False)
+        # Without formulas both readings are the same cells: read once.
+        formulas = load_workbook(io.BytesIO(raw), data_only=False) if has_formulas else values
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError,
             AttributeError, IndexError, SyntaxError, EOFError) as exc:
         # SyntaxError: xml's ParseError (a part cut short); the rest: openpyxl on parts that

@@ -33,6 +33,7 @@ from models.limits import (
 __all__ = ["check_workbook"]
 
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_FORMULA = re.compile(rb"<(?:\w+:)?f\b")
 _ROW = re.compile(rb"<(?:\w+:)?row\b")
 _CELL = re.compile(rb"<(?:\w+:)?c\b")
 _ROW_NUMBER = re.compile(rb"<(?:\w+:)?row\b[^>]*?\sr\s*=\s*[\"'](\d{1,12})")
@@ -40,10 +41,12 @@ _CELL_REF = re.compile(rb"<(?:\w+:)?c\b[^>]*?\sr\s*=\s*[\"']([A-Za-z]{1,8})(\d{1
 _FIX = "save it again from Excel or LibreOffice, or start from `fleetplan template`"
 
 
-def check_workbook(path: Path) -> bytes:
-    """The workbook's bytes, read once within its size; refused past a limit of
+def check_workbook(path: Path) -> tuple[bytes, bool]:
+    """The workbook's bytes, read once within its size, and whether any sheet holds a formula
+    (if none does, its values need not be read a second time); refused past a limit of
     docs/limits.md, or when not a zip, before any part is parsed."""
     data = read_bytes(path, "scenario workbook")
+    formulas = False
     file = str(path)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -57,14 +60,17 @@ def check_workbook(path: Path) -> bytes:
                               f"{MAX_WORKBOOK_UNZIPPED_BYTES / MIB:,.0f} MiB are read")
             for part in parts:
                 if part.filename.lower().endswith((".xml", ".rels", ".vml")):
-                    _check_part(file, part.filename, archive.read(part))
+                    text = archive.read(part)
+                    _check_part(file, part.filename, text)
+                    formulas = formulas or (part.filename.lower().startswith("xl/worksheets/")
+                                            and _FORMULA.search(text) is not None)
     except InputError:
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
             RuntimeError, ValueError) as exc:  # RuntimeError: encrypted; NotImplemented: method
         raise InputError([Problem(file, "", f"not a readable .xlsx workbook: {exc}",
                                   _FIX)]) from None
-    return data
+    return data, formulas
 
 
 def _check_part(file: str, name: str, data: bytes) -> None:
