@@ -313,7 +313,7 @@ CASES = [
     Case("import-bench: 50 MB vLLM result", "hostile", bench_json),
     Case("workbook: 5 MB zip expanding to 4.7 GiB", "hostile", zip_bomb),
     Case("workbook: 249,750 bad cells, at the sheet limits", "hostile", full_sheet),
-    Case("check: 50 MB plan.json of 125,000 allocations", "hostile", huge_fleet),
+    Case("check: 28 MB plan.json of 125,000 allocations", "hostile", huge_fleet),
     Case("legit: profile a 10 M-request trace (198 MB)", "legit", legit_trace_10m),
     Case("legit: simulate 1 M requests on tiny's fleet", "legit", legit_replay_1m),
     Case("legit: validate 10,000 workloads", "legit", legit_10k_workloads),
