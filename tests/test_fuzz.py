@@ -443,3 +443,29 @@ def test_compare_survives_mutated_scenarios_and_its_workbook_reopens(
     survived(done)
     if done.exit_code == 0:
         load_workbook(out)
+
+
+# --- the harness bounds what it claims --------------------------------------------------------
+
+
+def test_a_forked_run_past_its_memory_or_time_is_caught(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child inherits this process, monkeypatches included: a `validate` that allocates
+    # 4 GiB fails as a traceback (MemoryError), one that sleeps past the limit as a timeout.
+    import time
+
+    import solver.cli.validate as validate
+
+    def greedy(path: Path | None) -> Any:
+        return bytearray(4 * 1024**3)
+
+    monkeypatch.setattr(validate, "load", greedy)
+    done = run_forked("validate", "x.yaml", cwd=tmp_path, timeout_s=FUZZ_TIMEOUT_S)
+    assert done.traceback and "MemoryError" in done.output, done.output[-500:]
+
+    def slow(path: Path | None) -> Any:
+        time.sleep(30)
+
+    monkeypatch.setattr(validate, "load", slow)
+    done = run_forked("validate", "x.yaml", cwd=tmp_path, timeout_s=1)
+    assert done.exit_code is None and done.seconds < 10
