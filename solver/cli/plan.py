@@ -21,7 +21,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
-from solver.cli.signoff import sign_off
+from solver.cli.signoff import sign_off, sign_off_periods
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -192,8 +192,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
                    f"(time limit {time_limit_s:g} s)…", err=True)
     if sc.multi_period:
-        plan = plan_horizon(sc, solver=solver, time_limit_s=time_limit_s, gap=gap,
-                            robust=robust)
+        plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
+                                             gap=gap, robust=robust), sc)
         shown = first_period_scenario(plan, sc)
     else:
         table = build_capacity_table(sc)

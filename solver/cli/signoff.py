@@ -5,12 +5,23 @@ Exit 3 with the broken rows on stderr (:mod:`solver.survivability.signoff`); not
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import NoReturn
+
 import click
 
 from models.capacity import CapacityTable
+from models.horizon import DemandScenario
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.survivability.signoff import UnverifiedPlan, signed
+from solver.capacity.table import build_capacity_table
+from solver.program.periods import BASE, Period, block_scenario
+from solver.survivability.signoff import (
+    UnverifiedPlan,
+    period_fleet,
+    signed,
+    signed_over_periods,
+)
 
 #: Exit code of a plan whose fleet the verifier rejects (1: no fleet, 2: bad input).
 UNVERIFIED_EXIT = 3
@@ -21,6 +32,42 @@ def sign_off(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:
     try:
         return signed(plan, scenario, table)
     except UnverifiedPlan as exc:
+        _refuse(plan, exc)
+
+
+def sign_off_periods(plan: Plan, scenario: Scenario) -> Plan:
+    """A plan over periods marked ``verified``: every period's fleet of every demand scenario
+    checked against that period's demand and the inventory held through it; else exit
+    :data:`UNVERIFIED_EXIT` naming every broken row."""
+    try:
+        return signed_over_periods(plan, _period_checks(plan, scenario))
+    except UnverifiedPlan as exc:
+        _refuse(plan, exc)
+
+
+def _period_checks(plan: Plan, scenario: Scenario
+                   ) -> Iterator[tuple[str, Plan, Scenario, CapacityTable]]:
+    """Per period and demand scenario: its fleet, its single-period scenario (demand grown,
+    events, migrations; the inventory lines held through the period) and capacity table."""
+    if plan.horizon is None:
+        return
+    tables: dict[str, CapacityTable] = {}
+    for p in plan.periods:
+        demand = next((s for s in scenario.demand_scenarios if s.name == p.scenario),
+                      DemandScenario(name=BASE, probability=1.0))
+        one = block_scenario(scenario, demand,
+                             Period(p.period, p.start, p.end, plan.horizon.period_months),
+                             dated=scenario.horizon is not None)
+        one = one.model_copy(update={"inventory": tuple(
+            line for line in scenario.inventory if line.held_through(p.start, p.end))})
+        key = one.model_dump_json(exclude={"inventory"})  # the table does not read it
+        if key not in tables:
+            tables[key] = build_capacity_table(one)
+        yield (f"{p.scenario} period {p.period} ({p.start})", period_fleet(plan, p), one,
+               tables[key])
+
+
+def _refuse(plan: Plan, exc: UnverifiedPlan) -> NoReturn:
         click.echo(f"plan {plan.scenario}: the fleet found breaks {len(exc.broken)} rows the "
                    "verifier recomputes; this is a bug in fleetplan, and no plan was written:",
                    err=True)

@@ -8,8 +8,10 @@ that passes is marked ``verified``; one that does not is a bug, never a plan to 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from models.capacity import CapacityTable
-from models.plan import Plan
+from models.plan import PeriodPlan, Plan
 from models.scenario import Scenario
 from solver.survivability.verify import verify_plan
 
@@ -34,3 +36,36 @@ def signed(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:
     if broken:
         raise UnverifiedPlan(plan.scenario, broken)
     return plan.model_copy(update={"verified": True})
+
+
+def period_fleet(plan: Plan, period: PeriodPlan) -> Plan:
+    """One period of a plan over periods as a plan of its own: the fleet, rows and cost it
+    claims for that period and demand scenario."""
+    return plan.model_copy(update={
+        "allocations": period.allocations, "nodes": period.nodes,
+        "survivability": period.survivability,
+        "cost": plan.cost.model_copy(update={"per_month": period.cost_per_month})})
+
+
+def signed_over_periods(
+    plan: Plan, checks: Iterable[tuple[str, Plan, Scenario, CapacityTable]]
+) -> Plan:
+    """``plan`` marked ``verified`` where every ``(label, fleet, scenario, table)`` check passes:
+    each period's fleet of each demand scenario against that period's single-period scenario,
+    its inventory held then (:func:`verify_plan` with ``over_periods``). A plan with no period
+    to check (no fleet) is returned as it is, not marked.
+
+    Raises
+    ------
+    UnverifiedPlan
+        With every broken row, each prefixed by its check's label.
+    """
+    broken: list[str] = []
+    checked = 0
+    for label, fleet, scenario, table in checks:
+        broken += [f"{label}: {row}"
+                   for row in verify_plan(fleet, scenario, table, over_periods=True)]
+        checked += 1
+    if broken:
+        raise UnverifiedPlan(plan.scenario, broken)
+    return plan.model_copy(update={"verified": True}) if checked else plan

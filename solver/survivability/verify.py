@@ -3,13 +3,15 @@
 ``verify_plan`` recomputes, from the plan's allocations and nodes, the scenario and the capacity
 table, every promise a plan makes (docs/survivability.md states the rules):
 
-1. references: workloads, zones, offers, allowed GPUs and slices exist; ``gpus = replicas × tp``;
+1. references: workloads, zones, offers (or nodes the inventory holds), allowed GPUs and slices
+   exist; ``gpus = replicas × tp``;
 2. capacity: each allocation's ``replica_capacity_rps`` and source equal the table's row;
 3. demand: per workload and slice, Σ replicas × slo_rps × target utilization ≥ demand (spot
    discounted by 1 − interruption rate); a batch volume instead needs Σ over its window's slices
    of capacity × window hours × 3600 ≥ daily requests;
 4. spot: no spot replica for an interactive workload;
-5. stock: per (GPU, zone, purchase) and slice, GPUs bought ≤ the offer's stock;
+5. stock: per (GPU, zone, purchase) and slice, GPUs bought ≤ the inventory's + the offer's stock;
+   every inventory node kept;
 6. nodes: tp ≤ GPUs per node; per pool and slice the replicas, placed whole on whole nodes
    (largest TP first, each on the fullest node it fits), all find a place;
 7. survival: n_plus_1 survives any node, zone_loss any zone and any node, counting only running
@@ -18,7 +20,8 @@ table, every promise a plan makes (docs/survivability.md states the rules):
    proportion to the capacity of the window's slices);
 8. cost: Σ nodes × GPUs per node × price × paid hours = ``cost.per_month`` (1e-6 relative);
    paid hours are ``hours_per_month`` for reserved (and all-day) nodes, else the slice's hours ×
-   hours_per_month / 24; the budget holds.
+   hours_per_month / 24; the budget holds. ``over_periods``: a committed pool's price blends its
+   inventory and the orders held then, so only its rows' arithmetic is recomputed.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from models.capacity import CapacityRow, CapacityTable
-from models.common import PurchaseKind, WorkloadClass, runs_all_day
+from models.common import COMMITTED_KINDS, PurchaseKind, WorkloadClass, runs_all_day
 from models.inventory import Fleet
-from models.plan import Plan, SolveStatus
+from models.offers import Offer
+from models.plan import NodeCount, Plan, SolveStatus
 from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import SECONDS_PER_HOUR, Workload
@@ -57,11 +61,13 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) + ABS_TOL_RPS
 
 
-def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
+def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable,
+                over_periods: bool = False) -> list[str]:
     """Every way a plan breaks its scenario's rules, as sentences; empty means the plan is OK.
 
     A plan without allocations whose status is ``infeasible`` or ``error`` promises nothing and
-    passes.
+    passes. ``over_periods``: ``plan`` is one period's fleet of a plan over periods, bought from
+    every reserved quote and priced with the orders held then.
     """
     if plan.status in (SolveStatus.infeasible, SolveStatus.error) and not plan.allocations:
         return []
@@ -74,11 +80,11 @@ def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[st
         return out  # the arithmetic below trusts the references
     fleet = fleet_from_plan(plan, scenario)
     out += _check_demand(fleet, scenario, blocks)
-    out += _check_stock(plan, scenario, blocks)
+    out += _check_stock(plan, scenario, blocks, over_periods)
     out += _check_nodes(plan, scenario, blocks)
     out += _check_survival(fleet, scenario, blocks)
     out += _check_survivability_rows(plan, fleet, scenario, blocks)
-    out += _check_cost(plan, scenario)
+    out += _check_cost(plan, scenario, over_periods)
     return out
 
 
@@ -100,6 +106,32 @@ def _table_row(table: CapacityTable, wl: Workload, gpu: str, tp: int) -> Capacit
     return candidates[0] if candidates else None
 
 
+def _held_nodes(scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], int]:
+    """Nodes the scenario's inventory holds per committed pool (zone, GPU, kind)."""
+    held: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
+    for line in scenario.inventory:
+        assert line.gpu is not None  # resolved from the instance type on loading
+        held[(line.zone, line.gpu, line.kind.purchase)] += line.nodes
+    return held
+
+
+def _offer(scenario: Scenario, zone: str, gpu: str) -> Offer | None:
+    return next((o for z in scenario.zones if z.id == zone for o in z.offers if o.gpu == gpu),
+                None)
+
+
+def _sells(scenario: Scenario, zone: str, gpu: str, purchase: PurchaseKind) -> bool:
+    """The zone sells ``gpu`` as ``purchase`` (owned: hardware to buy), or holds such nodes."""
+    if _held_nodes(scenario).get((zone, gpu, purchase), 0):
+        return True
+    offer = _offer(scenario, zone, gpu)
+    if offer is None:
+        return False
+    if purchase is PurchaseKind.owned:
+        return offer.owned is not None
+    return offer.terms(purchase) is not None
+
+
 def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
     out: list[str] = []
     names = {b.name for b in scenario.policy.time_blocks}
@@ -112,8 +144,7 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
         if wl is None or zone is None:
             out.append(f"{where}: unknown workload or zone")
             continue
-        offer = next((o for o in zone.offers if o.gpu == a.gpu), None)
-        if offer is None or offer.terms(a.purchase) is None:
+        if not _sells(scenario, a.zone, a.gpu, a.purchase):
             out.append(f"{where}: zone {a.zone} does not sell {a.gpu} as {a.purchase}")
             continue
         if wl.allowed_gpus is not None and a.gpu not in wl.allowed_gpus:
@@ -136,9 +167,7 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
         if a.capacity_source != row.source:
             out.append(f"{where}: capacity_source {a.capacity_source} != table {row.source}")
     for i, n in enumerate(plan.nodes):
-        zone = zones.get(n.zone)
-        offer = None if zone is None else next((o for o in zone.offers if o.gpu == n.gpu), None)
-        if offer is None or offer.terms(n.purchase) is None:
+        if n.zone not in zones or not _sells(scenario, n.zone, n.gpu, n.purchase):
             out.append(f"node row {i}: zone {n.zone} does not sell {n.gpu} as {n.purchase}")
             continue
         gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
@@ -209,17 +238,44 @@ def _pool_gpus_by_slice(
     return gpus
 
 
-def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) -> list[str]:
+def _stock_gpus(scenario: Scenario, pool: tuple[str, str, PurchaseKind], over_periods: bool
+                ) -> int:
+    """GPUs a pool may hold: its inventory, plus what its offer may add (reserved: the cheapest
+    quote's stock, or ``over_periods`` every quote's, as orders of each quote are limited by its
+    own; owned: the hardware's stock) [GPUs]."""
+    zone, gpu, purchase = pool
+    held = _held_nodes(scenario).get(pool, 0) * offer_gpus_per_node(scenario, zone, gpu)
+    offer = _offer(scenario, zone, gpu)
+    if offer is None:
+        return held
+    if purchase is PurchaseKind.owned:
+        return held + (0 if offer.owned is None else offer.owned.stock_gpus)
+    if purchase is PurchaseKind.reserved and over_periods:
+        return held + sum(q.stock_gpus for q in offer.reserved_quotes)
+    terms = offer.terms(purchase)
+    return held + (0 if terms is None else terms.stock_gpus)
+
+
+def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...],
+                 over_periods: bool) -> list[str]:
+    """GPUs bought within stock, and every node the inventory holds kept (no early release)."""
     out: list[str] = []
-    for (zone, gpu, purchase, name), bought in sorted(_pool_gpus_by_slice(plan, blocks).items()):
-        offer = next(o for o in scenario.zone(zone).offers if o.gpu == gpu)
-        terms = offer.terms(purchase)
-        assert terms is not None  # checked with the references
-        if bought > terms.stock_gpus:
+    gpus = _pool_gpus_by_slice(plan, blocks)
+    for (zone, gpu, purchase, name), bought in sorted(gpus.items()):
+        stock = _stock_gpus(scenario, (zone, gpu, purchase), over_periods)
+        if bought > stock:
             out.append(
                 f"stock: {bought} {gpu} {purchase} GPUs in {zone} during {name}, "
-                f"stock {terms.stock_gpus}"
+                f"stock {stock}"
             )
+    for (zone, gpu, purchase), nodes in sorted(_held_nodes(scenario).items()):
+        held = nodes * offer_gpus_per_node(scenario, zone, gpu)
+        for b in blocks:
+            if gpus.get((zone, gpu, purchase, b.name), 0) < held:
+                out.append(
+                    f"inventory: {held} {purchase} {gpu} GPUs held in {zone}, the plan keeps "
+                    f"{gpus.get((zone, gpu, purchase, b.name), 0)} during {b.name}"
+                )
     return out
 
 
@@ -345,14 +401,29 @@ def _check_survivability_rows(
     return out
 
 
-def _check_cost(plan: Plan, scenario: Scenario) -> list[str]:
+def _offer_price(scenario: Scenario, n: NodeCount) -> float:
+    """The offer's price of a node row's GPUs [currency/(GPU·h)]; owned hardware: capital,
+    power and hosting per GPU-hour."""
+    offer = _offer(scenario, n.zone, n.gpu)
+    assert offer is not None  # checked with the references
+    if n.purchase is PurchaseKind.owned:
+        assert offer.owned is not None  # checked with the references
+        gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
+        hours = scenario.policy.hours_per_month
+        return offer.owned.cost_per_node_month(gpn, hours) / (gpn * hours)
+    terms = offer.terms(n.purchase)
+    assert terms is not None  # checked with the references
+    return terms.price_per_gpu_hour
+
+
+def _check_cost(plan: Plan, scenario: Scenario, over_periods: bool) -> list[str]:
+    """Each node row at its price; over periods a committed pool's price blends its inventory
+    and the orders held then, so only the row's own arithmetic is recomputed for it."""
     out: list[str] = []
     total = 0.0
     for i, n in enumerate(plan.nodes):
-        offer = next(o for o in scenario.zone(n.zone).offers if o.gpu == n.gpu)
-        terms = offer.terms(n.purchase)
-        assert terms is not None  # checked with the references
-        price = terms.price_per_gpu_hour
+        blended = over_periods and n.purchase in COMMITTED_KINDS
+        price = n.price_per_gpu_hour if blended else _offer_price(scenario, n)
         cost = n.gpus * price * scenario.policy.paid_hours_per_month(n.purchase, n.slice)
         total += cost  # [GPUs] × [currency/GPU/h] × [h/month]
         if not _close(n.price_per_gpu_hour, price):
