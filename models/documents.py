@@ -109,8 +109,9 @@ class _GuardedComposer(Composer):
     def _count(self, values: int, event: Any) -> None:
         self._nodes += values
         if self._nodes > MAX_NODES:
-            raise LimitError(None, None, f"more than {MAX_NODES:,} values, counting each alias "
-                             "at the size of what it repeats", event.start_mark)
+            how = ", counting each alias at the size of what it repeats" if self._aliases else ""
+            raise LimitError(None, None, f"more than {MAX_NODES:,} values{how}",
+                             event.start_mark)
 
 
 class _StrictConstructor(SafeConstructor):

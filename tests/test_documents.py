@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from inputs import scenarios_dir
-from models.documents import load_yaml
+from models import documents
+from models.documents import load_yaml, read_document
+from models.errors import InputError
 from models.input_files import count_values, json_depth
 from models.limits import MAX_ALIASES, MAX_DEPTH, MAX_NODES
 from tests.hostile import refused, run, run_bounded
@@ -159,3 +161,14 @@ def test_yes_is_not_one_request_per_second(tmp_path: Path) -> None:
     path = tiny_json(tmp_path, True)
     refused(run("validate", str(path)), f"{path}: workloads[0].arrival.peak_rps",
             "`true` is yes/no, not a number")
+
+
+def test_a_long_list_without_aliases_is_refused_without_speaking_of_aliases(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The message spoke of aliases for a file holding none (a 15 MB list of 2 M entries).
+    monkeypatch.setattr(documents, "MAX_NODES", 50)
+    path = tmp_path / "long.yaml"
+    path.write_text("name: long\nworkloads:\n" + "  - 1\n" * 60, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_document(path)
+    assert "more than 50 values —" in str(err.value) and "counting" not in str(err.value)
