@@ -38,12 +38,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from models.errors import InputError, Problem
 from models.input_files import check_file
 from models.names import instance_shape
+
+if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
+    import pandas as pd
 
 #: SkyPilot accelerator names → catalog GPU names.
 SKYPILOT_ACCELERATORS: dict[str, str] = {
@@ -134,6 +136,8 @@ def file_layout(path: Path) -> CatalogLayout:
 
 def read_csv(path: Path, file: str) -> pd.DataFrame:
     """A price CSV as text cells (size-limited; unparseable → InputError)."""
+    import pandas as pd
+
     check_file(path, "price catalog")
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
@@ -172,6 +176,8 @@ def read_node_prices(path: Path, layout: CatalogLayout | None = None) -> NodePri
     nodes = readers[found](frame, file, found, problems)
     if problems:
         raise InputError(problems[:20])
+    import pandas as pd
+
     return NodePrices(found, pd.DataFrame(nodes, columns=list(NODE_COLUMNS)))
 
 

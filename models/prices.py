@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from models.catalog import GpuType
 from models.common import CLOUD_KINDS
@@ -26,6 +25,9 @@ from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
 from models.price_catalogs import SUBSET_COLUMNS, CatalogLayout, file_layout, read_node_prices
 from models.quotes import zones_from_quotes
 from models.scenario import PriceTable
+
+if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
+    import pandas as pd
 
 __all__ = ["ACCELERATOR_NAMES", "REQUIRED_COLUMNS", "zones_from_price_table"]
 

@@ -31,8 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from models.catalog import GpuType
 from models.common import CLOUD_KINDS, PurchaseKind, Upfront
@@ -41,6 +40,9 @@ from models.names import ZoneName, name_key, resolve_gpu, zone_id_for
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.price_catalogs import QUOTE_HEADER, read_csv
 from models.scenario import PriceTable
+
+if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
+    import pandas as pd
 
 UPFRONT = ("none", "partial", "all")
 _KINDS = {name_key(k.value): k for k in CLOUD_KINDS}

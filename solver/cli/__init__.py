@@ -2,6 +2,10 @@
 
 Every command goes parse → validate → compute → write. Bad input becomes a one-paragraph
 message and exit code 2, never a traceback.
+
+Start-up stays fast: a command's module (and what it needs: pandas, the solver, openpyxl,
+matplotlib) is imported only when that command runs. ``fleetplan --help`` lists the commands
+from :data:`COMMANDS` without importing any of them.
 """
 
 from __future__ import annotations
@@ -10,22 +14,75 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
 from models.errors import InputError
 from models.text import InertStream
 
-#: Command modules under ``solver.cli``; each defines a click command named ``command``.
-COMMAND_MODULES = ("validate", "calibrate", "profile", "forecast", "estimate", "capacity", "check",
-                   "simulate", "template", "plan", "compare", "sweep", "import_bench")
+class CommandEntry(NamedTuple):
+    """Where a command lives and the line ``fleetplan --help`` shows for it."""
+
+    module: str
+    """Module under ``solver.cli`` defining a click command named ``command``."""
+    short_help: str
+    """The first line of the command's docstring (a test keeps the two the same)."""
+
+
+#: Every command, in the order ``fleetplan --help`` lists them.
+COMMANDS: dict[str, CommandEntry] = {
+    "validate": CommandEntry("validate", "Check SCENARIO (default: the built-in demo) and print "
+                                         "a one-screen summary."),
+    "estimate": CommandEntry("estimate", "Memory, KV capacity, TTFT, time per output token and "
+                                         "throughput of one replica."),
+    "capacity": CommandEntry("capacity", "What one replica of each configuration carries under "
+                                         "each workload's SLO."),
+    "plan": CommandEntry("plan", "Plan the cheapest fleet for SCENARIO (default: the built-in "
+                                 "demo)."),
+    "check": CommandEntry("check", "Check FLEET against SCENARIO (default: the built-in demo) "
+                                   "under every failure domain."),
+    "simulate": CommandEntry("simulate", "Replay TRACE on the replicas FLEET gives a workload "
+                                         "of SCENARIO (default: the demo)."),
+    "profile": CommandEntry("profile", "Profile TRACE: arrival rates, token-length percentiles, "
+                                       "prefix reuse, daily shape."),
+    "forecast": CommandEntry("forecast", "Forecast growth per period from HISTORY.csv (date, "
+                                         "workload, peak_rps: each day's peak)."),
+    "sweep": CommandEntry("sweep", "Plan every variant of SCENARIO (default: the built-in demo) "
+                                   "that the --vary options describe, and tabulate them: "
+                                   "sweep.csv, sweep.xlsx, tornado.png in --out."),
+    "import-bench": CommandEntry("import_bench", "Turn FILES of one load-tested configuration "
+                                                 "into its measured capacity row."),
+    "compare": CommandEntry("compare", "Plan SCENARIO… (default: the built-in demo), or variants "
+                                       "of them, and compare them."),
+    "calibrate": CommandEntry("calibrate", "Fit the efficiency factors to MEASUREMENTS and write "
+                                           "a catalog overlay."),
+    "template": CommandEntry("template", "Write a scenario workbook: sheets scenario, workloads, "
+                                         "offers, measured, price_tables, policy, with units in "
+                                         "the headers and a filled example row."),
+}
 
 
 class FleetplanGroup(click.Group):
-    """Click group that turns input errors into clean messages and exit code 2, and shows
-    every control character it prints escaped (:class:`models.text.InertStream`): a name or a
-    path holding a terminal escape sequence is shown, never run."""
+    """Click group that loads a command when it runs, turns input errors into clean messages
+    with exit code 2, and shows every control character it prints escaped
+    (:class:`models.text.InertStream`): a name or a path holding a terminal escape sequence is
+    shown, never run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        command: click.Command = importlib.import_module(f"solver.cli.{entry.module}").command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from :data:`COMMANDS`: no command module is imported for help."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, entry.short_help) for name, entry in COMMANDS.items()])
 
     def invoke(self, ctx: click.Context) -> Any:
         with inert_terminal():
@@ -55,7 +112,3 @@ def inert_terminal() -> Iterator[None]:
 @click.version_option(package_name="fleetplan")
 def main() -> None:
     """fleetplan: size a GPU fleet for LLM inference — which GPUs, how many, where, bought how."""
-
-
-for _name in COMMAND_MODULES:
-    main.add_command(importlib.import_module(f"solver.cli.{_name}").command)

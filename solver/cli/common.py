@@ -15,7 +15,7 @@ from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.outputs.atomic import write_atomic
 from solver.outputs.destinations import check_output
-from solver.solve.backends import SOLVERS
+from solver.solve import SOLVERS
 
 __all__ = ["check_output", "echo_json", "finite", "json_option", "load", "scenario_argument",
            "solve_options", "sources_of", "write_atomic"]

@@ -8,3 +8,6 @@ says which requirement an infeasible scenario cannot meet, and by how much.
 Imports: :mod:`models`, :mod:`solver.capacity`, :mod:`solver.program`, :mod:`solver.survivability`.
 Never outputs, studies or the CLI.
 """
+
+#: MIP solvers a plan can be made with (the CLI offers them without importing a solver).
+SOLVERS = ("highs", "cbc")

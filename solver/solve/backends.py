@@ -20,6 +20,7 @@ from typing import Any
 import pulp
 
 from models.plan import SolverReport, SolveStatus
+from solver.solve import SOLVERS
 
 #: Threads and seed are fixed so a plan is the same on every run of the same input.
 SOLVER_THREADS = 2
@@ -29,8 +30,6 @@ SOLVER_SEED = 0
 THREADS: ContextVar[int] = ContextVar("solver_threads", default=SOLVER_THREADS)
 #: A value within this distance of an integer is that integer.
 INTEGRALITY_TOLERANCE = 1e-6
-
-SOLVERS = ("highs", "cbc")
 
 
 class SolveError(RuntimeError):
