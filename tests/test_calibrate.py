@@ -421,10 +421,10 @@ def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
     # relative error = (predicted − measured) ÷ measured, row by row
     assert (table["relative_error"] - (table["predicted"] - table["value"]) / table["value"]
             ).abs().max() < 1e-9
-    assert "held-out err" in result.output
-    assert "H100-PCIe  no measurements: takes H100-SXM's factors, runtime trtllm" in (
+    assert "Held-out err" in result.output
+    assert "H100-PCIe: no measurements: takes H100-SXM's factors, runtime trtllm" in (
         result.output)
-    assert "H100-SXM   runtime trtllm" in result.output
+    assert "H100-SXM: runtime trtllm" in result.output
     for name in EfficiencyFactors.model_fields:  # every factor, in words, with its unit
         assert field_label(name) in result.output
     assert "step overhead per sequence" in result.output and " ms/sequence" in result.output

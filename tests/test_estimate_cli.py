@@ -91,7 +91,7 @@ def test_estimate_human_table() -> None:
     code, out, _ = run(*estimate_args())
     assert code == 0
     assert "KV capacity [tokens]" in out
-    assert "max output tokens/s" in out
+    assert "Max output tokens/s" in out
 
 
 def test_unknown_names_suggest_the_right_one() -> None:
@@ -141,7 +141,7 @@ def test_capacity_json_rows_sorted_and_measured(scenario_file: Path) -> None:
 def test_capacity_explain_lists_rejections(scenario_file: Path) -> None:
     code, out, err = run("capacity", str(scenario_file), "--explain")
     assert code == 0
-    assert "rejected L4 ×1: weights" in out
+    assert "rejected L4 TP1 (1 GPU): weights" in out
     assert "overrides the analytic model" in out
     assert "stale, not used" in err
     code, out, _ = run("capacity", str(scenario_file))

@@ -584,7 +584,7 @@ def test_cli_human_output(tmp_path: Path) -> None:
                          "--workload", "chat", "--fail", "zone:zone-b@1"])
     assert code == 0, out
     assert "before failure" in out and "after failure" in out
-    assert "TTFT" in out and "within SLO" in out
+    assert "TTFT" in out and "Within SLO" in out
 
 
 def test_cli_clean_errors(tmp_path: Path) -> None:

@@ -43,16 +43,17 @@ def test_summary_shows_peak_demand_in_tokens_per_s() -> None:
     assert result.exit_code == 0, result.output
     # 4 req/s × 1,000 input tokens = 4,000 in; × 200 output = 800 out
     chat = next(line for line in result.output.splitlines() if line.strip().startswith("chat"))
-    assert "4.00" in chat and "4,000+800" in chat and "none" in chat and "L4, H100-SXM" in chat
+    assert "4.00" in chat and "4,000 + 800" in chat and "None" in chat and "L4, H100-SXM" in chat
     assert "peak demand, all pools: 4,800 tokens/s" in result.output
-    assert "zone-a" in result.output and "L4 ×1 r/o" in result.output
+    assert "zone-a" in result.output
+    assert "L4 (1), H100-SXM (1): reserved, on-demand" in result.output
 
 
 def test_measured_rows_are_listed() -> None:
     result = run(str(scenarios_dir() / "twenty_rps.yaml"))
     assert result.exit_code == 0, result.output
     assert "measured rows (1)" in result.output
-    assert "H100-SXM fp8 TP2: 72 sequences, 18 req/s" in result.output
+    assert "H100-SXM FP8 TP2 (2 GPUs): 72 sequences, 18 req/s" in result.output
 
 
 def test_json_output() -> None:

@@ -21,6 +21,7 @@ import click
 from models.errors import InputError
 from models.text import InertStream
 
+
 class CommandEntry(NamedTuple):
     """Where a command lives and the line ``fleetplan --help`` shows for it."""
 

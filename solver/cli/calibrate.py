@@ -27,7 +27,9 @@ from solver.capacity.calibrate import (
 )
 from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
 from solver.cli.common import echo_json, finite, json_option, write_atomic
+from solver.cli.show import Col, progress, table_lines
 from solver.outputs.destinations import OutputFile
+from solver.outputs.labels import plural
 from solver.outputs.units import field_label, field_unit
 
 #: Where ``--builtin`` writes: the calibrated layers of the built-in catalog (silicon factors per
@@ -65,10 +67,10 @@ def _header(cal: Calibration, measurements: Path, first_line: str = OVERLAY_FIRS
         f"{len(cal.skipped)} skipped); {_split(cal)}.",
         "Median absolute relative error, train / held-out (method: docs/calibration.md):",
     ]
-    for e in cal.errors():
-        if e.gpu == "all":
-            lines.append(f"  {e.kind.value:<24} {_pct(e.train_median_abs_error):>8} / "
-                         f"{_pct(e.held_out_median_abs_error)}")
+    lines += table_lines(["Kind", Col("Train", right=True), Col("Held out", right=True)],
+                         [(e.kind.value, _pct(e.train_median_abs_error),
+                           _pct(e.held_out_median_abs_error))
+                          for e in cal.errors() if e.gpu == "all"], terminal=False)
     for target, source in cal.transferred:
         lines.append(f"{target}: no measurements; takes {source}'s fitted factors.")
     return "".join(f"# {line}\n" for line in lines) + "\n"
@@ -146,27 +148,31 @@ def _summary(cal: Calibration, out: Path) -> dict[str, Any]:
 
 
 def _print_table(cal: Calibration, out: Path) -> None:
-    click.echo(f"{'kind':<24} {'GPU':<10} {'train':>6} {'held':>5} {'train err':>10} "
-               f"{'held-out err':>13}")
-    for e in cal.errors():
-        click.echo(f"{e.kind.value:<24} {e.gpu:<10} {e.train_rows:>6} {e.held_out_rows:>5} "
-                   f"{_pct(e.train_median_abs_error):>10} {_pct(e.held_out_median_abs_error):>13}")
+    rows = [(e.kind.value, e.gpu, e.train_rows, e.held_out_rows, _pct(e.train_median_abs_error),
+             _pct(e.held_out_median_abs_error)) for e in cal.errors()]
+    for line in table_lines(["Kind", "GPU", Col("Train rows", right=True),
+                             Col("Held-out rows", right=True), Col("Train err", right=True),
+                             Col("Held-out err", right=True)], rows, indent=0):
+        click.echo(line)
     click.echo("")
     fits = {f.gpu: f for f in cal.fits}
     transferred = dict(cal.transferred)
     for g, factors in sorted(cal.factors().items()):
         fit = fits.get(g) or fits[transferred[g]]
         note = f" no measurements: takes {fit.gpu}'s factors," if g in transferred else ""
-        click.echo(f"{g:<10}{note} runtime {_runtime_name(fit.runtime)}")
-        for field in EfficiencyFactors.model_fields:
-            click.echo(f"  {_factor(field, getattr(factors, field))}")
+        click.echo(f"{g}:{note} runtime {_runtime_name(fit.runtime)}")
+        factor_rows = [(field_label(f), f"{getattr(factors, f):.4g}",
+                        "" if field_unit(f) == "1" else field_unit(f))
+                       for f in EfficiencyFactors.model_fields]
+        for line in table_lines(["Factor", Col("Value", right=True), "Unit"], factor_rows):
+            click.echo(line)
         for runtime, other in fit.by_runtime:
             if runtime != fit.runtime:
                 costs = ", ".join(_factor(k, getattr(other, k)) for k in PER_RUNTIME)
                 click.echo(f"  fitted for {_runtime_name(runtime)} too: {costs}")
     if cal.skipped:
         reasons = sorted({reason for _, reason in cal.skipped})
-        click.echo(f"skipped {len(cal.skipped)} rows: {'; '.join(reasons)}")
+        click.echo(f"skipped {plural(len(cal.skipped), 'row')}: {'; '.join(reasons)}")
     click.echo(f"wrote {out}")
 
 
@@ -227,10 +233,9 @@ def _fit(measurements: Path, builtin: bool, overlays: tuple[Path, ...], held_out
     """Fit the factors and write the overlay (and, with --builtin, the runtimes layer)."""
     rows = _read(measurements)
     gpus, models, _ = load_catalog(overlays=overlays)
-    if not as_json:
-        click.echo(f"fitting {len(rows)} measurements…", err=True)
-    cal = (builtin_calibration(measurements, gpus, models) if builtin
-           else calibrate(rows, gpus, models, held_out_share=held_out_share))
+    with progress(f"fitting {plural(len(rows), 'measurement')}…", enabled=not as_json):
+        cal = (builtin_calibration(measurements, gpus, models) if builtin
+               else calibrate(rows, gpus, models, held_out_share=held_out_share))
     if cal.predictions and all(p.held_out for p in cal.predictions):
         # every row held out: the "fit" would be the prior, written as if calibrated
         raise InputError([Problem(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,36 +13,32 @@ from models.scenario import Scenario
 from solver.capacity.measured import stale_measurements
 from solver.capacity.table import build_capacity_table
 from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import config_label, label
 
 
-def _grid(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Right-aligned text table (first column left-aligned)."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
-
-    return [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+def _money(value: float | None) -> str | None:
+    return None if value is None or math.isinf(value) else f"{value:,.3f}"
 
 
-def _money(value: float | None) -> str:
-    return "-" if value is None or math.isinf(value) else f"{value:.3f}"
-
-
-def _cells(row: CapacityRow) -> list[str]:
+def _cells(row: CapacityRow) -> list[object]:
     cost = row.cost_per_million_tokens
     return [
-        f"{row.gpu} ×{row.tp}", row.precision.value, row.source.value,
-        f"{row.slo_rps:.2f}", f"{row.input_tokens_per_s:,.0f}", f"{row.output_tokens_per_s:,.0f}",
-        f"{row.max_stable_sequences:,d}", f"{row.ttft_p95_ms:.0f}", f"{row.tpot_p95_ms:.1f}",
+        config_label(row.gpu, row.tp), label(row.precision), label(row.source),
+        f"{row.slo_rps:,.2f}", f"{row.input_tokens_per_s:,.0f}", f"{row.output_tokens_per_s:,.0f}",
+        f"{row.max_stable_sequences:,d}", f"{row.ttft_p95_ms:,.0f}", f"{row.tpot_p95_ms:,.1f}",
         f"{row.headroom:.0%}",
         *(_money(cost.get(kind)) for kind in CLOUD_KINDS),
     ]
 
 
-HEADERS = ("config", "prec", "source", "req/s", "in tok/s", "out tok/s", "seqs", "TTFT95 ms",
-           "TPOT95 ms", "headroom", *(f"$/Mtok {k.value}" for k in CLOUD_KINDS))
+def headers(currency: str) -> list[Col | str]:
+    """Columns of a workload's candidate table."""
+    return ["Configuration", "Precision", "Capacity", Col("SLO rate [req/s]", right=True),
+            Col("Input [tokens/s]", right=True), Col("Output [tokens/s]", right=True),
+            Col("Sequences", right=True), Col("TTFT P95 [ms]", right=True),
+            Col("Per-token P95 [ms]", right=True), Col("Latency slack at SLO rate", right=True),
+            *(Col(f"{label(k)} [{currency}/Mtok]", right=True) for k in CLOUD_KINDS)]
 
 
 def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]:
@@ -55,14 +50,14 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
                    f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
                    f"{workload.slo.tpot_p95_ms:g} ms (P95), {len(rows)} candidates")
         if rows:
-            out.extend("  " + line for line in _grid(HEADERS, [_cells(r) for r in rows]))
+            out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])
         else:
             out.append("  no configuration can serve this workload")
         if explain:
             for row in rows:
-                out.append(f"  {row.gpu} ×{row.tp}: {row.note}")
+                out.append(f"  {config_label(row.gpu, row.tp)}: {row.note}")
             for rej in (r for r in table.rejected if r.workload == workload.name):
-                out.append(f"  rejected {rej.gpu} ×{rej.tp}: {rej.reason}")
+                out.append(f"  rejected {config_label(rej.gpu, rej.tp)}: {rej.reason}")
         out.append("")
     return out
 

@@ -16,6 +16,8 @@ from models.capacity import CapacityTable
 from models.inventory import Fleet
 from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import failure_label
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
 from solver.survivability.fleet import load_fleet, read_plan
@@ -83,40 +85,39 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def _cell(report: CheckReport, failure: str, workload: str) -> str:
+def _cell(report: CheckReport, failure: str, workload: str) -> str | None:
     row = report.cell(failure, workload)
     if row is None:
-        return "—"
+        return None  # not checked: the workload does not ask to survive this failure
     margin = "" if row.margin_pct is None else f" {row.margin_pct:+.0f}%"
     word = "holds" if row.holds else ("FAILS" if row.required else "fails")
     return f"{word}{margin}"
 
 
 def render_matrix(report: CheckReport) -> list[str]:
-    """Failure × workload: holds/fails and margin in the worst slice (FAILS = required)."""
-    head = ["failure", *report.workloads]
-    body = [[f, *(_cell(report, f, w) for w in report.workloads)] for f in report.failures]
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [head, *body]
-    ]
-    return [lines[0], "-" * len(lines[0]), *lines[1:]]
+    """Failure × workload: holds/fails and margin in the worst slice (FAILS = required; a dash:
+    not checked)."""
+    return table_lines(["Failure", *report.workloads],
+                       [[failure_label(f), *(_cell(report, f, w) for w in report.workloads)]
+                        for f in report.failures], indent=0)
 
 
 def render_latency(report: CheckReport) -> list[str]:
     """Steady state per workload in its busiest slice: utilization and predicted P95s."""
     out = ["steady state (busiest slice): utilization, predicted TTFT / TPOT P95"]
+    rows = []
     for w in report.workloads:
-        rows = [r for r in report.rows if r.failure == "none" and r.workload == w]
-        if not rows:
+        mine = [r for r in report.rows if r.failure == "none" and r.workload == w]
+        if not mine:
             continue
-        r = max(rows, key=lambda x: x.demand_rps)
-        util = "—" if r.utilization is None else f"{r.utilization:.0%}"
-        ttft = "—" if r.ttft_p95_ms is None else f"{r.ttft_p95_ms:,.0f} ms"
-        tpot = "—" if r.tpot_p95_ms is None else f"{r.tpot_p95_ms:,.1f} ms/token"
-        out.append(f"  {w} ({r.slice}): {r.replicas} replica(s), {util}, TTFT {ttft}, TPOT {tpot}")
-    return out
+        r = max(mine, key=lambda x: x.demand_rps)
+        rows.append((w, r.slice, r.replicas,
+                     None if r.utilization is None else f"{r.utilization:.0%}",
+                     None if r.ttft_p95_ms is None else f"{r.ttft_p95_ms:,.0f}",
+                     None if r.tpot_p95_ms is None else f"{r.tpot_p95_ms:,.1f}"))
+    return [*out, *table_lines(["Workload", "Slice", Col("Replicas", right=True),
+                                Col("Utilization", right=True), Col("TTFT P95 [ms]", right=True),
+                                Col("Per-token P95 [ms]", right=True)], rows)]
 
 
 def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) -> list[str]:

@@ -17,7 +17,9 @@ from solver.cli.common import (
     solve_options,
     sources_of,
 )
+from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
+from solver.outputs.labels import plural
 from solver.studies.compare import (
     COMPARE_THREADS,
     Compared,
@@ -32,29 +34,26 @@ from solver.studies.compare import (
 from solver.studies.comparison_workbook import comparison_workbook_bytes
 
 
-def _money(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
+def _money(value: float | None) -> str | None:
+    return None if value is None else f"{value:,.0f}"
 
 
 def render_table(rows: list[ComparisonRow], currency: str) -> list[str]:
     """The side-by-side table for people: one column per scenario."""
     types = gpu_types(rows)
-    lines: list[list[str]] = [
-        ["", *(f"S{i + 1}" for i in range(len(rows)))],
+    lines: list[list[object]] = [
         ["scenario", *(r.label for r in rows)],
         ["status", *(r.status for r in rows)],
         [f"cost [{currency}/month]", *(_money(r.cost_per_month) for r in rows)],
-        [f"cost [{currency}/Mtok]", *("-" if r.per_million_tokens is None
-                                      else f"{r.per_million_tokens:.3f}" for r in rows)],
-        ["reserved share", *("-" if r.reserved_share is None else f"{r.reserved_share:.0%}"
+        [f"cost [{currency}/Mtok]", *(None if r.per_million_tokens is None
+                                      else f"{r.per_million_tokens:,.3f}" for r in rows)],
+        ["reserved share", *(None if r.reserved_share is None else f"{r.reserved_share:.0%}"
                              for r in rows)],
         ["survivability", *(r.survivability for r in rows)],
-        *([f"{g} GPUs", *(str(r.gpus_by_type.get(g, 0)) for r in rows)] for g in types),
     ]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                      for i, (c, w) in enumerate(zip(line, widths, strict=True))).rstrip()
-            for line in lines]
+    lines += [[f"{g} GPUs", *(f"{r.gpus_by_type.get(g, 0):,}" for r in rows)] for g in types]
+    return table_lines(["", *(Col(f"S{i + 1}", right=True) for i in range(len(rows)))], lines,
+                       indent=0)
 
 
 def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> dict[str, Any]:
@@ -107,7 +106,7 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
     """Plan every variant, with progress on stderr."""
     variants = build_variants(loaded, [parse_vary(v) for v in varies])
     total = len(variants)
-    click.echo(f"planning {total} scenario{'s' if total != 1 else ''}…", err=True)
+    click.echo(f"planning {plural(total, 'scenario')}…", err=True)
 
     def progress(i: int, result: Compared) -> None:
         plan = result.plan

@@ -28,6 +28,8 @@ from solver.capacity.memory import (
 from solver.capacity.perf import perf_model, runtime_efficiency
 from solver.capacity.replica import closed_loop
 from solver.cli.common import echo_json, json_option, load
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import config_label, label
 
 WHERE = "command line"
 
@@ -176,31 +178,34 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
            output_tokens: int, concurrency: int, est: Estimate) -> None:
     echo = click.echo
     plan = est.plan
-    echo(f"{spec.name} on {tp} × {gpu.name}, {precision.value} weights, "
-         f"{kv_precision(precision).value} KV cache — {input_tokens} in / {output_tokens} out "
-         f"({est.source.value})")
+    echo(f"{spec.name} on {config_label(gpu.name, tp)}, {label(precision)} weights, "
+         f"{label(kv_precision(precision))} KV cache — {input_tokens:,} in / {output_tokens:,} "
+         f"out ({label(est.source).lower()})")
     echo("")
-    echo("memory per GPU               GiB")
-    echo(f"  weights              {plan.weights_gib:11.2f}")
-    echo(f"  runtime overhead     {plan.runtime_overhead_gib:11.2f}")
-    echo(f"  safety margin        {plan.margin_gib:11.2f}")
-    echo(f"  KV cache             {plan.kv_gib:11.2f}")
-    echo(f"  total                {plan.memory_gib:11.2f}")
-    echo("")
-    echo(f"KV bytes per token         {est.kv_bytes_per_token:12,.0f}  "
-         f"({plan.kv_bytes_per_token_per_gpu:,.0f} per GPU)")
-    echo(f"KV capacity [tokens]       {plan.kv_capacity_tokens:12,d}")
-    echo(f"max stable sequences       {est.max_stable_sequences:12,d}  "
-         f"at {input_tokens + output_tokens:,} tokens each")
-    echo(f"prefill of one prompt [ms] {est.prefill_ms:12.1f}")
+    memory = [("Weights", plan.weights_gib), ("Runtime overhead", plan.runtime_overhead_gib),
+              ("Safety margin", plan.margin_gib), ("KV cache", plan.kv_gib),
+              ("Total", plan.memory_gib)]
+    for line in table_lines(["Memory per GPU", Col("[GiB]", right=True)],
+                            [(name, f"{gib:,.2f}") for name, gib in memory], indent=0):
+        echo(line)
     echo("")
     measured = est.source is CapacitySource.measured
-    echo("at the measured peak (P95):" if measured else f"at concurrency {concurrency} (means):")
-    echo(f"  TTFT [ms]                {est.ttft_ms:12.1f}")
-    echo(f"  time per output token    {est.tpot_ms:12.2f} ms")
-    echo(f"  output tokens/s          {est.output_tokens_per_s:12,.0f}")
-    echo(f"max output tokens/s (no latency limit, {est.max_stable_sequences:,} sequences): "
-         f"{est.max_output_tokens_per_s:,.0f}")
+    at = "at the measured peak (P95)" if measured else f"at concurrency {concurrency} (means)"
+    figures: list[tuple[str, str, str]] = [
+        ("KV bytes per token", f"{est.kv_bytes_per_token:,.0f}",
+         f"{plan.kv_bytes_per_token_per_gpu:,.0f} per GPU"),
+        ("KV capacity [tokens]", f"{plan.kv_capacity_tokens:,d}", ""),
+        ("Max stable sequences", f"{est.max_stable_sequences:,d}",
+         f"at {input_tokens + output_tokens:,} tokens each"),
+        ("Prefill of one prompt [ms]", f"{est.prefill_ms:,.1f}", ""),
+        ("TTFT [ms]", f"{est.ttft_ms:,.1f}", at),
+        ("Time per output token [ms]", f"{est.tpot_ms:,.2f}", at),
+        ("Output tokens/s", f"{est.output_tokens_per_s:,.0f}", at),
+        ("Max output tokens/s", f"{est.max_output_tokens_per_s:,.0f}",
+         f"no latency limit, {est.max_stable_sequences:,} sequences"),
+    ]
+    for line in table_lines(["Figure", Col("Value", right=True), "Note"], figures, indent=0):
+        echo(line)
     if concurrency > est.max_stable_sequences:
         echo(f"warning: concurrency {concurrency} exceeds the {est.max_stable_sequences} "
              "sequences the KV cache holds; the runtime would queue or preempt", err=True)

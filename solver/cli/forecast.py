@@ -15,6 +15,7 @@ from models.errors import InputError, Problem
 from models.horizon import Horizon
 from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load
+from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
     HIGH_QUANTILE,
@@ -49,9 +50,11 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
     for f in forecasts:
         lines.append(f"  {f.workload}: {f.model}, {f.days} days; growth over "
                      f"{f.reference_rps:.3g} req/s ({f.reference})")
-        for q, start in enumerate(starts):
-            lines.append(f"    {start}  {f.base_rps[q]:10.3g}  ({f.low_rps[q]:.3g}–"
-                         f"{f.high_rps[q]:.3g})  growth {f.growth[q]:.3f}")
+        lines += table_lines(
+            ["Period from", Col("Median [req/s]", right=True), Col("Low–high [req/s]", right=True),
+             Col("Growth", right=True)],
+            [(start, f"{f.base_rps[q]:.3g}", f"{f.low_rps[q]:.3g}–{f.high_rps[q]:.3g}",
+              f"{f.growth[q]:.3f}") for q, start in enumerate(starts)], indent=4)
     block = scenario_block(forecasts, horizon)
     growth = block.pop("growth")
     lines += [

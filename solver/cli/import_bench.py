@@ -28,7 +28,9 @@ from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
 from solver.capacity.measured import staleness
 from solver.cli.common import echo_json, finite, json_option
+from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
+from solver.outputs.labels import config_label
 
 
 def _workload(scenario: Scenario | None, name: str | None, path: Path | None) -> Workload | None:
@@ -82,19 +84,20 @@ def _load(p: BenchPoint) -> str:
 
 def _print(holding: SloHolding, row: MeasuredCapacity, notes: list[str], slo: Slo,
            warnings: list[str], out: Path | None) -> None:
-    click.echo(f"{'load':>16} {'served req/s':>13} {'TTFT P95 ms':>12} {'TPOT P95 ms':>12} "
-               f"{'failed':>7}  SLO")
-    for v in holding.verdicts:
-        p = v.point
-        click.echo(f"{_load(p):>16} {p.throughput_rps:13.3f} {p.ttft_p95_ms:12.1f} "
-                   f"{p.tpot_p95_ms:12.2f} {p.failed_share:7.1%}  "
-                   + ("held" if v.holds else "broke: " + "; ".join(v.broken)))
+    rows = [(_load(v.point), f"{v.point.throughput_rps:,.3f}", f"{v.point.ttft_p95_ms:,.1f}",
+             f"{v.point.tpot_p95_ms:,.2f}", f"{v.point.failed_share:.1%}",
+             "held" if v.holds else "broke: " + "; ".join(v.broken)) for v in holding.verdicts]
+    for line in table_lines([Col("Load", right=True), Col("Served [req/s]", right=True),
+                             Col("TTFT P95 [ms]", right=True),
+                             Col("Per-token P95 [ms]", right=True), Col("Failed", right=True),
+                             "SLO"], rows, indent=0):
+        click.echo(line)
     click.echo("")
     how = ("interpolated between the last load that held and the first that broke"
            if holding.interpolated else "the highest tested load at which it held")
     click.echo(f"SLO (TTFT P95 {slo.ttft_p95_ms:g} ms, per-token P95 {slo.tpot_p95_ms:g} ms) "
                f"holds up to {row.tested_peak_rps:.3f} req/s ({how})")
-    click.echo(f"row: {row.model} on {row.gpu} TP{row.tp}, {row.precision.value}, "
+    click.echo(f"row: {row.model} on {config_label(row.gpu, row.tp, row.precision)}, "
                f"{row.runtime}, workload {row.workload}, {row.max_stable_sequences} sequences, "
                f"measured {row.measured_on}")
     bases = sorted({v.point.basis.value for v in holding.verdicts})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from models.common import PurchaseKind
+from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.plan import Plan, SolveStatus
@@ -21,6 +21,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
@@ -29,6 +30,7 @@ from solver.outputs.figures import (
     slice_figures,
     survivability_margins,
 )
+from solver.outputs.labels import config_label, failure_label, label, plural
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
@@ -49,30 +51,32 @@ def gpu_table(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     for n in plan.nodes:
         key = (n.gpu, n.zone, n.purchase)
         peak[key] = max(peak[key], n.gpus)
-    lines = [f"  {'GPU':<10} {'zone':<12} {'reserved':>9} {'on-demand':>10} {'spot':>6}"]
-    for gpu, zone in sorted({(g, z) for g, z, _ in peak}):
-        cells = [peak.get((gpu, zone, k), 0) for k in PurchaseKind]
-        label = scenario.zone_label(zone) if scenario is not None else zone
-        lines.append(f"  {gpu:<10} {label:<12} {cells[0]:>9} {cells[1]:>10} {cells[2]:>6}")
-    lines.append("  (on-demand and spot: the most running in any slice)")
-    return lines
+    kinds = [k for k in PurchaseKind if any(key[2] is k for key in peak)] or list(CLOUD_KINDS)
+    rows = [(gpu, scenario.zone_label(zone) if scenario is not None else zone,
+             *(peak.get((gpu, zone, k), 0) for k in kinds))
+            for gpu, zone in sorted({(g, z) for g, z, _ in peak})]
+    return [*table_lines(["GPU", "Zone", *(Col(f"{label(k)} [GPUs]", right=True)
+                                           for k in kinds)], rows),
+            "  (on-demand and spot: the most running in any slice)"]
 
 
 def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
     """Per workload: configurations used and peak utilization of the SLO-holding rate (as the
     report and workbook give it: :func:`solver.outputs.figures.peak_utilization`)."""
-    lines = []
+    rows = []
     figures = slice_figures(plan, scenario)
     for wl in sorted(scenario.workloads, key=lambda w: w.name):
-        configs = sorted({f"{a.gpu}×{a.tp} ({a.capacity_source.value})"
+        configs = sorted({f"{config_label(a.gpu, a.tp)} {label(a.capacity_source).lower()}"
                           for a in plan.allocations if a.workload == wl.name})
-        util = peak_utilization(figures, wl.name) or 0.0
+        util = peak_utilization(figures, wl.name)
         cost = next((c for c in plan.workload_costs if c.workload == wl.name), None)
-        per_mtok = "-" if cost is None or cost.per_million_tokens is None else (
-            f"{cost.per_million_tokens:.3f}")
-        lines.append(f"  {wl.name:<20} {', '.join(configs) or '-':<34} peak util {util:5.1%}  "
-                     f"{per_mtok} {plan.cost.currency}/Mtok")
-    return lines
+        per_mtok = None if cost is None or cost.per_million_tokens is None else (
+            f"{cost.per_million_tokens:,.3f}")
+        rows.append((wl.name, "; ".join(configs) or None,
+                     None if util is None else f"{util:.1%}", per_mtok))
+    return table_lines(["Workload", "Configurations (capacity)",
+                        Col("Peak utilization", right=True),
+                        Col(f"Cost [{plan.cost.currency}/Mtok]", right=True)], rows)
 
 
 def survivability_lines(plan: Plan) -> list[str]:
@@ -82,14 +86,18 @@ def survivability_lines(plan: Plan) -> list[str]:
     for m in survivability_margins(plan):
         if m.failure != "none" and m.margin is not None:
             by_workload.setdefault(m.workload, []).append(m)
-    lines = []
+    rows = []
     for w, items in sorted(by_workload.items()):
         failing = sorted(m.failure for m in items if not m.holds)
         tightest = min(items, key=lambda m: (m.margin, m.failure))
-        verdict = "holds" if not failing else "FAILS " + ", ".join(failing)
-        lines.append(f"  {w:<20} {len(items)} failures checked, {verdict}; tightest "
-                     f"{tightest.failure} ({tightest.margin:+.0%})")
-    return lines or ["  no workload asks for n_plus_1 or zone_loss"]
+        verdict = "holds" if not failing else "FAILS " + ", ".join(
+            failure_label(f) for f in failing)
+        rows.append((w, len(items), verdict, failure_label(tightest.failure),
+                     f"{tightest.margin:+.0%}"))
+    if not rows:
+        return ["  no workload asks to survive the loss of a node or a zone"]
+    return table_lines(["Workload", Col("Failures checked", right=True), "Result",
+                        "Tightest failure", Col("Its margin", right=True)], rows)
 
 
 def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
@@ -187,17 +195,18 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool) -> tuple[Plan, Scenario]:
-    """The plan of ``sc``, and the single-period scenario its fleet was sized for."""
-    if not as_json:
-        click.echo(f"planning {sc.name}: {len(sc.workloads)} workloads, {len(sc.zones)} zones "
-                   f"(time limit {time_limit_s:g} s)…", err=True)
-    if sc.multi_period:
-        plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
-                                             gap=gap, robust=robust), sc)
-        shown = first_period_scenario(plan, sc)
-    else:
-        table = build_capacity_table(sc)
-        plan = sign_off(plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s,
-                                      gap=gap), sc, table)
-        shown = sc
+    """The plan of ``sc``, and the single-period scenario its fleet was sized for (signed off
+    by the independent verifier); a spinner with the elapsed time on a terminal meanwhile."""
+    message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
+               f"{plural(len(sc.zones), 'zone')} (time limit {time_limit_s:g} s)…")
+    with progress(message, enabled=not as_json):
+        if sc.multi_period:
+            plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
+                                                 gap=gap, robust=robust), sc)
+            shown = first_period_scenario(plan, sc)
+        else:
+            table = build_capacity_table(sc)
+            plan = sign_off(plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s,
+                                          gap=gap), sc, table)
+            shown = sc
     return plan, shown

@@ -9,6 +9,8 @@ import click
 import yaml
 
 from solver.cli.common import echo_json, json_option
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import plural
 from solver.replay.profile import TraceProfile, profile_trace, workload_fields
 from solver.replay.prometheus import profile_prometheus, read_prometheus
 from solver.replay.traces import TraceFormat, read_trace
@@ -52,17 +54,18 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
     none = "none in the export" if metrics else "none in trace"
     reuse = none if prof.prefix_reuse is None else f"{prof.prefix_reuse:.1%}"
     lines = [
-        f"{what} {prof.source}: {prof.requests:,} requests over {minutes:,.1f} min",
-        f"  arrival rate     mean {prof.mean_rps:.2f} req/s, P95 minute "
-        f"{prof.p95_minute_rps:.2f}, peak minute {prof.peak_minute_rps:.2f}",
-        "                       mean      P50      P95      P99"
-        + ("   (histogram_quantile of vLLM's token histograms)" if metrics else ""),
+        f"{what} {prof.source}: {plural(prof.requests, 'request')} over {minutes:,.1f} min",
+        f"  arrival rate: mean {prof.mean_rps:,.2f} req/s, P95 minute "
+        f"{prof.p95_minute_rps:,.2f}, peak minute {prof.peak_minute_rps:,.2f}",
     ]
-    for label, s in (("input tokens ", prof.input_tokens), ("output tokens", prof.output_tokens)):
-        lines.append(f"  {label}  {s.mean:9,.0f}{s.p50:9,.0f}{s.p95:9,.0f}{s.p99:9,.0f}")
-    lines.append(f"  prefix reuse     {reuse} ({reuse_line})")
+    tokens = "Tokens (histogram_quantile of vLLM's token histograms)" if metrics else "Tokens"
+    lines += table_lines([tokens, *(Col(t, right=True) for t in ("Mean", "P50", "P95", "P99"))],
+                         [(name, *(f"{v:,.0f}" for v in (s.mean, s.p50, s.p95, s.p99)))
+                          for name, s in (("input", prof.input_tokens),
+                                          ("output", prof.output_tokens))])
+    lines.append(f"  prefix reuse: {reuse} ({reuse_line})")
     if prof.hourly_shape is None:
-        lines.append(f"  hourly shape     {what} spans under a day: give arrival.hourly_shape "
+        lines.append(f"  hourly shape: the {what} spans under a day: give arrival.hourly_shape "
                      "yourself (default: flat)")
     lines += [f"  note: {n}" for n in notes or []]
     lines += [

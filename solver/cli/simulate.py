@@ -21,6 +21,8 @@ from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
+from solver.cli.show import Col, progress, table_lines
+from solver.outputs.labels import plural
 from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     DEFAULT_MAX_SEQS,
@@ -126,10 +128,10 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         raise InputError([Problem(str(trace_path), "", f"{len(trace):,} requests; a replay takes "
                                   f"at most {MAX_REPLAY_REQUESTS:,}", "replay a part of the trace, "
                                   "e.g. its busiest day (docs/limits.md)")])
-    if not as_json:
-        click.echo(f"replaying {len(trace):,} requests on {len(replicas)} replicas…", err=True)
     start = time.perf_counter()
-    result = replay(trace, replicas, config, failure)
+    with progress(f"replaying {plural(len(trace), 'request')} on "
+                  f"{plural(len(replicas), 'replica')}…", enabled=not as_json):
+        result = replay(trace, replicas, config, failure)
     wall_seconds = time.perf_counter() - start
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
     run = SimulationRun(
@@ -243,30 +245,38 @@ def per_minute(run: SimulationRun) -> list[dict[str, Any]]:
     return rows
 
 
-def _ms(v: float) -> str:
-    return "—" if math.isnan(v) else f"{v:,.0f}"
+def _ms(v: float) -> str | None:
+    return None if math.isnan(v) else f"{v:,.0f}"
 
 
-def _table(columns: list[tuple[str, ReplaySummary]], workload: Workload) -> list[str]:
-    slo = {"TTFT": workload.slo.ttft_p95_ms, "TPOT": workload.slo.tpot_p95_ms, "e2e": None}
-    head = "".join(f"{label:>27}" for label, _ in columns)
-    lines = [f"{'':10}{head}", f"{'[ms]':10}" + "".join(f"{'P50':>9}{'P95':>9}{'P99':>9}"
-                                                        for _ in columns) + "  SLO P95"]
-    for name, attr in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("e2e", "e2e_ms")):
-        cells = ""
+def latency_table(columns: list[tuple[str, ReplaySummary]], workload: Workload) -> list[str]:
+    """Latency percentiles [ms] of each group of requests, then the request counts."""
+    slo = {"TTFT": workload.slo.ttft_p95_ms, "Per-token": workload.slo.tpot_p95_ms,
+           "End-to-end": None}
+    many = len(columns) > 1
+    heads: list[Col | str] = ["Latency [ms]"]
+    for label, _ in columns:
+        prefix = f"{label}: " if many else ""
+        heads += [Col(f"{prefix}P50", right=True), Col("P95", right=True), Col("P99", right=True)]
+    heads.append(Col("SLO P95", right=True))
+    rows: list[list[object]] = []
+    for name, attr in (("TTFT", "ttft_ms"), ("Per-token", "tpot_ms"), ("End-to-end", "e2e_ms")):
+        cells: list[object] = [name]
         for _, s in columns:
             p = getattr(s, attr)
-            cells += f"{_ms(p.p50):>9}{_ms(p.p95):>9}{_ms(p.p99):>9}"
+            cells += [_ms(p.p50), _ms(p.p95), _ms(p.p99)]
         target = slo[name]
-        lines.append(f"{name:10}{cells}  {'' if target is None else f'{target:,.0f}'}")
-    for label, key in (("requests", "requests"), ("completed", "completed"),
-                       ("rejected", "rejected"), ("too long", "rejected_too_long"),
-                       ("preempted", "preempted"), ("failed", "failed")):
-        lines.append(f"{label:10}" + "".join(f"{getattr(s, key):>27,}" for _, s in columns))
-    lines.append(f"{'within SLO':10}" + "".join(
-        f"{'—' if s.slo_attainment is None else f'{s.slo_attainment:.1%}':>27}"
-        for _, s in columns))
-    return lines
+        rows.append([*cells, None if target is None else f"{target:,.0f}"])
+    lines = table_lines(heads, rows, indent=0)
+    counts: list[list[object]] = [
+        [title, *(f"{getattr(s, key):,}" for _, s in columns)]
+        for title, key in (("Requests", "requests"), ("Completed", "completed"),
+                           ("Rejected", "rejected"), ("Too long", "rejected_too_long"),
+                           ("Preempted", "preempted"), ("Failed", "failed"))]
+    counts.append(["Within SLO", *(None if s.slo_attainment is None
+                                   else f"{s.slo_attainment:.1%}" for _, s in columns)])
+    return [*lines, "", *table_lines(["Requests", *(Col(label, right=True)
+                                                    for label, _ in columns)], counts, indent=0)]
 
 
 def render(run: SimulationRun) -> str:
@@ -280,7 +290,7 @@ def render(run: SimulationRun) -> str:
         lines.append(f"zone {run.failure.zone} fails at minute {run.failure.at_s / 60:g}: "
                      f"{r.requeued} requests without a first token re-routed, "
                      f"{run.overall.failed} streaming requests failed")
-    lines += _table(columns, run.workload)
+    lines += latency_table(columns, run.workload)
     attain = [(a, m) for m, a in enumerate(run.overall.per_minute_attainment) if a is not None]
     if attain:
         worst, minute = min(attain)

@@ -21,6 +21,8 @@ from solver.cli.common import (
     solve_options,
     write_atomic,
 )
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import plural
 from solver.studies.executors import (
     Executor,
     LocalExecutor,
@@ -188,9 +190,11 @@ def _dry_run(variants: list[SweepVariant], as_json: bool) -> None:
         echo_json({"variants": [{"variant": v.index + 1, "label": v.label, "key": v.key,
                                  "values": dict(v.values)} for v in variants]})
         return
-    for v in variants:
-        click.echo(f"{v.index + 1:>5}  {v.key}  {v.label}")
-    click.echo(f"{len(variants)} variants ({len({v.key for v in variants})} distinct plans)")
+    for line in table_lines([Col("Variant", right=True), "Key", "Label"],
+                            [(v.index + 1, v.key, v.label) for v in variants], indent=0):
+        click.echo(line)
+    click.echo(f"{plural(len(variants), 'variant')} "
+               f"({plural(len({v.key for v in variants}), 'distinct plan')})")
 
 
 def _write_outputs(out: Path, base: Scenario, specs: list[Vary], results: list[SweepResult],

@@ -15,22 +15,23 @@ import click
 
 from models.common import PurchaseKind
 from solver.cli.common import echo_json, json_option, load, scenario_argument
-from solver.outputs.summary import ScenarioSummary, summarize
-
-_LETTER = {PurchaseKind.reserved: "r", PurchaseKind.on_demand: "o", PurchaseKind.spot: "s",
-           PurchaseKind.owned: "w"}
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _kind_letters(kinds: tuple[PurchaseKind, ...]) -> str:
-    return "/".join(_LETTER[k] for k in kinds)
+from solver.cli.show import Col, table_lines
+from solver.outputs.labels import config_label, label, plural
+from solver.outputs.summary import ScenarioSummary, ZoneSummary, summarize
 
 
 def _gpus_text(allowed: tuple[str, ...] | None) -> str:
     return "all" if allowed is None else ", ".join(allowed)
+
+
+def _offers_text(zone: ZoneSummary) -> str:
+    """``A10G (4), L4 (4): reserved, on-demand, spot; H200 (8): reserved``: GPU types with
+    their node size, grouped by the purchase kinds sold."""
+    groups: dict[tuple[PurchaseKind, ...], list[str]] = {}
+    for gpu, offer in zone.offers.items():
+        groups.setdefault(offer.kinds, []).append(f"{gpu} ({offer.gpus_per_node})")
+    return "; ".join(", ".join(gpus) + ": " + ", ".join(label(k).lower() for k in kinds)
+                     for kinds, gpus in groups.items())
 
 
 def render(summary: ScenarioSummary) -> list[str]:
@@ -41,45 +42,42 @@ def render(summary: ScenarioSummary) -> list[str]:
                                    subsequent_indent="  "))
     lines.append("")
     lines.append(f"workloads ({len(summary.workloads)})")
-    rows = [("name", "model", "prec", "class", "tenant", "peak rps", "peak tok/s in+out",
-             "survive", "GPUs")]
-    rows += [(w.name, w.model, w.precision.value, w.workload_class.value, w.tenant,
-              f"{w.peak_rps:.2f}",
-              f"{w.peak_input_tokens_per_s:,.0f}+{w.peak_output_tokens_per_s:,.0f}",
-              w.survivability.value, _gpus_text(w.allowed_gpus))
-             for w in summary.workloads]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {5, 6}  # numbers align right
-    for row in rows:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                 for i, c in enumerate(row)]
-        lines.append("  " + " ".join(cells).rstrip())
+    lines += table_lines(
+        ["Name", "Model", "Precision", "Class", "Tenant", Col("Peak [req/s]", right=True),
+         Col("Peak input + output [tokens/s]", right=True), "Survives", "GPUs"],
+        [(w.name, w.model, label(w.precision), label(w.workload_class), w.tenant,
+          f"{w.peak_rps:,.2f}",
+          f"{w.peak_input_tokens_per_s:,.0f} + {w.peak_output_tokens_per_s:,.0f}",
+          label(w.survivability), _gpus_text(w.allowed_gpus))
+         for w in summary.workloads])
     lines.append(f"  peak demand, all pools: {summary.peak_tokens_per_s:,.0f} tokens/s "
                  "(sum of each pool's peak)")
     lines.append("")
     zone_count = sum(len(z) for z in summary.regions.values())
-    lines.append(f"zones ({zone_count} in {_plural(len(summary.regions), 'region')}; "
-                 "GPU ×GPUs per node, r/o/s = reserved/on-demand/spot sold)")
-    for region, zones in summary.regions.items():
-        for i, zone in enumerate(zones):
-            offers = "  ".join(f"{g} ×{o.gpus_per_node} {_kind_letters(o.kinds)}"
-                               for g, o in zone.offers.items())
-            label = f"{zone.id} ({zone.name})" if zone.name else zone.id
-            lines.append(f"  {region if i == 0 else '':<16} {label:<12} {offers}")
+    lines.append(f"zones ({zone_count} in {plural(len(summary.regions), 'region')})")
+    lines += table_lines(
+        ["Region", "Zone", "GPU types on offer (GPUs per node): purchase kinds sold"],
+        [(region if i == 0 else "", f"{zone.id} ({zone.name})" if zone.name else zone.id,
+          _offers_text(zone))
+         for region, zones in summary.regions.items() for i, zone in enumerate(zones)])
     lines.append("")
     lines.append(f"GPU types on offer ({len(summary.gpus)} of {summary.catalog_gpu_count} in the "
-                 f"catalog; {summary.catalog_model_count} models)")
-    for g in summary.gpus:
-        price = ("no on-demand" if g.cheapest_on_demand_per_gpu_hour is None else
-                 f"on-demand from {g.cheapest_on_demand_per_gpu_hour:,.2f} "
-                 f"{summary.currency}/GPU-h")
-        lines.append(f"  {g.name:<10} {g.memory_gib:>7.2f} GiB  {g.gpus_per_node}/node  "
-                     f"{','.join(p.value for p in g.precisions):<18} {g.zones} zones  {price}")
+                 f"catalog; {plural(summary.catalog_model_count, 'model')})")
+    lines += table_lines(
+        ["GPU", Col("Memory [GiB]", right=True), Col("GPUs per node", right=True),
+         "Precisions", Col("Zones", right=True),
+         Col(f"Cheapest on-demand [{summary.currency}/GPU-hour]", right=True)],
+        [(g.name, f"{g.memory_gib:,.2f}", g.gpus_per_node,
+          ", ".join(label(p) for p in g.precisions), g.zones,
+          "not sold" if g.cheapest_on_demand_per_gpu_hour is None
+          else f"{g.cheapest_on_demand_per_gpu_hour:,.2f}")
+         for g in summary.gpus])
     if summary.measured:
         lines.append("")
         lines.append(f"measured rows ({len(summary.measured)})")
         for m in summary.measured:
-            lines.append(f"  {m.workload}: {m.model} on {m.gpu} {m.precision.value} TP{m.tp}: "
+            lines.append(f"  {m.workload}: {m.model} on "
+                         f"{config_label(m.gpu, m.tp, m.precision)}: "
                          f"{m.max_stable_sequences} sequences, {m.tested_peak_rps:g} req/s "
                          f"(measured {m.measured_on})")
     return lines

@@ -1,0 +1,100 @@
+"""Terminal output for people: tables and progress through rich, plain text when not a terminal.
+
+Every table a command prints goes through :func:`table_lines`, so columns are measured by rich
+(a ``1,000,000`` ms figure widens its column instead of running into the next) and numbers align
+right. On a terminal a table has a ruled header in bold; piped or redirected, it is plain text:
+no colours, no box characters, no line wrapping, no trailing spaces. Cells are rich ``Text``
+objects, so user text (``[bold]``, ``:emoji:``) is never read as markup. ``--json`` output does
+not come through here.
+
+rich is imported when a table or a progress line is shown, not at start-up.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import click
+
+__all__ = ["Col", "is_terminal", "progress", "table_lines"]
+
+#: Width a table may take when the output is not a terminal (no wrapping in files and pipes).
+PLAIN_WIDTH = 1000
+
+
+@dataclass(frozen=True)
+class Col:
+    """A table column: its title and whether it holds numbers (aligned right)."""
+
+    title: str
+    right: bool = False
+
+
+def is_terminal(err: bool = False) -> bool:
+    """Whether stdout (``err``: stderr) is an interactive terminal."""
+    stream = sys.stderr if err else sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _text(value: object) -> str:
+    """A cell as text: ``None`` shows as an em dash."""
+    return "—" if value is None else str(value)
+
+
+def table_lines(columns: Sequence[Col | str], rows: Sequence[Sequence[object]],
+                indent: int = 2, terminal: bool | None = None) -> list[str]:
+    """A table as lines of text, columns sized by rich.
+
+    ``columns`` are titles (left-aligned text) or :class:`Col` (``right`` for numbers); each row
+    has one cell per column. ``terminal`` (default: whether stdout is one) chooses the ruled,
+    bold form; otherwise the table is plain text.
+    """
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    tty = is_terminal() if terminal is None else terminal
+    cols = [c if isinstance(c, Col) else Col(c) for c in columns]
+    grid = Table(box=box.SIMPLE_HEAD if tty else None, show_edge=False, pad_edge=False,
+                 padding=(0, 1), header_style="bold" if tty else "")
+    for c in cols:
+        grid.add_column(Text(c.title), justify="right" if c.right else "left", no_wrap=not tty)
+    for row in rows:
+        grid.add_row(*(Text(_text(v)) for v in row))
+    width = shutil.get_terminal_size().columns - indent if tty else PLAIN_WIDTH
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=max(width, 40), force_terminal=tty, no_color=not tty,
+                      color_system="auto" if tty else None, highlight=False, emoji=False,
+                      soft_wrap=False)
+    console.print(grid)
+    pad = " " * indent
+    return [pad + line.rstrip() for line in buffer.getvalue().splitlines() if line.strip()]
+
+
+@contextmanager
+def progress(message: str, enabled: bool = True) -> Iterator[None]:
+    """Say on stderr what is running: a live spinner with the elapsed time on a terminal, one
+    plain line otherwise (``enabled=False``: nothing, as for ``--json``)."""
+    if not enabled:
+        yield
+        return
+    if not is_terminal(err=True):
+        click.echo(message, err=True)
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True, highlight=False, emoji=False)
+    columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        bar.add_task(message, total=None)
+        yield
+    click.echo(message.rstrip("…") + " done", err=True)

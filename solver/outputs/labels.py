@@ -1,0 +1,84 @@
+"""Words people read for the schema's enum values, configurations and failures.
+
+Outputs for people (report, workbook, charts, terminal tables) show these labels; ``plan.json``,
+``contract.yaml`` and ``--json`` keep the enum values, which are the interface. One place, so a
+purchase kind reads the same in every file.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from models.common import CapacitySource, Precision, PurchaseKind, Survivability, WorkloadClass
+
+__all__ = ["config_label", "failure_label", "label", "plural"]
+
+_LABELS: dict[Enum, str] = {
+    PurchaseKind.reserved: "Reserved",
+    PurchaseKind.on_demand: "On-demand",
+    PurchaseKind.spot: "Spot",
+    PurchaseKind.owned: "Owned",
+    WorkloadClass.interactive: "Interactive",
+    WorkloadClass.batch: "Batch",
+    Survivability.none: "None",
+    Survivability.n_plus_1: "N+1 (a node)",
+    Survivability.zone_loss: "Zone loss",
+    CapacitySource.analytic: "Predicted",
+    CapacitySource.measured: "Measured",
+    Precision.bf16: "BF16",
+    Precision.fp8: "FP8",
+    Precision.int8: "INT8",
+    Precision.int4: "INT4",
+}
+
+
+def label(value: Enum | str | None) -> str:
+    """The label of an enum value (its words, not its identifier); other values as text.
+
+    A value without a label of its own reads as its identifier with ``_`` as spaces and the
+    first letter capitalised (``time_limit`` → ``Time limit``).
+    """
+    if value is None:
+        return ""
+    if isinstance(value, Enum) and value in _LABELS:
+        return _LABELS[value]
+    text = str(value.value if isinstance(value, Enum) else value)
+    if isinstance(value, Enum):
+        text = text.replace("_", " ")
+        return text[:1].upper() + text[1:]
+    return text
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 workload``, ``2 workloads`` (``words``: an irregular plural)."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
+def config_label(gpu: str, tp: int, precision: Precision | None = None) -> str:
+    """A replica configuration as people read it: ``H100-SXM TP2 (2 GPUs)``.
+
+    The tensor-parallel degree is the number of GPUs one replica spans; ``H100-SXM ×2`` read as
+    two replicas, so the count is spelled out. ``precision`` adds the weight format in front of
+    the parenthesis: ``H100-SXM FP8 TP2 (2 GPUs)``.
+    """
+    prec = f" {label(precision)}" if precision is not None else ""
+    return f"{gpu}{prec} TP{tp} ({plural(tp, 'GPU')})"
+
+
+def failure_label(failure: str) -> str:
+    """A failure id of the survivability rows in words: ``zone:use1-az1`` → ``Zone use1-az1
+    lost``; ``node:use1-az1/H100-SXM/spot`` → ``One H100-SXM spot node in use1-az1 lost``; ``none`` →
+    ``No failure``."""
+    kind, _, where = failure.partition(":")
+    if kind == "none" and not where:
+        return "No failure"
+    if kind == "zone":
+        return f"Zone {where} lost"
+    if kind == "region":
+        return f"Region {where} lost"
+    if kind == "node":
+        zone, _, rest = where.partition("/")
+        gpu, _, kind = rest.partition("/")
+        bought = f" {label(PurchaseKind(kind)).lower()}" if kind in set(PurchaseKind) else ""
+        return f"One {gpu}{bought} node in {zone} lost" if gpu else f"One node in {zone} lost"
+    return failure

@@ -1,0 +1,36 @@
+"""Words people read: labels of enum values, configurations and failures."""
+
+from __future__ import annotations
+
+from models.common import CapacitySource, Precision, PurchaseKind, Survivability
+from models.plan import SolveStatus
+from solver.outputs.labels import config_label, failure_label, label, plural
+
+
+def test_a_configuration_spells_out_the_gpus_a_replica_spans() -> None:
+    assert config_label("H100-SXM", 2) == "H100-SXM TP2 (2 GPUs)"
+    assert config_label("L4", 1) == "L4 TP1 (1 GPU)"
+    assert config_label("H100-SXM", 2, Precision.fp8) == "H100-SXM FP8 TP2 (2 GPUs)"
+
+
+def test_enum_words_become_labels() -> None:
+    assert label(PurchaseKind.on_demand) == "On-demand"
+    assert label(Survivability.n_plus_1) == "N+1 (a node)"
+    assert label(CapacitySource.analytic) == "Predicted"
+    assert label(SolveStatus.time_limit) == "Time limit"  # no label of its own: its words
+    assert label("use1-az1") == "use1-az1" and label(None) == ""
+
+
+def test_failures_in_words() -> None:
+    assert failure_label("none") == "No failure"
+    assert failure_label("zone:use1-az1") == "Zone use1-az1 lost"
+    assert failure_label("region:us-east-1") == "Region us-east-1 lost"
+    assert failure_label("node:use1-az1/L40S/spot") == "One L40S spot node in use1-az1 lost"
+    assert failure_label("node:z/H100-SXM") == "One H100-SXM node in z lost"
+    assert failure_label("odd") == "odd"
+
+
+def test_plural() -> None:
+    assert [plural(n, "workload") for n in (0, 1, 2)] == ["0 workloads", "1 workload",
+                                                          "2 workloads"]
+    assert plural(1_000, "request") == "1,000 requests"

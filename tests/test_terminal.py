@@ -1,0 +1,86 @@
+"""Terminal output: tables measured by rich (no hand padding), plain when not a terminal."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from inputs import scenarios_dir
+from models.loader import load_scenario
+from solver.cli import COMMANDS, main
+from solver.cli.show import Col, table_lines
+from solver.cli.simulate import latency_table
+from solver.replay.engine import LatencyPercentiles, ReplaySummary
+
+SOLVER = Path(__file__).resolve().parents[1] / "solver"
+
+
+def _right_edges(header: str, titles: list[str]) -> list[int]:
+    """Where each right-aligned column ends: the end of its title in the header line."""
+    edges, at = [], 0
+    for title in titles:
+        at = header.index(title, at) + len(title)
+        edges.append(at)
+    return edges
+
+
+def _summary(ms: float) -> ReplaySummary:
+    p = LatencyPercentiles(p50=ms / 10, p95=ms, p99=ms)
+    return ReplaySummary(requests=1_000_000, completed=999_999, rejected=0, failed=1,
+                         rejected_too_long=0, preempted=0, preemptions=0,
+                         ttft_ms=p, tpot_ms=LatencyPercentiles(12.0, 40.0, 55.5), e2e_ms=p,
+                         slo_attainment=0.5)
+
+
+def test_a_million_ms_keeps_its_column() -> None:
+    """1,000,000 ms is nine characters: the column widens, the cells never run together."""
+    workload = load_scenario(scenarios_dir() / "tiny.yaml").workloads[0]
+    lines = latency_table([("before failure", _summary(120.0)),
+                           ("after failure", _summary(1_000_000.0))], workload)
+    table = lines[: lines.index("")]
+    header, rows = table[0], table[1:]
+    titles = ["before failure: P50", "P95", "P99", "after failure: P50", "P95", "P99", "SLO P95"]
+    edges = _right_edges(header, titles)
+    assert any("1,000,000" in row for row in rows)
+    for row in rows:
+        cells = row.split()
+        assert len(cells) == 1 + len(titles), row  # one token per column: nothing ran together
+        for edge in edges:  # every number ends where its column's title ends
+            assert row[edge - 1] != " " and (edge == len(row) or row[edge] == " "), (row, edge)
+
+
+def test_plain_tables_have_no_markup_colour_or_trailing_space() -> None:
+    lines = table_lines(["Name", Col("Value [ms]", right=True)],
+                        [("[bold]x[/bold]", "1,000,000"), (None, "3")], terminal=False)
+    assert lines == ["  Name            Value [ms]",
+                     "  [bold]x[/bold]   1,000,000",
+                     "  —                        3"]
+    assert not any("\x1b" in line for line in lines)
+
+
+def test_a_terminal_gets_a_ruled_header() -> None:
+    lines = table_lines(["Name", Col("Value", right=True)], [("a", "1")], terminal=True)
+    assert any(set(line.strip()) == {"─"} for line in lines)
+
+
+def test_no_hand_padded_table_is_left() -> None:
+    """Column widths come from rich: no format spec pads a cell (``:<10``, ``:>9``) and no
+    string is justified by hand anywhere in the package but the one table helper."""
+    padding = re.compile(r"\{[^{}]*:[^{}]*[<>^]\d+[^{}]*\}|\.(l|r)just\(")
+    found = [f"{path.relative_to(SOLVER)}:{n}" for path in sorted(SOLVER.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if padding.search(line)]
+    assert found == []
+
+
+def test_help_lists_every_command_with_its_own_first_line() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    for name, entry in COMMANDS.items():
+        command = importlib.import_module(f"solver.cli.{entry.module}").command
+        assert command.name == name
+        assert command.get_short_help_str(limit=10_000) == entry.short_help
+        assert name in result.output
