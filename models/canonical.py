@@ -16,7 +16,7 @@ from models.catalog import LlmSpec
 from models.errors import InputError, Problem
 from models.measured import MeasuredCapacity
 from models.names import ZoneName, precision_hint, resolve_gpu, resolve_model, zone_id_for
-from models.offers import Offer, Zone
+from models.offers import AssumedFigure, Offer, Zone
 from models.workload import Workload
 
 
@@ -66,11 +66,23 @@ def canonical_measured(rows: Sequence[MeasuredCapacity], gpus: Sequence[str],
                                       "model": _model(r.model, models)}) for r in rows)
 
 
+def defaulted(offer: Offer) -> tuple[AssumedFigure, ...]:
+    """Figures an offer written by hand leaves to their defaults (so they are assumed), with
+    those it already says are assumed."""
+    found = set(offer.assumed)
+    if offer.spot is not None and "interruption_rate_per_hour" not in offer.spot.model_fields_set:
+        found.add(AssumedFigure.spot_interruption_rate)
+    if offer.on_demand is not None and "startup_minutes" not in offer.on_demand.model_fields_set:
+        found.add(AssumedFigure.on_demand_startup)
+    return tuple(f for f in AssumedFigure if f in found)
+
+
 def _offer(offer: Offer, gpus: Sequence[str]) -> Offer:
     found, per_node, _ = resolve_gpu(offer.gpu, gpus)
+    update: dict[str, object] = {"assumed": defaulted(offer)}
     if found is None:
-        return offer
-    update: dict[str, object] = {"gpu": found}
+        return offer.model_copy(update=update)
+    update["gpu"] = found
     if per_node is not None:
         update["instance_type"] = offer.instance_type or offer.gpu
         update["gpus_per_node"] = offer.gpus_per_node or per_node

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import AliasChoices, Discriminator, Tag, model_validator
 
 from models.common import Frozen, OmitDefaults, PurchaseKind, Upfront
 from models.limits import LimitedList, Name, Real, Text, Whole, bounded
+
+
+class AssumedFigure(StrEnum):
+    """A figure of an offer that no provider gave: derived or defaulted, so labelled *assumed*
+    in every output that shows it (docs/outputs.md, "Assumed figures")."""
+
+    reserved_price = "reserved_price"
+    """A reserved price derived as a discount on on-demand (public catalogs publish none)."""
+    reserved_term = "reserved_term"
+    """Commitment and lead time of a derived reserved offer."""
+    stock = "stock"
+    """Stock of every purchase kind, from a price table's assumed stock (catalogs publish none)."""
+    spot_interruption_rate = "spot_interruption_rate"
+    """The spot interruption rate: a price table's, or the default where an offer gives none."""
+    on_demand_startup = "on_demand_startup"
+    """The on-demand start-up time: a price table's, or the default where an offer gives none."""
+
 
 #: Share of a partial-upfront term paid at its start when the quote does not say [1].
 DEFAULT_PARTIAL_UPFRONT_SHARE = 0.5
@@ -160,7 +178,8 @@ ReservedQuotes = Annotated[
 class Offer(OmitDefaults):
     """What one zone sells of one GPU type."""
 
-    omit_when_default = ("owned",)
+    omit_when_default = ("owned", "assumed")
+    label_fields = ("assumed",)
 
     gpu: Name
     instance_type: Name | None = None
@@ -174,6 +193,9 @@ class Offer(OmitDefaults):
     owned: OwnedTerms | None = None
     """Hardware bought outright and hosted in this zone (an on-premise site)."""
     price_source: Text | None = None
+    assumed: tuple[AssumedFigure, ...] = ()
+    """Figures of this offer that are assumed rather than given (set where the offer is
+    imported or defaulted; every output that shows them says *assumed*)."""
 
     @model_validator(mode="after")
     def _sells_something(self) -> Offer:

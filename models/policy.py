@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from models.common import Frozen, PurchaseKind, runs_all_day
+from models.common import Frozen, OmitDefaults, PurchaseKind, runs_all_day
 from models.limits import LimitedList, Name, Real, Whole, bounded
 from models.workload import HOURS_PER_DAY
 
@@ -24,8 +24,10 @@ def hourly_blocks() -> tuple[TimeBlock, ...]:
     return tuple(TimeBlock(name=f"h{h:02d}", hours=(h,)) for h in range(HOURS_PER_DAY))
 
 
-class Policy(Frozen):
+class Policy(OmitDefaults):
     """Rules of the plan: time base, failure headroom, money, and how old a measurement may be."""
+
+    omit_when_default = ("time_zone",)
 
     hours_per_month: Real = bounded("hours_per_month", 730.0)
     """Hours in the month the costs are per [h]; at most 31 × 24 = 744."""
@@ -47,6 +49,9 @@ class Policy(Frozen):
     time_blocks: Annotated[tuple[TimeBlock, ...], LimitedList] = Field(
         default_factory=hourly_blocks)
     """Slices of the peak day; each hour in exactly one block."""
+    time_zone: Name = "UTC"
+    """IANA time zone of the hours of the day (hourly shapes, batch windows, time blocks); the
+    outputs label their hour axes with it."""
 
     @field_validator("time_blocks")
     @classmethod
@@ -67,6 +72,18 @@ class Policy(Frozen):
         if self.as_of is not None:
             return dt.date.fromisoformat(self.as_of)
         return today if today is not None else dt.date.today()
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone `{name}`: give an IANA name such as UTC, "
+                             "America/New_York or Europe/Berlin") from None
+        return name
 
     def paid_hours_per_month(self, purchase: PurchaseKind, block: str | None) -> float:
         """Hours a month a GPU bought as ``purchase`` is paid for [h/month]: every hour when

@@ -20,7 +20,7 @@ from models.common import CLOUD_KINDS
 from models.errors import InputError, Problem, did_you_mean
 from models.limits import RANGES, range_fix
 from models.names import ZoneName, resolve_gpu, zone_id_for
-from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
+from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
 from models.price_catalogs import SUBSET_COLUMNS, CatalogLayout, file_layout, read_node_prices
 from models.quotes import zones_from_quotes
@@ -139,6 +139,16 @@ def zones_from_price_table(
                               path, names.get(str(zone_id)))) is not None]
 
 
+def _assumed(reserved: bool, on_demand: bool, spot: bool) -> tuple[AssumedFigure, ...]:
+    """What a published catalog does not say of an offer it prices: stock always; the reserved
+    price and term (derived from on-demand), the start-up time and interruption rate (the
+    table's) where the offer sells that kind."""
+    return tuple(figure for figure, sold in (
+        (AssumedFigure.reserved_price, reserved), (AssumedFigure.reserved_term, reserved),
+        (AssumedFigure.stock, True), (AssumedFigure.spot_interruption_rate, spot),
+        (AssumedFigure.on_demand_startup, on_demand)) if sold)
+
+
 def _zone(rows: pd.DataFrame, zone_id: str, catalog: Mapping[str, GpuType], table: PriceTable,
           path: Path, name: str | None) -> Zone | None:
     stock = table.stock_gpus
@@ -173,6 +183,7 @@ def _zone(rows: pd.DataFrame, zone_id: str, catalog: Mapping[str, GpuType], tabl
                 interruption_rate_per_hour=table.spot_interruption_rate_per_hour),
             price_source=f"{path.name}: {pick['instance_type']} in {zone_id}, per instance "
                          f"÷ {count} GPUs{pick['note']}",
+            assumed=_assumed(reserved is not None, on_demand is not None, spot is not None),
         ))
     if not offers:
         return None

@@ -87,8 +87,10 @@ def test_a_scenario_without_the_new_keys_dumps_none_of_them() -> None:
                 "upfront", "assumed", "owned"):
         assert f'"{key}"' not in text
     assert not scenario.multi_period
-    # the price table's reserved price is a discount on on-demand: labelled, outside the digest
-    assert '"assumed":true' in scenario.model_dump_json()
+    # the price table's reserved price is a discount on on-demand, its stock an assumption:
+    # labelled (issue 20), outside the digest
+    full = scenario.model_dump_json()
+    assert '"assumed":true' in full and '"assumed":["reserved_price"' in full
 
 
 def test_the_quarterly_scenario_loads_and_resolves(tmp_path: Path) -> None:
