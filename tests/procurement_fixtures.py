@@ -178,7 +178,9 @@ def make_plan() -> Plan:
 
 _REF = re.compile(r"(?:(?P<sheet>'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?\$?(?P<col>[A-Z]{1,3})\$?"
                   r"(?P<row>\d+)")
-_SUM = re.compile(r"SUM\((?P<range>[^()]+)\)")
+_SUM = re.compile(r"SUM\((?P<range>[^(),]+)\)")
+_SUMIFS = re.compile(r'SUMIFS\((?P<sum>[^(),]+),(?P<crit>[^(),]+),"(?P<value>[^"]*)"\)')
+_NAME = re.compile(r"(?<![\w'!$.])[A-Za-z_][A-Za-z0-9_.]*(?![\w(!])")
 _OPS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
 }
@@ -203,8 +205,23 @@ def _arith(node: ast.AST) -> float:
     raise ValueError(f"unsupported formula part: {ast.dump(node)}")
 
 
+def _cells(wb: Any, sheet: str, span: str) -> list[tuple[str, str]]:
+    """(sheet, cell) of every cell of a range ``'Sheet'!$A$1:$B$2``, row by row."""
+    start, end = span.split(":")
+    a, b = _REF.fullmatch(start), _REF.fullmatch(end)
+    assert a is not None and b is not None
+    name = a.group("sheet")
+    where = name[1:-1].replace("''", "'") if name else sheet
+    out = []
+    for r in range(int(a.group("row")), int(b.group("row")) + 1):
+        for c in range(_col_index(a.group("col")), _col_index(b.group("col")) + 1):
+            out.append((where, f"{wb[where].cell(row=r, column=c).column_letter}{r}"))
+    return out
+
+
 def evaluate(wb: Any, sheet: str, ref: str) -> float:
-    """Value of a cell, evaluating +, −, ×, ÷, SUM(range) and (cross-sheet) references."""
+    """Value of a cell, evaluating +, −, ×, ÷, SUM(range), SUMIFS(range, range, "text"),
+    defined names and (cross-sheet) references."""
     cell = wb[sheet][ref]
     value = cell.value
     if cell.data_type != "f":
@@ -214,6 +231,17 @@ def evaluate(wb: Any, sheet: str, ref: str) -> float:
             raise ValueError(f"{sheet}!{ref} holds text {value!r}, not a number")
         return float(value)
     text = str(value)[1:]
+    names = wb.defined_names
+    text = _NAME.sub(lambda m: names[m.group(0)].attr_text if m.group(0) in names
+                     else m.group(0), text)
+
+    def sumifs(m: re.Match[str]) -> str:
+        sums, crits = _cells(wb, sheet, m.group("sum")), _cells(wb, sheet, m.group("crit"))
+        return repr(sum(evaluate(wb, s_sheet, s_ref) for (s_sheet, s_ref), (c_sheet, c_ref)
+                        in zip(sums, crits, strict=True)
+                        if wb[c_sheet][c_ref].value == m.group("value")))
+
+    text = _SUMIFS.sub(sumifs, text)
 
     def sheet_of(match: re.Match[str]) -> str:
         name = match.group("sheet")

@@ -20,7 +20,6 @@ from models.errors import InputError
 from models.loader import load_scenario
 from models.plan import Plan
 from solver.cli import main
-from solver.outputs.workbook import SHEETS
 from solver.solve.backends import solver_threads
 from solver.solve.strategy import plan_scenario
 from solver.studies.compare import (
@@ -36,6 +35,7 @@ from solver.studies.compare import (
 )
 from solver.studies.comparison_workbook import (
     COMPARISON_SHEET,
+    DETAIL_SHEETS,
     comparison_workbook,
     comparison_workbook_bytes,
 )
@@ -106,11 +106,15 @@ def tiny_results() -> list[Compared]:
     return plan_all(variants, SolveOptions(time_limit_s=30, threads=COMPARE_THREADS), workers=2)
 
 
-def test_comparison_workbook_bytes_are_the_same_twice(tiny_results: list[Compared]) -> None:
+def test_comparison_workbook_bytes_are_the_same_twice(tiny_results: list[Compared],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # tiny names no as_of: the workbook is dated the day it is prepared on, here the
+    # reproducible-builds date 2026-03-01 (1772323200 s since 1970, UTC)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1772323200")
     first = comparison_workbook_bytes(tiny_results)
     assert first == comparison_workbook_bytes(tiny_results)
-    with zipfile.ZipFile(io.BytesIO(first)) as z:  # tiny names no as_of: the fixed 2000-01-01
-        assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}
+    with zipfile.ZipFile(io.BytesIO(first)) as z:
+        assert {i.date_time for i in z.infolist()} == {(2026, 3, 1, 0, 0, 0)}
 
 
 def test_parallel_plans_match_separate_plans(tiny_results: list[Compared]) -> None:
@@ -128,14 +132,16 @@ def test_comparison_workbook(tiny_results: list[Compared], tmp_path: Path) -> No
     path = tmp_path / "compare.xlsx"
     comparison_workbook(tiny_results).save(path)
     wb = openpyxl.load_workbook(path)
-    assert wb.sheetnames[0] == COMPARISON_SHEET
-    assert wb.sheetnames[1:] == [f"S{i} {s}" for i in (1, 2, 3) for s in SHEETS]
-    for col, result in zip("BCD", tiny_results, strict=True):
-        # cost per month is a formula pointing at the plan's own Summary, itself at its total
+    assert wb.sheetnames == [COMPARISON_SHEET, *DETAIL_SHEETS]
+    for i, (col, result) in enumerate(zip("BCD", tiny_results, strict=True)):
+        # cost per month sums the scenario's own rows of the Purchase plan sheet
         assert evaluate(wb, COMPARISON_SHEET, f"{col}4") == pytest.approx(
             result.plan.cost.per_month)
-        assert evaluate(wb, COMPARISON_SHEET, f"{col}6") == pytest.approx(
+        assert evaluate(wb, COMPARISON_SHEET, f"{col}7") == pytest.approx(
             result.plan.cost.per_million_tokens)
+        assert wb.defined_names[f"S{i + 1}_cost_per_month"].attr_text == f"'Comparison'!${col}$4"
+    purchases = pd.read_excel(path, sheet_name="Purchase plan")
+    assert sorted(set(purchases["Scenario"])) == ["S1", "S2", "S3"]  # one table, filterable
     frame = pd.read_excel(path, sheet_name=COMPARISON_SHEET, index_col=0)
     assert list(frame.loc["Scenario and variation"]) == [r.variant.label for r in tiny_results]
     rows = [comparison_row(r) for r in tiny_results]
@@ -191,5 +197,6 @@ def test_an_infeasible_variant_is_compared_not_crashed(tmp_path: Path) -> None:
     wb = openpyxl.load_workbook(path)
     assert wb[COMPARISON_SHEET]["C4"].value is None  # no cost for a plan without a fleet
     assert evaluate(wb, COMPARISON_SHEET, "B4") == pytest.approx(ok.cost_per_month)
-    summary = [c.value for c in wb["S2 Summary"]["A"]]
-    assert "Why the scenario is infeasible" in summary
+    frame = pd.read_excel(path, sheet_name=COMPARISON_SHEET, index_col=0)
+    assert frame.loc["What cannot be met"].iloc[1]  # says what cannot be met
+    assert pd.isna(frame.loc["What cannot be met"].iloc[0])

@@ -20,8 +20,9 @@ from procurement_fixtures import EVIL, TOTAL_COST, evaluate, make_plan, make_sce
 from models.catalog import EfficiencyFactors
 from models.scenario import Scenario
 from models.workload import TokenPercentiles
+from solver.outputs.labels import failure_label
 from solver.outputs.units import field_header
-from solver.outputs.workbook import SHEETS, write_plan_workbook
+from solver.outputs.workbook import CHART_DATA, SHEETS, write_plan_workbook
 from solver.outputs.xlsx_cells import put
 
 
@@ -36,9 +37,14 @@ def _rows(ws: openpyxl.worksheet.worksheet.Worksheet) -> list[tuple[object, ...]
 
 def test_sheets_in_order_with_frozen_headers(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
-    assert tuple(wb.sheetnames) == SHEETS
-    for ws in wb.worksheets:
-        assert ws.freeze_panes is not None and ws.freeze_panes.endswith("2"), ws.title
+    assert tuple(wb.sheetnames) == (*SHEETS, CHART_DATA)
+    assert wb[CHART_DATA].sheet_state == "hidden"  # the native charts' step points
+    for title in SHEETS:
+        ws = wb[title]
+        if title == "Charts":
+            continue
+        frozen = ws.freeze_panes
+        assert frozen is not None and frozen[1:] in ("2", "3"), title  # below its header
 
 
 def test_purchase_total_is_a_formula_equal_to_plan_cost(workbook_path: Path) -> None:
@@ -59,11 +65,17 @@ def test_editing_a_node_count_moves_the_cost(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
     ws = wb["Purchase plan"]
     # rows sorted by zone, GPU, kind: row 2 is z1 H100-SXM reserved (1 node, 14,600 $/month)
-    assert (ws["A2"].value, ws["C2"].value, ws["G2"].value) == ("z1", "reserved", 1)
+    assert (ws["A2"].value, ws["C2"].value, ws["G2"].value) == ("z1", "Reserved", 1)
     ws["G2"].value = 2
     # 40,880 + one more node: 8 GPUs × 2.50 × 730 = 14,600 → 55,480
     assert evaluate(wb, "Purchase plan", f"K{ws.max_row}") == pytest.approx(55480.0)
-    assert evaluate(wb, "Summary", "B10") == pytest.approx(55480.0)
+    assert _named(wb, "cost_per_month") == pytest.approx(55480.0)
+
+
+def _named(wb: openpyxl.Workbook, name: str) -> float:
+    """Value of the cell a defined name points at."""
+    sheet, cell = next(wb.defined_names[name].destinations)
+    return evaluate(wb, sheet, cell.replace("$", ""))
 
 
 def test_summary_figures(workbook_path: Path) -> None:
@@ -77,12 +89,18 @@ def test_summary_figures(workbook_path: Path) -> None:
     assert value("Cost per million tokens") == pytest.approx(16.352)  # 40,880 / 2,500 Mtok
     assert value("Cost per million output tokens") == pytest.approx(81.76)  # 40,880 / 500
     assert ws.cell(row=labels["Scenario"], column=2).value == "hand-made"
-    assert ws.cell(row=labels["Solver status"], column=2).value == "optimal"
+    assert ws.cell(row=labels["Solver status"], column=2).value == "Optimal"  # a label
+    prepared = ws.cell(row=labels["Prepared on"], column=2)
+    assert prepared.value == dt.datetime(2026, 3, 1)  # the scenario's as_of
+    assert prepared.is_date and prepared.number_format == "yyyy-mm-dd"
+    # units in the number formats: the figure stays a number
+    cost = ws.cell(row=labels["Cost per month"], column=2)
+    assert cost.number_format == '#,##0.00" USD/month"'
     # GPUs by purchase kind: reserved 8 + 8 (z1, z2); on-demand 8 at the busiest slice
-    rows = _rows(ws)
-    start = next(i for i, r in enumerate(rows) if r[0] == "Purchase kind")
-    assert rows[start + 1][:2] == ("on_demand", 8)
-    assert rows[start + 2][:2] == ("reserved", 16)
+    rows = _rows(ws)  # the three GPU tables side by side: by type A:B, zone D:E, kind G:H
+    start = next(i for i, r in enumerate(rows) if r[6] == "Purchase kind")
+    assert rows[start + 1][6:8] == ("On-demand", 8)
+    assert rows[start + 2][6:8] == ("Reserved", 16)
 
 
 def test_every_formula_evaluates(workbook_path: Path) -> None:
@@ -96,6 +114,9 @@ def test_every_formula_evaluates(workbook_path: Path) -> None:
                     evaluate(wb, ws.title, cell.coordinate)  # raises on an error or division by 0
     # 3 node rows × 2 formulas + total + 4 summary + 4 cost-attribution rows × 2
     assert formulas == 3 * 2 + 1 + 4 + 4 * 2
+    for name in wb.defined_names:  # and every defined name points at a figure
+        if name != "prepared_on":  # a date
+            _named(wb, name)
 
 
 def test_user_text_is_never_a_formula(workbook_path: Path) -> None:
@@ -107,7 +128,7 @@ def test_user_text_is_never_a_formula(workbook_path: Path) -> None:
                 if isinstance(cell.value, str) and "HYPERLINK" in cell.value:
                     hits.append(cell)
                     assert cell.data_type == "s", f"{ws.title}!{cell.coordinate}"
-                    assert cell.value.startswith(EVIL)
+                    assert EVIL in cell.value
     assert len(hits) >= 5  # pools, hourly headers, survivability, contract, cost, assumptions
     with zipfile.ZipFile(workbook_path) as z:
         for name in z.namelist():
@@ -127,20 +148,29 @@ def test_pools_read_back_with_pandas(workbook_path: Path) -> None:
     assert chat_z1["SLO-holding rate [req/s per replica]"] == 2.0
     # peak demand 10 req/s in the day slice on 12 replicas × 2 req/s = 24 req/s → 10/24
     assert chat_z1["Utilization at peak [1]"] == pytest.approx(10 / 24)
-    assert chat_z1["TTFT P95 predicted [ms]"] == 600
+    assert chat_z1["TTFT P95 at SLO rate [ms]"] == 600
+    # capacity headroom: tightest slice 24 × 1 ÷ 10 − 1 = 1.4 (night: 16 ÷ 5 − 1 = 2.2)
+    assert chat_z1["Capacity headroom [1]"] == pytest.approx(1.4)
+    assert chat_z1["Latency slack at SLO rate [1]"] == pytest.approx(0.4)
     evil = pools[pools["Workload"] == EVIL].iloc[0]
-    assert evil["Tenant"] == "-team" and evil["Capacity source"] == "measured"
+    assert evil["Tenant"] == "-team" and evil["Capacity"] == "Measured"
+    assert evil["Class"] == "Interactive" and evil["Precision"] == "BF16"  # labels, not enums
 
 
 def test_hourly_demand_and_capacity(workbook_path: Path) -> None:
     hourly = pd.read_excel(workbook_path, sheet_name="Hourly")
-    assert list(hourly["Slice"]) == ["night", "day"]
+    assert list(hourly["Hour (UTC)"])[:2] == ["00:00–01:00", "01:00–02:00"]
+    assert list(hourly["Slice"]) == ["night"] * 12 + ["day"] * 12
     # night: 10 × 0.5 = 5 req/s on 8 reserved replicas × 2 × 0.7 = 11.2; day: 10 on 12 × 2 × 0.7
-    assert list(hourly["chat demand [req/s]"]) == pytest.approx([5.0, 10.0])
-    assert list(hourly["chat usable capacity [req/s]"]) == pytest.approx([11.2, 16.8])
-    assert list(hourly[f"{EVIL} demand [req/s]"]) == pytest.approx([2.0, 2.0])
-    with zipfile.ZipFile(workbook_path) as z:
-        assert sum(n.startswith("xl/charts/chart") for n in z.namelist()) == 2
+    assert list(hourly["chat demand [req/s]"]) == pytest.approx([5.0] * 12 + [10.0] * 12)
+    assert list(hourly["chat usable capacity [req/s]"]) == pytest.approx([11.2] * 12
+                                                                         + [16.8] * 12)
+    # after losing z1 (the worst required failure): 8 req/s in both slices
+    assert list(hourly["chat after the worst required failure [req/s]"]) == [8.0] * 24
+    assert list(hourly[f"{EVIL} demand [req/s]"]) == pytest.approx([2.0] * 24)
+    assert hourly[f"{EVIL} after the worst required failure [req/s]"].isna().all()
+    with zipfile.ZipFile(workbook_path) as z:  # cost by zone, and a step chart per workload
+        assert sum(n.startswith("xl/charts/chart") for n in z.namelist()) == 3
 
 
 def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
@@ -148,21 +178,27 @@ def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
     ws = wb["Survivability"]
     assert [c.value for c in ws[1]][1:3] == ["chat", EVIL]
     rows = {r[0]: r[1:] for r in _rows(ws)[1:4]}
-    assert rows["zone:z1"][0] == pytest.approx(-0.2)  # day: (8 − 10) / 10
-    assert rows["zone:z2"][0] == pytest.approx(0.6)  # both slices (8 − 5)/5 = (16 − 10)/10
-    assert rows["none"][0] == pytest.approx(1.4)  # worst of (16 − 5)/5 = 2.2, (24 − 10)/10 = 1.4
-    assert rows["none"][1] == pytest.approx(1.0)  # (4 − 2) / 2
-    assert rows["zone:z1"][1] is None  # no requirement, no row
+    assert rows["Zone z1 lost"][0] == pytest.approx(-0.2)  # day: (8 − 10) / 10
+    assert rows["Zone z2 lost"][0] == pytest.approx(0.6)  # both slices (8 − 5)/5 = (16 − 10)/10
+    assert rows["No failure"][0] == pytest.approx(1.4)  # worst of (16 − 5)/5, (24 − 10)/10
+    assert rows["No failure"][1] == pytest.approx(1.0)  # (4 − 2) / 2
+    assert rows["Zone z1 lost"][1] is None  # not checked: blank
     formats = list(ws.conditional_formatting)
     assert [str(f.sqref) for f in formats] == ["B2:C4"]
-    assert sorted(r.operator for r in formats[0].rules) == ["greaterThanOrEqual", "lessThan"]
+    # only numbers are coloured: a blank cell reads as 0, and `>= 0` would paint it green
+    assert sorted(r.formula[0] for r in formats[0].rules) == [
+        "AND(ISNUMBER(B2),B2<0)", "AND(ISNUMBER(B2),B2>=0)"]
 
 
 def test_contract_and_cost_attribution(workbook_path: Path) -> None:
     contract = pd.read_excel(workbook_path, sheet_name="Capacity contract")
     assert list(contract["Workload"]) == ["chat", EVIL]  # the L4 candidate is not used
-    assert list(contract["Tested peak [req/s]"]) == [2.0, 1.0]
-    assert list(contract["Measured on"].fillna("")) == ["", "2026-01-10"]
+    assert list(contract["Configuration"]) == ["H100-SXM BF16 TP1 (1 GPU)"] * 2
+    # what a load test measured and what the model predicts never share a column
+    assert list(contract["Predicted SLO rate [req/s]"].fillna(0)) == [2.0, 0]
+    assert list(contract["Measured peak [req/s]"].fillna(0)) == [0, 1.0]
+    assert contract["Measured on"].isna().iloc[0]
+    assert str(contract["Measured on"].iloc[1]).startswith("2026-01-10")
     wb = openpyxl.load_workbook(workbook_path)
     ws = wb["Cost attribution"]
     assert ws["A2"].value == "chat" and ws["C2"].value == 32000.0
@@ -170,15 +206,16 @@ def test_contract_and_cost_attribution(workbook_path: Path) -> None:
     assert evaluate(wb, "Cost attribution", "F3") == pytest.approx(17.76)  # 8,880 / 500 Mtok
 
 
-def test_assumptions_hold_prices_and_shapes(workbook_path: Path) -> None:
+def test_offers_of_what_the_plan_buys_and_one_line_for_the_rest(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
-    rows = _rows(wb["Assumptions"])
-    prices = [r for r in rows if r[0] == "z1" and r[2] == "H100-SXM"]
-    assert [(r[5], r[6]) for r in prices] == [("reserved", 2.5), ("on_demand", 4.0),
-                                              ("spot", 1.5)]
-    assert prices[0][8:10] == (12, 6)  # commitment months, lead time weeks
-    shape = next(r for r in rows if r[0] == "chat" and len(r) > 24 and r[1] == 5.0)
-    assert shape[1:25] == (5.0,) * 12 + (10.0,) * 12
+    rows = _rows(wb["Offers"])
+    prices = [r for r in rows if r[0] == "z1" and r[1] == "H100-SXM"]
+    assert [(r[2], r[3]) for r in prices] == [("Reserved", 2.5), ("On-demand", 4.0),
+                                              ("Spot", 1.5)]
+    assert prices[0][5:7] == (12, 6)  # commitment months, lead time weeks
+    assert not any(r[1] == "L4" for r in rows)  # z1 sells L4 too; the plan buys none
+    assert any(isinstance(r[0], str) and r[0].startswith("1 other offer (L4 in 1 zone) not "
+                                                          "used") for r in rows)
 
 
 @pytest.mark.skipif(shutil.which("soffice") is None and shutil.which("libreoffice") is None,
@@ -215,7 +252,7 @@ def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
     wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
     last = wb["Purchase plan"].max_row
     assert evaluate(wb, "Purchase plan", f"K{last}") == pytest.approx(plan.cost.per_month)
-    assert evaluate(wb, "Summary", "B14") == pytest.approx(plan.cost.per_million_tokens)
+    assert _named(wb, "cost_per_mtok") == pytest.approx(plan.cost.per_million_tokens)
     purchase = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Purchase plan").iloc[:-1]
     assert int(purchase["Nodes"].sum()) == sum(n.nodes for n in plan.nodes)
     pools = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Pools")
@@ -226,9 +263,11 @@ def test_real_plan_outputs_agree_with_plan_json(tmp_path: Path) -> None:
     assert list(costs["Cost [USD/month]"]) == pytest.approx(
         [w.cost_per_month for w in plan.workload_costs])
     surv = pd.read_excel(tmp_path / "plan.xlsx", sheet_name="Survivability")
-    assert set(surv.iloc[:, 0].dropna()) >= {r.failure for r in plan.survivability}
-    for sheet in SHEETS:  # every sheet reads back with pandas
-        assert not pd.read_excel(tmp_path / "plan.xlsx", sheet_name=sheet).empty, sheet
+    assert set(surv.iloc[:, 0].dropna()) >= {failure_label(r.failure)
+                                              for r in plan.survivability}
+    for sheet in SHEETS:  # every sheet of figures reads back with pandas
+        if sheet != "Charts":
+            assert not pd.read_excel(tmp_path / "plan.xlsx", sheet_name=sheet).empty, sheet
 
 
 @settings(max_examples=40, deadline=None)
@@ -245,6 +284,20 @@ def test_any_user_text_reads_back_as_the_same_text(name: str) -> None:
     assert (cell.value, cell.data_type, cell.quotePrefix) == (name, "s", True)
 
 
+def _by_field(rows: list[tuple[object, ...]], first: str) -> dict[object, dict[object, object]]:
+    """A transposed block (a row per field, a column per entry) read as entry → field → value;
+    ``first`` is its header's first title."""
+    at = next(i for i, r in enumerate(rows) if r[0] == first)
+    names = [n for n in rows[at][1:] if n is not None]
+    out: dict[object, dict[object, object]] = {n: {} for n in names}
+    for r in rows[at + 1:]:
+        if r[0] is None:
+            break
+        for n, v in zip(names, r[1:], strict=False):
+            out[n][r[0]] = v
+    return out
+
+
 def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) -> None:
     scenario = make_scenario()
     # distinct values, so each must land under its own header
@@ -253,10 +306,8 @@ def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) 
                  for g in scenario.gpus)
     path = write_plan_workbook(make_plan(), scenario.model_copy(update={"gpus": gpus}),
                                make_table(), tmp_path / "plan.xlsx")
-    rows = _rows(openpyxl.load_workbook(path)["Assumptions"])
-    header = next(r for r in rows if r[0] == "GPU")
-    h100 = next(r for r in rows if r[0] == "H100-SXM" and r[1] == 80)
-    shown = dict(zip(header, h100, strict=False))
+    shown = _by_field(_rows(openpyxl.load_workbook(path)["Assumptions"]), "GPU")["H100-SXM"]
+    assert shown["Memory [GiB]"] == 80
     assert shown["Decode step overhead [ms]"] == values["decode_step_overhead_ms"]
     assert shown["Step overhead per layer [ms/layer]"] == values["step_overhead_ms_per_layer"]
     assert shown["Step overhead per sequence [ms/sequence]"] == values["step_overhead_ms_per_seq"]
@@ -291,9 +342,7 @@ def test_assumptions_hold_the_node_model_and_the_typical_token_lengths(tmp_path:
                                tmp_path / "plan.xlsx")
     rows = _rows(openpyxl.load_workbook(path)["Assumptions"])
     assert next(r for r in rows if r[0] == "share_nodes")[:2] == ("share_nodes", False)
-    header = next(r for r in rows if r[0] == "Workload" and r[1] == "Tenant")
-    shown = {r[0]: dict(zip(header, r, strict=True)) for r in rows
-             if r[0] in ("chat", EVIL) and r[1] in ("acme", "-team")}
+    shown = _by_field(rows, "Workload")
     typical = ("Typical input [tokens] (mean, else P50)",
                "Typical output [tokens] (mean, else P50)")
     assert tuple(shown["chat"][t] for t in typical) == (650.5, 200)  # mean given; output P50

@@ -158,7 +158,7 @@ def test_a_plan_from_an_imported_sweep_uses_the_measured_rate(tmp_path: Path) ->
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"{RATE:,.3f} (measured)" in report
     pools = _workbook_pools(out / "plan.xlsx")
-    assert {p["Capacity source"] for p in pools if p["GPU"] == "H100-SXM"} == {"measured"}
+    assert {p["Capacity"] for p in pools if p["GPU"] == "H100-SXM"} == {"Measured"}
     with (tmp_path / "measured.csv").open(encoding="utf-8") as fh:
         assert next(csv.reader(fh))[-1] == "source"
 

@@ -292,4 +292,4 @@ def test_a_scenario_priced_from_the_published_aws_catalog_validates_and_plans(
     assert "use1-az1 (us-east-1b)" in (out / "report.md").read_text(encoding="utf-8")
     cells = {c for ws in openpyxl.load_workbook(out / "plan.xlsx").worksheets
              for row in ws.iter_rows(values_only=True) for c in row}
-    assert {"Zone name (account)", "us-east-1a", "us-east-1b"} <= cells
+    assert {"use1-az4 (us-east-1a)", "use1-az1 (us-east-1b)"} <= cells  # the Offers sheet

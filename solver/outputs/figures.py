@@ -16,7 +16,7 @@ from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import Plan, Slice
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import HOURS_PER_DAY, Workload
 from solver.survivability.failures import spot_available_share
 
 #: Purchase kinds in the order they are shown everywhere.
@@ -193,4 +193,74 @@ def used_configs(plan: Plan, table: CapacityTable) -> tuple[tuple[str, str, int]
     return tuple(seen)
 
 
+def cost_by_zone_gpu_and_kind(plan: Plan) -> dict[tuple[str, str, PurchaseKind], float]:
+    """Monthly cost per (zone, GPU type, purchase kind), from the node rows [currency/month]."""
+    out: dict[tuple[str, str, PurchaseKind], float] = defaultdict(float)
+    for n in plan.nodes:
+        out[(n.zone, n.gpu, n.purchase)] += n.cost_per_month
+    return dict(out)
 
+
+def capacity_headroom(figures: Sequence[SliceFigures], workload: str) -> float | None:
+    """Demand growth the intact fleet absorbs at the SLO before its tightest slice is full [1]:
+    min over slices with demand of expected capacity at SLO ÷ demand − 1 (spot replicas at
+    their expected rate). ``None`` without demand or capacity."""
+    ratios = [f.expected_rps / f.demand_rps - 1.0 for f in figures
+              if f.workload == workload and f.demand_rps > 0 and f.expected_rps > 0]
+    return min(ratios) if ratios else None
+
+
+@dataclass(frozen=True)
+class DaySeries:
+    """One workload's figures for every hour of the peak day [req/s], in the scenario's time
+    zone (hour h covers [h, h + 1))."""
+
+    workload: str
+    demand_rps: tuple[float, ...]
+    """The workload's demand in each hour: peak × hourly share, or the batch volume spread
+    evenly over its window (zero outside it)."""
+    usable_rps: tuple[float, ...]
+    """Usable capacity of the slice holding the hour (:class:`SliceFigures`)."""
+    after_failure_rps: tuple[float, ...] | None
+    """Capacity left after the worst failure the workload must survive, in the slice holding
+    the hour (replicas at the policy's failure utilization); ``None`` when it must survive
+    none."""
+    worst_failure: tuple[str, ...]
+    """Per hour, the failure leaving the least capacity (``""`` where there is none)."""
+    utilization: float
+    """The workload's target utilization [1]."""
+    spot: bool
+    """The workload runs spot replicas (its usable capacity is discounted by interruption)."""
+    batch_window: tuple[int, ...]
+    """Hours of a batch workload's window (empty for an interactive workload)."""
+
+
+def day_series(plan: Plan, scenario: Scenario) -> tuple[DaySeries, ...]:
+    """Per workload, the hour-by-hour series the capacity-vs-demand charts draw."""
+    figures = {(f.workload, f.slice): f for f in slice_figures(plan, scenario)}
+    hour_slice = {h: s.name for s in plan.slices for h in s.hours}
+    out = []
+    for wl in scenario.workloads:
+        slices = [hour_slice.get(h, "") for h in range(HOURS_PER_DAY)]
+        usable = tuple(f.usable_rps if (f := figures.get((wl.name, sl))) else 0.0
+                       for sl in slices)
+        worst: dict[str, tuple[float, str]] = {}
+        for row in plan.survivability:
+            if row.workload == wl.name and row.failure != "none":
+                old = worst.get(row.slice)
+                if old is None or row.capacity_rps < old[0]:
+                    worst[row.slice] = (row.capacity_rps, row.failure)
+        after = (tuple(worst[sl][0] if sl in worst else 0.0 for sl in slices)
+                 if worst else None)
+        out.append(DaySeries(
+            workload=wl.name,
+            demand_rps=wl.hourly_demand_rps(),
+            usable_rps=usable,
+            after_failure_rps=after,
+            worst_failure=tuple(worst[sl][1] if sl in worst else "" for sl in slices),
+            utilization=wl.utilization,
+            spot=any(a.workload == wl.name and a.purchase is PurchaseKind.spot
+                     for a in plan.allocations),
+            batch_window=wl.batch.window_hours if wl.batch is not None else (),
+        ))
+    return tuple(out)

@@ -67,8 +67,8 @@ def config_label(gpu: str, tp: int, precision: Precision | None = None) -> str:
 
 def failure_label(failure: str) -> str:
     """A failure id of the survivability rows in words: ``zone:use1-az1`` → ``Zone use1-az1
-    lost``; ``node:use1-az1/H100-SXM/spot`` → ``One H100-SXM spot node in use1-az1 lost``; ``none`` →
-    ``No failure``."""
+    lost``; ``node:use1-az1/H100-SXM/spot`` → ``One H100-SXM spot node in use1-az1 lost``;
+    ``none`` → ``No failure``."""
     kind, _, where = failure.partition(":")
     if kind == "none" and not where:
         return "No failure"

@@ -16,6 +16,7 @@ import yaml
 from models.capacity import CapacityTable
 from models.plan import Plan
 from models.scenario import Scenario
+from solver.outputs.assumptions import ASSUMED, assumed_figures
 from solver.outputs.atomic import write_atomic
 
 #: File names of a plan's directory, in the order they are written.
@@ -26,19 +27,34 @@ CONTRACT_FILE = "contract.yaml"
 REPORT_FILE = "report.md"
 COST_CHART_FILE = "cost_by_zone.png"
 DAY_CHART_FILE = "capacity_vs_demand.png"
-#: Every file a plan's directory may hold (the charts only where there is a fleet to draw).
+PERIOD_CHART_FILE = "capacity_by_period.png"
+#: Every file a plan's directory may hold (the charts only where there is a fleet to draw, the
+#: chart per period only for a plan over periods).
 PLAN_DIR_FILES = (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
-                  COST_CHART_FILE, DAY_CHART_FILE)
+                  COST_CHART_FILE, DAY_CHART_FILE, PERIOD_CHART_FILE)
 
 def plan_json(plan: Plan) -> str:
     """``plan.json``: the plan with its fields in schema order."""
     return json.dumps(plan.model_dump(mode="json"), indent=2) + "\n"
 
 
+def assumptions_comment(scenario: Scenario) -> str:
+    """YAML comment lines naming every assumed figure of the scenario (an offer's own list is
+    in its ``assumed:`` key, a derived reserved price says ``assumed: true``)."""
+    found = assumed_figures(scenario)
+    if not found:
+        return ""
+    lines = ["Assumed, not given (each offer's `assumed:` names its own; docs/outputs.md):"]
+    lines += [f"  {a.figure}: {a.value} ({ASSUMED}; {a.applies_to}): {a.why}" for a in found]
+    return "".join("# " + " ".join(line.splitlines()) + "\n" for line in lines)
+
+
 def resolved_scenario_yaml(scenario: Scenario) -> str:
-    """The resolved scenario (every catalog entry and offer spelled out) the plan was made from."""
+    """The resolved scenario (every catalog entry and offer spelled out) the plan was made from,
+    its assumed figures named in a comment at the top."""
     data = scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return assumptions_comment(scenario) + yaml.safe_dump(data, sort_keys=False,
+                                                          allow_unicode=True)
 
 
 def write_plan_json(plan: Plan, scenario: Scenario, out_dir: Path) -> Path:

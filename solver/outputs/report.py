@@ -6,22 +6,36 @@ docs/outputs.md); this module only lays them out.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
-from models.offers import SpotTerms
+from models.offers import AssumedFigure, SpotTerms
 from models.plan import Plan
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
-from models.workload import HOURS_PER_DAY
+from solver.outputs.assumptions import (
+    ASSUMED,
+    arrivals_assumed,
+    assumed_figures,
+    offer_assumes,
+    utilization_assumed,
+)
 from solver.outputs.atomic import write_atomic
-from solver.outputs.charts import DayPanel, capacity_vs_demand_chart, cost_by_zone_chart
+from solver.outputs.charts import (
+    capacity_by_period_figure,
+    capacity_vs_demand_figure,
+    cost_by_zone_figure,
+    png,
+)
 from solver.outputs.figures import (
     PURCHASE_ORDER,
-    cost_by_zone_and_kind,
+    capacity_headroom,
+    cost_by_zone_gpu_and_kind,
+    day_series,
     gpu_counts,
     peak_utilization,
     reserved_share,
@@ -30,7 +44,14 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
+from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.plan_dir import (
+    COST_CHART_FILE,
+    DAY_CHART_FILE,
+    PERIOD_CHART_FILE,
+    REPORT_FILE,
+)
+from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule import schedule_lines
 
 
@@ -48,23 +69,9 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
-def day_panels(plan: Plan, scenario: Scenario) -> tuple[DayPanel, ...]:
-    """Per-hour series of each workload for the capacity-vs-demand chart (slices expanded)."""
-    figures = {(f.workload, f.slice): f for f in slice_figures(plan, scenario)}
-    hour_slice = {h: s.name for s in plan.slices for h in s.hours}
-    panels = []
-    for wl in scenario.workloads:
-        found = [figures.get((wl.name, hour_slice.get(h, ""))) for h in range(HOURS_PER_DAY)]
-        panels.append(DayPanel(
-            title=wl.name,
-            demand_rps=wl.hourly_demand_rps(),
-            usable_rps=[f.usable_rps if f else 0.0 for f in found],
-            capacity_rps=[f.capacity_rps if f else 0.0 for f in found],
-            utilization=wl.utilization,
-            spot=any(a.workload == wl.name and a.purchase is PurchaseKind.spot
-                     for a in plan.allocations),
-        ))
-    return tuple(panels)
+def _assumed(text: str, assumed: bool) -> str:
+    """A figure with *assumed* beside it where nobody gave it."""
+    return f"{text} ({ASSUMED})" if assumed else text
 
 
 def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[list[object]]:
@@ -74,9 +81,10 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
         configs = [c for c in used_configs(plan, table) if c[0] == wl.name]
         peak = max((f.demand_rps for f in figures if f.workload == wl.name), default=0.0)
         util = peak_utilization(figures, wl.name)
+        spare = capacity_headroom(figures, wl.name)
         if not configs:
-            rows.append([wl.name, wl.tenant, "—", "—", "—", f"{peak:,.2f}", _share(util), "—",
-                         "—", "—"])
+            rows.append([wl.name, wl.tenant, "—", "—", "—", f"{peak:,.2f}", _share(util),
+                         _share(spare), "—", "—", "—"])
             continue
         for _, gpu, tp in configs:
             mine = [a for a in plan.allocations if (a.workload, a.gpu, a.tp) == (wl.name, gpu, tp)]
@@ -88,10 +96,10 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
             cap = next((r for r in table.rows
                         if (r.workload, r.gpu, r.tp) == (wl.name, gpu, tp)), None)
             rows.append([
-                wl.name, wl.tenant, f"{gpu} {wl.precision.value} TP{tp}",
+                wl.name, wl.tenant, config_label(gpu, tp, wl.precision),
                 f"{reserved} + {max(per_slice.values(), default=0)}",
-                f"{mine[0].replica_capacity_rps:,.3f} ({mine[0].capacity_source.value})",
-                f"{peak:,.2f}", _share(util),
+                f"{mine[0].replica_capacity_rps:,.3f} ({label(mine[0].capacity_source).lower()})",
+                f"{peak:,.2f}", _share(util), _share(spare),
                 f"{cap.ttft_p95_ms:,.0f} / {wl.slo.ttft_p95_ms:,.0f}" if cap else "—",
                 f"{cap.tpot_p95_ms:,.1f} / {wl.slo.tpot_p95_ms:,.1f}" if cap else "—",
                 _share(cap.headroom) if cap else "—",
@@ -99,20 +107,66 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
     return rows
 
 
+def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str]:
+    """Offers of the (zone, GPU) pairs the plan buys, each assumed figure marked; and one line
+    summarising the offers the plan does not use."""
+    used = {(n.zone, n.gpu) for n in plan.nodes}
+    rows: list[list[object]] = []
+    unused: list[tuple[str, str]] = []
+    for z in scenario.zones:
+        for o in z.offers:
+            if (z.id, o.gpu) not in used:
+                unused.append((z.id, o.gpu))
+                continue
+            for kind in PURCHASE_ORDER:
+                t = o.terms(kind)
+                if t is None:
+                    continue
+                rows.append([
+                    scenario.zone_label(z.id), o.gpu, label(kind),
+                    _assumed(f"{t.price_per_gpu_hour:.4f}",
+                             offer_assumes(o, AssumedFigure.reserved_price, kind)
+                             and kind is PurchaseKind.reserved),
+                    _assumed(f"{t.stock_gpus:,}", offer_assumes(o, AssumedFigure.stock)),
+                    _assumed(f"{t.interruption_rate_per_hour:g}",  # [1/h]
+                             offer_assumes(o, AssumedFigure.spot_interruption_rate))
+                    if isinstance(t, SpotTerms) else "—",
+                    o.price_source or "scenario"])
+    summary = ""
+    if unused:
+        gpus = sorted({g for _, g in unused})
+        zones = sorted({z for z, _ in unused})
+        summary = (f"{plural(len(unused), 'other offer')} ({', '.join(gpus)} in "
+                   f"{plural(len(zones), 'zone')}) are not used by the plan: their prices are in "
+                   "scenario.resolved.yaml.")
+    return rows, summary
+
+
 def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
-                  charts: Sequence[str] = ()) -> str:
-    """``report.md``: what a reviewer reads; ``charts`` are the PNG file names written beside."""
+                  charts: Sequence[str] = (), prepared: dt.date | None = None) -> str:
+    """``report.md``: what a reviewer reads; ``charts`` are the PNG file names written beside.
+
+    ``prepared`` is the date the report is prepared on (default: :func:`prepared_on` of the
+    scenario's ``policy.as_of``).
+    """
     cur = plan.cost.currency
     s = plan.solver
     gap = "—" if s.gap is None else f"{s.gap:.2%}"
+    day = prepared or prepared_on(scenario.policy.as_of)
     lines = [
         f"# Fleet plan: {markdown_text(plan.scenario)}", "",
-        f"Status **{plan.status.value}** ({markdown_text(s.name)}, {s.seconds:.1f} s, "
-        f"MIP gap {gap}). "
+        f"Prepared on {day.isoformat()}. Status **{label(plan.status)}** "
+        f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]
     if scenario.description:
         lines += [markdown_text(scenario.description, line_start=True), ""]
+    assumptions = assumed_figures(scenario)
+    if assumptions:
+        lines += [f"Figures marked *{ASSUMED}* were not given by anyone: "
+                  + "; ".join(f"{a.figure.lower()} ({markdown_text(a.value)})"
+                              for a in assumptions)
+                  + ". They are listed first under Assumptions.", ""]
     if plan.diagnosis:
         lines += ["## Why the scenario is infeasible", ""]
         lines += _table(["Requirement", "Workload", "Zone", "GPU", "Slice", "Short by", "Message"],
@@ -127,6 +181,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                   f"{markdown_code(plan.horizon.fleet_shown)}; "
                   "every period is in plan.json (`periods`) and the workbook's Schedule sheet.",
                   ""]
+        if PERIOD_CHART_FILE in charts:
+            lines += [f"![Peak demand and usable capacity per period]({PERIOD_CHART_FILE})", ""]
     lines += ["## Cost", ""]
     lines += _table(["Figure", "Value"], [
         [f"Cost per month [{cur}/month]", _money(plan.cost.per_month)],
@@ -138,25 +194,29 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         ["Share of cost on reserved capacity", _share(reserved_share(plan))],
     ])
     if COST_CHART_FILE in charts:
-        lines += [f"![Monthly cost by zone and purchase kind]({COST_CHART_FILE})", ""]
+        lines += [f"![Monthly cost by zone, GPU type and purchase kind]({COST_CHART_FILE})", ""]
     lines += ["## GPUs", "",
               "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
     lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]"],
-                    [[scenario.zone_label(c.zone), c.gpu, c.purchase.value, c.gpus,
+                    [[scenario.zone_label(c.zone), c.gpu, label(c.purchase), c.gpus,
                       _money(c.cost_per_month)] for c in gpu_counts(plan)])
     lines += ["## Workloads", "",
-              "Replicas: reserved + most elastic in one slice. Latency: predicted P95 at the "
-              "SLO-holding rate / SLO.", ""]
+              "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
+              "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
+              "Latency: predicted P95 at the SLO-holding rate / SLO; latency slack: the share of "
+              "the tighter SLO left unused at that rate (near 0 by construction: the rate is "
+              "where an SLO binds).", ""]
     lines += _table(["Workload", "Tenant", "Configuration", "Replicas", "Rate [req/s/replica]",
-                     "Peak demand [req/s]", "Utilization at peak", "TTFT P95 [ms]",
-                     "Per-token P95 [ms]", "Headroom"], _workload_rows(plan, scenario, table))
+                     "Peak demand [req/s]", "Utilization at peak", "Capacity headroom",
+                     "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate"],
+                    _workload_rows(plan, scenario, table))
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
     lines += ["## Survivability", "",
               "Worst slice of each failure; margin = (capacity − demand) ÷ demand.", ""]
     lines += _table(["Failure", "Workload", "Worst slice", "Capacity [req/s]", "Demand [req/s]",
                      "Margin", "Result"],
-                    [[m.failure, m.workload, m.slice, f"{m.capacity_rps:,.2f}",
+                    [[failure_label(m.failure), m.workload, m.slice, f"{m.capacity_rps:,.2f}",
                       f"{m.demand_rps:,.2f}", _share(m.margin), "holds" if m.holds else "FAILS"]
                      for m in survivability_margins(plan)])
     lines += ["## Cost attribution", ""]
@@ -170,6 +230,11 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                      for t, (c, n) in tenant_costs(plan).items()])
     p = scenario.policy
     lines += ["## Assumptions", ""]
+    if assumptions:
+        lines += [f"Figures nobody gave ({ASSUMED}), first:", ""]
+        lines += _table(["Assumed figure", "Value", "Applies to", "Why"],
+                        [[f"{a.figure} ({ASSUMED})", a.value, a.applies_to, a.why]
+                         for a in assumptions])
     lines += _table(["Assumption", "Value"], [
         ["Hours per month", f"{p.hours_per_month:g}"],
         ["Utilization after a failure (share of SLO-holding rate)", _share(p.failure_utilization)],
@@ -177,35 +242,29 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         ["Measured rows valid for", f"{p.measured_max_age_days} days"],
         ["Replicas of different workloads share nodes",
          "yes" if p.share_nodes else "no (dedicated pools)"],
+        ["Hours of the day are in", p.time_zone],
         ["Slices of the peak day", ", ".join(f"{sl.name} ({len(sl.hours)} h)"
                                              for sl in plan.slices)],
     ])
-    used = {(n.zone, n.gpu) for n in plan.nodes}
-    price_rows = []
-    for z in scenario.zones:
-        for o in z.offers:
-            if (z.id, o.gpu) in used:
-                for kind in PURCHASE_ORDER:
-                    t = o.terms(kind)
-                    if t is not None:
-                        rate = (f"{t.interruption_rate_per_hour:g}" if isinstance(t, SpotTerms)
-                                else "—")  # [1/h]
-                        price_rows.append([scenario.zone_label(z.id), o.gpu, kind.value,
-                                           f"{t.price_per_gpu_hour:.4f}", t.stock_gpus, rate,
-                                           o.price_source or "scenario"])
+    price_rows, unused = _price_rows(plan, scenario)
     lines += _table(["Zone", "GPU", "Purchase", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
                      "Spot interruption rate [1/h]", "Price source"], price_rows)
-    lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Input P50/P95",
-                     "Output P50/P95", "Typical input/output [tokens] (mean, else P50)",
-                     "SLO TTFT/per-token P95 [ms]", "Survivability",
-                     "Target utilization"],
+    if unused:
+        lines += [unused, ""]
+    lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Arrivals",
+                     "Input P50/P95", "Output P50/P95",
+                     "Typical input/output [tokens] (mean, else P50)",
+                     "SLO TTFT/per-token P95 [ms]", "Survivability", "Target utilization"],
                     [[w.name, w.model,
                       f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
-                      if w.batch else "", f"{w.input_tokens.p50}/{w.input_tokens.p95}",
+                      if w.batch else "",
+                      _assumed("Poisson", arrivals_assumed(w)) if w.arrival else "batch window",
+                      f"{w.input_tokens.p50}/{w.input_tokens.p95}",
                       f"{w.output_tokens.p50}/{w.output_tokens.p95}",
                       f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",
-                      f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", w.survivability.value,
-                      _share(w.utilization)] for w in scenario.workloads])
+                      f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", label(w.survivability),
+                      _assumed(_share(w.utilization), utilization_assumed(w))]
+                     for w in scenario.workloads])
     lines += ["Every figure, its formula and its source: docs/outputs.md. Inputs: "
               + ", ".join(markdown_code(src) for src in scenario.sources), ""]
     return "\n".join(lines)
@@ -216,13 +275,18 @@ def write_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     """Write ``report.md`` and its PNG charts into ``out_dir``; returns the paths written."""
     out = Path(out_dir)
     written: list[Path] = []
-    costs = cost_by_zone_and_kind(plan)
+    costs = cost_by_zone_gpu_and_kind(plan)
     if costs:
-        write_atomic(out / COST_CHART_FILE, cost_by_zone_chart(costs, plan.cost.currency))
+        write_atomic(out / COST_CHART_FILE, png(cost_by_zone_figure(costs, plan.cost.currency)))
         written.append(out / COST_CHART_FILE)
     if scenario.workloads and plan.slices:
-        write_atomic(out / DAY_CHART_FILE, capacity_vs_demand_chart(day_panels(plan, scenario)))
+        figure = capacity_vs_demand_figure(day_series(plan, scenario), scenario.policy.time_zone,
+                                           scenario.policy.failure_utilization)
+        write_atomic(out / DAY_CHART_FILE, png(figure))
         written.append(out / DAY_CHART_FILE)
+    if plan.periods:
+        write_atomic(out / PERIOD_CHART_FILE, png(capacity_by_period_figure(plan)))
+        written.append(out / PERIOD_CHART_FILE)
     write_atomic(out / REPORT_FILE, render_report(plan, scenario, table,
                                                   [p.name for p in written]))
     return [out / REPORT_FILE, *written]

@@ -1,37 +1,53 @@
-"""The procurement workbook ``plan.xlsx``: the plan as finance and procurement read it.
+"""The procurement workbook ``plan.xlsx``: the plan as finance and procurement read and print it.
 
-Sheets: Summary, Purchase plan, Pools, Hourly, Survivability, Capacity contract, Cost attribution,
-Assumptions (docs/outputs.md says where each figure comes from). Costs and totals of the purchase
-plan are live formulas, so editing a node count moves the cost. Text that came from a user
-(workload, tenant, zone names…) is always written as a string cell, never as a formula: every
-cell goes through :func:`put`, and only a :class:`Formula` becomes a formula.
+Sheets: Summary, Purchase plan, Pools, Hourly, Charts, Survivability, Capacity contract, Cost
+attribution, Assumptions, and a hidden *Chart data* sheet the native charts draw from
+(docs/outputs.md says where each figure comes from). Every data block is an Excel Table (an
+autofilter on its header, banded rows), every sheet prints landscape, one page wide, its header
+row repeated, with scenario, fingerprint, date prepared and page x of y in the footer. Costs and
+totals of the purchase plan are live formulas, so editing a node count moves the cost; the
+figures other sheets (and the comparison) use have defined names (``cost_per_month``…). Text
+that came from a user is always written as a string cell, never as a formula (:func:`put`).
 
-This is the only module that imports openpyxl to write plans.
+This is the only module that imports openpyxl to write a plan.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.chart import LineChart, Reference
-from openpyxl.formatting.rule import CellIsRule
+from openpyxl.chart import BarChart, Reference, ScatterChart, Series
+from openpyxl.chart.label import DataLabelList
+from openpyxl.formatting.rule import FormulaRule
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
-from models.common import PurchaseKind
-from models.offers import Offer, ReservedTerms
+from models.common import CapacitySource, PurchaseKind
+from models.offers import AssumedFigure, Offer, ReservedTerms, SpotTerms
 from models.plan import NodeCount, Plan
 from models.scenario import Scenario
 from models.text import cell_text
+from solver.outputs.assumptions import (
+    ASSUMED,
+    arrivals_assumed,
+    assumed_figures,
+    offer_assumes,
+    utilization_assumed,
+)
 from solver.outputs.atomic import write_atomic
 from solver.outputs.contract import build_contract
 from solver.outputs.figures import (
     PURCHASE_ORDER,
+    DaySeries,
+    capacity_headroom,
+    cost_by_zone_gpu_and_kind,
+    day_series,
     gpus_by,
     peak_utilization,
     slice_figures,
@@ -39,9 +55,11 @@ from solver.outputs.figures import (
     tenant_costs,
     tokens_per_month,
 )
+from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
-from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
+from solver.outputs.xlsx_bytes import workbook_bytes
 from solver.outputs.xlsx_cells import (
     BAD_FILL,
     COUNT,
@@ -51,35 +69,58 @@ from solver.outputs.xlsx_cells import (
     RATE,
     SHARE,
     Formula,
+    PrintFrame,
     Value,
+    add_table,
+    assumed_format,
+    define_name,
     fit_columns,
     header,
+    print_setup,
     put,
     section,
     sheet_ref,
+    unit_format,
 )
 
-#: Sheet titles, in workbook order.
-SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Survivability", "Capacity contract",
-          "Cost attribution", "Assumptions")
+#: Sheet titles, in workbook order (the hidden chart data sheet comes last).
+SHEETS = ("Summary", "Purchase plan", "Pools", "Hourly", "Charts", "Survivability",
+          "Capacity contract", "Cost attribution", "Assumptions", "Offers")
+CHART_DATA = "Chart data"
+#: Sheets holding one table: its header row is repeated on every printed page.
+ONE_TABLE = ("Purchase plan", "Pools", "Hourly", "Capacity contract", "Offers")
 
 #: Every efficiency factor, in schema order: the Assumptions sheet shows them all.
 EFFICIENCY_FIELDS = tuple(EfficiencyFactors.model_fields)
 
+#: Defined names of the Summary's figures (other sheets and the comparison use these names).
+COST_PER_MONTH = "cost_per_month"
+COST_PER_YEAR = "cost_per_year"
+COST_PER_MTOK = "cost_per_mtok"
+COST_PER_OUTPUT_MTOK = "cost_per_output_mtok"
+TOKENS_PER_MONTH = "tokens_per_month"
+OUTPUT_TOKENS_PER_MONTH = "output_tokens_per_month"
+PREPARED_ON = "prepared_on"
 
-#: Rows of the Summary sheet other sheets (and the comparison) refer to.
-SUMMARY_COST_ROW = 10
-SUMMARY_MTOK_ROW = 14
+#: Figures at 4 decimals: prices per GPU-hour, cost per Mtok.
+PRICE = "#,##0.0000"
+#: Whole numbers, a zero shown as nothing (a chart's empty stack segment carries no label).
+WHOLE_NO_ZERO = "#,##0;-#,##0;;"
 
 
 @dataclass(frozen=True)
 class Names:
-    """Sheet titles of one plan in a workbook (prefixed when several plans share it)."""
+    """Sheet titles and defined names of one plan in a workbook (prefixed when several plans
+    share it)."""
 
     prefix: str = ""
 
     def __getitem__(self, sheet: str) -> str:
         return f"{self.prefix}{sheet}"
+
+    def name(self, figure: str) -> str:
+        """A defined name of this plan: ``cost_per_month``, or ``S1_cost_per_month``."""
+        return f"{self.prefix.strip().replace(' ', '_')}_{figure}" if self.prefix else figure
 
 
 def _offer(scenario: Scenario, zone: str, gpu: str) -> Offer | None:
@@ -108,92 +149,150 @@ def _replicas_held(plan: Plan, nodes: NodeCount) -> dict[int, int]:
     return dict(sorted(held.items()))
 
 
-def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency: str) -> str:
-    """Purchase plan rows with live formulas; returns the cell holding the monthly total."""
-    header(ws, 1, ["Zone", "GPU", "Purchase kind", "Slice", "Instance type", "GPUs per node",
-                   "Nodes", "GPUs", f"Price [{currency}/GPU-hour]", "Hours paid [h/month]",
-                   f"Cost [{currency}/month]", "Lead time [weeks]", "Commitment [months]",
+def _maybe_assumed(number_format: str, assumed: bool) -> str:
+    return assumed_format(number_format) if assumed else number_format
+
+
+PURCHASE_TITLES = ("Zone", "GPU", "Purchase kind", "Slice", "Instance type", "GPUs per node",
+                   "Nodes", "GPUs", "Price [{cur}/GPU-hour]", "Hours paid [h/month]",
+                   "Cost [{cur}/month]", "Lead time [weeks]", "Commitment [months]",
                    "Stock [GPUs]", "Price source", "Replicas held [TP × replicas]",
-                   "GPUs no replica uses"])
+                   "GPUs no replica uses")
+
+
+def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
+                  lead: Sequence[Value] = ()) -> int:
+    """Purchase rows from ``first_row`` on, each with its live cost formula (``lead`` cells
+    first, e.g. the variant of a comparison); returns the last row written. A figure nobody
+    gave (a derived reserved price, a table's stock) says *assumed* in its number format."""
     order = {k: i for i, k in enumerate(PURCHASE_ORDER)}
     slice_order = {s.name: i for i, s in enumerate(plan.slices)}
-    nodes = sorted(plan.nodes, key=lambda n: (n.zone, n.gpu, order[n.purchase],
+    nodes = sorted(plan.nodes, key=lambda n: (n.zone, n.gpu, order.get(n.purchase, 9),
                                               slice_order.get(n.slice or "", -1)))
-    r = 1
+    c0 = len(lead)
+    col = {t.split(" [")[0]: c0 + i for i, t in enumerate(PURCHASE_TITLES, start=1)}
+    letter = {k: get_column_letter(v) for k, v in col.items()}
+    r = first_row - 1
     for n in nodes:
         r += 1
         offer = _offer(scenario, n.zone, n.gpu)
         terms = offer.terms(n.purchase) if offer is not None else None
-        put(ws, r, 1, n.zone)
-        put(ws, r, 2, n.gpu)
-        put(ws, r, 3, n.purchase)
-        put(ws, r, 4, n.slice if n.slice is not None else "all")
-        put(ws, r, 5, n.instance_type or (offer.instance_type if offer is not None else None))
-        put(ws, r, 6, _gpus_per_node(scenario, n.zone, n.gpu, n.nodes, n.gpus), COUNT)
-        put(ws, r, 7, n.nodes, COUNT)
-        put(ws, r, 8, Formula(f"F{r}*G{r}"), COUNT)
-        put(ws, r, 9, n.price_per_gpu_hour, "#,##0.0000")
-        put(ws, r, 10, n.hours_per_month, "#,##0.0")
-        put(ws, r, 11, Formula(f"H{r}*I{r}*J{r}"), MONEY)
+        for c, v in enumerate(lead, start=1):
+            put(ws, r, c, v)
+        put(ws, r, col["Zone"], n.zone)
+        put(ws, r, col["GPU"], n.gpu)
+        put(ws, r, col["Purchase kind"], n.purchase)
+        put(ws, r, col["Slice"], n.slice if n.slice is not None else "all day")
+        put(ws, r, col["Instance type"],
+            n.instance_type or (offer.instance_type if offer is not None else None))
+        put(ws, r, col["GPUs per node"],
+            _gpus_per_node(scenario, n.zone, n.gpu, n.nodes, n.gpus), COUNT)
+        put(ws, r, col["Nodes"], n.nodes, COUNT)
+        put(ws, r, col["GPUs"], Formula(f"{letter['GPUs per node']}{r}*{letter['Nodes']}{r}"),
+            COUNT)
+        reserved_assumed = (offer is not None and n.purchase is PurchaseKind.reserved
+                            and offer_assumes(offer, AssumedFigure.reserved_price))
+        put(ws, r, col["Price"], n.price_per_gpu_hour, _maybe_assumed(PRICE, reserved_assumed))
+        put(ws, r, col["Hours paid"], n.hours_per_month, "#,##0.0")
+        put(ws, r, col["Cost"], Formula(f"{letter['GPUs']}{r}*{letter['Price']}{r}*"
+                                        f"{letter['Hours paid']}{r}"), MONEY)
         quote = offer.terms(PurchaseKind.reserved) if offer is not None else None
         if n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms):
-            put(ws, r, 12, quote.lead_time_weeks, "0.0")
-            put(ws, r, 13, quote.commitment_months, COUNT)
-        if terms is not None:
-            put(ws, r, 14, terms.stock_gpus, COUNT)
-        put(ws, r, 15, offer.price_source if offer is not None else None)
+            term_assumed = offer is not None and offer_assumes(offer, AssumedFigure.reserved_term)
+            put(ws, r, col["Lead time"], quote.lead_time_weeks,
+                _maybe_assumed("0.0", term_assumed))
+            put(ws, r, col["Commitment"], quote.commitment_months,
+                _maybe_assumed(COUNT, term_assumed))
+        if terms is not None and offer is not None:
+            put(ws, r, col["Stock"], terms.stock_gpus,
+                _maybe_assumed(COUNT, offer_assumes(offer, AssumedFigure.stock)))
+        put(ws, r, col["Price source"], offer.price_source if offer is not None else None)
         held = _replicas_held(plan, n)
-        put(ws, r, 16, " + ".join(f"tp{tp} × {count}" for tp, count in held.items()) or None)
-        put(ws, r, 17, n.gpus - sum(tp * count for tp, count in held.items()), COUNT)
-    total_row = r + 1
+        put(ws, r, col["Replicas held"],
+            " + ".join(f"tp{tp} × {count}" for tp, count in held.items()) or None)
+        put(ws, r, col["GPUs no replica uses"],
+            n.gpus - sum(tp * count for tp, count in held.items()), COUNT)
+    return r
+
+
+def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency: str) -> str:
+    """Purchase plan rows with live formulas; returns the cell holding the monthly total."""
+    header(ws, 1, [t.format(cur=currency) for t in PURCHASE_TITLES])
+    last = purchase_rows(ws, 2, plan, scenario)
+    add_table(ws, "Purchases", 1, 1, last, len(PURCHASE_TITLES))
+    total_row = last + 1
     put(ws, total_row, 1, "Total").font = HEADER_FONT
-    total = Formula(f"SUM(K2:K{r})") if r >= 2 else 0.0
-    put(ws, total_row, 11, total, MONEY).font = HEADER_FONT
+    total = Formula(f"SUM(K2:K{last})") if last >= 2 else 0.0
+    put(ws, total_row, 11, total, unit_format(MONEY, f"{currency}/month")).font = HEADER_FONT
     ws.freeze_panes = "A2"
     return f"K{total_row}"
 
 
 def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
-                  currency: str) -> None:
-    """Key figures: cost, $/Mtok, GPUs by type / zone / purchase kind, solver status."""
-    header(ws, 1, ["Item", "Value", "Unit"])
+                  currency: str, names: Names, prepared: dt.date) -> dict[str, str]:
+    """Key figures: cost, $/Mtok, GPUs by type / zone / purchase kind, solver status; returns
+    the cell of each named figure."""
+    header(ws, 1, ["Item", "Value", "Note"])
     tokens_m = tokens_per_month(plan) / 1e6
     output_m = sum(w.output_tokens_per_month for w in plan.workload_costs) / 1e6
-    rows: list[tuple[str, Value, str, str | None]] = [
-        ("Scenario", plan.scenario, "", None),
-        ("Description", scenario.description, "", None),
-        ("Input fingerprint", plan.fingerprint, "digest of the resolved scenario", None),
-        ("Solver status", plan.status, "", None),
-        ("Solver", plan.solver.name, "", None),
-        ("Solve time", plan.solver.seconds, "s", "0.00"),
-        ("MIP gap", plan.solver.gap, "1", "0.00%"),
-        ("Best bound", plan.solver.bound, f"{currency}/month", MONEY),
-        ("Cost per month", Formula(total_ref), f"{currency}/month", MONEY),
-        ("Cost per year", Formula(f"B{SUMMARY_COST_ROW}*12"), f"{currency}/year", MONEY),
-        ("Tokens per month (input + output)", tokens_m, "Mtok/month", RATE),
-        ("Output tokens per month", output_m, "Mtok/month", RATE),
-        ("Cost per million tokens", Formula(f"B{SUMMARY_COST_ROW}/B12") if tokens_m > 0
-         else None, f"{currency}/Mtok", "#,##0.0000"),
-        ("Cost per million output tokens", Formula(f"B{SUMMARY_COST_ROW}/B13") if output_m > 0
-         else None, f"{currency}/Mtok", "#,##0.0000"),
+    per_month, per_year, mtok = (unit_format(MONEY, f"{currency}/month"),
+                                 unit_format(MONEY, f"{currency}/year"),
+                                 unit_format(PRICE, f"{currency}/Mtok"))
+    figures = slice_figures(plan, scenario)
+    spare = [h for w in scenario.workloads
+             if (h := capacity_headroom(figures, w.name)) is not None]
+    rows: list[tuple[str, Value, str | None, str, str | None]] = [
+        # label, value, number format, note, defined name
+        ("Scenario", plan.scenario, None, "", None),
+        ("Description", scenario.description, None, "", None),
+        ("Prepared on", dt.datetime.combine(prepared, dt.time()), "yyyy-mm-dd",
+         "the scenario's as_of date, else the day the plan was written", PREPARED_ON),
+        ("Input fingerprint", plan.fingerprint, None, "digest of the resolved scenario", None),
+        ("Solver status", label(plan.status), None, "", None),
+        ("Solver", plan.solver.name, None, "", None),
+        ("Solve time", plan.solver.seconds, unit_format("0.00", "s"), "", None),
+        ("MIP gap", plan.solver.gap, "0.00%", "", None),
+        ("Best bound", plan.solver.bound, per_month, "no fleet costs less", None),
+        ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total",
+         COST_PER_MONTH),
+        ("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
+         COST_PER_YEAR),
+        ("Tokens per month (input + output)", tokens_m, unit_format(RATE, "Mtok/month"), "",
+         TOKENS_PER_MONTH),
+        ("Output tokens per month", output_m, unit_format(RATE, "Mtok/month"), "",
+         OUTPUT_TOKENS_PER_MONTH),
+        ("Cost per million tokens",
+         Formula(f"{names.name(COST_PER_MONTH)}/{names.name(TOKENS_PER_MONTH)}")
+         if tokens_m > 0 else None, mtok, "", COST_PER_MTOK),
+        ("Cost per million output tokens",
+         Formula(f"{names.name(COST_PER_MONTH)}/{names.name(OUTPUT_TOKENS_PER_MONTH)}")
+         if output_m > 0 else None, mtok, "", COST_PER_OUTPUT_MTOK),
+        ("Capacity headroom, tightest workload", min(spare) if spare else None, SHARE,
+         "demand growth the intact fleet absorbs at the SLO (Pools sheet per workload)", None),
     ]
-    assert rows[SUMMARY_COST_ROW - 2][0] == "Cost per month"  # other sheets refer to this cell
-    assert rows[SUMMARY_MTOK_ROW - 2][0] == "Cost per million tokens"
-    for i, (label, value, unit, fmt) in enumerate(rows, start=2):
-        put(ws, i, 1, label)
+    cells: dict[str, str] = {}
+    for i, (text, value, fmt, note, name) in enumerate(rows, start=2):
+        put(ws, i, 1, text)
         put(ws, i, 2, value, fmt)
-        put(ws, i, 3, unit)
+        put(ws, i, 3, note)
+        if name is not None:
+            cells[name] = f"B{i}"
+    add_table(ws, names.name("Summary"), 1, 1, len(rows) + 1, 3)
     r = len(rows) + 3
-    for field, title in (("gpu", "GPUs by type"), ("zone", "GPUs by zone"),
-                         ("purchase", "GPUs by purchase kind")):
-        section(ws, r, f"{title} (reserved as bought; on-demand and spot at their busiest slice)")
-        header(ws, r + 1, [title.removeprefix("GPUs by ").capitalize(), "GPUs"])
-        r += 2
-        for key, count in gpus_by(plan, field).items():
-            put(ws, r, 1, key)
-            put(ws, r, 2, count, COUNT)
-            r += 1
-        r += 1
+    section(ws, r, "GPUs by GPU type, zone and purchase kind (reserved as bought; on-demand and "
+                   "spot at their busiest slice)")
+    tallest = 0
+    for i, (field, title) in enumerate((("gpu", "GPU type"), ("zone", "Zone"),
+                                        ("purchase", "Purchase kind"))):
+        col = 1 + 3 * i  # side by side: A:B, D:E, G:H
+        header(ws, r + 1, [title, "GPUs"], col=col)
+        counts = gpus_by(plan, field)
+        for j, (key, count) in enumerate(counts.items(), start=r + 2):
+            put(ws, j, col, label(PurchaseKind(key)) if field == "purchase" else key)
+            put(ws, j, col + 1, count, COUNT)
+        add_table(ws, names.name(f"GPUs_by_{field}"), r + 1, col, r + 1 + len(counts), col + 1)
+        tallest = max(tallest, len(counts))
+    r += tallest + 3
     if plan.diagnosis:
         section(ws, r, "Why the scenario is infeasible")
         header(ws, r + 1, ["Requirement", "Workload", "Zone", "GPU", "Slice", "Amount", "Unit",
@@ -203,21 +302,28 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
                                          s.amount, s.unit, s.message)
             for col, v in enumerate(values, start=1):
                 put(ws, i, col, v)
+        add_table(ws, names.name("Infeasible"), r + 1, 1, r + 1 + len(plan.diagnosis), 8)
     ws.freeze_panes = "A2"
+    return cells
 
 
 def _cap_row(table: CapacityTable, workload: str, gpu: str, tp: int) -> CapacityRow | None:
     return next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)), None)
 
 
-def write_pools(ws: Worksheet, plan: Plan, scenario: Scenario, table: CapacityTable) -> None:
-    """Per workload and configuration and zone: replicas, rate, utilization, latency vs SLO."""
-    header(ws, 1, ["Workload", "Tenant", "Class", "Model", "Precision", "GPU", "TP", "Zone",
-                   "Reserved replicas", "On-demand replicas (busiest slice)",
-                   "Spot replicas (busiest slice)", "SLO-holding rate [req/s per replica]",
-                   "Capacity source", "Target utilization [1]", "Peak demand [req/s]",
-                   "Utilization at peak [1]", "TTFT P95 predicted [ms]", "TTFT P95 SLO [ms]",
-                   "Per-token P95 predicted [ms]", "Per-token P95 SLO [ms]", "Headroom [1]"])
+POOL_TITLES = ("Workload", "Tenant", "Class", "Model", "Precision", "GPU",
+               "TP [GPUs per replica]", "Zone", "Reserved replicas",
+               "On-demand replicas (busiest slice)", "Spot replicas (busiest slice)",
+               "SLO-holding rate [req/s per replica]", "Capacity", "Target utilization [1]",
+               "Peak demand [req/s]", "Utilization at peak [1]", "Capacity headroom [1]",
+               "TTFT P95 at SLO rate [ms]", "TTFT P95 SLO [ms]",
+               "Per-token P95 at SLO rate [ms]", "Per-token P95 SLO [ms]",
+               "Latency slack at SLO rate [1]")
+
+
+def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
+              table: CapacityTable, lead: Sequence[Value] = ()) -> int:
+    """Pools from ``first_row`` on (``lead`` cells first); returns the last row written."""
     figures = slice_figures(plan, scenario)
     keys: list[tuple[str, str, int, str]] = []
     for a in plan.allocations:
@@ -226,7 +332,9 @@ def write_pools(ws: Worksheet, plan: Plan, scenario: Scenario, table: CapacityTa
             keys.append(key)
     wl_order = {w.name: i for i, w in enumerate(scenario.workloads)}
     keys.sort(key=lambda k: (wl_order.get(k[0], len(wl_order)), k[0], k[1], k[2], k[3]))
-    for r, (workload, gpu, tp, zone) in enumerate(keys, start=2):
+    r = first_row - 1
+    for workload, gpu, tp, zone in keys:
+        r += 1
         wl = scenario.workload(workload)
         mine = [a for a in plan.allocations if (a.workload, a.gpu, a.tp, a.zone)
                 == (workload, gpu, tp, zone)]
@@ -240,108 +348,235 @@ def write_pools(ws: Worksheet, plan: Plan, scenario: Scenario, table: CapacityTa
         cap = _cap_row(table, workload, gpu, tp)
         peak = max((f.demand_rps for f in figures if f.workload == workload), default=0.0)
         values: list[tuple[Value, str | None]] = [
+            *((v, None) for v in lead),
             (workload, None), (wl.tenant, None), (wl.workload_class, None), (wl.model, None),
             (wl.precision, None), (gpu, None), (tp, COUNT), (zone, None),
             (by_kind[PurchaseKind.reserved], COUNT), (by_kind[PurchaseKind.on_demand], COUNT),
             (by_kind[PurchaseKind.spot], COUNT), (mine[0].replica_capacity_rps, RATE),
-            (mine[0].capacity_source, None), (wl.utilization, SHARE), (peak, RATE),
+            (mine[0].capacity_source, None),
+            (wl.utilization, _maybe_assumed(SHARE, utilization_assumed(wl))), (peak, RATE),
             (peak_utilization(figures, workload), SHARE),
+            (capacity_headroom(figures, workload), SHARE),
             (cap.ttft_p95_ms if cap else None, "#,##0.0"), (wl.slo.ttft_p95_ms, "#,##0.0"),
             (cap.tpot_p95_ms if cap else None, "#,##0.00"), (wl.slo.tpot_p95_ms, "#,##0.00"),
             (cap.headroom if cap else None, SHARE),
         ]
         for c, (v, fmt) in enumerate(values, start=1):
             put(ws, r, c, v, fmt)
+    return r
+
+
+def write_pools(ws: Worksheet, plan: Plan, scenario: Scenario, table: CapacityTable) -> None:
+    """Per workload and configuration and zone: replicas, rate, utilization, latency vs SLO."""
+    header(ws, 1, POOL_TITLES)
+    last = pool_rows(ws, 2, plan, scenario, table)
+    add_table(ws, "Pools", 1, 1, last, len(POOL_TITLES))
     ws.freeze_panes = "B2"
 
 
-def write_hourly(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
-    """Demand and usable capacity per slice and workload, with one line chart per workload."""
-    figures = slice_figures(plan, scenario)
-    names = [w.name for w in scenario.workloads]
-    titles = ["Slice", "Hours"]
-    for name in names:
-        titles += [f"{name} demand [req/s]", f"{name} usable capacity [req/s]"]
+def _series_titles(name: str) -> tuple[str, str, str]:
+    return (f"{name} demand [req/s]", f"{name} usable capacity [req/s]",
+            f"{name} after the worst required failure [req/s]")
+
+
+def write_hourly(ws: Worksheet, plan: Plan, scenario: Scenario,
+                 series: Sequence[DaySeries]) -> None:
+    """Per hour of the peak day (scenario's time zone): its slice, and per workload demand,
+    usable capacity and capacity after the worst failure it must survive."""
+    tz = scenario.policy.time_zone
+    titles = [f"Hour ({tz})", "Slice"]
+    for s in series:
+        titles += list(_series_titles(s.workload))
     header(ws, 1, titles)
-    by_key = {(f.slice, f.workload): f for f in figures}
-    for r, s in enumerate(plan.slices, start=2):
-        put(ws, r, 1, s.name)
-        put(ws, r, 2, ",".join(str(h) for h in s.hours))
-        for i, name in enumerate(names):
-            f = by_key[(s.name, name)]
-            put(ws, r, 3 + 2 * i, f.demand_rps, RATE)
-            put(ws, r, 4 + 2 * i, f.usable_rps, RATE)
-    last = len(plan.slices) + 1
-    if last < 2:
-        ws.freeze_panes = "C2"
-        return
-    anchor_col = get_column_letter(3 + 2 * len(names) + 1)
-    for i, name in enumerate(names):
-        chart = LineChart()
-        chart.title = cell_text(f"{name}: demand vs usable capacity")
-        chart.y_axis.title = "req/s"
-        chart.x_axis.title = "slice"
-        chart.height, chart.width = 7.0, 16.0
-        data = Reference(ws, min_col=3 + 2 * i, max_col=4 + 2 * i, min_row=1, max_row=last)
-        chart.add_data(data, titles_from_data=True)
-        chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=last))
-        ws.add_chart(chart, f"{anchor_col}{2 + 15 * i}")
+    hour_slice = {h: sl.name for sl in plan.slices for h in sl.hours}
+    for h in range(24):
+        r = h + 2
+        put(ws, r, 1, f"{h:02d}:00–{(h + 1) % 24:02d}:00")
+        put(ws, r, 2, hour_slice.get(h))
+        for i, s in enumerate(series):
+            put(ws, r, 3 + 3 * i, s.demand_rps[h], RATE)
+            put(ws, r, 4 + 3 * i, s.usable_rps[h], RATE)
+            put(ws, r, 5 + 3 * i,
+                s.after_failure_rps[h] if s.after_failure_rps is not None else None, RATE)
+    add_table(ws, "Hourly", 1, 1, 25, len(titles))
     ws.freeze_panes = "C2"
 
 
+def _chart_data(ws: Worksheet, series: Sequence[DaySeries],
+                costs: dict[tuple[str, str, PurchaseKind], float]) -> tuple[int, list[str]]:
+    """The hidden sheet the native charts draw from: every hourly series as step points (each
+    hour's value at its start and at its end), then the cost of each zone by GPU type × kind.
+    Returns the row of the cost block's header and its stack labels."""
+    header(ws, 1, ["Hour", *(t for s in series for t in _series_titles(s.workload))])
+    for h in range(24):
+        for edge, x in enumerate((h, h + 1)):
+            r = 2 + 2 * h + edge
+            put(ws, r, 1, x)
+            for i, s in enumerate(series):
+                put(ws, r, 2 + 3 * i, s.demand_rps[h])
+                put(ws, r, 3 + 3 * i, s.usable_rps[h])
+                if s.after_failure_rps is not None:
+                    put(ws, r, 4 + 3 * i, s.after_failure_rps[h])
+    top = 2 + 48 + 1
+    stacks = sorted({(g, k) for _, g, k in costs},
+                    key=lambda gk: (gk[0], PURCHASE_ORDER.index(gk[1])
+                                    if gk[1] in PURCHASE_ORDER else 9))
+    labels = [f"{g} {label(k).lower()}" for g, k in stacks]
+    header(ws, top, ["Zone", *labels])
+    for r, zone in enumerate(sorted({z for z, _, _ in costs}), start=top + 1):
+        put(ws, r, 1, zone)
+        for c, (g, k) in enumerate(stacks, start=2):
+            put(ws, r, c, costs.get((zone, g, k), 0.0), WHOLE_NO_ZERO)
+    ws.sheet_state = "hidden"
+    return top, labels
+
+
+def _step_chart(data: Worksheet, s: DaySeries, i: int, tz: str) -> ScatterChart:
+    """A workload's hourly series as straight-line steps (scatter, no smoothing, no markers)."""
+    chart = ScatterChart(scatterStyle="line")
+    chart.title = cell_text(s.workload)
+    chart.y_axis.title = "req/s"
+    chart.x_axis.title = cell_text(f"hour of the peak day ({tz}); usable = {s.utilization:.0%} "
+                                   "of SLO rate")
+    chart.x_axis.scaling.min, chart.x_axis.scaling.max = 0, 24
+    chart.x_axis.majorUnit = 3
+    chart.y_axis.scaling.min = 0
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.legend.position = "b"
+    chart.height, chart.width = 7.0, 12.5
+    xs = Reference(data, min_col=1, min_row=2, max_row=49)
+    colours = ("D55E00", "0072B2", "009E73")
+    columns = (2 + 3 * i, 3 + 3 * i, 4 + 3 * i)
+    for c, colour in zip(columns, colours, strict=True):
+        if c == 4 + 3 * i and s.after_failure_rps is None:
+            continue
+        series = Series(Reference(data, min_col=c, min_row=2, max_row=49), xs,
+                        title_from_data=False,
+                        title=("demand", "usable capacity",
+                               "after the worst required failure")[columns.index(c)])
+        series.smooth = False
+        series.marker.symbol = "none"
+        series.graphicalProperties.line.solidFill = colour
+        series.graphicalProperties.line.width = 22000  # [EMU] ≈ 1.7 pt
+        if c == 4 + 3 * i:
+            series.graphicalProperties.line.dashStyle = "dash"
+        chart.series.append(series)
+    return chart
+
+
+def _cost_chart(data: Worksheet, top: int, stacks: int, zones: int, currency: str) -> BarChart:
+    """Stacked columns: each zone's monthly cost by GPU type × purchase kind, values shown."""
+    chart = BarChart()
+    chart.type = "col"
+    chart.grouping = "stacked"
+    chart.overlap = 100
+    chart.title = "Monthly cost by zone, GPU type and purchase kind"
+    chart.y_axis.title = cell_text(f"cost [{currency}/month]")
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.height, chart.width = 7.0, 25.4
+    chart.add_data(Reference(data, min_col=2, max_col=1 + stacks, min_row=top,
+                             max_row=top + zones), titles_from_data=True)
+    chart.set_categories(Reference(data, min_col=1, min_row=top + 1, max_row=top + zones))
+    # each segment's value only (no series or category name); a zero segment shows nothing
+    chart.dataLabels = DataLabelList(showVal=True, showSerName=False, showCatName=False,
+                                     showLegendKey=False, showPercent=False,
+                                     showLeaderLines=False, numFmt=WHOLE_NO_ZERO)
+    chart.y_axis.number_format = "#,##0"
+    chart.legend.position = "r"
+    return chart
+
+
+def write_charts(ws: Worksheet, data: Worksheet, plan: Plan, scenario: Scenario,
+                 series: Sequence[DaySeries]) -> None:
+    """The report's two charts as native charts: cost by zone on top, then one step chart per
+    workload, two abreast, all on one printed page."""
+    costs = cost_by_zone_gpu_and_kind(plan)
+    top, labels = _chart_data(data, series, costs)
+    put(ws, 1, 1, "Charts of the plan: cost by zone, then capacity vs demand per workload "
+                  f"(hours in {scenario.policy.time_zone}); their data is on the hidden "
+                  f"sheet '{data.title}'.")
+    zones = len({z for z, _, _ in costs})
+    if costs:
+        ws.add_chart(_cost_chart(data, top, len(labels), zones, plan.cost.currency), "A3")
+    for i, s in enumerate(series):
+        anchor = f"{'A' if i % 2 == 0 else 'J'}{18 + 15 * (i // 2)}"
+        ws.add_chart(_step_chart(data, s, i, scenario.policy.time_zone), anchor)
+
+
 def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
-    """Failure × workload matrix of worst-slice margins, coloured; then the detail rows."""
+    """Failure × workload matrix of worst-slice margins, coloured where checked (a blank cell:
+    the workload need not survive that failure); then the detail rows."""
     margins = survivability_margins(plan)
     names = [w.name for w in scenario.workloads]
     failures = list(dict.fromkeys(m.failure for m in margins))
-    header(ws, 1, ["Failure \\ workload: margin [1] = (capacity − demand) ÷ demand, worst slice",
-                   *names])
+    header(ws, 1, ["Failure (margin = (capacity − demand) ÷ demand, worst slice)", *names])
     by_key = {(m.failure, m.workload): m for m in margins}
     for r, failure in enumerate(failures, start=2):
-        put(ws, r, 1, failure)
+        put(ws, r, 1, failure_label(failure))
         for c, name in enumerate(names, start=2):
             m = by_key.get((failure, name))
             if m is not None:
                 put(ws, r, c, m.margin if m.margin is not None else "no demand", SHARE)
     last_row = len(failures) + 1
     if failures and names:
-        area = f"B2:{get_column_letter(len(names) + 1)}{last_row}"
-        ws.conditional_formatting.add(area, CellIsRule(operator="lessThan", formula=["0"],
-                                                       fill=BAD_FILL))
-        ws.conditional_formatting.add(area, CellIsRule(operator="greaterThanOrEqual",
-                                                       formula=["0"], fill=GOOD_FILL))
+        last_col = get_column_letter(len(names) + 1)
+        area = f"B2:{last_col}{last_row}"
+        # only numbers are coloured: a blank (not checked) cell reads as 0 to a CellIs rule
+        ws.conditional_formatting.add(area, FormulaRule(formula=["AND(ISNUMBER(B2),B2<0)"],
+                                                        fill=BAD_FILL))
+        ws.conditional_formatting.add(area, FormulaRule(formula=["AND(ISNUMBER(B2),B2>=0)"],
+                                                        fill=GOOD_FILL))
+        add_table(ws, "Survivability", 1, 1, last_row, len(names) + 1)
     r = last_row + 2
     section(ws, r, "Detail: worst slice of each failure and workload")
-    header(ws, r + 1, ["Failure", "Workload", "Worst slice", "Capacity [req/s]", "Demand [req/s]",
-                       "Margin [1]", "Holds"])
+    header(ws, r + 1, ["Failure", "Workload", "Worst slice", "Capacity [req/s]",
+                       "Demand [req/s]", "Margin [1]", "Result"])
     for i, m in enumerate(margins, start=r + 2):
         cells: tuple[tuple[Value, str | None], ...] = (
-            (m.failure, None), (m.workload, None), (m.slice, None), (m.capacity_rps, RATE),
-            (m.demand_rps, RATE), (m.margin, SHARE), ("holds" if m.holds else "FAILS", None))
+            (failure_label(m.failure), None), (m.workload, None), (m.slice, None),
+            (m.capacity_rps, RATE), (m.demand_rps, RATE), (m.margin, SHARE),
+            ("holds" if m.holds else "FAILS", None))
         for c, (v, fmt) in enumerate(cells, start=1):
             put(ws, i, c, v, fmt)
+    add_table(ws, "Survivability_detail", r + 1, 1, r + 1 + len(margins), 7)
     ws.freeze_panes = "B2"
+
+
+CONTRACT_TITLES = ("Configuration", "Workload", "Model", "Model digest", "Runtime",
+                   "Max stable sequences", "Capacity",
+                   "Measured peak [req/s]", "Measured TTFT P95 [ms]",
+                   "Measured decode P95 [ms/token]", "Measured on",
+                   "Predicted SLO rate [req/s]", "Predicted TTFT P95 [ms]",
+                   "Predicted decode P95 [ms/token]", "Latency slack at SLO rate [1]",
+                   "Replicas planned (busiest slice)")
 
 
 def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
                          table: CapacityTable) -> None:
-    """The configuration-matrix rows the plan rests on (the same rows as contract.yaml)."""
-    header(ws, 1, ["Model", "Model digest", "GPU", "Runtime", "Precision", "TP", "Workload",
-                   "Max stable sequences", "Tested peak [req/s]", "TTFT P95 [ms]",
-                   "Decode P95 [ms/token]", "Headroom [1]", "Source", "Measured on",
-                   "Replicas planned (busiest slice)"])
-    for r, row in enumerate(build_contract(plan, scenario, table).rows, start=2):
-        measured = row.fingerprint.measured_on
-        for c, (v, fmt) in enumerate((
-                (row.model, None), (row.model_digest, None), (row.gpu, None), (row.runtime, None),
-                (row.precision, None), (row.tp, COUNT), (row.workload, None),
-                (row.max_stable_sequences, COUNT), (row.tested_peak_rps, RATE),
-                (row.ttft_p95_ms, "#,##0.0"), (row.decode_p95_ms_per_token, "#,##0.00"),
-                (row.headroom, SHARE), (row.source, None),
-                (measured.isoformat() if measured else None, None),
-                (row.replicas_planned, COUNT)), start=1):
+    """The configuration rows the plan rests on (contract.yaml's rows): what a load test
+    measured and what the capacity model predicts in separate columns."""
+    header(ws, 1, CONTRACT_TITLES)
+    rows = build_contract(plan, scenario, table).rows
+    for r, row in enumerate(rows, start=2):
+        measured = row.source is CapacitySource.measured
+        on = row.fingerprint.measured_on
+        got = (row.tested_peak_rps, row.ttft_p95_ms, row.decode_p95_ms_per_token)
+        values: tuple[tuple[Value, str | None], ...] = (
+            (config_label(row.gpu, row.tp, row.precision), None), (row.workload, None),
+            (row.model, None), (row.model_digest, None), (row.runtime, None),
+            (row.max_stable_sequences, COUNT), (row.source, None),
+            *((v if measured else None, f) for v, f in zip(got, (RATE, "#,##0.0", "#,##0.00"),
+                                                            strict=True)),
+            (dt.datetime.combine(on, dt.time()) if on else None, "yyyy-mm-dd"),
+            *((None if measured else v, f) for v, f in zip(got, (RATE, "#,##0.0", "#,##0.00"),
+                                                            strict=True)),
+            (row.headroom, SHARE), (row.replicas_planned, COUNT))
+        for c, (v, fmt) in enumerate(values, start=1):
             put(ws, r, c, v, fmt)
-    ws.freeze_panes = "A2"
+    add_table(ws, "Contract", 1, 1, len(rows) + 1, len(CONTRACT_TITLES))
+    ws.freeze_panes = "B2"
 
 
 def write_cost_attribution(ws: Worksheet, plan: Plan, currency: str) -> None:
@@ -354,9 +589,11 @@ def write_cost_attribution(ws: Worksheet, plan: Plan, currency: str) -> None:
         r += 1
         _cost_row(ws, r, (w.workload, w.tenant), w.cost_per_month, w.tokens_per_month,
                   w.output_tokens_per_month, first_value_col=3)
+    add_table(ws, "Cost_per_workload", 1, 1, r, 7)
     r += 2
     section(ws, r, "Per tenant")
     header(ws, r + 1, ["Tenant", *titles])
+    top = r + 1
     r += 1
     output_by_tenant: dict[str, float] = {}
     for w in plan.workload_costs:
@@ -364,38 +601,116 @@ def write_cost_attribution(ws: Worksheet, plan: Plan, currency: str) -> None:
     for tenant, (cost, tokens) in tenant_costs(plan).items():
         r += 1
         _cost_row(ws, r, (tenant,), cost, tokens, output_by_tenant[tenant], first_value_col=2)
+    add_table(ws, "Cost_per_tenant", top, 1, r, 6)
     ws.freeze_panes = "A2"
 
 
 def _cost_row(ws: Worksheet, r: int, labels: tuple[str, ...], cost: float, tokens: float,
               output_tokens: float, first_value_col: int) -> None:
-    for c, label in enumerate(labels, start=1):
-        put(ws, r, c, label)
+    for c, text in enumerate(labels, start=1):
+        put(ws, r, c, text)
     c = first_value_col
     cost_cell, tok_cell, out_cell = (f"{get_column_letter(c + i)}{r}" for i in range(3))
     put(ws, r, c, cost, MONEY)
     put(ws, r, c + 1, tokens / 1e6, RATE)
     put(ws, r, c + 2, output_tokens / 1e6, RATE)
-    put(ws, r, c + 3, Formula(f"{cost_cell}/{tok_cell}") if tokens > 0 else None, "#,##0.0000")
-    put(ws, r, c + 4, Formula(f"{cost_cell}/{out_cell}") if output_tokens > 0 else None,
-        "#,##0.0000")
+    put(ws, r, c + 3, Formula(f"{cost_cell}/{tok_cell}") if tokens > 0 else None, PRICE)
+    put(ws, r, c + 4, Formula(f"{cost_cell}/{out_cell}") if output_tokens > 0 else None, PRICE)
 
 
-def _table(ws: Worksheet, r: int, title: str, titles: Sequence[str],
-           rows: Sequence[Sequence[Value]]) -> int:
-    """A titled table inside a multi-table sheet; returns the next free row."""
+Cell = tuple[Value, str | None]
+
+
+def _block(ws: Worksheet, r: int, title: str, titles: Sequence[str],
+           rows: Sequence[Sequence[Value | Cell]], name: str) -> int:
+    """A titled Excel Table inside a multi-table sheet; a cell may carry its number format as
+    ``(value, format)``. Returns the next free row."""
     section(ws, r, title)
     header(ws, r + 1, titles)
     for i, values in enumerate(rows, start=r + 2):
         for c, v in enumerate(values, start=1):
-            put(ws, i, c, v)
+            if isinstance(v, tuple):
+                put(ws, i, c, v[0], v[1])
+            else:
+                put(ws, i, c, v)
+    add_table(ws, name, r + 1, 1, r + 1 + len(rows), len(titles))
     return r + len(rows) + 3
 
 
+def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]], str]:
+    """Offers of the (zone, GPU) pairs the plan buys, assumed figures marked; and one line
+    summarising the rest."""
+    used = {(n.zone, n.gpu) for n in plan.nodes}
+    rows: list[list[Value | Cell]] = []
+    unused: list[tuple[str, str]] = []
+    for z in scenario.zones:
+        for o in z.offers:
+            if (z.id, o.gpu) not in used:
+                unused.append((z.id, o.gpu))
+                continue
+            for kind in PURCHASE_ORDER:
+                t = o.terms(kind)
+                if t is None:
+                    continue
+                res = t if isinstance(t, ReservedTerms) else None
+                term = offer_assumes(o, AssumedFigure.reserved_term)
+                rows.append([
+                    scenario.zone_label(z.id), o.gpu, label(kind),
+                    (t.price_per_gpu_hour, _maybe_assumed(PRICE, res is not None and offer_assumes(
+                        o, AssumedFigure.reserved_price))),
+                    (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),
+                    (res.commitment_months if res else None, _maybe_assumed(COUNT, term)),
+                    (res.lead_time_weeks if res else None, _maybe_assumed("0.0", term)),
+                    (o.on_demand.startup_minutes
+                     if kind is PurchaseKind.on_demand and o.on_demand else None,
+                     _maybe_assumed("0", offer_assumes(o, AssumedFigure.on_demand_startup))),
+                    (t.interruption_rate_per_hour if isinstance(t, SpotTerms) else None,
+                     _maybe_assumed("0.000", offer_assumes(
+                         o, AssumedFigure.spot_interruption_rate))),
+                    o.price_source])
+    summary = ""
+    if unused:
+        gpus = sorted({g for _, g in unused})
+        zones = sorted({z for z, _ in unused})
+        summary = (f"{plural(len(unused), 'other offer')} ({', '.join(gpus)} in "
+                   f"{plural(len(zones), 'zone')}) not used by the plan: their prices are in "
+                   "scenario.resolved.yaml.")
+    return rows, summary
+
+
+def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
+    """Every offer of the zones and GPU types the plan buys, assumed figures marked; one line
+    for the offers it does not use."""
+    cur = scenario.policy.currency
+    offers, unused = _offer_rows(plan, scenario)
+    titles = ["Zone", "GPU", "Purchase kind", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
+              "Commitment [months]", "Lead time [weeks]", "Startup [min]",
+              "Interruption rate [1/h]", "Price source"]
+    header(ws, 1, titles)
+    for i, values in enumerate(offers, start=2):
+        for c, v in enumerate(values, start=1):
+            if isinstance(v, tuple):
+                put(ws, i, c, v[0], v[1])
+            else:
+                put(ws, i, c, v)
+    add_table(ws, "Offers", 1, 1, len(offers) + 1, len(titles))
+    if unused:
+        put(ws, len(offers) + 3, 1, unused)
+    ws.freeze_panes = "C2"
+
+
 def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
-    """Every input the plan used: policy, prices, catalog entries, workloads, hourly shapes."""
+    """What the plan rests on, assumed figures first: then policy, the catalog entries, models
+    and workloads (one column each), input files (the offers: the Offers sheet)."""
     p = scenario.policy
-    r = _table(ws, 1, "Policy", ["Setting", "Value", "Unit"], [
+    r = 1
+    assumed = assumed_figures(scenario)
+    r = _block(ws, r, f"Assumed, not given: check these first (each is marked *{ASSUMED}* "
+                      "where it is shown)",
+               ["Assumed figure", "Value", "Applies to", "Why it is assumed"],
+               [(f"{a.figure} ({ASSUMED})", a.value, a.applies_to, a.why) for a in assumed]
+               or [("nothing", "", "", "every figure was given")], "Assumed")
+    r = _block(ws, r, "Policy", ["Setting", "Value", "Unit"], [
         ("hours_per_month", p.hours_per_month, "h/month"),
         ("failure_utilization", p.failure_utilization, "1"),
         ("monthly_budget", p.monthly_budget, f"{p.currency}/month"),
@@ -404,111 +719,142 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("measured_max_age_days", p.measured_max_age_days, "days"),
         ("as_of", p.as_of, "date"),
         ("share_nodes", p.share_nodes, ""),
+        ("time_zone", p.time_zone, "hours of the day are in it"),
         ("time blocks", "; ".join(f"{b.name}: {','.join(map(str, b.hours))}"
                                   for b in p.time_blocks), "hours of the day"),
-    ])
-    price_rows: list[Sequence[Value]] = []
-    named = any(z.name for z in scenario.zones)  # the account's zone names, where mapped
-    for z in scenario.zones:
-        for o in z.offers:
-            for kind in PURCHASE_ORDER:
-                t = o.terms(kind)
-                if t is None:
-                    continue
-                res = t if isinstance(t, ReservedTerms) else None
-                price_rows.append((
-                    z.id, z.region, o.gpu, o.instance_type, o.gpus_per_node, kind,
-                    t.price_per_gpu_hour, t.stock_gpus,
-                    res.commitment_months if res else None, res.lead_time_weeks if res else None,
-                    o.on_demand.startup_minutes if kind is PurchaseKind.on_demand and o.on_demand
-                    else None,
-                    o.spot.interruption_rate_per_hour if kind is PurchaseKind.spot and o.spot
-                    else None,
-                    o.price_source, *((z.name,) if named else ())))
-    cur = p.currency
-    r = _table(ws, r, "Prices and stock", [
-        "Zone", "Region", "GPU", "Instance type", "GPUs per node", "Purchase kind",
-        f"Price [{cur}/GPU-hour]", "Stock [GPUs]", "Commitment [months]", "Lead time [weeks]",
-        "Startup [min]", "Interruption rate [1/h]", "Price source",
-        *(("Zone name (account)",) if named else ())], price_rows)
+    ], "Policy")
     used_gpus = sorted({n.gpu for n in plan.nodes} | {a.gpu for a in plan.allocations})
     gpus = [g for g in scenario.gpus if g.name in used_gpus] or list(scenario.gpus)
-    r = _table(ws, r, "GPU catalog entries (and efficiency factors)", [
-        "GPU", "Memory [GiB]", "HBM bandwidth [GB/s]", "BF16 dense [TFLOPS]", "FP8 dense [TFLOPS]",
-        "Link bandwidth [GB/s]", "GPUs per node", *map(field_header, EFFICIENCY_FIELDS),
-        "Source"],
-        [(g.name, g.memory_gib, g.hbm_bandwidth_gb_per_s, g.bf16_tflops, g.fp8_tflops,
-          g.link_bandwidth_gb_per_s, g.gpus_per_node,
-          *(getattr(g.efficiency, f) for f in EFFICIENCY_FIELDS), g.source)
-         for g in gpus])
+    gpu_fields: list[tuple[str, list[Value]]] = [
+        ("Memory [GiB]", [g.memory_gib for g in gpus]),
+        ("HBM bandwidth [GB/s]", [g.hbm_bandwidth_gb_per_s for g in gpus]),
+        ("BF16 dense [TFLOPS]", [g.bf16_tflops for g in gpus]),
+        ("FP8 dense [TFLOPS]", [g.fp8_tflops for g in gpus]),
+        ("Link bandwidth [GB/s]", [g.link_bandwidth_gb_per_s for g in gpus]),
+        ("GPUs per node", [g.gpus_per_node for g in gpus]),
+        *((field_header(f), [getattr(g.efficiency, f) for g in gpus]) for f in EFFICIENCY_FIELDS),
+        ("Source", [g.source for g in gpus]),
+    ]
+    r = _block(ws, r, "GPU catalog entries the plan uses (and their efficiency factors)",
+               ["GPU", *(g.name for g in gpus)],
+               [(name, *values) for name, values in gpu_fields], "GPUs")
     model_names = {w.model for w in scenario.workloads}
-    r = _table(ws, r, "Models", [
-        "Model", "Layers", "Hidden size", "Attention heads", "KV heads", "Head dim",
-        "Total params [10^9]", "Active params [10^9]", "Max context [tokens]", "Weights digest",
-        "Source"],
-        [(m.name, m.layers, m.hidden_size, m.attention_heads, m.kv_heads, m.head_dim,
-          m.total_params_b, m.active_params_b, m.max_context_tokens, m.weights_digest, m.source)
-         for m in scenario.models if m.name in model_names])
-    r = _table(ws, r, "Workloads", [
-        "Workload", "Tenant", "Class", "Model", "Precision", "Runtime", "Peak [req/s]",
-        "Batch volume [req/day]", "Batch window [hours]", "Input P50/P95/P99 [tokens]",
-        "Output P50/P95/P99 [tokens]", "Typical input [tokens] (mean, else P50)",
-        "Typical output [tokens] (mean, else P50)", "Prefix cache hit rate [1]",
-        "TTFT P95 SLO [ms]", "Per-token P95 SLO [ms]", "Survivability", "Target utilization [1]",
-        "Allowed GPUs"],
-        [(w.name, w.tenant, w.workload_class, w.model, w.precision, w.runtime,
-          w.arrival.peak_rps if w.arrival else None,
-          w.batch.daily_requests if w.batch else None,
-          ",".join(map(str, w.batch.window_hours)) if w.batch else None,
-          f"{w.input_tokens.p50}/{w.input_tokens.p95}/{w.input_tokens.p99}",
-          f"{w.output_tokens.p50}/{w.output_tokens.p95}/{w.output_tokens.p99}",
-          w.input_tokens.typical, w.output_tokens.typical,  # [tokens]: what volumes use
-          w.prefix_cache_hit_rate, w.slo.ttft_p95_ms, w.slo.tpot_p95_ms, w.survivability,
-          w.utilization, ",".join(w.allowed_gpus) if w.allowed_gpus is not None else "any")
-         for w in scenario.workloads])
-    r = _table(ws, r, "Hourly demand [req/s] of the peak day (hour 0..23)",
-               ["Workload", *(f"h{h:02d}" for h in range(24))],
-               [(w.name, *w.hourly_demand_rps()) for w in scenario.workloads])
-    _table(ws, r, "Input files", ["Source"], [(s,) for s in scenario.sources])
-    ws.freeze_panes = "A2"
+    models = [m for m in scenario.models if m.name in model_names]
+    model_fields: list[tuple[str, list[Value]]] = [
+        ("Layers", [m.layers for m in models]),
+        ("Hidden size", [m.hidden_size for m in models]),
+        ("Attention heads", [m.attention_heads for m in models]),
+        ("KV heads", [m.kv_heads for m in models]),
+        ("Head dim", [m.head_dim for m in models]),
+        ("Total params [10^9]", [m.total_params_b for m in models]),
+        ("Active params [10^9]", [m.active_params_b for m in models]),
+        ("Max context [tokens]", [m.max_context_tokens for m in models]),
+        ("Weights digest", [m.weights_digest for m in models]),
+        ("Source", [m.source for m in models]),
+    ]
+    r = _block(ws, r, "Models", ["Model", *(m.name for m in models)],
+               [(name, *values) for name, values in model_fields], "Models")
+    wls = scenario.workloads
+    wl_fields: list[tuple[str, list[Value | Cell]]] = [
+        ("Tenant", [w.tenant for w in wls]),
+        ("Class", [label(w.workload_class) for w in wls]),
+        ("Model", [w.model for w in wls]),
+        ("Precision", [label(w.precision) for w in wls]),
+        ("Runtime", [w.runtime for w in wls]),
+        ("Peak [req/s]", [w.arrival.peak_rps if w.arrival else None for w in wls]),
+        ("Arrivals", [(f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson")
+                      if w.arrival else "batch window" for w in wls]),
+        ("Batch volume [req/day]", [w.batch.daily_requests if w.batch else None for w in wls]),
+        (f"Batch window [hours, {p.time_zone}]",
+         [",".join(map(str, w.batch.window_hours)) if w.batch else None for w in wls]),
+        ("Input P50/P95/P99 [tokens]",
+         [f"{w.input_tokens.p50}/{w.input_tokens.p95}/{w.input_tokens.p99}" for w in wls]),
+        ("Output P50/P95/P99 [tokens]",
+         [f"{w.output_tokens.p50}/{w.output_tokens.p95}/{w.output_tokens.p99}" for w in wls]),
+        ("Typical input [tokens] (mean, else P50)", [w.input_tokens.typical for w in wls]),
+        ("Typical output [tokens] (mean, else P50)", [w.output_tokens.typical for w in wls]),
+        ("Prefix cache hit rate [1]", [w.prefix_cache_hit_rate for w in wls]),
+        ("TTFT P95 SLO [ms]", [w.slo.ttft_p95_ms for w in wls]),
+        ("Per-token P95 SLO [ms]", [w.slo.tpot_p95_ms for w in wls]),
+        ("Survivability", [label(w.survivability) for w in wls]),
+        ("Target utilization [1]", [(w.utilization,
+                                     _maybe_assumed(SHARE, utilization_assumed(w)))
+                                    for w in wls]),
+        ("Allowed GPUs", [",".join(w.allowed_gpus) if w.allowed_gpus is not None else "any"
+                          for w in wls]),
+    ]
+    r = _block(ws, r, "Workloads (hourly demand: the Hourly sheet)",
+               ["Workload", *(w.name for w in wls)],
+               [(name, *values) for name, values in wl_fields], "Workloads")
+    _block(ws, r, "Input files", ["Source"], [(s,) for s in scenario.sources], "Inputs")
+    ws.freeze_panes = "A3"
+
+
+def _unique_titles(ws: Worksheet) -> None:
+    """Excel Tables need distinct header texts: a duplicate (two workloads named alike once
+    cleaned) gets a counter."""
+    for table in ws.tables.values():
+        seen: set[str] = set()
+        for cell in next(iter(ws[table.ref])):
+            text = str(cell.value)
+            n = 1
+            while text.lower() in seen:
+                n += 1
+                text = f"{cell.value} ({n})"
+            seen.add(text.lower())
+            if text != cell.value:
+                put(ws, cell.row, cell.column, text).font = HEADER_FONT
 
 
 def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: CapacityTable,
-                    prefix: str = "") -> None:
-    """Append one plan's eight sheets to a workbook, their titles prefixed with ``prefix``."""
-    names = Names(prefix)
+                    prepared: dt.date, names: Names | None = None) -> dict[str, str]:
+    """Append one plan's sheets to a workbook; returns the defined name of each Summary figure
+    (``cost_per_month`` …) by figure."""
+    names = names or Names()
     ws = {s: wb.create_sheet(names[s]) for s in SHEETS}
+    data = wb.create_sheet(names[CHART_DATA])
     currency = plan.cost.currency
+    series = day_series(plan, scenario)
     total = write_purchase_plan(ws["Purchase plan"], plan, scenario, currency)
-    write_summary(ws["Summary"], plan, scenario, sheet_ref(names["Purchase plan"], total),
-                  currency)
+    cells = write_summary(ws["Summary"], plan, scenario, sheet_ref(names["Purchase plan"], total),
+                          currency, names, prepared)
+    for figure, cell in cells.items():
+        define_name(wb, names.name(figure), names["Summary"], cell)
     write_pools(ws["Pools"], plan, scenario, table)
-    write_hourly(ws["Hourly"], plan, scenario)
+    write_hourly(ws["Hourly"], plan, scenario, series)
+    write_charts(ws["Charts"], data, plan, scenario, series)
     write_survivability(ws["Survivability"], plan, scenario)
     write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
     write_assumptions(ws["Assumptions"], plan, scenario)
+    write_offers(ws["Offers"], plan, scenario)
     if plan.horizon is not None:  # a plan over periods: its orders and periods
         ws["Schedule"] = wb.create_sheet(names["Schedule"], index=wb.index(ws["Purchase plan"]))
         write_schedule(ws["Schedule"], plan)
-    for sheet in ws.values():
-        fit_columns(sheet)
+    frame = PrintFrame(plan.scenario, plan.fingerprint, prepared.isoformat())
+    for title, sheet in ws.items():
+        _unique_titles(sheet)
+        if title != "Charts":  # charts are anchored to columns of the default width
+            fit_columns(sheet)
+        print_setup(sheet, frame, title_rows="1:1" if title in ONE_TABLE else None,
+                    one_page=title == "Charts")
+    return {figure: names.name(figure) for figure in cells}
 
 
-def plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable) -> Workbook:
-    """The procurement workbook of one plan."""
+def plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
+                  prepared: dt.date | None = None) -> Workbook:
+    """The procurement workbook of one plan (``prepared``: default :func:`prepared_on`)."""
     wb = Workbook()
     wb.remove(wb.active)
-    add_plan_sheets(wb, plan, scenario, table)
+    add_plan_sheets(wb, plan, scenario, table, prepared or prepared_on(scenario.policy.as_of))
     return wb
 
 
 def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
-                        path: str | Path) -> Path:
-    """Write ``plan.xlsx`` atomically; returns its path."""
+                        path: str | Path, prepared: dt.date | None = None) -> Path:
+    """Write ``plan.xlsx`` atomically, dated the day it is prepared on; returns its path."""
     path = Path(path)
-    stamp = stamp_of(scenario.policy.as_of)
-    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table), stamp))
+    day = prepared or prepared_on(scenario.policy.as_of)
+    stamp = dt.datetime.combine(day, dt.time())
+    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table, day), stamp))
     return path
-
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 import zipfile
 
 from openpyxl import Workbook
@@ -57,12 +58,42 @@ def fixed_zip_times(data: bytes, stamp: dt.datetime) -> bytes:
     return out.getvalue()
 
 
+#: Children of a ``<font>`` in the order Excel's own schema (the Open XML SDK's) expects them;
+#: openpyxl writes ``name`` before ``sz`` and ``color``, which a strict validator reports.
+FONT_ORDER = ("b", "i", "strike", "condense", "extend", "outline", "shadow", "u", "vertAlign",
+              "sz", "color", "name", "family", "charset", "scheme")
+_FONT = re.compile(rb"<font>(.*?)</font>", re.S)
+_CHILD = re.compile(rb"<(\w+)\b[^<>]*/>")
+
+
+def _ordered_font(match: re.Match[bytes]) -> bytes:
+    children = [(m.group(1).decode(), m.group(0)) for m in _CHILD.finditer(match.group(1))]
+    if b"".join(c for _, c in children) != re.sub(rb">\s+<", b"><", match.group(1)).strip():
+        return match.group(0)  # not the plain list of empty elements openpyxl writes
+    rank = {name: i for i, name in enumerate(FONT_ORDER)}
+    children.sort(key=lambda c: rank.get(c[0], len(rank)))
+    return b"<font>" + b"".join(c for _, c in children) + b"</font>"
+
+
+def schema_order(data: bytes) -> bytes:
+    """The same package with ``xl/styles.xml``'s font children in schema order (Excel reads
+    either order; the SDK's schema, which validators use, fixes one)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for entry in src.infolist():
+            body = src.read(entry)
+            if entry.filename == "xl/styles.xml":
+                body = _FONT.sub(_ordered_font, body)
+            dst.writestr(entry, body)
+    return out.getvalue()
+
+
 def workbook_bytes(wb: Workbook, stamp: dt.datetime = DEFAULT_STAMP) -> bytes:
     """Serialise ``wb`` with ``stamp`` as its created and modified time and every zip entry's
-    time (``wb.properties`` is updated to match)."""
+    time (``wb.properties`` is updated to match), its styles in schema order."""
     wb.properties.created = stamp
     wb.properties.modified = stamp
     buffer = io.BytesIO()
     # ExcelWriter is what openpyxl's save_workbook runs, without its "modified = now" line
     ExcelWriter(wb, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, allowZip64=True)).save()
-    return fixed_zip_times(buffer.getvalue(), stamp)
+    return fixed_zip_times(schema_order(buffer.getvalue()), stamp)

@@ -1,4 +1,5 @@
-"""Cells of fleetplan's workbooks: number formats, header rows, and text that never runs.
+"""Cells of fleetplan's workbooks: number formats, header rows, text that never runs, and the
+print layout, Excel Tables and defined names every sheet gets.
 
 Text that came from a user (workload, tenant, zone names…) is always written as a string cell,
 never as a formula: every cell goes through :func:`put`, and only a :class:`Formula` becomes one.
@@ -6,16 +7,24 @@ never as a formula: every cell goes through :func:`put`, and only a :class:`Form
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from openpyxl import Workbook
 from openpyxl.cell.cell import Cell
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.page import PageMargins
+from openpyxl.worksheet.properties import PageSetupProperties
+from openpyxl.worksheet.table import Table, TableStyleInfo
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.text import FORMULA_STARTS, cell_text
+from solver.outputs.labels import label
 
 MONEY = "#,##0.00"
 
@@ -44,7 +53,10 @@ GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 BAD_FILL = PatternFill("solid", fgColor="FFC7CE")
 
 
-MAX_WIDTH = 48
+MAX_WIDTH = 40
+
+#: Height of one line of text in a row [pt] (Calibri 11).
+LINE_HEIGHT = 15.0
 
 
 
@@ -56,7 +68,7 @@ class Formula:
     text: str
 
 
-Value = str | int | float | bool | Enum | Formula | None
+Value = str | int | float | bool | Enum | Formula | dt.datetime | None
 
 
 def put(ws: Worksheet, row: int, col: int, value: Value, number_format: str | None = None) -> Cell:
@@ -65,7 +77,7 @@ def put(ws: Worksheet, row: int, col: int, value: Value, number_format: str | No
     if isinstance(value, Formula):
         cell.value = "=" + value.text
     elif isinstance(value, Enum):
-        put(ws, row, col, str(value.value))
+        put(ws, row, col, label(value))  # the words people read, not the identifier
     elif isinstance(value, str):
         text = cell_text(value)
         cell.value = text
@@ -93,19 +105,148 @@ def section(ws: Worksheet, row: int, title: str) -> None:
     put(ws, row, 1, title).font = SECTION_FONT
 
 
+def _shown_width(cell: Cell) -> int:
+    """Characters a cell shows: its text; a number or formula as ~12 digits plus the text its
+    number format adds (a unit, *assumed*)."""
+    if cell.data_type == "s":
+        return len(str(cell.value))
+    extra = sum(len(part) for part in re.findall(r'"([^"]*)"', cell.number_format or ""))
+    digits = 12 if cell.data_type == "f" else len(f"{cell.value:,}") + 3 if isinstance(
+        cell.value, int | float) else 10
+    return digits + extra
+
+
 def fit_columns(ws: Worksheet) -> None:
-    """Column widths from the longest text in each column (formulas count as 12 characters)."""
+    """Column widths from the widest shown cell in each column (at most :data:`MAX_WIDTH`)."""
     widths: dict[int, int] = {}
+    lines: dict[int, int] = {}
     for row in ws.iter_rows():
         for cell in row:
             if cell.value is None:
                 continue
-            n = 12 if cell.data_type == "f" else len(str(cell.value))
+            n = _shown_width(cell)
+            if n + 2 > MAX_WIDTH and cell.data_type == "s" and cell.font != SECTION_FONT:
+                # long text wraps inside its column, and its row grows, instead of widening
+                # the sheet (which would shrink every printed page of it)
+                cell.alignment = Alignment(wrap_text=True, vertical="top")
+                lines[cell.row] = max(lines.get(cell.row, 1), -(-n // (MAX_WIDTH - 4)))
             widths[cell.column] = max(widths.get(cell.column, 8), min(n + 2, MAX_WIDTH))
     for col, width in widths.items():
         ws.column_dimensions[get_column_letter(col)].width = width
+    for row_number, count in lines.items():
+        ws.row_dimensions[row_number].height = LINE_HEIGHT * count
+        for cell in ws[row_number]:  # the row's other cells line up with the wrapped text
+            if not cell.alignment.wrap_text:
+                cell.alignment = Alignment(horizontal=cell.alignment.horizontal,
+                                           vertical="top")
 
 
 def sheet_ref(title: str, cell: str) -> str:
     """A cross-sheet reference, quoted: ``'Purchase plan'!K9``."""
     return f"{quote_sheetname(title)}!{cell}"
+
+
+# --- print layout, Excel Tables, number formats with units, defined names --------------------
+
+#: Table style of every data block (banded rows; the header keeps fleetplan's own style).
+TABLE_STYLE = "TableStyleLight9"
+
+#: Shown after a figure nobody gave, inside its number format (the cell stays a number).
+ASSUMED_SUFFIX = " (assumed)"
+
+#: Characters a unit may keep inside a number format (anything else is left out).
+_UNIT_CHARS = re.compile(r"[^A-Za-z0-9 /%.·€$£¥-]")
+
+
+def unit_format(number_format: str, unit: str) -> str:
+    """A number format that shows the unit after the figure: ``#,##0.00" USD/month"``.
+
+    The figure stays a number (sums and formulas work on it); the unit is quoted text of the
+    format, so only plain characters are kept.
+    """
+    text = _UNIT_CHARS.sub("", unit).strip()
+    return f'{number_format}" {text}"' if text else number_format
+
+
+def assumed_format(number_format: str) -> str:
+    """A number format that says *assumed* after the figure: ``#,##0.0000" (assumed)"``."""
+    return f'{number_format}"{ASSUMED_SUFFIX}"'
+
+
+def table_name(text: str) -> str:
+    """An Excel Table or defined name from ``text``: letters, digits and ``_``, starting with a
+    letter, never read as a cell reference (``S1`` would be: it becomes ``S1_``)."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_") or "Table"
+    if not name[0].isalpha():
+        name = "T_" + name
+    if re.fullmatch(r"[A-Za-z]{1,3}\d+", name) or re.fullmatch(r"[RrCc]\d*", name):
+        name += "_"
+    return name
+
+
+def add_table(ws: Worksheet, name: str, first_row: int, first_col: int, last_row: int,
+              last_col: int) -> bool:
+    """Make ``first_row`` (a header row of unique text cells) and the rows below up to
+    ``last_row`` an Excel Table with an autofilter; nothing when it has no data row (Excel
+    repairs a table without one). Returns whether a table was added."""
+    if last_row <= first_row or last_col < first_col:
+        return False
+    ref = (f"{get_column_letter(first_col)}{first_row}:"
+           f"{get_column_letter(last_col)}{last_row}")
+    table = Table(displayName=table_name(name), ref=ref)
+    table.tableStyleInfo = TableStyleInfo(name=TABLE_STYLE, showRowStripes=True,
+                                          showColumnStripes=False, showFirstColumn=False,
+                                          showLastColumn=False)
+    ws.add_table(table)
+    return True
+
+
+def define_name(wb: Workbook, name: str, sheet: str, cell: str) -> None:
+    """A workbook-wide defined name for one cell, absolute: ``cost_per_month`` →
+    ``'Summary'!$B$11``; other sheets' formulas use the name, not the address."""
+    column = "".join(ch for ch in cell if ch.isalpha())
+    row = cell[len(column):]
+    wb.defined_names[name] = DefinedName(name, attr_text=sheet_ref(sheet, f"${column}${row}"))
+
+
+@dataclass(frozen=True)
+class PrintFrame:
+    """What every printed page of a workbook says: the scenario, the input fingerprint and the
+    date the workbook was prepared; the page number is added per sheet."""
+
+    scenario: str
+    fingerprint: str
+    prepared: str
+    title: str = "fleetplan"
+
+
+def _header_text(text: str, limit: int = 80) -> str:
+    """User text inside a header or footer: ``&`` starts a code there, so it is doubled; control
+    characters go; long text is cut (the whole header/footer may hold 255 characters)."""
+    text = cell_text(text).replace("\n", " ").replace("\r", " ")
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("&", "&&")
+
+
+def print_setup(ws: Worksheet, frame: PrintFrame, title_rows: str | None = "1:1",
+                one_page: bool = False) -> None:
+    """Landscape, fit to one page wide (``one_page``: and tall), header rows repeated on every
+    page, a header with the sheet's name and a footer with scenario, fingerprint, date prepared
+    and page x of y."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 1 if one_page else 0
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
+    ws.print_options.horizontalCentered = False
+    ws.page_margins = PageMargins(left=0.5, right=0.5, top=0.75, bottom=0.75, header=0.3,
+                                  footer=0.3)
+    if title_rows is not None:
+        ws.print_title_rows = title_rows
+    fingerprint = frame.fingerprint.removeprefix("sha256:")[:12]
+    ws.oddHeader.left.text = _header_text(frame.title)
+    ws.oddHeader.center.text = "&B&A"  # the sheet's name, bold
+    ws.oddFooter.left.text = _header_text(f"Scenario {frame.scenario}") + (
+        f" · fingerprint {fingerprint}" if fingerprint else "")
+    ws.oddFooter.center.text = f"Prepared {frame.prepared}"
+    ws.oddFooter.right.text = "Page &P of &N"

@@ -1,89 +1,216 @@
-"""``compare.xlsx``: purchase scenarios side by side, then each plan's own sheets."""
+"""``compare.xlsx``: purchase scenarios side by side, then their detail in one table per topic.
+
+The first sheet, Comparison, has one column per scenario (S1, S2, …). The others stack every
+scenario's rows in one Excel Table with a *Scenario* column to filter on — purchase plan, pools,
+survivability, cost attribution, assumed figures — so three variants print in a few pages
+instead of three copies of every plan sheet. Each scenario's cost is a live formula over its
+rows of the purchase plan (SUMIFS on the Scenario column), so editing a node count there moves
+the comparison; it has a defined name (``S1_cost_per_month`` …).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 
 from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from solver.outputs.workbook import SUMMARY_COST_ROW, SUMMARY_MTOK_ROW, Names, add_plan_sheets
-from solver.outputs.xlsx_bytes import stamp_of, workbook_bytes
+from solver.outputs.assumptions import ASSUMED, assumed_figures
+from solver.outputs.figures import survivability_margins
+from solver.outputs.labels import failure_label, label, plural
+from solver.outputs.prepared import prepared_on
+from solver.outputs.workbook import (
+    POOL_TITLES,
+    PRICE,
+    PURCHASE_TITLES,
+    pool_rows,
+    purchase_rows,
+)
+from solver.outputs.xlsx_bytes import workbook_bytes
 from solver.outputs.xlsx_cells import (
     COUNT,
     MONEY,
+    RATE,
     SHARE,
     Formula,
+    PrintFrame,
+    Value,
+    add_table,
+    define_name,
     fit_columns,
     header,
+    print_setup,
     put,
     sheet_ref,
 )
 from solver.studies.compare import Compared, comparison_row, gpu_types
 
 COMPARISON_SHEET = "Comparison"
+#: The detail sheets after the comparison, in order.
+DETAIL_SHEETS = ("Purchase plan", "Pools", "Survivability", "Cost attribution", "Assumptions")
+SCENARIO = "Scenario"
+#: Row of the cost per month in the Comparison sheet.
+COST_ROW = 4
 
 
-def _plan_prefix(i: int) -> str:
-    """Sheet prefix of the i-th compared plan (0-based): ``S1 ``, ``S2 ``…"""
-    return f"S{i + 1} "
+def scenario_id(i: int) -> str:
+    """The column title of the i-th compared scenario (0-based): ``S1``, ``S2``…"""
+    return f"S{i + 1}"
 
 
-def write_comparison(ws: Worksheet, results: Sequence[Compared]) -> None:
+def write_purchases(ws: Worksheet, results: Sequence[Compared], currency: str) -> int:
+    """Every scenario's purchase rows, its id first; returns the last row."""
+    header(ws, 1, [SCENARIO, *(t.format(cur=currency) for t in PURCHASE_TITLES)])
+    r = 1
+    for i, res in enumerate(results):
+        r = purchase_rows(ws, r + 1, res.plan, res.variant.scenario, lead=(scenario_id(i),))
+    add_table(ws, "All_purchases", 1, 1, r, 1 + len(PURCHASE_TITLES))
+    ws.freeze_panes = "B2"
+    return r
+
+
+def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: int) -> None:
     """Side by side, one column per scenario: cost, $/Mtok, reserved share, survivability, GPUs.
 
-    Cost and $/Mtok are formulas pointing at each plan's own Summary sheet, so an edit in a
-    plan's purchase sheet shows here too.
+    Cost is a SUMIFS over the scenario's rows of the Purchase plan sheet; cost per Mtok divides
+    it by the tokens a month the scenario carries.
     """
     rows = [comparison_row(r) for r in results]
     currency = results[0].plan.cost.currency if results else "USD"
-    header(ws, 1, ["Figure", *(f"S{i + 1}" for i in range(len(results)))])
+    header(ws, 1, ["Figure", *(scenario_id(i) for i in range(len(results)))])
     labels = ["Scenario and variation", "Solver status", f"Cost per month [{currency}/month]",
-              f"Cost per year [{currency}/year]", f"Cost per million tokens [{currency}/Mtok]",
-              "Reserved share of cost [1]", "Survivability", "MIP gap [1]"]
+              f"Cost per year [{currency}/year]", "Tokens per month [Mtok/month]",
+              f"Cost per million tokens [{currency}/Mtok]", "Reserved share of cost [1]",
+              "Survivability", "MIP gap [1]", "What cannot be met"]
     types = gpu_types(rows)
     labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
-    for r, label in enumerate(labels, start=2):
-        put(ws, r, 1, label)
-    gpu_top = 2 + 8
-    for i, row in enumerate(rows):
+    for r, text in enumerate(labels, start=2):
+        put(ws, r, 1, text)
+    assert labels[COST_ROW - 2].startswith("Cost per month")
+    cost_col = get_column_letter(1 + PURCHASE_TITLES.index("Cost [{cur}/month]") + 1)
+    purchases = "Purchase plan"
+    gpu_top = 2 + 10
+    for i, (row, res) in enumerate(zip(rows, results, strict=True)):
         c = i + 2
-        summary = Names(_plan_prefix(i))["Summary"]
-        has_fleet = row.cost_per_month is not None
-        put(ws, 2, c, row.label)
-        put(ws, 3, c, row.status)
-        put(ws, 4, c, Formula(sheet_ref(summary, f"B{SUMMARY_COST_ROW}")) if has_fleet else None,
-            MONEY)
         letter = get_column_letter(c)
-        put(ws, 5, c, Formula(f"{letter}4*12") if has_fleet else None, MONEY)
-        put(ws, 6, c, Formula(sheet_ref(summary, f"B{SUMMARY_MTOK_ROW}"))
-            if has_fleet and row.per_million_tokens is not None else None, "#,##0.0000")
-        put(ws, 7, c, row.reserved_share, SHARE)
-        put(ws, 8, c, row.survivability)
-        put(ws, 9, c, row.gap, "0.00%")
+        has_fleet = row.cost_per_month is not None
+        tokens = sum(w.tokens_per_month for w in res.plan.workload_costs) / 1e6
+        put(ws, 2, c, row.label)
+        put(ws, 3, c, label(res.plan.status))
+        cost = Formula(
+            f"SUMIFS({sheet_ref(purchases, f'${cost_col}$2:${cost_col}${purchase_last}')},"
+            f"{sheet_ref(purchases, f'$A$2:$A${purchase_last}')},\"{scenario_id(i)}\")")
+        put(ws, COST_ROW, c, cost if has_fleet else None, MONEY)
+        put(ws, 5, c, Formula(f"{letter}{COST_ROW}*12") if has_fleet else None, MONEY)
+        put(ws, 6, c, tokens, RATE)
+        put(ws, 7, c, Formula(f"{letter}{COST_ROW}/{letter}6")
+            if has_fleet and tokens > 0 else None, PRICE)
+        put(ws, 8, c, row.reserved_share, SHARE)
+        put(ws, 9, c, row.survivability)
+        put(ws, 10, c, row.gap, "0.00%")
+        put(ws, 11, c, "; ".join(d.message for d in res.plan.diagnosis) or None)
         for j, g in enumerate(types):
             put(ws, gpu_top + j, c, row.gpus_by_type.get(g, 0), COUNT)
         last = gpu_top + len(types)
         put(ws, last, c, Formula(f"SUM({letter}{gpu_top}:{letter}{last - 1})") if types else 0,
             COUNT)
+    add_table(ws, "Comparison", 1, 1, len(labels) + 1, len(results) + 1)
     ws.freeze_panes = "B2"
 
 
-def comparison_workbook(results: Sequence[Compared]) -> Workbook:
-    """One workbook: the side-by-side sheet, then each plan's own sheets prefixed ``S<n> ``."""
+def write_pools(ws: Worksheet, results: Sequence[Compared]) -> None:
+    """Every scenario's pools, its id first."""
+    header(ws, 1, [SCENARIO, *POOL_TITLES])
+    r = 1
+    for i, res in enumerate(results):
+        r = pool_rows(ws, r + 1, res.plan, res.variant.scenario, res.table,
+                      lead=(scenario_id(i),))
+    add_table(ws, "All_pools", 1, 1, r, 1 + len(POOL_TITLES))
+    ws.freeze_panes = "C2"
+
+
+def write_survivability(ws: Worksheet, results: Sequence[Compared]) -> None:
+    """Every scenario's worst slice per failure and workload."""
+    header(ws, 1, [SCENARIO, "Failure", "Workload", "Worst slice", "Capacity [req/s]",
+                   "Demand [req/s]", "Margin [1]", "Result"])
+    r = 1
+    for i, res in enumerate(results):
+        for m in survivability_margins(res.plan):
+            r += 1
+            cells: tuple[tuple[Value, str | None], ...] = (
+                (scenario_id(i), None), (failure_label(m.failure), None), (m.workload, None),
+                (m.slice, None), (m.capacity_rps, RATE), (m.demand_rps, RATE), (m.margin, SHARE),
+                ("holds" if m.holds else "FAILS", None))
+            for c, (v, fmt) in enumerate(cells, start=1):
+                put(ws, r, c, v, fmt)
+    add_table(ws, "All_survivability", 1, 1, r, 8)
+    ws.freeze_panes = "B2"
+
+
+def write_costs(ws: Worksheet, results: Sequence[Compared], currency: str) -> None:
+    """Every scenario's cost per workload."""
+    header(ws, 1, [SCENARIO, "Workload", "Tenant", f"Cost [{currency}/month]",
+                   "Tokens [Mtok/month]", f"Cost per Mtok [{currency}/Mtok]"])
+    r = 1
+    for i, res in enumerate(results):
+        for w in res.plan.workload_costs:
+            r += 1
+            cells: tuple[tuple[Value, str | None], ...] = (
+                (scenario_id(i), None), (w.workload, None), (w.tenant, None),
+                (w.cost_per_month, MONEY), (w.tokens_per_month / 1e6, RATE),
+                (w.per_million_tokens, PRICE))
+            for c, (v, fmt) in enumerate(cells, start=1):
+                put(ws, r, c, v, fmt)
+    add_table(ws, "All_costs", 1, 1, r, 6)
+    ws.freeze_panes = "B2"
+
+
+def write_assumed(ws: Worksheet, results: Sequence[Compared]) -> None:
+    """Every scenario's assumed figures (the rest of each scenario is in its resolved file)."""
+    header(ws, 1, [SCENARIO, "Assumed figure", "Value", "Applies to", "Why it is assumed"])
+    r = 1
+    for i, res in enumerate(results):
+        for a in assumed_figures(res.variant.scenario):
+            r += 1
+            for c, v in enumerate((scenario_id(i), f"{a.figure} ({ASSUMED})", a.value,
+                                   a.applies_to, a.why), start=1):
+                put(ws, r, c, v)
+    add_table(ws, "All_assumed", 1, 1, r, 5)
+    ws.freeze_panes = "B2"
+
+
+def comparison_workbook(results: Sequence[Compared], prepared: dt.date | None = None) -> Workbook:
+    """One workbook: the side-by-side sheet, then one table per topic over every scenario."""
+    day = prepared or prepared_on(*(r.variant.scenario.policy.as_of for r in results))
     wb = Workbook()
     ws = wb.active
     assert ws is not None
     ws.title = COMPARISON_SHEET
-    write_comparison(ws, results)
-    for i, r in enumerate(results):
-        add_plan_sheets(wb, r.plan, r.variant.scenario, r.table, prefix=_plan_prefix(i))
-    fit_columns(ws)
+    sheets = {name: wb.create_sheet(name) for name in DETAIL_SHEETS}
+    currency = results[0].plan.cost.currency if results else "USD"
+    last = write_purchases(sheets["Purchase plan"], results, currency)
+    write_comparison(ws, results, last)
+    for i in range(len(results)):
+        define_name(wb, f"{scenario_id(i)}_cost_per_month", COMPARISON_SHEET,
+                    f"{get_column_letter(i + 2)}{COST_ROW}")
+    write_pools(sheets["Pools"], results)
+    write_survivability(sheets["Survivability"], results)
+    write_costs(sheets["Cost attribution"], results, currency)
+    write_assumed(sheets["Assumptions"], results)
+    first = results[0].variant.scenario.name if results else ""
+    frame = PrintFrame(f"{first}: {plural(len(results), 'variant')} compared", "",
+                       day.isoformat())
+    for sheet in (ws, *sheets.values()):
+        fit_columns(sheet)
+        print_setup(sheet, frame)
     return wb
 
 
-def comparison_workbook_bytes(results: Sequence[Compared]) -> bytes:
-    """``compare.xlsx`` as bytes, stamped with the latest ``policy.as_of`` of the scenarios."""
-    stamp = stamp_of(*(r.variant.scenario.policy.as_of for r in results))
-    return workbook_bytes(comparison_workbook(results), stamp)
+def comparison_workbook_bytes(results: Sequence[Compared],
+                              prepared: dt.date | None = None) -> bytes:
+    """``compare.xlsx`` as bytes, dated the day it is prepared on (the latest ``policy.as_of``
+    of the scenarios, else :func:`~solver.outputs.prepared.prepared_on`'s date)."""
+    day = prepared or prepared_on(*(r.variant.scenario.policy.as_of for r in results))
+    return workbook_bytes(comparison_workbook(results, day), dt.datetime.combine(day, dt.time()))

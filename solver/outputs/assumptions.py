@@ -1,0 +1,135 @@
+"""Figures a plan rests on that nobody gave: derived or defaulted, so labelled *assumed*.
+
+A provider's catalog publishes on-demand and spot prices, not reserved prices, stock or
+interruption rates; a scenario that leaves a workload's target utilization or burstiness out
+gets a default. Each such figure is listed here once (:func:`assumed_figures`), first in the
+workbook's Assumptions sheet and the report's Assumptions section, and marked *assumed* next to
+the figure wherever it is shown (docs/outputs.md, "Assumed figures").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from models.common import PurchaseKind
+from models.offers import AssumedFigure, Offer, ReservedTerms
+from models.scenario import Scenario
+from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
+from solver.outputs.labels import label, plural
+
+__all__ = ["ASSUMED", "Assumption", "arrivals_assumed", "assumed_figures", "offer_assumes",
+           "utilization_assumed"]
+
+#: The word shown next to an assumed figure.
+ASSUMED = "assumed"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """One kind of assumed figure: what it is, its value, where it applies and why."""
+
+    figure: str
+    value: str
+    applies_to: str
+    why: str
+
+
+def offer_assumes(offer: Offer, figure: AssumedFigure, kind: PurchaseKind | None = None) -> bool:
+    """Whether ``figure`` of ``offer`` is assumed (for a reserved price: its quote says so)."""
+    if kind not in (None, PurchaseKind.reserved) and figure in (AssumedFigure.reserved_price,
+                                                                 AssumedFigure.reserved_term):
+        return False
+    if figure is AssumedFigure.reserved_price and any(q.assumed for q in offer.reserved_quotes):
+        return True
+    return figure in offer.assumed
+
+
+def utilization_assumed(workload: Workload) -> bool:
+    """The workload states no target utilization: its class default is in force."""
+    return workload.target_utilization is None
+
+
+def arrivals_assumed(workload: Workload) -> bool:
+    """Interactive arrivals are taken as a Poisson stream: the scenario gives no burstiness."""
+    return workload.arrival is not None
+
+
+def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:
+    return [(z.id, o) for z in scenario.zones for o in z.offers if offer_assumes(o, figure)]
+
+
+def _values(values: list[str]) -> str:
+    """``a`` when every value is the same, else ``a, b or c`` (most frequent first)."""
+    common = [v for v, _ in Counter(values).most_common()]
+    return common[0] if len(common) == 1 else ", ".join(common[:-1]) + " or " + common[-1]
+
+
+def _where(offers: list[tuple[str, Offer]]) -> str:
+    zones = sorted({z for z, _ in offers})
+    return f"{plural(len(offers), 'offer')} in {plural(len(zones), 'zone')}"
+
+
+def _reserved(offers: list[tuple[str, Offer]], terms: bool) -> list[str]:
+    out = []
+    for _, o in offers:
+        for q in o.reserved_quotes:
+            if isinstance(q, ReservedTerms) and q.price_per_gpu_hour > 0:
+                if terms:
+                    out.append(f"{q.commitment_months} months, lead time "
+                               f"{q.lead_time_weeks:g} weeks")
+                elif o.on_demand is not None:
+                    off = 1 - q.price_per_gpu_hour / o.on_demand.price_per_gpu_hour
+                    out.append(f"on-demand × (1 − {off:.0%})")
+    return out
+
+
+def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
+    """Every kind of assumed figure in the scenario, in the order a reviewer should check them."""
+    out: list[Assumption] = []
+    reserved = _offers_with(scenario, AssumedFigure.reserved_price)
+    if reserved:
+        out.append(Assumption(
+            "Reserved price", _values(_reserved(reserved, terms=False)) or "derived",
+            _where(reserved), "catalogs publish none: give reserved quotes to replace it"))
+    terms = _offers_with(scenario, AssumedFigure.reserved_term)
+    if terms:
+        out.append(Assumption(
+            "Reserved commitment and lead time", _values(_reserved(terms, terms=True)),
+            _where(terms), "the price table's, for derived reserved offers"))
+    stock = _offers_with(scenario, AssumedFigure.stock)
+    if stock:
+        per_kind = {k: _values([f"{t.stock_gpus:,}" for _, o in stock
+                                if (t := o.terms(k)) is not None]) for k in PurchaseKind
+                     if any(o.terms(k) is not None for _, o in stock)}
+        value = ", ".join(f"{label(k).lower()} {v}" for k, v in per_kind.items())
+        out.append(Assumption(
+            "Stock", f"{value} GPUs per offer", _where(stock),
+            "catalogs publish none: it caps what may be bought"))
+    spot = _offers_with(scenario, AssumedFigure.spot_interruption_rate)
+    if spot:
+        rates = [f"{o.spot.interruption_rate_per_hour:g} per hour" for _, o in spot if o.spot]
+        out.append(Assumption(
+            "Spot interruption rate", _values(rates), _where(spot),
+            "no provider publishes it: spot counts at (1 − rate)"))
+    startup = _offers_with(scenario, AssumedFigure.on_demand_startup)
+    if startup:
+        minutes = [f"{o.on_demand.startup_minutes:g} min" for _, o in startup if o.on_demand]
+        out.append(Assumption(
+            "On-demand start-up time", _values(minutes), _where(startup),
+            "provisioning and loading weights, not measured"))
+    defaulted = [w for w in scenario.workloads if utilization_assumed(w)]
+    if defaulted:
+        classes = sorted({w.workload_class for w in defaulted})
+        value = "; ".join(f"{label(c).lower()} {DEFAULT_TARGET_UTILIZATION[c]:.0%}"
+                          for c in classes)
+        out.append(Assumption(
+            "Target utilization", value, ", ".join(w.name for w in defaulted),
+            "the workload states none: its class default"))
+    poisson = [w for w in scenario.workloads if arrivals_assumed(w)]
+    if poisson:
+        out.append(Assumption(
+            "Arrivals", "Poisson at the planned rate", ", ".join(w.name for w in poisson),
+            "no burstiness given: real traffic may be burstier"))
+    return tuple(out)
+

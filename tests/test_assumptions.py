@@ -1,0 +1,47 @@
+"""Figures nobody gave are found, listed first, and said to be assumed in the resolved scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inputs import demo_scenario, scenarios_dir
+from models.loader import load_scenario
+from models.offers import AssumedFigure
+from solver.outputs.assumptions import assumed_figures, offer_assumes
+from solver.outputs.plan_dir import resolved_scenario_yaml
+
+
+def test_the_demo_assumes_what_its_price_table_cannot_say() -> None:
+    demo = load_scenario(demo_scenario())
+    found = {a.figure: a for a in assumed_figures(demo)}
+    assert list(found) == ["Reserved price", "Reserved commitment and lead time", "Stock",
+                           "Spot interruption rate", "On-demand start-up time",
+                           "Target utilization", "Arrivals"]
+    # demo.yaml: reserved = on-demand × (1 − 0.4), stock 64/48/32, 0.05 per hour, 10 min
+    assert found["Reserved price"].value == "on-demand × (1 − 40%)"
+    assert found["Stock"].value == "reserved 64, on-demand 48, spot 32 GPUs per offer"
+    assert found["Spot interruption rate"].value == "0.05 per hour"
+    assert found["Target utilization"].value == "batch 90%; interactive 70%"
+    assert found["Arrivals"].applies_to == "chat, code-completion, agent"  # not the batch pool
+    offer = demo.zones[0].offers[0]
+    assert offer_assumes(offer, AssumedFigure.reserved_price)
+    assert offer.reserved_quotes[0].assumed
+
+
+def test_tiny_gives_every_offer_figure_itself() -> None:
+    tiny = load_scenario(scenarios_dir() / "tiny.yaml")
+    assert [a.figure for a in assumed_figures(tiny)] == ["Target utilization", "Arrivals"]
+
+
+def test_the_resolved_scenario_says_so_and_keeps_it(tmp_path: Path) -> None:
+    demo = load_scenario(demo_scenario())
+    text = resolved_scenario_yaml(demo)
+    head = [line for line in text.splitlines() if line.startswith("#")]
+    assert head[0].startswith("# Assumed, not given")
+    assert any(line.startswith("#   Reserved price: on-demand × (1 − 40%) (assumed;")
+               for line in head)
+    path = tmp_path / "scenario.resolved.yaml"
+    path.write_text(text, encoding="utf-8")
+    again = load_scenario(path)  # read back, each offer still knows what it assumed
+    assert [o.assumed for z in again.zones for o in z.offers] == [
+        o.assumed for z in demo.zones for o in z.offers]

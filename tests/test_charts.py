@@ -1,0 +1,118 @@
+"""The charts answer the planner's questions: rendered, then their data series read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from matplotlib.lines import Line2D
+from procurement_fixtures import EVIL, make_plan, make_scenario
+
+from models.common import PurchaseKind, WorkloadClass
+from models.scenario import Scenario
+from models.workload import BatchVolume
+from solver.outputs.charts import (
+    AFTER_FAILURE,
+    DEMAND,
+    USABLE,
+    WINDOW,
+    capacity_by_period_figure,
+    capacity_vs_demand_figure,
+    cost_by_zone_figure,
+    png,
+)
+from solver.outputs.figures import cost_by_zone_gpu_and_kind, day_series
+
+HOURS = list(range(25))  # steps on the hour: 24 hours have 25 edges
+
+
+def _with_batch() -> Scenario:
+    """The hand-made scenario plus a nightly batch of 216,000 requests in hours 2-7 (UTC)."""
+    sc = make_scenario()
+    batch = sc.workloads[0].model_copy(update={
+        "name": "nightly", "workload_class": WorkloadClass.batch, "arrival": None,
+        "batch": BatchVolume(daily_requests=216_000, window_hours=(2, 3, 4, 5, 6, 7))})
+    return sc.model_copy(update={"workloads": (*sc.workloads, batch)})
+
+
+def _lines(ax: object) -> dict[str, Line2D]:
+    return {line.get_label(): line for line in ax.get_lines()}  # type: ignore[attr-defined]
+
+
+def test_day_series_hour_by_hour_with_the_worst_failure() -> None:
+    chat, evil = day_series(make_plan(), make_scenario())
+    assert chat.demand_rps == (5.0,) * 12 + (10.0,) * 12
+    # usable = capacity × 0.7: night 8 reserved × 2 = 16 → 11.2; day + 4 on-demand × 2 → 16.8
+    assert chat.usable_rps == pytest.approx((11.2,) * 12 + (16.8,) * 12)
+    # after a zone loss (the fixture's rows): night min(8, 8) = 8, day min(8, 16) = 8
+    assert chat.after_failure_rps == (8.0,) * 24
+    assert chat.worst_failure == ("zone:z1",) * 24
+    assert evil.after_failure_rps is None  # it must survive nothing
+    assert evil.workload == EVIL
+
+
+def test_capacity_chart_draws_demand_usable_and_the_failure_line_as_hourly_steps() -> None:
+    fig = capacity_vs_demand_figure(day_series(make_plan(), make_scenario()), "UTC", 1.0)
+    chat = _lines(fig.axes[0])
+    assert set(chat) == {DEMAND, USABLE, AFTER_FAILURE}
+    for line in chat.values():
+        assert line.get_drawstyle() == "steps-post"  # held over [h, h + 1): steps on the hour
+        assert list(line.get_xdata()) == HOURS
+    assert list(chat[AFTER_FAILURE].get_ydata()) == [8.0] * 25
+    assert list(chat[DEMAND].get_ydata()) == [5.0] * 12 + [10.0] * 13
+    assert AFTER_FAILURE not in _lines(fig.axes[1])  # the second workload survives nothing
+    assert fig.axes[0].get_xlabel() == "hour of the peak day (UTC)"
+    assert fig.axes[0].get_xlim() == (0.0, 24.0)
+    assert png(fig).startswith(b"\x89PNG")
+
+
+def test_a_batch_window_is_drawn_over_its_hours_with_the_work_it_carries() -> None:
+    series = day_series(make_plan(), _with_batch())
+    fig = capacity_vs_demand_figure(series, "Europe/Berlin", 1.0)
+    nightly = fig.axes[2]
+    demand = list(_lines(nightly)[DEMAND].get_ydata())
+    # 216,000 requests in 6 hours: 216,000 ÷ (6 × 3,600 s) = 10 req/s in each hour 2..7, else 0
+    assert demand[:24] == [0.0] * 2 + [10.0] * 6 + [0.0] * 16
+    spans = [p for p in nightly.patches if p.get_label() == WINDOW]
+    assert len(spans) == 1
+    span = spans[0]
+    assert (span.get_x(), span.get_width()) == (2.0, 6.0)  # type: ignore[attr-defined]
+    # the window's six hours, not a one-hour spike
+    assert nightly.get_xlabel() == "hour of the peak day (Europe/Berlin)"
+
+
+def test_cost_chart_stacks_gpu_type_by_purchase_kind_with_value_labels() -> None:
+    costs = cost_by_zone_gpu_and_kind(make_plan())
+    assert costs == {("z1", "H100-SXM", PurchaseKind.reserved): 14600.0,
+                     ("z1", "H100-SXM", PurchaseKind.on_demand): 11680.0,
+                     ("z2", "H100-SXM", PurchaseKind.reserved): 14600.0}
+    fig = cost_by_zone_figure(costs, "USD")
+    ax = fig.axes[0]
+    stacks = {c.get_label(): [bar.get_height() for bar in c] for c in ax.containers}
+    assert stacks == {"H100-SXM reserved": [14600.0, 14600.0],
+                      "H100-SXM on-demand": [11680.0, 0.0]}
+    labels = {t.get_text() for t in ax.texts}
+    # each segment's value, and each zone's total on top: z1 = 14,600 + 11,680 = 26,280
+    assert {"14.6k", "11.7k", "26.3k"} <= labels
+    assert "total 40,880 USD/month" in ax.get_title()
+
+
+def test_a_plan_over_quarters_gets_a_chart_per_period(tmp_path: Path) -> None:
+    from solver.outputs.plan_dir import PERIOD_CHART_FILE, write_plan_outputs
+    from solver.solve.horizon import first_period_scenario
+    from tests.test_schedule import base_high
+
+    plan, sc = base_high()  # one workload over 4 quarters; `high` triples from the second
+    fig = capacity_by_period_figure(plan)
+    lines = _lines(fig.axes[0])
+    assert set(lines) == {f"{s}: {kind}" for s in ("base", "high") for kind in (DEMAND, USABLE)}
+    base, high = (list(lines[f"{s}: {DEMAND}"].get_ydata()) for s in ("base", "high"))
+    assert list(lines[f"high: {DEMAND}"].get_xdata()) == [0, 1, 2, 3, 4]  # steps per quarter
+    assert high[1] == pytest.approx(3 * base[1]) and high[0] == pytest.approx(base[0])
+    for s in ("base", "high"):  # each period's usable capacity carries its demand
+        usable = lines[f"{s}: {USABLE}"].get_ydata()
+        demand = lines[f"{s}: {DEMAND}"].get_ydata()
+        assert all(u >= d - 1e-9 for u, d in zip(usable, demand, strict=True))
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
+    assert (tmp_path / PERIOD_CHART_FILE).read_bytes().startswith(b"\x89PNG")
+    assert f"]({PERIOD_CHART_FILE})" in (tmp_path / "report.md").read_text()
