@@ -73,5 +73,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
         chart.add_data(Reference(ws, min_col=5 + 2 * i, max_col=6 + 2 * i, min_row=first - 1,
                                  max_row=last), titles_from_data=True)
         chart.set_categories(Reference(ws, min_col=1, max_col=2, min_row=first, max_row=last))
+        for series in chart.series:  # straight lines between periods, never smoothed
+            series.smooth = False
         ws.add_chart(chart, f"{get_column_letter(anchor)}{2 + 15 * i}")
     ws.freeze_panes = "A3"
