@@ -82,8 +82,8 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
             time_limit_s: float, gap: float, as_json: bool) -> None:
     """Plan SCENARIO… (default: the built-in demo), or variants of them, and compare them.
 
-    Writes one workbook: a side-by-side sheet, then each scenario's own sheets (prefixed S1,
-    S2, …), and prints the same table.
+    Writes one workbook: a side-by-side sheet, then one table per topic (purchase plan, pools,
+    survivability, cost, assumed figures) over every scenario, and prints the same table.
     """
     if out.suffix.lower() != ".xlsx":
         raise InputError([Problem(str(out), "", "the comparison is an Excel workbook",
