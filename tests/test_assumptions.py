@@ -45,3 +45,14 @@ def test_the_resolved_scenario_says_so_and_keeps_it(tmp_path: Path) -> None:
     again = load_scenario(path)  # read back, each offer still knows what it assumed
     assert [o.assumed for z in again.zones for o in z.offers] == [
         o.assumed for z in demo.zones for o in z.offers]
+
+
+def test_a_derived_price_names_itself_before_its_table() -> None:
+    from models.common import PurchaseKind
+    from solver.outputs.assumptions import price_source
+
+    offer = load_scenario(demo_scenario()).zones[0].offers[0]
+    reserved = price_source(offer, PurchaseKind.reserved)
+    assert reserved is not None and reserved.startswith(
+        "assumed: on-demand × (1 − 40%), on-demand from aws_gpu_prices.csv")
+    assert price_source(offer, PurchaseKind.on_demand) == offer.price_source  # as published

@@ -133,3 +133,14 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
             "no burstiness given: real traffic may be burstier"))
     return tuple(out)
 
+
+
+def price_source(offer: Offer, kind: PurchaseKind) -> str | None:
+    """Where a price comes from, in words: a derived reserved price says it is assumed and how
+    it was derived before naming the table its on-demand price came from."""
+    source = offer.price_source
+    if kind is not PurchaseKind.reserved or not offer_assumes(offer, AssumedFigure.reserved_price):
+        return source
+    quotes = _reserved([("", offer)], terms=False)
+    how = f"{ASSUMED}: {quotes[0]}" if quotes else ASSUMED
+    return f"{how}, on-demand from {source}" if source else how

@@ -22,6 +22,7 @@ from solver.outputs.assumptions import (
     arrivals_assumed,
     assumed_figures,
     offer_assumes,
+    price_source,
     utilization_assumed,
 )
 from solver.outputs.atomic import write_atomic
@@ -131,7 +132,7 @@ def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str
                     _assumed(f"{t.interruption_rate_per_hour:g}",  # [1/h]
                              offer_assumes(o, AssumedFigure.spot_interruption_rate))
                     if isinstance(t, SpotTerms) else "—",
-                    o.price_source or "scenario"])
+                    price_source(o, kind) or "scenario"])
     summary = ""
     if unused:
         gpus = sorted({g for _, g in unused})

@@ -38,6 +38,7 @@ from solver.outputs.assumptions import (
     arrivals_assumed,
     assumed_figures,
     offer_assumes,
+    price_source,
     utilization_assumed,
 )
 from solver.outputs.atomic import write_atomic
@@ -206,7 +207,8 @@ def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
         if terms is not None and offer is not None:
             put(ws, r, col["Stock"], terms.stock_gpus,
                 _maybe_assumed(COUNT, offer_assumes(offer, AssumedFigure.stock)))
-        put(ws, r, col["Price source"], offer.price_source if offer is not None else None)
+        put(ws, r, col["Price source"],
+            price_source(offer, n.purchase) if offer is not None else None)
         held = _replicas_held(plan, n)
         put(ws, r, col["Replicas held"],
             " + ".join(f"tp{tp} × {count}" for tp, count in held.items()) or None)
@@ -667,7 +669,7 @@ def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]
                     (t.interruption_rate_per_hour if isinstance(t, SpotTerms) else None,
                      _maybe_assumed("0.000", offer_assumes(
                          o, AssumedFigure.spot_interruption_rate))),
-                    o.price_source])
+                    price_source(o, kind)])
     summary = ""
     if unused:
         gpus = sorted({g for _, g in unused})
