@@ -58,6 +58,9 @@ MAX_WIDTH = 40
 #: Height of one line of text in a row [pt] (Calibri 11).
 LINE_HEIGHT = 15.0
 
+#: Lines a header title may wrap over before it widens its column.
+HEADER_LINES = 3
+
 
 
 
@@ -106,35 +109,59 @@ def section(ws: Worksheet, row: int, title: str) -> None:
 
 
 def _shown_width(cell: Cell) -> int:
-    """Characters a cell shows: its text; a number or formula as ~12 digits plus the text its
-    number format adds (a unit, *assumed*)."""
+    """Characters a cell shows: its text; a number as its format shows it (integer digits,
+    the format's decimals, the text the format adds: a unit, *assumed*); a formula as ~12."""
     if cell.data_type == "s":
         return len(str(cell.value))
-    extra = sum(len(part) for part in re.findall(r'"([^"]*)"', cell.number_format or ""))
-    digits = 12 if cell.data_type == "f" else len(f"{cell.value:,}") + 3 if isinstance(
-        cell.value, int | float) else 10
-    return digits + extra
+    fmt = (cell.number_format or "General").split(";")[0]
+    extra = sum(len(part) for part in re.findall(r'"([^"]*)"', fmt))
+    if cell.data_type == "f" or not isinstance(cell.value, int | float):
+        return 12 + extra
+    plain = re.sub(r'"[^"]*"', "", fmt)
+    decimals = len(plain.split(".")[1].rstrip("%")) if "." in plain else 0
+    if fmt == "General":
+        return len(f"{cell.value}")
+    scale = 100 if "%" in plain else 1
+    return len(f"{cell.value * scale:,.0f}") + (decimals + 1 if decimals else 0) + extra + (
+        1 if "%" in plain else 0)
 
 
 def fit_columns(ws: Worksheet) -> None:
-    """Column widths from the widest shown cell in each column (at most :data:`MAX_WIDTH`)."""
+    """Column widths from the widest shown cell in each column (at most :data:`MAX_WIDTH`).
+
+    A header title wraps over up to three lines (its longest word sets the least width), so a
+    long title does not widen its column; long text in a body cell wraps too. Rows grow to the
+    lines they need.
+    """
     widths: dict[int, int] = {}
-    lines: dict[int, int] = {}
+    wrapped: list[tuple[Cell, int]] = []
     for row in ws.iter_rows():
         for cell in row:
             if cell.value is None:
                 continue
             n = _shown_width(cell)
-            if n + 2 > MAX_WIDTH and cell.data_type == "s" and cell.font != SECTION_FONT:
+            if cell.font == HEADER_FONT and cell.data_type == "s":
+                longest = max((len(word) for word in str(cell.value).split()), default=n)
+                need = max(longest, -(-n // HEADER_LINES))
+                wrapped.append((cell, n))
+            elif n + 2 > MAX_WIDTH and cell.data_type == "s" and cell.font != SECTION_FONT:
                 # long text wraps inside its column, and its row grows, instead of widening
                 # the sheet (which would shrink every printed page of it)
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
-                lines[cell.row] = max(lines.get(cell.row, 1), -(-n // (MAX_WIDTH - 4)))
-            widths[cell.column] = max(widths.get(cell.column, 8), min(n + 2, MAX_WIDTH))
+                wrapped.append((cell, n))
+                need = n
+            else:
+                need = n
+            widths[cell.column] = max(widths.get(cell.column, 8), min(need + 2, MAX_WIDTH))
     for col, width in widths.items():
         ws.column_dimensions[get_column_letter(col)].width = width
+    lines: dict[int, int] = {}
+    for cell, n in wrapped:
+        width = widths.get(cell.column, 8) - 2
+        lines[cell.row] = max(lines.get(cell.row, 1), -(-n // max(width - 2, 1)))
     for row_number, count in lines.items():
-        ws.row_dimensions[row_number].height = LINE_HEIGHT * count
+        if count > 1:
+            ws.row_dimensions[row_number].height = LINE_HEIGHT * count
         for cell in ws[row_number]:  # the row's other cells line up with the wrapped text
             if not cell.alignment.wrap_text:
                 cell.alignment = Alignment(horizontal=cell.alignment.horizontal,
