@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from models.common import PurchaseKind
-from models.offers import AssumedFigure, Offer, ReservedTerms
+from models.common import CLOUD_KINDS, PurchaseKind
+from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
+from models.plan import Plan
 from models.scenario import Scenario
 from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
 from solver.outputs.labels import label, plural
 
-__all__ = ["ASSUMED", "Assumption", "arrivals_assumed", "assumed_figures", "offer_assumes",
-           "utilization_assumed"]
+__all__ = ["ASSUMED", "Assumption", "OfferTerms", "arrivals_assumed", "assumed_figures",
+           "offer_assumes", "offers_bought", "price_source", "utilization_assumed"]
+
+#: Purchase kinds in the order a price table lists them.
+PURCHASE_KINDS = CLOUD_KINDS
 
 #: The word shown next to an assumed figure.
 ASSUMED = "assumed"
@@ -84,40 +88,43 @@ def _reserved(offers: list[tuple[str, Offer]], terms: bool) -> list[str]:
     return out
 
 
+#: Each assumed figure of an offer: its name, and why nobody gave it.
+OFFER_FIGURES = (
+    (AssumedFigure.reserved_price, "Reserved price",
+     "catalogs publish none: give reserved quotes to replace it"),
+    (AssumedFigure.reserved_term, "Reserved commitment and lead time",
+     "the price table's, for derived reserved offers"),
+    (AssumedFigure.stock, "Stock", "catalogs publish none: it caps what may be bought"),
+    (AssumedFigure.spot_interruption_rate, "Spot interruption rate",
+     "no provider publishes it: spot counts at (1 − rate)"),
+    (AssumedFigure.on_demand_startup, "On-demand start-up time",
+     "provisioning and loading weights, not measured"),
+)
+
+
+def _value(figure: AssumedFigure, offers: list[tuple[str, Offer]]) -> str:
+    """The assumed values of ``figure`` over ``offers``, in words."""
+    if figure in (AssumedFigure.reserved_price, AssumedFigure.reserved_term):
+        return _values(_reserved(offers, terms=figure is AssumedFigure.reserved_term)) or "derived"
+    if figure is AssumedFigure.stock:
+        per_kind = {k: _values([f"{t.stock_gpus:,}" for _, o in offers
+                                if (t := o.terms(k)) is not None]) for k in PurchaseKind
+                    if any(o.terms(k) is not None for _, o in offers)}
+        return ", ".join(f"{label(k).lower()} {v}" for k, v in per_kind.items()) + (
+            " GPUs per offer")
+    if figure is AssumedFigure.spot_interruption_rate:
+        return _values([f"{o.spot.interruption_rate_per_hour:g} per hour"
+                        for _, o in offers if o.spot])
+    return _values([f"{o.on_demand.startup_minutes:g} min" for _, o in offers if o.on_demand])
+
+
 def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
     """Every kind of assumed figure in the scenario, in the order a reviewer should check them."""
     out: list[Assumption] = []
-    reserved = _offers_with(scenario, AssumedFigure.reserved_price)
-    if reserved:
-        out.append(Assumption(
-            "Reserved price", _values(_reserved(reserved, terms=False)) or "derived",
-            _where(reserved), "catalogs publish none: give reserved quotes to replace it"))
-    terms = _offers_with(scenario, AssumedFigure.reserved_term)
-    if terms:
-        out.append(Assumption(
-            "Reserved commitment and lead time", _values(_reserved(terms, terms=True)),
-            _where(terms), "the price table's, for derived reserved offers"))
-    stock = _offers_with(scenario, AssumedFigure.stock)
-    if stock:
-        per_kind = {k: _values([f"{t.stock_gpus:,}" for _, o in stock
-                                if (t := o.terms(k)) is not None]) for k in PurchaseKind
-                     if any(o.terms(k) is not None for _, o in stock)}
-        value = ", ".join(f"{label(k).lower()} {v}" for k, v in per_kind.items())
-        out.append(Assumption(
-            "Stock", f"{value} GPUs per offer", _where(stock),
-            "catalogs publish none: it caps what may be bought"))
-    spot = _offers_with(scenario, AssumedFigure.spot_interruption_rate)
-    if spot:
-        rates = [f"{o.spot.interruption_rate_per_hour:g} per hour" for _, o in spot if o.spot]
-        out.append(Assumption(
-            "Spot interruption rate", _values(rates), _where(spot),
-            "no provider publishes it: spot counts at (1 − rate)"))
-    startup = _offers_with(scenario, AssumedFigure.on_demand_startup)
-    if startup:
-        minutes = [f"{o.on_demand.startup_minutes:g} min" for _, o in startup if o.on_demand]
-        out.append(Assumption(
-            "On-demand start-up time", _values(minutes), _where(startup),
-            "provisioning and loading weights, not measured"))
+    for figure, name, why in OFFER_FIGURES:
+        offers = _offers_with(scenario, figure)
+        if offers:
+            out.append(Assumption(name, _value(figure, offers), _where(offers), why))
     defaulted = [w for w in scenario.workloads if utilization_assumed(w)]
     if defaulted:
         classes = sorted({w.workload_class for w in defaulted})
@@ -134,7 +141,6 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
     return tuple(out)
 
 
-
 def price_source(offer: Offer, kind: PurchaseKind) -> str | None:
     """Where a price comes from, in words: a derived reserved price says it is assumed and how
     it was derived before naming the table its on-demand price came from."""
@@ -144,3 +150,35 @@ def price_source(offer: Offer, kind: PurchaseKind) -> str | None:
     quotes = _reserved([("", offer)], terms=False)
     how = f"{ASSUMED}: {quotes[0]}" if quotes else ASSUMED
     return f"{how}, on-demand from {source}" if source else how
+
+
+@dataclass(frozen=True)
+class OfferTerms:
+    """One purchase kind of one offer: the terms a price table row shows."""
+
+    zone: str
+    offer: Offer
+    kind: PurchaseKind
+    terms: ReservedTerms | OnDemandTerms | SpotTerms
+
+
+def offers_bought(plan: Plan, scenario: Scenario) -> tuple[list[OfferTerms], str]:
+    """Every purchase kind of the offers of the (zone, GPU type) pairs the plan buys, in
+    scenario order; and one line counting the offers it does not use ("" when none)."""
+    used = {(n.zone, n.gpu) for n in plan.nodes}
+    rows: list[OfferTerms] = []
+    unused: list[tuple[str, str]] = []
+    for z in scenario.zones:
+        for o in z.offers:
+            if (z.id, o.gpu) not in used:
+                unused.append((z.id, o.gpu))
+                continue
+            rows += [OfferTerms(z.id, o, kind, t) for kind in PURCHASE_KINDS
+                     if (t := o.terms(kind)) is not None]
+    if not unused:
+        return rows, ""
+    gpus = sorted({g for _, g in unused})
+    zones = sorted({z for z, _ in unused})
+    return rows, (f"{plural(len(unused), 'other offer')} ({', '.join(gpus)} in "
+                  f"{plural(len(zones), 'zone')}) not used by the plan: their prices are in "
+                  "scenario.resolved.yaml.")

@@ -22,6 +22,7 @@ from solver.outputs.assumptions import (
     arrivals_assumed,
     assumed_figures,
     offer_assumes,
+    offers_bought,
     price_source,
     utilization_assumed,
 )
@@ -111,36 +112,21 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
 def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str]:
     """Offers of the (zone, GPU) pairs the plan buys, each assumed figure marked; and one line
     summarising the offers the plan does not use."""
-    used = {(n.zone, n.gpu) for n in plan.nodes}
+    bought, unused = offers_bought(plan, scenario)
     rows: list[list[object]] = []
-    unused: list[tuple[str, str]] = []
-    for z in scenario.zones:
-        for o in z.offers:
-            if (z.id, o.gpu) not in used:
-                unused.append((z.id, o.gpu))
-                continue
-            for kind in PURCHASE_ORDER:
-                t = o.terms(kind)
-                if t is None:
-                    continue
-                rows.append([
-                    scenario.zone_label(z.id), o.gpu, label(kind),
-                    _assumed(f"{t.price_per_gpu_hour:.4f}",
-                             offer_assumes(o, AssumedFigure.reserved_price, kind)
-                             and kind is PurchaseKind.reserved),
-                    _assumed(f"{t.stock_gpus:,}", offer_assumes(o, AssumedFigure.stock)),
-                    _assumed(f"{t.interruption_rate_per_hour:g}",  # [1/h]
-                             offer_assumes(o, AssumedFigure.spot_interruption_rate))
-                    if isinstance(t, SpotTerms) else "—",
-                    price_source(o, kind) or "scenario"])
-    summary = ""
-    if unused:
-        gpus = sorted({g for _, g in unused})
-        zones = sorted({z for z, _ in unused})
-        summary = (f"{plural(len(unused), 'other offer')} ({', '.join(gpus)} in "
-                   f"{plural(len(zones), 'zone')}) are not used by the plan: their prices are in "
-                   "scenario.resolved.yaml.")
-    return rows, summary
+    for b in bought:
+        o, kind, t = b.offer, b.kind, b.terms
+        rows.append([
+            scenario.zone_label(b.zone), o.gpu, label(kind),
+            _assumed(f"{t.price_per_gpu_hour:.4f}",
+                     kind is PurchaseKind.reserved
+                     and offer_assumes(o, AssumedFigure.reserved_price, kind)),
+            _assumed(f"{t.stock_gpus:,}", offer_assumes(o, AssumedFigure.stock)),
+            _assumed(f"{t.interruption_rate_per_hour:g}",  # [1/h]
+                     offer_assumes(o, AssumedFigure.spot_interruption_rate))
+            if isinstance(t, SpotTerms) else "—",
+            price_source(o, kind) or "scenario"])
+    return rows, unused
 
 
 def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,

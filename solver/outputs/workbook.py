@@ -29,7 +29,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import CapacitySource, PurchaseKind
-from models.offers import AssumedFigure, Offer, ReservedTerms, SpotTerms
+from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
 from models.plan import NodeCount, Plan
 from models.scenario import Scenario
 from models.text import cell_text
@@ -38,6 +38,7 @@ from solver.outputs.assumptions import (
     arrivals_assumed,
     assumed_figures,
     offer_assumes,
+    offers_bought,
     price_source,
     utilization_assumed,
 )
@@ -642,42 +643,25 @@ def _block(ws: Worksheet, r: int, title: str, titles: Sequence[str],
 def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]], str]:
     """Offers of the (zone, GPU) pairs the plan buys, assumed figures marked; and one line
     summarising the rest."""
-    used = {(n.zone, n.gpu) for n in plan.nodes}
+    bought, unused = offers_bought(plan, scenario)
     rows: list[list[Value | Cell]] = []
-    unused: list[tuple[str, str]] = []
-    for z in scenario.zones:
-        for o in z.offers:
-            if (z.id, o.gpu) not in used:
-                unused.append((z.id, o.gpu))
-                continue
-            for kind in PURCHASE_ORDER:
-                t = o.terms(kind)
-                if t is None:
-                    continue
-                res = t if isinstance(t, ReservedTerms) else None
-                term = offer_assumes(o, AssumedFigure.reserved_term)
-                rows.append([
-                    scenario.zone_label(z.id), o.gpu, label(kind),
-                    (t.price_per_gpu_hour, _maybe_assumed(PRICE, res is not None and offer_assumes(
-                        o, AssumedFigure.reserved_price))),
-                    (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),
-                    (res.commitment_months if res else None, _maybe_assumed(COUNT, term)),
-                    (res.lead_time_weeks if res else None, _maybe_assumed("0.0", term)),
-                    (o.on_demand.startup_minutes
-                     if kind is PurchaseKind.on_demand and o.on_demand else None,
-                     _maybe_assumed("0", offer_assumes(o, AssumedFigure.on_demand_startup))),
-                    (t.interruption_rate_per_hour if isinstance(t, SpotTerms) else None,
-                     _maybe_assumed("0.000", offer_assumes(
-                         o, AssumedFigure.spot_interruption_rate))),
-                    price_source(o, kind)])
-    summary = ""
-    if unused:
-        gpus = sorted({g for _, g in unused})
-        zones = sorted({z for z, _ in unused})
-        summary = (f"{plural(len(unused), 'other offer')} ({', '.join(gpus)} in "
-                   f"{plural(len(zones), 'zone')}) not used by the plan: their prices are in "
-                   "scenario.resolved.yaml.")
-    return rows, summary
+    for b in bought:
+        o, kind, t = b.offer, b.kind, b.terms
+        res = t if isinstance(t, ReservedTerms) else None
+        term = offer_assumes(o, AssumedFigure.reserved_term)
+        rows.append([
+            scenario.zone_label(b.zone), o.gpu, label(kind),
+            (t.price_per_gpu_hour, _maybe_assumed(PRICE, res is not None and offer_assumes(
+                o, AssumedFigure.reserved_price))),
+            (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),
+            (res.commitment_months if res else None, _maybe_assumed(COUNT, term)),
+            (res.lead_time_weeks if res else None, _maybe_assumed("0.0", term)),
+            (t.startup_minutes if isinstance(t, OnDemandTerms) else None,
+             _maybe_assumed("0", offer_assumes(o, AssumedFigure.on_demand_startup))),
+            (t.interruption_rate_per_hour if isinstance(t, SpotTerms) else None,
+             _maybe_assumed("0.000", offer_assumes(o, AssumedFigure.spot_interruption_rate))),
+            price_source(o, kind)])
+    return rows, unused
 
 
 def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
