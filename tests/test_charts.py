@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+import zipfile
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
+import openpyxl
 import pytest
 from matplotlib.lines import Line2D
-from procurement_fixtures import EVIL, make_plan, make_scenario
+from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 
 from models.common import PurchaseKind, WorkloadClass
 from models.scenario import Scenario
@@ -23,6 +27,8 @@ from solver.outputs.charts import (
 )
 from solver.outputs.figures import cost_by_zone_gpu_and_kind, day_series
 
+C = {"c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
+     "a": "http://schemas.openxmlformats.org/drawingml/2006/main"}
 HOURS = list(range(25))  # steps on the hour: 24 hours have 25 edges
 
 
@@ -116,3 +122,62 @@ def test_a_plan_over_quarters_gets_a_chart_per_period(tmp_path: Path) -> None:
     write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
     assert (tmp_path / PERIOD_CHART_FILE).read_bytes().startswith(b"\x89PNG")
     assert f"]({PERIOD_CHART_FILE})" in (tmp_path / "report.md").read_text()
+
+
+def _chart_parts(path: Path) -> list[ET.Element]:
+    with zipfile.ZipFile(path) as z:
+        names = sorted((n for n in z.namelist() if re.fullmatch(r"xl/charts/chart\d+\.xml", n)),
+                       key=lambda n: int(re.findall(r"\d+", n)[0]))
+        return [ET.fromstring(z.read(n)) for n in names]
+
+
+def _values(wb: openpyxl.Workbook, ref: str) -> list[object]:
+    """The cells a chart's formula (``'Chart data'!$B$2:$B$49``) points at, top to bottom."""
+    sheet, cells = ref.rsplit("!", 1)
+    cells = cells.replace("$", "")
+    if ":" not in cells:
+        cells = f"{cells}:{cells}"
+    return [row[0].value for row in wb[sheet.strip("'")][cells]]
+
+
+def test_the_workbook_draws_the_same_charts_as_native_step_charts(tmp_path: Path) -> None:
+    """The Charts sheet's native charts carry the PNGs' series: cost stacked by GPU type ×
+    kind with value labels, and per workload demand, usable capacity and the failure line as
+    straight (never smoothed) steps on the hour, the batch window as its six hours of work."""
+    from solver.outputs.workbook import write_plan_workbook
+
+    plan, scenario = make_plan(), _with_batch()
+    path = write_plan_workbook(plan, scenario, make_table(), tmp_path / "plan.xlsx")
+    wb = openpyxl.load_workbook(path)
+    cost, *steps = _chart_parts(path)
+    bar = cost.find(".//c:barChart", C)
+    assert bar is not None and bar.find("c:grouping", C).get("val") == "stacked"  # type: ignore[union-attr]
+    assert bar.find("c:dLbls/c:showVal", C).get("val") == "1"  # type: ignore[union-attr]
+    stacks = {_values(wb, s.findtext("c:tx/c:strRef/c:f", "", C))[0]:
+              _values(wb, s.findtext("c:val/c:numRef/c:f", "", C))
+              for s in bar.iterfind("c:ser", C)}
+    assert stacks == {"H100-SXM reserved": [14600.0, 14600.0],
+                      "H100-SXM on-demand": [11680.0, 0.0]}
+    series = {s.workload: s for s in day_series(plan, scenario)}
+    assert len(steps) == len(series) == 3
+    for chart in steps:
+        title = "".join(t.text or "" for t in chart.iterfind("c:chart/c:title//a:t", C))
+        want = series[title]
+        drawn = {}
+        for ser in chart.iterfind(".//c:scatterChart/c:ser", C):
+            assert ser.find("c:smooth", C).get("val") == "0", title  # type: ignore[union-attr]
+            xs = _values(wb, ser.findtext("c:xVal/c:numRef/c:f", "", C))
+            assert xs == [x for h in range(24) for x in (h, h + 1)]  # each hour's two edges
+            drawn[ser.findtext("c:tx/c:v", "", C)] = _values(
+                wb, ser.findtext("c:yVal/c:numRef/c:f", "", C))[::2]  # one value per hour
+        expected = {DEMAND: list(want.demand_rps), USABLE: list(want.usable_rps)}
+        if want.after_failure_rps is not None:
+            expected[AFTER_FAILURE] = list(want.after_failure_rps)
+        assert set(drawn) == set(expected), title
+        for name, values in expected.items():
+            assert drawn[name] == pytest.approx(values), (title, name)
+    nightly = next(c for c in steps if "nightly" in ET.tostring(c, encoding="unicode"))
+    demand = next(s for s in nightly.iterfind(".//c:ser", C) if s.findtext("c:tx/c:v", "", C)
+                  == DEMAND)
+    hours = _values(wb, demand.findtext("c:yVal/c:numRef/c:f", "", C))[::2]
+    assert hours == [0.0] * 2 + [10.0] * 6 + [0.0] * 16  # the window's hours, not a spike
