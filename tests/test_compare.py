@@ -20,6 +20,7 @@ from models.errors import InputError
 from models.loader import load_scenario
 from models.plan import Plan
 from solver.cli import main
+from solver.outputs.figures import survivability_margins
 from solver.solve.backends import solver_threads
 from solver.solve.strategy import plan_scenario
 from solver.studies.compare import (
@@ -150,6 +151,15 @@ def test_comparison_workbook(tiny_results: list[Compared], tmp_path: Path) -> No
     for i, row in enumerate(rows):
         assert {g.split(" ")[0]: frame.loc[g].iloc[i] for g in gpu_rows} == {
             g: row.gpus_by_type.get(g, 0) for g in (x.split(" ")[0] for x in gpu_rows)}
+    # survivability: each scenario's tightest case per workload, one row each
+    surv = pd.read_excel(path, sheet_name="Survivability")
+    for i, result in enumerate(tiny_results):
+        mine = surv[surv["Scenario"] == f"S{i + 1}"]
+        margins = survivability_margins(result.plan)
+        assert list(mine["Workload"]) == [w.name for w in result.variant.scenario.workloads]
+        assert list(mine["Failures checked"]) == [len(margins)]  # tiny has one workload
+        assert mine["Margin [1]"].iloc[0] == pytest.approx(min(
+            m.margin for m in margins if m.margin is not None))
 
 
 def test_cli_compare_json_and_table(tmp_path: Path) -> None:

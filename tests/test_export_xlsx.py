@@ -183,6 +183,14 @@ def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
     assert rows["No failure"][0] == pytest.approx(1.4)  # worst of (16 − 5)/5, (24 − 10)/10
     assert rows["No failure"][1] == pytest.approx(1.0)  # (4 − 2) / 2
     assert rows["Zone z1 lost"][1] is None  # not checked: blank
+    # below, each workload's tightest case: a failing one first, however many failures exist
+    detail = ws.tables["Survivability_detail"]
+    head, *cases = [[c.value for c in row] for row in ws[detail.ref]]
+    assert head == ["Workload", "Tightest failure", "Worst slice", "Capacity [req/s]",
+                    "Demand [req/s]", "Margin [1]", "Failures checked", "Result"]
+    assert [c[:3] + c[4:] for c in cases] == [
+        ["chat", "Zone z1 lost", "day", 10.0, pytest.approx(-0.2), 3, "FAILS 1"],
+        [EVIL, "No failure", cases[1][2], 2.0, pytest.approx(1.0), 1, "holds"]]
     formats = list(ws.conditional_formatting)
     assert [str(f.sqref) for f in formats] == ["B2:C4"]
     # only numbers are coloured: a blank cell reads as 0, and `>= 0` would paint it green
@@ -216,6 +224,8 @@ def test_offers_of_what_the_plan_buys_and_one_line_for_the_rest(workbook_path: P
     assert not any(r[1] == "L4" for r in rows)  # z1 sells L4 too; the plan buys none
     assert any(isinstance(r[0], str) and r[0].startswith("1 other offer (L4 in 1 zone) not "
                                                           "used") for r in rows)
+    # the line runs on to the right: the zone column stays as wide as a zone
+    assert wb["Offers"].column_dimensions["A"].width < 12
 
 
 @pytest.mark.skipif(shutil.which("soffice") is None and shutil.which("libreoffice") is None,

@@ -163,9 +163,9 @@ def contract_yaml(contract: Contract) -> str:
     """``contract.yaml`` text: fields in schema order, dates as ISO strings."""
     header = ("# Capacity contract written by fleetplan: the configurations this plan rests on.\n"
               "# `fleetplan check --contract contract.yaml SCENARIO` says which rows expired.\n"
-              "# A row's tested_peak_rps, ttft_p95_ms and decode_p95_ms_per_token were measured by\n"
-              "# a load test where its source is `measured`; where it is `analytic` they are the\n"
-              "# capacity model's prediction, not a test.\n")
+              "# A row's tested_peak_rps, ttft_p95_ms and decode_p95_ms_per_token were measured\n"
+              "# by a load test where its source is `measured`; where it is `analytic` they are\n"
+              "# the capacity model's prediction, not a test.\n")
     return header + yaml.safe_dump(contract.model_dump(mode="json"), sort_keys=False,
                                    allow_unicode=True)
 

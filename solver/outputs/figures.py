@@ -167,6 +167,20 @@ def survivability_margins(plan: Plan) -> tuple[Margin, ...]:
     return tuple(out)
 
 
+def tightest_cases(margins: Sequence[Margin], workloads: Sequence[str],
+                    ) -> list[tuple[Margin, int, int]]:
+    """Per workload (in scenario order): its least margin over the failures it was checked
+    against, how many it was checked against and how many of them fail."""
+    out = []
+    for name in workloads:
+        rows = [m for m in margins if m.workload == name]
+        if rows:
+            worst = min(rows, key=lambda m: (m.holds, m.margin if m.margin is not None
+                                             else float("inf")))
+            out.append((worst, len(rows), sum(not m.holds for m in rows)))
+    return out
+
+
 def tokens_per_month(plan: Plan) -> float:
     """All tokens (input + output) the plan carries in a month, from its cost attribution."""
     return sum(w.tokens_per_month for w in plan.workload_costs)

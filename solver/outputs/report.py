@@ -34,7 +34,6 @@ from solver.outputs.charts import (
     png,
 )
 from solver.outputs.figures import (
-    PURCHASE_ORDER,
     capacity_headroom,
     cost_by_zone_gpu_and_kind,
     day_series,
@@ -46,7 +45,7 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.labels import config_label, failure_label, label
 from solver.outputs.plan_dir import (
     COST_CHART_FILE,
     DAY_CHART_FILE,

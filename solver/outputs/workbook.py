@@ -55,9 +55,10 @@ from solver.outputs.figures import (
     slice_figures,
     survivability_margins,
     tenant_costs,
+    tightest_cases,
     tokens_per_month,
 )
-from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.labels import config_label, failure_label, label
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
@@ -78,7 +79,9 @@ from solver.outputs.xlsx_cells import (
     define_name,
     fit_columns,
     header,
+    note_line,
     print_setup,
+    prose_widths,
     put,
     section,
     sheet_ref,
@@ -510,7 +513,8 @@ def write_charts(ws: Worksheet, data: Worksheet, plan: Plan, scenario: Scenario,
 
 def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     """Failure × workload matrix of worst-slice margins, coloured where checked (a blank cell:
-    the workload need not survive that failure); then the detail rows."""
+    the workload need not survive that failure); then each workload's tightest case, so the
+    sheet stays one page however many failures the fleet has."""
     margins = survivability_margins(plan)
     names = [w.name for w in scenario.workloads]
     failures = list(dict.fromkeys(m.failure for m in margins))
@@ -533,17 +537,19 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
                                                         fill=GOOD_FILL))
         add_table(ws, "Survivability", 1, 1, last_row, len(names) + 1)
     r = last_row + 2
-    section(ws, r, "Detail: worst slice of each failure and workload")
-    header(ws, r + 1, ["Failure", "Workload", "Worst slice", "Capacity [req/s]",
-                       "Demand [req/s]", "Margin [1]", "Result"])
-    for i, m in enumerate(margins, start=r + 2):
+    section(ws, r, "Tightest case of each workload (every failure's worst slice: report.md)")
+    header(ws, r + 1, ["Workload", "Tightest failure", "Worst slice", "Capacity [req/s]",
+                       "Demand [req/s]", "Margin [1]", "Failures checked", "Result"])
+    tightest = tightest_cases(margins, names)
+    for i, (m, checked, failing) in enumerate(tightest, start=r + 2):
         cells: tuple[tuple[Value, str | None], ...] = (
-            (failure_label(m.failure), None), (m.workload, None), (m.slice, None),
-            (m.capacity_rps, RATE), (m.demand_rps, RATE), (m.margin, SHARE),
-            ("holds" if m.holds else "FAILS", None))
+            (m.workload, None), (failure_label(m.failure), None), (m.slice, None),
+            (m.capacity_rps, RATE), (m.demand_rps, RATE), (m.margin, SHARE), (checked, None),
+            ("holds" if not failing else f"FAILS {failing}", None))
         for c, (v, fmt) in enumerate(cells, start=1):
             put(ws, i, c, v, fmt)
-    add_table(ws, "Survivability_detail", r + 1, 1, r + 1 + len(margins), 7)
+    if tightest:
+        add_table(ws, "Survivability_detail", r + 1, 1, r + 1 + len(tightest), 8)
     ws.freeze_panes = "B2"
 
 
@@ -681,7 +687,7 @@ def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
                 put(ws, i, c, v)
     add_table(ws, "Offers", 1, 1, len(offers) + 1, len(titles))
     if unused:
-        put(ws, len(offers) + 3, 1, unused)
+        note_line(ws, len(offers) + 3, unused)
     ws.freeze_panes = "C2"
 
 
@@ -821,7 +827,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     for title, sheet in ws.items():
         _unique_titles(sheet)
         if title != "Charts":  # charts are anchored to columns of the default width
-            fit_columns(sheet)
+            fit_columns(sheet, prose_widths(sheet))
         print_setup(sheet, frame, title_rows="1:1" if title in ONE_TABLE else None,
                     one_page=title == "Charts")
     return {figure: names.name(figure) for figure in cells}

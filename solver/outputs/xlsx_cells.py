@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -46,6 +46,9 @@ HEADER_FILL = PatternFill("solid", fgColor="DDE4EE")
 
 SECTION_FONT = Font(bold=True, size=12)
 
+#: A line of prose under a table (see :func:`note`).
+NOTE_FONT = Font(italic=True)
+
 
 GOOD_FILL = PatternFill("solid", fgColor="C6EFCE")
 
@@ -54,6 +57,10 @@ BAD_FILL = PatternFill("solid", fgColor="FFC7CE")
 
 
 MAX_WIDTH = 40
+
+#: Columns of long prose, by header title, and their width: wider than others so their rows
+#: wrap over fewer lines (a derived reserved price's source is ~110 characters).
+PROSE_COLUMNS = {"Price source": 72}
 
 #: Height of one line of text in a row [pt] (Calibri 11).
 LINE_HEIGHT = 15.0
@@ -108,6 +115,12 @@ def section(ws: Worksheet, row: int, title: str) -> None:
     put(ws, row, 1, title).font = SECTION_FONT
 
 
+def note_line(ws: Worksheet, row: int, text: str) -> None:
+    """A line of prose in an otherwise empty row: it runs on into the empty cells to its right,
+    so it neither widens nor wraps the first column (:func:`fit_columns` skips it)."""
+    put(ws, row, 1, text).font = NOTE_FONT
+
+
 def _shown_width(cell: Cell) -> int:
     """Characters a cell shows: its text; a number as its format shows it (integer digits,
     the format's decimals, the text the format adds: a unit, *assumed*); a formula as ~12."""
@@ -126,25 +139,28 @@ def _shown_width(cell: Cell) -> int:
         1 if "%" in plain else 0)
 
 
-def fit_columns(ws: Worksheet) -> None:
-    """Column widths from the widest shown cell in each column (at most :data:`MAX_WIDTH`).
+def fit_columns(ws: Worksheet, max_widths: Mapping[int, int] | None = None) -> None:
+    """Column widths from the widest shown cell in each column (at most :data:`MAX_WIDTH`, or
+    the column's own limit in ``max_widths``, by column number: a column of long prose wraps
+    over fewer lines).
 
     A header title wraps over up to three lines (its longest word sets the least width), so a
     long title does not widen its column; long text in a body cell wraps too. Rows grow to the
     lines they need.
     """
+    limits = max_widths or {}
     widths: dict[int, int] = {}
     wrapped: list[tuple[Cell, int]] = []
     for row in ws.iter_rows():
         for cell in row:
-            if cell.value is None:
-                continue
+            if cell.value is None or cell.font == SECTION_FONT or cell.font == NOTE_FONT:
+                continue  # empty, or a title or note running on into the empty cells right
             n = _shown_width(cell)
             if cell.font == HEADER_FONT and cell.data_type == "s":
                 longest = max((len(word) for word in str(cell.value).split()), default=n)
                 need = max(longest, -(-n // HEADER_LINES))
                 wrapped.append((cell, n))
-            elif n + 2 > MAX_WIDTH and cell.data_type == "s" and cell.font != SECTION_FONT:
+            elif n + 2 > limits.get(cell.column, MAX_WIDTH) and cell.data_type == "s":
                 # long text wraps inside its column, and its row grows, instead of widening
                 # the sheet (which would shrink every printed page of it)
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
@@ -152,7 +168,8 @@ def fit_columns(ws: Worksheet) -> None:
                 need = n
             else:
                 need = n
-            widths[cell.column] = max(widths.get(cell.column, 8), min(need + 2, MAX_WIDTH))
+            widest = limits.get(cell.column, MAX_WIDTH)
+            widths[cell.column] = max(widths.get(cell.column, 8), min(need + 2, widest))
     for col, width in widths.items():
         ws.column_dimensions[get_column_letter(col)].width = width
     lines: dict[int, int] = {}
@@ -166,6 +183,13 @@ def fit_columns(ws: Worksheet) -> None:
             if not cell.alignment.wrap_text:
                 cell.alignment = Alignment(horizontal=cell.alignment.horizontal,
                                            vertical="top")
+
+
+def prose_widths(ws: Worksheet) -> dict[int, int]:
+    """Width limits of the sheet's prose columns (:data:`PROSE_COLUMNS`), found by the titles
+    of its first row, for :func:`fit_columns`."""
+    return {c.column: PROSE_COLUMNS[c.value] for c in ws[1]
+            if isinstance(c.value, str) and c.value in PROSE_COLUMNS}
 
 
 def sheet_ref(title: str, cell: str) -> str:

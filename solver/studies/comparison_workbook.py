@@ -18,7 +18,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from solver.outputs.assumptions import ASSUMED, assumed_figures
-from solver.outputs.figures import survivability_margins
+from solver.outputs.figures import survivability_margins, tightest_cases
 from solver.outputs.labels import failure_label, label, plural
 from solver.outputs.prepared import prepared_on
 from solver.outputs.workbook import (
@@ -42,6 +42,7 @@ from solver.outputs.xlsx_cells import (
     fit_columns,
     header,
     print_setup,
+    prose_widths,
     put,
     sheet_ref,
 )
@@ -132,20 +133,22 @@ def write_pools(ws: Worksheet, results: Sequence[Compared]) -> None:
 
 
 def write_survivability(ws: Worksheet, results: Sequence[Compared]) -> None:
-    """Every scenario's worst slice per failure and workload."""
-    header(ws, 1, [SCENARIO, "Failure", "Workload", "Worst slice", "Capacity [req/s]",
-                   "Demand [req/s]", "Margin [1]", "Result"])
+    """Every scenario's tightest case per workload: the failure with the least margin (a
+    failing one first) and its worst slice (every failure's row: each plan's report.md)."""
+    header(ws, 1, [SCENARIO, "Workload", "Tightest failure", "Worst slice", "Capacity [req/s]",
+                   "Demand [req/s]", "Margin [1]", "Failures checked", "Result"])
     r = 1
     for i, res in enumerate(results):
-        for m in survivability_margins(res.plan):
+        names = [w.name for w in res.variant.scenario.workloads]
+        for m, checked, failing in tightest_cases(survivability_margins(res.plan), names):
             r += 1
             cells: tuple[tuple[Value, str | None], ...] = (
-                (scenario_id(i), None), (failure_label(m.failure), None), (m.workload, None),
+                (scenario_id(i), None), (m.workload, None), (failure_label(m.failure), None),
                 (m.slice, None), (m.capacity_rps, RATE), (m.demand_rps, RATE), (m.margin, SHARE),
-                ("holds" if m.holds else "FAILS", None))
+                (checked, None), ("holds" if not failing else f"FAILS {failing}", None))
             for c, (v, fmt) in enumerate(cells, start=1):
                 put(ws, r, c, v, fmt)
-    add_table(ws, "All_survivability", 1, 1, r, 8)
+    add_table(ws, "All_survivability", 1, 1, r, 9)
     ws.freeze_panes = "B2"
 
 
@@ -203,7 +206,7 @@ def comparison_workbook(results: Sequence[Compared], prepared: dt.date | None = 
     frame = PrintFrame(f"{first}: {plural(len(results), 'variant')} compared", "",
                        day.isoformat())
     for sheet in (ws, *sheets.values()):
-        fit_columns(sheet)
+        fit_columns(sheet, prose_widths(sheet))
         print_setup(sheet, frame)
     return wb
 
