@@ -57,6 +57,12 @@ class InertStream(io.TextIOBase):
     def errors(self) -> str | None:  # type: ignore[override]
         return self._stream.errors
 
+    @property
+    def wrapped(self) -> TextIO:
+        """The stream written to, for output that makes its own text inert and needs the
+        terminal's controls (the live progress line of ``solver.cli.show``)."""
+        return self._stream
+
     def write(self, text: str) -> int:
         self._stream.write(terminal_text(text))
         return len(text)

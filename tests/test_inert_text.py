@@ -103,7 +103,8 @@ def test_the_workbook_reopens_whatever_its_text(tmp_path: Path) -> None:
         charts = [n for n in archive.namelist() if n.startswith("xl/charts/")]
         assert charts
         titles = [ET.fromstring(archive.read(n)).itertext() for n in charts]
-    assert any("chat[31m $x$ : demand vs usable capacity" in "".join(t) for t in titles)
+    # the workload's step chart is titled by its name, the characters XML cannot hold removed
+    assert any("".join(t).startswith("chat[31m $x$ ") for t in titles)
 
 
 def test_csv_cells_never_start_a_formula_and_read_back_as_written(tmp_path: Path) -> None:

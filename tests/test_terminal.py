@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import importlib
+import io
 import re
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from inputs import scenarios_dir
 from models.loader import load_scenario
+from models.text import InertStream
 from solver.cli import COMMANDS, main
-from solver.cli.show import Col, table_lines
+from solver.cli.show import Col, progress, table_lines
 from solver.cli.simulate import latency_table
 from solver.replay.engine import LatencyPercentiles, ReplaySummary
 
@@ -84,3 +88,34 @@ def test_help_lists_every_command_with_its_own_first_line() -> None:
         assert command.name == name
         assert command.get_short_help_str(limit=10_000) == entry.short_help
         assert name in result.output
+
+
+def test_a_terminal_table_holds_no_escape_and_measures_escaped_user_text() -> None:
+    """Every line passes models.text.InertStream, which shows an escape instead of running it:
+    the table itself carries none (no bold, no colour), and an escape in user text is escaped
+    before the columns are measured, so it stays aligned as shown."""
+    lines = table_lines(["Name", Col("Value", right=True)],
+                        [("evil\x1b[31m", "1"), ("ok", "22")], terminal=True)
+    assert not any("\x1b" in line for line in lines)
+    header, _, evil, ok = lines
+    assert evil.startswith("  evil\\x1b[31m")
+    assert len(evil) == len(ok) == len(header)  # right-aligned numbers end together
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_spinner_draws_on_the_terminal_itself_with_the_message_made_inert(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live progress line needs the terminal's controls (hide the cursor, redraw): it
+    writes past the inert stream, and escapes only the text it shows."""
+    terminal = _Tty()
+    monkeypatch.setattr(sys, "stderr", InertStream(terminal))
+    with progress("planning evil\x1b]0;owned\x07…"):
+        pass
+    drawn = terminal.getvalue()
+    assert "\x1b[?25l" in drawn  # rich hid the cursor: its controls reached the terminal
+    assert "\x1b]0;owned" not in drawn  # the user's escape did not
+    assert drawn.rstrip().endswith("planning evil\\x1b]0;owned\\x07 done")

@@ -2,10 +2,12 @@
 
 Every table a command prints goes through :func:`table_lines`, so columns are measured by rich
 (a ``1,000,000`` ms figure widens its column instead of running into the next) and numbers align
-right. On a terminal a table has a ruled header in bold; piped or redirected, it is plain text:
-no colours, no box characters, no line wrapping, no trailing spaces. Cells are rich ``Text``
-objects, so user text (``[bold]``, ``:emoji:``) is never read as markup. ``--json`` output does
-not come through here.
+right. On a terminal a table has a ruled header and wraps to the terminal's width; piped or
+redirected, it is plain text: no box characters, no line wrapping, no trailing spaces. Neither
+form holds a colour or any other escape sequence: every line a command prints passes through
+``models.text.InertStream``, which shows escapes rather than running them. Cells are rich
+``Text`` objects, so user text (``[bold]``, ``:emoji:``) is never read as markup. ``--json``
+output does not come through here.
 
 rich is imported when a table or a progress line is shown, not at start-up.
 """
@@ -20,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import click
+
+from models.text import terminal_text
 
 __all__ = ["Col", "is_terminal", "progress", "table_lines"]
 
@@ -42,8 +46,9 @@ def is_terminal(err: bool = False) -> bool:
 
 
 def _text(value: object) -> str:
-    """A cell as text: ``None`` shows as an em dash."""
-    return "—" if value is None else str(value)
+    """A cell as text: ``None`` shows as an em dash; control characters escaped here, so the
+    column is measured as the escape is shown (``models.text.terminal_text``)."""
+    return "—" if value is None else terminal_text(str(value))
 
 
 def table_lines(columns: Sequence[Col | str], rows: Sequence[Sequence[object]],
@@ -62,16 +67,16 @@ def table_lines(columns: Sequence[Col | str], rows: Sequence[Sequence[object]],
     tty = is_terminal() if terminal is None else terminal
     cols = [c if isinstance(c, Col) else Col(c) for c in columns]
     grid = Table(box=box.SIMPLE_HEAD if tty else None, show_edge=False, pad_edge=False,
-                 padding=(0, 1), header_style="bold" if tty else "")
+                 padding=(0, 1), header_style="")
     for c in cols:
-        grid.add_column(Text(c.title), justify="right" if c.right else "left", no_wrap=not tty)
+        grid.add_column(Text(_text(c.title)), justify="right" if c.right else "left",
+                        no_wrap=not tty)
     for row in rows:
         grid.add_row(*(Text(_text(v)) for v in row))
     width = shutil.get_terminal_size().columns - indent if tty else PLAIN_WIDTH
     buffer = io.StringIO()
-    console = Console(file=buffer, width=max(width, 40), force_terminal=tty, no_color=not tty,
-                      color_system="auto" if tty else None, highlight=False, emoji=False,
-                      soft_wrap=False)
+    console = Console(file=buffer, width=max(width, 40), force_terminal=tty, no_color=True,
+                      color_system=None, highlight=False, emoji=False, soft_wrap=False)
     console.print(grid)
     pad = " " * indent
     return [pad + line.rstrip() for line in buffer.getvalue().splitlines() if line.strip()]
@@ -91,10 +96,13 @@ def progress(message: str, enabled: bool = True) -> Iterator[None]:
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True, highlight=False, emoji=False)
+    # the spinner redraws its line with the terminal's controls, so it writes past the inert
+    # stream to the terminal itself; the one piece of text it shows is made inert here
+    stream = getattr(sys.stderr, "wrapped", sys.stderr)
+    console = Console(file=stream, force_terminal=True, highlight=False, emoji=False)
     columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False),
                TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as bar:
-        bar.add_task(message, total=None)
+        bar.add_task(terminal_text(message), total=None)
         yield
     click.echo(message.rstrip("…") + " done", err=True)
