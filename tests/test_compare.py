@@ -134,6 +134,15 @@ def test_comparison_workbook(tiny_results: list[Compared], tmp_path: Path) -> No
     comparison_workbook(tiny_results).save(path)
     wb = openpyxl.load_workbook(path)
     assert wb.sheetnames == [COMPARISON_SHEET, *DETAIL_SHEETS]
+    for ws in wb.worksheets:  # each sheet prints as the plan workbook's do
+        setup = ws.page_setup
+        assert setup.orientation == "landscape", ws.title
+        assert ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
+        assert (int(setup.fitToWidth), int(setup.fitToHeight)) == (1, 0), ws.title
+        assert ws.print_title_rows == "$1:$1", ws.title  # its header on every page
+        assert ws.oddFooter.left.text == "Scenario tiny: 3 variants compared", ws.title
+        assert ws.oddFooter.right.text == "Page &P of &N", ws.title
+        assert ws.freeze_panes == "B2" or ws.freeze_panes == "C2", ws.title
     for i, (col, result) in enumerate(zip("BCD", tiny_results, strict=True)):
         # cost per month sums the scenario's own rows of the Purchase plan sheet
         assert evaluate(wb, COMPARISON_SHEET, f"{col}4") == pytest.approx(
