@@ -119,3 +119,14 @@ def test_the_spinner_draws_on_the_terminal_itself_with_the_message_made_inert(
     assert "\x1b[?25l" in drawn  # rich hid the cursor: its controls reached the terminal
     assert "\x1b]0;owned" not in drawn  # the user's escape did not
     assert drawn.rstrip().endswith("planning evil\\x1b]0;owned\\x07 done")
+
+
+def test_the_plan_summary_says_its_status_in_words() -> None:
+    from procurement_fixtures import make_plan, make_scenario
+
+    from models.plan import SolveStatus
+    from solver.cli.plan import render
+
+    plan = make_plan().model_copy(update={"status": SolveStatus.time_limit})
+    first = render(plan, make_scenario(), [])[0]
+    assert first.startswith("plan hand-made: time limit (") and "time_limit" not in first

@@ -46,7 +46,7 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
     out: list[str] = []
     for workload in scenario.workloads:
         rows = table.for_workload(workload.name)
-        out.append(f"{workload.name}: {workload.model} {workload.precision.value} on "
+        out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
                    f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
                    f"{workload.slo.tpot_p95_ms:g} ms (P95), {len(rows)} candidates")
         if rows:

@@ -19,7 +19,7 @@ from solver.cli.common import (
 )
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
-from solver.outputs.labels import plural
+from solver.outputs.labels import label, plural
 from solver.studies.compare import (
     COMPARE_THREADS,
     Compared,
@@ -112,7 +112,8 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
         plan = result.plan
         cost = (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
                 else "no fleet")
-        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {plan.status.value}, {cost} "
+        status = label(plan.status).lower()
+        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {status}, {cost} "
                    f"({plan.solver.seconds:.1f} s)", err=True)
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),

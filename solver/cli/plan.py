@@ -116,7 +116,7 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
-    out = [f"plan {plan.scenario}: {plan.status.value} ({solver_summary(plan.solver)})"]
+    out = [f"plan {plan.scenario}: {label(plan.status).lower()} ({solver_summary(plan.solver)})"]
     out += unproven_lines(plan, scenario)
     out += schedule_lines(plan)
     if plan.horizon is not None and plan.nodes:
