@@ -217,11 +217,11 @@ def test_contract_and_cost_attribution(workbook_path: Path) -> None:
 def test_offers_of_what_the_plan_buys_and_one_line_for_the_rest(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
     rows = _rows(wb["Offers"])
-    prices = [r for r in rows if r[0] == "z1" and r[1] == "H100-SXM"]
-    assert [(r[2], r[3]) for r in prices] == [("Reserved", 2.5), ("On-demand", 4.0),
+    prices = [r for r in rows if r[0] == "z1" and r[2] == "H100-SXM"]
+    assert [(r[3], r[4]) for r in prices] == [("Reserved", 2.5), ("On-demand", 4.0),
                                               ("Spot", 1.5)]
-    assert prices[0][5:7] == (12, 6)  # commitment months, lead time weeks
-    assert not any(r[1] == "L4" for r in rows)  # z1 sells L4 too; the plan buys none
+    assert prices[0][6:8] == (12, 6)  # commitment months, lead time weeks
+    assert not any(r[2] == "L4" for r in rows)  # z1 sells L4 too; the plan buys none
     assert any(isinstance(r[0], str) and r[0].startswith("1 other offer (L4 in 1 zone) not "
                                                           "used") for r in rows)
     # the line runs on to the right: the zone column stays as wide as a zone

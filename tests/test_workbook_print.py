@@ -104,7 +104,7 @@ def test_every_assumed_figure_of_the_demo_says_assumed(
             assert row[col["Commitment [months]"]].number_format.endswith('" (assumed)"')
     offers = wb["Offers"]
     heads = [c.value for c in offers[1]]
-    spot = [r for r in offers.iter_rows(min_row=2) if r[2].value == "Spot"]
+    spot = [r for r in offers.iter_rows(min_row=2) if r[3].value == "Spot"]
     assert spot and all(r[heads.index("Interruption rate [1/h]")].number_format.endswith(
         '" (assumed)"') for r in spot)
     pools = wb["Pools"]

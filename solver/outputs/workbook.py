@@ -542,7 +542,7 @@ def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]
         res = t if isinstance(t, ReservedTerms) else None
         term = offer_assumes(o, AssumedFigure.reserved_term)
         rows.append([
-            scenario.zone_label(b.zone), o.gpu, label(kind),
+            scenario.zone_label(b.zone), scenario.zone(b.zone).region, o.gpu, label(kind),
             (t.price_per_gpu_hour, _maybe_assumed(PRICE, res is not None and offer_assumes(
                 o, AssumedFigure.reserved_price))),
             (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),
@@ -561,7 +561,7 @@ def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     for the offers it does not use."""
     cur = scenario.policy.currency
     offers, unused = _offer_rows(plan, scenario)
-    titles = ["Zone", "GPU", "Purchase kind", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
+    titles = ["Zone", "Region", "GPU", "Purchase kind", f"Price [{cur}/GPU-hour]", "Stock [GPUs]",
               "Commitment [months]", "Lead time [weeks]", "Startup [min]",
               "Interruption rate [1/h]", "Price source"]
     header(ws, 1, titles)
@@ -574,7 +574,7 @@ def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     add_table(ws, "Offers", 1, 1, len(offers) + 1, len(titles))
     if unused:
         note_line(ws, len(offers) + 3, unused)
-    ws.freeze_panes = "C2"
+    ws.freeze_panes = "D2"
 
 
 def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
