@@ -132,8 +132,11 @@ def test_unknown_names_are_refused_with_the_closest(tmp_path: Path) -> None:
 
 
 def _workbook_pools(path: Path) -> list[dict[str, Any]]:
-    ws = openpyxl.load_workbook(path, read_only=True)["Pools"]
-    rows = list(ws.iter_rows(values_only=True))
+    book = openpyxl.load_workbook(path, read_only=True)
+    try:
+        rows = list(book["Pools"].iter_rows(values_only=True))
+    finally:
+        book.close()  # a read-only workbook holds its file open until closed
     return [dict(zip(rows[0], r, strict=False)) for r in rows[1:]]
 
 
