@@ -15,6 +15,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
+import pulp
+
 from models.capacity import CapacityTable
 from models.common import COMMITTED_KINDS, PurchaseKind
 from models.errors import InputError, Problem
@@ -34,7 +36,9 @@ from models.plan import (
     SolveStatus,
 )
 from models.scenario import Scenario
+from solver.program.build import build_program
 from solver.program.data import ProgramData
+from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey
 from solver.program.periods import (
     BASE,
@@ -48,13 +52,14 @@ from solver.program.periods import (
     build_horizon_program,
     plan_date_of,
 )
-from solver.program.values import violated_rows
+from solver.program.values import objective_of, violated_rows
 from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import keep_better
+from solver.solve.order_choice import choose_orders, held_block
 from solver.solve.strategy import solve_shared
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
@@ -77,7 +82,8 @@ def plan_horizon(
     started = time.perf_counter()
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
-    start, block_bound = horizon_start(hp, solver, time_limit_s * START_SHARE, gap)
+    built_s = time.perf_counter() - started
+    start, block_bound = horizon_start(hp, solver, (time_limit_s - built_s) * START_SHARE, gap)
     left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
     outcome = solve(hp.prob, solver, left_s, gap, start=start)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
@@ -230,54 +236,132 @@ def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], in
     return out
 
 
-def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
-                  ) -> tuple[dict[str, float] | None, float | None]:
-    """A first fleet for the joint program, and a lower bound on its objective.
+#: Share of the first fleet's time for the blocks priced alone; the rest plans them again
+#: with the orders :func:`~solver.solve.order_choice.choose_orders` picks [1].
+FIRST_PASS_SHARE = 0.5
 
-    Each block is planned on its own (the single-period strategy, in an equal share of
-    ``budget_s``) as :func:`_priced_block` prices it, then orders are bought to hold what each
-    block runs (:func:`_greedy_orders`); the fleet is ``None`` where a block has none or the
-    orders break a row of the joint program. The bound is Σ over scenarios (probability-
-    weighted; the worst with ``--robust``) of Σ over periods months × the block's proven bound
-    − its inventory credit, ``None`` where a block proved none.
-    """
-    data = hp.data
-    share = max(budget_s / len(data.blocks), 0.5)
-    values: dict[str, float] = {}
-    running: dict[tuple[str, int, PoolKey], int] = {}
-    lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
-    fleet = True
+
+@dataclasses.dataclass
+class _BlockPlans:
+    """Every block planned alone: values under the joint program's names, committed nodes run
+    per (scenario, period, pool), and each block's outcome."""
+
+    values: dict[str, float]
+    running: dict[tuple[str, int, PoolKey], int]
+    outcomes: list[SolveOutcome]
+
+    @property
+    def complete(self) -> bool:
+        return all(o.has_solution for o in self.outcomes)
+
+
+def _plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
+                 budget_s: float, gap: float) -> _BlockPlans:
+    """Each block's program planned by the single-period strategy, in an equal share of what
+    is left of ``budget_s``; a block equal to one planned already (the same period under two
+    demand scenarios of the same multiplier) takes its plan."""
+    started = time.perf_counter()
+    unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
+    solved: dict[int, tuple[Program, SolveOutcome]] = {}
+    out = _BlockPlans({}, {}, [])
     for i, block in enumerate(data.blocks):
-        priced, credit = _priced_block(data, block)
-        solve_block = solve_shared if priced.share_nodes else solve_decomposed
-        program, outcome = solve_block(priced, solver, share, max(gap, BLOCK_START_GAP))
-        bound, so_far = outcome.report.bound, lower[block.scenario]
-        lower[block.scenario] = (None if bound is None or so_far is None else
-                                 so_far + data.periods[block.period].months * bound - credit)
+        same = next(j for j in unique if programs[j] == programs[i])
+        if same not in solved:
+            left = len([j for j in unique if j not in solved])
+            share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
+            solve_block = solve_shared if programs[i].share_nodes else solve_decomposed
+            solved[same] = solve_block(programs[i], solver, share, max(gap, BLOCK_START_GAP))
+        program, outcome = solved[same]
+        out.outcomes.append(outcome)
         if not outcome.has_solution:
-            fleet = False
             continue
         for var in program.prob.variables():
-            values[f"b{i}_{var.name}"] = float(var.varValue or 0.0)
+            out.values[f"b{i}_{var.name}"] = float(var.varValue or 0.0)
         for node, y in program.v.nodes.items():
             if node.purchase in COMMITTED_KINDS:
                 k = (block.scenario, block.period, node.pool)
-                running[k] = running.get(k, 0) + integer_value(y)
-    sums = [(s.probability, lower[s.name]) for s in data.scenarios]
-    bound = None if any(b is None for _, b in sums) else (
-        max(b or 0.0 for _, b in sums) if hp.worst is not None
-        else sum(p * (b or 0.0) for p, b in sums))
-    orders = _greedy_orders(data, running) if fleet else None
-    if orders is None:
-        return None, bound
+                out.running[k] = out.running.get(k, 0) + integer_value(y)
+    return out
+
+
+def _with_orders(hp: HorizonProgram, plans: _BlockPlans,
+                 orders: dict[tuple[str, OrderKey], int] | None) -> dict[str, float] | None:
+    """The blocks' values and the orders as values of the joint program, ``None`` where they
+    break one of its rows."""
+    if orders is None or not plans.complete:
+        return None
+    values = dict(plans.values)
     for (s, key), var in hp.orders.items():
         values[var.name] = float(orders.get((s, key), 0))
     if hp.worst is not None:
         values[hp.worst.name] = max(
             sum(c * values.get(v.name, 0.0) for v, c in hp.cost[s.name].items())
-            for s in data.scenarios)
-    as_program = Program(hp.prob, Variables(names=NameBook()), data.blocks[0].data)
-    return (None if violated_rows(as_program, values) else values), bound
+            for s in hp.data.scenarios)
+    as_program = Program(hp.prob, Variables(names=NameBook()), hp.data.blocks[0].data)
+    return None if violated_rows(as_program, values) else values
+
+
+#: Time for the LP relaxation of a block whose own solve proved no bound [s].
+LP_BOUND_S = 20.0
+
+
+def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
+    """The optimum of a block's LP relaxation (every variable continuous): a lower bound on
+    its integer optimum; ``None`` where it is not solved in time."""
+    program = build_program(data, families=[f for f in FAMILIES if f != "budget"],
+                            symmetry=False)
+    for var in program.prob.variables():
+        var.cat = pulp.LpContinuous
+    outcome = solve(program.prob, solver, time_limit_s, 0.0)
+    return outcome.report.objective if outcome.status is SolveStatus.optimal else None
+
+
+def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
+                  ) -> tuple[dict[str, float] | None, float | None]:
+    """A first fleet for the joint program, and a lower bound on its objective.
+
+    Each block is planned on its own (:func:`_plan_blocks`) as :func:`_priced_block` prices
+    it. Two fleets follow, the cheaper kept: orders bought to hold what each block runs
+    (:func:`_greedy_orders`); and orders :func:`~solver.solve.order_choice.choose_orders`
+    picks (leaving to on-demand what costs more to hold), the blocks planned again with what
+    those hold (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the
+    joint program is dropped. The bound is Σ over scenarios (probability-weighted; the worst
+    with ``--robust``) of Σ over periods months × the block's proven bound − its inventory
+    credit, ``None`` where a block proved none.
+    """
+    data = hp.data
+    started = time.perf_counter()
+    priced = [_priced_block(data, block) for block in data.blocks]
+    first = _plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap)
+    lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
+    relaxed: dict[int, float | None] = {}
+    for i, (block, (program, credit), outcome) in enumerate(zip(
+            data.blocks, priced, first.outcomes, strict=True)):
+        bound, so_far = outcome.report.bound, lower[block.scenario]
+        if bound is None:  # stopped before its root: the LP relaxation still bounds it
+            same = next(j for j in range(i + 1) if priced[j][0] == program)
+            if same not in relaxed:
+                relaxed[same] = lp_bound(program, solver, LP_BOUND_S)
+            bound = relaxed[same]
+        lower[block.scenario] = (None if bound is None or so_far is None else
+                                 so_far + data.periods[block.period].months * bound - credit)
+    sums = [(s.probability, lower[s.name]) for s in data.scenarios]
+    bound = None if any(b is None for _, b in sums) else (
+        max(b or 0.0 for _, b in sums) if hp.worst is not None
+        else sum(p * (b or 0.0) for p, b in sums))
+    if not first.complete:
+        return None, bound
+    starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
+    chosen = choose_orders(data, first.running, solver)
+    if chosen is not None:
+        left_s = budget_s - (time.perf_counter() - started)
+        again = _plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
+                             left_s, gap)
+        starts.append(_with_orders(hp, again, chosen))
+    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                         data.blocks[0].data)
+    found = [s for s in starts if s is not None]
+    return (min(found, key=lambda v: objective_of(as_program, v)) if found else None), bound
 
 
 def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveOutcome:

@@ -1,0 +1,110 @@
+"""Orders for a first fleet over periods: what to order so that the nodes each block ran when
+planned alone are held, or are run on demand instead where holding them costs more.
+
+The blocks of the program over periods, planned alone with committed capacity at its cheapest
+charge per period, run ``R[ξ, q, pool]`` committed nodes. Covering all of them with orders
+(:func:`solver.solve.horizon._greedy_orders`) can be dear: a node a block needs only from the
+last period costs a whole term. This small integer program chooses orders ``u`` (the joint
+program's P3–P5: lead time, order stock, orders due before the re-plan shared) and a shortfall
+``z ≥ 0`` per block and pool run on demand all day instead:
+
+    min Σ_ξ p_ξ (Σ order cost · u + Σ_q months · on-demand node-month · z)
+    s.t. inventory + Σ orders held in q + z ≥ R[ξ, q, pool]
+
+The blocks are then planned again with each committed pool at the nodes these orders hold,
+free (:func:`held_block`): a fleet the joint program accepts as it stands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import pulp
+
+from models.common import COMMITTED_KINDS, PurchaseKind
+from solver.program.data import ProgramData
+from solver.program.keys import PoolKey
+from solver.program.periods import Block, HorizonData, OrderKey
+from solver.solve.backends import integer_value, solve
+
+#: Seconds the order choice may take (it has a few hundred variables) [s].
+ORDER_CHOICE_S = 5.0
+
+
+def _on_demand_node_month(data: HorizonData, pool: PoolKey) -> float | None:
+    """What a node of a pool costs a month on demand all day in its zone [currency/month];
+    ``None`` where the zone sells that GPU on no demand."""
+    for block in data.blocks:
+        for o in block.data.offers:
+            if (o.zone, o.gpu, o.purchase) == (pool.zone, pool.gpu, PurchaseKind.on_demand):
+                node = next(c.gpus_per_node for c in block.data.offers
+                            if (c.zone, c.gpu, c.purchase) == (pool.zone, pool.gpu, pool.purchase))
+                return o.price_per_gpu_hour * node * data.hours_per_month
+    return None
+
+
+def _placeable(data: HorizonData, key: OrderKey) -> bool:
+    return not data.lead_times or data.order_by(key) >= data.plan_date
+
+
+def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], int],
+                  solver: str) -> dict[tuple[str, OrderKey], int] | None:
+    """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
+    that is cheaper (module docstring); ``None`` where no choice was found in time."""
+    prob = pulp.LpProblem("order_choice", pulp.LpMinimize)
+    keys = [k for k in data.order_keys if _placeable(data, k)]
+    u = {(s.name, k): prob.add_variable(f"u_{i}_{j}", 0, cat="Integer")
+         for i, s in enumerate(data.scenarios) for j, k in enumerate(keys)}
+    cost: list[pulp.LpAffineExpression] = []
+    pools = sorted({pool for _, _, pool in running}, key=lambda p: (p.zone, p.gpu,
+                                                                    p.purchase.value))
+    for s in data.scenarios:
+        for pool in pools:
+            on_demand = _on_demand_node_month(data, pool)
+            for q, period in enumerate(data.periods):
+                need = running.get((s.name, q, pool), 0) - data.held.get((pool, q), 0)
+                if need <= 0:
+                    continue
+                held = pulp.lpSum(u[(s.name, k)] for k in keys if k.option.pool == pool
+                                  and q in data.held_periods(k))
+                if on_demand is None:
+                    prob += held >= need
+                    continue
+                z = prob.add_variable(f"z_{s.name}_{q}_{len(cost)}", 0)
+                prob += held + z >= need
+                cost.append(s.probability * period.months * on_demand * z)
+        for option in data.options:
+            for q in range(len(data.periods)):
+                held = [u[(s.name, k)] for k in keys if k.option == option
+                        and q in data.held_periods(k)]
+                if held:
+                    prob += option.gpus_per_node * pulp.lpSum(held) <= option.stock_gpus
+        cost += [s.probability * data.order_cost(k) * u[(s.name, k)] for k in keys]
+    first = data.scenarios[0].name
+    for (name, k), var in u.items():
+        if name != first and data.order_by(k) < data.replan_date:
+            prob += var == u[(first, k)]
+    prob += pulp.lpSum(cost)
+    outcome = solve(prob, solver, ORDER_CHOICE_S, 1e-4)
+    if not outcome.has_solution:
+        return None
+    return {key: integer_value(var) for key, var in u.items() if integer_value(var) > 0}
+
+
+def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, OrderKey], int]
+               ) -> ProgramData:
+    """A block as a single-period program of its own with each committed pool free, stocked
+    with the nodes inventory and ``orders`` hold in its period."""
+    offers = []
+    for o in block.data.offers:
+        if o.purchase not in COMMITTED_KINDS:
+            offers.append(o)
+            continue
+        pool = PoolKey(o.zone, o.gpu, o.purchase)
+        nodes = data.held.get((pool, block.period), 0) + sum(
+            n for (s, k), n in orders.items() if s == block.scenario and k.option.pool == pool
+            and block.period in data.held_periods(k))
+        offers.append(dataclasses.replace(o, price_per_gpu_hour=0.0,
+                                          stock_gpus=nodes * o.gpus_per_node))
+    return dataclasses.replace(block.data, offers=tuple(offers))

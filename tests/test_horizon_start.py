@@ -1,0 +1,64 @@
+"""The first fleet over periods and its bound: orders chosen to hold what the blocks ran
+alone, or left to on-demand where a whole term costs more (solver/solve/order_choice.py); a
+block that proved no bound bounded by its LP relaxation."""
+
+from __future__ import annotations
+
+import pytest
+
+from solver.program.keys import PoolKey
+from solver.program.periods import build_horizon_data, build_horizon_program
+from solver.program.values import objective_of
+from solver.program.variables import NameBook, Program, Variables
+from solver.solve.horizon import _greedy_orders, horizon_start
+from solver.solve.order_choice import choose_orders, held_block
+from tests.test_periods import QUARTER, TABLE, quarterly
+
+# Demand 1, 1, 1, 2 nodes; a 12-month reservation at 0.45 costs 8,760 × 0.45 = 3,942 (985.5 a
+# quarter over four), on demand 2,190 a quarter. Priced at 985.5 a quarter, every block runs
+# reserved: 1 node in quarters 0-2 and 2 in quarter 3.
+GROWTH = [1, 1, 1, 2]
+
+
+def test_a_term_bought_for_its_last_quarter_is_left_to_on_demand() -> None:
+    """Holding the second node in quarter 3 takes a term (3,942) where on demand costs 2,190:
+    the choice orders one reservation from quarter 0 and leaves the rest to on-demand; buying
+    what each block ran (cheapest per quarter held) orders two terms from quarter 0 (7,884)."""
+    from models.common import PurchaseKind
+
+    data = build_horizon_data(quarterly(GROWTH), lambda _: TABLE)
+    pool = PoolKey("a", "G", PurchaseKind.reserved)
+    running = {("base", q, pool): n for q, n in enumerate(GROWTH)}
+    chosen = choose_orders(data, running, "highs")
+    assert chosen is not None
+    assert [(k.arrival, n) for (_, k), n in chosen.items()] == [(0, 1)]
+    greedy = _greedy_orders(data, running)
+    assert greedy is not None
+    assert sorted((k.arrival, n) for (_, k), n in greedy.items()) == [(0, 2)]
+    # planned again with what the chosen orders hold, quarter 3 runs its second node on demand
+    last = next(b for b in data.blocks if b.period == 3)
+    held = held_block(data, last, chosen)
+    reserved = next(o for o in held.offers if o.purchase is PurchaseKind.reserved)
+    assert (reserved.price_per_gpu_hour, reserved.stock_gpus) == (0.0, 1)
+
+
+def test_the_first_fleet_is_the_optimum_here() -> None:
+    """The start the joint solve gets costs the optimum, 3,942 + 2,190 (buying what each
+    block ran: 2 × 3,942)."""
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    start, bound = horizon_start(hp, "highs", 10.0, 1e-6)
+    assert start is not None and bound is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+    assert bound <= 8760 * 0.45 + QUARTER + 1e-6
+
+
+def test_a_block_without_a_bound_of_its_own_is_bounded_by_its_lp_relaxation() -> None:
+    """A block of 1.5 req/s on one-GPU nodes of 1 req/s: whole nodes cost 2 on-demand nodes
+    a month (1,460); the relaxation runs 1.5 of them (1,095), below the optimum, above 0."""
+    from solver.solve.horizon import lp_bound
+
+    data = build_horizon_data(quarterly([1.5], reserved=None), lambda _: TABLE)
+    (block,) = data.blocks
+    assert lp_bound(block.data, "highs", 10.0) == pytest.approx(1.5 * 730)
