@@ -57,8 +57,25 @@ def test_the_first_fleet_is_the_optimum_here() -> None:
 def test_a_block_without_a_bound_of_its_own_is_bounded_by_its_lp_relaxation() -> None:
     """A block of 1.5 req/s on one-GPU nodes of 1 req/s: whole nodes cost 2 on-demand nodes
     a month (1,460); the relaxation runs 1.5 of them (1,095), below the optimum, above 0."""
-    from solver.solve.horizon import lp_bound
+    from solver.solve.block_plans import lp_bound
 
     data = build_horizon_data(quarterly([1.5], reserved=None), lambda _: TABLE)
     (block,) = data.blocks
     assert lp_bound(block.data, "highs", 10.0) == pytest.approx(1.5 * 730)
+
+
+def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program() -> None:
+    """A block with shared nodes given less than ``SHARED_AFTER_S``: its dedicated-pool fleet,
+    as values of the shared program, breaks none of its rows; its own bound is dropped (a
+    dedicated-pool bound does not bound shared nodes), so the LP relaxation bounds it."""
+    from solver.program.values import violated_rows
+    from solver.solve.block_plans import SHARED_AFTER_S, plan_block
+    from solver.solve.horizon import _priced_block
+
+    data = build_horizon_data(quarterly([3.5]), lambda _: TABLE)
+    priced, _ = _priced_block(data, data.blocks[0])
+    assert priced.share_nodes
+    program, values, outcome = plan_block(priced, "highs", SHARED_AFTER_S / 4, 1e-6)
+    assert values is not None and outcome.has_solution and outcome.report.bound is None
+    assert violated_rows(program, values) == []
+    assert sum(values[y.name] for y in program.v.nodes.values()) == 4  # 3.5 req/s, 1 per node

@@ -15,8 +15,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 
-import pulp
-
 from models.capacity import CapacityTable
 from models.common import COMMITTED_KINDS, PurchaseKind
 from models.errors import InputError, Problem
@@ -36,9 +34,7 @@ from models.plan import (
     SolveStatus,
 )
 from models.scenario import Scenario
-from solver.program.build import build_program
 from solver.program.data import ProgramData
-from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey
 from solver.program.periods import (
     BASE,
@@ -56,18 +52,16 @@ from solver.program.values import objective_of, violated_rows
 from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
-from solver.solve.decompose import solve_decomposed
+from solver.solve.block_plans import BlockPlans, lp_bound, plan_blocks
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import keep_better
 from solver.solve.order_choice import choose_orders, held_block
-from solver.solve.strategy import solve_shared
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
-#: Share of the time limit spent planning each block on its own for a first fleet [1].
-START_SHARE = 0.5
-#: Gap each block's own plan is solved to for the start (the joint solve closes the rest) [1].
-BLOCK_START_GAP = 0.02
+#: Share of the time limit (after the build) the first fleet may take: the blocks planned on
+#: their own, twice; small programs take less and leave the rest to the joint solve [1].
+START_SHARE = 0.9
 
 
 def plan_horizon(
@@ -241,50 +235,7 @@ def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], in
 FIRST_PASS_SHARE = 0.5
 
 
-@dataclasses.dataclass
-class _BlockPlans:
-    """Every block planned alone: values under the joint program's names, committed nodes run
-    per (scenario, period, pool), and each block's outcome."""
-
-    values: dict[str, float]
-    running: dict[tuple[str, int, PoolKey], int]
-    outcomes: list[SolveOutcome]
-
-    @property
-    def complete(self) -> bool:
-        return all(o.has_solution for o in self.outcomes)
-
-
-def _plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
-                 budget_s: float, gap: float) -> _BlockPlans:
-    """Each block's program planned by the single-period strategy, in an equal share of what
-    is left of ``budget_s``; a block equal to one planned already (the same period under two
-    demand scenarios of the same multiplier) takes its plan."""
-    started = time.perf_counter()
-    unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
-    solved: dict[int, tuple[Program, SolveOutcome]] = {}
-    out = _BlockPlans({}, {}, [])
-    for i, block in enumerate(data.blocks):
-        same = next(j for j in unique if programs[j] == programs[i])
-        if same not in solved:
-            left = len([j for j in unique if j not in solved])
-            share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
-            solve_block = solve_shared if programs[i].share_nodes else solve_decomposed
-            solved[same] = solve_block(programs[i], solver, share, max(gap, BLOCK_START_GAP))
-        program, outcome = solved[same]
-        out.outcomes.append(outcome)
-        if not outcome.has_solution:
-            continue
-        for var in program.prob.variables():
-            out.values[f"b{i}_{var.name}"] = float(var.varValue or 0.0)
-        for node, y in program.v.nodes.items():
-            if node.purchase in COMMITTED_KINDS:
-                k = (block.scenario, block.period, node.pool)
-                out.running[k] = out.running.get(k, 0) + integer_value(y)
-    return out
-
-
-def _with_orders(hp: HorizonProgram, plans: _BlockPlans,
+def _with_orders(hp: HorizonProgram, plans: BlockPlans,
                  orders: dict[tuple[str, OrderKey], int] | None) -> dict[str, float] | None:
     """The blocks' values and the orders as values of the joint program, ``None`` where they
     break one of its rows."""
@@ -305,23 +256,12 @@ def _with_orders(hp: HorizonProgram, plans: _BlockPlans,
 LP_BOUND_S = 20.0
 
 
-def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
-    """The optimum of a block's LP relaxation (every variable continuous): a lower bound on
-    its integer optimum; ``None`` where it is not solved in time."""
-    program = build_program(data, families=[f for f in FAMILIES if f != "budget"],
-                            symmetry=False)
-    for var in program.prob.variables():
-        var.cat = pulp.LpContinuous
-    outcome = solve(program.prob, solver, time_limit_s, 0.0)
-    return outcome.report.objective if outcome.status is SolveStatus.optimal else None
-
-
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
                   ) -> tuple[dict[str, float] | None, float | None]:
     """A first fleet for the joint program, and a lower bound on its objective.
 
-    Each block is planned on its own (:func:`_plan_blocks`) as :func:`_priced_block` prices
-    it. Two fleets follow, the cheaper kept: orders bought to hold what each block runs
+    Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
+    :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to hold what each block runs
     (:func:`_greedy_orders`); and orders :func:`~solver.solve.order_choice.choose_orders`
     picks (leaving to on-demand what costs more to hold), the blocks planned again with what
     those hold (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the
@@ -332,13 +272,13 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
-    first = _plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap)
+    first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap)
     lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
     relaxed: dict[int, float | None] = {}
     for i, (block, (program, credit), outcome) in enumerate(zip(
             data.blocks, priced, first.outcomes, strict=True)):
         bound, so_far = outcome.report.bound, lower[block.scenario]
-        if bound is None:  # stopped before its root: the LP relaxation still bounds it
+        if bound is None or bound <= 0:  # stopped before its root: its LP relaxation bounds it
             same = next(j for j in range(i + 1) if priced[j][0] == program)
             if same not in relaxed:
                 relaxed[same] = lp_bound(program, solver, LP_BOUND_S)
@@ -355,8 +295,8 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
     chosen = choose_orders(data, first.running, solver)
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
-        again = _plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                             left_s, gap)
+        again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
+                             left_s, gap, within=True)
         starts.append(_with_orders(hp, again, chosen))
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
