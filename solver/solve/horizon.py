@@ -261,13 +261,14 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
     """A first fleet for the joint program, and a lower bound on its objective.
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
-    :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to hold what each block runs
-    (:func:`_greedy_orders`); and orders :func:`~solver.solve.order_choice.choose_orders`
-    picks (leaving to on-demand what costs more to hold), the blocks planned again with what
-    those hold (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the
-    joint program is dropped. The bound is Σ over scenarios (probability-weighted; the worst
-    with ``--robust``) of Σ over periods months × the block's proven bound − its inventory
-    credit, ``None`` where a block proved none.
+    :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to
+    hold what each block runs (:func:`_greedy_orders`); and orders
+    :func:`~solver.solve.order_choice.choose_orders` picks (leaving to on-demand what costs
+    more to hold), the blocks planned again with what those hold
+    (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the joint
+    program is dropped. The bound is Σ over scenarios (probability-weighted; the worst with
+    ``--robust``) of Σ over periods months × the block's bound (its own, or its LP
+    relaxation's) − its inventory credit, ``None`` where a block has none.
     """
     data = hp.data
     started = time.perf_counter()
