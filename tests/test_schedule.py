@@ -52,3 +52,27 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert len(ws._charts) == 1  # one workload: one chart of demand and capacity per period
     report = (tmp_path / "report.md").read_text()
     assert "## Schedule" in report and "order 2 more G in a by 2027-06-03" in report
+
+
+def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:
+    """Two owned nodes held carry 2 of the 3 req/s: the GPU table shows them in an `Owned`
+    column; a plan stopped at its time limit states its bound as a cost over the horizon, not
+    per month."""
+    from models.horizon import HeldNodes
+    from models.plan import SolveStatus
+    from solver.cli.plan import render
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2, running_cost_per_node_month=50)
+    sc = quarterly([3, 3, 3, 3], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    shown = first_period_scenario(plan, sc)
+    lines = render(plan, shown, [])
+    head = next(i for i, line in enumerate(lines) if line.startswith("  GPU"))
+    assert lines[head].split() == ["GPU", "Zone", "Reserved", "[GPUs]", "Owned", "[GPUs]"]
+    assert lines[head + 1].split() == ["G", "a", "1", "2"]
+    assert plan.horizon is not None
+    stopped = plan.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"bound": 0.8 * plan.horizon.expected_cost, "gap": 0.2}))})
+    line = render(stopped, shown, [])[1]
+    assert (f"no plan costs less than {0.8 * plan.horizon.expected_cost:,.0f} USD over the "
+            "horizon (its objective, expected cost)") in line

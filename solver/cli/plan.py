@@ -105,8 +105,12 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     s = plan.solver
     if plan.status is not SolveStatus.time_limit or s.gap is None or s.bound is None:
         return []
-    out = [f"not proven within the requested gap: no fleet costs less than {s.bound:,.0f} "
-           f"{plan.cost.currency}/month, so this one is at most {s.gap:.1%} above the cheapest"]
+    cur, h = plan.cost.currency, plan.horizon
+    what = (f"no plan costs less than {s.bound:,.0f} {cur} over the horizon (its objective, "
+            f"{h.objective.replace('_', ' ')} cost)" if h is not None else
+            f"no fleet costs less than {s.bound:,.0f} {cur}/month")
+    out = [f"not proven within the requested gap: {what}, so this one is at most {s.gap:.1%} "
+           "above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "

@@ -4,8 +4,9 @@ program (solver/solve/horizon.py), and a bound where a block's own solve proves 
 A block with shared nodes is planned first with dedicated pools (the per-workload
 decomposition: a restriction of shared nodes, so its fleet holds in the shared program, and it
 is fast at large demand), then, where its share of the time leaves ``SHARED_AFTER_S`` or more,
-with the single-period strategy for shared nodes; the cheaper fleet is kept. Its bound is then
-its LP relaxation's (:func:`lp_bound`): a dedicated-pool bound does not bound shared nodes.
+with the single-period strategy for shared nodes; the cheaper fleet is kept. Its bound is the
+shared strategy's where that ran, else its LP relaxation's (:func:`lp_bound`): a dedicated-pool
+bound does not bound shared nodes.
 """
 
 from __future__ import annotations
@@ -84,13 +85,15 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float
         best = start_from_replicas(program, {k: n for k, v in dedicated.v.replicas.items()
                                              if (n := integer_value(v)) > 0})
     left_s = time_limit_s - (time.perf_counter() - started)
+    bound = None  # the dedicated pools' bound does not bound shared nodes
     if best is None or left_s >= SHARED_AFTER_S:
         shared, outcome = solve_shared(data, solver, max(left_s, 0.5), gap)
+        bound = outcome.report.bound
         if outcome.has_solution:
             found = _values(shared)
             if best is None or _cost(program, found) < _cost(program, best):
                 best = found
-    report = outcome.report.model_copy(update={"bound": None})
+    report = outcome.report.model_copy(update={"bound": bound})
     status = SolveStatus.feasible if best is not None else outcome.status
     return program, best, SolveOutcome(status, report, best is not None)
 
