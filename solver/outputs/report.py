@@ -199,7 +199,12 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
     lines += ["## Survivability", "",
-              "Worst slice of each failure; margin = (capacity − demand) ÷ demand.", ""]
+              "Worst slice of each failure; margin = (capacity − demand) ÷ demand. Capacity "
+              "is the replicas' SLO-holding rates × the workload's target utilization with "
+              "no failure, and × the utilization allowed after a failure "
+              f"({_share(scenario.policy.failure_utilization)}) in every failure row, so a "
+              "failure that takes none of a workload's replicas shows more capacity than "
+              "no failure (docs/survivability.md).", ""]
     lines += _table(["Failure", "Workload", "Worst slice", "Capacity [req/s]", "Demand [req/s]",
                      "Margin", "Result"],
                     [[failure_label(m.failure), m.workload, m.slice, f"{m.capacity_rps:,.2f}",
