@@ -95,12 +95,26 @@ def test_estimate_human_table() -> None:
 
 
 def test_unknown_names_suggest_the_right_one() -> None:
-    code, _, err = run(*estimate_args(model="Llama-3.1-70b"))
+    code, _, err = run(*estimate_args(model="Llama-3.1-75B"))
     assert code == 2
     assert "did you mean `Llama-3.1-70B`" in err
-    code, _, err = run(*estimate_args(gpu="H100SXM"))
+    code, _, err = run(*estimate_args(gpu="H300"))
     assert code == 2
-    assert "unknown GPU `H100SXM`" in err
+    assert "unknown GPU `H300`" in err
+
+
+def test_names_as_people_type_them_estimate_the_catalog_configuration() -> None:
+    """The README says GPUs and models may be named H100, p5.48xlarge or by Hugging Face id;
+    estimate refused `--gpu H100` (did you mean `H200`?) while a scenario took it."""
+    want = json.loads(run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json"))[1])
+    for model, gpu in (("meta-llama/Llama-3.1-70B-Instruct", "H100"),
+                       ("llama-3.1-70b", "p5.48xlarge")):
+        code, out, err = run(*estimate_args(model, gpu, "2", "--json"))
+        assert code == 0, err
+        assert json.loads(out) == want
+    code, out, _ = run(*estimate_args("meta-llama/Llama-3.1-70B-Instruct", "H100"))
+    assert code == 0
+    assert "Llama-3.1-70B on 2 × H100-SXM" in out
 
 
 def test_a_configuration_that_does_not_fit_is_a_clear_error() -> None:

@@ -13,6 +13,7 @@ from models.common import CapacitySource, Precision
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import load_catalog, load_runtimes
 from models.measured import MeasuredCapacity
+from models.names import resolve_gpu, resolve_model
 from models.policy import Policy
 from models.runtime import resolve_runtime
 from models.scenario import Scenario
@@ -128,8 +129,12 @@ def estimate(
 
 
 @click.command("estimate")
-@click.option("--model", required=True, help="Model name from the catalog.")
-@click.option("--gpu", required=True, help="GPU type name from the catalog.")
+@click.option("--model", required=True,
+              help="Model: a catalog name or a Hugging Face id "
+                   "(meta-llama/Llama-3.1-8B-Instruct).")
+@click.option("--gpu", required=True,
+              help="GPU: a catalog name, a common name (H100) or an instance type "
+                   "(p5.48xlarge).")
 @click.option("--precision", required=True, type=click.Choice([p.value for p in Precision]),
               help="Weight precision.")
 @click.option("--tp", default=1, show_default=True, type=click.IntRange(1, 64),
@@ -162,8 +167,12 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
         raise InputError([Problem(WHERE, "--runtime", f"unknown runtime `{runtime}`",
                                   did_you_mean(runtime, [n for r in runtimes
                                                          for n in r.names()]))])
-    spec: LlmSpec = _pick(model, {m.name: m for m in models}, "--model", "model")
-    gpu_type: GpuType = _pick(gpu, {g.name: g for g in gpus}, "--gpu", "GPU")
+    # the names people type (H100, p5.48xlarge, meta-llama/Llama-3.1-8B-Instruct), as a
+    # scenario and import-bench take them
+    model_name, _ = resolve_model(model, {m.name: m.aliases for m in models})
+    gpu_name, _, _ = resolve_gpu(gpu, [g.name for g in gpus])
+    spec: LlmSpec = _pick(model_name or model, {m.name: m for m in models}, "--model", "model")
+    gpu_type: GpuType = _pick(gpu_name or gpu, {g.name: g for g in gpus}, "--gpu", "GPU")
     prec = Precision(precision)
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
