@@ -259,6 +259,24 @@ def test_cli_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert "FAIL" in res.output and "never silently truncate context" in res.output
 
 
+def test_cli_check_says_what_none_and_failure_rows_count(tmp_path: Path) -> None:
+    """`none` counts at the target utilization, failure rows at the failure utilization: the
+    demo showed chat `none holds +10%` and `zone:usw2-az1 holds +57%`, unexplained."""
+    fleet = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
+    scenario = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text(encoding="utf-8"))
+    scenario.setdefault("policy", {})["failure_utilization"] = 0.9
+    path = tmp_path / "tiny-90.yaml"
+    path.write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    res = CliRunner().invoke(main, ["check", str(path), "--fleet", str(fleet)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("margin = "))
+    assert lines[at - 1].startswith("Zone zone-a lost")  # right under the matrix
+    assert "target utilization with no failure" in lines[at]
+    assert "at the failure utilization (90% of the SLO-holding rate) in failure rows" in lines[
+        at + 1]
+
+
 def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
     bad = _write(tmp_path, {"nodes": [{"zone": "zone-b", "gpu": "H100-SXM", "nodes": 1}]})
     res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(bad)])

@@ -102,6 +102,16 @@ def render_matrix(report: CheckReport) -> list[str]:
                         for f in report.failures], indent=0)
 
 
+def matrix_caption(scenario: Scenario) -> list[str]:
+    """What a margin counts: with no failure the target utilization, after a failure the
+    policy's failure utilization, so a failure that spares a workload shows more than none."""
+    share = f"{scenario.policy.failure_utilization:.0%}"
+    return ["margin = (capacity − demand) ÷ demand in the worst slice; capacity at each "
+            "workload's target utilization with no failure,",
+            f"at the failure utilization ({share} of the SLO-holding rate) in failure rows "
+            "(docs/survivability.md)"]
+
+
 def render_latency(report: CheckReport) -> list[str]:
     """Steady state per workload in its busiest slice: utilization and predicted P95s."""
     out = ["steady state (busiest slice): utilization, predicted TTFT / TPOT P95"]
@@ -192,6 +202,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
             click.echo(f"note: {note}")
         for line in [
             *render_matrix(result.report),
+            *matrix_caption(result.scenario),
             "",
             *render_latency(result.report),
             "",
