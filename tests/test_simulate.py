@@ -666,3 +666,138 @@ def test_kv_use_counts_tokens_decoded_inside_a_run() -> None:
     # Minute 1: r0 prefilled 0–20 ms, then decode steps of 11 ms: (60 000 − 20) / 11 = 5452.7,
     # so 5452 tokens written: KV 1000 + 5452 = 6452 of 100 000.
     assert res.kv_use.tolist() == [0.0, pytest.approx(0.06452)]
+
+
+# --- node failures and several failures ----------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=rows, fail_at=st.floats(0, 500))
+def test_losing_the_named_replicas_equals_losing_their_zone(
+        rows: list[tuple[float, int, int]], fail_at: float) -> None:
+    from solver.replay.engine import ReplicaLoss
+
+    trace = _trace(sorted(rows))
+    specs = [ReplicaSpec(f"r{k}", z, LinearStep(a=3.0 + k, b=0.02, c=0.5, e=0.004,
+                                                kv_capacity_tokens=3000))
+             for k, z in enumerate(["a", "b", "a"])]
+    cfg = EngineConfig(max_batched_tokens=256, max_seqs=3)
+    by_zone = replay(trace, specs, cfg, ZoneFailure(zone="a", at_s=fail_at / 1000))
+    by_name = replay(trace, specs, cfg, ReplicaLoss(frozenset({"r0", "r2"}), fail_at / 1000))
+    assert by_name.status.tolist() == by_zone.status.tolist()
+    assert np.array_equal(by_name.e2e_ms, by_zone.e2e_ms, equal_nan=True)
+    assert by_name.requeued == by_zone.requeued
+
+
+def test_several_failures_happen_in_time_order() -> None:
+    from solver.replay.engine import ReplicaLoss
+
+    specs = [ReplicaSpec("a0", "a", LinearStep()), ReplicaSpec("b0", "b", LinearStep())]
+    trace = _trace([(0, 100, 2), (100, 100, 2), (300, 100, 2)])
+    # given out of order: zone b fails at 200 ms, replica a0 at 50 ms
+    res = replay(trace, specs, failure=[ZoneFailure("b", 0.2),
+                                        ReplicaLoss(frozenset({"a0"}), 0.05)])
+    # r0 → a0: prefill 0–11, decode 11–22: done before a0 fails. r1 (100 ms) → b0 (the only
+    # one alive): prefill 11 ms, one decode step: done at 122. r2 (300 ms): nothing alive.
+    assert res.status.tolist() == [Status.completed, Status.completed,
+                                   Status.rejected_no_replica]
+    assert res.e2e_ms[:2].tolist() == [22.0, 22.0]
+
+
+def test_node_loss_takes_the_fullest_node_of_the_pool(tmp_path: Path) -> None:
+    """A 4-GPU node holds two TP2 replicas (3 req/s each) or one TP2 and two TP1 (1 req/s
+    each): the node loss check counts takes the two TP2 replicas, 6 req/s; the replay loses
+    the same ones."""
+    from models.common import CapacitySource, Precision, PurchaseKind
+    from models.inventory import Fleet, FleetNodes, FleetReplicaGroup
+    from models.loader import load_scenario
+    from solver.replay.outages import node_loss
+
+    scenario_path = tmp_path / "s.yaml"
+    scenario_path.write_text(SCENARIO_YAML)
+    sc = load_scenario(scenario_path)
+    chat = sc.workload("chat")
+
+    def group(tp: int, n: int, rps: float, zone: str = "zone-a") -> FleetReplicaGroup:
+        return FleetReplicaGroup(workload="chat", zone=zone, gpu="H100-SXM", tp=tp,
+                                 precision=Precision.bf16, purchase=PurchaseKind.reserved,
+                                 slice=None, replicas=n, slo_rps=rps,
+                                 capacity_source=CapacitySource.analytic)
+
+    groups_in = (group(1, 4, 1.0), group(2, 2, 3.0), group(1, 1, 1.0, "zone-b"))
+    fleet = Fleet(name="f", source="test", replicas=groups_in,
+                  nodes=(FleetNodes(zone="zone-a", gpu="H100-SXM",
+                                    purchase=PurchaseKind.reserved, slice=None, nodes=2,
+                                    gpus=8),))
+    groups = [(g, [ReplicaSpec(f"{g.zone}/tp{g.tp}#{k}", g.zone, LinearStep())
+                   for k in range(g.replicas)]) for g in groups_in]
+    loss = node_loss(fleet, sc, chat, "day", groups, "zone-a", "H100-SXM", 60.0)
+    assert loss is not None
+    assert loss.names == {"zone-a/tp2#0", "zone-a/tp2#1"}
+    assert loss.label == "node:zone-a/H100-SXM" and loss.at_s == 60.0
+    assert node_loss(fleet, sc, chat, "day", groups, "zone-b", "H100-SXM", 60.0).names == {
+        "zone-b/tp1#0"}
+    assert node_loss(fleet, sc, chat, "day", groups, "zone-a", "H100-SXM", 60.0,
+                     PurchaseKind.spot) is None
+
+
+def _node_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The two-zone scenario with a 2-GPU node in zone-a holding two chat replicas (TP1) and one
+    replica on a 1-GPU node in zone-b."""
+    scenario, plan_path, trace = _files(tmp_path)
+    plan = json.loads(plan_path.read_text())
+    for a in plan["allocations"]:
+        if a["zone"] == "zone-a":
+            a["replicas"], a["gpus"] = 2, 2
+    for n in plan["nodes"]:
+        if n["zone"] == "zone-a":
+            n["gpus"] = 2
+    plan_path.write_text(json.dumps(plan))
+    return scenario, plan_path, trace
+
+
+def test_cli_node_failure_loses_the_replicas_of_one_node(tmp_path: Path) -> None:
+    scenario, plan, trace = _node_files(tmp_path)
+    base = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
+    code, out = _invoke([*base, "--fail", "node:zone-a/H100-SXM@0.5", "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    assert len(data["replicas"]) == 3
+    assert data["failure"]["label"] == "node:zone-a/H100-SXM"
+    assert sorted(data["failure"]["replicas_lost"]) == [
+        "zone-a/H100-SXM/tp1/reserved#0", "zone-a/H100-SXM/tp1/reserved#1"]
+    assert data["before_failure"]["requests"] == 60 and data["after_failure"]["requests"] == 180
+    assert data["completed"] + data["failed"] == 240
+    # after the loss only zone-b's replica serves: the failed requests were on zone-a
+    assert data["after_failure"]["completed"] == 180
+
+
+def test_cli_several_failures(tmp_path: Path) -> None:
+    scenario, plan, trace = _node_files(tmp_path)
+    base = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
+    code, out = _invoke([*base, "--fail", "zone:zone-b@1", "--fail",
+                         "node:zone-a/H100-SXM@0.5", "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    labels = [f["label"] for f in data["failures"]]
+    assert labels == ["node:zone-a/H100-SXM", "zone:zone-b"]  # in time order
+    first, second = (f["until_next_failure"] for f in data["failures"])
+    assert first["requests"] == 60 and first["completed"] == 60
+    assert second["requests"] == 120 and second["rejected"] == 120  # nothing left alive
+    code, out = _invoke([*base, "--fail", "zone:zone-b@1", "--fail",
+                         "node:zone-a/H100-SXM@0.5"])
+    assert code == 0, out
+    assert "after failure 2" in out and "1. node:zone-a/H100-SXM" in out
+
+
+def test_cli_node_failure_errors(tmp_path: Path) -> None:
+    scenario, plan, trace = _node_files(tmp_path)
+    base = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
+    code, out = _invoke([*base, "--fail", "node:zone-a/H100@3"])
+    assert code == 2 and "unknown GPU `H100`" in out
+    code, out = _invoke([*base, "--fail", "node:zone-a@3"])
+    assert code == 2 and "names no GPU" in out
+    code, out = _invoke([*base, "--fail", "node:zone-a/H100-SXM/spot@3"])
+    assert code == 2 and "no replica of `chat` runs on H100-SXM in zone-a" in out
+    code, out = _invoke([*base, "--fail", "node:zone-a/H100-SXM/leased@3"])
+    assert code == 2 and "unknown purchase kind" in out

@@ -16,7 +16,9 @@ from typing import Any
 
 import click
 
+from models.common import PurchaseKind
 from models.errors import InputError, Problem, did_you_mean
+from models.inventory import Fleet
 from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.scenario import Scenario
 from models.workload import Workload
@@ -27,15 +29,17 @@ from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     DEFAULT_MAX_SEQS,
     EngineConfig,
+    Outage,
     PreemptMode,
     ReplayResult,
     ReplaySummary,
     ZoneFailure,
-    fleet_replicas,
+    fleet_replica_groups,
     peak_slice,
     replay,
     summarize,
 )
+from solver.replay.outages import Groups, node_loss
 from solver.replay.traces import TraceFormat, read_trace, scale_arrivals
 from solver.survivability.fleet import load_fleet
 
@@ -43,7 +47,9 @@ from solver.survivability.fleet import load_fleet
 #: replicas built one object per replica and never finished.
 MAX_REPLAY_REPLICAS = 100_000
 
-FAIL_PATTERN = re.compile(r"^zone:(?P<zone>[^@]+)@(?P<minute>\d+(\.\d+)?)$")
+FAIL_PATTERN = re.compile(r"^(?P<kind>zone|node):(?P<what>[^@]+)@(?P<minute>\d+(\.\d+)?)$")
+FAIL_HELP = ("write zone:<zone id>@<minute> or node:<zone id>/<GPU>@<minute>, e.g. "
+             "zone:use1-az1@30 or node:use1-az1/H100-SXM@30")
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,22 @@ class SimulationRun:
     slice_name: str
     replica_names: tuple[str, ...]
     rate_scale: float
-    failure: ZoneFailure | None
+    failures: tuple[Outage, ...]
+    """In time order."""
     result: ReplayResult
     overall: ReplaySummary
     before: ReplaySummary | None
+    """Requests arriving before the first failure."""
     after: ReplaySummary | None
+    """Requests arriving from the first failure on."""
+    periods: tuple[ReplaySummary, ...]
+    """Requests arriving from each failure to the next (the last: to the end)."""
     wall_seconds: float
+
+    @property
+    def failure(self) -> Outage | None:
+        """The first failure."""
+        return self.failures[0] if self.failures else None
 
 
 @click.command("simulate")
@@ -78,8 +94,10 @@ class SimulationRun:
               default=1.0,
               show_default=True, help="Divide inter-arrival times by K (K× the trace's rate).",
               callback=finite)
-@click.option("--fail", "fail_spec", default=None, metavar="zone:Z@MINUTE",
-              help="Every replica in zone Z vanishes at MINUTE of the replay.")
+@click.option("--fail", "fail_specs", multiple=True, metavar="zone:Z@MINUTE|node:Z/GPU@MINUTE",
+              help="At MINUTE of the replay every replica in zone Z vanishes (zone:), or the "
+                   "replicas of the node of pool Z/GPU that holds most of the workload, as "
+                   "`check` loses a node (node:). Repeat for several failures.")
 @click.option("--max-batched-tokens", type=click.IntRange(min=2),
               default=DEFAULT_MAX_BATCHED_TOKENS, show_default=True,
               help="Tokens per iteration (decode first, prompt chunks fill the rest).")
@@ -92,13 +110,12 @@ class SimulationRun:
 @json_option
 def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str | None,
             workload_name: str | None, slice_name: str | None, rate_scale: float,
-            fail_spec: str | None, max_batched_tokens: int, max_seqs: int, preempt: str,
+            fail_specs: tuple[str, ...], max_batched_tokens: int, max_seqs: int, preempt: str,
             as_json: bool) -> None:
     """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo)."""
     sc = load(scenario)
     workload = pick_workload(sc, workload_name)
     slice_name = pick_slice(sc, workload, slice_name)
-    failure = parse_failure(sc, fail_spec)
     if max_seqs >= max_batched_tokens:
         raise click.BadParameter("must be smaller than --max-batched-tokens",
                                  param_hint="--max-seqs")
@@ -115,10 +132,13 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                                   f"({MAX_REPLAY_REPLICAS:,})",
                                   "check the replica counts, or replay part of the fleet")])
     try:
-        replicas = fleet_replicas(fleet, sc, workload, slice_name)
+        groups = fleet_replica_groups(fleet, sc, workload, slice_name)
     except ValueError as exc:
         raise InputError([Problem(str(fleet_path), "", str(exc),
                                   "fix the fleet's configuration")]) from None
+    replicas = [spec for _, specs in groups for spec in specs]
+    failures = tuple(sorted((parse_failure(sc, spec, fleet, workload, slice_name, groups)
+                             for spec in fail_specs), key=lambda f: f.at_s))
     if not replicas:
         raise InputError([Problem(str(fleet_path), "",
                                   f"no replicas of `{workload.name}` run in slice `{slice_name}`",
@@ -131,17 +151,21 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
     start = time.perf_counter()
     with progress(f"replaying {plural(len(trace), 'request')} on "
                   f"{plural(len(replicas), 'replica')}…", enabled=not as_json):
-        result = replay(trace, replicas, config, failure)
+        result = replay(trace, replicas, config, failures)
     wall_seconds = time.perf_counter() - start
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    first = failures[0] if failures else None
+    ends = [f.at_s for f in failures[1:]] + [math.inf] * bool(failures)
     run = SimulationRun(
         workload=workload, slice_name=slice_name,
-        replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, failure=failure,
+        replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, failures=failures,
         result=result, overall=summarize(result, ttft_slo, tpot_slo),
-        before=None if failure is None else summarize(result, ttft_slo, tpot_slo,
-                                                      until_s=failure.at_s),
-        after=None if failure is None else summarize(result, ttft_slo, tpot_slo,
-                                                     since_s=failure.at_s),
+        before=None if first is None else summarize(result, ttft_slo, tpot_slo,
+                                                    until_s=first.at_s),
+        after=None if first is None else summarize(result, ttft_slo, tpot_slo,
+                                                   since_s=first.at_s),
+        periods=tuple(summarize(result, ttft_slo, tpot_slo, since_s=f.at_s, until_s=end)
+                      for f, end in zip(failures, ends, strict=True)),
         wall_seconds=wall_seconds,
     )
     if as_json:
@@ -176,20 +200,40 @@ def pick_slice(scenario: Scenario, workload: Workload, name: str | None) -> str:
     return name
 
 
-def parse_failure(scenario: Scenario, spec: str | None) -> ZoneFailure | None:
-    """``zone:Z@MINUTE`` → a zone failure at MINUTE × 60 s."""
-    if spec is None:
-        return None
+def parse_failure(scenario: Scenario, spec: str, fleet: Fleet, workload: Workload,
+                  slice_name: str, groups: Groups) -> Outage:
+    """``zone:Z@MINUTE`` → a zone failure at MINUTE × 60 s; ``node:Z/GPU@MINUTE`` → the loss
+    of the fullest node of that pool (:func:`solver.replay.outages.node_loss`)."""
     match = FAIL_PATTERN.match(spec.strip())
     if match is None:
-        raise InputError([Problem("--fail", "", f"cannot read `{spec}`",
-                                  "write zone:<zone id>@<minute>, e.g. zone:use1-az1@30")])
-    zone = match["zone"]
+        raise InputError([Problem("--fail", "", f"cannot read `{spec}`", FAIL_HELP)])
+    at_s = float(match["minute"]) * 60.0
+    what = match["what"]
+    zone, _, rest = what.partition("/") if match["kind"] == "node" else (what, "", "")
     zones = [z.id for z in scenario.zones]
     if zone not in zones:
         raise InputError([Problem("--fail", "", f"unknown zone `{zone}`",
                                   did_you_mean(zone, zones))])
-    return ZoneFailure(zone=zone, at_s=float(match["minute"]) * 60.0)
+    if match["kind"] == "zone":
+        return ZoneFailure(zone=zone, at_s=at_s)
+    gpu, _, kind = rest.partition("/")
+    gpus = [g.name for g in scenario.gpus]
+    if gpu not in gpus:
+        raise InputError([Problem("--fail", "", f"`{spec}`: unknown GPU `{gpu}`"
+                                  if gpu else f"`{spec}` names no GPU",
+                                  did_you_mean(gpu, gpus) if gpu else FAIL_HELP)])
+    kinds = [k.value for k in PurchaseKind]
+    if kind and kind not in kinds:
+        raise InputError([Problem("--fail", "", f"`{spec}`: unknown purchase kind `{kind}`",
+                                  f"choose one of {', '.join(kinds)}, or leave it out")])
+    loss = node_loss(fleet, scenario, workload, slice_name, groups, zone, gpu, at_s,
+                     PurchaseKind(kind) if kind else None)
+    if loss is None:
+        pools = sorted({f"{g.zone}/{g.gpu}" for g, specs in groups if specs})
+        raise InputError([Problem("--fail", "", f"no replica of `{workload.name}` runs on "
+                                  f"{gpu} in {zone} in slice `{slice_name}`",
+                                  "name a pool that serves it: " + ", ".join(pools))])
+    return loss
 
 
 def summary_json(s: ReplaySummary) -> dict[str, Any]:
@@ -222,11 +266,23 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
         "per_minute": per_minute(run),
     }
     if run.failure is not None and run.before is not None and run.after is not None:
-        out["failure"] = {"zone": run.failure.zone, "at_s": run.failure.at_s,
-                          "in_flight": "requests without a first token are re-routed; "
-                                       "requests streaming tokens are counted as failed"}
+        out["failure"] = failure_json(run.failure)
         out["before_failure"] = summary_json(run.before)
         out["after_failure"] = summary_json(run.after)
+        out["failures"] = [failure_json(f) | {"until_next_failure": summary_json(p)}
+                           for f, p in zip(run.failures, run.periods, strict=True)]
+    return out
+
+
+def failure_json(failure: Outage) -> dict[str, Any]:
+    """What failed, when, and what became of the requests it held."""
+    out: dict[str, Any] = {"label": failure.label, "at_s": failure.at_s}
+    if isinstance(failure, ZoneFailure):
+        out["zone"] = failure.zone
+    else:
+        out["replicas_lost"] = sorted(failure.names)
+    out["in_flight"] = ("requests without a first token are re-routed; requests streaming "
+                        "tokens are counted as failed")
     return out
 
 
@@ -286,9 +342,17 @@ def render(run: SimulationRun) -> str:
              f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}"]
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
-        columns += [("before failure", run.before), ("after failure", run.after)]
-        lines.append(f"zone {run.failure.zone} fails at minute {run.failure.at_s / 60:g}: "
-                     f"{r.requeued} requests without a first token re-routed, "
+        columns.append(("before failure", run.before))
+        if len(run.failures) == 1:
+            columns.append(("after failure", run.after))
+        else:
+            columns += [(f"after failure {k}", p) for k, p in enumerate(run.periods, start=1)]
+        for k, f in enumerate(run.failures, start=1):
+            what = (f"zone {f.zone}" if isinstance(f, ZoneFailure)
+                    else f"{f.label} ({len(f.names)} replicas: {', '.join(sorted(f.names))})")
+            number = f"{k}. " if len(run.failures) > 1 else ""
+            lines.append(f"{number}{what} fails at minute {f.at_s / 60:g}")
+        lines.append(f"{r.requeued} requests without a first token re-routed, "
                      f"{run.overall.failed} streaming requests failed")
     lines += latency_table(columns, run.workload)
     attain = [(a, m) for m, a in enumerate(run.overall.per_minute_attainment) if a is not None]

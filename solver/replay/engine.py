@@ -33,10 +33,12 @@ affine step times, and within the kink of a roofline ``max`` otherwise), and the
 is the arithmetic series ``S(j) = j t₀ + s j (j − 1) / 2``. An admission mid-run cuts the run at
 the first iteration boundary after it (the quadratic solved for j).
 
-Failures: at ``Failure.at_s`` every replica in the zone vanishes. Requests that have not yet
-received their first token (waiting or in prefill) are re-routed to the surviving replicas,
-keeping their arrival time; requests already streaming tokens are counted as failed (their
-stream broke). Every formula and assumption is in docs/replay.md.
+Failures: at a failure's ``at_s`` the replicas it hits vanish — every replica of a zone
+(:class:`ZoneFailure`) or the named replicas one node held (:class:`ReplicaLoss`); several
+failures happen in time order. Requests that have not yet received their first token (waiting
+or in prefill) are re-routed to the surviving replicas, keeping their arrival time; requests
+already streaming tokens are counted as failed (their stream broke). Every formula and
+assumption is in docs/replay.md.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from models.inventory import Fleet
+from models.inventory import Fleet, FleetReplicaGroup
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.perf import replica_perf
@@ -146,6 +148,41 @@ class ZoneFailure:
     zone: str
     at_s: float
 
+    @property
+    def label(self) -> str:
+        """``zone:<zone>``."""
+        return f"zone:{self.zone}"
+
+    def hits(self, spec: ReplicaSpec) -> bool:
+        """Whether the replica vanishes in this failure."""
+        return spec.zone == self.zone
+
+
+@dataclass(frozen=True)
+class ReplicaLoss:
+    """The named replicas (those one node held) vanish at ``at_s`` seconds into the trace."""
+
+    names: frozenset[str]
+    at_s: float
+    label: str = "node"
+    """What was lost, for the outputs (``node:<zone>/<gpu>``)."""
+
+    def hits(self, spec: ReplicaSpec) -> bool:
+        """Whether the replica vanishes in this failure."""
+        return spec.name in self.names
+
+
+#: A failure the replay can inject.
+Outage = ZoneFailure | ReplicaLoss
+
+
+def as_outages(failure: Outage | Sequence[Outage] | None) -> list[Outage]:
+    """One failure, several or none, as a list in time order (stable on ties)."""
+    if failure is None:
+        return []
+    items = [failure] if isinstance(failure, ZoneFailure | ReplicaLoss) else list(failure)
+    return sorted(items, key=lambda f: f.at_s)
+
 
 class Status(IntEnum):
     """What became of a request."""
@@ -184,9 +221,10 @@ class ReplayResult:
 
 
 def replay(trace: Trace, replicas: Sequence[ReplicaSpec], config: EngineConfig = EngineConfig(),
-           failure: ZoneFailure | None = None) -> ReplayResult:
-    """Replay ``trace`` on ``replicas`` (see the module docstring for the rules)."""
-    return _Engine(trace, replicas, config, failure).run()
+           failure: Outage | Sequence[Outage] | None = None) -> ReplayResult:
+    """Replay ``trace`` on ``replicas``, with one failure, several (in time order) or none
+    (see the module docstring for the rules)."""
+    return _Engine(trace, replicas, config, as_outages(failure)).run()
 
 
 @dataclass(frozen=True)
@@ -297,6 +335,7 @@ class _Replica:
         "seg_start",
         "seg_steps",
         "seg_t0",
+        "spec",
         "stall_ms",
         "swap_ms_per_token",
         "version",
@@ -307,6 +346,7 @@ class _Replica:
     def __init__(self, index: int, spec: ReplicaSpec, swap_gb_per_s: float) -> None:
         self.index = index
         self.zone = spec.zone
+        self.spec = spec
         self.perf = spec.perf
         self.cap = int(spec.perf.kv_capacity_tokens)
         self.alive = True
@@ -333,7 +373,7 @@ class _Replica:
 
 class _Engine:
     def __init__(self, trace: Trace, replicas: Sequence[ReplicaSpec], config: EngineConfig,
-                 failure: ZoneFailure | None) -> None:
+                 failures: list[Outage]) -> None:
         self.arrival_ms: list[float] = (trace.arrival_s * MS_PER_S).tolist()
         self.inputs: list[int] = trace.input_tokens.tolist()
         self.outputs: list[int] = trace.output_tokens.tolist()
@@ -350,7 +390,7 @@ class _Engine:
         self.budget = config.max_batched_tokens
         self.max_seqs = config.max_seqs
         self.hit = config.prefix_cache_hit_rate
-        self.failure = failure
+        self.failures = deque(failures)
         self.heap: list[tuple[float, int, int]] = []
         self.queued = 0  # routed, no first token yet (all replicas)
         self.requeued = 0
@@ -371,15 +411,16 @@ class _Engine:
         minutes = int(arrival_ms[-1] // (SECONDS_PER_MINUTE * MS_PER_S)) + 1 if n else 0
         queue_max = [0] * minutes
         kv_use = [math.nan] * minutes
-        fail_ms = math.inf if self.failure is None else self.failure.at_s * MS_PER_S
+        failures = self.failures
+        fail_ms = failures[0].at_s * MS_PER_S if failures else math.inf
         minute_ms = SECONDS_PER_MINUTE * MS_PER_S
         next_sample_ms = 0.0
         for i in range(n):
             t = arrival_ms[i]
-            if t >= fail_ms:
+            while t >= fail_ms:
                 self._advance(fail_ms)
-                self._fail(fail_ms)
-                fail_ms = math.inf
+                self._fail(fail_ms, failures.popleft())
+                fail_ms = failures[0].at_s * MS_PER_S if failures else math.inf
             while heap and heap[0][0] <= t:
                 _, r, ver = heapq.heappop(heap)
                 rep = reps[r]
@@ -395,9 +436,10 @@ class _Engine:
             m = int(t // minute_ms)
             if self.queued > queue_max[m]:
                 queue_max[m] = self.queued
-        if fail_ms < math.inf:
+        while failures:
+            fail_ms = failures[0].at_s * MS_PER_S
             self._advance(fail_ms)
-            self._fail(fail_ms)
+            self._fail(fail_ms, failures.popleft())
         self._advance(math.inf)
         return self._result(queue_max, kv_use)
 
@@ -646,11 +688,10 @@ class _Engine:
 
     # -- failure --
 
-    def _fail(self, t: float) -> None:
-        assert self.failure is not None
+    def _fail(self, t: float, failure: Outage) -> None:
         orphans: list[int] = []
         for rep in self.reps:
-            if not rep.alive or rep.zone != self.failure.zone:
+            if not rep.alive or not failure.hits(rep.spec):
                 continue
             rep.alive = False
             rep.version += 1
@@ -719,13 +760,27 @@ def fleet_replicas(fleet: Fleet, scenario: Scenario, workload: Workload, slice_n
     ValueError
         When a replica's configuration cannot serve (its reason).
     """
-    out: list[ReplicaSpec] = []
+    return [spec for _, specs in fleet_replica_groups(fleet, scenario, workload, slice_name)
+            for spec in specs]
+
+
+def fleet_replica_groups(fleet: Fleet, scenario: Scenario, workload: Workload, slice_name: str
+                         ) -> list[tuple[FleetReplicaGroup, list[ReplicaSpec]]]:
+    """:func:`fleet_replicas` by the fleet's replica group they come from, in fleet order.
+
+    Each replica is named ``<zone>/<gpu>/tp<tp>/<purchase>#<k>``; a group repeating another's
+    name (same pool and TP in two rows) continues its numbering, so names are unique.
+    """
+    out: list[tuple[FleetReplicaGroup, list[ReplicaSpec]]] = []
+    taken: dict[str, int] = {}
     for g in fleet.replicas:
         if g.workload != workload.name or not (g.slice is None or g.slice == slice_name):
             continue
         perf = replica_perf(scenario, workload.model, g.gpu, g.precision, g.tp,
                             workload.runtime)
-        for k in range(g.replicas):
-            name = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}#{k}"
-            out.append(ReplicaSpec(name=name, zone=g.zone, perf=perf, weight=g.slo_rps))
+        stem = f"{g.zone}/{g.gpu}/tp{g.tp}/{g.purchase}"
+        first = taken.get(stem, 0)
+        taken[stem] = first + g.replicas
+        out.append((g, [ReplicaSpec(name=f"{stem}#{k}", zone=g.zone, perf=perf, weight=g.slo_rps)
+                        for k in range(first, first + g.replicas)]))
     return out
