@@ -148,6 +148,7 @@ _SLO_MS = "an SLO longer than an hour is not a latency target"
 _TFLOPS = "the fastest accelerators reach a few thousand; 10^6 is a typo"
 _BANDWIDTH = "HBM and links reach a few TB/s; 10^6 GB/s is a typo"
 _ARCH = "no published model is this large"
+_BURST = "a ratio of arrival statistics (1 for a Poisson stream); 10^6 is a typo"
 
 #: Allowed values of every numeric input field, by field name (names carry their unit, so one
 #: name means one quantity wherever it appears).
@@ -253,6 +254,10 @@ RANGES: dict[str, Range] = {
     "nodes": Range(0, 1e5, "nodes", "beyond any cluster built: a few zeros too many (10^9) "
                    "would lay out a list per node"),
     "replicas": Range(0, 1e6, "replicas", "10^6 replicas is beyond any fleet"),
+    "interarrival_scv": Range(0, 1e6, "1", _BURST, low_open=True),
+    "peak_1s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
+    "peak_10s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
+    "peak_60s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
 }
 
 

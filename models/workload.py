@@ -54,6 +54,24 @@ class Slo(Frozen):
     """End-to-end request latency [ms], optional."""
 
 
+class Burst(Frozen):
+    """How bursty arrivals are beside a Poisson stream of the same rate (``fleetplan profile``
+    measures it from a trace; docs/capacity-model.md, "Bursty arrivals").
+
+    The capacity model uses ``interarrival_scv``; the peak ratios describe the trace (a
+    Poisson stream of 5 req/s has a busiest second of about 3× its mean in an hour)."""
+
+    interarrival_scv: Real = bounded("interarrival_scv", 1.0)
+    """Squared coefficient of variation of the times between arrivals [1]: 1 for Poisson,
+    above 1 when requests come in bursts."""
+    peak_1s_ratio: Real | None = bounded("peak_1s_ratio", None)
+    """Busiest 1-s rate ÷ the mean rate of its hour [1]."""
+    peak_10s_ratio: Real | None = bounded("peak_10s_ratio", None)
+    """Busiest 10-s rate ÷ the mean rate of its hour [1]."""
+    peak_60s_ratio: Real | None = bounded("peak_60s_ratio", None)
+    """Busiest minute's rate ÷ the mean rate of its hour [1]."""
+
+
 class Arrival(Frozen):
     """Arrival rate at the busiest minute and the shape of the peak day around it."""
 
@@ -61,6 +79,14 @@ class Arrival(Frozen):
     """Requests per second at the busiest minute [1/s]."""
     hourly_shape: tuple[Real, ...] = (1.0,) * HOURS_PER_DAY
     """Peak-day demand per hour as a share of ``peak_rps``; 24 values, the largest 1.0."""
+    burst: Burst | None = None
+    """Burstiness of the arrivals; ``None``: a Poisson stream."""
+
+    @property
+    def interarrival_scv(self) -> float:
+        """The SCV of inter-arrival times the capacity model uses: 1 (Poisson) without
+        ``burst`` [1]."""
+        return 1.0 if self.burst is None else self.burst.interarrival_scv
 
     @field_validator("hourly_shape")
     @classmethod
@@ -221,7 +247,8 @@ class Workload(OmitDefaults):
                                                                           strict=True)]
             peak = max(hourly)
             shape = (tuple(h / peak for h in hourly) if events else self.arrival.hourly_shape)
-            update["arrival"] = Arrival(peak_rps=peak, hourly_shape=shape)
+            update["arrival"] = self.arrival.model_copy(update={"peak_rps": peak,
+                                                                "hourly_shape": shape})
         return self.model_copy(update=update)
 
     @property

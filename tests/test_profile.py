@@ -174,7 +174,8 @@ def test_cli_json_keys_and_yaml_block() -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert list(data) == ["requests", "duration_s", "mean_rps", "peak_minute_rps",
-                          "p95_minute_rps", "input_tokens", "output_tokens", "prefix_reuse"]
+                          "p95_minute_rps", "input_tokens", "output_tokens", "prefix_reuse",
+                          "burstiness"]
     assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99"]
     assert data["requests"] == 300 and data["prefix_reuse"] is None
     text = runner.invoke(main, ["profile", path, "--format", "azure"]).output

@@ -53,6 +53,32 @@ def pk_mean_wait_ms(
     return rate_per_ms * second_moment_service_ms2 / (2 * (1 - rho))
 
 
+def arrivals_label(arrival_scv: float | None) -> str:
+    """How the capacity model takes a workload's arrivals, for the outputs: ``Poisson
+    (default)`` without ``arrival.burst``, else the SCV it uses."""
+    if arrival_scv is None:
+        return "Poisson (default)"
+    return f"bursty, inter-arrival SCV {arrival_scv:.3g}"
+
+
+def kingman_factor(arrival_scv: float, service_scv: float) -> float:
+    """Allen–Cunneen / Kingman correction of the M/G/1 mean wait for non-Poisson arrivals [1].
+
+    The G/G/1 mean wait is approximately ``(c_a² + c_s²) ÷ 2 × ρ ÷ (1 − ρ) × E[S]`` (Kingman
+    1961, heavy traffic; Allen & Cunneen's approximation at any load), and the
+    Pollaczek–Khinchine wait is the same with ``c_a² = 1``; so the G/G/1 wait is the M/G/1 wait
+    × ``(c_a² + c_s²) ÷ (1 + c_s²)`` — exactly 1 for Poisson arrivals.
+    """
+    return (arrival_scv + service_scv) / (1.0 + service_scv)
+
+
+def split_scv(arrival_scv: float, share: float) -> float:
+    """SCV of the arrivals one replica sees when it gets ``share`` of a stream of SCV
+    ``arrival_scv`` [1]: ``1 + share × (c_a² − 1)`` (Whitt's QNA splitting rule, 1983): a
+    burst spread over many replicas is a small burst at each."""
+    return 1.0 + min(max(share, 0.0), 1.0) * (arrival_scv - 1.0)
+
+
 def wait_quantile_ms(mean_wait_ms: float, rho: float, q: float = 0.95) -> float:
     """``q``-quantile of the M/G/1 wait from its mean (exponential-tail approximation) [ms].
 
@@ -129,7 +155,7 @@ def tpot_quantile_ms(
     decode_steps: npt.ArrayLike, weights: npt.ArrayLike, step_ms: float,
     jump_ms: npt.ArrayLike, jump_weights: npt.ArrayLike, expected_jumps: npt.ArrayLike,
     waiting_share: float = 0.0, jumps_per_wait: float = 0.0, cap_ms: npt.ArrayLike = math.inf,
-    q: float = 0.95,
+    q: float = 0.95, dispersion: float = 1.0,
 ) -> float:
     """``q``-quantile of per-request time per output token under chunked prefill [ms].
 
@@ -167,6 +193,10 @@ def tpot_quantile_ms(
         Probability of each kind of prompt, shape (J,) [1].
     expected_jumps
         Mean number of prompts prefilled in the life in any case, shape (M,) or scalar [1].
+    dispersion
+        Variance ÷ mean of that number [1]: 1 is Poisson; above 1 (bursty arrivals) it is
+        negative binomial, a Poisson whose mean is gamma-distributed, with characteristic
+        function ``(1 − (d − 1)(φ_S − 1))^(−μ ÷ (d − 1))``.
     waiting_share, jumps_per_wait
         ρ_w: probability that the request waited; ν: mean prompts arriving in a wait [1].
     cap_ms
@@ -184,8 +214,9 @@ def tpot_quantile_ms(
     # moments of A per row: K₀ ~ Poisson(μ); K_w = 0 w.p. 1 − ρ, else geometric with mean ν
     s1, s2 = jumps @ jw, (jumps * jumps) @ jw  # E[S], E[S²] [ms, ms²]
     mean_k_w, var_k_w = rho * nu, rho * (nu + 2 * nu * nu) - (rho * nu) ** 2
+    d = max(dispersion, 1.0)
     mean_a = (mu + mean_k_w) * s1
-    var_a = (mu + mean_k_w) * s2 + var_k_w * s1 * s1
+    var_a = (mu + mean_k_w) * s2 + var_k_w * s1 * s1 + (d - 1.0) * mu * s1 * s1
     span = mean_a + GRID_SDS * np.sqrt(var_a) + jumps.max(axis=1)  # A beyond it is negligible
     if not (span > 0).any() or not (cap > 0).any():
         return step_ms
@@ -200,7 +231,11 @@ def tpot_quantile_ms(
              + np.bincount(flat + 1, weights=upper.ravel(), minlength=m.size * GRID_CELLS))
     pmf_s = pmf_s.reshape(m.size, GRID_CELLS)
     psi = np.fft.rfft(pmf_s, axis=1) - 1.0  # φ_S − 1
-    phi = np.exp(mu[:, None] * psi) * (1 - rho + rho / (1 - nu * psi))
+    if d > 1.0:  # negative binomial count: a gamma mixture of Poissons of mean μ
+        counts = np.exp(-(mu[:, None] / (d - 1.0)) * np.log(1 - (d - 1.0) * psi))
+    else:
+        counts = np.exp(mu[:, None] * psi)
+    phi = counts * (1 - rho + rho / (1 - nu * psi))
     cdf = np.minimum(np.cumsum(np.maximum(np.fft.irfft(phi, n=GRID_CELLS, axis=1), 0.0),
                                axis=1), 1.0)  # P(A ≤ k × cell)
     rows = np.arange(m.size)[:, None]

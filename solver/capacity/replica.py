@@ -39,9 +39,11 @@ from models.workload import Workload
 from solver.capacity.memory import check_fit, max_stable_sequences
 from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
+    kingman_factor,
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,
+    split_scv,
     tpot_quantile_ms,
     wait_quantile_ms,
 )
@@ -104,6 +106,15 @@ class LoadProfile:
     [tokens]."""
     chunk_context_tokens: npt.NDArray[np.float64]
     """Tokens of the prompt already in the KV cache when each chunk runs [tokens]."""
+    arrival_scv: float = 1.0
+    """SCV of the workload's inter-arrival times (``arrival.burst``; 1: Poisson) [1]."""
+    workload_rps: float = math.inf
+    """The workload's peak rate, of which one replica gets its share [1/s]."""
+
+    def replica_scv(self, rate_rps: float) -> float:
+        """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
+        (:func:`~solver.capacity.queueing.split_scv`)."""
+        return split_scv(self.arrival_scv, rate_rps / self.workload_rps)
 
 
 @dataclass(frozen=True)
@@ -185,6 +196,9 @@ def load_profile(
         prompt_weights=inputs.weights,
         chunk_tokens=chunk_tokens,
         chunk_context_tokens=chunk_context,
+        arrival_scv=1.0 if workload.arrival is None else workload.arrival.interarrival_scv,
+        workload_rps=(math.inf if workload.arrival is None else
+                      max(workload.hourly_demand_rps())),
     )
 
 
@@ -204,7 +218,7 @@ def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDAr
 
 def tpot_p95_ms(
     profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
-    prefill_share: float,
+    prefill_share: float, arrival_scv: float = 1.0,
 ) -> float:
     """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
 
@@ -216,7 +230,10 @@ def tpot_p95_ms(
     adds the time of its first ``m`` chunks (:func:`chunk_extra_ms`); at most ``m`` chunks
     land in all (one per iteration). A slow request lives longer and so collects more prompts:
     the life is taken at the quantile itself, by fixed-point iteration from the mean
-    (:data:`TPOT_FIXED_POINT_ITERATIONS` iterates, then :func:`aitken_limit`).
+    (:data:`TPOT_FIXED_POINT_ITERATIONS` iterates, then :func:`aitken_limit`). Bursty
+    arrivals (``arrival_scv`` > 1, the replica's own) make the number of prompts in a life
+    over-dispersed: its variance is ``arrival_scv`` × its mean (the index of dispersion of a
+    renewal count over a long window is the SCV of its gaps).
     """
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
@@ -235,7 +252,8 @@ def tpot_p95_ms(
         window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
         iterates.append(tpot_quantile_ms(steps, profile.decode_weights, step_ms, prompt_ms,
                                          profile.prompt_weights, rate_per_ms * window_ms,
-                                         prefill_share, per_wait, cap_ms))
+                                         prefill_share, per_wait, cap_ms,
+                                         dispersion=arrival_scv))
     return aitken_limit(iterates[-3], iterates[-2], iterates[-1])
 
 
@@ -282,11 +300,14 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
+    scv = profile.replica_scv(rate_rps)
+    service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
     wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
-                              profile.prefill_second_moment_ms2)
+                              profile.prefill_second_moment_ms2) * kingman_factor(scv,
+                                                                                  service_scv)
     ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
-    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho), tpot_ms)
+    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv), tpot_ms)
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)

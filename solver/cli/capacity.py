@@ -11,6 +11,7 @@ from models.capacity import CapacityRow, CapacityTable
 from models.common import CLOUD_KINDS
 from models.scenario import Scenario
 from solver.capacity.measured import stale_measurements
+from solver.capacity.queueing import arrivals_label
 from solver.capacity.table import build_capacity_table
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
@@ -46,9 +47,12 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
     out: list[str] = []
     for workload in scenario.workloads:
         rows = table.for_workload(workload.name)
+        burst = workload.arrival.burst if workload.arrival is not None else None
+        scv = None if burst is None else burst.interarrival_scv
         out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
                    f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
-                   f"{workload.slo.tpot_p95_ms:g} ms (P95), {len(rows)} candidates")
+                   f"{workload.slo.tpot_p95_ms:g} ms (P95), arrivals {arrivals_label(scv)}, "
+                   f"{len(rows)} candidates")
         if rows:
             out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])
         else:

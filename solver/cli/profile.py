@@ -64,6 +64,7 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
                           for name, s in (("input", prof.input_tokens),
                                           ("output", prof.output_tokens))])
     lines.append(f"  prefix reuse: {reuse} ({reuse_line})")
+    lines += burst_lines(prof)
     if prof.hourly_shape is None:
         lines.append(f"  hourly shape: the {what} spans under a day: give arrival.hourly_shape "
                      "yourself (default: flat)")
@@ -74,3 +75,19 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
         yaml.safe_dump(workload_fields(prof), sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)
+
+
+def burst_lines(prof: TraceProfile) -> list[str]:
+    """The burstiness figures, or why there are none (a metrics export: Poisson assumed)."""
+    b = prof.burstiness
+    if b is None:
+        return ["  burstiness: no arrival times in the export: the capacity model assumes "
+                "Poisson arrivals (give arrival.burst from a trace)"]
+
+    def ratio(w: int) -> str:
+        r = b.peak_ratio.get(w)
+        return "—" if r is None else f"{r:.2f}×"
+
+    scv = "—" if b.interarrival_scv is None else f"{b.interarrival_scv:.2f}"
+    return [f"  burstiness: busiest 1 s {ratio(1)}, 10 s {ratio(10)}, 60 s {ratio(60)} the mean "
+            f"of their hour; inter-arrival SCV {scv} (Poisson: 1)"]

@@ -55,8 +55,9 @@ def utilization_assumed(workload: Workload) -> bool:
 
 
 def arrivals_assumed(workload: Workload) -> bool:
-    """Interactive arrivals are taken as a Poisson stream: the scenario gives no burstiness."""
-    return workload.arrival is not None
+    """Interactive arrivals are taken as a Poisson stream when the scenario gives no
+    burstiness (``arrival.burst``)."""
+    return workload.arrival is not None and workload.arrival.burst is None
 
 
 def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:

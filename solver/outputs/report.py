@@ -17,6 +17,8 @@ from models.offers import AssumedFigure, SpotTerms
 from models.plan import Plan
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
+from models.workload import Workload
+from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_assumed,
@@ -126,6 +128,16 @@ def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str
             if isinstance(t, SpotTerms) else "—",
             price_source(o, kind) or "scenario"])
     return rows, unused
+
+
+def _arrivals(w: Workload) -> str:
+    """How the queueing model takes a workload's arrivals: the burst it states, else Poisson
+    (marked assumed), or a batch window."""
+    if w.arrival is None:
+        return "batch window"
+    if w.arrival.burst is not None:
+        return arrivals_label(w.arrival.burst.interarrival_scv)
+    return _assumed("Poisson", arrivals_assumed(w))
 
 
 def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
@@ -249,7 +261,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                     [[w.name, w.model,
                       f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
                       if w.batch else "",
-                      _assumed("Poisson", arrivals_assumed(w)) if w.arrival else "batch window",
+                      _arrivals(w),
                       f"{w.input_tokens.p50}/{w.input_tokens.p95}",
                       f"{w.output_tokens.p50}/{w.output_tokens.p95}",
                       f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",

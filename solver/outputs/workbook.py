@@ -29,6 +29,7 @@ from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
 from models.plan import NodeCount, Plan
 from models.scenario import Scenario
+from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_assumed,
@@ -640,7 +641,8 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("Precision", [label(w.precision) for w in wls]),
         ("Runtime", [w.runtime for w in wls]),
         ("Peak [req/s]", [w.arrival.peak_rps if w.arrival else None for w in wls]),
-        ("Arrivals", [(f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson")
+        ("Arrivals", [(arrivals_label(w.arrival.burst.interarrival_scv) if w.arrival.burst
+                       else f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson")
                       if w.arrival else "batch window" for w in wls]),
         ("Batch volume [req/day]", [w.batch.daily_requests if w.batch else None for w in wls]),
         (f"Batch window [hours, {p.time_zone}]",

@@ -15,6 +15,11 @@ Pure functions over a :class:`~solver.replay.traces.Trace`. Definitions (docs/re
 - ``hourly_shape``: only for traces spanning at least a day: arrivals per hour of the busiest
   day (wall-clock hours where the trace has datetimes, else hours from its start) ÷ the busiest
   hour's count, so the peak hour is 1.0 as the schema requires.
+- Burstiness (:class:`Burstiness`): for windows of 1, 10 and 60 s (whole windows from the first
+  arrival), the busiest window's rate ÷ the mean rate of its hour (whole hours from the first
+  arrival; the hour's arrivals ÷ the part of it the trace covers); and the squared coefficient
+  of variation (variance ÷ mean²) of the times between consecutive arrivals — 1 for a Poisson
+  stream, whatever its rate.
 """
 
 from __future__ import annotations
@@ -46,6 +51,27 @@ class LengthStats:
         return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99}
 
 
+#: Windows the burstiness is measured over [s]: what a TTFT SLO sees (1 s), a queue drains
+#: over (10 s), and the planning peak (60 s).
+BURST_WINDOWS_S = (1, 10, 60)
+
+
+@dataclass(frozen=True)
+class Burstiness:
+    """How far a trace's arrivals are from a Poisson stream (None: too short to tell)."""
+
+    peak_ratio: dict[int, float | None]
+    """Per window [s]: the busiest window's rate ÷ the mean rate of its hour [1]."""
+    interarrival_scv: float | None
+    """Variance ÷ mean² of the times between arrivals [1]."""
+
+    def as_dict(self) -> dict[str, float | None]:
+        """JSON form: ``interarrival_scv`` and ``peak_<w>s_ratio``."""
+        out: dict[str, float | None] = {"interarrival_scv": self.interarrival_scv}
+        out |= {f"peak_{w}s_ratio": r for w, r in self.peak_ratio.items()}
+        return out
+
+
 @dataclass(frozen=True)
 class TraceProfile:
     """What a trace says about its workload."""
@@ -60,6 +86,8 @@ class TraceProfile:
     output_tokens: LengthStats
     prefix_reuse: float | None
     hourly_shape: tuple[float, ...] | None
+    burstiness: Burstiness | None = None
+    """``None`` where the source has no arrival times (a metrics export)."""
 
     def as_json(self) -> dict[str, Any]:
         """The ``profile --json`` object (keys fixed by the CLI contract)."""
@@ -72,6 +100,7 @@ class TraceProfile:
             "input_tokens": self.input_tokens.as_dict(),
             "output_tokens": self.output_tokens.as_dict(),
             "prefix_reuse": self.prefix_reuse,
+            "burstiness": None if self.burstiness is None else self.burstiness.as_dict(),
         }
 
 
@@ -96,7 +125,35 @@ def profile_trace(trace: Trace) -> TraceProfile:
         output_tokens=length_stats(trace.output_tokens),
         prefix_reuse=prefix_reuse(trace.prefix_block_ids),
         hourly_shape=hourly_shape(trace),
+        burstiness=burstiness(trace),
     )
+
+
+def burstiness(trace: Trace) -> Burstiness:
+    """Busiest 1-, 10- and 60-s rates against the mean of their hour, and the SCV of the times
+    between arrivals (module docstring)."""
+    arrival_s = trace.arrival_s
+    duration_s = trace.duration_s
+    gaps = np.diff(arrival_s)
+    scv = (float(gaps.var() / gaps.mean() ** 2)
+           if gaps.size >= 2 and gaps.mean() > 0 else None)
+    hour = (arrival_s // SECONDS_PER_HOUR).astype(np.int64)
+    per_hour = np.bincount(hour)
+    ratios: dict[int, float | None] = {}
+    for window_s in BURST_WINDOWS_S:
+        whole = int(duration_s // window_s)
+        if whole == 0:
+            ratios[window_s] = None
+            continue
+        index = (arrival_s // window_s).astype(np.int64)
+        counts = np.bincount(index[index < whole], minlength=whole)
+        busiest = int(counts.argmax())
+        h = int(busiest * window_s // SECONDS_PER_HOUR)
+        covered_s = min(SECONDS_PER_HOUR, duration_s - h * SECONDS_PER_HOUR)
+        mean_rps = per_hour[h] / covered_s if covered_s > 0 else 0.0
+        ratios[window_s] = (float(counts[busiest] / window_s / mean_rps) if mean_rps > 0
+                            else None)
+    return Burstiness(peak_ratio=ratios, interarrival_scv=scv)
 
 
 def minute_rates_rps(trace: Trace) -> np.ndarray:
@@ -144,13 +201,19 @@ def hourly_shape(trace: Trace) -> tuple[float, ...] | None:
 def workload_fields(profile: TraceProfile) -> dict[str, Any]:
     """The fields of a ``Workload`` a trace determines, ready to dump as YAML.
 
-    ``arrival.peak_rps`` is the peak minute; percentiles are rounded up to whole tokens (they
-    must rise, and rounding up keeps that); ``prefix_cache_hit_rate`` is ``prefix_reuse`` where
-    the trace has block ids (else omitted: the schema default 0 applies).
+    ``arrival.peak_rps`` is the peak minute; ``arrival.burst`` the burstiness (where the
+    trace has at least three arrivals apart in time); percentiles are rounded up to whole
+    tokens (they must rise, and rounding up keeps that); ``prefix_cache_hit_rate`` is
+    ``prefix_reuse`` where the trace has block ids (else omitted: the schema default 0 applies).
     """
     arrival: dict[str, Any] = {"peak_rps": round(profile.peak_minute_rps, 3)}
     if profile.hourly_shape is not None:
         arrival["hourly_shape"] = list(profile.hourly_shape)
+    if profile.burstiness is not None:
+        burst = {k: max(round(v, 3), 0.001) for k, v in profile.burstiness.as_dict().items()
+                 if v is not None and v > 0}
+        if "interarrival_scv" in burst:
+            arrival["burst"] = burst
     fields: dict[str, Any] = {"arrival": arrival}
     for key, stats in (("input_tokens", profile.input_tokens),
                        ("output_tokens", profile.output_tokens)):

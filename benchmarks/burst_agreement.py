@@ -1,0 +1,162 @@
+"""Predicted vs replayed P95 on the shared traces, with and without the burstiness model.
+
+For each shared trace (Azure conversation → the demo's ``chat``, Azure code → ``code-completion``,
+Mooncake conversation → ``agent``): the demo workload's model, SLO and peak, with the trace's
+lengths, prefix reuse and burstiness (``fleetplan profile``'s workload block). One configuration
+serves it — the workload's cheapest row per token — on N replicas, the fewest that carry the
+peak at the target utilization and still carry it at the failure utilization after losing one
+node (⌊GPUs per node ÷ TP⌋ replicas). The trace is scaled so its busiest minute is the planned
+peak (``scale_to: peak_minute``) and replayed from WARMUP_S before the window of WINDOW_S centred
+on its busiest minute to the window's end; the P95s are over the requests arriving in the
+window, intact and with the node lost at the window's start.
+
+Predicted: ``load_point`` of one replica at its share of the window's mean rate (the rate the
+replayed requests arrived at), with the trace's ``arrival.burst`` (bursty) and without it
+(Poisson). A diff is predicted ÷ replayed − 1: positive errs high (safe).
+
+Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600]`` from the repository
+root (about a minute). Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from inputs import demo_scenario
+from models.loader import load_scenario
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.perf import replica_perf
+from solver.capacity.replica import load_point, load_profile
+from solver.capacity.table import build_capacity_table
+from solver.replay.engine import EngineConfig, ReplicaLoss, ReplicaSpec, replay, summarize
+from solver.replay.profile import profile_trace, workload_fields
+from solver.replay.traces import Trace, read_trace
+
+TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "traces"
+#: Trace file → the demo workload it stands for.
+CASES = (("AzureLLMInferenceTrace_conv.csv", "chat"),
+         ("AzureLLMInferenceTrace_code.csv", "code-completion"),
+         ("mooncake_conversation_trace.jsonl", "agent"))
+WARMUP_S = 120.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One trace served by one configuration."""
+
+    workload: Workload
+    poisson: Workload
+    gpu: str
+    tp: int
+    replicas: int
+    per_node: int
+
+
+def traced_workload(base: Workload, trace: Trace) -> Workload:
+    """``base`` with the trace's lengths, prefix reuse and burstiness (its own peak kept)."""
+    fields = workload_fields(profile_trace(trace))
+    arrival = fields.pop("arrival")
+    data = base.model_dump(by_alias=True, exclude_none=True) | fields
+    data["arrival"] = {"peak_rps": base.arrival.peak_rps if base.arrival else 1.0,
+                       "burst": arrival["burst"]}
+    return Workload.model_validate(data)
+
+
+def sized_case(scenario: Scenario, workload: Workload) -> Case:
+    """The cheapest configuration per token and the replicas an N+1 plan buys of it."""
+    sc = scenario.model_copy(update={"workloads": (workload,)})
+    row = build_capacity_table(sc).for_workload(workload.name)[0]
+    peak = max(workload.hourly_demand_rps())
+    per_node = scenario.gpu(row.gpu).gpus_per_node // row.tp
+    steady = math.ceil(peak / (row.slo_rps * workload.utilization))
+    after = math.ceil(peak / (row.slo_rps * scenario.policy.failure_utilization)) + per_node
+    poisson = workload.model_copy(update={"arrival": workload.arrival.model_copy(
+        update={"burst": None})}) if workload.arrival else workload
+    return Case(workload, poisson, row.gpu, row.tp, max(steady, after), per_node)
+
+
+def window(trace: Trace, peak_rps: float, window_s: float) -> tuple[Trace, float, float]:
+    """The trace scaled so its busiest minute is ``peak_rps``, cut to WARMUP_S + the window
+    centred on that minute; returns it, the window's start [s from the cut] and its mean
+    rate [1/s]."""
+    minute = np.bincount((trace.arrival_s // 60).astype(np.int64))[: int(trace.duration_s // 60)]
+    scale = peak_rps / (minute.max() / 60.0)
+    arrival = trace.arrival_s / scale
+    centre = (int(minute.argmax()) + 0.5) * 60.0 / scale
+    start = max(0.0, centre - window_s / 2)
+    end = start + window_s
+    begin = max(0.0, start - WARMUP_S)
+    keep = (arrival >= begin) & (arrival < end)
+    cut = Trace(source=trace.source, arrival_s=arrival[keep] - begin,
+                input_tokens=trace.input_tokens[keep], output_tokens=trace.output_tokens[keep])
+    in_window = int(((arrival >= start) & (arrival < end)).sum())
+    return cut, start - begin, in_window / (end - start)
+
+
+def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
+    """Two table rows (intact, node lost) for one trace."""
+    wl = case.workload
+    peak = max(wl.hourly_demand_rps())
+    cut, start_s, rate = window(trace, peak, window_s)
+    perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
+    specs = [ReplicaSpec(f"r{k}", "z", perf) for k in range(case.replicas)]
+    cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
+                       max_context_tokens=scenario.model(wl.model).max_context_tokens)
+    out = []
+    for label, lost in (("intact", 0), ("node lost", case.per_node)):
+        failure = (ReplicaLoss(frozenset(s.name for s in specs[:lost]), start_s)
+                   if lost else None)
+        began = time.perf_counter()
+        res = replay(cut, specs, cfg, failure)
+        seconds = time.perf_counter() - began
+        s = summarize(res, wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms, since_s=start_s)
+        per_replica = rate / (case.replicas - lost)
+        bursty = load_point(load_profile(perf, wl), per_replica)
+        poisson = load_point(load_profile(perf, case.poisson), per_replica)
+        cells = [wl.name, f"{case.gpu} × {case.tp}", label, str(case.replicas - lost),
+                 f"{rate:.2f}", f"{s.requests:,}", f"{s.ttft_ms.p95:,.0f}",
+                 _vs(poisson.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
+                 _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{seconds:.1f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def _vs(pred: float, sim: float, fmt: str) -> str:
+    """``pred (diff)`` with diff = predicted ÷ replayed − 1."""
+    diff = f"{(pred / sim - 1) * 100:+.0f} %" if sim > 0 and math.isfinite(pred) else "—"
+    return f"{fmt.format(pred)} ({diff})"
+
+
+def main(argv: list[str]) -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--window-s", type=float, default=600.0)
+    parser.add_argument("--traces", type=Path, default=TRACES)
+    args = parser.parse_args(argv)
+    if not args.traces.is_dir():
+        sys.exit(f"no traces at {args.traces}")
+    scenario = load_scenario(demo_scenario())
+    print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
+          "TTFT P95 replay [ms] | Poisson pred | bursty pred | TPOT P95 replay [ms] | "
+          "Poisson pred | bursty pred | replay [s] |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, workload_name in CASES:
+        trace = read_trace(args.traces / name)
+        wl = traced_workload(scenario.workload(workload_name), trace)
+        case = sized_case(scenario, wl)
+        for line in row(scenario, case, trace, args.window_s):
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,171 @@
+"""Bursty arrivals: the profile's burstiness figures by hand, the schema's ``arrival.burst``, and
+the capacity model's G/G/1 wait and over-dispersed prefill count."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from models.workload import Workload
+from solver.capacity.queueing import kingman_factor, split_scv, tpot_quantile_ms
+from solver.replay.profile import burstiness, profile_trace, workload_fields
+from solver.replay.traces import Trace
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _trace(times_s: list[float]) -> Trace:
+    n = len(times_s)
+    return Trace(source="t", arrival_s=np.asarray(times_s, dtype=np.float64),
+                 input_tokens=np.full(n, 10, dtype=np.int64),
+                 output_tokens=np.full(n, 5, dtype=np.int64))
+
+
+def test_burstiness_by_hand() -> None:
+    times = [0.0, 30.0, 60.0, 61.0, 61.5, 61.7, 90.0, 120.0]
+    b = burstiness(_trace(times))
+    # one hour, covered for 120 s: 8 arrivals → mean 1/15 req/s.
+    # 1 s: second 61 holds 61, 61.5, 61.7 → 3 req/s ÷ 1/15 = 45.
+    # 10 s: 60–70 holds 60, 61, 61.5, 61.7 → 0.4 req/s → 6.
+    # 60 s: 60–120 holds 60 … 90 (120 starts a window the trace does not cover) → 5/60 → 1.25.
+    assert b.peak_ratio[1] == pytest.approx(45.0)
+    assert b.peak_ratio[10] == pytest.approx(6.0)
+    assert b.peak_ratio[60] == pytest.approx(1.25)
+    gaps = [b_ - a for a, b_ in itertools.pairwise(times)]
+    assert b.interarrival_scv == pytest.approx(statistics.pvariance(gaps)
+                                               / statistics.fmean(gaps) ** 2)
+
+
+def test_busiest_window_is_measured_against_its_own_hour() -> None:
+    # hour 0: 60 arrivals a minute apart → 1/60 req/s; hour 1: 10 arrivals in its first 10 s,
+    # one 1 s before its end, where the trace ends: the busiest 10 s (1 req/s) is in hour 1,
+    # whose mean is 11 arrivals over the 3,599 s of it the trace covers.
+    times = [60.0 * k for k in range(60)] + [3600.0 + k for k in range(10)] + [7199.0]
+    b = burstiness(_trace(times))
+    assert b.peak_ratio[10] == pytest.approx(1.0 / (11 / 3599))
+
+
+def test_a_poisson_stream_has_scv_one() -> None:
+    rng = np.random.default_rng(7)
+    times = np.cumsum(rng.exponential(0.2, 20_000)).tolist()
+    b = burstiness(_trace(times))
+    assert b.interarrival_scv == pytest.approx(1.0, abs=0.05)
+
+
+def test_short_trace_has_no_ratio_and_no_burst_block() -> None:
+    b = burstiness(_trace([0.0, 0.5]))
+    assert b.peak_ratio == {1: None, 10: None, 60: None} and b.interarrival_scv is None
+    assert "burst" not in workload_fields(profile_trace(_trace([0.0, 0.5])))["arrival"]
+
+
+def test_profile_block_with_burst_validates_as_pasted(tmp_path: Path) -> None:
+    """The CLI's block, pasted under `workloads:` with name, model and slo, loads as a scenario
+    and carries the burst to the workload."""
+    from click.testing import CliRunner
+
+    from models.loader import load_scenario
+    from solver.cli import main
+
+    out = CliRunner().invoke(main, ["profile", str(DATA / "azure_conv_head300.csv")]).output
+    assert "burstiness" in out and "inter-arrival SCV" in out
+    block = out.split("paste it under `workloads:`\n", 1)[1]
+    indented = "".join(f"    {line}\n" for line in block.splitlines())
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: pasted\nprice_tables:\n"
+        "  - {path: 'builtin:aws', zones: [use1-az1], gpus: [H100-SXM]}\n"
+        "workloads:\n  - name: chat\n    model: Llama-3.1-8B\n"
+        "    slo: {ttft_p95_ms: 2000, tpot_p95_ms: 50}\n" + indented)
+    sc = load_scenario(scenario)
+    burst = sc.workload("chat").arrival.burst  # type: ignore[union-attr]
+    assert burst is not None and burst.interarrival_scv > 0
+    assert burst.peak_1s_ratio is not None and burst.peak_1s_ratio >= 1
+
+
+def test_burst_is_kept_across_periods() -> None:
+    wl = Workload.model_validate(yaml.safe_load("""
+name: w
+model: m
+arrival: {peak_rps: 2, burst: {interarrival_scv: 4}}
+input_tokens: {p50: 10, p95: 20, p99: 30}
+output_tokens: {p50: 10, p95: 20, p99: 30}
+slo: {ttft_p95_ms: 100, tpot_p95_ms: 10}
+growth: [1, 2]
+"""))
+    later = wl.in_period(1)
+    assert later.arrival is not None and later.arrival.peak_rps == 4
+    assert later.arrival.interarrival_scv == 4
+
+
+def test_bad_burst_is_refused() -> None:
+    with pytest.raises(ValueError, match="interarrival_scv"):
+        Workload.model_validate({"name": "w", "model": "m",
+                                 "arrival": {"peak_rps": 1, "burst": {"interarrival_scv": 0}},
+                                 "input_tokens": {"p50": 1, "p95": 1, "p99": 1},
+                                 "output_tokens": {"p50": 1, "p95": 1, "p99": 1},
+                                 "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1}})
+
+
+# --- the queueing side ---------------------------------------------------------------------------
+
+
+def test_kingman_factor_and_splitting() -> None:
+    assert kingman_factor(1.0, 0.7) == 1.0  # Poisson: Pollaczek–Khinchine itself
+    # c_a² = 9, c_s² = 1: (9 + 1) / 2 = 5 times the M/G/1 wait
+    assert kingman_factor(9.0, 1.0) == 5.0
+    assert split_scv(9.0, 1.0) == 9.0 and split_scv(9.0, 0.25) == 3.0
+    assert split_scv(9.0, 0.0) == 1.0 and split_scv(0.5, 0.5) == 0.75
+
+
+def test_over_dispersed_prefill_count_by_hand() -> None:
+    # m = 10 steps of 20 ms; K chunks of 40 ms, mean 1, variance 3 (d = 3): negative binomial
+    # with r = μ / (d − 1) = 0.5, θ = 2: P(K = k) = Γ(k + r) / (k! Γ(r)) (1/3)^r (2/3)^k.
+    r, theta = 0.5, 2.0
+    cdf, k = 0.0, -1
+    while cdf < 0.95:
+        k += 1
+        cdf += (math.gamma(k + r) / (math.factorial(k) * math.gamma(r))
+                * (1 / (1 + theta)) ** r * (theta / (1 + theta)) ** k)
+    assert k == 4  # CDF 0.577, 0.770, 0.866, 0.920, 0.951
+    # Grid: mean 40 + 8 sd (√(1600 + 2 × 1600) = 69.3) + 40 = 634 ms, 2.48 ms a cell: 4 jumps
+    # within a cell each and one more read linearly → 5 × 2.48 / 10 = 1.24 ms.
+    got = tpot_quantile_ms([10], [1.0], 20.0, [40.0], [1.0], 1.0, dispersion=3.0)
+    assert got == pytest.approx(20.0 + k * 40.0 / 10, abs=1.24)
+    # Poisson (d = 1) is the default, unchanged
+    assert tpot_quantile_ms([10], [1.0], 20.0, [40.0], [1.0], 1.0, dispersion=1.0) == (
+        tpot_quantile_ms([10], [1.0], 20.0, [40.0], [1.0], 1.0))
+
+
+def test_bursty_workload_gets_a_lower_slo_holding_rate() -> None:
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_point, load_profile, slo_holding_point
+
+    sc = load_scenario(demo_scenario())
+    chat = sc.workload("chat")
+    assert chat.arrival is not None and chat.arrival.burst is None
+    perf = replica_perf(sc, chat.model, "H100-SXM", chat.precision, 2, chat.runtime)
+
+    def with_scv(scv: float) -> Workload:
+        assert chat.arrival is not None
+        burst = {"interarrival_scv": scv}
+        return chat.model_copy(update={"arrival": chat.arrival.model_validate(
+            chat.arrival.model_dump() | {"burst": burst})})
+
+    poisson, _ = slo_holding_point(load_profile(perf, chat), 1500, 60)
+    same, _ = slo_holding_point(load_profile(perf, with_scv(1.0)), 1500, 60)
+    bursty, _ = slo_holding_point(load_profile(perf, with_scv(50.0)), 1500, 60)
+    assert poisson is not None and same is not None and bursty is not None
+    assert same.rate_rps == poisson.rate_rps
+    assert bursty.rate_rps < poisson.rate_rps
+    # at one rate the bursty TTFT and TPOT P95 are higher
+    rate = poisson.rate_rps * 0.7
+    calm, rough = (load_point(load_profile(perf, w), rate) for w in (chat, with_scv(50.0)))
+    assert rough.ttft_p95_ms > calm.ttft_p95_ms and rough.tpot_p95_ms > calm.tpot_p95_ms
