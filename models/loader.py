@@ -38,6 +38,7 @@ from models.prices import zones_from_price_table
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario, ScenarioFile
 from models.text import csv_uncell
+from models.workload import Workload
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -490,6 +491,27 @@ def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zo
     return tuple(by_id.values())
 
 
+def linked_traces(workloads: tuple[Workload, ...], path: Path, problems: list[Problem]
+                  ) -> tuple[Workload, ...]:
+    """Workloads with their ``arrival.trace`` paths made absolute (relative to the scenario
+    file); a trace not found is a problem naming the workload."""
+    out = []
+    for i, wl in enumerate(workloads):
+        link = wl.arrival.trace if wl.arrival is not None else None
+        if link is None or wl.arrival is None:
+            out.append(wl)
+            continue
+        trace_path = _resolve_path(path, link.path)
+        if not trace_path.is_file():
+            problems.append(Problem(str(path), f"workloads[{i}].arrival.trace.path",
+                                    f"trace file {trace_path} not found",
+                                    "check the path (relative to the scenario file)"))
+        arrival = wl.arrival.model_copy(update={"trace": link.model_copy(
+            update={"path": str(trace_path)})})
+        out.append(wl.model_copy(update={"arrival": arrival}))
+    return tuple(out)
+
+
 def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> Scenario:
     """Resolve a validated scenario file: catalog, overlays, price tables, measured rows, and
     the names people type (models/canonical.py). With ``measured_optional`` a ``measured_csv``
@@ -541,7 +563,7 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
         gpus=gpus,
         models=models,
         zones=named_zones(_merge_zones(imported, explicit), zone_map),
-        workloads=workloads,
+        workloads=linked_traces(workloads, path, problems),
         measured=canonical_measured(measured, gpu_names, aliases),
         policy=raw.policy,
         runtimes=runtimes,

@@ -236,10 +236,36 @@ class HorizonSummary(Frozen):
     """Demand scenario whose first period the plan's fleet (allocations, nodes) is."""
 
 
+class ReplayCheck(Frozen):
+    """One trace replay of a workload against a plan at its planned peak (docs/replay.md,
+    "Replay in the plan")."""
+
+    round: int = Field(ge=1)
+    """Planning round the plan replayed was made in (1: the first solve)."""
+    workload: str
+    failure: str
+    """``none`` (intact), ``node:<zone>/<gpu>/<purchase>`` or ``zone:<zone>``."""
+    slice: str
+    requests: int
+    """Requests arriving in the window the P95s are over."""
+    ttft_p95_ms: float | None
+    ttft_slo_ms: float
+    tpot_p95_ms: float | None
+    """Per-token latency P95 [ms]."""
+    tpot_slo_ms: float
+    slo_attainment: float | None
+    """Share of those requests within both SLOs [1]."""
+    holds: bool
+    """Both P95s within their SLOs and no request left without a replica."""
+    derated: tuple[str, ...] = ()
+    """After a miss: the configurations that served (``<gpu>×<tp>``), then the de-rating the
+    loop applied to every configuration of the workload (``… ×<factor>``)."""
+
+
 class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
-    omit_when_default = ("horizon", "periods", "orders", "verified")
+    omit_when_default = ("horizon", "periods", "orders", "verified", "replay")
 
     scenario: str
     status: SolveStatus
@@ -261,3 +287,5 @@ class Plan(OmitDefaults):
     verified: bool = False
     """The independent verifier found no broken row in this fleet before ``plan`` wrote it
     (:mod:`solver.survivability.signoff`); left out of plans no one signed off."""
+    replay: tuple[ReplayCheck, ...] = ()
+    """Trace replays of every round, in order (workloads naming ``arrival.trace``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -72,6 +72,19 @@ class Burst(Frozen):
     """Busiest minute's rate ÷ the mean rate of its hour [1]."""
 
 
+class TraceLink(Frozen):
+    """A request trace of the workload, replayed against the plan at its peak (``fleetplan
+    plan``; docs/replay.md, "Replay in the plan")."""
+
+    path: str
+    """Trace file, relative to the scenario file (absolute once the scenario is resolved)."""
+    format: Literal["azure", "mooncake", "csv"] | None = None
+    """Trace format (default: detected from the file)."""
+    scale_to: Literal["peak_minute", "peak_hour"] = "peak_minute"
+    """What of the trace is scaled to the planned peak (``peak_rps``): its busiest minute, or
+    its busiest hour's mean (the whole trace's mean when it spans under an hour)."""
+
+
 class Arrival(Frozen):
     """Arrival rate at the busiest minute and the shape of the peak day around it."""
 
@@ -81,6 +94,8 @@ class Arrival(Frozen):
     """Peak-day demand per hour as a share of ``peak_rps``; 24 values, the largest 1.0."""
     burst: Burst | None = None
     """Burstiness of the arrivals; ``None``: a Poisson stream."""
+    trace: TraceLink | None = None
+    """A trace of these arrivals, replayed against the plan (``None``: no replay)."""
 
     @property
     def interarrival_scv(self) -> float:

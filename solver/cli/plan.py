@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
@@ -21,6 +22,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
 from solver.outputs.destinations import PlanDirectory
@@ -120,7 +122,8 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
-    out = [f"plan {plan.scenario}: {label(plan.status).lower()} ({solver_summary(plan.solver)})"]
+    out = [f"plan {plan.scenario}: {label(plan.status).lower()} ({solver_summary(plan.solver)})"
+           f"{status_note(plan)}"]
     out += unproven_lines(plan, scenario)
     out += schedule_lines(plan)
     if plan.horizon is not None and plan.nodes:
@@ -142,6 +145,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out += workload_lines(plan, scenario)
         out.append("survivability:")
         out += survivability_lines(plan)
+        out += replay_lines(plan)
     out.append("wrote " + ", ".join(str(p) for p in written))
     return out
 
@@ -175,8 +179,11 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
                    "(due before this plan's date) and re-plan the rest.")
 @click.option("--robust", is_flag=True, help="Over demand scenarios: minimise the worst "
               "case instead of the expected cost.")
+@click.option("--no-replay", is_flag=True, help="Do not replay the traces workloads name "
+              "(arrival.trace) against the plan.")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
-            gap: float, as_json: bool, existing: Path | None, robust: bool) -> None:
+            gap: float, as_json: bool, existing: Path | None, robust: bool,
+            no_replay: bool) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
     sc = load(scenario)
     if existing is not None:
@@ -185,7 +192,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     out = output_dir(sc, scenario, out_dir)
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
-        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust)
+        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay)
         write_plan_outputs(plan, sc, target.staging, shown)
         written = target.commit()
     if as_json:
@@ -195,22 +202,32 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             click.echo(line)
     if plan.status not in HAS_FLEET or not plan.allocations:
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
+    if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
+        raise SystemExit(1)  # the trace replay still misses an SLO after the last round
 
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
-          robust: bool) -> tuple[Plan, Scenario]:
+          robust: bool, no_replay: bool = False) -> tuple[Plan, Scenario]:
     """The plan of ``sc``, and the single-period scenario its fleet was sized for (signed off
-    by the independent verifier); a spinner with the elapsed time on a terminal meanwhile."""
+    by the independent verifier; a single-period plan replayed against the traces its workloads
+    name unless ``no_replay``); a spinner with the elapsed time on a terminal meanwhile."""
     message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
                f"{plural(len(sc.zones), 'zone')} (time limit {time_limit_s:g} s)…")
     with progress(message, enabled=not as_json):
         if sc.multi_period:
+            if linked_workloads(sc) and not no_replay and not as_json:
+                click.echo("trace replay: not run for a plan over periods (it replays one "
+                           "peak day's fleet)", err=True)
             plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
                                                  gap=gap, robust=robust), sc)
             shown = first_period_scenario(plan, sc)
         else:
+            def solve(table: CapacityTable) -> Plan:
+                """One solve, its fleet signed off against the table it was solved with."""
+                return sign_off(plan_scenario(sc, table, solver=solver,
+                                              time_limit_s=time_limit_s, gap=gap), sc, table)
+
             table = build_capacity_table(sc)
-            plan = sign_off(plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s,
-                                          gap=gap), sc, table)
+            plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json)
             shown = sc
     return plan, shown

@@ -140,6 +140,31 @@ def _arrivals(w: Workload) -> str:
     return _assumed("Poisson", arrivals_assumed(w))
 
 
+def replay_section(plan: Plan) -> list[str]:
+    """The final round of the trace replay (none without one): each check's P95s vs SLO."""
+    if not plan.replay:
+        return []
+    last = max(c.round for c in plan.replay)
+
+    def ms(v: float | None) -> str:
+        return "—" if v is None else f"{v:,.1f}"
+
+    rows = [[c.workload, c.failure, c.slice, f"{c.requests:,}",
+             f"{ms(c.ttft_p95_ms)} / {c.ttft_slo_ms:,.0f}",
+             f"{ms(c.tpot_p95_ms)} / {c.tpot_slo_ms:,.0f}", _share(c.slo_attainment),
+             "holds" if c.holds else "MISSES"] for c in plan.replay if c.round == last]
+    earlier = sum(1 for c in plan.replay if c.round < last and not c.holds)
+    note = (f"Round {last} of the solve–replay loop; {earlier} miss(es) in earlier rounds "
+            "de-rated their workloads' configurations (plan.json `replay` has every round)."
+            if last > 1 else "Round 1: the first solve, replayed.")
+    return ["## Trace replay at the planned peak", "",
+            "Each workload's trace scaled to its planned peak, replayed on the plan's replicas "
+            "over the 10 minutes around its busiest minute, intact and after each failure it "
+            "must survive (docs/replay.md, \"Replay in the plan\"). " + note, "",
+            *_table(["Workload", "Failure", "Slice", "Requests", "TTFT P95 / SLO [ms]",
+                     "Per-token P95 / SLO [ms]", "Within both SLOs", "Result"], rows)]
+
+
 def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                   charts: Sequence[str] = (), prepared: dt.date | None = None) -> str:
     """``report.md``: what a reviewer reads; ``charts`` are the PNG file names written beside.
@@ -222,6 +247,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                     [[failure_label(m.failure), m.workload, m.slice, f"{m.capacity_rps:,.2f}",
                       f"{m.demand_rps:,.2f}", _share(m.margin), "holds" if m.holds else "FAILS"]
                      for m in survivability_margins(plan)])
+    lines += replay_section(plan)
     lines += ["## Cost attribution", ""]
     lines += _table(["Workload", "Tenant", f"Cost [{cur}/month]", "Tokens [Mtok/month]",
                      f"{cur}/Mtok"],

@@ -437,6 +437,21 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
             put(ws, i, c, v, fmt)
     if tightest:
         add_table(ws, "Survivability_detail", r + 1, 1, r + 1 + len(tightest), 8)
+    if plan.replay:
+        last = max(c.round for c in plan.replay)
+        r += len(tightest) + 3
+        section(ws, r, f"Trace replay at the planned peak (round {last}; docs/replay.md)")
+        header(ws, r + 1, ["Workload", "Failure", "Slice", "Requests", "TTFT P95 [ms]",
+                           "TTFT SLO [ms]", "Per-token P95 [ms]", "Per-token SLO [ms]",
+                           "Within both SLOs [1]", "Result"])
+        checks = [check for check in plan.replay if check.round == last]
+        for i, check in enumerate(checks, start=r + 2):
+            values: tuple[Value, ...] = (
+                check.workload, check.failure, check.slice, check.requests, check.ttft_p95_ms,
+                check.ttft_slo_ms, check.tpot_p95_ms, check.tpot_slo_ms, check.slo_attainment,
+                "holds" if check.holds else "MISSES")
+            for col, v in enumerate(values, start=1):
+                put(ws, i, col, v)
     ws.freeze_panes = "B2"
 
 

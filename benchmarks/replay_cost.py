@@ -1,0 +1,111 @@
+"""What replay in the planning loop costs on the demo, and what it finds.
+
+The demo's interactive workloads linked to the shared traces they were profiled from
+(``chat`` → Azure conversation, ``code-completion`` → Azure code, ``agent`` → Mooncake
+conversation; ``scale_to: peak_minute``), planned in one process:
+
+1. ``fleetplan plan --no-replay``'s work: capacity table, one solve, the outputs written;
+2. one round of replay of that plan (every workload with a trace, intact and after every
+   failure it must survive);
+3. the whole solve–replay loop (``plan`` without ``--no-replay``): solves, replays, outputs.
+
+Prints the seconds of each, the replay's share of (1), the loop's wall time against (1), and
+every round's checks. Run from the repository root:
+``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
+solves of the demo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from inputs import demo_scenario
+from models.loader import load_scenario
+from models.scenario import Scenario
+from models.workload import TraceLink
+from solver.capacity.table import build_capacity_table
+from solver.outputs.plan_dir import write_plan_outputs
+from solver.replay.plan_replay import read_linked, replay_plan
+from solver.solve.replay_loop import plan_with_replay
+from solver.solve.strategy import plan_scenario
+
+TRACES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "traces"
+LINKS = {"chat": "AzureLLMInferenceTrace_conv.csv",
+         "code-completion": "AzureLLMInferenceTrace_code.csv",
+         "agent": "mooncake_conversation_trace.jsonl"}
+
+
+def linked_demo(traces: Path) -> Scenario:
+    """The demo with its interactive workloads naming the shared traces."""
+    sc = load_scenario(demo_scenario())
+    workloads = []
+    for wl in sc.workloads:
+        if wl.name in LINKS and wl.arrival is not None:
+            link = TraceLink(path=str(traces / LINKS[wl.name]))
+            wl = wl.model_copy(update={"arrival": wl.arrival.model_copy(
+                update={"trace": link})})
+        workloads.append(wl)
+    return sc.model_copy(update={"workloads": tuple(workloads)})
+
+
+def main(argv: list[str]) -> None:
+    """Print the timings and the checks."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--traces", type=Path, default=TRACES)
+    args = parser.parse_args(argv)
+    if not args.traces.is_dir():
+        sys.exit(f"no traces at {args.traces}")
+    sc = linked_demo(args.traces)
+    out = Path(tempfile.mkdtemp())
+
+    def solve(table: object) -> object:
+        return plan_scenario(sc, table, time_limit_s=args.time_limit)  # type: ignore[arg-type]
+
+    began = time.perf_counter()
+    table = build_capacity_table(sc)
+    plan = plan_scenario(sc, table, time_limit_s=args.time_limit)
+    write_plan_outputs(plan, sc, out / "once")
+    once_s = time.perf_counter() - began
+
+    traces = {w.name: read_linked(w.arrival.trace) for w in sc.workloads
+              if w.arrival is not None and w.arrival.trace is not None}
+    began = time.perf_counter()
+    checks, misses = replay_plan(plan, sc, traces, 1)
+    replay_s = time.perf_counter() - began
+
+    began = time.perf_counter()
+    rounds: list[float] = []
+
+    def timed_replay(p: object, r: int) -> object:
+        t = time.perf_counter()
+        result = replay_plan(p, sc, traces, r)  # type: ignore[arg-type]
+        rounds.append(time.perf_counter() - t)
+        return result
+
+    table = build_capacity_table(sc)
+    looped = plan_with_replay(table, solve, timed_replay)  # type: ignore[arg-type]
+    write_plan_outputs(looped, sc, out / "loop")
+    loop_s = time.perf_counter() - began
+
+    print(f"plan --no-replay (table, one solve, outputs): {once_s:.1f} s "
+          f"({plan.status.value}, solver {plan.solver.seconds:.1f} s)")
+    print(f"one round of replay ({len(checks)} checks, {len(misses)} missing): {replay_s:.1f} s "
+          f"= {replay_s / once_s:.1%} of plan --no-replay")
+    print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
+          f"{len(rounds)} round(s) of replay, {sum(rounds):.1f} s in all")
+    print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
+          f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value})")
+    for c in looped.replay:
+        print(f"  round {c.round} {c.workload:<16} {c.failure:<34} "
+              f"TTFT {c.ttft_p95_ms or 0:,.0f}/{c.ttft_slo_ms:,.0f} "
+              f"per-token {c.tpot_p95_ms or 0:.1f}/{c.tpot_slo_ms:g} "
+              f"{'holds' if c.holds else 'MISSES'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,76 @@
+"""The trace-replay step of ``fleetplan plan``: read the traces workloads name, run the
+solve–replay loop (solver.solve.replay_loop) with the replay of solver.replay.plan_replay, and
+say what it found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+from models.capacity import CapacityTable
+from models.plan import Plan, ReplayCheck
+from models.scenario import Scenario
+from solver.replay.plan_replay import Miss, read_linked, replay_plan
+from solver.replay.traces import Trace
+from solver.solve.replay_loop import plan_with_replay, replay_misses
+
+
+def linked_workloads(scenario: Scenario) -> list[str]:
+    """Workloads that name a trace (``arrival.trace``)."""
+    return [w.name for w in scenario.workloads
+            if w.arrival is not None and w.arrival.trace is not None]
+
+
+def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],
+                  quiet: bool) -> Plan:
+    """The plan of the solve–replay loop (the plain solve when no workload names a trace)."""
+    names = linked_workloads(scenario)
+    if not names:
+        return solve(table)
+    traces: dict[str, Trace] = {}
+    for wl in scenario.workloads:
+        if wl.name in names and wl.arrival is not None and wl.arrival.trace is not None:
+            traces[wl.name] = read_linked(wl.arrival.trace)
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[Miss]]:
+        if not quiet:
+            click.echo(f"round {round_}: replaying the traces of {', '.join(names)} at the "
+                       "planned peak…", err=True)
+        return replay_plan(plan, scenario, traces, round_)
+
+    return plan_with_replay(table, solve, replay)
+
+
+def status_note(plan: Plan) -> str:
+    """What the status line adds: the replay's verdict (empty without one)."""
+    if not plan.replay:
+        return ""
+    last = max(c.round for c in plan.replay)
+    misses = replay_misses(plan)
+    rounds = f"{last} round{'s' if last > 1 else ''}"
+    if misses:
+        return (f"; trace replay MISSES {len(misses)} SLO check(s) after {rounds}: "
+                + ", ".join(f"{c.workload} {c.failure}" for c in misses))
+    return f"; trace replay holds every SLO ({rounds})"
+
+
+def replay_lines(plan: Plan) -> list[str]:
+    """The final round's checks, one line each."""
+    if not plan.replay:
+        return []
+    last = max(c.round for c in plan.replay)
+    out = [f"trace replay at the planned peak (round {last}; TTFT / per-token P95 vs SLO):"]
+    out += ["  " + check_text(c) for c in plan.replay if c.round == last]
+    return out
+
+
+def check_text(c: ReplayCheck) -> str:
+    """``chat none: 412 / 1,500 ms, 33.2 / 60 ms — holds``."""
+    def ms(v: float | None) -> str:
+        return "—" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+    verdict = "holds" if c.holds else "MISSES"
+    return (f"{c.workload:<20} {c.failure:<34} TTFT {ms(c.ttft_p95_ms)} / "
+            f"{c.ttft_slo_ms:,.0f} ms, per-token {ms(c.tpot_p95_ms)} / {c.tpot_slo_ms:g} ms, "
+            f"{c.requests:,} requests — {verdict}")

@@ -1,0 +1,154 @@
+"""Replay a plan against the traces its workloads name, at the planned peak, intact and after
+every failure each workload must survive (docs/replay.md, "Replay in the plan").
+
+For a workload whose ``arrival.trace`` names a trace: the trace is scaled so its busiest minute
+(``scale_to: peak_minute``), or its busiest hour's mean, is the workload's planned peak rate;
+the replay covers :data:`WINDOW_S` centred on the busiest minute after :data:`WARMUP_S` of
+warm-up, on the replicas the plan runs in the workload's peak slice; the P95s are over the
+requests arriving in the window. Each failure the workload must survive (each pool's fullest
+node for ``n_plus_1``, and each zone for ``zone_loss``, as ``check`` defines them) happens at
+the window's start. A check holds when both P95s are within the SLO and no request found no
+replica (requests longer than the model's context, and those streaming on a replica at the
+instant it fails, are counted by the replay but do not fail the check: no fleet serves them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models.plan import Plan, ReplayCheck
+from models.scenario import Scenario
+from models.workload import TraceLink, Workload
+from solver.replay.engine import (
+    EngineConfig,
+    Outage,
+    fleet_replica_groups,
+    peak_slice,
+    replay,
+    summarize,
+)
+from solver.replay.outages import Groups, outage_for
+from solver.replay.traces import Trace, TraceFormat, read_trace
+from solver.survivability.failures import failure_domains, required_failures
+from solver.survivability.fleet import fleet_from_plan
+
+#: Replayed window around the busiest minute [s of the scaled trace].
+WINDOW_S = 600.0
+#: Replayed before the window so its queues start loaded [s].
+WARMUP_S = 120.0
+SECONDS_PER_MINUTE = 60.0
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class PeakWindow:
+    """A trace scaled to a planned peak and cut around its busiest minute."""
+
+    trace: Trace
+    """The cut: warm-up and window, times from the cut's start [s]."""
+    start_s: float
+    """Start of the window in the cut (the failure instant) [s]."""
+    rate_scale: float
+    """Factor the trace's rate was multiplied by [1]."""
+
+
+@dataclass(frozen=True)
+class Miss:
+    """What a failed check implies for the configurations that served it."""
+
+    check: ReplayCheck
+    configurations: frozenset[tuple[str, int]]
+    """(GPU, TP) of the replicas serving in the case."""
+
+
+def read_linked(link: TraceLink) -> Trace:
+    """The trace a workload names (its path made absolute by the loader)."""
+    return read_trace(Path(link.path), TraceFormat(link.format) if link.format else None)
+
+
+def peak_window(trace: Trace, peak_rps: float, scale_to: str = "peak_minute",
+                window_s: float = WINDOW_S, warmup_s: float = WARMUP_S) -> PeakWindow:
+    """``trace`` with its inter-arrival times divided so its busiest minute (or busiest hour's
+    mean) is ``peak_rps``, cut to ``warmup_s`` + ``window_s`` centred on its busiest minute."""
+    arrival = trace.arrival_s
+    minutes = max(int(trace.duration_s // SECONDS_PER_MINUTE), 1)
+    per_minute = np.bincount((arrival // SECONDS_PER_MINUTE).astype(np.int64),
+                             minlength=minutes)[:minutes]
+    if trace.duration_s < SECONDS_PER_MINUTE:
+        per_minute = np.array([len(trace)])
+    if scale_to == "peak_hour":
+        hours = np.bincount((arrival // SECONDS_PER_HOUR).astype(np.int64))
+        span_s = min(SECONDS_PER_HOUR, max(trace.duration_s, 1e-9))
+        reference_rps = float(hours.max()) / span_s
+    else:
+        reference_rps = float(per_minute.max()) / min(SECONDS_PER_MINUTE,
+                                                      max(trace.duration_s, 1e-9))
+    scale = peak_rps / reference_rps
+    scaled = arrival / scale
+    centre = (int(per_minute.argmax()) + 0.5) * SECONDS_PER_MINUTE / scale
+    start = max(0.0, centre - window_s / 2)
+    begin = max(0.0, start - warmup_s)
+    keep = (scaled >= begin) & (scaled < start + window_s)
+    cut = Trace(source=trace.source, arrival_s=scaled[keep] - begin,
+                input_tokens=trace.input_tokens[keep], output_tokens=trace.output_tokens[keep])
+    return PeakWindow(trace=cut, start_s=start - begin, rate_scale=scale)
+
+
+def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_: int
+                ) -> tuple[list[ReplayCheck], list[Miss]]:
+    """Every check of every workload named in ``traces`` (workload → its trace), and the
+    misses among them."""
+    fleet = fleet_from_plan(plan, scenario)
+    domains = failure_domains(fleet, scenario)
+    checks: list[ReplayCheck] = []
+    misses: list[Miss] = []
+    for wl in scenario.workloads:
+        trace = traces.get(wl.name)
+        if trace is None or wl.arrival is None or wl.arrival.trace is None:
+            continue
+        slice_name = peak_slice(scenario, wl)
+        groups = fleet_replica_groups(fleet, scenario, wl, slice_name)
+        replicas = [spec for _, specs in groups for spec in specs]
+        if not replicas:
+            continue
+        window = peak_window(trace, max(wl.hourly_demand_rps()), wl.arrival.trace.scale_to)
+        cases: list[tuple[str, Outage | None]] = [("none", None)]
+        for failure in required_failures(wl, domains):
+            outage = outage_for(failure, fleet, scenario, wl, slice_name, groups,
+                                window.start_s)
+            if outage is not None and any(outage.hits(r) for r in replicas):
+                cases.append((failure.label, outage))
+        for label, outage in cases:
+            check, configs = _one_case(scenario, wl, slice_name, groups, window, label, outage,
+                                       round_)
+            checks.append(check)
+            if not check.holds:
+                misses.append(Miss(check, configs))
+    return checks, misses
+
+
+def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
+              groups: Groups, window: PeakWindow, label: str,
+              outage: Outage | None, round_: int
+              ) -> tuple[ReplayCheck, frozenset[tuple[str, int]]]:
+    replicas = [spec for _, specs in groups for spec in specs]
+    config = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
+                          max_context_tokens=scenario.model(wl.model).max_context_tokens)
+    result = replay(window.trace, replicas, config, outage)
+    ttft_slo, tpot_slo = wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms
+    s = summarize(result, ttft_slo, tpot_slo, since_s=window.start_s)
+    ttft = None if np.isnan(s.ttft_ms.p95) else s.ttft_ms.p95
+    tpot = None if np.isnan(s.tpot_ms.p95) else s.tpot_ms.p95
+    no_replica = s.rejected - s.rejected_too_long
+    holds = (no_replica == 0 and (ttft is None or ttft <= ttft_slo)
+             and (tpot is None or tpot <= tpot_slo))
+    serving = frozenset((g.gpu, g.tp) for g, specs in groups
+                        if any(outage is None or not outage.hits(r) for r in specs))
+    check = ReplayCheck(round=round_, workload=wl.name, failure=label, slice=slice_name,
+                        requests=s.requests, ttft_p95_ms=ttft, ttft_slo_ms=ttft_slo,
+                        tpot_p95_ms=tpot, tpot_slo_ms=tpot_slo,
+                        slo_attainment=s.slo_attainment, holds=holds)
+    return check, serving

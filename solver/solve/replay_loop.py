@@ -1,0 +1,126 @@
+"""Replay in the planning loop: solve, replay the traces, de-rate what missed, solve again.
+
+The capacity-planning practice fleetplan follows is a queueing estimate first, then trace
+replay. ``plan`` hands this loop a ``replay`` function (solver.replay.plan_replay, wired by the
+command: the solve strategy does not import the replay). Each round replays the plan it is about
+to write; where a check misses an SLO, the workload's configurations (those that served in
+that case, and the others the same model priced) are de-rated — their SLO-holding rate
+multiplied by the worst ratio SLO ÷ replayed P95 of the workload's misses, kept within
+[:data:`MIN_DERATE`, :data:`MAX_DERATE`] — and the program is solved again, at most
+:data:`MAX_ROUNDS` solves in all. The plan records every round's checks (``Plan.replay``). A
+re-solve that finds no fleet ends the loop with the last plan that had one. docs/replay.md,
+"Replay in the plan".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from models.capacity import CapacityRow, CapacityTable
+from models.plan import Plan, ReplayCheck, SolveStatus
+
+#: Solves in all, the first included [rounds].
+MAX_ROUNDS = 3
+#: A miss de-rates a configuration to at least this share of its rate: one round never more
+#: than halves it [1].
+MIN_DERATE = 0.5
+#: ... and to at most this share: a miss by a hair still moves the plan [1].
+MAX_DERATE = 0.95
+
+#: Statuses that carry a fleet.
+HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
+
+
+class ReplayMiss(Protocol):
+    """A check that missed, and the configurations (GPU, TP) that served in it
+    (solver.replay.plan_replay.Miss)."""
+
+    @property
+    def check(self) -> ReplayCheck:
+        """The check."""
+        ...
+
+    @property
+    def configurations(self) -> frozenset[tuple[str, int]]:
+        """(GPU, TP) of the replicas serving in the case."""
+        ...
+
+
+#: ``replay(plan, round) → (every check, the misses)``.
+Replayer = Callable[[Plan, int], tuple[Sequence[ReplayCheck], Sequence[ReplayMiss]]]
+#: ``solve(table) → plan``.
+Solver = Callable[[CapacityTable], Plan]
+
+
+def miss_factor(check: ReplayCheck) -> float:
+    """How far a check's rate must come down: the worst SLO ÷ replayed P95, within
+    [MIN_DERATE, MAX_DERATE] (MIN_DERATE when a request found no replica) [1]."""
+    ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
+                                          (check.tpot_p95_ms, check.tpot_slo_ms))
+              if p95 is not None and p95 > 0]
+    worst = min(ratios, default=MIN_DERATE)
+    return min(max(worst, MIN_DERATE), MAX_DERATE)
+
+
+def derate(table: CapacityTable, factors: dict[tuple[str, str, int], float], round_: int
+           ) -> CapacityTable:
+    """``table`` with the rows of (workload, GPU, TP) in ``factors`` de-rated by their factor:
+    SLO-holding rate and token rates × factor, cost per token ÷ factor, a note saying so."""
+    rows: list[CapacityRow] = []
+    for row in table.rows:
+        f = factors.get((row.workload, row.gpu, row.tp))
+        if f is None:
+            rows.append(row)
+            continue
+        rows.append(row.model_copy(update={
+            "slo_rps": row.slo_rps * f,
+            "input_tokens_per_s": row.input_tokens_per_s * f,
+            "output_tokens_per_s": row.output_tokens_per_s * f,
+            "cost_per_million_tokens": {k: v / f for k, v in row.cost_per_million_tokens.items()},
+            "note": f"{row.note}; de-rated ×{f:.3f} by trace replay (round {round_})".lstrip("; "),
+        }))
+    return table.model_copy(update={"rows": tuple(rows)})
+
+
+def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
+                     max_rounds: int = MAX_ROUNDS) -> Plan:
+    """Solve, replay, de-rate and solve again until every check holds or ``max_rounds``
+    solves are spent; the last plan with a fleet, its ``replay`` holding every round."""
+    plan = solve(table)
+    records: list[ReplayCheck] = []
+    for round_ in range(1, max_rounds + 1):
+        if plan.status not in HAS_FLEET or not plan.allocations:
+            break
+        checks, misses = replay(plan, round_)
+        if not misses or round_ == max_rounds:
+            records += checks
+            break
+        by_workload: dict[str, float] = {}
+        for miss in misses:
+            w = miss.check.workload
+            by_workload[w] = min(by_workload.get(w, 1.0), miss_factor(miss.check))
+        # every configuration of the workload: the configurations that served are what the
+        # replay measured, and the others are priced by the same model that erred on this
+        # traffic (de-rating only the ones that served moves the plan onto the next)
+        factors = {(r.workload, r.gpu, r.tp): by_workload[r.workload] for r in table.rows
+                   if r.workload in by_workload}
+        said = {id(m.check): (*(f"{gpu}×{tp}" for gpu, tp in sorted(m.configurations)),
+                              f"every configuration of {m.check.workload} "
+                              f"×{by_workload[m.check.workload]:.3f}") for m in misses}
+        records += [c.model_copy(update={"derated": said[id(c)]}) if id(c) in said else c
+                    for c in checks]
+        table = derate(table, factors, round_)
+        again = solve(table)
+        if again.status not in HAS_FLEET or not again.allocations:
+            break  # the de-rated program has no fleet: keep the last plan that had one
+        plan = again
+    return plan.model_copy(update={"replay": tuple(records)})
+
+
+def replay_misses(plan: Plan) -> list[ReplayCheck]:
+    """Checks of the plan's last round that miss."""
+    if not plan.replay:
+        return []
+    last = max(c.round for c in plan.replay)
+    return [c for c in plan.replay if c.round == last and not c.holds]

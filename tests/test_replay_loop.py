@@ -1,0 +1,212 @@
+"""Replay in the planning loop: a plan whose trace replay misses is de-rated and solved again,
+the rounds are recorded, bounded, and a plan still missing says so and exits 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from models.capacity import CapacityRow, CapacityTable
+from models.common import CapacitySource, Precision
+from models.plan import Cost, Plan, ReplayCheck, SolverReport, SolveStatus
+from solver.cli import main
+from solver.replay.plan_replay import peak_window
+from solver.replay.traces import Trace
+from solver.solve.replay_loop import MAX_ROUNDS, MIN_DERATE, derate, miss_factor, plan_with_replay
+
+SCENARIO = """
+name: bursty
+zones:
+  - id: zone-a
+    region: region-1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 1
+        on_demand: {{price_per_gpu_hour: 1.00, stock_gpus: {stock}}}
+workloads:
+  - name: chat
+    model: Llama-3.1-8B
+    precision: bf16
+    arrival: {{peak_rps: 12, trace: {{path: bursty.csv}}}}
+    input_tokens: {{p50: 1000, p95: 1000, p99: 1000}}
+    output_tokens: {{p50: 200, p95: 200, p99: 200}}
+    slo: {{ttft_p95_ms: 500, tpot_p95_ms: 60}}
+policy:
+  time_blocks:
+    - {{name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                         19, 20, 21, 22, 23]}}
+"""
+
+
+def _bursty(tmp_path: Path, stock: int = 64) -> Path:
+    """A trace of 24 prompts arriving together every 6 s for 15 minutes (4 req/s, scaled to the
+    planned 12): one H100 holds 12 req/s of Poisson arrivals of this size within the SLO, but a
+    burst of 24 prompts of 1,000 tokens queues ~700 ms of prefill on one replica."""
+    rows = "".join(f"{6.0 * k:.1f},1000,200\n" for k in range(150) for _ in range(24))
+    (tmp_path / "bursty.csv").write_text("time_s,input_tokens,output_tokens\n" + rows)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.format(stock=stock))
+    return scenario
+
+
+def _plan(tmp_path: Path, *extra: str) -> tuple[int, str, dict[str, object]]:
+    scenario = _bursty(tmp_path) if not (tmp_path / "s.yaml").exists() else tmp_path / "s.yaml"
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), *extra])
+    data = json.loads((out / "plan.json").read_text()) if (out / "plan.json").exists() else {}
+    return res.exit_code, res.output, data
+
+
+def _replicas(data: dict[str, object]) -> int:
+    return sum(a["replicas"] for a in data["allocations"])  # type: ignore[attr-defined,index,misc]
+
+
+def test_a_missed_replay_derates_and_replans(tmp_path: Path) -> None:
+    code, out, data = _plan(tmp_path)
+    assert code == 0, out
+    checks = data["replay"]
+    assert isinstance(checks, list)
+    first = [c for c in checks if c["round"] == 1]
+    last = [c for c in checks if c["round"] == max(c["round"] for c in checks)]
+    # round 1: the Poisson-sized fleet misses the TTFT SLO in the replay, and is de-rated
+    assert first and not first[0]["holds"] and first[0]["ttft_p95_ms"] > 500
+    assert any("×0." in d for d in first[0]["derated"])
+    # the last round holds, on more replicas than the first plan bought
+    assert last[0]["round"] >= 2 and all(c["holds"] for c in last)
+    assert last[0]["ttft_p95_ms"] <= 500
+    assert "trace replay holds every SLO" in out
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Trace replay at the planned peak" in report
+    code, _, once = _plan(tmp_path, "--no-replay")
+    assert code == 0 and "replay" not in once
+    assert _replicas(data) > _replicas(once)
+
+
+def test_a_replay_still_missing_says_so_and_exits_1(tmp_path: Path) -> None:
+    _bursty(tmp_path, stock=1)  # one GPU: no re-plan can add a replica
+    code, out, data = _plan(tmp_path)
+    assert code == 1, out
+    assert "trace replay MISSES 1 SLO check(s)" in out
+    assert data["status"] == "optimal" and data["replay"]
+
+
+def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.format(stock=4))
+    res = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "workloads[0].arrival.trace.path" in res.output and "not found" in res.output
+
+
+# --- the loop with stand-in solve and replay ------------------------------------------------------
+
+
+def _row(workload: str, gpu: str, rps: float) -> CapacityRow:
+    return CapacityRow(workload=workload, model="m", gpu=gpu, runtime="vllm",
+                       precision=Precision.bf16, tp=1, source=CapacitySource.analytic,
+                       max_stable_sequences=10, slo_rps=rps, input_tokens_per_s=rps * 100,
+                       output_tokens_per_s=rps * 10, ttft_p95_ms=1, tpot_p95_ms=1, headroom=0,
+                       cost_per_million_tokens={})
+
+
+def _check(round_: int, ttft: float, holds: bool) -> ReplayCheck:
+    return ReplayCheck(round=round_, workload="w", failure="none", slice="day", requests=10,
+                       ttft_p95_ms=ttft, ttft_slo_ms=100, tpot_p95_ms=10, tpot_slo_ms=50,
+                       slo_attainment=1.0, holds=holds)
+
+
+class _Miss:
+    def __init__(self, check: ReplayCheck) -> None:
+        self.check = check
+        self.configurations = frozenset({("A", 1)})
+
+
+def _fleet_plan(rps: float) -> Plan:
+    from models.plan import Allocation, Slice
+
+    alloc = Allocation(workload="w", zone="z", gpu="A", tp=1, purchase="on_demand", slice="day",
+                       replicas=1, gpus=1, replica_capacity_rps=rps,
+                       capacity_source=CapacitySource.analytic, cost_per_month=1.0)
+    return Plan(scenario="s", status=SolveStatus.optimal, solver=SolverReport(name="t",
+                seconds=0), cost=Cost(per_month=1.0, per_million_tokens=None,
+                                      per_million_output_tokens=None, currency="USD"),
+                slices=(Slice(name="day", hours=tuple(range(24))),), allocations=(alloc,))
+
+
+def test_loop_derates_every_configuration_of_the_workload_and_stops_when_it_holds() -> None:
+    table = CapacityTable(rows=(_row("w", "A", 10.0), _row("w", "B", 4.0), _row("v", "A", 8.0)))
+    seen: list[CapacityTable] = []
+
+    def solve(t: CapacityTable) -> Plan:
+        seen.append(t)
+        return _fleet_plan(next(r.slo_rps for r in t.rows if r.workload == "w" and r.gpu == "A"))
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        # holds once the rate is at most 7 req/s: TTFT 150 ms at 10, then 100 at ≤ 7
+        ttft = 150.0 if plan.allocations[0].replica_capacity_rps > 7 else 100.0
+        c = _check(round_, ttft, ttft <= 100)
+        return [c], ([] if c.holds else [_Miss(c)])
+
+    plan = plan_with_replay(table, solve, replay)
+    # round 1 misses by 100 / 150: every configuration of w × 2/3; v untouched; round 2 holds
+    assert [c.round for c in plan.replay] == [1, 2]
+    assert [c.holds for c in plan.replay] == [False, True]
+    second = {(r.workload, r.gpu): r.slo_rps for r in seen[1].rows}
+    assert second == {("w", "A"): pytest.approx(10 * 2 / 3), ("w", "B"): pytest.approx(4 * 2 / 3),
+                      ("v", "A"): 8.0}
+    assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * 2 / 3)
+
+
+def test_loop_is_bounded() -> None:
+    table = CapacityTable(rows=(_row("w", "A", 10.0),))
+    solves: list[int] = []
+
+    def solve(t: CapacityTable) -> Plan:
+        solves.append(1)
+        return _fleet_plan(t.rows[0].slo_rps)
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        c = _check(round_, 10_000.0, False)  # never holds
+        return [c], [_Miss(c)]
+
+    plan = plan_with_replay(table, solve, replay)
+    assert len(solves) == MAX_ROUNDS
+    assert [c.round for c in plan.replay] == list(range(1, MAX_ROUNDS + 1))
+    # each round halves at most
+    assert plan.allocations[0].replica_capacity_rps == pytest.approx(
+        10 * MIN_DERATE ** (MAX_ROUNDS - 1))
+
+
+def test_miss_factor_and_derate() -> None:
+    assert miss_factor(_check(1, 125.0, False)) == pytest.approx(0.8)
+    assert miss_factor(_check(1, 10_000.0, False)) == MIN_DERATE
+    assert miss_factor(_check(1, 101.0, False)) == 0.95
+    table = derate(CapacityTable(rows=(_row("w", "A", 10.0),)), {("w", "A", 1): 0.5}, 1)
+    row = table.rows[0]
+    assert row.slo_rps == 5.0 and row.output_tokens_per_s == 50.0
+    assert "de-rated ×0.500 by trace replay (round 1)" in row.note
+
+
+# --- scaling a trace to the planned peak --------------------------------------------------------
+
+
+def test_peak_window_scales_the_busiest_minute_to_the_peak() -> None:
+    # minute 0: 60 arrivals; minute 1: 120; minute 2: 60 → busiest 2 req/s; scaled to 6 req/s
+    # (×3): the busiest minute lasts 20 s and its centre is at 1.5 min ÷ 3 = 30 s
+    times = np.concatenate([np.linspace(0, 59.9, 60), np.linspace(60, 119.95, 120),
+                            np.linspace(120, 179.9, 60), [180.0]])
+    n = times.size
+    trace = Trace(source="t", arrival_s=times, input_tokens=np.full(n, 5, dtype=np.int64),
+                  output_tokens=np.full(n, 5, dtype=np.int64))
+    w = peak_window(trace, 6.0, window_s=20.0, warmup_s=10.0)
+    assert w.rate_scale == pytest.approx(3.0)
+    assert w.start_s == pytest.approx(10.0)  # window 20–40 s, warm-up from 10 s
+    in_window = (w.trace.arrival_s >= w.start_s) & (w.trace.arrival_s < w.start_s + 20.0)
+    assert int(in_window.sum()) == 120  # the busiest minute, at 6 req/s
+    # peak_hour: the trace's mean over its 180 s (241 arrivals) becomes the peak
+    h = peak_window(trace, 6.0, "peak_hour")
+    assert h.rate_scale == pytest.approx(6.0 / (241 / 180.0))
