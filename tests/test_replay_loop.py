@@ -146,19 +146,20 @@ def test_loop_derates_every_configuration_of_the_workload_and_stops_when_it_hold
         return _fleet_plan(next(r.slo_rps for r in t.rows if r.workload == "w" and r.gpu == "A"))
 
     def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
-        # holds once the rate is at most 7 req/s: TTFT 150 ms at 10, then 100 at ≤ 7
-        ttft = 150.0 if plan.allocations[0].replica_capacity_rps > 7 else 100.0
+        # holds once the rate is at most 7 req/s: TTFT 120 ms at 10, then 100 at ≤ 7
+        ttft = 120.0 if plan.allocations[0].replica_capacity_rps > 7 else 100.0
         c = _check(round_, ttft, ttft <= 100)
         return [c], ([] if c.holds else [_Miss(c)])
 
     plan = plan_with_replay(table, solve, replay)
-    # round 1 misses by 100 / 150: every configuration of w × 2/3; v untouched; round 2 holds
+    # round 1 misses by 100 / 120: every configuration of w × (5/6)²; v untouched; round 2 holds
     assert [c.round for c in plan.replay] == [1, 2]
     assert [c.holds for c in plan.replay] == [False, True]
     second = {(r.workload, r.gpu): r.slo_rps for r in seen[1].rows}
-    assert second == {("w", "A"): pytest.approx(10 * 2 / 3), ("w", "B"): pytest.approx(4 * 2 / 3),
+    f = (5 / 6) ** 2
+    assert second == {("w", "A"): pytest.approx(10 * f), ("w", "B"): pytest.approx(4 * f),
                       ("v", "A"): 8.0}
-    assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * 2 / 3)
+    assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * f)
 
 
 def test_loop_is_bounded() -> None:
@@ -182,7 +183,7 @@ def test_loop_is_bounded() -> None:
 
 
 def test_miss_factor_and_derate() -> None:
-    assert miss_factor(_check(1, 125.0, False)) == pytest.approx(0.8)
+    assert miss_factor(_check(1, 125.0, False)) == pytest.approx(0.8 ** 2)
     assert miss_factor(_check(1, 10_000.0, False)) == MIN_DERATE
     assert miss_factor(_check(1, 101.0, False)) == 0.95
     table = derate(CapacityTable(rows=(_row("w", "A", 10.0),)), {("w", "A", 1): 0.5}, 1)
