@@ -11,6 +11,7 @@ import click
 from models.capacity import CapacityTable
 from models.plan import Plan, ReplayCheck
 from models.scenario import Scenario
+from solver.cli.show import Col, table_lines
 from solver.replay.plan_replay import Miss, read_linked, replay_plan
 from solver.replay.traces import Trace
 from solver.solve.replay_loop import plan_with_replay, replay_misses
@@ -56,21 +57,23 @@ def status_note(plan: Plan) -> str:
 
 
 def replay_lines(plan: Plan) -> list[str]:
-    """The final round's checks, one line each."""
+    """The final round's checks, a table row each (none without a replay)."""
     if not plan.replay:
         return []
     last = max(c.round for c in plan.replay)
-    out = [f"trace replay at the planned peak (round {last}; TTFT / per-token P95 vs SLO):"]
-    out += ["  " + check_text(c) for c in plan.replay if c.round == last]
+    out = [f"trace replay at the planned peak (round {last}):"]
+    out += table_lines(["Workload", "Failure", Col("TTFT P95 [ms]", right=True),
+                        Col("SLO [ms]", right=True), Col("Per-token P95 [ms]", right=True),
+                        Col("SLO [ms]", right=True), Col("Requests", right=True), "Result"],
+                       [check_cells(c) for c in plan.replay if c.round == last])
     return out
 
 
-def check_text(c: ReplayCheck) -> str:
-    """``chat none: 412 / 1,500 ms, 33.2 / 60 ms — holds``."""
+def check_cells(c: ReplayCheck) -> tuple[str, ...]:
+    """One check as table cells: its P95s against the SLOs and its verdict."""
     def ms(v: float | None) -> str:
         return "—" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
-    verdict = "holds" if c.holds else "MISSES"
-    return (f"{c.workload:<20} {c.failure:<34} TTFT {ms(c.ttft_p95_ms)} / "
-            f"{c.ttft_slo_ms:,.0f} ms, per-token {ms(c.tpot_p95_ms)} / {c.tpot_slo_ms:g} ms, "
-            f"{c.requests:,} requests — {verdict}")
+    return (c.workload, c.failure, ms(c.ttft_p95_ms), f"{c.ttft_slo_ms:,.0f}",
+            ms(c.tpot_p95_ms), f"{c.tpot_slo_ms:g}", f"{c.requests:,}",
+            "holds" if c.holds else "MISSES")
