@@ -172,8 +172,8 @@ def solve_shared(
     def beside() -> RunResult | None:
         run_stages(ctx, shared_stages(data))
         _rounds(ctx, neighbourhoods(data))
-        if ctx.halted():
-            return None
+        if ctx.halted() or not few_replicas(ctx):
+            return None  # many replicas per slot: the joint solve keeps the CPU (it has the fleets)
         return _recorded(ctx, WARM, lambda: _joint(ctx, WARM, warm=True))
 
     # two solves at once share the solver threads the plan may use (one each on two cores:
