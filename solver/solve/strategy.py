@@ -6,12 +6,13 @@ and the status and gap are decided). With shared nodes and HiGHS:
 
 - the **joint solve** — HiGHS on the whole program, from no start, exactly as it would run
   alone — runs for the whole time limit, in a thread of its own;
-- beside it, in a second thread, the **stages** of :func:`shared_stages` (starts, then
-  improvement steps around the incumbent; :mod:`solver.solve.stages`), each within its share of
-  the limit and only while the joint solve runs. Every fleet a stage finds goes to the incumbent,
-  and the joint solve takes each new incumbent as a start of its own search (HiGHS's
-  user-solution callback), so the joint solve keeps its own progress — its bound, and its fleet
-  where cheaper — and the plan is never dearer than that solve given the same time.
+- beside it, in a second thread, the **stages** of :func:`shared_stages` (the LP, the starts
+  it points to, one round of neighbourhoods of the incumbent; :mod:`solver.solve.stages`),
+  each within its share of the limit, then — where the LP holds few replicas per slot — a
+  second joint solve from the incumbent (``warm-joint``). Every fleet anyone finds goes to the
+  incumbent, and each joint solve takes each new incumbent as a start of its own search
+  (HiGHS's user-solution callback), so the joint solve keeps its own progress — its bound, and
+  its fleet where cheaper.
 
 The plan's solver report lists every stage (``solver.stages``: name, seconds, cost and bound
 after). The stages run while the joint solve runs, so a fast proof ends them; a stage that
