@@ -75,6 +75,8 @@ class Context:
     """Set when the joint solve has ended: the stages stop."""
     abandoned: threading.Event = field(default_factory=threading.Event)
     """Set when the solve overran the deadline and was left behind: it stops at once."""
+    on_abandon: list[Callable[[], None]] = field(default_factory=list)
+    """Called when the solve is abandoned (records of the stages still running)."""
     lp_x: Vector | None = None
     """The LP relaxation's solution, once the ``lp`` stage has solved it."""
     grouped_fleet: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None

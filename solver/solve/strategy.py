@@ -131,7 +131,7 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
     LP's support. Where it holds many (×25, ×100), the LP's support first: grouping slices
     there loses the hour-by-hour capacity that is then worth more.
     """
-    stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.3, lp_support, many_replicas)]
+    stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.1, lp_support, many_replicas)]
     slices = len(data.slices)
     if slices > GROUP_ABOVE_SLICES:
         stages += [Stage(f"grouped-{n}", 0.15, grouped(n), few_replicas)
@@ -144,12 +144,13 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
 
 
 def neighbourhoods(data: ProgramData) -> tuple[Stage, ...]:
-    """The improvement steps repeated around each new incumbent: the slots the LP or the
-    incumbent use, then (programs of several slices) the reserved base held or shrunk."""
-    steps = [Stage("support", 0.15, support)]
-    if len(data.slices) > 1:
-        steps += [Stage("elastic", 0.05, elastic), Stage("shrink", 0.15, shrink)]
-    return tuple(steps)
+    """The improvement steps around the incumbent: the slots the LP or the incumbent use, then
+    (few replicas per slot, several slices) the reserved base held or shrunk. With many
+    replicas per slot each takes little: the joint solve, not they, finds the fleets there."""
+    return (Stage("support", 0.05, support, many_replicas),
+            Stage("support", 0.15, support, few_replicas),
+            *((Stage("elastic", 0.05, elastic, few_replicas),
+               Stage("shrink", 0.15, shrink, few_replicas)) if len(data.slices) > 1 else ()))
 
 
 def solve_shared(
@@ -194,11 +195,21 @@ WARM = "warm-joint"
 
 
 def _recorded(ctx: Context, name: str, solve: Callable[[], RunResult]) -> RunResult:
+    """Run a joint solve and record it as a stage; one still running when the solve is
+    abandoned (past the deadline) is recorded then, with what the incumbent holds."""
     started = ctx.deadline.elapsed()
+    done = threading.Event()
+
+    def record() -> None:
+        if not done.is_set():
+            done.set()
+            ctx.incumbent.record(name, ctx.deadline.elapsed() - started)
+
+    ctx.on_abandon.append(record)
     try:
         return solve()
     finally:
-        ctx.incumbent.record(name, ctx.deadline.elapsed() - started)
+        record()
 
 
 def _proven(ctx: Context, result: object) -> None:
@@ -239,6 +250,8 @@ def _in_threads(ctx: Context, tasks: dict[str, Callable[[], object]], first: tup
     for t in threads:
         _wait(t, ctx.deadline)
     if any(t.is_alive() for t in threads):
+        for record in ctx.on_abandon:
+            record()
         ctx.abandoned.set()  # overran: what they found came through their callbacks
     if errors:
         raise errors[0]
