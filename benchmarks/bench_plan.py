@@ -26,7 +26,7 @@ another day.
 The parent also prices the two baselines of :mod:`solver.studies.baselines` on the ×1 scenarios, and
 reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports no bound through
 PuLP, so the table also gives every run's gap against the best bound any run proved on that
-case, and against the best fleet known (``BEST_KNOWN``, from long runs: benchmarks/README.md).
+case, and against the best fleet known (``BEST_KNOWN``: the cheapest seen, benchmarks/README.md).
 
 Run (from the repository root)::
 
