@@ -87,7 +87,8 @@ def test_the_incumbent_keeps_only_cheaper_fleets_that_break_no_row() -> None:
     dear = model.vector(fleet(program, 0, {"a": 1, "b": 3, "c": 2}))  # 6 × 730 = 4,380
     best = model.vector(fleet(program, 1, {"b": 2, "c": 1}))  # 3,650
     assert inc.offer(dear, "a") and inc.cost == pytest.approx(4380.0)
-    short = model.vector(fleet(program, 1, {"b": 1, "c": 1}))  # misses block b's 30 req/s
+    short = best.copy()  # one replica fewer in block b (its node still paid): misses 30 req/s
+    short[model.index[program.v.replicas[ReplicaKey("w", "H100", 1, "z", D, "b")].name]] -= 1
     assert model.cost_of(short) < 4380.0
     assert not inc.offer(short, "b") and inc.cost == pytest.approx(4380.0)
     assert inc.rejected and inc.rejected[0][0] == "b"
