@@ -241,24 +241,36 @@ def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
     spec = size_spec(size)
     failed = RunResult(size, solver, spec.workloads, spec.gpu_types, spec.zones, spec.slices,
                        scale=scale, nodes=_nodes(share_nodes))
+    result = child_json(Path(__file__), [
+        "--sizes", size, "--scales", str(scale), "--also", "", "--solvers", solver,
+        "--time-limit", str(time_limit_s), "--gap", str(gap), "--seed", str(seed),
+        "--share-nodes" if share_nodes else "--dedicated"], time_limit_s)
+    if isinstance(result, str):
+        failed.error = result
+        return failed
+    known = {f.name for f in fields(RunResult)}
+    return RunResult(**{k: v for k, v in result.items() if k in known})
+
+
+def child_json(script: Path, args: list[str], time_limit_s: float) -> dict[str, Any] | str:
+    """Run ``script --child OUT *args`` in a fresh Python process, given the limit and a grace.
+
+    Returns the JSON record the child wrote to OUT, or why there is none (a timeout, or the exit
+    code and the last line the child printed).
+    """
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out), "--sizes", size,
-               "--scales", str(scale), "--also", "", "--solvers", solver,
-               "--time-limit", str(time_limit_s), "--gap", str(gap), "--seed", str(seed),
-               "--share-nodes" if share_nodes else "--dedicated"]
+        cmd = [sys.executable, str(script.resolve()), "--child", str(out), *args]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                                   timeout=time_limit_s + CHILD_GRACE_S, check=False)
         except subprocess.TimeoutExpired:
-            failed.error = f"stopped after {time_limit_s + CHILD_GRACE_S} s"
-            return failed
+            return f"stopped after {time_limit_s + CHILD_GRACE_S} s"
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            failed.error = f"exit {done.returncode}: {tail[0]}"
-            return failed
-        known = {f.name for f in fields(RunResult)}
-        return RunResult(**{k: v for k, v in json.loads(out.read_text()).items() if k in known})
+            return f"exit {done.returncode}: {tail[0]}"
+        record: dict[str, Any] = json.loads(out.read_text())
+        return record
 
 
 @dataclass

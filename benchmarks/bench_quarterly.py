@@ -29,7 +29,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
 from benchmarks.bench_plan import (  # noqa: E402
-    CHILD_GRACE_S,
     COLD,
     _cpu_s,
     _finite,
@@ -50,6 +48,7 @@ from benchmarks.bench_plan import (  # noqa: E402
     _nodes,
     _pct,
     _rss_mib,
+    child_json,
     code_version,
     machine,
     parse_cases,
@@ -210,24 +209,15 @@ def spawn(size: str, scale: int, run: str, seed: int, time_limit_s: float, gap: 
           share_nodes: bool = True) -> QuarterlyResult:
     """One run in a fresh Python process."""
     failed = QuarterlyResult(size, scale, run, _nodes(share_nodes))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "result.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out), "--run", run,
-               "--cases", f"{size}:{scale}", "--time-limit", str(time_limit_s), "--gap",
-               str(gap), "--seed", str(seed), *([] if share_nodes else ["--dedicated"])]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                                  timeout=time_limit_s + CHILD_GRACE_S, check=False)
-        except subprocess.TimeoutExpired:
-            failed.error = f"stopped after {time_limit_s + CHILD_GRACE_S} s"
-            return failed
-        if done.returncode != 0 or not out.exists():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            failed.error = f"exit {done.returncode}: {tail[0]}"
-            return failed
-        known = {f.name for f in fields(QuarterlyResult)}
-        return QuarterlyResult(**{k: v for k, v in json.loads(out.read_text()).items()
-                                  if k in known})
+    result = child_json(Path(__file__), [
+        "--run", run, "--cases", f"{size}:{scale}", "--time-limit", str(time_limit_s),
+        "--gap", str(gap), "--seed", str(seed), *([] if share_nodes else ["--dedicated"])],
+        time_limit_s)
+    if isinstance(result, str):
+        failed.error = result
+        return failed
+    known = {f.name for f in fields(QuarterlyResult)}
+    return QuarterlyResult(**{k: v for k, v in result.items() if k in known})
 
 
 def markdown(results: list[QuarterlyResult]) -> str:
