@@ -190,3 +190,10 @@ def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
     dedicated = sc.model_copy(update={"policy": sc.policy.model_copy(
         update={"share_nodes": False})})
     assert "share_nodes" not in render(stopped, dedicated, [])[2]
+    # a plan stopped by the clock may differ on a re-run: the summary says so, proven or not
+    assert "re-run of the same input can give a different plan" in lines[3]
+    unbounded = stopped.model_copy(update={"solver": stopped.solver.model_copy(
+        update={"bound": None, "gap": None})})
+    (line,) = [x for x in render(unbounded, sc, []) if "re-run" in x]
+    assert "nothing proven" in line
+    assert not any("re-run" in x for x in render(plan, sc, []))

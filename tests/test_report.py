@@ -181,3 +181,15 @@ def test_the_survivability_caption_says_why_a_failure_row_can_exceed_none() -> N
         update={"failure_utilization": 0.85})})
     assert "after a failure (85.0%) in every failure row" in render_report(
         make_plan(), hotter, make_table())
+
+
+def test_a_plan_stopped_at_its_time_limit_says_a_rerun_may_differ() -> None:
+    """Same input, same plan holds for a plan the solver finished; one stopped by the clock
+    depends on how far the search got, and report.md says so under its status."""
+    plan = make_plan()
+    assert "re-run" not in render_report(plan, make_scenario(), make_table())
+    stopped = plan.model_copy(update={"status": SolveStatus.time_limit})
+    text = render_report(stopped, make_scenario(), make_table())
+    status, note = text.split("\n\n")[1:3]
+    assert "Status **Time limit**" in status
+    assert note.startswith("The solve stopped at its time limit") and "re-run" in note

@@ -32,7 +32,7 @@ from solver.outputs.figures import (
     slice_figures,
     survivability_margins,
 )
-from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label, plural
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
@@ -105,8 +105,10 @@ def survivability_lines(plan: Plan) -> list[str]:
 def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     """What a plan stopped at its time limit proves, and how to prove more (else nothing)."""
     s = plan.solver
-    if plan.status is not SolveStatus.time_limit or s.gap is None or s.bound is None:
+    if plan.status is not SolveStatus.time_limit:
         return []
+    if s.gap is None or s.bound is None:
+        return [f"stopped at the time limit with nothing proven: {RERUN_NOTE}"]
     cur, h = plan.cost.currency, plan.horizon
     what = (f"no plan costs less than {s.bound:,.0f} {cur} over the horizon (its objective, "
             f"{h.objective.replace('_', ' ')} cost)" if h is not None else
@@ -117,7 +119,8 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
                  "workload and proven much faster, but cost more")
-    return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")"]
+    return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
+            f"  stopped at the time limit: {RERUN_NOTE}"]
 
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:

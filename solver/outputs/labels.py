@@ -11,7 +11,7 @@ from enum import Enum
 
 from models.common import CapacitySource, Precision, PurchaseKind, Survivability, WorkloadClass
 
-__all__ = ["config_label", "failure_label", "label", "plural"]
+__all__ = ["RERUN_NOTE", "config_label", "failure_label", "label", "plural"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -30,6 +30,12 @@ _LABELS: dict[Enum, str] = {
     Precision.int8: "INT8",
     Precision.int4: "INT4",
 }
+
+#: What a plan stopped at its time limit cannot promise (terminal and report.md say it): the
+#: search's progress in a given time depends on the machine and its load.
+RERUN_NOTE = ("this plan is as far as the search got in that time on this machine under its "
+              "load, so a re-run of the same input can give a different plan (each within the "
+              "gap it states)")
 
 
 def label(value: Enum | str | None) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
-from models.plan import Plan
+from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.workload import Workload
@@ -47,7 +47,7 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.labels import config_label, failure_label, label
+from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label
 from solver.outputs.plan_dir import (
     COST_CHART_FILE,
     DAY_CHART_FILE,
@@ -182,6 +182,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]
+    if plan.status is SolveStatus.time_limit:
+        lines += [f"The solve stopped at its time limit: {RERUN_NOTE}.", ""]
     if scenario.description:
         lines += [markdown_text(scenario.description, line_start=True), ""]
     assumptions = assumed_figures(scenario)
