@@ -7,7 +7,10 @@ conversation; ``scale_to: peak_minute``), planned in one process:
 1. ``fleetplan plan --no-replay``'s work: capacity table, one solve, the outputs written;
 2. one round of replay of that plan (every workload with a trace, intact and after every
    failure it must survive);
-3. the whole solve–replay loop (``plan`` without ``--no-replay``): solves, replays, outputs.
+3. the whole solve–replay loop (``plan`` without ``--no-replay``): one solve, replays, the
+   re-plans of the workloads that missed (the rest of the fleet kept), outputs;
+4. with ``--also-full``, the loop as it was before re-plans: every round a whole re-solve and a
+   replay of every workload.
 
 Prints the seconds of each, the replay's share of (1), the loop's wall time against (1), and
 every round's checks. Run from the repository root:
@@ -29,7 +32,9 @@ from models.scenario import Scenario
 from models.workload import TraceLink
 from solver.capacity.table import build_capacity_table
 from solver.outputs.plan_dir import write_plan_outputs
-from solver.replay.plan_replay import read_linked, replay_plan
+from solver.replay.plan_replay import ReplayCache, read_linked, replay_plan
+from solver.solve.assemble import solver_summary
+from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import plan_with_replay
 from solver.solve.strategy import plan_scenario
 
@@ -57,6 +62,9 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--traces", type=Path, default=TRACES)
+    parser.add_argument("--also-full", action="store_true",
+                        help="also run the loop that solves the whole program again each round "
+                             "and replays every workload (the loop before 2026-12-02)")
     args = parser.parse_args(argv)
     if not args.traces.is_dir():
         sys.exit(f"no traces at {args.traces}")
@@ -81,16 +89,30 @@ def main(argv: list[str]) -> None:
     began = time.perf_counter()
     rounds: list[float] = []
 
+    cache: ReplayCache = {}
+
     def timed_replay(p: object, r: int) -> object:
         t = time.perf_counter()
-        result = replay_plan(p, sc, traces, r)  # type: ignore[arg-type]
+        result = replay_plan(p, sc, traces, r, cache)  # type: ignore[arg-type]
         rounds.append(time.perf_counter() - t)
         return result
 
+    def replan(t: object, previous: object, workloads: frozenset[str]) -> object:
+        return replan_workloads(sc, t, previous, workloads, solve,  # type: ignore[arg-type]
+                                time_limit_s=args.time_limit)
+
     table = build_capacity_table(sc)
-    looped = plan_with_replay(table, solve, timed_replay)  # type: ignore[arg-type]
+    looped = plan_with_replay(table, solve, timed_replay,  # type: ignore[arg-type]
+                              replan=replan)  # type: ignore[arg-type]
     write_plan_outputs(looped, sc, out / "loop")
     loop_s = time.perf_counter() - began
+    full = None
+    if args.also_full:
+        began = time.perf_counter()
+        full = plan_with_replay(build_capacity_table(sc), solve,  # type: ignore[arg-type]
+                                lambda p, r: replay_plan(p, sc, traces, r))  # type: ignore[arg-type]
+        write_plan_outputs(full, sc, out / "full")
+        full_s = time.perf_counter() - began
 
     print(f"plan --no-replay (table, one solve, outputs): {once_s:.1f} s "
           f"({plan.status.value}, solver {plan.solver.seconds:.1f} s)")
@@ -99,7 +121,14 @@ def main(argv: list[str]) -> None:
     print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
           f"{len(rounds)} round(s) of replay, {sum(rounds):.1f} s in all")
     print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
-          f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value})")
+          f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value}, "
+          f"{solver_summary(looped.solver)})")
+    if full is not None:
+        full_rounds = max(c.round for c in full.replay)
+        print(f"the loop with whole re-solves: {full_s:.1f} s = {full_s / once_s:.2f}× plan "
+              f"--no-replay; {full_rounds} round(s); {full.cost.per_month:,.0f}/month "
+              f"({full.status.value}), misses in its last round: "
+              f"{sum(not c.holds for c in full.replay if c.round == full_rounds)}")
     for c in looped.replay:
         print(f"  round {c.round} {c.workload:<16} {c.failure:<34} "
               f"TTFT {c.ttft_p95_ms or 0:,.0f}/{c.ttft_slo_ms:,.0f} "

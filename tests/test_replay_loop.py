@@ -162,6 +162,29 @@ def test_loop_derates_every_configuration_of_the_workload_and_stops_when_it_hold
     assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * f)
 
 
+def test_a_later_round_replans_only_the_workloads_that_missed() -> None:
+    table = CapacityTable(rows=(_row("w", "A", 10.0), _row("v", "A", 8.0)))
+    calls: list[tuple[str, frozenset[str]]] = []
+
+    def solve(t: CapacityTable) -> Plan:
+        calls.append(("solve", frozenset()))
+        return _fleet_plan(10.0)
+
+    def replan(t: CapacityTable, previous: Plan, workloads: frozenset[str]) -> Plan:
+        calls.append(("replan", workloads))
+        assert previous.allocations[0].replica_capacity_rps == 10.0  # the plan that missed
+        return _fleet_plan(next(r.slo_rps for r in t.rows if r.workload == "w"))
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        ttft = 120.0 if plan.allocations[0].replica_capacity_rps > 7 else 100.0
+        c = _check(round_, ttft, ttft <= 100)
+        return [c], ([] if c.holds else [_Miss(c)])
+
+    plan = plan_with_replay(table, solve, replay, replan=replan)
+    assert calls == [("solve", frozenset()), ("replan", frozenset({"w"}))]
+    assert [c.holds for c in plan.replay] == [False, True]
+
+
 def test_loop_is_bounded() -> None:
     table = CapacityTable(rows=(_row("w", "A", 10.0),))
     solves: list[int] = []

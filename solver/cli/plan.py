@@ -37,6 +37,7 @@ from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
+from solver.solve.replan import replan_workloads
 from solver.solve.strategy import plan_scenario
 
 #: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
@@ -230,7 +231,14 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 return sign_off(plan_scenario(sc, table, solver=solver,
                                               time_limit_s=time_limit_s, gap=gap), sc, table)
 
+            def replan(table: CapacityTable, previous: Plan, workloads: frozenset[str]) -> Plan:
+                """The workloads that missed re-planned, the rest of the fleet kept; signed off."""
+                return sign_off(replan_workloads(sc, table, previous, workloads, solve,
+                                                 solver=solver, time_limit_s=time_limit_s,
+                                                 gap=gap), sc, table)
+
             table = build_capacity_table(sc)
-            plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json)
+            plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json,
+                                                                  replan)
             shown = sc
     return plan, shown

@@ -97,10 +97,20 @@ def peak_window(trace: Trace, peak_rps: float, scale_to: str = "peak_minute",
     return PeakWindow(trace=cut, start_s=start - begin, rate_scale=scale)
 
 
-def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_: int
-                ) -> tuple[list[ReplayCheck], list[Miss]]:
+#: Checks already replayed, by workload and the allocations it had (see :func:`replay_plan`).
+ReplayCache = dict[tuple[str, str], list[tuple[ReplayCheck, frozenset[tuple[str, int]]]]]
+
+
+def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_: int,
+                cache: ReplayCache | None = None) -> tuple[list[ReplayCheck], list[Miss]]:
     """Every check of every workload named in ``traces`` (workload → its trace), and the
-    misses among them."""
+    misses among them.
+
+    A workload's checks depend on its own replicas only (its trace, the failures of the pools
+    and zones holding them, the node of each pool that holds most of it), so with ``cache`` a
+    workload whose allocations are those of an earlier call gets that call's checks again
+    (this round's number) instead of a second replay of the same thing: the replay loop
+    re-plans the workloads that missed and keeps the others' replicas."""
     fleet = fleet_from_plan(plan, scenario)
     domains = failure_domains(fleet, scenario)
     checks: list[ReplayCheck] = []
@@ -109,6 +119,16 @@ def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_
         trace = traces.get(wl.name)
         if trace is None or wl.arrival is None or wl.arrival.trace is None:
             continue
+        key = (wl.name, repr(sorted(a.model_dump_json() for a in plan.allocations
+                                    if a.workload == wl.name)))
+        if cache is not None and key in cache:
+            for check, configs in cache[key]:
+                again = check.model_copy(update={"round": round_})
+                checks.append(again)
+                if not again.holds:
+                    misses.append(Miss(again, configs))
+            continue
+        done: list[tuple[ReplayCheck, frozenset[tuple[str, int]]]] = []
         slice_name = peak_slice(scenario, wl)
         groups = fleet_replica_groups(fleet, scenario, wl, slice_name)
         replicas = [spec for _, specs in groups for spec in specs]
@@ -124,9 +144,12 @@ def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_
         for label, outage in cases:
             check, configs = _one_case(scenario, wl, slice_name, groups, window, label, outage,
                                        round_)
+            done.append((check, configs))
             checks.append(check)
             if not check.holds:
                 misses.append(Miss(check, configs))
+        if cache is not None:
+            cache[key] = done
     return checks, misses
 
 

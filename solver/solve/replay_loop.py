@@ -6,7 +6,8 @@ command: the solve strategy does not import the replay). Each round replays the 
 to write; where a check misses an SLO, the workload's configurations (those that served in
 that case, and the others the same model priced) are de-rated — their SLO-holding rate
 multiplied by the square of the worst ratio SLO ÷ replayed P95 of the workload's misses, within
-[:data:`MIN_DERATE`, :data:`MAX_DERATE`] — and the program is solved again, at most
+[:data:`MIN_DERATE`, :data:`MAX_DERATE`] — and the program is solved again (with a
+``replan``, only for the workloads that missed, the rest of the fleet kept), at most
 :data:`MAX_ROUNDS` solves in all. The plan records every round's checks (``Plan.replay``). A
 re-solve that finds no fleet ends the loop with the last plan that had one. docs/replay.md,
 "Replay in the plan".
@@ -51,6 +52,9 @@ class ReplayMiss(Protocol):
 Replayer = Callable[[Plan, int], tuple[Sequence[ReplayCheck], Sequence[ReplayMiss]]]
 #: ``solve(table) → plan``.
 Solver = Callable[[CapacityTable], Plan]
+#: ``replan(table, plan, workloads) → plan``: ``workloads`` re-planned on ``table``, every other
+#: workload's replicas kept as ``plan`` has them (solver.solve.replan).
+Replanner = Callable[[CapacityTable, Plan, frozenset[str]], Plan]
 
 
 def miss_factor(check: ReplayCheck) -> float:
@@ -88,9 +92,14 @@ def derate(table: CapacityTable, factors: dict[tuple[str, str, int], float], rou
 
 
 def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
-                     max_rounds: int = MAX_ROUNDS) -> Plan:
+                     max_rounds: int = MAX_ROUNDS, replan: Replanner | None = None) -> Plan:
     """Solve, replay, de-rate and solve again until every check holds or ``max_rounds``
-    solves are spent; the last plan with a fleet, its ``replay`` holding every round."""
+    solves are spent; the last plan with a fleet, its ``replay`` holding every round.
+
+    With ``replan``, a round after the first re-plans only the workloads that missed, the
+    rest of the fleet kept (their rows are not de-rated, so their replicas still meet them):
+    a small program instead of the full one (benchmarks/README.md, "Replay in the planning
+    loop")."""
     plan = solve(table)
     records: list[ReplayCheck] = []
     for round_ in range(1, max_rounds + 1):
@@ -115,7 +124,8 @@ def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
         records += [c.model_copy(update={"derated": said[id(c)]}) if id(c) in said else c
                     for c in checks]
         table = derate(table, factors, round_)
-        again = solve(table)
+        again = (solve(table) if replan is None
+                 else replan(table, plan, frozenset(by_workload)))
         if again.status not in HAS_FLEET or not again.allocations:
             break  # the de-rated program has no fleet: keep the last plan that had one
         plan = again

@@ -1,0 +1,169 @@
+"""The replay loop's cheap re-solve: the workloads that missed are re-planned on the de-rated
+table with every other workload's replicas kept, the plan meets every row of the de-rated
+program, reports the first solve's bound, and a workload whose replicas did not move is not
+replayed twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models.capacity import CapacityTable
+from models.loader import load_scenario
+from models.plan import Plan, SolveStatus
+from models.scenario import Scenario
+from solver.capacity.table import build_capacity_table
+from solver.replay import plan_replay
+from solver.replay.plan_replay import ReplayCache, replay_plan
+from solver.replay.traces import Trace
+from solver.solve.replan import kept_replicas, replan_workloads
+from solver.solve.replay_loop import derate
+from solver.solve.strategy import plan_scenario
+from solver.survivability.verify import verify_plan
+
+SCENARIO = """
+name: two
+zones:
+  - id: zone-a
+    region: region-1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 2
+        on_demand: {{price_per_gpu_hour: 1.00, stock_gpus: {stock}}}
+workloads:
+  - name: chat
+    model: Llama-3.1-8B
+    precision: bf16
+    arrival: {{peak_rps: 12}}
+    input_tokens: {{p50: 1000, p95: 1000, p99: 1000}}
+    output_tokens: {{p50: 200, p95: 200, p99: 200}}
+    slo: {{ttft_p95_ms: 500, tpot_p95_ms: 60}}
+  - name: code
+    model: Llama-3.1-8B
+    precision: bf16
+    arrival: {{peak_rps: 20}}
+    input_tokens: {{p50: 2000, p95: 2000, p99: 2000}}
+    output_tokens: {{p50: 30, p95: 30, p99: 30}}
+    slo: {{ttft_p95_ms: 400, tpot_p95_ms: 40}}
+policy:
+  time_blocks:
+    - {{name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                         19, 20, 21, 22, 23]}}
+"""
+
+
+def _scenario(tmp_path: Path, stock: int = 64) -> Scenario:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(stock=stock))
+    return load_scenario(path)
+
+
+def _replicas(plan: Plan, workload: str) -> int:
+    return sum(a.replicas for a in plan.allocations if a.workload == workload)
+
+
+def _halved(table: CapacityTable, workload: str) -> CapacityTable:
+    return derate(table, {(r.workload, r.gpu, r.tp): 0.5 for r in table.rows
+                          if r.workload == workload}, 1)
+
+
+def test_replan_keeps_the_others_and_meets_every_row(tmp_path: Path) -> None:
+    sc = _scenario(tmp_path)
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    assert first.status is SolveStatus.optimal and _replicas(first, "chat") > 0
+    halved = _halved(table, "chat")
+    full: list[CapacityTable] = []
+    again = replan_workloads(sc, halved, first, frozenset({"chat"}),
+                             lambda t: full.append(t) or plan_scenario(sc, t))
+    assert not full  # the kept fleet leaves room: no full solve
+    # code keeps exactly its replicas; chat needs about twice as many
+    assert kept_replicas(again, frozenset({"chat"})) == kept_replicas(first, frozenset({"chat"}))
+    assert _replicas(again, "chat") >= 2 * _replicas(first, "chat") - 1
+    assert verify_plan(again, sc, halved) == []
+    # its bound is the first solve's (de-rating only tightens rows), never above the cost
+    assert again.solver.bound == pytest.approx(first.solver.bound)
+    assert again.solver.bound <= again.cost.per_month
+    assert again.solver.gap == pytest.approx(
+        (again.cost.per_month - first.solver.bound) / again.cost.per_month)
+    assert again.status is (SolveStatus.optimal if again.solver.gap <= 0.01
+                            else SolveStatus.feasible)
+    # and it costs no less than the full solve of the de-rated program
+    assert again.cost.per_month >= plan_scenario(sc, halved).cost.per_month - 1e-6
+    # kept means kept: a code fleet with a replica more than it needs stays as it was
+    wasteful = _with_spare_code_replica(first)
+    again = replan_workloads(sc, halved, wasteful, frozenset({"chat"}),
+                             lambda t: full.append(t) or plan_scenario(sc, t))
+    assert not full
+    assert (kept_replicas(again, frozenset({"chat"}))
+            == kept_replicas(wasteful, frozenset({"chat"})))
+
+
+def _with_spare_code_replica(plan: Plan) -> Plan:
+    """``plan`` with one more TP2 replica of code than it needs."""
+    return plan.model_copy(update={"allocations": tuple(
+        a.model_copy(update={"replicas": a.replicas + 1, "gpus": a.gpus + a.tp})
+        if a.workload == "code" and a.tp == 2 else a for a in plan.allocations)})
+
+
+def test_replan_solves_the_whole_program_when_the_kept_fleet_leaves_no_room(
+        tmp_path: Path) -> None:
+    sc = _scenario(tmp_path, stock=6)
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    # an earlier fleet that gave code one replica more than it needs: kept, it leaves too few
+    # of the 6 GPUs for chat at half its rate, which the whole program still fits
+    wasteful = _with_spare_code_replica(first)
+    assert sum(a.gpus for a in wasteful.allocations if a.workload == "code") == 5
+    halved = _halved(table, "chat")
+    full: list[CapacityTable] = []
+
+    def solve(t: CapacityTable) -> Plan:
+        full.append(t)
+        return plan_scenario(sc, t)
+
+    again = replan_workloads(sc, halved, wasteful, frozenset({"chat"}), solve)
+    assert full == [halved]
+    assert again.allocations == plan_scenario(sc, halved).allocations
+    assert verify_plan(again, sc, halved) == []
+
+
+def _trace(n: int = 1200) -> Trace:
+    import numpy as np
+
+    t = np.arange(n, dtype=np.float64) * 0.25
+    return Trace(source="t", arrival_s=t, input_tokens=np.full(n, 1000, dtype=np.int64),
+                 output_tokens=np.full(n, 200, dtype=np.int64))
+
+
+def test_a_workload_whose_replicas_did_not_move_is_not_replayed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from models.workload import TraceLink
+
+    sc = _scenario(tmp_path)
+    link = TraceLink(path=str(tmp_path / "unused.csv"))
+    sc = sc.model_copy(update={"workloads": tuple(
+        w.model_copy(update={"arrival": w.arrival.model_copy(update={"trace": link})})
+        for w in sc.workloads)})
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    halved = _halved(table, "chat")
+    again = replan_workloads(sc, halved, first, frozenset({"chat"}), lambda t: plan_scenario(sc, t))
+    traces = {"chat": _trace(), "code": _trace()}
+    replayed: list[str] = []
+    real = plan_replay._one_case
+
+    def counting(scenario, wl, *args, **kwargs):  # type: ignore[no-untyped-def]
+        replayed.append(wl.name)
+        return real(scenario, wl, *args, **kwargs)
+
+    monkeypatch.setattr(plan_replay, "_one_case", counting)
+    cache: ReplayCache = {}
+    replay_plan(first, sc, traces, 1, cache)
+    assert set(replayed) == {"chat", "code"}
+    replayed.clear()
+    checks, _ = replay_plan(again, sc, traces, 2, cache)
+    assert replayed and set(replayed) == {"chat"}  # code's replicas are those of round 1
+    fresh, _ = replay_plan(again, sc, traces, 2)
+    assert checks == fresh  # what the cache gives is what a replay gives
