@@ -14,8 +14,11 @@ Predicted: ``load_point`` of one replica at its share of the window's mean rate 
 replayed requests arrived at), with the trace's ``arrival.burst`` (bursty) and without it
 (Poisson). A diff is predicted ÷ replayed − 1: positive errs high (safe).
 
-Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600]`` from the repository
-root (about a minute). Prints a markdown table.
+Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--also
+WORKLOAD=GPU:TP:N ...]`` from the repository root (about a minute). Prints a markdown table;
+``--also`` adds fixed configurations; ``--attribute`` instead replays the agent's window with
+its lengths drawn from the lognormal through P50 and P95, or shuffled (what sets its per-token
+P95).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from inputs import demo_scenario
 from models.loader import load_scenario
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import TokenPercentiles, Workload
 from solver.capacity.perf import replica_perf
+from solver.capacity.queueing import length_samples
 from solver.capacity.replica import load_point, load_profile
 from solver.capacity.table import build_capacity_table
 from solver.replay.engine import EngineConfig, ReplicaLoss, ReplicaSpec, replay, summarize
@@ -131,6 +136,57 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
     return out
 
 
+def attribute(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
+    """What in the trace sets the replayed per-token P95: the window replayed as it is, with
+    its output (or input) lengths drawn from the workload's lognormal through P50 and P95
+    (``p5`` left out) instead, and with its lengths shuffled among its requests; same arrival
+    times, same replicas, intact and with the node lost."""
+    wl = case.workload
+    cut, start_s, _ = window(trace, max(wl.hourly_demand_rps()), window_s)
+    perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
+    specs = [ReplicaSpec(f"r{k}", "z", perf) for k in range(case.replicas)]
+    cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
+                       max_context_tokens=scenario.model(wl.model).max_context_tokens)
+    rng = np.random.default_rng(0)
+    n = len(cut)
+
+    def drawn(tokens: TokenPercentiles) -> npt.NDArray[np.int64]:
+        plain = length_samples(tokens.model_copy(update={"p5": None}))
+        return rng.choice(plain.tokens, n, p=plain.weights).round().astype(np.int64)
+
+    order = rng.permutation(n)
+    variants = {
+        "the trace": cut,
+        "outputs drawn from the lognormal": Trace(cut.source, cut.arrival_s, cut.input_tokens,
+                                                  drawn(wl.output_tokens)),
+        "inputs drawn from the lognormal": Trace(cut.source, cut.arrival_s,
+                                                 drawn(wl.input_tokens), cut.output_tokens),
+        "lengths shuffled among requests": Trace(cut.source, cut.arrival_s,
+                                                 cut.input_tokens[order],
+                                                 cut.output_tokens[order]),
+    }
+    out = []
+    for name, variant in variants.items():
+        cells = [wl.name, name]
+        for lost in (0, case.per_node):
+            failure = (ReplicaLoss(frozenset(s.name for s in specs[:lost]), start_s)
+                       if lost else None)
+            s = summarize(replay(variant, specs, cfg, failure), wl.slo.ttft_p95_ms,
+                          wl.slo.tpot_p95_ms, since_s=start_s)
+            cells.append(f"{s.tpot_ms.p95:.1f}")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def fixed_case(scenario: Scenario, workload: Workload, spec: str) -> Case:
+    """``GPU:TP:replicas`` of ``workload`` (``--also``)."""
+    gpu, tp, replicas = spec.split(":")
+    poisson = workload.model_copy(update={"arrival": workload.arrival.model_copy(
+        update={"burst": None})}) if workload.arrival else workload
+    return Case(workload, poisson, gpu, int(tp), int(replicas),
+                scenario.gpu(gpu).gpus_per_node // int(tp))
+
+
 def _vs(pred: float, sim: float, fmt: str) -> str:
     """``pred (diff)`` with diff = predicted ÷ replayed − 1."""
     diff = f"{(pred / sim - 1) * 100:+.0f} %" if sim > 0 and math.isfinite(pred) else "—"
@@ -142,10 +198,28 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--window-s", type=float, default=600.0)
     parser.add_argument("--traces", type=Path, default=TRACES)
+    parser.add_argument("--also", action="append", default=[], metavar="WORKLOAD=GPU:TP:N",
+                        help="also a fixed configuration, e.g. agent=H200:4:4")
+    parser.add_argument("--attribute", action="store_true",
+                        help="the agent's per-token P95 with lengths drawn or shuffled")
     args = parser.parse_args(argv)
     if not args.traces.is_dir():
         sys.exit(f"no traces at {args.traces}")
     scenario = load_scenario(demo_scenario())
+    if args.attribute:
+        trace = read_trace(args.traces / CASES[2][0])
+        wl = traced_workload(scenario.workload(CASES[2][1]), trace)
+        case = sized_case(scenario, wl)
+        print(f"{wl.name} on {case.replicas} × {case.gpu} × {case.tp}: per-token P95 [ms]")
+        print("| workload | lengths | intact | node lost |")
+        print("|---|---|---:|---:|")
+        for line in attribute(scenario, case, trace, args.window_s):
+            print(line, flush=True)
+        return
+    also: dict[str, list[str]] = {}
+    for item in args.also:
+        name, spec = item.split("=", 1)
+        also.setdefault(name, []).append(spec)
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | bursty pred | TPOT P95 replay [ms] | "
           "Poisson pred | bursty pred | replay [s] |")
@@ -153,9 +227,11 @@ def main(argv: list[str]) -> None:
     for name, workload_name in CASES:
         trace = read_trace(args.traces / name)
         wl = traced_workload(scenario.workload(workload_name), trace)
-        case = sized_case(scenario, wl)
-        for line in row(scenario, case, trace, args.window_s):
-            print(line, flush=True)
+        cases = [sized_case(scenario, wl)]
+        cases += [fixed_case(scenario, wl, spec) for spec in also.get(workload_name, [])]
+        for case in cases:
+            for line in row(scenario, case, trace, args.window_s):
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -158,6 +158,7 @@ RANGES: dict[str, Range] = {
     "daily_requests": Range(1, 1e11, "requests/day",
                             "10^6 req/s for a whole day is 8.6 × 10^10"),
     "hourly_shape": Range(0, 1, "1", "a share of the peak hour's demand"),
+    "p5": Range(1, 1e7, "tokens", _TOKENS),
     "p50": Range(1, 1e7, "tokens", _TOKENS),
     "p95": Range(1, 1e7, "tokens", _TOKENS),
     "p99": Range(1, 1e7, "tokens", _TOKENS),

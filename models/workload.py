@@ -28,6 +28,9 @@ class TokenPercentiles(Frozen):
     p99: Whole = bounded("p99")
     mean: Real | None = bounded("mean", None)
     """Mean length where known (traces give it); used for token volumes, else P50 is used."""
+    p5: Whole | None = bounded("p5", None)
+    """5th percentile where known (traces give it): the lower tail, where the short outputs
+    that set the per-token P95 are (docs/capacity-model.md, "Length distributions")."""
 
     @model_validator(mode="after")
     def _rising(self) -> TokenPercentiles:
@@ -35,6 +38,8 @@ class TokenPercentiles(Frozen):
             raise ValueError(
                 f"percentiles must rise: p50 {self.p50} <= p95 {self.p95} <= p99 {self.p99}"
             )
+        if self.p5 is not None and self.p5 > self.p50:
+            raise ValueError(f"percentiles must rise: p5 {self.p5} <= p50 {self.p50}")
         return self
 
     @property

@@ -169,3 +169,78 @@ def test_bursty_workload_gets_a_lower_slo_holding_rate() -> None:
     rate = poisson.rate_rps * 0.7
     calm, rough = (load_point(load_profile(perf, w), rate) for w in (chat, with_scv(50.0)))
     assert rough.ttft_p95_ms > calm.ttft_p95_ms and rough.tpot_p95_ms > calm.tpot_p95_ms
+
+
+def test_short_outputs_raise_the_per_token_p95() -> None:
+    """The per-token P95 is set by requests with few output tokens (a prompt's chunk over a
+    short life is a large share of it): a workload whose outputs have a lower tail (``p5``)
+    gets a higher per-token P95 at the same rate than the lognormal through P50 and P95."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_point, load_profile
+
+    sc = load_scenario(demo_scenario())
+    agent = sc.workload("agent")
+    perf = replica_perf(sc, agent.model, "H200", agent.precision, 4, agent.runtime)
+    tailed = agent.model_copy(update={"output_tokens": agent.output_tokens.model_copy(
+        update={"p5": 10})})
+    rate = 0.5
+    plain, short = (load_point(load_profile(perf, w), rate) for w in (agent, tailed))
+    assert short.tpot_p95_ms > plain.tpot_p95_ms * 1.02
+    assert short.ttft_p95_ms == plain.ttft_p95_ms  # the queue does not see output lengths
+
+
+def test_prompts_arriving_during_the_own_prefill_land_in_the_life(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prompts arriving after a request while its own prompt is prefilled queue behind it
+    (first come, first served) and are prefilled in its decode life: the window over which
+    they are counted opens with its prefill — every chunk's iteration of its own prompt."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity import replica
+    from solver.capacity.perf import replica_perf
+
+    sc = load_scenario(demo_scenario())
+    agent = sc.workload("agent")
+    from models.workload import TokenPercentiles
+
+    fixed = agent.model_copy(update={  # one prompt length: 5 chunks of 2,048 new tokens
+        "input_tokens": TokenPercentiles(p50=10240, p95=10240, p99=10240),
+        "output_tokens": TokenPercentiles(p50=100, p95=100, p99=100),
+        "prefix_cache_hit_rate": 0.0})
+    perf = replica_perf(sc, agent.model, "H200", agent.precision, 4, agent.runtime)
+    profile = replica.load_profile(perf, fixed)
+    seen: list[float] = []
+    real = replica.tpot_quantile_ms
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(float(np.asarray(args[5]).ravel()[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(replica, "tpot_quantile_ms", spy)
+    rate_rps, batch, tpot_mean = 0.2, 4, 30.0
+    replica.tpot_p95_ms(profile, rate_rps, batch, tpot_mean, 0.0, 0.0)
+    kv = round(batch * profile.decode_context_tokens)
+    step = perf.decode_step_time_ms(batch, kv)
+    chunks = [perf.step_time_ms(2048, batch, kv, 1, 2048 * j) - step for j in range(5)]
+    own = 5 * step + sum(chunks)  # the request's own five prefill iterations
+    assert seen[0] == pytest.approx(rate_rps / 1000 * (own + 98 * tpot_mean), rel=1e-9)
+
+
+def test_synthetic_trace_draws_the_lower_tail() -> None:
+    from models.workload import TokenPercentiles
+    from solver.replay.traces import synthetic_trace
+
+    base = Workload.model_validate({
+        "name": "w", "model": "m", "arrival": {"peak_rps": 50},
+        "input_tokens": {"p50": 1000, "p95": 2000, "p99": 3000},
+        "output_tokens": {"p50": 350, "p95": 698, "p99": 1119},
+        "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50}})
+    tailed = base.model_copy(update={"output_tokens": TokenPercentiles(
+        p5=10, p50=350, p95=698, p99=1119)})
+    plain, short = (synthetic_trace(w, 600.0, seed=3).output_tokens for w in (base, tailed))
+    assert np.percentile(short, 5) == pytest.approx(10, rel=0.15)
+    assert np.percentile(short, 50) == pytest.approx(350, rel=0.05)
+    assert np.percentile(short, 95) == pytest.approx(698, rel=0.05)
+    assert np.percentile(plain, 5) > 150  # the lognormal through P50 and P95 has no such tail

@@ -176,13 +176,14 @@ def test_cli_json_keys_and_yaml_block() -> None:
     assert list(data) == ["requests", "duration_s", "mean_rps", "peak_minute_rps",
                           "p95_minute_rps", "input_tokens", "output_tokens", "prefix_reuse",
                           "burstiness"]
-    assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99"]
+    assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99", "p5"]
     assert data["requests"] == 300 and data["prefix_reuse"] is None
     text = runner.invoke(main, ["profile", path, "--format", "azure"]).output
     block = yaml.safe_load(text.split("paste it under `workloads:`\n", 1)[1])
     wl = Workload.model_validate(block | {"name": "chat", "model": "m",
                                           "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1}})
     assert wl.input_tokens.p50 == math.ceil(data["input_tokens"]["p50"])
+    assert wl.output_tokens.p5 == math.floor(data["output_tokens"]["p5"])
 
 
 def test_cli_bad_trace_is_a_clean_error(tmp_path: Path) -> None:

@@ -197,3 +197,32 @@ def test_tpot_quantile_is_not_below_the_mean(steps: list[int], jump: float,
     mean = 20.0 + per_step * jump
     got = tpot_quantile_ms(steps, weights, 20.0, [jump], [1.0], [per_step * m for m in steps])
     assert got >= mean * (1 - 1e-3)
+
+
+# --- the lower tail (``p5``) ---------------------------------------------------------------------
+
+
+def test_length_samples_with_p5_follow_both_tails() -> None:
+    # Mooncake conversation outputs: P5 10, P50 350, P95 698, P99 1,119 — 5 % of outputs are 10
+    # tokens or fewer, where a lognormal through P50 and P95 (σ = 0.42) puts 10⁻¹⁷ of them.
+    with_p5 = length_samples(TokenPercentiles(p5=10, p50=350, p95=698, p99=1119), 24)
+    without = length_samples(TokenPercentiles(p50=350, p95=698, p99=1119), 24)
+    assert with_p5.weights.sum() == pytest.approx(1.0)
+    assert np.all(np.diff(with_p5.tokens) >= 0)
+    assert _cdf(with_p5.tokens, with_p5.weights, 10) == pytest.approx(0.05, abs=0.02)
+    assert _cdf(with_p5.tokens, with_p5.weights, 350) == pytest.approx(0.5, abs=0.04)
+    assert _cdf(with_p5.tokens, with_p5.weights, 697) == pytest.approx(0.95, abs=0.02)
+    assert _cdf(without.tokens, without.weights, 100) == 0.0
+    # above the median the two agree: same σ, same P99 atom
+    assert with_p5.weights[-1] == pytest.approx(without.weights[-1])
+    # a P5 on the lognormal through P50 and P95 changes the points, not the distribution
+    on_curve = round(350 * math.exp(-math.log(698 / 350)))  # σ z₀.₀₅ below the median
+    same = length_samples(TokenPercentiles(p5=on_curve, p50=350, p95=698, p99=1119), 24)
+    assert same.mean == pytest.approx(without.mean, rel=0.02)
+
+
+def test_p5_above_p50_is_refused() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="p5 400 <= p50 350"):
+        TokenPercentiles(p5=400, p50=350, p95=698, p99=1119)

@@ -132,18 +132,29 @@ def length_samples(tokens: TokenPercentiles, n: int = LENGTH_SAMPLES) -> LengthS
     the length) and long decode lives weigh most — each represented by the length at its middle
     quantile. (Equally likely midpoints stop at the 98.75th percentile and under-count
     ``E[L⁴]`` of a short-output workload by a third; this scheme is within 1 %.)
+
+    With a ``p5`` the part below the median has its own spread, ``σ₋ = ln(p50 / p5) / z₀.₉₅``
+    (a two-piece lognormal: real output lengths often have a lower tail the upper percentiles
+    do not predict, and the short outputs set the per-token P95), and the bins narrow towards
+    both ends, edges ``u_c (x − sin(2πx) ÷ 2π)``.
     """
     p50, p99 = float(tokens.p50), float(tokens.p99)
     sigma = math.log(tokens.p95 / tokens.p50) / Z_95
-    if sigma == 0.0:
+    below = None if tokens.p5 is None else math.log(p50 / tokens.p5) / Z_95
+    if sigma == 0.0 and not below:
         return LengthSamples(np.array([p50]), np.array([1.0]))
     normal = NormalDist()
-    u_clip = normal.cdf(math.log(p99 / p50) / sigma)  # share of the lognormal below P99 [1]
+    # share of the lognormal below P99 [1]
+    u_clip = normal.cdf(math.log(p99 / p50) / sigma) if sigma > 0 else 1.0
     x = np.arange(n + 1) / n
-    edges = u_clip * (1 - (1 - x) ** 2)
+    if below is None:
+        edges = u_clip * (1 - (1 - x) ** 2)
+    else:  # narrow bins at both tails: the short outputs weigh in the per-token P95
+        edges = u_clip * (x - np.sin(2 * np.pi * x) / (2 * np.pi))
     mids = (edges[1:] + edges[:-1]) / 2
     z = np.array([normal.inv_cdf(u) for u in mids])
-    lengths = np.minimum(p50 * np.exp(sigma * z), p99)
+    spread = np.where(z < 0, sigma if below is None else below, sigma)
+    lengths = np.minimum(p50 * np.exp(spread * z), p99)
     weights = np.diff(edges)
     if u_clip < 1.0:
         lengths = np.append(lengths, p99)

@@ -243,9 +243,10 @@ def tpot_p95_ms(
     prompt_ms = np.cumsum(extra, axis=1)[:, first_m].T  # decode lengths × prompts [ms]
     cap_ms = steps * extra.max()
     rate_per_ms = rate_rps / 1000.0
-    last = (profile.chunk_tokens > 0).sum(axis=1) - 1  # each prompt's last chunk [index]
-    # prompts arriving while the request's last chunk runs wait for its first decode iteration
-    own_prefill_ms = step_ms + profile.prompt_weights @ extra[np.arange(last.size), last]
+    # prompts arriving while the request's own prompt is prefilled queue behind it (first come,
+    # first served) and are prefilled in its decode life: the window opens when its prefill does
+    chunks = (profile.chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
+    own_prefill_ms = profile.prompt_weights @ (chunks * step_ms + extra.sum(axis=1))
     per_wait = rate_per_ms * wait_mean_ms / prefill_share if prefill_share > 0 else 0.0
     iterates = [tpot_mean_ms]
     for _ in range(TPOT_FIXED_POINT_ITERATIONS):

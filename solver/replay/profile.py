@@ -45,10 +45,13 @@ class LengthStats:
     p50: float
     p95: float
     p99: float
+    p5: float | None = None
+    """Where the source has it (a trace; not a Prometheus histogram)."""
 
     def as_dict(self) -> dict[str, float]:
-        """JSON form: ``{mean, p50, p95, p99}``."""
-        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99}
+        """JSON form: ``{mean, p50, p95, p99, p5}`` (``p5`` where known)."""
+        lower = {} if self.p5 is None else {"p5": self.p5}
+        return {"mean": self.mean, "p50": self.p50, "p95": self.p95, "p99": self.p99, **lower}
 
 
 #: Windows the burstiness is measured over [s]: what a TTFT SLO sees (1 s), a queue drains
@@ -167,9 +170,10 @@ def minute_rates_rps(trace: Trace) -> np.ndarray:
 
 
 def length_stats(tokens: IntArray) -> LengthStats:
-    """Mean and P50/P95/P99 of token lengths [tokens]."""
-    p50, p95, p99 = np.percentile(tokens, [50, 95, 99])
-    return LengthStats(mean=float(tokens.mean()), p50=float(p50), p95=float(p95), p99=float(p99))
+    """Mean and P5/P50/P95/P99 of token lengths [tokens]."""
+    p5, p50, p95, p99 = np.percentile(tokens, [5, 50, 95, 99])
+    return LengthStats(mean=float(tokens.mean()), p50=float(p50), p95=float(p95), p99=float(p99),
+                       p5=float(p5))
 
 
 def prefix_reuse(block_ids: IntArray | None) -> float | None:
@@ -221,6 +225,8 @@ def workload_fields(profile: TraceProfile) -> dict[str, Any]:
         p95 = max(p50, math.ceil(stats.p95))
         p99 = max(p95, math.ceil(stats.p99))
         fields[key] = {"p50": p50, "p95": p95, "p99": p99, "mean": round(stats.mean, 1)}
+        if stats.p5 is not None:  # rounded down, so that it stays at or below P50
+            fields[key]["p5"] = min(max(1, math.floor(stats.p5)), p50)
     if profile.prefix_reuse is not None:
         fields["prefix_cache_hit_rate"] = min(round(profile.prefix_reuse, 3), 0.999)
     return fields

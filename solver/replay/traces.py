@@ -27,6 +27,7 @@ from array import array
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -335,8 +336,9 @@ def synthetic_trace(workload: Workload, duration_s: float, seed: int,
                     rate_scale: float = 1.0) -> Trace:
     """A Poisson trace at the workload's peak rate × ``rate_scale``, seeded.
 
-    Lengths are lognormal with the workload's P50 and P95 (:func:`lognormal_params`), rounded
-    to whole tokens and clipped to [1, P99] — the distribution the capacity model integrates
+    Lengths are lognormal with the workload's P50 and P95 (:func:`lognormal_params`; below the
+    median with the spread its P5 gives, where it states one), rounded to whole tokens and
+    clipped to [1, P99] — the distribution the capacity model integrates
     over (``solver.capacity.queueing.length_samples``), so replay and prediction see the same
     workload.
     """
@@ -351,7 +353,12 @@ def synthetic_trace(workload: Workload, duration_s: float, seed: int,
     lengths = []
     for tokens in (workload.input_tokens, workload.output_tokens):
         mu, sigma = lognormal_params(tokens.p50, tokens.p95)
-        drawn = np.rint(rng.lognormal(mu, sigma, size=size))
+        if tokens.p5 is None:
+            drawn = np.rint(rng.lognormal(mu, sigma, size=size))
+        else:  # below the median the spread P5 gives (two-piece, as length_samples)
+            z = rng.standard_normal(size)
+            below = math.log(tokens.p50 / tokens.p5) / (-NormalDist().inv_cdf(0.05))
+            drawn = np.rint(np.exp(mu + np.where(z < 0, below, sigma) * z))
         lengths.append(np.clip(drawn, 1.0, float(tokens.p99)).astype(np.int64))
     return Trace(source=f"synthetic:{workload.name}", arrival_s=times_s,
                  input_tokens=lengths[0], output_tokens=lengths[1])
