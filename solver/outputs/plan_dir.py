@@ -90,7 +90,8 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
 
     ``table`` defaults to the capacity table of the scenario (the one the planner used: it is a
-    pure function of the scenario).
+    pure function of the scenario); rows the trace replay de-rated are shown at the rate the
+    plan runs them (:func:`solver.outputs.as_planned.as_planned`).
     """
     # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
     from solver.outputs.contract import write_contract
@@ -101,6 +102,10 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
         from solver.capacity.table import build_capacity_table
 
         table = build_capacity_table(scenario)
+    if plan.replay:  # rows the trace replay de-rated, at the rate the plan runs them
+        from solver.outputs.as_planned import as_planned
+
+        table = as_planned(table, plan, scenario)
     out = Path(out_dir)
     return [
         write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE),
