@@ -17,7 +17,7 @@ from models.plan import Plan
 from models.scenario import Scenario
 from solver.cli import main
 from solver.cli import plan as plan_command
-from solver.cli.signoff import _period_checks
+from solver.cli.signoff import period_checks
 from solver.solve.horizon import plan_horizon
 from solver.survivability.verify import verify_plan
 
@@ -46,7 +46,7 @@ def test_the_quarterly_plan_is_verified(
     sc, plan = quarterly
     assert len(plan.periods) == 12
     assert any(a.purchase is PurchaseKind.owned for p in plan.periods for a in p.allocations)
-    checks = list(_period_checks(plan, sc))
+    checks = list(period_checks(plan, sc))
     assert len(checks) == 12
     assert all(verify_plan(f, s, t, over_periods=True) == [] for _, f, s, t in checks)
     _planned(monkeypatch, plan)
@@ -86,7 +86,7 @@ def test_the_inventory_is_read_as_pools_held(quarterly: tuple[Scenario, Plan]) -
     (references), within its stock (the nodes held); dropping one from the first quarter's
     fleet is an early release the verifier names."""
     sc, plan = quarterly
-    _, fleet, one, table = next(iter(_period_checks(plan, sc)))  # 2027-01-01: nothing ordered
+    _, fleet, one, table = next(iter(period_checks(plan, sc)))  # 2027-01-01: nothing ordered
     zones = tuple(z.model_copy(update={"offers": tuple(o.model_copy(update={"owned": None})
                                                        for o in z.offers)})
                   for z in one.zones)
@@ -103,3 +103,27 @@ def test_the_inventory_is_read_as_pools_held(quarterly: tuple[Scenario, Plan]) -
     rows = verify_plan(short, one, table, over_periods=True)
     assert any(row.startswith("inventory: 16 owned H100-SXM GPUs held in onprem-dc1, the plan "
                               "keeps 8") for row in rows), rows
+
+
+def test_check_verifies_a_plan_over_periods_period_by_period(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """``fleetplan check`` on the quarterly plan.json verifies each period as ``plan`` signs it
+    off (it once compared the first period's fleet with the whole scenario: every inventory
+    line, committed prices against the offer), and names the period of a broken row."""
+    from solver.outputs.plan_dir import plan_json
+
+    _, plan = quarterly
+    for name, fleet in (("ok", plan), ("broken", _break(plan, "high", 2, "agent"))):
+        path = tmp_path / f"{name}.json"
+        path.write_text(plan_json(fleet))
+        result = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path),
+                                           "--json"])
+        assert result.exit_code in (0, 1), result.output
+        findings = json.loads(result.stdout)["verification"]
+        if name == "ok":
+            assert findings == []
+        else:
+            assert findings and all(f.startswith("high period 2 (2027-07-01): ")
+                                    for f in findings)
+            assert any("demand: agent" in f for f in findings)

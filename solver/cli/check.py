@@ -14,9 +14,11 @@ import click
 
 from models.capacity import CapacityTable
 from models.inventory import Fleet
+from models.plan import Plan
 from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
+from solver.cli.signoff import period_checks
 from solver.outputs.labels import failure_label
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
@@ -60,8 +62,19 @@ def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
     plans = degradation_plans(report, fleet, scenario, table)
     plan = read_plan(fleet_path)
-    verification = None if plan is None else tuple(verify_plan(plan, scenario, table))
+    verification = None if plan is None else tuple(plan_findings(plan, scenario, table))
     return CheckResult(scenario, table, fleet, report, plans, verification)
+
+
+def plan_findings(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
+    """``verify_plan``'s findings on a plan.json. A plan over periods is verified period by
+    period, as ``plan`` signs it off: each period's fleet of each demand scenario against that
+    period's demand, the inventory held then and its capacity table, each finding prefixed by
+    the period (its top-level fleet is only the first period's)."""
+    if plan.horizon is None:
+        return verify_plan(plan, scenario, table)
+    return [f"{label}: {row}" for label, fleet, one, one_table in period_checks(plan, scenario)
+            for row in verify_plan(fleet, one, one_table, over_periods=True)]
 
 
 def to_json(result: CheckResult) -> dict[str, Any]:

@@ -40,12 +40,12 @@ def sign_off_periods(plan: Plan, scenario: Scenario) -> Plan:
     checked against that period's demand and the inventory held through it; else exit
     :data:`UNVERIFIED_EXIT` naming every broken row."""
     try:
-        return signed_over_periods(plan, _period_checks(plan, scenario))
+        return signed_over_periods(plan, period_checks(plan, scenario))
     except UnverifiedPlan as exc:
         _refuse(plan, exc)
 
 
-def _period_checks(plan: Plan, scenario: Scenario
+def period_checks(plan: Plan, scenario: Scenario
                    ) -> Iterator[tuple[str, Plan, Scenario, CapacityTable]]:
     """Per period and demand scenario: its fleet, its single-period scenario (demand grown,
     events, migrations; the inventory lines held through the period) and capacity table."""
