@@ -12,7 +12,9 @@ conversation; ``scale_to: peak_minute``), planned in one process:
 4. with ``--also-full``, the loop as it was before re-plans: every round a whole re-solve and a
    replay of every workload.
 
-Prints the seconds of each, the replay's share of (1), the loop's wall time against (1), and
+Prints the seconds of each, the replay's share of (1), the loop's wall time against (1) —
+and, since (3) repeats (1)'s solve and a solve's time varies by tens of per cent on a loaded
+machine, what the loop adds to it measured inside the loop (its replays and re-plans) — and
 every round's checks. Run from the repository root:
 ``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
 solves of the demo).
@@ -97,9 +99,14 @@ def main(argv: list[str]) -> None:
         rounds.append(time.perf_counter() - t)
         return result
 
+    replans: list[float] = []
+
     def replan(t: object, previous: object, workloads: frozenset[str]) -> object:
-        return replan_workloads(sc, t, previous, workloads, solve,  # type: ignore[arg-type]
-                                time_limit_s=args.time_limit)
+        began = time.perf_counter()
+        again = replan_workloads(sc, t, previous, workloads, solve,  # type: ignore[arg-type]
+                                 time_limit_s=args.time_limit)
+        replans.append(time.perf_counter() - began)
+        return again
 
     table = build_capacity_table(sc)
     looped = plan_with_replay(table, solve, timed_replay,  # type: ignore[arg-type]
@@ -118,8 +125,11 @@ def main(argv: list[str]) -> None:
           f"({plan.status.value}, solver {plan.solver.seconds:.1f} s)")
     print(f"one round of replay ({len(checks)} checks, {len(misses)} missing): {replay_s:.1f} s "
           f"= {replay_s / once_s:.1%} of plan --no-replay")
+    added_s = sum(rounds) + sum(replans)
     print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
-          f"{len(rounds)} round(s) of replay, {sum(rounds):.1f} s in all")
+          f"{len(rounds)} round(s) of replay, {sum(rounds):.1f} s in all; {len(replans)} "
+          f"re-plan(s), {sum(replans):.1f} s in all; replays + re-plans = {added_s:.1f} s = "
+          f"{added_s / once_s:.1%} of plan --no-replay")
     print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
           f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value}, "
           f"{solver_summary(looped.solver)})")

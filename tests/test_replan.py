@@ -14,10 +14,13 @@ from models.loader import load_scenario
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table
+from solver.program.build import build_program
+from solver.program.data import build_program_data
+from solver.program.values import objective_of
 from solver.replay import plan_replay
 from solver.replay.plan_replay import ReplayCache, replay_plan
 from solver.replay.traces import Trace
-from solver.solve.replan import kept_replicas, replan_workloads
+from solver.solve.replan import _scaled_start, kept_replicas, replan_workloads
 from solver.solve.replay_loop import derate
 from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
@@ -78,6 +81,11 @@ def test_replan_keeps_the_others_and_meets_every_row(tmp_path: Path) -> None:
     again = replan_workloads(sc, halved, first, frozenset({"chat"}),
                              lambda t: full.append(t) or plan_scenario(sc, t))
     assert not full  # the kept fleet leaves room: no full solve
+    # the solve starts from the previous fleet, chat's replicas grown by its de-rating
+    program = build_program(build_program_data(sc, halved))
+    kept = kept_replicas(first, frozenset({"chat"}))
+    start = _scaled_start(program, first, halved, kept)
+    assert start is not None and objective_of(program, start) >= again.cost.per_month - 1e-6
     # code keeps exactly its replicas; chat needs about twice as many
     assert kept_replicas(again, frozenset({"chat"})) == kept_replicas(first, frozenset({"chat"}))
     assert _replicas(again, "chat") >= 2 * _replicas(first, "chat") - 1

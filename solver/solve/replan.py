@@ -3,8 +3,10 @@
 When a trace replay misses for some workloads (solver.solve.replay_loop), only their
 configurations are de-rated, so only their replicas need to move: every other workload keeps
 the replicas the previous plan gave it (each replica variable fixed to its count), and the
-program is solved for the rest — the workloads named, and the nodes all of them share. A
-program with most of its integers fixed solves in a fraction of the full solve's time.
+program is solved for the rest — the workloads named, and the nodes all of them share —
+started from the previous fleet with the re-planned workloads' replicas grown by their
+de-rating. A program with most of its integers fixed solves in a fraction of the full solve's
+time.
 
 What it proves: the fleet meets every row of the de-rated program (it is that program with
 variables fixed), and de-rating only tightens rows, so the bound of the full solve the loop
@@ -15,6 +17,7 @@ fleet (a stock the kept replicas use up), the full program is solved instead.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -24,6 +27,8 @@ from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import build_program_data
 from solver.program.keys import ReplicaKey
+from solver.program.values import start_from_replicas
+from solver.program.variables import Program
 from solver.solve.assemble import complete_plan, scenario_fingerprint
 from solver.solve.backends import solve
 from solver.solve.replay_loop import HAS_FLEET
@@ -54,7 +59,8 @@ def replan_workloads(
     for key, var in program.v.replicas.items():
         if key.workload not in workloads:
             var.lowBound = var.upBound = kept.get(key, 0)
-    outcome = solve(program.prob, solver, time_limit_s, gap)
+    outcome = solve(program.prob, solver, time_limit_s, gap,
+                    start=_scaled_start(program, previous, table, kept))
     if not outcome.has_solution or outcome.status not in HAS_FLEET:
         return full_solve(table)
     base = Plan(
@@ -67,6 +73,23 @@ def replan_workloads(
     plan = complete_plan(base, scenario, program, table)
     return plan.model_copy(update=_against_full_bound(plan, previous, outcome.report, gap,
                                                       time.perf_counter() - started))
+
+
+def _scaled_start(program: Program, previous: Plan, table: CapacityTable,
+                  kept: dict[ReplicaKey, int]) -> dict[str, float] | None:
+    """A first incumbent: the kept replicas, and each re-planned workload's replicas where
+    they were, grown by how much its rate came down (⌈n × old rate ÷ new rate⌉); ``None``
+    where that breaks a row (stock, nodes, a zone's share)."""
+    rate = {(r.workload, r.gpu, r.tp): r.slo_rps for r in table.rows}
+    x = dict(kept)
+    for a in previous.allocations:
+        key = ReplicaKey(a.workload, a.gpu, a.tp, a.zone, a.purchase, a.slice)
+        new = rate.get((a.workload, a.gpu, a.tp))
+        if key in kept or a.replicas == 0 or new is None:
+            continue
+        grown = math.ceil(a.replicas * a.replica_capacity_rps / new - 1e-9)
+        x[key] = x.get(key, 0) + grown
+    return start_from_replicas(program, x)
 
 
 def _against_full_bound(plan: Plan, previous: Plan, report: SolverReport, gap: float,
