@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from models.common import CapacitySource, Precision, PurchaseKind, Survivability
 from models.plan import SolveStatus
-from solver.outputs.labels import config_label, failure_label, label, plural
+from solver.outputs.labels import config_label, failure_label, label, plural, status_label
 
 
 def test_a_configuration_spells_out_the_gpus_a_replica_spans() -> None:
@@ -34,3 +34,21 @@ def test_plural() -> None:
     assert [plural(n, "workload") for n in (0, 1, 2)] == ["0 workloads", "1 workload",
                                                           "2 workloads"]
     assert plural(1_000, "request") == "1,000 requests"
+
+
+def test_a_status_says_how_close_to_the_cheapest_it_is_proven() -> None:
+    """``optimal`` means within the requested gap: "optimal" beside "gap 1.00%" read as a
+    contradiction, so a gap that shows is said in words."""
+    from models.plan import SolverReport
+
+    def report(gap: float | None) -> SolverReport:
+        return SolverReport(name="highs", seconds=1.0, gap=gap)
+
+    assert (status_label(SolveStatus.optimal, report(0.01))
+            == "Proven within 1.00% of the cheapest")
+    assert status_label(SolveStatus.optimal, report(0.0)) == "Optimal"
+    assert status_label(SolveStatus.optimal, report(0.00004)) == "Optimal"  # shows as 0.00%
+    assert (status_label(SolveStatus.optimal, report(None))  # CBC reports no gap
+            == "Proven within the requested gap of the cheapest")
+    assert status_label(SolveStatus.time_limit, report(0.2)) == "Stopped at the time limit"
+    assert status_label(SolveStatus.infeasible, report(None)) == "Infeasible"

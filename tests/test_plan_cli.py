@@ -197,3 +197,24 @@ def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
     (line,) = [x for x in render(unbounded, sc, []) if "re-run" in x]
     assert "nothing proven" in line
     assert not any("re-run" in x for x in render(plan, sc, []))
+
+
+def test_the_status_line_says_proven_within_the_gap_and_money_has_its_currency() -> None:
+    """Was: ``plan demo: optimal (highs: 11.64 s, gap 1.00%, bound 133,674.15)`` and
+    ``(16.412 per million output tokens)``: "optimal" beside a 1 % gap, figures of money
+    without their currency."""
+    from models.plan import SolveStatus
+    from solver.cli.plan import render
+    from solver.solve.strategy import plan_scenario
+
+    sc = load_scenario(TINY)
+    plan = plan_scenario(sc, build_capacity_table(sc))
+    cost = plan.cost.per_month
+    at_gap = plan.model_copy(update={"solver": plan.solver.model_copy(
+        update={"bound": 0.99 * cost, "gap": 0.01})})
+    assert at_gap.status is SolveStatus.optimal
+    lines = render(at_gap, sc, [])
+    assert lines[0].startswith(f"plan {sc.name}: proven within 1.00% of the cheapest (highs: ")
+    assert lines[0].endswith(f"gap 1.00%, bound {0.99 * cost:,.2f} USD/month)")
+    cost_line = next(line for line in lines if line.startswith("cost: "))
+    assert cost_line.endswith(" USD per million output tokens)")

@@ -191,5 +191,14 @@ def test_a_plan_stopped_at_its_time_limit_says_a_rerun_may_differ() -> None:
     stopped = plan.model_copy(update={"status": SolveStatus.time_limit})
     text = render_report(stopped, make_scenario(), make_table())
     status, note = text.split("\n\n")[1:3]
-    assert "Status **Time limit**" in status
+    assert "Status **Stopped at the time limit**" in status
     assert note.startswith("The solve stopped at its time limit") and "re-run" in note
+
+
+def test_the_status_says_proven_within_the_gap_not_optimal() -> None:
+    """A plan stopped at a 1 % gap was reported "Status **Optimal** (…, MIP gap 1.00%)"."""
+    plan = make_plan()
+    at_gap = plan.model_copy(update={"solver": plan.solver.model_copy(update={"gap": 0.01})})
+    text = render_report(at_gap, make_scenario(), make_table())
+    assert "Status **Proven within 1.00% of the cheapest** (highs, 0.5 s, MIP gap 1.00%)" in text
+    assert "Status **Optimal**" in render_report(plan, make_scenario(), make_table())

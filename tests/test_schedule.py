@@ -29,9 +29,9 @@ def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
     plan, _ = base_high()
     lines = schedule_lines(plan)
     now = lines.index("order now (the same whatever the demand scenario):")
-    assert lines[now + 1].startswith("  order 1 G (1 nodes) in a by 2027-03-04: reserved 12 "
-                                     "months, upfront none, 0.450/GPU-h; serving 2027-04-01 to "
-                                     "2028-04-01; 3,942 USD committed")
+    assert lines[now + 1].startswith("  order 1 G (1 node) in a by 2027-03-04: reserved 12 "
+                                     "months, upfront none, 0.450 USD/GPU-h; serving 2027-04-01 "
+                                     "to 2028-04-01; 3,942 USD committed")
     assert "if demand follows `high`, order 2 more G in a by 2027-06-03" in lines
     assert any(line.startswith("cost over the horizon (expected minimised): expected 12,264")
                for line in lines)
@@ -76,3 +76,18 @@ def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:
     line = render(stopped, shown, [])[1]
     assert (f"no plan costs less than {0.8 * plan.horizon.expected_cost:,.0f} USD over the "
             "horizon (its objective, expected cost)") in line
+
+
+def test_an_idle_node_is_one_node() -> None:
+    """Was: ``idle from …: 1 owned H100-SXM nodes in onprem-dc1 carry no replica``."""
+    plan, _ = base_high()
+    first = plan.periods[0]
+    from models.common import PurchaseKind
+
+    gpus = (first.gpus[0].model_copy(update={"idle_nodes": 1, "purchase": PurchaseKind.reserved}),
+            *first.gpus[1:])
+    idle = plan.model_copy(update={"periods": (first.model_copy(update={"gpus": gpus}),
+                                               *plan.periods[1:])})
+    g = gpus[0]
+    assert (f"idle from {first.start} (`{first.scenario}`): 1 reserved {g.gpu} node in {g.zone} "
+            "carries no replica") in schedule_lines(idle)

@@ -129,4 +129,5 @@ def test_the_plan_summary_says_its_status_in_words() -> None:
 
     plan = make_plan().model_copy(update={"status": SolveStatus.time_limit})
     first = render(plan, make_scenario(), [])[0]
-    assert first.startswith("plan hand-made: time limit (") and "time_limit" not in first
+    assert first.startswith("plan hand-made: stopped at the time limit (")
+    assert "time_limit" not in first

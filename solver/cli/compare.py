@@ -19,7 +19,7 @@ from solver.cli.common import (
 )
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
-from solver.outputs.labels import label, plural
+from solver.outputs.labels import plural, status_label
 from solver.studies.compare import (
     COMPARE_THREADS,
     Compared,
@@ -112,7 +112,7 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
         plan = result.plan
         cost = (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
                 else "no fleet")
-        status = label(plan.status).lower()
+        status = status_label(plan.status, plan.solver).lower()
         click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {status}, {cost} "
                    f"({plan.solver.seconds:.1f} s)", err=True)
 

@@ -32,7 +32,14 @@ from solver.outputs.figures import (
     slice_figures,
     survivability_margins,
 )
-from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label, plural
+from solver.outputs.labels import (
+    RERUN_NOTE,
+    config_label,
+    failure_label,
+    label,
+    plural,
+    status_label,
+)
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
@@ -126,8 +133,10 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
-    out = [f"plan {plan.scenario}: {label(plan.status).lower()} ({solver_summary(plan.solver)})"
-           f"{status_note(plan)}"]
+    cur = plan.cost.currency
+    bound_unit = f"{cur} over the horizon" if plan.horizon is not None else f"{cur}/month"
+    out = [f"plan {plan.scenario}: {status_label(plan.status, plan.solver).lower()} "
+           f"({solver_summary(plan.solver, bound_unit)}){status_note(plan)}"]
     out += unproven_lines(plan, scenario)
     out += schedule_lines(plan)
     if plan.horizon is not None and plan.nodes:
@@ -142,7 +151,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out_mtok = ("-" if c.per_million_output_tokens is None
                     else f"{c.per_million_output_tokens:.3f}")
         out.append(f"cost: {c.per_month:,.0f} {c.currency}/month; {mtok} {c.currency} per "
-                   f"million tokens ({out_mtok} per million output tokens)")
+                   f"million tokens ({out_mtok} {c.currency} per million output tokens)")
         out.append("GPUs:")
         out += gpu_table(plan, scenario)
         out.append("workloads:")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from enum import Enum
 
 from models.common import CapacitySource, Precision, PurchaseKind, Survivability, WorkloadClass
+from models.plan import SolverReport, SolveStatus
 
-__all__ = ["RERUN_NOTE", "config_label", "failure_label", "label", "plural"]
+__all__ = ["RERUN_NOTE", "config_label", "failure_label", "label", "plural", "status_label"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -53,6 +54,22 @@ def label(value: Enum | str | None) -> str:
         text = text.replace("_", " ")
         return text[:1].upper() + text[1:]
     return text
+
+
+def status_label(status: SolveStatus, solver: SolverReport) -> str:
+    """The solve's outcome as people read it. ``optimal`` means proven within the requested
+    gap, not proven cheapest: beside "gap 1.00%" the bare word reads as a contradiction, so a
+    gap that shows (0.01 % or more) is said: ``Proven within 1.00% of the cheapest``; a solver
+    that reports no gap (CBC) stopped at the requested one."""
+    if status is SolveStatus.optimal:
+        if solver.gap is None:
+            return "Proven within the requested gap of the cheapest"
+        if round(solver.gap, 4) > 0:
+            return f"Proven within {solver.gap:.2%} of the cheapest"
+        return "Optimal"
+    if status is SolveStatus.time_limit:
+        return "Stopped at the time limit"
+    return label(status)
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

@@ -47,7 +47,7 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label
+from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label, status_label
 from solver.outputs.plan_dir import (
     COST_CHART_FILE,
     DAY_CHART_FILE,
@@ -178,7 +178,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     day = prepared or prepared_on(scenario.policy.as_of)
     lines = [
         f"# Fleet plan: {markdown_text(plan.scenario)}", "",
-        f"Prepared on {day.isoformat()}. Status **{label(plan.status)}** "
+        f"Prepared on {day.isoformat()}. Status **{status_label(plan.status, s)}** "
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]

@@ -12,25 +12,28 @@ from collections import defaultdict
 
 from models.common import PurchaseKind
 from models.plan import Order, Plan
+from solver.outputs.labels import plural
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
 
 
-def _quote(o: Order) -> str:
+def _quote(o: Order, currency: str) -> str:
     """``reserved 12 months, upfront none, 2.600 USD/GPU-h (assumed)`` or ``owned``."""
     if o.purchase is PurchaseKind.owned:
-        return f"owned, {o.price_per_gpu_hour:.3f}/GPU-h with capital, power and hosting"
+        return (f"owned, {o.price_per_gpu_hour:.3f} {currency}/GPU-h with capital, power and "
+                "hosting")
     assumed = " (assumed: a discount on on-demand)" if o.price_assumed else ""
     return (f"reserved {o.term_months} months, upfront {o.upfront.value}, "
-            f"{o.price_per_gpu_hour:.3f}/GPU-h{assumed}")
+            f"{o.price_per_gpu_hour:.3f} {currency}/GPU-h{assumed}")
 
 
 def order_line(o: Order, currency: str) -> str:
     """One order as a sentence: what, where, by when, for how long, at what commitment."""
-    return (f"order {o.gpus} {o.gpu} ({o.nodes} nodes) in {o.zone} by {o.order_by}: "
-            f"{_quote(o)}; serving {o.usable_from} to {o.expires}; {o.committed_total:,.0f} "
-            f"{currency} committed ({o.cost_in_horizon:,.0f} paid inside the horizon)")
+    return (f"order {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone} by {o.order_by}: "
+            f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; "
+            f"{o.committed_total:,.0f} {currency} committed ({o.cost_in_horizon:,.0f} paid "
+            "inside the horizon)")
 
 
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
@@ -106,8 +109,9 @@ def schedule_lines(plan: Plan) -> list[str]:
     idle = [(p.scenario, p.start, g) for p in plan.periods for g in p.gpus if g.idle_nodes]
     for scenario, start, g in idle:
         where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
-        out.append(f"idle from {start}{where}: {g.idle_nodes} {g.purchase.value} {g.gpu} "
-                   f"nodes in {g.zone} carry no replica")
+        held = plural(g.idle_nodes, f"{g.purchase.value.replace('_', '-')} {g.gpu} node")
+        out.append(f"idle from {start}{where}: {held} in {g.zone} "
+                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica")
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
     out.append(f"cost over the horizon ({h.objective.replace('_', ' ')} minimised): expected "
                f"{h.expected_cost:,.0f} {cur}, worst {h.worst_cost:,.0f} ({costs}); "

@@ -174,8 +174,9 @@ def attribute_costs(plan: Plan, scenario: Scenario) -> tuple[WorkloadCost, ...]:
     return tuple(out)
 
 
-def solver_summary(report: SolverReport) -> str:
-    """One line on how the solve went, for people."""
+def solver_summary(report: SolverReport, bound_unit: str = "") -> str:
+    """One line on how the solve went, for people; ``bound_unit`` follows the bound
+    (``USD/month``: a cost without its currency reads as any number)."""
     gap = "n/a" if report.gap is None else f"{report.gap:.2%}"
-    bound = "n/a" if report.bound is None else f"{report.bound:,.2f}"
+    bound = "n/a" if report.bound is None else f"{report.bound:,.2f} {bound_unit}".rstrip()
     return f"{report.name}: {report.seconds:.2f} s, gap {gap}, bound {bound}"

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from solver.outputs.assumptions import ASSUMED, assumed_figures
 from solver.outputs.figures import survivability_margins, tightest_cases
-from solver.outputs.labels import failure_label, label, plural
+from solver.outputs.labels import failure_label, plural, status_label
 from solver.outputs.prepared import prepared_on
 from solver.outputs.workbook import (
     POOL_TITLES,
@@ -99,7 +99,7 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
         has_fleet = row.cost_per_month is not None
         tokens = sum(w.tokens_per_month for w in res.plan.workload_costs) / 1e6
         put(ws, 2, c, row.label)
-        put(ws, 3, c, label(res.plan.status))
+        put(ws, 3, c, status_label(res.plan.status, res.plan.solver))
         cost = Formula(
             f"SUMIFS({sheet_ref(purchases, f'${cost_col}$2:${cost_col}${purchase_last}')},"
             f"{sheet_ref(purchases, f'$A$2:$A${purchase_last}')},\"{scenario_id(i)}\")")
