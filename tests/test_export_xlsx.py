@@ -357,3 +357,15 @@ def test_assumptions_hold_the_node_model_and_the_typical_token_lengths(tmp_path:
                "Typical output [tokens] (mean, else P50)")
     assert tuple(shown["chat"][t] for t in typical) == (650.5, 200)  # mean given; output P50
     assert tuple(shown[EVIL][t] for t in typical) == (500, 200)  # no mean: the P50s
+
+
+def test_the_survivability_sheet_says_what_a_margin_counts(workbook_path: Path) -> None:
+    """Under the matrix, the caption report.md and ``check`` carry: with nothing lost capacity
+    counts at the target utilization, in failure rows at the failure utilization, so a failure
+    row can show more capacity than no failure (the demo's chat: 13.18 → 18.83 req/s)."""
+    ws = openpyxl.load_workbook(workbook_path)["Survivability"]
+    matrix = ws.tables["Survivability"]
+    below = int(matrix.ref.split(":")[1].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")) + 2
+    caption = str(ws.cell(row=below, column=1).value)
+    assert "target utilization with no failure" in caption
+    assert "after a failure (100%) in every failure row" in caption

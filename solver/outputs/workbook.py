@@ -54,7 +54,7 @@ from solver.outputs.figures import (
     tightest_cases,
     tokens_per_month,
 )
-from solver.outputs.labels import config_label, failure_label, label
+from solver.outputs.labels import config_label, failure_label, label, status_label
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
@@ -249,7 +249,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         ("Prepared on", dt.datetime.combine(prepared, dt.time()), "yyyy-mm-dd",
          "the scenario's as_of date, else the day the plan was written", PREPARED_ON),
         ("Input fingerprint", plan.fingerprint, None, "digest of the resolved scenario", None),
-        ("Solver status", label(plan.status), None, "", None),
+        ("Solver status", status_label(plan.status, plan.solver), None, "", None),
         ("Solver", plan.solver.name, None, "", None),
         ("Solve time", plan.solver.seconds, unit_format("0.00", "s"), "", None),
         ("MIP gap", plan.solver.gap, "0.00%", "", None),
@@ -398,6 +398,17 @@ def write_hourly(ws: Worksheet, plan: Plan, scenario: Scenario,
     ws.freeze_panes = "C2"
 
 
+def survivability_caption(scenario: Scenario) -> str:
+    """What a margin counts (as report.md and ``check`` say): with nothing lost, the target
+    utilization; after a failure, the policy's failure utilization, so a failure that takes
+    none of a workload's replicas shows more capacity than no failure."""
+    share = f"{scenario.policy.failure_utilization:.0%}"
+    return ("Capacity = the replicas' SLO-holding rates × the workload's target utilization "
+            f"with no failure, × the utilization allowed after a failure ({share}) in every "
+            "failure row: a failure that takes none of a workload's replicas shows more "
+            "capacity than no failure (docs/survivability.md).")
+
+
 def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     """Failure × workload matrix of worst-slice margins, coloured where checked (a blank cell:
     the workload need not survive that failure); then each workload's tightest case, so the
@@ -423,7 +434,8 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ws.conditional_formatting.add(area, FormulaRule(formula=["AND(ISNUMBER(B2),B2>=0)"],
                                                         fill=GOOD_FILL))
         add_table(ws, "Survivability", 1, 1, last_row, len(names) + 1)
-    r = last_row + 2
+    note_line(ws, last_row + 2, survivability_caption(scenario))
+    r = last_row + 4
     section(ws, r, "Tightest case of each workload (every failure's worst slice: report.md)")
     header(ws, r + 1, ["Workload", "Tightest failure", "Worst slice", "Capacity [req/s]",
                        "Demand [req/s]", "Margin [1]", "Failures checked", "Result"])
