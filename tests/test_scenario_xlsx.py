@@ -186,6 +186,29 @@ def test_cli_template_writes_and_refuses_to_overwrite(tmp_path: Path) -> None:
     assert valid.exit_code == 0, valid.output
 
 
+def test_cli_template_json_says_what_it_wrote(tmp_path: Path) -> None:
+    """README: "Every command takes `--json`"; template did not."""
+    import json
+
+    out = tmp_path / "s.xlsx"
+    source = scenarios_dir() / "twenty_rps.yaml"
+    result = CliRunner().invoke(main, ["template", "--out", str(out), "--from", str(source),
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"out": str(out), "scenario": load_scenario(out).name,
+                                         "from": str(source)}
+
+
+def test_every_command_takes_json() -> None:
+    import click
+
+    ctx = click.Context(main)
+    commands = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
+    lacking = [name for name, command in commands.items()
+               if command is None or not any("--json" in p.opts for p in command.params)]
+    assert lacking == []
+
+
 def test_cli_template_from_scenario_keeps_relative_paths(tmp_path: Path) -> None:
     out = tmp_path / "sub" / "twenty.xlsx"
     out.parent.mkdir()

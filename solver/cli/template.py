@@ -10,6 +10,7 @@ import click
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
+from solver.cli.common import echo_json, json_option
 from solver.outputs.destinations import OutputFile
 from solver.outputs.scenario_template import scenario_workbook_bytes, template_scenario
 
@@ -40,7 +41,8 @@ def _from_scenario(source: Path, out: Path) -> ScenarioFile:
 @click.option("--from", "source", type=click.Path(path_type=Path), default=None,
               help="Fill the workbook with this YAML/JSON scenario instead of the example.")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
-def command(out: Path, source: Path | None, force: bool) -> None:
+@json_option
+def command(out: Path, source: Path | None, force: bool, as_json: bool) -> None:
     """Write a scenario workbook: sheets scenario, workloads, offers, measured, price_tables,
     policy, with units in the headers and a filled example row. Every command that takes a
     scenario takes the workbook."""
@@ -53,5 +55,9 @@ def command(out: Path, source: Path | None, force: bool) -> None:
     with OutputFile(out, "--out", inputs=[source]) as target:
         raw = _from_scenario(source, out) if source is not None else template_scenario()
         target.commit(scenario_workbook_bytes(raw))
+    if as_json:
+        echo_json({"out": str(out), "scenario": raw.name,
+                   "from": None if source is None else str(source)})
+        return
     what = f"scenario {raw.name} from {source}" if source is not None else "the example scenario"
     click.echo(f"wrote {out} ({what}); check it with: fleetplan validate {out}")
