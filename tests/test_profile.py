@@ -196,3 +196,20 @@ def test_cli_bad_trace_is_a_clean_error(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["profile", str(bad)])
     assert res.exit_code == 2
     assert "line 2, column ContextTokens" in res.output
+
+
+def test_the_table_shows_the_figures_the_block_holds() -> None:
+    """Was: the Mooncake table showed P95 input `39,550` and the pasted block `p95: 39551` (the
+    table rounded, the block rounds up so percentiles keep rising)."""
+    from solver.cli.profile import render
+
+    prof = profile_trace(_trace([float(t) for t in range(20)], inputs=list(range(1, 21)),
+                                outputs=[3] * 10 + [4] * 10))
+    assert not float(prof.input_tokens.p95).is_integer()  # a fractional percentile to round
+    text = render(prof)
+    block = yaml.safe_load(text.split("paste it under `workloads:`\n", 1)[1])
+    for name in ("input", "output"):
+        row = next(line.split() for line in text.splitlines() if line.split()[:1] == [name])
+        fields = block[f"{name}_tokens"]
+        assert row[1:] == [f"{fields['mean']:,.1f}",
+                           *(f"{fields[p]:,}" for p in ("p50", "p95", "p99"))]

@@ -59,8 +59,10 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
         f"{prof.p95_minute_rps:,.2f}, peak minute {prof.peak_minute_rps:,.2f}",
     ]
     tokens = "Tokens (histogram_quantile of vLLM's token histograms)" if metrics else "Tokens"
+    block = workload_fields(prof)  # the table shows the block's whole tokens (rounded up)
     lines += table_lines([tokens, *(Col(t, right=True) for t in ("Mean", "P50", "P95", "P99"))],
-                         [(name, *(f"{v:,.0f}" for v in (s.mean, s.p50, s.p95, s.p99)))
+                         [(name, f"{block[f'{name}_tokens']['mean']:,.1f}",
+                           *(f"{block[f'{name}_tokens'][p]:,}" for p in ("p50", "p95", "p99")))
                           for name, s in (("input", prof.input_tokens),
                                           ("output", prof.output_tokens))])
     lines.append(f"  prefix reuse: {reuse} ({reuse_line})")
@@ -72,7 +74,7 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
     lines += [
         "",
         "# workload block: add name, model and slo, then paste it under `workloads:`",
-        yaml.safe_dump(workload_fields(prof), sort_keys=False, default_flow_style=None).rstrip(),
+        yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)
 
