@@ -214,3 +214,31 @@ def test_compare_shortcuts_mix_with_paths_in_order(tiny: Scenario) -> None:
     assert reversed_order.workload("chat").arrival.peak_rps == 10  # type: ignore[union-attr]
     with pytest.raises(InputError, match="growth must be a positive number"):
         build_sweep(tiny, [parse_vary("growth=×2")], Design(), OPTIONS)
+
+
+def test_a_drawn_factor_reads_as_a_factor(tiny: Scenario) -> None:
+    """Was: ``×~lognormal(1,0.25)`` labelled variants ``peak_rps=1.09`` and wrote 1.09 in the
+    key's column: read as 1.09 req/s, not × 1.09 of the scenario's rate."""
+    from types import SimpleNamespace
+
+    from solver.studies.sweep_results import SweepResult, results_table
+    from solver.studies.tornado import swings
+
+    key = "workloads.chat.arrival.peak_rps"
+    varies = [parse_vary(f"{key}=×~lognormal(1,0.25)"), parse_vary("policy.share_nodes=true")]
+    variants = build_sweep(tiny, varies, Design(samples=6, seed=3), OPTIONS)
+    rate = tiny.workload("chat").arrival.peak_rps  # type: ignore[union-attr]
+    for v in variants:
+        factor = dict(v.values)[key]
+        assert isinstance(factor, float)
+        assert v.scenario.workload("chat").arrival.peak_rps == pytest.approx(rate * factor)  # type: ignore[union-attr]
+        assert f" {key}=×{factor:.4g} " in v.label and "share_nodes=true" in v.label
+    frame = results_table([SweepResult(v, None, None, 1) for v in variants], [key])
+    assert [float(str(cell).removeprefix("×")) for cell in frame[key]] == [
+        dict(v.values)[key] for v in variants]
+    assert all(str(cell).startswith("×") for cell in frame[key])
+    costed = [SimpleNamespace(variant=v, row=SimpleNamespace(cost_per_month=dict(v.values)[key]))
+              for v in variants]  # the cost rises with the factor
+    (bar,) = swings(costed, [key], [key])  # type: ignore[arg-type]
+    assert bar.low_value.startswith("lowest third (≤ ×")
+    assert bar.high_value.startswith("highest third (≥ ×")

@@ -188,7 +188,8 @@ def command(scenario: Path | None, varies: tuple[str, ...], grid: bool, samples:
 def _dry_run(variants: list[SweepVariant], as_json: bool) -> None:
     if as_json:
         echo_json({"variants": [{"variant": v.index + 1, "label": v.label, "key": v.key,
-                                 "values": dict(v.values)} for v in variants]})
+                                 "values": {k: v.shown(k) for k, _ in v.values}}
+                                for v in variants]})
         return
     for line in table_lines([Col("Variant", right=True), "Key", "Label"],
                             [(v.index + 1, v.key, v.label) for v in variants], indent=0):

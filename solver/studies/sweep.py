@@ -61,12 +61,21 @@ class SweepVariant:
     label: str
     """``demo workloads.chat.arrival.peak_rps=20 spot=false``."""
     values: tuple[tuple[str, str | float], ...]
-    """(key, value) per ``--vary``: a level as written (``×0.8``), or the number drawn."""
+    """(key, value) per ``--vary``: a level as written (``×0.8``), or the number drawn (for
+    ``×~…``, the factor drawn)."""
     sample: int | None
     """Monte Carlo sample number, ``None`` without samples."""
     scenario: Scenario
     key: str
     """Content hash of the scenario and solve settings (16 hex digits)."""
+    factors: frozenset[str] = frozenset()
+    """Keys whose drawn number is a factor (``×~lognormal(1,0.25)``), not the field's value."""
+
+    def shown(self, key: str) -> str | float:
+        """The value of ``key`` as people read it: a drawn factor as ``×1.094…`` (a bare 1.09
+        read as 1.09 req/s), anything else as it is."""
+        value = dict(self.values)[key]
+        return f"×{value!r}" if key in self.factors and isinstance(value, float) else value
 
 
 def fleetplan_version() -> str:
@@ -157,8 +166,8 @@ def _apply(base: Scenario, changes: Sequence[tuple[Vary, Level | float]],
     return state if isinstance(state, Scenario) else validated(state)
 
 
-def _shown(value: str | float) -> str:
-    return value if isinstance(value, str) else f"{value:.4g}"
+def _shown(value: str | float, factor: bool) -> str:
+    return value if isinstance(value, str) else f"{'×' if factor else ''}{value:.4g}"
 
 
 def build_sweep(base: Scenario, varies: Sequence[Vary], design: Design,
@@ -173,6 +182,8 @@ def build_sweep(base: Scenario, varies: Sequence[Vary], design: Design,
                                   f"{len(combos):,} combinations × {len(samples):,} samples is "
                                   f"more than {MAX_VARIANTS:,} variants",
                                   "sample fewer, or vary fewer levels")])
+    factors = frozenset(v.key for v in varies
+                        if v.distribution is not None and v.distribution.multiplier)
     out: list[SweepVariant] = []
     for combo in combos:
         for sample in samples:
@@ -186,9 +197,9 @@ def build_sweep(base: Scenario, varies: Sequence[Vary], design: Design,
                     assert rng is not None
                     changes.append((vary, vary.distribution.draw(rng)))
             values = tuple((v.key, c.text if isinstance(c, Level) else c) for v, c in changes)
-            label = " ".join([base.name, *(f"{k}={_shown(t)}" for k, t in values),
+            label = " ".join([base.name, *(f"{k}={_shown(t, k in factors)}" for k, t in values),
                               *([f"sample={sample}"] if sample is not None else [])])
             scenario = _apply(base, changes, label)
             out.append(SweepVariant(len(out), label, values, sample, scenario,
-                                    variant_key(scenario, options)))
+                                    variant_key(scenario, options), factors))
     return out

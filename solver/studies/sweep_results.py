@@ -57,7 +57,7 @@ def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.Dat
         variant = result.variant
         record: dict[str, Any] = {"variant": variant.index + 1, "label": variant.label,
                                   "key": variant.key}
-        record.update({key: value for key, value in variant.values})
+        record.update({key: variant.shown(key) for key, _ in variant.values})
         record["sample"] = variant.sample
         record["status"] = result.status
         record["currency"] = result.plan.cost.currency if result.plan is not None else None

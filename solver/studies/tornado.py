@@ -70,8 +70,10 @@ def _third_means(key: str, costed: Sequence[tuple[SweepResult, float]]
     low, high = ranked[:third], ranked[-third:]
     top_low = float(dict(low[-1][0].variant.values)[key])
     bottom_high = float(dict(high[0][0].variant.values)[key])
-    return [(f"lowest third (≤ {top_low:.4g})", statistics.fmean(c for _, c in low)),
-            (f"highest third (≥ {bottom_high:.4g})", statistics.fmean(c for _, c in high))]
+    times = "×" if key in ranked[0][0].variant.factors else ""  # a drawn factor, not a value
+    return [(f"lowest third (≤ {times}{top_low:.4g})", statistics.fmean(c for _, c in low)),
+            (f"highest third (≥ {times}{bottom_high:.4g})",
+             statistics.fmean(c for _, c in high))]
 
 
 def swings(results: Sequence[SweepResult], keys: Sequence[str],
