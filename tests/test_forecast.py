@@ -96,6 +96,11 @@ def test_the_command_writes_the_block(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "demand_scenarios:" in result.output and "2027-10-01" in result.output
     assert set(yaml.safe_load(out.read_text())) == {"horizon", "growth", "demand_scenarios"}
+    # each workload's growth as the line to paste under it (a top-level `chat:` would not load)
+    written = yaml.safe_load(out.read_text())["growth"]
+    for name in ("chat", "code"):
+        line = result.output.split(f"# under workload {name} (beside its arrival):\n")[1]
+        assert yaml.safe_load(line.splitlines()[0]) == {"growth": written[name]}
 
 
 @pytest.mark.parametrize(("text", "where", "words"), [
@@ -131,3 +136,47 @@ def test_without_statsmodels_the_command_says_what_to_install(
     result = CliRunner().invoke(main, ["forecast", str(write_history(tmp_path / "h.csv")),
                                        "--start", "2027-01-01"])
     assert result.exit_code == 1 and "fleetplan[forecast]" in result.output
+
+
+def write_wandering_history(path: Path, days: int = 182) -> Path:
+    """Daily peaks whose level wanders (a random walk, 3 % a day) around a 0.3 %/day growth."""
+    rng = np.random.default_rng(11)
+    end = dt.date(2026, 12, 31)
+    level = 0.0
+    lines = ["date,workload,peak_rps"]
+    for i in range(days):
+        level += rng.normal(0.003, 0.03)
+        day = end - dt.timedelta(days=days - 1 - i)
+        lines.append(f"{day.isoformat()},chat,{20 * math.exp(level + rng.normal(0, 0.05)):.4f}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_band_that_does_not_widen_is_said_to_understate_the_far_periods(
+        tmp_path: Path) -> None:
+    """qa2: low/high were ×0.91/×1.10 in every quarter of a year's forecast. A steady trend with
+    noise is fitted with smoothing weights near 0, so the band is that noise alone; the command
+    says so. A history whose level wanders gets a widening band and no note."""
+    steady = read_history(write_history(tmp_path / "steady.csv"))
+    (chat, _) = forecast(steady, HORIZON, None, Trend.linear)
+    assert chat.band_widening == pytest.approx(1.0, abs=0.05)
+    wandering = read_history(write_wandering_history(tmp_path / "wander.csv"))
+    (walk,) = forecast(wandering, HORIZON, None, Trend.linear)
+    assert walk.band_widening is not None and walk.band_widening > 1.5
+    runner = CliRunner()
+    said = runner.invoke(main, ["forecast", str(tmp_path / "steady.csv"), "--start",
+                                "2027-01-01", "--trend", "linear"])
+    assert said.exit_code == 0, said.output
+    assert said.output.count("note: the low–high band is about as wide in the last period") == 2
+    quiet = runner.invoke(main, ["forecast", str(tmp_path / "wander.csv"), "--start",
+                                 "2027-01-01", "--trend", "linear"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "note:" not in quiet.output
+
+
+def test_rates_are_printed_alike_whatever_their_size() -> None:
+    """qa2: ``61  (55.1–67.5)`` beside ``106 (95.7–117)``, and ``2.84e+03`` for a wide band."""
+    from solver.cli.forecast import rps_text
+
+    assert [rps_text(v) for v in (2838.4, 106.2, 61.0, 55.07, 5.451, 0.0456)] == [
+        "2,838", "106", "61.0", "55.1", "5.45", "0.0456"]

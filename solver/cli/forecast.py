@@ -18,6 +18,7 @@ from solver.cli.common import echo_json, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
+    FLAT_BAND,
     HIGH_QUANTILE,
     LOW_QUANTILE,
     WEIGHTS,
@@ -42,6 +43,27 @@ def _horizon(scenario: Scenario | None, start: dt.datetime | None, period_months
                    count=periods or (own.count if own else 4))
 
 
+def rps_text(value: float) -> str:
+    """A rate as a planner reads it: whole req/s from 100 up, one decimal from 10, two from 1
+    (``2,838``, ``61.0``, ``5.45``: never ``2.84e+03``, nor ``61`` beside ``55.1``)."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}" if value >= 1 else f"{value:.3g}"
+
+
+def flat_band_note(f: WorkloadForecast) -> list[str]:
+    """Why a band that does not widen over the horizon is narrower than the truth (nothing
+    when it widens)."""
+    widening = f.band_widening
+    if widening is None or widening >= FLAT_BAND:
+        return []
+    return [f"    note: the low–high band is about as wide in the last period as in the first "
+            f"(×{widening:.2f}): the model read the history as a steady trend plus day-to-day "
+            "noise, and its band holds that noise alone, not the chance that the trend itself "
+            "changes (docs/program.md); far out, treat low and high as narrower than the "
+            "uncertainty"]
+
+
 def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path) -> str:
     """The readable table, then the YAML keys to paste into the scenario."""
     starts = [horizon.period_start(q).isoformat() for q in range(horizon.count)]
@@ -49,23 +71,27 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
              f"P{LOW_QUANTILE * 100:.0f}–P{HIGH_QUANTILE * 100:.0f} [req/s]"]
     for f in forecasts:
         lines.append(f"  {f.workload}: {f.model}, {f.days} days; growth over "
-                     f"{f.reference_rps:.3g} req/s ({f.reference})")
+                     f"{rps_text(f.reference_rps)} req/s ({f.reference})")
         lines += table_lines(
             ["Period from", Col("Median [req/s]", right=True), Col("Low–high [req/s]", right=True),
              Col("Growth", right=True)],
-            [(start, f"{f.base_rps[q]:.3g}", f"{f.low_rps[q]:.3g}–{f.high_rps[q]:.3g}",
-              f"{f.growth[q]:.3f}") for q, start in enumerate(starts)], indent=4)
+            [(start, rps_text(f.base_rps[q]),
+              f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
+             for q, start in enumerate(starts)], indent=4)
+        lines += flat_band_note(f)
     block = scenario_block(forecasts, horizon)
-    growth = block.pop("growth")
+    block.pop("growth")
     lines += [
         "",
         "# paste into the scenario: `horizon` and `demand_scenarios` at the top level, each",
         f"# workload's growth under it (weights {WEIGHTS['low']}/{WEIGHTS['base']}/"
         f"{WEIGHTS['high']}: Swanson's rule for P10/P50/P90)",
         yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
-        "# growth per workload:",
-        yaml.safe_dump(growth, sort_keys=False, default_flow_style=None).rstrip(),
     ]
+    for f in forecasts:  # a workload's key: pasted at the top level, `chat:` would not load
+        lines += [f"# under workload {f.workload} (beside its arrival):",
+                  yaml.safe_dump({"growth": [round(g, 3) for g in f.growth]},
+                                 default_flow_style=None).rstrip()]
     return "\n".join(lines)
 
 

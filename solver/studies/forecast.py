@@ -49,6 +49,12 @@ LOW_QUANTILE, HIGH_QUANTILE = 0.10, 0.90
 WEIGHTS = {"low": 0.3, "base": 0.4, "high": 0.3}
 #: Days of the history's end whose busiest day is the reference when no scenario gives one.
 REFERENCE_DAYS = 7
+#: A band that widens less than this over the horizon (last period's ``ln(P90 ÷ P10)`` over the
+#: first's) is flat: the fitted smoothing weights are near 0, the model read the history as a
+#: fixed trend plus day-to-day noise, and the interval holds that noise alone (an ETS interval
+#: leaves out the uncertainty of its fitted parameters), so it understates the uncertainty of a
+#: forecast far out. Said, not hidden (docs/program.md, "Demand scenarios from history").
+FLAT_BAND = 1.25
 
 
 class Trend(StrEnum):
@@ -78,6 +84,17 @@ class WorkloadForecast:
     def growth(self) -> tuple[float, ...]:
         """Base growth per period [1]."""
         return tuple(b / self.reference_rps for b in self.base_rps)
+
+    @property
+    def band_widening(self) -> float | None:
+        """The last period's P10–P90 band over the first's, as ratios ``ln(high ÷ low)`` [1];
+        ``None`` with one period. Near 1: the band does not widen with the horizon (see
+        :data:`FLAT_BAND`)."""
+        if len(self.base_rps) < 2:
+            return None
+        first = math.log(self.high_rps[0] / self.low_rps[0])
+        last = math.log(self.high_rps[-1] / self.low_rps[-1])
+        return last / first if first > 0 else None
 
     def multiplier(self, case: str) -> tuple[float, ...]:
         """A scenario's multiplier on the base growth per period [1]."""
