@@ -91,3 +91,20 @@ def test_an_idle_node_is_one_node() -> None:
     g = gpus[0]
     assert (f"idle from {first.start} (`{first.scenario}`): 1 reserved {g.gpu} node in {g.zone} "
             "carries no replica") in schedule_lines(idle)
+
+
+def test_an_owned_order_says_its_capital_and_what_is_paid_on_top() -> None:
+    """Was: ``owned, …; 1,000,000 USD committed (1,048,545 paid inside the horizon)``: more paid
+    than the whole commitment, since power and hosting come on top of the capital."""
+    from models.common import PurchaseKind
+    from solver.outputs.schedule import order_line
+
+    plan, _ = base_high()
+    bought = plan.orders[0].model_copy(update={"purchase": PurchaseKind.owned,
+                                               "committed_total": 1_000_000.0,
+                                               "cost_in_horizon": 1_048_545.0})
+    line = order_line(bought, "USD")
+    assert line.endswith("; 1,000,000 USD capital (1,048,545 paid inside the horizon, power and "
+                         "hosting included)")
+    assert order_line(plan.orders[0], "USD").endswith("; 3,942 USD committed (2,956 paid inside "
+                                                      "the horizon)")  # 9 of its 12 months

@@ -29,11 +29,15 @@ def _quote(o: Order, currency: str) -> str:
 
 
 def order_line(o: Order, currency: str) -> str:
-    """One order as a sentence: what, where, by when, for how long, at what commitment."""
+    """One order as a sentence: what, where, by when, for how long, at what commitment. An
+    owned order commits its capital, and pays power and hosting on top: "1,000,000 committed
+    (1,048,545 paid inside the horizon)" read as paying more than the whole commitment."""
+    paid = f"{o.cost_in_horizon:,.0f} paid inside the horizon"
+    commitment = (f"{o.committed_total:,.0f} {currency} capital ({paid}, power and hosting "
+                  "included)" if o.purchase is PurchaseKind.owned else
+                  f"{o.committed_total:,.0f} {currency} committed ({paid})")
     return (f"order {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone} by {o.order_by}: "
-            f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; "
-            f"{o.committed_total:,.0f} {currency} committed ({o.cost_in_horizon:,.0f} paid "
-            "inside the horizon)")
+            f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; {commitment}")
 
 
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
