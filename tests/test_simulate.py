@@ -583,7 +583,7 @@ def test_cli_human_output(tmp_path: Path) -> None:
     code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
                          "--workload", "chat", "--fail", "zone:zone-b@1"])
     assert code == 0, out
-    assert "before failure" in out and "after failure" in out
+    assert "arrived before failure" in out and "arrived after failure" in out
     assert "TTFT" in out and "Within SLO" in out
 
 
@@ -787,7 +787,7 @@ def test_cli_several_failures(tmp_path: Path) -> None:
     code, out = _invoke([*base, "--fail", "zone:zone-b@1", "--fail",
                          "node:zone-a/H100-SXM@0.5"])
     assert code == 0, out
-    assert "after failure 2" in out and "1. node:zone-a/H100-SXM" in out
+    assert "arrived after failure 2" in out and "1. node:zone-a/H100-SXM" in out
 
 
 def test_cli_node_failure_errors(tmp_path: Path) -> None:

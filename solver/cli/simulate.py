@@ -342,11 +342,14 @@ def render(run: SimulationRun) -> str:
              f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}"]
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
-        columns.append(("before failure", run.before))
+        # by arrival: a request streaming when its replica failed arrived before the failure,
+        # and a bare "before failure: failed 32" read as failures before any failure
+        columns.append(("arrived before failure", run.before))
         if len(run.failures) == 1:
-            columns.append(("after failure", run.after))
+            columns.append(("arrived after failure", run.after))
         else:
-            columns += [(f"after failure {k}", p) for k, p in enumerate(run.periods, start=1)]
+            columns += [(f"arrived after failure {k}", p)
+                        for k, p in enumerate(run.periods, start=1)]
         for k, f in enumerate(run.failures, start=1):
             what = (f"zone {f.zone}" if isinstance(f, ZoneFailure)
                     else f"{f.label} ({len(f.names)} replicas: {', '.join(sorted(f.names))})")
