@@ -114,7 +114,7 @@ def test_the_scenario_gives_the_slo_and_warns_when_the_row_would_not_be_used(
     sc = scenario(tmp_path, runtime="vllm-0.6.3")
     result = run(*sweep_files(tmp_path), "--gpu", "H100", "--tp", "1", "--scenario", str(sc))
     assert result.exit_code == 0, result.output
-    assert "SLO (TTFT P95 1000 ms, per-token P95 50 ms)" in result.output
+    assert "SLO (TTFT P95 1,000 ms, per-token P95 50 ms)" in result.output
     assert "the plan will not use this row for chat: runtime vllm differs from the " \
            "workload's vllm-0.6.3" in result.output
 

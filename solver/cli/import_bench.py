@@ -95,7 +95,7 @@ def _print(holding: SloHolding, row: MeasuredCapacity, notes: list[str], slo: Sl
     click.echo("")
     how = ("interpolated between the last load that held and the first that broke"
            if holding.interpolated else "the highest tested load at which it held")
-    click.echo(f"SLO (TTFT P95 {slo.ttft_p95_ms:g} ms, per-token P95 {slo.tpot_p95_ms:g} ms) "
+    click.echo(f"SLO (TTFT P95 {slo.ttft_p95_ms:,g} ms, per-token P95 {slo.tpot_p95_ms:,g} ms) "
                f"holds up to {row.tested_peak_rps:.3f} req/s ({how})")
     click.echo(f"row: {row.model} on {config_label(row.gpu, row.tp, row.precision)}, "
                f"{row.runtime}, workload {row.workload}, {row.max_stable_sequences} sequences, "
