@@ -219,3 +219,18 @@ def test_an_infeasible_variant_is_compared_not_crashed(tmp_path: Path) -> None:
     frame = pd.read_excel(path, sheet_name=COMPARISON_SHEET, index_col=0)
     assert frame.loc["What cannot be met"].iloc[1]  # says what cannot be met
     assert pd.isna(frame.loc["What cannot be met"].iloc[0])
+
+
+def test_the_table_says_each_status_as_the_progress_lines_do(
+        tiny_results: list[Compared]) -> None:
+    """Was: the table said `optimal` where the progress line above it said "proven within 1.00%
+    of the cheapest"."""
+    from solver.cli.compare import render_table
+
+    first = tiny_results[0]
+    at_gap = Compared(first.variant, first.plan.model_copy(update={
+        "solver": first.plan.solver.model_copy(update={"gap": 0.01})}), first.table)
+    results = [at_gap, *tiny_results[1:]]
+    lines = render_table(results, [comparison_row(r) for r in results], "USD")
+    status = next(line for line in lines if line.startswith("status"))
+    assert "proven within 1.00% of the cheapest" in status

@@ -38,12 +38,13 @@ def _money(value: float | None) -> str | None:
     return None if value is None else f"{value:,.0f}"
 
 
-def render_table(rows: list[ComparisonRow], currency: str) -> list[str]:
-    """The side-by-side table for people: one column per scenario."""
+def render_table(results: list[Compared], rows: list[ComparisonRow], currency: str) -> list[str]:
+    """The side-by-side table for people: one column per scenario (its status as the
+    progress lines, the report and the workbook say it)."""
     types = gpu_types(rows)
     lines: list[list[object]] = [
         ["scenario", *(r.label for r in rows)],
-        ["status", *(r.status for r in rows)],
+        ["status", *(status_label(c.plan.status, c.plan.solver).lower() for c in results)],
         [f"cost [{currency}/month]", *(_money(r.cost_per_month) for r in rows)],
         [f"cost [{currency}/Mtok]", *(None if r.per_million_tokens is None
                                       else f"{r.per_million_tokens:,.3f}" for r in rows)],
@@ -96,7 +97,7 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
     if as_json:
         echo_json(to_json(results, rows, out))
         return
-    for line in render_table(rows, results[0].plan.cost.currency):
+    for line in render_table(results, rows, results[0].plan.cost.currency):
         click.echo(line)
     click.echo(f"wrote {out}")
 
