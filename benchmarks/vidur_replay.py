@@ -22,7 +22,10 @@ preempted). Prints one markdown table (the diffs are fleetplan ÷ profiled − 1
 repository root::
 
     .venv/bin/python benchmarks/vidur_replay.py [--trace PATH] [--runtime vllm ...]
-        [--check] [--json out.json]
+        [--what-if-allreduce] [--check] [--json out.json]
+
+``--what-if-allreduce`` adds, for each tensor-parallel case, fleetplan's step with its all-reduce
+term replaced by the profiled NCCL all-reduces (how much of the gap the all-reduce explains).
 
 ``--check`` exits 1 unless, on ``vllm``, every TTFT and per-token P50/P95 of the two "Done
 when" cases is within 20 % and every overload's TTFT P95 within a factor 2.
@@ -34,7 +37,7 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,6 +142,29 @@ class Row:
         return all(abs(d) <= TOLERANCE for d in self.diffs().values())
 
 
+@dataclass(frozen=True)
+class ProfiledAllReduce:
+    """fleetplan's step time with its all-reduce term replaced by the profiled NCCL all-reduces
+    (a what-if: how much of a TP gap the all-reduce explains)."""
+
+    ours: ReplicaPerf
+    ref: OperatorSumModel
+
+    @property
+    def kv_capacity_tokens(self) -> int:
+        return self.ours.kv_capacity_tokens
+
+    def step_time_ms(self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
+                     prefill_seqs: int = 1, prefill_context_tokens: int = 0) -> float:
+        bare = replace(self.ours, allreduce_ms_per_step=0.0, allreduce_ms_per_token=0.0)
+        tokens = prefill_tokens + decode_seqs
+        base = bare.step_time_ms(prefill_tokens, decode_seqs, kv_tokens, prefill_seqs,
+                                 prefill_context_tokens)
+        if tokens <= 0 or self.ref.tp == 1:
+            return base
+        return base + self.ref.layers * 2 * self.ref.allreduce_time_ms(tokens)
+
+
 def profiled_model(model: LlmSpec, case: Case, kv_capacity_tokens: int,
                    profiles: Path = PROFILES) -> OperatorSumModel:
     """The operator-sum step time of a case, with fleetplan's KV capacity."""
@@ -165,8 +191,10 @@ def fleetplan_perf(model: LlmSpec, tp: int, runtime: str) -> ReplicaPerf:
 
 
 def run(trace: Trace, runtimes: tuple[str, ...] = DEFAULT_RUNTIMES,
-        cases: tuple[Case, ...] = CASES, profiles: Path = PROFILES) -> list[Row]:
-    """Every case on every runtime."""
+        cases: tuple[Case, ...] = CASES, profiles: Path = PROFILES,
+        what_if_allreduce: bool = False) -> list[Row]:
+    """Every case on every runtime; with ``what_if_allreduce``, each TP case once more on the
+    first runtime with its all-reduce term replaced by the profiled all-reduces."""
     _, models, _ = load_catalog()
     by_name = {m.name: m for m in models}
     rows = []
@@ -175,10 +203,15 @@ def run(trace: Trace, runtimes: tuple[str, ...] = DEFAULT_RUNTIMES,
         scaled = scale_arrivals(trace, case.rate_scale)
         ours_by_runtime = {rt: fleetplan_perf(model, case.tp, rt) for rt in runtimes}
         capacity = next(iter(ours_by_runtime.values())).kv_capacity_tokens
-        ref = _figures(scaled, profiled_model(model, case, capacity, profiles), case, model)
+        ref_model = profiled_model(model, case, capacity, profiles)
+        ref = _figures(scaled, ref_model, case, model)
         for rt, ours in ours_by_runtime.items():
             rows.append(Row(case.name, rt, case.overload, _figures(scaled, ours, case, model),
                             ref))
+        if what_if_allreduce and case.tp > 1:
+            alt = ProfiledAllReduce(ours_by_runtime[runtimes[0]], ref_model)
+            rows.append(Row(case.name, f"{runtimes[0]}, all-reduces as profiled", case.overload,
+                            _figures(scaled, alt, case, model), ref))
     return rows
 
 
@@ -215,8 +248,9 @@ def breakdown(case: Case, runtime: str = CHECK_RUNTIME) -> str:
     ref = profiled_model(model, case, ours.kv_capacity_tokens)
     lines = [
         f"| {model.name} TP{case.tp} decode batch | profiled: token operators | attention | "
-        f"all-reduces | total [ms] | fleetplan ({runtime}) [ms] | diff |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"all-reduces | total [ms] | fleetplan ({runtime}) [ms] | diff | fleetplan, all-reduces "
+        "as profiled [ms] | diff |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for b in BREAKDOWN_BATCHES:
         kv = BREAKDOWN_KV_PER_SEQ
@@ -225,8 +259,9 @@ def breakdown(case: Case, runtime: str = CHECK_RUNTIME) -> str:
         ar = ref.layers * 2 * ref.allreduce_time_ms(b) if ref.tp > 1 else 0.0
         total = ref.step_time_ms(0, b, b * kv)
         mine = ours.step_time_ms(0, b, b * kv)
+        alt = ProfiledAllReduce(ours, ref).step_time_ms(0, b, b * kv)
         lines.append(f"| {b} | {tok:.1f} | {att:.1f} | {ar:.1f} | {total:.1f} | {mine:.1f} | "
-                     f"{mine / total - 1:+.0%} |")
+                     f"{mine / total - 1:+.0%} | {alt:.1f} | {alt / total - 1:+.0%} |")
     return "\n".join(lines)
 
 
@@ -236,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", action="append", dest="runtimes",
                         help="fleetplan runtime (repeatable; default "
                         f"{', '.join(DEFAULT_RUNTIMES)})")
+    parser.add_argument("--what-if-allreduce", action="store_true",
+                        help="also replay each TP case with fleetplan's all-reduce term replaced "
+                        "by the profiled all-reduces")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -245,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     runtimes = tuple(args.runtimes or DEFAULT_RUNTIMES)
     trace = read_trace(args.trace)
-    rows = run(trace, runtimes)
+    rows = run(trace, runtimes, what_if_allreduce=args.what_if_allreduce)
     print(f"{args.trace.name}, {len(trace):,} requests; fleetplan / profiled (fleetplan ÷ "
           "profiled − 1)")
     print(table(rows))

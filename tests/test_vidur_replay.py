@@ -72,3 +72,25 @@ def test_overloads_degrade_alike_not_by_orders_of_magnitude(trace: Path) -> None
     assert kv_bound.fleetplan.preempted_share > 0.05
     assert kv_bound.profiled.preempted_share > 0.05
     assert abs(kv_bound.fleetplan.preempted_share - kv_bound.profiled.preempted_share) < 0.03
+
+
+def test_the_all_reduce_what_if_swaps_only_the_all_reduce_term() -> None:
+    from dataclasses import replace
+
+    from benchmarks.vidur_replay import ProfiledAllReduce, fleetplan_perf, profiled_model
+    from models.loader import load_catalog
+
+    models = {m.name: m for m in load_catalog()[1]}
+    for case in CASES[:2]:
+        model = models[case.model]
+        ours = fleetplan_perf(model, case.tp, CHECK_RUNTIME)
+        ref = profiled_model(model, case, ours.kv_capacity_tokens)
+        alt = ProfiledAllReduce(ours, ref)
+        bare = replace(ours, allreduce_ms_per_step=0.0, allreduce_ms_per_token=0.0)
+        for args in ((0, 16, 16_000), (512, 8, 8_000)):
+            tokens = args[0] + args[1]
+            extra = ref.layers * 2 * ref.allreduce_time_ms(tokens) if case.tp > 1 else 0.0
+            assert alt.step_time_ms(*args) == pytest.approx(bare.step_time_ms(*args) + extra)
+        if case.tp == 1:
+            step = ours.step_time_ms(0, 16, 16_000)
+            assert alt.step_time_ms(0, 16, 16_000) == pytest.approx(step)
