@@ -16,8 +16,9 @@ Each case runs twice, each in a fresh subprocess (no shared memory peak or warm 
   planner's options (threads, seed, gap) and the same time limit, no start;
 
 and the table sets the plan's expected cost beside the cold solve's as a ratio, both measured
-in the same run. ``benchmarks/bench_plan.py`` runs these cases after its single-period ones
-(``--quarterly medium:25``); alone::
+in the same run. ``benchmarks/quarterly_blocks.py`` solves one of the case's blocks alone, to
+show how far a block gets in the time the twelve share. ``benchmarks/bench_plan.py`` runs these
+cases after its single-period ones (``--quarterly medium:25``); alone::
 
     .venv/bin/python benchmarks/bench_quarterly.py [--cases medium:25] [--time-limit 120]
         [--gap 0.01] [--seed 0] [--dedicated] [--no-cold] [--json out.json]
