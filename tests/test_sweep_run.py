@@ -319,3 +319,18 @@ def test_a_horizon_is_swept_as_plan_plans_it(tmp_path: Path) -> None:
         alone = plan_horizon(variant.scenario, time_limit_s=30)
         assert result.plan.cost == alone.cost
     assert results[1].plan.cost.per_month > results[0].plan.cost.per_month  # type: ignore
+
+
+def test_progress_says_each_status_as_plan_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Was: ``[1/1] tiny …: optimal, 1,752 USD/month`` for a plan proven within 1 %."""
+    from solver.cli.sweep import Reporter
+    from solver.solve.strategy import plan_scenario
+    from solver.studies.sweep_results import SweepResult
+
+    (variant,) = build_sweep(load_scenario(TINY), [parse_vary("policy.share_nodes=true")],
+                             Design(), OPTIONS)
+    plan = plan_scenario(variant.scenario, time_limit_s=30)
+    at_gap = plan.model_copy(update={"solver": plan.solver.model_copy(update={"gap": 0.01})})
+    Reporter(quiet=False)(Progress(total=1, finished=1, running=0, failed=0, retried=0,
+                                   elapsed_s=1.0, last=SweepResult(variant, at_gap, 0.1, 1)))
+    assert ": proven within 1.00% of the cheapest, 1,752 USD/month" in capsys.readouterr().err

@@ -22,7 +22,7 @@ from solver.cli.common import (
     write_atomic,
 )
 from solver.cli.show import Col, table_lines
-from solver.outputs.labels import plural
+from solver.outputs.labels import plural, status_label
 from solver.studies.executors import (
     Executor,
     LocalExecutor,
@@ -67,10 +67,11 @@ class Reporter:
                 click.echo(f"\n  failed: {p.last.variant.label}: {p.last.error}", err=True)
         elif p.last is not None:
             last = p.last
-            what = (f"failed: {last.error}" if last.plan is None else
-                    f"{last.status}, " + (f"{last.plan.cost.per_month:,.0f} "
-                                          f"{last.plan.cost.currency}/month" if last.plan.nodes
-                                          else "no fleet") + f" ({last.seconds or 0:.1f} s)")
+            plan = last.plan
+            what = (f"failed: {last.error}" if plan is None else
+                    f"{status_label(plan.status, plan.solver).lower()}, "
+                    + (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
+                       else "no fleet") + f" ({last.seconds or 0:.1f} s)")
             click.echo(f"  [{p.finished + p.failed}/{p.total}] {last.variant.label}: {what} · "
                        f"{p.running} running, {p.failed} failed, ETA {_duration(p.eta_s)}",
                        err=True)
