@@ -8,7 +8,7 @@ from pathlib import Path
 import openpyxl
 
 from models.horizon import DemandScenario
-from models.plan import Plan
+from models.plan import PeriodPlan, Plan
 from solver.outputs.plan_dir import write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.horizon import first_period_scenario, plan_horizon
@@ -89,8 +89,29 @@ def test_an_idle_node_is_one_node() -> None:
     idle = plan.model_copy(update={"periods": (first.model_copy(update={"gpus": gpus}),
                                                *plan.periods[1:])})
     g = gpus[0]
-    assert (f"idle from {first.start} (`{first.scenario}`): 1 reserved {g.gpu} node in {g.zone} "
-            "carries no replica") in schedule_lines(idle)
+    assert (f"idle from {first.start} to {first.end} (`{first.scenario}`): 1 reserved {g.gpu} "
+            f"node in {g.zone} carries no replica") in schedule_lines(idle)
+
+
+def test_a_node_idle_for_several_periods_is_one_line() -> None:
+    """Was: a line per period (`idle from 2027-07-01 …`, `idle from 2027-10-01 …`, …) for one
+    node idle from mid-year on."""
+    from models.common import PurchaseKind
+
+    plan, _ = base_high()
+    base = [p for p in plan.periods if p.scenario == "base"]
+    g = base[0].gpus[0]
+    idle = g.model_copy(update={"idle_nodes": 1, "purchase": PurchaseKind.reserved})
+
+    def with_idle(p: PeriodPlan) -> PeriodPlan:
+        held = p in base[1:]  # idle from the second period to the end
+        return p.model_copy(update={"gpus": (idle, *p.gpus[1:])}) if held else p
+
+    lines = schedule_lines(plan.model_copy(update={"periods": tuple(
+        with_idle(p) for p in plan.periods)}))
+    idle_lines = [line for line in lines if line.startswith("idle ")]
+    assert idle_lines == [f"idle from {base[1].start} to {base[-1].end} (`base`): 1 reserved "
+                          f"{g.gpu} node in {g.zone} carries no replica"]
 
 
 def test_an_owned_order_says_its_capital_and_what_is_paid_on_top() -> None:

@@ -8,10 +8,11 @@ workbook's *Schedule* sheet: :mod:`.schedule_sheet`). Every figure is read off t
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 
 from models.common import PurchaseKind
-from models.plan import Order, Plan
+from models.plan import Order, PeriodGpus, Plan
 from solver.outputs.labels import plural
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
@@ -83,6 +84,32 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     return out
 
 
+def _idle_lines(plan: Plan, scenarios: list[str]) -> list[str]:
+    """Committed nodes that carry no replica, one line per run of consecutive periods with the
+    same idle nodes (a node idle all year was a line per quarter)."""
+    runs: list[tuple[str, PeriodGpus, dt.date, dt.date]] = []
+    for p in sorted(plan.periods, key=lambda p: (scenarios.index(p.scenario)
+                                                if p.scenario in scenarios else len(scenarios),
+                                                p.scenario, p.start)):
+        for g in p.gpus:
+            if not g.idle_nodes:
+                continue
+            same = next((i for i, (s, h, _, end) in enumerate(runs)
+                         if s == p.scenario and end == p.start and h.idle_nodes == g.idle_nodes
+                         and (h.zone, h.gpu, h.purchase) == (g.zone, g.gpu, g.purchase)), None)
+            if same is None:
+                runs.append((p.scenario, g, p.start, p.end))
+            else:
+                runs[same] = (*runs[same][:3], p.end)
+    out = []
+    for scenario, g, start, end in runs:
+        where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
+        held = plural(g.idle_nodes, f"{g.purchase.value.replace('_', '-')} {g.gpu} node")
+        out.append(f"idle from {start} to {end}{where}: {held} in {g.zone} "
+                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica")
+    return out
+
+
 def schedule_lines(plan: Plan) -> list[str]:
     """The schedule in words (empty for a plan of one peak day)."""
     h = plan.horizon
@@ -110,12 +137,7 @@ def schedule_lines(plan: Plan) -> list[str]:
             out.append(f"if demand follows `{name}`, order {gpus} more {o.gpu} in {o.zone} by "
                        f"{o.order_by}")
     out += _elastic_lines(plan, scenarios)
-    idle = [(p.scenario, p.start, g) for p in plan.periods for g in p.gpus if g.idle_nodes]
-    for scenario, start, g in idle:
-        where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
-        held = plural(g.idle_nodes, f"{g.purchase.value.replace('_', '-')} {g.gpu} node")
-        out.append(f"idle from {start}{where}: {held} in {g.zone} "
-                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica")
+    out += _idle_lines(plan, scenarios)
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
     out.append(f"cost over the horizon ({h.objective.replace('_', ' ')} minimised): expected "
                f"{h.expected_cost:,.0f} {cur}, worst {h.worst_cost:,.0f} ({costs}); "
