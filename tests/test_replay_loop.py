@@ -234,3 +234,35 @@ def test_peak_window_scales_the_busiest_minute_to_the_peak() -> None:
     # peak_hour: the trace's mean over its 180 s (241 arrivals) becomes the peak
     h = peak_window(trace, 6.0, "peak_hour")
     assert h.rate_scale == pytest.approx(6.0 / (241 / 180.0))
+
+
+def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """qa3 F7: the loop's first solve stopped at its time limit, the re-plan finished, and the
+    plan said `feasible` with no word that a re-run may differ. The first solve's status is
+    patched (the clock is not relied on): terminal, report.md and plan.json say so."""
+    import solver.cli.plan as plan_cli
+
+    real = plan_cli.plan_scenario
+    calls: list[int] = []
+
+    def first_stopped(*args: object, **kwargs: object) -> Plan:
+        plan = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append(1)
+        if len(calls) == 1:
+            return plan.model_copy(update={"status": SolveStatus.time_limit})
+        return plan
+
+    monkeypatch.setattr(plan_cli, "plan_scenario", first_stopped)
+    code, out, data = _plan(tmp_path)
+    assert code == 0, out
+    assert max(c["round"] for c in data["replay"]) >= 2  # type: ignore[index,union-attr]
+    assert data["status"] == "time_limit"
+    assert "re-run of the same input can give a different plan" in out
+    assert "trace-replay loop stopped at its time limit" in out
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "re-run of the same input can give a different plan" in report
+    # unpatched, the same loop finishes every round and says nothing of the kind
+    monkeypatch.setattr(plan_cli, "plan_scenario", real)
+    code, out, data = _plan(tmp_path)
+    assert code == 0 and data["status"] != "time_limit" and "re-run" not in out

@@ -121,8 +121,9 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     what = (f"no plan costs less than {s.bound:,.0f} {cur} over the horizon (its objective, "
             f"{h.objective.replace('_', ' ')} cost)" if h is not None else
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
-    out = [f"not proven within the requested gap: {what}, so this one is at most {s.gap:.1%} "
-           "above the cheapest"]
+    why = ("a solve of the trace-replay loop stopped at its time limit" if plan.replay else
+           "not proven within the requested gap")
+    out = [f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "

@@ -26,7 +26,8 @@ def linked_workloads(scenario: Scenario) -> list[str]:
 def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],
                   quiet: bool, replan: Replanner | None = None) -> Plan:
     """The plan of the solve–replay loop (the plain solve when no workload names a trace);
-    ``replan`` re-plans the workloads that missed with the rest of the fleet kept."""
+    ``replan`` re-plans the workloads that missed with the rest of the fleet kept. Status
+    ``time_limit`` when any round's solve stopped at its time limit."""
     names = linked_workloads(scenario)
     if not names:
         return solve(table)
@@ -43,7 +44,21 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
                        "planned peak…", err=True)
         return replay_plan(plan, scenario, traces, round_, cache)
 
-    return plan_with_replay(table, solve, replay, replan=replan)
+    stopped: list[int] = []
+
+    def timed(plan: Plan) -> Plan:
+        if plan.status is SolveStatus.time_limit:
+            stopped.append(1)
+        return plan
+
+    plan = plan_with_replay(
+        table, lambda t: timed(solve(t)), replay,
+        replan=None if replan is None else lambda t, p, w: timed(replan(t, p, w)))
+    # a round stopped by the clock makes the loop's fleet depend on the machine's load, even
+    # when the last round finished: the plan says so as a time-limited plan does
+    if stopped and plan.status in (SolveStatus.optimal, SolveStatus.feasible):
+        plan = plan.model_copy(update={"status": SolveStatus.time_limit})
+    return plan
 
 
 def status_note(plan: Plan) -> str:
@@ -70,7 +85,8 @@ def replay_lines(plan: Plan) -> list[str]:
                         Col("SLO [ms]", right=True), Col("Requests", right=True), "Result"],
                        [check_cells(c) for c in plan.replay if c.round == last])
     replanned = sorted({c.workload for c in plan.replay if c.derated})
-    if replanned and plan.status is SolveStatus.feasible and plan.solver.bound is not None:
+    if (replanned and plan.status in (SolveStatus.feasible, SolveStatus.time_limit)
+            and plan.solver.bound is not None):
         out.append(f"re-planned {', '.join(replanned)} on de-rated rates with the rest of the "
                    "fleet kept; the gap is to the bound of the first solve (docs/replay.md, "
                    "\"Replay in the plan\")")
