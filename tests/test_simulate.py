@@ -562,12 +562,19 @@ def test_cli_failure_splits_before_and_after(tmp_path: Path) -> None:
     code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
                          "--workload", "chat", "--fail", "zone:zone-a@1", "--rate-scale", "2",
                          "--json"])
+    # Rate ×2: the 240 requests arrive in 60 s (the last at 59.75 s); zone-a would fail at 60 s,
+    # after the last arrival: no request meets the failure, so the replay is refused, not passed
+    assert code == 2, out
+    assert "zone:zone-a fails at minute 1, after the trace ends" in out
+    assert "minute 0.99 at --rate-scale 2" in out and "choose a minute up to 0.99" in out
+    assert "{" not in out  # no report, even with --json
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--fail", "zone:zone-a@0.99", "--rate-scale", "2",
+                         "--json"])
     assert code == 0, out
     data = json.loads(out)
-    # Rate ×2: the 240 requests arrive in 60 s; zone-a fails at 60 s, after the last arrival.
-    before, after = data["before_failure"], data["after_failure"]
-    assert before["requests"] == 240 and after["requests"] == 0
-    assert data["completed"] + data["failed"] == 240
+    # at 59.4 s: the last two arrivals meet the failure
+    assert data["after_failure"]["requests"] == 2
     code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
                          "--workload", "chat", "--fail", "zone:zone-a@0.5", "--json"])
     data = json.loads(out)

@@ -148,6 +148,16 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         raise InputError([Problem(str(trace_path), "", f"{len(trace):,} requests; a replay takes "
                                   f"at most {MAX_REPLAY_REQUESTS:,}", "replay a part of the trace, "
                                   "e.g. its busiest day (docs/limits.md)")])
+    late = [f for f in failures if f.at_s > trace.duration_s]
+    if late:
+        # no request would arrive after the failure: a replay "surviving" it proves nothing
+        end_min = math.floor(trace.duration_s / 60 * 100) / 100  # down: a minute below it works
+        raise InputError([Problem("--fail", "", f"{f.label} fails at minute {f.at_s / 60:g}, "
+                                  f"after the trace ends (its last request arrives at minute "
+                                  f"{end_min:.2f} at --rate-scale {rate_scale:g}), so no "
+                                  "request would meet the failure",
+                                  f"choose a minute up to {end_min:.2f}, or a longer trace")
+                          for f in late])
     start = time.perf_counter()
     with progress(f"replaying {plural(len(trace), 'request')} on "
                   f"{plural(len(replicas), 'replica')}…", enabled=not as_json):
