@@ -218,3 +218,36 @@ def test_the_status_line_says_proven_within_the_gap_and_money_has_its_currency()
     assert lines[0].endswith(f"gap 1.00%, bound {0.99 * cost:,.2f} USD/month)")
     cost_line = next(line for line in lines if line.startswith("cost: "))
     assert cost_line.endswith(" USD per million output tokens)")
+
+
+def test_an_slo_no_configuration_meets_is_named_with_its_shortfall(tmp_path: Path) -> None:
+    """qa3 F8: with chat's SLOs at 1 ms / 0.5 ms the plan blamed the GPUs in 18 lines and never
+    named the SLO. It names each SLO no allowed configuration meets at no load, the fastest
+    figure and where, by how much it misses, and the fix — the same figures as the rejections
+    of `capacity --explain`."""
+    import re
+
+    demo = Path(__file__).resolve().parents[1] / "inputs" / "scenarios" / "demo.yaml"
+    text = demo.read_text()
+    assert "ttft_p95_ms: 1500, tpot_p95_ms: 60" in text
+    slo = tmp_path / "slo.yaml"
+    slo.write_text(text.replace("ttft_p95_ms: 1500, tpot_p95_ms: 60",
+                                "ttft_p95_ms: 1, tpot_p95_ms: 0.5"))
+    res = CliRunner().invoke(main, ["plan", str(slo), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    data = json.loads((tmp_path / "out" / "plan.json").read_text())
+    chat = [d for d in data["diagnosis"] if d["workload"] == "chat"]
+    assert [d["requirement"] for d in chat] == ["slo", "slo"]
+    tpot, ttft = chat
+    assert "slo.tpot_p95_ms 0.5 ms" in tpot["message"]
+    assert "raise slo.tpot_p95_ms" in tpot["message"]
+    assert "slo.ttft_p95_ms 1 ms" in ttft["message"]
+    assert "check allowed_gpus" not in res.output and "slo.tpot_p95_ms" in res.output
+    # the fastest decode step is the least of the no-load decode steps `capacity --explain`
+    # gives for chat's rejected configurations
+    table = build_capacity_table(load_scenario(slo))
+    steps = [float(m.group(1)) for r in table.rejected if r.workload == "chat"
+             for m in [re.search(r"one decode step takes ([\d.]+) ms", r.reason)] if m]
+    assert steps and tpot["amount"] + 0.5 == pytest.approx(min(steps), abs=0.05)
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| slo | chat |" in report and "cannot meet its per-token SLO (slo.tpot_p95_ms" in report

@@ -25,6 +25,7 @@ from solver.cli.common import (
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
+from solver.cli.slo_cause import with_slo_causes
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -207,6 +208,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay)
+        if plan.status is SolveStatus.infeasible:
+            plan = with_slo_causes(plan, sc, build_capacity_table(sc))
         write_plan_outputs(plan, sc, target.staging, shown)
         written = target.commit()
     if as_json:

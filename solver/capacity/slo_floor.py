@@ -1,0 +1,60 @@
+"""The fastest a workload's latencies get on any configuration it may use: what an SLO that no
+configuration holds is short by.
+
+When every configuration of a workload is rejected, an infeasible plan can only say "no
+configuration fits"; these figures name the SLO that cannot be met and by how much. They are the
+no-load TTFT P95 and decode step of :func:`solver.capacity.replica.load_point` at rate 0, the
+figures ``fleetplan capacity --explain`` gives per configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.memory import check_fit, tp_degrees
+from solver.capacity.perf import perf_model, scenario_efficiency
+from solver.capacity.replica import load_point, load_profile
+
+
+@dataclass(frozen=True)
+class Fastest:
+    """The lowest no-load latency over the configurations, and the configuration giving it."""
+
+    ms: float
+    gpu: str
+    tp: int
+
+
+@dataclass(frozen=True)
+class SloFloor:
+    """A workload's fastest no-load TTFT P95 and decode step over the configurations that hold
+    the model (``None``: no allowed GPU that a zone sells holds it at any TP)."""
+
+    ttft: Fastest | None
+    tpot: Fastest | None
+
+
+def slo_floor(scenario: Scenario, workload: Workload) -> SloFloor:
+    """The fastest TTFT P95 and decode step at no load over the allowed GPUs a zone sells."""
+    sold = {o.gpu for z in scenario.zones for o in z.offers}
+    allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
+    spec = scenario.model(workload.model)
+    longest = workload.input_tokens.p99 + workload.output_tokens.p99
+    ttft: Fastest | None = None
+    tpot: Fastest | None = None
+    for name in (n for n in allowed if n in sold):
+        gpu = scenario.gpu(name)
+        for tp in tp_degrees(gpu):
+            if check_fit(spec, gpu, workload.precision, tp, scenario.policy, longest) is not None:
+                continue
+            perf = perf_model(spec, gpu, workload.precision, tp,
+                              scenario_efficiency(scenario, gpu, workload.runtime),
+                              memory_margin_fraction=scenario.policy.memory_margin_fraction)
+            idle = load_point(load_profile(perf, workload), 0.0)
+            if ttft is None or idle.ttft_p95_ms < ttft.ms:
+                ttft = Fastest(idle.ttft_p95_ms, name, tp)
+            if tpot is None or idle.tpot_p95_ms < tpot.ms:
+                tpot = Fastest(idle.tpot_p95_ms, name, tp)
+    return SloFloor(ttft, tpot)

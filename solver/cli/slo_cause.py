@@ -1,0 +1,74 @@
+"""An infeasible plan whose workload no configuration can serve names the SLO at fault.
+
+The diagnosis (solver.solve.diagnose) sees only that a workload has no candidate and lists its
+demand and survival shortfalls, blaming the GPUs; when the cause is an SLO that no allowed
+configuration meets even at no load, these shortfalls are its consequences. This puts one
+shortfall per such SLO in their place: the SLO, the fastest the latency gets and where, by how
+much it misses, and the fix (solver.capacity.slo_floor)."""
+
+from __future__ import annotations
+
+import math
+
+from models.capacity import CapacityTable
+from models.plan import Plan, Shortfall, SolveStatus
+from models.scenario import Scenario
+from models.workload import Workload
+from solver.capacity.slo_floor import Fastest, slo_floor
+from solver.outputs.labels import config_label
+
+
+def _round_up(ms: float) -> float:
+    return math.ceil(ms * 10) / 10
+
+
+def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:
+    """A shortfall per SLO of ``workload`` that no allowed configuration a zone sells meets at
+    no load (empty when each SLO alone is met somewhere, or nothing holds the model)."""
+    floor = slo_floor(scenario, workload)
+    out: list[Shortfall] = []
+
+    def missed(what: str, field: str, slo_ms: float, fastest: Fastest | None,
+               achieved: str) -> None:
+        if fastest is None or fastest.ms <= slo_ms:
+            return
+        out.append(Shortfall(
+            requirement="slo", workload=workload.name, amount=fastest.ms - slo_ms, unit="ms",
+            message=f"`{workload.name}` cannot meet its {what} SLO ({field} {slo_ms:g} ms): "
+                    f"{achieved} is {fastest.ms:,.2f} ms even at no load "
+                    f"({config_label(fastest.gpu, fastest.tp)}), {fastest.ms - slo_ms:,.2f} ms "
+                    f"over — raise {field} to at least {_round_up(fastest.ms):g} ms or allow "
+                    "faster GPUs (allowed_gpus, zone offers)"))
+
+    missed("per-token", "slo.tpot_p95_ms", workload.slo.tpot_p95_ms, floor.tpot,
+           "the fastest decode step of any allowed configuration")
+    missed("TTFT", "slo.ttft_p95_ms", workload.slo.ttft_p95_ms, floor.ttft,
+           "the fastest time to first token of a P95 prompt on any allowed configuration")
+    return out
+
+
+def with_slo_causes(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:
+    """``plan`` (infeasible) with the shortfalls of each workload that no sold configuration
+    serves because of an SLO replaced by that SLO's shortfall; other plans unchanged."""
+    if plan.status is not SolveStatus.infeasible or not plan.diagnosis:
+        return plan
+    sold = {o.gpu for z in scenario.zones for o in z.offers}
+    causes: dict[str, list[Shortfall]] = {}
+    for w in scenario.workloads:
+        if any(d.workload == w.name for d in plan.diagnosis) and not any(
+                r.gpu in sold for r in table.for_workload(w.name)):
+            found = slo_shortfalls(scenario, w)
+            if found:
+                causes[w.name] = found
+    if not causes:
+        return plan
+    rest = [d for d in plan.diagnosis if d.workload not in causes]
+    shown: list[Shortfall] = []
+    for name, found in causes.items():
+        n = sum(d.workload == name for d in plan.diagnosis)
+        last = found[-1]
+        found[-1] = last.model_copy(update={"message": (
+            f"{last.message}; the {n} demand and survival shortfall(s) of `{name}` follow from "
+            "this and are not listed")})
+        shown += found
+    return plan.model_copy(update={"diagnosis": (*shown, *rest)})
