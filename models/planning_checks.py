@@ -16,7 +16,7 @@ from inputs import catalog_dir
 from models.errors import InputError, Problem, did_you_mean
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
 from models.inventory import InventoryFile
-from models.names import instance_shape
+from models.names import instance_shape, resolve_gpu
 from models.prices import ACCELERATOR_NAMES
 from models.scenario import Scenario
 
@@ -58,10 +58,19 @@ def known_instance_types(scenario: Scenario) -> list[str]:
 
 def resolve_fleet_instance_types(inventory: InventoryFile, scenario: Scenario, file: str
                                  ) -> InventoryFile:
-    """An inventory file (``check --fleet``) with node lines named by instance type resolved
-    to their GPU type and node size; an unknown instance type is an InputError."""
+    """An inventory file (``check --fleet``) in catalog names: node lines named by instance
+    type resolved to their GPU type and node size; GPUs named as a scenario takes them (``H100``,
+    ``p5.48xlarge`` — which also gives the node size) rewritten to the catalog name, on node and
+    layout lines. An unknown instance type is an InputError; an unknown GPU is left as typed for
+    the reference check to refuse with the closest names."""
+    gpus = [g.name for g in scenario.gpus]
     lines, problems = [], []
     for i, n in enumerate(inventory.nodes):
+        if n.gpu:
+            gpu, per_node, _ = resolve_gpu(n.gpu, gpus)
+            if gpu is not None:
+                n = n.model_copy(update={"gpu": gpu,
+                                         "gpus_per_node": n.gpus_per_node or per_node})
         if n.instance_type is None:
             lines.append(n)
             continue
@@ -77,7 +86,10 @@ def resolve_fleet_instance_types(inventory: InventoryFile, scenario: Scenario, f
                                           "gpus_per_node": n.gpus_per_node or found[1]}))
     if problems:
         raise InputError(problems)
-    return inventory.model_copy(update={"nodes": tuple(lines)})
+    layout = None if inventory.layout is None else tuple(
+        line.model_copy(update={"gpu": resolve_gpu(line.gpu, gpus)[0] or line.gpu})
+        for line in inventory.layout)
+    return inventory.model_copy(update={"nodes": tuple(lines), "layout": layout})
 
 
 def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, ...],

@@ -203,3 +203,57 @@ def test_inventory_nodes_named_by_instance_type(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_fleet(_write(tmp_path, doc), demo)
     assert "nodes[0].instance_type: unknown instance type `p5.48xlarg`" in err.value.render()
+
+
+def test_owned_nodes_carry_replicas_as_reserved_ones_do(tmp_path: Path) -> None:
+    """Owned nodes are paid for: the greedy layout fills them first. They carried no replica
+    (`check --fleet` said every workload FAILS -100 % on an owned on-prem fleet)."""
+    nodes = [{"zone": "z1", "gpu": "H100", "nodes": 2}, {"zone": "z2", "gpu": "H100", "nodes": 1}]
+    reserved = load_fleet(_write(tmp_path, {"nodes": nodes}, "r.yaml"), fc.scenario(), fc.table())
+    owned_doc = {"nodes": [{**n, "purchase": "owned"} for n in nodes]}
+    owned = load_fleet(_write(tmp_path, owned_doc, "o.yaml"), fc.scenario(), fc.table())
+    placed = sum(g.replicas * g.tp for g in owned.replicas)
+    assert placed == 24  # every owned GPU carries a replica
+    assert {g.purchase for g in owned.replicas} == {PurchaseKind.owned}
+    assert [(g.workload, g.zone, g.tp, g.replicas) for g in owned.replicas] == [
+        (g.workload, g.zone, g.tp, g.replicas) for g in reserved.replicas]
+    assert owned.notes == ()
+
+
+def test_layout_without_purchase_fills_owned_nodes_first(tmp_path: Path) -> None:
+    """A layout line without `purchase` said "0 GPUs left" on owned nodes; it fills owned, then
+    reserved."""
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 1},
+            {"zone": "z1", "gpu": "H100", "purchase": "owned", "nodes": 1},
+        ],
+        "layout": [{"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 6}],
+    }
+    fleet = load_fleet(_write(tmp_path, doc), fc.scenario(), fc.table())
+    assert [(g.purchase, g.replicas) for g in fleet.replicas] == [
+        (PurchaseKind.owned, 4), (R, 2)]
+
+
+def test_inventory_gpus_named_as_a_scenario_takes_them(tmp_path: Path) -> None:
+    """The README says GPUs may be named H100 or p5.48xlarge; the inventory refused both."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    demo = load_scenario(demo_scenario())
+    doc = {
+        "nodes": [
+            {"zone": "use1-az1", "gpu": "H100", "nodes": 1},
+            {"zone": "use1-az2", "gpu": "p5.48xlarge", "nodes": 2},
+        ],
+        "layout": [{"workload": "chat", "zone": "use1-az1", "gpu": "h100-sxm5", "tp": 2,
+                    "replicas": 4}],
+    }
+    fleet = load_fleet(_write(tmp_path, doc), demo)
+    assert [(n.zone, n.gpu, n.gpus) for n in fleet.nodes] == [
+        ("use1-az1", "H100-SXM", 8), ("use1-az2", "H100-SXM", 16)]
+    assert [(g.zone, g.gpu, g.tp, g.replicas) for g in fleet.replicas] == [
+        ("use1-az1", "H100-SXM", 2, 4)]
+    doc["nodes"][0]["gpu"] = "H10"
+    with pytest.raises(InputError, match=r"nodes\[0\]\.gpu: unknown GPU `H10`"):
+        load_fleet(_write(tmp_path, doc), demo)

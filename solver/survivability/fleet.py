@@ -32,8 +32,10 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.survivability.failures import offer_gpus_per_node, peak_demand_rps, runs_in
 
-#: Order in which purchase kinds are filled when fleetplan lays replicas out.
-FILL_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
+#: Order in which purchase kinds are filled when fleetplan lays replicas out: owned nodes first
+#: (already paid for), then reserved, on-demand and — batch only — spot.
+FILL_ORDER = (PurchaseKind.owned, PurchaseKind.reserved, PurchaseKind.on_demand,
+              PurchaseKind.spot)
 
 
 def fleet_from_plan(plan: Plan, scenario: Scenario, source: str = "plan.json") -> Fleet:
@@ -362,7 +364,7 @@ class _Pools:
         if purchase is not None:
             return (purchase,)
         if workload.workload_class is WorkloadClass.interactive:
-            return FILL_ORDER[:2]
+            return tuple(k for k in FILL_ORDER if k is not PurchaseKind.spot)
         return FILL_ORDER
 
     def free_gpus(self, zone: str, gpu: str, kinds: Iterable[PurchaseKind]) -> int:
