@@ -33,8 +33,9 @@ def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
                                      "months, upfront none, 0.450 USD/GPU-h; serving 2027-04-01 "
                                      "to 2028-04-01; 3,942 USD committed")
     assert "if demand follows `high`, order 2 more G in a by 2027-06-03" in lines
-    assert any(line.startswith("cost over the horizon (expected minimised): expected 12,264")
-               for line in lines)
+    assert any(line.startswith("objective (expected minimised: new orders as the program "
+                               "charges them, on-demand and spot; held inventory left out")
+               and "expected 12,264" in line for line in lines)
 
 
 def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
@@ -129,3 +130,51 @@ def test_an_owned_order_says_its_capital_and_what_is_paid_on_top() -> None:
                          "hosting included)")
     assert order_line(plan.orders[0], "USD").endswith("; 3,942 USD committed (2,956 paid inside "
                                                       "the horizon)")  # 9 of its 12 months
+
+
+def held_two_nodes(tmp_path: Path) -> Plan:
+    """Two owned nodes held at 50 USD per node-month, demand 3 each quarter: one reservation
+    (0.45 USD/GPU-h × 730 h × 12 months = 3,942) buys the third GPU."""
+    from models.horizon import HeldNodes
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2, running_cost_per_node_month=50)
+    sc = quarterly([3, 3, 3, 3], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    return plan
+
+
+def test_the_horizon_cost_printed_counts_what_is_held(tmp_path: Path) -> None:
+    """Was: one line "cost over the horizon … base 906,778": the objective, which leaves the
+    held inventory out, while plan.json's cost_in_horizon said 2,145,683 is paid. The spend
+    inside the horizon is printed as plan.json has it, the objective labelled as such."""
+    plan = held_two_nodes(tmp_path)
+    assert plan.horizon is not None
+    (spent,) = [s.cost_in_horizon for s in plan.horizon.scenarios]
+    assert spent == 3_942 + 2 * 50 * 12  # the order, and the held nodes' 12 months
+    assert plan.horizon.expected_cost == 3_942  # held nodes left out of the objective
+    lines = schedule_lines(plan)
+    assert ("spent inside the horizon (held inventory, on-demand and spot, and new orders as "
+            "paid inside the horizon with an owned order's whole capital): base 5,142 USD"
+            ) in lines
+    assert any(line.startswith("objective (") and "expected 3,942 USD" in line
+               for line in lines)
+    assert not any(line.startswith("cost over the horizon") for line in lines)
+    report = (tmp_path / "report.md").read_text()
+    assert "base 5,142 USD" in report
+
+
+def test_a_plan_over_periods_gives_its_horizon_spend_not_a_year_of_its_first_month(
+        tmp_path: Path) -> None:
+    """Was: "Cost per year" = the first period's cost per month × 12 in report.md and the
+    Summary sheet, read as the year's spend though later periods run other fleets."""
+    held_two_nodes(tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "Cost per year" not in report
+    assert ("| Spent inside the horizon 2027-01-01 to 2028-01-01 if demand follows base [USD] "
+            "| 5,142.00 |") in report
+    assert "| Cost per month, first period (2027-01-01, base) [USD/month] | 428.50 |" in report
+    summary = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Summary"]
+    rows = {r[0].value: r[1].value for r in summary.iter_rows(min_row=2) if r[0].value}
+    assert "Cost per year" not in rows
+    assert rows["Spent inside the horizon if demand follows base"] == 5_142

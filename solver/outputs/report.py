@@ -55,7 +55,7 @@ from solver.outputs.plan_dir import (
     REPORT_FILE,
 )
 from solver.outputs.prepared import prepared_on
-from solver.outputs.schedule import schedule_lines
+from solver.outputs.schedule import SPENT_COUNTS, schedule_lines
 
 
 def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -66,6 +66,27 @@ def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 def _money(value: float | None) -> str:
     return "—" if value is None else f"{value:,.2f}"
+
+
+def _cost_rows(plan: Plan) -> list[list[str]]:
+    """The Cost table. A plan over periods shows what each demand scenario spends inside the
+    horizon where a one-day plan shows its cost per year: the first period's month × 12 read as
+    the year's spend, though later periods run a different fleet."""
+    cur, h = plan.cost.currency, plan.horizon
+    first = "" if h is None else f", first period ({h.start}, {h.fleet_shown})"
+    rows = [[f"Cost per month{first} [{cur}/month]", _money(plan.cost.per_month)]]
+    if h is None:
+        rows.append([f"Cost per year [{cur}/year]", _money(plan.cost.per_month * 12)])
+    else:
+        rows += [[f"Spent inside the horizon {h.start} to {h.end} if demand follows "
+                  f"{s.scenario} [{cur}]", _money(s.cost_in_horizon)]
+                 for s in h.scenarios]
+    return [*rows,
+            [f"Cost per million tokens, input + output{first} [{cur}/Mtok]",
+             _money(plan.cost.per_million_tokens)],
+            [f"Cost per million output tokens{first} [{cur}/Mtok]",
+             _money(plan.cost.per_million_output_tokens)],
+            [f"Share of cost on reserved capacity{first}", _share(reserved_share(plan))]]
 
 
 def _share(value: float | None) -> str:
@@ -209,15 +230,11 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         if PERIOD_CHART_FILE in charts:
             lines += [f"![Peak demand and usable capacity per period]({PERIOD_CHART_FILE})", ""]
     lines += ["## Cost", ""]
-    lines += _table(["Figure", "Value"], [
-        [f"Cost per month [{cur}/month]", _money(plan.cost.per_month)],
-        [f"Cost per year [{cur}/year]", _money(plan.cost.per_month * 12)],
-        [f"Cost per million tokens, input + output [{cur}/Mtok]",
-         _money(plan.cost.per_million_tokens)],
-        [f"Cost per million output tokens [{cur}/Mtok]",
-         _money(plan.cost.per_million_output_tokens)],
-        ["Share of cost on reserved capacity", _share(reserved_share(plan))],
-    ])
+    lines += _table(["Figure", "Value"], _cost_rows(plan))
+    if plan.horizon is not None:
+        lines += [f"Spent inside the horizon counts {SPENT_COUNTS} (plan.json "
+                  "`horizon.scenarios[].cost_in_horizon`); the other figures are the first "
+                  "period's.", ""]
     if COST_CHART_FILE in charts:
         lines += [f"![Monthly cost by zone, GPU type and purchase kind]({COST_CHART_FILE})", ""]
     lines += ["## GPUs", "",

@@ -138,8 +138,29 @@ def schedule_lines(plan: Plan) -> list[str]:
                        f"{o.order_by}")
     out += _elastic_lines(plan, scenarios)
     out += _idle_lines(plan, scenarios)
+    return [*out, *cost_lines(plan)]
+
+
+#: What ``horizon.scenarios[].cost_in_horizon`` counts, in words (docs/outputs.md).
+SPENT_COUNTS = ("held inventory, on-demand and spot, and new orders as paid inside the horizon "
+                "with an owned order's whole capital")
+
+
+def cost_lines(plan: Plan) -> list[str]:
+    """The horizon's cost twice, each saying what it counts: what is spent inside it per demand
+    scenario (plan.json ``cost_in_horizon``), then the objective the plan minimised, which
+    leaves out what is already held (it costs the same whatever the plan). One line "cost over
+    the horizon" with the objective read as the year's spend: 906,778 where plan.json says
+    2,145,683 is paid."""
+    h = plan.horizon
+    if h is None:
+        return []
+    cur = plan.cost.currency
+    spent = ", ".join(f"{s.scenario} {s.cost_in_horizon:,.0f}" for s in h.scenarios)
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
-    out.append(f"cost over the horizon ({h.objective.replace('_', ' ')} minimised): expected "
-               f"{h.expected_cost:,.0f} {cur}, worst {h.worst_cost:,.0f} ({costs}); "
-               f"commitments counted {h.commitments.replace('_', ' ')}")
-    return out
+    return [f"spent inside the horizon ({SPENT_COUNTS}): {spent} {cur}",
+            f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
+            "charges them, on-demand and spot; held inventory left out, it costs the same "
+            f"whatever the plan): expected {h.expected_cost:,.0f} "
+            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); commitments counted "
+            f"{h.commitments.replace('_', ' ')}"]

@@ -56,6 +56,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import config_label, failure_label, label, status_label
 from solver.outputs.prepared import prepared_on
+from solver.outputs.schedule import SPENT_COUNTS
 from solver.outputs.schedule_sheet import write_schedule
 from solver.outputs.units import field_header
 from solver.outputs.workbook_charts import series_titles, write_charts
@@ -229,6 +230,26 @@ def write_purchase_plan(ws: Worksheet, plan: Plan, scenario: Scenario, currency:
     return f"K{total_row}"
 
 
+def _first_period(plan: Plan) -> str:
+    h = plan.horizon
+    return ("" if h is None else
+            f": the first period's ({h.start}) if demand follows {h.fleet_shown}")
+
+
+def _yearly_rows(plan: Plan, names: Names, per_year: str, currency: str
+                 ) -> list[tuple[str, Value, str | None, str, str | None]]:
+    """Cost per year of a one-day plan; for a plan over periods, what each demand scenario
+    spends inside the horizon instead (the first period × 12 read as the year's spend, though
+    later periods run another fleet)."""
+    h = plan.horizon
+    if h is None:
+        return [("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
+                 COST_PER_YEAR)]
+    return [(f"Spent inside the horizon if demand follows {s.scenario}", s.cost_in_horizon,
+             unit_format(MONEY, currency), f"{h.start} to {h.end}: {SPENT_COUNTS}", None)
+            for s in h.scenarios]
+
+
 def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
                   currency: str, names: Names, prepared: dt.date) -> dict[str, str]:
     """Key figures: cost, $/Mtok, GPUs by type / zone / purchase kind, solver status; returns
@@ -254,10 +275,9 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         ("Solve time", plan.solver.seconds, unit_format("0.00", "s"), "", None),
         ("MIP gap", plan.solver.gap, "0.00%", "", None),
         ("Best bound", plan.solver.bound, per_month, "no fleet costs less", None),
-        ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total",
-         COST_PER_MONTH),
-        ("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
-         COST_PER_YEAR),
+        ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total"
+         + _first_period(plan), COST_PER_MONTH),
+        *_yearly_rows(plan, names, per_year, currency),
         ("Tokens per month (input + output)", tokens_m, unit_format(RATE, "Mtok/month"), "",
          TOKENS_PER_MONTH),
         ("Output tokens per month", output_m, unit_format(RATE, "Mtok/month"), "",
