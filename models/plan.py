@@ -22,7 +22,21 @@ class SolveStatus(StrEnum):
     feasible = "feasible"
     infeasible = "infeasible"
     time_limit = "time_limit"
+    interrupted = "interrupted"
+    """Stopped by the user (SIGINT, SIGTERM): the best verified fleet so far, with its bound."""
     error = "error"
+
+
+class SolverStage(Frozen):
+    """One stage of the solve (a start, an improvement step, the joint solve) and what it left."""
+
+    name: str
+    seconds: float = Field(ge=0)
+    """Wall time the stage ran [s]."""
+    cost_after: float | None = None
+    """Monthly cost of the best verified fleet when the stage ended [currency/month]."""
+    bound_after: float | None = None
+    """Best proven lower bound when the stage ended [currency/month]."""
 
 
 class SolverReport(Frozen):
@@ -35,6 +49,8 @@ class SolverReport(Frozen):
     bound: float | None = None
     """Best proven lower bound on the monthly cost [currency/month]."""
     objective: float | None = None
+    stages: tuple[SolverStage, ...] = ()
+    """What each stage of the solve did, in the order they ended."""
 
 
 class Cost(Frozen):

@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pulp
-import pytest
-
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import GpuType, LlmSpec
 from models.common import CapacitySource, Precision
@@ -19,9 +16,6 @@ from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy, TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.program.values import objective_of
-from solver.program.variables import Program
-from solver.solve.backends import SolveOutcome
 
 MODEL = LlmSpec(
     name="m8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
@@ -136,30 +130,3 @@ def row(
 def table(*rows: CapacityRow) -> CapacityTable:
     """A capacity table of the given rows."""
     return CapacityTable(rows=tuple(rows))
-
-
-def watch_shared_starts(
-    monkeypatch: pytest.MonkeyPatch, program: Program
-) -> tuple[list[float], list[float]]:
-    """Costs, as ``program`` prices them, of the starts ``solver.solve.strategy.solve_shared`` hands
-    the neighbourhoods (first list) and the joint solve (second; -1 for none), recorded as it
-    runs."""
-    from solver.solve import strategy as planner
-
-    improved: list[float] = []
-    given: list[float] = []
-    real_improve, real_solve = planner.improve_start, planner.solve
-
-    def improve_spy(prog: Program, start: dict[str, float], solver: str, time_limit_s: float,
-                    gap: float, started_s: float | None = None) -> dict[str, float]:
-        improved.append(objective_of(program, start))
-        return real_improve(prog, start, solver, time_limit_s, gap, started_s)
-
-    def solve_spy(prob: pulp.LpProblem, solver: str, time_limit_s: float, gap: float,
-                  start: dict[str, float] | None = None) -> SolveOutcome:
-        given.append(-1.0 if start is None else objective_of(program, start))
-        return real_solve(prob, solver, time_limit_s, gap, start=start)
-
-    monkeypatch.setattr(planner, "improve_start", improve_spy)
-    monkeypatch.setattr(planner, "solve", solve_spy)
-    return improved, given

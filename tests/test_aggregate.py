@@ -27,7 +27,6 @@ from tests.plan_fixtures import (
     row,
     scenario,
     table,
-    watch_shared_starts,
     workload,
     zone,
 )
@@ -230,37 +229,3 @@ def test_a_stage_that_ends_dearer_than_its_start_keeps_the_fleet_before_it(
     first = outcomes[0].report.objective
     assert first is not None
     assert objective_of(program, values) <= first + 1e-6
-
-
-def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fleet(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Two small workloads (peak 2 req/s each, half that by night; a 1-GPU replica holds 10 at
-    # utilization 0.5) and 8-GPU reserved nodes at 2.0 per GPU-hour, two blocks. Dedicated
-    # pools buy a node each: 2 × 8 × 2.0 × 730 = 23,360; the static fleet at the peak puts both
-    # replicas on one node: 11,680. The joint solve is given the cheaper one.
-    from solver.solve import strategy as planner
-
-    shape = [0.5] * 12 + [1.0] * 12
-    sc = scenario([workload(w, 2.0, utilization=0.5, shape=shape) for w in ("a", "b")],
-                  [zone("z", offer(reserved=(2.0, 64)))],
-                  time_blocks=blocks(("night", range(12)), ("day", range(12, 24))))
-    data = build_program_data(sc, table(row("a", "H100", 1, 10.0), row("b", "H100", 1, 10.0)))
-    program = build_program(data)
-    assert len(data.slices) == 2
-    dedicated = planner._dedicated_start(program, "highs", 10.0, 0.01)
-    static = aggregate.aggregated_start(program, "highs", 10.0, 0.01, aggregate.STATIC_STAGE)
-    assert dedicated is not None and static is not None
-    assert objective_of(program, dedicated) == pytest.approx(23_360.0)
-    assert objective_of(program, static) == pytest.approx(11_680.0)
-    assert planner._cheaper(program, dedicated, static) is static
-    assert planner._cheaper(program, None, dedicated) is dedicated
-    assert planner._cheaper(program, None, None) is None
-
-    # the neighbourhoods would also pack the dedicated fleet's two nodes into one: what tells
-    # the starts apart is the one they are handed
-    improved, given = watch_shared_starts(monkeypatch, program)
-    _, outcome = planner.solve_shared(data, "highs", 10.0, 0.01)
-    assert improved == [pytest.approx(11_680.0)]
-    assert given == [pytest.approx(11_680.0)]
-    assert outcome.report.objective == pytest.approx(11_680.0)

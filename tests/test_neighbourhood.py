@@ -16,7 +16,6 @@ from solver.program.keys import ReplicaKey
 from solver.program.values import objective_of, start_from_replicas, violated_rows
 from solver.program.variables import Program
 from solver.solve import neighbourhood
-from solver.solve import strategy as planner
 from solver.solve.backends import SolveOutcome
 from solver.solve.neighbourhood import improve_start, replan_elastic, shrink_reserved
 from tests.plan_fixtures import (
@@ -25,7 +24,6 @@ from tests.plan_fixtures import (
     row,
     scenario,
     table,
-    watch_shared_starts,
     workload,
     zone,
 )
@@ -94,23 +92,6 @@ def test_a_neighbourhood_that_finds_nothing_cheaper_keeps_the_start() -> None:
     program = three_blocks()
     best = fleet(program, 1, {"b": 2, "c": 1})
     assert improve_start(program, best, "highs", 10.0, 1e-9) is best
-
-
-def test_a_shared_solve_of_several_slices_is_given_the_improved_start(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Without the dedicated-pool fleet (here, one workload on 1-GPU nodes, it is already the
-    # optimum) the few-slice path starts from the static fleet at the peak (3 reserved, 4,380);
-    # the joint solve is handed the shrunk one (3,650).
-    monkeypatch.setattr(planner, "_dedicated_start", lambda *args: None)
-    program = three_blocks()
-    improved, given = watch_shared_starts(monkeypatch, program)
-    _, outcome = planner.solve_shared(program.data, "highs", 10.0, 1e-9)
-    # the greedy fleet is already 3,650 here: without the static start the neighbourhoods
-    # would be handed it, and the joint solve would get 3,650 all the same
-    assert improved == [pytest.approx(4380.0)]
-    assert given == [pytest.approx(3650.0)]
-    assert outcome.report.objective == pytest.approx(3650.0)
 
 
 def test_neither_neighbourhood_grows_the_reserved_base() -> None:

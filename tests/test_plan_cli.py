@@ -125,7 +125,7 @@ def test_a_resolved_scenario_is_checked_as_a_scenario_file_is(
 def test_plan_json_flag_prints_the_plan(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
-    printed = json.loads(result.output)
+    printed = json.loads(result.stdout)  # progress goes to stderr: stdout is the plan alone
     assert printed == json.loads((tmp_path / "plan.json").read_text())
 
 
@@ -164,7 +164,7 @@ def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", "--out", str(tmp_path), "--time-limit", "2",
                                        "--json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["scenario"] == "demo"
     assert data["status"] in ("optimal", "time_limit")
 

@@ -21,7 +21,7 @@ from solver.program.data import build_program_data
 from solver.program.keys import ReplicaKey
 from solver.program.values import load_values, objective_of, start_from_replicas
 from solver.program.variables import Program
-from solver.solve import strategy
+from solver.solve import stages
 from solver.solve.assemble import bound_within_cost
 from solver.solve.backends import SolveOutcome
 from solver.solve.greedy import keep_better
@@ -54,7 +54,7 @@ def test_a_start_that_breaks_a_row_is_no_start(monkeypatch: pytest.MonkeyPatch) 
                       lambda held, g: -(-sum(t * n for t, n in held.items()) // g))
             return real(program, x)
 
-    monkeypatch.setattr(strategy, "start_from_replicas", miscounted)
+    monkeypatch.setattr(stages, "start_from_replicas", miscounted)  # where starts are built
     sc, tb = _odd_nodes()
     plan = plan_scenario(sc, tb, gap=1e-9)
     assert plan.status is SolveStatus.optimal

@@ -51,6 +51,7 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
         ["reserved share", *(None if r.reserved_share is None else f"{r.reserved_share:.0%}"
                              for r in rows)],
         ["survivability", *(r.survivability for r in rows)],
+        ["MIP gap", *(None if r.gap is None else f"{r.gap:.2%}" for r in rows)],
     ]
     lines += [[f"{g} GPUs", *(f"{r.gpus_by_type.get(g, 0):,}" for r in rows)] for g in types]
     return table_lines(["", *(Col(f"S{i + 1}", right=True) for i in range(len(rows)))], lines,
@@ -65,7 +66,7 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
             "label": row.label, "status": row.status, "cost_per_month": row.cost_per_month,
             "per_million_tokens": row.per_million_tokens, "gpus_by_type": row.gpus_by_type,
             "reserved_share": row.reserved_share, "survivability": row.survivability,
-            "plan": r.plan.model_dump(mode="json"),
+            "gap": row.gap, "plan": r.plan.model_dump(mode="json"),
         } for r, row in zip(results, rows, strict=True)],
     }
 
@@ -109,13 +110,18 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
     total = len(variants)
     click.echo(f"planning {plural(total, 'scenario')}…", err=True)
 
+    finished = [0]
+
     def progress(i: int, result: Compared) -> None:
+        # variants finish in any order (worker processes): count them, name the one
+        finished[0] += 1
         plan = result.plan
         cost = (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
                 else "no fleet")
         status = status_label(plan.status, plan.solver).lower()
-        click.echo(f"  [{i + 1}/{total}] {result.variant.label}: {status}, {cost} "
-                   f"({plan.solver.seconds:.1f} s)", err=True)
+        gap = "" if plan.solver.gap is None else f", gap {plan.solver.gap:.2%}"
+        click.echo(f"  [{finished[0]}/{total} finished] S{i + 1} {result.variant.label}: "
+                   f"{status}, {cost}{gap} ({plan.solver.seconds:.1f} s)", err=True)
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),
                        progress)

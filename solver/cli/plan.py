@@ -22,6 +22,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
@@ -44,6 +45,7 @@ from solver.outputs.labels import (
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.solve.assemble import solver_summary
+from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
 from solver.solve.strategy import plan_scenario
@@ -51,8 +53,10 @@ from solver.solve.strategy import plan_scenario
 #: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
 NAME_MAX_BYTES = 255
 
-#: Statuses that may carry a fleet (exit 0 when they do); the others exit 1.
-HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit)
+#: Statuses that may carry a fleet (exit 0 when they do; ``interrupted`` exits 128 + the
+#: signal's number, as a shell reports a process a signal stopped); the others exit 1.
+HAS_FLEET = (SolveStatus.optimal, SolveStatus.feasible, SolveStatus.time_limit,
+             SolveStatus.interrupted)
 
 
 def gpu_table(plan: Plan, scenario: Scenario | None = None) -> list[str]:
@@ -114,23 +118,29 @@ def survivability_lines(plan: Plan) -> list[str]:
 def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     """What a plan stopped at its time limit proves, and how to prove more (else nothing)."""
     s = plan.solver
-    if plan.status is not SolveStatus.time_limit:
+    stopped = plan.status is SolveStatus.interrupted
+    if plan.status is not SolveStatus.time_limit and not stopped:
         return []
+    cur, h = plan.cost.currency, plan.horizon
+    if stopped and s.gap is None:
+        return [] if s.bound is None else [
+            f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
+            f"{cur}/month"]
     if s.gap is None or s.bound is None:
         return [f"stopped at the time limit with nothing proven: {RERUN_NOTE}"]
-    cur, h = plan.cost.currency, plan.horizon
     what = (f"no plan costs less than {s.bound:,.0f} {cur} over the horizon (its objective, "
             f"{h.objective.replace('_', ' ')} cost)" if h is not None else
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
     why = ("a solve of the trace-replay loop stopped at its time limit" if plan.replay else
            "not proven within the requested gap")
-    out = [f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
+    out = [("stopped by the user: the best verified fleet so far. " if stopped else "")
+           + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
                  "workload and proven much faster, but cost more")
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
-            f"  stopped at the time limit: {RERUN_NOTE}"]
+            *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
 
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
@@ -196,18 +206,27 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
               "case instead of the expected cost.")
 @click.option("--no-replay", is_flag=True, help="Do not replay the traces workloads name "
               "(arrival.trace) against the plan.")
+@click.option("--quiet", is_flag=True, help="No progress on stderr while solving.")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
             gap: float, as_json: bool, existing: Path | None, robust: bool,
-            no_replay: bool) -> None:
-    """Plan the cheapest fleet for SCENARIO (default: the built-in demo)."""
+            no_replay: bool, quiet: bool) -> None:
+    """Plan the cheapest fleet for SCENARIO (default: the built-in demo).
+
+    The time limit covers building the capacity table and the program, the solve and the plan;
+    writing the output files follows it. Ctrl-C (or SIGTERM) stops the solve and writes the best
+    verified fleet found so far, status ``interrupted``, with its proven bound.
+    """
+    deadline = Deadline(time_limit_s)
     sc = load(scenario)
     if existing is not None:
         earlier = validate_as(Plan, read_document(existing), str(existing))
         sc = keep_orders(sc, earlier, str(existing))
     out = output_dir(sc, scenario, out_dir)
+    received: list[int] = []
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
-        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay)
+        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay, quiet,
+                            deadline, received)
         if plan.status is SolveStatus.infeasible:
             plan = with_slo_causes(plan, sc, build_capacity_table(sc))
         write_plan_outputs(plan, sc, target.staging, shown)
@@ -217,6 +236,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     else:
         for line in render(plan, shown, written):
             click.echo(line)
+    if plan.status is SolveStatus.interrupted and received:
+        raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
     if plan.status not in HAS_FLEET or not plan.allocations:
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
     if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
@@ -224,34 +245,50 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
 
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
-          robust: bool, no_replay: bool = False) -> tuple[Plan, Scenario]:
+          robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
+          received: list[int]) -> tuple[Plan, Scenario]:
     """The plan of ``sc``, and the single-period scenario its fleet was sized for (signed off
     by the independent verifier; a single-period plan replayed against the traces its workloads
-    name unless ``no_replay``); a spinner with the elapsed time on a terminal meanwhile."""
+    name unless ``no_replay``); the signals that stopped the solve are added to ``received``.
+    Over periods a spinner with the elapsed time runs on a terminal meanwhile; one period shows
+    the solve's progress (elapsed, best cost, bound, gap, stages)."""
     message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
                f"{plural(len(sc.zones), 'zone')} (time limit {time_limit_s:g} s)…")
-    with progress(message, enabled=not as_json):
-        if sc.multi_period:
+    if sc.multi_period:
+        with progress(message, enabled=not as_json and not quiet):
             if linked_workloads(sc) and not no_replay and not as_json:
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
             plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
                                                  gap=gap, robust=robust), sc)
-            shown = first_period_scenario(plan, sc)
-        else:
-            def solve(table: CapacityTable) -> Plan:
-                """One solve, its fleet signed off against the table it was solved with."""
-                return sign_off(plan_scenario(sc, table, solver=solver,
-                                              time_limit_s=time_limit_s, gap=gap), sc, table)
+        return plan, first_period_scenario(plan, sc)
+    if not as_json and not quiet:
+        click.echo(message, err=True)
+    reporter = SolveReporter(sc.policy.currency, quiet=quiet)
+    clocks = [deadline]
 
-            def replan(table: CapacityTable, previous: Plan, workloads: frozenset[str]) -> Plan:
-                """The workloads that missed re-planned, the rest of the fleet kept; signed off."""
-                return sign_off(replan_workloads(sc, table, previous, workloads, solve,
-                                                 solver=solver, time_limit_s=time_limit_s,
-                                                 gap=gap), sc, table)
+    def solve(table: CapacityTable) -> Plan:
+        """One solve, its fleet signed off against the table it was solved with; a replay's
+        later round gets a clock of its own (stopped already if the user stopped the first)."""
+        clock = clocks.pop() if clocks else Deadline(time_limit_s)
+        if deadline.stopped:
+            clock.stop(deadline.stop_reason or "interrupted")
+        plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap,
+                             deadline=clock, on_progress=reporter)
+        return sign_off(plan, sc, table)
 
-            table = build_capacity_table(sc)
+    def replan(table: CapacityTable, previous: Plan, workloads: frozenset[str]) -> Plan:
+        """The workloads that missed re-planned, the rest of the fleet kept; signed off."""
+        return sign_off(replan_workloads(sc, table, previous, workloads, solve,
+                                         solver=solver, time_limit_s=time_limit_s,
+                                         gap=gap), sc, table)
+
+    table = build_capacity_table(sc)
+    with stop_on_signals(deadline) as signals:
+        try:
             plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json,
                                                                   replan)
-            shown = sc
-    return plan, shown
+        finally:
+            reporter.close()
+            received.extend(signals)
+    return plan, sc

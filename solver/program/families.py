@@ -15,7 +15,7 @@ from models.common import PurchaseKind, Survivability, runs_all_day
 from models.workload import SECONDS_PER_HOUR
 from solver.capacity.node_fit import slot_rows
 from solver.program.data import OfferTerm, ProgramData
-from solver.program.keys import NodeKey, ReplicaKey, RowKey
+from solver.program.keys import NodeKey, PoolKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing, worst_node_rps
 from solver.program.variables import (
     Auxiliary,
@@ -160,8 +160,7 @@ def node_loss(
     z, g, kind = pool
     o = v.offer[pool]
     phi = data.failure_utilization
-    lost = capacity_expr(data, v, [k for k in v.by_slice[(w, s)] if k.pool == pool],
-                         phi)
+    lost = capacity_expr(data, v, v.slots_in_pool(w, s, PoolKey(*pool)), phi)
     node = phi * worst_node_rps(data, w, o)
     reserved = runs_all_day(kind)
     bound = pool_capacity_bound(data, w, o, data.demand_slices(w) if reserved else (s,))

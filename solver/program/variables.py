@@ -15,7 +15,7 @@ import pulp
 
 from models.common import PurchaseKind, runs_all_day
 from solver.program.data import Candidate, OfferTerm, ProgramData
-from solver.program.keys import NodeKey, ReplicaKey, RowKey
+from solver.program.keys import NodeKey, PoolKey, ReplicaKey, RowKey
 from solver.program.packing import best_packing
 
 
@@ -24,16 +24,25 @@ class NameBook:
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        self._clean: dict[str, str] = {}
 
     def name(self, prefix: str, *labels: object) -> str:
         """``prefix_label_label…`` with characters PuLP folds replaced; suffixed if taken."""
-        base = "_".join([prefix, *(re.sub(r"[^A-Za-z0-9]", "_", str(x)) for x in labels)])
+        base = "_".join([prefix, *(self._label(str(x)) for x in labels)])
         out, i = base, 1
         while out in self._used:
             i += 1
             out = f"{base}__{i}"
         self._used.add(out)
         return out
+
+    def _label(self, text: str) -> str:
+        """A label with the characters PuLP folds replaced (a few hundred distinct labels name
+        tens of thousands of variables: each is cleaned once)."""
+        clean = self._clean.get(text)
+        if clean is None:
+            clean = self._clean[text] = re.sub(r"[^A-Za-z0-9]", "_", text)
+        return clean
 
 
 @dataclass
@@ -97,6 +106,19 @@ class Variables:
     offer: dict[tuple[str, str, PurchaseKind], OfferTerm] = field(default_factory=dict)
     by_slice: dict[tuple[str, str], list[ReplicaKey]] = field(default_factory=dict)
     """Slots of a workload present in a slice (reserved ones in every slice)."""
+    _by_pool: dict[tuple[str, str], dict[PoolKey, list[ReplicaKey]]] = field(
+        default_factory=dict, repr=False)
+
+    def slots_in_pool(self, workload: str, slice_name: str, pool: PoolKey) -> list[ReplicaKey]:
+        """Slots of a workload present in a slice that run in one pool (indexed once per
+        workload and slice: the N+1 rows ask for every pool)."""
+        key = (workload, slice_name)
+        if key not in self._by_pool:
+            index: dict[PoolKey, list[ReplicaKey]] = {}
+            for k in self.by_slice.get(key, []):
+                index.setdefault(k.pool, []).append(k)
+            self._by_pool[key] = index
+        return self._by_pool[key].get(pool, [])
 
 
 @dataclass

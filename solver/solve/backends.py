@@ -56,7 +56,7 @@ def solver_threads(threads: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _quiet_stdout() -> Iterator[None]:
+def quiet_stdout() -> Iterator[None]:
     """Silence file descriptor 1: HiGHS prints a banner from C++ when its first model is made."""
     sys.stdout.flush()
     saved = os.dup(1)
@@ -75,7 +75,7 @@ class _QuietHighs(pulp.HiGHS):
     start: dict[str, float] | None = None
 
     def createAndConfigureSolver(self, lp: Any) -> None:
-        with _quiet_stdout():
+        with quiet_stdout():
             super().createAndConfigureSolver(lp)
 
     def callSolver(self, lp: Any) -> None:

@@ -102,9 +102,12 @@ def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | No
 
 
 def diagnose(
-    scenario: Scenario, data: ProgramData, solver: str = "highs", time_limit_s: float = 60.0
+    scenario: Scenario, data: ProgramData, solver: str = "highs", time_limit_s: float = 60.0,
+    shown_limit_s: float | None = None,
 ) -> tuple[Shortfall, ...]:
-    """What an infeasible scenario cannot meet, and by how much."""
+    """What an infeasible scenario cannot meet, and by how much, searched within
+    ``time_limit_s`` (what is left of the plan's clock); ``shown_limit_s`` is the limit a
+    message names (default ``time_limit_s``): the user's ``--time-limit``."""
     families = tuple(FAMILIES)
     program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
@@ -158,8 +161,9 @@ def diagnose(
         out.append(Shortfall(
             requirement="solver", amount=0.0, unit="",
             message=f"the search for the smallest relaxation stopped at its time limit "
-                    f"({time_limit_s:g} s): the shortfalls above admit a fleet but may not be the "
-                    "least, or name every workload that is short; raise --time-limit"))
+                    f"({shown_limit_s or time_limit_s:g} s): the shortfalls above admit a fleet "
+                    "but may not be the least, or name every workload that is short; raise "
+                    "--time-limit"))
     return tuple(out)
 
 

@@ -1,15 +1,31 @@
 """Plan a scenario: capacity table → program data → program → solve → a typed :class:`Plan`.
 
-The strategy: which starts are tried, how the time limit is shared between them, the
-neighbourhoods and the joint solve, and when the program is split per workload
-(:mod:`solver.solve.decompose`). The solved program becomes a plan in :mod:`solver.solve.assemble`;
-an infeasible one is explained by :mod:`solver.solve.diagnose`.
+The solve is one pipeline on one clock (:class:`~solver.solve.clock.Deadline`) with one
+incumbent (:class:`~solver.solve.incumbent.Incumbent`, where a fleet is checked against every row
+and the status and gap are decided). With shared nodes and HiGHS it is one chain, in order:
+
+- the **stages** of :func:`shared_stages` (the LP, the starts it points to) and one round of
+  neighbourhoods of the incumbent (:mod:`solver.solve.stages`), each within its share of the
+  limit;
+- the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
+- once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
+  they hold the program with, found from no start), so that a proven plan does not depend on
+  which of the fleets of the same cost the search happened to end on.
+
+Nothing runs beside the chain, so nothing in it depends on the timing of threads: a plan
+proven within its limit is the same from run to run. The plan's solver report lists every
+stage (``solver.stages``: name, seconds, cost and bound after). CBC (``--solver cbc``) takes no
+start and no callback: its stages run first, then CBC in the time left. Dedicated pools are
+solved workload by workload (:mod:`solver.solve.decompose`). The solved program becomes a plan
+in :mod:`solver.solve.assemble`; an infeasible one is explained by
+:mod:`solver.solve.diagnose`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import time
+import contextvars
+import threading
+from collections.abc import Callable, Sequence
 
 from models.capacity import CapacityTable
 from models.plan import (
@@ -21,24 +37,43 @@ from models.plan import (
 from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
-from solver.program.values import objective_of, start_from_replicas
+from solver.program.values import objective_of
 from solver.program.variables import Program
-from solver.solve.aggregate import AGGREGATE_ABOVE_SLICES, STATIC_STAGE, aggregated_start
+from solver.solve.aggregate import aggregated_start
 from solver.solve.assemble import bound_within_cost, complete_plan, scenario_fingerprint
-from solver.solve.backends import SolveOutcome, integer_value, solve
+from solver.solve.backends import SolveOutcome, solve
+from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
-from solver.solve.greedy import greedy_start, keep_better, unproven_unless_it_holds
+from solver.solve.highs import Progress, RunResult, model_of, run
+from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import improve_start
+from solver.solve.stages import (
+    GROUP_ABOVE_SLICES,
+    GROUP_COUNTS,
+    Context,
+    Stage,
+    canonical,
+    capacity_bound,
+    dedicated,
+    elastic,
+    few_replicas,
+    greedy,
+    grouped,
+    lp,
+    lp_support,
+    many_replicas,
+    run_stages,
+    shrink,
+    support,
+)
 
-#: Share of the time limit spent finding the dedicated-pool fleet that starts a shared solve [1],
-#: at most ``DEDICATED_START_MAX_S``: the start needs to be good, not proven optimal.
-DEDICATED_START_SHARE = 0.25
-DEDICATED_START_MAX_S = 20.0
-#: Gap the dedicated-pool start is solved to (looser than the plan's: sub-programs then stop on
-#: their gap, not on the clock, so the start — and the plan — do not depend on machine speed) [1].
-DEDICATED_START_GAP = 0.05
-
+#: What a progress report says: where the solve stands, and the stages running.
+OnProgress = Callable[[Progress, str], None]
+#: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
+ROUNDS = 1
+#: Share of the assembly reserve a solve may still overrun before it is left behind [1].
+GRACE = 0.25
 
 
 def plan_scenario(
@@ -47,18 +82,27 @@ def plan_scenario(
     solver: str = "highs",
     time_limit_s: float = 60.0,
     gap: float = 0.01,
+    *,
+    deadline: Deadline | None = None,
+    on_progress: OnProgress | None = None,
 ) -> Plan:
-    """The cheapest fleet for a scenario, or the diagnosis of why there is none."""
+    """The cheapest fleet for a scenario, or the diagnosis of why there is none.
+
+    ``deadline`` (default: ``time_limit_s`` from now) is the clock of the whole call; stopping it
+    (a signal handler does) ends the solve with the best verified fleet, status
+    ``interrupted``. ``on_progress`` is told where the solve stands every few tenths of a second.
+    """
+    deadline = deadline or Deadline(time_limit_s)
     if capacity_table is None:
         from solver.capacity.table import build_capacity_table
 
         capacity_table = build_capacity_table(scenario)
     data = build_program_data(scenario, capacity_table)
-    if data.share_nodes:
-        program, outcome = solve_shared(data, solver, time_limit_s, gap)
-    else:  # dedicated pools: one sub-program per workload, bound proven by their sum
-        program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
-        outcome = unproven_unless_it_holds(program, outcome)
+    if not data.share_nodes:  # dedicated pools: one sub-program per workload
+        program, outcome = solve_dedicated(data, solver, deadline, gap, on_progress)
+    else:
+        program, outcome = solve_shared(data, solver, time_limit_s, gap, deadline=deadline,
+                                        on_progress=on_progress)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(
         scenario=scenario.name, status=outcome.status, solver=outcome.report,
@@ -68,60 +112,277 @@ def plan_scenario(
     )
     if not outcome.has_solution:
         if outcome.status is SolveStatus.infeasible:
-            shortfalls = diagnose(scenario, data, solver=solver, time_limit_s=time_limit_s)
+            shortfalls = diagnose(scenario, data, solver=solver,
+                                  time_limit_s=max(deadline.left(), 1.0),
+                                  shown_limit_s=deadline.limit_s)
             return base.model_copy(update={"diagnosis": shortfalls})
         return base
     return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
 
 
-def solve_shared(
-    data: ProgramData, solver: str, time_limit_s: float, gap: float
-) -> tuple[Program, SolveOutcome]:
-    """Shared node pools: the joint program, started from the best fleet found cheaply.
+def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
+    """The stages before the joint solve, in order: the LP relaxation, then the starts its
+    solution points to (none where it did not fit in its time).
 
-    With many slices (hourly ones), the start is the fleet of the time-aggregated programs of
-    :mod:`solver.solve.aggregate` (slices grouped at their busiest demand: a restriction, so its
-    fleet
-    is feasible here); with few, the cheaper of the dedicated-pool fleet of the per-workload
-    decomposition (dedicated pools restrict shared ones) and the static fleet at the day's peak
-    (one group); else the greedy fleet. With more than one slice the start is then improved in
-    the two neighbourhoods of :mod:`solver.solve.neighbourhood`. The fleet reported is the joint
-    solve's, or the start where the joint solve ends without a better one (CBC takes no start).
-    The bound reported is the joint solver's own: no start's bound holds for this program.
+    Where the LP holds few replicas per slot (a node-rounding puzzle: the ×1 benchmark sizes,
+    the demo), hourly programs start from grouped slices and programs of few slices from the
+    dedicated-pool fleet and the static fleet at the day's peak, the cheaper kept; then —
+    except on programs of a few slices, whose two starts need no more (on the demo the LP's
+    support found nothing in 3 of 3 runs, and took ~1 s) — the LP's support. Where it holds
+    many (×25, ×100), the LP's support first: grouping slices there loses the hour-by-hour
+    capacity that is then worth more.
     """
-    started = time.perf_counter()
+    stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.1, lp_support, many_replicas)]
+    slices = len(data.slices)
+    if slices > GROUP_ABOVE_SLICES:
+        stages += [Stage(f"grouped-{n}", 0.15, grouped(n), few_replicas)
+                   for n in GROUP_COUNTS if n < slices]
+    elif slices > 1:
+        stages += [Stage("dedicated", 0.25, dedicated, few_replicas),
+                   Stage("grouped-1", 0.3, grouped(1), few_replicas)]
+    if not _few_slices(data):
+        stages.append(Stage("lp-support", 0.25, lp_support, few_replicas))
+    return tuple(stages)
+
+
+def neighbourhoods(data: ProgramData) -> tuple[Stage, ...]:
+    """The improvement steps around the incumbent: the slots the LP or the incumbent use
+    (not on programs of a few slices and few replicas: see :func:`shared_stages`), then (few
+    replicas per slot, several slices) the reserved base held or shrunk. With many replicas
+    per slot each takes little: the joint solve, not they, finds the fleets there."""
+    return (Stage("support", 0.05, support, many_replicas),
+            *(() if _few_slices(data) else (Stage("support", 0.15, support, few_replicas),)),
+            *((Stage("elastic", 0.05, elastic, few_replicas),
+               Stage("shrink", 0.15, shrink, few_replicas)) if len(data.slices) > 1 else ()))
+
+
+def _few_slices(data: ProgramData) -> bool:
+    """A program of a few slices (2 to :data:`GROUP_ABOVE_SLICES`): it starts from the
+    dedicated-pool and the static fleet."""
+    return 1 < len(data.slices) <= GROUP_ABOVE_SLICES
+
+
+def solve_shared(
+    data: ProgramData, solver: str = "highs", time_limit_s: float = 60.0, gap: float = 0.01,
+    *, deadline: Deadline | None = None, on_progress: OnProgress | None = None,
+) -> tuple[Program, SolveOutcome]:
+    """Shared node pools: with HiGHS, one chain on one thread — the stages, then the joint
+    solve from their best fleet for the time left, then (proven) the canonical allocation of
+    the fleet's nodes. With CBC, :func:`solve_shared_cbc`.
+
+    Nothing runs beside the chain: every step starts from what the steps before it found, so
+    a plan proven within its limit is the same whatever the machine's timing (two solves
+    exchanging fleets gave the demo the same cost but different allocations from run to run).
+    The chain runs in a thread of its own so that a signal stops it through the clock while
+    the caller waits, and so that every HiGHS solve in it has the same thread count."""
+    deadline = deadline or Deadline(time_limit_s)
+    if solver != "highs":
+        return solve_shared_cbc(data, solver, deadline, gap, on_progress)
     program = build_program(data)
-    if len(data.slices) > AGGREGATE_ABOVE_SLICES:
-        start = aggregated_start(program, solver, time_limit_s, gap)
-    else:
-        start = _cheaper(program, _dedicated_start(program, solver, time_limit_s, gap),
-                         aggregated_start(program, solver, time_limit_s, gap, STATIC_STAGE))
-    if start is None:
-        start = greedy_start(program)
-    if start is not None and len(data.slices) > 1:
-        start = improve_start(program, start, solver, time_limit_s, gap, started)
-    left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
-    outcome = solve(program.prob, solver, left_s, gap, start=start)
-    return program, keep_better(program, outcome, start, started, gap)
+    model = model_of(program)
+    incumbent = Incumbent(model, deadline, gap, on_progress)
+    incumbent.raise_bound(capacity_bound(program), "capacity")
+    ctx = Context(program, model, incumbent, deadline, gap)
+    run_stages(ctx, (Stage("greedy", 0.05, greedy),))  # milliseconds: a fleet for a stop at once
+
+    def chain() -> RunResult | None:
+        run_stages(ctx, shared_stages(data))
+        _rounds(ctx, neighbourhoods(data))
+        if ctx.halted():
+            return None
+        result = _recorded(ctx, JOINT, lambda: _joint(ctx, JOINT))
+        if incumbent.proven() and not deadline.expired():
+            run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
+        return result
+
+    results = _in_threads(ctx, {JOINT: chain}, first=(), stop=lambda name, result: None)
+    ended = [r for r in results.values() if isinstance(r, RunResult)]
+    return program, _outcome(incumbent, ended)
 
 
-def _dedicated_start(
-    program: Program, solver: str, time_limit_s: float, gap: float
-) -> dict[str, float] | None:
-    """The dedicated-pool fleet of the per-workload decomposition, as values of ``program``."""
-    dedicated = dataclasses.replace(program.data, share_nodes=False)
-    budget_s = max(min(time_limit_s * DEDICATED_START_SHARE, DEDICATED_START_MAX_S), 0.5)
-    ded_program, ded_outcome = solve_decomposed(dedicated, solver, budget_s,
-                                                max(gap, DEDICATED_START_GAP))
-    if not ded_outcome.has_solution:
-        return None
-    fleet = {k: integer_value(v) for k, v in ded_program.v.replicas.items()}
-    return start_from_replicas(program, {k: n for k, n in fleet.items() if n > 0})
+#: Names of the joint solve and of the canonical allocation in the plan's stages.
+JOINT = "joint"
+CANONICAL = "canonical"
 
 
-def _cheaper(
-    program: Program, *starts: dict[str, float] | None
-) -> dict[str, float] | None:
-    """The cheapest of the starts found (the first on a tie), ``None`` if none was found."""
-    found = [s for s in starts if s is not None]
-    return min(found, key=lambda s: objective_of(program, s)) if found else None
+def _recorded(ctx: Context, name: str, solve: Callable[[], RunResult]) -> RunResult:
+    """Run a joint solve and record it as a stage; one still running when the solve is
+    abandoned (past the deadline) is recorded then, with what the incumbent holds."""
+    started = ctx.deadline.elapsed()
+    done = threading.Event()
+
+    def record() -> None:
+        if not done.is_set():
+            done.set()
+            ctx.incumbent.record(name, ctx.deadline.elapsed() - started)
+
+    ctx.on_abandon.append(record)
+    try:
+        return solve()
+    finally:
+        record()
+
+
+def _in_threads(ctx: Context, tasks: dict[str, Callable[[], object]], first: tuple[str, ...],
+                stop: Callable[[str, object], None]) -> dict[str, object]:
+    """Run ``tasks`` in threads of their own; when one named in ``first`` ends, ``stop`` is told
+    (it may halt the others); wait for all until the deadline (plus a grace). Threads still
+    running then are left behind (abandoned: they stop at their next callback, or on HiGHS's own
+    time limit, which is the deadline). They are not daemons: the process waits for them
+    before it exits, as HiGHS aborts the process when it exits with a solve running. Exceptions
+    are re-raised here."""
+    results: dict[str, object] = {}
+    errors: list[BaseException] = []
+    ended = threading.Event()
+
+    def runner(name: str, task: Callable[[], object]) -> None:
+        try:
+            results[name] = task()
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+        finally:
+            if name in first:
+                stop(name, results.get(name))
+            ended.set()
+
+    # each thread in a copy of the caller's context: the solver threads it names (THREADS) hold
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(runner, n, t),
+                                daemon=False)
+               for n, t in tasks.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        _wait(t, ctx.deadline)
+    if any(t.is_alive() for t in threads):
+        for record in ctx.on_abandon:
+            record()
+        ctx.abandoned.set()  # overran: what they found came through their callbacks
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _wait(thread: threading.Thread, deadline: Deadline) -> None:
+    """Join ``thread`` until it ends or the deadline (plus a grace) passes, in short joins so a
+    signal handler runs in this thread meanwhile. A solve that overruns — HiGHS checks its clock
+    between root cut rounds, seconds apart on a loaded machine — is left to end on its own: what
+    it found has already come through its callbacks."""
+    limit = deadline.limit_s - deadline.reserve_s * (1 - GRACE)
+    while thread.is_alive() and deadline.elapsed() < limit:
+        thread.join(0.05)
+
+
+def _joint(ctx: Context, name: str) -> RunResult:
+    """HiGHS on the whole program from the incumbent for the time left; what it finds and
+    proves goes to the incumbent as it comes (its improving-solution and interrupt
+    callbacks)."""
+    _, start = ctx.incumbent.newer_than(0)
+    ctx.incumbent.running(name, True)
+    try:
+        result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
+                     on_progress=ctx.incumbent.progress,
+                     on_solution=lambda x: ctx.incumbent.offer(x, name),
+                     halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
+        if result.x is not None:
+            ctx.incumbent.offer(result.x, name)
+        ctx.incumbent.raise_bound(result.bound, name)
+    finally:
+        ctx.incumbent.running(name, False)
+    return result
+
+
+def _rounds(ctx: Context, stages: Sequence[Stage]) -> None:
+    """The neighbourhoods again around each new incumbent, while a round finds a cheaper one."""
+    for _ in range(ROUNDS):
+        _, before = ctx.incumbent.fleet()
+        run_stages(ctx, stages)
+        _, after = ctx.incumbent.fleet()
+        if ctx.halted() or after is None or (before is not None and after >= before):
+            return
+
+
+def _outcome(incumbent: Incumbent, ended: Sequence[RunResult]) -> SolveOutcome:
+    """The plan's outcome from the incumbent: the fleet loaded into the program's variables."""
+    x, _ = incumbent.fleet()
+    status = incumbent.outcome(
+        infeasible=any(r.status is SolveStatus.infeasible for r in ended),
+        timed_out=not ended or any(r.status is SolveStatus.time_limit for r in ended))
+    if x is not None:
+        incumbent.model.load(x)
+    return SolveOutcome(status.status, incumbent.report("highs", status), x is not None)
+
+
+def solve_shared_cbc(
+    data: ProgramData, solver: str, deadline: Deadline, gap: float,
+    on_progress: OnProgress | None = None,
+) -> tuple[Program, SolveOutcome]:
+    """Shared node pools with a solver that takes no start (CBC): the greedy fleet and the LP
+    bound, then grouped slices and the neighbourhoods with ``solver``, then ``solver`` on the
+    whole program in the time left; the cheaper of its fleet and the start is kept."""
+    program = build_program(data)
+    model = model_of(program)
+    incumbent = Incumbent(model, deadline, gap, on_progress)
+    incumbent.raise_bound(capacity_bound(program), "capacity")
+    ctx = Context(program, model, incumbent, deadline, gap)
+    run_stages(ctx, (Stage("greedy", 0.05, greedy), Stage("lp", 0.25, lp)))
+    if len(data.slices) > GROUP_ABOVE_SLICES and not deadline.expired():
+        budget = deadline.share(0.6)
+        started = deadline.elapsed()
+        start = aggregated_start(program, solver, budget / 0.6, gap)
+        if start is not None:
+            incumbent.offer(model.vector(start), "grouped")
+        incumbent.record("grouped", deadline.elapsed() - started)
+    x, _ = incumbent.fleet()
+    if x is not None and len(data.slices) > 1 and deadline.share(0.2) > 0.5:
+        started = deadline.elapsed()
+        better = improve_start(program, model.named(x), solver,
+                               deadline.limit_s - deadline.reserve_s, gap, deadline.started)
+        incumbent.offer(model.vector(better), "neighbourhoods")
+        incumbent.record("neighbourhoods", deadline.elapsed() - started)
+    left = deadline.left()
+    infeasible = False
+    if left > 0.1:
+        started = deadline.elapsed()
+        outcome = solve(program.prob, solver, left, gap)
+        if outcome.has_solution:
+            incumbent.offer(model.vector({v.name: float(v.varValue or 0.0)
+                                          for v in model.variables}), "joint")
+        infeasible = outcome.status is SolveStatus.infeasible
+        incumbent.raise_bound(outcome.report.bound, "joint")
+        if outcome.status is SolveStatus.optimal and outcome.report.objective is not None:
+            # CBC reports no bound through PuLP: "optimal" at the gap proves this much
+            incumbent.raise_bound(outcome.report.objective * (1 - gap), "joint")
+        incumbent.record("joint", deadline.elapsed() - started)
+    x, _ = incumbent.fleet()
+    status = incumbent.outcome(infeasible=infeasible, timed_out=deadline.expired())
+    if x is not None:
+        model.load(x)
+    return program, SolveOutcome(status.status, incumbent.report(solver, status), x is not None)
+
+
+def solve_dedicated(
+    data: ProgramData, solver: str, deadline: Deadline, gap: float,
+    on_progress: OnProgress | None = None,
+) -> tuple[Program, SolveOutcome]:
+    """Dedicated pools: the per-workload decomposition (its bound is the sum of the
+    sub-programs' bounds), its fleet and bound handed to the incumbent for the status."""
+    started = deadline.elapsed()
+    program, outcome = solve_decomposed(data, solver, max(deadline.left(), 0.1), gap)
+    model = model_of(program)
+    incumbent = Incumbent(model, deadline, gap, on_progress)
+    incumbent.raise_bound(capacity_bound(program), "capacity")
+    if outcome.has_solution:
+        incumbent.offer(model.vector({v.name: float(v.varValue or 0.0)
+                                      for v in model.variables}), "decomposition")
+    incumbent.raise_bound(outcome.report.bound, "decomposition")
+    incumbent.record("decomposition", deadline.elapsed() - started)
+    x, _ = incumbent.fleet()
+    status = incumbent.outcome(infeasible=outcome.status is SolveStatus.infeasible,
+                               timed_out=outcome.status is SolveStatus.time_limit)
+    if x is not None:
+        model.load(x)
+    return program, SolveOutcome(status.status, incumbent.report(outcome.report.name, status),
+                                 x is not None)
+
+
+__all__ = ["objective_of", "plan_scenario", "shared_stages", "solve_shared"]

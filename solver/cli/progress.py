@@ -1,0 +1,105 @@
+"""What ``plan`` shows while it solves, and how Ctrl-C (SIGINT) or SIGTERM stops it.
+
+A solve of a real fleet takes its whole minute; the user sees where it stands: on a terminal one
+line rewritten in place a few times a second, else (a log, a pipe) one line every few seconds —
+elapsed time, the best verified fleet's cost, the proven bound, the gap between them and the
+stages running. Everything goes to stderr, so ``--json`` output on stdout stays clean; ``--quiet``
+shows nothing.
+
+A signal asks the solve's clock to stop (:meth:`~solver.solve.clock.Deadline.stop`): the solve
+ends at once with the best verified fleet so far, status ``interrupted``, and its bound, which
+``plan`` writes as it writes any plan. A second Ctrl-C stops without writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from types import FrameType
+from typing import TextIO
+
+from solver.solve.clock import Deadline
+from solver.solve.highs import Progress
+
+#: Seconds between lines when stderr is not a terminal, and between redraws on one [s].
+LINE_EVERY_S = 5.0
+REDRAW_EVERY_S = 0.25
+
+
+def progress_line(p: Progress, stage: str, currency: str) -> str:
+    """``  12.3 s  best 1,234,567 USD/month  bound 1,100,000  gap 10.9 %  [joint]``."""
+    cost = "no fleet yet" if p.cost is None else f"best {p.cost:,.0f} {currency}/month"
+    bound = "bound –" if p.bound is None else f"bound {p.bound:,.0f}"
+    gap = ("gap –" if p.cost is None or p.bound is None or p.cost <= 0
+           else f"gap {max(p.cost - p.bound, 0.0) / p.cost:.1%}")
+    return f"{p.seconds:6.1f} s  {cost}  {bound}  {gap}" + (f"  [{stage}]" if stage else "")
+
+
+class SolveReporter:
+    """Progress of one solve on ``stream`` (stderr): rate-limited, thread-safe."""
+
+    def __init__(self, currency: str, quiet: bool = False, stream: TextIO | None = None,
+                 every_s: float | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.currency = currency
+        self.quiet = quiet
+        self.tty = self.stream.isatty()
+        self.every_s = every_s if every_s is not None else (
+            REDRAW_EVERY_S if self.tty else LINE_EVERY_S)
+        self._last = -float("inf")
+        self._drawn = False
+        self._lock = threading.Lock()
+
+    def __call__(self, p: Progress, stage: str) -> None:
+        if self.quiet:
+            return
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last < self.every_s:
+                return
+            self._last = now
+            line = progress_line(p, stage, self.currency)
+            try:
+                if self.tty:
+                    self.stream.write(f"\r\033[K{line}")
+                    self._drawn = True
+                else:
+                    self.stream.write(line + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # stderr closed (a pipe's reader gone): stop showing
+                self.quiet = True
+
+    def close(self) -> None:
+        """End the line drawn on a terminal."""
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+                self._drawn = False
+
+
+@contextlib.contextmanager
+def stop_on_signals(deadline: Deadline) -> Iterator[list[int]]:
+    """SIGINT and SIGTERM stop ``deadline`` (the solve ends with its best fleet) while inside;
+    a second SIGINT raises :class:`KeyboardInterrupt`. Yields the signals received."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received  # handlers can only be set in the main thread
+        return
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if received and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        received.append(signum)
+        deadline.stop(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)

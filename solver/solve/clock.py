@@ -1,0 +1,70 @@
+"""One clock for a solve: the deadline every stage draws its time from, and the stop request.
+
+A plan is given ``--time-limit`` seconds of wall time. Every stage of the solve — starts,
+improvement steps, the joint solve — asks the same :class:`Deadline` how long it may run: its
+share of the limit, never more than what is left less the time kept back to assemble the plan.
+No stage has a floor of its own, so none can run past the limit; a stage offered too little
+time is skipped. A user's interrupt (SIGINT, SIGTERM) is a stop request on the same clock: every
+stage polls :meth:`Deadline.expired`, which is true past the deadline or once stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+#: Share of the time limit kept back for reading the fleet and assembling the plan (costs,
+#: survivability rows, the verifier), at least ``ASSEMBLE_MIN_S`` [1], [s].
+ASSEMBLE_SHARE = 0.03
+ASSEMBLE_MIN_S = 0.15
+
+
+class Deadline:
+    """A wall-clock deadline ``limit_s`` seconds from creation, and a stop request.
+
+    ``clock`` is the time source (``time.perf_counter`` unless a test gives another).
+    """
+
+    def __init__(self, limit_s: float, clock: Callable[[], float] | None = None) -> None:
+        self.limit_s = float(limit_s)
+        self._clock = clock or time.perf_counter
+        self.started = self._clock()
+        self.reserve_s = min(max(ASSEMBLE_SHARE * self.limit_s, ASSEMBLE_MIN_S),
+                             0.2 * self.limit_s)
+        """Seconds kept back at the end for assembling the plan."""
+        self._stop = threading.Event()
+        self.stop_reason: str | None = None
+
+    def elapsed(self) -> float:
+        """Seconds since the clock started [s]."""
+        return self._clock() - self.started
+
+    def left(self) -> float:
+        """Seconds a stage may still use: to the deadline less the assembly reserve, ≥ 0 [s]."""
+        return max(self.limit_s - self.reserve_s - self.elapsed(), 0.0)
+
+    def share(self, fraction: float) -> float:
+        """A stage's budget: ``fraction`` of the limit, at most what is left (0 once stopped)."""
+        if self.stopped:
+            return 0.0
+        return min(fraction * self.limit_s, self.left())
+
+    def stop(self, reason: str = "interrupted") -> None:
+        """Ask every stage to stop now (from a signal handler or another thread)."""
+        if not self._stop.is_set():
+            self.stop_reason = reason
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop was asked for."""
+        return self._stop.is_set()
+
+    def expired(self) -> bool:
+        """Past the deadline (less the assembly reserve), or stopped."""
+        return self.stopped or self.left() <= 0.0
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` or until stopped; whether a stop was asked for."""
+        return self._stop.wait(max(seconds, 0.0))

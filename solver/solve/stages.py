@@ -1,0 +1,380 @@
+"""The stages of a shared-node solve that run before the joint solve, each offering the
+incumbent.
+
+Each stage is given a budget by the clock (its share of the time limit, never more than what is
+left) and offers the fleets it finds to the :class:`~solver.solve.incumbent.Incumbent`, which
+checks every row and keeps the cheapest; the joint solve then starts from the incumbent.
+Neighbourhoods of the incumbent carry its cost as a cutoff, so one that cannot beat it stops as
+soon as its own bound proves it: a stage that does not pay costs little.
+
+- ``greedy``: the greedy fleet (:mod:`solver.solve.greedy`), in milliseconds: a fleet to write
+  if the user stops the solve at once.
+- ``lp``: the LP relaxation — a valid lower bound, and the guide of the LP-support stage.
+- ``dedicated`` (programs of few slices): the per-workload decomposition's dedicated-pool fleet,
+  a restriction of shared nodes (:mod:`solver.solve.decompose`).
+- ``grouped-1``, ``grouped-2``, ``grouped-4`` (programs of many slices): the fleets of programs
+  whose slices are grouped at their busiest demand (:mod:`solver.solve.aggregate`), each group
+  count started from the one before.
+- ``lp-support``: the program with every replica slot the LP relaxation leaves empty fixed to
+  zero (a relaxation-induced neighbourhood); ``support`` the same with the incumbent's slots
+  added, around each new incumbent.
+- ``elastic`` and ``shrink``: the incumbent's reserved fleet fixed, or allowed only to shrink,
+  everything elastic re-planned hour by hour (:mod:`solver.solve.neighbourhood`); repeated
+  around each new incumbent while they pay.
+- ``canonical`` (after the joint solve, once the fleet is proven): the fleet's node counts
+  held, its replicas chosen again by a fixed rule, so that a proven plan is the same from run
+  to run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from models.workload import SECONDS_PER_HOUR
+from solver.program.build import build_program
+from solver.program.keys import ReplicaKey
+from solver.program.values import start_from_replicas
+from solver.program.variables import Program, node_key
+from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups
+from solver.solve.clock import Deadline
+from solver.solve.greedy import greedy_start
+from solver.solve.highs import Model, Restriction, RunResult, Vector, model_of, run
+from solver.solve.incumbent import Incumbent
+from solver.solve.neighbourhood import reserved_variables
+
+#: Least budget worth starting a stage with [s]: a stage offered less is skipped.
+MIN_STAGE_S = 0.2
+#: Programs with more slices than this plan from grouped slices (hourly programs) [1].
+GROUP_ABOVE_SLICES = 4
+#: Group counts of the grouped stages, in order.
+GROUP_COUNTS = (1, 2, 4)
+#: Gap the dedicated-pool start is solved to (looser than the plan's: its sub-programs then stop
+#: on their gap rather than the clock) and the most it may take [1], [s].
+DEDICATED_GAP = 0.05
+DEDICATED_MAX_S = 20.0
+#: An LP value below this is an empty slot [1].
+EMPTY = 1e-9
+#: Replicas per used slot in the LP relaxation below which grouped slices start the search
+#: (:func:`replicas_per_slot`): 0.2-1.5 on the ×1 benchmark sizes, 2.7-25 at ×25 and ×100 [1].
+FEW_REPLICAS = 2.0
+
+
+@dataclass
+class Context:
+    """What the stages share: the program, its HiGHS model, the incumbent and the clock."""
+
+    program: Program
+    model: Model
+    incumbent: Incumbent
+    deadline: Deadline
+    gap: float
+    halt: threading.Event = field(default_factory=threading.Event)
+    """Set when the joint solve has ended: the stages stop."""
+    abandoned: threading.Event = field(default_factory=threading.Event)
+    """Set when the solve overran the deadline and was left behind: it stops at once."""
+    on_abandon: list[Callable[[], None]] = field(default_factory=list)
+    """Called when the solve is abandoned (records of the stages still running)."""
+    lp_x: Vector | None = None
+    """The LP relaxation's solution, once the ``lp`` stage has solved it."""
+    grouped_fleet: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None
+    """The last grouped stage's groups and fleet: the next one's start."""
+
+    def halted(self) -> bool:
+        return self.halt.is_set() or self.deadline.expired()
+
+
+def always(ctx: Context) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A named step, the share of the time limit it may use, what it does, and when."""
+
+    name: str
+    share: float
+    act: Callable[[Context, float], None]
+    """Run within the budget given [s]."""
+    when: Callable[[Context], bool] = always
+    """Whether it is worth running, given what the stages before it found."""
+
+
+def replicas_per_slot(ctx: Context) -> float | None:
+    """Replicas the LP relaxation holds per replica slot it uses (``None``: no LP yet).
+
+    Below :data:`FEW_REPLICAS` the program is a node-rounding puzzle (a few nodes hold the
+    fleet) and grouped slices find the good fleets; above it the fleet is hundreds of replicas,
+    the LP's choices are close to the integer ones, and grouping slices loses the hour-by-hour
+    capacity that is then worth more than it (benchmarks/README.md, "at scale").
+    """
+    if ctx.lp_x is None:
+        return None
+    cols = ctx.model.columns_named([x.name for x in ctx.program.v.replicas.values()])
+    used = ctx.lp_x[cols][ctx.lp_x[cols] > EMPTY]
+    return float(used.mean()) if len(used) else None
+
+
+def few_replicas(ctx: Context) -> bool:
+    """The LP holds few replicas per slot it uses (false where there is no LP to tell)."""
+    per_slot = replicas_per_slot(ctx)
+    return per_slot is not None and per_slot < FEW_REPLICAS
+
+
+def many_replicas(ctx: Context) -> bool:
+    """The LP holds many replicas per slot it uses (false where there is no LP to tell)."""
+    per_slot = replicas_per_slot(ctx)
+    return per_slot is not None and per_slot >= FEW_REPLICAS
+
+
+def run_stages(ctx: Context, stages: Sequence[Stage], until_s: float | None = None) -> None:
+    """Run the stages in order, each within its budget (and, with ``until_s``, before that many
+    seconds on the clock), until halted; record each one run."""
+    for stage in stages:
+        if ctx.halted():
+            return
+        if not stage.when(ctx):
+            continue
+        budget = ctx.deadline.share(stage.share)
+        if until_s is not None:
+            budget = min(budget, until_s - ctx.deadline.elapsed())
+        if budget < MIN_STAGE_S:
+            continue
+        started = ctx.deadline.elapsed()
+        ctx.incumbent.running(stage.name, True)
+        try:
+            stage.act(ctx, budget)
+        finally:
+            ctx.incumbent.running(stage.name, False)
+            ctx.incumbent.record(stage.name, ctx.deadline.elapsed() - started)
+
+
+def _run(ctx: Context, model: Model, budget: float, *, restriction: Restriction | None = None,
+         start: Vector | None = None, cutoff: float | None = None, relaxation: bool = False,
+         objective: Vector | None = None,
+         on_solution: Callable[[Vector], object] | None = None) -> RunResult:
+    return run(model, ctx.deadline, budget, ctx.gap, restriction=restriction, start=start,
+               cutoff=cutoff, relaxation=relaxation, objective=objective,
+               on_solution=on_solution,
+               halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
+
+
+# --- starts -----------------------------------------------------------------------------------
+
+
+def greedy(ctx: Context, budget: float) -> None:
+    """The greedy fleet."""
+    values = greedy_start(ctx.program)
+    if values is not None:
+        ctx.incumbent.offer(ctx.model.vector(values), "greedy")
+
+
+def lp(ctx: Context, budget: float) -> None:
+    """The LP relaxation: its optimum is a valid lower bound; its solution guides lp-support."""
+    result = _run(ctx, ctx.model, budget, relaxation=True)
+    if result.bound is not None:
+        ctx.incumbent.raise_bound(result.bound, "lp")
+        ctx.lp_x = result.x
+
+
+def dedicated(ctx: Context, budget: float) -> None:
+    """The dedicated-pool fleet of the per-workload decomposition (a restriction)."""
+    from solver.solve.backends import integer_value
+    from solver.solve.decompose import solve_decomposed
+
+    data = dataclasses.replace(ctx.program.data, share_nodes=False)
+    program, outcome = solve_decomposed(data, "highs", min(budget, DEDICATED_MAX_S),
+                                        max(ctx.gap, DEDICATED_GAP))
+    if outcome.has_solution:
+        fleet = {k: n for k, x in program.v.replicas.items() if (n := integer_value(x)) > 0}
+        _offer_replicas(ctx, fleet, "dedicated")
+
+
+def grouped(count: int) -> Callable[[Context, float], None]:
+    """The stage planning the day as ``count`` groups of slices at their busiest demand."""
+
+    def act(ctx: Context, budget: float) -> None:
+        data = ctx.program.data
+        groups = demand_groups(data, count)
+        program = build_program(restrict_to_groups(data, groups))
+        model = model_of(program)
+        # no cutoff: a cost row measured to slow the demo's one-group solve 2x (2,318 nodes
+        # against 840, 5.8 s against 3.2 s CPU), and the group's fleet is wanted even where
+        # it is dearer than the incumbent: it starts the next group count
+        result = _run(ctx, model, budget, start=_grouped_start(ctx, program, model, groups))
+        if result.x is None:
+            return
+        fleet = {k: n for k, var in program.v.replicas.items()
+                 if (n := round(result.x[model.index[var.name]])) > 0}
+        ctx.grouped_fleet = (groups, fleet)
+        full = tuple((s.name,) for s in data.slices)
+        _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet), f"grouped-{count}")
+
+    return act
+
+
+def _grouped_start(ctx: Context, program: Program, model: Model,
+                   groups: tuple[tuple[str, ...], ...]) -> Vector | None:
+    """The previous group count's fleet as a start of this one (its groups refine those)."""
+    if ctx.grouped_fleet is None:
+        return None
+    source_groups, fleet = ctx.grouped_fleet
+    values = start_from_replicas(program, expand_fleet(program, groups, source_groups, fleet))
+    return None if values is None else model.vector(values)
+
+
+def _offer_replicas(ctx: Context, fleet: dict[ReplicaKey, int], stage: str) -> bool:
+    values = start_from_replicas(ctx.program, fleet)
+    return values is not None and ctx.incumbent.offer(ctx.model.vector(values), stage)
+
+
+# --- neighbourhoods of the incumbent -----------------------------------------------------------
+
+
+def lp_support(ctx: Context, budget: float) -> None:
+    """The program with every replica slot the LP relaxation leaves empty fixed to zero."""
+    if ctx.lp_x is None:
+        return
+    _improve(ctx, budget, _empty_slots(ctx, ctx.lp_x), "lp-support")
+
+
+def support(ctx: Context, budget: float) -> None:
+    """The program with every replica slot that both the LP relaxation and the incumbent leave
+    empty fixed to zero: the incumbent's neighbourhood widened by the LP's choices (and the
+    LP's support widened by what the joint solve or a stage found)."""
+    x, _ = ctx.incumbent.fleet()
+    if ctx.lp_x is None or x is None:
+        return
+    _improve(ctx, budget, _empty_slots(ctx, np.maximum(ctx.lp_x, x)), "support")
+
+
+def _empty_slots(ctx: Context, x: Vector) -> Restriction:
+    """Every replica column that ``x`` leaves empty, fixed to zero."""
+    replicas = ctx.model.columns_named([v.name for v in ctx.program.v.replicas.values()])
+    empty = replicas[x[replicas] < EMPTY]
+    zeros = np.zeros(len(empty))
+    return Restriction(empty, zeros, zeros)
+
+
+def elastic(ctx: Context, budget: float) -> None:
+    """The incumbent's reserved fleet fixed; elastic capacity re-planned slice by slice."""
+    x, _ = ctx.incumbent.fleet()
+    if x is None:
+        return
+    cols = ctx.model.columns_named([v.name for v in reserved_variables(ctx.program)])
+    held = np.round(x[cols])
+    _improve(ctx, budget, Restriction(cols, held, held), "elastic")
+
+
+def shrink(ctx: Context, budget: float) -> None:
+    """The incumbent's reserved fleet may only shrink; elastic capacity free."""
+    x, _ = ctx.incumbent.fleet()
+    if x is None:
+        return
+    cols = ctx.model.columns_named([v.name for v in reserved_variables(ctx.program)])
+    _improve(ctx, budget, Restriction(cols, ctx.model.lower[cols], np.round(x[cols])), "shrink")
+
+
+def _improve(ctx: Context, budget: float, restriction: Restriction, stage: str) -> None:
+    """Solve a restriction with the incumbent's cost as cutoff (and as start where it lies
+    inside), offering what it finds."""
+    x, cost = ctx.incumbent.fleet()
+    inside = x is not None and bool(np.all(
+        (x[restriction.columns] >= restriction.lower - 1e-9)
+        & (x[restriction.columns] <= restriction.upper + 1e-9)))
+    result = _run(ctx, ctx.model, budget, restriction=restriction,
+                  start=x if inside else None,
+                  cutoff=None if cost is None or inside else cost * (1 - 1e-7),
+                  on_solution=lambda found: ctx.incumbent.offer(found, stage))
+    if result.x is not None:
+        ctx.incumbent.offer(result.x, stage)
+
+
+# --- the canonical allocation -------------------------------------------------------------------
+
+
+def canonical(ctx: Context, budget: float) -> None:
+    """The incumbent's node counts held and its replicas chosen again: the fewest replicas
+    those nodes can hold the program with, as HiGHS finds them from no start.
+
+    Fleets of the same nodes cost the same (the cost is the nodes'), and a solve that proves
+    its gap may end on any of them — which one depends on the starts it was given. This solve
+    depends on the node counts alone (no start, a fixed objective; HiGHS is deterministic), so
+    two runs that end on the same nodes write the same plan. Kept only where it ends on its
+    gap, not on the clock (then it too would depend on timing).
+    """
+    from models.plan import SolveStatus
+
+    x, _ = ctx.incumbent.fleet()
+    if x is None:
+        return
+    nodes = ctx.model.columns_named([y.name for y in ctx.program.v.nodes.values()])
+    held = np.round(x[nodes])
+    replicas = ctx.model.columns_named([v.name for v in ctx.program.v.replicas.values()])
+    objective = np.zeros(ctx.model.columns_count)
+    objective[replicas] = 1.0
+    result = _run(ctx, ctx.model, budget, restriction=Restriction(nodes, held, held),
+                  objective=objective)
+    if result.status is SolveStatus.optimal and result.x is not None:
+        ctx.incumbent.settle(result.x, "canonical")
+
+
+# --- a lower bound without a solve ---------------------------------------------------------------
+
+
+def capacity_bound(program: Program) -> float:
+    """A valid lower bound in milliseconds: each workload's busiest need bought at the cheapest
+    price per unit of capacity any of its slots offers [currency/month].
+
+    A fleet's cost is at least the cost of the nodes holding its replicas, so at least each
+    replica's share of its node's cost (the node's objective coefficient × TP ÷ GPUs per
+    node); a workload's replicas running in its busiest slice carry that slice's demand (a
+    volume: its daily work) at least at the slots' best cost per request per second; replicas
+    are the workload's own, so the workloads' figures add up. Survivability, node packing and
+    stock only add to it. 0 where the objective has a negative term (a credit).
+    """
+    data = program.data
+    objective = program.prob.objective
+    if any(c < 0 for c in objective.values()) or objective.constant < 0:
+        return 0.0
+    node_cost = {key: float(objective.get(y, 0.0)) for key, y in program.v.nodes.items()}
+    reserved: dict[str, float] = {}  # cheapest cost per req/s of a reserved slot, per workload
+    elastic: dict[tuple[str, str], float] = {}  # ... of an elastic slot, per workload and slice
+    for k in program.v.replicas:
+        o = program.v.offer[k.pool]
+        monthly = node_cost.get(node_key(data, k), 0.0) * k.tp / o.gpus_per_node
+        ratio = monthly / _rate(program, k, data.workload(k.workload).utilization)
+        if k.slice is None:
+            reserved[k.workload] = min(reserved.get(k.workload, math.inf), ratio)
+        else:
+            key = (k.workload, k.slice)
+            elastic[key] = min(elastic.get(key, math.inf), ratio)
+    total = 0.0
+    for w in data.workloads:
+        base = reserved.get(w.name, math.inf)
+        slices = data.demand_slices(w.name)
+        if w.name in data.volume_requests:  # per request a day: a slot runs its hours
+            hours = {s: data.hours_in_window.get((w.name, s), 0) for s in slices}
+            window = sum(hours.values())
+            costs = [base / (SECONDS_PER_HOUR * window)] if window else []
+            costs += [elastic.get((w.name, s), math.inf) / (SECONDS_PER_HOUR * h)
+                      for s, h in hours.items() if h > 0]
+            cheapest = min(costs, default=math.inf)
+            if math.isfinite(cheapest):
+                total += data.volume_requests[w.name] * cheapest
+            continue
+        needs = [data.demand_rps[(w.name, s)] * min(base, elastic.get((w.name, s), math.inf))
+                 for s in slices]
+        total += max((n for n in needs if math.isfinite(n)), default=0.0)
+    return total + float(objective.constant)
+
+
+def _rate(program: Program, k: ReplicaKey, utilization: float) -> float:
+    """Capacity of one replica of a slot at the workload's target utilization [1/s]."""
+    return max(utilization * program.v.offer[k.pool].available_share * program.v.rate[k],
+               math.ulp(1.0))

@@ -1,0 +1,87 @@
+"""``plan`` is never silent and never loses its work: progress on stderr, ``--quiet``, and
+Ctrl-C (SIGINT) or SIGTERM writing the best verified fleet as an ``interrupted`` plan."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from inputs import scenarios_dir
+from models.loader import load_scenario
+from models.plan import Plan, SolveStatus
+from solver.capacity.table import build_capacity_table
+from solver.cli import main
+from solver.cli.progress import SolveReporter, progress_line
+from solver.solve.highs import Progress
+from solver.survivability.verify import verify_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
+
+from benchmarks.generate import generate_scenario, scenario_file  # noqa: E402
+
+TINY = scenarios_dir() / "tiny.yaml"
+
+
+def test_a_progress_line_says_elapsed_time_best_cost_bound_gap_and_stage() -> None:
+    line = progress_line(Progress(12.34, 1_000_000.0, 900_000.0), "joint + lp", "USD")
+    assert line == "  12.3 s  best 1,000,000 USD/month  bound 900,000  gap 10.0%  [joint + lp]"
+    assert "no fleet yet" in progress_line(Progress(0.5, None, 10.0), "", "USD")
+
+
+def test_off_a_terminal_the_reporter_writes_a_line_every_few_seconds() -> None:
+    out = io.StringIO()
+    reporter = SolveReporter("USD", stream=out, every_s=3600.0)
+    reporter(Progress(1.0, 10.0, 5.0), "lp")
+    reporter(Progress(2.0, 9.0, 5.0), "joint")  # within the interval: not written
+    assert out.getvalue().splitlines() == [progress_line(Progress(1.0, 10.0, 5.0), "lp", "USD")]
+    quiet = io.StringIO()
+    SolveReporter("USD", quiet=True, stream=quiet, every_s=0.0)(Progress(1.0, 1.0, 1.0), "x")
+    assert quiet.getvalue() == ""
+
+
+def test_quiet_prints_nothing_on_stderr_and_json_keeps_stdout_clean(tmp_path: Path) -> None:
+    quiet = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path / "q"),
+                                      "--quiet"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    loud = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path / "j"), "--json"])
+    assert loud.exit_code == 0, loud.output
+    assert json.loads(loud.stdout)["status"] == "optimal"
+
+
+def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> None:
+    generated = generate_scenario("medium", seed=0, scale=25)
+    path = tmp_path / "medium-x25.yaml"
+    doc = scenario_file(generated).model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan", str(path),
+         "--time-limit", "600", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    started = time.monotonic()
+    for line in proc.stderr:  # a line every 5 s off a terminal
+        if "best " in line or time.monotonic() - started > 300:
+            break
+    proc.send_signal(signal.SIGINT)
+    stopped = time.monotonic()
+    stdout, _ = proc.communicate(timeout=120)
+    assert time.monotonic() - stopped < 60  # it stops, it does not run its ten minutes
+    assert proc.returncode == 128 + signal.SIGINT, stdout
+    assert "interrupted" in stdout and "stopped by the user" in stdout
+    plan = Plan.model_validate_json((out / "plan.json").read_text())
+    assert plan.status is SolveStatus.interrupted
+    assert plan.solver.bound is not None and 0 < plan.solver.bound <= plan.cost.per_month
+    scenario = load_scenario(path)
+    assert verify_plan(plan, scenario, build_capacity_table(scenario)) == []
