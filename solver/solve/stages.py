@@ -299,9 +299,8 @@ def _improve(ctx: Context, budget: float, restriction: Restriction, stage: str) 
 
 
 def canonical(ctx: Context, budget: float) -> None:
-    """The incumbent's node counts held and its replicas chosen again: as many replicas as
-    those nodes hold (GPUs already paid for left serving, not idle), as HiGHS finds them from
-    no start.
+    """The incumbent's node counts held and its replicas chosen again: the fewest replicas
+    those nodes can hold the program with, as HiGHS finds them from no start.
 
     Fleets of the same nodes cost the same (the cost is the nodes'), and a solve that proves
     its gap may end on any of them — which one depends on the starts it was given. This solve
@@ -318,7 +317,7 @@ def canonical(ctx: Context, budget: float) -> None:
     held = np.round(x[nodes])
     replicas = ctx.model.columns_named([v.name for v in ctx.program.v.replicas.values()])
     objective = np.zeros(ctx.model.columns_count)
-    objective[replicas] = -1.0  # as many replicas as the nodes bought hold
+    objective[replicas] = 1.0
     result = _run(ctx, ctx.model, budget, restriction=Restriction(nodes, held, held),
                   objective=objective)
     if result.status is SolveStatus.optimal and result.x is not None:

@@ -8,8 +8,8 @@ and the status and gap are decided). With shared nodes and HiGHS it is one chain
   neighbourhoods of the incumbent (:mod:`solver.solve.stages`), each within its share of the
   limit;
 - the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
-- once the fleet is proven, the **canonical** allocation of its nodes (as many replicas as
-  they hold, found from no start), so that a proven plan does not depend on
+- once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
+  they hold the program with, found from no start), so that a proven plan does not depend on
   which of the fleets of the same cost the search happened to end on.
 
 Nothing runs beside the chain, so nothing in it depends on the timing of threads: a plan
