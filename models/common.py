@@ -94,6 +94,17 @@ CLOUD_KINDS = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot)
 COMMITTED_KINDS = (PurchaseKind.reserved, PurchaseKind.owned)
 
 
+def kind_as_purchase(data: object) -> object:
+    """An inventory line's ``kind:`` read as ``purchase:`` (a scenario's inventory named it
+    ``kind`` first; ``check --fleet`` inventories and plan.json say ``purchase``). Both at once
+    are refused, as they could disagree."""
+    if not isinstance(data, dict) or "kind" not in data:
+        return data
+    if "purchase" in data:
+        raise ValueError("give `purchase` only: `kind` is its older name (both given)")
+    return {("purchase" if k == "kind" else k): v for k, v in data.items()}
+
+
 def runs_all_day(kind: PurchaseKind) -> bool:
     """Committed capacity runs every hour of the day (it carries no slice)."""
     return kind in COMMITTED_KINDS

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 from pydantic import Field, field_validator, model_validator
 
-from models.common import Frozen, PurchaseKind
+from models.common import Frozen, PurchaseKind, kind_as_purchase
 from models.limits import Name, Real, Whole, bounded
 
 #: Probabilities of the demand scenarios must sum to 1 within this [1].
@@ -103,7 +103,7 @@ class InventoryKind(StrEnum):
     """A reservation already committed, until its ``ends`` date."""
 
     @property
-    def purchase(self) -> PurchaseKind:
+    def pool_kind(self) -> PurchaseKind:
         """The purchase kind of its node pool."""
         return PurchaseKind(self.value)
 
@@ -121,7 +121,9 @@ class HeldNodes(Frozen):
     offers, else the built-in price table."""
     gpus_per_node: Whole | None = bounded("gpus_per_node", None)
     nodes: Whole = bounded("nodes")
-    kind: InventoryKind = InventoryKind.owned
+    purchase: InventoryKind = InventoryKind.owned
+    """How the nodes were bought, named as in a ``check --fleet`` inventory and plan.json;
+    ``kind`` (this field's first name) is read as ``purchase``."""
     ends: dt.date | None = None
     """Last day held: the end of a reservation (required), or an owned node's retirement."""
     available_from: dt.date | None = None
@@ -133,16 +135,21 @@ class HeldNodes(Frozen):
     """Owned: power and hosting per node (default: from the zone's ``owned`` terms)
     [currency/(node·month)]."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_is_purchase(cls, data: object) -> object:
+        return kind_as_purchase(data)
+
     @model_validator(mode="after")
     def _named_once(self) -> HeldNodes:
         if self.gpu is None and self.instance_type is None:
             raise ValueError("name the nodes by `gpu` or by `instance_type`")
-        if self.kind is InventoryKind.reserved and self.ends is None:
+        if self.purchase is InventoryKind.reserved and self.ends is None:
             raise ValueError("a reservation needs its end date (`ends`)")
-        if self.kind is InventoryKind.reserved and self.running_cost_per_node_month is not None:
+        if self.purchase is InventoryKind.reserved and self.running_cost_per_node_month is not None:
             raise ValueError("running_cost_per_node_month is for owned nodes; a reservation "
                              "states price_per_gpu_hour")
-        if self.kind is InventoryKind.owned and self.price_per_gpu_hour is not None:
+        if self.purchase is InventoryKind.owned and self.price_per_gpu_hour is not None:
             raise ValueError("price_per_gpu_hour is for reservations; owned nodes state "
                              "running_cost_per_node_month")
         if self.ends is not None and self.available_from is not None and (

@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from models.common import CapacitySource, Frozen, Precision, PurchaseKind
+from models.common import CapacitySource, Frozen, Precision, PurchaseKind, kind_as_purchase
 from models.limits import LimitedList, Name, Text, Whole, bounded
 
 
@@ -34,6 +34,11 @@ class InventoryNodes(Frozen):
     the layout allocate a list per node and never finish."""
     gpus_per_node: Whole | None = bounded("gpus_per_node", None)
     """GPUs per node; defaults to the zone offer's, else the GPU type's ``gpus_per_node``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_is_purchase(cls, data: object) -> object:
+        return kind_as_purchase(data)
 
     @model_validator(mode="after")
     def _named(self) -> InventoryNodes:

@@ -111,16 +111,17 @@ def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, .
                                                      known_instance_types(scenario))
                                         + " (or name the `gpu` and `gpus_per_node`)"))
                 continue
-            if gpu is not None and gpu != found[0]:
+            if gpu is not None and (resolve_gpu(gpu, gpus)[0] or gpu) != found[0]:
                 problems.append(Problem(file, f"{where}.gpu", f"{line.instance_type} holds "
                                         f"{found[0]}, not {gpu}", "name one of them, or fix it"))
                 continue
             gpu, node = found[0], node or found[1]
         assert gpu is not None
-        if gpu not in gpus:
-            problems.append(Problem(file, f"{where}.gpu", f"unknown GPU `{gpu}`",
-                                    did_you_mean(gpu, gpus)))
+        found_gpu, per_node, why = resolve_gpu(gpu, gpus)
+        if found_gpu is None:
+            problems.append(Problem(file, f"{where}.gpu", f"unknown GPU `{gpu}`", why))
             continue
+        gpu, node = found_gpu, node or per_node
         if line.zone not in zones:
             problems.append(Problem(file, f"{where}.zone", f"unknown zone `{line.zone}`",
                                     did_you_mean(line.zone, zones)))
@@ -129,13 +130,13 @@ def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, .
         if node is None:
             node = (offer.gpus_per_node if offer is not None and offer.gpus_per_node
                     else scenario.gpu(gpu).gpus_per_node)
-        if line.kind is InventoryKind.reserved and line.price_per_gpu_hour is None and (
+        if line.purchase is InventoryKind.reserved and line.price_per_gpu_hour is None and (
                 offer is None or not offer.reserved_quotes):
             problems.append(Problem(file, f"{where}.price_per_gpu_hour",
                                     f"no price for the reserved {gpu} nodes in {line.zone}: the "
                                     "zone has no reserved quote for that GPU",
                                     "give the reservation's price_per_gpu_hour"))
-        if line.kind is InventoryKind.owned and line.running_cost_per_node_month is None and (
+        if line.purchase is InventoryKind.owned and line.running_cost_per_node_month is None and (
                 offer is None or offer.owned is None):
             problems.append(Problem(file, f"{where}.running_cost_per_node_month",
                                     f"no running cost for the owned {gpu} nodes in {line.zone}: "

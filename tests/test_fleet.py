@@ -257,3 +257,14 @@ def test_inventory_gpus_named_as_a_scenario_takes_them(tmp_path: Path) -> None:
     doc["nodes"][0]["gpu"] = "H10"
     with pytest.raises(InputError, match=r"nodes\[0\]\.gpu: unknown GPU `H10`"):
         load_fleet(_write(tmp_path, doc), demo)
+
+
+def test_a_scenario_inventory_line_reads_as_a_fleet_line(tmp_path: Path) -> None:
+    """A scenario's inventory said `kind:` where a fleet inventory says `purchase:`; a line
+    copied from one to the other was "unknown key `kind`". Both read `kind` as `purchase`."""
+    nodes = [{"zone": "z1", "gpu": "H100", "nodes": 2, "kind": "owned"}]
+    fleet = load_fleet(_write(tmp_path, {"nodes": nodes}), fc.scenario(), fc.table())
+    assert {(n.zone, n.purchase) for n in fleet.nodes} == {("z1", PurchaseKind.owned)}
+    nodes[0]["purchase"] = "reserved"
+    with pytest.raises(InputError, match="give `purchase` only"):
+        load_fleet(_write(tmp_path, {"nodes": nodes}), fc.scenario(), fc.table())

@@ -200,12 +200,43 @@ def test_the_cheapest_quote_prices_the_offer() -> None:
             {"term_months": 12, "price_per_gpu_hour": 0.5, "stock_gpus": 1}]})
 
 
+def test_inventory_lines_name_gpus_as_check_fleet_does(tmp_path: Path) -> None:
+    """Was: `gpu: H100` or `gpu: p5.48xlarge` in a scenario's inventory → "unknown GPU",
+    though `check --fleet` and an offer take both (issue 16 item 1, qa3 F14)."""
+    doc = quarterly_doc()
+    doc["inventory"] = [
+        {"zone": "zone-a", "gpu": "H100", "nodes": 1, "running_cost_per_node_month": 3000},
+        {"zone": "zone-a", "gpu": "p5.48xlarge", "nodes": 2, "running_cost_per_node_month": 3000},
+        {"zone": "zone-a", "gpu": "l4", "instance_type": "l4-box", "nodes": 1,
+         "purchase": "reserved", "ends": "2027-06-30"}]
+    held = load_doc(doc, tmp_path).inventory
+    assert [(h.gpu, h.gpus_per_node, h.nodes) for h in held] == [
+        ("H100-SXM", 8, 1), ("H100-SXM", 8, 2), ("L4", 1, 1)]
+    doc["inventory"][0]["gpu"] = "H100-SMX"
+    ((where, message),) = problems_of(doc, tmp_path)
+    assert (where, message) == ("inventory[0].gpu", "unknown GPU `H100-SMX`")
+
+
+def test_inventory_purchase_is_named_as_in_check_fleet(tmp_path: Path) -> None:
+    """`purchase:` as a `check --fleet` inventory and plan.json name it; `kind:` (the first
+    name of the key) reads the same; both on one line are refused with the fix."""
+    doc = quarterly_doc()
+    line = {"zone": "zone-a", "gpu": "L4", "nodes": 2, "ends": "2027-06-30"}
+    doc["inventory"] = [{**line, "purchase": "reserved"}, {**line, "kind": "reserved"}]
+    first, second = load_doc(doc, tmp_path).inventory
+    assert first == second and first.purchase.value == "reserved"
+    doc["inventory"] = [{**line, "purchase": "reserved", "kind": "owned"}]
+    found = problems_of(doc, tmp_path)
+    assert any(where.startswith("inventory[0]") and "give `purchase` only" in message
+               for where, message in found), found
+
+
 def test_held_nodes_shape() -> None:
     with pytest.raises(ValueError, match="end date"):
-        HeldNodes(zone="z", gpu="L4", nodes=1, kind="reserved")
+        HeldNodes(zone="z", gpu="L4", nodes=1, purchase="reserved")
     with pytest.raises(ValueError, match="by `gpu` or by `instance_type`"):
         HeldNodes(zone="z", nodes=1)
-    held = HeldNodes(zone="z", gpu="L4", nodes=1, kind="reserved", ends=dt.date(2027, 6, 30))
+    held = HeldNodes(zone="z", gpu="L4", nodes=1, purchase="reserved", ends=dt.date(2027, 6, 30))
     assert held.held_through(dt.date(2027, 4, 1), dt.date(2027, 7, 1))
     assert not held.held_through(dt.date(2027, 7, 1), dt.date(2027, 10, 1))
 
@@ -260,7 +291,7 @@ def test_the_quarterly_example_validates() -> None:
     sc = load_scenario(scenarios_dir() / "quarterly.yaml")
     assert sc.horizon is not None and sc.horizon.count == 4
     assert [s.name for s in sc.demand_scenarios] == ["low", "base", "high"]
-    assert [(h.zone, h.gpu, h.gpus_per_node, h.kind.value) for h in sc.inventory] == [
+    assert [(h.zone, h.gpu, h.gpus_per_node, h.purchase.value) for h in sc.inventory] == [
         ("onprem-dc1", "H100-SXM", 8, "owned"), ("use1-az1", "H100-SXM", 8, "reserved")]
     chat = sc.workload("chat")
     assert (chat.in_period(3).model, chat.in_period(2).model) == ("Qwen2.5-72B",

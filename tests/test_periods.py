@@ -142,7 +142,7 @@ def test_owned_nodes_are_used_before_anything_is_bought() -> None:
 def test_a_reservation_held_cannot_be_released() -> None:
     """Three nodes reserved until 2027-06-30 are held in quarters 0 and 1 whatever the demand
     (1 node): the plan reports two of them idle there and buys nothing until they end."""
-    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=3, kind="reserved",
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=3, purchase="reserved",
                      ends=dt.date(2027, 6, 30), price_per_gpu_hour=0.5)
     p = plan(quarterly([1, 1, 1, 1], inventory=[held], reserved=0.3))
     assert orders(p) == [(2, 2, 1)]
@@ -388,7 +388,7 @@ def test_a_replan_keeps_the_orders_already_placed(tmp_path: Path) -> None:
     kept = keep_orders(again, validate_as(Plan, read_document(earlier), str(earlier)),
                        str(earlier))
     (held,) = kept.inventory
-    assert (held.kind.value, held.available_from, held.ends) == (
+    assert (held.purchase.value, held.available_from, held.ends) == (
         "reserved", dt.date(2027, 4, 1), dt.date(2028, 3, 31))
     replanned = plan(kept)
     assert replanned.orders == ()

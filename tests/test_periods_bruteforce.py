@@ -57,7 +57,7 @@ def make_case(seed: int) -> tuple[Case, object]:
     if rng.random() < 0.5:
         ends = START + dt.timedelta(days=rng.choice([80, 200, 400]))
         inventory.append(HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
-                                   kind="reserved", ends=ends, price_per_gpu_hour=0.4))
+                                   purchase="reserved", ends=ends, price_per_gpu_hour=0.4))
         case.held[:] = [1 if (q + 1) * 3 <= _months_to(ends) else 0 for q in range(periods)]
     base = [1] * periods
     demands = (DemandScenario(name="a", probability=p, growth=tuple(growth["a"])),

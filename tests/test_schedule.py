@@ -178,3 +178,28 @@ def test_a_plan_over_periods_gives_its_horizon_spend_not_a_year_of_its_first_mon
     rows = {r[0].value: r[1].value for r in summary.iter_rows(min_row=2) if r[0].value}
     assert "Cost per year" not in rows
     assert rows["Spent inside the horizon if demand follows base"] == 5_142
+
+
+def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
+    """Was: compare.xlsx's "Cost per year" = each plan's first period × 12, for plans over
+    periods too (report.md and the Summary sheet give the spend inside the horizon)."""
+    from solver.studies.compare import Compared, Variant
+    from solver.studies.comparison_workbook import COMPARISON_SHEET, comparison_workbook
+    from tests.test_periods import TABLE
+
+    held = held_two_nodes(tmp_path / "held")
+    both, sc = base_high()
+    assert held.horizon is not None and both.horizon is not None
+    results = [Compared(Variant("held", sc), held, TABLE), Compared(Variant("both", sc), both,
+                                                                     TABLE)]
+    path = tmp_path / "compare.xlsx"
+    comparison_workbook(results).save(path)
+    ws = openpyxl.load_workbook(path)[COMPARISON_SHEET]
+    rows = {r[0].value: [c.value for c in r[1:]] for r in ws.iter_rows(min_row=2)}
+    assert not any(str(label).startswith("Cost per year") for label in rows)
+    spent = {s.scenario: s.cost_in_horizon for s in both.horizon.scenarios}
+    assert rows["Spent inside the horizon if demand follows base [USD]"] == [5_142,
+                                                                            spent["base"]]
+    assert rows["Spent inside the horizon if demand follows high [USD]"] == [None,
+                                                                            spent["high"]]
+    assert "Cost per month (over periods: first period) [USD/month]" in rows

@@ -242,7 +242,7 @@ def inventory_held(scenario: Scenario, periods: tuple[Period, ...]
     out: dict[tuple[PoolKey, int], int] = {}
     for line in scenario.inventory:
         assert line.gpu is not None
-        pool = PoolKey(line.zone, line.gpu, line.kind.purchase)
+        pool = PoolKey(line.zone, line.gpu, line.purchase.pool_kind)
         for p in periods:
             if line.held_through(p.start, p.end):
                 out[(pool, p.index)] = out.get((pool, p.index), 0) + line.nodes
@@ -255,7 +255,7 @@ def _node_sizes(scenario: Scenario, options: Iterable[OrderOption]) -> dict[Pool
     problems = []
     for i, line in enumerate(scenario.inventory):
         assert line.gpu is not None and line.gpus_per_node is not None
-        pool = PoolKey(line.zone, line.gpu, line.kind.purchase)
+        pool = PoolKey(line.zone, line.gpu, line.purchase.pool_kind)
         if sizes.setdefault(pool, line.gpus_per_node) != line.gpus_per_node:
             problems.append(Problem(
                 "inventory", f"inventory[{i}].gpus_per_node",

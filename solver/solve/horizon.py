@@ -124,12 +124,12 @@ def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
         if o.purchase is PurchaseKind.owned:
             capital = o.committed_total / o.nodes / o.term_months  # per node-month
             held.append(HeldNodes(zone=o.zone, gpu=o.gpu, gpus_per_node=per_node, nodes=o.nodes,
-                                  kind=InventoryKind.owned, available_from=o.usable_from,
+                                  purchase=InventoryKind.owned, available_from=o.usable_from,
                                   running_cost_per_node_month=o.cost_per_month / o.nodes
                                   - capital))
         else:
             held.append(HeldNodes(zone=o.zone, gpu=o.gpu, gpus_per_node=per_node, nodes=o.nodes,
-                                  kind=InventoryKind.reserved, available_from=o.usable_from,
+                                  purchase=InventoryKind.reserved, available_from=o.usable_from,
                                   ends=last, price_per_gpu_hour=o.price_per_gpu_hour))
     return scenario.model_copy(update={"inventory": (*scenario.inventory, *held)})
 
@@ -371,7 +371,7 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
     assert line.gpu is not None and line.gpus_per_node is not None
     hours = scenario.policy.hours_per_month
     offer = next((o for o in scenario.zone(line.zone).offers if o.gpu == line.gpu), None)
-    if line.kind is InventoryKind.reserved:
+    if line.purchase is InventoryKind.reserved:
         price = line.price_per_gpu_hour
         if price is None:
             assert offer is not None and offer.reserved_quotes
@@ -392,7 +392,7 @@ def _held_cost(hp: HorizonProgram, scenario: Scenario, name: str, pool: PoolKey,
                  for (s, key), v in hp.orders.items()
                  if s == name and key.option.pool == pool and period in hp.data.held_periods(key))
     inventory = sum(inventory_cost_per_month(scenario, line) for line in scenario.inventory
-                    if (line.zone, line.gpu, line.kind.purchase) == (pool.zone, pool.gpu,
+                    if (line.zone, line.gpu, line.purchase.pool_kind) == (pool.zone, pool.gpu,
                                                                      pool.purchase)
                     and line.held_through(p.start, p.end))
     return orders + inventory

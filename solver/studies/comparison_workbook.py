@@ -72,46 +72,74 @@ def write_purchases(ws: Worksheet, results: Sequence[Compared], currency: str) -
     return r
 
 
+def horizon_scenarios(results: Sequence[Compared]) -> list[str]:
+    """The demand scenarios of the plans over periods compared, in order of first appearance."""
+    return list(dict.fromkeys(s.scenario for r in results if r.plan.horizon is not None
+                              for s in r.plan.horizon.scenarios))
+
+
 def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: int) -> None:
     """Side by side, one column per scenario: cost, $/Mtok, reserved share, survivability, GPUs.
 
     Cost is a SUMIFS over the scenario's rows of the Purchase plan sheet; cost per Mtok divides
-    it by the tokens a month the scenario carries.
+    it by the tokens a month the scenario carries. A plan over periods shows what each demand
+    scenario spends inside its horizon where a one-day plan shows its cost per year (its
+    first period × 12 would read as the year's spend, though later periods run other fleets),
+    and its monthly figures are its first period's.
     """
     rows = [comparison_row(r) for r in results]
     currency = results[0].plan.cost.currency if results else "USD"
+    spent = horizon_scenarios(results)
+    one_day = not spent or any(r.plan.horizon is None for r in results)
+    first = " (over periods: first period)" if spent else ""
     header(ws, 1, ["Figure", *(scenario_id(i) for i in range(len(results)))])
-    labels = ["Scenario and variation", "Solver status", f"Cost per month [{currency}/month]",
-              f"Cost per year [{currency}/year]", "Tokens per month [Mtok/month]",
-              f"Cost per million tokens [{currency}/Mtok]", "Reserved share of cost [1]",
-              "Survivability", "MIP gap [1]", "What cannot be met"]
+    labels = ["Scenario and variation", "Solver status",
+              f"Cost per month{first} [{currency}/month]"]
+    labels += [f"Cost per year [{currency}/year]"] if one_day else []
+    labels += [f"Spent inside the horizon if demand follows {name} [{currency}]"
+               for name in spent]
+    labels += [f"Tokens per month{first} [Mtok/month]",
+               f"Cost per million tokens{first} [{currency}/Mtok]",
+               f"Reserved share of cost{first} [1]", "Survivability", "MIP gap [1]",
+               "What cannot be met"]
     types = gpu_types(rows)
     labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
-    for r, text in enumerate(labels, start=2):
+    at = {text.split(" [")[0]: r for r, text in enumerate(labels, start=2)}
+    for text, r in zip(labels, at.values(), strict=True):
         put(ws, r, 1, text)
-    assert labels[COST_ROW - 2].startswith("Cost per month")
+    assert at[f"Cost per month{first}"] == COST_ROW
     cost_col = get_column_letter(1 + PURCHASE_TITLES.index("Cost [{cur}/month]") + 1)
     purchases = "Purchase plan"
-    gpu_top = 2 + 10
+    tokens_row = at[f"Tokens per month{first}"]
+    gpu_top = at["What cannot be met"] + 1
     for i, (row, res) in enumerate(zip(rows, results, strict=True)):
         c = i + 2
         letter = get_column_letter(c)
         has_fleet = row.cost_per_month is not None
         tokens = sum(w.tokens_per_month for w in res.plan.workload_costs) / 1e6
+        h = res.plan.horizon
         put(ws, 2, c, row.label)
         put(ws, 3, c, status_label(res.plan.status, res.plan.solver))
         cost = Formula(
             f"SUMIFS({sheet_ref(purchases, f'${cost_col}$2:${cost_col}${purchase_last}')},"
             f"{sheet_ref(purchases, f'$A$2:$A${purchase_last}')},\"{scenario_id(i)}\")")
         put(ws, COST_ROW, c, cost if has_fleet else None, MONEY)
-        put(ws, 5, c, Formula(f"{letter}{COST_ROW}*12") if has_fleet else None, MONEY)
-        put(ws, 6, c, tokens, RATE)
-        put(ws, 7, c, Formula(f"{letter}{COST_ROW}/{letter}6")
+        if one_day:
+            put(ws, at["Cost per year"], c,
+                Formula(f"{letter}{COST_ROW}*12") if has_fleet and h is None else None, MONEY)
+        by_name = {} if h is None else {s.scenario: s.cost_in_horizon for s in h.scenarios}
+        for name in spent:
+            put(ws, at[f"Spent inside the horizon if demand follows {name}"], c,
+                by_name.get(name), MONEY)
+        put(ws, tokens_row, c, tokens, RATE)
+        put(ws, at[f"Cost per million tokens{first}"], c,
+            Formula(f"{letter}{COST_ROW}/{letter}{tokens_row}")
             if has_fleet and tokens > 0 else None, PRICE)
-        put(ws, 8, c, row.reserved_share, SHARE)
-        put(ws, 9, c, row.survivability)
-        put(ws, 10, c, row.gap, "0.00%")
-        put(ws, 11, c, "; ".join(d.message for d in res.plan.diagnosis) or None)
+        put(ws, at[f"Reserved share of cost{first}"], c, row.reserved_share, SHARE)
+        put(ws, at["Survivability"], c, row.survivability)
+        put(ws, at["MIP gap"], c, row.gap, "0.00%")
+        put(ws, at["What cannot be met"], c,
+            "; ".join(d.message for d in res.plan.diagnosis) or None)
         for j, g in enumerate(types):
             put(ws, gpu_top + j, c, row.gpus_by_type.get(g, 0), COUNT)
         last = gpu_top + len(types)

@@ -111,7 +111,7 @@ def _held_nodes(scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], int]:
     held: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
     for line in scenario.inventory:
         assert line.gpu is not None  # resolved from the instance type on loading
-        held[(line.zone, line.gpu, line.kind.purchase)] += line.nodes
+        held[(line.zone, line.gpu, line.purchase.pool_kind)] += line.nodes
     return held
 
 
