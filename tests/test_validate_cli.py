@@ -173,3 +173,41 @@ def test_stale_measured_row_is_a_warning_not_an_error(tmp_path: Path) -> None:
     (warning,) = data["measured_warnings"]
     assert "stale, not used: measured 382 days ago, older than the policy's 180" in warning
     assert f"warning: {warning}" in result.stderr
+
+
+def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> None:
+    """Was (qa3 F15): validate listed the workloads at their base peak and an empty list of
+    purchase kinds for the on-prem zone; nothing of the horizon, the inventory, the demand
+    scenarios, growth, the launch or the migration; and a reservation that ended before the
+    horizon passed silently though it counts for nothing."""
+    result = run(str(scenarios_dir() / "quarterly.yaml"))
+    assert result.exit_code == 0
+    out = result.output
+    assert "onprem-dc1  H100-SXM (8): owned" in out
+    for line in (
+        "  horizon: 4 periods of 3 months, 2027-01-01 to 2027-12-31",
+        "  inventory: 2 owned H100-SXM nodes (8 GPUs each) in onprem-dc1",
+        "  inventory: 2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 until "
+        "2027-06-30 at 4.50 USD/GPU-hour; counts in periods 0, 1",
+        "  demand scenarios: low (probability 0.3), base (probability 0.4), high (probability "
+        "0.3)",
+        "  agent: growth ×1, ×1.2, ×1.4, ×1.6; `eu-launch` from period 2",
+    ):
+        assert line in out.splitlines(), line
+    assert "migrates to Qwen2.5-72B, vllm-0.7 from period 3" in out
+    assert "warning" not in result.stderr
+    ended = tmp_path / "ended.yaml"
+    ended.write_text((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8").replace(
+        "ends: 2027-06-30", "ends: 2026-06-30"), encoding="utf-8")
+    result = run("--json", str(ended))
+    assert result.exit_code == 0
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("inventory[1]: 2 reserved H100-SXM nodes")
+    assert ("is held through no whole period of the horizon (2027-01-01 to 2027-12-31): it "
+            "counts for nothing — correct its dates or remove the line") in warning
+    assert f"warning: {warning}" in result.stderr
+
+
+def test_a_one_day_scenario_summary_has_no_planning_keys() -> None:
+    data = json.loads(run("--json", str(scenarios_dir() / "demo.yaml")).stdout)
+    assert "over_time" not in data and "inventory_warnings" not in data

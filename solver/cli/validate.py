@@ -72,6 +72,10 @@ def render(summary: ScenarioSummary) -> list[str]:
           "not sold" if g.cheapest_on_demand_per_gpu_hour is None
           else f"{g.cheapest_on_demand_per_gpu_hour:,.2f}")
          for g in summary.gpus])
+    if summary.over_time:
+        lines.append("")
+        lines.append("planning over time")
+        lines += [f"  {line}" for line in summary.over_time]
     if summary.measured:
         lines.append("")
         lines.append(f"measured rows ({len(summary.measured)})")
@@ -92,7 +96,8 @@ def command(scenario: Path | None, as_json: bool) -> None:
     Exit 0 when valid; exit 2 with every problem (file, place in it, fix) when not.
     """
     summary = summarize(load(scenario))
-    for warning in summary.measured_warnings:  # measured rows the capacity model will not use
+    for warning in (*summary.measured_warnings, *summary.inventory_warnings):
+        # measured rows the capacity model will not use; inventory that counts for nothing
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json({"valid": True, **summary.model_dump(mode="json")})

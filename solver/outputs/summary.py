@@ -8,7 +8,17 @@ of a resolved :class:`~models.scenario.Scenario`; no I/O.
 
 from __future__ import annotations
 
-from models.common import Frozen, Precision, PurchaseKind, Survivability, WorkloadClass
+import datetime as dt
+
+from models.common import (
+    Frozen,
+    OmitDefaults,
+    Precision,
+    PurchaseKind,
+    Survivability,
+    WorkloadClass,
+)
+from models.horizon import HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
@@ -82,8 +92,10 @@ class MeasuredSummary(Frozen):
     measured_on: str
 
 
-class ScenarioSummary(Frozen):
+class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
+
+    omit_when_default = ("over_time", "inventory_warnings")
 
     name: str
     description: str
@@ -100,6 +112,11 @@ class ScenarioSummary(Frozen):
     peak_tokens_per_s: float
     """Sum of every workload's peak tokens/s (an upper bound: peaks need not coincide)."""
     sources: tuple[str, ...]
+    over_time: tuple[str, ...] = ()
+    """Planning over time, a line each: the horizon, the inventory held (when), the demand
+    scenarios, and each workload's growth, events and migrations."""
+    inventory_warnings: tuple[str, ...] = ()
+    """Inventory lines held through no whole period of the horizon: they count for nothing."""
 
 
 def peak_rps(workload: Workload) -> float:
@@ -162,13 +179,77 @@ def _gpu_summaries(scenario: Scenario) -> tuple[GpuSummary, ...]:
     return tuple(out)
 
 
+def _held_text(line: HeldNodes, currency: str) -> str:
+    """``2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 until 2027-06-30 at
+    4.50 USD/GPU-hour``."""
+    named = f"{line.instance_type}, " if line.instance_type else ""
+    text = (f"{line.nodes} {line.purchase.value} {line.gpu} node{'s' if line.nodes != 1 else ''}"
+            f" ({named}{line.gpus_per_node} GPUs each) in {line.zone}")
+    if line.available_from is not None:
+        text += f" from {line.available_from}"
+    if line.ends is not None:
+        text += f" until {line.ends}"
+    if line.price_per_gpu_hour is not None:
+        text += f" at {line.price_per_gpu_hour:,.2f} {currency}/GPU-hour"
+    if line.running_cost_per_node_month is not None:
+        text += f", {line.running_cost_per_node_month:,.0f} {currency} a node-month to run"
+    return text
+
+
+def held_periods(line: HeldNodes, horizon: Horizon) -> list[int]:
+    """The periods a line of inventory is held through whole (those it counts in)."""
+    return [q for q in range(horizon.count)
+            if line.held_through(horizon.period_start(q), horizon.period_start(q + 1))]
+
+
+def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What ``validate`` says of planning over time (:attr:`ScenarioSummary.over_time`), and
+    the inventory lines that count for nothing (a reservation that ended before the horizon
+    passed silently)."""
+    lines: list[str] = []
+    warnings: list[str] = []
+    h, cur = scenario.horizon, scenario.policy.currency
+    if h is not None:
+        last = h.end - dt.timedelta(days=1)
+        lines.append(f"horizon: {h.count} period{'s' if h.count != 1 else ''} of "
+                     f"{h.period_months} months, {h.start} to {last}")
+    for i, line in enumerate(scenario.inventory):
+        text = _held_text(line, cur)
+        if h is not None:
+            periods = held_periods(line, h)
+            if not periods:
+                warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
+                                f"the horizon ({h.start} to {last}): it counts for nothing — "
+                                "correct its dates or remove the line")
+            elif len(periods) < h.count:
+                text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
+                         f"{', '.join(map(str, periods))}")
+        lines.append(f"inventory: {text}")
+    if scenario.demand_scenarios:
+        lines.append("demand scenarios: " + ", ".join(
+            f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))
+    for w in scenario.workloads:
+        parts = []
+        if w.growth:
+            parts.append("growth " + ", ".join(f"×{g:g}" for g in w.growth))
+        parts += [f"`{e.name}` from period {e.from_period}" for e in w.events]
+        for m in w.migrations:
+            to = ", ".join(str(v) for v in (m.model, m.precision and m.precision.value,
+                                            m.runtime) if v)
+            parts.append(f"migrates to {to} from period {m.from_period}")
+        if parts:
+            lines.append(f"{w.name}: " + "; ".join(parts))
+    return tuple(lines), tuple(warnings)
+
+
 def summarize(scenario: Scenario) -> ScenarioSummary:
     """The one-screen summary of a resolved scenario."""
     regions: dict[str, list[ZoneSummary]] = {}
     for zone in scenario.zones:
         offers = {
             o.gpu: OfferSummary(
-                kinds=tuple(k for k in PurchaseKind if o.terms(k) is not None),
+                kinds=tuple(k for k in PurchaseKind if o.terms(k) is not None
+                            or (k is PurchaseKind.owned and o.owned is not None)),
                 gpus_per_node=o.gpus_per_node or scenario.gpu(o.gpu).gpus_per_node,
             )
             for o in zone.offers
@@ -182,6 +263,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         for m in scenario.measured
     )
     workloads = tuple(summarize_workload(w) for w in scenario.workloads)
+    planning, held_warnings = over_time(scenario)
     return ScenarioSummary(
         name=scenario.name,
         description=scenario.description,
@@ -195,4 +277,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         measured_warnings=tuple(stale_measurements(scenario)),
         peak_tokens_per_s=sum(w.peak_tokens_per_s for w in workloads),
         sources=scenario.sources,
+        over_time=planning,
+        inventory_warnings=held_warnings,
     )
