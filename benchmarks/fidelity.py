@@ -130,11 +130,18 @@ STATIC_KINDS: dict[MeasurementKind, str] = {
 }
 
 
+#: Kinds of ``published_perf.csv`` that time one kernel, not serving: calibration data only.
+KERNEL_KINDS: frozenset[MeasurementKind] = frozenset({MeasurementKind.decode_attention_ms})
+
+
 def published_figures() -> list[Figure]:
-    """The figures of ``inputs/catalog/published_perf.csv``: static batches
-    (:data:`STATIC_KINDS`) and closed loops (``ttft_ms``, ``tpot_ms``, ``output_tokens_per_s``)."""
+    """The serving figures of ``inputs/catalog/published_perf.csv``: static batches
+    (:data:`STATIC_KINDS`) and closed loops (``ttft_ms``, ``tpot_ms``, ``output_tokens_per_s``);
+    not the kernel timings (:data:`KERNEL_KINDS`)."""
     out = []
     for m in read_published_perf():
+        if m.kind in KERNEL_KINDS:
+            continue
         if m.kind in STATIC_KINDS:
             mode = ("first_step" if m.kind is MeasurementKind.first_token_ms
                     else "static_batch")

@@ -22,7 +22,12 @@ class EfficiencyFactors(Frozen):
     compute_efficiency: Real = bounded("compute_efficiency", 0.55)
     """Share of dense tensor FLOPS achieved by prefill GEMMs [1]."""
     bandwidth_efficiency: Real = bounded("bandwidth_efficiency", 0.75)
-    """Share of HBM bandwidth achieved when decode reads weights and KV cache [1]."""
+    """Share of HBM bandwidth achieved when a step reads the weights (and the KV cache, unless
+    :attr:`kv_bandwidth_efficiency` is given) [1]."""
+    kv_bandwidth_efficiency: Real | None = bounded("kv_bandwidth_efficiency", None)
+    """Share of HBM bandwidth achieved by the attention kernels reading the KV cache [1];
+    ``None``: :attr:`bandwidth_efficiency`. Fitted where attention kernels were profiled
+    (docs/calibration.md, "Decode attention")."""
     decode_step_overhead_ms: Real = bounded("decode_step_overhead_ms", 3.0)
     """Fixed per-step cost of an iteration, whatever the model: scheduling, Python [ms]."""
     step_overhead_ms_per_layer: Real = bounded("step_overhead_ms_per_layer", 0.0)
@@ -34,7 +39,9 @@ class EfficiencyFactors(Frozen):
     """Share of GPU-to-GPU link bandwidth achieved by tensor-parallel all-reduce [1]."""
     allreduce_latency_us: Real = bounded("allreduce_latency_us", 10.0)
     """Latency of one all-reduce call over 2 GPUs; it grows as log2 of the GPUs in the ring
-    (docs/capacity-model.md, "Tensor-parallel all-reduce") [µs]."""
+    (docs/capacity-model.md, "Tensor-parallel all-reduce") [µs]. The GPU's own value is
+    NCCL's as profiled; a runtime whose collectives cost otherwise (a custom all-reduce
+    kernel, an eager runtime's launches) replaces it (:class:`~models.runtime.RuntimeCosts`)."""
     runtime_overhead_gib: Real = bounded("runtime_overhead_gib", 1.5)
     """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
     runtime_overhead_fraction: Real = bounded("runtime_overhead_fraction", 0.05)

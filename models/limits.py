@@ -205,6 +205,8 @@ RANGES: dict[str, Range] = {
                                 "typo"),
     "bandwidth_efficiency": Range(0.01, 1, "1", "a share of the datasheet peak; below 1 % is "
                                   "a typo"),
+    "kv_bandwidth_efficiency": Range(0.01, 1, "1", "a share of the datasheet peak; below 1 % "
+                                     "is a typo"),
     "link_efficiency": Range(0.01, 1, "1", "a share of the datasheet peak; below 1 % is a typo"),
     "decode_step_overhead_ms": Range(0, 1000, "ms", "a second per step is not a serving "
                                      "runtime"),

@@ -12,6 +12,7 @@ its runtime (``runtime: vllm``); the catalog entry it resolves to gives the cost
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -29,6 +30,9 @@ class RuntimeCosts(Frozen):
     """Cost of every iteration per transformer layer [ms/layer]."""
     step_overhead_ms_per_seq: float = Field(ge=0)
     """Cost of every iteration per sequence in it [ms/sequence]."""
+    allreduce_latency_us: float | None = Field(default=None, ge=0)
+    """Latency of one of this runtime's all-reduce calls over 2 GPUs (× log2 of the GPUs in
+    the ring) [µs]; ``None``: the GPU's (NCCL's, as profiled)."""
     fitted_on: str = Field(min_length=1)
     """Where these costs come from: the GPU they were fitted on (this GPU, or another of the
     same generation they are transferred from), as ``fleetplan calibrate`` wrote it."""
@@ -47,6 +51,11 @@ class RuntimeSpec(Frozen):
     cuda_graph_decode: bool = True
     """Decode steps are replayed as CUDA graphs (per-layer launch costs are small); selects
     the calibration's prior for the split of fixed costs between step and layer."""
+    allreduce: Literal["nccl", "custom"] = "nccl"
+    """How the runtime all-reduces tensor-parallel activations: NCCL, or a custom one-shot
+    kernel on NVLink (vLLM from 0.3.1, TensorRT-LLM); where its rows cannot fix its all-reduce
+    latency, the calibration holds it at that implementation's (docs/calibration.md,
+    "All-reduce latency per runtime")."""
     costs: tuple[RuntimeCosts, ...] = ()
     source: str = Field(min_length=1)
 

@@ -17,6 +17,7 @@ from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
 from models.loader import load_catalog, load_scenario
 from solver.capacity.calibrate import (
+    CUSTOM_ALLREDUCE_PRIOR_US,
     FITTED,
     PER_RUNTIME,
     SHARED,
@@ -180,6 +181,10 @@ def _synthetic(truth: EfficiencyFactors,
     for tp in (2, 4, 8):
         for size in (1e4, 1e5, 1e6, 1e7, 1e8):
             add(kind=K.allreduce_ms, tp=tp, size_bytes=size)
+    for batch in (16, 64, 128):  # profiled attention kernels: the KV-read efficiency
+        for context in (1024.0, 3008.0):
+            add(kind=K.decode_attention_ms, model="Llama-2-70B", tp=2, batch=batch,
+                context_tokens=context)
     for inp, out in ((128, 128), (1000, 1000), (2048, 128), (5000, 500)):
         add(kind=K.max_output_tokens_per_s, model="Llama-3.1-8B", precision=Precision.fp8,
             input_tokens=inp, output_tokens=out)
@@ -192,7 +197,7 @@ def test_fit_recovers_the_factors_that_generated_the_data() -> None:
     truth = EfficiencyFactors(compute_efficiency=0.62, bandwidth_efficiency=0.81,
                               decode_step_overhead_ms=1.5, step_overhead_ms_per_layer=0.04,
                               step_overhead_ms_per_seq=0.03, link_efficiency=0.73,
-                              allreduce_latency_us=17.0)
+                              allreduce_latency_us=17.0, kv_bandwidth_efficiency=0.6)
     gpus, models, _ = load_catalog()
     cal = calibrate(_synthetic(truth), gpus, models, held_out_share=0.3, transfer={})
     (fit,) = cal.fits
@@ -215,24 +220,35 @@ def test_runtime_of_reads_the_source_file() -> None:
 
 def test_each_runtime_gets_its_own_fixed_costs() -> None:
     # One GPU, two runtimes: the same silicon, but the older runtime pays far more per step.
+    # TensorRT-LLM's all-reduce is a custom kernel: its rows (one TP degree above 1) cannot fix
+    # its latency, which stays at the custom kernel's; Splitwise's runtime calls NCCL, whose
+    # latency the all-reduce profiles (runtime "") fix: 17 µs.
     modern = EfficiencyFactors(compute_efficiency=0.62, bandwidth_efficiency=0.81,
                                decode_step_overhead_ms=1.5, step_overhead_ms_per_layer=0.04,
                                step_overhead_ms_per_seq=0.01, link_efficiency=0.73,
-                               allreduce_latency_us=17.0)
+                               allreduce_latency_us=CUSTOM_ALLREDUCE_PRIOR_US)
     old = modern.model_copy(update={"decode_step_overhead_ms": 3.0,
                                     "step_overhead_ms_per_layer": 0.2,
-                                    "step_overhead_ms_per_seq": 0.3})
+                                    "step_overhead_ms_per_seq": 0.3,
+                                    "allreduce_latency_us": 17.0})
     gpus, models, _ = load_catalog()
     cal = calibrate(_synthetic(old, modern), gpus, models, held_out_share=0.3, transfer={})
     (fit,) = cal.fits
     by_runtime = dict(fit.by_runtime)
-    assert set(by_runtime) == {"splitwise-2023", "trtllm"}
-    assert fit.runtime == "trtllm" and fit.factors == by_runtime["trtllm"]
-    for name in SHARED:  # one silicon
-        assert getattr(fit.factors, name) == pytest.approx(getattr(modern, name), rel=0.02)
+    assert set(by_runtime) == {"", "splitwise-2023", "trtllm"}  # "": the NCCL profiles
+    assert by_runtime[""].allreduce_latency_us == pytest.approx(17.0, rel=0.02)
+    assert by_runtime["splitwise-2023"].allreduce_latency_us == (
+        by_runtime[""].allreduce_latency_us)  # NCCL: the profiles' latency
+    # the GPU's calibrated factors: TensorRT-LLM's costs, NCCL's latency (the silicon's)
+    assert fit.runtime == "trtllm" and fit.factors == by_runtime["trtllm"].model_copy(
+        update={"allreduce_latency_us": by_runtime[""].allreduce_latency_us})
+    for name in SHARED:  # one silicon (the unset KV efficiency: the weights')
+        expected = getattr(modern, name) or modern.bandwidth_efficiency
+        assert getattr(fit.factors, name) == pytest.approx(expected, rel=0.02)
         assert getattr(by_runtime["splitwise-2023"], name) == getattr(fit.factors, name)
     for name in PER_RUNTIME:  # throughput rows of an 8B and a 70B model separate all three
-        assert getattr(fit.factors, name) == pytest.approx(getattr(modern, name), rel=0.05)
+        assert getattr(by_runtime["trtllm"], name) == pytest.approx(getattr(modern, name),
+                                                                    rel=0.05)
     for name in PER_RUNTIME:
         assert getattr(by_runtime["splitwise-2023"], name) == pytest.approx(getattr(old, name),
                                                                             rel=0.05)
@@ -256,7 +272,9 @@ def test_a_per_layer_cost_one_depth_cannot_identify_stays_at_its_prior() -> None
                         precision=Precision.fp8, input_tokens=n_in, output_tokens=n_out,
                         value=1.0, runtime="trtllm")
         rows.append((m.model_copy(update={"value": predict(m, gpu, spec, truth)}), spec))
-    assert unidentified(rows, ["trtllm"]) == [len(SHARED) + 1]  # the per-layer coordinate
+    kv = list(SHARED).index("kv_bandwidth_efficiency")  # no attention kernel profiled
+    latency = len(SHARED) + list(PER_RUNTIME).index("allreduce_latency_us")  # TP1 rows only
+    assert unidentified(rows, ["trtllm"]) == [kv, len(SHARED) + 1, latency]  # + per-layer
     by_runtime, _ = fit_gpu(rows, gpu, fit_prior(gpu))
     fitted = by_runtime["trtllm"]
     assert fitted.step_overhead_ms_per_layer == pytest.approx(0.01, rel=1e-6)
@@ -264,7 +282,8 @@ def test_a_per_layer_cost_one_depth_cannot_identify_stays_at_its_prior() -> None
     # a second depth identifies it: 70B rows added, the per-layer cost is free again
     deep = models["Llama-3.1-70B"]
     rows.append((rows[0][0].model_copy(update={"model": deep.name, "tp": 2}), deep))
-    assert unidentified(rows, ["trtllm"]) == []
+    assert unidentified(rows, ["trtllm"]) == [kv, latency]
+    assert fitted.allreduce_latency_us == pytest.approx(CUSTOM_ALLREDUCE_PRIOR_US, rel=1e-9)
 
 
 def test_an_eager_runtime_of_one_depth_pays_its_fixed_cost_per_layer() -> None:
@@ -282,7 +301,11 @@ def test_an_eager_runtime_of_one_depth_pays_its_fixed_cost_per_layer() -> None:
                         batch=batch, context_tokens=600, value=1.0, runtime="lmdeploy")
         rows.append((m.model_copy(update={"value": predict(m, gpu, spec, truth)}), spec))
     assert runtime_of(rows[0][0]) == "lmdeploy-0.1"
-    assert unidentified(rows, ["lmdeploy-0.1"]) == [len(SHARED)]  # the per-step coordinate
+    # the per-step coordinate; no attention kernel and no NCCL profile on this GPU: the KV
+    # efficiency unset, the NCCL runtime's all-reduce latency at its prior
+    assert unidentified(rows, ["lmdeploy-0.1"]) == [
+        list(SHARED).index("kv_bandwidth_efficiency"), len(SHARED),
+        len(SHARED) + list(PER_RUNTIME).index("allreduce_latency_us")]
     by_runtime, _ = fit_gpu(rows, gpu, fit_prior(gpu))
     fitted = by_runtime["lmdeploy-0.1"]
     assert fitted.decode_step_overhead_ms == pytest.approx(1.0, rel=1e-6)
@@ -403,8 +426,10 @@ def test_cli_writes_an_overlay_a_scenario_accepts(tmp_path: Path) -> None:
     fits = {f["gpu"]: f for f in summary["fits"]}
     # H100-SXM has TensorRT-LLM and Splitwise rows: its factors are TensorRT-LLM's
     assert fits["H100-SXM"]["runtime"] == "trtllm"
-    assert set(fits["H100-SXM"]["by_runtime"]) == {"trtllm", "splitwise-2023"}
-    assert fits["H100-SXM"]["by_runtime"]["trtllm"] == summary["factors"]["H100-SXM"]
+    assert set(fits["H100-SXM"]["by_runtime"]) == {"", "trtllm", "splitwise-2023"}
+    trtllm = fits["H100-SXM"]["by_runtime"]["trtllm"]
+    nccl = fits["H100-SXM"]["by_runtime"][""]["allreduce_latency_us"]
+    assert trtllm | {"allreduce_latency_us": nccl} == summary["factors"]["H100-SXM"]
     fitted = summary["factors"]["H100-SXM"]
     assert scenario.gpu("H100-SXM").efficiency.compute_efficiency == pytest.approx(
         fitted["compute_efficiency"], rel=1e-3)  # the overlay keeps 4 significant digits
@@ -426,7 +451,10 @@ def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
         result.output)
     assert "H100-SXM: runtime trtllm" in result.output
     for name in EfficiencyFactors.model_fields:  # every factor, in words, with its unit
-        assert field_label(name) in result.output
+        if name != "kv_bandwidth_efficiency":
+            assert field_label(name) in result.output
+    # no attention kernel profiled in these data: the KV read keeps the weights' efficiency
+    assert field_label("kv_bandwidth_efficiency") not in result.output
     assert "step overhead per sequence" in result.output and " ms/sequence" in result.output
     assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import Precision
+from models.runtime import RuntimeCosts, RuntimeSpec
 from models.scenario import Scenario
 from solver.capacity.perf import (
     allreduce_latency_ms,
@@ -16,6 +17,7 @@ from solver.capacity.perf import (
     compute_tflops,
     perf_model,
     replica_perf,
+    runtime_efficiency,
 )
 
 # Round numbers so every figure below can be checked by hand. Tied embeddings: the one
@@ -84,6 +86,31 @@ def test_decode_step_hand_computed() -> None:
     # memory: (2e9 + 40,000 × (10,000 read + 10 written)) / 5e8 = 4.8008 ms → memory-bound
     # + 1 ms overhead = 5.8008 ms
     assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.8008)
+
+
+def test_kv_cache_is_read_at_its_own_bandwidth_efficiency() -> None:
+    eff = EFF.model_copy(update={"kv_bandwidth_efficiency": 0.25})
+    perf = perf_model(TOY, GPU, Precision.bf16, 1, eff)
+    # weights: 2e9 / 5e8 = 4 ms; KV: 40,000 × 10,010 / (1e6 × 1000 × 0.25) = 1.6016 ms;
+    # compute 0.408 ms → memory-bound; + 1 ms overhead = 6.6016 ms (5.8008 at one efficiency)
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(6.6016)
+    # unset: the KV cache is read at the weights' efficiency
+    assert perf_model(TOY, GPU, Precision.bf16, 1).decode_step_time_ms(10, 10_000) == (
+        pytest.approx(5.8008))
+
+
+def test_a_runtime_with_its_own_allreduce_latency_replaces_the_gpus() -> None:
+    nccl = RuntimeSpec(name="eager", costs=(RuntimeCosts(
+        gpu="toy-gpu", decode_step_overhead_ms=1.0, step_overhead_ms_per_layer=0.0,
+        step_overhead_ms_per_seq=0.0, fitted_on="toy-gpu"),), source="test")
+    custom = RuntimeSpec(name="fast", allreduce="custom", costs=(nccl.costs[0].model_copy(
+        update={"allreduce_latency_us": 4.0}),), source="test")
+    assert runtime_efficiency(GPU, nccl).allreduce_latency_us == 10.0  # the GPU's
+    assert runtime_efficiency(GPU, custom).allreduce_latency_us == 4.0
+    step = [perf_model(TOY, GPU, Precision.bf16, 2, runtime_efficiency(GPU, r))
+            .decode_step_time_ms(10, 10_000) for r in (nccl, custom)]
+    # 2 × 10 layers × (10 − 4) µs × log2 2 = 0.12 ms less
+    assert step[0] - step[1] == pytest.approx(0.12)
 
 
 def test_decode_step_on_tp2_adds_allreduce() -> None:

@@ -97,7 +97,8 @@ def test_read_shared_perf_collects_every_kind_of_the_shared_files() -> None:
     assert list(frame.columns) == list(COLUMNS)
     serving = {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
                MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms,
-               MeasurementKind.batch_output_tokens_per_s, MeasurementKind.first_token_ms}
+               MeasurementKind.batch_output_tokens_per_s, MeasurementKind.first_token_ms,
+               MeasurementKind.decode_attention_ms}  # published figures, not shared files
     assert set(frame["kind"]) == {k.value for k in MeasurementKind if k not in serving}
     assert len(frame) == len(rows)
     assert {r.runtime for r in rows if r.kind is MeasurementKind.prefill_ms} == {
@@ -111,8 +112,13 @@ def test_published_figures_name_their_runtime_and_source() -> None:
     assert kinds == {MeasurementKind.ttft_ms, MeasurementKind.tpot_ms,
                      MeasurementKind.output_tokens_per_s, MeasurementKind.batch_e2e_ms,
                      MeasurementKind.prefill_ms, MeasurementKind.decode_step_ms,
-                     MeasurementKind.first_token_ms, MeasurementKind.batch_output_tokens_per_s}
-    assert all(r.runtime and len(r.source) > 40 for r in rows)
+                     MeasurementKind.first_token_ms, MeasurementKind.batch_output_tokens_per_s,
+                     MeasurementKind.decode_attention_ms}
+    # every serving figure names its runtime; a profiled kernel time has none
+    assert all((r.runtime or r.kind is MeasurementKind.decode_attention_ms)
+               and len(r.source) > 40 for r in rows)
+    assert {r.gpu for r in rows if r.kind is MeasurementKind.decode_attention_ms} == {
+        "A100-80GB"}
     # TensorRT-LLM 0.9's batch-1 first-token latencies are prefills (output length 1) on four
     # GPUs; LMDeploy 0.1's come from the decode step after the prompt's pass
     assert {r.gpu for r in rows if r.runtime == "trtllm-0.9"} == {

@@ -15,9 +15,11 @@ Method (docs/calibration.md):
 3. **Fit.** Per GPU type, the timing factors (:data:`FITTED`) minimise the sum of squared
    relative errors ``(predicted − measured) ÷ measured`` over the training rows, each kind weighted
    by ``1 / √rows`` so every kind counts the same whatever its row count. The silicon factors
-   (:data:`SHARED`) are one set per GPU; the runtime's fixed costs (:data:`PER_RUNTIME`) are one
-   set per runtime family measured on that GPU (:func:`runtime_of`), so a 2023 research runtime
-   and TensorRT-LLM do not have to share one per-step overhead. Each factor lives in its bounds
+   (:data:`SHARED`) are one set per GPU; the runtime's fixed costs and all-reduce latency
+   (:data:`PER_RUNTIME`) are one set per runtime family measured on that GPU
+   (:func:`runtime_of`), so a 2023 research runtime and TensorRT-LLM do not have to share one
+   per-step overhead, and NCCL's latency (the all-reduce profiles) is not vLLM's custom
+   kernel's (:func:`allreduce_ties`). Each factor lives in its bounds
    through a logistic map; a Levenberg–Marquardt iteration (numpy only, finite-difference
    Jacobian) starts from a small deterministic set of points and keeps the best. A weak pull
    (:data:`PRIOR_WEIGHT`) towards the prior factors keeps a factor the data cannot see at its prior.
@@ -47,7 +49,7 @@ from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.policy import Policy
 from models.runtime import RuntimeCosts, RuntimeSpec, resolve_runtime
 from models.text import csv_cell
-from solver.capacity.memory import max_stable_sequences
+from solver.capacity.memory import kv_bytes_per_token_per_gpu, kv_precision, max_stable_sequences
 from solver.capacity.perf import (
     FLOPS_PER_PARAM,
     ReplicaPerf,
@@ -76,15 +78,31 @@ SHARED: dict[str, tuple[float, float]] = {
     "compute_efficiency": (0.05, 1.0),  # [1]
     "bandwidth_efficiency": (0.05, 1.0),  # [1]
     "link_efficiency": (0.05, 1.0),  # [1]
-    "allreduce_latency_us": (0.0, 500.0),  # [µs]
+    "kv_bandwidth_efficiency": (0.05, 1.0),  # [1]
 }
 
-#: Fixed costs of a serving runtime, one set per runtime family on a GPU, with their bounds.
+#: Fixed costs of a serving runtime, one set per runtime family on a GPU, with their bounds;
+#: the all-reduce latency is the runtime's own collective path (the unnamed runtime ``""`` of
+#: the NCCL profiles gives NCCL's, the GPU's silicon value).
 PER_RUNTIME: dict[str, tuple[float, float]] = {
     "decode_step_overhead_ms": (0.0, 100.0),  # [ms]
     "step_overhead_ms_per_layer": (0.0, 2.0),  # [ms/layer]
     "step_overhead_ms_per_seq": (0.0, 5.0),  # [ms/sequence]
+    "allreduce_latency_us": (0.0, 500.0),  # [µs]
 }
+
+#: Silicon factors that stay ``None`` (unset) on a GPU whose rows do not see them, with the
+#: kind of row that does: the attention kernels' KV-read efficiency is fitted only where they
+#: were profiled; elsewhere the KV cache is read at the weights' efficiency.
+OPTIONAL_SHARED: dict[str, MeasurementKind] = {
+    "kv_bandwidth_efficiency": MeasurementKind.decode_attention_ms,
+}
+
+#: 2-GPU latency of a custom one-shot all-reduce kernel [µs]: vLLM's custom all-reduce measured
+#: at 9.5 / 9.1 / 10.1 µs for 512-byte messages over 2 / 4 / 8 H100s (sgl-project/sglang pull
+#: request 2904, "unit test performance in H100"). The prior, and the value held where a
+#: runtime's rows cannot fix its latency, of a runtime whose ``allreduce`` is ``custom``.
+CUSTOM_ALLREDUCE_PRIOR_US = 10.0
 
 #: Every factor fitted, with its bounds.
 FITTED: dict[str, tuple[float, float]] = SHARED | PER_RUNTIME
@@ -115,12 +133,13 @@ PREFERRED_RUNTIMES: tuple[str, ...] = ("vllm-0.6", TRTLLM_RUNTIME)
 #: costs: a measurement's ``runtime`` resolves to one of them (:func:`runtime_of`).
 RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
     RuntimeSpec(
-        name="vllm-0.6", matches=("vllm",), cuda_graph_decode=True,
+        name="vllm-0.6", matches=("vllm",), cuda_graph_decode=True, allreduce="custom",
         description="vLLM from 0.6 on: CUDA-graph decode, chunked prefill (the default runtime "
                     "of a workload, `runtime: vllm`)",
         source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
     RuntimeSpec(
         name=TRTLLM_RUNTIME, matches=("tensorrt-llm", "nim"), cuda_graph_decode=True,
+        allreduce="custom",
         description="TensorRT-LLM in-flight batching, also behind NVIDIA NIM's optimised "
                     "profiles",
         source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
@@ -145,6 +164,10 @@ RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
 #: their prior says so (:func:`runtime_prior`).
 CUDA_GRAPH_RUNTIMES: frozenset[str] = frozenset(
     r.name for r in RUNTIME_SPECS if r.cuda_graph_decode)
+
+#: Runtimes whose all-reduce is a custom kernel rather than NCCL (:func:`runtime_prior`).
+CUSTOM_ALLREDUCE_RUNTIMES: frozenset[str] = frozenset(
+    r.name for r in RUNTIME_SPECS if r.allreduce == "custom")
 
 #: GPU generations: a runtime's costs fitted on one GPU serve the GPUs of its generation that
 #: have no measurements of that runtime (:func:`runtime_costs`).
@@ -199,6 +222,7 @@ FIT_KINDS: frozenset[MeasurementKind] = frozenset({
     MeasurementKind.batch_e2e_ms,
     MeasurementKind.batch_output_tokens_per_s,
     MeasurementKind.first_token_ms,
+    MeasurementKind.decode_attention_ms,
 })
 
 #: Policy used for the memory margin when sizing the KV cache of a measured configuration.
@@ -326,6 +350,17 @@ def batch_e2e_ms(perf: ReplicaPerf, batch: int, input_tokens: int, output_tokens
     return batch_prefill_ms(perf, batch, input_tokens) + (output_tokens - 1) * step
 
 
+def decode_attention_ms(model: LlmSpec, gpu: GpuType, m: Measurement,
+                        eff: EfficiencyFactors) -> float:
+    """One layer's decode attention on one of ``m.tp`` GPUs: its KV cache, ``batch × context``
+    tokens, read at HBM bandwidth × the KV efficiency [ms]. The kernel's launch (some 15 µs a
+    layer in Vidur's profile) is not in it: the step's per-layer cost holds launches."""
+    kv_bytes = (kv_bytes_per_token_per_gpu(model, kv_precision(m.precision), m.tp)
+                / model.layers * m.batch * m.context_tokens)  # [bytes]
+    share = eff.kv_bandwidth_efficiency or eff.bandwidth_efficiency
+    return kv_bytes / (gpu.hbm_bandwidth_gb_per_s * 1e6 * share)
+
+
 def predict(
     m: Measurement, gpu: GpuType, model: LlmSpec | None, eff: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY,
@@ -338,6 +373,8 @@ def predict(
         raise ValueError(f"a {m.kind} prediction needs the model")
     if m.kind is MeasurementKind.gemm_ms:
         return gemm_time_ms(model, gpu, m, eff)
+    if m.kind is MeasurementKind.decode_attention_ms:
+        return decode_attention_ms(model, gpu, m, eff)
     perf = perf_model(model, gpu, m.precision, m.tp, eff,
                       memory_margin_fraction=policy.memory_margin_fraction)
     if m.kind is MeasurementKind.prefill_ms:
@@ -387,18 +424,30 @@ def factors_from(
     return base.model_copy(update=update)
 
 
+def _value(eff: EfficiencyFactors, name: str) -> float:
+    """``eff``'s factor ``name``; an unset KV efficiency is the weights' bandwidth efficiency."""
+    value = getattr(eff, name)
+    if value is None and name == "kv_bandwidth_efficiency":
+        return float(eff.bandwidth_efficiency)
+    return float(value)
+
+
 def coordinates_of(
     eff: EfficiencyFactors, names: Mapping[str, tuple[float, float]] = FITTED
 ) -> Vector:
     """Logistic coordinates of the factors ``names`` of ``eff``."""
-    return np.array([_to_unit(getattr(eff, n), b) for n, b in names.items()])
+    return np.array([_to_unit(_value(eff, n), b) for n, b in names.items()])
 
 
 def unpack(
-    z: Vector, base: EfficiencyFactors, runtimes: Sequence[str]
+    z: Vector, base: EfficiencyFactors, runtimes: Sequence[str],
+    unset: Collection[str] = (),
 ) -> dict[str, EfficiencyFactors]:
-    """Factors per runtime from the packed coordinates of :func:`pack`."""
+    """Factors per runtime from the packed coordinates of :func:`pack`; the optional silicon
+    factors in ``unset`` (:data:`OPTIONAL_SHARED` no row sees) are left ``None``."""
     shared = factors_from(z[: len(SHARED)], base, SHARED)
+    if unset:
+        shared = shared.model_copy(update=dict.fromkeys(unset))
     out = {}
     for i, runtime in enumerate(runtimes):
         start = len(SHARED) + i * len(PER_RUNTIME)
@@ -435,10 +484,14 @@ CUDA_GRAPH_PRIOR: dict[str, float] = {
 
 def runtime_prior(eff: EfficiencyFactors, runtime: str) -> EfficiencyFactors:
     """The prior of ``runtime``'s fixed costs: :data:`CUDA_GRAPH_PRIOR` for a CUDA-graph
-    runtime, else ``eff``'s."""
+    runtime, else ``eff``'s; its all-reduce latency :data:`CUSTOM_ALLREDUCE_PRIOR_US` for a
+    runtime with a custom all-reduce, else ``eff``'s (NCCL's)."""
+    update: dict[str, float] = {}
     if runtime in CUDA_GRAPH_RUNTIMES:
-        return eff.model_copy(update=CUDA_GRAPH_PRIOR)
-    return eff
+        update |= CUDA_GRAPH_PRIOR
+    if runtime in CUSTOM_ALLREDUCE_RUNTIMES:
+        update["allreduce_latency_us"] = CUSTOM_ALLREDUCE_PRIOR_US
+    return eff.model_copy(update=update) if update else eff
 
 
 def levenberg_marquardt(
@@ -525,16 +578,49 @@ class GpuFit:
 def unidentified(rows: Sequence[tuple[Measurement, LlmSpec | None]],
                  runtimes: Sequence[str]) -> list[int]:
     """Coordinates of :func:`pack` the rows cannot identify: a runtime's per-layer cost when all
-    its rows are of models of one depth (they fix ``t_step + layers × t_layer`` only)."""
+    its rows are of models of one depth (they fix ``t_step + layers × t_layer`` only); a
+    silicon factor of :data:`OPTIONAL_SHARED` no row sees; a runtime's all-reduce latency when
+    its rows have fewer than two tensor-parallel degrees above 1 (one degree fixes
+    ``t_step + layers × (t_layer + 2 × latency × log2 T)`` only: :func:`allreduce_ties`)."""
     per_layer = list(PER_RUNTIME).index("step_overhead_ms_per_layer")
     per_step = list(PER_RUNTIME).index("decode_step_overhead_ms")
-    out = []
+    out = [list(SHARED).index(name) for name, kind in OPTIONAL_SHARED.items()
+           if not any(m.kind is kind for m, _ in rows)]
     for i, runtime in enumerate(runtimes):
         depths = {model.layers for m, model in rows
                   if model is not None and m.kind in RUNTIME_KINDS and runtime_of(m) == runtime}
         if len(depths) < 2:
             held = per_layer if runtime in CUDA_GRAPH_RUNTIMES else per_step
             out.append(len(SHARED) + i * len(PER_RUNTIME) + held)
+    out += list(allreduce_ties(rows, runtimes))
+    return out
+
+
+def allreduce_ties(rows: Sequence[tuple[Measurement, LlmSpec | None]],
+                   runtimes: Sequence[str]) -> dict[int, int | None]:
+    """Runtimes whose all-reduce latency the rows cannot fix (fewer than two TP degrees above
+    1 among their rows): coordinate → the coordinate it takes its value from, the NCCL
+    profiles' (runtime ``""``) for a runtime whose all-reduce is NCCL, when the GPU has them;
+    ``None`` (held at its prior) otherwise: a custom all-reduce keeps
+    :data:`CUSTOM_ALLREDUCE_PRIOR_US`, an NCCL one without profiles on this GPU its prior."""
+    latency = list(PER_RUNTIME).index("allreduce_latency_us")
+
+    def coordinate(i: int) -> int:
+        return len(SHARED) + i * len(PER_RUNTIME) + latency
+
+    nccl = coordinate(runtimes.index("")) if "" in runtimes and any(
+        m.kind is MeasurementKind.allreduce_ms for m, _ in rows) else None
+    out: dict[int, int | None] = {}
+    for i, runtime in enumerate(runtimes):
+        if runtime == "" and nccl is not None:
+            continue
+        if runtime not in CUSTOM_ALLREDUCE_RUNTIMES:
+            out[coordinate(i)] = nccl
+            continue
+        degrees = {m.tp for m, _ in rows
+                   if m.kind in RUNTIME_KINDS and runtime_of(m) == runtime and m.tp > 1}
+        if len(degrees) < 2:
+            out[coordinate(i)] = None
     return out
 
 
@@ -555,20 +641,31 @@ def fit_gpu(
         counts[m.kind] = counts.get(m.kind, 0) + 1
     weights = np.array([1 / math.sqrt(counts[m.kind]) for m, _ in rows])
     measured = np.array([m.value for m, _ in rows])
-    runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}) or [""]
-    slot = [runtimes.index(runtime_of(m)) if runtime_of(m) in runtimes else 0 for m, _ in rows]
+    runtimes = sorted({runtime_of(m) for m, _ in rows if m.kind in RUNTIME_KINDS}
+                      | ({""} if any(m.kind is MeasurementKind.allreduce_ms for m, _ in rows)
+                         else set())) or [""]
+    # rows of no runtime (all-reduces, kernels) take the unnamed runtime's factors
+    slot = [runtimes.index(runtime_of(m))
+            if m.kind in RUNTIME_KINDS and runtime_of(m) in runtimes
+            else runtimes.index("") if "" in runtimes else 0 for m, _ in rows]
+    unset = [name for name, kind in OPTIONAL_SHARED.items()
+             if not any(m.kind is kind for m, _ in rows)]
     z_prior = pack(prior, runtimes, by_runtime=True, known=known)
     frozen = set(unidentified(rows, runtimes))
+    ties = {dst: src for dst, src in allreduce_ties(rows, runtimes).items() if src is not None}
     free = np.array([i for i in range(z_prior.size) if i not in frozen], dtype=np.int64)
 
     def full(z_free: Vector) -> Vector:
         z = z_prior.copy()
         z[free] = z_free
+        for dst, src in ties.items():
+            z[dst] = z[src]
         return z
 
     def residuals(z_free: Vector) -> Vector:
         z = full(z_free)
-        by_runtime = [unpack(z, prior, runtimes)[r] for r in runtimes]
+        factors = unpack(z, prior, runtimes, unset)
+        by_runtime = [factors[r] for r in runtimes]
         pred = np.array([predict(m, gpu, model, by_runtime[i], policy)
                          for (m, model), i in zip(rows, slot, strict=True)])
         rel = (pred - measured) / measured * weights
@@ -579,7 +676,7 @@ def fit_gpu(
         z, cost = levenberg_marquardt(residuals, z0[free])
         if cost < best_cost:
             best_z, best_cost = z, cost
-    return unpack(full(best_z), prior, runtimes), best_cost
+    return unpack(full(best_z), prior, runtimes, unset), best_cost
 
 
 def choose_runtime(by_runtime: Mapping[str, EfficiencyFactors],
@@ -589,7 +686,8 @@ def choose_runtime(by_runtime: Mapping[str, EfficiencyFactors],
     for runtime in PREFERRED_RUNTIMES:
         if runtime in by_runtime:
             return runtime
-    count = {r: sum(runtime_of(m) == r for m in rows) for r in by_runtime}
+    count = {r: sum(runtime_of(m) == r for m in rows if m.kind in RUNTIME_KINDS)
+             for r in by_runtime}
     return min(by_runtime, key=lambda r: (-count[r], r))
 
 
@@ -679,7 +777,8 @@ class Calibration:
 def unfitted_factors(gpu: GpuType, runtime: str, fits: Sequence[GpuFit],
                      trained: Mapping[tuple[str, str], int]) -> EfficiencyFactors:
     """Factors a GPU without training rows predicts its (held-out) rows with: its catalog
-    factors, with ``runtime``'s fixed costs from the fitted GPU of its generation with the most
+    factors, with ``runtime``'s fixed costs (and, for a custom all-reduce, its latency; NCCL's
+    is the GPU's own) from the fitted GPU of its generation with the most
     training rows of that runtime, else from the one with the most anywhere (as
     :func:`runtime_costs` transfers them); its catalog factors alone when no GPU has that
     runtime's rows."""
@@ -689,7 +788,9 @@ def unfitted_factors(gpu: GpuType, runtime: str, fits: Sequence[GpuFit],
     same = [f for f in sources if GENERATIONS.get(f.gpu) == GENERATIONS.get(gpu.name, gpu.name)]
     source = min(same or sources, key=lambda f: (-trained[f.gpu, runtime], f.gpu))
     costs = source.factors_for(runtime)
-    return gpu.efficiency.model_copy(update={k: getattr(costs, k) for k in PER_RUNTIME})
+    keep = set(PER_RUNTIME) - ({"allreduce_latency_us"}  # NCCL: the GPU's own latency
+                               if runtime not in CUSTOM_ALLREDUCE_RUNTIMES else set())
+    return gpu.efficiency.model_copy(update={k: getattr(costs, k) for k in sorted(keep)})
 
 
 def calibrate(
@@ -751,8 +852,10 @@ def calibrate(
             continue
         by_runtime, cost = fit_gpu(train, gpu, prior, policy, known)
         runtime = choose_runtime(by_runtime, [m for m, _ in train])
-        fitted[name] = by_runtime[runtime]
-        fits.append(GpuFit(gpu=name, factors=by_runtime[runtime], prior=prior_name,
+        nccl = by_runtime.get("", prior)  # the GPU's own all-reduce latency: NCCL's
+        fitted[name] = by_runtime[runtime].model_copy(
+            update={"allreduce_latency_us": nccl.allreduce_latency_us})
+        fits.append(GpuFit(gpu=name, factors=fitted[name], prior=prior_name,
                            train_rows=len(train), cost=cost, runtime=runtime,
                            by_runtime=tuple(sorted(by_runtime.items()))))
         fit_by_gpu[name] = fits[-1]
@@ -793,7 +896,8 @@ def overlay_document(calibration: Calibration, source: str) -> dict[str, Any]:
         return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
 
     gpus = [
-        {"name": name, "efficiency": {k: rounded(v) for k, v in eff.model_dump().items()}}
+        {"name": name, "efficiency": {k: rounded(v) for k, v in eff.model_dump().items()
+                                      if v is not None}}
         for name, eff in sorted(calibration.factors().items())
     ]
     return {"source": source, "gpus": gpus}
@@ -811,7 +915,9 @@ def builtin_calibration(perf_dir: Path, gpus: Iterable[GpuType], models: Iterabl
 def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, list[RuntimeCosts]]:
     """The fixed costs of every fitted runtime on every GPU in ``gpus``.
 
-    On a GPU it was fitted on, its fit there. Elsewhere, transferred: from the GPU of the same
+    A runtime that all-reduces with NCCL lists no all-reduce latency (each GPU's own, NCCL's,
+    applies); one with a custom all-reduce lists its own. On a GPU it was fitted on, its fit
+    there. Elsewhere, transferred: from the GPU of the same
     generation (:data:`GENERATIONS`) with the most training rows of that runtime, else from the
     GPU with the most training rows of it anywhere; ``fitted_on`` names the GPU.
     """
@@ -830,9 +936,11 @@ def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, li
             same = [g for g in by_gpu if GENERATIONS.get(g) == GENERATIONS.get(gpu, gpu)]
             source = gpu if gpu in by_gpu else min(same or by_gpu, key=rows)
             eff = by_gpu[source]
-            costs.append(RuntimeCosts(
-                gpu=gpu, fitted_on=source,
-                **{k: float(f"{getattr(eff, k):.{SIGNIFICANT_DIGITS}g}") for k in PER_RUNTIME}))
+            values: dict[str, float | None] = {
+                k: float(f"{getattr(eff, k):.{SIGNIFICANT_DIGITS}g}") for k in PER_RUNTIME}
+            if runtime not in CUSTOM_ALLREDUCE_RUNTIMES:  # NCCL: each GPU's own latency
+                values["allreduce_latency_us"] = None
+            costs.append(RuntimeCosts(gpu=gpu, fitted_on=source, **values))
         out[runtime] = costs
     return out
 
@@ -849,7 +957,10 @@ def runtimes_document(calibration: Calibration, gpus: Iterable[str], source: str
             continue
         spec = specs[name] if name in specs else RuntimeSpec(name=name, source=source or name)
         entry = spec.model_copy(update={"costs": tuple(costs[name]), "source": source})
-        entries.append(entry.model_dump(mode="json", exclude_defaults=False))
+        dumped = entry.model_dump(mode="json", exclude_defaults=False)
+        dumped["costs"] = [{k: v for k, v in c.items() if v is not None}  # NCCL: the GPU's
+                           for c in dumped["costs"]]
+        entries.append(dumped)
     return {"source": source, "runtimes": entries}
 
 

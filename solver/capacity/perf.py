@@ -12,8 +12,10 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
   ``compute_efficiency`` × TP;
 * memory: weights per GPU (for mixture-of-experts, the weights outside the routed experts and
   the routed experts some token of the iteration is sent to; never the input embedding table
-  of an untied model, whose few looked-up rows are negligible) plus the KV cache read and
-  written, at HBM bandwidth × ``bandwidth_efficiency``;
+  of an untied model, whose few looked-up rows are negligible) at HBM bandwidth ×
+  ``bandwidth_efficiency``, plus the KV cache read and written at HBM bandwidth ×
+  ``kv_bandwidth_efficiency`` (the attention kernels' own share; ``bandwidth_efficiency``
+  where not fitted);
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
   each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
 * overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
@@ -170,6 +172,9 @@ class ReplicaPerf:
     unread_weight_bytes_per_gpu: float = 0.0
     """Weights held but not read by a step: the input embedding table of an untied model, of
     which a step looks up a few rows [bytes]."""
+    kv_bytes_per_ms: float = 0.0
+    """Achieved HBM bandwidth of the attention kernels reading the KV cache: GB/s × KV
+    bandwidth efficiency × 10^6 [bytes/ms]; 0: :attr:`bytes_per_ms`."""
 
     def step_time_ms(
         self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
@@ -239,7 +244,8 @@ class ReplicaPerf:
         compute_ms = (self.flops_per_token * tokens + self.head_flops_per_seq * seqs
                       + self.attention_flops_per_pair * pairs) / self.flops_per_ms
         kv_bytes = self.kv_bytes_per_token_per_gpu * (k + c + tokens)  # read cache, write new
-        memory_ms = (self.weights_read_bytes(tokens) + kv_bytes) / self.bytes_per_ms
+        memory_ms = (self.weights_read_bytes(tokens) / self.bytes_per_ms
+                     + kv_bytes / (self.kv_bytes_per_ms or self.bytes_per_ms))
         roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
         comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
         busy = tokens > 0  # an empty iteration costs nothing
@@ -291,6 +297,8 @@ def perf_model(
         flops_per_ms=compute_tflops(gpu, precision) * 1e9 * eff.compute_efficiency * tp,
         weight_bytes_per_gpu=weight_bytes_per_gpu(model, precision, tp),
         bytes_per_ms=gpu.hbm_bandwidth_gb_per_s * 1e6 * eff.bandwidth_efficiency,
+        kv_bytes_per_ms=gpu.hbm_bandwidth_gb_per_s * 1e6 * (
+            eff.kv_bandwidth_efficiency or eff.bandwidth_efficiency),
         routed_weight_bytes_per_gpu=routed_weight_bytes_per_gpu(model, precision, tp),
         expert_share=expert_share(model),
         allreduce_ms_per_step=allreduce_ms_per_step,
@@ -304,19 +312,22 @@ def perf_model(
 def runtime_efficiency(gpu: GpuType, runtime: RuntimeSpec | None) -> EfficiencyFactors:
     """The GPU's efficiency factors with the fixed costs of ``runtime`` on it.
 
-    Silicon factors (compute, bandwidth, link, all-reduce latency) and memory factors are the
-    GPU's; the per-step, per-layer and per-sequence costs are the runtime's
-    (docs/calibration.md, "Runtimes"). Without a runtime, or for a GPU the runtime lists no
-    costs for, the GPU's own factors.
+    Silicon factors (compute, bandwidth, link) and memory factors are the GPU's; the
+    per-step, per-layer and per-sequence costs are the runtime's, and so is the all-reduce
+    latency where the runtime lists one (docs/calibration.md, "Runtimes"). Without a runtime,
+    or for a GPU the runtime lists no costs for, the GPU's own factors.
     """
     costs = None if runtime is None else runtime.costs_for(gpu.name)
     if costs is None:
         return gpu.efficiency
-    return gpu.efficiency.model_copy(update={
+    update = {
         "decode_step_overhead_ms": costs.decode_step_overhead_ms,
         "step_overhead_ms_per_layer": costs.step_overhead_ms_per_layer,
         "step_overhead_ms_per_seq": costs.step_overhead_ms_per_seq,
-    })
+    }
+    if costs.allreduce_latency_us is not None:
+        update["allreduce_latency_us"] = costs.allreduce_latency_us
+    return gpu.efficiency.model_copy(update=update)
 
 
 def scenario_efficiency(scenario: Scenario, gpu: GpuType, runtime: str) -> EfficiencyFactors:

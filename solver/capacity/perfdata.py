@@ -62,6 +62,9 @@ class MeasurementKind(StrEnum):
     batch_output_tokens_per_s = "batch_output_tokens_per_s"
     """Output tokens/s of one replica serving ``batch`` requests together (a static batch):
     ``batch × output_tokens ÷`` the batch's end-to-end time [tokens/s]."""
+    decode_attention_ms = "decode_attention_ms"
+    """One layer's decode attention kernel on one of ``tp`` GPUs for ``batch`` sequences
+    holding ``context_tokens`` each: the KV-cache read, a profiled kernel time [ms]."""
     first_token_ms = "first_token_ms"
     """Time to the first output token of ``batch`` requests started together, on a runtime that
     emits that token from a decode step after the prompt's pass (LMDeploy TurboMind 0.1's
@@ -114,6 +117,7 @@ class Measurement(Frozen):
             MeasurementKind.batch_e2e_ms: ("input_tokens", "output_tokens"),
             MeasurementKind.batch_output_tokens_per_s: ("input_tokens", "output_tokens"),
             MeasurementKind.first_token_ms: ("input_tokens",),
+            MeasurementKind.decode_attention_ms: ("context_tokens",),
         }
         missing = [f for f in needs[kind] if not getattr(self, f)]
         if missing:

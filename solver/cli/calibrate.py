@@ -163,7 +163,7 @@ def _print_table(cal: Calibration, out: Path) -> None:
         click.echo(f"{g}:{note} runtime {_runtime_name(fit.runtime)}")
         factor_rows = [(field_label(f), f"{getattr(factors, f):.4g}",
                         "" if field_unit(f) == "1" else field_unit(f))
-                       for f in EfficiencyFactors.model_fields]
+                       for f in EfficiencyFactors.model_fields if getattr(factors, f) is not None]
         for line in table_lines(["Factor", Col("Value", right=True), "Unit"], factor_rows):
             click.echo(line)
         for runtime, other in fit.by_runtime:
