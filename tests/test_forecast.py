@@ -180,3 +180,52 @@ def test_rates_are_printed_alike_whatever_their_size() -> None:
 
     assert [rps_text(v) for v in (2838.4, 106.2, 61.0, 55.07, 5.451, 0.0456)] == [
         "2,838", "106", "61.0", "55.1", "5.45", "0.0456"]
+
+
+def test_auto_keeps_the_damped_trend_where_the_history_cannot_tell_them_apart(
+        tmp_path: Path) -> None:
+    """qa1: a wandering history fitted the linear trend 1.4 better by AIC (the same support),
+    and its band a year out exploded (P90 hundreds of times P10). Within 2 of AIC the damped
+    trend is kept, the linear one's figures are said, and a band still wide is explained."""
+    from solver.cli.forecast import render
+    from solver.studies.forecast import AIC_TIE, _daily, _fit, _rps
+
+    rng = np.random.default_rng(1)  # a random walk of 3 % a day around 0.3 %/day growth
+    end, level, lines = dt.date(2026, 12, 31), 0.0, ["date,workload,peak_rps"]
+    for i in range(180):
+        level += rng.normal(0.003, 0.03)
+        lines.append(f"{end - dt.timedelta(days=179 - i)},chat,{20 * math.exp(level):.4f}")
+    path = tmp_path / "walk.csv"
+    path.write_text("\n".join(lines) + "\n")
+    history = read_history(path)
+    y = _daily(history)
+    lead = float(_fit(y, True, True).aic) - float(_fit(y, False, True).aic)
+    assert 0 < lead < AIC_TIE  # the linear trend is lower, but not by 2
+    (auto,) = forecast(history, HORIZON, None, Trend.auto)
+    (linear,) = forecast(history, HORIZON, None, Trend.linear)
+    (damped,) = forecast(history, HORIZON, None, Trend.damped)
+    assert auto.base_rps == damped.base_rps and auto.model.startswith("ETS(A,Ad,")
+    assert f"the linear one's AIC is {lead:.1f} below it" in auto.chosen
+    # what auto left out is said: the linear trend's last period
+    assert (f"it gives {_rps(linear.base_rps[-1])} ({_rps(linear.low_rps[-1])}–"
+            f"{_rps(linear.high_rps[-1])}) req/s in the last period") in auto.chosen
+    text = render((auto,), HORIZON, path)
+    assert auto.chosen in text
+    assert ("note: in the last period high is" in text) == (auto.band_ratio > 4)
+    # a clear lead keeps the linear trend (the steady history: linear by more than 2)
+    (steady, _) = forecast(read_history(write_history(tmp_path / "h.csv")), HORIZON, None,
+                           Trend.auto)
+    assert steady.chosen.startswith("linear trend: AIC ")
+
+
+def test_a_wide_band_is_said_to_be_the_models_interval_not_a_ceiling() -> None:
+    from solver.cli.forecast import wide_band_note
+    from solver.studies.forecast import WIDE_BAND, WorkloadForecast
+
+    def band(ratio: float) -> WorkloadForecast:
+        return WorkloadForecast("chat", 10.0, "x", "ETS(A,A,A) on log peak_rps", 180,
+                                (10.0, 20.0), (9.0, 10.0), (11.0, 10.0 * ratio))
+
+    assert wide_band_note(band(WIDE_BAND)) == []
+    (note,) = wide_band_note(band(82.0))
+    assert "high is 82.0× low" in note and "not a ceiling" in note

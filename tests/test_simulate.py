@@ -808,3 +808,25 @@ def test_cli_node_failure_errors(tmp_path: Path) -> None:
     assert code == 2 and "no replica of `chat` runs on H100-SXM in zone-a" in out
     code, out = _invoke([*base, "--fail", "node:zone-a/H100-SXM/leased@3"])
     assert code == 2 and "unknown purchase kind" in out
+
+
+def test_cli_shows_the_replayed_rate_against_the_planned_peak(tmp_path: Path) -> None:
+    """qa3 F3: at the trace's own rate nothing said what rate was replayed, nor that it was a
+    fraction of the peak the fleet was planned for."""
+    scenario, plan, trace = _files(tmp_path)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--rate-scale", "0.5", "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    # 240 requests over 119.5 s, 120 in each whole minute (2 req/s); chat's peak is 2 req/s
+    assert data["planned_peak_rps"] == pytest.approx(2.0)
+    assert data["replayed_mean_rps"] == pytest.approx(0.5 * 240 / 119.5)
+    assert data["replayed_busiest_minute_rps"] == pytest.approx(1.0)
+    assert data["rate_scale_busiest_minute_at_peak"] == pytest.approx(1.0)
+    assert data["rate_scale_mean_at_peak"] == pytest.approx(2.0 * 119.5 / 240)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--rate-scale", "0.5"])
+    assert code == 0, out
+    assert "replayed at 1.00 req/s mean, 1.00 req/s in the busiest minute" in out
+    assert ("planned for 2.00 req/s in slice day: --rate-scale 0.996 replays the mean at it, "
+            "1 the busiest minute") in out

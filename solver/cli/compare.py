@@ -58,6 +58,27 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
                        indent=0)
 
 
+#: Diagnosis lines shown per scenario without a fleet (all are in the workbook).
+SHOWN_DIAGNOSIS = 3
+
+
+def cannot_meet_lines(results: list[Compared]) -> list[str]:
+    """Why each scenario without a fleet has none: its diagnosis as `plan` prints it (an SLO
+    no configuration meets named first), the first few lines; the workbook's row "What cannot
+    be met" holds them all."""
+    lines: list[str] = []
+    for i, result in enumerate(results):
+        diagnosis = result.plan.diagnosis
+        if result.plan.nodes or not diagnosis:
+            continue
+        lines.append(f"S{i + 1} {result.variant.label}: no fleet meets every requirement:")
+        lines += [f"  - {d.message}" for d in diagnosis[:SHOWN_DIAGNOSIS]]
+        if len(diagnosis) > SHOWN_DIAGNOSIS:
+            lines.append(f"  … and {len(diagnosis) - SHOWN_DIAGNOSIS} more (the workbook's row "
+                         "'What cannot be met')")
+    return lines
+
+
 def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> dict[str, Any]:
     """Machine output: the side-by-side rows and each plan."""
     return {
@@ -99,6 +120,8 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
         echo_json(to_json(results, rows, out))
         return
     for line in render_table(results, rows, results[0].plan.cost.currency):
+        click.echo(line)
+    for line in cannot_meet_lines(results):
         click.echo(line)
     click.echo(f"wrote {out}")
 

@@ -22,6 +22,7 @@ from solver.studies.forecast import (
     HIGH_QUANTILE,
     LOW_QUANTILE,
     WEIGHTS,
+    WIDE_BAND,
     Trend,
     WorkloadForecast,
     forecast,
@@ -64,6 +65,17 @@ def flat_band_note(f: WorkloadForecast) -> list[str]:
             "uncertainty"]
 
 
+def wide_band_note(f: WorkloadForecast) -> list[str]:
+    """What a band whose high is many times its low a year out means (nothing when narrow)."""
+    if f.band_ratio <= WIDE_BAND:
+        return []
+    return [f"    note: in the last period high is {f.band_ratio:,.1f}× low: the history's level "
+            "wanders and the model's interval compounds that over the horizon; the band is the "
+            "model's P10–P90 for that day given its fitted trend (docs/program.md), not a "
+            "ceiling demand was seen to stay under — weigh high as a scenario, or shorten the "
+            "horizon and re-forecast"]
+
+
 def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path) -> str:
     """The readable table, then the YAML keys to paste into the scenario."""
     starts = [horizon.period_start(q).isoformat() for q in range(horizon.count)]
@@ -72,13 +84,15 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
     for f in forecasts:
         lines.append(f"  {f.workload}: {f.model}, {f.days} days; growth over "
                      f"{rps_text(f.reference_rps)} req/s ({f.reference})")
+        if f.chosen:
+            lines.append(f"    {f.chosen}")
         lines += table_lines(
             ["Period from", Col("Median [req/s]", right=True), Col("Low–high [req/s]", right=True),
              Col("Growth", right=True)],
             [(start, rps_text(f.base_rps[q]),
               f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
              for q, start in enumerate(starts)], indent=4)
-        lines += flat_band_note(f)
+        lines += flat_band_note(f) + wide_band_note(f)
     block = scenario_block(forecasts, horizon)
     block.pop("growth")
     lines += [
@@ -133,7 +147,7 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
         echo_json({**block, "workloads": [
             {"workload": f.workload, "model": f.model, "days": f.days,
              "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
-             "high_rps": f.high_rps} for f in forecasts]})
+             "high_rps": f.high_rps, "chosen": f.chosen} for f in forecasts]})
         return
     click.echo(render(forecasts, horizon, history))
 

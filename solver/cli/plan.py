@@ -26,7 +26,6 @@ from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
-from solver.cli.slo_cause import with_slo_causes
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -44,6 +43,7 @@ from solver.outputs.labels import (
 )
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
+from solver.outputs.slo_cause import with_slo_causes
 from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon

@@ -40,7 +40,8 @@ from solver.replay.engine import (
     summarize,
 )
 from solver.replay.outages import Groups, node_loss
-from solver.replay.traces import TraceFormat, read_trace, scale_arrivals
+from solver.replay.profile import minute_rates_rps
+from solver.replay.traces import Trace, TraceFormat, read_trace, scale_arrivals
 from solver.survivability.fleet import load_fleet
 
 #: Most replicas one replay builds (10^5 take ~5 s and 0.3 GB); a plan.json edited to 10^9
@@ -53,6 +54,38 @@ FAIL_HELP = ("write zone:<zone id>@<minute> or node:<zone id>/<GPU>@<minute>, e.
 
 
 @dataclass(frozen=True)
+class ReplayedRate:
+    """The rate a replay ran at, beside the rate the scenario plans the workload's slice for:
+    a replay at the trace's own rate may be a fraction of the load the fleet was sized for."""
+
+    mean_rps: float
+    """Requests ÷ span of the trace, × --rate-scale [1/s]."""
+    busiest_minute_rps: float
+    """The trace's busiest whole minute (the mean if it spans less), × --rate-scale [1/s]."""
+    planned_rps: float
+    """The slice's busiest hour of the scenario's peak day (its demand in the plan) [1/s]."""
+    mean_scale: float
+    """--rate-scale that replays the mean at ``planned_rps`` [1]."""
+    busiest_minute_scale: float
+    """--rate-scale that replays the busiest minute at ``planned_rps`` (how the plan's own
+    replay scales a linked trace, ``scale_to: peak_minute``) [1]."""
+
+
+def replayed_rate(trace: Trace, rate_scale: float, scenario: Scenario, workload: Workload,
+                  slice_name: str) -> ReplayedRate:
+    """The replay's rate and the planned one (``trace`` before --rate-scale)."""
+    mean = len(trace) / trace.duration_s if trace.duration_s > 0 else float(len(trace))
+    minutes = minute_rates_rps(trace)
+    busiest = float(minutes.max()) if minutes.size else mean
+    hours = next(b.hours for b in scenario.policy.time_blocks if b.name == slice_name)
+    hourly = workload.hourly_demand_rps()
+    planned = max(hourly[h] for h in hours)
+    return ReplayedRate(mean_rps=mean * rate_scale, busiest_minute_rps=busiest * rate_scale,
+                        planned_rps=planned, mean_scale=planned / mean,
+                        busiest_minute_scale=planned / busiest)
+
+
+@dataclass(frozen=True)
 class SimulationRun:
     """Everything the simulate command shows."""
 
@@ -60,6 +93,7 @@ class SimulationRun:
     slice_name: str
     replica_names: tuple[str, ...]
     rate_scale: float
+    rate: ReplayedRate
     failures: tuple[Outage, ...]
     """In time order."""
     result: ReplayResult
@@ -143,7 +177,9 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         raise InputError([Problem(str(fleet_path), "",
                                   f"no replicas of `{workload.name}` run in slice `{slice_name}`",
                                   "choose another --workload or --slice")])
-    trace = scale_arrivals(read_trace(trace_path, TraceFormat(fmt) if fmt else None), rate_scale)
+    unscaled = read_trace(trace_path, TraceFormat(fmt) if fmt else None)
+    rate = replayed_rate(unscaled, rate_scale, sc, workload, slice_name)
+    trace = scale_arrivals(unscaled, rate_scale)
     if len(trace) > MAX_REPLAY_REQUESTS:
         raise InputError([Problem(str(trace_path), "", f"{len(trace):,} requests; a replay takes "
                                   f"at most {MAX_REPLAY_REQUESTS:,}", "replay a part of the trace, "
@@ -168,7 +204,8 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
     ends = [f.at_s for f in failures[1:]] + [math.inf] * bool(failures)
     run = SimulationRun(
         workload=workload, slice_name=slice_name,
-        replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, failures=failures,
+        replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, rate=rate,
+        failures=failures,
         result=result, overall=summarize(result, ttft_slo, tpot_slo),
         before=None if first is None else summarize(result, ttft_slo, tpot_slo,
                                                     until_s=first.at_s),
@@ -272,6 +309,11 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
         "slice": run.slice_name,
         "replicas": list(run.replica_names),
         "rate_scale": run.rate_scale,
+        "replayed_mean_rps": run.rate.mean_rps,
+        "replayed_busiest_minute_rps": run.rate.busiest_minute_rps,
+        "planned_peak_rps": run.rate.planned_rps,
+        "rate_scale_mean_at_peak": run.rate.mean_scale,
+        "rate_scale_busiest_minute_at_peak": run.rate.busiest_minute_scale,
         "requeued": run.result.requeued,
         "per_minute": per_minute(run),
     }
@@ -345,11 +387,22 @@ def latency_table(columns: list[tuple[str, ReplaySummary]], workload: Workload) 
                                                     for label, _ in columns)], counts, indent=0)]
 
 
+def rate_lines(run: SimulationRun) -> list[str]:
+    """What rate was replayed, against the planned peak, and the --rate-scale reaching it."""
+    r = run.rate
+    return [f"replayed at {r.mean_rps:,.2f} req/s mean, {r.busiest_minute_rps:,.2f} req/s in "
+            "the busiest minute",
+            f"planned for {r.planned_rps:,.2f} req/s in slice {run.slice_name}: --rate-scale "
+            f"{r.mean_scale:.3g} replays the mean at it, {r.busiest_minute_scale:.3g} the "
+            "busiest minute"]
+
+
 def render(run: SimulationRun) -> str:
     """Readable report: latency table (before/after a failure), worst minutes, wall time."""
     r = run.result
     lines = [f"workload {run.workload.name}, slice {run.slice_name}: "
-             f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}"]
+             f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}",
+             *rate_lines(run)]
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
         # by arrival: a request streaming when its replica failed arrived before the failure,

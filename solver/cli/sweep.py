@@ -199,6 +199,34 @@ def _dry_run(variants: list[SweepVariant], as_json: bool) -> None:
                f"({plural(len({v.key for v in variants}), 'distinct plan')})")
 
 
+#: Groups of variants without a fleet shown (every variant's diagnosis is in sweep.csv).
+SHOWN_GROUPS = 5
+
+
+def cannot_meet_lines(results: list[SweepResult]) -> list[str]:
+    """The variants without a fleet, grouped by why: the SLOs no configuration meets (as
+    `plan` names them), else the first line of the diagnosis; sweep.csv's `diagnosis` column
+    holds each variant's whole diagnosis."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for r in results:
+        if r.plan is None or r.plan.nodes or not r.plan.diagnosis:
+            continue
+        slo = tuple(d.message for d in r.plan.diagnosis if d.requirement == "slo")
+        why = slo or (r.plan.diagnosis[0].message + (
+            f" (and {len(r.plan.diagnosis) - 1} more: sweep.csv, column `diagnosis`)"
+            if len(r.plan.diagnosis) > 1 else ""),)
+        groups.setdefault(why, []).append(r.variant.index + 1)
+    lines: list[str] = []
+    for why, numbers in list(groups.items())[:SHOWN_GROUPS]:
+        shown = ", ".join(str(n) for n in numbers[:10]) + (", …" if len(numbers) > 10 else "")
+        lines.append(f"no fleet in {plural(len(numbers), 'variant')} ({shown}):")
+        lines += [f"  - {message}" for message in why]
+    if len(groups) > SHOWN_GROUPS:
+        lines.append(f"… and {len(groups) - SHOWN_GROUPS} more reasons (sweep.csv, column "
+                     "`diagnosis`)")
+    return lines
+
+
 def _write_outputs(out: Path, base: Scenario, specs: list[Vary], results: list[SweepResult],
                    study: dict[str, Any], as_json: bool) -> None:
     keys = [v.key for v in specs]
@@ -228,6 +256,8 @@ def _write_outputs(out: Path, base: Scenario, specs: list[Vary], results: list[S
         return
     click.echo(f"{len(results)} variants: {len(results) - resumed - failed} planned, "
                f"{resumed} from earlier runs, {failed} failed")
+    for line in cannot_meet_lines(results):
+        click.echo(line)
     for s in bars:
         click.echo(f"  {s.key}: no effect on the cost" if s.width == 0 else
                    f"  {s.key}: {s.low_cost:,.0f} ({s.low_value}) → {s.high_cost:,.0f} "

@@ -96,8 +96,10 @@ def command(scenario: Path | None, as_json: bool) -> None:
     Exit 0 when valid; exit 2 with every problem (file, place in it, fix) when not.
     """
     summary = summarize(load(scenario))
-    for warning in (*summary.measured_warnings, *summary.inventory_warnings):
-        # measured rows the capacity model will not use; inventory that counts for nothing
+    for warning in (*summary.measured_warnings, *summary.inventory_warnings,
+                    *summary.slo_warnings):
+        # measured rows the capacity model will not use; inventory that counts for nothing;
+        # an SLO no configuration meets (well-formed, but `plan` would find no fleet)
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json({"valid": True, **summary.model_dump(mode="json")})

@@ -22,6 +22,7 @@ from models.horizon import HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
+from solver.outputs.slo_cause import slo_shortfalls
 
 
 class WorkloadSummary(Frozen):
@@ -95,7 +96,7 @@ class MeasuredSummary(Frozen):
 class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
-    omit_when_default = ("over_time", "inventory_warnings")
+    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings")
 
     name: str
     description: str
@@ -117,6 +118,9 @@ class ScenarioSummary(OmitDefaults):
     scenarios, and each workload's growth, events and migrations."""
     inventory_warnings: tuple[str, ...] = ()
     """Inventory lines held through no whole period of the horizon: they count for nothing."""
+    slo_warnings: tuple[str, ...] = ()
+    """Each SLO that no allowed configuration a zone sells meets even at no load, with the
+    fastest figure and the fix, as an infeasible ``plan`` names it."""
 
 
 def peak_rps(workload: Workload) -> float:
@@ -279,4 +283,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         sources=scenario.sources,
         over_time=planning,
         inventory_warnings=held_warnings,
+        slo_warnings=tuple(s.message for w in scenario.workloads
+                           for s in slo_shortfalls(scenario, w)),
     )

@@ -74,6 +74,7 @@ def plan_task(task: Task) -> Planned:
     """Plan one task (runs in a worker process) with the threads it names, as ``fleetplan
     plan`` plans it: over its horizon where it has one (the table is then its first period's)."""
     from solver.capacity.table import build_capacity_table
+    from solver.outputs.slo_cause import with_slo_causes
     from solver.solve.backends import solver_threads
     from solver.solve.horizon import first_period_scenario, plan_horizon
     from solver.solve.strategy import plan_scenario
@@ -89,6 +90,8 @@ def plan_task(task: Task) -> Planned:
             table = build_capacity_table(task.scenario)
             plan = plan_scenario(task.scenario, table, solver=options.solver,
                                  time_limit_s=options.time_limit_s, gap=options.gap)
+    # an SLO no configuration meets is named, as `plan` names it (solver/outputs/slo_cause.py)
+    plan = with_slo_causes(plan, task.scenario, table)
     return Planned(plan, table, time.perf_counter() - started)
 
 

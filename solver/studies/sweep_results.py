@@ -49,7 +49,8 @@ class SweepResult:
 def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.DataFrame:
     """One row per variant: index, label, key, the value of each varied key, sample, status,
     cost per month and per million tokens, gap, survivability, its margin, reserved share,
-    GPUs by type and in all, plan seconds, attempts, error."""
+    GPUs by type and in all, plan seconds, attempts, error, and what cannot be met (an
+    infeasible plan's diagnosis, as the comparison workbook gives it)."""
     rows_of = [r.row for r in results]
     types = gpu_types([row for row in rows_of if row is not None])
     records: list[dict[str, Any]] = []
@@ -73,11 +74,13 @@ def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.Dat
         record["plan_seconds"] = result.seconds
         record["attempts"] = result.attempts
         record["error"] = result.error
+        record["diagnosis"] = ("; ".join(d.message for d in result.plan.diagnosis) or None
+                               if result.plan is not None else None)
         records.append(record)
     columns = ["variant", "label", "key", *keys, "sample", "status", "currency",
                "cost_per_month", "cost_per_million_tokens", "gap", "survivability",
                "survivability_margin", "reserved_share", *(f"gpus_{g}" for g in types),
-               "gpus_total", "plan_seconds", "attempts", "error"]
+               "gpus_total", "plan_seconds", "attempts", "error", "diagnosis"]
     frame = pd.DataFrame.from_records(records, columns=columns)
     if all(r.variant.sample is None for r in results):
         frame = frame.drop(columns="sample")
