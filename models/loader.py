@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import difflib
 import math
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -110,10 +112,57 @@ def field_path(loc: Sequence[str | int]) -> tuple[str | int, ...]:
                  and p not in (ONE_QUOTE, QUOTE_LIST))
 
 
+def _shapes(annotation: Any) -> list[Any]:
+    """``annotation`` without ``Annotated`` and ``Optional``; a union as its members."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _shapes(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [s for arg in get_args(annotation) for s in _shapes(arg)]
+    return [annotation]
+
+
+def known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The keys the input may hold at ``loc`` (a pydantic error location: the parent of an
+    unknown key), read off the schema's fields, aliases as written; empty where the walk loses
+    the way. A union of shapes is followed into each."""
+    shapes: list[Any] = [model]
+    for part in loc:
+        named = [s for s in shapes if isinstance(s, type) and s.__name__ == part]
+        if named:  # pydantic names the union member it tried
+            shapes = named
+            continue
+        found: list[Any] = []
+        for shape in shapes:
+            origin, args = get_origin(shape), get_args(shape)
+            if isinstance(shape, type) and issubclass(shape, BaseModel) and isinstance(part, str):
+                field = next((f for n, f in shape.model_fields.items()
+                              if part in (n, f.alias)), None)
+                if field is not None:
+                    found += _shapes(field.annotation)
+            elif origin in (tuple, list) and isinstance(part, int) and args:
+                found += _shapes(args[0])
+            elif origin is dict and isinstance(part, str) and len(args) == 2:
+                found += _shapes(args[1])
+        shapes = found
+    return sorted({f.alias or n for s in shapes if isinstance(s, type) and issubclass(s, BaseModel)
+                   for n, f in s.model_fields.items()})
+
+
+def _unknown_key_fix(key: str, known: Sequence[str]) -> str:
+    """The fix for an unknown key: the closest keys that schema has, where one is close."""
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    if not close:
+        return "remove this key or check its spelling"
+    return "did you mean " + " or ".join(f"`{c}`" for c in close) + "? (else remove this key)"
+
+
 def problems_from_validation(
-    exc: ValidationError, file: str, prefix: Sequence[str | int] = ()
+    exc: ValidationError, file: str, prefix: Sequence[str | int] = (),
+    model: type[BaseModel] | None = None,
 ) -> list[Problem]:
-    """Turn a pydantic ValidationError into located problems with a fix each."""
+    """Turn a pydantic ValidationError into located problems with a fix each (an unknown key
+    of ``model`` gets the closest known keys)."""
     out = []
     errors = exc.errors(include_url=False)
     locs = [tuple(e["loc"]) for e in errors]
@@ -128,7 +177,10 @@ def problems_from_validation(
         elif err["type"] == "finite_number":  # as non_finite_problems says it
             msg = f"`{err['input']}` is not a finite number"
         field = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")
-        out.append(Problem(file, format_location(loc), msg, _fix_for(err["type"], msg, field)))
+        fix = _fix_for(err["type"], msg, field)
+        if err["type"] == "extra_forbidden" and model is not None:
+            fix = _unknown_key_fix(str(loc[-1]), known_keys(model, field_path(err["loc"])[:-1]))
+        out.append(Problem(file, format_location(loc), msg, fix))
     return out
 
 
@@ -141,7 +193,7 @@ def validate_as(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(problems_from_validation(exc, file, prefix)) from None
+        raise InputError(problems_from_validation(exc, file, prefix, model)) from None
 
 
 #: Magnitude from which HiGHS reads a number as infinite (its ``infinite_bound``); no input of a
@@ -303,7 +355,7 @@ def _validated_entries(
             out.append(model.model_validate(raw))
         except ValidationError as exc:
             found = problems_from_validation(exc, scenario_file or "catalog",
-                                             (f"{where}{kind}", name))
+                                             (f"{where}{kind}", name), model)
             problems.extend(_attributed(found, f"{where}{kind}.{name}", origins[name],
                                         scenario_file))
     return out
@@ -390,7 +442,7 @@ def validate_rows(
         try:
             obj = model.model_validate(row)
         except ValidationError as exc:
-            problems.extend(problems_from_validation(exc, file, (f"{label} {n}",)))
+            problems.extend(problems_from_validation(exc, file, (f"{label} {n}",), model))
             continue
         problems.extend(non_finite_problems(obj.model_dump(), file, (f"{label} {n}",)))
         out.append(obj)

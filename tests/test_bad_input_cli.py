@@ -165,6 +165,7 @@ def test_plan_never_overwrites_its_scenario(tmp_path: Path) -> None:
     before = source.read_bytes()
     result = run("plan", str(source), "--time-limit", "5", "--out", str(tmp_path))
     assert_clean_error(result, f"{source}: --out: would overwrite the input")
+    assert result.output.count("would overwrite the input") == 1  # was said twice (qa3)
     assert source.read_bytes() == before
 
 

@@ -171,7 +171,25 @@ def test_unknown_key_is_named_with_its_path(tmp_path: Path) -> None:
     doc["workloads"][0]["slo"]["ttft_ms"] = 900
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].slo.ttft_ms")
     assert problem.message == "unknown key `ttft_ms`"
-    assert problem.fix == "remove this key or check its spelling"
+    assert problem.fix == "did you mean `ttft_p95_ms`? (else remove this key)"
+
+
+def test_unknown_key_suggests_the_keys_its_place_holds(tmp_path: Path) -> None:
+    """qa3: `peak_rsp` got "remove this key or check its spelling" beside "peak_rps: Field
+    required"; the keys of the schema at that place are suggested, at any depth."""
+    doc = base_doc()
+    arrival = doc["workloads"][0]["arrival"]
+    arrival["peak_rsp"] = arrival.pop("peak_rps")
+    doc["workloads"][0]["clas"] = "interactive"
+    doc["zones"][0]["offers"][0]["on_demnd"] = {}
+    doc["colour"] = "red"
+    problems = problems_of(write(tmp_path, doc))
+    assert only(problems, "workloads[0].arrival.peak_rsp").fix == (
+        "did you mean `peak_rps`? (else remove this key)")
+    assert only(problems, "workloads[0].clas").fix.startswith("did you mean `class`")
+    assert only(problems, "zones[0].offers[0].on_demnd").fix.startswith(
+        "did you mean `on_demand`")
+    assert only(problems, "colour").fix == "remove this key or check its spelling"
 
 
 def test_wrong_type(tmp_path: Path) -> None:

@@ -53,6 +53,11 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert len(ws._charts) == 1  # one workload: one chart of demand and capacity per period
     report = (tmp_path / "report.md").read_text()
     assert "## Schedule" in report and "order 2 more G in a by 2027-06-03" in report
+    # a scenario's name is a code span, not escaped backticks; an order nests under its heading
+    assert "- if demand follows `high`, order 2 more G in a by 2027-06-03" in report
+    assert "\\`" not in report
+    heading = report.index("- order now (the same whatever the demand scenario):")
+    assert report[heading:].splitlines()[1].startswith("  - order 1 G (1 node) in a by ")
 
 
 def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:

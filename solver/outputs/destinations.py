@@ -135,12 +135,14 @@ def _input_problems(path: Path, option: str, directory: bool, files: Collection[
     out = _resolved(path)
     written = {out / f for f in files} if directory and out is not None else {out}
     problems = []
+    seen: set[Path] = set()
     for source in inputs:
         if source is None or str(source).startswith("builtin:"):
             continue
         src = _resolved(Path(source))
-        if out is None or src is None or not src.exists():
-            continue
+        if out is None or src is None or not src.exists() or src in seen:
+            continue  # a file given twice (the scenario, and its own sources) is one problem
+        seen.add(src)
         inside = whole and (src == out or out in src.parents)
         if src in written or inside:
             where = path / src.relative_to(out) if directory and src != out else path

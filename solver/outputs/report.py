@@ -68,6 +68,20 @@ def _money(value: float | None) -> str:
     return "—" if value is None else f"{value:,.2f}"
 
 
+def _schedule_items(plan: Plan) -> list[str]:
+    """The schedule's lines as a Markdown list: a demand scenario's name as code (the terminal
+    writes it between backticks, which plain text would show escaped), an order under the line
+    that introduces it as a nested item."""
+    names = [s.scenario for s in plan.horizon.scenarios] if plan.horizon is not None else []
+    items = []
+    for line in schedule_lines(plan):
+        text = markdown_text(line.strip())
+        for name in names:
+            text = text.replace(markdown_text(f"`{name}`"), markdown_code(name))
+        items.append(f"{'  ' if line.startswith('  ') else ''}- {text}")
+    return items
+
+
 def _cost_rows(plan: Plan) -> list[list[str]]:
     """The Cost table. A plan over periods shows what each demand scenario spends inside the
     horizon where a one-day plan shows its cost per year: the first period's month × 12 read as
@@ -221,7 +235,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                          for d in plan.diagnosis])
     if plan.horizon is not None:
         lines += ["## Schedule", "",
-                  *(f"- {markdown_text(line.strip())}" for line in schedule_lines(plan)),
+                  *_schedule_items(plan),
                   "", f"The sections below describe the fleet of the first period "
                   f"({plan.horizon.start}) if demand follows "
                   f"{markdown_code(plan.horizon.fleet_shown)}; "

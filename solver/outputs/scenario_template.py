@@ -134,8 +134,8 @@ README_LINES = (
     "GPU type), measured (load-tested configurations), price_tables (prices imported from a CSV).",
     "Units are in the column headers; hover a header for its meaning. Leave a cell empty to take "
     "the default. Lists are comma-separated; hours may be ranges (2-7).",
-    "Each sheet holds a filled EXAMPLE row: replace it with your own (the measured example is not "
-    "a real measurement).",
+    "Each sheet holds a filled EXAMPLE row: replace it with your own. The measured sheet is "
+    "empty: add a row per load-tested configuration (fleetplan import-bench writes them).",
     "GPU and model catalog entries are not edited here: use a catalog overlay YAML "
     "(scenario sheet, catalog_overlays).",
 )
@@ -162,10 +162,6 @@ def template_scenario() -> ScenarioFile:
             "output_tokens": {"p50": 200, "p95": 450, "p99": 600, "mean": 220},
             "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50}, "survivability": "n_plus_1",
             "allowed_gpus": ["L4"]}],
-        "measured": [{
-            "model": "Llama-3.1-8B", "gpu": "L4", "runtime": "vllm-example", "precision": "bf16",
-            "tp": 1, "workload": "chat", "max_stable_sequences": 24, "tested_peak_rps": 0.8,
-            "ttft_p95_ms": 900, "decode_p95_ms_per_token": 45, "measured_on": "2026-01-15"}],
         "policy": {"hours_per_month": 730, "currency": "USD",
                    "time_blocks": [{"name": "night", "hours": list(range(8))},
                                    {"name": "day", "hours": list(range(8, 24))}]},
