@@ -66,12 +66,14 @@ if TYPE_CHECKING:
 #: A run that takes this much longer than its time limit is stopped (diagnosis, hang) [s].
 CHILD_GRACE_S = 600.0
 
-#: Cheapest fleet known per (size, scale) of seed 0 with shared nodes [USD/month]: the cheapest
-#: seen in the 60-s runs of 2026-12-01 (benchmarks/README.md, "At scale"), not long runs.
+#: Cheapest fleet known per (size, scale) of seed 0 with shared nodes [USD/month]
+#: (benchmarks/README.md, "Best fleets known"): ×25 from 600-s runs of HiGHS from the plan's
+#: fleet (benchmarks/best_known.py, 2026-12-02); ×1 and ×100 the cheapest seen in any 60-s
+#: run (plan or cold) of 2026-12-01/02 on the same programs.
 BEST_KNOWN: dict[tuple[str, int], float] = {
-    ("small", 1): 96_473.0, ("medium", 1): 92_471.0, ("large", 1): 134_973.0,
-    ("small", 25): 1_243_168.0, ("medium", 25): 1_178_438.0, ("large", 25): 1_029_495.0,
-    ("large", 100): 3_522_224.0,
+    ("small", 1): 96_358.0, ("medium", 1): 92_471.0, ("large", 1): 125_389.0,
+    ("small", 25): 1_206_438.0, ("medium", 25): 1_246_725.0, ("large", 25): 940_930.0,
+    ("large", 100): 3_349_647.0,
 }
 
 #: The cases run by default beside ``--sizes`` × ``--scales``: one size at ×100.

@@ -281,3 +281,61 @@ def test_a_fleet_vector_and_its_named_values_agree() -> None:
     y[model.index[program.v.replicas[ReplicaKey("w", "H100", 1, "z", R, None)].name]] = 0.5
     assert any(r.startswith("integer:") for r in model.broken_rows(y))
     assert np.isclose(model.cost_of(x), 3650.0)
+
+
+# --- the joint solve's start at many replicas per slot -------------------------------------------
+
+
+class _Event:
+    """A stand-in for highspy's user-solution callback event."""
+
+    def __init__(self, nodes: int) -> None:
+        self.data_out = type("Out", (), {"mip_node_count": nodes})()
+        self.data_in = type("In", (), {"user_has_solution": False,
+                                       "setSolution": lambda self, x: setattr(self, "x", x)})()
+
+
+def test_a_late_start_is_handed_over_after_the_root_cut_rounds_or_at_the_first_dive() -> None:
+    from solver.solve.highs import _LateStart
+
+    late = _LateStart(np.array([1.0, 2.0]))
+    events = [_Event(nodes=0) for _ in range(_LateStart.CALLS_BEFORE + 2)]
+    for e in events:
+        late(e)
+    given = [e.data_in.user_has_solution for e in events]
+    assert given == [False] * _LateStart.CALLS_BEFORE + [True, False]  # once, after the rounds
+    assert list(events[_LateStart.CALLS_BEFORE].data_in.x) == [1.0, 2.0]
+    diving = _LateStart(np.array([1.0]))
+    first, dive = _Event(nodes=0), _Event(nodes=3)
+    diving(first)
+    diving(dive)  # the root ended before its rounds: the first dive takes it
+    assert (first.data_in.user_has_solution, dive.data_in.user_has_solution) == (False, True)
+
+
+def test_a_start_handed_over_after_the_cut_rounds_reaches_highs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the small size at x25 (many replicas per slot): HiGHS takes the greedy fleet through its
+    # user-solution callback mid-root and holds a fleet no dearer than it
+    from solver.solve import highs
+    from solver.solve.greedy import greedy_start
+
+    handed: list[bool] = []
+
+    class Spy(highs._LateStart):
+        def __call__(self, event: Any) -> None:
+            super().__call__(event)
+            handed.append(self.given)
+
+    monkeypatch.setattr(highs, "_LateStart", Spy)
+    sc = generate_scenario("small", seed=0, scale=25)
+    program = build_program(build_program_data(sc, build_capacity_table(sc)))
+    model = model_of(program)
+    values = greedy_start(program)
+    assert values is not None
+    start = model.vector(values)
+    result = run(model, Deadline(60.0), 60.0, 0.01, start=start, start_after_cuts=True,
+                 halt=lambda: any(handed))  # stop once handed over: the test needs no more
+    assert any(handed)
+    assert result.x is not None and result.objective is not None
+    assert result.objective <= model.cost_of(start) * (1 + 1e-9)
+    assert not model.broken_rows(np.where(model.integer, np.round(result.x), result.x))

@@ -205,6 +205,7 @@ def run(
     *,
     restriction: Restriction | None = None,
     start: Vector | None = None,
+    start_after_cuts: bool = False,
     cutoff: float | None = None,
     relaxation: bool = False,
     objective: Vector | None = None,
@@ -215,7 +216,8 @@ def run(
     """Solve ``model`` (or a restriction of it) with HiGHS within ``time_limit_s`` and the
     deadline.
 
-    ``start`` is a fleet HiGHS takes as its first incumbent; ``cutoff`` a cost no fleet worth
+    ``start`` is a fleet HiGHS takes as its first incumbent (with ``start_after_cuts``, only after
+    its first root cut rounds: :class:`_LateStart`); ``cutoff`` a cost no fleet worth
     finding reaches (HiGHS prunes against it, so a restriction that cannot beat the incumbent ends
     early); ``relaxation`` solves the LP relaxation (its optimum is a valid lower bound);
     ``objective`` replaces the cost minimised (the result's ``objective`` is still the fleet's
@@ -248,7 +250,9 @@ def run(
     if restriction is not None and len(restriction.columns):
         h.changeColsBounds(len(restriction.columns), restriction.columns, restriction.lower,
                            restriction.upper)
-    if start is not None:
+    if start is not None and start_after_cuts:
+        h.cbMipUserSolution.subscribe(_LateStart(start))
+    elif start is not None:
         solution = highspy.HighsSolution()
         solution.col_value = list(map(float, start))
         solution.value_valid = True
@@ -279,6 +283,36 @@ def run(
         h.cbMipImprovingSolution.subscribe(improving)
     h.run()
     return _result(h, model, relaxation, time.perf_counter() - started)
+
+
+class _LateStart:
+    """Hands a start to HiGHS once its root has run the cut rounds after which it tries central
+    rounding (or at its first dive after the root, whichever comes first).
+
+    HiGHS asks for a user solution after its setup, before the root LP, after each round of root
+    cuts and before each dive; after the fifth round it rounds from the analytic centre. Given a
+    good start before that, the rounding's failed attempts against the start's cost took 17–30 s
+    on the ×100 program (from no start the round takes 2–4 s; measured with highspy 1.16), so the
+    joint solve from the stages' fleet ended dearer than HiGHS from no start in the same time
+    (benchmarks/README.md, "At scale"). The calls come at fixed points of HiGHS's search, so when
+    the start arrives is the same from run to run."""
+
+    #: Calls before the one that follows the central rounding: setup, root LP, five rounds.
+    CALLS_BEFORE = 6
+
+    def __init__(self, start: Vector) -> None:
+        self.start = np.asarray(start, dtype=np.float64)
+        self.calls = 0
+        self.given = False
+
+    def __call__(self, event: Any) -> None:
+        if self.given:
+            return
+        self.calls += 1
+        if self.calls > self.CALLS_BEFORE or event.data_out.mip_node_count > 0:
+            event.data_in.setSolution(self.start)
+            event.data_in.user_has_solution = True
+            self.given = True
 
 
 class _Watch:

@@ -60,37 +60,32 @@ class Incumbent:
 
     def offer(self, x: Vector, stage: str) -> bool:
         """Keep ``x`` if it breaks no row and is cheaper than the fleet held; whether kept."""
-        x = np.where(self.model.integer, np.round(x), x)
-        cost = self.model.cost_of(x)
-        with self._lock:
-            if self.cost is not None and cost >= self.cost * (1 - IMPROVEMENT):
-                return False
-        broken = self.model.broken_rows(x)
-        with self._lock:
-            if broken:
-                self.rejected.append((stage, broken[:5]))
-                return False
-            if self.cost is not None and cost >= self.cost * (1 - IMPROVEMENT):
-                return False
-            self.x, self.cost, self.source = x, cost, stage
-            self._version += 1
-        self._report(stage)
-        return True
+        return self._hold(x, stage, _cheaper)
 
     def settle(self, x: Vector, stage: str) -> bool:
         """Hold ``x`` instead of the fleet held if it breaks no row and costs no more (the
         canonical choice among fleets of one cost); whether held."""
+        return self._hold(x, stage, _no_dearer)
+
+    def _hold(self, x: Vector, stage: str,
+              accepts: Callable[[float, float | None], bool]) -> bool:
+        """Hold ``x`` (integers rounded) if ``accepts(its cost, the cost held)`` before and
+        after its rows are checked (another stage may have offered meanwhile) and it breaks
+        no row; whether held. The rows are checked outside the lock: they take the longest."""
         x = np.where(self.model.integer, np.round(x), x)
         cost = self.model.cost_of(x)
         with self._lock:
-            if self.cost is None or cost > self.cost * (1 + IMPROVEMENT):
+            if not accepts(cost, self.cost):
                 return False
         broken = self.model.broken_rows(x)
         with self._lock:
             if broken:
                 self.rejected.append((stage, broken[:5]))
                 return False
-            self.x, self.cost, self.source = x, min(cost, self.cost), stage
+            if not accepts(cost, self.cost):
+                return False
+            held = cost if self.cost is None else min(cost, self.cost)
+            self.x, self.cost, self.source = x, held, stage
             self._version += 1
         self._report(stage)
         return True
@@ -198,6 +193,16 @@ class Incumbent:
             return SolverReport(name=name, seconds=self.deadline.elapsed(), gap=status.gap,
                                 bound=status.bound, objective=self.cost,
                                 stages=tuple(self.stages))
+
+
+def _cheaper(cost: float, held: float | None) -> bool:
+    """An offered fleet replaces the one held: nothing is held, or it is cheaper."""
+    return held is None or cost < held * (1 - IMPROVEMENT)
+
+
+def _no_dearer(cost: float, held: float | None) -> bool:
+    """A settled fleet replaces the one held: one is held and it costs no more."""
+    return held is not None and cost <= held * (1 + IMPROVEMENT)
 
 
 def _gap(cost: float | None, bound: float | None) -> float | None:

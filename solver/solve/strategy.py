@@ -275,11 +275,14 @@ def _wait(thread: threading.Thread, deadline: Deadline) -> None:
 def _joint(ctx: Context, name: str) -> RunResult:
     """HiGHS on the whole program from the incumbent for the time left; what it finds and
     proves goes to the incumbent as it comes (its improving-solution and interrupt
-    callbacks)."""
+    callbacks). Where the LP holds many replicas per slot the incumbent is handed over after
+    HiGHS's first root cut rounds (:func:`~solver.solve.highs.run`'s ``start_after_cuts``):
+    given before them it slowed them several-fold at ×100."""
     _, start = ctx.incumbent.newer_than(0)
     ctx.incumbent.running(name, True)
     try:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
+                     start_after_cuts=many_replicas(ctx),
                      on_progress=ctx.incumbent.progress,
                      on_solution=lambda x: ctx.incumbent.offer(x, name),
                      halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
