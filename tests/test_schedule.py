@@ -3,6 +3,7 @@ Schedule sheet, read off a plan whose orders are known by hand (tests/test_perio
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import openpyxl
@@ -44,10 +45,14 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
     rows = [[c.value for c in r] for r in ws.iter_rows()]
     orders = [r for r in rows if r[1] == "a" and r[2] == "G"]
+    # dates are dates (qa3: text cells, which Excel neither sorts nor filters as dates)
+    day = dt.datetime
     assert [(r[0], r[5], r[7], r[8]) for r in orders] == [
-        ("all (due before the re-plan)", 1, "2027-03-04", "2027-04-01"),
-        ("high", 2, "2027-06-03", "2027-07-01")]
-    periods = [r for r in rows if r[0] in ("base", "high") and str(r[2]).startswith("2027")]
+        ("all (due before the re-plan)", 1, day(2027, 3, 4), day(2027, 4, 1)),
+        ("high", 2, day(2027, 6, 3), day(2027, 7, 1))]
+    order_by = next(c for c in ws["H"] if isinstance(c.value, dt.datetime))
+    assert order_by.number_format == "yyyy-mm-dd"
+    periods = [r for r in rows if r[0] in ("base", "high") and isinstance(r[2], dt.datetime)]
     assert [(r[0], r[1], r[4]) for r in periods][:5] == [
         ("base", 0, 1.0), ("base", 1, 1.0), ("base", 2, 1.0), ("base", 3, 1.0), ("high", 0, 1.0)]
     assert len(ws._charts) == 1  # one workload: one chart of demand and capacity per period

@@ -4,6 +4,8 @@ workload), and the committed capacity held and idle. Read off the plan (docs/out
 
 from __future__ import annotations
 
+import datetime as dt
+
 from openpyxl.chart import LineChart, Reference
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
@@ -11,6 +13,14 @@ from openpyxl.worksheet.worksheet import Worksheet
 from models.plan import Plan
 from models.text import cell_text
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, put, section
+
+#: Number format of a date cell: a date Excel sorts and filters as one, shown as written.
+DATE = "yyyy-mm-dd"
+
+
+def _day(day: dt.date) -> dt.datetime:
+    """A date as a cell value (openpyxl writes a datetime as a date serial number)."""
+    return dt.datetime.combine(day, dt.time())
 
 
 def write_schedule(ws: Worksheet, plan: Plan) -> None:
@@ -25,11 +35,12 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     r = 3
     for o in plan.orders:
         cells: list[Value] = [o.scenario or "all (due before the re-plan)", o.zone, o.gpu,
-                 o.purchase, o.instance_type, o.nodes, o.gpus, o.order_by.isoformat(),
-                 o.usable_from.isoformat(), o.expires.isoformat(), o.term_months, o.upfront,
+                 o.purchase, o.instance_type, o.nodes, o.gpus, _day(o.order_by),
+                 _day(o.usable_from), _day(o.expires), o.term_months, o.upfront,
                  o.price_per_gpu_hour, "assumed" if o.price_assumed else "quoted",
                  o.cost_per_month, o.cost_in_horizon, o.committed_total]
-        formats = {6: COUNT, 7: COUNT, 13: RATE, 15: MONEY, 16: MONEY, 17: MONEY}
+        formats = {6: COUNT, 7: COUNT, 8: DATE, 9: DATE, 10: DATE, 13: RATE, 15: MONEY,
+                   16: MONEY, 17: MONEY}
         for c, value in enumerate(cells, start=1):
             put(ws, r, c, value, formats.get(c))
         r += 1
@@ -44,7 +55,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
         by = {w.workload: w for w in p.workloads}
         put(ws, r, 1, p.scenario)
         put(ws, r, 2, p.period, COUNT)
-        put(ws, r, 3, p.start.isoformat())
+        put(ws, r, 3, _day(p.start), DATE)
         put(ws, r, 4, p.cost_per_month, MONEY)
         for i, w in enumerate(workloads):
             put(ws, r, 5 + 2 * i, by[w].demand_rps, RATE)
