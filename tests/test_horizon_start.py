@@ -79,3 +79,39 @@ def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program
     assert values is not None and outcome.has_solution and outcome.report.bound is None
     assert violated_rows(program, values) == []
     assert sum(values[y.name] for y in program.v.nodes.values()) == 4  # 3.5 req/s, 1 per node
+
+
+def test_a_block_takes_a_cheaper_fleet_of_its_period_that_holds_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was (qa3 F1): a block stopped at its time limit kept a dearer fleet than a block of
+    the same period with more demand found, though that fleet holds it too — the low demand
+    scenario then ran more on demand than base in the same quarter. Here the low block's own
+    solve is made to return 3 nodes too many; it takes base's fleet."""
+    from models.common import PurchaseKind
+    from models.horizon import DemandScenario
+    from solver.solve import block_plans
+    from solver.solve.horizon import _priced_block
+
+    demands = (DemandScenario(name="low", probability=0.5, growth=(1, 0.5, 0.5, 0.5)),
+               DemandScenario(name="base", probability=0.5))
+    data = build_horizon_data(quarterly([1, 1, 1, 1], peak=2, reserved=None,
+                                        demands=demands), lambda _: TABLE)
+    priced = [_priced_block(data, b)[0] for b in data.blocks]
+    low, base = (next(i for i, b in enumerate(data.blocks) if (b.scenario, b.period) == key)
+                 for key in (("low", 1), ("base", 1)))
+    real = block_plans.plan_block
+
+    def dearer(block: object, *args: object) -> object:
+        program, values, outcome = real(block, *args)  # type: ignore[arg-type]
+        if block is priced[low] and values is not None:
+            y = next(y for k, y in program.v.nodes.items()
+                     if k.purchase is PurchaseKind.on_demand)
+            values = {**values, y.name: values.get(y.name, 0.0) + 3}
+        return program, values, outcome
+
+    monkeypatch.setattr(block_plans, "plan_block", dearer)
+    plans = block_plans.plan_blocks(data, priced, "highs", 20.0, 1e-6)
+    nodes = {i: sum(v for name, v in plans.values.items() if name.startswith(f"b{i}_y_"))
+             for i in (low, base)}  # y_…: the nodes of a pool
+    assert plans.complete
+    assert nodes[low] == nodes[base] == 2  # base's 2 nodes, not low's own 1 + 3
