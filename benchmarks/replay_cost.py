@@ -15,7 +15,11 @@ conversation; ``scale_to: peak_minute``), planned in one process:
 Prints the seconds of each, the replay's share of (1), the loop's wall time against (1) —
 and, since (3) repeats (1)'s solve and a solve's time varies by tens of per cent on a loaded
 machine, what the loop adds to it measured inside the loop (its replays and re-plans) — and
-every round's checks. Run from the repository root:
+every round's checks. Each round of (3) is also replayed, on the same plan and timed beside it,
+as it was replayed before 2026-12-02 (every failure on its own, also those that lose the same
+replicas at the same instant, as a zone holding one node of a workload and that node): the
+in-loop addition before and after in one run (the loop's wall time leaves that replay out),
+and the script stops if the two replays' checks differ. Run from the repository root:
 ``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
 solves of the demo).
 """
@@ -88,15 +92,25 @@ def main(argv: list[str]) -> None:
     checks, misses = replay_plan(plan, sc, traces, 1)
     replay_s = time.perf_counter() - began
 
-    began = time.perf_counter()
     rounds: list[float] = []
 
     cache: ReplayCache = {}
+    cache_before: ReplayCache = {}
+    rounds_before: list[float] = []
 
     def timed_replay(p: object, r: int) -> object:
         t = time.perf_counter()
         result = replay_plan(p, sc, traces, r, cache)  # type: ignore[arg-type]
         rounds.append(time.perf_counter() - t)
+        # the same round as before 2026-12-02 (each failure replayed on its own, also those
+        # losing the same replicas), timed beside it on the same plan; same checks or a bug
+        t = time.perf_counter()
+        before = replay_plan(p, sc, traces, r, cache_before,  # type: ignore[arg-type]
+                             share_same_loss=False)
+        rounds_before.append(time.perf_counter() - t)
+        if before[0] != result[0]:
+            sys.exit(f"round {r}: replaying failures that lose the same replicas once changed "
+                     "a check")
         return result
 
     replans: list[float] = []
@@ -108,11 +122,12 @@ def main(argv: list[str]) -> None:
         replans.append(time.perf_counter() - began)
         return again
 
+    began = time.perf_counter()
     table = build_capacity_table(sc)
     looped = plan_with_replay(table, solve, timed_replay,  # type: ignore[arg-type]
                               replan=replan)  # type: ignore[arg-type]
     write_plan_outputs(looped, sc, out / "loop")
-    loop_s = time.perf_counter() - began
+    loop_s = time.perf_counter() - began - sum(rounds_before)  # the loop as plan runs it
     full = None
     if args.also_full:
         began = time.perf_counter()
@@ -126,10 +141,15 @@ def main(argv: list[str]) -> None:
     print(f"one round of replay ({len(checks)} checks, {len(misses)} missing): {replay_s:.1f} s "
           f"= {replay_s / once_s:.1%} of plan --no-replay")
     added_s = sum(rounds) + sum(replans)
+    before_s = sum(rounds_before) + sum(replans)
     print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
-          f"{len(rounds)} round(s) of replay, {sum(rounds):.1f} s in all; {len(replans)} "
-          f"re-plan(s), {sum(replans):.1f} s in all; replays + re-plans = {added_s:.1f} s = "
+          f"{len(rounds)} round(s) of replay, {sum(rounds):.2f} s in all "
+          f"({' + '.join(f'{r:.2f}' for r in rounds)}); {len(replans)} re-plan(s), "
+          f"{sum(replans):.2f} s in all; replays + re-plans = {added_s:.2f} s = "
           f"{added_s / once_s:.1%} of plan --no-replay")
+    print(f"  the same rounds replayed as before (every failure on its own): "
+          f"{sum(rounds_before):.2f} s ({' + '.join(f'{r:.2f}' for r in rounds_before)}); "
+          f"replays + re-plans = {before_s:.2f} s = {before_s / once_s:.1%} of plan --no-replay")
     print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
           f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value}, "
           f"{solver_summary(looped.solver)})")

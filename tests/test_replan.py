@@ -5,6 +5,7 @@ replayed twice."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -18,11 +19,13 @@ from solver.program.build import build_program
 from solver.program.data import build_program_data
 from solver.program.values import objective_of
 from solver.replay import plan_replay
-from solver.replay.plan_replay import ReplayCache, replay_plan
+from solver.replay.engine import ZoneFailure, fleet_replica_groups, peak_slice
+from solver.replay.plan_replay import ReplayCache, peak_window, replay_plan
 from solver.replay.traces import Trace
 from solver.solve.replan import _scaled_start, kept_replicas, replan_workloads
 from solver.solve.replay_loop import derate
 from solver.solve.strategy import plan_scenario
+from solver.survivability.fleet import fleet_from_plan
 from solver.survivability.verify import verify_plan
 
 SCENARIO = """
@@ -175,3 +178,113 @@ def test_a_workload_whose_replicas_did_not_move_is_not_replayed_again(
     assert replayed and set(replayed) == {"chat"}  # code's replicas are those of round 1
     fresh, _ = replay_plan(again, sc, traces, 2)
     assert checks == fresh  # what the cache gives is what a replay gives
+
+
+def test_a_replan_stopped_at_its_time_limit_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """qa3 F7: a re-plan whose own solve stopped at its time limit was reported ``feasible``
+    (its status was decided from the gap to the first solve's bound alone), so a plan whose
+    fleet depended on the machine's speed said nothing of it. The solve's status is patched
+    (the clock is not relied on)."""
+    from solver.solve import replan as replan_module
+
+    sc = _scenario(tmp_path)
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    halved = _halved(table, "chat")
+    finished = replan_workloads(sc, halved, first, frozenset({"chat"}),
+                                lambda t: plan_scenario(sc, t))
+    assert finished.solver.gap is not None and finished.solver.gap > 0.01
+    assert finished.status is SolveStatus.feasible
+    real = replan_module.solve
+
+    def stopped(*args: object, **kwargs: object) -> object:
+        outcome = real(*args, **kwargs)  # type: ignore[arg-type]
+        return dataclasses.replace(outcome, status=SolveStatus.time_limit)
+
+    monkeypatch.setattr(replan_module, "solve", stopped)
+    cut = replan_workloads(sc, halved, first, frozenset({"chat"}),
+                           lambda t: plan_scenario(sc, t))
+    assert cut.status is SolveStatus.time_limit
+    assert cut.allocations == finished.allocations  # the same fleet, honestly labelled
+    # within the gap of the first solve's bound the fleet is proven whatever stopped it
+    close = first.model_copy(update={"solver": first.solver.model_copy(
+        update={"bound": 0.995 * finished.cost.per_month})})
+    within = replan_module._against_full_bound(
+        finished, close, SolveStatus.time_limit, finished.solver, 0.01, 1.0)
+    assert within["status"] is SolveStatus.optimal
+
+
+TWO_ZONES = """
+name: two-zones
+zones:
+  - id: zone-a
+    region: region-1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 8
+        on_demand: {price_per_gpu_hour: 1.00, stock_gpus: 64}
+  - id: zone-b
+    region: region-1
+    offers:
+      - gpu: H100-SXM
+        gpus_per_node: 8
+        on_demand: {price_per_gpu_hour: 1.00, stock_gpus: 64}
+workloads:
+  - name: chat
+    model: Llama-3.1-8B
+    precision: bf16
+    arrival: {peak_rps: 12}
+    input_tokens: {p50: 1000, p95: 1000, p99: 1000}
+    output_tokens: {p50: 200, p95: 200, p99: 200}
+    slo: {ttft_p95_ms: 500, tpot_p95_ms: 60}
+    survivability: zone_loss
+policy:
+  time_blocks:
+    - {name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                         19, 20, 21, 22, 23]}
+"""
+
+
+def test_a_zone_and_its_only_node_are_one_replay_reported_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each zone holds one node of chat's replicas: losing the zone and losing that node lose
+    the same replicas at the same instant, so they are replayed once and reported under both
+    names, with what a replay of each gives."""
+    from models.workload import TraceLink
+
+    path = tmp_path / "s.yaml"
+    path.write_text(TWO_ZONES)
+    sc = load_scenario(path)
+    link = TraceLink(path=str(tmp_path / "unused.csv"))
+    sc = sc.model_copy(update={"workloads": tuple(
+        w.model_copy(update={"arrival": w.arrival.model_copy(update={"trace": link})})
+        for w in sc.workloads)})
+    plan = plan_scenario(sc, build_capacity_table(sc))
+    assert {a.zone for a in plan.allocations} == {"zone-a", "zone-b"}
+    replayed: list[str] = []
+    real = plan_replay._one_case
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        check, configs = real(*args, **kwargs)
+        replayed.append(check.failure)
+        return check, configs
+
+    monkeypatch.setattr(plan_replay, "_one_case", counting)
+    checks, _ = replay_plan(plan, sc, {"chat": _trace()}, 1)
+    failures = [c.failure for c in checks]
+    assert sorted(failures) == ["node:zone-a/H100-SXM/on_demand",
+                                "node:zone-b/H100-SXM/on_demand", "none",
+                                "zone:zone-a", "zone:zone-b"]
+    assert sorted(replayed) == ["node:zone-a/H100-SXM/on_demand",
+                               "node:zone-b/H100-SXM/on_demand", "none"]
+    # what each failure would get replayed on its own
+    sc_wl = sc.workload("chat")
+    fleet = fleet_from_plan(plan, sc)
+    slice_name = peak_slice(sc, sc_wl)
+    groups = fleet_replica_groups(fleet, sc, sc_wl, slice_name)
+    window = peak_window(_trace(), 12.0)
+    for zone in ("zone-a", "zone-b"):
+        alone, _ = real(sc, sc_wl, slice_name, groups, window, f"zone:{zone}",
+                        ZoneFailure(zone=zone, at_s=window.start_s), 1)
+        assert next(c for c in checks if c.failure == f"zone:{zone}") == alone

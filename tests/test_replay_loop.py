@@ -266,3 +266,25 @@ def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ
     monkeypatch.setattr(plan_cli, "plan_scenario", real)
     code, out, data = _plan(tmp_path)
     assert code == 0 and data["status"] != "time_limit" and "re-run" not in out
+
+
+def test_a_replan_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The re-plan round's own solve stopped by the clock (patched: the clock is not relied
+    on) makes the plan ``time_limit``, with the re-run note; it used to say ``feasible``."""
+    import dataclasses
+
+    from solver.solve import replan as replan_module
+
+    real = replan_module.solve
+
+    def stopped(*args: object, **kwargs: object) -> object:
+        return dataclasses.replace(real(*args, **kwargs),  # type: ignore[arg-type]
+                                   status=SolveStatus.time_limit)
+
+    monkeypatch.setattr(replan_module, "solve", stopped)
+    code, out, data = _plan(tmp_path)
+    assert code == 0, out
+    assert max(c["round"] for c in data["replay"]) >= 2  # type: ignore[index,union-attr]
+    assert data["status"] == "time_limit"
+    assert "re-run of the same input can give a different plan" in out

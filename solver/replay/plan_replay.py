@@ -14,6 +14,7 @@ instant it fails, are counted by the replay but do not fail the check: no fleet 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,7 +103,8 @@ ReplayCache = dict[tuple[str, str], list[tuple[ReplayCheck, frozenset[tuple[str,
 
 
 def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_: int,
-                cache: ReplayCache | None = None) -> tuple[list[ReplayCheck], list[Miss]]:
+                cache: ReplayCache | None = None, *, share_same_loss: bool = True
+                ) -> tuple[list[ReplayCheck], list[Miss]]:
     """Every check of every workload named in ``traces`` (workload → its trace), and the
     misses among them.
 
@@ -110,7 +112,11 @@ def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_
     and zones holding them, the node of each pool that holds most of it), so with ``cache`` a
     workload whose allocations are those of an earlier call gets that call's checks again
     (this round's number) instead of a second replay of the same thing: the replay loop
-    re-plans the workloads that missed and keeps the others' replicas."""
+    re-plans the workloads that missed and keeps the others' replicas. Within a call, two
+    failures that lose the same replicas at the same instant (a zone holding one node of the
+    workload, and that node) are one replay, reported under each failure's name: the replay is
+    deterministic and sees only which replicas vanish and when (``share_same_loss=False``
+    replays each on its own: benchmarks/replay_cost.py measures both)."""
     fleet = fleet_from_plan(plan, scenario)
     domains = failure_domains(fleet, scenario)
     checks: list[ReplayCheck] = []
@@ -141,9 +147,18 @@ def replay_plan(plan: Plan, scenario: Scenario, traces: dict[str, Trace], round_
                                 window.start_s)
             if outage is not None and any(outage.hits(r) for r in replicas):
                 cases.append((failure.label, outage))
+        same: dict[tuple[frozenset[str], float], tuple[ReplayCheck, frozenset[tuple[str, int]]]]
+        same = {}
         for label, outage in cases:
-            check, configs = _one_case(scenario, wl, slice_name, groups, window, label, outage,
-                                       round_)
+            lost = (frozenset(r.name for r in replicas if outage is not None and outage.hits(r)),
+                    math.inf if outage is None else outage.at_s)
+            if share_same_loss and lost in same:  # the same replicas lost at the same instant
+                check, configs = same[lost]
+                check = check.model_copy(update={"failure": label})
+            else:
+                check, configs = _one_case(scenario, wl, slice_name, groups, window, label,
+                                           outage, round_)
+                same[lost] = (check, configs)
             done.append((check, configs))
             checks.append(check)
             if not check.holds:

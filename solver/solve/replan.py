@@ -71,7 +71,8 @@ def replan_workloads(
         fingerprint=scenario_fingerprint(scenario),
     )
     plan = complete_plan(base, scenario, program, table)
-    return plan.model_copy(update=_against_full_bound(plan, previous, outcome.report, gap,
+    return plan.model_copy(update=_against_full_bound(plan, previous, outcome.status,
+                                                      outcome.report, gap,
                                                       time.perf_counter() - started))
 
 
@@ -92,19 +93,24 @@ def _scaled_start(program: Program, previous: Plan, table: CapacityTable,
     return start_from_replicas(program, x)
 
 
-def _against_full_bound(plan: Plan, previous: Plan, report: SolverReport, gap: float,
-                        seconds: float) -> dict[str, object]:
+def _against_full_bound(plan: Plan, previous: Plan, solved: SolveStatus, report: SolverReport,
+                        gap: float, seconds: float) -> dict[str, object]:
     """Status and solver report of a re-planned fleet: the full solve's bound (still a lower
-    bound after de-rating), the gap to it, ``optimal`` only within ``gap``."""
+    bound after de-rating), the gap to it, ``optimal`` only within ``gap``; otherwise
+    ``time_limit`` when the re-plan's own solve (``solved``) stopped at its time limit — its
+    fleet then depends on the machine's speed, and the plan must say so — else ``feasible``
+    (the re-plan proved its fleet the cheapest within ``gap`` that keeps the rest: a re-run
+    gives the same fleet)."""
     cost = plan.cost.per_month
     bound = previous.solver.bound
+    unproven = SolveStatus.time_limit if solved is SolveStatus.time_limit else SolveStatus.feasible
     if bound is None or cost <= 0:
-        return {"status": SolveStatus.feasible,
+        return {"status": unproven,
                 "solver": report.model_copy(update={"seconds": seconds, "gap": None,
                                                     "bound": None, "objective": cost})}
     bound = min(bound, cost)
     rel = (cost - bound) / cost
-    status = SolveStatus.optimal if rel <= gap else SolveStatus.feasible
+    status = SolveStatus.optimal if rel <= gap else unproven
     return {"status": status,
             "solver": report.model_copy(update={"seconds": seconds, "gap": rel, "bound": bound,
                                                 "objective": cost})}
