@@ -66,3 +66,27 @@ def test_sweep_says_which_slo_no_configuration_meets(strict: Path, tmp_path: Pat
     assert list(frame["status"]) == ["infeasible", "optimal"]
     assert "slo.tpot_p95_ms 0.5 ms" in frame["diagnosis"][0]
     assert pd.isna(frame["diagnosis"][1])
+
+
+@pytest.mark.parametrize("how", [[], ["--solver", "cbc"], ["share_nodes=false"]])
+def test_a_scenario_whose_only_workload_no_configuration_serves_is_infeasible(
+        how: list[str], tmp_path: Path) -> None:
+    """With no configuration left at all the program has no columns: HiGHS calls it empty, with
+    no status of its rows; the plan was `time_limit` with no fleet, and `plan` then said "this
+    is a bug in fleetplan" (exit 3) instead of naming the SLO."""
+    data = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    assert len(data["workloads"]) == 1
+    data["workloads"][0]["slo"]["tpot_p95_ms"] = STRICT_TPOT_MS
+    if how == ["share_nodes=false"]:
+        data["policy"]["share_nodes"] = False
+        how = []
+    path = tmp_path / "only.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out"),
+                                       "--quiet", *how])
+    assert result.exit_code == 1, result.output
+    assert "this is a bug" not in result.output
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert plan["status"] == "infeasible"
+    assert plan["diagnosis"][0]["message"].startswith(
+        "`chat` cannot meet its per-token SLO (slo.tpot_p95_ms 0.5 ms)")

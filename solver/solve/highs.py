@@ -227,6 +227,8 @@ def run(
     import highspy
 
     started = time.perf_counter()
+    if model.columns_count == 0:  # nothing to choose (no workload has a candidate): HiGHS
+        return _empty(model)      # calls such a model empty and reports no status of its rows
     limit = min(time_limit_s, deadline.left())
     if limit <= 0.0:
         return RunResult(SolveStatus.time_limit, None, None, None, 0.0)
@@ -328,6 +330,15 @@ class _Watch:
             return
         self.last = now
         self.on_progress(Progress(self.deadline.elapsed(), _finite(primal), _finite(dual)))
+
+
+def _empty(model: Model) -> RunResult:
+    """A program without columns: its one fleet (nothing) is optimal if it meets every row (a
+    demand of zero), and the program infeasible otherwise (a demand no column can serve)."""
+    x = np.zeros(0)
+    if model.broken_rows(x):
+        return RunResult(SolveStatus.infeasible, None, None, None, 0.0)
+    return RunResult(SolveStatus.optimal, x, 0.0, 0.0, 0.0)
 
 
 def _result(h: Any, model: Model, relaxation: bool, seconds: float) -> RunResult:
