@@ -21,6 +21,7 @@ An unknown name is refused with the closest known names (:func:`~models.errors.d
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -162,7 +163,24 @@ def resolve_gpu(name: str, catalog: Iterable[str]) -> tuple[str | None, int | No
     target = alias or (shape.gpu if shape is not None else None)
     if target is not None:
         return None, None, f"it is a {target}, which the catalog does not have: add it"
-    return None, None, did_you_mean(name, known)
+    return None, None, _closest_gpu_or_instance_type(name, known)
+
+
+def _closest_gpu_or_instance_type(name: str, known: Sequence[str]) -> str:
+    """The fix for a name that is no GPU type nor instance type: the closest GPU types, and the
+    closest instance types of those GPUs with what they hold (``p5.48xl`` → ``p5.48xlarge`` (8
+    × H100-SXM)), as a GPU name gets the closest GPU names."""
+    gpu_hint = did_you_mean(name, known)
+    types = [t for t, shape in INSTANCE_TYPES.items() if shape.gpu in known]
+    close = difflib.get_close_matches(name.strip().lower(), types, n=3, cutoff=0.6)
+    if not close:
+        return gpu_hint
+    shown = " or ".join(f"`{t}` ({INSTANCE_TYPES[t].gpus_per_node} × {INSTANCE_TYPES[t].gpu})"
+                        for t in close)
+    if gpu_hint.startswith("did you mean "):
+        return f"{gpu_hint[:-1]}, or the instance type {shown}?"
+    gpus = gpu_hint.removeprefix("known names: ")
+    return f"did you mean the instance type {shown}? (GPU types: {gpus})"
 
 
 def _model_stem(name: str) -> str:

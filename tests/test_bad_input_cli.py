@@ -691,3 +691,30 @@ def test_forecast_reads_no_device_and_no_more_rows_than_its_limit(
     result = run("forecast", str(path), *when)
     assert_clean_error(result, f"{path}: more than 2 rows; at most 2 are read")
     assert result.exit_code == 2
+
+
+# --- --json on bad input (qa4 5) ---------------------------------------------------------------
+
+
+def test_json_on_bad_input_is_a_json_error_naming_file_field_and_fix(tmp_path: Path) -> None:
+    # was: exit 2 and nothing on stdout, so a script parsing it read an empty document
+    bad = tiny_with(tmp_path, {("workloads", 0, "arrival", "peak_rsp"): 3})
+    result = CliRunner().invoke(main, ["validate", str(bad), "--json"])
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["valid"] is False
+    assert {"file": str(bad), "field": "workloads[0].arrival.peak_rsp",
+            "message": "unknown key `peak_rsp`", "fix": "did you mean `peak_rps`? (else remove "
+            "this key)"} in data["problems"]
+    assert "peak_rsp" in result.stderr  # people still read it on stderr
+
+
+def test_json_on_a_missing_file_or_bad_option_is_json_too(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "none.yaml"), "--fleet",
+                                       str(tmp_path / "f.json"), "--json"])
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["valid"] is False and data["problems"][0]["file"].endswith("none.yaml")
+    result = CliRunner().invoke(main, ["validate", "--json", "--no-such-option"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"] == "No such option '--no-such-option'."

@@ -78,6 +78,21 @@ def _named(wb: openpyxl.Workbook, name: str) -> float:
     return evaluate(wb, sheet, cell.replace("$", ""))
 
 
+def test_summary_says_its_formulas_hold_no_stored_value(workbook_path: Path) -> None:
+    """qa4 9: pandas read the cost cells as NaN and nothing in the workbook said why. The
+    Summary says so under its table, and where to read the figures instead; the cells it names
+    are indeed formulas openpyxl stores no value for."""
+    wb = openpyxl.load_workbook(workbook_path)
+    ws = wb["Summary"]
+    lines = [c.value for c in ws["A"] if isinstance(c.value, str)]
+    assert any("live formulas" in t and "pandas and openpyxl read them empty" in t
+               and "plan.json" in t for t in lines)
+    labels = {ws.cell(row=r, column=1).value: r for r in range(1, ws.max_row + 1)}
+    assert ws.cell(row=labels["Cost per month"], column=2).data_type == "f"
+    cached = openpyxl.load_workbook(workbook_path, data_only=True)["Summary"]
+    assert cached.cell(row=labels["Cost per month"], column=2).value is None
+
+
 def test_summary_figures(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
     ws = wb["Summary"]

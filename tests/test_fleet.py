@@ -109,6 +109,23 @@ def test_bad_inventory_names_are_located(tmp_path: Path) -> None:
     assert "nodes[1].gpu: unknown GPU `H10` — did you mean `H100`?" in text
 
 
+def test_an_instance_type_mistyped_as_a_gpu_gets_the_closest_instance_types(
+    tmp_path: Path,
+) -> None:
+    """qa4 14: `gpu: p5.48xl` listed the catalog's GPU names only, though `gpu:` also takes
+    instance types (`p5.48xlarge`): the closest instance types are suggested, with what they
+    hold, as a GPU name gets the closest GPU names."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    demo = load_scenario(demo_scenario())
+    doc = {"nodes": [{"zone": "use1-az1", "gpu": "p5.48xl", "nodes": 1}]}
+    with pytest.raises(InputError) as err:
+        load_fleet(_write(tmp_path, doc), demo)
+    assert ("nodes[0].gpu: unknown GPU `p5.48xl` — did you mean the instance type "
+            "`p5.48xlarge` (8 × H100-SXM)") in err.value.render()
+
+
 def test_layout_that_does_not_fit(tmp_path: Path) -> None:
     doc = {
         "nodes": [{"zone": "z1", "gpu": "H100", "nodes": 1}],

@@ -19,6 +19,7 @@ from solver.capacity.memory import max_stable_sequences
 from solver.replay.engine import (
     EngineConfig,
     PreemptMode,
+    ReplayResult,
     ReplicaSpec,
     Status,
     StepModel,
@@ -567,7 +568,8 @@ def test_cli_failure_splits_before_and_after(tmp_path: Path) -> None:
     assert code == 2, out
     assert "zone:zone-a fails at minute 1, after the trace ends" in out
     assert "minute 0.99 at --rate-scale 2" in out and "choose a minute up to 0.99" in out
-    assert "{" not in out  # no report, even with --json
+    # no report, even with --json: the JSON says what is wrong instead
+    assert '"valid": false' in out and '"requests"' not in out
     code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
                          "--workload", "chat", "--fail", "zone:zone-a@0.99", "--rate-scale", "2",
                          "--json"])
@@ -784,17 +786,25 @@ def test_cli_several_failures(tmp_path: Path) -> None:
     base = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
     code, out = _invoke([*base, "--fail", "zone:zone-b@1", "--fail",
                          "node:zone-a/H100-SXM@0.5", "--json"])
-    assert code == 0, out
+    assert code == 1, out  # nothing answers after the second failure: the SLOs are missed
     data = json.loads(out)
     labels = [f["label"] for f in data["failures"]]
     assert labels == ["node:zone-a/H100-SXM", "zone:zone-b"]  # in time order
     first, second = (f["until_next_failure"] for f in data["failures"])
     assert first["requests"] == 60 and first["completed"] == 60
     assert second["requests"] == 120 and second["rejected"] == 120  # nothing left alive
+    assert data["slo_held"] is False
+    ttft = data["verdicts"][0]
+    assert ttft["slo"] == "ttft_p95_ms" and not ttft["held"]
+    assert [(g["requests"], g["unanswered"], g["p95_ms"]) for g in ttft["groups"][1:]] == [
+        (60, 0, pytest.approx(first["ttft_ms"]["p95"])), (120, 120, None)]
     code, out = _invoke([*base, "--fail", "zone:zone-b@1", "--fail",
                          "node:zone-a/H100-SXM@0.5"])
-    assert code == 0, out
+    assert code == 1, out
     assert "arrived after failure 2" in out and "1. node:zone-a/H100-SXM" in out
+    assert ("TTFT P95 SLO 1,000 ms: MISSED (" in out
+            and "120 of 120 requests (100.0%) got no answer" in out
+            and "over those arriving after failure 2" in out)
 
 
 def test_cli_node_failure_errors(tmp_path: Path) -> None:
@@ -830,3 +840,59 @@ def test_cli_shows_the_replayed_rate_against_the_planned_peak(tmp_path: Path) ->
     assert "replayed at 1.00 req/s mean, 1.00 req/s in the busiest minute" in out
     assert ("planned for 2.00 req/s in slice day: --rate-scale 0.996 replays the mean at it, "
             "1 the busiest minute") in out
+
+
+def test_cli_verdict_per_slo_says_held_or_by_how_much_it_is_missed(tmp_path: Path) -> None:
+    """qa4 14: nothing said whether the replay held the SLOs; the user compared columns. Each
+    request here is a lone 600-token prefill (test_cli_json_contract): a TTFT SLO below it is
+    missed by the difference, and the exit code says so."""
+    scenario, plan, trace = _files(tmp_path)
+    args = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
+    code, out = _invoke([*args, "--json"])
+    assert code == 0, out
+    data = json.loads(out)
+    ttft_p95, tpot_p95 = data["ttft_ms"]["p95"], data["tpot_ms"]["p95"]
+    assert data["slo_held"] is True
+    assert [(v["slo"], v["held"], v["groups"][0]["p95_ms"]) for v in data["verdicts"]] == [
+        ("ttft_p95_ms", True, pytest.approx(ttft_p95)),
+        ("tpot_p95_ms", True, pytest.approx(tpot_p95))]
+    code, out = _invoke(args)
+    assert code == 0, out
+    assert f"TTFT P95 SLO 1,000 ms: held (P95 {ttft_p95:,.1f} ms over all requests)" in out
+    assert f"per-token P95 SLO 50 ms: held (P95 {tpot_p95:,.1f} ms over all requests)" in out
+    target = math.floor(ttft_p95) - 5  # 5 ms and a fraction below the P95
+    scenario.write_text(scenario.read_text().replace("ttft_p95_ms: 1000",
+                                                     f"ttft_p95_ms: {target}"))
+    code, out = _invoke(args)
+    assert code == 1, out
+    over = ttft_p95 - target
+    assert (f"TTFT P95 SLO {target} ms: MISSED by {over:,.1f} ms ({over / target:+.0%}) "
+            f"(P95 {ttft_p95:,.1f} ms over all requests)") in out
+    assert "per-token P95 SLO 50 ms: held" in out
+
+
+def test_verdict_p95_counts_unanswered_requests_as_late() -> None:
+    """The verdict's P95 is numpy's (linear) over every request of the group, with a request
+    that got no answer sorted last: 4 unanswered of 100 leave the P95 finite, 6 do not."""
+    from solver.cli.slo_verdict import Group, group_p95_ms
+
+    def result(unanswered: int) -> ReplayResult:
+        n = 100
+        ttft = np.arange(1.0, n + 1)
+        status = np.zeros(n, dtype=np.int8)
+        status[:unanswered] = Status.rejected_no_replica
+        ttft[:unanswered] = np.nan
+        return ReplayResult(arrival_s=np.arange(n, dtype=np.float64),
+                            output_tokens=np.full(n, 2), status=status, ttft_ms=ttft,
+                            e2e_ms=ttft, tpot_ms=ttft, queue_depth_max=np.zeros(2, np.int64),
+                            kv_use=np.zeros(2), requeued=0)
+
+    whole = group_p95_ms(result(0), "ttft_ms", Group("all"))
+    assert whole.p95_ms == pytest.approx(np.percentile(np.arange(1.0, 101), 95))
+    four = group_p95_ms(result(4), "ttft_ms", Group("all"))
+    # the 96 answered (5…100) and 4 × ∞ sorted last: rank 94.05 falls on 99 and 100
+    assert four.p95_ms == pytest.approx(99.05) and four.unanswered == 4
+    assert math.isinf(group_p95_ms(result(6), "ttft_ms", Group("all")).p95_ms)
+    later = group_p95_ms(result(0), "ttft_ms", Group("later", since_s=50.0))
+    assert later.requests == 50 and later.p95_ms == pytest.approx(
+        np.percentile(np.arange(51.0, 101), 95))

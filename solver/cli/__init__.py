@@ -1,7 +1,9 @@
 """The ``fleetplan`` command line: a thin click group; each command lives in its own module.
 
 Every command goes parse → validate → compute → write. Bad input becomes a one-paragraph
-message and exit code 2, never a traceback.
+message and exit code 2, never a traceback; with ``--json`` it is also a JSON object on
+standard output (:func:`error_json`). A reader that closes the pipe early (``| head``) ends the
+command quietly, as it ends a Unix tool (:func:`quiet_broken_pipe`).
 
 Start-up stays fast: a command's module (and what it needs: pandas, the solver, openpyxl,
 matplotlib) is imported only when that command runs. ``fleetplan --help`` lists the commands
@@ -12,13 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import click
 
-from models.errors import InputError
+from models.errors import InputError, Problem
 from models.text import InertStream
 
 
@@ -86,16 +90,64 @@ class FleetplanGroup(click.Group):
             formatter.write_dl([(name, entry.short_help) for name, entry in COMMANDS.items()])
 
     def invoke(self, ctx: click.Context) -> Any:
+        wants_json = "--json" in ctx.args  # the command's own arguments, not yet parsed
         with inert_terminal():
             try:
-                return super().invoke(ctx)
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            except BrokenPipeError:
+                quiet_broken_pipe()
             except InputError as exc:
-                click.echo(exc.render(), err=True)
-                ctx.exit(2)
+                fail(ctx, exc.render(), exc.problems, wants_json)
             except OSError as exc:  # the file system refused: a path given or written
                 where = exc.filename if exc.filename is not None else "a file"
-                click.echo(f"cannot read or write {where}: {exc.strerror or exc}", err=True)
-                ctx.exit(2)
+                message = f"cannot read or write {where}: {exc.strerror or exc}"
+                fail(ctx, message, [Problem(str(where), "", str(exc.strerror or exc))],
+                     wants_json)
+            except click.ClickException as exc:  # a bad option: click prints it on stderr
+                if wants_json:
+                    click.echo(error_json(exc.format_message(), []))
+                raise
+
+
+#: Exit status of a process the pipe's reader left: 128 + SIGPIPE, as a shell reports a tool
+#: that signal stopped (``yes | head -1; echo ${PIPESTATUS[0]}`` prints 141).
+BROKEN_PIPE_EXIT = 141
+
+
+def quiet_broken_pipe() -> None:
+    """End quietly after the reader of standard output went away (``fleetplan … | head``).
+
+    Python turns SIGPIPE into :class:`BrokenPipeError`; the output still buffered would raise it
+    again at exit, so standard output and error are pointed at the null device first (Python's
+    documentation of ``signal`` shows the same). SIGPIPE itself is not restored to its default:
+    it would also stop the process on a closed socket (Ray's workers).
+    """
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            if stream is not None:
+                os.dup2(null, stream.fileno())
+    os.close(null)
+    raise SystemExit(BROKEN_PIPE_EXIT)
+
+
+def error_json(message: str, problems: Sequence[Problem]) -> str:
+    """What ``--json`` prints on bad input: ``valid: false``, the message people read, and each
+    problem's file, field (the place in the file), message and fix."""
+    return json.dumps({"valid": False, "error": message,
+                       "problems": [{"file": p.file, "field": p.location, "message": p.message,
+                                     "fix": p.fix} for p in problems]}, indent=2)
+
+
+def fail(ctx: click.Context, message: str, problems: Sequence[Problem], as_json: bool) -> None:
+    """Bad input: the message on stderr (and its JSON on stdout with ``--json``), exit 2."""
+    if as_json:
+        click.echo(error_json(message, problems))
+    click.echo(message, err=True)
+    ctx.exit(2)
 
 
 @contextlib.contextmanager

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib.util
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,16 @@ from solver.studies.forecast import (
     read_history,
     scenario_block,
 )
+
+
+def missing_statsmodels() -> Problem:
+    """What to install, and the command installing it into the Python running fleetplan (a
+    bare ``pip`` may be another environment's)."""
+    python = shlex.quote(sys.executable)
+    return Problem("statsmodels", "", "not installed: `fleetplan forecast` fits its trend model "
+                   "with statsmodels, which comes with fleetplan's `forecast` extra",
+                   f"install the extra: {python} -m pip install 'fleetplan[forecast]' (from a "
+                   f"clone of fleetplan: {python} -m pip install '.[forecast]')")
 
 
 def _horizon(scenario: Scenario | None, start: dt.datetime | None, period_months: int | None,
@@ -133,8 +145,7 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
     ETS model's prediction interval) for the scenario's horizon.
     """
     if importlib.util.find_spec("statsmodels") is None:
-        raise click.ClickException("fleetplan forecast fits its model with statsmodels, which is "
-                                   "not installed: pip install 'fleetplan[forecast]'")
+        raise InputError([missing_statsmodels()])
     scenario = load(scenario_path) if scenario_path is not None else None
     with contextlib.ExitStack() as reserved:
         target = None if out_file is None else reserved.enter_context(

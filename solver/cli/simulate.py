@@ -2,7 +2,8 @@
 
 Parse → validate → compute → print. The fleet's replicas of one workload in one slice (reserved
 ones plus the slice's elastic ones; by default the slice of the workload's peak hour) serve
-the trace; see docs/replay.md for the engine's rules.
+the trace; see docs/replay.md for the engine's rules. A verdict per SLO ends the report
+(:mod:`solver.cli.slo_verdict`), and the exit code follows it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
 from solver.cli.show import Col, progress, table_lines
+from solver.cli.slo_verdict import Group, SloVerdict, verdict_json, verdict_line, verdicts
 from solver.outputs.labels import plural
 from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
@@ -105,6 +107,13 @@ class SimulationRun:
     periods: tuple[ReplaySummary, ...]
     """Requests arriving from each failure to the next (the last: to the end)."""
     wall_seconds: float
+    verdicts: tuple[SloVerdict, ...] = ()
+    """TTFT and per-token: held or missed, over all requests and after each failure."""
+
+    @property
+    def held(self) -> bool:
+        """Every SLO held."""
+        return all(v.held for v in self.verdicts)
 
     @property
     def failure(self) -> Outage | None:
@@ -146,7 +155,13 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
             workload_name: str | None, slice_name: str | None, rate_scale: float,
             fail_specs: tuple[str, ...], max_batched_tokens: int, max_seqs: int, preempt: str,
             as_json: bool) -> None:
-    """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo)."""
+    """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo).
+
+    Ends with one verdict per SLO: its P95 over all requests, and over the requests arriving
+    after each --fail, at most the SLO (held) or by how much it is missed; a request that got
+    no answer counts as late. Exit 0 when every SLO held, 1 when one was missed, 2 on bad
+    input.
+    """
     sc = load(scenario)
     workload = pick_workload(sc, workload_name)
     slice_name = pick_slice(sc, workload, slice_name)
@@ -214,11 +229,25 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         periods=tuple(summarize(result, ttft_slo, tpot_slo, since_s=f.at_s, until_s=end)
                       for f, end in zip(failures, ends, strict=True)),
         wall_seconds=wall_seconds,
+        verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures)),
     )
     if as_json:
         echo_json(to_json(run))
     else:
         click.echo(render(run))
+    if not run.held:
+        raise SystemExit(1)
+
+
+def verdict_groups(failures: tuple[Outage, ...]) -> list[Group]:
+    """All requests, then those arriving after each failure (up to the next), named as the
+    latency table's columns."""
+    groups = [Group("all requests")]
+    if len(failures) == 1:
+        return [*groups, Group("those arriving after the failure", since_s=failures[0].at_s)]
+    ends = [f.at_s for f in failures[1:]] + [math.inf] * bool(failures)
+    return groups + [Group(f"those arriving after failure {k}", since_s=f.at_s, until_s=end)
+                     for k, (f, end) in enumerate(zip(failures, ends, strict=True), start=1)]
 
 
 def pick_workload(scenario: Scenario, name: str | None) -> Workload:
@@ -315,6 +344,8 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
         "rate_scale_mean_at_peak": run.rate.mean_scale,
         "rate_scale_busiest_minute_at_peak": run.rate.busiest_minute_scale,
         "requeued": run.result.requeued,
+        "slo_held": run.held,
+        "verdicts": [verdict_json(v) for v in run.verdicts],
         "per_minute": per_minute(run),
     }
     if run.failure is not None and run.before is not None and run.after is not None:
@@ -436,4 +467,5 @@ def render(run: SimulationRun) -> str:
         top, minute = max(kv)
         lines.append(f"KV cache in use: up to {top:.0%} of live capacity (minute {minute})")
     lines.append(f"replayed in {run.wall_seconds:.2f} s")
+    lines += [verdict_line(v) for v in run.verdicts]
     return "\n".join(lines)

@@ -105,6 +105,13 @@ TOKENS_PER_MONTH = "tokens_per_month"
 OUTPUT_TOKENS_PER_MONTH = "output_tokens_per_month"
 PREPARED_ON = "prepared_on"
 
+#: The Summary's line on formulas: a script reading the workbook finds their cells empty.
+LIVE_FORMULAS = ("Cost per month, cost per million tokens and the Purchase plan's GPUs and "
+                 "costs are live formulas: Excel and LibreOffice compute them on open; the file "
+                 "stores no computed value, so pandas and openpyxl read them empty. Scripts: "
+                 "read plan.json, or recalculate first (README, \"Reading plan.xlsx from a "
+                 "script\").")
+
 #: Figures at 4 decimals: prices per GPU-hour, cost per Mtok.
 PRICE = "#,##0.0000"
 
@@ -299,6 +306,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         if name is not None:
             cells[name] = f"B{i}"
     add_table(ws, names.name("Summary"), 1, 1, len(rows) + 1, 3)
+    note_line(ws, len(rows) + 2, LIVE_FORMULAS)
     r = len(rows) + 3
     section(ws, r, "GPUs by GPU type, zone and purchase kind (reserved as bought; on-demand and "
                    "spot at their busiest slice)")

@@ -26,6 +26,7 @@ from models.inventory import (
     InventoryReplicas,
 )
 from models.loader import read_document, validate_as
+from models.names import resolve_gpu
 from models.plan import Plan
 from models.planning_checks import resolve_fleet_instance_types
 from models.scenario import Scenario
@@ -275,9 +276,10 @@ def _inventory_problems(inv: InventoryFile, scenario: Scenario, file: str) -> li
     out: list[Problem] = []
     seen: set[tuple[str, str, PurchaseKind]] = set()
     for i, n in enumerate(inv.nodes):
-        out += _unknown(
-            file, f"nodes[{i}]", (("zone", "zone", n.zone, zones), ("gpu", "GPU", n.gpu, gpus))
-        )
+        out += _unknown(file, f"nodes[{i}]", (("zone", "zone", n.zone, zones),))
+        if n.gpu not in gpus:  # the closest GPU types, or instance types (`p5.48xl`)
+            out.append(Problem(file, f"nodes[{i}].gpu", f"unknown GPU `{n.gpu}`",
+                               resolve_gpu(n.gpu, gpus)[2]))
         key = (n.zone, n.gpu, n.purchase)
         if key in seen:
             out.append(

@@ -1,0 +1,129 @@
+"""``fleetplan simulate``'s verdict: did the replay hold each P95 SLO, and if not by how much.
+
+One verdict per SLO (TTFT, time per output token), over every request of the replay and, with
+``--fail``, over the requests arriving after each failure: the worst of those groups decides.
+A request that got no answer (rejected, or failed while streaming) counts as infinitely late,
+so a P95 holds only if at least 95 % of the group's requests were answered within the SLO's
+latency; a one-token answer has no time per output token and is left out of that P95, as the
+latency table leaves it out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.replay.engine import ReplayResult, Status
+
+#: The share of requests a P95 SLO allows above its latency.
+ALLOWED_ABOVE = 0.05
+
+
+@dataclass(frozen=True)
+class Group:
+    """Requests arriving in ``[since_s, until_s)``, named as the latency table names them."""
+
+    name: str
+    since_s: float = 0.0
+    until_s: float = math.inf
+
+
+@dataclass(frozen=True)
+class GroupP95:
+    """One group's P95 of one latency, unanswered requests counted as infinitely late."""
+
+    group: str
+    p95_ms: float
+    """``inf`` when more than 5 % of the group got no answer; NaN for an empty group."""
+    unanswered: int
+    requests: int
+
+
+@dataclass(frozen=True)
+class SloVerdict:
+    """One SLO: its target, each group's P95, and whether the worst group held it."""
+
+    slo: str
+    """``TTFT`` or ``per-token``."""
+    key: str
+    """The workload's SLO field: ``ttft_p95_ms`` or ``tpot_p95_ms``."""
+    target_ms: float
+    groups: tuple[GroupP95, ...]
+
+    @property
+    def worst(self) -> GroupP95:
+        """The group with the highest P95 (an empty group never is)."""
+        measured = [g for g in self.groups if not math.isnan(g.p95_ms)]
+        return max(measured, key=lambda g: g.p95_ms) if measured else self.groups[0]
+
+    @property
+    def held(self) -> bool:
+        """Every group's P95 at most the target (an empty group holds)."""
+        return all(math.isnan(g.p95_ms) or g.p95_ms <= self.target_ms for g in self.groups)
+
+
+def group_p95_ms(result: ReplayResult, latency: str, group: Group) -> GroupP95:
+    """P95 of ``latency`` (``ttft_ms`` or ``tpot_ms``) over the group, linear between ranks as
+    the latency table's percentiles; unanswered requests sort last."""
+    mask = (result.arrival_s >= group.since_s) & (result.arrival_s < group.until_s)
+    done = result.status[mask] == Status.completed
+    values = np.asarray(getattr(result, latency)[mask], dtype=np.float64)
+    if latency == "tpot_ms":  # one-token answers have no time per output token
+        keep = ~done | ~np.isnan(values)
+        values, done = values[keep], done[keep]
+    unanswered = int((~done).sum())
+    if values.size == 0:
+        return GroupP95(group.name, math.nan, 0, 0)
+    if unanswered > ALLOWED_ABOVE * values.size:
+        return GroupP95(group.name, math.inf, unanswered, int(values.size))
+    late = np.where(done, values, np.inf)
+    finite = np.sort(late[np.isfinite(late)])
+    rank = 0.95 * (values.size - 1)  # numpy's linear method on the full group
+    low, high = math.floor(rank), math.ceil(rank)
+    if high >= finite.size:  # the rank falls among the unanswered: infinitely late
+        return GroupP95(group.name, math.inf, unanswered, int(values.size))
+    p95 = finite[low] + (finite[high] - finite[low]) * (rank - low)
+    return GroupP95(group.name, float(p95), unanswered, int(values.size))
+
+
+def verdicts(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
+             groups: Sequence[Group]) -> tuple[SloVerdict, SloVerdict]:
+    """The TTFT and per-token verdicts over ``groups``."""
+    return (SloVerdict("TTFT", "ttft_p95_ms", ttft_slo_ms,
+                       tuple(group_p95_ms(result, "ttft_ms", g) for g in groups)),
+            SloVerdict("per-token", "tpot_p95_ms", tpot_slo_ms,
+                       tuple(group_p95_ms(result, "tpot_ms", g) for g in groups)))
+
+
+def _p95_text(g: GroupP95) -> str:
+    if math.isinf(g.p95_ms):
+        return (f"no P95: {g.unanswered:,} of {g.requests:,} requests "
+                f"({g.unanswered / g.requests:.1%}) got no answer, more than the 5 % a P95 "
+                f"leaves out, over {g.group}")
+    return f"P95 {g.p95_ms:,.1f} ms over {g.group}"
+
+
+def verdict_line(v: SloVerdict) -> str:
+    """``TTFT P95 SLO 1,000 ms: held (P95 812.0 ms over all requests; …)`` or ``… MISSED by
+    239.0 ms (+24 %): …``."""
+    shown = [g for g in v.groups if not math.isnan(g.p95_ms)]
+    detail = "; ".join(_p95_text(g) for g in shown) or "no request"
+    head = f"{v.slo} P95 SLO {v.target_ms:,.0f} ms: "
+    if v.held:
+        return f"{head}held ({detail})"
+    worst = v.worst
+    if math.isinf(worst.p95_ms):
+        return f"{head}MISSED ({detail})"
+    over = worst.p95_ms - v.target_ms
+    return f"{head}MISSED by {over:,.1f} ms ({over / v.target_ms:+.0%}) ({detail})"
+
+
+def verdict_json(v: SloVerdict) -> dict[str, object]:
+    """A verdict for machines: ``p95_ms`` null where unanswered requests leave no P95."""
+    return {"slo": v.key, "target_ms": v.target_ms, "held": v.held,
+            "groups": [{"group": g.group, "requests": g.requests, "unanswered": g.unanswered,
+                        "p95_ms": None if not math.isfinite(g.p95_ms) else g.p95_ms}
+                       for g in v.groups]}
