@@ -112,16 +112,19 @@ def test_node_loss_required_for_n_plus_1() -> None:
     assert "survival: chat after node:z1/H100/reserved in day has 4 rps, needs 12" in out
 
 
-def test_infeasible_plan_without_allocations_passes() -> None:
+@pytest.mark.parametrize("status", [SolveStatus.infeasible, SolveStatus.time_limit,
+                                    SolveStatus.interrupted])
+def test_a_plan_that_claims_no_fleet_passes(status: SolveStatus) -> None:
+    # infeasible; or no fleet before the time limit (a program whose build the clock stopped)
+    # or before the user stopped the solve
     plan = fc.plan().model_copy(
-        update={
-            "status": SolveStatus.infeasible,
-            "allocations": (),
-            "nodes": (),
-            "survivability": (),
-        }
-    )
+        update={"status": status, "allocations": (), "nodes": (), "survivability": ()})
     assert verify_plan(plan, fc.scenario(), fc.table()) == []
+
+
+def test_an_optimal_plan_without_its_fleet_is_caught() -> None:
+    plan = fc.plan().model_copy(update={"allocations": (), "nodes": (), "survivability": ()})
+    assert "demand" in _kinds(verify_plan(plan, fc.scenario(), fc.table()))
 
 
 def test_failure_utilization_scales_what_survives() -> None:

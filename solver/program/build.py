@@ -94,7 +94,7 @@ requirement row (C1, C3, C4, C5, C7) gets a non-negative slack variable, registe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pulp
 
@@ -110,23 +110,33 @@ def build_program(
     elastic: bool = False,
     symmetry: bool = True,
     cuts: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> Program:
     """Build the program: variables, then each constraint family, then the objective.
 
     ``families`` selects constraint families by name (tests drop one to show it matters);
-    ``elastic`` adds a slack to each requirement (for diagnosis).
+    ``elastic`` adds a slack to each requirement (for diagnosis). ``stop`` is asked after the
+    variables, between families and row by row: once true, the build raises
+    :class:`~solver.program.variables.BuildStopped` with the variables (never stopped before
+    they are made: a bound needs them).
     """
     prob = pulp.LpProblem("fleet", pulp.LpMinimize)
     chosen = set(families)
     v = Variables(names=NameBook(), elastic=elastic, spot_for_interactive="spot" not in chosen)
     add_variables(prob, data, v)
+    if stop is not None:
+        v.stop = stop
     for name, add in FAMILIES.items():
         if name in chosen:
+            v.check()
             add(prob, data, v)
+    v.check()
     if symmetry and not elastic:
         add_zone_symmetry(prob, data, v)
+    v.check()
     if cuts and not elastic and {"demand", "nodes"} <= chosen:
         add_node_cover_cuts(prob, data, v, zone_loss="zone_loss" in chosen,
                             n_plus_1="n_plus_1" in chosen)
+    v.check()
     prob += v.cost
     return Program(prob, v, data)

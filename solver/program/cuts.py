@@ -70,6 +70,7 @@ def add_node_cover_cuts(
         if w.name in data.volume_requests:
             continue
         for s in data.demand_slices(w.name):
+            v.check()
             pools = sorted({node_key(data, k) for k in v.by_slice.get((w.name, s), [])},
                            key=NodeKey.sort_key)
             node = {p: worst_node_rps(data, w.name, v.offer[p.pool]) for p in pools}

@@ -32,6 +32,7 @@ def _require(
     rhs: pulp.LpAffineExpression | float, unit: str,
 ) -> None:
     """Add ``lhs >= rhs`` (sense ``>=``) or ``lhs <= rhs``; elastic programs get a slack."""
+    v.check()
     name = v.names.name(row.family, *row.labels())
     if v.elastic:
         slack = prob.add_variable(v.names.name("slack_" + row.family, *row.labels()), lowBound=0)
@@ -157,6 +158,7 @@ def node_loss(
     chord :math:`\ell \ge X M / \bar X`, close to exact because :math:`\bar X` is kept small (see
     :func:`pool_capacity_bound`).
     """
+    v.check()
     z, g, kind = pool
     o = v.offer[pool]
     phi = data.failure_utilization
@@ -238,6 +240,7 @@ def add_nodes(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> None:
     for k in v.replicas:
         members.setdefault(node_key(data, k), []).append(k)
     for key, y in v.nodes.items():
+        v.check()
         if key.owner is not None:
             packing = dict(best_packing(data, key.owner, v.offer[key.pool]))
             for k in members[key]:

@@ -75,6 +75,20 @@ class Auxiliary:
     bound_rps: float = 0.0
 
 
+def _never() -> bool:
+    return False
+
+
+class BuildStopped(Exception):
+    """The program's build was stopped (its clock ran out, or the user stopped the plan): the
+    variables made so far come with it — enough for a bound without a solve
+    (:func:`solver.solve.stages.capacity_bound`), never a program to solve."""
+
+    def __init__(self, variables: Variables) -> None:
+        super().__init__("the program's build was stopped")
+        self.variables = variables
+
+
 @dataclass
 class Variables:
     """Decision variables by domain label, plus indexes the constraint families share."""
@@ -108,6 +122,14 @@ class Variables:
     """Slots of a workload present in a slice (reserved ones in every slice)."""
     _by_pool: dict[tuple[str, str], dict[PoolKey, list[ReplicaKey]]] = field(
         default_factory=dict, repr=False)
+    stop: Callable[[], bool] = field(default=_never, repr=False)
+    """Whether to stop building (checked row by row, see :meth:`check`)."""
+
+    def check(self) -> None:
+        """Raise :class:`BuildStopped` if asked to stop: the build of a large program takes
+        seconds of CPU (large ×1: ~0.8 s, 25 k columns), more than a short time limit holds."""
+        if self.stop():
+            raise BuildStopped(self)
 
     def slots_in_pool(self, workload: str, slice_name: str, pool: PoolKey) -> list[ReplicaKey]:
         """Slots of a workload present in a slice that run in one pool (indexed once per

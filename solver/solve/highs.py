@@ -28,7 +28,7 @@ import numpy.typing as npt
 import pulp
 
 from models.plan import SolveStatus
-from solver.program.variables import Program
+from solver.program.variables import BuildStopped, Program
 from solver.solve.backends import SOLVER_SEED, THREADS, quiet_stdout
 from solver.solve.clock import Deadline
 
@@ -36,6 +36,8 @@ Vector = npt.NDArray[np.float64]
 
 #: Relative and absolute slack of a row or bound check (the verifier's tolerance) [1].
 ROW_TOL = 1e-6
+#: Rows copied between two looks at the stop request in :func:`model_of` [1].
+ROWS_PER_CHECK = 1024
 #: A column value within this distance of an integer is that integer [1].
 INTEGRALITY_TOL = 1e-6
 #: Seconds between progress reports from a running solve [s].
@@ -115,8 +117,11 @@ class Model:
         return np.array([self.index[n] for n in names], dtype=np.int32)
 
 
-def model_of(program: Program) -> Model:
-    """The program as HiGHS arrays (built once; restrictions change bounds on a copy)."""
+def model_of(program: Program, stop: Callable[[], bool] | None = None) -> Model:
+    """The program as HiGHS arrays (built once; restrictions change bounds on a copy).
+
+    ``stop`` is asked every :data:`ROWS_PER_CHECK` rows: once true, this raises
+    :class:`~solver.program.variables.BuildStopped` (part of the program's build)."""
     import highspy
 
     prob = program.prob
@@ -135,6 +140,8 @@ def model_of(program: Program) -> Model:
     cols: list[int] = []
     vals: list[float] = []
     for i, row in enumerate(rows):
+        if stop is not None and i % ROWS_PER_CHECK == 0 and stop():
+            raise BuildStopped(program.v)
         for var, coef in row.items():
             if coef != 0:
                 cols.append(index[var.name])

@@ -38,9 +38,10 @@ import numpy as np
 
 from models.workload import SECONDS_PER_HOUR
 from solver.program.build import build_program
+from solver.program.data import ProgramData
 from solver.program.keys import ReplicaKey
 from solver.program.values import start_from_replicas
-from solver.program.variables import Program, node_key
+from solver.program.variables import Program, Variables, node_key
 from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups
 from solver.solve.clock import Deadline
 from solver.solve.greedy import greedy_start
@@ -103,6 +104,8 @@ class Stage:
     """Run within the budget given [s]."""
     when: Callable[[Context], bool] = always
     """Whether it is worth running, given what the stages before it found."""
+    least_s: float = MIN_STAGE_S
+    """Least budget it is started with [s]."""
 
 
 def replicas_per_slot(ctx: Context) -> float | None:
@@ -143,7 +146,7 @@ def run_stages(ctx: Context, stages: Sequence[Stage], until_s: float | None = No
         budget = ctx.deadline.share(stage.share)
         if until_s is not None:
             budget = min(budget, until_s - ctx.deadline.elapsed())
-        if budget < MIN_STAGE_S:
+        if budget < stage.least_s:
             continue
         started = ctx.deadline.elapsed()
         ctx.incumbent.running(stage.name, True)
@@ -328,8 +331,15 @@ def canonical(ctx: Context, budget: float) -> None:
 
 
 def capacity_bound(program: Program) -> float:
-    """A valid lower bound in milliseconds: each workload's busiest need bought at the cheapest
-    price per unit of capacity any of its slots offers [currency/month].
+    """A valid lower bound in milliseconds (:func:`variables_bound` of the program's
+    variables) [currency/month]."""
+    return variables_bound(program.data, program.v)
+
+
+def variables_bound(data: ProgramData, v: Variables) -> float:
+    """A valid lower bound from the variables alone (no row needed: it holds for a build
+    stopped after its variables): each workload's busiest need bought at the cheapest price per
+    unit of capacity any of its slots offers [currency/month].
 
     A fleet's cost is at least the cost of the nodes holding its replicas, so at least each
     replica's share of its node's cost (the node's objective coefficient × TP ÷ GPUs per
@@ -338,17 +348,16 @@ def capacity_bound(program: Program) -> float:
     are the workload's own, so the workloads' figures add up. Survivability, node packing and
     stock only add to it. 0 where the objective has a negative term (a credit).
     """
-    data = program.data
-    objective = program.prob.objective
+    objective = v.cost  # the program's objective (build_program)
     if any(c < 0 for c in objective.values()) or objective.constant < 0:
         return 0.0
-    node_cost = {key: float(objective.get(y, 0.0)) for key, y in program.v.nodes.items()}
+    node_cost = {key: float(objective.get(y, 0.0)) for key, y in v.nodes.items()}
     reserved: dict[str, float] = {}  # cheapest cost per req/s of a reserved slot, per workload
     elastic: dict[tuple[str, str], float] = {}  # ... of an elastic slot, per workload and slice
-    for k in program.v.replicas:
-        o = program.v.offer[k.pool]
+    for k in v.replicas:
+        o = v.offer[k.pool]
         monthly = node_cost.get(node_key(data, k), 0.0) * k.tp / o.gpus_per_node
-        ratio = monthly / _rate(program, k, data.workload(k.workload).utilization)
+        ratio = monthly / _rate(v, k, data.workload(k.workload).utilization)
         if k.slice is None:
             reserved[k.workload] = min(reserved.get(k.workload, math.inf), ratio)
         else:
@@ -374,7 +383,6 @@ def capacity_bound(program: Program) -> float:
     return total + float(objective.constant)
 
 
-def _rate(program: Program, k: ReplicaKey, utilization: float) -> float:
+def _rate(v: Variables, k: ReplicaKey, utilization: float) -> float:
     """Capacity of one replica of a slot at the workload's target utilization [1/s]."""
-    return max(utilization * program.v.offer[k.pool].available_share * program.v.rate[k],
-               math.ulp(1.0))
+    return max(utilization * v.offer[k.pool].available_share * v.rate[k], math.ulp(1.0))

@@ -27,25 +27,29 @@ import contextvars
 import threading
 from collections.abc import Callable, Sequence
 
+import pulp
+
 from models.capacity import CapacityTable
 from models.plan import (
     Cost,
     Plan,
     Slice,
+    SolverReport,
+    SolverStage,
     SolveStatus,
 )
 from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.values import objective_of
-from solver.program.variables import Program
+from solver.program.variables import BuildStopped, Program
 from solver.solve.aggregate import aggregated_start
 from solver.solve.assemble import bound_within_cost, complete_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, solve
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
-from solver.solve.highs import Progress, RunResult, model_of, run
+from solver.solve.highs import Model, Progress, RunResult, model_of, run
 from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import improve_start
 from solver.solve.stages import (
@@ -66,6 +70,7 @@ from solver.solve.stages import (
     run_stages,
     shrink,
     support,
+    variables_bound,
 )
 
 #: What a progress report says: where the solve stands, and the stages running.
@@ -74,6 +79,11 @@ OnProgress = Callable[[Progress, str], None]
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
 GRACE = 0.25
+#: The greedy fleet, a fleet for a stop at once: milliseconds on the demo, ~0.17 s of CPU at
+#: the largest benchmark size; started with 0.05 s left, not the 0.2 s the other stages need
+#: (under 4 s of limit it never ran, so a loaded machine could leave a 2-s demo plan with no
+#: fleet at all).
+GREEDY = Stage("greedy", 0.05, greedy, least_s=0.05)
 
 
 def plan_scenario(
@@ -181,12 +191,14 @@ def solve_shared(
     deadline = deadline or Deadline(time_limit_s)
     if solver != "highs":
         return solve_shared_cbc(data, solver, deadline, gap, on_progress)
-    program = build_program(data)
-    model = model_of(program)
+    program, model, build_s = _build(data, deadline)
+    if model is None:
+        return program, _unbuilt(program, deadline, build_s, "highs")
     incumbent = Incumbent(model, deadline, gap, on_progress)
     incumbent.raise_bound(capacity_bound(program), "capacity")
+    incumbent.record(BUILD, build_s)
     ctx = Context(program, model, incumbent, deadline, gap)
-    run_stages(ctx, (Stage("greedy", 0.05, greedy),))  # milliseconds: a fleet for a stop at once
+    run_stages(ctx, (GREEDY,))
 
     def chain() -> RunResult | None:
         run_stages(ctx, shared_stages(data))
@@ -203,9 +215,40 @@ def solve_shared(
     return program, _outcome(incumbent, ended)
 
 
-#: Names of the joint solve and of the canonical allocation in the plan's stages.
+#: Names of the program's build, the joint solve and the canonical allocation in the plan's
+#: stages.
+BUILD = "build"
 JOINT = "joint"
 CANONICAL = "canonical"
+
+
+def _build(data: ProgramData, deadline: Deadline) -> tuple[Program, Model | None, float]:
+    """The program, its HiGHS model (``None``: the clock ran out, or the user stopped the plan,
+    before it was built) and the seconds the build took.
+
+    The build is part of the time limit and takes seconds at the largest sizes (large ×1:
+    ~0.8 s of CPU, twice that in wall time on a loaded machine), so it asks the clock as it
+    goes: a 1-s limit is honoured however long the build would have taken. A stopped build
+    returns a program holding its variables alone: enough for a bound, never solved."""
+    started = deadline.elapsed()
+    try:
+        program = build_program(data, stop=deadline.expired)
+        return program, model_of(program, stop=deadline.expired), deadline.elapsed() - started
+    except BuildStopped as stopped:
+        partial = Program(pulp.LpProblem("fleet", pulp.LpMinimize), stopped.variables, data)
+        return partial, None, deadline.elapsed() - started
+
+
+def _unbuilt(program: Program, deadline: Deadline, build_s: float, solver: str) -> SolveOutcome:
+    """The outcome of a solve whose program was not built in time: no fleet, status
+    ``time_limit`` (``interrupted`` if the user stopped it), the bound of the variables made
+    (:func:`~solver.solve.stages.variables_bound`), the build recorded as the one stage."""
+    bound = variables_bound(program.data, program.v)
+    status = SolveStatus.interrupted if deadline.stopped else SolveStatus.time_limit
+    report = SolverReport(name=solver, seconds=deadline.elapsed(), gap=None, bound=bound,
+                          objective=None, stages=(SolverStage(
+                              name=BUILD, seconds=build_s, cost_after=None, bound_after=bound),))
+    return SolveOutcome(status, report, False)
 
 
 def _recorded(ctx: Context, name: str, solve: Callable[[], RunResult]) -> RunResult:
@@ -325,12 +368,14 @@ def solve_shared_cbc(
     """Shared node pools with a solver that takes no start (CBC): the greedy fleet and the LP
     bound, then grouped slices and the neighbourhoods with ``solver``, then ``solver`` on the
     whole program in the time left; the cheaper of its fleet and the start is kept."""
-    program = build_program(data)
-    model = model_of(program)
+    program, model, build_s = _build(data, deadline)
+    if model is None:
+        return program, _unbuilt(program, deadline, build_s, solver)
     incumbent = Incumbent(model, deadline, gap, on_progress)
     incumbent.raise_bound(capacity_bound(program), "capacity")
+    incumbent.record(BUILD, build_s)
     ctx = Context(program, model, incumbent, deadline, gap)
-    run_stages(ctx, (Stage("greedy", 0.05, greedy), Stage("lp", 0.25, lp)))
+    run_stages(ctx, (GREEDY, Stage("lp", 0.25, lp)))
     if len(data.slices) > GROUP_ABOVE_SLICES and not deadline.expired():
         budget = deadline.share(0.6)
         started = deadline.elapsed()

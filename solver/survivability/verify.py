@@ -61,15 +61,21 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(abs(a), abs(b)) + ABS_TOL_RPS
 
 
+#: Statuses of a plan that, without allocations, claims no fleet.
+NO_PROMISE = (SolveStatus.infeasible, SolveStatus.error, SolveStatus.time_limit,
+              SolveStatus.interrupted)
+
+
 def verify_plan(plan: Plan, scenario: Scenario, table: CapacityTable,
                 over_periods: bool = False) -> list[str]:
     """Every way a plan breaks its scenario's rules, as sentences; empty means the plan is OK.
 
-    A plan without allocations whose status is ``infeasible`` or ``error`` promises nothing and
-    passes. ``over_periods``: ``plan`` is one period's fleet of a plan over periods, bought from
-    every reserved quote and priced with the orders held then.
+    A plan without allocations whose status is ``infeasible``, ``error``, ``time_limit`` or
+    ``interrupted`` (no fleet found, or none before the clock ran out or the user stopped the
+    solve) promises nothing and passes. ``over_periods``: ``plan`` is one period's fleet of a
+    plan over periods, bought from every reserved quote and priced with the orders held then.
     """
-    if plan.status in (SolveStatus.infeasible, SolveStatus.error) and not plan.allocations:
+    if plan.status in NO_PROMISE and not plan.allocations:
         return []
     blocks = scenario.policy.time_blocks
     out: list[str] = []
