@@ -202,7 +202,7 @@ def predict(fig: Figure, gpu: GpuType, model: LlmSpec, runtime: RuntimeSpec | No
     """The capacity model's value of ``fig`` with the GPU's factors and ``runtime``'s costs
     [its quantity's unit]."""
     perf = perf_model(model, gpu, Precision(fig.precision), fig.tp,
-                      runtime_efficiency(gpu, runtime))
+                      runtime_efficiency(gpu, runtime, fig.tp))
     if fig.mode == "max_throughput":
         return max_output_tokens_per_s(perf, fig.input_tokens, fig.output_tokens)
     if fig.mode == "first_step":

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     gpus, models, _ = load_catalog()
     gpu = next(g for g in gpus if g.name == args.gpu)
     model = next(m for m in models if m.name == args.model)
-    eff = runtime_efficiency(gpu, resolve_runtime("vllm", load_runtimes()))
+    eff = runtime_efficiency(gpu, resolve_runtime("vllm", load_runtimes()), args.tp)
     perf = perf_model(model, gpu, Precision.bf16, args.tp, eff)
     trace = read_trace(args.trace)
     print(f"{model.name} BF16 on {args.tp} × {gpu.name} (vllm), KV "

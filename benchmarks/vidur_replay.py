@@ -5,10 +5,12 @@ continuous batching, chunked prefill, preemption by recomputation), the same rep
 capacity, routing and scheduler settings; only the step time differs:
 
 * **fleetplan** — the capacity model the planner uses (``solver.capacity.perf``, built-in
-  catalog factors) with the runtime named per run: by default ``vllm`` (vLLM ≥ 0.6, CUDA-graph
-  decode: what plans assume, and the runtime whose step is its kernels' sum, as Vidur's kernel
-  times are) and, for contrast, ``splitwise-2023`` (the eager 2023 runtime, which adds launch
-  costs per layer and per sequence);
+  catalog factors) with the runtime named per run: by default ``vllm-nccl`` (vLLM ≥ 0.6,
+  CUDA-graph decode, its all-reduces NCCL's: the runtime Vidur profiled, whose step is its
+  kernels' sum with NCCL all-reduces, as Vidur composes it), ``vllm`` (the same with vLLM's
+  custom all-reduce kernel, what plans on NVLink assume) and, for contrast,
+  ``splitwise-2023`` (the eager 2023 runtime, which adds launch costs per layer and per
+  sequence);
 * **profiled** — the sum of Vidur's profiled A100 operator times
   (``solver.capacity.operator_sum``; data in ``tests/data/perf/vidur/a100/``, source in
   tests/data/README.md).
@@ -27,7 +29,7 @@ repository root::
 ``--what-if-allreduce`` adds, for each tensor-parallel case, fleetplan's step with its all-reduce
 term replaced by the profiled NCCL all-reduces (how much of the gap the all-reduce explains).
 
-``--check`` exits 1 unless, on ``vllm``, every TTFT and per-token P50/P95 of the two "Done
+``--check`` exits 1 unless, on ``vllm-nccl``, every TTFT and per-token P50/P95 of the two "Done
 when" cases is within 20 % and every overload's TTFT P95 within a factor 2.
 """
 
@@ -71,11 +73,14 @@ ATTENTION_SHAPE = AttentionShape(q_heads=64, kv_heads=8, head_dim=128, tp=2)
 ATTENTION_CSV = "attention_8192_64q_8kv_tp2.csv"
 ALLREDUCE_CSV = "a100_dgx_all_reduce_2.csv"
 #: The runtime "within 20 %" is checked on: Vidur's operator times are GPU kernel times (Kineto),
-#: without the CPU launch gaps between kernels, which CUDA-graph decode (vLLM >= 0.6) removes.
-CHECK_RUNTIME = "vllm"
+#: without the CPU launch gaps between kernels, which CUDA-graph decode (vLLM >= 0.6) removes,
+#: and its all-reduces are NCCL's (its profile), as vLLM's are with its custom kernel off.
+CHECK_RUNTIME = "vllm-nccl"
+#: vLLM with its custom all-reduce kernel (what a plan on NVLink assumes), shown beside it.
+CUSTOM_RUNTIME = "vllm"
 #: The eager 2023 runtime (launch costs per layer and sequence), shown for contrast.
 EAGER_RUNTIME = "splitwise-2023"
-DEFAULT_RUNTIMES = (CHECK_RUNTIME, EAGER_RUNTIME)
+DEFAULT_RUNTIMES = (CHECK_RUNTIME, CUSTOM_RUNTIME, EAGER_RUNTIME)
 #: The issue's tolerance on the "Done when" cases, and on overloads (not orders of magnitude).
 TOLERANCE = 0.20
 OVERLOAD_FACTOR = 2.0
@@ -186,7 +191,7 @@ def fleetplan_perf(model: LlmSpec, tp: int, runtime: str) -> ReplicaPerf:
     """fleetplan's replica performance on the A100-80GB with ``runtime``'s fixed costs."""
     gpus, _, _ = load_catalog()
     gpu = next(g for g in gpus if g.name == GPU)
-    eff = runtime_efficiency(gpu, resolve_runtime(runtime, load_runtimes()))
+    eff = runtime_efficiency(gpu, resolve_runtime(runtime, load_runtimes()), tp)
     return perf_model(model, gpu, Precision.bf16, tp, eff)
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from models.common import Frozen, OmitDefaults, Precision
 from models.limits import LimitedList, Name, Real, Text, Whole, bounded
+
+#: One all-reduce latency [µs], held to :func:`~models.limits.bounded`'s range for
+#: ``allreduce_latency_us``.
+LatencyUs = Annotated[Real, Field(ge=0, le=1e6, allow_inf_nan=False)]
+#: NCCL's latencies at 2, 4, 8, … GPUs (ten entries reach 2,048 GPUs).
+NcclTable = Annotated[tuple[LatencyUs, ...], Field(min_length=1, max_length=10)]
 
 
 class EfficiencyFactors(Frozen):
@@ -42,6 +48,14 @@ class EfficiencyFactors(Frozen):
     (docs/capacity-model.md, "Tensor-parallel all-reduce") [µs]. The GPU's own value is
     NCCL's as profiled; a runtime whose collectives cost otherwise (a custom all-reduce
     kernel, an eager runtime's launches) replaces it (:class:`~models.runtime.RuntimeCosts`)."""
+    nccl_latency_us: NcclTable | None = None
+    """NCCL's all-reduce latency by ring size: at 2, 4, 8, … GPUs (each entry doubles the ring;
+    between two, interpolated in log2 of the GPUs; past the last, the last) [µs]. NCCL's
+    small-message latency hardly grows with the ring, so it is listed per ring size rather
+    than as :attr:`allreduce_latency_us` × log2 T; fitted on the GPU's all-reduce profile
+    (docs/calibration.md, "NCCL latency per ring size"). ``None``: every all-reduce takes
+    :attr:`allreduce_latency_us` × log2 T. A runtime whose all-reduce is its own kernel
+    replaces both (:func:`solver.capacity.perf.runtime_efficiency`)."""
     runtime_overhead_gib: Real = bounded("runtime_overhead_gib", 1.5)
     """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
     runtime_overhead_fraction: Real = bounded("runtime_overhead_fraction", 0.05)
@@ -64,6 +78,11 @@ class GpuType(Frozen):
     link_bandwidth_gb_per_s: Real = bounded("link_bandwidth_gb_per_s")
     """GPU-to-GPU bandwidth per GPU, one direction [GB/s] (NVLink, xGMI, or PCIe where none)."""
     gpus_per_node: Whole = bounded("gpus_per_node")
+    peer_link: Literal["nvlink", "xgmi", "pcie"] = "nvlink"
+    """How the GPUs of a node reach each other: a fully connected NVLink (NVSwitch) or xGMI
+    mesh, or PCIe (NVLink bridges joining pairs count as PCIe beyond two GPUs). A runtime's
+    custom all-reduce kernel may need the mesh (vLLM's falls back to NCCL on more than two
+    PCIe GPUs: :attr:`models.runtime.RuntimeSpec.custom_allreduce_pcie_max_tp`)."""
     precisions: tuple[Precision, ...] = (Precision.bf16,)
     """Weight precisions the GPU runs natively or through a supported kernel."""
     efficiency: EfficiencyFactors = EfficiencyFactors()

@@ -56,6 +56,10 @@ class RuntimeSpec(Frozen):
     kernel on NVLink (vLLM from 0.3.1, TensorRT-LLM); where its rows cannot fix its all-reduce
     latency, the calibration holds it at that implementation's (docs/calibration.md,
     "All-reduce latency per runtime")."""
+    custom_allreduce_pcie_max_tp: int | None = Field(default=None, ge=2)
+    """With a custom all-reduce: the most GPUs its kernel serves on GPUs linked by PCIe
+    (:attr:`models.catalog.GpuType.peer_link`); a larger replica all-reduces with NCCL
+    (vLLM: 2). ``None``: the kernel serves every replica."""
     costs: tuple[RuntimeCosts, ...] = ()
     source: str = Field(min_length=1)
 
@@ -70,6 +74,15 @@ class RuntimeSpec(Frozen):
     def names(self) -> tuple[str, ...]:
         """Every name that selects this entry exactly or as a prefix."""
         return (self.name, *self.matches)
+
+    def uses_nccl(self, peer_link: str, tp: int) -> bool:
+        """Whether a replica of ``tp`` GPUs linked by ``peer_link`` all-reduces with NCCL:
+        always for an NCCL runtime; for a custom kernel, when the GPUs are linked by PCIe and
+        the replica has more of them than :attr:`custom_allreduce_pcie_max_tp`."""
+        if self.allreduce == "nccl":
+            return True
+        limit = self.custom_allreduce_pcie_max_tp
+        return peer_link == "pcie" and limit is not None and tp > limit
 
     def costs_for(self, gpu: str) -> RuntimeCosts | None:
         """The costs of this runtime on ``gpu`` (``None`` when the entry has none)."""

@@ -30,6 +30,7 @@ from solver.capacity.calibrate import (
     gemm_time_ms,
     held_out_mask,
     max_output_tokens_per_s,
+    nccl_latency_table,
     overlay_document,
     pack,
     predict,
@@ -37,7 +38,7 @@ from solver.capacity.calibrate import (
     runtimes_document,
     unidentified,
 )
-from solver.capacity.perf import perf_model
+from solver.capacity.perf import allreduce_time_ms, perf_model
 from solver.capacity.perfdata import (
     SPLITWISE_FILE,
     TRTLLM_FILE,
@@ -239,9 +240,12 @@ def test_each_runtime_gets_its_own_fixed_costs() -> None:
     assert by_runtime[""].allreduce_latency_us == pytest.approx(17.0, rel=0.02)
     assert by_runtime["splitwise-2023"].allreduce_latency_us == (
         by_runtime[""].allreduce_latency_us)  # NCCL: the profiles' latency
-    # the GPU's calibrated factors: TensorRT-LLM's costs, NCCL's latency (the silicon's)
+    # the GPU's calibrated factors: TensorRT-LLM's costs, NCCL's latency (the silicon's), and
+    # NCCL's latency per ring size read off the profiles alone (17 µs × log2 T generated them)
+    assert fit.factors.nccl_latency_us == pytest.approx((17.0, 34.0, 51.0), rel=0.02)
     assert fit.runtime == "trtllm" and fit.factors == by_runtime["trtllm"].model_copy(
-        update={"allreduce_latency_us": by_runtime[""].allreduce_latency_us})
+        update={"allreduce_latency_us": by_runtime[""].allreduce_latency_us,
+                "nccl_latency_us": fit.factors.nccl_latency_us})
     for name in SHARED:  # one silicon (the unset KV efficiency: the weights')
         expected = getattr(modern, name) or modern.bandwidth_efficiency
         assert getattr(fit.factors, name) == pytest.approx(expected, rel=0.02)
@@ -429,7 +433,10 @@ def test_cli_writes_an_overlay_a_scenario_accepts(tmp_path: Path) -> None:
     assert set(fits["H100-SXM"]["by_runtime"]) == {"", "trtllm", "splitwise-2023"}
     trtllm = fits["H100-SXM"]["by_runtime"]["trtllm"]
     nccl = fits["H100-SXM"]["by_runtime"][""]["allreduce_latency_us"]
-    assert trtllm | {"allreduce_latency_us": nccl} == summary["factors"]["H100-SXM"]
+    table = summary["factors"]["H100-SXM"]["nccl_latency_us"]  # NCCL per ring size
+    assert len(table) == 3  # the test copies profile 2, 4 and 8 GPUs
+    assert trtllm | {"allreduce_latency_us": nccl, "nccl_latency_us": table} == (
+        summary["factors"]["H100-SXM"])
     fitted = summary["factors"]["H100-SXM"]
     assert scenario.gpu("H100-SXM").efficiency.compute_efficiency == pytest.approx(
         fitted["compute_efficiency"], rel=1e-3)  # the overlay keeps 4 significant digits
@@ -552,3 +559,37 @@ def test_cli_overlay_adds_the_models_the_measurements_name(tmp_path: Path) -> No
     # five factors, two rows: the fit reproduces both (the prior pull costs a fraction of a %)
     assert errors["prefill_ms"]["train_median_abs_error"] < 0.01
     assert errors["decode_step_ms"]["train_median_abs_error"] < 0.01
+
+
+def test_nccl_latency_table_recovers_the_latency_of_each_ring_size() -> None:
+    gpus, _ = _catalog()
+    gpu = gpus["A100-80GB"]
+    truth = {2: 30.0, 4: 34.0, 8: 38.0}  # µs: hardly growing, as NCCL's small messages do
+    rows = [Measurement(kind=K.allreduce_ms, gpu=gpu.name, tp=tp, size_bytes=size,
+                        value=allreduce_time_ms(size, tp, gpu.link_bandwidth_gb_per_s, 0.5,
+                                                0.0, (latency,)))
+            for tp, latency in truth.items() for size in (2e3, 1e5, 1e6, 8e6, 6e7)]
+    assert nccl_latency_table(rows, gpu) == pytest.approx((30.0, 34.0, 38.0), rel=1e-3)
+    # a ring size missing between two profiled ones is interpolated in log2 T
+    no_four = [m for m in rows if m.tp != 4]
+    assert nccl_latency_table(no_four, gpu) == pytest.approx((30.0, 34.0, 38.0), rel=1e-3)
+    assert nccl_latency_table(_rows(K.prefill_ms, 3), gpu) is None  # no profile
+    with pytest.raises(ValueError, match="powers of two"):
+        nccl_latency_table([rows[0].model_copy(update={"tp": 6})], gpu)
+
+
+def test_builtin_nccl_table_is_the_profile_and_the_nccl_variant_is_vllm() -> None:
+    if not SHARED_PERF.is_dir():
+        pytest.skip("../shared/data/perf is absent")
+    cal = _builtin_calibration()
+    factors = cal.factors()
+    a100 = factors["A100-80GB"].nccl_latency_us
+    assert a100 is not None and len(a100) == 3
+    assert 25.0 <= a100[0] <= a100[1] <= a100[2] <= 45.0  # Vidur's DGX A100: near-constant
+    assert factors["H200"].nccl_latency_us == factors["H100-SXM"].nccl_latency_us  # transferred
+    gpus, _, _ = load_catalog()
+    doc = {r["name"]: r for r in runtimes_document(cal, [g.name for g in gpus], "")["runtimes"]}
+    variant, base = doc["vllm-0.6-nccl"], doc["vllm-0.6"]
+    assert variant["allreduce"] == "nccl" and base["allreduce"] == "custom"
+    assert [{k: v for k, v in c.items() if k != "allreduce_latency_us"} for c in base["costs"]] \
+        == variant["costs"]

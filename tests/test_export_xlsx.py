@@ -326,7 +326,9 @@ def _by_field(rows: list[tuple[object, ...]], first: str) -> dict[object, dict[o
 def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) -> None:
     scenario = make_scenario()
     # distinct values, so each must land under its own header
-    values = {name: 0.01 * (i + 1) for i, name in enumerate(EfficiencyFactors.model_fields)}
+    values: dict[str, object] = {name: 0.01 * (i + 1)
+                                 for i, name in enumerate(EfficiencyFactors.model_fields)}
+    values["nccl_latency_us"] = (28.4, 33.23)  # NCCL's latency at 2 and 4 GPUs
     gpus = tuple(g.model_copy(update={"efficiency": EfficiencyFactors(**values)})
                  for g in scenario.gpus)
     path = write_plan_workbook(make_plan(), scenario.model_copy(update={"gpus": gpus}),
@@ -337,6 +339,8 @@ def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) 
     assert shown["Step overhead per layer [ms/layer]"] == values["step_overhead_ms_per_layer"]
     assert shown["Step overhead per sequence [ms/sequence]"] == values["step_overhead_ms_per_seq"]
     assert shown["All-reduce latency [µs]"] == values["allreduce_latency_us"]
+    assert shown["NCCL latency [µs]"] == "28.4 / 33.23 (at 2 / 4 GPUs)"
+    del values["nccl_latency_us"]
     assert [shown[field_header(name)] for name in values] == list(values.values())
 
 

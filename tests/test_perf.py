@@ -113,6 +113,56 @@ def test_a_runtime_with_its_own_allreduce_latency_replaces_the_gpus() -> None:
     assert step[0] - step[1] == pytest.approx(0.12)
 
 
+def test_nccl_latency_table_is_read_per_ring_size() -> None:
+    table = (28.0, 33.0, 37.0)  # µs at 2, 4, 8 GPUs
+    assert allreduce_latency_ms(1, 10.0, table) == 0.0
+    assert [allreduce_latency_ms(t, 10.0, table) for t in (2, 4, 8)] == pytest.approx(
+        [0.028, 0.033, 0.037])
+    # between two ring sizes: linear in log2 T (6 GPUs: log2 6 − 1 = 1.585 steps)
+    assert allreduce_latency_ms(6, 10.0, table) == pytest.approx(
+        (33.0 + (37.0 - 33.0) * (np.log2(6) - 2)) / 1000)
+    assert allreduce_latency_ms(16, 10.0, table) == pytest.approx(0.037)  # past the table
+    assert allreduce_latency_ms(8, 10.0, None) == pytest.approx(0.030)  # 10 µs × log2 8
+
+
+def _runtimes() -> tuple[RuntimeSpec, RuntimeSpec, RuntimeSpec]:
+    costs = RuntimeCosts(gpu="toy-gpu", decode_step_overhead_ms=1.0,
+                         step_overhead_ms_per_layer=0.0, step_overhead_ms_per_seq=0.0,
+                         fitted_on="toy-gpu")
+    eager = RuntimeSpec(name="eager", cuda_graph_decode=False, costs=(costs,), source="test")
+    graphs = RuntimeSpec(name="graphs", costs=(costs,), source="test")
+    custom = RuntimeSpec(name="fast", allreduce="custom", custom_allreduce_pcie_max_tp=2,
+                         costs=(costs.model_copy(update={"allreduce_latency_us": 4.0}),),
+                         source="test")
+    return eager, graphs, custom
+
+
+def test_nccl_per_ring_size_for_cuda_graph_runtimes_log2_for_eager_ones() -> None:
+    gpu = GPU.model_copy(update={"efficiency": EFF.model_copy(
+        update={"nccl_latency_us": (28.0, 33.0)})})
+    eager, graphs, custom = _runtimes()
+    latency = {r.name: perf_model(TOY, gpu, Precision.bf16, 4, runtime_efficiency(gpu, r, 4))
+               .allreduce_ms_per_step for r in (eager, graphs, custom)}
+    # 2 all-reduces × 10 layers at 4 GPUs: eager 10 µs × 2, graphs 33 µs, custom 4 µs × 2
+    assert latency == pytest.approx({"eager": 0.4, "graphs": 0.66, "fast": 0.16})
+
+
+def test_a_custom_allreduce_falls_back_to_nccl_past_its_pcie_limit() -> None:
+    _, _, custom = _runtimes()
+    pcie = GPU.model_copy(update={"peer_link": "pcie", "efficiency": EFF.model_copy(
+        update={"nccl_latency_us": (28.0, 33.0)})})
+    nvlink = pcie.model_copy(update={"peer_link": "nvlink"})
+    assert custom.uses_nccl("pcie", 4) and not custom.uses_nccl("pcie", 2)
+    assert not custom.uses_nccl("nvlink", 8)
+    assert runtime_efficiency(pcie, custom, 2).allreduce_latency_us == 4.0  # its kernel
+    assert runtime_efficiency(pcie, custom, 2).nccl_latency_us is None
+    assert runtime_efficiency(pcie, custom, 4).nccl_latency_us == (28.0, 33.0)  # NCCL's
+    assert runtime_efficiency(nvlink, custom, 4).allreduce_latency_us == 4.0
+    step = {g.peer_link: perf_model(TOY, g, Precision.bf16, 4, runtime_efficiency(g, custom, 4))
+            .allreduce_ms_per_step for g in (pcie, nvlink)}
+    assert step == pytest.approx({"pcie": 20 * 0.033, "nvlink": 20 * 0.008})
+
+
 def test_decode_step_on_tp2_adds_allreduce() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 2)
     # memory per GPU: (1e9 + 20,000 B/token × 10,010) / 5e8 = 2.4004 ms

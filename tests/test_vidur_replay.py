@@ -53,9 +53,6 @@ def test_70b_tp2_ttft_is_within_20_percent_of_the_profiles(trace: Path) -> None:
     assert abs(d["ttft_p50_ms"]) <= TOLERANCE and abs(d["ttft_p95_ms"]) <= TOLERANCE
 
 
-@pytest.mark.xfail(strict=True, reason="known shortfall (docs/replay.md): fleetplan's 70B TP2 "
-                   "decode step on the A100 is 20-22 % below the profiled kernels' sum, whose "
-                   "NCCL all-reduces take 9-11 ms a step against vLLM's custom kernel's 1.6")
 @pytest.mark.parametrize("trace", TRACES)
 def test_70b_tp2_per_token_is_within_20_percent_of_the_profiles(trace: Path) -> None:
     d = _rows(trace)[CASES[1].name].diffs()

@@ -134,8 +134,15 @@ PREFERRED_RUNTIMES: tuple[str, ...] = ("vllm-0.6", TRTLLM_RUNTIME)
 RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
     RuntimeSpec(
         name="vllm-0.6", matches=("vllm",), cuda_graph_decode=True, allreduce="custom",
+        custom_allreduce_pcie_max_tp=2,
         description="vLLM from 0.6 on: CUDA-graph decode, chunked prefill (the default runtime "
-                    "of a workload, `runtime: vllm`)",
+                    "of a workload, `runtime: vllm`); its own all-reduce kernel, NCCL on more "
+                    "than two PCIe GPUs",
+        source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
+    RuntimeSpec(
+        name="vllm-0.6-nccl", matches=("vllm-nccl",), cuda_graph_decode=True, allreduce="nccl",
+        description="vLLM from 0.6 on with its custom all-reduce off "
+                    "(`disable_custom_all_reduce`): NCCL all-reduces, vllm-0.6's other costs",
         source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
     RuntimeSpec(
         name=TRTLLM_RUNTIME, matches=("tensorrt-llm", "nim"), cuda_graph_decode=True,
@@ -159,6 +166,10 @@ RUNTIME_SPECS: tuple[RuntimeSpec, ...] = (
                     "reproduce those measurements, not a runtime to plan on",
         source="fleetplan calibrate (docs/calibration.md, \"Runtimes\")"),
 )
+
+#: Runtimes that are another's with NCCL all-reduces: the catalog lists the other's fixed costs
+#: for them, without its all-reduce latency (:func:`runtime_costs`); no row is fitted to them.
+NCCL_VARIANTS: dict[str, str] = {"vllm-0.6-nccl": "vllm-0.6"}
 
 #: Runtimes that replay decode steps as CUDA graphs: their per-layer launch cost is small, and
 #: their prior says so (:func:`runtime_prior`).
@@ -368,7 +379,8 @@ def predict(
     """The performance model's value for one measurement, with factors ``eff`` [kind's unit]."""
     if m.kind is MeasurementKind.allreduce_ms:
         return allreduce_time_ms(m.size_bytes, m.tp, gpu.link_bandwidth_gb_per_s,
-                                 eff.link_efficiency, eff.allreduce_latency_us)
+                                 eff.link_efficiency, eff.allreduce_latency_us,
+                                 eff.nccl_latency_us)
     if model is None:
         raise ValueError(f"a {m.kind} prediction needs the model")
     if m.kind is MeasurementKind.gemm_ms:
@@ -624,6 +636,51 @@ def allreduce_ties(rows: Sequence[tuple[Measurement, LlmSpec | None]],
     return out
 
 
+#: Bounds of NCCL's latency at one ring size [µs] and of the link efficiency [1] in
+#: :func:`nccl_latency_table`'s fit.
+NCCL_LATENCY_BOUNDS = (0.0, 500.0)
+
+
+def nccl_latency_table(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float, ...] | None:
+    """NCCL's all-reduce latency at 2, 4, 8, … GPUs from the GPU's all-reduce profile rows
+    alone [µs]; ``None`` without such rows.
+
+    One latency per ring size and one link efficiency, ``t = latency_T + 2 (T − 1) / T ×
+    bytes ÷ (link bandwidth × efficiency)``, least squares on relative error
+    (:func:`levenberg_marquardt`); the efficiency only separates the latency from the
+    bandwidth here (the step time's is fitted with the rest). A ring size between two
+    profiled ones is interpolated in log2 T, as :func:`allreduce_latency_ms` reads it; the
+    table ends at the largest profiled ring. Ring sizes must be powers of two.
+    """
+    profile = [m for m in rows if m.kind is MeasurementKind.allreduce_ms and m.tp > 1]
+    if not profile:
+        return None
+    rings = sorted({m.tp for m in profile})
+    if any(t & (t - 1) for t in rings):
+        raise ValueError(f"{gpu.name}: all-reduce profile rows at {rings} GPUs; "
+                         "NCCL's latency table needs powers of two")
+    index = np.array([rings.index(m.tp) for m in profile])
+    ring = np.array([m.tp for m in profile], dtype=np.float64)
+    wire = 2 * (ring - 1) / ring * np.array([m.size_bytes for m in profile])
+    measured = np.array([m.value for m in profile])
+    link = SHARED["link_efficiency"]
+
+    def residuals(z: Vector) -> Vector:
+        latency_ms = np.array([_from_unit(float(x), NCCL_LATENCY_BOUNDS) for x in z[:-1]])
+        bytes_per_ms = gpu.link_bandwidth_gb_per_s * 1e6 * _from_unit(float(z[-1]), link)
+        return (latency_ms[index] / 1000.0 + wire / bytes_per_ms - measured) / measured
+
+    z0 = np.array([_to_unit(20.0, NCCL_LATENCY_BOUNDS)] * len(rings) + [_to_unit(0.5, link)])
+    z, _ = levenberg_marquardt(residuals, z0, iterations=200)
+    fitted = {t: _from_unit(float(x), NCCL_LATENCY_BOUNDS) for t, x in zip(rings, z[:-1],
+                                                                           strict=True)}
+    steps = np.array([math.log2(t) - 1 for t in rings])
+    values = np.array([fitted[t] for t in rings])
+    last = round(float(steps[-1]))
+    return tuple(float(f"{v:.{SIGNIFICANT_DIGITS}g}")
+                 for v in np.interp(np.arange(last + 1), steps, values))
+
+
 def fit_gpu(
     rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY, known: Mapping[str, EfficiencyFactors] | None = None,
@@ -843,7 +900,8 @@ def calibrate(
         if source in fitted:
             prior = fitted[source].model_copy(update={
                 "runtime_overhead_gib": base.runtime_overhead_gib,
-                "runtime_overhead_fraction": base.runtime_overhead_fraction})
+                "runtime_overhead_fraction": base.runtime_overhead_fraction,
+                "nccl_latency_us": None})  # not in the fit: no fitted runtime uses it
             prior_name = source
             known = {r: e for r, e in fit_by_gpu[source].by_runtime if r}
         train = [(m, spec) for (m, spec), held in zip(usable, mask, strict=True)
@@ -853,8 +911,13 @@ def calibrate(
         by_runtime, cost = fit_gpu(train, gpu, prior, policy, known)
         runtime = choose_runtime(by_runtime, [m for m, _ in train])
         nccl = by_runtime.get("", prior)  # the GPU's own all-reduce latency: NCCL's
+        # NCCL's latency per ring size, from the profile alone, for the CUDA-graph runtimes
+        # that call NCCL (a transferred GPU takes its source's)
+        table = nccl_latency_table([m for m, _ in train], gpu) or (
+            fitted[source].nccl_latency_us if source in fitted else None)
         fitted[name] = by_runtime[runtime].model_copy(
-            update={"allreduce_latency_us": nccl.allreduce_latency_us})
+            update={"allreduce_latency_us": nccl.allreduce_latency_us,
+                    "nccl_latency_us": table})
         fits.append(GpuFit(gpu=name, factors=fitted[name], prior=prior_name,
                            train_rows=len(train), cost=cost, runtime=runtime,
                            by_runtime=tuple(sorted(by_runtime.items()))))
@@ -892,7 +955,9 @@ SIGNIFICANT_DIGITS = 4
 
 def overlay_document(calibration: Calibration, source: str) -> dict[str, Any]:
     """The catalog overlay: ``gpus: [{name, efficiency: {...}}]`` for every calibrated GPU."""
-    def rounded(x: float) -> float:
+    def rounded(x: Any) -> Any:
+        if isinstance(x, tuple):  # NCCL's latency per ring size
+            return [rounded(v) for v in x]
         return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
 
     gpus = [
@@ -919,7 +984,8 @@ def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, li
     applies); one with a custom all-reduce lists its own. On a GPU it was fitted on, its fit
     there. Elsewhere, transferred: from the GPU of the same
     generation (:data:`GENERATIONS`) with the most training rows of that runtime, else from the
-    GPU with the most training rows of it anywhere; ``fitted_on`` names the GPU.
+    GPU with the most training rows of it anywhere; ``fitted_on`` names the GPU. A runtime of
+    :data:`NCCL_VARIANTS` lists its base runtime's costs with NCCL's all-reduce.
     """
     fitted: dict[str, dict[str, EfficiencyFactors]] = {}
     for fit in calibration.fits:
@@ -942,6 +1008,10 @@ def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, li
                 values["allreduce_latency_us"] = None
             costs.append(RuntimeCosts(gpu=gpu, fitted_on=source, **values))
         out[runtime] = costs
+    for variant, base in NCCL_VARIANTS.items():  # the base's costs, NCCL's all-reduce
+        if base in out:
+            out[variant] = [c.model_copy(update={"allreduce_latency_us": None})
+                            for c in out[base]]
     return out
 
 

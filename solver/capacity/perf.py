@@ -17,7 +17,8 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
   ``kv_bandwidth_efficiency`` (the attention kernels' own share; ``bandwidth_efficiency``
   where not fitted);
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
-  each with a latency that grows as log2 T (:func:`allreduce_latency_ms`);
+  each with a latency: NCCL's per ring size where the GPU lists it, else one that grows as
+  log2 T (:func:`allreduce_latency_ms`);
 * overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
   layer (kernel launches) and ``step_overhead_ms_per_seq`` per sequence in the iteration
   (sampling, per-sequence attention launches, scheduling).
@@ -93,31 +94,39 @@ def compute_tflops(gpu: GpuType, precision: Precision) -> float:
     return gpu.bf16_tflops
 
 
-def allreduce_latency_ms(tp: int, latency_us: float) -> float:
-    """Latency part of one all-reduce over ``tp`` GPUs [ms].
+def allreduce_latency_ms(
+    tp: int, latency_us: float, nccl_latency_us: tuple[float, ...] | None = None,
+) -> float:
+    """Latency part of one all-reduce over ``tp`` GPUs [ms]; zero at T = 1.
 
-    ``latency × log2 T``: the 2-GPU latency, growing with the steps of the collective (NCCL's
-    tree and the synchronisation of more ranks). log2 T fits Vidur's NCCL data better than
-    ``T − 1`` (docs/calibration.md, "All-reduce latency"); zero at T = 1.
+    With ``nccl_latency_us`` (NCCL's latency at 2, 4, 8, … GPUs), that table: interpolated in
+    log2 T between its entries, its last entry past them (NCCL's small-message latency per ring
+    size, docs/calibration.md, "NCCL latency per ring size"). Otherwise ``latency × log2 T``:
+    the 2-GPU latency growing with the steps of the collective.
     """
     if tp <= 1:
         return 0.0
+    if nccl_latency_us:
+        steps = math.log2(tp) - 1  # 0 at 2 GPUs, 1 at 4, ...
+        return float(np.interp(steps, np.arange(len(nccl_latency_us)),
+                               np.asarray(nccl_latency_us, dtype=np.float64))) / 1000.0
     return latency_us / 1000.0 * math.log2(tp)
 
 
 def allreduce_time_ms(
     message_bytes: float, tp: int, link_gb_per_s: float, link_efficiency: float,
-    latency_us: float,
+    latency_us: float, nccl_latency_us: tuple[float, ...] | None = None,
 ) -> float:
     """Time of one ring all-reduce of ``message_bytes`` over ``tp`` GPUs [ms].
 
-    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency) + latency × log2 T``; zero at T = 1.
+    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency)`` plus
+    :func:`allreduce_latency_ms`; zero at T = 1.
     """
     if tp <= 1:
         return 0.0
     wire_bytes = 2 * (tp - 1) / tp * message_bytes  # ring: reduce-scatter + all-gather
     return (wire_bytes / (link_gb_per_s * 1e6 * link_efficiency)
-            + allreduce_latency_ms(tp, latency_us))
+            + allreduce_latency_ms(tp, latency_us, nccl_latency_us))
 
 
 def prefill_attention_pairs(tokens: Num, seqs: Num, context_tokens: Num) -> Num:
@@ -160,7 +169,8 @@ class ReplicaPerf:
     expert_share: float
     """Routed experts a token reads ÷ routed experts (1 for dense models) [1]."""
     allreduce_ms_per_step: float
-    """Latency part of the all-reduces of one iteration: 2 × layers × latency × log2 T [ms]."""
+    """Latency part of the all-reduces of one iteration: 2 × layers ×
+    :func:`allreduce_latency_ms` [ms]."""
     allreduce_ms_per_token: float
     """Bandwidth part of the all-reduces of one iteration, per token in it [ms/token]."""
     step_overhead_ms: float
@@ -276,7 +286,8 @@ def perf_model(
         allreduce_time_ms(message_bytes_per_token, tp, gpu.link_bandwidth_gb_per_s,
                           eff.link_efficiency, 0.0)
     )
-    allreduce_ms_per_step = n_allreduce * allreduce_latency_ms(tp, eff.allreduce_latency_us)
+    allreduce_ms_per_step = n_allreduce * allreduce_latency_ms(
+        tp, eff.allreduce_latency_us, eff.nccl_latency_us)
     return ReplicaPerf(
         model=model.name,
         gpu=gpu.name,
@@ -309,30 +320,40 @@ def perf_model(
     )
 
 
-def runtime_efficiency(gpu: GpuType, runtime: RuntimeSpec | None) -> EfficiencyFactors:
-    """The GPU's efficiency factors with the fixed costs of ``runtime`` on it.
+def runtime_efficiency(gpu: GpuType, runtime: RuntimeSpec | None, tp: int = 1
+                       ) -> EfficiencyFactors:
+    """The GPU's efficiency factors with the fixed costs of ``runtime`` on it, for a replica of
+    ``tp`` GPUs.
 
     Silicon factors (compute, bandwidth, link) and memory factors are the GPU's; the
-    per-step, per-layer and per-sequence costs are the runtime's, and so is the all-reduce
-    latency where the runtime lists one (docs/calibration.md, "Runtimes"). Without a runtime,
-    or for a GPU the runtime lists no costs for, the GPU's own factors.
+    per-step, per-layer and per-sequence costs are the runtime's. The all-reduce is NCCL's
+    unless the runtime all-reduces ``tp`` GPUs with a kernel of its own
+    (:meth:`~models.runtime.RuntimeSpec.uses_nccl`) and lists that kernel's latency. NCCL's
+    latency is the GPU's per ring size (``nccl_latency_us``, the profile's) for a CUDA-graph
+    runtime, and the GPU's ``allreduce_latency_us`` × log2 T (fitted with the eager runtimes'
+    steps) for an eager one (docs/calibration.md, "NCCL latency per ring size"). Without a
+    runtime, or for a GPU the runtime lists no costs for, the GPU's own factors.
     """
     costs = None if runtime is None else runtime.costs_for(gpu.name)
-    if costs is None:
+    if runtime is None or costs is None:
         return gpu.efficiency
-    update = {
+    update: dict[str, float | None] = {
         "decode_step_overhead_ms": costs.decode_step_overhead_ms,
         "step_overhead_ms_per_layer": costs.step_overhead_ms_per_layer,
         "step_overhead_ms_per_seq": costs.step_overhead_ms_per_seq,
     }
-    if costs.allreduce_latency_us is not None:
+    if costs.allreduce_latency_us is not None and not runtime.uses_nccl(gpu.peer_link, tp):
         update["allreduce_latency_us"] = costs.allreduce_latency_us
+        update["nccl_latency_us"] = None  # the runtime's kernel, not NCCL
+    elif not runtime.cuda_graph_decode:  # an eager runtime's NCCL: the log2 T fit
+        update["nccl_latency_us"] = None
     return gpu.efficiency.model_copy(update=update)
 
 
-def scenario_efficiency(scenario: Scenario, gpu: GpuType, runtime: str) -> EfficiencyFactors:
+def scenario_efficiency(scenario: Scenario, gpu: GpuType, runtime: str, tp: int = 1
+                        ) -> EfficiencyFactors:
     """:func:`runtime_efficiency` of the runtime a workload names in ``scenario``."""
-    return runtime_efficiency(gpu, scenario.runtime(runtime))
+    return runtime_efficiency(gpu, scenario.runtime(runtime), tp)
 
 
 def replica_perf(
@@ -358,5 +379,5 @@ def replica_perf(
     if reason is not None:
         raise ValueError(reason)
     return perf_model(spec, gpu_type, precision, tp,
-                      scenario_efficiency(scenario, gpu_type, runtime),
+                      scenario_efficiency(scenario, gpu_type, runtime, tp),
                       memory_margin_fraction=scenario.policy.memory_margin_fraction)

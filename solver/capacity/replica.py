@@ -385,7 +385,7 @@ def _profile_for(scenario: Scenario, workload: Workload, row: CapacityRow) -> Lo
     if check_fit(spec, gpu, row.precision, row.tp, scenario.policy, longest) is not None:
         return None
     perf = perf_model(spec, gpu, row.precision, row.tp,
-                      scenario_efficiency(scenario, gpu, workload.runtime),
+                      scenario_efficiency(scenario, gpu, workload.runtime, row.tp),
                       memory_margin_fraction=scenario.policy.memory_margin_fraction)
     return load_profile(perf, workload)
 

@@ -50,7 +50,7 @@ def slo_floor(scenario: Scenario, workload: Workload) -> SloFloor:
             if check_fit(spec, gpu, workload.precision, tp, scenario.policy, longest) is not None:
                 continue
             perf = perf_model(spec, gpu, workload.precision, tp,
-                              scenario_efficiency(scenario, gpu, workload.runtime),
+                              scenario_efficiency(scenario, gpu, workload.runtime, tp),
                               memory_margin_fraction=scenario.policy.memory_margin_fraction)
             idle = load_point(load_profile(perf, workload), 0.0)
             if ttft is None or idle.ttft_p95_ms < ttft.ms:

@@ -55,7 +55,7 @@ def configuration_row(
     longest = workload.input_tokens.p99 + workload.output_tokens.p99
     reason = check_fit(spec, gpu, precision, tp, scenario.policy, longest)
     perf = None if reason is not None else perf_model(
-        spec, gpu, precision, tp, scenario_efficiency(scenario, gpu, workload.runtime),
+        spec, gpu, precision, tp, scenario_efficiency(scenario, gpu, workload.runtime, tp),
         memory_margin_fraction=scenario.policy.memory_margin_fraction)
     analytic: tuple[LoadPoint | None, str] = (None, reason or "")
     if perf is not None:

@@ -121,6 +121,13 @@ def _factor(field: str, value: float) -> str:
     return f"{field_label(field)} {value:.4g}{'' if unit == '1' else ' ' + unit}"
 
 
+def _value(value: float | tuple[float, ...]) -> str:
+    """A factor's value as text; a per-ring-size table (NCCL's latency) as ``a / b / c``."""
+    if isinstance(value, tuple):
+        return " / ".join(f"{v:.4g}" for v in value) + " (2 / 4 / 8 … GPUs)"
+    return f"{value:.4g}"
+
+
 def _fit_summary(fit: GpuFit) -> dict[str, Any]:
     return {"gpu": fit.gpu, "runtime": fit.runtime, "prior": fit.prior,
             "train_rows": fit.train_rows,
@@ -161,7 +168,7 @@ def _print_table(cal: Calibration, out: Path) -> None:
         fit = fits.get(g) or fits[transferred[g]]
         note = f" no measurements: takes {fit.gpu}'s factors," if g in transferred else ""
         click.echo(f"{g}:{note} runtime {_runtime_name(fit.runtime)}")
-        factor_rows = [(field_label(f), f"{getattr(factors, f):.4g}",
+        factor_rows = [(field_label(f), _value(getattr(factors, f)),
                         "" if field_unit(f) == "1" else field_unit(f))
                        for f in EfficiencyFactors.model_fields if getattr(factors, f) is not None]
         for line in table_lines(["Factor", Col("Value", right=True), "Unit"], factor_rows):

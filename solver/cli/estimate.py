@@ -176,7 +176,7 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
     prec = Precision(precision)
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
-                      policy, measured, runtime_efficiency(gpu_type, spec_rt))
+                      policy, measured, runtime_efficiency(gpu_type, spec_rt, tp))
     if as_json:
         echo_json(result.contract())
         return

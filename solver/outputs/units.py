@@ -20,7 +20,7 @@ UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 
 #: Abbreviations in names spelled out for people.
-WORDS: dict[str, str] = {"seq": "sequence", "allreduce": "all-reduce"}
+WORDS: dict[str, str] = {"seq": "sequence", "allreduce": "all-reduce", "nccl": "NCCL"}
 
 
 def _split(name: str) -> tuple[list[str], str, str]:

@@ -572,6 +572,14 @@ def _cost_row(ws: Worksheet, r: int, labels: tuple[str, ...], cost: float, token
 Cell = tuple[Value, str | None]
 
 
+def _cell(value: float | tuple[float, ...] | None) -> Value:
+    """A factor as a cell: a per-ring-size table (NCCL's latency at 2, 4, 8, … GPUs) as text."""
+    if isinstance(value, tuple):
+        rings = " / ".join(str(2 ** (i + 1)) for i in range(len(value)))
+        return f"{' / '.join(f'{v:g}' for v in value)} (at {rings} GPUs)"
+    return value
+
+
 def _block(ws: Worksheet, r: int, title: str, titles: Sequence[str],
            rows: Sequence[Sequence[Value | Cell]], name: str) -> int:
     """A titled Excel Table inside a multi-table sheet; a cell may carry its number format as
@@ -666,7 +674,8 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("FP8 dense [TFLOPS]", [g.fp8_tflops for g in gpus]),
         ("Link bandwidth [GB/s]", [g.link_bandwidth_gb_per_s for g in gpus]),
         ("GPUs per node", [g.gpus_per_node for g in gpus]),
-        *((field_header(f), [getattr(g.efficiency, f) for g in gpus]) for f in EFFICIENCY_FIELDS),
+        *((field_header(f), [_cell(getattr(g.efficiency, f)) for g in gpus])
+          for f in EFFICIENCY_FIELDS),
         ("Source", [g.source for g in gpus]),
     ]
     r = _block(ws, r, "GPU catalog entries the plan uses (and their efficiency factors)",
