@@ -17,12 +17,19 @@ from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table
 from solver.program.build import build_program
 from solver.program.data import build_program_data
-from solver.program.values import objective_of
+from solver.program.values import objective_of, start_from_replicas
 from solver.replay import plan_replay
 from solver.replay.engine import ZoneFailure, fleet_replica_groups, peak_slice
 from solver.replay.plan_replay import ReplayCache, peak_window, replay_plan
 from solver.replay.traces import Trace
-from solver.solve.replan import _scaled_start, kept_replicas, replan_workloads
+from solver.solve.replan import (
+    _fill_paid_gpus,
+    _kept_program,
+    _plus_one_node_start,
+    _scaled_start,
+    kept_replicas,
+    replan_workloads,
+)
 from solver.solve.replay_loop import derate
 from solver.solve.strategy import plan_scenario
 from solver.survivability.fleet import fleet_from_plan
@@ -138,6 +145,75 @@ def test_replan_solves_the_whole_program_when_the_kept_fleet_leaves_no_room(
     assert full == [halved]
     assert again.allocations == plan_scenario(sc, halved).allocations
     assert verify_plan(again, sc, halved) == []
+
+
+def _derated(table: CapacityTable, workload: str, factor: float) -> CapacityTable:
+    return derate(table, {(r.workload, r.gpu, r.tp): factor for r in table.rows
+                          if r.workload == workload}, 1)
+
+
+def _starts(sc: Scenario, table: CapacityTable, first: Plan, workloads: frozenset[str]
+            ) -> tuple[float | None, float | None]:
+    """Monthly cost of the scaled start and of the plus-one-node start (None: no start)."""
+    kept = kept_replicas(first, workloads)
+    program = _kept_program(sc, table, kept, workloads)
+    scaled = _scaled_start(program, first, table, kept)
+    plus = _plus_one_node_start(program, _kept_program(sc, table, kept, workloads), first,
+                                workloads, "highs", 10.0, 0.01)
+    return (None if scaled is None else objective_of(program, scaled),
+            None if plus is None else objective_of(program, plus))
+
+
+def test_the_plus_one_node_start_is_the_replans_optimum_where_one_node_more_is_enough(
+        tmp_path: Path) -> None:
+    """code at 0.8 of its rate needs one more 2-GPU node: the search finds the re-plan's
+    optimum, where the scaled start (every code replica grown by 1 ÷ 0.8) costs 2 nodes
+    more; at half its rate one node is not enough, the search gives no start and the re-plan
+    still finds its optimum from the scaled one."""
+    sc = _scenario(tmp_path)
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    nodes_before = sum(n.nodes for n in first.nodes)
+    code = frozenset({"code"})
+    mild = _derated(table, "code", 0.8)
+    scaled, plus = _starts(sc, mild, first, code)
+    again = replan_workloads(sc, mild, first, code, lambda t: plan_scenario(sc, t))
+    assert sum(n.nodes for n in again.nodes) == nodes_before + 1
+    assert plus == pytest.approx(again.cost.per_month)
+    assert scaled is not None and scaled > plus + 1000  # 5,840 vs 4,380 USD/month
+    # the same inputs give the same fleet
+    assert replan_workloads(sc, mild, first, code,
+                            lambda t: plan_scenario(sc, t)).allocations == again.allocations
+    halved = _derated(table, "code", 0.5)
+    scaled, plus = _starts(sc, halved, first, code)
+    again = replan_workloads(sc, halved, first, code, lambda t: plan_scenario(sc, t))
+    assert sum(n.nodes for n in again.nodes) > nodes_before + 1
+    assert plus is None and scaled is not None and again.cost.per_month <= scaled
+    assert verify_plan(again, sc, halved) == []
+
+
+def test_gpus_a_fleet_pays_for_and_leaves_idle_serve_the_replanned_workloads(
+        tmp_path: Path) -> None:
+    """The first fleet with one more TP1 replica of code needs a third 2-GPU node and leaves
+    one of its GPUs idle: the fill puts a replica of the re-planned workload there at no
+    cost, and only of it."""
+    sc = _scenario(tmp_path)
+    table = build_capacity_table(sc)
+    first = plan_scenario(sc, table)
+    x = kept_replicas(first, frozenset())
+    tp1 = next(k for k in x if k.workload == "code" and k.tp == 1)
+    x[tp1] += 1
+    for workload in ("code", "chat"):
+        program = _kept_program(sc, table, {}, frozenset({"chat", "code"}))
+        start = start_from_replicas(program, x)
+        assert start is not None
+        filled = _fill_paid_gpus(program, x, start, frozenset({workload}))
+        assert objective_of(program, filled) == pytest.approx(objective_of(program, start))
+        added = {k: filled[v.name] - start[v.name] for k, v in program.v.replicas.items()
+                 if filled[v.name] != start[v.name]}
+        assert len(added) == 1
+        (key, n), = added.items()
+        assert key.workload == workload and key.tp == 1 and n == 1
 
 
 def _trace(n: int = 1200) -> Trace:
