@@ -27,6 +27,7 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,14 @@ from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import length_samples
 from solver.capacity.replica import load_point, load_profile
 from solver.capacity.table import build_capacity_table
-from solver.replay.engine import EngineConfig, ReplicaLoss, ReplicaSpec, replay, summarize
+from solver.replay.engine import (
+    EngineConfig,
+    ReplaySummary,
+    ReplicaLoss,
+    ReplicaSpec,
+    replay,
+    summarize,
+)
 from solver.replay.profile import profile_trace, workload_fields
 from solver.replay.traces import Trace, read_trace
 
@@ -106,32 +114,78 @@ def window(trace: Trace, peak_rps: float, window_s: float) -> tuple[Trace, float
     return cut, start - begin, in_window / (end - start)
 
 
-def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
-    """Two table rows (intact, node lost) for one trace."""
+@dataclass(frozen=True)
+class Replayed:
+    """One case of a configuration replayed on a trace's window: intact or a node lost."""
+
+    label: str
+    """``intact`` or ``node lost``."""
+    serving: int
+    """Replicas serving after the loss."""
+    rate_rps: float
+    """Mean arrival rate of the window [1/s]."""
+    summary: ReplaySummary
+    """P95s of the requests arriving in the window."""
+    seconds: float
+    """Wall time of the replay [s]."""
+    arrival_ms: npt.NDArray[np.float64]
+    """Arrival times of the replayed cut (warm-up included) [ms]."""
+
+    @property
+    def per_replica_rps(self) -> float:
+        """The rate one serving replica gets [1/s]."""
+        return self.rate_rps / self.serving
+
+
+def engine(scenario: Scenario, case: Case) -> tuple[list[ReplicaSpec], EngineConfig]:
+    """The case's replicas and engine settings."""
     wl = case.workload
-    peak = max(wl.hourly_demand_rps())
-    cut, start_s, rate = window(trace, peak, window_s)
     perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
     specs = [ReplicaSpec(f"r{k}", "z", perf) for k in range(case.replicas)]
     cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
                        max_context_tokens=scenario.model(wl.model).max_context_tokens)
+    return specs, cfg
+
+
+def node_loss(specs: list[ReplicaSpec], lost: int, at_s: float) -> ReplicaLoss | None:
+    """The first ``lost`` replicas lost at ``at_s`` (``None``: intact)."""
+    return ReplicaLoss(frozenset(s.name for s in specs[:lost]), at_s) if lost else None
+
+
+def replay_case(scenario: Scenario, case: Case, trace: Trace,
+                window_s: float) -> list[Replayed]:
+    """The case replayed on the trace's window (:func:`window`), intact and with one node's
+    replicas lost at the window's start."""
+    wl = case.workload
+    cut, start_s, rate = window(trace, max(wl.hourly_demand_rps()), window_s)
+    specs, cfg = engine(scenario, case)
     out = []
     for label, lost in (("intact", 0), ("node lost", case.per_node)):
-        failure = (ReplicaLoss(frozenset(s.name for s in specs[:lost]), start_s)
-                   if lost else None)
         began = time.perf_counter()
-        res = replay(cut, specs, cfg, failure)
+        res = replay(cut, specs, cfg, node_loss(specs, lost, start_s))
         seconds = time.perf_counter() - began
-        s = summarize(res, wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms, since_s=start_s)
-        per_replica = rate / (case.replicas - lost)
-        bursty = load_point(load_profile(perf, wl), per_replica)
-        poisson = load_point(load_profile(perf, case.poisson), per_replica)
-        cells = [wl.name, f"{case.gpu} × {case.tp}", label, str(case.replicas - lost),
-                 f"{rate:.2f}", f"{s.requests:,}", f"{s.ttft_ms.p95:,.0f}",
+        out.append(Replayed(label, case.replicas - lost, rate,
+                            summarize(res, wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms,
+                                      since_s=start_s),
+                            seconds, cut.arrival_s * 1000.0))
+    return out
+
+
+def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
+    """Two table rows (intact, node lost) for one trace."""
+    wl = case.workload
+    perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
+    out = []
+    for r in replay_case(scenario, case, trace, window_s):
+        s = r.summary
+        bursty = load_point(load_profile(perf, wl), r.per_replica_rps)
+        poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
+        cells = [wl.name, f"{case.gpu} × {case.tp}", r.label, str(r.serving),
+                 f"{r.rate_rps:.2f}", f"{s.requests:,}", f"{s.ttft_ms.p95:,.0f}",
                  _vs(poisson.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{seconds:.1f}"]
+                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -143,10 +197,7 @@ def attribute(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> 
     times, same replicas, intact and with the node lost."""
     wl = case.workload
     cut, start_s, _ = window(trace, max(wl.hourly_demand_rps()), window_s)
-    perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
-    specs = [ReplicaSpec(f"r{k}", "z", perf) for k in range(case.replicas)]
-    cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
-                       max_context_tokens=scenario.model(wl.model).max_context_tokens)
+    specs, cfg = engine(scenario, case)
     rng = np.random.default_rng(0)
     n = len(cut)
 
@@ -169,10 +220,8 @@ def attribute(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> 
     for name, variant in variants.items():
         cells = [wl.name, name]
         for lost in (0, case.per_node):
-            failure = (ReplicaLoss(frozenset(s.name for s in specs[:lost]), start_s)
-                       if lost else None)
-            s = summarize(replay(variant, specs, cfg, failure), wl.slo.ttft_p95_ms,
-                          wl.slo.tpot_p95_ms, since_s=start_s)
+            s = summarize(replay(variant, specs, cfg, node_loss(specs, lost, start_s)),
+                          wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms, since_s=start_s)
             cells.append(f"{s.tpot_ms.p95:.1f}")
         out.append("| " + " | ".join(cells) + " |")
     return out
@@ -185,6 +234,20 @@ def fixed_case(scenario: Scenario, workload: Workload, spec: str) -> Case:
         update={"burst": None})}) if workload.arrival else workload
     return Case(workload, poisson, gpu, int(tp), int(replicas),
                 scenario.gpu(gpu).gpus_per_node // int(tp))
+
+
+def cases(scenario: Scenario, traces: Path, also: list[str]) -> Iterator[tuple[Case, Trace]]:
+    """Each shared trace's sized case, then its ``--also`` cases (``WORKLOAD=GPU:TP:N``)."""
+    extra: dict[str, list[str]] = {}
+    for item in also:
+        name, spec = item.split("=", 1)
+        extra.setdefault(name, []).append(spec)
+    for name, workload_name in CASES:
+        trace = read_trace(traces / name)
+        wl = traced_workload(scenario.workload(workload_name), trace)
+        yield sized_case(scenario, wl), trace
+        for spec in extra.get(workload_name, []):
+            yield fixed_case(scenario, wl, spec), trace
 
 
 def _vs(pred: float, sim: float, fmt: str) -> str:
@@ -216,22 +279,13 @@ def main(argv: list[str]) -> None:
         for line in attribute(scenario, case, trace, args.window_s):
             print(line, flush=True)
         return
-    also: dict[str, list[str]] = {}
-    for item in args.also:
-        name, spec = item.split("=", 1)
-        also.setdefault(name, []).append(spec)
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | bursty pred | TPOT P95 replay [ms] | "
           "Poisson pred | bursty pred | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, workload_name in CASES:
-        trace = read_trace(args.traces / name)
-        wl = traced_workload(scenario.workload(workload_name), trace)
-        cases = [sized_case(scenario, wl)]
-        cases += [fixed_case(scenario, wl, spec) for spec in also.get(workload_name, [])]
-        for case in cases:
-            for line in row(scenario, case, trace, args.window_s):
-                print(line, flush=True)
+    for case, trace in cases(scenario, args.traces, args.also):
+        for line in row(scenario, case, trace, args.window_s):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -51,21 +51,14 @@ from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import (
     GRID_CELLS,
     GRID_SDS,
-    QUANTILE_GRID,
-    QUANTILE_PASSES,
+    binned_jumps,
     kingman_factor,
     length_samples,
+    mixture_quantile_ms,
     pk_mean_wait_ms,
     wait_quantile_ms,
 )
 from solver.capacity.replica import cache_split, load_point, load_profile
-from solver.replay.engine import (
-    EngineConfig,
-    ReplicaLoss,
-    ReplicaSpec,
-    replay,
-    summarize,
-)
 from solver.replay.traces import Trace, read_trace
 
 FloatArray = npt.NDArray[np.float64]
@@ -168,61 +161,26 @@ def _quantile_with_counts(m: FloatArray, weights: FloatArray, step_ms: float,
     if not (span > 0).any() or not (cap > 0).any():
         return step_ms
     cell = np.where(span > 0, span, 1.0) / GRID_CELLS
-    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
-    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
-    upper = (position - index) * jw
-    flat = (index + GRID_CELLS * np.arange(m.size)[:, None]).ravel()
-    pmf_s = (np.bincount(flat, weights=(jw - upper).ravel(), minlength=m.size * GRID_CELLS)
-             + np.bincount(flat + 1, weights=upper.ravel(), minlength=m.size * GRID_CELLS))
-    phi_s = np.fft.rfft(pmf_s.reshape(m.size, GRID_CELLS), axis=1)
+    phi_s = np.fft.rfft(binned_jumps(jumps, jw, cell), axis=1)
     phi = np.zeros_like(phi_s)
     for j in range(most - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
         phi = phi * phi_s + counts[:, j][:, None]
-    cdf = np.minimum(np.cumsum(np.maximum(np.fft.irfft(phi, n=GRID_CELLS, axis=1), 0.0),
-                               axis=1), 1.0)
-    rows = np.arange(m.size)[:, None]
-    per_ms = (m / cell)[:, None]
-    top = (step_ms + np.minimum(cap, span) / m)[:, None]
-
-    def mixture_cdf(t: FloatArray) -> FloatArray:
-        x = np.clip((t[None, :] - step_ms) * per_ms, 0.0, GRID_CELLS - 1.0)
-        j = np.minimum(np.floor(x), GRID_CELLS - 2).astype(np.int64)
-        at = cdf[rows, j] + (x - j) * (cdf[rows, j + 1] - cdf[rows, j])
-        below = np.where(t[None, :] >= step_ms, at, 0.0)
-        return np.asarray(w @ np.where(t[None, :] >= top - 1e-12, 1.0, below))
-
-    low, high = step_ms, float(top.max())
-    if mixture_cdf(np.array([low]))[0] >= q:
-        return step_ms
-    for _ in range(QUANTILE_PASSES):
-        grid = np.linspace(low, high, QUANTILE_GRID)
-        first = int(np.argmax(mixture_cdf(grid) >= q))
-        low, high = float(grid[first - 1]), float(grid[first])
-    return high
+    return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
 
 
 def rows(scenario: Scenario, case: agreement.Case, trace: Trace,
          window_s: float) -> list[str]:
     """Two table rows (intact, node lost) for one case."""
     wl = case.workload
-    cut, start_s, rate = agreement.window(trace, max(wl.hourly_demand_rps()), window_s)
     perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
-    specs = [ReplicaSpec(f"r{k}", "z", perf) for k in range(case.replicas)]
-    cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
-                       max_context_tokens=scenario.model(wl.model).max_context_tokens)
     out = []
-    for label, lost in (("intact", 0), ("node lost", case.per_node)):
-        failure = (ReplicaLoss(frozenset(s.name for s in specs[:lost]), start_s)
-                   if lost else None)
-        s = summarize(replay(cut, specs, cfg, failure), wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms,
-                      since_s=start_s)
-        serving = case.replicas - lost
-        per_replica = rate / serving
+    for r in agreement.replay_case(scenario, case, trace, window_s):
+        s, serving, per_replica = r.summary, r.serving, r.per_replica_rps
         model = load_point(load_profile(perf, wl), per_replica)
-        with arrivals_seen(cut.arrival_s * 1000.0, serving, per_replica):
+        with arrivals_seen(r.arrival_ms, serving, per_replica):
             seen = load_point(load_profile(perf, wl), per_replica)
         ttft_sum = ttft_sum_quantile_ms(scenario, case, per_replica)
-        cells = [wl.name, f"{case.gpu} × {case.tp}", label, str(serving),
+        cells = [wl.name, f"{case.gpu} × {case.tp}", r.label, str(serving),
                  f"{s.ttft_ms.p95:,.0f}", agreement._vs(model.ttft_p95_ms, s.ttft_ms.p95,
                                                         "{:,.0f}"),
                  agreement._vs(ttft_sum, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
@@ -268,22 +226,12 @@ def main(argv: list[str]) -> None:
     if args.followers:
         followers(scenario, args.traces, args.window_s)
         return
-    also: dict[str, list[str]] = {}
-    for item in args.also:
-        name, spec = item.split("=", 1)
-        also.setdefault(name, []).append(spec)
     print("| workload | GPU × TP | case | replicas | TTFT P95 replay [ms] | model | quantile of "
           "the sum | TPOT P95 replay [ms] | model | as arrivals see it |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, workload_name in agreement.CASES:
-        trace = read_trace(args.traces / name)
-        wl = agreement.traced_workload(scenario.workload(workload_name), trace)
-        cases = [agreement.sized_case(scenario, wl)]
-        cases += [agreement.fixed_case(scenario, wl, spec)
-                  for spec in also.get(workload_name, [])]
-        for case in cases:
-            for line in rows(scenario, case, trace, args.window_s):
-                print(line, flush=True)
+    for case, trace in agreement.cases(scenario, args.traces, args.also):
+        for line in rows(scenario, case, trace, args.window_s):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,16 @@ from typing import Any
 
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import GpuType, LlmSpec
-from models.common import CapacitySource, Precision
+from models.common import CapacitySource, Precision, PurchaseKind
 from models.offers import Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.policy import Policy, TimeBlock
 from models.scenario import Scenario
 from models.workload import Workload
+from solver.program.build import build_program
+from solver.program.data import build_program_data
+from solver.program.keys import ReplicaKey
+from solver.program.values import start_from_replicas
+from solver.program.variables import Program
 
 MODEL = LlmSpec(
     name="m8b", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8, head_dim=128,
@@ -130,3 +135,30 @@ def row(
 def table(*rows: CapacityRow) -> CapacityTable:
     """A capacity table of the given rows."""
     return CapacityTable(rows=tuple(rows))
+
+
+def three_blocks() -> Program:
+    """One pool over three 8-hour blocks at 10, 30 and 20 req/s; a 1-GPU replica holds 10 at
+    utilization 1. Reserved 2.0 per GPU-hour × 730 h = 1,460 per replica-month; on-demand
+    3.0 × 243.3 h = 730 per replica and block. Optimum: 1 reserved + on-demand 0, 2, 1 =
+    1,460 + 3 × 730 = 3,650."""
+    shape = [1 / 3] * 8 + [1.0] * 8 + [2 / 3] * 8
+    sc = scenario([workload("w", 30.0, utilization=1.0, shape=shape)],
+                  [zone("z", offer(reserved=(2.0, 64), on_demand=(3.0, 64), gpus_per_node=1))],
+                  time_blocks=blocks(("a", range(8)), ("b", range(8, 16)), ("c", range(16, 24))))
+    data = build_program_data(sc, table(row("w", "H100", 1, 10.0)))
+    assert [s.name for s in data.slices] == ["a", "b", "c"]
+    return build_program(data)
+
+
+def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
+    """Values of :func:`three_blocks`' fleet of ``reserved`` replicas and ``elastic`` on-demand
+    replicas per block, checked against every row (``start_from_replicas``)."""
+    x: dict[ReplicaKey, int] = {}
+    if reserved:
+        x[ReplicaKey("w", "H100", 1, "z", PurchaseKind.reserved, None)] = reserved
+    x.update({ReplicaKey("w", "H100", 1, "z", PurchaseKind.on_demand, s): n
+              for s, n in elastic.items() if n})
+    values = start_from_replicas(program, x)
+    assert values is not None, "the fleet breaks a row of the program"
+    return values

@@ -10,48 +10,17 @@ import pulp
 import pytest
 
 from models.common import PurchaseKind
-from solver.program.build import build_program
-from solver.program.data import build_program_data
-from solver.program.keys import ReplicaKey
-from solver.program.values import objective_of, start_from_replicas, violated_rows
+from solver.program.values import objective_of, violated_rows
 from solver.program.variables import Program
 from solver.solve import neighbourhood
 from solver.solve.backends import SolveOutcome
 from solver.solve.neighbourhood import improve_start, replan_elastic, shrink_reserved
 from tests.plan_fixtures import (
-    blocks,
-    offer,
-    row,
-    scenario,
-    table,
-    workload,
-    zone,
+    fleet,
+    three_blocks,
 )
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
-
-
-def three_blocks() -> Program:
-    """One pool over three 8-hour blocks at 10, 30 and 20 req/s; a 1-GPU replica holds 10 at
-    utilization 1. Reserved 2.0 per GPU-hour × 730 h = 1,460 per replica-month; on-demand
-    3.0 × 243.3 h = 730 per replica and block."""
-    shape = [1 / 3] * 8 + [1.0] * 8 + [2 / 3] * 8
-    sc = scenario([workload("w", 30.0, utilization=1.0, shape=shape)],
-                  [zone("z", offer(reserved=(2.0, 64), on_demand=(3.0, 64), gpus_per_node=1))],
-                  time_blocks=blocks(("a", range(8)), ("b", range(8, 16)), ("c", range(16, 24))))
-    data = build_program_data(sc, table(row("w", "H100", 1, 10.0)))
-    assert [s.name for s in data.slices] == ["a", "b", "c"]
-    return build_program(data)
-
-
-def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
-    x: dict[ReplicaKey, int] = {}
-    if reserved:
-        x[ReplicaKey("w", "H100", 1, "z", R, None)] = reserved
-    x.update({ReplicaKey("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
-    values = start_from_replicas(program, x)
-    assert values is not None and not violated_rows(program, values)
-    return values
 
 
 def bounds(program: Program) -> list[tuple[str, float | None, float | None]]:

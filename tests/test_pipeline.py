@@ -19,8 +19,7 @@ from models.plan import SolveStatus
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
-from solver.program.values import start_from_replicas
-from solver.program.variables import BuildStopped, Program
+from solver.program.variables import BuildStopped
 from solver.solve import strategy
 from solver.solve.clock import Deadline
 from solver.solve.highs import Model, Progress, RunResult, model_of, run
@@ -35,7 +34,17 @@ from solver.solve.stages import (
     variables_bound,
 )
 from solver.survivability.verify import verify_plan
-from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+from tests.plan_fixtures import (
+    blocks,
+    fleet,
+    offer,
+    row,
+    scenario,
+    table,
+    three_blocks,
+    workload,
+    zone,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -45,28 +54,6 @@ from benchmarks.generate import generate_scenario  # noqa: E402
 from solver.capacity.table import build_capacity_table  # noqa: E402
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
-
-
-def three_blocks() -> Program:
-    """One pool over three 8-hour blocks at 10, 30 and 20 req/s; a 1-GPU replica holds 10 at
-    utilization 1. Reserved 2.0 per GPU-hour × 730 h = 1,460 per replica-month; on-demand
-    3.0 × 243.3 h = 730 per replica and block. Optimum: 1 reserved + on-demand 0, 2, 1 =
-    1,460 + 3 × 730 = 3,650."""
-    shape = [1 / 3] * 8 + [1.0] * 8 + [2 / 3] * 8
-    sc = scenario([workload("w", 30.0, utilization=1.0, shape=shape)],
-                  [zone("z", offer(reserved=(2.0, 64), on_demand=(3.0, 64), gpus_per_node=1))],
-                  time_blocks=blocks(("a", range(8)), ("b", range(8, 16)), ("c", range(16, 24))))
-    return build_program(build_program_data(sc, table(row("w", "H100", 1, 10.0))))
-
-
-def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
-    x: dict[ReplicaKey, int] = {}
-    if reserved:
-        x[ReplicaKey("w", "H100", 1, "z", R, None)] = reserved
-    x.update({ReplicaKey("w", "H100", 1, "z", D, s): n for s, n in elastic.items() if n})
-    values = start_from_replicas(program, x)
-    assert values is not None
-    return values
 
 
 # --- the clock ----------------------------------------------------------------------------------

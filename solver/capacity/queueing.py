@@ -185,8 +185,9 @@ def tpot_quantile_ms(
     compound zero-inflated geometric — by one FFT. Each jump's probability is split between the
     two cells around it so that its mean is kept (linear binning), and the CDF is read linearly
     between cells: each jump is placed within a cell, and the result moves continuously with the
-    inputs. The quantile is the upper end of the bracket left by :data:`QUANTILE_PASSES` passes
-    of a :data:`QUANTILE_GRID`-point grid.
+    inputs (:func:`binned_jumps`). The quantile is the upper end of the bracket left by
+    :data:`QUANTILE_PASSES` passes of a :data:`QUANTILE_GRID`-point grid
+    (:func:`mixture_quantile_ms`).
 
     Parameters
     ----------
@@ -232,33 +233,56 @@ def tpot_quantile_ms(
     if not (span > 0).any() or not (cap > 0).any():
         return step_ms
     cell = np.where(span > 0, span, 1.0) / GRID_CELLS  # [ms]
-    # linear binning: a jump between two cells splits its probability so its mean is kept, and
-    # the distribution moves continuously with the inputs
-    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
-    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
-    upper = (position - index) * jw  # probability moved to the next cell
-    flat = (index + GRID_CELLS * np.arange(m.size)[:, None]).ravel()
-    pmf_s = (np.bincount(flat, weights=(jw - upper).ravel(), minlength=m.size * GRID_CELLS)
-             + np.bincount(flat + 1, weights=upper.ravel(), minlength=m.size * GRID_CELLS))
-    pmf_s = pmf_s.reshape(m.size, GRID_CELLS)
-    psi = np.fft.rfft(pmf_s, axis=1) - 1.0  # φ_S − 1
+    psi = np.fft.rfft(binned_jumps(jumps, jw, cell), axis=1) - 1.0  # φ_S − 1
     if d > 1.0:  # negative binomial count: a gamma mixture of Poissons of mean μ
         counts = np.exp(-(mu[:, None] / (d - 1.0)) * np.log(1 - (d - 1.0) * psi))
     else:
         counts = np.exp(mu[:, None] * psi)
     phi = counts * (1 - rho + rho / (1 - nu * psi))
+    return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
+
+
+def binned_jumps(jumps: FloatArray, jump_weights: FloatArray, cell: FloatArray) -> FloatArray:
+    """Each row's jump distribution on its grid of :data:`GRID_CELLS` cells of ``cell`` ms,
+    shape (M, GRID_CELLS) [1].
+
+    Linear binning: a jump between two cells splits its probability between them so that its
+    mean is kept, and the distribution moves continuously with the inputs. ``jumps`` has
+    shape (M, J), ``jump_weights`` (J,) summing to 1, ``cell`` (M,)."""
+    rows = jumps.shape[0]
+    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
+    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
+    upper = (position - index) * jump_weights  # probability moved to the next cell
+    flat = (index + GRID_CELLS * np.arange(rows)[:, None]).ravel()
+    pmf = (np.bincount(flat, weights=(jump_weights - upper).ravel(),
+                       minlength=rows * GRID_CELLS)
+           + np.bincount(flat + 1, weights=upper.ravel(), minlength=rows * GRID_CELLS))
+    return np.asarray(pmf.reshape(rows, GRID_CELLS), dtype=np.float64)
+
+
+def mixture_quantile_ms(phi: npt.NDArray[np.complex128], weights: FloatArray,
+                        decode_steps: FloatArray, cell: FloatArray, step_ms: float,
+                        top_ms: FloatArray, q: float) -> float:
+    """``q``-quantile of the TPOT mixture ``step_ms + A_m ÷ m`` over the length points [ms].
+
+    ``phi`` is each row's characteristic function of the prefill time ``A`` in a life on its
+    grid (``rfft`` of :func:`binned_jumps`' cells of ``cell`` ms), ``weights`` the length
+    points' probabilities (summing to 1), ``top_ms`` where each row's ``A`` is certainly below
+    (its cap or its grid's span). The CDF is read linearly between cells; the quantile is the
+    upper end of the bracket left by :data:`QUANTILE_PASSES` passes of a
+    :data:`QUANTILE_GRID`-point grid."""
     cdf = np.minimum(np.cumsum(np.maximum(np.fft.irfft(phi, n=GRID_CELLS, axis=1), 0.0),
                                axis=1), 1.0)  # P(A ≤ k × cell)
-    rows = np.arange(m.size)[:, None]
-    per_ms = (m / cell)[:, None]  # cells per ms of TPOT above step_ms [1/ms]
-    top_tpot = (step_ms + np.minimum(cap, span) / m)[:, None]  # where each row's CDF is 1 [ms]
+    rows = np.arange(decode_steps.size)[:, None]
+    per_ms = (decode_steps / cell)[:, None]  # cells per ms of TPOT above step_ms [1/ms]
+    top_tpot = (step_ms + top_ms / decode_steps)[:, None]  # where each row's CDF is 1 [ms]
 
     def mixture_cdf(t: FloatArray) -> FloatArray:
         x = np.clip((t[None, :] - step_ms) * per_ms, 0.0, GRID_CELLS - 1.0)  # [cells]
         k = np.minimum(np.floor(x), GRID_CELLS - 2).astype(np.int64)
         at = cdf[rows, k] + (x - k) * (cdf[rows, k + 1] - cdf[rows, k])  # linear between cells
         below = np.where(t[None, :] >= step_ms, at, 0.0)
-        return np.asarray(w @ np.where(t[None, :] >= top_tpot - 1e-12, 1.0, below))
+        return np.asarray(weights @ np.where(t[None, :] >= top_tpot - 1e-12, 1.0, below))
 
     low, high = step_ms, float(top_tpot.max())
     if mixture_cdf(np.array([low]))[0] >= q:
