@@ -17,9 +17,11 @@ and, since (3) repeats (1)'s solve and a solve's time varies by tens of per cent
 machine, what the loop adds to it measured inside the loop (its replays and re-plans) — and
 every round's checks. Each round of (3) is also replayed, on the same plan and timed beside it,
 as it was replayed before 2026-12-02 (every failure on its own, also those that lose the same
-replicas at the same instant, as a zone holding one node of a workload and that node): the
-in-loop addition before and after in one run (the loop's wall time leaves that replay out),
-and the script stops if the two replays' checks differ. Run from the repository root:
+replicas at the same instant, as a zone holding one node of a workload and that node), and each
+re-plan is also run from the scaled start alone (before its plus-one-node start,
+solver.solve.replan), on the same inputs and timed beside it: the in-loop addition before and
+after in one run (the loop's wall time leaves both out), and the script stops if the two
+replays' checks differ. Run from the repository root:
 ``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
 solves of the demo).
 """
@@ -114,12 +116,21 @@ def main(argv: list[str]) -> None:
         return result
 
     replans: list[float] = []
+    replans_before: list[float] = []
+    replan_costs: list[tuple[float, float]] = []
 
     def replan(t: object, previous: object, workloads: frozenset[str]) -> object:
         began = time.perf_counter()
         again = replan_workloads(sc, t, previous, workloads, solve,  # type: ignore[arg-type]
                                  time_limit_s=args.time_limit)
         replans.append(time.perf_counter() - began)
+        # the same re-plan from the scaled start alone (before the plus-one-node start), timed
+        # beside it on the same inputs; the loop goes on with the one above
+        began = time.perf_counter()
+        before = replan_workloads(sc, t, previous, workloads, solve,  # type: ignore[arg-type]
+                                  time_limit_s=args.time_limit, plus_one_node=False)
+        replans_before.append(time.perf_counter() - began)
+        replan_costs.append((before.cost.per_month, again.cost.per_month))
         return again
 
     began = time.perf_counter()
@@ -127,7 +138,8 @@ def main(argv: list[str]) -> None:
     looped = plan_with_replay(table, solve, timed_replay,  # type: ignore[arg-type]
                               replan=replan)  # type: ignore[arg-type]
     write_plan_outputs(looped, sc, out / "loop")
-    loop_s = time.perf_counter() - began - sum(rounds_before)  # the loop as plan runs it
+    loop_s = (time.perf_counter() - began - sum(rounds_before)
+              - sum(replans_before))  # the loop as plan runs it
     full = None
     if args.also_full:
         began = time.perf_counter()
@@ -141,7 +153,7 @@ def main(argv: list[str]) -> None:
     print(f"one round of replay ({len(checks)} checks, {len(misses)} missing): {replay_s:.1f} s "
           f"= {replay_s / once_s:.1%} of plan --no-replay")
     added_s = sum(rounds) + sum(replans)
-    before_s = sum(rounds_before) + sum(replans)
+    before_s = sum(rounds_before) + sum(replans_before)
     print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
           f"{len(rounds)} round(s) of replay, {sum(rounds):.2f} s in all "
           f"({' + '.join(f'{r:.2f}' for r in rounds)}); {len(replans)} re-plan(s), "
@@ -149,7 +161,11 @@ def main(argv: list[str]) -> None:
           f"{added_s / once_s:.1%} of plan --no-replay")
     print(f"  the same rounds replayed as before (every failure on its own): "
           f"{sum(rounds_before):.2f} s ({' + '.join(f'{r:.2f}' for r in rounds_before)}); "
-          f"replays + re-plans = {before_s:.2f} s = {before_s / once_s:.1%} of plan --no-replay")
+          f"the same re-plans from the scaled start alone: {sum(replans_before):.2f} s "
+          f"({' + '.join(f'{r:.2f}' for r in replans_before)}; cost "
+          f"{', '.join(f'{b:,.0f} vs {a:,.0f}' for b, a in replan_costs)}); "
+          f"replays + re-plans as before = {before_s:.2f} s = {before_s / once_s:.1%} "
+          f"of plan --no-replay")
     print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
           f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value}, "
           f"{solver_summary(looped.solver)})")

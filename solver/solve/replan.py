@@ -53,21 +53,24 @@ def kept_replicas(plan: Plan, workloads: frozenset[str]) -> dict[ReplicaKey, int
 def replan_workloads(
     scenario: Scenario, table: CapacityTable, previous: Plan, workloads: frozenset[str],
     full_solve: Callable[[CapacityTable], Plan], solver: str = "highs",
-    time_limit_s: float = 60.0, gap: float = 0.01,
+    time_limit_s: float = 60.0, gap: float = 0.01, *, plus_one_node: bool = True,
 ) -> Plan:
     """The cheapest fleet on ``table`` that keeps ``previous``'s replicas of every workload not
-    in ``workloads``; ``full_solve(table)`` where that keeps no fleet."""
+    in ``workloads``; ``full_solve(table)`` where that keeps no fleet. ``plus_one_node=False``
+    starts from the scaled start alone, the re-plan as it was before the plus-one-node start
+    (benchmarks/replay_cost.py times both on the same inputs)."""
     started = time.perf_counter()
     kept = kept_replicas(previous, workloads)
     program = _kept_program(scenario, table, kept, workloads)
     if any(key not in program.v.replicas for key in kept):
         return full_solve(table)  # a kept slot is not in this program: nothing to keep
-    search = _kept_program(scenario, table, kept, workloads)  # a copy: the search adds a row
-    starts = [s for s in (_scaled_start(program, previous, table, kept),
-                          _plus_one_node_start(program, search, previous, workloads, solver,
-                                               time_limit_s * NEIGHBOURHOOD_SHARE, gap))
-              if s is not None]
-    start = min(starts, key=lambda s: objective_of(program, s), default=None)
+    starts = [_scaled_start(program, previous, table, kept)]
+    if plus_one_node:
+        search = _kept_program(scenario, table, kept, workloads)  # a copy: the search adds a row
+        starts.append(_plus_one_node_start(program, search, previous, workloads, solver,
+                                           time_limit_s * NEIGHBOURHOOD_SHARE, gap))
+    start = min((s for s in starts if s is not None), key=lambda s: objective_of(program, s),
+                default=None)
     left_s = max(time_limit_s - (time.perf_counter() - started), 1.0)
     outcome = solve(program.prob, solver, left_s, gap, start=start)
     if not outcome.has_solution or outcome.status not in HAS_FLEET:
