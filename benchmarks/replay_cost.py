@@ -14,14 +14,15 @@ conversation; ``scale_to: peak_minute``), planned in one process:
 
 Prints the seconds of each, the replay's share of (1), the loop's wall time against (1) —
 and, since (3) repeats (1)'s solve and a solve's time varies by tens of per cent on a loaded
-machine, what the loop adds to it measured inside the loop (its replays and re-plans) — and
-every round's checks. Each round of (3) is also replayed, on the same plan and timed beside it,
-as it was replayed before 2026-12-02 (every failure on its own, also those that lose the same
-replicas at the same instant, as a zone holding one node of a workload and that node), and each
-re-plan is also run from the scaled start alone (before its plus-one-node start,
-solver.solve.replan), on the same inputs and timed beside it: the in-loop addition before and
-after in one run (the loop's wall time leaves both out), and the script stops if the two
-replays' checks differ. Run from the repository root:
+machine, what the loop adds to it measured inside the loop (its replays and re-plans), against
+(1) and against the rest of the loop (its table, first solve and outputs: (1)'s work, timed in
+the same minutes as the addition) — and every round's checks. Each round of (3) is also
+replayed, on the same plan and timed beside it, as it was replayed before 2026-12-02 (every
+failure on its own, also those that lose the same replicas at the same instant, as a zone
+holding one node of a workload and that node), and each re-plan is also run from the scaled
+start alone (before its plus-one-node start, solver.solve.replan), on the same inputs and timed
+beside it: the in-loop addition before and after in one run (the loop's wall time leaves both
+out), and the script stops if the two replays' checks differ. Run from the repository root:
 ``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
 solves of the demo).
 """
@@ -153,19 +154,22 @@ def main(argv: list[str]) -> None:
     print(f"one round of replay ({len(checks)} checks, {len(misses)} missing): {replay_s:.1f} s "
           f"= {replay_s / once_s:.1%} of plan --no-replay")
     added_s = sum(rounds) + sum(replans)
+    rest_s = loop_s - added_s
     before_s = sum(rounds_before) + sum(replans_before)
     print(f"the loop: {loop_s:.1f} s = {loop_s / once_s:.2f}× plan --no-replay; "
           f"{len(rounds)} round(s) of replay, {sum(rounds):.2f} s in all "
           f"({' + '.join(f'{r:.2f}' for r in rounds)}); {len(replans)} re-plan(s), "
           f"{sum(replans):.2f} s in all; replays + re-plans = {added_s:.2f} s = "
-          f"{added_s / once_s:.1%} of plan --no-replay")
+          f"{added_s / once_s:.1%} of plan --no-replay, {added_s / rest_s:.1%} of the rest of the "
+          f"loop ({rest_s:.1f} s: its table, first solve and outputs, what plan --no-replay "
+          f"does, timed in the same minutes)")
     print(f"  the same rounds replayed as before (every failure on its own): "
           f"{sum(rounds_before):.2f} s ({' + '.join(f'{r:.2f}' for r in rounds_before)}); "
           f"the same re-plans from the scaled start alone: {sum(replans_before):.2f} s "
           f"({' + '.join(f'{r:.2f}' for r in replans_before)}; cost "
           f"{', '.join(f'{b:,.0f} vs {a:,.0f}' for b, a in replan_costs)}); "
           f"replays + re-plans as before = {before_s:.2f} s = {before_s / once_s:.1%} "
-          f"of plan --no-replay")
+          f"of plan --no-replay, {before_s / rest_s:.1%} of the rest of the loop")
     print(f"cost: {plan.cost.per_month:,.0f} {plan.cost.currency}/month without replay, "
           f"{looped.cost.per_month:,.0f} after the loop ({looped.status.value}, "
           f"{solver_summary(looped.solver)})")
