@@ -251,3 +251,25 @@ def test_an_slo_no_configuration_meets_is_named_with_its_shortfall(tmp_path: Pat
     assert steps and tpot["amount"] + 0.5 == pytest.approx(min(steps), abs=0.05)
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| slo | chat |" in report and "cannot meet its per-token SLO (slo.tpot_p95_ms" in report
+
+
+def test_a_plan_builds_its_capacity_table_once(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # the outputs are written from the table the plan was solved with: building it again took
+    # as long as the solve itself at the largest benchmark size under load
+    import solver.capacity.table as capacity_table
+    import solver.cli.plan as plan_command
+
+    built: list[str] = []
+
+    def counted(scenario: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(scenario.name)
+        return build_capacity_table(scenario, *args, **kwargs)
+
+    monkeypatch.setattr(capacity_table, "build_capacity_table", counted)
+    monkeypatch.setattr(plan_command, "build_capacity_table", counted)
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path / "o"),
+                                       "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "o" / "plan.xlsx").exists()
+    assert len(built) == 1

@@ -225,11 +225,11 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     received: list[int] = []
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
-        plan, shown = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay, quiet,
-                            deadline, received)
+        plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
+                                   quiet, deadline, received)
         if plan.status is SolveStatus.infeasible:
-            plan = with_slo_causes(plan, sc, build_capacity_table(sc))
-        write_plan_outputs(plan, sc, target.staging, shown)
+            plan = with_slo_causes(plan, sc, table or build_capacity_table(sc))
+        write_plan_outputs(plan, sc, target.staging, shown, table)
         written = target.commit()
     if as_json:
         echo_json(plan.model_dump(mode="json"))
@@ -246,10 +246,12 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
-          received: list[int]) -> tuple[Plan, Scenario]:
-    """The plan of ``sc``, and the single-period scenario its fleet was sized for (signed off
+          received: list[int]) -> tuple[Plan, Scenario, CapacityTable | None]:
+    """The plan of ``sc``, the single-period scenario its fleet was sized for (signed off
     by the independent verifier; a single-period plan replayed against the traces its workloads
-    name unless ``no_replay``); the signals that stopped the solve are added to ``received``.
+    name unless ``no_replay``) and, for one period, the capacity table it was planned with (the
+    outputs are written from it: building it again took as long as the solve at the largest
+    sizes under load); the signals that stopped the solve are added to ``received``.
     Over periods a spinner with the elapsed time runs on a terminal meanwhile; one period shows
     the solve's progress (elapsed, best cost, bound, gap, stages)."""
     message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
@@ -261,7 +263,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                            "peak day's fleet)", err=True)
             plan = sign_off_periods(plan_horizon(sc, solver=solver, time_limit_s=time_limit_s,
                                                  gap=gap, robust=robust), sc)
-        return plan, first_period_scenario(plan, sc)
+        return plan, first_period_scenario(plan, sc), None
     if not as_json and not quiet:
         click.echo(message, err=True)
     reporter = SolveReporter(sc.policy.currency, quiet=quiet)
@@ -291,4 +293,4 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         finally:
             reporter.close()
             received.extend(signals)
-    return plan, sc
+    return plan, sc, table

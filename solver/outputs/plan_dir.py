@@ -72,16 +72,18 @@ def write_resolved_scenario(plan: Plan, scenario: Scenario, out_dir: Path) -> Pa
 
 
 def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
-                       fleet_scenario: Scenario | None = None) -> list[Path]:
+                       fleet_scenario: Scenario | None = None,
+                       table: CapacityTable | None = None) -> list[Path]:
     """Write every output of a plan into ``out_dir``; returns the paths written.
 
     ``fleet_scenario`` is the single-period scenario the plan's fleet was sized for (over a
-    horizon: the first period of the demand scenario shown); default ``scenario``.
+    horizon: the first period of the demand scenario shown); default ``scenario``. ``table`` is
+    its capacity table where the caller has it (default: built again from it).
     """
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
-        *write_procurement_outputs(plan, fleet_scenario or scenario, out_dir),
+        *write_procurement_outputs(plan, fleet_scenario or scenario, out_dir, table),
     ]
 
 
