@@ -29,8 +29,8 @@ def test_a_term_bought_for_its_last_quarter_is_left_to_on_demand() -> None:
     data = build_horizon_data(quarterly(GROWTH), lambda _: TABLE)
     pool = PoolKey("a", "G", PurchaseKind.reserved)
     running = {("base", q, pool): n for q, n in enumerate(GROWTH)}
-    chosen = choose_orders(data, running, "highs")
-    assert chosen is not None
+    chosen, timed = choose_orders(data, running, "highs")
+    assert chosen is not None and not timed
     assert [(k.arrival, n) for (_, k), n in chosen.items()] == [(0, 1)]
     greedy = _greedy_orders(data, running)
     assert greedy is not None
@@ -46,7 +46,7 @@ def test_the_first_fleet_is_the_optimum_here() -> None:
     """The start the joint solve gets costs the optimum, 3,942 + 2,190 (buying what each
     block ran: 2 × 3,942)."""
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
-    start, bound = horizon_start(hp, "highs", 10.0, 1e-6)
+    start, bound, _ = horizon_start(hp, "highs", 10.0, 1e-6)
     assert start is not None and bound is not None
     program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                       hp.data.blocks[0].data)
@@ -115,3 +115,56 @@ def test_a_block_takes_a_cheaper_fleet_of_its_period_that_holds_it(
              for i in (low, base)}  # y_…: the nodes of a pool
     assert plans.complete
     assert nodes[low] == nodes[base] == 2  # base's 2 nodes, not low's own 1 + 3
+
+
+def test_a_block_stopped_by_its_node_limit_is_the_same_beside_other_work(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block of quarterly.yaml that HiGHS does not prove in a few nodes (its second quarter,
+    where orders arrive), stopped after 3 nodes: ``feasible`` (its search limit), not
+    ``time_limit``, and the same fleet alone and with two busy processes beside it. Was: a
+    block's share of the time decided where its solve stopped, so the fleet changed with the
+    load."""
+    import subprocess
+    import sys
+
+    from inputs import scenarios_dir
+    from models.loader import load_scenario
+    from models.plan import SolveStatus
+    from solver.solve import block_plans
+    from solver.solve.clock import Deadline
+    from solver.solve.horizon import _cached_tables, _priced_block
+
+    monkeypatch.setattr(block_plans, "BLOCK_NODES", 3)
+    data = build_horizon_data(load_scenario(scenarios_dir() / "quarterly.yaml"),
+                              _cached_tables())
+    block = next(b for b in data.blocks if b.period == 1)
+    priced, _ = _priced_block(data, block)
+    program = block_plans.build_program(priced, families=block_plans.BLOCK_FAMILIES)
+    assert len(program.v.replicas) <= block_plans.replica_columns(priced)
+    assert block_plans.is_direct(priced, "highs") and not block_plans.is_direct(priced, "cbc")
+    runs = [block_plans.direct_block(priced, Deadline(600.0), 1e-6)]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        runs.append(block_plans.direct_block(priced, Deadline(600.0), 1e-6))
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    for _, values, outcome in runs:
+        assert outcome.status is SolveStatus.feasible and values is not None
+        assert outcome.report.bound is not None and outcome.report.objective is not None
+        assert outcome.report.bound < outcome.report.objective * (1 - block_plans.BLOCK_START_GAP)
+    assert runs[0][1] == runs[1][1]
+
+
+def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
+    """The time limit is a safety stop for plans over periods: one it cuts short says
+    ``time_limit`` (its fleet depends on the machine), never the work-limited ``feasible``."""
+    from inputs import scenarios_dir
+    from models.loader import load_scenario
+    from models.plan import SolveStatus
+    from solver.solve.horizon import plan_horizon
+
+    plan = plan_horizon(load_scenario(scenarios_dir() / "quarterly.yaml"), time_limit_s=3.0)
+    assert plan.status is SolveStatus.time_limit
+    assert plan.periods  # a fleet all the same, from the blocks' shares of the time

@@ -35,6 +35,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import (
     RERUN_NOTE,
+    WORK_LIMIT_NOTE,
     config_label,
     failure_label,
     label,
@@ -116,10 +117,12 @@ def survivability_lines(plan: Plan) -> list[str]:
 
 
 def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
-    """What a plan stopped at its time limit proves, and how to prove more (else nothing)."""
+    """What a plan stopped at its time limit (or, over periods, at its search limit) proves,
+    and how to prove more (else nothing)."""
     s = plan.solver
     stopped = plan.status is SolveStatus.interrupted
-    if plan.status is not SolveStatus.time_limit and not stopped:
+    searched = plan.status is SolveStatus.feasible and plan.horizon is not None
+    if plan.status is not SolveStatus.time_limit and not stopped and not searched:
         return []
     cur, h = plan.cost.currency, plan.horizon
     if stopped and s.gap is None:
@@ -127,7 +130,8 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
             f"{cur}/month"]
     if s.gap is None or s.bound is None:
-        return [f"stopped at the time limit with nothing proven: {RERUN_NOTE}"]
+        return [f"stopped at its search limit with nothing proven: {WORK_LIMIT_NOTE}"
+                if searched else f"stopped at the time limit with nothing proven: {RERUN_NOTE}"]
     what = (f"no plan costs less than {s.bound:,.0f} {cur} over the horizon (its objective, "
             f"{h.objective.replace('_', ' ')} cost)" if h is not None else
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
@@ -139,6 +143,8 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
                  "workload and proven much faster, but cost more")
+    if searched:
+        return [*out, f"  stopped at its search limit: {WORK_LIMIT_NOTE}"]
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
 

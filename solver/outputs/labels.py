@@ -12,7 +12,8 @@ from enum import Enum
 from models.common import CapacitySource, Precision, PurchaseKind, Survivability, WorkloadClass
 from models.plan import SolverReport, SolveStatus
 
-__all__ = ["RERUN_NOTE", "config_label", "failure_label", "label", "plural", "status_label"]
+__all__ = ["RERUN_NOTE", "WORK_LIMIT_NOTE", "config_label", "failure_label", "label", "plural",
+           "status_label"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -37,6 +38,12 @@ _LABELS: dict[Enum, str] = {
 RERUN_NOTE = ("this plan is as far as the search got in that time on this machine under its "
               "load, so a re-run of the same input can give a different plan (each within the "
               "gap it states)")
+
+
+#: What a plan over periods stopped by its search limit (branch-and-bound nodes, not seconds)
+#: promises: docs/program.md, "Same input, same plan over periods".
+WORK_LIMIT_NOTE = ("its search is limited in work (branch-and-bound nodes), not in seconds, so "
+                   "a re-run of the same input gives this plan again, on any machine load")
 
 
 def label(value: Enum | str | None) -> str:

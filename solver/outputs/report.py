@@ -219,6 +219,11 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     ]
     if plan.status is SolveStatus.time_limit:
         lines += [f"The solve stopped at its time limit: {RERUN_NOTE}.", ""]
+    elif plan.status is SolveStatus.feasible and plan.horizon is not None:
+        from solver.outputs.labels import WORK_LIMIT_NOTE
+
+        lines += [f"The solve stopped at its search limit, short of the gap asked: "
+                  f"{WORK_LIMIT_NOTE}.", ""]
     if scenario.description:
         lines += [markdown_text(scenario.description, line_start=True), ""]
     assumptions = assumed_figures(scenario)

@@ -1,7 +1,12 @@
 """The blocks of the program over periods, each planned on its own: a first fleet of the joint
 program (solver/solve/horizon.py), and a bound where a block's own solve proves none.
 
-A block with shared nodes is planned first with dedicated pools (the per-workload
+With HiGHS, a block of at most ``DIRECT_COLUMNS`` replica columns is solved whole by one HiGHS
+solve stopped by its gap or by ``BLOCK_NODES`` branch-and-bound nodes (:func:`direct_block`):
+a limit counted in work, so the block ends at the same fleet on every run, however loaded the
+machine; the plan's time limit only stops it as a safety (and the plan then says so). A larger
+block is planned in a share of the time, as follows (the plan is then time-bound). A block with
+shared nodes is planned first with dedicated pools (the per-workload
 decomposition: a restriction of shared nodes, so its fleet holds in the shared program, and it
 is fast at large demand), then, where its share of the time leaves ``SHARED_AFTER_S`` or more,
 with the single-period strategy for shared nodes; the cheaper fleet is kept. Its bound is the
@@ -15,6 +20,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import pulp
 
 from models.common import COMMITTED_KINDS
@@ -27,7 +33,9 @@ from solver.program.periods import HorizonData
 from solver.program.values import start_from_replicas, violated_rows
 from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome, integer_value, solve
+from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
+from solver.solve.highs import model_of, run
 from solver.solve.strategy import solve_shared
 
 #: Gap each block's own plan is solved to for the start (the joint solve closes the rest) [1].
@@ -38,6 +46,14 @@ SHARED_AFTER_S = 2.0
 #: Families of a block in the joint program (the budget is a coupling there: P6).
 BLOCK_FAMILIES = tuple(f for f in FAMILIES if f != "budget")
 
+
+#: Largest block (:func:`replica_columns`) solved whole under a node limit
+#: (:func:`direct_block`): the demo-size quarterly scenario's blocks count 695 (637–717 columns
+#: built), solved in 0.2–17 s each; the harness's medium × 25 blocks count 8,428 (6,240 columns
+#: built), and one of them whole had not ended 50 nodes after two minutes [1].
+DIRECT_COLUMNS = 2_000
+#: Branch-and-bound nodes a block solved whole may take [1].
+BLOCK_NODES = 500
 
 #: The outcome of a block left unplanned for want of time.
 NOT_PLANNED = SolveOutcome(SolveStatus.time_limit, SolverReport(name="none", seconds=0.0),
@@ -53,6 +69,9 @@ class BlockPlans:
     values: dict[str, float]
     running: dict[tuple[str, int, PoolKey], int]
     outcomes: list[SolveOutcome]
+    timed: bool = False
+    """Some block was planned in a share of the time, or stopped by the time limit: the fleets
+    may differ from run to run."""
 
     @property
     def complete(self) -> bool:
@@ -68,10 +87,58 @@ def _cost(program: Program, values: dict[str, float]) -> float:
     return float(sum(c * values.get(v.name, 0.0) for v, c in program.v.cost.items()))
 
 
+def replica_columns(data: ProgramData) -> int:
+    """The replica columns of a block's program, counted without building it: per candidate,
+    one per committed offer of its GPU and one per slice per elastic offer (at most what the
+    builder makes: it leaves out a configuration no node of an offer holds)."""
+    by_gpu: dict[str, int] = {}
+    for o in data.offers:
+        by_gpu[o.gpu] = by_gpu.get(o.gpu, 0) + (1 if o.purchase in COMMITTED_KINDS
+                                                else len(data.slices))
+    return sum(by_gpu.get(c.gpu, 0) for c in data.candidates)
+
+
+def is_direct(data: ProgramData, solver: str) -> bool:
+    """Whether a block is solved whole under a node limit (module docstring)."""
+    return solver == "highs" and replica_columns(data) <= DIRECT_COLUMNS
+
+
+def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool = False
+                 ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
+    """A block solved whole by one HiGHS solve to ``BLOCK_START_GAP`` (or ``gap``, if wider),
+    stopped after ``BLOCK_NODES`` nodes, or by ``deadline`` as a safety (status
+    ``time_limit``).
+
+    ``alone``: the block is the whole program (one period, one demand scenario); its
+    interchangeable zones are then ordered as the single-period program orders them
+    (:func:`~solver.program.cuts.add_zone_symmetry`: rows only, the optimum unchanged), so of
+    equal fleets it takes the one the single-period plan takes. Not otherwise: orders tie a
+    zone's blocks across periods, and blocks ordering their zones each on its own picked
+    different zones in different periods (quarterly.yaml: a first fleet of 1.19 M against
+    0.73 M without)."""
+    program = build_program(data, families=BLOCK_FAMILIES, symmetry=alone)
+    model = model_of(program)
+    result = run(model, deadline, deadline.left(), max(gap, BLOCK_START_GAP), nodes=BLOCK_NODES)
+    found = result.x is not None and result.status is not SolveStatus.infeasible
+    values = None
+    if result.x is not None and found:
+        values = model.named(np.where(model.integer, np.round(result.x), result.x))
+    report = SolverReport(name="highs", seconds=result.seconds, objective=result.objective,
+                          bound=result.bound, gap=_gap(result.objective, result.bound))
+    return program, values, SolveOutcome(result.status, report, found)
+
+
+def _gap(objective: float | None, bound: float | None) -> float | None:
+    if objective is None or bound is None:
+        return None
+    return max(objective - bound, 0.0) / objective if objective > 0 else 0.0
+
+
 def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float
                ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
-    """One block planned alone (module docstring): the block's program as the joint program
-    holds it, the values of its fleet (``None``: none found) and the outcome."""
+    """One block planned alone in a share of the time (module docstring): the block's program
+    as the joint program holds it, the values of its fleet (``None``: none found) and the
+    outcome."""
     gap = max(gap, BLOCK_START_GAP)
     if not data.share_nodes:
         program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
@@ -99,11 +166,14 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float
 
 
 def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
-                budget_s: float, gap: float, within: bool = False) -> BlockPlans:
-    """Each block's program planned alone (:func:`plan_block`), in an equal share of what is
-    left of ``budget_s``; a block equal to one planned already (the same period under two
-    demand scenarios of the same multiplier) takes its plan. ``within``: once ``budget_s`` is
-    spent, the blocks left are not planned (the plans are then incomplete)."""
+                budget_s: float, gap: float, within: bool = False,
+                deadline: Deadline | None = None) -> BlockPlans:
+    """Each block's program planned alone (:func:`plan_block`): a small block under its node
+    limit (with a ``deadline``, until it expires), the others in an equal share of what is
+    left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
+    period under two demand scenarios of the same multiplier) takes its plan. ``within``:
+    once ``budget_s`` is spent or ``deadline`` expired, the blocks left are not planned (the
+    plans are then incomplete)."""
     started = time.perf_counter()
     unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
     solved: dict[int, tuple[Program, dict[str, float] | None, SolveOutcome]] = {}
@@ -112,11 +182,21 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
         if same not in solved:
-            if within and time.perf_counter() - started > budget_s:
-                return dataclasses.replace(out, outcomes=[NOT_PLANNED])
-            left = len([j for j in unique if j not in solved])
-            share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
-            solved[same] = plan_block(programs[i], solver, share, gap)
+            expired = deadline is not None and deadline.expired()
+            if within and (expired or time.perf_counter() - started > budget_s):
+                return dataclasses.replace(out, outcomes=[NOT_PLANNED], timed=True)
+            if deadline is not None and not expired and is_direct(programs[i], solver):
+                solved[same] = direct_block(programs[i], deadline, gap,
+                                            alone=len(data.blocks) == 1)
+                out.timed |= solved[same][2].status is SolveStatus.time_limit
+            if same not in solved or (solved[same][1] is None
+                                     and solved[same][2].status is SolveStatus.time_limit):
+                # in a share of the time (also a small block the safety stop left without a
+                # fleet): the fleet may differ from run to run
+                left = len([j for j in unique if j not in solved or j == same])
+                share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
+                solved[same] = plan_block(programs[i], solver, share, gap)
+                out.timed = True
         planned.append(solved[same])
     for i, block in enumerate(data.blocks):
         program, own, outcome = planned[i]

@@ -219,6 +219,7 @@ def run(
     on_progress: Callable[[Progress], None] | None = None,
     on_solution: Callable[[Vector], object] | None = None,
     halt: Callable[[], bool] | None = None,
+    nodes: int | None = None,
 ) -> RunResult:
     """Solve ``model`` (or a restriction of it) with HiGHS within ``time_limit_s`` and the
     deadline.
@@ -229,7 +230,9 @@ def run(
     early); ``relaxation`` solves the LP relaxation (its optimum is a valid lower bound);
     ``objective`` replaces the cost minimised (the result's ``objective`` is still the fleet's
     cost, and its bound is then not one of the cost);
-    ``halt`` stops it early besides the deadline (another stage has made it pointless).
+    ``halt`` stops it early besides the deadline (another stage has made it pointless);
+    ``nodes`` caps its branch-and-bound nodes (HiGHS's ``mip_max_nodes``): a limit counted in
+    work, so a solve it stops ends at the same fleet on every run (status ``feasible``).
     """
     import highspy
 
@@ -246,6 +249,8 @@ def run(
     for option, value in (("time_limit", float(limit)), ("mip_rel_gap", float(gap)),
                           ("threads", THREADS.get()), ("random_seed", SOLVER_SEED)):
         h.setOptionValue(option, value)
+    if nodes is not None:
+        h.setOptionValue("mip_max_nodes", int(nodes))
     if relaxation:
         h.setOptionValue("solve_relaxation", True)
         # primal simplex: measured 3-4x faster than the default dual on these relaxations

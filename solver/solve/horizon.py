@@ -31,6 +31,7 @@ from models.plan import (
     ScenarioCost,
     Shortfall,
     Slice,
+    SolverReport,
     SolveStatus,
 )
 from models.scenario import Scenario
@@ -53,8 +54,10 @@ from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.block_plans import BlockPlans, lp_bound, plan_blocks
+from solver.solve.clock import Deadline
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import keep_better
+from solver.solve.highs import model_of, run
 from solver.solve.order_choice import choose_orders, held_block
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
@@ -74,16 +77,24 @@ def plan_horizon(
 ) -> Plan:
     """The cheapest orders and fleets over a scenario's horizon (or from its inventory)."""
     started = time.perf_counter()
+    deadline = Deadline(time_limit_s)  # a safety stop: the stages below are limited in work
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
     built_s = time.perf_counter() - started
-    start, block_bound = horizon_start(hp, solver, (time_limit_s - built_s) * START_SHARE, gap)
-    left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
-    outcome = solve(hp.prob, solver, left_s, gap, start=start)
+    start, block_bound, timed = horizon_start(hp, solver, (time_limit_s - built_s) * START_SHARE,
+                                              gap, deadline)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
+    if solver == "highs" and not timed:
+        outcome = joint_solve(as_program, deadline, gap, start)
+    else:
+        left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
+        outcome = solve(hp.prob, solver, left_s, gap, start=start)
     outcome = with_bound(keep_better(as_program, outcome, start, started, gap), block_bound,
                          gap)
+    if timed and outcome.status is not SolveStatus.optimal and outcome.has_solution:
+        # some stage ran on a share of the time: its fleet depends on the machine's load
+        outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
                 cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
@@ -95,6 +106,31 @@ def plan_horizon(
                                                                         time_limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
+
+
+#: Branch-and-bound nodes of the joint solve from the first fleet: its root (cuts) gives the
+#: bound the blocks cannot (a growth order priced over its whole term), and a few nodes more
+#: may improve the fleet [1].
+JOINT_NODES = 50
+
+
+def joint_solve(program: Program, deadline: Deadline, gap: float,
+                start: dict[str, float] | None) -> SolveOutcome:
+    """The joint program solved by HiGHS from ``start``, stopped by its gap or after
+    ``JOINT_NODES`` nodes (the same fleet and bound on every run), or by ``deadline`` as a
+    safety (status ``time_limit``); its fleet, if any, loaded into the variables."""
+    model = model_of(program)
+    result = run(model, deadline, deadline.left(), gap, nodes=JOINT_NODES,
+                 start=None if start is None else model.vector(start))
+    found = result.x is not None and result.status is not SolveStatus.infeasible
+    if result.x is not None and found:
+        model.load(result.x)
+    gap_value = (None if result.objective is None or result.bound is None else
+                 max(result.objective - result.bound, 0.0) / result.objective
+                 if result.objective > 0 else 0.0)
+    report = SolverReport(name="highs", seconds=result.seconds, objective=result.objective,
+                          bound=result.bound, gap=gap_value)
+    return SolveOutcome(result.status, report, found)
 
 
 def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
@@ -256,9 +292,12 @@ def _with_orders(hp: HorizonProgram, plans: BlockPlans,
 LP_BOUND_S = 20.0
 
 
-def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
-                  ) -> tuple[dict[str, float] | None, float | None]:
-    """A first fleet for the joint program, and a lower bound on its objective.
+def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
+                  deadline: Deadline | None = None
+                  ) -> tuple[dict[str, float] | None, float | None, bool]:
+    """A first fleet for the joint program, a lower bound on its objective, and whether some
+    stage ran on a share of the time or was stopped by ``deadline`` (the plan's safety stop;
+    with it, blocks small enough are solved under a node limit: the same fleet on every run).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
     :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to
@@ -273,7 +312,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
-    first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap)
+    first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
+                        deadline=deadline)
+    timed = first.timed
     lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
     relaxed: dict[int, float | None] = {}
     for i, (block, (program, credit), outcome) in enumerate(zip(
@@ -291,18 +332,20 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float
         max(b or 0.0 for _, b in sums) if hp.worst is not None
         else sum(p * (b or 0.0) for p, b in sums))
     if not first.complete:
-        return None, bound
+        return None, bound, timed
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
-    chosen = choose_orders(data, first.running, solver)
+    chosen, chosen_timed = choose_orders(data, first.running, solver)
+    timed |= chosen_timed
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                             left_s, gap, within=True)
+                             left_s, gap, within=True, deadline=deadline)
+        timed |= again.timed
         starts.append(_with_orders(hp, again, chosen))
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
     found = [s for s in starts if s is not None]
-    return (min(found, key=lambda v: objective_of(as_program, v)) if found else None), bound
+    return (min(found, key=lambda v: objective_of(as_program, v)) if found else None), bound, timed
 
 
 def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveOutcome:

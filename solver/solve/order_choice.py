@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import pulp
 
 from models.common import COMMITTED_KINDS, PurchaseKind
+from models.plan import SolveStatus
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey
 from solver.program.periods import Block, HorizonData, OrderKey
@@ -49,9 +50,10 @@ def _placeable(data: HorizonData, key: OrderKey) -> bool:
 
 
 def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], int],
-                  solver: str) -> dict[tuple[str, OrderKey], int] | None:
+                  solver: str) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
     """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
-    that is cheaper (module docstring); ``None`` where no choice was found in time."""
+    that is cheaper (module docstring), ``None`` where no choice was found in time; and
+    whether the choice stopped at its time limit (then it may differ from run to run)."""
     prob = pulp.LpProblem("order_choice", pulp.LpMinimize)
     keys = [k for k in data.order_keys if _placeable(data, k)]
     u = {(s.name, k): prob.add_variable(f"u_{i}_{j}", 0, cat="Integer")
@@ -87,9 +89,10 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
             prob += var == u[(first, k)]
     prob += pulp.lpSum(cost)
     outcome = solve(prob, solver, ORDER_CHOICE_S, 1e-4)
+    timed = outcome.status is SolveStatus.time_limit
     if not outcome.has_solution:
-        return None
-    return {key: integer_value(var) for key, var in u.items() if integer_value(var) > 0}
+        return None, timed
+    return {key: integer_value(var) for key, var in u.items() if integer_value(var) > 0}, timed
 
 
 def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, OrderKey], int]
