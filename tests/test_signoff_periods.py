@@ -127,3 +127,22 @@ def test_check_verifies_a_plan_over_periods_period_by_period(
             assert findings and all(f.startswith("high period 2 (2027-07-01): ")
                                     for f in findings)
             assert any("demand: agent" in f for f in findings)
+
+
+def test_check_says_which_periods_fleet_its_matrix_is(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """qa4 F8: on a plan over periods the failure matrix is the first period's fleet of the
+    demand scenario shown; the screen said nothing, so a planner could read it as every
+    period's. It says so now, and ``--json`` gives the period."""
+    from solver.outputs.plan_dir import plan_json
+
+    _, plan = quarterly
+    path = tmp_path / "plan.json"
+    path.write_text(plan_json(plan))
+    text = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path)])
+    assert ("a plan over periods: the failures below are checked on its first period's fleet "
+            "(from 2027-01-01, if demand follows `base`)") in text.output
+    as_json = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json"])
+    assert json.loads(as_json.stdout)["period"] == {"start": "2027-01-01",
+                                                     "demand_scenario": "base"}

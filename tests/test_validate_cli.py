@@ -185,9 +185,9 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     out = result.output
     assert "onprem-dc1  H100-SXM (8): owned" in out
     for line in (
-        "  horizon: 4 periods of 3 months, 2027-01-01 to 2027-12-31",
+        "  horizon: 4 periods of 3 months, 2027-01-01 to 2028-01-01",
         "  inventory: 2 owned H100-SXM nodes (8 GPUs each) in onprem-dc1",
-        "  inventory: 2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 until "
+        "  inventory: 2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 through "
         "2027-06-30 at 4.50 USD/GPU-hour; counts in periods 0, 1",
         "  demand scenarios: low (probability 0.3), base (probability 0.4), high (probability "
         "0.3)",
@@ -203,7 +203,7 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert result.exit_code == 0
     (warning,) = json.loads(result.stdout)["inventory_warnings"]
     assert warning.startswith("inventory[1]: 2 reserved H100-SXM nodes")
-    assert ("is held through no whole period of the horizon (2027-01-01 to 2027-12-31): it "
+    assert ("is held through no whole period of the horizon (2027-01-01 to 2028-01-01): it "
             "counts for nothing — correct its dates or remove the line") in warning
     assert f"warning: {warning}" in result.stderr
 

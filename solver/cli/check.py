@@ -45,6 +45,9 @@ class CheckResult:
     plans: tuple[DegradationPlan, ...]
     verification: tuple[str, ...] | None
     """verify_plan's findings when the fleet is a plan.json (``None`` for an inventory)."""
+    period: tuple[str, str] | None = None
+    """A plan over periods: the first day and demand scenario of the period whose fleet the
+    matrix checks (its first, of the scenario shown); ``None`` otherwise."""
 
     @property
     def exit_code(self) -> int:
@@ -63,7 +66,9 @@ def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     plans = degradation_plans(report, fleet, scenario, table)
     plan = read_plan(fleet_path)
     verification = None if plan is None else tuple(plan_findings(plan, scenario, table))
-    return CheckResult(scenario, table, fleet, report, plans, verification)
+    period = None if plan is None or plan.horizon is None else (
+        plan.horizon.start.isoformat(), plan.horizon.fleet_shown)
+    return CheckResult(scenario, table, fleet, report, plans, verification, period)
 
 
 def plan_findings(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
@@ -94,6 +99,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "rows": [r.model_dump(mode="json") for r in result.report.rows],
         "degradation": [p.model_dump(mode="json") for p in result.plans],
         "verification": None if result.verification is None else list(result.verification),
+        "period": None if result.period is None else {"start": result.period[0],
+                                                      "demand_scenario": result.period[1]},
         "replicas": [g.model_dump(mode="json") for g in result.fleet.replicas],
     }
 
@@ -213,6 +220,11 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
         for note in fleet.notes:
             click.echo(f"note: {note}")
+        if result.period is not None:
+            click.echo(f"a plan over periods: the failures below are checked on its first "
+                       f"period's fleet (from {result.period[0]}, if demand follows "
+                       f"`{result.period[1]}`); the plan verification covers every period of "
+                       "every demand scenario")
         for line in [
             *render_matrix(result.report),
             *matrix_caption(result.scenario),

@@ -8,8 +8,6 @@ of a resolved :class:`~models.scenario.Scenario`; no I/O.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from models.common import (
     Frozen,
     OmitDefaults,
@@ -184,7 +182,7 @@ def _gpu_summaries(scenario: Scenario) -> tuple[GpuSummary, ...]:
 
 
 def _held_text(line: HeldNodes, currency: str) -> str:
-    """``2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 until 2027-06-30 at
+    """``2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 through 2027-06-30 at
     4.50 USD/GPU-hour``."""
     named = f"{line.instance_type}, " if line.instance_type else ""
     text = (f"{line.nodes} {line.purchase.value} {line.gpu} node{'s' if line.nodes != 1 else ''}"
@@ -192,7 +190,7 @@ def _held_text(line: HeldNodes, currency: str) -> str:
     if line.available_from is not None:
         text += f" from {line.available_from}"
     if line.ends is not None:
-        text += f" until {line.ends}"
+        text += f" through {line.ends}"
     if line.price_per_gpu_hour is not None:
         text += f" at {line.price_per_gpu_hour:,.2f} {currency}/GPU-hour"
     if line.running_cost_per_node_month is not None:
@@ -214,16 +212,16 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     warnings: list[str] = []
     h, cur = scenario.horizon, scenario.policy.currency
     if h is not None:
-        last = h.end - dt.timedelta(days=1)
+        # "to" names the day after the last, as the plan's horizon, periods and orders do
         lines.append(f"horizon: {h.count} period{'s' if h.count != 1 else ''} of "
-                     f"{h.period_months} months, {h.start} to {last}")
+                     f"{h.period_months} months, {h.start} to {h.end}")
     for i, line in enumerate(scenario.inventory):
         text = _held_text(line, cur)
         if h is not None:
             periods = held_periods(line, h)
             if not periods:
                 warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
-                                f"the horizon ({h.start} to {last}): it counts for nothing — "
+                                f"the horizon ({h.start} to {h.end}): it counts for nothing — "
                                 "correct its dates or remove the line")
             elif len(periods) < h.count:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
