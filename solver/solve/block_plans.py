@@ -52,8 +52,10 @@ BLOCK_FAMILIES = tuple(f for f in FAMILIES if f != "budget")
 #: built), solved in 0.2–17 s each; the harness's medium × 25 blocks count 8,428 (6,240 columns
 #: built), and one of them whole had not ended 50 nodes after two minutes [1].
 DIRECT_COLUMNS = 2_000
-#: Branch-and-bound nodes a block solved whole may take [1].
-BLOCK_NODES = 500
+#: Branch-and-bound nodes a block solved whole may take: quarterly.yaml's second-quarter blocks
+#: (orders arrive) prove in about 1,800 or stop here; at 500 its plan was 706,353 (16.2 %), at
+#: 2,000 689,413 (13.6 %) for 10 % more time (benchmarks/README.md, "Over periods") [1].
+BLOCK_NODES = 2_000
 
 #: The outcome of a block left unplanned for want of time.
 NOT_PLANNED = SolveOutcome(SolveStatus.time_limit, SolverReport(name="none", seconds=0.0),
