@@ -373,3 +373,36 @@ def test_cli_catches_a_real_plan_with_a_node_removed(
     assert any("dropped, no node holds them" in note for note in out["notes"])
     assert any(v.startswith("nodes: ") and "do not fit" in v for v in out["verification"])
     assert sc.name == out["scenario"]
+
+
+def test_cli_check_shows_the_intact_fleet_on_the_failure_rows_basis(tmp_path: Path) -> None:
+    """qa4 11: chat showed +7 % with no failure and +49 % after losing a node it does not use,
+    read as an error. The margins are right for their verdicts (target utilization intact,
+    failure utilization after a failure); the row under *No failure* puts the intact fleet at
+    the failure utilization, which no failure row of an interactive workload exceeds."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    fleet = _write(tmp_path, {"nodes": [{"zone": "use1-az1", "gpu": "H100-SXM", "nodes": 2},
+                                        {"zone": "use1-az6", "gpu": "H100-SXM", "nodes": 2},
+                                        {"zone": "use1-az2", "gpu": "L40S", "nodes": 2}]})
+    demo = load_scenario(demo_scenario())
+    res = CliRunner().invoke(main, ["check", "--fleet", str(fleet), "--json"])
+    report = json.loads(res.stdout)
+    lines = CliRunner().invoke(main, ["check", "--fleet", str(fleet)]).output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("No failure "))
+    shown = lines[at + 1].split()
+    assert shown[:4] == ["No", "failure,", "at", "100%"]
+    for k, name in enumerate(report["workloads"]):
+        wl = demo.workload(name)
+        rows = [r for r in report["rows"] if r["workload"] == name]
+        worst = min((r for r in rows if r["failure"] == "none"), key=lambda r: r["margin_pct"])
+        intact = worst["capacity_rps"] / wl.utilization * demo.policy.failure_utilization
+        expected = (intact - worst["demand_rps"]) / worst["demand_rps"]
+        assert shown[4 + k] == f"{expected:+.0%}", name
+        if wl.batch is None:  # each failure's worst slice: never above the intact fleet's
+            for failure in {r["failure"] for r in rows} - {"none"}:
+                least = min(r["margin_pct"] for r in rows if r["failure"] == failure)
+                assert least <= expected * 100 + 1e-6, (name, failure)
+    assert any(line.startswith("One L40S") for line in lines)  # a failure sparing chat's H100s
+    assert 'compare them with "No failure, at 100%"' in "\n".join(lines)

@@ -192,11 +192,19 @@ def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
     wb = openpyxl.load_workbook(workbook_path)
     ws = wb["Survivability"]
     assert [c.value for c in ws[1]][1:3] == ["chat", EVIL]
-    rows = {r[0]: r[1:] for r in _rows(ws)[1:4]}
+    rows = {r[0]: r[1:] for r in _rows(ws)[1:5]}
     assert rows["Zone z1 lost"][0] == pytest.approx(-0.2)  # day: (8 − 10) / 10
     assert rows["Zone z2 lost"][0] == pytest.approx(0.6)  # both slices (8 − 5)/5 = (16 − 10)/10
     assert rows["No failure"][0] == pytest.approx(1.4)  # worst of (16 − 5)/5, (24 − 10)/10
     assert rows["No failure"][1] == pytest.approx(1.0)  # (4 − 2) / 2
+    # qa4 11: the intact fleet at the failure rows' 100 % (24 req/s at the 70 % target), right
+    # under "No failure": no failure row shows more
+    names = [r[0] for r in _rows(ws)[1:5]]
+    assert names[names.index("No failure") + 1] == "No failure, at 100%"
+    assert rows["No failure, at 100%"][0] == pytest.approx((24 / 0.7 - 10) / 10)
+    assert rows["No failure, at 100%"][1] == pytest.approx((4 / 0.7 - 2) / 2)
+    assert all(rows[f][0] <= rows["No failure, at 100%"][0] for f in ("Zone z1 lost",
+                                                                        "Zone z2 lost"))
     assert rows["Zone z1 lost"][1] is None  # not checked: blank
     # below, each workload's tightest case: a failing one first, however many failures exist
     detail = ws.tables["Survivability_detail"]
@@ -207,7 +215,7 @@ def test_survivability_matrix_margins_and_colours(workbook_path: Path) -> None:
         ["chat", "Zone z1 lost", "day", 10.0, pytest.approx(-0.2), 3, "FAILS 1"],
         [EVIL, "No failure", cases[1][2], 2.0, pytest.approx(1.0), 1, "holds"]]
     formats = list(ws.conditional_formatting)
-    assert [str(f.sqref) for f in formats] == ["B2:C4"]
+    assert [str(f.sqref) for f in formats] == ["B2:C5"]
     # only numbers are coloured: a blank cell reads as 0, and `>= 0` would paint it green
     assert sorted(r.formula[0] for r in formats[0].rules) == [
         "AND(ISNUMBER(B2),B2<0)", "AND(ISNUMBER(B2),B2>=0)"]

@@ -202,3 +202,15 @@ def test_the_status_says_proven_within_the_gap_not_optimal() -> None:
     text = render_report(at_gap, make_scenario(), make_table())
     assert "Status **Proven within 1.00% of the cheapest** (highs, 0.5 s, MIP gap 1.00%)" in text
     assert "Status **Optimal**" in render_report(plan, make_scenario(), make_table())
+
+
+def test_survivability_table_has_the_intact_fleet_at_the_failure_utilization() -> None:
+    """qa4 11: with no failure chat's capacity counts at its 70 % target, in failure rows at
+    100 %, so a failure showed more margin than none. The row under *No failure* counts the
+    intact fleet at 100 % too: 24 req/s at 70 % is 34.29 at 100 %, margin (34.29 − 10) / 10."""
+    text = render_report(make_plan(), make_scenario(), make_table())
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("| No failure | chat |"))
+    assert lines[at + 1] == (f"| No failure, at 100.0% | chat | day | {24 / 0.7:,.2f} | 10.00 | "
+                             f"{(24 / 0.7 - 10) / 10:.1%} | for comparison |")
+    assert "Compare a failure row with the row *No failure, at 100.0%*" in text

@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 import openpyxl
+import pytest
 
 from models.horizon import DemandScenario
 from models.plan import PeriodPlan, Plan
@@ -213,3 +214,97 @@ def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Pat
     assert rows["Spent inside the horizon if demand follows high [USD]"] == [None,
                                                                             spent["high"]]
     assert "Cost per month (over periods: first period) [USD/month]" in rows
+
+
+def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:
+    """qa4 6: at a 39 % gap the report said what to order now with nothing beside it saying
+    the plan may change with a longer --time-limit (only the terminal's gap hint did)."""
+    from models.plan import SolveStatus
+    from solver.outputs.schedule import LARGE_GAP
+
+    plan, _ = base_high()
+    assert not any("not proven optimal" in line for line in schedule_lines(plan))
+    stopped = plan.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"gap": 0.395}))})
+    lines = schedule_lines(stopped)
+    warning = next(i for i, line in enumerate(lines) if "not proven optimal" in line)
+    assert lines[warning] == (
+        "these orders are from a plan not proven optimal (stopped at the time limit, gap "
+        "39.5%: the cheapest plan may cost up to that much less, and order otherwise); before "
+        "placing them, re-plan with a longer --time-limit (docs/program.md, \"Where the gap "
+        "comes from\")")
+    assert lines[warning - 1].startswith("  order 1 G (1 node) in a by 2027-03-04")
+    close = plan.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"gap": LARGE_GAP / 2}))})
+    assert not any("not proven optimal" in line for line in schedule_lines(close))
+
+
+def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix() -> None:
+    """qa4 6: "if demand follows `low`, run up to 4 more L4 spot" read as low demand needing
+    more GPUs. The line gives both counts, and where the scenario's demand is no higher than
+    base's, says the GPUs stand in for others."""
+    from models.common import PurchaseKind
+    from models.plan import PeriodGpus
+
+    plan, _ = base_high()
+    spot = PeriodGpus(zone="a", gpu="G", purchase=PurchaseKind.spot, gpus=3, busy_gpus=3,
+                      idle_nodes=0)
+
+    def with_spot(p: PeriodPlan) -> PeriodPlan:
+        return p.model_copy(update={"gpus": (*p.gpus, spot)}) if p.period == 2 else p
+
+    # `high` (growth 3 from the second period) runs 3 spot GPUs where base runs none
+    more = plan.model_copy(update={"periods": tuple(
+        with_spot(p) if p.scenario == "high" else p for p in plan.periods)})
+    start = next(p.start for p in plan.periods if p.period == 2)
+    assert (f"if demand follows `high`, it runs up to 3 G spot GPUs more than `base` (the "
+            f"period from {start}: 3 against 0)") in schedule_lines(more)
+    # the same with high's demand no higher than base's: another mix, not more capacity
+    def at_base_demand(p: PeriodPlan) -> PeriodPlan:
+        base = next(b for b in plan.periods if b.scenario == "base" and b.period == p.period)
+        return with_spot(p).model_copy(update={"workloads": base.workloads})
+
+    mix = plan.model_copy(update={"periods": tuple(
+        at_base_demand(p) if p.scenario == "high" else p for p in plan.periods)})
+    assert (f"if demand follows `high`, it runs up to 3 G spot GPUs more than `base` (the "
+            f"period from {start}: 3 against 0); its demand there is no higher than `base`'s, "
+            "so these GPUs stand in for others: another mix, not more capacity"
+            ) in schedule_lines(mix)
+
+
+def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: Path) -> None:
+    """qa4 4: a held reservation's row showed the zone quote's lead time, commitment and stock
+    (read as a new commitment), and the owned row held had no price source beside the order
+    line's price with capital."""
+    from models.horizon import HeldNodes, InventoryKind
+    from models.offers import OwnedTerms
+    from solver.outputs.workbook import PURCHASE_TITLES
+
+    owned = OwnedTerms(capex_per_node=40_000, life_months=48, gpu_tdp_w=700, node_overhead_w=300,
+                       average_utilization=0.6, price_per_kwh=0.1, pue=1.3,
+                       hosting_per_node_month=100, stock_gpus=8, lead_time_weeks=16)
+    inventory = [
+        HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1, purchase=InventoryKind.owned),
+        HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1, purchase=InventoryKind.reserved,
+                  ends=dt.date(2027, 6, 30), price_per_gpu_hour=0.5)]
+    sc = quarterly([2, 2, 2, 2], owned=owned, inventory=inventory, lead_weeks=8)
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Purchase plan"]
+    titles = [t.split(" [")[0] for t in PURCHASE_TITLES]
+    rows = {(r[2], r[3]): dict(zip(titles, r, strict=False))
+            for r in ws.iter_rows(min_row=2, values_only=True) if r[0] == "a"}
+    held_owned, held_reserved = rows[("Owned", "all day")], rows[("Reserved", "all day")]
+    assert held_reserved["Already held"] == "1 node held (inventory): reservation ends 2027-06-30"
+    assert held_reserved["Price"] == pytest.approx(0.5)
+    assert (held_reserved["Lead time"], held_reserved["Commitment"], held_reserved["Stock"]) == (
+        None, None, None)  # the quote's terms (8 weeks, 12 months) are for new nodes
+    assert held_reserved["Price source"] == ("held reservation: 0.500 USD/GPU-h as its "
+                                             "inventory line states")
+    assert held_owned["Already held"] == "1 node owned (inventory): capital spent"
+    assert held_owned["Price source"].startswith("owned, held: power and hosting only, from the "
+                                                 "zone's owned terms (700 W per GPU + 300 W")
+    assert held_owned["Price source"].endswith("the capital is already spent")
+    report = (tmp_path / "report.md").read_text()
+    assert "| Already held |" in report
+    assert "| 1 node owned (inventory): capital spent |" in report

@@ -114,12 +114,29 @@ def _cell(report: CheckReport, failure: str, workload: str) -> str | None:
     return f"{word}{margin}"
 
 
-def render_matrix(report: CheckReport) -> list[str]:
+def _intact_cell(report: CheckReport, scenario: Scenario, workload: str) -> str | None:
+    """The no-failure margin with capacity at the failure utilization, as failure rows count it
+    (:func:`solver.outputs.figures.intact_at_failure_utilization`)."""
+    row = report.cell("none", workload)
+    wl = next((w for w in scenario.workloads if w.name == workload), None)
+    if row is None or wl is None or row.demand_rps <= 0:
+        return None
+    capacity = (row.capacity_rps / wl.utilization
+                * scenario.policy.failure_utilization)
+    return f"{(capacity - row.demand_rps) / row.demand_rps:+.0%}"
+
+
+def render_matrix(report: CheckReport, scenario: Scenario | None = None) -> list[str]:
     """Failure × workload: holds/fails and margin in the worst slice (FAILS = required; a dash:
-    not checked)."""
-    return table_lines(["Failure", *report.workloads],
-                       [[failure_label(f), *(_cell(report, f, w) for w in report.workloads)]
-                        for f in report.failures], indent=0)
+    not checked); with the scenario, under *No failure* the same at the failure utilization,
+    the basis of the failure rows."""
+    rows = []
+    for f in report.failures:
+        rows.append([failure_label(f), *(_cell(report, f, w) for w in report.workloads)])
+        if f == "none" and scenario is not None:
+            rows.append([f"No failure, at {scenario.policy.failure_utilization:.0%}",
+                         *(_intact_cell(report, scenario, w) for w in report.workloads)])
+    return table_lines(["Failure", *report.workloads], rows, indent=0)
 
 
 def matrix_caption(scenario: Scenario) -> list[str]:
@@ -128,8 +145,9 @@ def matrix_caption(scenario: Scenario) -> list[str]:
     share = f"{scenario.policy.failure_utilization:.0%}"
     return ["margin = (capacity − demand) ÷ demand in the worst slice; capacity at each "
             "workload's target utilization with no failure,",
-            f"at the failure utilization ({share} of the SLO-holding rate) in failure rows "
-            "(docs/survivability.md)"]
+            f"at the failure utilization ({share} of the SLO-holding rate) in failure rows: "
+            f"compare them with \"No failure, at {share}\", which a failure",
+            "can only lower (docs/survivability.md)"]
 
 
 def render_latency(report: CheckReport) -> list[str]:
@@ -226,7 +244,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
                        f"`{result.period[1]}`); the plan verification covers every period of "
                        "every demand scenario")
         for line in [
-            *render_matrix(result.report),
+            *render_matrix(result.report, result.scenario),
             *matrix_caption(result.scenario),
             "",
             *render_latency(result.report),

@@ -167,6 +167,22 @@ def survivability_margins(plan: Plan) -> tuple[Margin, ...]:
     return tuple(out)
 
 
+def intact_at_failure_utilization(m: Margin, scenario: Scenario) -> Margin | None:
+    """A workload's no-failure margin with its capacity at the failure utilization, the basis
+    of every failure row, where the no-failure row counts the target utilization (70 %, say,
+    against 100 %): beside this one a failure's margin can only be lower or equal, while beside
+    the no-failure row a failure that spares the workload showed more margin than no failure
+    (qa4 11). For comparison only: the no-failure verdict stays at the target utilization.
+    ``None`` for a workload the scenario does not have."""
+    wl = next((w for w in scenario.workloads if w.name == m.workload), None)
+    if wl is None:
+        return None
+    target = wl.utilization
+    capacity = m.capacity_rps / target * scenario.policy.failure_utilization
+    return Margin(m.failure, m.workload, m.slice, capacity, m.demand_rps,
+                  _margin(capacity, m.demand_rps), m.holds)
+
+
 def tightest_cases(margins: Sequence[Margin], workloads: Sequence[str],
                     ) -> list[tuple[Margin, int, int]]:
     """Per workload (in scenario order): its least margin over the failures it was checked

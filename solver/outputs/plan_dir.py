@@ -77,13 +77,17 @@ def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
     """Write every output of a plan into ``out_dir``; returns the paths written.
 
     ``fleet_scenario`` is the single-period scenario the plan's fleet was sized for (over a
-    horizon: the first period of the demand scenario shown); default ``scenario``. ``table`` is
-    its capacity table where the caller has it (default: built again from it).
+    horizon: the first period of the demand scenario shown); default ``scenario``. It keeps
+    ``scenario``'s inventory, which the planner leaves out of a period's scenario: the workbook
+    and report say which nodes of the fleet are already held (:mod:`solver.outputs.held`).
+    ``table`` is its capacity table where the caller has it (default: built again from it).
     """
+    fleet = scenario if fleet_scenario is None else fleet_scenario.model_copy(
+        update={"inventory": fleet_scenario.inventory or scenario.inventory})
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
-        *write_procurement_outputs(plan, fleet_scenario or scenario, out_dir, table),
+        *write_procurement_outputs(plan, fleet, out_dir, table),
     ]
 
 

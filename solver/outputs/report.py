@@ -40,6 +40,7 @@ from solver.outputs.figures import (
     cost_by_zone_gpu_and_kind,
     day_series,
     gpu_counts,
+    intact_at_failure_utilization,
     peak_utilization,
     reserved_share,
     slice_figures,
@@ -47,6 +48,7 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
+from solver.outputs.held import held_in_row
 from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label, status_label
 from solver.outputs.plan_dir import (
     COST_CHART_FILE,
@@ -62,6 +64,16 @@ def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     out = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     out += ["| " + " | ".join(markdown_text(v) for v in row) + " |" for row in rows]
     return [*out, ""]
+
+
+def _held_texts(plan: Plan, scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], str]:
+    """What of each committed pool is the scenario's inventory, in words (empty: none)."""
+    out = {}
+    for n in plan.nodes:
+        held = held_in_row(plan, scenario, n, None, plan.cost.currency)
+        if held is not None:
+            out[(n.zone, n.gpu, n.purchase)] = held.text
+    return out
 
 
 def _money(value: float | None) -> str:
@@ -258,9 +270,17 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         lines += [f"![Monthly cost by zone, GPU type and purchase kind]({COST_CHART_FILE})", ""]
     lines += ["## GPUs", "",
               "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
-    lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]"],
+    held = _held_texts(plan, scenario)
+    lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]",
+                     *(["Already held"] if held else [])],
                     [[scenario.zone_label(c.zone), c.gpu, label(c.purchase), c.gpus,
-                      _money(c.cost_per_month)] for c in gpu_counts(plan)])
+                      _money(c.cost_per_month),
+                      *([held.get((c.zone, c.gpu, c.purchase), "")] if held else [])]
+                     for c in gpu_counts(plan)])
+    if held:
+        lines += ["Held reservations cost their own price, owned nodes held their power and "
+                  "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
+                  "price's source.", ""]
     lines += ["## Workloads", "",
               "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
@@ -273,18 +293,26 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                     _workload_rows(plan, scenario, table))
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
+    share = _share(scenario.policy.failure_utilization)
     lines += ["## Survivability", "",
               "Worst slice of each failure; margin = (capacity − demand) ÷ demand. Capacity "
               "is the replicas' SLO-holding rates × the workload's target utilization with "
-              "no failure, and × the utilization allowed after a failure "
-              f"({_share(scenario.policy.failure_utilization)}) in every failure row, so a "
-              "failure that takes none of a workload's replicas shows more capacity than "
-              "no failure (docs/survivability.md).", ""]
+              "no failure (the intact fleet's rule), and × the utilization allowed after a "
+              f"failure ({share}) in every failure row. Compare a failure row with the row "
+              f"*No failure, at {share}*, which counts the intact fleet at that same "
+              "utilization: a failure can only lower it (docs/survivability.md).", ""]
+    rows = []
+    for m in survivability_margins(plan):
+        rows.append([failure_label(m.failure), m.workload, m.slice, f"{m.capacity_rps:,.2f}",
+                     f"{m.demand_rps:,.2f}", _share(m.margin),
+                     "holds" if m.holds else "FAILS"])
+        c = intact_at_failure_utilization(m, scenario) if m.failure == "none" else None
+        if c is not None:
+            rows.append([f"No failure, at {share}", c.workload, c.slice,
+                         f"{c.capacity_rps:,.2f}", f"{c.demand_rps:,.2f}", _share(c.margin),
+                         "for comparison"])
     lines += _table(["Failure", "Workload", "Worst slice", "Capacity [req/s]", "Demand [req/s]",
-                     "Margin", "Result"],
-                    [[failure_label(m.failure), m.workload, m.slice, f"{m.capacity_rps:,.2f}",
-                      f"{m.demand_rps:,.2f}", _share(m.margin), "holds" if m.holds else "FAILS"]
-                     for m in survivability_margins(plan)])
+                     "Margin", "Result"], rows)
     lines += replay_section(plan)
     lines += ["## Cost attribution", ""]
     lines += _table(["Workload", "Tenant", f"Cost [{cur}/month]", "Tokens [Mtok/month]",

@@ -12,11 +12,15 @@ import datetime as dt
 from collections import defaultdict
 
 from models.common import PurchaseKind
-from models.plan import Order, PeriodGpus, Plan
-from solver.outputs.labels import plural
+from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
+from solver.outputs.labels import plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
+
+#: A gap above which the orders due now carry a warning: the plan is not proven, and on a
+#: year's commitments 5 % is more than the minutes a longer solve costs.
+LARGE_GAP = 0.05
 
 
 def _quote(o: Order, currency: str) -> str:
@@ -57,9 +61,21 @@ def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
     return out
 
 
+def _no_more_demand(plan: Plan, scenario: str, period: int) -> bool:
+    """Every workload's demand in ``scenario``'s period is at most ``base``'s."""
+    def demand(name: str) -> dict[str, float]:
+        p: PeriodPlan | None = next((p for p in plan.periods
+                                     if p.scenario == name and p.period == period), None)
+        return {} if p is None else {w.workload: w.demand_rps for w in p.workloads}
+    base, other = demand(BASE), demand(scenario)
+    return bool(other) and all(rps <= base.get(w, 0.0) * (1 + 1e-9) for w, rps in other.items())
+
+
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     """Per scenario other than base: the most on-demand and spot GPUs of each type it runs
-    beyond base's in any period, over all zones (the recourse it would need on top)."""
+    beyond base's in any period, over all zones, with both counts. Where the scenario's demand
+    is no higher than base's, those GPUs replace others (another mix, not more capacity): "if
+    demand follows `low`, run up to 4 more L4 spot" read as low demand needing more GPUs."""
     if BASE not in scenarios:
         return []
     running: dict[tuple[str, int, str, PurchaseKind], int] = defaultdict(int)
@@ -77,10 +93,15 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
         for gpu, kind in kinds:
             extra, q = max((running[(name, q, gpu, kind)] - running[(BASE, q, gpu, kind)], q)
                            for q in starts)
-            if extra > 0:
-                out.append(f"if demand follows `{name}`, run up to {extra} more {gpu} "
-                           f"{kind.value.replace('_', '-')} (most in the period from "
-                           f"{starts[q]})")
+            if extra <= 0:
+                continue
+            ran, base = running[(name, q, gpu, kind)], running[(BASE, q, gpu, kind)]
+            mix = (f"; its demand there is no higher than `{BASE}`'s, so these GPUs stand in "
+                   "for others: another mix, not more capacity"
+                   if _no_more_demand(plan, name, q) else "")
+            out.append(f"if demand follows `{name}`, it runs up to {extra} {gpu} "
+                       f"{kind.value.replace('_', '-')} GPUs more than `{BASE}` (the period "
+                       f"from {starts[q]}: {ran} against {base}){mix}")
     return out
 
 
@@ -110,6 +131,19 @@ def _idle_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     return out
 
 
+def unproven_lines(plan: Plan) -> list[str]:
+    """A warning under the orders due now when the plan is not proven near the cheapest: a
+    planner acts on those lines, and a cheaper plan may order otherwise."""
+    gap = plan.solver.gap
+    if plan.status is SolveStatus.optimal or (gap is not None and gap <= LARGE_GAP):
+        return []
+    how = status_label(plan.status, plan.solver).lower() + (
+        f", gap {gap:.1%}" if gap is not None else ", no bound")
+    return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
+            "cost up to that much less, and order otherwise); before placing them, re-plan "
+            "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
+
+
 def schedule_lines(plan: Plan) -> list[str]:
     """The schedule in words (empty for a plan of one peak day)."""
     h = plan.horizon
@@ -124,6 +158,7 @@ def schedule_lines(plan: Plan) -> list[str]:
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
+    out += unproven_lines(plan) if now else []
     for name in scenarios:
         later = [o for o in plan.orders if o.scenario == name]
         if later and (name == BASE or BASE not in scenarios):

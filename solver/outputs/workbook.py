@@ -47,6 +47,7 @@ from solver.outputs.figures import (
     capacity_headroom,
     day_series,
     gpus_by,
+    intact_at_failure_utilization,
     peak_utilization,
     slice_figures,
     survivability_margins,
@@ -54,6 +55,7 @@ from solver.outputs.figures import (
     tightest_cases,
     tokens_per_month,
 )
+from solver.outputs.held import held_in_row, row_price_source
 from solver.outputs.labels import config_label, failure_label, label, status_label
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule import SPENT_COUNTS
@@ -165,7 +167,7 @@ PURCHASE_TITLES = ("Zone", "GPU", "Purchase kind", "Slice", "Instance type", "GP
                    "Nodes", "GPUs", "Price [{cur}/GPU-hour]", "Hours paid [h/month]",
                    "Cost [{cur}/month]", "Lead time [weeks]", "Commitment [months]",
                    "Stock [GPUs]", "Price source", "Replicas held [TP × replicas]",
-                   "GPUs no replica uses")
+                   "GPUs no replica uses", "Already held")
 
 
 def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
@@ -204,23 +206,27 @@ def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
         put(ws, r, col["Hours paid"], n.hours_per_month, "#,##0.0")
         put(ws, r, col["Cost"], Formula(f"{letter['GPUs']}{r}*{letter['Price']}{r}*"
                                         f"{letter['Hours paid']}{r}"), MONEY)
+        held = held_in_row(plan, scenario, n, offer, plan.cost.currency)
         quote = offer.terms(PurchaseKind.reserved) if offer is not None else None
-        if n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms):
+        new_nodes = held is None or not held.all_held  # a quote's terms are for new nodes
+        if (n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms)
+                and new_nodes):
             term_assumed = offer is not None and offer_assumes(offer, AssumedFigure.reserved_term)
             put(ws, r, col["Lead time"], quote.lead_time_weeks,
                 _maybe_assumed("0.0", term_assumed))
             put(ws, r, col["Commitment"], quote.commitment_months,
                 _maybe_assumed(COUNT, term_assumed))
-        if terms is not None and offer is not None:
+        if terms is not None and offer is not None and new_nodes:
             put(ws, r, col["Stock"], terms.stock_gpus,
                 _maybe_assumed(COUNT, offer_assumes(offer, AssumedFigure.stock)))
         put(ws, r, col["Price source"],
-            price_source(offer, n.purchase) if offer is not None else None)
-        held = _replicas_held(plan, n)
+            row_price_source(n, offer, held, plan.cost.currency))
+        replicas = _replicas_held(plan, n)
         put(ws, r, col["Replicas held"],
-            " + ".join(f"tp{tp} × {count}" for tp, count in held.items()) or None)
+            " + ".join(f"tp{tp} × {count}" for tp, count in replicas.items()) or None)
         put(ws, r, col["GPUs no replica uses"],
-            n.gpus - sum(tp * count for tp, count in held.items()), COUNT)
+            n.gpus - sum(tp * count for tp, count in replicas.items()), COUNT)
+        put(ws, r, col["Already held"], held.text if held is not None else None)
     return r
 
 
@@ -426,6 +432,10 @@ def write_hourly(ws: Worksheet, plan: Plan, scenario: Scenario,
     ws.freeze_panes = "C2"
 
 
+#: The Survivability matrix's row of the intact fleet at the failure utilization.
+INTACT_AT_FAILURE = "none at failure utilization"
+
+
 def survivability_caption(scenario: Scenario) -> str:
     """What a margin counts (as report.md and ``check`` say): with nothing lost, the target
     utilization; after a failure, the policy's failure utilization, so a failure that takes
@@ -433,8 +443,9 @@ def survivability_caption(scenario: Scenario) -> str:
     share = f"{scenario.policy.failure_utilization:.0%}"
     return ("Capacity = the replicas' SLO-holding rates × the workload's target utilization "
             f"with no failure, × the utilization allowed after a failure ({share}) in every "
-            "failure row: a failure that takes none of a workload's replicas shows more "
-            "capacity than no failure (docs/survivability.md).")
+            f"failure row. Compare failure rows with \"No failure, at {share}\": the intact "
+            "fleet at that same utilization, which a failure can only lower "
+            "(docs/survivability.md).")
 
 
 def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
@@ -446,8 +457,15 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     failures = list(dict.fromkeys(m.failure for m in margins))
     header(ws, 1, ["Failure (margin = (capacity − demand) ÷ demand, worst slice)", *names])
     by_key = {(m.failure, m.workload): m for m in margins}
+    if "none" in failures:  # the intact fleet on the failure rows' basis, right under it
+        failures.insert(failures.index("none") + 1, INTACT_AT_FAILURE)
+        by_key |= {(INTACT_AT_FAILURE, m.workload): intact for m in margins
+                   if m.failure == "none"
+                   and (intact := intact_at_failure_utilization(m, scenario)) is not None}
+    share = f"{scenario.policy.failure_utilization:.0%}"
     for r, failure in enumerate(failures, start=2):
-        put(ws, r, 1, failure_label(failure))
+        put(ws, r, 1, f"No failure, at {share}" if failure == INTACT_AT_FAILURE
+            else failure_label(failure))
         for c, name in enumerate(names, start=2):
             m = by_key.get((failure, name))
             if m is not None:

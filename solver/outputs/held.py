@@ -1,0 +1,122 @@
+"""The nodes of a committed row a plan already holds (the scenario's ``inventory``), and where
+each row's price comes from.
+
+A plan over periods shows its first period's fleet, in which the inventory's reservations and
+owned nodes are rows like any other. Shown with the zone's quote, a held reservation read as a
+new 36-month commitment with an 8-week lead time, and an owned node at its power and hosting
+price had no source beside the order line's price with capital (qa4 4). Every figure here is
+read off the scenario's inventory lines and offers (docs/outputs.md, "Purchase plan").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from models.common import PurchaseKind
+from models.horizon import HeldNodes, InventoryKind
+from models.offers import Offer
+from models.plan import NodeCount, Plan
+from models.scenario import Scenario
+from solver.outputs.assumptions import price_source
+from solver.outputs.labels import plural
+
+
+@dataclass(frozen=True)
+class Held:
+    """Inventory nodes in one row of the plan's (first period's) fleet."""
+
+    nodes: int
+    """Held nodes counted in the row (at most its nodes) [nodes]."""
+    of_nodes: int
+    """The row's nodes [nodes]."""
+    text: str
+    """``2 nodes held (inventory): reservation ends 2027-06-30``."""
+    price_source: str
+    """Where the held nodes' price comes from."""
+
+    @property
+    def all_held(self) -> bool:
+        """Every node of the row is held: no new purchase, so no quote's terms apply."""
+        return self.nodes >= self.of_nodes
+
+
+def _first_period(plan: Plan) -> tuple[dt.date, dt.date] | None:
+    """First day and the day after the last of the period the plan's fleet is (None: one day)."""
+    firsts = [p for p in plan.periods if p.period == 0]
+    return (firsts[0].start, firsts[0].end) if firsts else None
+
+
+def held_lines(plan: Plan, scenario: Scenario, n: NodeCount) -> list[HeldNodes]:
+    """The inventory lines of a committed row's pool held through the plan's first period."""
+    if n.purchase not in (PurchaseKind.reserved, PurchaseKind.owned) or n.slice is not None:
+        return []
+    window = _first_period(plan)
+    return [line for line in scenario.inventory
+            if (line.zone, line.gpu, line.purchase.pool_kind) == (n.zone, n.gpu, n.purchase)
+            and (window is None or line.held_through(*window))]
+
+
+def _line_source(line: HeldNodes, offer: Offer | None, currency: str) -> str:
+    if line.purchase is InventoryKind.reserved:
+        if line.price_per_gpu_hour is not None:
+            return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as its "
+                    "inventory line states")
+        return ("held reservation: the zone's cheapest reserved quote (its inventory line states "
+                "no price)")
+    if line.running_cost_per_node_month is not None:
+        return (f"owned, held: {line.running_cost_per_node_month:,.0f} {currency}/node-month of "
+                "power and hosting as its inventory line states; the capital is already spent")
+    terms = "" if offer is None or offer.owned is None else (
+        f" ({offer.owned.gpu_tdp_w:g} W per GPU + {offer.owned.node_overhead_w:g} W per node × "
+        f"{offer.owned.average_utilization:.0%} × {offer.owned.price_per_kwh:g} {currency}/kWh "
+        f"× PUE {offer.owned.pue:g} + hosting {offer.owned.hosting_per_node_month:,.0f} "
+        f"{currency}/node-month)")
+    return ("owned, held: power and hosting only, from the zone's owned terms" + terms
+            + "; the capital is already spent")
+
+
+def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | None,
+                currency: str) -> Held | None:
+    """What of a row is inventory, in words; ``None`` when nothing is."""
+    lines = held_lines(plan, scenario, n)
+    count = min(sum(line.nodes for line in lines), n.nodes)
+    if count == 0:
+        return None
+    share = plural(count, "node") if count >= n.nodes else f"{count} of {n.nodes} nodes"
+    if n.purchase is PurchaseKind.reserved:
+        ends = min(line.ends for line in lines if line.ends is not None)
+        text = f"{share} held (inventory): reservation ends {ends}"
+    else:
+        retired = [line.ends for line in lines if line.ends is not None]
+        text = f"{share} owned (inventory): capital spent" + (
+            f", retired {min(retired)}" if retired else "")
+    source = "; ".join(dict.fromkeys(_line_source(line, offer, currency) for line in lines))
+    return Held(count, n.nodes, text, source)
+
+
+def owned_source(offer: Offer, currency: str) -> str:
+    """Where a new owned node's price comes from: capital over its life, power and hosting."""
+    o = offer.owned
+    assert o is not None
+    return (f"owned: capital {o.capex_per_node:,.0f} {currency} ÷ {o.life_months} months + power "
+            f"({o.gpu_tdp_w:g} W per GPU + {o.node_overhead_w:g} W per node × "
+            f"{o.average_utilization:.0%} × {o.price_per_kwh:g} {currency}/kWh × PUE {o.pue:g}) "
+            f"+ hosting {o.hosting_per_node_month:,.0f} {currency}/node-month, from the zone's "
+            "owned terms")
+
+
+def row_price_source(n: NodeCount, offer: Offer | None, held: Held | None,
+                     currency: str) -> str | None:
+    """The source of a row's price: the held nodes' (inventory), the new nodes' (the offer's),
+    or both when the row mixes them (its price is then their average)."""
+    new = None
+    if offer is not None:
+        new = (owned_source(offer, currency) if n.purchase is PurchaseKind.owned
+               and offer.owned is not None else price_source(offer, n.purchase))
+    if held is None:
+        return new
+    if held.all_held:
+        return held.price_source
+    return (f"{held.price_source}; the {plural(held.of_nodes - held.nodes, 'new node')}: "
+            f"{new or 'the offer'}; the price is the average over the row's nodes")
