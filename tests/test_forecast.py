@@ -4,6 +4,7 @@ that recover a known growth, paste into a scenario as they are, and bad historie
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import sys
 from pathlib import Path
@@ -234,3 +235,27 @@ def test_a_wide_band_is_said_to_be_the_models_interval_not_a_ceiling() -> None:
     assert wide_band_note(band(WIDE_BAND)) == []
     (note,) = wide_band_note(band(82.0))
     assert "high is 82.0× low" in note and "not a ceiling" in note
+
+
+def test_a_scenario_workload_without_history_is_named(tmp_path: Path) -> None:
+    """qa4 13: the forecast left out the scenario's batch workload (not in the history) without
+    a word; it is named, with what becomes of its growth."""
+    history = write_history(tmp_path / "h.csv")
+    doc = {"name": "f", "horizon": {"start": "2027-01-01", "period_months": 3, "count": 4},
+           "zones": [{"id": "z", "region": "r", "offers": [
+               {"gpu": "L4", "on_demand": {"price_per_gpu_hour": 1, "stock_gpus": 8}}]}],
+           "workloads": [{"name": name, "model": "Llama-3.1-8B", "arrival": {"peak_rps": 1},
+                          "input_tokens": {"p50": 100, "p95": 200, "p99": 300},
+                          "output_tokens": {"p50": 10, "p95": 20, "p99": 30},
+                          "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50}}
+                         for name in ("chat", "code", "nightly")]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(main, ["forecast", str(history), "--scenario", str(path)])
+    assert result.exit_code == 0, result.output
+    assert (f"  nightly: no history in {history}, so no forecast: its growth stays as the "
+            "scenario gives it") in result.output
+    assert "chat: no history" not in result.output
+    result = CliRunner().invoke(main, ["forecast", str(history), "--scenario", str(path),
+                                       "--json"])
+    assert json.loads(result.stdout)["without_history"] == ["nightly"]

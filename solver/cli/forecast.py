@@ -7,6 +7,7 @@ import datetime as dt
 import importlib.util
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,10 @@ def wide_band_note(f: WorkloadForecast) -> list[str]:
             "horizon and re-forecast"]
 
 
-def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path) -> str:
-    """The readable table, then the YAML keys to paste into the scenario."""
+def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path,
+           without_history: Sequence[str] = ()) -> str:
+    """The readable table, a line per scenario workload the history lacks, then the YAML keys
+    to paste into the scenario."""
     starts = [horizon.period_start(q).isoformat() for q in range(horizon.count)]
     lines = [f"forecast of {source}: the busiest day of each period, median and "
              f"P{LOW_QUANTILE * 100:.0f}–P{HIGH_QUANTILE * 100:.0f} [req/s]"]
@@ -105,6 +108,8 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
               f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
              for q, start in enumerate(starts)], indent=4)
         lines += flat_band_note(f) + wide_band_note(f)
+    lines += [f"  {name}: no history in {source}, so no forecast: its growth stays as the "
+              "scenario gives it" for name in without_history]
     block = scenario_block(forecasts, horizon)
     block.pop("growth")
     lines += [
@@ -154,13 +159,16 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
                                               periods, trend)
         if target is not None:
             target.commit(yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
+    forecast_names = {f.workload for f in forecasts}
+    without_history = [] if scenario is None else [
+        w.name for w in scenario.workloads if w.name not in forecast_names]
     if as_json:
-        echo_json({**block, "workloads": [
+        echo_json({**block, "without_history": without_history, "workloads": [
             {"workload": f.workload, "model": f.model, "days": f.days,
              "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
              "high_rps": f.high_rps, "chosen": f.chosen} for f in forecasts]})
         return
-    click.echo(render(forecasts, horizon, history))
+    click.echo(render(forecasts, horizon, history, without_history))
 
 
 def _forecast(history: Path, scenario: Scenario | None, start: dt.datetime | None,
