@@ -71,11 +71,36 @@ def _no_more_demand(plan: Plan, scenario: str, period: int) -> bool:
     return bool(other) and all(rps <= base.get(w, 0.0) * (1 + 1e-9) for w, rps in other.items())
 
 
+def _committed_gpus(plan: Plan, scenario: str, period: int) -> int:
+    """Reserved and owned GPUs held in one scenario's period."""
+    return sum(g.gpus for p in plan.periods if p.scenario == scenario and p.period == period
+               for g in p.gpus if g.purchase in (PurchaseKind.reserved, PurchaseKind.owned))
+
+
+def _why_more(plan: Plan, name: str, period: int) -> str:
+    """Why a scenario whose demand is no higher than base's runs more elastic GPUs of a type:
+    it holds fewer committed GPUs then, or the plan is not proven optimal, or (proven) the same
+    demand is carried by another mix of GPUs. Empty when its demand is higher somewhere."""
+    if not _no_more_demand(plan, name, period):
+        return ""
+    fewer = _committed_gpus(plan, BASE, period) - _committed_gpus(plan, name, period)
+    head = f"; its demand there is no higher than `{BASE}`'s"
+    if fewer > 0:
+        return (f"{head}, and it holds {fewer} fewer reserved or owned GPUs then: these stand in "
+                "for them")
+    if plan.status is not SolveStatus.optimal:
+        how = status_label(plan.status, plan.solver).lower() + (
+            "" if plan.solver.gap is None else f", gap {plan.solver.gap:.1%}")
+        return (f"{head}: the plan is not proven optimal ({how}), and a longer --time-limit "
+                "may do without them")
+    return f"{head}: it carries the same demand with another mix of GPUs"
+
+
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     """Per scenario other than base: the most on-demand and spot GPUs of each type it runs
-    beyond base's in any period, over all zones, with both counts. Where the scenario's demand
-    is no higher than base's, those GPUs replace others (another mix, not more capacity): "if
-    demand follows `low`, run up to 4 more L4 spot" read as low demand needing more GPUs."""
+    beyond base's in any period, over all zones, with both counts; where the scenario's demand
+    is no higher than base's, why (:func:`_why_more`): "if demand follows `low`, run up to 4
+    more L4 spot" read as low demand needing more GPUs."""
     if BASE not in scenarios:
         return []
     running: dict[tuple[str, int, str, PurchaseKind], int] = defaultdict(int)
@@ -96,12 +121,9 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
             if extra <= 0:
                 continue
             ran, base = running[(name, q, gpu, kind)], running[(BASE, q, gpu, kind)]
-            mix = (f"; its demand there is no higher than `{BASE}`'s, so these GPUs stand in "
-                   "for others: another mix, not more capacity"
-                   if _no_more_demand(plan, name, q) else "")
             out.append(f"if demand follows `{name}`, it runs up to {extra} {gpu} "
                        f"{kind.value.replace('_', '-')} GPUs more than `{BASE}` (the period "
-                       f"from {starts[q]}: {ran} against {base}){mix}")
+                       f"from {starts[q]}: {ran} against {base}){_why_more(plan, name, q)}")
     return out
 
 
