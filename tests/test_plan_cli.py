@@ -197,6 +197,13 @@ def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
     (line,) = [x for x in render(unbounded, sc, []) if "re-run" in x]
     assert "nothing proven" in line
     assert not any("re-run" in x for x in render(plan, sc, []))
+    # no fleet in time (a 1-s limit on the largest benchmark size): the bound, and what to do
+    empty = stopped.model_copy(update={"allocations": (), "nodes": (), "solver": (
+        stopped.solver.model_copy(update={"gap": None, "objective": None}))})
+    lines = render(empty, sc, [])
+    assert "before any fleet was found" in lines[1]
+    assert f"no fleet costs less than {0.8 * cost:,.0f} USD/month" in lines[1]
+    assert "a longer --time-limit" in lines[2] and "no fleet found" in lines
 
 
 def test_the_status_line_says_proven_within_the_gap_and_money_has_its_currency() -> None:

@@ -129,6 +129,10 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
         return [] if s.bound is None else [
             f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
             f"{cur}/month"]
+    if not plan.allocations and s.bound is not None and h is None:
+        return [f"stopped at the time limit before any fleet was found (the capacity table "
+                f"and the program are built within it); no fleet costs less than "
+                f"{s.bound:,.0f} {cur}/month", "  to find one: a longer --time-limit"]
     if s.gap is None or s.bound is None:
         return [f"stopped at its search limit with nothing proven: {WORK_LIMIT_NOTE}"
                 if searched else f"stopped at the time limit with nothing proven: {RERUN_NOTE}"]
