@@ -163,10 +163,16 @@ def test_bad_input_is_a_clean_error(tmp_path: Path) -> None:
 def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["plan", "--out", str(tmp_path), "--time-limit", "2",
                                        "--json"])
-    assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["scenario"] == "demo"
-    assert data["status"] in ("optimal", "time_limit")
+    # The 2-s limit includes the capacity table: on a loaded machine it can end before any fleet
+    # (exit 1, time_limit, no objective, a bound); what this test asks is which scenario is read.
+    if result.exit_code == 1:
+        assert (data["status"], data["solver"]["objective"]) == ("time_limit", None)
+        assert data["solver"]["bound"] is not None
+    else:
+        assert result.exit_code == 0, result.output
+        assert data["status"] in ("optimal", "time_limit", "feasible")
 
 
 def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
