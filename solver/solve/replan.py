@@ -119,10 +119,7 @@ def _plus_one_node_start(program: Program, search: Program, previous: Plan,
     (its fleet would then depend on the machine's speed); the fleet is checked against every
     row of ``program`` (nodes re-counted as the fewest that hold its replicas) like every
     start."""
-    before: dict[ReplicaKey, int] = {}
-    for a in previous.allocations:
-        key = ReplicaKey(a.workload, a.gpu, a.tp, a.zone, a.purchase, a.slice)
-        before[key] = before.get(key, 0) + a.replicas
+    before = kept_replicas(previous, frozenset())  # every workload's replicas
     if any(key not in search.v.replicas for key in before):
         return None
     for key, var in search.v.replicas.items():
