@@ -60,7 +60,7 @@ def test_catalog_has_exactly_the_named_entries_each_with_a_source() -> None:
     assert list(MODEL) == ["Llama-2-7B", "Llama-2-70B", "BLOOM-176B", "Llama-3.1-8B",
                            "Llama-3.1-70B",
                            "Llama-3.1-405B", "Qwen2.5-7B", "Qwen2.5-72B", "Mixtral-8x7B",
-                           "DeepSeek-V3"]
+                           "DeepSeek-V3", "GPT-J-6B", "Mistral-7B", "Falcon-180B"]
     entries: list[GpuType | LlmSpec] = [*GPUS, *MODELS]
     assert all(len(e.source) > 20 for e in entries)
 
@@ -98,24 +98,35 @@ def test_architecture_matches_the_shared_configs(name: str) -> None:
     assert spec.max_context_tokens == int(row["max_position_embeddings"])
 
 
-def dense_params_b(spec: LlmSpec) -> float:
-    """Llama-style dense parameter count, independent of the catalog's stated total [10^9]."""
+def dense_params_b(spec: LlmSpec, mlp_matrices: int = 3) -> float:
+    """Llama-style dense parameter count, independent of the catalog's stated total [10^9];
+    ``mlp_matrices`` 2 for an ungated MLP (GPT-J, Falcon: up, down)."""
     kv_width = spec.kv_heads * spec.head_dim
     attention = 2 * spec.hidden_size**2 + 2 * spec.hidden_size * kv_width  # q, o; k, v
-    mlp = 3 * spec.hidden_size * spec.ffn_size  # gate, up, down
+    mlp = mlp_matrices * spec.hidden_size * spec.ffn_size  # gate, up, down
     embeddings = 2 * spec.vocab_size * spec.hidden_size  # untied input and output
     return (spec.layers * (attention + mlp) + embeddings) / 1e9
 
 
 @pytest.mark.parametrize(("name", "readme_b"), [
     ("Llama-2-7B", 6.7), ("Llama-2-70B", 69.0), ("Llama-3.1-8B", 8.0), ("Llama-3.1-70B", 70.6),
-    ("Llama-3.1-405B", 405.9), ("Qwen2.5-7B", 7.6), ("Qwen2.5-72B", 72.7),
+    ("Llama-3.1-405B", 405.9), ("Qwen2.5-7B", 7.6), ("Qwen2.5-72B", 72.7), ("Mistral-7B", 7.24),
 ])
 def test_dense_parameter_count_follows_from_the_architecture(name: str, readme_b: float) -> None:
     # Llama-2-7B: 32 × (2·4096² + 2·4096·4096 + 3·4096·11008) + 2·32000·4096 = 6.738e9
     spec = MODEL[name]
     assert dense_params_b(spec) == pytest.approx(spec.total_params_b, rel=0.005)
     assert spec.total_params_b == pytest.approx(readme_b, rel=0.01)
+
+
+@pytest.mark.parametrize(("name", "stated_b"), [("GPT-J-6B", 6.05), ("Falcon-180B", 180.0)])
+def test_ungated_parameter_count_follows_from_the_architecture(name: str, stated_b: float) -> None:
+    # TensorRT-LLM 0.9's configs of GPT-J 6B and Falcon-180B: GELU MLP of two matrices, 4 × hidden
+    spec = MODEL[name]
+    assert spec.ffn_size == 4 * spec.hidden_size
+    assert spec.attention_heads * spec.head_dim == spec.hidden_size
+    assert dense_params_b(spec, mlp_matrices=2) == pytest.approx(spec.total_params_b, rel=0.005)
+    assert spec.total_params_b == pytest.approx(stated_b, rel=0.01)
 
 
 def test_llama2_figures_follow_the_shared_readme() -> None:
