@@ -21,7 +21,9 @@ gives it (threads, seed, gap) and the same time limit, no start, nothing else. I
 wall and CPU time sit beside the plan's, and the table gives the plan's cost as a ratio of the
 cold solve's, both measured in the same run under the same load: the planner's strategy (starts,
 improvement steps) must pay for itself against that ratio (≤ 1), not against figures taken on
-another day.
+another day. ``--solvers highs,highs-arrays`` adds a second cold solve, of the arrays the plan's
+own solves are given: HiGHS takes another path on the MPS file's rounded coefficients, and the
+spread between the two cold solves says how much of a ratio near 1 is that path.
 
 The parent also prices the two baselines of :mod:`solver.studies.baselines` on the ×1 scenarios, and
 reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports no bound through
@@ -67,13 +69,16 @@ if TYPE_CHECKING:
 CHILD_GRACE_S = 600.0
 
 #: Cheapest fleet known per (size, scale) of seed 0 with shared nodes [USD/month]
-#: (benchmarks/README.md, "Best fleets known"): ×25 from 600-s runs of HiGHS from the plan's
-#: fleet (benchmarks/best_known.py, 2026-12-02); ×1 and ×100 the cheapest seen in any 60-s
-#: run (plan or cold) of 2026-12-01/02 on the same programs.
+#: (benchmarks/README.md, "Best fleets known"): medium and large ×25 from 600-s runs of HiGHS
+#: from the plan's fleet (benchmarks/best_known.py, 2026-12-02 ~03:00); the others the
+#: cheapest seen in any run (plan or cold) on today's programs — small ×25 the cold solve of
+#: run E (a 300-s run from the plan's fleet ended at 1,230,099; the earlier 1,206,438 lies
+#: below today's proven bound, 1,212,948: the program changed), large ×1 the plan and large
+#: ×100 the cold solve of run E (2026-12-02 08:24, quiet machine).
 BEST_KNOWN: dict[tuple[str, int], float] = {
-    ("small", 1): 96_358.0, ("medium", 1): 92_471.0, ("large", 1): 125_389.0,
-    ("small", 25): 1_206_438.0, ("medium", 25): 1_246_725.0, ("large", 25): 940_930.0,
-    ("large", 100): 3_349_647.0,
+    ("small", 1): 96_358.0, ("medium", 1): 92_471.0, ("large", 1): 115_134.0,
+    ("small", 25): 1_229_604.0, ("medium", 25): 1_246_725.0, ("large", 25): 940_930.0,
+    ("large", 100): 3_307_913.0,
 }
 
 #: The cases run by default beside ``--sizes`` × ``--scales``: one size at ×100.
@@ -113,6 +118,9 @@ class RunResult:
     peak_rss_mib: float = 0.0
     load_average: float = 0.0
     """One-minute load average when the run started."""
+    stages: str = ""
+    """The plan's ``solver.stages``: name, seconds, cost and bound after each (where the plan
+    spent its time; empty for the cold reference)."""
     error: str = ""
 
 
@@ -175,6 +183,7 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     result.solve_s = plan.solver.seconds
     result.status = plan.status.value
     result.gap, result.bound = plan.solver.gap, plan.solver.bound
+    result.stages = stages_line(plan.solver.stages)
     if plan.allocations:
         result.cost_per_month = plan.cost.per_month
         result.verify_problems = len(verify_plan(plan, scenario, table))
@@ -183,23 +192,43 @@ def run_child(size: str, solver: str, time_limit_s: float, gap: float, seed: int
     return result
 
 
+def stages_line(stages: Any) -> str:
+    """A plan's stages on one line: ``name seconds s cost/bound`` each, in order."""
+    return "; ".join(f"{s.name} {s.seconds:.1f}s {_money(s.cost_after)}/{_money(s.bound_after)}"
+                     for s in stages)
+
+
 def run_cold_child(size: str, time_limit_s: float, gap: float, seed: int,
-                   share_nodes: bool = True, scale: int = 1) -> RunResult:
+                   share_nodes: bool = True, scale: int = 1, arrays: bool = False) -> RunResult:
     """The cold reference: the case's program written to MPS and solved by HiGHS alone, with
-    the planner's solver options (threads, seed, gap) and the time limit, from no start."""
+    the planner's solver options (threads, seed, gap) and the time limit, from no start.
+
+    ``arrays`` (solver ``highs-arrays``): the same, from the arrays the plan's own solves are
+    given (:func:`solver.solve.highs.model_of`) instead of the MPS file. The MPS file rounds
+    every coefficient to 13 significant digits, and on that equally valid program HiGHS takes
+    another search path (small ×25, 20 nodes: 1,258,814 from the MPS file or the rounded
+    arrays, 1,250,634 from the arrays): the two cold solves side by side show how much of a
+    plan's difference from the cold solve is that path, not the plan's strategy."""
     import highspy
 
     from solver.solve.backends import SOLVER_SEED, SOLVER_THREADS
+    from solver.solve.highs import model_of
 
-    _, _, program, result = _prepared(size, scale, COLD, seed, share_nodes)
+    _, _, program, result = _prepared(size, scale, COLD_ARRAYS if arrays else COLD, seed,
+                                      share_nodes)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "program.mps"
-        program.prob.writeMPS(str(path))
+        lp = model_of(program).lp if arrays else None
+        if lp is None:
+            program.prob.writeMPS(str(path))
         del program
         start = time.perf_counter()
         highs = highspy.Highs()
         highs.setOptionValue("output_flag", False)
-        highs.readModel(str(path))
+        if lp is None:
+            highs.readModel(str(path))
+        else:
+            highs.passModel(lp)
     for option, value in (("time_limit", float(time_limit_s)), ("mip_rel_gap", gap),
                           ("threads", SOLVER_THREADS), ("random_seed", SOLVER_SEED)):
         highs.setOptionValue(option, value)
@@ -237,6 +266,8 @@ def with_node_model(scenario: Scenario, share_nodes: bool) -> Scenario:
 
 #: Solver name of the cold reference runs.
 COLD = "highs-cold"
+#: Solver name of the cold solve of the plan's own HiGHS arrays (``--solvers highs,highs-arrays``).
+COLD_ARRAYS = "highs-arrays"
 
 
 def spawn(size: str, solver: str, time_limit_s: float, gap: float, seed: int,
@@ -482,7 +513,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated demand scales each size runs at")
     p.add_argument("--also", default=ALSO_DEFAULT,
                    help="further size:scale cases, comma-separated ('' for none)")
-    p.add_argument("--solvers", default="highs", help="comma-separated: highs, cbc")
+    p.add_argument("--solvers", default="highs",
+                   help="comma-separated: highs, cbc, highs-arrays (the cold solve of the "
+                        "plan's own arrays)")
     p.add_argument("--no-cold", dest="cold", action="store_false",
                    help="skip the cold HiGHS reference")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per solve")
@@ -525,9 +558,9 @@ def main(argv: list[str] | None = None) -> None:
     solvers = [s for s in args.solvers.split(",") if s]
     if args.child is not None:
         (size, scale), solver = cases[0], solvers[0]
-        if solver == COLD:
+        if solver in (COLD, COLD_ARRAYS):
             result = run_cold_child(size, args.time_limit, args.gap, args.seed,
-                                    args.share_nodes, scale)
+                                    args.share_nodes, scale, arrays=solver == COLD_ARRAYS)
         else:
             result = run_child(size, solver, args.time_limit, args.gap, args.seed,
                                args.share_nodes, scale)
@@ -552,6 +585,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {r.status} in {r.plan_s:.1f} s (CPU {r.cpu_s:.1f} s), gap {_pct(r.gap)}, "
                   f"bound {_money(r.bound)}, cost {_money(r.cost_per_month)} {r.error}",
                   file=sys.stderr, flush=True)
+            if r.stages:
+                print(f"  stages: {r.stages}", file=sys.stderr, flush=True)
             results.append(r)
     code = code_version()
     print(f"Measured {started} on {header}; {code}; {_nodes(args.share_nodes)} nodes, "

@@ -11,9 +11,11 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bench_plan import (  # noqa: E402
     COLD,
+    COLD_ARRAYS,
     RunResult,
     against_cold,
     parse_cases,
+    run_child,
     run_cold_child,
 )
 
@@ -43,3 +45,18 @@ def test_the_cold_reference_solves_the_program_with_no_start() -> None:
     assert r.cost_per_month is not None and r.bound is not None
     assert r.bound <= r.cost_per_month <= r.bound / (1 - 0.01) + 1e-6
     assert r.variables > 0 and r.constraints > 0
+
+
+def test_the_cold_solve_of_the_plans_own_arrays_solves_the_same_program() -> None:
+    mps = run_cold_child("small", 20.0, 0.01, 0)
+    arrays = run_cold_child("small", 20.0, 0.01, 0, arrays=True)
+    assert arrays.solver == COLD_ARRAYS and arrays.status == "optimal" and arrays.error == ""
+    assert (arrays.variables, arrays.constraints) == (mps.variables, mps.constraints)
+    assert arrays.cost_per_month is not None and mps.bound is not None
+    assert mps.bound <= arrays.cost_per_month + 1e-6  # the same program: one bound holds both
+
+
+def test_a_plan_run_records_where_its_solve_spent_its_time() -> None:
+    r = run_child("small", "highs", 20.0, 0.01, 0)
+    names = [part.split()[0] for part in r.stages.split("; ")]
+    assert names[0] == "build" and "lp" in names and "joint" in names
