@@ -168,3 +168,30 @@ def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
     plan = plan_horizon(load_scenario(scenarios_dir() / "quarterly.yaml"), time_limit_s=3.0)
     assert plan.status is SolveStatus.time_limit
     assert plan.periods  # a fleet all the same, from the blocks' shares of the time
+
+
+def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the blocks are too large to be solved whole under a node limit (here the size
+    limit is set to 0), the first pass is each block's LP relaxation, not a plan: priced at
+    985.5 a quarter the relaxations run 1, 1, 1, 2 reserved nodes (bound 3 × 985.5 + 1,971 =
+    4,927.5); the orders chosen against them (one reservation from quarter 0); then the blocks
+    are planned once, with what it holds: the optimum, 3,942 + 2,190."""
+    from solver.solve import block_plans, horizon
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    calls: list[int] = []
+    real = horizon.plan_blocks
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(horizon, "plan_blocks", counted)
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    start, bound, timed = horizon_start(hp, "highs", 10.0, 1e-6)
+    assert start is not None and timed and len(calls) == 1
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+    assert bound == pytest.approx(5 * 8760 * 0.45 / 4)  # 5 node-quarters at 985.5

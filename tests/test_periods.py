@@ -420,3 +420,40 @@ def test_owned_nodes_run_all_day() -> None:
     p = plan(halves)
     assert p.orders == () and p.horizon is not None and p.horizon.expected_cost == 0
     assert [(a.purchase.value, a.slice) for a in p.allocations] == [("owned", None)]
+
+
+def test_blocks_of_equal_demand_and_holdings_run_one_fleet() -> None:
+    """low and base have the same demand every quarter (2 nodes), no lead time. Orders serving
+    quarter 0 are due before the re-plan of 2027-04-01, so shared (P5): quarter 0's two blocks
+    are one program holding the same nodes, and the program ties their columns (no later
+    quarter: an order serving from quarter 1 is each scenario's own). With low's quarter-0 block
+    made to run 3 on-demand nodes, base's runs the same 3 (without the ties, none: its 2
+    reserved nodes are held anyway)."""
+    from models.common import PurchaseKind
+
+    demands = (DemandScenario(name="low", probability=0.5), DemandScenario(name="base",
+                                                                           probability=0.5))
+    sc = quarterly([1, 1, 1, 1], peak=2, demands=demands)
+    data = build_horizon_data(sc, lambda _: TABLE)
+    low, base = (next(i for i, b in enumerate(data.blocks) if (b.scenario, b.period) == key)
+                 for key in (("low", 0), ("base", 0)))
+
+    def on_demand(hp: Any, name: str) -> list[Any]:
+        return [y for key, y in hp.blocks[(name, 0)].v.nodes.items()
+                if key.purchase is PurchaseKind.on_demand]
+
+    def base_on_demand(ties: bool) -> float:
+        hp = build_horizon_program(data, ties=ties)
+        assert hp.ties == ([[low, base]] if ties else [])
+        for y in on_demand(hp, "low"):
+            y.lowBound = 3
+        assert solve(hp.prob, "highs", 20, 1e-6).status is SolveStatus.optimal
+        return sum(y.varValue for y in on_demand(hp, "base"))
+
+    assert base_on_demand(ties=True) == 3
+    assert base_on_demand(ties=False) == 0
+    # the optimum is the same with them: 2 nodes reserved all year in each scenario
+    assert objective(sc) == pytest.approx(2 * 8760 * 0.45)
+    p = plan(sc)
+    q0 = {pp.scenario: pp.allocations for pp in p.periods if pp.period == 0}
+    assert q0["low"] == q0["base"]

@@ -336,6 +336,8 @@ class HorizonProgram:
     cost: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
     """Cost of each demand scenario over the horizon [currency]."""
     worst: pulp.LpVariable | None = None
+    ties: list[list[int]] = field(default_factory=list)
+    """Groups of blocks (indices into ``data.blocks``) that run one fleet (:func:`add_ties`)."""
 
 
 Coupling = Callable[[HorizonProgram], None]
@@ -444,11 +446,68 @@ def scenario_cost(hp: HorizonProgram, scenario: str) -> pulp.LpAffineExpression:
     return elastic + pulp.LpAffineExpression(orders)
 
 
+def tied_blocks(data: HorizonData, couplings: Iterable[str] = (*COUPLINGS, "inventory")
+                ) -> list[list[int]]:
+    """Groups (two or more, indices into ``data.blocks``) of blocks of one period under several
+    demand scenarios that are one program holding the same nodes whatever the orders: equal
+    data (demand, capacity, stock), and every order that could be held in that period one
+    decided for every demand scenario (due before the re-plan, P5) or one that cannot be placed
+    (P3). Such blocks are interchangeable: with the orders fixed each is planned on its own, so
+    the cheapest fleet of one is the cheapest of all (with ``robust`` too: it raises no
+    scenario's cost), and one fleet for all of them keeps an optimum. The first period of a
+    horizon is such a period when every demand scenario starts from the same demand (no order
+    arrives in it)."""
+    chosen = set(couplings)
+    groups: list[list[int]] = []
+    for q in range(len(data.periods)):
+        free = [k for k in data.order_keys if q in data.held_periods(k)
+                and not ("lead_time" in chosen and data.lead_times
+                         and data.order_by(k) < data.plan_date)]
+        if any(not ("here_and_now" in chosen and data.order_by(k) < data.replan_date)
+               for k in free):
+            continue  # an order a demand scenario decides on its own may be held then
+        same: list[list[int]] = []
+        for i, b in enumerate(data.blocks):
+            if b.period != q:
+                continue
+            group = next((g for g in same if data.blocks[g[0]].data == b.data), None)
+            if group is None:
+                same.append([i])
+            else:
+                group.append(i)
+        groups += [g for g in same if len(g) > 1]
+    return groups
+
+
+def add_ties(hp: HorizonProgram, groups: list[list[int]]) -> None:
+    """One fleet for each group of :func:`tied_blocks`: every column of a block equal to the
+    same column of the group's first block (rows only; HiGHS's presolve folds them).
+
+    Without them the joint program holds the same fleet several times over, and a search
+    closing it may leave two demand scenarios running different fleets for the same demand and
+    the same nodes held (qa1: "if demand follows `low`, run 16 more H100" in a first quarter
+    where low's demand is base's)."""
+    programs = list(hp.blocks.values())
+    hp.ties = groups
+    for group in groups:
+        first = {_unprefixed(v.name): v for v in programs[group[0]].prob.variables()}
+        for i in group[1:]:
+            for var in programs[i].prob.variables():
+                name = _unprefixed(var.name)
+                hp.prob += var - first[name] == 0, f"tie_b{i}_{name}"
+
+
+def _unprefixed(name: str) -> str:
+    """A block's column name without the ``b{i}_`` prefix :func:`_merge` gives it."""
+    return name.split("_", 1)[1]
+
+
 def build_horizon_program(
     data: HorizonData, couplings: Iterable[str] = (*COUPLINGS, "terms", "inventory"),
-    robust: bool = False, cuts: bool = True,
+    robust: bool = False, cuts: bool = True, ties: bool = True,
 ) -> HorizonProgram:
-    """Blocks (today's program each), orders, then the couplings, then the objective."""
+    """Blocks (today's program each), orders, then the couplings, the ties of interchangeable
+    blocks (``ties``: :func:`tied_blocks`), then the objective."""
     chosen = set(couplings)
     if "terms" not in chosen:
         data = dataclasses.replace(data, whole_terms=False)
@@ -470,6 +529,8 @@ def build_horizon_program(
             add_holdings(hp, inventory="inventory" in chosen)
         elif name in chosen:
             add(hp)
+    if ties:
+        add_ties(hp, tied_blocks(data, chosen))
     hp.cost = {s.name: scenario_cost(hp, s.name) for s in data.scenarios}
     if robust:
         hp.worst = prob.add_variable("theta", 0)

@@ -252,11 +252,26 @@ def cheapest_of_period(data: HorizonData,
     return best
 
 
-def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
-    """The optimum of a block's LP relaxation (every variable continuous): a lower bound on
-    its integer optimum; ``None`` where it is not solved in time."""
+def lp_relaxation(data: ProgramData, solver: str, time_limit_s: float
+                  ) -> tuple[float, dict[PoolKey, float]] | None:
+    """A block's LP relaxation (every variable continuous): its optimum, a lower bound on the
+    block's integer optimum, and the committed nodes it runs per pool (fractions of nodes);
+    ``None`` where it is not solved in time."""
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     for var in program.prob.variables():
         var.cat = pulp.LpContinuous
     outcome = solve(program.prob, solver, time_limit_s, 0.0)
-    return outcome.report.objective if outcome.status is SolveStatus.optimal else None
+    if outcome.status is not SolveStatus.optimal or outcome.report.objective is None:
+        return None
+    nodes: dict[PoolKey, float] = {}
+    for node, y in program.v.nodes.items():
+        if node.purchase in COMMITTED_KINDS:
+            nodes[node.pool] = nodes.get(node.pool, 0.0) + float(y.varValue or 0.0)
+    return outcome.report.objective, nodes
+
+
+def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
+    """The optimum of a block's LP relaxation (:func:`lp_relaxation`); ``None`` where it is
+    not solved in time."""
+    relaxed = lp_relaxation(data, solver, time_limit_s)
+    return None if relaxed is None else relaxed[0]

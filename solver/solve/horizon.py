@@ -53,7 +53,7 @@ from solver.program.values import objective_of, violated_rows
 from solver.program.variables import NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
-from solver.solve.block_plans import BlockPlans, lp_bound, plan_blocks
+from solver.solve.block_plans import BlockPlans, is_direct, lp_bound, lp_relaxation, plan_blocks
 from solver.solve.clock import Deadline
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import keep_better
@@ -277,7 +277,7 @@ def _with_orders(hp: HorizonProgram, plans: BlockPlans,
     break one of its rows."""
     if orders is None or not plans.complete:
         return None
-    values = dict(plans.values)
+    values = tied(hp, plans.values)
     for (s, key), var in hp.orders.items():
         values[var.name] = float(orders.get((s, key), 0))
     if hp.worst is not None:
@@ -286,6 +286,24 @@ def _with_orders(hp: HorizonProgram, plans: BlockPlans,
             for s in hp.data.scenarios)
     as_program = Program(hp.prob, Variables(names=NameBook()), hp.data.blocks[0].data)
     return None if violated_rows(as_program, values) else values
+
+
+def tied(hp: HorizonProgram, values: dict[str, float]) -> dict[str, float]:
+    """Blocks' values with each group of tied blocks (``hp.ties``) running the cheapest fleet
+    any of them runs (they are one program holding the same nodes, so it holds in each)."""
+    out = dict(values)
+    programs = list(hp.blocks.values())
+    for group in hp.ties:
+        def cost(i: int) -> float:
+            return sum(c * values.get(v.name, 0.0) for v, c in programs[i].v.cost.items())
+        best = min(group, key=cost)  # the first of equals
+        fleet = {name.split("_", 1)[1]: x for name, x in values.items()
+                 if name.startswith(f"b{best}_")}
+        others = tuple(f"b{i}_" for i in group if i != best)
+        out = {name: x for name, x in out.items() if not name.startswith(others)}
+        for prefix in others:
+            out.update({prefix + name: x for name, x in fleet.items()})
+    return out
 
 
 #: Time for the LP relaxation of a block whose own solve proved no bound [s].
@@ -307,30 +325,28 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the joint
     program is dropped. The bound is Σ over scenarios (probability-weighted; the worst with
     ``--robust``) of Σ over periods months × the block's bound (its own, or its LP
-    relaxation's) − its inventory credit, ``None`` where a block has none.
+    relaxation's) − its inventory credit, ``None`` where a block has none. Where some block is
+    too large to be solved whole under a node limit, :func:`_start_from_relaxations` instead.
     """
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
+    if FIRST_PASS_LP and solver == "highs" and not all(is_direct(p, solver) for p, _ in priced):
+        return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline)
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
                         deadline=deadline)
     timed = first.timed
-    lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
+    bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
-    for i, (block, (program, credit), outcome) in enumerate(zip(
-            data.blocks, priced, first.outcomes, strict=True)):
-        bound, so_far = outcome.report.bound, lower[block.scenario]
+    for i, ((program, _), outcome) in enumerate(zip(priced, first.outcomes, strict=True)):
+        bound = outcome.report.bound
         if bound is None or bound <= 0:  # stopped before its root: its LP relaxation bounds it
             same = next(j for j in range(i + 1) if priced[j][0] == program)
             if same not in relaxed:
                 relaxed[same] = lp_bound(program, solver, LP_BOUND_S)
             bound = relaxed[same]
-        lower[block.scenario] = (None if bound is None or so_far is None else
-                                 so_far + data.periods[block.period].months * bound - credit)
-    sums = [(s.probability, lower[s.name]) for s in data.scenarios]
-    bound = None if any(b is None for _, b in sums) else (
-        max(b or 0.0 for _, b in sums) if hp.worst is not None
-        else sum(p * (b or 0.0) for p, b in sums))
+        bounds.append(bound)
+    bound = _blocks_bound(hp, bounds, [credit for _, credit in priced])
     if not first.complete:
         return None, bound, timed
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
@@ -346,6 +362,62 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                          data.blocks[0].data)
     found = [s for s in starts if s is not None]
     return (min(found, key=lambda v: objective_of(as_program, v)) if found else None), bound, timed
+
+
+#: Where some block is too large to solve whole under a node limit (the plan is time-bound):
+#: the first pass is each block's LP relaxation instead of a plan, so that the blocks planned
+#: with the orders chosen get the whole budget [bool].
+FIRST_PASS_LP = True
+
+
+def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
+                            solver: str, budget_s: float, gap: float, deadline: Deadline | None
+                            ) -> tuple[dict[str, float] | None, float | None, bool]:
+    """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
+    relaxation gives its bound and the committed nodes it runs (fractions); the orders
+    :func:`~solver.solve.order_choice.choose_orders` picks against those; then the blocks are
+    planned once, with what the orders hold, in the whole budget left (each at least its
+    minimum share, so every block gets a fleet)."""
+    data = hp.data
+    started = time.perf_counter()
+    relaxed: list[tuple[float, dict[PoolKey, float]] | None] = []
+    for i, (program, _) in enumerate(priced):
+        same = next(j for j in range(i + 1) if priced[j][0] == program)
+        relaxed.append(relaxed[same] if same < i else lp_relaxation(program, solver,
+                                                                    LP_BOUND_S))
+    bound = _blocks_bound(hp, [None if r is None else r[0] for r in relaxed],
+                          [credit for _, credit in priced])
+    if any(r is None for r in relaxed):
+        return None, bound, True
+    running: dict[tuple[str, int, PoolKey], float] = {}
+    for block, r in zip(data.blocks, relaxed, strict=True):
+        assert r is not None
+        for pool, nodes in r[1].items():
+            running[(block.scenario, block.period, pool)] = nodes
+    chosen, _ = choose_orders(data, running, solver)
+    if chosen is None:
+        return None, bound, True
+    left_s = budget_s - (time.perf_counter() - started)
+    plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
+                        left_s, gap, deadline=deadline)
+    return _with_orders(hp, plans, chosen), bound, True
+
+
+def _blocks_bound(hp: HorizonProgram, bounds: list[float | None], credits: list[float]
+                  ) -> float | None:
+    """Σ over scenarios (probability-weighted; the worst with ``--robust``) of Σ over periods
+    months × each block's bound − its inventory credit; ``None`` where a block has none."""
+    data = hp.data
+    lower: dict[str, float | None] = {s.name: 0.0 for s in data.scenarios}
+    for block, bound, credit in zip(data.blocks, bounds, credits, strict=True):
+        so_far = lower[block.scenario]
+        lower[block.scenario] = (None if bound is None or so_far is None else
+                                 so_far + data.periods[block.period].months * bound - credit)
+    sums = [(s.probability, lower[s.name]) for s in data.scenarios]
+    if any(b is None for _, b in sums):
+        return None
+    return (max(b or 0.0 for _, b in sums) if hp.worst is not None
+            else sum(p * (b or 0.0) for p, b in sums))
 
 
 def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveOutcome:

@@ -49,7 +49,7 @@ def _placeable(data: HorizonData, key: OrderKey) -> bool:
     return not data.lead_times or data.order_by(key) >= data.plan_date
 
 
-def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], int],
+def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], float],
                   solver: str) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
     """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
     that is cheaper (module docstring), ``None`` where no choice was found in time; and
