@@ -154,3 +154,15 @@ class Scenario(OmitDefaults):
     def zone(self, zone_id: str) -> Zone:
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)
+
+    def node_sizes(self, gpu: str) -> tuple[int, ...]:
+        """GPUs per node of the ``gpu`` nodes the scenario sells or holds, smallest first: each
+        zone offer's (else the GPU type's) and each inventory line's; empty where none.
+
+        An offer may sell another node size than the catalog's (one GPU at a time, say), and a
+        replica must fit in one node, so these, not the catalog's, bound the TP degrees."""
+        catalog = self.gpu(gpu).gpus_per_node
+        sizes = {o.gpus_per_node or catalog for z in self.zones for o in z.offers
+                 if o.gpu == gpu}
+        sizes |= {line.gpus_per_node or catalog for line in self.inventory if line.gpu == gpu}
+        return tuple(sorted(sizes))

@@ -90,3 +90,76 @@ def test_a_scenario_whose_only_workload_no_configuration_serves_is_infeasible(
     assert plan["status"] == "infeasible"
     assert plan["diagnosis"][0]["message"].startswith(
         "`chat` cannot meet its per-token SLO (slo.tpot_p95_ms 0.5 ms)")
+
+
+def _without_node_sizes(path: Path, to: Path) -> Path:
+    """A copy of the scenario at ``path`` whose offers sell the catalog's node size."""
+    data = yaml.safe_load(path.read_text())
+    for zone in data["zones"]:
+        for offer in zone["offers"]:
+            offer.pop("gpus_per_node", None)
+    to.write_text(yaml.safe_dump(data))
+    return to
+
+
+def test_validate_shows_the_node_sizes_the_scenario_sells(tmp_path: Path) -> None:
+    """qa4 10: tiny sells L4 and H100-SXM one GPU at a time (`gpus_per_node: 1`); the zones
+    line said so, the GPU table below it the catalog's 4 and 8."""
+    tiny = scenarios_dir() / "tiny.yaml"
+    data = json.loads(CliRunner().invoke(main, ["validate", str(tiny), "--json"]).stdout)
+    assert {g["name"]: g["gpus_per_node"] for g in data["gpus"]} == {"L4": [1], "H100-SXM": [1]}
+    text = CliRunner().invoke(main, ["validate", str(tiny)]).stdout.splitlines()
+    table = text[next(i for i, line in enumerate(text) if line.startswith("GPU types on offer")):]
+    header = table[1]
+    at = header.index("GPUs per node") + len("GPUs per node")  # right-aligned column
+    for gpu in ("L4", "H100-SXM"):
+        row = next(line for line in table if line.split()[:1] == [gpu])
+        assert row[:at].split()[-1] == "1", row
+    catalog = _without_node_sizes(tiny, tmp_path / "catalog.yaml")
+    data = json.loads(CliRunner().invoke(main, ["validate", str(catalog), "--json"]).stdout)
+    assert {g["name"]: g["gpus_per_node"] for g in data["gpus"]} == {"L4": [4], "H100-SXM": [8]}
+
+
+def _fastest_tp(warning: str) -> int:
+    """The TP degree of the configuration an SLO warning names (``… (H100-SXM TP4 (4 GPUs))``)."""
+    return int(warning.split(" TP", 1)[1].split(" ", 1)[0])
+
+
+def test_the_slo_hint_names_a_configuration_the_sold_nodes_hold(
+        strict: Path, tmp_path: Path) -> None:
+    """qa4 10: on 1-GPU nodes the hint named `H100-SXM TP4 (4 GPUs)` as the fastest, which no
+    node tiny sells can hold; with the catalog's 8-GPU nodes it may name a wider TP."""
+    def warning(path: Path) -> str:
+        (found,) = json.loads(CliRunner().invoke(
+            main, ["validate", str(path), "--json"]).stdout)["slo_warnings"]
+        return str(found)
+
+    assert _fastest_tp(warning(strict)) == 1
+    assert _fastest_tp(warning(_without_node_sizes(strict, tmp_path / "wide.yaml"))) > 1
+
+
+def test_an_slo_only_wider_nodes_meet_is_named_when_the_plan_is_infeasible(
+        tmp_path: Path) -> None:
+    """A per-token SLO that TP2+ meets but TP1 does not: the capacity table has H100 rows (TP2
+    and up) that tiny's 1-GPU nodes cannot hold, so the plan is infeasible; its diagnosis named
+    `chat`'s demand shortfall (as though the GPUs were short), now the SLO and the fix."""
+    from models.loader import load_scenario
+    from solver.capacity.slo_floor import slo_floor
+
+    tiny = scenarios_dir() / "tiny.yaml"
+    narrow = slo_floor(sc := load_scenario(tiny), sc.workloads[0]).tpot
+    wide_sc = load_scenario(_without_node_sizes(tiny, tmp_path / "wide.yaml"))
+    wide = slo_floor(wide_sc, wide_sc.workloads[0]).tpot
+    assert narrow is not None and wide is not None and wide.tp > 1 and wide.ms < narrow.ms
+    data = yaml.safe_load(tiny.read_text())
+    data["workloads"][0]["slo"]["tpot_p95_ms"] = round((wide.ms + narrow.ms) / 2, 2)
+    path = tmp_path / "between.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out"),
+                                       "--quiet"])
+    assert result.exit_code == 1, result.output
+    plan = json.loads((tmp_path / "out" / "plan.json").read_text())
+    assert plan["status"] == "infeasible"
+    assert plan["diagnosis"][0]["message"].startswith("`chat` cannot meet its per-token SLO")
+    assert "TP1 (1 GPU)" in plan["diagnosis"][0]["message"]
+    assert all(d["requirement"] == "slo" for d in plan["diagnosis"])

@@ -37,7 +37,8 @@ class SloFloor:
 
 
 def slo_floor(scenario: Scenario, workload: Workload) -> SloFloor:
-    """The fastest TTFT P95 and decode step at no load over the allowed GPUs a zone sells."""
+    """The fastest TTFT P95 and decode step at no load over the allowed GPUs a zone sells, at
+    the TP degrees their nodes hold (a 1-GPU node holds TP1 only, whatever the catalog's node)."""
     sold = {o.gpu for z in scenario.zones for o in z.offers}
     allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
     spec = scenario.model(workload.model)
@@ -46,7 +47,8 @@ def slo_floor(scenario: Scenario, workload: Workload) -> SloFloor:
     tpot: Fastest | None = None
     for name in (n for n in allowed if n in sold):
         gpu = scenario.gpu(name)
-        for tp in tp_degrees(gpu):
+        largest = max(scenario.node_sizes(name))  # a replica fits in one node the zones sell
+        for tp in (t for t in tp_degrees(gpu) if t <= largest):
             if check_fit(spec, gpu, workload.precision, tp, scenario.policy, longest) is not None:
                 continue
             perf = perf_model(spec, gpu, workload.precision, tp,

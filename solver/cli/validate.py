@@ -67,7 +67,7 @@ def render(summary: ScenarioSummary) -> list[str]:
         ["GPU", Col("Memory [GiB]", right=True), Col("GPUs per node", right=True),
          "Precisions", Col("Zones", right=True),
          Col(f"Cheapest on-demand [{summary.currency}/GPU-hour]", right=True)],
-        [(g.name, f"{g.memory_gib:,.2f}", g.gpus_per_node,
+        [(g.name, f"{g.memory_gib:,.2f}", ", ".join(map(str, g.gpus_per_node)),
           ", ".join(label(p) for p in g.precisions), g.zones,
           "not sold" if g.cheapest_on_demand_per_gpu_hour is None
           else f"{g.cheapest_on_demand_per_gpu_hour:,.2f}")

@@ -49,14 +49,16 @@ def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:
 
 def with_slo_causes(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:
     """``plan`` (infeasible) with the shortfalls of each workload that no sold configuration
-    serves because of an SLO replaced by that SLO's shortfall; other plans unchanged."""
+    serves because of an SLO replaced by that SLO's shortfall; other plans unchanged. A row
+    whose TP no node of its GPU the zones sell holds serves nothing."""
     if plan.status is not SolveStatus.infeasible or not plan.diagnosis:
         return plan
     sold = {o.gpu for z in scenario.zones for o in z.offers}
     causes: dict[str, list[Shortfall]] = {}
     for w in scenario.workloads:
         if any(d.workload == w.name for d in plan.diagnosis) and not any(
-                r.gpu in sold for r in table.for_workload(w.name)):
+                r.gpu in sold and r.tp <= max(scenario.node_sizes(r.gpu))
+                for r in table.for_workload(w.name)):
             found = slo_shortfalls(scenario, w)
             if found:
                 causes[w.name] = found

@@ -70,7 +70,9 @@ class GpuSummary(Frozen):
 
     name: str
     memory_gib: float
-    gpus_per_node: int
+    gpus_per_node: tuple[int, ...]
+    """Node sizes the scenario sells or holds, smallest first (:meth:`Scenario.node_sizes`: an
+    offer's ``gpus_per_node``, else the catalog's) [GPUs]."""
     precisions: tuple[Precision, ...]
     zones: int
     """Zones offering it [count]."""
@@ -173,7 +175,7 @@ def _gpu_summaries(scenario: Scenario) -> tuple[GpuSummary, ...]:
         out.append(GpuSummary(
             name=gpu.name,
             memory_gib=gpu.memory_gib,
-            gpus_per_node=gpu.gpus_per_node,
+            gpus_per_node=scenario.node_sizes(gpu.name),
             precisions=gpu.precisions,
             zones=len(offers),
             cheapest_on_demand_per_gpu_hour=min(prices) if prices else None,
