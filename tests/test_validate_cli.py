@@ -191,6 +191,10 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
         "2027-06-30 at 4.50 USD/GPU-hour; counts in periods 0, 1",
         "  demand scenarios: low (probability 0.3), base (probability 0.4), high (probability "
         "0.3)",
+        # qa4 13: each scenario's growth figures (they were nowhere in validate's summary)
+        "    low: ×1, ×0.9, ×0.85, ×0.8 on each workload's own growth, period by period",
+        "    base: each workload's own growth",
+        "    high: ×1, ×1.3, ×1.6, ×2 on each workload's own growth, period by period",
         "  agent: growth ×1, ×1.2, ×1.4, ×1.6; `eu-launch` from period 2",
     ):
         assert line in out.splitlines(), line
@@ -206,6 +210,18 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert ("is held through no whole period of the horizon (2027-01-01 to 2028-01-01): it "
             "counts for nothing — correct its dates or remove the line") in warning
     assert f"warning: {warning}" in result.stderr
+
+
+def test_a_demand_scenario_growth_per_workload_is_shown(tmp_path: Path) -> None:
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    doc["demand_scenarios"][2]["growth"] = {"chat": [1, 1.5, 2, 2.5]}
+    path = tmp_path / "per_workload.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    names = [w["name"] for w in doc["workloads"] if w["name"] != "chat"]
+    assert (f"    high: chat ×1, ×1.5, ×2, ×2.5 on those workloads' own growth, period by period; "
+            f"{', '.join(names)}: own growth") in result.output.splitlines()
 
 
 def test_a_one_day_scenario_summary_has_no_planning_keys() -> None:

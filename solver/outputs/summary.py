@@ -16,7 +16,7 @@ from models.common import (
     Survivability,
     WorkloadClass,
 )
-from models.horizon import HeldNodes, Horizon
+from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
@@ -200,6 +200,22 @@ def _held_text(line: HeldNodes, currency: str) -> str:
     return text
 
 
+def _demand_growth_text(demand: DemandScenario, scenario: Scenario) -> str:
+    """``×1, ×1.3, ×1.6, ×2 on each workload's own growth, period by period``: what a demand
+    scenario multiplies (:meth:`DemandScenario.multiplier`)."""
+    def path(growth: tuple[float, ...]) -> str:
+        return ", ".join(f"×{g:g}" for g in growth)
+
+    if not demand.growth:
+        return "each workload's own growth"
+    if not isinstance(demand.growth, dict):
+        return f"{path(demand.growth)} on each workload's own growth, period by period"
+    named = "; ".join(f"{w} {path(g)}" for w, g in demand.growth.items())
+    rest = [w.name for w in scenario.workloads if w.name not in demand.growth]
+    return (f"{named} on those workloads' own growth, period by period"
+            + (f"; {', '.join(rest)}: own growth" if rest else ""))
+
+
 def held_periods(line: HeldNodes, horizon: Horizon) -> list[int]:
     """The periods a line of inventory is held through whole (those it counts in)."""
     return [q for q in range(horizon.count)
@@ -232,6 +248,8 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if scenario.demand_scenarios:
         lines.append("demand scenarios: " + ", ".join(
             f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))
+        lines += [f"  {d.name}: {_demand_growth_text(d, scenario)}"
+                  for d in scenario.demand_scenarios]
     for w in scenario.workloads:
         parts = []
         if w.growth:
