@@ -42,6 +42,7 @@ from models.common import BYTES_PER_ELEMENT, Precision
 from models.policy import Policy
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario
+from models.workload import Workload
 from solver.capacity.memory import (
     BYTES_PER_GIB,
     check_fit,
@@ -380,4 +381,19 @@ def replica_perf(
         raise ValueError(reason)
     return perf_model(spec, gpu_type, precision, tp,
                       scenario_efficiency(scenario, gpu_type, runtime, tp),
+                      memory_margin_fraction=scenario.policy.memory_margin_fraction)
+
+
+def workload_perf(scenario: Scenario, workload: Workload, gpu: GpuType, tp: int
+                  ) -> ReplicaPerf | str:
+    """Performance of a replica of ``workload`` on ``gpu`` at ``tp``, or why it cannot serve
+    the workload (:func:`~solver.capacity.memory.check_fit`'s reason for its longest request,
+    P99 input + P99 output): what the capacity table and the SLO floor both start from."""
+    spec = scenario.model(workload.model)
+    longest = workload.input_tokens.p99 + workload.output_tokens.p99
+    reason = check_fit(spec, gpu, workload.precision, tp, scenario.policy, longest)
+    if reason is not None:
+        return reason
+    return perf_model(spec, gpu, workload.precision, tp,
+                      scenario_efficiency(scenario, gpu, workload.runtime, tp),
                       memory_margin_fraction=scenario.policy.memory_margin_fraction)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.memory import check_fit, tp_degrees
-from solver.capacity.perf import perf_model, scenario_efficiency
+from solver.capacity.memory import tp_degrees
+from solver.capacity.perf import workload_perf
 from solver.capacity.replica import load_point, load_profile
 
 
@@ -41,19 +41,15 @@ def slo_floor(scenario: Scenario, workload: Workload) -> SloFloor:
     the TP degrees their nodes hold (a 1-GPU node holds TP1 only, whatever the catalog's node)."""
     sold = {o.gpu for z in scenario.zones for o in z.offers}
     allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
-    spec = scenario.model(workload.model)
-    longest = workload.input_tokens.p99 + workload.output_tokens.p99
     ttft: Fastest | None = None
     tpot: Fastest | None = None
     for name in (n for n in allowed if n in sold):
         gpu = scenario.gpu(name)
         largest = max(scenario.node_sizes(name))  # a replica fits in one node the zones sell
         for tp in (t for t in tp_degrees(gpu) if t <= largest):
-            if check_fit(spec, gpu, workload.precision, tp, scenario.policy, longest) is not None:
+            perf = workload_perf(scenario, workload, gpu, tp)
+            if isinstance(perf, str):  # the longest request does not fit
                 continue
-            perf = perf_model(spec, gpu, workload.precision, tp,
-                              scenario_efficiency(scenario, gpu, workload.runtime, tp),
-                              memory_margin_fraction=scenario.policy.memory_margin_fraction)
             idle = load_point(load_profile(perf, workload), 0.0)
             if ttft is None or idle.ttft_p95_ms < ttft.ms:
                 ttft = Fastest(idle.ttft_p95_ms, name, tp)

@@ -13,8 +13,8 @@ from models.common import CapacitySource
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import fresh_measurement
-from solver.capacity.memory import check_fit, max_stable_sequences, tp_degrees
-from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
+from solver.capacity.memory import max_stable_sequences, tp_degrees
+from solver.capacity.perf import ReplicaPerf, workload_perf
 from solver.capacity.pricing import cheapest_prices, cost_key, cost_per_million_tokens
 from solver.capacity.replica import LoadPoint, load_profile, slo_holding_point
 
@@ -52,11 +52,8 @@ def configuration_row(
     """The capacity row of one workload on one GPU type at one TP, or why it is rejected."""
     spec = scenario.model(workload.model)
     precision = workload.precision
-    longest = workload.input_tokens.p99 + workload.output_tokens.p99
-    reason = check_fit(spec, gpu, precision, tp, scenario.policy, longest)
-    perf = None if reason is not None else perf_model(
-        spec, gpu, precision, tp, scenario_efficiency(scenario, gpu, workload.runtime, tp),
-        memory_margin_fraction=scenario.policy.memory_margin_fraction)
+    fitted = workload_perf(scenario, workload, gpu, tp)
+    perf, reason = (None, fitted) if isinstance(fitted, str) else (fitted, None)
     analytic: tuple[LoadPoint | None, str] = (None, reason or "")
     if perf is not None:
         analytic = slo_holding_point(load_profile(perf, workload), workload.slo.ttft_p95_ms,
