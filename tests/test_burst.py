@@ -71,10 +71,11 @@ def test_profile_block_with_burst_validates_as_pasted(tmp_path: Path) -> None:
 
     from models.loader import load_scenario
     from solver.cli import main
+    from solver.cli.profile import PASTE_HINT
 
     out = CliRunner().invoke(main, ["profile", str(DATA / "azure_conv_head300.csv")]).output
     assert "burstiness" in out and "inter-arrival SCV" in out
-    block = out.split("paste it under `workloads:`\n", 1)[1]
+    block = out.split(PASTE_HINT + "\n", 1)[1]
     indented = "".join(f"    {line}\n" for line in block.splitlines())
     scenario = tmp_path / "s.yaml"
     scenario.write_text(

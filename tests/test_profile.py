@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from models.workload import Workload
+from solver.cli.profile import PASTE_HINT
 from solver.replay.profile import prefix_reuse, profile_trace, workload_fields
 from solver.replay.traces import Trace, read_trace
 
@@ -179,7 +180,7 @@ def test_cli_json_keys_and_yaml_block() -> None:
     assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99", "p5"]
     assert data["requests"] == 300 and data["prefix_reuse"] is None
     text = runner.invoke(main, ["profile", path, "--format", "azure"]).output
-    block = yaml.safe_load(text.split("paste it under `workloads:`\n", 1)[1])
+    block = yaml.safe_load(text.split(PASTE_HINT + "\n", 1)[1])
     wl = Workload.model_validate(block | {"name": "chat", "model": "m",
                                           "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1}})
     assert wl.input_tokens.p50 == math.ceil(data["input_tokens"]["p50"])
@@ -207,9 +208,36 @@ def test_the_table_shows_the_figures_the_block_holds() -> None:
                                 outputs=[3] * 10 + [4] * 10))
     assert not float(prof.input_tokens.p95).is_integer()  # a fractional percentile to round
     text = render(prof)
-    block = yaml.safe_load(text.split("paste it under `workloads:`\n", 1)[1])
+    block = yaml.safe_load(text.split(PASTE_HINT + "\n", 1)[1])
     for name in ("input", "output"):
         row = next(line.split() for line in text.splitlines() if line.split()[:1] == [name])
         fields = block[f"{name}_tokens"]
         assert row[1:] == [f"{fields['mean']:,.1f}",
                            *(f"{fields[p]:,}" for p in ("p50", "p95", "p99"))]
+
+
+def test_the_hint_above_the_block_says_how_to_paste_it(tmp_path: Path) -> None:
+    """Was: "add name, model and slo, then paste it under `workloads:`": nothing of the
+    `- name:` that makes it a list item nor of how far its lines indent (pasted flush under
+    `workloads:`, a block does not load). The hint's own example, the block indented as it
+    says, loads as a scenario with the profile's figures."""
+    from models.loader import load_scenario
+    from solver.cli.profile import render
+
+    prof = profile_trace(read_trace(DATA / "azure_conv_head300.csv"))
+    text = render(prof)
+    assert PASTE_HINT in text and "- name:" in PASTE_HINT and "indent" in PASTE_HINT
+    block = text.split(PASTE_HINT + "\n", 1)[1]
+    hint = PASTE_HINT.splitlines()
+    example = [line.removeprefix("# ") for line in hint[hint.index("# workloads:"):-1]]
+    assert hint[-1].startswith("#     arrival: …")  # stands for the block, 4 spaces in
+    scenario = tmp_path / "pasted.yaml"
+    scenario.write_text(
+        "name: pasted\nprice_tables:\n"
+        "  - {path: 'builtin:aws', zones: [use1-az1], gpus: [H100-SXM]}\n"
+        + "".join(f"{line}\n" for line in example)
+        + "".join(f"    {line}\n" for line in block.splitlines()))
+    chat = load_scenario(scenario).workload("chat")
+    assert chat.arrival is not None and chat.arrival.peak_rps == pytest.approx(
+        yaml.safe_load(block)["arrival"]["peak_rps"])
+    assert chat.input_tokens.p95 == yaml.safe_load(block)["input_tokens"]["p95"]

@@ -15,6 +15,18 @@ from solver.replay.profile import TraceProfile, profile_trace, workload_fields
 from solver.replay.prometheus import profile_prometheus, read_prometheus
 from solver.replay.traces import TraceFormat, read_trace
 
+#: Above the block: where it goes in a scenario, what it lacks, and how far its lines indent
+#: (a block pasted flush under `workloads:` was not a list item, and did not load).
+PASTE_HINT = "\n".join([
+    "# workload block: one item of `workloads:`; give it a name, a model and an SLO, and indent",
+    "# its lines to line up under `name:` (here 4 spaces):",
+    "# workloads:",
+    "#   - name: chat",
+    "#     model: Llama-3.1-8B",
+    "#     slo: {ttft_p95_ms: 1000, tpot_p95_ms: 50}",
+    "#     arrival: …  (the lines below, each indented 4 spaces)",
+])
+
 
 @click.command("profile")
 @click.argument("trace", type=click.Path(path_type=Path), required=False)
@@ -29,7 +41,8 @@ def command(trace: Path | None, fmt: str | None, prometheus: Path | None, as_jso
 
     With --prometheus FILE the same figures come from vLLM's metrics: request counters,
     the prompt and generation token histograms (histogram_quantile), prefix-cache hits.
-    Prints a workload block to paste into a scenario (add name, model and slo).
+    Prints a workload block to paste into a scenario as one item of `workloads:` (add name,
+    model and slo, and indent it under `name:`).
     """
     if (trace is None) == (prometheus is None):
         raise click.UsageError("give a TRACE, or --prometheus FILE (not both)")
@@ -73,7 +86,7 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
     lines += [f"  note: {n}" for n in notes or []]
     lines += [
         "",
-        "# workload block: add name, model and slo, then paste it under `workloads:`",
+        PASTE_HINT,
         yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)
