@@ -30,6 +30,9 @@ MAX_SHOWN_PROBLEMS = 50
 class InputError(Exception):
     """Bad input: carries every problem found, not just the first."""
 
+    #: What the problems are in, as the heading names it.
+    subject = "the input"
+
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)
         super().__init__(self.render())
@@ -37,11 +40,18 @@ class InputError(Exception):
     def render(self) -> str:
         """Human-readable list, one problem per line."""
         n = len(self.problems)
-        head = f"{n} problem{'s' if n != 1 else ''} in the input:"
+        head = f"{n} problem{'s' if n != 1 else ''} in {self.subject}:"
         shown = [f"  - {p}" for p in self.problems[:MAX_SHOWN_PROBLEMS]]
         if n > MAX_SHOWN_PROBLEMS:
             shown.append(f"  … and {n - MAX_SHOWN_PROBLEMS:,} more")
         return "\n".join([head, *shown])
+
+
+class MissingExtra(InputError):
+    """A command needs an optional dependency that is not installed: the environment is at
+    fault, not the input, though it is reported as input problems are (located, exit 2)."""
+
+    subject = "the environment (not the input)"
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

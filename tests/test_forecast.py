@@ -141,6 +141,8 @@ def test_without_statsmodels_the_command_says_what_to_install(
     # and the pip command of the Python running fleetplan (a bare `pip` may be another one's)
     assert result.exit_code == 2
     assert "Error:" not in result.output and "`forecast` extra" in result.output
+    # was headed "1 problem in the input:": the history file is fine, the environment lacks
+    assert result.output.splitlines()[0] == "1 problem in the environment (not the input):"
     assert f"{sys.executable} -m pip install 'fleetplan[forecast]'" in result.output
 
 

@@ -226,6 +226,18 @@ def test_cli_refuses_bad_input_cleanly(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()  # nothing written before the input was right
 
 
+def test_without_ray_the_sweep_says_the_environment_lacks_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was headed "1 problem in the input:" though the scenario is fine: Ray is missing."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    result = CliRunner().invoke(main, ["sweep", str(TINY), *VARY, "--out", str(tmp_path / "o"),
+                                       "--ray", "local"])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "1 problem in the environment (not the input):"
+    assert "Ray is not installed" in lines[1] and "fleetplan[ray]" in lines[1]
+
+
 @pytest.fixture(scope="module")
 def ray_sweep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     pytest.importorskip("ray")

@@ -14,7 +14,7 @@ from typing import Any
 import click
 import yaml
 
-from models.errors import InputError, Problem
+from models.errors import InputError, MissingExtra, Problem
 from models.horizon import Horizon
 from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load
@@ -150,7 +150,7 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
     ETS model's prediction interval) for the scenario's horizon.
     """
     if importlib.util.find_spec("statsmodels") is None:
-        raise InputError([missing_statsmodels()])
+        raise MissingExtra([missing_statsmodels()])
     scenario = load(scenario_path) if scenario_path is not None else None
     with contextlib.ExitStack() as reserved:
         target = None if out_file is None else reserved.enter_context(

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from models.capacity import CapacityTable
-from models.errors import InputError, Problem
+from models.errors import InputError, MissingExtra, Problem
 from models.plan import Plan
 from models.scenario import Scenario
 
@@ -172,7 +172,7 @@ def _ray_module(address: str) -> tuple[Any, bool]:
     try:
         import ray
     except ImportError:
-        raise InputError([Problem("--ray", address, "Ray is not installed",
+        raise MissingExtra([Problem("--ray", address, "Ray is not installed",
                                   "pip install 'fleetplan[ray]', or leave out --ray to plan "
                                   "on this machine's cores")]) from None
     if ray.is_initialized():
