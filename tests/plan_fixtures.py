@@ -1,13 +1,16 @@
 """Hand-made scenarios and capacity tables for the fleet-program tests.
 
 Every figure is chosen so the optimum can be computed by hand; capacity rows carry exact replica
-rates (the capacity model is not involved).
+rates (the capacity model is not involved). :func:`h100_scenario_yaml` writes small scenario files
+for the tests that plan and replay through the capacity model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+import yaml
 
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import GpuType, LlmSpec
@@ -162,3 +165,30 @@ def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str,
     values = start_from_replicas(program, x)
     assert values is not None, "the fleet breaks a row of the program"
     return values
+
+
+def chat_8b(**over: Any) -> dict[str, Any]:
+    """A workload entry of a scenario file: Llama-3.1-8B BF16 at 12 req/s, 1,000 input and 200
+    output tokens (every percentile), SLO 500 ms TTFT / 60 ms per token; ``over`` replaces
+    fields (``name``, ``arrival``, ``survivability``…)."""
+    return {"name": "chat", "model": "Llama-3.1-8B", "precision": "bf16",
+            "arrival": {"peak_rps": 12},
+            "input_tokens": {"p50": 1000, "p95": 1000, "p99": 1000},
+            "output_tokens": {"p50": 200, "p95": 200, "p99": 200},
+            "slo": {"ttft_p95_ms": 500, "tpot_p95_ms": 60}, **over}
+
+
+def h100_scenario_yaml(name: str, *workloads: dict[str, Any], zones: Sequence[str] = ("zone-a",),
+                       gpus_per_node: int = 1, stock_gpus: int = 64) -> str:
+    """A scenario file (YAML) selling H100-SXM on demand at 1.00 per GPU-hour, ``stock_gpus``
+    in nodes of ``gpus_per_node``, in each of ``zones`` (one region), one all-day slice, and
+    ``workloads`` (default: :func:`chat_8b`) — the replay and re-plan tests' scenarios, which
+    differ in node size, zones and workloads for what each tests."""
+    offer = {"gpu": "H100-SXM", "gpus_per_node": gpus_per_node,
+             "on_demand": {"price_per_gpu_hour": 1.00, "stock_gpus": stock_gpus}}
+    return yaml.safe_dump({
+        "name": name,
+        "zones": [{"id": z, "region": "region-1", "offers": [offer]} for z in zones],
+        "workloads": list(workloads or (chat_8b(),)),
+        "policy": {"time_blocks": [{"name": "day", "hours": list(range(24))}]},
+    }, sort_keys=False)

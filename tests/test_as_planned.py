@@ -16,34 +16,12 @@ from solver.outputs.as_planned import as_planned
 from solver.outputs.plan_dir import write_plan_outputs
 from solver.solve.replay_loop import derate
 from solver.solve.strategy import plan_scenario
-
-SCENARIO = """
-name: one
-zones:
-  - id: zone-a
-    region: region-1
-    offers:
-      - gpu: H100-SXM
-        gpus_per_node: 1
-        on_demand: {price_per_gpu_hour: 1.00, stock_gpus: 64}
-workloads:
-  - name: chat
-    model: Llama-3.1-8B
-    precision: bf16
-    arrival: {peak_rps: 12}
-    input_tokens: {p50: 1000, p95: 1000, p99: 1000}
-    output_tokens: {p50: 200, p95: 200, p99: 200}
-    slo: {ttft_p95_ms: 500, tpot_p95_ms: 60}
-policy:
-  time_blocks:
-    - {name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                         19, 20, 21, 22, 23]}
-"""
+from tests.plan_fixtures import h100_scenario_yaml
 
 
 def test_a_derated_plan_shows_the_model_at_the_planned_rate(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text(SCENARIO)
+    path.write_text(h100_scenario_yaml("one"))
     sc = load_scenario(path)
     table = build_capacity_table(sc)
     halved = derate(table, {(r.workload, r.gpu, r.tp): 0.5 for r in table.rows}, 1)

@@ -34,41 +34,18 @@ from solver.solve.replay_loop import derate
 from solver.solve.strategy import plan_scenario
 from solver.survivability.fleet import fleet_from_plan
 from solver.survivability.verify import verify_plan
-
-SCENARIO = """
-name: two
-zones:
-  - id: zone-a
-    region: region-1
-    offers:
-      - gpu: H100-SXM
-        gpus_per_node: 2
-        on_demand: {{price_per_gpu_hour: 1.00, stock_gpus: {stock}}}
-workloads:
-  - name: chat
-    model: Llama-3.1-8B
-    precision: bf16
-    arrival: {{peak_rps: 12}}
-    input_tokens: {{p50: 1000, p95: 1000, p99: 1000}}
-    output_tokens: {{p50: 200, p95: 200, p99: 200}}
-    slo: {{ttft_p95_ms: 500, tpot_p95_ms: 60}}
-  - name: code
-    model: Llama-3.1-8B
-    precision: bf16
-    arrival: {{peak_rps: 20}}
-    input_tokens: {{p50: 2000, p95: 2000, p99: 2000}}
-    output_tokens: {{p50: 30, p95: 30, p99: 30}}
-    slo: {{ttft_p95_ms: 400, tpot_p95_ms: 40}}
-policy:
-  time_blocks:
-    - {{name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                         19, 20, 21, 22, 23]}}
-"""
+from tests.plan_fixtures import chat_8b, h100_scenario_yaml
 
 
 def _scenario(tmp_path: Path, stock: int = 64) -> Scenario:
     path = tmp_path / "s.yaml"
-    path.write_text(SCENARIO.format(stock=stock))
+    path.write_text(h100_scenario_yaml(
+        "two", chat_8b(),
+        chat_8b(name="code", arrival={"peak_rps": 20},
+                input_tokens={"p50": 2000, "p95": 2000, "p99": 2000},
+                output_tokens={"p50": 30, "p95": 30, "p99": 30},
+                slo={"ttft_p95_ms": 400, "tpot_p95_ms": 40}),
+        gpus_per_node=2, stock_gpus=stock))
     return load_scenario(path)
 
 
@@ -291,37 +268,6 @@ def test_a_replan_stopped_at_its_time_limit_says_so(
     assert within["status"] is SolveStatus.optimal
 
 
-TWO_ZONES = """
-name: two-zones
-zones:
-  - id: zone-a
-    region: region-1
-    offers:
-      - gpu: H100-SXM
-        gpus_per_node: 8
-        on_demand: {price_per_gpu_hour: 1.00, stock_gpus: 64}
-  - id: zone-b
-    region: region-1
-    offers:
-      - gpu: H100-SXM
-        gpus_per_node: 8
-        on_demand: {price_per_gpu_hour: 1.00, stock_gpus: 64}
-workloads:
-  - name: chat
-    model: Llama-3.1-8B
-    precision: bf16
-    arrival: {peak_rps: 12}
-    input_tokens: {p50: 1000, p95: 1000, p99: 1000}
-    output_tokens: {p50: 200, p95: 200, p99: 200}
-    slo: {ttft_p95_ms: 500, tpot_p95_ms: 60}
-    survivability: zone_loss
-policy:
-  time_blocks:
-    - {name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                         19, 20, 21, 22, 23]}
-"""
-
-
 def test_a_zone_and_its_only_node_are_one_replay_reported_twice(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each zone holds one node of chat's replicas: losing the zone and losing that node lose
@@ -330,7 +276,8 @@ def test_a_zone_and_its_only_node_are_one_replay_reported_twice(
     from models.workload import TraceLink
 
     path = tmp_path / "s.yaml"
-    path.write_text(TWO_ZONES)
+    path.write_text(h100_scenario_yaml("two-zones", chat_8b(survivability="zone_loss"),
+                                       zones=("zone-a", "zone-b"), gpus_per_node=8))
     sc = load_scenario(path)
     link = TraceLink(path=str(tmp_path / "unused.csv"))
     sc = sc.model_copy(update={"workloads": tuple(

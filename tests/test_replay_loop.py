@@ -17,29 +17,14 @@ from solver.cli import main
 from solver.replay.plan_replay import peak_window
 from solver.replay.traces import Trace
 from solver.solve.replay_loop import MAX_ROUNDS, MIN_DERATE, derate, miss_factor, plan_with_replay
+from tests.plan_fixtures import chat_8b, h100_scenario_yaml
 
-SCENARIO = """
-name: bursty
-zones:
-  - id: zone-a
-    region: region-1
-    offers:
-      - gpu: H100-SXM
-        gpus_per_node: 1
-        on_demand: {{price_per_gpu_hour: 1.00, stock_gpus: {stock}}}
-workloads:
-  - name: chat
-    model: Llama-3.1-8B
-    precision: bf16
-    arrival: {{peak_rps: 12, trace: {{path: bursty.csv}}}}
-    input_tokens: {{p50: 1000, p95: 1000, p99: 1000}}
-    output_tokens: {{p50: 200, p95: 200, p99: 200}}
-    slo: {{ttft_p95_ms: 500, tpot_p95_ms: 60}}
-policy:
-  time_blocks:
-    - {{name: day, hours: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                         19, 20, 21, 22, 23]}}
-"""
+
+def _scenario_yaml(stock: int) -> str:
+    """chat on 1-GPU H100 nodes, arriving as the trace ``bursty.csv`` beside the scenario."""
+    return h100_scenario_yaml(
+        "bursty", chat_8b(arrival={"peak_rps": 12, "trace": {"path": "bursty.csv"}}),
+        stock_gpus=stock)
 
 
 def _bursty(tmp_path: Path, stock: int = 64) -> Path:
@@ -49,7 +34,7 @@ def _bursty(tmp_path: Path, stock: int = 64) -> Path:
     rows = "".join(f"{6.0 * k:.1f},1000,200\n" for k in range(150) for _ in range(24))
     (tmp_path / "bursty.csv").write_text("time_s,input_tokens,output_tokens\n" + rows)
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(SCENARIO.format(stock=stock))
+    scenario.write_text(_scenario_yaml(stock))
     return scenario
 
 
@@ -96,7 +81,7 @@ def test_a_replay_still_missing_says_so_and_exits_1(tmp_path: Path) -> None:
 
 def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(SCENARIO.format(stock=4))
+    scenario.write_text(_scenario_yaml(4))
     res = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "workloads[0].arrival.trace.path" in res.output and "not found" in res.output
@@ -236,6 +221,15 @@ def test_peak_window_scales_the_busiest_minute_to_the_peak() -> None:
     assert h.rate_scale == pytest.approx(6.0 / (241 / 180.0))
 
 
+def _assert_rerun_note(code: int, out: str, data: dict[str, object]) -> None:
+    """A plan of the loop that re-planned at least once and is ``time_limit`` because one of
+    its solves stopped there, saying on the terminal that a re-run may differ."""
+    assert code == 0, out
+    assert max(c["round"] for c in data["replay"]) >= 2  # type: ignore[index,union-attr]
+    assert data["status"] == "time_limit"
+    assert "re-run of the same input can give a different plan" in out
+
+
 def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """qa3 F7: the loop's first solve stopped at its time limit, the re-plan finished, and the
@@ -255,10 +249,7 @@ def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ
 
     monkeypatch.setattr(plan_cli, "plan_scenario", first_stopped)
     code, out, data = _plan(tmp_path)
-    assert code == 0, out
-    assert max(c["round"] for c in data["replay"]) >= 2  # type: ignore[index,union-attr]
-    assert data["status"] == "time_limit"
-    assert "re-run of the same input can give a different plan" in out
+    _assert_rerun_note(code, out, data)
     assert "trace-replay loop stopped at its time limit" in out
     report = (tmp_path / "out" / "report.md").read_text()
     assert "re-run of the same input can give a different plan" in report
@@ -284,7 +275,4 @@ def test_a_replan_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_diffe
 
     monkeypatch.setattr(replan_module, "solve", stopped)
     code, out, data = _plan(tmp_path)
-    assert code == 0, out
-    assert max(c["round"] for c in data["replay"]) >= 2  # type: ignore[index,union-attr]
-    assert data["status"] == "time_limit"
-    assert "re-run of the same input can give a different plan" in out
+    _assert_rerun_note(code, out, data)
