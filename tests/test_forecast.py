@@ -98,6 +98,9 @@ def test_the_command_writes_the_block(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "demand_scenarios:" in result.output and "2027-10-01" in result.output
     assert set(yaml.safe_load(out.read_text())) == {"horizon", "growth", "demand_scenarios"}
+    # was the bare keys: pasted as written, a top-level `growth:` is an unknown scenario key
+    assert out.read_text().startswith("# horizon and demand_scenarios go at a scenario's top")
+    assert "each list under\n# growth goes under that workload" in out.read_text()
     # each workload's growth as the line to paste under it (a top-level `chat:` would not load)
     written = yaml.safe_load(out.read_text())["growth"]
     for name in ("chat", "code"):

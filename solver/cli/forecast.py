@@ -33,6 +33,11 @@ from solver.studies.forecast import (
     scenario_block,
 )
 
+#: Heads the --out file: its `growth` maps workloads to their lists, which a scenario holds
+#: under each workload (a top-level `growth:` pasted as written is an unknown key).
+OUT_FILE_NOTE = ("# horizon and demand_scenarios go at a scenario's top level; each list under\n"
+                 "# growth goes under that workload, as `growth: [...]` beside its arrival\n")
+
 
 def missing_statsmodels() -> Problem:
     """What to install, and the command installing it into the Python running fleetplan (a
@@ -139,7 +144,8 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
 @click.option("--trend", type=click.Choice([t.value for t in Trend]), default=Trend.auto.value,
               show_default=True, help="Trend of the ETS model on log peaks (auto: the lower AIC).")
 @click.option("--out", "out_file", type=click.Path(path_type=Path), default=None,
-              help="Also write the YAML keys to this file.")
+              help="Also write the keys to this YAML file: horizon and demand_scenarios "
+                   "(top level), and growth by workload (each list goes under its workload).")
 @json_option
 def command(history: Path, scenario_path: Path | None, start: dt.datetime | None,
             period_months: int | None, periods: int | None, trend: str, out_file: Path | None,
@@ -158,7 +164,8 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
         forecasts, horizon, block = _forecast(history, scenario, start, period_months,
                                               periods, trend)
         if target is not None:
-            target.commit(yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
+            target.commit(OUT_FILE_NOTE + yaml.safe_dump(block, sort_keys=False,
+                                                         default_flow_style=None))
     forecast_names = {f.workload for f in forecasts}
     without_history = [] if scenario is None else [
         w.name for w in scenario.workloads if w.name not in forecast_names]
