@@ -286,3 +286,29 @@ def test_a_plan_builds_its_capacity_table_once(tmp_path: Path,
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "plan.xlsx").exists()
     assert len(built) == 1
+
+
+def test_a_plan_over_periods_without_a_time_limit_ends_at_its_work_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``--time-limit`` a plan over periods is stopped by its limits counted in work,
+    the clock a safety stop at ``HORIZON_SAFETY_S`` (the default 60 s stopped quarterly.yaml
+    under load, and its plan then depended on the load); stages planned in shares of the time
+    keep the default. A limit given is both."""
+    from inputs import scenarios_dir
+    from solver.cli import plan as plan_cli
+
+    class Planned(Exception):
+        pass
+
+    seen: list[tuple[float, float]] = []
+
+    def planned(sc: object, **kwargs: Any) -> Plan:
+        seen.append((kwargs["time_limit_s"], kwargs["share_limit_s"]))
+        raise Planned
+
+    monkeypatch.setattr(plan_cli, "plan_horizon", planned)
+    for extra in ([], ["--time-limit", "30"]):
+        result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "quarterly.yaml"),
+                                           "--out", str(tmp_path / "q"), "--quiet", *extra])
+        assert isinstance(result.exception, Planned)
+    assert seen == [(plan_cli.HORIZON_SAFETY_S, 60.0), (30.0, 30.0)]

@@ -74,23 +74,30 @@ def plan_horizon(
     gap: float = 0.01,
     robust: bool = False,
     table_for: Callable[[Scenario], CapacityTable] | None = None,
+    share_limit_s: float | None = None,
 ) -> Plan:
-    """The cheapest orders and fleets over a scenario's horizon (or from its inventory)."""
+    """The cheapest orders and fleets over a scenario's horizon (or from its inventory).
+
+    ``time_limit_s`` stops every stage (the stages limited in work end before it, a safety
+    stop); ``share_limit_s`` (at most it; default: it) is what the stages planned in shares of
+    the time take: blocks too large to be solved whole, and the joint solve after them."""
     started = time.perf_counter()
     deadline = Deadline(time_limit_s)  # a safety stop: the stages below are limited in work
+    shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
+    shares = Deadline(shares_s)
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
     built_s = time.perf_counter() - started
-    start, block_bound, timed = horizon_start(hp, solver, (time_limit_s - built_s) * START_SHARE,
+    start, block_bound, timed = horizon_start(hp, solver, (shares_s - built_s) * START_SHARE,
                                               gap, deadline)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
     if solver == "highs":
         # blocks planned in shares of the time: the joint solve runs to the time limit
-        outcome = joint_solve(as_program, deadline, gap, start,
+        outcome = joint_solve(as_program, shares if timed else deadline, gap, start,
                               nodes=None if timed else JOINT_NODES)
     else:
-        left_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
+        left_s = max(shares_s - (time.perf_counter() - started), 0.5)
         outcome = solve(hp.prob, solver, left_s, gap, start=start)
     outcome = with_bound(keep_better(as_program, outcome, start, started, gap), block_bound,
                          gap)
