@@ -208,7 +208,8 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: outputs/<scenario name>/).")
-@solve_options()
+@solve_options("Solver time limit [s]. A plan over periods without it ends at its search "
+               "limits, with a safety stop at 600 s; blocks too large to solve whole share 60 s.")
 @json_option
 @click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
               help="An earlier plan.json over periods: keep the orders it placed already "
