@@ -195,3 +195,19 @@ def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(
                       hp.data.blocks[0].data)
     assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
     assert bound == pytest.approx(5 * 8760 * 0.45 / 4)  # 5 node-quarters at 985.5
+
+
+def test_blocks_solved_whole_are_not_cut_by_the_time_for_shares() -> None:
+    """``share_limit_s`` is the time of what is planned in shares of the time; blocks solved
+    whole under their node limits run to them, the time limit a safety stop: with no time at
+    all for shares, the blocks are planned again with the orders chosen and the plan is the
+    optimum, 3,942 + 2,190 (cut by the shares' clock, it was the first start's two terms,
+    7,884, stopped at the time limit)."""
+    from models.plan import SolveStatus
+    from solver.solve.horizon import plan_horizon
+
+    plan = plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=20,
+                        share_limit_s=0.001, gap=1e-6)
+    assert plan.status is SolveStatus.optimal
+    assert plan.horizon is not None
+    assert plan.horizon.expected_cost == pytest.approx(8760 * 0.45 + QUARTER)

@@ -88,8 +88,11 @@ def plan_horizon(
     data = build_horizon_data(scenario, table_for or _cached_tables())
     hp = build_horizon_program(data, robust=robust)
     built_s = time.perf_counter() - started
-    start, block_bound, timed = horizon_start(hp, solver, (shares_s - built_s) * START_SHARE,
-                                              gap, deadline)
+    # blocks all solved whole under their node limits: the safety stop is the only clock
+    whole = all(is_direct(b.data, solver) for b in data.blocks)
+    start, block_bound, timed = horizon_start(
+        hp, solver, ((time_limit_s if whole else shares_s) - built_s) * START_SHARE, gap,
+        deadline)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
     if solver == "highs":
