@@ -163,3 +163,16 @@ def test_an_slo_only_wider_nodes_meet_is_named_when_the_plan_is_infeasible(
     assert plan["diagnosis"][0]["message"].startswith("`chat` cannot meet its per-token SLO")
     assert "TP1 (1 GPU)" in plan["diagnosis"][0]["message"]
     assert all(d["requirement"] == "slo" for d in plan["diagnosis"])
+
+
+def test_capacity_says_which_candidates_no_sold_node_holds(tmp_path: Path) -> None:
+    """Fresh-clone trial: `capacity tiny.yaml` listed H100-SXM TP2/TP4/TP8 and L4 TP2/TP4 as
+    candidates beside TP1 with nothing saying tiny's 1-GPU nodes hold none of them (the plan
+    never uses them); with the catalog's node sizes every one is placeable."""
+    tiny = scenarios_dir() / "tiny.yaml"
+    lines = CliRunner().invoke(main, ["capacity", str(tiny)]).stdout.splitlines()
+    shown = {line.split(" (", 1)[0].strip() for line in lines if "not placeable" in line}
+    assert shown == {"not placeable: H100-SXM TP2, TP4, TP8", "not placeable: L4 TP2, TP4"}
+    assert ("  not placeable: L4 TP2, TP4 (the zones sell L4 in 1-GPU nodes)") in lines
+    wide = _without_node_sizes(tiny, tmp_path / "wide.yaml")
+    assert "not placeable" not in CliRunner().invoke(main, ["capacity", str(wide)]).stdout

@@ -42,6 +42,20 @@ def headers(currency: str) -> list[Col | str]:
             *(Col(f"{label(k)} [{currency}/Mtok]", right=True) for k in CLOUD_KINDS)]
 
 
+def unplaceable_lines(scenario: Scenario, rows: tuple[CapacityRow, ...]) -> list[str]:
+    """A line per GPU whose candidates of some TP no node the zones sell (or hold) holds: the
+    table lists every allowed GPU at the catalog's TP degrees, the plan only those a node of
+    the scenario holds (a zone selling 1-GPU nodes runs TP1 alone)."""
+    wide: dict[str, list[int]] = {}
+    for row in rows:
+        sizes = scenario.node_sizes(row.gpu)
+        if sizes and row.tp > max(sizes):
+            wide.setdefault(row.gpu, []).append(row.tp)
+    return [f"  not placeable: {gpu} {', '.join(f'TP{t}' for t in sorted(tps))} (the zones sell "
+            f"{gpu} in {' or '.join(f'{n}-GPU' for n in scenario.node_sizes(gpu))} nodes)"
+            for gpu, tps in wide.items()]
+
+
 def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]:
     """The readable report: one table per workload, then (``explain``) rejections and notes."""
     out: list[str] = []
@@ -55,6 +69,7 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
                    f"{len(rows)} candidates")
         if rows:
             out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])
+            out += unplaceable_lines(scenario, rows)
         else:
             out.append("  no configuration can serve this workload")
         if explain:
