@@ -261,6 +261,10 @@ RANGES: dict[str, Range] = {
     "peak_1s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
     "peak_10s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
     "peak_60s_ratio": Range(0, 1e6, "1", _BURST, low_open=True),
+    "window_gaps": Range(0, 1e6, "1", "a window in mean gaps between arrivals at the peak; "
+                         "10^6 is a typo", low_open=True),
+    "followers_mean": Range(0, 1e7, "requests", "arrivals following one arrival in a window"),
+    "followers_variance": Range(0, 1e12, "requests²", "variance of that count"),
 }
 
 

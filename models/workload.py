@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -59,6 +60,19 @@ class Slo(Frozen):
     """End-to-end request latency [ms], optional."""
 
 
+class FollowerPoint(Frozen):
+    """The arrivals that follow one arrival within a window, over a trace's arrivals
+    (``fleetplan profile``; docs/capacity-model.md, "Bursts divided over replicas")."""
+
+    window_gaps: Real = bounded("window_gaps")
+    """The window × the trace's busiest-minute rate: the arrivals a steady stream at the peak
+    brings in it [1]."""
+    followers_mean: Real = bounded("followers_mean")
+    """Mean number of arrivals following an arrival within the window [requests]."""
+    followers_variance: Real = bounded("followers_variance")
+    """Their variance [requests²]."""
+
+
 class Burst(Frozen):
     """How bursty arrivals are beside a Poisson stream of the same rate (``fleetplan profile``
     measures it from a trace; docs/capacity-model.md, "Bursty arrivals").
@@ -75,6 +89,20 @@ class Burst(Frozen):
     """Busiest 10-s rate ÷ the mean rate of its hour [1]."""
     peak_60s_ratio: Real | None = bounded("peak_60s_ratio", None)
     """Busiest minute's rate ÷ the mean rate of its hour [1]."""
+    followers: tuple[FollowerPoint, ...] | None = None
+    """Arrivals following an arrival, per window (rising ``window_gaps``): with it the model
+    divides bursts over the replicas and counts a request's burst-mates (docs/capacity-model.md,
+    "Bursts divided over replicas"); ``None``: the SCV alone."""
+
+    @field_validator("followers")
+    @classmethod
+    def _rising_windows(cls, points: tuple[FollowerPoint, ...] | None
+                        ) -> tuple[FollowerPoint, ...] | None:
+        if points is not None:
+            gaps = [p.window_gaps for p in points]
+            if not points or any(b <= a for a, b in itertools.pairwise(gaps)):
+                raise ValueError(f"followers: window_gaps must rise, got {gaps}")
+        return points
 
 
 class TraceLink(Frozen):

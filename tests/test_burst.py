@@ -13,7 +13,15 @@ import pytest
 import yaml
 
 from models.workload import Workload
-from solver.capacity.queueing import kingman_factor, split_scv, tpot_quantile_ms
+from solver.capacity.queueing import (
+    arrivals_label,
+    burst_share_pmf,
+    kingman_factor,
+    split_scv,
+    tpot_quantile_counts_ms,
+    tpot_quantile_ms,
+    ttft_quantile_ms,
+)
 from solver.replay.profile import burstiness, profile_trace, workload_fields
 from solver.replay.traces import Trace
 
@@ -58,6 +66,37 @@ def test_a_poisson_stream_has_scv_one() -> None:
     assert b.interarrival_scv == pytest.approx(1.0, abs=0.05)
 
 
+def test_followers_by_hand() -> None:
+    # batches of 3 at one instant every 10 s for 2,000 s: the busiest minute holds 6 batches,
+    # 0.3 req/s, so a window of u gaps is u ÷ 0.3 s. Within a batch the arrivals have 2, 1 and 0
+    # followers: mean 1, variance 2/3, for any window under 10 s; a window of 33.3 s (u = 10)
+    # adds the 9 arrivals of the next three batches.
+    times = [10.0 * b for b in range(200) for _ in range(3)]
+    f = {u: (m, v) for u, m, v in burstiness(_trace(times)).followers}
+    for u in (0.01, 0.1, 1.0):
+        assert f[u] == (pytest.approx(1.0), pytest.approx(2 / 3))
+    assert f[10.0] == (pytest.approx(10.0), pytest.approx(2 / 3))
+    assert max(f) == 300.0  # 1,000 s: 300 arrivals' windows still fit in the trace
+    block = workload_fields(profile_trace(_trace(times)))["arrival"]["burst"]["followers"]
+    assert block[0] == {"window_gaps": 0.01, "followers_mean": 1.0, "followers_variance": 0.667}
+
+
+def test_the_outputs_say_when_bursts_are_divided() -> None:
+    assert arrivals_label(9.0) == "bursty, inter-arrival SCV 9"
+    assert arrivals_label(9.0, True) == "bursty, inter-arrival SCV 9, bursts divided over replicas"
+
+
+def test_followers_must_rise() -> None:
+    with pytest.raises(ValueError, match="window_gaps must rise"):
+        Workload.model_validate({
+            "name": "w", "model": "m", "input_tokens": {"p50": 1, "p95": 1, "p99": 1},
+            "output_tokens": {"p50": 1, "p95": 1, "p99": 1},
+            "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1},
+            "arrival": {"peak_rps": 1, "burst": {"interarrival_scv": 2, "followers": [
+                {"window_gaps": 1, "followers_mean": 1, "followers_variance": 1},
+                {"window_gaps": 1, "followers_mean": 2, "followers_variance": 1}]}}})
+
+
 def test_short_trace_has_no_ratio_and_no_burst_block() -> None:
     b = burstiness(_trace([0.0, 0.5]))
     assert b.peak_ratio == {1: None, 10: None, 60: None} and b.interarrival_scv is None
@@ -87,6 +126,7 @@ def test_profile_block_with_burst_validates_as_pasted(tmp_path: Path) -> None:
     burst = sc.workload("chat").arrival.burst  # type: ignore[union-attr]
     assert burst is not None and burst.interarrival_scv > 0
     assert burst.peak_1s_ratio is not None and burst.peak_1s_ratio >= 1
+    assert burst.followers is not None and burst.followers[0].window_gaps == 0.01
 
 
 def test_burst_is_kept_across_periods() -> None:
@@ -245,3 +285,86 @@ def test_synthetic_trace_draws_the_lower_tail() -> None:
     assert np.percentile(short, 50) == pytest.approx(350, rel=0.05)
     assert np.percentile(short, 95) == pytest.approx(698, rel=0.05)
     assert np.percentile(plain, 5) > 150  # the lognormal through P50 and P95 has no such tail
+
+
+# --- bursts divided over replicas ------------------------------------------------------------
+
+
+def test_burst_share_by_hand() -> None:
+    # Poisson(2) over 2.5 replicas: F = 0, 1, 2 give 0 burst-mates, F = 3, 4 give 1
+    p = burst_share_pmf([2.0], [2.0], 2.5)[0]
+    poisson = [math.exp(-2) * 2**k / math.factorial(k) for k in range(5)]
+    assert p[0] == pytest.approx(sum(poisson[:3]))
+    assert p[1] == pytest.approx(sum(poisson[3:5]))
+    # negative binomial, mean 1, variance 3, one replica: r = 0.5, success 1/3
+    nb = burst_share_pmf([1.0], [3.0], 1.0)[0]
+    for k in range(5):
+        assert nb[k] == pytest.approx(math.gamma(k + 0.5) / (math.factorial(k) * math.gamma(0.5))
+                                      * (1 / 3) ** 0.5 * (2 / 3) ** k)
+    assert burst_share_pmf([0.0], [0.0], 3.0)[0, 0] == 1.0
+
+
+def test_a_count_distribution_gives_the_poisson_quantile() -> None:
+    # the hand-checked case above (m = 10, 20-ms steps, Poisson(1) chunks of 40 ms: 32 ms),
+    # with the count given as its distribution
+    poisson = [math.exp(-1) / math.factorial(k) for k in range(30)]
+    got = tpot_quantile_counts_ms([10], [1.0], 20.0, [40.0], [1.0], [poisson])
+    assert got == pytest.approx(tpot_quantile_ms([10], [1.0], 20.0, [40.0], [1.0], 1.0), abs=0.5)
+    assert got == pytest.approx(32.0, abs=0.5)
+
+
+def test_ttft_quantile_of_the_sum_by_hand() -> None:
+    # no wait, no burst-mates: step 10 + prefill 100
+    assert ttft_quantile_ms([100.0], [1.0], [50.0], [1.0], 0.0, 0.0, 10.0) == pytest.approx(
+        110.0, abs=0.2)
+    # one burst-mate of 50 ms ahead with probability 1/2 (> 5 %): 160
+    assert ttft_quantile_ms([100.0], [1.0], [50.0], [0.5, 0.5], 0.0, 0.0, 10.0) == (
+        pytest.approx(160.0, abs=0.2))
+    # the M/G/1 tail alone: ρ = 0.5, E[W] = 20 → P(W > x) = 0.5 exp(−x ÷ 40): 40 ln 10
+    assert ttft_quantile_ms([100.0], [1.0], [50.0], [1.0], 20.0, 0.5, 10.0) == pytest.approx(
+        110.0 + 40 * math.log(10), abs=0.2)
+    # two prompt lengths, half each: the P95 is set by the long one's own prefill and the
+    # wait, not by adding the P95 wait to the P95 prompt (that would give 110 + 92.1 + ...)
+    mixed = ttft_quantile_ms([50.0, 100.0], [0.5, 0.5], [50.0, 50.0], [1.0], 20.0, 0.5, 10.0)
+    # P(T ≤ t) = 1 − 0.25 (e^{−(t−60)/40} + e^{−(t−110)/40}) = 0.95
+    t = 40 * math.log(0.25 * (math.exp(60 / 40) + math.exp(110 / 40)) / 0.05)
+    assert mixed == pytest.approx(t, abs=0.3)
+
+
+def _agent_with_followers(mean_at_instant: float, variance: float) -> Workload:
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    agent = load_scenario(demo_scenario()).workload("agent")
+    assert agent.arrival is not None
+    burst = {"interarrival_scv": 9.0, "followers": [
+        {"window_gaps": 0.01, "followers_mean": mean_at_instant,
+         "followers_variance": variance},
+        {"window_gaps": 300, "followers_mean": mean_at_instant + 300,
+         "followers_variance": variance + 300}]}
+    return agent.model_copy(update={"arrival": agent.arrival.model_validate(
+        agent.arrival.model_dump() | {"burst": burst})})
+
+
+def test_a_burst_divided_over_fewer_replicas_waits_longer() -> None:
+    """Least-loaded routing sends every n-th of a burst to a replica: at one rate per replica,
+    a workload divided over 2 replicas gets more burst-mates per replica than over 10, so a
+    higher TTFT and per-token P95; a workload without batches (followers ≈ the window) gets
+    less than one with batches of ~12."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_point, load_profile
+
+    sc = load_scenario(demo_scenario())
+    batched = _agent_with_followers(5.6, 30.0)
+    perf = replica_perf(sc, batched.model, "H200", batched.precision, 4, batched.runtime)
+    profile = load_profile(perf, batched)
+    rate = 0.3
+    few, many = (load_point(profile, rate, replicas=n) for n in (2, 10))
+    assert few.ttft_p95_ms > many.ttft_p95_ms and few.tpot_p95_ms > many.tpot_p95_ms
+    calm = load_point(load_profile(perf, _agent_with_followers(0.01, 0.01)), rate, replicas=2)
+    assert calm.ttft_p95_ms < few.ttft_p95_ms and calm.tpot_p95_ms < few.tpot_p95_ms
+    # without a rate the replicas are the peak ÷ the rate
+    assert load_point(profile, rate) == load_point(
+        profile, rate, replicas=max(batched.hourly_demand_rps()) / rate)

@@ -38,6 +38,10 @@ GRID_SDS = 8.0
 QUANTILE_GRID = 128
 #: Refinement passes of :func:`tpot_quantile_ms` (resolution 127⁻² of the bracket) [1].
 QUANTILE_PASSES = 2
+#: Cells of the grid the TTFT of a request and its burst-mates is computed on [cells].
+TTFT_GRID_CELLS = 1024
+#: A follower count is summed to its mean + this many standard deviations (+ 10) [1].
+COUNT_SDS = 12.0
 
 
 def pk_mean_wait_ms(
@@ -53,12 +57,14 @@ def pk_mean_wait_ms(
     return rate_per_ms * second_moment_service_ms2 / (2 * (1 - rho))
 
 
-def arrivals_label(arrival_scv: float | None) -> str:
+def arrivals_label(arrival_scv: float | None, followers: bool = False) -> str:
     """How the capacity model takes a workload's arrivals, for the outputs: ``Poisson
-    (default)`` without ``arrival.burst``, else the SCV it uses."""
+    (default)`` without ``arrival.burst``, else the SCV it uses, and whether it divides the
+    trace's bursts over the replicas (``followers``)."""
     if arrival_scv is None:
         return "Poisson (default)"
-    return f"bursty, inter-arrival SCV {arrival_scv:.3g}"
+    divided = ", bursts divided over replicas" if followers else ""
+    return f"bursty, inter-arrival SCV {arrival_scv:.3g}{divided}"
 
 
 def kingman_factor(arrival_scv: float, service_scv: float) -> float:
@@ -291,4 +297,124 @@ def mixture_quantile_ms(phi: npt.NDArray[np.complex128], weights: FloatArray,
         grid = np.linspace(low, high, QUANTILE_GRID)
         first = int(np.argmax(mixture_cdf(grid) >= q))
         low, high = float(grid[first - 1]), float(grid[first])
+    return high
+
+
+def burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: float) -> FloatArray:
+    """Distribution of ``⌊F ÷ n⌋`` for each row: the burst-mates one of ``n`` replicas gets of
+    ``F`` arrivals, shape (rows, counts) [1].
+
+    ``F`` is negative binomial with the row's ``mean`` and ``variance`` (Poisson where the
+    variance is not above the mean): a gamma mixture of Poissons, the over-dispersed count of a
+    bursty stream. ``⌊F ÷ n⌋``: least-loaded routing over ``n`` equal replicas sends the
+    arrivals of a burst to each replica in turn, so one replica gets every n-th of them
+    (docs/capacity-model.md, "Bursts divided over replicas")."""
+    m = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    v = np.maximum(np.broadcast_to(np.asarray(variance, dtype=np.float64), m.shape), m)
+    n = max(float(replicas), 1.0)
+    most = math.ceil(float(np.max(m + COUNT_SDS * np.sqrt(v)))) + 10
+    k = np.arange(most, dtype=np.float64)
+    log_pmf = np.full((m.size, most), -np.inf)
+    for row, (mu, var) in enumerate(zip(m, v, strict=True)):
+        if mu <= 0:
+            log_pmf[row, 0] = 0.0
+        elif var <= mu * (1 + 1e-9):  # Poisson
+            log_pmf[row] = k * math.log(mu) - mu - np.cumsum(np.log(np.maximum(k, 1.0)))
+        else:  # negative binomial of size r = μ² ÷ (σ² − μ)
+            r = mu * mu / (var - mu)
+            step = np.log((k[:-1] + r) / (k[:-1] + 1.0)) + math.log(mu / (r + mu))
+            log_pmf[row] = r * math.log(r / (r + mu)) + np.concatenate(([0.0], np.cumsum(step)))
+    pmf = np.exp(log_pmf)
+    share = np.floor(k / n).astype(np.int64)
+    starts = np.searchsorted(share, np.arange(share[-1] + 1))
+    out = np.add.reduceat(pmf, starts, axis=1)
+    return np.asarray(out / out.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+def tpot_quantile_counts_ms(
+    decode_steps: npt.ArrayLike, weights: npt.ArrayLike, step_ms: float, jump_ms: npt.ArrayLike,
+    jump_weights: npt.ArrayLike, count_pmf: npt.ArrayLike, cap_ms: npt.ArrayLike = math.inf,
+    q: float = 0.95,
+) -> float:
+    """:func:`tpot_quantile_ms` with each row's number of prompts in the life given as a
+    distribution ``count_pmf`` (shape (M, K): ``P(K_m = k)``) instead of Poisson / negative
+    binomial + geometric; the same grid, binning and quantile [ms]."""
+    m = np.asarray(decode_steps, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
+    jw = np.asarray(jump_weights, dtype=np.float64)
+    jw = jw / jw.sum()
+    cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
+    counts = np.broadcast_to(np.asarray(count_pmf, dtype=np.float64),
+                             (m.size, np.shape(count_pmf)[-1]))
+    k = np.arange(counts.shape[1])
+    mean_k, second_k = counts @ k, counts @ (k * k)
+    s1, s2 = jumps @ jw, (jumps * jumps) @ jw
+    var_a = mean_k * (s2 - s1 * s1) + (second_k - mean_k * mean_k) * s1 * s1
+    span = mean_k * s1 + GRID_SDS * np.sqrt(np.maximum(var_a, 0.0)) + jumps.max(axis=1)
+    if not (span > 0).any() or not (cap > 0).any():
+        return step_ms
+    cell = np.where(span > 0, span, 1.0) / GRID_CELLS
+    phi_s = np.fft.rfft(binned_jumps(jumps, jw, cell), axis=1)
+    phi = np.zeros_like(phi_s)
+    for j in range(counts.shape[1] - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
+        phi = phi * phi_s + counts[:, j][:, None]
+    return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
+
+
+def ttft_quantile_ms(
+    own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: npt.ArrayLike,
+    ahead_pmf: npt.ArrayLike, mean_wait_ms: float, rho: float, step_ms: float, q: float = 0.95,
+) -> float:
+    """``q``-quantile of a request's TTFT = the iteration in flight + its wait behind earlier
+    traffic + the prefill of its burst-mates ahead of it + its own prefill [ms].
+
+    ``own_ms`` (probability ``own_weights``): a prompt's own prefill; each burst-mate ahead adds
+    a prompt's prefill work ``ahead_ms`` (same probabilities), their number distributed as
+    ``ahead_pmf``; the wait is the M/G/1 tail ``P(W > x) = ρ exp(−ρ x ÷ E[W])``. The prefill
+    parts are put on a grid of :data:`TTFT_GRID_CELLS` cells (linear binning, one FFT for
+    the compound sum), and the quantile of the sum is found by bisection on
+    ``P(TTFT ≤ t) = Σ_x P(X = x) F_W(t − step − x)`` — the quantile of the sum, not the sum of
+    quantiles."""
+    own = np.asarray(own_ms, dtype=np.float64)[None, :]
+    ow = np.asarray(own_weights, dtype=np.float64)
+    ow = ow / ow.sum()
+    ahead = np.asarray(ahead_ms, dtype=np.float64)[None, :]
+    counts = np.asarray(ahead_pmf, dtype=np.float64).ravel()
+    k = np.arange(counts.size)
+    mean_k = float(counts @ k)
+    var_k = float(counts @ (k * k)) - mean_k ** 2
+    s1, s2 = float((ahead @ ow)[0]), float(((ahead * ahead) @ ow)[0])
+    sd = math.sqrt(max(mean_k * (s2 - s1 * s1) + var_k * s1 * s1, 0.0))
+    span = float(own.max()) + mean_k * s1 + GRID_SDS * sd + float(ahead.max())
+    cells = TTFT_GRID_CELLS
+    cell = np.array([span / cells])
+
+    def spectrum(points: FloatArray) -> npt.NDArray[np.complex128]:
+        position = np.minimum(points / cell[:, None], cells - 1.0)
+        index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
+        upper = (position - index) * ow
+        pmf = (np.bincount(index.ravel(), weights=(ow - upper).ravel(), minlength=cells)
+               + np.bincount(index.ravel() + 1, weights=upper.ravel(), minlength=cells))
+        return np.fft.rfft(pmf)
+
+    phi_s, phi = spectrum(ahead), np.zeros(cells // 2 + 1, dtype=np.complex128)
+    for j in range(counts.size - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
+        phi = phi * phi_s + counts[j]
+    x_pmf = np.maximum(np.fft.irfft(phi * spectrum(own), n=cells), 0.0)
+    x_ms = np.arange(cells) * cell[0]
+    theta = mean_wait_ms / rho if rho > 0 and mean_wait_ms > 0 else 0.0
+
+    def cdf(t: float) -> float:
+        y = t - step_ms - x_ms
+        f_w = 1.0 - (rho * np.exp(-np.maximum(y, 0.0) / theta) if theta > 0 else 0.0)
+        return float(x_pmf @ np.where(y >= 0, f_w, 0.0)) / float(x_pmf.sum())
+
+    low = step_ms
+    high = step_ms + span + float(cell[0])
+    high += theta * math.log(max(rho, 1 - q) / (1 - q)) if theta > 0 else 0.0
+    for _ in range(50):
+        mid = (low + high) / 2
+        low, high = (low, mid) if cdf(mid) >= q else (mid, high)
     return high

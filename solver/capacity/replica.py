@@ -17,7 +17,10 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   :func:`solver.capacity.queueing.tpot_quantile_ms`);
 * TTFT P95 = prefill of a P95 prompt + P95 queueing wait + one decode step (the iteration in
   flight when the prompt arrives);
-* the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context.
+* the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context;
+* with the trace's followers (``arrival.burst.followers``) a burst is divided over the replicas
+  and counted explicitly: the prompts in a life are the request's followers that reach its
+  replica, and the TTFT adds the burst-mates ahead of it (:func:`burst_ttft_ms`).
 
 Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
 for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
@@ -39,12 +42,15 @@ from models.workload import Workload
 from solver.capacity.memory import check_fit, max_stable_sequences
 from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
+    burst_share_pmf,
     kingman_factor,
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,
     split_scv,
+    tpot_quantile_counts_ms,
     tpot_quantile_ms,
+    ttft_quantile_ms,
     wait_quantile_ms,
 )
 
@@ -110,11 +116,36 @@ class LoadProfile:
     """SCV of the workload's inter-arrival times (``arrival.burst``; 1: Poisson) [1]."""
     workload_rps: float = math.inf
     """The workload's peak rate, of which one replica gets its share [1/s]."""
+    prefill_work_ms: npt.NDArray[np.float64] | None = None
+    """Marginal prefill work S of each input-length point [ms]."""
+    prefill_own_ms: npt.NDArray[np.float64] | None = None
+    """Prefill time of each input-length point's prompt alone [ms]."""
+    followers: npt.NDArray[np.float64] | None = None
+    """``arrival.burst.followers`` as rows (window in mean gaps at the peak, mean, variance);
+    ``None``: the SCV alone describes the burst."""
 
     def replica_scv(self, rate_rps: float) -> float:
         """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
         (:func:`~solver.capacity.queueing.split_scv`)."""
         return split_scv(self.arrival_scv, rate_rps / self.workload_rps)
+
+    def burst_mates(self, window_ms: npt.ArrayLike, replicas: float) -> npt.NDArray[np.float64]:
+        """Distribution of the arrivals following one within each window that reach its
+        replica, one of ``replicas``, shape (windows, counts) [1]
+        (:func:`~solver.capacity.queueing.burst_share_pmf`).
+
+        The window in mean gaps at the peak is ``workload_rps × window``; the followers' mean
+        and variance are read linearly between the profile's windows, flat below the first
+        (a burst's own instant), and beyond the last the mean grows by one per gap (a steady
+        stream's) with the variance ÷ mean kept."""
+        assert self.followers is not None
+        gaps = self.workload_rps * np.atleast_1d(np.asarray(window_ms, dtype=np.float64)) / 1000
+        u, mean, var = self.followers.T
+        last = gaps > u[-1]
+        beyond = mean[-1] + (gaps - u[-1])
+        m = np.where(last, beyond, np.interp(gaps, u, mean))
+        v = np.where(last, var[-1] / max(mean[-1], 1e-12) * beyond, np.interp(gaps, u, var))
+        return burst_share_pmf(m, v, replicas)
 
 
 @dataclass(frozen=True)
@@ -183,6 +214,10 @@ def load_profile(
     if steps.size == 0:  # every output is one token: no TPOT; say one step
         steps, step_weights = np.ones(1), np.ones(1)
     p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
+    burst = None if workload.arrival is None else workload.arrival.burst
+    followers = (None if burst is None or not burst.followers else
+                 np.array([(p.window_gaps, p.followers_mean, p.followers_variance)
+                           for p in burst.followers]))
     return LoadProfile(
         perf=perf,
         prefill_mean_ms=inputs.expect(work),
@@ -199,6 +234,9 @@ def load_profile(
         arrival_scv=1.0 if workload.arrival is None else workload.arrival.interarrival_scv,
         workload_rps=(math.inf if workload.arrival is None else
                       max(workload.hourly_demand_rps())),
+        prefill_work_ms=work,
+        prefill_own_ms=np.array([perf.prefill_time_ms(*split) for split in splits]),
+        followers=followers,
     )
 
 
@@ -218,7 +256,7 @@ def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDAr
 
 def tpot_p95_ms(
     profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
-    prefill_share: float, arrival_scv: float = 1.0,
+    prefill_share: float, arrival_scv: float = 1.0, replicas: float = math.inf,
 ) -> float:
     """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
 
@@ -233,7 +271,11 @@ def tpot_p95_ms(
     (:data:`TPOT_FIXED_POINT_ITERATIONS` iterates, then :func:`aitken_limit`). Bursty
     arrivals (``arrival_scv`` > 1, the replica's own) make the number of prompts in a life
     over-dispersed: its variance is ``arrival_scv`` × its mean (the index of dispersion of a
-    renewal count over a long window is the SCV of its gaps).
+    renewal count over a long window is the SCV of its gaps). With the trace's followers
+    (``arrival.burst.followers``) the number is instead the arrivals following the request
+    within its life that reach its replica, one of ``replicas`` (:meth:`LoadProfile.burst_mates`),
+    and with probability ρ within its life plus the mean wait of a request that waits (in place
+    of the geometric term).
     """
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
@@ -251,11 +293,31 @@ def tpot_p95_ms(
     iterates = [tpot_mean_ms]
     for _ in range(TPOT_FIXED_POINT_ITERATIONS):
         window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
+        if profile.followers is not None:
+            counts = _life_counts(profile, window_ms, replicas, wait_mean_ms, prefill_share)
+            iterates.append(tpot_quantile_counts_ms(steps, profile.decode_weights, step_ms,
+                                                    prompt_ms, profile.prompt_weights, counts,
+                                                    cap_ms))
+            continue
         iterates.append(tpot_quantile_ms(steps, profile.decode_weights, step_ms, prompt_ms,
                                          profile.prompt_weights, rate_per_ms * window_ms,
                                          prefill_share, per_wait, cap_ms,
                                          dispersion=arrival_scv))
     return aitken_limit(iterates[-3], iterates[-2], iterates[-1])
+
+
+def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], replicas: float,
+                 wait_mean_ms: float, prefill_share: float) -> npt.NDArray[np.float64]:
+    """Distribution of the prompts reaching a request's replica in its life, per window: its
+    burst-mates after it within the window, and, with probability ρ (it waited), within the
+    window plus the mean wait of a request that waits, ``E[W] ÷ ρ`` [1]."""
+    counts = profile.burst_mates(window_ms, replicas)
+    if prefill_share <= 0 or wait_mean_ms <= 0:
+        return counts
+    waited = profile.burst_mates(window_ms + wait_mean_ms / prefill_share, replicas)
+    most = max(counts.shape[1], waited.shape[1])
+    return ((1 - prefill_share) * np.pad(counts, ((0, 0), (0, most - counts.shape[1])))
+            + prefill_share * np.pad(waited, ((0, 0), (0, most - waited.shape[1]))))
 
 
 def aitken_limit(t0: float, t1: float, t2: float) -> float:
@@ -273,10 +335,13 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
     return min(t2 + d2 * d2 / (d1 - d2), t2 + 2 * d2)
 
 
-def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True) -> LoadPoint:
+def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
+               replicas: float | None = None) -> LoadPoint:
     """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
 
     ``with_tpot_p95=False`` skips the TPOT P95 (the costly part) and puts the mean in its place.
+    ``replicas``: the replicas the workload is divided over (default: the workload's peak ÷
+    ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers.
     """
     perf = profile.perf
     rate_per_ms = rate_rps / 1000.0
@@ -304,14 +369,47 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     scv = profile.replica_scv(rate_rps)
     service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
     wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
-                              profile.prefill_second_moment_ms2) * kingman_factor(scv,
-                                                                                  service_scv)
-    ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
+                              profile.prefill_second_moment_ms2)
+    if replicas is None:
+        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
+    if profile.followers is None:
+        wait_ms *= kingman_factor(scv, service_scv)
+        ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
+    else:
+        kv_tokens = round(batch * profile.decode_context_tokens)
+        chunk_ms = perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens) - step_ms
+        shared = kingman_factor(split_scv(profile.arrival_scv, 1.0 / max(replicas, 1.0)),
+                                service_scv)
+        wait_ms *= shared
+        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas,
+                                chunk_ms / (chunk_ms + step_ms))
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
-    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv), tpot_ms)
+    tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
+                                replicas), tpot_ms)
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)
+
+
+def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms: float,
+                  replicas: float, drain: float) -> float:
+    """TTFT P95 with the trace's followers [ms]: the largest, over windows ``T`` before the
+    request (0 and each of the profile's windows), of the P95 of the iteration in flight + the
+    M/G/1 wait + the prefill work of the burst-mates that arrived within ``T`` and reached its
+    replica + its own prefill (:func:`~solver.capacity.queueing.ttft_quantile_ms`), less the
+    work the replica drained in ``T`` (``drain × T``; ``drain``: prefill work done per ms while
+    prompts queue). The backlog a request meets is the most that arrived in any window before
+    it beyond what the server did in it (Lindley's recursion unrolled); burst-mates before a
+    request number as its followers do (every pair within ``T`` is one arrival's follower and
+    the other's predecessor)."""
+    assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
+    assert profile.followers is not None
+    windows_ms = np.concatenate(([0.0], 1000.0 * profile.followers[1:, 0] / profile.workload_rps))
+    ahead = profile.burst_mates(windows_ms, replicas)
+    return max(ttft_quantile_ms(profile.prefill_own_ms, profile.prompt_weights,
+                                profile.prefill_work_ms, counts, wait_mean_ms, rho, step_ms)
+               - drain * window
+               for counts, window in zip(ahead, windows_ms, strict=True))
 
 
 def slo_holding_point(

@@ -65,7 +65,8 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
         scv = None if burst is None else burst.interarrival_scv
         out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
                    f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
-                   f"{workload.slo.tpot_p95_ms:g} ms (P95), arrivals {arrivals_label(scv)}, "
+                   f"{workload.slo.tpot_p95_ms:g} ms (P95), arrivals "
+                   f"{arrivals_label(scv, burst is not None and burst.followers is not None)}, "
                    f"{len(rows)} candidates")
         if rows:
             out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])

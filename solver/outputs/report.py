@@ -183,7 +183,8 @@ def _arrivals(w: Workload) -> str:
     if w.arrival is None:
         return "batch window"
     if w.arrival.burst is not None:
-        return arrivals_label(w.arrival.burst.interarrival_scv)
+        return arrivals_label(w.arrival.burst.interarrival_scv,
+                              w.arrival.burst.followers is not None)
     return _assumed("Poisson", arrivals_assumed(w))
 
 

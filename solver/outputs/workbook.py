@@ -723,7 +723,9 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("Precision", [label(w.precision) for w in wls]),
         ("Runtime", [w.runtime for w in wls]),
         ("Peak [req/s]", [w.arrival.peak_rps if w.arrival else None for w in wls]),
-        ("Arrivals", [(arrivals_label(w.arrival.burst.interarrival_scv) if w.arrival.burst
+        ("Arrivals", [(arrivals_label(w.arrival.burst.interarrival_scv,
+                                      w.arrival.burst.followers is not None)
+                       if w.arrival.burst
                        else f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson")
                       if w.arrival else "batch window" for w in wls]),
         ("Batch volume [req/day]", [w.batch.daily_requests if w.batch else None for w in wls]),

@@ -19,7 +19,11 @@ Pure functions over a :class:`~solver.replay.traces.Trace`. Definitions (docs/re
   arrival), the busiest window's rate ÷ the mean rate of its hour (whole hours from the first
   arrival; the hour's arrivals ÷ the part of it the trace covers); and the squared coefficient
   of variation (variance ÷ mean²) of the times between consecutive arrivals — 1 for a Poisson
-  stream, whatever its rate.
+  stream, whatever its rate; and the **followers** of an arrival: for windows of ``u`` mean
+  gaps at the busiest minute's rate (``u ÷ peak_minute_rps`` s, ``u`` in
+  :data:`FOLLOWER_WINDOWS_GAPS`), the mean and variance over arrivals of the number of arrivals
+  following one within the window (arrivals whose window ends after the last arrival are left
+  out) — ``u`` for a Poisson stream at the peak rate, more when requests come in bursts.
 """
 
 from __future__ import annotations
@@ -57,6 +61,11 @@ class LengthStats:
 #: Windows the burstiness is measured over [s]: what a TTFT SLO sees (1 s), a queue drains
 #: over (10 s), and the planning peak (60 s).
 BURST_WINDOWS_S = (1, 10, 60)
+#: Windows the followers of an arrival are counted over, in mean gaps at the busiest minute's
+#: rate [1]: from a burst's own instant (0.01) to a long decode life (300).
+FOLLOWER_WINDOWS_GAPS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
+#: Arrivals whose window fits in the trace needed to report a window's followers [requests].
+MIN_FOLLOWER_SAMPLES = 100
 
 
 @dataclass(frozen=True)
@@ -67,11 +76,16 @@ class Burstiness:
     """Per window [s]: the busiest window's rate ÷ the mean rate of its hour [1]."""
     interarrival_scv: float | None
     """Variance ÷ mean² of the times between arrivals [1]."""
+    followers: tuple[tuple[float, float, float], ...] = ()
+    """Per window: (window in mean gaps at the peak rate, mean followers, their variance);
+    empty when the trace is too short to tell."""
 
-    def as_dict(self) -> dict[str, float | None]:
-        """JSON form: ``interarrival_scv`` and ``peak_<w>s_ratio``."""
-        out: dict[str, float | None] = {"interarrival_scv": self.interarrival_scv}
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form: ``interarrival_scv``, ``peak_<w>s_ratio`` and ``followers``."""
+        out: dict[str, Any] = {"interarrival_scv": self.interarrival_scv}
         out |= {f"peak_{w}s_ratio": r for w, r in self.peak_ratio.items()}
+        out["followers"] = [{"window_gaps": u, "followers_mean": m, "followers_variance": v}
+                            for u, m, v in self.followers] or None
         return out
 
 
@@ -128,13 +142,14 @@ def profile_trace(trace: Trace) -> TraceProfile:
         output_tokens=length_stats(trace.output_tokens),
         prefix_reuse=prefix_reuse(trace.prefix_block_ids),
         hourly_shape=hourly_shape(trace),
-        burstiness=burstiness(trace),
+        burstiness=burstiness(trace, peak),
     )
 
 
-def burstiness(trace: Trace) -> Burstiness:
-    """Busiest 1-, 10- and 60-s rates against the mean of their hour, and the SCV of the times
-    between arrivals (module docstring)."""
+def burstiness(trace: Trace, peak_rps: float | None = None) -> Burstiness:
+    """Busiest 1-, 10- and 60-s rates against the mean of their hour, the SCV of the times
+    between arrivals, and the followers of an arrival at ``peak_rps`` (the busiest minute's
+    rate; default the trace's) (module docstring)."""
     arrival_s = trace.arrival_s
     duration_s = trace.duration_s
     gaps = np.diff(arrival_s)
@@ -156,7 +171,30 @@ def burstiness(trace: Trace) -> Burstiness:
         mean_rps = per_hour[h] / covered_s if covered_s > 0 else 0.0
         ratios[window_s] = (float(counts[busiest] / window_s / mean_rps) if mean_rps > 0
                             else None)
-    return Burstiness(peak_ratio=ratios, interarrival_scv=scv)
+    if peak_rps is None:
+        minutes = minute_rates_rps(trace)
+        peak_rps = (float(minutes.max()) if minutes.size else
+                    len(trace) / duration_s if duration_s > 0 else 0.0)
+    return Burstiness(peak_ratio=ratios, interarrival_scv=scv,
+                      followers=followers(arrival_s, peak_rps))
+
+
+def followers(arrival_s: np.ndarray, peak_rps: float) -> tuple[tuple[float, float, float], ...]:
+    """(window in mean gaps at ``peak_rps``, mean, variance) of the arrivals following an
+    arrival within the window, for each of :data:`FOLLOWER_WINDOWS_GAPS` with at least
+    :data:`MIN_FOLLOWER_SAMPLES` arrivals whose window ends by the last arrival."""
+    if peak_rps <= 0 or arrival_s.size < 2:
+        return ()
+    after = np.arange(arrival_s.size)
+    out = []
+    for gaps in FOLLOWER_WINDOWS_GAPS:
+        span_s = gaps / peak_rps
+        inside = arrival_s + span_s <= arrival_s[-1]
+        if inside.sum() < MIN_FOLLOWER_SAMPLES:
+            break
+        count = (np.searchsorted(arrival_s, arrival_s + span_s, side="right") - after - 1)[inside]
+        out.append((gaps, float(count.mean()), float(count.var())))
+    return tuple(out)
 
 
 def minute_rates_rps(trace: Trace) -> np.ndarray:
@@ -214,10 +252,16 @@ def workload_fields(profile: TraceProfile) -> dict[str, Any]:
     if profile.hourly_shape is not None:
         arrival["hourly_shape"] = list(profile.hourly_shape)
     if profile.burstiness is not None:
-        burst = {k: max(round(v, 3), 0.001) for k, v in profile.burstiness.as_dict().items()
-                 if v is not None and v > 0}
+        burst: dict[str, Any] = {
+            k: max(round(v, 3), 0.001) for k, v in profile.burstiness.as_dict().items()
+            if isinstance(v, float) and v > 0}
         if "interarrival_scv" in burst:
             arrival["burst"] = burst
+            if profile.burstiness.followers:
+                burst["followers"] = [
+                    {"window_gaps": u, "followers_mean": round(m, 3),
+                     "followers_variance": round(v, 3)}
+                    for u, m, v in profile.burstiness.followers]
     fields: dict[str, Any] = {"arrival": arrival}
     for key, stats in (("input_tokens", profile.input_tokens),
                        ("output_tokens", profile.output_tokens)):
