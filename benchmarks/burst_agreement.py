@@ -11,14 +11,16 @@ on its busiest minute to the window's end; the P95s are over the requests arrivi
 window, intact and with the node lost at the window's start.
 
 Predicted: ``load_point`` of one replica at its share of the window's mean rate (the rate the
-replayed requests arrived at), with the trace's ``arrival.burst`` (bursty) and without it
-(Poisson). A diff is predicted ÷ replayed − 1: positive errs high (safe).
+replayed requests arrived at): the model with the trace's ``arrival.burst`` as ``profile``
+prints it (followers included; the burst divided over the serving replicas), with its SCV alone
+(the model before the followers), and without it (Poisson). A diff is predicted ÷ replayed − 1:
+positive errs high (safe).
 
 Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--also
-WORKLOAD=GPU:TP:N ...]`` from the repository root (about a minute). Prints a markdown table;
-``--also`` adds fixed configurations; ``--attribute`` instead replays the agent's window with
-its lengths drawn from the lognormal through P50 and P95, or shuffled (what sets its per-token
-P95).
+WORKLOAD=GPU:TP:N ...]`` from the repository root (about a minute, and 10 s per ``--also``).
+Prints a markdown table; ``--also`` adds fixed configurations; ``--attribute`` instead replays
+the agent's window with its lengths drawn from the lognormal through P50 and P95, or shuffled
+(what sets its per-token P95).
 """
 
 from __future__ import annotations
@@ -67,16 +69,21 @@ class Case:
 
     workload: Workload
     poisson: Workload
+    scv_only: Workload
+    """The workload with its burst's SCV alone (no followers)."""
     gpu: str
     tp: int
     replicas: int
     per_node: int
 
 
-def traced_workload(base: Workload, trace: Trace) -> Workload:
-    """``base`` with the trace's lengths, prefix reuse and burstiness (its own peak kept)."""
+def traced_workload(base: Workload, trace: Trace, followers: bool = True) -> Workload:
+    """``base`` with the trace's lengths, prefix reuse and burstiness (its own peak kept;
+    ``followers=False``: the burst without its followers, the SCV-only model)."""
     fields = workload_fields(profile_trace(trace))
     arrival = fields.pop("arrival")
+    if not followers:
+        arrival["burst"].pop("followers", None)
     data = base.model_dump(by_alias=True, exclude_none=True) | fields
     data["arrival"] = {"peak_rps": base.arrival.peak_rps if base.arrival else 1.0,
                        "burst": arrival["burst"]}
@@ -91,9 +98,18 @@ def sized_case(scenario: Scenario, workload: Workload) -> Case:
     per_node = scenario.gpu(row.gpu).gpus_per_node // row.tp
     steady = math.ceil(peak / (row.slo_rps * workload.utilization))
     after = math.ceil(peak / (row.slo_rps * scenario.policy.failure_utilization)) + per_node
-    poisson = workload.model_copy(update={"arrival": workload.arrival.model_copy(
-        update={"burst": None})}) if workload.arrival else workload
-    return Case(workload, poisson, row.gpu, row.tp, max(steady, after), per_node)
+    return Case(workload, *_plainer(workload), row.gpu, row.tp, max(steady, after), per_node)
+
+
+def _plainer(workload: Workload) -> tuple[Workload, Workload]:
+    """``workload`` with Poisson arrivals, and with its burst's SCV alone."""
+    arrival = workload.arrival
+    if arrival is None or arrival.burst is None:
+        return workload, workload
+    poisson = workload.model_copy(update={"arrival": arrival.model_copy(update={"burst": None})})
+    scv_only = workload.model_copy(update={"arrival": arrival.model_copy(
+        update={"burst": arrival.burst.model_copy(update={"followers": None})})})
+    return poisson, scv_only
 
 
 def window(trace: Trace, peak_rps: float, window_s: float) -> tuple[Trace, float, float]:
@@ -178,13 +194,16 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
     out = []
     for r in replay_case(scenario, case, trace, window_s):
         s = r.summary
-        bursty = load_point(load_profile(perf, wl), r.per_replica_rps)
+        bursty = load_point(load_profile(perf, wl), r.per_replica_rps, replicas=r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
+        scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
         cells = [wl.name, f"{case.gpu} × {case.tp}", r.label, str(r.serving),
                  f"{r.rate_rps:.2f}", f"{s.requests:,}", f"{s.ttft_ms.p95:,.0f}",
                  _vs(poisson.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(scv.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
     return out
@@ -230,21 +249,21 @@ def attribute(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> 
 def fixed_case(scenario: Scenario, workload: Workload, spec: str) -> Case:
     """``GPU:TP:replicas`` of ``workload`` (``--also``)."""
     gpu, tp, replicas = spec.split(":")
-    poisson = workload.model_copy(update={"arrival": workload.arrival.model_copy(
-        update={"burst": None})}) if workload.arrival else workload
-    return Case(workload, poisson, gpu, int(tp), int(replicas),
+    return Case(workload, *_plainer(workload), gpu, int(tp), int(replicas),
                 scenario.gpu(gpu).gpus_per_node // int(tp))
 
 
-def cases(scenario: Scenario, traces: Path, also: list[str]) -> Iterator[tuple[Case, Trace]]:
-    """Each shared trace's sized case, then its ``--also`` cases (``WORKLOAD=GPU:TP:N``)."""
+def cases(scenario: Scenario, traces: Path, also: list[str],
+          followers: bool = True) -> Iterator[tuple[Case, Trace]]:
+    """Each shared trace's sized case, then its ``--also`` cases (``WORKLOAD=GPU:TP:N``);
+    ``followers=False``: the workloads' bursts without their followers."""
     extra: dict[str, list[str]] = {}
     for item in also:
         name, spec = item.split("=", 1)
         extra.setdefault(name, []).append(spec)
     for name, workload_name in CASES:
         trace = read_trace(traces / name)
-        wl = traced_workload(scenario.workload(workload_name), trace)
+        wl = traced_workload(scenario.workload(workload_name), trace, followers)
         yield sized_case(scenario, wl), trace
         for spec in extra.get(workload_name, []):
             yield fixed_case(scenario, wl, spec), trace
@@ -280,9 +299,9 @@ def main(argv: list[str]) -> None:
             print(line, flush=True)
         return
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
-          "TTFT P95 replay [ms] | Poisson pred | bursty pred | TPOT P95 replay [ms] | "
-          "Poisson pred | bursty pred | replay [s] |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "TTFT P95 replay [ms] | Poisson pred | SCV only | model | TPOT P95 replay [ms] | "
+          "Poisson pred | SCV only | model | replay [s] |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for case, trace in cases(scenario, args.traces, args.also):
         for line in row(scenario, case, trace, args.window_s):
             print(line, flush=True)

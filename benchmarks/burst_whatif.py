@@ -1,9 +1,11 @@
 """Two what-ifs of the burst model against the replay, on the cases of burst_agreement.py.
 
-The capacity model's two misses on the shared traces (docs/capacity-model.md, "Bursty
+The SCV-only burst model's two misses on the shared traces (docs/capacity-model.md, "Bursty
 arrivals") — code completion's per-token P95 after a node loss on H100 × 1 and chat's intact
-TTFT — are each put to one change of the model, computed here beside the model as it is, on
-the same replayed window; nothing in ``solver/`` changes:
+TTFT — are each put to one change of the model, computed here beside that model (the
+workloads' ``arrival.burst`` without its ``followers``), on the same replayed window. They led
+to the follower model (docs/capacity-model.md, "Bursts divided over replicas"), which reads the
+followers' curve from ``profile`` instead of the trace window:
 
 - **TTFT as the quantile of a sum.** The model adds the P95 prompt's prefill to the P95 wait.
   Here: the 95th percentile of wait + prefill, ``P(W + P ≤ t) = Σ_i w_i F_W(t − p_i)`` over
@@ -229,7 +231,7 @@ def main(argv: list[str]) -> None:
     print("| workload | GPU × TP | case | replicas | TTFT P95 replay [ms] | model | quantile of "
           "the sum | TPOT P95 replay [ms] | model | as arrivals see it |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for case, trace in agreement.cases(scenario, args.traces, args.also):
+    for case, trace in agreement.cases(scenario, args.traces, args.also, followers=False):
         for line in rows(scenario, case, trace, args.window_s):
             print(line, flush=True)
 
