@@ -42,6 +42,8 @@ QUANTILE_PASSES = 2
 TTFT_GRID_CELLS = 1024
 #: A follower count is summed to its mean + this many standard deviations (+ 10) [1].
 COUNT_SDS = 12.0
+#: Probability of the counts left off the end of a burst-mate distribution [1].
+COUNT_TAIL = 1e-12
 
 
 def pk_mean_wait_ms(
@@ -328,7 +330,10 @@ def burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: floa
     share = np.floor(k / n).astype(np.int64)
     starts = np.searchsorted(share, np.arange(share[-1] + 1))
     out = np.add.reduceat(pmf, starts, axis=1)
-    return np.asarray(out / out.sum(axis=1, keepdims=True), dtype=np.float64)
+    out /= out.sum(axis=1, keepdims=True)
+    # drop the counts no row reaches (a longer distribution costs every Horner step)
+    reached = int(np.max(np.argmax(np.cumsum(out, axis=1) >= 1.0 - COUNT_TAIL, axis=1))) + 1
+    return np.asarray(out[:, :reached], dtype=np.float64)
 
 
 def tpot_quantile_counts_ms(
@@ -382,6 +387,7 @@ def ttft_quantile_ms(
     ow = ow / ow.sum()
     ahead = np.asarray(ahead_ms, dtype=np.float64)[None, :]
     counts = np.asarray(ahead_pmf, dtype=np.float64).ravel()
+    counts = counts[:int(np.argmax(np.cumsum(counts) >= counts.sum() - COUNT_TAIL)) + 1]
     k = np.arange(counts.size)
     mean_k = float(counts @ k)
     var_k = float(counts @ (k * k)) - mean_k ** 2
@@ -403,18 +409,21 @@ def ttft_quantile_ms(
     for j in range(counts.size - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
         phi = phi * phi_s + counts[j]
     x_pmf = np.maximum(np.fft.irfft(phi * spectrum(own), n=cells), 0.0)
+    x_pmf /= x_pmf.sum()
     x_ms = np.arange(cells) * cell[0]
+    below = np.cumsum(x_pmf)  # C_k = P(X ≤ x_k)
     theta = mean_wait_ms / rho if rho > 0 and mean_wait_ms > 0 else 0.0
-
-    def cdf(t: float) -> float:
-        y = t - step_ms - x_ms
-        f_w = 1.0 - (rho * np.exp(-np.maximum(y, 0.0) / theta) if theta > 0 else 0.0)
-        return float(x_pmf @ np.where(y >= 0, f_w, 0.0)) / float(x_pmf.sum())
-
-    low = step_ms
-    high = step_ms + span + float(cell[0])
-    high += theta * math.log(max(rho, 1 - q) / (1 - q)) if theta > 0 else 0.0
-    for _ in range(50):
-        mid = (low + high) / 2
-        low, high = (low, mid) if cdf(mid) >= q else (mid, high)
-    return high
+    if theta == 0.0:  # no wait: the quantile of X
+        return step_ms + float(x_ms[min(int(np.argmax(below >= q)), cells - 1)])
+    # On [x_k, x_k+1): P(TTFT − t_d ≤ y) = C_k − ρ G_k exp(−(y − x_k) ÷ θ), with
+    # G_k = Σ_{j ≤ k} P(X = x_j) exp(−(x_k − x_j) ÷ θ) (a convolution: one FFT each way).
+    decay = np.exp(-x_ms / theta)
+    size = 2 * cells
+    tail = np.maximum(np.fft.irfft(np.fft.rfft(x_pmf, size) * np.fft.rfft(decay, size),
+                                   size)[:cells], 0.0)
+    at_start = below - rho * tail  # P at each x_k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = x_ms + theta * np.log(rho * tail / (below - q))
+    candidate = np.where(at_start >= q, x_ms, np.where(below > q, inside, np.inf))
+    ends = np.append(x_ms[1:], np.inf)
+    return step_ms + float(np.min(np.where(candidate < ends, candidate, np.inf)))
