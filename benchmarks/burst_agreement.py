@@ -20,7 +20,9 @@ Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--also
 WORKLOAD=GPU:TP:N ...]`` from the repository root (about a minute, and 10 s per ``--also``).
 Prints a markdown table; ``--also`` adds fixed configurations; ``--attribute`` instead replays
 the agent's window with its lengths drawn from the lognormal through P50 and P95, or shuffled
-(what sets its per-token P95).
+(what sets its per-token P95); ``--lindley`` instead prints each case's TTFT P95 through
+Lindley's recursion on the window's own arrivals and prompts with the model's prefill drain
+(what the follower model's TTFT approximates) beside the replay and the model.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
 from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import length_samples
-from solver.capacity.replica import load_point, load_profile
+from solver.capacity.replica import cache_split, load_point, load_profile, prefill_drain
 from solver.capacity.table import build_capacity_table
 from solver.replay.engine import (
     EngineConfig,
@@ -246,6 +248,43 @@ def attribute(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> 
     return out
 
 
+def lindley_rows(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
+    """The TTFT P95 of the window's own arrivals and prompts through Lindley's recursion
+    ``W_(i+1) = max(0, W_i + S_i − c (t_(i+1) − t_i))`` on each serving replica (arrivals dealt
+    in turn), ``c`` the model's prefill drain: what the follower model's TTFT approximates,
+    with the trace in place of its per-window follower counts."""
+    wl = case.workload
+    perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
+    profile = load_profile(perf, wl)
+    cut, start_s, _ = window(trace, max(wl.hourly_demand_rps()), window_s)
+    splits = [cache_split(float(x), wl.prefix_cache_hit_rate) for x in cut.input_tokens]
+    work = np.array([perf.prefill_marginal_ms(*split) for split in splits])
+    own = np.array([perf.prefill_time_ms(*split) for split in splits])
+    arrival_ms = cut.arrival_s * 1000.0
+    out = []
+    for r in replay_case(scenario, case, trace, window_s):
+        point = load_point(profile, r.per_replica_rps, replicas=r.serving)
+        drain = prefill_drain(profile, point.decode_seqs_p95)
+        step_ms = perf.decode_step_time_ms(point.decode_seqs_p95, round(
+            point.decode_seqs_p95 * profile.decode_context_tokens))
+        ttft = []
+        for first in range(r.serving):
+            mine = np.arange(first, arrival_ms.size, r.serving)
+            wait = np.zeros(mine.size)
+            for i in range(1, mine.size):
+                gap_ms = arrival_ms[mine[i]] - arrival_ms[mine[i - 1]]
+                wait[i] = max(0.0, wait[i - 1] + work[mine[i - 1]] - drain * gap_ms)
+            kept = arrival_ms[mine] >= start_s * 1000.0
+            ttft.append((wait + own[mine] + step_ms)[kept])
+        lindley = float(np.percentile(np.concatenate(ttft), 95))
+        s = r.summary
+        cells = [wl.name, f"{case.gpu} × {case.tp}", r.label, str(r.serving), f"{drain:.2f}",
+                 f"{s.ttft_ms.p95:,.0f}", _vs(point.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(lindley, s.ttft_ms.p95, "{:,.0f}")]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def fixed_case(scenario: Scenario, workload: Workload, spec: str) -> Case:
     """``GPU:TP:replicas`` of ``workload`` (``--also``)."""
     gpu, tp, replicas = spec.split(":")
@@ -284,6 +323,9 @@ def main(argv: list[str]) -> None:
                         help="also a fixed configuration, e.g. agent=H200:4:4")
     parser.add_argument("--attribute", action="store_true",
                         help="the agent's per-token P95 with lengths drawn or shuffled")
+    parser.add_argument("--lindley", action="store_true",
+                        help="the TTFT P95 of each case through Lindley's recursion on the "
+                             "window's own arrivals, beside the model's")
     args = parser.parse_args(argv)
     if not args.traces.is_dir():
         sys.exit(f"no traces at {args.traces}")
@@ -297,6 +339,14 @@ def main(argv: list[str]) -> None:
         print("|---|---|---:|---:|")
         for line in attribute(scenario, case, trace, args.window_s):
             print(line, flush=True)
+        return
+    if args.lindley:
+        print("| workload | GPU × TP | case | replicas | drain c | TTFT P95 replay [ms] | "
+              "model | Lindley on the trace |")
+        print("|---|---|---|---:|---:|---:|---:|---:|")
+        for case, trace in cases(scenario, args.traces, args.also):
+            for line in lindley_rows(scenario, case, trace, args.window_s):
+                print(line, flush=True)
         return
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | SCV only | model | TPOT P95 replay [ms] | "

@@ -376,19 +376,27 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     else:
-        kv_tokens = round(batch * profile.decode_context_tokens)
-        chunk_ms = perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens) - step_ms
         shared = kingman_factor(split_scv(profile.arrival_scv, 1.0 / max(replicas, 1.0)),
                                 service_scv)
         wait_ms *= shared
         ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas,
-                                chunk_ms / (chunk_ms + step_ms))
+                                prefill_drain(profile, batch))
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
                                 replicas), tpot_ms)
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)
+
+
+def prefill_drain(profile: LoadProfile, batch: int) -> float:
+    """Prefill work a replica decoding ``batch`` sequences does per ms while prompts queue [1]:
+    ``e ÷ (t_d + e)``, ``e`` what a full chunk of :data:`MAX_BATCHED_TOKENS` adds to the decode
+    step ``t_d`` (each iteration carries the decode step and one chunk)."""
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    chunk_ms = profile.perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens) - step_ms
+    return chunk_ms / (chunk_ms + step_ms)
 
 
 def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms: float,
