@@ -222,14 +222,8 @@ def tpot_quantile_ms(
     cap_ms
         The most the prefill can add to one life, shape (M,) or scalar [ms].
     """
-    m = np.asarray(decode_steps, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    w = w / w.sum()
-    jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
-    jw = np.asarray(jump_weights, dtype=np.float64)
-    jw = jw / jw.sum()
+    m, w, jumps, jw, cap = _life_arrays(decode_steps, weights, jump_ms, jump_weights, cap_ms)
     mu = np.broadcast_to(np.asarray(expected_jumps, dtype=np.float64), m.shape)
-    cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
     rho, nu = (waiting_share, jumps_per_wait) if jumps_per_wait > 0 else (0.0, 0.0)
     # moments of A per row: K₀ ~ Poisson(μ); K_w = 0 w.p. 1 − ρ, else geometric with mean ν
     s1, s2 = jumps @ jw, (jumps * jumps) @ jw  # E[S], E[S²] [ms, ms²]
@@ -249,6 +243,20 @@ def tpot_quantile_ms(
     phi = counts * (1 - rho + rho / (1 - nu * psi))
     return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
 
+
+
+def _life_arrays(
+    decode_steps: npt.ArrayLike, weights: npt.ArrayLike, jump_ms: npt.ArrayLike,
+    jump_weights: npt.ArrayLike, cap_ms: npt.ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The TPOT quantiles' inputs as arrays: length points, their weights and the jump
+    weights normalised to 1, jumps (M, J) and caps (M,) broadcast to the length points."""
+    m = np.asarray(decode_steps, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    jw = np.asarray(jump_weights, dtype=np.float64)
+    jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
+    cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
+    return m, w / w.sum(), jumps, jw / jw.sum(), cap
 
 def binned_jumps(jumps: FloatArray, jump_weights: FloatArray, cell: FloatArray) -> FloatArray:
     """Each row's jump distribution on its grid of :data:`GRID_CELLS` cells of ``cell`` ms,
@@ -344,13 +352,7 @@ def tpot_quantile_counts_ms(
     """:func:`tpot_quantile_ms` with each row's number of prompts in the life given as a
     distribution ``count_pmf`` (shape (M, K): ``P(K_m = k)``) instead of Poisson / negative
     binomial + geometric; the same grid, binning and quantile [ms]."""
-    m = np.asarray(decode_steps, dtype=np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    w = w / w.sum()
-    jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
-    jw = np.asarray(jump_weights, dtype=np.float64)
-    jw = jw / jw.sum()
-    cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
+    m, w, jumps, jw, cap = _life_arrays(decode_steps, weights, jump_ms, jump_weights, cap_ms)
     counts = np.broadcast_to(np.asarray(count_pmf, dtype=np.float64),
                              (m.size, np.shape(count_pmf)[-1]))
     k = np.arange(counts.shape[1])
