@@ -49,12 +49,11 @@ def timeless(plan: Plan) -> dict[str, Any]:
     return data
 
 
-def test_fleets_of_the_same_nodes_end_on_one_allocation() -> None:
-    # the small benchmark scenario, proven; a second fleet on the same nodes with other
-    # replicas (the fewest by random weights); each held by an incumbent, the canonical
-    # stage gives both the same fleet, of the same cost, breaking no row. Seed 1: its proven
-    # nodes hold more than one allocation (seed 0's hold only one with issue 17's refit)
-    sc = generate_scenario("small", seed=1)
+def _two_allocations(seed: int) -> tuple[Any, Any, Any, Any] | None:
+    """The small benchmark scenario of ``seed`` proven, and a second fleet on its proven nodes
+    with other replicas (the fewest by random weights); ``None`` when its nodes hold one
+    allocation only (full nodes leave no choice)."""
+    sc = generate_scenario("small", seed=seed)
     program = build_program(build_program_data(sc, build_capacity_table(sc)))
     model = model_of(program)
     first = run(model, Deadline(60.0), 60.0, 0.01)
@@ -67,7 +66,20 @@ def test_fleets_of_the_same_nodes_end_on_one_allocation() -> None:
     other = run(model, Deadline(60.0), 60.0, 0.01, restriction=Restriction(nodes, held, held),
                 objective=weights)
     assert other.x is not None
-    assert not np.array_equal(np.round(other.x[replicas]), np.round(first.x[replicas]))
+    if np.array_equal(np.round(other.x[replicas]), np.round(first.x[replicas])):
+        return None
+    return program, model, first, other
+
+
+def test_fleets_of_the_same_nodes_end_on_one_allocation() -> None:
+    # a proven fleet and another on the same nodes with other replicas, each held by an
+    # incumbent: the canonical stage gives both the same fleet, of the same cost, breaking no
+    # row. The first seed whose proven nodes hold more than one allocation (which seed does
+    # moves with the capacity model: seed 0's full nodes left no choice after issue 17's
+    # refit, seed 1's on this session's package versions)
+    found = next((c for seed in range(1, 6) if (c := _two_allocations(seed)) is not None), None)
+    assert found is not None, "no small scenario of seeds 1-5 has a second allocation"
+    program, model, first, other = found
     settled = []
     for x in (first.x, other.x):
         incumbent = Incumbent(model, Deadline(60.0), 0.01)
