@@ -244,7 +244,6 @@ def tpot_quantile_ms(
     return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
 
 
-
 def _life_arrays(
     decode_steps: npt.ArrayLike, weights: npt.ArrayLike, jump_ms: npt.ArrayLike,
     jump_weights: npt.ArrayLike, cap_ms: npt.ArrayLike,
@@ -257,6 +256,7 @@ def _life_arrays(
     jumps = np.broadcast_to(np.asarray(jump_ms, dtype=np.float64), (m.size, np.size(jump_weights)))
     cap = np.broadcast_to(np.asarray(cap_ms, dtype=np.float64), m.shape)
     return m, w / w.sum(), jumps, jw / jw.sum(), cap
+
 
 def binned_jumps(jumps: FloatArray, jump_weights: FloatArray, cell: FloatArray) -> FloatArray:
     """Each row's jump distribution on its grid of :data:`GRID_CELLS` cells of ``cell`` ms,
