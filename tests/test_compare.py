@@ -55,6 +55,24 @@ def _same(a: Plan, b: Plan) -> bool:
     return timeless(a) == timeless(b)
 
 
+def _differences(a: Plan, b: Plan) -> list[str]:
+    """The fields two plans differ in (apart from the solve's seconds), for a failure message."""
+    def flat(value: object, path: str, out: dict[str, object]) -> dict[str, object]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                flat(item, f"{path}.{key}", out)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                flat(item, f"{path}[{i}]", out)
+        elif not path.endswith("seconds"):
+            out[path] = value
+        return out
+
+    fa, fb = flat(a.model_dump(mode="json"), "", {}), flat(b.model_dump(mode="json"), "", {})
+    return [f"{k}: {fa.get(k)!r} != {fb.get(k)!r}" for k in sorted(fa.keys() | fb.keys())
+            if fa.get(k) != fb.get(k)][:20]
+
+
 def test_parse_vary() -> None:
     assert parse_vary("growth=1, 1.5,3") == ("growth", ("1", "1.5", "3"))
     with pytest.raises(InputError, match="did you mean `growth`"):
@@ -208,7 +226,8 @@ def test_demo_growth_matches_separate_plans() -> None:
         # make its plan): HiGHS on 1 and on 2 threads may stop at different plans within the gap
         with solver_threads(options.threads):
             alone = plan_scenario(result.variant.scenario, time_limit_s=600, gap=0.01)
-        assert _same(result.plan, alone), result.variant.label
+        assert _same(result.plan, alone), (result.variant.label,
+                                           _differences(result.plan, alone))
 
 
 def test_an_infeasible_variant_is_compared_not_crashed(tmp_path: Path) -> None:

@@ -71,8 +71,10 @@ class Model:
         return len(self.variables)
 
     def cost_of(self, x: Vector) -> float:
-        """Monthly cost of a fleet [currency/month]."""
-        return float(self.cost @ x)
+        """Monthly cost of a fleet [currency/month], summed exactly (``math.fsum``): a BLAS dot
+        product's rounding depends on its threads and the arrays' alignment, so one fleet's cost
+        differed in the last bit between a process of `compare` and a plan alone."""
+        return math.fsum(self.cost * x)
 
     def activities(self, x: Vector) -> Vector:
         """Each row's left-hand side at ``x``."""
