@@ -44,6 +44,14 @@ TTFT_GRID_CELLS = 1024
 COUNT_SDS = 12.0
 #: Probability of the counts left off the end of a burst-mate distribution [1].
 COUNT_TAIL = 1e-12
+#: Exponents θ each window's Chernoff bound is minimised over in :func:`sup_backlog_ttft_ms`
+#: [points], log-spaced so that θ × E[S] runs over :data:`CHERNOFF_RANGE`.
+CHERNOFF_THETAS = 256
+#: The range of θ × E[S] (E[S] the mean prefill work of a prompt) [1].
+CHERNOFF_RANGE = (1e-4, 20.0)
+#: Backlogs the Chernoff exponent of :func:`sup_backlog_ttft_ms` is computed at, evenly
+#: spaced over its grid (read linearly between them) [points].
+CHERNOFF_POINTS = 128
 
 
 def pk_mean_wait_ms(
@@ -370,6 +378,47 @@ def tpot_quantile_counts_ms(
     return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
 
 
+def prefill_parts(own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: npt.ArrayLike,
+                  ahead_pmf: npt.ArrayLike, extra_ms: float = 0.0,
+                  ) -> tuple[FloatArray, FloatArray]:
+    """Distribution of a request's own prefill + the prefill work of its burst-mates ahead,
+    on :data:`TTFT_GRID_CELLS` cells from 0: (cell starts [ms], probabilities [1]).
+
+    ``own_ms`` (probability ``own_weights``): a prompt's own prefill; each burst-mate adds a
+    prompt's work ``ahead_ms`` (same probabilities), their number distributed as
+    ``ahead_pmf``. Linear binning, one FFT for the compound sum. The grid spans the largest
+    prompt + the mean work ahead + :data:`GRID_SDS` standard deviations + the largest work
+    (+ ``extra_ms``, room for a term added to it)."""
+    own = np.asarray(own_ms, dtype=np.float64)[None, :]
+    ow = np.asarray(own_weights, dtype=np.float64)
+    ow = ow / ow.sum()
+    ahead = np.asarray(ahead_ms, dtype=np.float64)[None, :]
+    counts = np.asarray(ahead_pmf, dtype=np.float64).ravel()
+    counts = counts[:int(np.argmax(np.cumsum(counts) >= counts.sum() - COUNT_TAIL)) + 1]
+    k = np.arange(counts.size)
+    mean_k = float(counts @ k)
+    var_k = float(counts @ (k * k)) - mean_k ** 2
+    s1, s2 = float((ahead @ ow)[0]), float(((ahead * ahead) @ ow)[0])
+    sd = math.sqrt(max(mean_k * (s2 - s1 * s1) + var_k * s1 * s1, 0.0))
+    span_ms = float(own.max()) + mean_k * s1 + GRID_SDS * sd + float(ahead.max()) + extra_ms
+    cells = TTFT_GRID_CELLS
+    cell = np.array([span_ms / cells])
+
+    def spectrum(points: FloatArray) -> npt.NDArray[np.complex128]:
+        position = np.minimum(points / cell[:, None], cells - 1.0)
+        index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
+        upper = (position - index) * ow
+        pmf = (np.bincount(index.ravel(), weights=(ow - upper).ravel(), minlength=cells)
+               + np.bincount(index.ravel() + 1, weights=upper.ravel(), minlength=cells))
+        return np.fft.rfft(pmf)
+
+    phi_s, phi = spectrum(ahead), np.zeros(cells // 2 + 1, dtype=np.complex128)
+    for j in range(counts.size - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
+        phi = phi * phi_s + counts[j]
+    x_pmf = np.maximum(np.fft.irfft(phi * spectrum(own), n=cells), 0.0)
+    return np.arange(cells) * cell[0], x_pmf / x_pmf.sum()
+
+
 def ttft_quantile_ms(
     own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: npt.ArrayLike,
     ahead_pmf: npt.ArrayLike, mean_wait_ms: float, rho: float, step_ms: float, q: float = 0.95,
@@ -384,35 +433,8 @@ def ttft_quantile_ms(
     the compound sum), and the quantile of the sum is found by bisection on
     ``P(TTFT ≤ t) = Σ_x P(X = x) F_W(t − step − x)`` — the quantile of the sum, not the sum of
     quantiles."""
-    own = np.asarray(own_ms, dtype=np.float64)[None, :]
-    ow = np.asarray(own_weights, dtype=np.float64)
-    ow = ow / ow.sum()
-    ahead = np.asarray(ahead_ms, dtype=np.float64)[None, :]
-    counts = np.asarray(ahead_pmf, dtype=np.float64).ravel()
-    counts = counts[:int(np.argmax(np.cumsum(counts) >= counts.sum() - COUNT_TAIL)) + 1]
-    k = np.arange(counts.size)
-    mean_k = float(counts @ k)
-    var_k = float(counts @ (k * k)) - mean_k ** 2
-    s1, s2 = float((ahead @ ow)[0]), float(((ahead * ahead) @ ow)[0])
-    sd = math.sqrt(max(mean_k * (s2 - s1 * s1) + var_k * s1 * s1, 0.0))
-    span = float(own.max()) + mean_k * s1 + GRID_SDS * sd + float(ahead.max())
-    cells = TTFT_GRID_CELLS
-    cell = np.array([span / cells])
-
-    def spectrum(points: FloatArray) -> npt.NDArray[np.complex128]:
-        position = np.minimum(points / cell[:, None], cells - 1.0)
-        index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
-        upper = (position - index) * ow
-        pmf = (np.bincount(index.ravel(), weights=(ow - upper).ravel(), minlength=cells)
-               + np.bincount(index.ravel() + 1, weights=upper.ravel(), minlength=cells))
-        return np.fft.rfft(pmf)
-
-    phi_s, phi = spectrum(ahead), np.zeros(cells // 2 + 1, dtype=np.complex128)
-    for j in range(counts.size - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
-        phi = phi * phi_s + counts[j]
-    x_pmf = np.maximum(np.fft.irfft(phi * spectrum(own), n=cells), 0.0)
-    x_pmf /= x_pmf.sum()
-    x_ms = np.arange(cells) * cell[0]
+    x_ms, x_pmf = prefill_parts(own_ms, own_weights, ahead_ms, ahead_pmf)
+    cells = x_ms.size
     below = np.cumsum(x_pmf)  # C_k = P(X ≤ x_k)
     theta = mean_wait_ms / rho if rho > 0 and mean_wait_ms > 0 else 0.0
     if theta == 0.0:  # no wait: the quantile of X
@@ -429,3 +451,88 @@ def ttft_quantile_ms(
     candidate = np.where(at_start >= q, x_ms, np.where(below > q, inside, np.inf))
     ends = np.append(x_ms[1:], np.inf)
     return step_ms + float(np.min(np.where(candidate < ends, candidate, np.inf)))
+
+
+def _log_sum_exp(values: FloatArray, axis: int) -> FloatArray:
+    """``ln Σ exp(values)`` along ``axis``, shifted by the largest term (no overflow)."""
+    top = np.max(values, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return np.asarray(np.log(np.sum(np.exp(values - top), axis=axis)) + np.squeeze(top, axis),
+                      dtype=np.float64)
+
+
+def sup_backlog_ttft_ms(
+    own_ms: npt.ArrayLike, work_ms: npt.ArrayLike, weights: npt.ArrayLike,
+    instant_pmf: npt.ArrayLike, before_mean: npt.ArrayLike, before_variance: npt.ArrayLike,
+    replicas: float, drained_ms: npt.ArrayLike, step_ms: float, q: float = 0.95,
+) -> float:
+    """``q``-quantile of a request's TTFT with the backlog it finds taken as the supremum over
+    windows of the prefill work that arrived in a window before it less what the replica
+    drained in it [ms].
+
+    TTFT = the iteration in flight ``step_ms`` + ``X₀`` + ``V``. ``X₀``: its own prefill
+    (``own_ms``) + the work of the burst-mates arriving at its own instant (their number
+    distributed as ``instant_pmf``, each a prompt's work ``work_ms``; the points' probabilities
+    ``weights``), exact on a grid (:func:`prefill_parts`). ``V = sup_T (A(T) − c T)`` over the
+    windows ``T > 0`` before it (Lindley's recursion unrolled): ``A(T)`` the work of the
+    ``K_T`` burst-mates in the window beyond those at its instant that reach its replica, ``c T``
+    the work drained in it (``drained_ms``); ``K_T = F_T ÷ replicas``, ``F_T`` negative
+    binomial with mean ``before_mean`` and variance ``before_variance`` (Poisson where the
+    variance is not above the mean), one per window.
+
+    The tail of ``V`` is the largest over the windows of the window's Chernoff bound,
+    ``P(V > y) ≈ max_T min_θ exp(κ_T(θ) − θ y)`` with ``κ_T(θ) = ln E[M_S(θ)^{K_T}] − θ c T``
+    (``M_S`` the moment generating function of a prompt's work): the large-deviation
+    (effective-bandwidth) approximation of a queue's tail, whose decay for y → ∞ is the
+    Cramér–Lundberg exponent (docs/capacity-model.md, "The backlog's supremum over windows").
+    ``E[M_S^{F/n}] = G_F(M_S^{1/n})`` in closed form (``G_F`` the negative binomial's
+    generating function): with ``M_S ≥ 1`` it bounds the ``⌊F ÷ n⌋`` of the model's burst
+    share from above, so each window's bound stays a bound. θ runs over
+    :data:`CHERNOFF_THETAS` log-spaced values of :data:`CHERNOFF_RANGE` ÷ E[S] (a grid only
+    raises the bound); the exponent is computed at :data:`CHERNOFF_POINTS` backlogs and read
+    linearly between them. ``X₀ + V`` is one convolution on the grid; the quantile is read
+    linearly between cells.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    work = np.asarray(work_ms, dtype=np.float64)
+    mean = np.atleast_1d(np.asarray(before_mean, dtype=np.float64))
+    dispersion = np.maximum(np.asarray(before_variance, dtype=np.float64)
+                            / np.maximum(mean, 1e-300), 1.0)  # variance ÷ mean of F_T [1]
+    drained = np.broadcast_to(np.asarray(drained_ms, dtype=np.float64), mean.shape)
+    mean_work = float(w @ work)
+    if mean_work <= 0:
+        return step_ms + float(np.max(own_ms))
+    low_theta, high_theta = CHERNOFF_RANGE
+    theta = np.geomspace(low_theta, high_theta, CHERNOFF_THETAS) / mean_work  # [1/ms]
+    with np.errstate(divide="ignore"):
+        log_w = np.log(w)
+    log_mgf = _log_sum_exp(theta[:, None] * work[None, :] + log_w[None, :], axis=1)
+    z_minus_1 = np.expm1(log_mgf / max(replicas, 1.0))  # M_S^{1/n} − 1 ≥ 0
+    excess = (dispersion - 1.0)[:, None]  # (T, 1)
+    inside = 1.0 - excess * z_minus_1[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pgf = np.where(
+            excess > 1e-9,
+            -(mean[:, None] / np.where(excess > 1e-9, excess, 1.0))
+            * np.log(np.where(inside > 0, inside, 1.0)),
+            mean[:, None] * z_minus_1[None, :])
+    log_pgf = np.where((excess > 1e-9) & (inside <= 0), np.inf, log_pgf)
+    kappa = log_pgf - theta[None, :] * drained[:, None]  # (T, θ)
+    # V beyond this is below (1 − q) × 1e-3 by every window's bound at some θ
+    top_ms = max(float(np.min((np.max(kappa, axis=0) + math.log(1e3 / (1 - q))) / theta)), 0.0)
+    x_ms, x_pmf = prefill_parts(own_ms, w, work, instant_pmf, extra_ms=top_ms)
+    y_ms = np.linspace(0.0, float(x_ms[-1]), CHERNOFF_POINTS)
+    exponent = np.max(np.min(kappa[:, :, None] - theta[None, :, None] * y_ms[None, None, :],
+                             axis=1), axis=0)
+    below_v = 1.0 - np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0))  # P(V ≤ y)
+    size = 2 * x_ms.size
+    below = np.cumsum(np.fft.irfft(np.fft.rfft(x_pmf, size) * np.fft.rfft(np.diff(
+        below_v, prepend=0.0), size), size)[:x_ms.size])  # P(X₀ + V ≤ x_k)
+    k = int(np.argmax(below >= q))
+    if below[k] < q:
+        return step_ms + float(x_ms[-1])
+    if k == 0:
+        return step_ms
+    share = (q - below[k - 1]) / (below[k] - below[k - 1])
+    return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))

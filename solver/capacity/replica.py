@@ -48,6 +48,7 @@ from solver.capacity.queueing import (
     pk_mean_wait_ms,
     poisson_p95,
     split_scv,
+    sup_backlog_ttft_ms,
     tpot_quantile_counts_ms,
     tpot_quantile_ms,
     ttft_quantile_ms,
@@ -123,16 +124,19 @@ class LoadProfile:
     followers: npt.NDArray[np.float64] | None = None
     """``arrival.burst.followers`` as rows (window in mean gaps at the peak, mean, variance);
     ``None``: the SCV alone describes the burst."""
+    backlog_sup: bool = True
+    """With followers, the TTFT also takes the backlog as the supremum over windows
+    (:func:`~solver.capacity.queueing.sup_backlog_ttft_ms`); ``False`` keeps the largest
+    single window's quantile alone (the model before it, for ``benchmarks/burst_agreement.py``)."""
 
     def replica_scv(self, rate_rps: float) -> float:
         """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
         (:func:`~solver.capacity.queueing.split_scv`)."""
         return split_scv(self.arrival_scv, rate_rps / self.workload_rps)
 
-    def burst_mates(self, window_ms: npt.ArrayLike, replicas: float) -> npt.NDArray[np.float64]:
-        """Distribution of the arrivals following one within each window that reach its
-        replica, one of ``replicas``, shape (windows, counts) [1]
-        (:func:`~solver.capacity.queueing.burst_share_pmf`).
+    def follower_moments(self, window_ms: npt.ArrayLike
+                         ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Mean and variance of the arrivals following one within each window [1].
 
         The window in mean gaps at the peak is ``workload_rps × window``; the followers' mean
         and variance are read linearly between the profile's windows, flat below the first
@@ -145,7 +149,13 @@ class LoadProfile:
         beyond = mean[-1] + (gaps - u[-1])
         m = np.where(last, beyond, np.interp(gaps, u, mean))
         v = np.where(last, var[-1] / max(mean[-1], 1e-12) * beyond, np.interp(gaps, u, var))
-        return burst_share_pmf(m, v, replicas)
+        return m, v
+
+    def burst_mates(self, window_ms: npt.ArrayLike, replicas: float) -> npt.NDArray[np.float64]:
+        """Distribution of the arrivals following one within each window that reach its
+        replica, one of ``replicas``, shape (windows, counts) [1]
+        (:meth:`follower_moments`, :func:`~solver.capacity.queueing.burst_share_pmf`)."""
+        return burst_share_pmf(*self.follower_moments(window_ms), replicas)
 
 
 @dataclass(frozen=True)
@@ -433,7 +443,15 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
             best = max(best, ttft_quantile_ms(profile.prefill_own_ms, w, profile.prefill_work_ms,
                                               counts, wait_mean_ms, rho, step_ms)
                        - drain * window)
-    return best
+    if not profile.backlog_sup:
+        return best
+    # the backlog as the supremum over windows: the burst-mates at the request's instant
+    # exactly, those before it beyond them as independent counts with the rest of the moments
+    mean, var = profile.follower_moments(windows_ms)
+    return max(best, sup_backlog_ttft_ms(
+        profile.prefill_own_ms, profile.prefill_work_ms, w, ahead[0],
+        np.maximum(mean[1:] - mean[0], 0.0), np.maximum(var[1:] - var[0], 0.0), replicas,
+        drain * windows_ms[1:], step_ms))
 
 
 def slo_holding_point(
