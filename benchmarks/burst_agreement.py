@@ -22,7 +22,9 @@ Prints a markdown table; ``--also`` adds fixed configurations; ``--attribute`` i
 the agent's window with its lengths drawn from the lognormal through P50 and P95, or shuffled
 (what sets its per-token P95); ``--lindley`` instead prints each case's TTFT P95 through
 Lindley's recursion on the window's own arrivals and prompts with the model's prefill drain
-(what the follower model's TTFT approximates) beside the replay and the model.
+(what the follower model's TTFT approximates) beside the replay and the model; ``--time-table``
+times ``build_capacity_table`` of the demo with each trace's workload alone (run it with
+``PYTHONPATH`` at another tree to time that tree's model).
 """
 
 from __future__ import annotations
@@ -327,6 +329,8 @@ def main(argv: list[str]) -> None:
                         help="also a fixed configuration, e.g. agent=H200:4:4")
     parser.add_argument("--attribute", action="store_true",
                         help="the agent's per-token P95 with lengths drawn or shuffled")
+    parser.add_argument("--time-table", action="store_true",
+                        help="time build_capacity_table of the demo with each trace's workload")
     parser.add_argument("--lindley", action="store_true",
                         help="the TTFT P95 of each case through Lindley's recursion on the "
                              "window's own arrivals, beside the model's")
@@ -343,6 +347,15 @@ def main(argv: list[str]) -> None:
         print("|---|---|---:|---:|")
         for line in attribute(scenario, case, trace, args.window_s):
             print(line, flush=True)
+        return
+    if args.time_table:
+        for name, workload_name in CASES:
+            wl = traced_workload(scenario.workload(workload_name), read_trace(args.traces / name))
+            alone = scenario.model_copy(update={"workloads": (wl,)})
+            began = time.perf_counter()
+            best = build_capacity_table(alone).for_workload(workload_name)[0]
+            print(f"{workload_name}: {time.perf_counter() - began:.2f} s (cheapest row "
+                  f"{best.gpu} × {best.tp}, {best.slo_rps:.4f} req/s)", flush=True)
         return
     if args.lindley:
         print("| workload | GPU × TP | case | replicas | drain c | TTFT P95 replay [ms] | "
