@@ -80,6 +80,13 @@ def test_followers_by_hand() -> None:
     assert max(f) == 300.0  # 1,000 s: 300 arrivals' windows still fit in the trace
     block = workload_fields(profile_trace(_trace(times)))["arrival"]["burst"]["followers"]
     assert block[0] == {"window_gaps": 0.01, "followers_mean": 1.0, "followers_variance": 0.667}
+    # the readable summary says what the block's followers are, not only the YAML
+    from solver.cli.profile import render
+
+    summary = render(profile_trace(_trace(times))).split("\n\n", 1)[0]
+    assert ("followers (arrival.burst.followers): within 1 mean gap at the peak minute's rate "
+            "an arrival is followed by 1.00 others on average (Poisson: 1), within 300 by "
+            f"{f[300.0][0]:,.1f} (variance {f[300.0][1]:,.0f})") in summary
 
 
 def test_the_outputs_say_when_bursts_are_divided() -> None:

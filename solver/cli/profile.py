@@ -104,5 +104,15 @@ def burst_lines(prof: TraceProfile) -> list[str]:
         return "—" if r is None else f"{r:.2f}×"
 
     scv = "—" if b.interarrival_scv is None else f"{b.interarrival_scv:.2f}"
-    return [f"  burstiness: busiest 1 s {ratio(1)}, 10 s {ratio(10)}, 60 s {ratio(60)} the mean "
-            f"of their hour; inter-arrival SCV {scv} (Poisson: 1)"]
+    lines = [f"  burstiness: busiest 1 s {ratio(1)}, 10 s {ratio(10)}, 60 s {ratio(60)} the mean "
+             f"of their hour; inter-arrival SCV {scv} (Poisson: 1)"]
+    if b.followers:
+        one = next((f for f in b.followers if f[0] == 1.0), b.followers[0])
+        last = b.followers[-1]
+        lines.append(
+            f"  followers (arrival.burst.followers): within {one[0]:g} mean "
+            f"gap{'' if one[0] == 1 else 's'} at the peak minute's rate an arrival is followed "
+            f"by {one[1]:,.2f} others on average (Poisson: {one[0]:g}), within {last[0]:g} by "
+            f"{last[1]:,.1f} (variance {last[2]:,.0f}); the capacity model deals such bursts "
+            f"out over the replicas")
+    return lines
