@@ -15,6 +15,7 @@ model", "TPOT P95"). Pure functions.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -24,6 +25,7 @@ import numpy.typing as npt
 from models.workload import TokenPercentiles
 
 FloatArray = npt.NDArray[np.float64]
+ComplexArray = npt.NDArray[np.complex128]
 
 #: Standard normal quantile of 0.95 [1].
 Z_95 = NormalDist().inv_cdf(0.95)
@@ -239,18 +241,38 @@ def tpot_quantile_ms(
     d = max(dispersion, 1.0)
     mean_a = (mu + mean_k_w) * s1
     var_a = (mu + mean_k_w) * s2 + var_k_w * s1 * s1 + (d - 1.0) * mu * s1 * s1
-    span = mean_a + GRID_SDS * np.sqrt(var_a) + jumps.max(axis=1)  # A beyond it is negligible
+
+    def life(phi_s: ComplexArray) -> ComplexArray:
+        psi = phi_s - 1.0  # φ_S − 1
+        if d > 1.0:  # negative binomial count: a gamma mixture of Poissons of mean μ
+            counts = np.exp(-(mu[:, None] / (d - 1.0)) * np.log(1 - (d - 1.0) * psi))
+        else:
+            counts = np.exp(mu[:, None] * psi)
+        return np.asarray(counts * (1 - rho + rho / (1 - nu * psi)), dtype=np.complex128)
+
+    return _life_quantile_ms(life, mean_a, var_a, jumps, jw, w, m, cap, step_ms, q)
+
+
+
+def _life_quantile_ms(
+    life: Callable[[ComplexArray], ComplexArray], mean_ms: FloatArray, variance_ms2: FloatArray,
+    jumps: FloatArray, jump_weights: FloatArray, weights: FloatArray, decode_steps: FloatArray,
+    cap: FloatArray, step_ms: float, q: float,
+) -> float:
+    """The TPOT quantiles' common end [ms]: each row's grid spans the mean prefill time in a
+    life (``mean_ms``) + :data:`GRID_SDS` standard deviations + the largest jump; the jumps
+    are binned on it (:func:`binned_jumps`) and transformed (``φ_S``); ``life`` turns ``φ_S``
+    into the characteristic function of the prefill time in a life; the quantile of the mixture
+    over the length points is :func:`mixture_quantile_ms`'s. ``step_ms`` when no row has a
+    grid or a cap above 0."""
+    span = mean_ms + GRID_SDS * np.sqrt(np.maximum(variance_ms2, 0.0)) + jumps.max(axis=1)
     if not (span > 0).any() or not (cap > 0).any():
         return step_ms
     cell = np.where(span > 0, span, 1.0) / GRID_CELLS  # [ms]
-    psi = np.fft.rfft(binned_jumps(jumps, jw, cell), axis=1) - 1.0  # φ_S − 1
-    if d > 1.0:  # negative binomial count: a gamma mixture of Poissons of mean μ
-        counts = np.exp(-(mu[:, None] / (d - 1.0)) * np.log(1 - (d - 1.0) * psi))
-    else:
-        counts = np.exp(mu[:, None] * psi)
-    phi = counts * (1 - rho + rho / (1 - nu * psi))
-    return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
-
+    phi_s = np.asarray(np.fft.rfft(binned_jumps(jumps, jump_weights, cell), axis=1),
+                       dtype=np.complex128)
+    return mixture_quantile_ms(life(phi_s), weights, decode_steps, cell, step_ms,
+                               np.minimum(cap, span), q)
 
 def _life_arrays(
     decode_steps: npt.ArrayLike, weights: npt.ArrayLike, jump_ms: npt.ArrayLike,
@@ -367,15 +389,14 @@ def tpot_quantile_counts_ms(
     mean_k, second_k = counts @ k, counts @ (k * k)
     s1, s2 = jumps @ jw, (jumps * jumps) @ jw
     var_a = mean_k * (s2 - s1 * s1) + (second_k - mean_k * mean_k) * s1 * s1
-    span = mean_k * s1 + GRID_SDS * np.sqrt(np.maximum(var_a, 0.0)) + jumps.max(axis=1)
-    if not (span > 0).any() or not (cap > 0).any():
-        return step_ms
-    cell = np.where(span > 0, span, 1.0) / GRID_CELLS
-    phi_s = np.fft.rfft(binned_jumps(jumps, jw, cell), axis=1)
-    phi = np.zeros_like(phi_s)
-    for j in range(counts.shape[1] - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
-        phi = phi * phi_s + counts[:, j][:, None]
-    return mixture_quantile_ms(phi, w, m, cell, step_ms, np.minimum(cap, span), q)
+
+    def life(phi_s: ComplexArray) -> ComplexArray:
+        phi = np.zeros_like(phi_s)
+        for j in range(counts.shape[1] - 1, -1, -1):  # Σ_k P(K = k) φ_S^k (Horner)
+            phi = phi * phi_s + counts[:, j][:, None]
+        return phi
+
+    return _life_quantile_ms(life, mean_k * s1, var_a, jumps, jw, w, m, cap, step_ms, q)
 
 
 def prefill_parts(own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: npt.ArrayLike,
