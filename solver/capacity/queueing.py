@@ -8,8 +8,10 @@ percentile uses the standard exponential-tail approximation of the M/G/1 waiting
 A request's time per output token is the mean of the iterations of its decode life; the
 iterations that carry a prefill chunk are slower, and their number in a life is Poisson, so the
 per-request TPOT is a Poisson mixture over the output-length distribution
-(:func:`tpot_quantile_ms`). The reasons and assumptions are in docs/capacity-model.md ("Queueing
-model", "TPOT P95"). Pure functions.
+(:func:`tpot_quantile_ms`). With a trace's followers, a request's TTFT counts its burst-mates
+(:func:`ttft_quantile_ms`) and the backlog as the supremum over windows of the work beyond the
+replica's drain (:func:`sup_backlog_ttft_ms`). The reasons and assumptions are in
+docs/capacity-model.md ("Queueing model", "TPOT P95"). Pure functions.
 """
 
 from __future__ import annotations
