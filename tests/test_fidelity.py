@@ -48,6 +48,23 @@ def test_published_closed_loop_figures_agree_with_each_other() -> None:
                                             rel=0.05)
 
 
+def test_h200_per_token_figures_are_the_vllm_latency_runs_per_output_token() -> None:
+    """H200's per-token figures: vLLM's nightly 8 × 32/128 runs, end-to-end time ÷ 128, on
+    held-out pairs (docs/calibration.md, "Fidelity on published measurements")."""
+    figures = [f for f in published_figures() if f.gpu == "H200" and f.runtime == "vllm"]
+    e2e = {f.model: f for f in figures if f.quantity == "e2e_ms"}
+    tpot = [f for f in figures if f.quantity == "tpot_ms"]
+    assert sorted(f.model for f in tpot) == ["Llama-3.1-70B", "Mixtral-8x7B"]
+    for f in tpot:
+        run = e2e[f.model]
+        assert (f.mode, f.concurrency, f.input_tokens, f.output_tokens, f.tp) == (
+            "static_batch", 8, 32, 128, run.tp)
+        assert f.value == pytest.approx(run.value / run.output_tokens, abs=0.005)
+        assert f.held_out and "derived" in f.source
+    # the 8B run is a training pair on H200: its per-token time would count it twice in the fit
+    assert not e2e["Llama-3.1-8B"].held_out
+
+
 def test_whole_model_gpu_pairs_are_held_out() -> None:
     assert figure(1.0).held_out  # Llama-3.1-70B on H100-SXM
     assert not figure(1.0, model="Llama-3.1-8B").held_out
