@@ -30,6 +30,7 @@ from solver.solve.stages import (
     capacity_bound,
     dedicated,
     grouped,
+    hours,
     run_stages,
     variables_bound,
 )
@@ -165,6 +166,45 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     assert plan.cost.per_month == pytest.approx(11_680.0)
     names = [s.name for s in plan.solver.stages]
     assert names[:2] == ["build", "greedy"] and names[-2:] == ["joint", "canonical"]
+
+
+@pytest.mark.parametrize(("reserved", "elastic", "cost"), [
+    (1, {"a": 1, "b": 3, "c": 2}, 3650.0),  # one on-demand replica too many in each block
+    (3, {"a": 1, "b": 1, "c": 1}, 4380.0),  # the reserved fleet is held: 3 x 1,460
+])
+def test_the_hours_stage_solves_each_slice_alone_under_the_held_fleet(
+    monkeypatch: pytest.MonkeyPatch, reserved: int, elastic: dict[str, int], cost: float,
+) -> None:
+    # three_blocks: the optimum is 1 reserved + on-demand 0, 2, 1 = 3,650. Each block's solve
+    # frees that block's own integer columns alone (everything else held at the incumbent), so
+    # a block's surplus on-demand replica goes, while surplus reserved replicas stay.
+    from solver.solve import stages
+
+    program = three_blocks()
+    model = model_of(program)
+    deadline = Deadline(30.0)
+    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    assert ctx.incumbent.offer(model.vector(fleet(program, reserved, elastic)), "start")
+    freed: list[set[str]] = []
+    real = stages.run
+
+    def spy(model_: Model, *args: Any, **kwargs: Any) -> RunResult:
+        held = set(kwargs["restriction"].columns.tolist())
+        freed.append({model_.variables[j].name for j in np.flatnonzero(model_.integer)
+                      if j not in held})
+        return real(model_, *args, **kwargs)
+
+    monkeypatch.setattr(stages, "run", spy)
+    hours(ctx, 20.0)
+    x, found = ctx.incumbent.fleet()
+    assert found == pytest.approx(cost)
+    assert x is not None and not model.broken_rows(x)
+    assert x[model.index["x_w_H100_tp1_z_reserved_all"]] == reserved
+    # one solve per block, each freeing that block's columns alone; a second pass (the first
+    # found a cheaper fleet) finds nothing more, and the stage ends
+    blocks_freed = [{n.rsplit("_", 1)[1] for n in f} for f in freed]
+    assert all(len(b) == 1 for b in blocks_freed)
+    assert sorted(b.pop() for b in blocks_freed) == ["a", "a", "b", "b", "c", "c"]
 
 
 def test_a_small_program_is_planned_within_the_gap_as_the_cold_solve_plans_it() -> None:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from models.workload import SECONDS_PER_HOUR
 from solver.program.build import build_program
@@ -64,6 +65,11 @@ EMPTY = 1e-9
 #: Replicas per used slot in the LP relaxation below which grouped slices start the search
 #: (:func:`replicas_per_slot`): 0.2-1.5 on the ×1 benchmark sizes, 2.7-25 at ×25 and ×100 [1].
 FEW_REPLICAS = 2.0
+#: Gap each slice of the ``hours`` stage is solved to, of the whole program's cost: 1e-4 of
+#: a ×25 fleet is ~$100 a month, under a tenth of one B200 node-hour a day [1].
+SLICE_GAP = 1e-4
+#: Least time worth a slice of the ``hours`` stage [s].
+SLICE_LEAST_S = 0.2
 
 
 @dataclass
@@ -159,9 +165,10 @@ def run_stages(ctx: Context, stages: Sequence[Stage], until_s: float | None = No
 
 def _run(ctx: Context, model: Model, budget: float, *, restriction: Restriction | None = None,
          start: Vector | None = None, cutoff: float | None = None, relaxation: bool = False,
-         objective: Vector | None = None,
+         objective: Vector | None = None, gap: float | None = None,
          on_solution: Callable[[Vector], object] | None = None) -> RunResult:
-    return run(model, ctx.deadline, budget, ctx.gap, restriction=restriction, start=start,
+    return run(model, ctx.deadline, budget, ctx.gap if gap is None else gap,
+               restriction=restriction, start=start,
                cutoff=cutoff, relaxation=relaxation, objective=objective,
                on_solution=on_solution,
                halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
@@ -262,6 +269,69 @@ def _empty_slots(ctx: Context, x: Vector) -> Restriction:
     empty = replicas[x[replicas] < EMPTY]
     zeros = np.zeros(len(empty))
     return Restriction(empty, zeros, zeros)
+
+
+def hours(ctx: Context, budget: float) -> None:
+    """Slice by slice: each slice's own integer columns (its on-demand and spot nodes and
+    replicas, their loss binaries) re-solved with every other integer column held at the
+    incumbent's value, the slices whose incumbent costs most above the LP's first.
+
+    With the reserved fleet and the other slices held, a slice is a program of a few hundred
+    columns that HiGHS solves to :data:`SLICE_GAP` of the whole cost in a second or two, where
+    the joint solve (or the elastic restriction, every slice at once) does not leave its root
+    at ×25: it rounds each slice's hourly node counts as a whole. Volume rows spanning the
+    slices stay in each restriction, met by the slices held; the fleet found is the program's.
+    Each slice gets an equal part of what is left of the budget, so a slice that ends early
+    leaves its seconds to the next.
+    """
+    own = _slice_columns(ctx)
+    ends = ctx.deadline.elapsed() + budget
+    while _hours_pass(ctx, own, ends):
+        pass
+
+
+def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float) -> bool:
+    """One pass of :func:`hours` over the slices, ending by ``ends`` on the clock [s]; whether
+    it found a cheaper fleet and had every slice solved (then another pass may pay: the volume
+    rows tie the slices)."""
+    x, before = ctx.incumbent.fleet()
+    if x is None or before is None:
+        return False
+    model = ctx.model
+    integer = np.flatnonzero(model.integer).astype(np.int32)
+    excess = x - (ctx.lp_x if ctx.lp_x is not None else x)  # what each column costs over the LP
+    order = sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
+    for i, s in enumerate(order):
+        per_slice = (ends - ctx.deadline.elapsed()) / (len(order) - i)
+        if ctx.halted() or per_slice < SLICE_LEAST_S:
+            return False
+        x, _ = ctx.incumbent.fleet()
+        assert x is not None
+        held_columns = np.setdiff1d(integer, own[s], assume_unique=True)
+        held = np.round(x[held_columns])
+        result = _run(ctx, model, per_slice, restriction=Restriction(held_columns, held, held),
+                      start=x, gap=SLICE_GAP,
+                      on_solution=lambda found: ctx.incumbent.offer(found, "hours"))
+        if result.x is not None:
+            ctx.incumbent.offer(result.x, "hours")
+    _, after = ctx.incumbent.fleet()
+    return after is not None and after < before * (1 - SLICE_GAP)
+
+
+def _slice_columns(ctx: Context) -> dict[str, npt.NDArray[np.int32]]:
+    """Each slice's own integer columns: its replicas, nodes and loss binaries."""
+    v = ctx.program.v
+    names: dict[str, list[str]] = {}
+    for k, x in v.replicas.items():
+        if k.slice is not None:
+            names.setdefault(k.slice, []).append(x.name)
+    for nk, y in v.nodes.items():
+        if nk.slice is not None:
+            names.setdefault(nk.slice, []).append(y.name)
+    for bk, b in v.full.items():
+        if bk[4] is not None:
+            names.setdefault(bk[4], []).append(b.name)
+    return {s: np.sort(ctx.model.columns_named(n)) for s, n in names.items()}
 
 
 def elastic(ctx: Context, budget: float) -> None:

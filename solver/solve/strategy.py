@@ -64,6 +64,7 @@ from solver.solve.stages import (
     few_replicas,
     greedy,
     grouped,
+    hours,
     lp,
     lp_support,
     many_replicas,
@@ -75,6 +76,9 @@ from solver.solve.stages import (
 
 #: What a progress report says: where the solve stands, and the stages running.
 OnProgress = Callable[[Progress, str], None]
+#: Share of the limit the ``hours`` stage may use where the LP holds many replicas per slot
+#: (it ends sooner once a pass over the slices finds nothing cheaper) [1].
+HOURS_SHARE = 0.3
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
@@ -144,7 +148,8 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
     once its restriction is solved (medium ×25: ~4 s), and at large ×25 it kept improving
     (983,502 → 958,829 from 2 to 15 s) where the joint solve found nothing in 42 s.
     """
-    stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.25, lp_support, many_replicas)]
+    stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.25, lp_support, many_replicas),
+              Stage("hours", HOURS_SHARE, hours, many_replicas)]
     slices = len(data.slices)
     if slices > GROUP_ABOVE_SLICES:
         stages += [Stage(f"grouped-{n}", 0.15, grouped(n), few_replicas)
