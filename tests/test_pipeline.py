@@ -363,8 +363,8 @@ def test_progress_reports_carry_elapsed_time_cost_and_bound() -> None:
     # each report names the stage that made it (or the stages running)
     named = {n for _, s in seen for n in s.split(" + ")}
     assert "lp" in named and named <= {"capacity", "build", "greedy", "lp", "dedicated",
-                                       "lp-support", "support", "elastic", "shrink", "joint",
-                                       "canonical"}
+                                       "lp-support", "hours", "support", "elastic", "shrink",
+                                       "joint", "canonical"}
 
 
 def test_a_fleet_vector_and_its_named_values_agree() -> None:

@@ -18,6 +18,8 @@ soon as its own bound proves it: a stage that does not pay costs little.
 - ``lp-support``: the program with every replica slot the LP relaxation leaves empty fixed to
   zero (a relaxation-induced neighbourhood); ``support`` the same with the incumbent's slots
   added, around each new incumbent.
+- ``hours`` (many replicas per slot): each slice's own integer columns re-solved with the rest
+  of the incumbent held, slice by slice (:func:`hours`).
 - ``elastic`` and ``shrink``: the incumbent's reserved fleet fixed, or allowed only to shrink,
   everything elastic re-planned hour by hour (:mod:`solver.solve.neighbourhood`); repeated
   around each new incumbent while they pay.
@@ -68,8 +70,11 @@ FEW_REPLICAS = 2.0
 #: Gap each slice of the ``hours`` stage is solved to, of the whole program's cost: 1e-4 of
 #: a ×25 fleet is ~$100 a month, under a tenth of one B200 node-hour a day [1].
 SLICE_GAP = 1e-4
-#: Least time worth a slice of the ``hours`` stage [s].
-SLICE_LEAST_S = 0.2
+#: Least time a slice of the ``hours`` stage is given [s]: at large ×25 a slice's solve sets
+#: up in ~0.2 CPU-s and finds its fleet by ~1.2 CPU-s, so a budget split evenly over 24 slices
+#: on a loaded machine (0.7 s of wall time each at load 6) found almost nothing; with less
+#: left than this the stage ends, the slices most above the LP done.
+SLICE_LEAST_S = 1.5
 
 
 @dataclass
@@ -281,8 +286,8 @@ def hours(ctx: Context, budget: float) -> None:
     the joint solve (or the elastic restriction, every slice at once) does not leave its root
     at ×25: it rounds each slice's hourly node counts as a whole. Volume rows spanning the
     slices stay in each restriction, met by the slices held; the fleet found is the program's.
-    Each slice gets an equal part of what is left of the budget, so a slice that ends early
-    leaves its seconds to the next.
+    Each slice gets an equal part of what is left of the budget, at least
+    :data:`SLICE_LEAST_S`, so a slice that ends early leaves its seconds to the next.
     """
     own = _slice_columns(ctx)
     ends = ctx.deadline.elapsed() + budget
@@ -302,9 +307,10 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
     excess = x - (ctx.lp_x if ctx.lp_x is not None else x)  # what each column costs over the LP
     order = sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
     for i, s in enumerate(order):
-        per_slice = (ends - ctx.deadline.elapsed()) / (len(order) - i)
-        if ctx.halted() or per_slice < SLICE_LEAST_S:
+        left = ends - ctx.deadline.elapsed()
+        if ctx.halted() or left < SLICE_LEAST_S:
             return False
+        per_slice = max(left / (len(order) - i), SLICE_LEAST_S)
         x, _ = ctx.incumbent.fleet()
         assert x is not None
         held_columns = np.setdiff1d(integer, own[s], assume_unique=True)

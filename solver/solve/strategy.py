@@ -146,7 +146,10 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
     many (×25, ×100), the LP's support first, for up to a quarter of the limit: grouping slices
     there loses the hour-by-hour capacity that is then worth more; the stage ends on its own
     once its restriction is solved (medium ×25: ~4 s), and at large ×25 it kept improving
-    (983,502 → 958,829 from 2 to 15 s) where the joint solve found nothing in 42 s.
+    (983,502 → 958,829 from 2 to 15 s) where the joint solve found nothing in 42 s. Then, there,
+    ``hours`` (up to :data:`HOURS_SHARE` of the limit): the incumbent re-planned slice by
+    slice, its reserved fleet held — the hourly node counts the joint solve does not round
+    well at that size.
     """
     stages = [Stage("lp", 0.5, lp), Stage("lp-support", 0.25, lp_support, many_replicas),
               Stage("hours", HOURS_SHARE, hours, many_replicas)]
