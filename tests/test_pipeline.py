@@ -189,9 +189,7 @@ def test_the_hours_stage_solves_each_slice_alone_under_the_held_fleet(
     real = stages.run
 
     def spy(model_: Model, *args: Any, **kwargs: Any) -> RunResult:
-        held = set(kwargs["restriction"].columns.tolist())
-        freed.append({model_.variables[j].name for j in np.flatnonzero(model_.integer)
-                      if j not in held})
+        freed.append({model_.variables[j].name for j in np.flatnonzero(model_.integer)})
         return real(model_, *args, **kwargs)
 
     monkeypatch.setattr(stages, "run", spy)
@@ -205,6 +203,45 @@ def test_the_hours_stage_solves_each_slice_alone_under_the_held_fleet(
     blocks_freed = [{n.rsplit("_", 1)[1] for n in f} for f in freed]
     assert all(len(b) == 1 for b in blocks_freed)
     assert sorted(b.pop() for b in blocks_freed) == ["a", "a", "b", "b", "c", "c"]
+
+
+def test_a_held_model_is_the_restriction_with_the_held_columns_taken_out() -> None:
+    # small x25 (a volume row spans the night's slices; zone-loss and N+1 rows per slice):
+    # one slice's integer columns free, every other integer column held at the greedy fleet
+    from solver.solve.greedy import greedy_start
+    from solver.solve.highs import Restriction, held_model
+
+    sc = generate_scenario("small", seed=0, scale=25)
+    program = build_program(build_program_data(sc, build_capacity_table(sc)))
+    model = model_of(program)
+    values = greedy_start(program)
+    assert values is not None
+    x = model.vector(values)
+    own = np.sort(model.columns_named([v.name for k, v in program.v.replicas.items()
+                                        if k.slice == "h03"]
+                                       + [y.name for k, y in program.v.nodes.items()
+                                          if k.slice == "h03"]))
+    part = held_model(model, own, x)
+    small = part.model
+    assert set(own.tolist()) <= set(part.columns.tolist())
+    assert not small.integer[np.isin(part.columns, own, invert=True)].any()  # linked: continuous
+    assert small.columns_count < model.columns_count / 10
+    assert len(small.row_lower) < len(model.row_lower) / 10
+    # the fleet meets the small model's rows, and its cost there plus the offset is its cost
+    assert not small.broken_rows(x[part.columns])
+    assert small.cost_of(x[part.columns]) + small.lp.offset_ == pytest.approx(model.cost_of(x))
+    # solved, it gives what the whole model restricted by bounds gives, and a fleet of it
+    deadline = Deadline(60.0)
+    alone = run(small, deadline, 30.0, 1e-6, start=x[part.columns])
+    held = np.setdiff1d(np.flatnonzero(model.integer), own).astype(np.int32)
+    whole = run(model, deadline, 30.0, 1e-6,
+                restriction=Restriction(held, np.round(x[held]), np.round(x[held])), start=x)
+    assert alone.x is not None and whole.objective is not None and alone.objective is not None
+    assert alone.status is SolveStatus.optimal and whole.status is SolveStatus.optimal
+    assert alone.objective + small.lp.offset_ == pytest.approx(whole.objective, rel=1e-6)
+    found = part.expand(np.where(small.integer, np.round(alone.x), alone.x))
+    assert not model.broken_rows(found)
+    assert model.cost_of(found) < model.cost_of(x)
 
 
 def test_a_small_program_is_planned_within_the_gap_as_the_cold_solve_plans_it() -> None:

@@ -48,7 +48,16 @@ from solver.program.variables import Program, Variables, node_key
 from solver.solve.aggregate import demand_groups, expand_fleet, restrict_to_groups
 from solver.solve.clock import Deadline
 from solver.solve.greedy import greedy_start
-from solver.solve.highs import Model, Restriction, RunResult, Vector, model_of, run
+from solver.solve.highs import (
+    Held,
+    Model,
+    Restriction,
+    RunResult,
+    Vector,
+    held_model,
+    model_of,
+    run,
+)
 from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import reserved_variables
 
@@ -303,7 +312,6 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
     if x is None or before is None:
         return False
     model = ctx.model
-    integer = np.flatnonzero(model.integer).astype(np.int32)
     excess = x - (ctx.lp_x if ctx.lp_x is not None else x)  # what each column costs over the LP
     order = sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
     for i, s in enumerate(order):
@@ -313,13 +321,15 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
         per_slice = max(left / (len(order) - i), SLICE_LEAST_S)
         x, _ = ctx.incumbent.fleet()
         assert x is not None
-        held_columns = np.setdiff1d(integer, own[s], assume_unique=True)
-        held = np.round(x[held_columns])
-        result = _run(ctx, model, per_slice, restriction=Restriction(held_columns, held, held),
-                      start=x, gap=SLICE_GAP,
-                      on_solution=lambda found: ctx.incumbent.offer(found, "hours"))
+        part = held_model(model, own[s], x)
+
+        def offer(y: Vector, part: Held = part) -> bool:
+            return ctx.incumbent.offer(part.expand(y), "hours")
+
+        result = _run(ctx, part.model, per_slice, start=x[part.columns], gap=SLICE_GAP,
+                      on_solution=offer)
         if result.x is not None:
-            ctx.incumbent.offer(result.x, "hours")
+            offer(result.x)
     _, after = ctx.incumbent.fleet()
     return after is not None and after < before * (1 - SLICE_GAP)
 
