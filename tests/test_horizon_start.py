@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from models.scenario import Scenario
 from solver.program.keys import PoolKey
 from solver.program.periods import build_horizon_data, build_horizon_program
 from solver.program.values import objective_of
@@ -211,3 +212,74 @@ def test_blocks_solved_whole_are_not_cut_by_the_time_for_shares() -> None:
     assert plan.status is SolveStatus.optimal
     assert plan.horizon is not None
     assert plan.horizon.expected_cost == pytest.approx(8760 * 0.45 + QUARTER)
+
+
+def test_a_dedicated_program_of_blocks_too_large_to_solve_whole_is_solved_cold_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no shared nodes and blocks planned in shares of the time (the size limit set to
+    0), HiGHS is first given the joint program alone: here it proves the optimum, 3,942 +
+    2,190, and the blocks are never planned."""
+    from models.plan import SolveStatus
+    from solver.solve import block_plans, horizon
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    calls: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        raise AssertionError("the blocks' start ran")
+
+    monkeypatch.setattr(horizon, "horizon_start", counted)
+    plan = horizon.plan_horizon(_dedicated(), table_for=lambda _: TABLE, time_limit_s=20,
+                                gap=1e-6)
+    assert not calls and plan.status is SolveStatus.optimal
+    assert plan.horizon is not None
+    assert plan.horizon.expected_cost == pytest.approx(8760 * 0.45 + QUARTER)
+
+
+def _dedicated() -> Scenario:
+    """The scenario of these tests with dedicated pools (one workload: the same program)."""
+    sc = quarterly(GROWTH)
+    return sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": False})})
+
+
+def _on_demand_only() -> dict[str, float]:
+    """A fleet of the joint program ordering nothing: every node on demand, 5 node-quarters
+    (10,950)."""
+    from solver.solve.backends import solve
+
+    hp = build_horizon_program(build_horizon_data(_dedicated(), lambda _: TABLE))
+    for var in hp.orders.values():
+        var.upBound = 0
+    assert solve(hp.prob, "highs", 20, 1e-6).has_solution
+    return {v.name: float(v.varValue or 0.0) for v in hp.prob.variables()}
+
+
+@pytest.mark.parametrize("blocks_find", [True, False])
+def test_a_cold_solve_abandoned_at_its_check_is_kept_unless_something_cheaper_is_found(
+        monkeypatch: pytest.MonkeyPatch, blocks_find: bool) -> None:
+    """A cold joint solve abandoned at its check (far from its bound) leaves the rest of the
+    time to the blocks' start and the joint solve after it; its fleet is a start too: the plan
+    is the blocks' optimum (6,132) where they find it, and never dearer than the cold fleet
+    (10,950 on demand) where they find nothing."""
+    from models.plan import SolveStatus
+    from solver.solve import block_plans, horizon
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    values = _on_demand_only()
+    cold = horizon.ColdSolve(horizon.SolveOutcome(
+        SolveStatus.time_limit, horizon.SolverReport(name="highs", seconds=1.0,
+                                                     objective=5 * QUARTER, bound=1000.0),
+        True), values, abandoned=True)
+    monkeypatch.setattr(horizon, "cold_joint_solve", lambda *a, **k: cold)
+    if not blocks_find:
+        monkeypatch.setattr(horizon, "horizon_start", lambda *a, **k: (None, None, True))
+        monkeypatch.setattr(horizon, "JOINT_NODES", 0)
+        monkeypatch.setattr(horizon, "joint_solve", lambda *a, **k: horizon.SolveOutcome(
+            SolveStatus.time_limit, horizon.SolverReport(name="highs", seconds=0.0), False))
+    plan = horizon.plan_horizon(_dedicated(), table_for=lambda _: TABLE, time_limit_s=20,
+                                gap=1e-6)
+    assert plan.horizon is not None
+    expected = 8760 * 0.45 + QUARTER if blocks_find else 5 * QUARTER
+    assert plan.horizon.expected_cost == pytest.approx(expected)
+    assert plan.solver.bound is not None and plan.solver.bound >= 1000.0 - 1e-6
