@@ -172,11 +172,13 @@ def joint_solve(program: Program, deadline: Deadline, gap: float,
 #: first given the joint program from no start (:func:`cold_joint_solve`); the share of the
 #: time after the build at which it is abandoned unless it is within ``COLD_KEEP_GAP`` of its
 #: bound [1]. The harness's ×25 case with dedicated pools: HiGHS alone 0.85–1.60 % in 96–121
-#: s where the planner's block start and joint solve reached 7.1–8.4 % (benchmarks/README.md,
-#: "Over periods").
+#: s at load 2–5, where the planner's block start and joint solve reached 7.1–8.4 %; at load
+#: 6–7 HiGHS alone was 97.6 % from its bound after 69 s, 60 % after 108 s, and the blocks'
+#: start does better (benchmarks/README.md, "Over periods").
 COLD_CHECK_SHARE = 0.5
-#: Gap of the cold joint solve at its check under which it keeps the rest of the time [1].
-COLD_KEEP_GAP = 0.05
+#: Gap of the cold joint solve at its check under which it keeps the rest of the time: its
+#: fleets from no start are either within a few per cent or most of their cost away [1].
+COLD_KEEP_GAP = 0.2
 
 
 @dataclasses.dataclass
