@@ -80,7 +80,9 @@ def plan_horizon(
 
     ``time_limit_s`` stops every stage (the stages limited in work end before it, a safety
     stop); ``share_limit_s`` (at most it; default: it) is what the stages planned in shares of
-    the time take: blocks too large to be solved whole, and the joint solve after them."""
+    the time take: blocks too large to be solved whole, and the joint solve after them. With
+    such blocks and no shared nodes, HiGHS first solves the joint program from no start
+    (:func:`cold_joint_solve`); the blocks' start follows only if it abandons."""
     started = time.perf_counter()
     deadline = Deadline(time_limit_s)  # a safety stop: the stages below are limited in work
     shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
