@@ -65,13 +65,18 @@ def test_a_block_without_a_bound_of_its_own_is_bounded_by_its_lp_relaxation() ->
     assert lp_bound(block.data, "highs", 10.0) == pytest.approx(1.5 * 730)
 
 
-def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program() -> None:
-    """A block with shared nodes given less than ``SHARED_AFTER_S``: its dedicated-pool fleet,
-    as values of the shared program, breaks none of its rows; its own bound is dropped (a
-    dedicated-pool bound does not bound shared nodes), so the LP relaxation bounds it."""
+def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block with shared nodes given less than ``SHARED_AFTER_S`` whose LP-support step finds
+    nothing: its dedicated-pool fleet, as values of the shared program, breaks none of its rows;
+    its own bound is dropped (a dedicated-pool bound does not bound shared nodes), so the LP
+    relaxation bounds it."""
     from solver.program.values import violated_rows
-    from solver.solve.block_plans import SHARED_AFTER_S, plan_block
+    from solver.solve import block_plans
+    from solver.solve.block_plans import NOT_PLANNED, SHARED_AFTER_S, plan_block
     from solver.solve.horizon import _priced_block
+
+    monkeypatch.setattr(block_plans, "lp_support_block", lambda *a: (None, None, NOT_PLANNED))
 
     data = build_horizon_data(quarterly([3.5]), lambda _: TABLE)
     priced, _ = _priced_block(data, data.blocks[0])
@@ -283,3 +288,20 @@ def test_a_cold_solve_abandoned_at_its_check_is_kept_unless_something_cheaper_is
     expected = 8760 * 0.45 + QUARTER if blocks_find else 5 * QUARTER
     assert plan.horizon.expected_cost == pytest.approx(expected)
     assert plan.solver.bound is not None and plan.solver.bound >= 1000.0 - 1e-6
+
+
+def test_a_shared_block_is_planned_on_its_lp_support_first() -> None:
+    """A block of 1.5 req/s on one-GPU nodes of 1 req/s, shared nodes: the relaxation runs 1.5
+    on-demand nodes (1,095, the bound); restricted to the columns it runs, the block's optimum,
+    2 nodes (1,460), holds in the block's program; ``plan_block`` takes it."""
+    from solver.solve.block_plans import holds_in, lp_support_block, plan_block
+
+    data = build_horizon_data(quarterly([1.5], reserved=None), lambda _: TABLE)
+    (block,) = data.blocks
+    assert block.data.share_nodes
+    program, values, outcome = lp_support_block(block.data, 10.0, 0.01)
+    assert values is not None and holds_in(program, values)
+    assert outcome.report.objective == pytest.approx(2 * 730)
+    assert outcome.report.bound == pytest.approx(1.5 * 730)
+    _, planned, _ = plan_block(block.data, "highs", 10.0, 0.01)
+    assert planned == values
