@@ -24,10 +24,12 @@ __all__ = ["MAX_INPUT_BYTES", "check_file", "parse_json", "read_bytes", "read_js
            "read_json_lines", "read_text"]
 
 
-def check_file(path: Path, kind: str, file: str | None = None, where: str = "") -> int:
-    """Size of an input file of ``kind`` [bytes]; refused when missing, not a regular file (a
-    device or a pipe would be read forever) or larger than :data:`MAX_INPUT_BYTES` allows.
-    ``file`` and ``where`` locate a reference to ``path`` (by default, the file itself)."""
+def check_file(path: Path, kind: str, file: str | None = None, where: str = "",
+               missing_fix: str = "check the path") -> int:
+    """Size of an input file of ``kind`` [bytes]; refused when missing (with ``missing_fix``),
+    not a regular file (a device or a pipe would be read forever) or larger than
+    :data:`MAX_INPUT_BYTES` allows. ``file`` and ``where`` locate a reference to ``path`` (by
+    default, the file itself)."""
     limit = MAX_INPUT_BYTES[kind]
 
     def refuse(message: str, fix: str) -> InputError:
@@ -40,7 +42,7 @@ def check_file(path: Path, kind: str, file: str | None = None, where: str = "") 
     except ValueError:  # a NUL byte in the path
         raise refuse("the path holds a NUL byte", "check the path") from None
     except FileNotFoundError:
-        raise refuse("file not found", "check the path") from None
+        raise refuse("file not found", missing_fix) from None
     except OSError as exc:
         raise refuse(f"{kind} file unreadable: {exc.strerror or exc}", "check the path") from None
     if stat.S_ISDIR(st.st_mode):
@@ -143,3 +145,32 @@ def read_json_lines(path: Path, kind: str) -> list[Any]:
     text = read_text(path, kind)
     return [parse_json(line, str(path), f"line {n}, ")
             for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+#: The public traces the README's walk-through, docs/replay.md and the tests read, by the name
+#: they are saved under: where each is published (README, "Walk-through", the paragraph "The
+#: traces are public…"). None is shipped with fleetplan.
+PUBLIC_TRACES = {
+    "AzureLLMInferenceTrace_conv.csv": "the GitHub repository Azure/AzurePublicDataset (data/)",
+    "AzureLLMInferenceTrace_code.csv": "the GitHub repository Azure/AzurePublicDataset (data/)",
+    "mooncake_conversation_trace.jsonl": "the GitHub repository kvcache-ai/Mooncake "
+                                         "(FAST25-release/traces/conversation_trace.jsonl)",
+    "mooncake_synthetic_trace.jsonl": "the GitHub repository kvcache-ai/Mooncake "
+                                      "(FAST25-release/traces/synthetic_trace.jsonl)",
+}
+
+#: Where the README says where to get the public traces.
+TRACES_PARAGRAPH = 'README, "Walk-through", the paragraph "The traces are public…"'
+
+
+def missing_trace_fix(path: Path) -> str:
+    """The fix for a request trace not found: a public trace (the README's names) is not
+    shipped, so where to download it; any other path, check it — and where the public ones
+    are found, for a planner following the walk-through from a clone without them."""
+    source = PUBLIC_TRACES.get(path.name)
+    if source is not None:
+        return (f"the public trace {path.name} is not shipped with fleetplan: download it from "
+                f"{source} into {path.parent}/ ({TRACES_PARAGRAPH}), or give the path you "
+                "saved it at")
+    return ("check the path (the public Azure and Mooncake traces are not shipped with "
+            f"fleetplan: {TRACES_PARAGRAPH} says where to get them)")

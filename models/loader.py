@@ -30,7 +30,7 @@ from models.canonical import (
 from models.catalog import GpuType, LlmSpec
 from models.documents import read_document
 from models.errors import InputError, Problem, did_you_mean, format_location
-from models.input_files import check_file
+from models.input_files import PUBLIC_TRACES, check_file, missing_trace_fix
 from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
@@ -557,6 +557,8 @@ def linked_traces(workloads: tuple[Workload, ...], path: Path, problems: list[Pr
         if not trace_path.is_file():
             problems.append(Problem(str(path), f"workloads[{i}].arrival.trace.path",
                                     f"trace file {trace_path} not found",
+                                    missing_trace_fix(trace_path)
+                                    if trace_path.name in PUBLIC_TRACES else
                                     "check the path (relative to the scenario file)"))
         arrival = wl.arrival.model_copy(update={"trace": link.model_copy(
             update={"path": str(trace_path)})})

@@ -18,6 +18,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from inputs import scenarios_dir
+from models.input_files import PUBLIC_TRACES
 from solver.cli import main
 
 TINY: dict[str, Any] = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
@@ -540,6 +541,41 @@ def test_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
     # Was "trace file not found" for a path that exists.
     assert_clean_error(run("profile", str(tmp_path)),
                        f"{tmp_path}: is a directory, not a request trace file")
+
+
+def test_missing_public_trace_says_where_to_download_it(tmp_path: Path) -> None:
+    # The walk-through's first command, from a clone without ../shared: "file not found —
+    # check the path" left the planner to find the README's paragraph on the public traces.
+    trace = tmp_path / "traces" / "AzureLLMInferenceTrace_conv.csv"
+    assert_clean_error(run("profile", str(trace)), f"{trace}: file not found",
+                       "not shipped with fleetplan", "Azure/AzurePublicDataset (data/)",
+                       f"into {trace.parent}/", "The traces are public")
+    mooncake = tmp_path / "mooncake_synthetic_trace.jsonl"
+    assert_clean_error(run("profile", str(mooncake)), "kvcache-ai/Mooncake",
+                       "FAST25-release/traces/synthetic_trace.jsonl")
+
+
+def test_missing_trace_of_another_name_points_at_the_public_traces(tmp_path: Path) -> None:
+    assert_clean_error(run("profile", str(tmp_path / "mine.csv")), "file not found",
+                       "check the path", "The traces are public")
+
+
+def test_missing_public_trace_a_scenario_names_says_where_to_download_it(
+        tmp_path: Path) -> None:
+    workload = {**TINY["workloads"][0], "arrival": {
+        "peak_rps": 4, "trace": {"path": "traces/AzureLLMInferenceTrace_code.csv"}}}
+    path = tiny_with(tmp_path, {"workloads": [workload]})
+    assert_clean_error(run("validate", str(path)), f"{path}: workloads[0].arrival.trace.path",
+                       "Azure/AzurePublicDataset", f"into {tmp_path / 'traces'}/")
+
+
+def test_the_readme_holds_the_paragraph_missing_traces_point_at() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    walk_through = readme[readme.index("## Walk-through"):]
+    walk_through = walk_through[:walk_through.index("\n## ")]
+    assert "The traces are public" in walk_through
+    for name in PUBLIC_TRACES:
+        assert f"`{name}`" in walk_through or name.removeprefix("mooncake_") in walk_through
 
 
 def test_calibrate_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> None:

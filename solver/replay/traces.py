@@ -34,7 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from models.errors import InputError, Problem
-from models.input_files import check_file
+from models.input_files import check_file, missing_trace_fix
 from models.limits import (
     MAX_RATE_SCALE,
     MAX_TRACE_PREFIX_BLOCKS,
@@ -468,7 +468,7 @@ def _span_text(span_s: float) -> str:
 
 
 def _read_head(path: Path) -> str:
-    check_file(path, "request trace")
+    check_file(path, "request trace", missing_fix=missing_trace_fix(path))
     try:
         with path.open("rb") as fh:
             return fh.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
