@@ -40,6 +40,7 @@ from models.prices import zones_from_price_table
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario, ScenarioFile
 from models.text import csv_uncell
+from models.units import renamed_unit_fix, unit_value_fix
 from models.workload import Workload
 
 T = TypeVar("T", bound=BaseModel)
@@ -163,9 +164,11 @@ def problems_from_validation(
 ) -> list[Problem]:
     """Turn a pydantic ValidationError into located problems with a fix each (an unknown key
     of ``model`` gets the closest known keys)."""
-    out = []
+    out: list[tuple[tuple[str | int, ...] | None, Problem]] = []  # (missing field, problem)
     errors = exc.errors(include_url=False)
     locs = [tuple(e["loc"]) for e in errors]
+    missing = {field_path(e["loc"]) for e in errors if e["type"] == "missing"}
+    renamed: set[tuple[str | int, ...]] = set()  # missing fields an unknown key stands for
     for err in errors:
         own = tuple(err["loc"])
         if err["type"] == "too_short" and any(o[: len(own)] == own and o != own for o in locs):
@@ -178,10 +181,26 @@ def problems_from_validation(
             msg = f"`{err['input']}` is not a finite number"
         field = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")
         fix = _fix_for(err["type"], msg, field)
+        if err["type"].endswith(("_parsing", "_type")):
+            fix = unit_value_fix(field, err.get("input")) or fix
         if err["type"] == "extra_forbidden" and model is not None:
-            fix = _unknown_key_fix(str(loc[-1]), known_keys(model, field_path(err["loc"])[:-1]))
-        out.append(Problem(file, format_location(loc), msg, fix))
-    return out
+            parent = field_path(err["loc"])[:-1]
+            known = known_keys(model, parent)
+            meant = renamed_unit_fix(str(loc[-1]), err.get("input"), known)
+            if meant is None:
+                fix = _unknown_key_fix(str(loc[-1]), known)
+                close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+                meant = (close[0], fix) if close else None
+            else:
+                fix = meant[1]
+            if meant is not None and (*parent, meant[0]) in missing:
+                renamed.add((*parent, meant[0]))  # one problem, not this and "Field required"
+                if not fix.startswith("the field is"):
+                    fix = (f"did you mean `{meant[0]}`? It is required and missing: rename this "
+                           "key")
+        out.append((field_path(err["loc"]) if err["type"] == "missing" else None,
+                    Problem(file, format_location(loc), msg, fix)))
+    return [p for lacking, p in out if lacking is None or lacking not in renamed]
 
 
 def validate_as(

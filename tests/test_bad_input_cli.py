@@ -754,3 +754,66 @@ def test_json_on_a_missing_file_or_bad_option_is_json_too(tmp_path: Path) -> Non
     result = CliRunner().invoke(main, ["validate", "--json", "--no-such-option"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"] == "No such option '--no-such-option'."
+
+
+# --- a misspelt field and a wrong unit (fresh-clone trial) -----------------------------------
+
+
+def test_misspelt_required_field_is_one_problem_saying_rename(tmp_path: Path) -> None:
+    # Was two problems: "peak_rps: Field required — add this field" beside "unknown key
+    # `peak_rsp` — did you mean `peak_rps`?", read as two things to fix.
+    path = tiny_with(tmp_path, {("workloads", 0, "arrival"): {"peak_rsp": 4}})
+    result = run("validate", str(path))
+    assert_clean_error(result, "1 problem in the input",
+                       f"{path}: workloads[0].arrival.peak_rsp: unknown key `peak_rsp` — did "
+                       "you mean `peak_rps`? It is required and missing: rename this key")
+    assert "Field required" not in result.output
+
+
+def test_misspelt_optional_field_keeps_its_hint(tmp_path: Path) -> None:
+    path = tiny_with(tmp_path, {("workloads", 0, "prefix_cache_hitrate"): 0.3})
+    assert_clean_error(run("validate", str(path)), "unknown key `prefix_cache_hitrate` — did "
+                       "you mean `prefix_cache_hit_rate`? (else remove this key)")
+
+
+def test_a_field_in_another_unit_gives_the_value_converted(tmp_path: Path) -> None:
+    # Was "did you mean `ttft_p95_ms` or `tpot_p95_ms` or `e2e_p95_ms`?" beside "Field
+    # required": renamed as suggested, `ttft_p95_ms: 1` asked for a 1-ms first token.
+    slo = {"ttft_p95_s": 1.5, "tpot_p95_ms": 50}
+    path = tiny_with(tmp_path, {("workloads", 0, "slo"): slo,
+                                ("zones", 0, "offers", 0, "reserved", "lead_time_days"): 14})
+    result = run("validate", str(path))
+    assert_clean_error(result, "2 problems in the input",
+                       f"{path}: workloads[0].slo.ttft_p95_s: unknown key `ttft_p95_s` — the "
+                       "field is `ttft_p95_ms`, in milliseconds: write `ttft_p95_ms: 1500` "
+                       "(1.5 s)",
+                       "zones[0].offers[0].reserved.lead_time_days: unknown key "
+                       "`lead_time_days` — the field is `lead_time_weeks`, in weeks: write "
+                       "`lead_time_weeks: 2` (14 days)")
+    assert "Field required" not in result.output
+
+
+@pytest.mark.parametrize(("value", "fix"), [
+    ("1.5 s", "give a plain number of milliseconds (the unit is the field name's `_ms`): "
+              "`ttft_p95_ms: 1500`"),
+    ("1,000ms", "`ttft_p95_ms: 1000`"),
+    ("fast", "give a plain number of milliseconds (the unit is the field name's `_ms`)"),
+])
+def test_a_value_written_with_its_unit_gives_the_plain_number(
+        tmp_path: Path, value: str, fix: str) -> None:
+    # Was "Input should be a valid number … — give a value of the expected type".
+    path = tiny_with(tmp_path, {("workloads", 0, "slo", "ttft_p95_ms"): value})
+    result = run("validate", str(path))
+    assert_clean_error(result, f"{path}: workloads[0].slo.ttft_p95_ms: ", fix)
+    assert "expected type" not in result.output
+
+
+def test_a_rate_field_is_not_read_as_in_seconds(tmp_path: Path) -> None:
+    # `hbm_bandwidth_gb_per_s` ends in `_s` but is GB per second: no fix in seconds.
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("gpus:\n  - name: L4\n    hbm_bandwidth_gb_per_s: 300 GB/s\n",
+                       encoding="utf-8")
+    path = tiny_with(tmp_path, {"catalog": {"overlays": ["overlay.yaml"]}})
+    result = run("validate", str(path))
+    assert_clean_error(result, "hbm_bandwidth_gb_per_s")
+    assert "seconds" not in result.output

@@ -185,7 +185,9 @@ def test_unknown_key_suggests_the_keys_its_place_holds(tmp_path: Path) -> None:
     doc["colour"] = "red"
     problems = problems_of(write(tmp_path, doc))
     assert only(problems, "workloads[0].arrival.peak_rsp").fix == (
-        "did you mean `peak_rps`? (else remove this key)")
+        "did you mean `peak_rps`? It is required and missing: rename this key")
+    # one problem for one slip: not also "peak_rps: Field required — add this field"
+    assert not [p for p in problems if p.location == "workloads[0].arrival.peak_rps"]
     assert only(problems, "workloads[0].clas").fix.startswith("did you mean `class`")
     assert only(problems, "zones[0].offers[0].on_demnd").fix.startswith(
         "did you mean `on_demand`")
