@@ -22,6 +22,10 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, ["validate", *args])
 
 
+def run_cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
 def clean_exit(result: Result) -> bool:
     """The command ended through click (exit code), not an escaped exception."""
     return result.exception is None or isinstance(result.exception, SystemExit)
@@ -227,3 +231,58 @@ def test_a_demand_scenario_growth_per_workload_is_shown(tmp_path: Path) -> None:
 def test_a_one_day_scenario_summary_has_no_planning_keys() -> None:
     data = json.loads(run("--json", str(scenarios_dir() / "demo.yaml")).stdout)
     assert "over_time" not in data and "inventory_warnings" not in data
+
+
+def _tiny_over_months(tmp_path: Path, lead_time_weeks: float, on_demand: bool) -> Path:
+    """tiny.yaml over two 1-month periods, its reserved quotes arriving ``lead_time_weeks``
+    after they are ordered."""
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 1, "count": 2}
+    for offer in doc["zones"][0]["offers"]:
+        offer["reserved"]["lead_time_weeks"] = lead_time_weeks
+        if not on_demand:
+            del offer["on_demand"]
+    path = tmp_path / "lead.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Path) -> None:
+    """Fresh-clone trial: a 20-week lead time over a 2-month horizon passed validate silently;
+    plan then bought on-demand and never said why the cheaper reservation was left, or (with
+    nothing else sold) said only "orders cannot be placed in time"."""
+    result = run(str(_tiny_over_months(tmp_path, 20, on_demand=True)))
+    assert result.exit_code == 0
+    warning = ("warning: `lead_time_weeks: 20` of L4's reserved quote (12 months) in zone-a: "
+               "ordered on the plan date (2027-01-01) it arrives on 2027-05-21, after the last "
+               "period starts (2027-02-01), so it serves no period — shorten its lead time, "
+               "lengthen the horizon (horizon.count) or sell on-demand capacity there")
+    assert warning in result.stderr.splitlines()
+    assert "  horizon: 2 periods of 1 month, 2027-01-01 to 2027-03-01" in result.stdout
+    planned = run_cli("plan", str(tmp_path / "lead.yaml"), "--out", str(tmp_path / "out"),
+                      "--quiet")
+    assert planned.exit_code == 0, planned.output
+    assert ("horizon 2027-01-01 to 2027-03-01 (2 periods of 1 month), planned on 2027-01-01"
+            in planned.stdout)
+    # within the horizon: no warning, one line of when new orders can first serve
+    result = run(str(_tiny_over_months(tmp_path, 2, on_demand=True)))
+    assert "warning" not in result.stderr
+    assert ("  new orders (placed on the plan date, 2027-01-01) serve at the earliest from "
+            "period 1 (2027-02-01): H100-SXM's reserved quote (12 months) in zone-a; L4's "
+            "reserved quote (12 months) in zone-a, lead time 2 weeks"
+            ) in result.stdout.splitlines()
+
+
+def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Path) -> None:
+    path = _tiny_over_months(tmp_path, 20, on_demand=False)
+    result = run_cli("plan", str(path), "--out", str(tmp_path / "out"), "--quiet")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert "  - each period can be met on its own, but not with orders placed in time: lead " \
+        "times, order stock or the budget keep committed capacity from arriving when it is " \
+        "needed" in lines
+    assert any(line.startswith("  - `lead_time_weeks: 20` of L4's reserved quote (12 months) in "
+                               "zone-a: ordered on the plan date (2027-01-01) it arrives on "
+                               "2027-05-21") for line in lines), lines
+    diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
+    assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2

@@ -43,6 +43,7 @@ from solver.outputs.labels import (
     plural,
     status_label,
 )
+from solver.outputs.lead_times import with_lead_time_causes
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes
@@ -243,6 +244,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
                                    quiet, deadline, received, limit_given=given)
         if plan.status is SolveStatus.infeasible:
             plan = with_slo_causes(plan, sc, table or build_capacity_table(sc))
+            plan = with_lead_time_causes(plan, sc)
         write_plan_outputs(plan, sc, target.staging, shown, table)
         written = target.commit()
     if as_json:

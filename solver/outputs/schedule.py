@@ -174,9 +174,9 @@ def schedule_lines(plan: Plan) -> list[str]:
     cur = plan.cost.currency
     scenarios = [s.scenario for s in h.scenarios]
     now = [o for o in plan.orders if o.scenario is None]
+    months = f"{h.period_months:g} month{'' if h.period_months == 1 else 's'}"
     out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
-           f"{h.period_months:g} months), planned on {h.plan_date}, re-planned by "
-           f"{h.replan_date}"]
+           f"{months}), planned on {h.plan_date}, re-planned by {h.replan_date}"]
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]

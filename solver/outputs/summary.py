@@ -20,6 +20,8 @@ from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
+from solver.outputs.labels import plural
+from solver.outputs.lead_times import first_period_line, late_orders, lead_time_text
 from solver.outputs.slo_cause import slo_shortfalls
 
 
@@ -117,7 +119,8 @@ class ScenarioSummary(OmitDefaults):
     """Planning over time, a line each: the horizon, the inventory held (when), the demand
     scenarios, and each workload's growth, events and migrations."""
     inventory_warnings: tuple[str, ...] = ()
-    """Inventory lines held through no whole period of the horizon: they count for nothing."""
+    """Inventory lines held through no whole period of the horizon, and order quotes whose lead
+    time lets them serve no period: they count for nothing."""
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
@@ -232,7 +235,7 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if h is not None:
         # "to" names the day after the last, as the plan's horizon, periods and orders do
         lines.append(f"horizon: {h.count} period{'s' if h.count != 1 else ''} of "
-                     f"{h.period_months} months, {h.start} to {h.end}")
+                     f"{plural(h.period_months, 'month')}, {h.start} to {h.end}")
     for i, line in enumerate(scenario.inventory):
         text = _held_text(line, cur)
         if h is not None:
@@ -245,6 +248,12 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
                          f"{', '.join(map(str, periods))}")
         lines.append(f"inventory: {text}")
+    late = late_orders(scenario)
+    # a quote that arrives after the last period starts: the plan cannot use it
+    warnings += [lead_time_text(scenario, r) for r in late if r.first_period is None]
+    first = first_period_line(scenario, late)
+    if first is not None:
+        lines.append(first)
     if scenario.demand_scenarios:
         lines.append("demand scenarios: " + ", ".join(
             f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))

@@ -1,0 +1,101 @@
+"""Order options whose lead time keeps them out of the first periods of a horizon, or out of
+all of them.
+
+An order serves from a period only if it can be placed on or after the plan date, the
+period's start less its lead time (solver/program/periods.py, P3). A quote whose lead time
+reaches past the start of the horizon's last period serves no period: the plan cannot use it,
+and where nothing else is sold it is infeasible with "each period can be met on its own, but
+not with orders placed in time". ``validate`` warns of such quotes; an infeasible ``plan`` names
+them under that diagnosis.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from models.common import PurchaseKind
+from models.plan import Plan, Shortfall, SolveStatus
+from models.scenario import Scenario
+from solver.program.periods import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
+
+
+@dataclass(frozen=True)
+class Reach:
+    """An order option and the first period it can serve (``None``: none)."""
+
+    option: OrderOption
+    first_period: int | None
+    arrives: dt.date
+    """When an order placed on the plan date arrives."""
+
+
+def _what(option: OrderOption) -> str:
+    kind = ("owned hardware" if option.pool.purchase is PurchaseKind.owned
+            else f"reserved quote ({option.term_months} months)")
+    return (f"`lead_time_weeks: {option.lead_time_weeks:g}` of {option.pool.gpu}'s {kind} in "
+            f"{option.pool.zone}")
+
+
+def late_orders(scenario: Scenario) -> list[Reach]:
+    """The order options of a scenario over periods that cannot serve its first period, in
+    the order of :func:`~solver.program.periods.order_options` (empty without a horizon)."""
+    h = scenario.horizon
+    if h is None:
+        return []
+    today = plan_date_of(scenario)
+    out = []
+    for option in order_options(scenario):
+        lead = dt.timedelta(days=option.lead_time_weeks * DAYS_PER_WEEK)
+        first = next((q for q in range(h.count) if h.period_start(q) - lead >= today), None)
+        if first != 0:
+            out.append(Reach(option, first, today + lead))
+    return out
+
+
+def lead_time_text(scenario: Scenario, reach: Reach) -> str:
+    """One late option in words, with the fix where it serves no period."""
+    h = scenario.horizon
+    assert h is not None
+    today = plan_date_of(scenario)
+    if reach.first_period is None:
+        last = h.period_start(h.count - 1)
+        return (f"{_what(reach.option)}: ordered on the plan date ({today}) it arrives on "
+                f"{reach.arrives}, after the last period starts ({last}), so it serves no "
+                "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
+                "on-demand capacity there")
+    start = h.period_start(reach.first_period)
+    return (f"{_what(reach.option)}: ordered on the plan date ({today}) it arrives on "
+            f"{reach.arrives}, so it serves from period {reach.first_period} ({start}) on, "
+            "not before")
+
+
+def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
+    """One line for the options that serve, but not from the first period: by the first
+    period they serve, their lead times and how many (named where one or two)."""
+    h = scenario.horizon
+    serving = [r for r in late if r.first_period is not None]
+    if h is None or not serving:
+        return None
+    parts = []
+    for q in sorted({r.first_period for r in serving if r.first_period is not None}):
+        group = [r for r in serving if r.first_period == q]
+        weeks = ", ".join(f"{w:g}" for w in sorted({r.option.lead_time_weeks for r in group}))
+        named = ("; ".join(_what(r.option).split(" of ", 1)[1] for r in group)
+                 if len(group) <= 2 else f"{len(group)} quotes")
+        parts.append(f"from period {q} ({h.period_start(q)}): {named}, lead time"
+                     f"{'s' if ',' in weeks else ''} {weeks} weeks")
+    return (f"new orders (placed on the plan date, {plan_date_of(scenario)}) serve at the "
+            "earliest " + "; ".join(parts))
+
+
+def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
+    """``plan`` (infeasible over periods, diagnosed as orders that cannot arrive in time)
+    with a shortfall per order option its lead time keeps out of the first periods; other
+    plans unchanged."""
+    if plan.status is not SolveStatus.infeasible or not any(
+            d.requirement == "orders" for d in plan.diagnosis):
+        return plan
+    late = [Shortfall(requirement="orders", amount=0.0, unit="",
+                      message=lead_time_text(scenario, r)) for r in late_orders(scenario)]
+    return plan.model_copy(update={"diagnosis": (*plan.diagnosis, *late)}) if late else plan
