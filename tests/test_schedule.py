@@ -34,7 +34,8 @@ def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
     assert lines[now + 1].startswith("  order 1 G (1 node) in a by 2027-03-04: reserved 12 "
                                      "months, upfront none, 0.450 USD/GPU-h; serving 2027-04-01 "
                                      "to 2028-04-01; 3,942 USD committed")
-    assert "if demand follows `high`, order 2 more G in a by 2027-06-03" in lines
+    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
+            "(demand +200% on `base`'s, capacity on all its GPUs 0% above its demand)") in lines
     assert any(line.startswith("objective (expected minimised: new orders as the program "
                                "charges them, on-demand and spot; held inventory left out")
                and "expected 12,264" in line for line in lines)
@@ -258,7 +259,8 @@ def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix(
         with_spot(p) if p.scenario == "high" else p for p in plan.periods)})
     start = next(p.start for p in plan.periods if p.period == 2)
     assert (f"if demand follows `high`, it runs up to 3 G spot GPUs more than `base` (the "
-            f"period from {start}: 3 against 0)") in schedule_lines(more)
+            f"period from {start}: 3 against 0); it serves chat (demand +200% on `base`'s, "
+            "capacity on all its GPUs 0% above its demand)") in schedule_lines(more)
     # the same with high's demand no higher than base's: why it runs more, from the plan
     def at_base_demand(p: PeriodPlan) -> PeriodPlan:
         base = next(b for b in plan.periods if b.scenario == "base" and b.period == p.period)
@@ -325,3 +327,37 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     report = (tmp_path / "report.md").read_text()
     assert "| Already held |" in report
     assert "| 1 node owned (inventory): capital spent |" in report
+
+
+def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
+    """qa1's fresh clone: the re-plan at a 21.6 % gap printed "72 more L40S if high" as what
+    high needs, nothing saying the plan was far from proven or how much of it its demand
+    used. Each line comparing a scenario with base now gives, for each workload on that GPU,
+    its demand against base's and its capacity against its demand; a plan not proven near
+    the cheapest adds one line saying capacity above demand may be the search's slack."""
+    from models.plan import PeriodWorkload, SolveStatus
+    from solver.outputs.schedule import LARGE_GAP
+
+    plan, _ = base_high()
+    assert not any("differences from `base`" in line for line in schedule_lines(plan))
+
+    def roomy(p: PeriodPlan) -> PeriodPlan:  # high's capacity 3x its demand from period 1
+        if p.scenario != "high" or p.period == 0:
+            return p
+        return p.model_copy(update={"workloads": tuple(
+            PeriodWorkload(**{**w.model_dump(), "capacity_rps": 3 * w.demand_rps})
+            for w in p.workloads)})
+
+    stopped = plan.model_copy(update={
+        "status": SolveStatus.feasible, "solver": plan.solver.model_copy(update={"gap": 0.216}),
+        "periods": tuple(roomy(p) for p in plan.periods)})
+    lines = schedule_lines(stopped)
+    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
+            "(demand +200% on `base`'s, capacity on all its GPUs 200% above its demand)"
+            ) in lines
+    assert ("these differences from `base` are from a plan not proven optimal (feasible, gap "
+            "21.6%): capacity above demand may be slack that a longer --time-limit removes, "
+            "not what the demand needs") in lines
+    close = stopped.model_copy(update={"solver": plan.solver.model_copy(
+        update={"gap": LARGE_GAP / 2})})
+    assert not any("differences from `base`" in line for line in schedule_lines(close))

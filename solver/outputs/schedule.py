@@ -96,6 +96,48 @@ def _why_more(plan: Plan, name: str, period: int) -> str:
     return f"{head}: it carries the same demand with another mix of GPUs"
 
 
+def _period(plan: Plan, scenario: str, period: int) -> PeriodPlan | None:
+    return next((p for p in plan.periods if p.scenario == scenario and p.period == period), None)
+
+
+def _what_it_serves(plan: Plan, name: str, period: int, gpu: str) -> str:
+    """What the GPUs a scenario adds beyond base's carry, read off the plan: each workload on
+    that GPU type in the period, its demand against base's and its capacity (on all its GPUs)
+    against its demand: a capacity well above demand is slack, not need. A qa1 fresh clone
+    read "72 more L40S if high" at a 21.6 % gap as what high needs."""
+    mine, base = _period(plan, name, period), _period(plan, BASE, period)
+    if mine is None or base is None:
+        return ""
+    served = {a.workload for a in mine.allocations if a.gpu == gpu}
+    theirs = {w.workload: w for w in base.workloads}
+    parts = []
+    for w in sorted((w for w in mine.workloads if w.workload in served),
+                    key=lambda w: w.workload):
+        was = theirs.get(w.workload)
+        more = ("" if was is None or was.demand_rps <= 0
+                else f"demand {w.demand_rps / was.demand_rps - 1:+.0%} on `{BASE}`'s, ")
+        slack = ("" if w.demand_rps <= 0 else
+                 f"capacity on all its GPUs {w.capacity_rps / w.demand_rps - 1:.0%} above "
+                 "its demand")
+        parts.append(f"{w.workload} ({more}{slack})")
+    return f"; it serves {', '.join(parts)}" if parts else ""
+
+
+def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
+    """Under the lines comparing a scenario with base, in a plan not proven near the
+    cheapest: its capacity above demand may be the search's slack (one line, not one a
+    comparison)."""
+    gap = plan.solver.gap
+    if (not any("; it serves " in line for line in lines) or plan.status is SolveStatus.optimal
+            or (gap is not None and gap <= LARGE_GAP)):
+        return []
+    how = status_label(plan.status, plan.solver).lower() + (
+        "" if gap is None else f", gap {gap:.1%}")
+    return [f"these differences from `{BASE}` are from a plan not proven optimal ({how}): "
+            "capacity above demand may be slack that a longer --time-limit removes, not what "
+            "the demand needs"]
+
+
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     """Per scenario other than base: the most on-demand and spot GPUs of each type it runs
     beyond base's in any period, over all zones, with both counts; where the scenario's demand
@@ -123,7 +165,8 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
             ran, base = running[(name, q, gpu, kind)], running[(BASE, q, gpu, kind)]
             out.append(f"if demand follows `{name}`, it runs up to {extra} {gpu} "
                        f"{kind.value.replace('_', '-')} GPUs more than `{BASE}` (the period "
-                       f"from {starts[q]}: {ran} against {base}){_why_more(plan, name, q)}")
+                       f"from {starts[q]}: {ran} against {base})"
+                       f"{_why_more(plan, name, q) or _what_it_serves(plan, name, q, gpu)}")
     return out
 
 
@@ -192,8 +235,9 @@ def schedule_lines(plan: Plan) -> list[str]:
         for o, nodes in _extra(plan, name):
             gpus = nodes * (o.gpus // o.nodes)
             out.append(f"if demand follows `{name}`, order {gpus} more {o.gpu} in {o.zone} by "
-                       f"{o.order_by}")
+                       f"{o.order_by}{_what_it_serves(plan, name, o.usable_period, o.gpu)}")
     out += _elastic_lines(plan, scenarios)
+    out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios)
     return [*out, *cost_lines(plan)]
 
