@@ -312,3 +312,23 @@ def test_a_plan_over_periods_without_a_time_limit_ends_at_its_work_limits(
                                            "--out", str(tmp_path / "q"), "--quiet", *extra])
         assert isinstance(result.exception, Planned)
     assert seen == [(plan_cli.HORIZON_SAFETY_S, 60.0), (30.0, 30.0)]
+
+
+def test_the_gpu_table_notes_only_the_elastic_kinds_it_shows(tmp_path: Path) -> None:
+    """Fresh-clone trial: the README walk-through's plan (reserved L40S only) ended its GPU
+    table with "(on-demand and spot: the most running in any slice)", about columns it did not
+    show."""
+    from models.common import PurchaseKind
+    from solver.cli.plan import gpu_table
+
+    result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    plan = Plan.model_validate_json((tmp_path / "plan.json").read_text())
+
+    def only(kind: PurchaseKind) -> list[str]:
+        return gpu_table(plan.model_copy(update={"nodes": tuple(
+            n.model_copy(update={"purchase": kind}) for n in plan.nodes)}))
+
+    assert not any("most running" in line for line in only(PurchaseKind.reserved))
+    assert only(PurchaseKind.spot)[-1] == "  (spot: the most running in any slice)"
+    assert only(PurchaseKind.on_demand)[-1] == "  (on-demand: the most running in any slice)"

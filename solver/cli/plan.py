@@ -47,6 +47,7 @@ from solver.outputs.lead_times import with_lead_time_causes
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes
+from solver.program.data import ELASTIC_KINDS
 from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
@@ -73,9 +74,10 @@ def gpu_table(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     rows = [(gpu, scenario.zone_label(zone) if scenario is not None else zone,
              *(peak.get((gpu, zone, k), 0) for k in kinds))
             for gpu, zone in sorted({(g, z) for g, z, _ in peak})]
+    elastic = [label(k).lower() for k in kinds if k in ELASTIC_KINDS]
+    note = ([f"  ({' and '.join(elastic)}: the most running in any slice)"] if elastic else [])
     return [*table_lines(["GPU", "Zone", *(Col(f"{label(k)} [GPUs]", right=True)
-                                           for k in kinds)], rows),
-            "  (on-demand and spot: the most running in any slice)"]
+                                           for k in kinds)], rows), *note]
 
 
 def workload_lines(plan: Plan, scenario: Scenario) -> list[str]:
