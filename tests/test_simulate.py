@@ -810,8 +810,13 @@ def test_cli_several_failures(tmp_path: Path) -> None:
 def test_cli_node_failure_errors(tmp_path: Path) -> None:
     scenario, plan, trace = _node_files(tmp_path)
     base = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
-    code, out = _invoke([*base, "--fail", "node:zone-a/H100@3"])
-    assert code == 2 and "unknown GPU `H100`" in out
+    code, out = _invoke([*base, "--fail", "node:zone-a/H10O@3"])
+    assert code == 2 and "unknown GPU `H10O`" in out and "did you mean" in out
+    # a GPU named as a scenario names it (README: `H100`, `p5.48xlarge`) is that GPU: was
+    # "unknown GPU `H100`" on the fresh clone's `--fail node:use1-az1/H100@20`
+    for name in ("H100", "p5.48xlarge"):
+        code, out = _invoke([*base, "--fail", f"node:zone-a/{name}/spot@3"])
+        assert code == 2 and "no replica of `chat` runs on H100-SXM in zone-a" in out
     code, out = _invoke([*base, "--fail", "node:zone-a@3"])
     assert code == 2 and "names no GPU" in out
     code, out = _invoke([*base, "--fail", "node:zone-a/H100-SXM/spot@3"])

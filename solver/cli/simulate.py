@@ -21,6 +21,7 @@ from models.common import PurchaseKind
 from models.errors import InputError, Problem, did_you_mean
 from models.inventory import Fleet
 from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
+from models.names import resolve_gpu
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
@@ -294,10 +295,13 @@ def parse_failure(scenario: Scenario, spec: str, fleet: Fleet, workload: Workloa
         return ZoneFailure(zone=zone, at_s=at_s)
     gpu, _, kind = rest.partition("/")
     gpus = [g.name for g in scenario.gpus]
-    if gpu not in gpus:
-        raise InputError([Problem("--fail", "", f"`{spec}`: unknown GPU `{gpu}`"
-                                  if gpu else f"`{spec}` names no GPU",
-                                  did_you_mean(gpu, gpus) if gpu else FAIL_HELP)])
+    if not gpu:
+        raise InputError([Problem("--fail", "", f"`{spec}` names no GPU", FAIL_HELP)])
+    # named as a scenario names it: `H100` and `p5.48xlarge` are the H100-SXM
+    resolved, _, why = resolve_gpu(gpu, gpus)
+    if resolved is None:
+        raise InputError([Problem("--fail", "", f"`{spec}`: unknown GPU `{gpu}`", why)])
+    gpu = resolved
     kinds = [k.value for k in PurchaseKind]
     if kind and kind not in kinds:
         raise InputError([Problem("--fail", "", f"`{spec}`: unknown purchase kind `{kind}`",
