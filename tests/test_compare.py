@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -209,6 +210,11 @@ def test_cli_compare_json_and_table(tmp_path: Path) -> None:
     gap_row = next(line for line in table.stdout.splitlines() if line.startswith("MIP gap"))
     assert gap_row.split()[-1].endswith("%")  # each variant's proven gap, as the workbook has it
     assert "[1/1 finished] S1 tiny" in table.stderr
+    # the variant's wall time, then the solve's share: "(0.1 s)" alone was the solve, on the
+    # fresh clone beside 35-84 s per variant spent building its capacity table
+    took = re.search(r"\(([\d.]+) s, of which solve ([\d.]+) s\)", table.stderr)
+    assert took is not None, table.stderr
+    assert float(took[1]) >= float(took[2])
     bad = runner.invoke(main, ["compare", str(TINY), "--vary", "colour=red",
                                "--out", str(tmp_path / "e.xlsx")])
     assert bad.exit_code == 2 and "unknown key `colour`" in bad.output

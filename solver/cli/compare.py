@@ -144,7 +144,8 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
         status = status_label(plan.status, plan.solver).lower()
         gap = "" if plan.solver.gap is None else f", gap {plan.solver.gap:.2%}"
         click.echo(f"  [{finished[0]}/{total} finished] S{i + 1} {result.variant.label}: "
-                   f"{status}, {cost}{gap} ({plan.solver.seconds:.1f} s)", err=True)
+                   f"{status}, {cost}{gap} ({result.seconds:.1f} s, of which solve "
+                   f"{plan.solver.seconds:.1f} s)", err=True)
 
     results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),
                        progress)

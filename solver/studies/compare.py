@@ -64,6 +64,9 @@ class Compared:
     variant: Variant
     plan: Plan
     table: CapacityTable
+    seconds: float = 0.0
+    """Wall time of planning it, capacity table included [s] (the plan's solver time is a
+    part of it)."""
 
 
 def parse_vary(spec: str) -> tuple[str, tuple[str, ...]]:
@@ -182,7 +185,7 @@ def build_variants(scenarios: Sequence[Scenario],
 def plan_variant(variant: Variant, options: SolveOptions) -> Compared:
     """Plan one variant here, in this process."""
     planned = plan_task(Task(variant.label, variant.label, variant.scenario, options))
-    return Compared(variant, planned.plan, planned.table)
+    return Compared(variant, planned.plan, planned.table, planned.seconds)
 
 
 def plan_all(variants: Sequence[Variant], options: SolveOptions,
@@ -205,7 +208,8 @@ def plan_all(variants: Sequence[Variant], options: SolveOptions,
             i = int(event.task.key)
             if event.planned is None:
                 raise StudyError(f"{event.task.label}: {event.error}")
-            result = Compared(variants[i], event.planned.plan, event.planned.table)
+            result = Compared(variants[i], event.planned.plan, event.planned.table,
+                              event.planned.seconds)
             results[i] = result
             if progress is not None:
                 progress(i, result)
