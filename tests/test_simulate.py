@@ -901,3 +901,28 @@ def test_verdict_p95_counts_unanswered_requests_as_late() -> None:
     later = group_p95_ms(result(0), "ttft_ms", Group("later", since_s=50.0))
     assert later.requests == 50 and later.p95_ms == pytest.approx(
         np.percentile(np.arange(51.0, 101), 95))
+
+
+def test_cli_counts_of_one_read_in_the_singular(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fresh-clone trial: "1 requests without a first token re-routed" after a node loss."""
+    import dataclasses
+
+    from solver.cli import simulate as cli
+
+    runs: list[cli.SimulationRun] = []
+    shown = cli.render
+    monkeypatch.setattr(cli, "render", lambda run: runs.append(run) or shown(run))
+    scenario, plan, trace = _node_files(tmp_path)
+    code, out = _invoke([str(scenario), "--fleet", str(plan), "--trace", str(trace),
+                         "--workload", "chat", "--fail", "node:zone-a/H100-SXM@0.5"])
+    assert code == 0, out
+    run = runs[0]
+    (lost,) = run.failures
+    one = dataclasses.replace(
+        run, result=dataclasses.replace(run.result, requeued=1),
+        overall=dataclasses.replace(run.overall, failed=1),
+        failures=(dataclasses.replace(lost, names=frozenset(sorted(lost.names)[:1])),))
+    lines = shown(one).splitlines()
+    assert "1 request without a first token re-routed, 1 streaming request failed" in lines
+    assert any(line.startswith("node:zone-a/H100-SXM (1 replica: ") for line in lines), lines

@@ -450,11 +450,12 @@ def render(run: SimulationRun) -> str:
                         for k, p in enumerate(run.periods, start=1)]
         for k, f in enumerate(run.failures, start=1):
             what = (f"zone {f.zone}" if isinstance(f, ZoneFailure)
-                    else f"{f.label} ({len(f.names)} replicas: {', '.join(sorted(f.names))})")
+                    else f"{f.label} ({plural(len(f.names), 'replica')}: "
+                         f"{', '.join(sorted(f.names))})")
             number = f"{k}. " if len(run.failures) > 1 else ""
             lines.append(f"{number}{what} fails at minute {f.at_s / 60:g}")
-        lines.append(f"{r.requeued} requests without a first token re-routed, "
-                     f"{run.overall.failed} streaming requests failed")
+        lines.append(f"{plural(r.requeued, 'request')} without a first token re-routed, "
+                     f"{plural(run.overall.failed, 'streaming request')} failed")
     lines += latency_table(columns, run.workload)
     attain = [(a, m) for m, a in enumerate(run.overall.per_minute_attainment) if a is not None]
     if attain:
