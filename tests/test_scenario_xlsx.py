@@ -254,3 +254,28 @@ def test_template_twice_is_the_same_bytes(tmp_path: Path) -> None:
     assert load_workbook(paths[0]).properties.modified == dt.datetime(2000, 1, 1)
     with zipfile.ZipFile(paths[0]) as z:
         assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}
+
+
+def test_cli_template_refuses_a_scenario_the_workbook_cannot_hold(tmp_path: Path) -> None:
+    """Fresh-clone trial: `template --from chat.yaml` (the README walk-through's scenario)
+    wrote a workbook without the arrival's burst profile and the token p5s, which planned as
+    Poisson arrivals; from quarterly.yaml it dropped the horizon and wrote a workbook that
+    `validate` refused. Each lost field is named and nothing is written."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    chat = readme.split("$ cat > chat.yaml <<'YAML'\n", 1)[1].split("\nYAML\n", 1)[0]
+    source = tmp_path / "chat.yaml"
+    source.write_text(chat, encoding="utf-8")
+    out = tmp_path / "chat.xlsx"
+    result = CliRunner().invoke(main, ["template", "--from", str(source), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    for field in ("workloads[0].arrival.burst", "workloads[0].input_tokens.p5",
+                  "workloads[0].output_tokens.p5"):
+        assert (f"{source}: {field}: the scenario workbook has no place for it — keep the "
+                "scenario as YAML") in result.output
+    assert not out.exists()
+    quarterly = scenarios_dir() / "quarterly.yaml"
+    result = CliRunner().invoke(main, ["template", "--from", str(quarterly), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"{quarterly}: horizon: the scenario workbook has no place for it" in result.output
+    assert "the workbook written from it would not read back" in result.output
+    assert not out.exists()

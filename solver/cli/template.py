@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
-from models.errors import InputError, Problem
+from models.errors import InputError, Problem, format_location
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
+from models.scenario_workbook import read_scenario_workbook
 from solver.cli.common import echo_json, json_option
 from solver.outputs.destinations import OutputFile
 from solver.outputs.scenario_template import scenario_workbook_bytes, template_scenario
@@ -35,6 +38,56 @@ def _from_scenario(source: Path, out: Path) -> ScenarioFile:
                                   "measured_csv": measured_csv})
 
 
+#: Top-level scenario keys the workbook's sheets hold (models/scenario_workbook.py).
+WORKBOOK_KEYS = frozenset({"name", "description", "catalog", "measured_csv", "zone_names",
+                           "workloads", "zones", "measured", "price_tables", "policy"})
+
+#: The fix for what the workbook cannot hold.
+NOT_HELD_FIX = ("keep the scenario as YAML, which every command reads as it reads a workbook, "
+                "or write the workbook from a copy without it")
+
+
+def _differences(mine: Any, back: Any, loc: tuple[str | int, ...] = ()
+                 ) -> list[tuple[str | int, ...]]:
+    """Where a dumped scenario and its reading back differ (the deepest place each)."""
+    if mine == back:
+        return []
+    if isinstance(mine, dict) and isinstance(back, dict):
+        return [d for k in mine for d in _differences(mine[k], back.get(k), (*loc, k))]
+    if isinstance(mine, list) and isinstance(back, list) and len(mine) == len(back):
+        return [d for i, (a, b) in enumerate(zip(mine, back, strict=True))
+                for d in _differences(a, b, (*loc, i))]
+    return [loc]
+
+
+def not_held(raw: ScenarioFile, workbook: bytes, source: Path) -> list[Problem]:
+    """What of ``raw`` the workbook written from it does not hold: keys no sheet has, and every
+    value that reads back otherwise (a fresh clone's `template --from chat.yaml` dropped the
+    walk-through's arrival.burst and token p5, and planned as Poisson arrivals; quarterly.yaml's
+    horizon, inventory and owned offers gave a workbook `validate` refused)."""
+    problems = [Problem(str(source), key, "the scenario workbook has no place for it",
+                        NOT_HELD_FIX)
+                for key in sorted(raw.model_fields_set - WORKBOOK_KEYS)
+                if getattr(raw, key) != type(raw).model_fields[key].default]
+    with tempfile.TemporaryDirectory() as tmp:
+        book = Path(tmp) / "back.xlsx"
+        book.write_bytes(workbook)
+        try:
+            back = validate_as(ScenarioFile, read_scenario_workbook(book), str(book))
+        except InputError as exc:
+            reasons = "; ".join(f"{p.location}: {p.message}".removeprefix(": ").replace(
+                str(book), "the workbook") for p in exc.problems)
+            return [*problems, Problem(str(source), "", "the workbook written from it would "
+                                       f"not read back ({reasons})", NOT_HELD_FIX)]
+    kept = raw.model_copy(update={k: getattr(back, k) for k in raw.model_fields_set
+                                  if k not in WORKBOOK_KEYS})
+    problems += [Problem(str(source), format_location(loc),
+                         "the scenario workbook has no place for it", NOT_HELD_FIX)
+                 for loc in _differences(kept.model_dump(mode="json"),
+                                         back.model_dump(mode="json"))]
+    return problems
+
+
 @click.command("template")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=Path("scenario.xlsx"),
               show_default=True, help="Workbook to write.")
@@ -54,7 +107,11 @@ def command(out: Path, source: Path | None, force: bool, as_json: bool) -> None:
                                   "pick another --out, or pass --force to overwrite it")])
     with OutputFile(out, "--out", inputs=[source]) as target:
         raw = _from_scenario(source, out) if source is not None else template_scenario()
-        target.commit(scenario_workbook_bytes(raw))
+        workbook = scenario_workbook_bytes(raw)
+        lost = [] if source is None else not_held(raw, workbook, source)
+        if lost:
+            raise InputError(lost)
+        target.commit(workbook)
     if as_json:
         echo_json({"out": str(out), "scenario": raw.name,
                    "from": None if source is None else str(source)})
