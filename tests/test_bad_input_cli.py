@@ -817,3 +817,21 @@ def test_a_rate_field_is_not_read_as_in_seconds(tmp_path: Path) -> None:
     result = run("validate", str(path))
     assert_clean_error(result, "hbm_bandwidth_gb_per_s")
     assert "seconds" not in result.output
+
+
+def test_a_trace_read_in_the_wrong_format_says_so_once(tmp_path: Path) -> None:
+    # Fresh clone: `profile AzureLLMInferenceTrace_conv.csv --format mooncake` gave ten
+    # "invalid JSON" problems, one per line, and nothing about the format.
+    azure = tmp_path / "azure.csv"
+    azure.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                     "2023-11-16 18:15:46.6805900,374,44\n", encoding="utf-8")
+    result = run("profile", str(azure), "--format", "mooncake")
+    assert_clean_error(result, "1 problem in the input",
+                       f"{azure}: --format mooncake: the file reads as an Azure CSV — drop "
+                       "--format (it is detected from the content) or give --format azure")
+    mooncake = tmp_path / "m.jsonl"
+    mooncake.write_text('{"timestamp": 0, "input_length": 10, "output_length": 5}\n',
+                        encoding="utf-8")
+    assert_clean_error(run("profile", str(mooncake), "--format", "azure"),
+                       "--format azure: the file reads as JSON lines (Mooncake)",
+                       "give --format mooncake")

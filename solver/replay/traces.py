@@ -122,6 +122,14 @@ def detect_format(path: Path) -> TraceFormat:
 def read_trace(path: Path, fmt: TraceFormat | None = None) -> Trace:
     """Read a trace file in ``fmt`` (detected when ``None``)."""
     detected = detect_format(path)
+    if fmt is not None and fmt is not detected and TraceFormat.mooncake in (fmt, detected):
+        # JSON lines read as CSV, or a CSV read line by line as JSON: one problem per line
+        # (a fresh clone's `--format mooncake` on the Azure trace gave ten of them)
+        reads = ("JSON lines (Mooncake)" if detected is TraceFormat.mooncake
+                 else "an Azure CSV" if detected is TraceFormat.azure else "a CSV")
+        raise InputError([Problem(str(path), "", f"--format {fmt.value}: the file reads as "
+                                  f"{reads}", "drop --format (it is detected from the content) "
+                                  f"or give --format {detected.value}")])
     fmt = fmt if fmt is not None else detected
     if fmt is TraceFormat.mooncake:
         return read_mooncake(path)
