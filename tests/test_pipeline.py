@@ -19,7 +19,7 @@ from models.plan import SolveStatus
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
-from solver.program.variables import BuildStopped
+from solver.program.variables import BuildStopped, Program
 from solver.solve import strategy
 from solver.solve.clock import Deadline
 from solver.solve.highs import Model, Progress, RunResult, model_of, run
@@ -58,6 +58,19 @@ R, D = PurchaseKind.reserved, PurchaseKind.on_demand
 
 
 # --- the clock ----------------------------------------------------------------------------------
+
+
+def _small_x25_greedy() -> tuple[Program, Model, np.ndarray]:
+    """The small benchmark size at ×25 (many replicas per slot; a volume row spans the night's
+    slices), its model and the greedy fleet as a vector of it."""
+    from solver.solve.greedy import greedy_start
+
+    sc = generate_scenario("small", seed=0, scale=25)
+    program = build_program(build_program_data(sc, build_capacity_table(sc)))
+    model = model_of(program)
+    values = greedy_start(program)
+    assert values is not None
+    return program, model, model.vector(values)
 
 
 def test_a_stage_never_gets_more_than_is_left_and_none_once_stopped() -> None:
@@ -208,15 +221,9 @@ def test_the_hours_stage_solves_each_slice_alone_under_the_held_fleet(
 def test_a_held_model_is_the_restriction_with_the_held_columns_taken_out() -> None:
     # small x25 (a volume row spans the night's slices; zone-loss and N+1 rows per slice):
     # one slice's integer columns free, every other integer column held at the greedy fleet
-    from solver.solve.greedy import greedy_start
     from solver.solve.highs import Restriction, held_model
 
-    sc = generate_scenario("small", seed=0, scale=25)
-    program = build_program(build_program_data(sc, build_capacity_table(sc)))
-    model = model_of(program)
-    values = greedy_start(program)
-    assert values is not None
-    x = model.vector(values)
+    program, model, x = _small_x25_greedy()
     own = np.sort(model.columns_named([v.name for k, v in program.v.replicas.items()
                                         if k.slice == "h03"]
                                        + [y.name for k, y in program.v.nodes.items()
@@ -451,7 +458,6 @@ def test_a_start_handed_over_after_the_cut_rounds_reaches_highs(
     # the small size at x25 (many replicas per slot): HiGHS takes the greedy fleet through its
     # user-solution callback mid-root and holds a fleet no dearer than it
     from solver.solve import highs
-    from solver.solve.greedy import greedy_start
 
     handed: list[bool] = []
 
@@ -461,12 +467,7 @@ def test_a_start_handed_over_after_the_cut_rounds_reaches_highs(
             handed.append(self.given)
 
     monkeypatch.setattr(highs, "_LateStart", Spy)
-    sc = generate_scenario("small", seed=0, scale=25)
-    program = build_program(build_program_data(sc, build_capacity_table(sc)))
-    model = model_of(program)
-    values = greedy_start(program)
-    assert values is not None
-    start = model.vector(values)
+    _, model, start = _small_x25_greedy()
     result = run(model, Deadline(60.0), 60.0, 0.01, start=start, start_after_cuts=True,
                  halt=lambda: any(handed))  # stop once handed over: the test needs no more
     assert any(handed)
