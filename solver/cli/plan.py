@@ -23,6 +23,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.lead_times import with_lead_time_causes
 from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
@@ -43,7 +44,6 @@ from solver.outputs.labels import (
     plural,
     status_label,
 )
-from solver.outputs.lead_times import with_lead_time_causes
 from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes

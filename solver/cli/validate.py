@@ -15,6 +15,7 @@ import click
 
 from models.common import PurchaseKind
 from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.lead_times import with_lead_times
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label, plural
 from solver.outputs.summary import ScenarioSummary, ZoneSummary, summarize
@@ -95,7 +96,8 @@ def command(scenario: Path | None, as_json: bool) -> None:
 
     Exit 0 when valid; exit 2 with every problem (file, place in it, fix) when not.
     """
-    summary = summarize(load(scenario))
+    sc = load(scenario)
+    summary = with_lead_times(summarize(sc), sc)
     for warning in (*summary.measured_warnings, *summary.inventory_warnings,
                     *summary.slo_warnings):
         # measured rows the capacity model will not use; inventory that counts for nothing;

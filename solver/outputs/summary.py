@@ -21,7 +21,6 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
 from solver.outputs.labels import plural
-from solver.outputs.lead_times import first_period_line, late_orders, lead_time_text
 from solver.outputs.slo_cause import slo_shortfalls
 
 
@@ -119,8 +118,9 @@ class ScenarioSummary(OmitDefaults):
     """Planning over time, a line each: the horizon, the inventory held (when), the demand
     scenarios, and each workload's growth, events and migrations."""
     inventory_warnings: tuple[str, ...] = ()
-    """Inventory lines held through no whole period of the horizon, and order quotes whose lead
-    time lets them serve no period: they count for nothing."""
+    """Inventory lines held through no whole period of the horizon, and (added by ``validate``:
+    solver/cli/lead_times.py) order quotes whose lead time lets them serve no period: they
+    count for nothing."""
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
@@ -248,12 +248,6 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
                          f"{', '.join(map(str, periods))}")
         lines.append(f"inventory: {text}")
-    late = late_orders(scenario)
-    # a quote that arrives after the last period starts: the plan cannot use it
-    warnings += [lead_time_text(scenario, r) for r in late if r.first_period is None]
-    first = first_period_line(scenario, late)
-    if first is not None:
-        lines.append(first)
     if scenario.demand_scenarios:
         lines.append("demand scenarios: " + ", ".join(
             f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))

@@ -6,7 +6,7 @@ period's start less its lead time (solver/program/periods.py, P3). A quote whose
 reaches past the start of the horizon's last period serves no period: the plan cannot use it,
 and where nothing else is sold it is infeasible with "each period can be met on its own, but
 not with orders placed in time". ``validate`` warns of such quotes; an infeasible ``plan`` names
-them under that diagnosis.
+them under that diagnosis. (In the CLI: outputs may not import the program.)
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from models.common import PurchaseKind
 from models.plan import Plan, Shortfall, SolveStatus
 from models.scenario import Scenario
+from solver.outputs.summary import ScenarioSummary
 from solver.program.periods import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
 
 
@@ -99,3 +100,20 @@ def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
     late = [Shortfall(requirement="orders", amount=0.0, unit="",
                       message=lead_time_text(scenario, r)) for r in late_orders(scenario)]
     return plan.model_copy(update={"diagnosis": (*plan.diagnosis, *late)}) if late else plan
+
+
+def with_lead_times(summary: ScenarioSummary, scenario: Scenario) -> ScenarioSummary:
+    """``validate``'s summary with a warning per quote that serves no period and, among its
+    lines over time, from which period new orders serve at the earliest (after the horizon
+    and inventory lines)."""
+    late = late_orders(scenario)
+    warnings = tuple(lead_time_text(scenario, r) for r in late if r.first_period is None)
+    first = first_period_line(scenario, late)
+    lines = list(summary.over_time)
+    if first is not None:
+        at = next((i for i, line in enumerate(lines)
+                   if not line.startswith(("horizon:", "inventory:"))), len(lines))
+        lines.insert(at, first)
+    return summary.model_copy(update={
+        "over_time": tuple(lines),
+        "inventory_warnings": (*summary.inventory_warnings, *warnings)})
