@@ -18,7 +18,7 @@ from models.common import PurchaseKind
 from models.plan import Plan, Shortfall, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.summary import ScenarioSummary
-from solver.program.periods import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
+from solver.program.orders import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def _what(option: OrderOption) -> str:
 
 def late_orders(scenario: Scenario) -> list[Reach]:
     """The order options of a scenario over periods that cannot serve its first period, in
-    the order of :func:`~solver.program.periods.order_options` (empty without a horizon)."""
+    the order of :func:`~solver.program.orders.order_options` (empty without a horizon)."""
     h = scenario.horizon
     if h is None:
         return []

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import pulp
 
 from models.capacity import CapacityTable
-from models.common import COMMITTED_KINDS, PurchaseKind, Upfront
+from models.common import COMMITTED_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.horizon import CommitmentCost, DemandScenario, add_months
 from models.scenario import Scenario
@@ -51,12 +51,11 @@ from solver.program.build import build_program
 from solver.program.data import OfferTerm, ProgramData, build_program_data
 from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey
+from solver.program.orders import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
 from solver.program.variables import Program
 
 #: Name of the one demand scenario of a scenario that lists none.
 BASE = "base"
-#: Weeks to days.
-DAYS_PER_WEEK = 7
 
 
 @dataclass(frozen=True)
@@ -68,38 +67,6 @@ class Period:
     end: dt.date
     """The day after the period's last day."""
     months: float
-
-
-@dataclass(frozen=True)
-class OrderOption:
-    """One way to add nodes to a committed pool: a reserved quote or owned hardware."""
-
-    pool: PoolKey
-    quote: int
-    """Index of the reserved quote in the offer (0 for owned hardware)."""
-    gpus_per_node: int
-    term_months: int
-    """Reserved: the term; owned: the life the capital is amortised over [months]."""
-    lead_time_weeks: float
-    stock_gpus: int
-    price_per_gpu_hour: float
-    """Reserved: the effective price; owned: the monthly cost per node spread over its GPUs'
-    hours [currency/(GPU·h)]."""
-    cost_per_node_month: float
-    """[currency/(node·month)]."""
-    upfront: Upfront = Upfront.none
-    upfront_share: float = 0.0
-    """Share of the commitment paid at the start of the term (owned: all the capital) [1]."""
-    capex_per_node: float = 0.0
-    assumed: bool = False
-    instance_type: str | None = None
-
-    @property
-    def label(self) -> str:
-        """``reserved 12 months, upfront none`` or ``owned``."""
-        if self.pool.purchase is PurchaseKind.owned:
-            return "owned"
-        return f"reserved {self.term_months} months, upfront {self.upfront.value}"
 
 
 @dataclass(frozen=True)
@@ -189,15 +156,6 @@ def _periods(scenario: Scenario, plan_date: dt.date) -> tuple[Period, ...]:
                         float(horizon.period_months)) for q in range(horizon.count))
 
 
-def plan_date_of(scenario: Scenario) -> dt.date:
-    """The day orders are planned from: the horizon's start, or ``policy.as_of`` if later
-    (without a horizon: ``as_of``, else today)."""
-    as_of = dt.date.fromisoformat(scenario.policy.as_of) if scenario.policy.as_of else None
-    if scenario.horizon is None:
-        return as_of or dt.date.today()
-    return max(scenario.horizon.start, as_of) if as_of else scenario.horizon.start
-
-
 def block_scenario(scenario: Scenario, demand: DemandScenario, period: Period,
                    dated: bool) -> Scenario:
     """The single-period scenario of one block: demand grown, events added, migrations done,
@@ -210,30 +168,6 @@ def block_scenario(scenario: Scenario, demand: DemandScenario, period: Period,
     return scenario.model_copy(update={"workloads": workloads, "policy": policy,
                                        "inventory": (), "horizon": None,
                                        "demand_scenarios": ()})
-
-
-def order_options(scenario: Scenario) -> tuple[OrderOption, ...]:
-    """Every reserved quote and owned offer of every zone, sorted."""
-    out = []
-    hours = scenario.policy.hours_per_month
-    for zone in sorted(scenario.zones, key=lambda z: z.id):
-        for offer in sorted(zone.offers, key=lambda o: o.gpu):
-            node = offer.gpus_per_node or scenario.gpu(offer.gpu).gpus_per_node
-            for j, quote in enumerate(offer.reserved_quotes):
-                out.append(OrderOption(
-                    PoolKey(zone.id, offer.gpu, PurchaseKind.reserved), j, node,
-                    quote.term_months, quote.lead_time_weeks, quote.stock_gpus,
-                    quote.price_per_gpu_hour, quote.price_per_gpu_hour * node * hours,
-                    quote.upfront, quote.paid_upfront_share, 0.0, quote.assumed,
-                    offer.instance_type))
-            if offer.owned is not None:
-                owned = offer.owned
-                monthly = owned.cost_per_node_month(node, hours)
-                out.append(OrderOption(
-                    PoolKey(zone.id, offer.gpu, PurchaseKind.owned), 0, node, owned.life_months,
-                    owned.lead_time_weeks, owned.stock_gpus, monthly / (node * hours), monthly,
-                    Upfront.all, 1.0, owned.capex_per_node, False, offer.instance_type))
-    return tuple(out)
 
 
 def inventory_held(scenario: Scenario, periods: tuple[Period, ...]

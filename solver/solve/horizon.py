@@ -37,6 +37,7 @@ from models.plan import (
 from models.scenario import Scenario
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey
+from solver.program.orders import plan_date_of
 from solver.program.periods import (
     BASE,
     Block,
@@ -47,7 +48,6 @@ from solver.program.periods import (
     block_scenario,
     build_horizon_data,
     build_horizon_program,
-    plan_date_of,
 )
 from solver.program.values import objective_of, violated_rows
 from solver.program.variables import BuildStopped, NameBook, Program, Variables

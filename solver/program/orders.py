@@ -1,0 +1,83 @@
+"""What a scenario can order, and from which day: its reserved quotes and owned offers as order
+options, and the plan date (docs/program.md, "Planning periods").
+
+Pure data, apart from the program over periods (:mod:`.periods`) that turns each option into
+order variables: ``validate`` reads these (solver/cli/lead_times.py) without importing PuLP.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from models.common import PurchaseKind, Upfront
+from models.scenario import Scenario
+from solver.program.keys import PoolKey
+
+#: Weeks to days.
+DAYS_PER_WEEK = 7
+
+
+@dataclass(frozen=True)
+class OrderOption:
+    """One way to add nodes to a committed pool: a reserved quote or owned hardware."""
+
+    pool: PoolKey
+    quote: int
+    """Index of the reserved quote in the offer (0 for owned hardware)."""
+    gpus_per_node: int
+    term_months: int
+    """Reserved: the term; owned: the life the capital is amortised over [months]."""
+    lead_time_weeks: float
+    stock_gpus: int
+    price_per_gpu_hour: float
+    """Reserved: the effective price; owned: the monthly cost per node spread over its GPUs'
+    hours [currency/(GPU·h)]."""
+    cost_per_node_month: float
+    """[currency/(node·month)]."""
+    upfront: Upfront = Upfront.none
+    upfront_share: float = 0.0
+    """Share of the commitment paid at the start of the term (owned: all the capital) [1]."""
+    capex_per_node: float = 0.0
+    assumed: bool = False
+    instance_type: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``reserved 12 months, upfront none`` or ``owned``."""
+        if self.pool.purchase is PurchaseKind.owned:
+            return "owned"
+        return f"reserved {self.term_months} months, upfront {self.upfront.value}"
+
+
+def plan_date_of(scenario: Scenario) -> dt.date:
+    """The day orders are planned from: the horizon's start, or ``policy.as_of`` if later
+    (without a horizon: ``as_of``, else today)."""
+    as_of = dt.date.fromisoformat(scenario.policy.as_of) if scenario.policy.as_of else None
+    if scenario.horizon is None:
+        return as_of or dt.date.today()
+    return max(scenario.horizon.start, as_of) if as_of else scenario.horizon.start
+
+
+def order_options(scenario: Scenario) -> tuple[OrderOption, ...]:
+    """Every reserved quote and owned offer of every zone, sorted."""
+    out = []
+    hours = scenario.policy.hours_per_month
+    for zone in sorted(scenario.zones, key=lambda z: z.id):
+        for offer in sorted(zone.offers, key=lambda o: o.gpu):
+            node = offer.gpus_per_node or scenario.gpu(offer.gpu).gpus_per_node
+            for j, quote in enumerate(offer.reserved_quotes):
+                out.append(OrderOption(
+                    PoolKey(zone.id, offer.gpu, PurchaseKind.reserved), j, node,
+                    quote.term_months, quote.lead_time_weeks, quote.stock_gpus,
+                    quote.price_per_gpu_hour, quote.price_per_gpu_hour * node * hours,
+                    quote.upfront, quote.paid_upfront_share, 0.0, quote.assumed,
+                    offer.instance_type))
+            if offer.owned is not None:
+                owned = offer.owned
+                monthly = owned.cost_per_node_month(node, hours)
+                out.append(OrderOption(
+                    PoolKey(zone.id, offer.gpu, PurchaseKind.owned), 0, node, owned.life_months,
+                    owned.lead_time_weeks, owned.stock_gpus, monthly / (node * hours), monthly,
+                    Upfront.all, 1.0, owned.capex_per_node, False, offer.instance_type))
+    return tuple(out)
