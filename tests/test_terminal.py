@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import io
+import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +17,7 @@ from inputs import scenarios_dir
 from models.loader import load_scenario
 from models.text import InertStream
 from solver.cli import COMMANDS, main
-from solver.cli.show import Col, progress, table_lines
+from solver.cli.show import Col, progress, rich_table_lines, table_lines
 from solver.cli.simulate import latency_table
 from solver.replay.engine import LatencyPercentiles, ReplaySummary
 
@@ -65,6 +67,40 @@ def test_plain_tables_have_no_markup_colour_or_trailing_space() -> None:
     assert not any("\x1b" in line for line in lines)
 
 
+def _random_table(rng: random.Random) -> tuple[list[Col], list[tuple[object, ...]]]:
+    """Mostly cells the plain layout takes (printable ASCII, markup-like text included), some it
+    leaves to rich: empty, spaces at an end, a tab, non-ASCII, ``None``, a table too wide."""
+    words = ["a", "GPU", "[bold]x[/]", ":smile:", "1,000.00", "H100-SXM", "L4 (4)", "-", "%"]
+    odd: list[object] = ["", " x", "x ", "a\tb", "é", "—", "全", None, "w" * 600]
+    cols = [Col(rng.choice(words) + str(i), right=rng.random() < 0.5)
+            for i in range(rng.randint(1, 6))]
+
+    def cell() -> object:
+        if rng.random() < 0.05:
+            return rng.choice(odd)
+        return " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+
+    return cols, [tuple(cell() for _ in cols) for _ in range(rng.randint(0, 5))]
+
+
+def test_plain_tables_are_laid_out_as_rich_lays_them_out() -> None:
+    """table_lines lays out a plain table of ASCII itself (rich costs ~0.1 s of CPU to import at
+    start-up); what it prints is what rich prints, on 400 seeded random tables."""
+    rng = random.Random(7)
+    for _ in range(400):
+        cols, rows = _random_table(rng)
+        assert table_lines(cols, rows, terminal=False) == rich_table_lines(cols, rows, 2, False)
+
+
+def test_a_plain_ascii_table_does_not_import_rich() -> None:
+    code = ("import sys; from solver.cli.show import table_lines; "
+            "table_lines(['GPU', 'Zones'], [('L4', '1')], terminal=False); "
+            "print('rich' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.strip() == "False"
+
+
 def test_a_terminal_gets_a_ruled_header() -> None:
     lines = table_lines(["Name", Col("Value", right=True)], [("a", "1")], terminal=True)
     assert any(set(line.strip()) == {"─"} for line in lines)
@@ -72,9 +108,12 @@ def test_a_terminal_gets_a_ruled_header() -> None:
 
 def test_no_hand_padded_table_is_left() -> None:
     """Column widths come from rich: no format spec pads a cell (``:<10``, ``:>9``) and no
-    string is justified by hand anywhere in the package but the one table helper."""
+    string is justified by hand anywhere in the package but the one table helper (whose plain
+    tables of ASCII match rich's: test_plain_tables_are_laid_out_as_rich_lays_them_out)."""
     padding = re.compile(r"\{[^{}]*:[^{}]*[<>^]\d+[^{}]*\}|\.(l|r)just\(")
+    helper = SOLVER / "cli" / "show.py"
     found = [f"{path.relative_to(SOLVER)}:{n}" for path in sorted(SOLVER.rglob("*.py"))
+             if path != helper
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if padding.search(line)]
     assert found == []
