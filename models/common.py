@@ -138,3 +138,15 @@ class CapacitySource(StrEnum):
 
     analytic = "analytic"
     measured = "measured"
+
+
+class SolveStatus(StrEnum):
+    """Outcome of a solve, read from the solver's own report (not PuLP's status word alone)."""
+
+    optimal = "optimal"
+    feasible = "feasible"
+    infeasible = "infeasible"
+    time_limit = "time_limit"
+    interrupted = "interrupted"
+    """Stopped by the user (SIGINT, SIGTERM): the best verified fleet so far, with its bound."""
+    error = "error"

@@ -8,23 +8,17 @@ policy's failure utilization; a measured row's ``tested_peak_rps`` is its SLO-ho
 from __future__ import annotations
 
 import datetime as dt
-from enum import StrEnum
 
 from pydantic import Field
 
-from models.common import CapacitySource, Frozen, OmitDefaults, PurchaseKind, Upfront
-
-
-class SolveStatus(StrEnum):
-    """Outcome of a solve, read from the solver's own report (not PuLP's status word alone)."""
-
-    optimal = "optimal"
-    feasible = "feasible"
-    infeasible = "infeasible"
-    time_limit = "time_limit"
-    interrupted = "interrupted"
-    """Stopped by the user (SIGINT, SIGTERM): the best verified fleet so far, with its bound."""
-    error = "error"
+from models.common import (
+    CapacitySource,
+    Frozen,
+    OmitDefaults,
+    PurchaseKind,
+    SolveStatus,  # with the shared enums, so labels need not build the plan's models
+    Upfront,
+)
 
 
 class SolverStage(Frozen):

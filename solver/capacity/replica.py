@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from models.capacity import CapacityRow
 from models.common import CapacitySource
 from models.scenario import Scenario
 from models.workload import Workload
@@ -54,6 +54,9 @@ from solver.capacity.queueing import (
     ttft_quantile_ms,
     wait_quantile_ms,
 )
+
+if TYPE_CHECKING:  # a row's type only: validate's SLO check imports this module at start-up
+    from models.capacity import CapacityRow
 
 #: Halvings of the rate interval when searching the SLO-holding rate [1].
 BISECTION_STEPS = 60

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from models.common import PurchaseKind
-from models.plan import Plan, Shortfall, SolveStatus
+from models.common import PurchaseKind, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.summary import ScenarioSummary
 from solver.program.orders import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
+
+if TYPE_CHECKING:  # validate reads the lead times without importing the plan's models
+    from models.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,9 @@ def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
     if plan.status is not SolveStatus.infeasible or not any(
             d.requirement == "orders" for d in plan.diagnosis):
         return plan
+    # here, not at the top: validate imports this module at start-up and never builds a plan
+    from models.plan import Shortfall
+
     late = [Shortfall(requirement="orders", amount=0.0, unit="",
                       message=lead_time_text(scenario, r)) for r in late_orders(scenario)]
     return plan.model_copy(update={"diagnosis": (*plan.diagnosis, *late)}) if late else plan

@@ -8,9 +8,19 @@ purchase kind reads the same in every file.
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from models.common import CapacitySource, Precision, PurchaseKind, Survivability, WorkloadClass
-from models.plan import SolverReport, SolveStatus
+from models.common import (
+    CapacitySource,
+    Precision,
+    PurchaseKind,
+    SolveStatus,
+    Survivability,
+    WorkloadClass,
+)
+
+if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
+    from models.plan import SolverReport
 
 __all__ = ["RERUN_NOTE", "WORK_LIMIT_NOTE", "config_label", "failure_label", "label", "plural",
            "status_label"]

@@ -4,36 +4,52 @@ The diagnosis (solver.solve.diagnose) sees only that a workload has no candidate
 demand and survival shortfalls, blaming the GPUs; when the cause is an SLO that no allowed
 configuration meets even at no load, these shortfalls are its consequences. This puts one
 shortfall per such SLO in their place: the SLO, the fastest the latency gets and where, by how
-much it misses, and the fix (solver.capacity.slo_floor)."""
+much it misses, and the fix (solver.capacity.slo_floor). ``validate`` warns of the same misses
+(:func:`slo_misses`)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from models.capacity import CapacityTable
-from models.plan import Plan, Shortfall, SolveStatus
+from models.common import SolveStatus
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.slo_floor import Fastest, slo_floor
 from solver.outputs.labels import config_label
+
+if TYPE_CHECKING:  # validate's summary reads the misses without the plan's models
+    from models.capacity import CapacityTable
+    from models.plan import Plan, Shortfall
 
 
 def _round_up(ms: float) -> float:
     return math.ceil(ms * 10) / 10
 
 
-def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:
-    """A shortfall per SLO of ``workload`` that no allowed configuration a zone sells meets at
-    no load (empty when each SLO alone is met somewhere, or nothing holds the model)."""
+@dataclass(frozen=True)
+class SloMiss:
+    """An SLO that no allowed configuration a zone sells meets even at no load."""
+
+    over_ms: float
+    """How far the fastest configuration is above the SLO [ms]."""
+    message: str
+    """The SLO, the fastest figure and where, and the fix, in one sentence."""
+
+
+def slo_misses(scenario: Scenario, workload: Workload) -> list[SloMiss]:
+    """Each SLO of ``workload`` that no allowed configuration a zone sells meets at no load
+    (empty when each SLO alone is met somewhere, or nothing holds the model)."""
     floor = slo_floor(scenario, workload)
-    out: list[Shortfall] = []
+    out: list[SloMiss] = []
 
     def missed(what: str, field: str, slo_ms: float, fastest: Fastest | None,
                achieved: str) -> None:
         if fastest is None or fastest.ms <= slo_ms:
             return
-        out.append(Shortfall(
-            requirement="slo", workload=workload.name, amount=fastest.ms - slo_ms, unit="ms",
+        out.append(SloMiss(
+            over_ms=fastest.ms - slo_ms,
             message=f"`{workload.name}` cannot meet its {what} SLO ({field} {slo_ms:g} ms): "
                     f"{achieved} is {fastest.ms:,.2f} ms even at no load "
                     f"({config_label(fastest.gpu, fastest.tp)}), {fastest.ms - slo_ms:,.2f} ms "
@@ -45,6 +61,16 @@ def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:
     missed("TTFT", "slo.ttft_p95_ms", workload.slo.ttft_p95_ms, floor.ttft,
            "the fastest time to first token of a P95 prompt on any allowed configuration")
     return out
+
+
+def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:
+    """A shortfall per SLO of ``workload`` that no allowed configuration a zone sells meets at
+    no load (:func:`slo_misses`), as an infeasible plan's diagnosis lists it."""
+    # here, not at the top: validate imports this module at start-up and never builds a plan
+    from models.plan import Shortfall
+
+    return [Shortfall(requirement="slo", workload=workload.name, amount=m.over_ms, unit="ms",
+                      message=m.message) for m in slo_misses(scenario, workload)]
 
 
 def with_slo_causes(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:

@@ -21,7 +21,7 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
 from solver.outputs.labels import plural
-from solver.outputs.slo_cause import slo_shortfalls
+from solver.outputs.slo_cause import slo_misses
 
 
 class WorkloadSummary(Frozen):
@@ -304,6 +304,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         sources=scenario.sources,
         over_time=planning,
         inventory_warnings=held_warnings,
-        slo_warnings=tuple(s.message for w in scenario.workloads
-                           for s in slo_shortfalls(scenario, w)),
+        slo_warnings=tuple(m.message for w in scenario.workloads
+                           for m in slo_misses(scenario, w)),
     )
