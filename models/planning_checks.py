@@ -11,14 +11,17 @@ from __future__ import annotations
 import csv
 from collections.abc import Mapping
 from functools import cache
+from typing import TYPE_CHECKING
 
 from inputs import catalog_dir
 from models.errors import InputError, Problem, did_you_mean
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
-from models.inventory import InventoryFile
 from models.names import instance_shape, resolve_gpu
-from models.prices import ACCELERATOR_NAMES
+from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
 from models.scenario import Scenario
+
+if TYPE_CHECKING:  # a type only: the loader runs these checks on every scenario it reads
+    from models.inventory import InventoryFile
 
 #: The built-in price table, whose instance types name GPU types and node sizes.
 BUILTIN_PRICE_TABLE = "aws_gpu_prices.csv"

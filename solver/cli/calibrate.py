@@ -26,8 +26,9 @@ from solver.capacity.calibrate import (
     runtimes_document,
 )
 from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
-from solver.cli.common import echo_json, finite, json_option, write_atomic
+from solver.cli.common import echo_json, finite, json_option
 from solver.cli.show import Col, progress, table_lines
+from solver.outputs.atomic import write_atomic
 from solver.outputs.destinations import OutputFile
 from solver.outputs.labels import plural
 from solver.outputs.units import field_label, field_unit

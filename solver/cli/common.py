@@ -1,4 +1,8 @@
-"""Options and helpers shared by the commands (declared once)."""
+"""Options and helpers shared by the commands (declared once).
+
+Every command imports this module, ``validate`` at start-up too: what only commands that write
+files need (solver.outputs.atomic, solver.outputs.destinations) is imported by those commands.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +17,10 @@ import click
 from inputs import demo_scenario
 from models.loader import load_scenario
 from models.scenario import Scenario
-from solver.outputs.atomic import write_atomic
-from solver.outputs.destinations import check_output
 from solver.solve import SOLVERS
 
-__all__ = ["check_output", "echo_json", "finite", "json_option", "load", "scenario_argument",
-           "solve_options", "sources_of", "write_atomic"]
+__all__ = ["echo_json", "finite", "json_option", "load", "scenario_argument", "solve_options",
+           "sources_of"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 

@@ -10,7 +10,6 @@ import click
 from models.errors import InputError, Problem
 from models.scenario import Scenario
 from solver.cli.common import (
-    check_output,
     echo_json,
     json_option,
     load,
@@ -18,7 +17,7 @@ from solver.cli.common import (
     sources_of,
 )
 from solver.cli.show import Col, table_lines
-from solver.outputs.destinations import OutputFile
+from solver.outputs.destinations import OutputFile, check_output
 from solver.outputs.labels import plural, status_label
 from solver.studies.compare import (
     COMPARE_THREADS,

@@ -13,15 +13,15 @@ import click
 from models.errors import InputError, Problem
 from models.scenario import Scenario
 from solver.cli.common import (
-    check_output,
     echo_json,
     json_option,
     load,
     scenario_argument,
     solve_options,
-    write_atomic,
 )
 from solver.cli.show import Col, table_lines
+from solver.outputs.atomic import write_atomic
+from solver.outputs.destinations import check_output
 from solver.outputs.labels import plural, status_label
 from solver.studies.executors import (
     Executor,
