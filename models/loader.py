@@ -340,13 +340,15 @@ def load_runtimes(
     overlays: Sequence[Path] = (),
     runtime_entries: Sequence[Mapping[str, Any]] = (),
     scenario_file: str = "",
+    layers: Sequence[tuple[Path, Any]] | None = None,
 ) -> tuple[RuntimeSpec, ...]:
     """Runtime catalog entries: built-in, then overlays, then the scenario's own; later wins per
-    field, and a runtime's ``costs`` merge per GPU (an overlay may add or replace one GPU's)."""
+    field, and a runtime's ``costs`` merge per GPU (an overlay may add or replace one GPU's).
+    ``layers``: the catalog files already read (:func:`catalog_layers`), else they are read."""
     problems: list[Problem] = []
     merged: dict[str, dict[str, Any]] = {}
     origins: dict[str, dict[str, str]] = {}
-    for path, doc in catalog_layers(builtin, overlays):
+    for path, doc in catalog_layers(builtin, overlays) if layers is None else layers:
         entries = [_costs_by_gpu(e) if isinstance(e, Mapping) else e
                    for e in _catalog_list(doc, "runtimes", str(path), problems)]
         _merge_entries(merged, entries, str(path), "runtimes", problems, origins)
@@ -385,15 +387,17 @@ def load_catalog(
     gpu_entries: Sequence[Mapping[str, Any]] = (),
     model_entries: Sequence[Mapping[str, Any]] = (),
     scenario_file: str = "",
+    layers: Sequence[tuple[Path, Any]] | None = None,
 ) -> tuple[tuple[GpuType, ...], tuple[LlmSpec, ...], tuple[str, ...]]:
-    """Built-in catalog, then overlays, then the scenario's own entries; later wins per field."""
+    """Built-in catalog, then overlays, then the scenario's own entries; later wins per field.
+    ``layers``: the catalog files already read (:func:`catalog_layers`), else they are read."""
     problems: list[Problem] = []
     gpus: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
     gpu_origins: dict[str, dict[str, str]] = {}
     model_origins: dict[str, dict[str, str]] = {}
     sources: list[str] = []
-    for path, doc in catalog_layers(builtin, overlays):
+    for path, doc in catalog_layers(builtin, overlays) if layers is None else layers:
         sources.append(str(path))
         problems += non_finite_problems(doc, str(path))
         _merge_entries(gpus, _catalog_list(doc, "gpus", str(path), problems), str(path), "gpus",
@@ -595,15 +599,15 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
                  for i, p in enumerate(overlays) if not p.exists()]
     if not_found:
         raise InputError(not_found)
+    layers = catalog_layers(raw.catalog.builtin, overlays)  # read once: GPUs, models, runtimes
     gpus, models, sources = load_catalog(
-        builtin=raw.catalog.builtin,
-        overlays=overlays,
         gpu_entries=raw.catalog.gpus,
         model_entries=raw.catalog.models,
         scenario_file=file,
+        layers=layers,
     )
-    runtimes = load_runtimes(builtin=raw.catalog.builtin, overlays=overlays,
-                             runtime_entries=raw.catalog.runtimes, scenario_file=file)
+    runtimes = load_runtimes(runtime_entries=raw.catalog.runtimes, scenario_file=file,
+                             layers=layers)
     all_sources = [file, *sources]
     zone_map = None
     if raw.zone_names is not None:
