@@ -150,3 +150,13 @@ class SolveStatus(StrEnum):
     interrupted = "interrupted"
     """Stopped by the user (SIGINT, SIGTERM): the best verified fleet so far, with its bound."""
     error = "error"
+
+
+class CatalogLayout(StrEnum):
+    """Price-file layouts fleetplan reads (models/price_catalogs.py; a price table's layout)."""
+
+    skypilot_aws = "skypilot-aws"
+    skypilot_gcp = "skypilot-gcp"
+    skypilot_azure = "skypilot-azure"
+    fleetplan = "fleetplan"
+    quotes = "quotes"

@@ -17,7 +17,6 @@ from inputs import catalog_dir
 from models.errors import InputError, Problem, did_you_mean
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
 from models.names import instance_shape, resolve_gpu
-from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
 from models.scenario import Scenario
 
 if TYPE_CHECKING:  # a type only: the loader runs these checks on every scenario it reads
@@ -30,6 +29,10 @@ BUILTIN_PRICE_TABLE = "aws_gpu_prices.csv"
 @cache
 def builtin_instance_types() -> Mapping[str, tuple[str, int]]:
     """Instance type → (GPU type, GPUs per instance) of the built-in price table."""
+    # here, not at the top: only inventory named by instance type reads the price table, and
+    # the loader runs these checks on every scenario it reads
+    from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
+
     out: dict[str, tuple[str, int]] = {}
     with (catalog_dir() / "prices" / BUILTIN_PRICE_TABLE).open(newline="") as fh:
         for row in csv.DictReader(fh):

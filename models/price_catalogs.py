@@ -36,10 +36,10 @@ import csv
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from models.common import CatalogLayout
 from models.errors import InputError, Problem
 from models.input_files import check_file
 from models.names import instance_shape
@@ -78,16 +78,6 @@ NODE_COLUMNS = ("instance_type", "gpu", "gpus_per_node", "node_price_ondemand",
 
 #: One row of the normalised table, in :data:`NODE_COLUMNS` order.
 NodeRow = tuple[str, str, int, float, float, str, str, str]
-
-
-class CatalogLayout(StrEnum):
-    """Price-file layouts fleetplan reads."""
-
-    skypilot_aws = "skypilot-aws"
-    skypilot_gcp = "skypilot-gcp"
-    skypilot_azure = "skypilot-azure"
-    fleetplan = "fleetplan"
-    quotes = "quotes"
 
 
 @dataclass(frozen=True)

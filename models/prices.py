@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.catalog import GpuType
-from models.common import CLOUD_KINDS
+from models.common import CLOUD_KINDS, CatalogLayout
 from models.errors import InputError, Problem, did_you_mean
 from models.limits import RANGES, range_fix
 from models.names import ZoneName, resolve_gpu, zone_id_for
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
-from models.price_catalogs import SUBSET_COLUMNS, CatalogLayout, file_layout, read_node_prices
+from models.price_catalogs import SUBSET_COLUMNS, file_layout, read_node_prices
 from models.quotes import zones_from_quotes
 from models.scenario import PriceTable
 

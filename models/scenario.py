@@ -12,13 +12,12 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from models.catalog import GpuType, LlmSpec
-from models.common import Frozen, OmitDefaults
+from models.common import CatalogLayout, Frozen, OmitDefaults
 from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 from models.measured import MeasuredCapacity
 from models.offers import Zone
 from models.policy import Policy
-from models.price_catalogs import CatalogLayout
 from models.runtime import RuntimeSpec, resolve_runtime
 from models.workload import Workload
 
