@@ -378,6 +378,54 @@ def test_a_burst_divided_over_fewer_replicas_waits_longer() -> None:
         profile, rate, replicas=max(batched.hourly_demand_rps()) / rate)
 
 
+def _agent_at(share_of_peak: float) -> Workload:
+    """The demo's agent with followers of a Poisson stream at ``share_of_peak`` of its peak."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    agent = load_scenario(demo_scenario()).workload("agent")
+    assert agent.arrival is not None
+    burst = {"interarrival_scv": 1.0, "followers": [
+        {"window_gaps": u, "followers_mean": share_of_peak * u,
+         "followers_variance": share_of_peak * u} for u in (1e-6, 1.0, 30.0, 300.0)]}
+    return agent.model_copy(update={"arrival": agent.arrival.model_validate(
+        agent.arrival.model_dump() | {"burst": burst})})
+
+
+def test_followers_run_at_the_rate_the_replica_is_evaluated_at() -> None:
+    """A trace's followers run at its typical rate, below its busiest minute's (the Azure
+    conversation trace's at 0.69 of it): at a rate above that the stream is taken with the
+    trace's shape at that rate, its clock faster. Followers of a Poisson stream at half the
+    peak give, planned at the peak, the P95s of a Poisson stream at the peak (fails if the
+    followers are read as measured); at a stream below half the peak they are read as
+    measured."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_point, load_profile
+
+    sc = load_scenario(demo_scenario())
+    half, full = _agent_at(0.5), _agent_at(1.0)
+    perf = replica_perf(sc, half.model, "H200", half.precision, 4, half.runtime)
+    slow, steady = load_profile(perf, half), load_profile(perf, full)
+    gaps = np.array([0.5, 10.0, 200.0, 400.0])  # windows [mean gaps at the peak]
+    window_ms = 1000.0 * gaps / slow.workload_rps
+    for share, per_gap in ((1.0, 1.0), (0.8, 0.8), (0.5, 0.5), (0.3, 0.5)):
+        mean, var = slow.follower_moments(window_ms, share)
+        assert mean == pytest.approx(per_gap * gaps, rel=1e-9)
+        assert var == pytest.approx(per_gap * gaps, rel=1e-9)
+    rate = 0.4
+    at_peak, as_measured = load_point(slow, rate), load_point(steady, rate)
+    # the same to the grids' resolution (the instant's 1e-6 gaps read at 2e-6)
+    assert at_peak.ttft_p95_ms == pytest.approx(as_measured.ttft_p95_ms, rel=1e-5)
+    assert at_peak.tpot_p95_ms == pytest.approx(as_measured.tpot_p95_ms, rel=1e-5)
+    peak = max(half.hourly_demand_rps())
+    replicas = 0.3 * peak / rate  # a stream at 0.3 of the peak: the followers as measured
+    below, below_steady = (load_point(p, rate, replicas=replicas) for p in (slow, steady))
+    assert below.ttft_p95_ms < below_steady.ttft_p95_ms
+    assert below.tpot_p95_ms < below_steady.tpot_p95_ms
+
+
 def _stream(background_rps: float, bursts_per_s: float, burst_s: float, inside_rps: float,
             horizon_s: float, seed: int) -> np.ndarray:
     """Poisson arrivals, plus bursts starting as a Poisson stream, each a Poisson number of

@@ -137,28 +137,44 @@ class LoadProfile:
         (:func:`~solver.capacity.queueing.split_scv`)."""
         return split_scv(self.arrival_scv, rate_rps / self.workload_rps)
 
-    def follower_moments(self, window_ms: npt.ArrayLike
+    def follower_moments(self, window_ms: npt.ArrayLike, stream_share: float = 1.0,
                          ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Mean and variance of the arrivals following one within each window [1].
 
         The window in mean gaps at the peak is ``workload_rps × window``; the followers' mean
         and variance are read linearly between the profile's windows, flat below the first
-        (a burst's own instant), and beyond the last the mean grows by one per gap (a steady
-        stream's) with the variance ÷ mean kept."""
+        (a burst's own instant), and beyond the last the mean grows at the rate of the longest
+        window (a steady stream's) with the variance ÷ mean kept. ``stream_share``: the rate
+        the workload's stream is evaluated at ÷ its peak (1 in planning: each replica at its
+        share of the peak). Where the profile's followers run slower than that over its
+        longest window (``m(u) ÷ u`` there is the trace's typical rate ÷ its busiest minute's:
+        0.69 on the Azure conversation trace), the stream is taken at the evaluated rate with
+        the trace's shape: its clock runs faster by their ratio, each window read at that many
+        more gaps (as a replay's ``--rate-scale`` does to a trace)."""
         assert self.followers is not None
-        gaps = self.workload_rps * np.atleast_1d(np.asarray(window_ms, dtype=np.float64)) / 1000
         u, mean, var = self.followers.T
+        faster = max(1.0, stream_share * u[-1] / max(mean[-1], 1e-12))  # [1]
+        gaps = (faster * self.workload_rps / 1000
+                * np.atleast_1d(np.asarray(window_ms, dtype=np.float64)))
         last = gaps > u[-1]
-        beyond = mean[-1] + (gaps - u[-1])
+        beyond = mean[-1] / u[-1] * gaps
         m = np.where(last, beyond, np.interp(gaps, u, mean))
         v = np.where(last, var[-1] / max(mean[-1], 1e-12) * beyond, np.interp(gaps, u, var))
         return m, v
 
-    def burst_mates(self, window_ms: npt.ArrayLike, replicas: float) -> npt.NDArray[np.float64]:
+    def burst_mates(self, window_ms: npt.ArrayLike, replicas: float, stream_share: float = 1.0
+                    ) -> npt.NDArray[np.float64]:
         """Distribution of the arrivals following one within each window that reach its
         replica, one of ``replicas``, shape (windows, counts) [1]
         (:meth:`follower_moments`, :func:`~solver.capacity.queueing.burst_share_pmf`)."""
-        return burst_share_pmf(*self.follower_moments(window_ms), replicas)
+        return burst_share_pmf(*self.follower_moments(window_ms, stream_share), replicas)
+
+    def stream_share(self, rate_rps: float, replicas: float) -> float:
+        """The rate of the workload's stream, ``replicas`` × ``rate_rps``, ÷ its peak [1];
+        1 where ``replicas`` is not finite (as many as carry the peak)."""
+        if not math.isfinite(replicas) or not math.isfinite(self.workload_rps):
+            return 1.0
+        return rate_rps * replicas / self.workload_rps
 
 
 @dataclass(frozen=True)
@@ -307,7 +323,8 @@ def tpot_p95_ms(
     for _ in range(TPOT_FIXED_POINT_ITERATIONS):
         window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
         if profile.followers is not None:
-            counts = _life_counts(profile, window_ms, replicas, wait_mean_ms, prefill_share)
+            counts = _life_counts(profile, window_ms, replicas, wait_mean_ms, prefill_share,
+                                  profile.stream_share(rate_rps, replicas))
             iterates.append(tpot_quantile_counts_ms(steps, profile.decode_weights, step_ms,
                                                     prompt_ms, profile.prompt_weights, counts,
                                                     cap_ms))
@@ -320,14 +337,16 @@ def tpot_p95_ms(
 
 
 def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], replicas: float,
-                 wait_mean_ms: float, prefill_share: float) -> npt.NDArray[np.float64]:
+                 wait_mean_ms: float, prefill_share: float, stream_share: float = 1.0,
+                 ) -> npt.NDArray[np.float64]:
     """Distribution of the prompts reaching a request's replica in its life, per window: its
     burst-mates after it within the window, and, with probability ρ (it waited), within the
     window plus the mean wait of a request that waits, ``E[W] ÷ ρ`` [1]."""
-    counts = profile.burst_mates(window_ms, replicas)
+    counts = profile.burst_mates(window_ms, replicas, stream_share)
     if prefill_share <= 0 or wait_mean_ms <= 0:
         return counts
-    waited = profile.burst_mates(window_ms + wait_mean_ms / prefill_share, replicas)
+    waited = profile.burst_mates(window_ms + wait_mean_ms / prefill_share, replicas,
+                                 stream_share)
     most = max(counts.shape[1], waited.shape[1])
     return ((1 - prefill_share) * np.pad(counts, ((0, 0), (0, most - counts.shape[1])))
             + prefill_share * np.pad(waited, ((0, 0), (0, most - waited.shape[1]))))
@@ -393,7 +412,8 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
                                 service_scv)
         wait_ms *= shared
         ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas,
-                                prefill_drain(profile, batch))
+                                prefill_drain(profile, batch),
+                                profile.stream_share(rate_rps, replicas))
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
                                 replicas), tpot_ms)
@@ -413,7 +433,7 @@ def prefill_drain(profile: LoadProfile, batch: int) -> float:
 
 
 def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms: float,
-                  replicas: float, drain: float) -> float:
+                  replicas: float, drain: float, stream_share: float = 1.0) -> float:
     """TTFT P95 with the trace's followers [ms]: the largest, over windows ``T`` before the
     request (0 and each of the profile's windows), of the P95 of the iteration in flight + the
     M/G/1 wait + the prefill work of the burst-mates that arrived within ``T`` and reached its
@@ -426,7 +446,7 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
     assert profile.followers is not None
     windows_ms = np.concatenate(([0.0], 1000.0 * profile.followers[1:, 0] / profile.workload_rps))
-    ahead = profile.burst_mates(windows_ms, replicas)
+    ahead = profile.burst_mates(windows_ms, replicas, stream_share)
     # Cantelli's bound, P95 ≤ mean + √19 sd, skips windows that cannot give the largest term
     w = profile.prompt_weights
     own_mean = float(w @ profile.prefill_own_ms)
@@ -450,7 +470,7 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
         return best
     # the backlog as the supremum over windows: the burst-mates at the request's instant
     # exactly, those before it beyond them as independent counts with the rest of the moments
-    mean, var = profile.follower_moments(windows_ms)
+    mean, var = profile.follower_moments(windows_ms, stream_share)
     return max(best, sup_backlog_ttft_ms(
         profile.prefill_own_ms, profile.prefill_work_ms, w, ahead[0],
         np.maximum(mean[1:] - mean[0], 0.0), np.maximum(var[1:] - var[0], 0.0), replicas,
