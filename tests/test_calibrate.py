@@ -27,6 +27,7 @@ from solver.capacity.calibrate import (
     first_token_ms,
     fit_gpu,
     fit_prior,
+    gemm_bandwidth_efficiency,
     gemm_time_ms,
     held_out_mask,
     max_output_tokens_per_s,
@@ -38,7 +39,7 @@ from solver.capacity.calibrate import (
     runtimes_document,
     unidentified,
 )
-from solver.capacity.perf import allreduce_time_ms, perf_model
+from solver.capacity.perf import REPLICATED_BYTES_PER_HIDDEN, allreduce_time_ms, perf_model
 from solver.capacity.perfdata import (
     SPLITWISE_FILE,
     TRTLLM_FILE,
@@ -576,6 +577,84 @@ def test_nccl_latency_table_recovers_the_latency_of_each_ring_size() -> None:
     assert nccl_latency_table(_rows(K.prefill_ms, 3), gpu) is None  # no profile
     with pytest.raises(ValueError, match="powers of two"):
         nccl_latency_table([rows[0].model_copy(update={"tp": 6})], gpu)
+
+
+def _gemv_rows(eta: float, kernel_ms: float) -> list[tuple[Measurement, LlmSpec | None]]:
+    """Decode-sized GEMM profile rows of Llama-2-70B on H100-SXM: the layer's BF16 weights on one
+    GPU read at ``eta`` of the datasheet bandwidth, plus ``kernel_ms`` for each of the 4 GEMMs."""
+    gpus, models = _catalog()
+    gpu, spec = gpus["H100-SXM"], models["Llama-2-70B"]
+    layer_bytes = (spec.total_params_b - spec.embedding_params_b) * 1e9 / spec.layers * 2
+    return [(Measurement(kind=K.gemm_ms, model=spec.name, gpu=gpu.name, tp=tp, input_tokens=n,
+                         value=layer_bytes / tp / (gpu.hbm_bandwidth_gb_per_s * 1e6 * eta)
+                         + 4 * kernel_ms), spec)
+            for tp in (1, 2, 4, 8) for n in (1, 8, 16)]
+
+
+def test_gemm_bandwidth_efficiency_separates_the_weight_read_from_the_kernels_fixed_time() -> None:
+    gpus, _ = _catalog()
+    gpu = gpus["H100-SXM"]
+    rows = _gemv_rows(0.85, 0.005)
+    assert gemm_bandwidth_efficiency(rows, gpu) == pytest.approx(0.85, rel=1e-3)
+    # compute-bound sizes say nothing about the read; one TP cannot tell it from the fixed time
+    assert gemm_bandwidth_efficiency(
+        [(m.model_copy(update={"input_tokens": 4096}), spec) for m, spec in rows], gpu) is None
+    assert gemm_bandwidth_efficiency([r for r in rows if r[0].tp == 1], gpu) is None
+    assert gemm_bandwidth_efficiency([], gpu) is None
+
+
+def test_a_held_silicon_factor_is_not_fitted() -> None:
+    # the same rows as the per-layer test above, fitted with the bandwidth efficiency held at
+    # 0.7 where the rows were made at 0.8: it stays 0.7 and the other factors absorb the rest
+    truth = EfficiencyFactors(compute_efficiency=0.6, bandwidth_efficiency=0.8,
+                              decode_step_overhead_ms=2.0, step_overhead_ms_per_seq=0.01)
+    gpus, models = _catalog()
+    gpu, spec = gpus["H100-SXM"], models["Llama-3.1-8B"]
+    rows = []
+    for n_in, n_out in ((128, 128), (1000, 1000), (5000, 500)):
+        m = Measurement(kind=K.max_output_tokens_per_s, model=spec.name, gpu=gpu.name,
+                        precision=Precision.fp8, input_tokens=n_in, output_tokens=n_out,
+                        value=1.0, runtime="trtllm")
+        rows.append((m.model_copy(update={"value": predict(m, gpu, spec, truth)}), spec))
+    held, _ = fit_gpu(rows, gpu, fit_prior(gpu), held={"bandwidth_efficiency": 0.7})
+    free, _ = fit_gpu(rows, gpu, fit_prior(gpu))
+    assert held["trtllm"].bandwidth_efficiency == pytest.approx(0.7, rel=1e-9)
+    assert free["trtllm"].bandwidth_efficiency != pytest.approx(0.7, rel=1e-3)
+    with pytest.raises(ValueError, match="only silicon factors"):
+        fit_gpu(rows, gpu, fit_prior(gpu), held={"decode_step_overhead_ms": 1.0})
+
+
+def test_hopper_reads_weights_at_the_h100_gemm_profiles_efficiency() -> None:
+    factors = {g["name"]: g["efficiency"] for g in yaml.safe_load(
+        (catalog_dir() / "efficiency.yaml").read_text(encoding="utf-8"))["gpus"]}
+    hopper = factors["H100-SXM"]["bandwidth_efficiency"]
+    assert factors["H200"]["bandwidth_efficiency"] == hopper  # transferred with the prior
+    assert hopper < 0.95  # the profile's, not the bound (1.0) the joint fit ran to
+    if not SHARED_PERF.is_dir():
+        pytest.skip("../shared/data/perf is absent")
+    gpus, models = _catalog()
+    rows = [(m, models.get(m.model or "")) for m in read_shared_perf(SHARED_PERF)
+            if m.gpu == "H100-SXM"]
+    assert gemm_bandwidth_efficiency(rows, gpus["H100-SXM"]) == hopper
+
+
+def test_replicated_bytes_are_the_profiled_norms_and_residual_add() -> None:
+    # Vidur's H100 profile of Llama-2-70B: input and post-attention RMSNorm and the residual add,
+    # per token at 1,024 tokens or more, as bytes per hidden element at the datasheet bandwidth
+    gpus, models = _catalog()
+    h100, hidden = gpus["H100-SXM"], models["Llama-2-70B"].hidden_size
+    for perf_dir, tolerance in ((PERF, 0.5), (SHARED_PERF, 0.1)):  # 29 to two figures
+        if not perf_dir.is_dir():
+            pytest.skip("../shared/data/perf is absent")
+        raw = pd.read_csv(perf_dir / "vidur" / "h100_Llama-2-70b-hf_mlp.csv")
+        raw = raw[raw["num_tokens"] >= 1024]
+        ms = sum(raw[f"time_stats.{op}.median"]
+                 for op in ("input_layernorm", "post_attention_layernorm", "add"))
+        per_hidden = ms / raw["num_tokens"] * h100.hbm_bandwidth_gb_per_s * 1e6 / hidden
+        assert float(per_hidden.median()) == pytest.approx(REPLICATED_BYTES_PER_HIDDEN,
+                                                           abs=tolerance)
+    one, eight = (perf_model(models["Llama-2-70B"], h100, Precision.bf16, tp) for tp in (1, 8))
+    assert one.replicated_ms_per_token == eight.replicated_ms_per_token  # not split by TP
 
 
 def test_builtin_nccl_table_is_the_profile_and_the_nccl_variant_is_vllm() -> None:

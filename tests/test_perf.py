@@ -12,6 +12,7 @@ from models.common import Precision
 from models.runtime import RuntimeCosts, RuntimeSpec
 from models.scenario import Scenario
 from solver.capacity.perf import (
+    REPLICATED_BYTES_PER_HIDDEN,
     allreduce_latency_ms,
     allreduce_time_ms,
     compute_tflops,
@@ -32,6 +33,9 @@ EFF = EfficiencyFactors(
     link_efficiency=0.5, allreduce_latency_us=10.0, runtime_overhead_gib=1.0,
     runtime_overhead_fraction=0.0,
 )
+#: The replicated norms and residual add of TOY on GPU, per token at any TP:
+#: 10 layers × 1000 hidden × 29 bytes ÷ (1000 GB/s × 10^6 B/ms) [ms/token].
+REP_MS_PER_TOKEN = 10 * 1000 * REPLICATED_BYTES_PER_HIDDEN / 1e9
 GPU = GpuType(
     name="toy-gpu", memory_gib=80, hbm_bandwidth_gb_per_s=1000, bf16_tflops=100, fp8_tflops=200,
     link_bandwidth_gb_per_s=100, gpus_per_node=8, precisions=(Precision.bf16, Precision.fp8),
@@ -70,33 +74,35 @@ def test_prefill_hand_computed() -> None:
     #            = 2.002e10 FLOP
     # at 100 TFLOPS × 0.5 = 5e10 FLOP/ms → 1.956084e12 / 5e10 = 39.12168 ms
     # memory: (2e9 weight bytes + 40,000 B/token × 1000) / 5e8 B/ms = 4.08 ms (< compute)
-    # + 1 ms overhead = 40.12168 ms
-    assert perf.prefill_time_ms(1000) == pytest.approx(40.12168)
+    # + replicated norms and add: 1000 tokens × REP_MS_PER_TOKEN = 0.29 ms
+    # + 1 ms overhead = 40.41168 ms
+    assert perf.prefill_time_ms(1000) == pytest.approx(40.41168)
 
 
 def test_prefill_after_cached_context_adds_attention() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1)
     # 1000 new tokens after 1000 cached: extra pairs 1000 × 1000 = 1e6 → 4e10 FLOP = 0.8 ms
-    assert perf.prefill_time_ms(1000, 1000) == pytest.approx(40.12168 + 0.8)
+    assert perf.prefill_time_ms(1000, 1000) == pytest.approx(40.41168 + 0.8)
 
 
 def test_decode_step_hand_computed() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1)
     # compute: (2e9 × 10 + 40,000 × 10,000) / 5e10 = 0.408 ms
     # memory: (2e9 + 40,000 × (10,000 read + 10 written)) / 5e8 = 4.8008 ms → memory-bound
-    # + 1 ms overhead = 5.8008 ms
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.8008)
+    # + 10 tokens × REP_MS_PER_TOKEN = 0.0029 ms + 1 ms overhead = 5.8037 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.8037)
 
 
 def test_kv_cache_is_read_at_its_own_bandwidth_efficiency() -> None:
     eff = EFF.model_copy(update={"kv_bandwidth_efficiency": 0.25})
     perf = perf_model(TOY, GPU, Precision.bf16, 1, eff)
     # weights: 2e9 / 5e8 = 4 ms; KV: 40,000 × 10,010 / (1e6 × 1000 × 0.25) = 1.6016 ms;
-    # compute 0.408 ms → memory-bound; + 1 ms overhead = 6.6016 ms (5.8008 at one efficiency)
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(6.6016)
+    # compute 0.408 ms → memory-bound; + 0.0029 ms replicated + 1 ms overhead = 6.6045 ms
+    # (5.8037 at one efficiency)
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(6.6045)
     # unset: the KV cache is read at the weights' efficiency
     assert perf_model(TOY, GPU, Precision.bf16, 1).decode_step_time_ms(10, 10_000) == (
-        pytest.approx(5.8008))
+        pytest.approx(5.8037))
 
 
 def test_a_runtime_with_its_own_allreduce_latency_replaces_the_gpus() -> None:
@@ -168,8 +174,8 @@ def test_decode_step_on_tp2_adds_allreduce() -> None:
     # memory per GPU: (1e9 + 20,000 B/token × 10,010) / 5e8 = 2.4004 ms
     # all-reduce: 2 × 10 layers × 10 µs = 0.2 ms,
     #   + 20 × (2 × 1/2 × 1000 hidden × 2 bytes) / 5e7 B/ms × 10 tokens = 0.008 ms
-    # + 1 ms overhead = 3.6084 ms
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(3.6084)
+    # + 0.0029 ms replicated norms and add (not split by TP) + 1 ms overhead = 3.6113 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(3.6113)
 
 
 def test_decode_step_on_tp4_pays_twice_the_allreduce_latency_of_tp2() -> None:
@@ -179,8 +185,8 @@ def test_decode_step_on_tp4_pays_twice_the_allreduce_latency_of_tp2() -> None:
     # compute (2e10 + 4e8) / (5e10 × 4) = 0.102 ms → memory-bound
     # all-reduce latency: 2 × 10 layers × 10 µs × log2 4 = 0.4 ms,
     #   bandwidth: 20 × (2 × 3/4 × 2000 B) / 5e7 B/ms × 10 tokens = 0.012 ms
-    # + 1 ms overhead = 2.65224 ms
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(2.65224)
+    # + 0.0029 ms replicated + 1 ms overhead = 2.65514 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(2.65514)
 
 
 #: EFF with the per-layer and per-sequence step costs.
@@ -190,17 +196,20 @@ EFF_SEQ = EFF.model_copy(update={"step_overhead_ms_per_layer": 0.1,
 
 def test_step_overhead_per_layer_and_per_sequence() -> None:
     perf = perf_model(TOY, GPU, Precision.bf16, 1, EFF_SEQ)
-    # decode: 5.8008 ms (above) + 10 layers × 0.1 ms + 10 sequences × 0.05 ms = 7.3008 ms
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(7.3008)
+    # decode: 5.8037 ms (above) + 10 layers × 0.1 ms + 10 sequences × 0.05 ms = 7.3037 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(7.3037)
     # prefill of 2 prompts of 500 tokens: linear 1.936e12 FLOP + head 2 × 6.4e7 + attention
     #   40,000 × 1000 × (500 + 1)/2 = 1.002e10 FLOP → 1.946148e12 / 5e10 = 38.92296 ms
-    #   (memory 4.08 ms) + 1 ms + 1.0 ms (layers) + 2 sequences × 0.05 ms = 41.02296 ms
-    assert perf.step_time_ms(1000, 0, 0, prefill_seqs=2) == pytest.approx(41.02296)
-    # mixed: 19.86948 ms (test_mixed_step_is_one_roofline) + 1 + 1.0 + (10 + 1) × 0.05
-    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(22.41948)
-    # a prompt joining iterations adds its compute (39.12168 ms, test_prefill_hand_computed) and
-    # one sequence's 0.05 ms, not the per-step or per-layer costs: 39.17168 ms
-    assert perf.prefill_marginal_ms(1000) == pytest.approx(39.17168)
+    #   (memory 4.08 ms) + 0.29 ms replicated + 1 ms + 1.0 ms (layers) + 2 sequences × 0.05 ms
+    #   = 41.31296 ms
+    assert perf.step_time_ms(1000, 0, 0, prefill_seqs=2) == pytest.approx(41.31296)
+    # mixed: 20.01738 ms (test_mixed_step_is_one_roofline, without its 1 ms) + 1 + 1.0
+    #   + (10 + 1) × 0.05
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(22.56738)
+    # a prompt joining iterations adds its compute (39.12168 ms, test_prefill_hand_computed),
+    # its tokens' replicated norms and add (0.29 ms) and one sequence's 0.05 ms, not the
+    # per-step or per-layer costs: 39.46168 ms
+    assert perf.prefill_marginal_ms(1000) == pytest.approx(39.46168)
     assert perf.step_time_ms(0, 0, 0) == 0.0  # still nothing for an empty iteration
 
 
@@ -219,24 +228,25 @@ def test_moe_reads_the_shared_weights_and_the_experts_its_tokens_are_sent_to() -
         "routed_expert_params_b": 0.8}))
     perf = perf_model(moe, GPU, Precision.bf16, 1)
     # batch 1: 0.4e9 B shared + 1.6e9 B × (1 − 3/4) = 0.8e9 B, + 40,000 B of KV written
-    # = 8.0004e8 B ÷ 5e8 B/ms = 1.60008 ms, + 1 ms per step
-    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.60008)
-    # batch 2: 0.4e9 + 1.6e9 × (1 − (3/4)²) = 1.1e9 B, + 80,000 B → 2.20016 ms, + 1 ms
-    assert perf.decode_step_time_ms(2, 0) == pytest.approx(3.20016)
+    # = 8.0004e8 B ÷ 5e8 B/ms = 1.60008 ms, + 1 token × REP_MS_PER_TOKEN + 1 ms per step
+    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.60037)
+    # batch 2: 0.4e9 + 1.6e9 × (1 − (3/4)²) = 1.1e9 B, + 80,000 B → 2.20016 ms, + 2 × REP, + 1 ms
+    assert perf.decode_step_time_ms(2, 0) == pytest.approx(3.20074)
     # the approximation by counts alone (all weights routed at 0.4) reads more at batch 2:
     # 1 − 0.6² = 64 % of 2e9 = 1.28e9 B
     counts_only = TOY.model_copy(update={"active_params_b": 0.4})
     assert perf_model(counts_only, GPU, Precision.bf16, 1).decode_step_time_ms(2, 0) == (
-        pytest.approx(1 + (1.28e9 + 80_000) / 5e8))
+        pytest.approx(1 + (1.28e9 + 80_000) / 5e8 + 2 * REP_MS_PER_TOKEN))
 
 
 def test_moe_reads_more_experts_as_the_batch_grows() -> None:
     moe = TOY.model_copy(update={"active_params_b": 0.25})
     perf = perf_model(moe, GPU, Precision.bf16, 1)
     # batch 1: 25 % of 2e9 bytes + 40,000 B written = 5.0004e8 B / 5e8 = 1.00008 ms, + 1 ms
-    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.00008)
+    # (+ REP_MS_PER_TOKEN a token)
+    assert perf.decode_step_time_ms(1, 0) == pytest.approx(2.00037)
     # batch 2: 1 − 0.75² = 43.75 % of 2e9 = 8.75e8 + 80,000 B → 1.75016 ms, + 1 ms
-    assert perf.decode_step_time_ms(2, 0) == pytest.approx(2.75016)
+    assert perf.decode_step_time_ms(2, 0) == pytest.approx(2.75074)
 
 
 def test_empty_iteration_costs_nothing() -> None:
@@ -249,8 +259,8 @@ def test_mixed_step_is_one_roofline() -> None:
     # 500 prefill + 10 decode tokens: linear 2 × 0.968e9 × 510 = 9.8736e11, output head for the
     # 10 decoded sequences and the prompt's last position 11 × 6.4e7 = 7.04e8, attention
     # 40,000 × (10,000 + 500·501/2) = 5.41e9 → 9.93474e11 / 5e10 = 19.86948 ms;
-    # memory 4.82 ms → 19.86948 + 1 ms
-    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(20.86948)
+    # memory 4.82 ms → 19.86948, + 510 tokens × REP_MS_PER_TOKEN = 0.1479 ms, + 1 ms
+    assert perf.step_time_ms(500, 10, 10_000) == pytest.approx(21.01738)
 
 
 def test_vectorised_matches_scalar() -> None:
@@ -270,15 +280,15 @@ def test_untied_embedding_table_is_looked_up_not_read_or_multiplied() -> None:
     untied = TOY.model_copy(update={"tied_embeddings": False})
     perf = perf_model(untied, GPU, Precision.bf16, 1)
     # decode, batch 10 at 10,000 cached tokens: the 0.032e9-parameter input table (6.4e7 B)
-    # is not read: (2e9 − 6.4e7 + 40,000 × 10,010) / 5e8 = 4.6728 ms, + 1 ms
-    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.6728)
+    # is not read: (2e9 − 6.4e7 + 40,000 × 10,010) / 5e8 = 4.6728 ms, + 0.0029 ms + 1 ms
+    assert perf.decode_step_time_ms(10, 10_000) == pytest.approx(5.6757)
     # prefill of 1000 tokens: linear 2 × (1e9 − 2 × 0.032e9) × 1000 = 1.872e12, head 6.4e7,
-    # attention 2.002e10 → 1.892084e12 / 5e10 = 37.84168 ms, + 1 ms
-    assert perf.prefill_time_ms(1000) == pytest.approx(38.84168)
+    # attention 2.002e10 → 1.892084e12 / 5e10 = 37.84168 ms, + 0.29 ms replicated, + 1 ms
+    assert perf.prefill_time_ms(1000) == pytest.approx(39.13168)
     # the head runs once per prompt: 4 prompts of 250 tokens pay 3 more heads (1.92e8 FLOP,
     # 0.00384 ms) and less attention (40,000 × 1000 × 251/2 = 5.02e9 vs 2.002e10 FLOP, −0.3 ms)
     four = perf.step_time_ms(1000, 0, 0, prefill_seqs=4)
-    assert four == pytest.approx(38.84168 + 0.00384 - (2.002e10 - 5.02e9) / 5e10)
+    assert four == pytest.approx(39.13168 + 0.00384 - (2.002e10 - 5.02e9) / 5e10)
     with pytest.raises(ValueError, match="embedding"):
         LlmSpec(**(untied.model_dump() | {"vocab_size": 600_000}))
 
@@ -287,9 +297,9 @@ def test_efficiency_parameter_overrides_the_catalog() -> None:
     faster = EFF.model_copy(update={"bandwidth_efficiency": 1.0})
     slow, fast = perf_model(TOY, GPU, Precision.bf16, 1), perf_model(TOY, GPU, Precision.bf16, 1,
                                                                       faster)
-    # memory time halves: 4.8008 / 2 = 2.4004 ms, + 1 ms
-    assert fast.decode_step_time_ms(10, 10_000) == pytest.approx(3.4004)
-    assert slow.decode_step_time_ms(10, 10_000) == pytest.approx(5.8008)
+    # memory time halves: 4.8008 / 2 = 2.4004 ms, + 0.0029 ms replicated + 1 ms
+    assert fast.decode_step_time_ms(10, 10_000) == pytest.approx(3.4033)
+    assert slow.decode_step_time_ms(10, 10_000) == pytest.approx(5.8037)
 
 
 def test_replica_perf_checks_fit() -> None:

@@ -19,7 +19,9 @@ Method (docs/calibration.md):
    (:data:`PER_RUNTIME`) are one set per runtime family measured on that GPU
    (:func:`runtime_of`), so a 2023 research runtime and TensorRT-LLM do not have to share one
    per-step overhead, and NCCL's latency (the all-reduce profiles) is not vLLM's custom
-   kernel's (:func:`allreduce_ties`). Each factor lives in its bounds
+   kernel's (:func:`allreduce_ties`). A GPU with a GEMM profile (its source's, for a
+   transferred GPU) reads weights at the efficiency that profile gives
+   (:func:`gemm_bandwidth_efficiency`), held in the fit. Each factor lives in its bounds
    through a logistic map; a Levenberg–Marquardt iteration (numpy only, finite-difference
    Jacobian) starts from a small deterministic set of points and keeps the best. A weak pull
    (:data:`PRIOR_WEIGHT`) towards the prior factors keeps a factor the data cannot see at its prior.
@@ -46,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
+from models.common import BYTES_PER_ELEMENT
 from models.policy import Policy
 from models.runtime import RuntimeCosts, RuntimeSpec, resolve_runtime
 from models.text import csv_cell
@@ -685,15 +688,58 @@ def nccl_latency_table(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float
                  for v in np.interp(np.arange(last + 1), steps, values))
 
 
+#: Tokens up to which a GEMM over a layer's weights is bound by reading them (a decode step's
+#: few rows): Vidur's H100 profile of Llama-2-70B takes the same time from 1 to 16 tokens
+#: (0.575–0.581 ms at TP1) [tokens].
+GEMV_MAX_TOKENS = 16
+#: Linear projections of a layer in a GEMM profile row: QKV, O, MLP up, MLP down (``gemm_ms``).
+GEMMS_PER_LAYER = 4
+
+
+def gemm_bandwidth_efficiency(
+    rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType,
+) -> float | None:
+    """The weight read's HBM bandwidth efficiency from the GPU's GEMM profile alone [1];
+    ``None`` without profile rows of at most :data:`GEMV_MAX_TOKENS` tokens at two sizes.
+
+    At a decode step's few tokens a layer's GEMMs read its weights and do little else:
+    ``t = bytes ÷ (BW × η) + GEMMS_PER_LAYER × t_kernel``, ``bytes`` the layer's linear weights
+    on one GPU (``(N_tot − N_emb) ÷ L × β ÷ TP``, a dense model's) and ``t_kernel`` each
+    kernel's fixed time, least squares on relative error (linear in ``1 ÷ η`` and
+    ``t_kernel``). The kernel's fixed time is a per-layer cost, the runtime's
+    ``step_overhead_ms_per_layer`` in a step; only ``η`` is returned, clipped to its bounds
+    (docs/calibration.md, "Eighth pass").
+    """
+    profile = [(m, spec) for m, spec in rows
+               if m.kind is MeasurementKind.gemm_ms and spec is not None
+               and 0 < m.input_tokens <= GEMV_MAX_TOKENS]
+    if len({(m.tp, spec.name) for m, spec in profile}) < 2:
+        return None
+    weight_bytes = np.array([
+        (spec.total_params_b - spec.embedding_params_b) * 1e9 / spec.layers
+        * BYTES_PER_ELEMENT[m.precision] / m.tp for m, spec in profile])  # [bytes]
+    measured = np.array([m.value for m, _ in profile])  # [ms]
+    design = np.column_stack([weight_bytes / (gpu.hbm_bandwidth_gb_per_s * 1e6) / measured,
+                              GEMMS_PER_LAYER / measured])
+    (inverse_eta, _), *_ = np.linalg.lstsq(design, np.ones_like(measured), rcond=None)
+    if inverse_eta <= 0:
+        return None
+    lo, hi = SHARED["bandwidth_efficiency"]
+    return float(f"{min(max(1 / float(inverse_eta), lo), hi):.{SIGNIFICANT_DIGITS}g}")
+
+
 def fit_gpu(
     rows: Sequence[tuple[Measurement, LlmSpec | None]], gpu: GpuType, prior: EfficiencyFactors,
     policy: Policy = DEFAULT_POLICY, known: Mapping[str, EfficiencyFactors] | None = None,
+    held: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, EfficiencyFactors], float]:
     """Least-squares factors of one GPU type from its training rows (relative errors).
 
     A runtime's fixed costs start from, and are pulled towards, ``known[runtime]`` (its costs
     on the GPU the prior is transferred from) or else :func:`runtime_prior`. The part of a
     runtime's fixed cost its rows cannot identify (:func:`unidentified`) stays at that prior.
+    The silicon factors in ``held`` (:data:`SHARED` names) are not fitted: they keep the value
+    given (the weight read's efficiency from a GEMM profile, :func:`gemm_bandwidth_efficiency`).
     Returns the factors per runtime family of the rows whose prediction uses the fixed costs
     (``{"": ...}`` when none does) and the final cost.
     """
@@ -711,8 +757,14 @@ def fit_gpu(
             else runtimes.index("") if "" in runtimes else 0 for m, _ in rows]
     unset = [name for name, kind in OPTIONAL_SHARED.items()
              if not any(m.kind is kind for m, _ in rows)]
+    held = dict(held or {})
+    unknown = sorted(set(held) - set(SHARED))
+    if unknown:
+        raise ValueError(f"only silicon factors can be held, not {unknown}")
+    if held:
+        prior = prior.model_copy(update=held)
     z_prior = pack(prior, runtimes, by_runtime=True, known=known)
-    frozen = set(unidentified(rows, runtimes))
+    frozen = set(unidentified(rows, runtimes)) | {list(SHARED).index(name) for name in held}
     ties = {dst: src for dst, src in allreduce_ties(rows, runtimes).items() if src is not None}
     free = np.array([i for i in range(z_prior.size) if i not in frozen], dtype=np.int64)
 
@@ -895,6 +947,7 @@ def calibrate(
     fitted: dict[str, EfficiencyFactors] = {}
     fits: list[GpuFit] = []
     fit_by_gpu: dict[str, GpuFit] = {}
+    profiled: dict[str, float] = {}  # weight-read efficiency from a GEMM profile, per GPU
     for name in order:
         gpu = gpu_by_name[name]
         source = transfer.get(name)
@@ -912,7 +965,17 @@ def calibrate(
                  if not held and m.gpu == name and m.kind in FIT_KINDS]
         if not train:  # every row held out: the GPU keeps its catalog factors
             continue
-        by_runtime, cost = fit_gpu(train, gpu, prior, policy, known)
+        # the weight read's efficiency from the GPU's GEMM profile (a transferred GPU: its
+        # source's), held in the joint fit
+        gemm = gemm_bandwidth_efficiency(
+            [(m, spec) for (m, spec), held in zip(usable, mask, strict=True)
+             if not held and m.gpu == name], gpu)
+        if gemm is None and source in profiled:
+            gemm = profiled[source]
+        if gemm is not None:
+            profiled[name] = gemm
+        by_runtime, cost = fit_gpu(train, gpu, prior, policy, known, held=(
+            {} if gemm is None else {"bandwidth_efficiency": gemm}))
         runtime = choose_runtime(by_runtime, [m for m, _ in train])
         nccl = by_runtime.get("", prior)  # the GPU's own all-reduce latency: NCCL's
         # NCCL's latency per ring size, from the profile alone, for the CUDA-graph runtimes

@@ -19,6 +19,10 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
   each with a latency: NCCL's per ring size where the GPU lists it, else one that grows as
   log2 T (:func:`allreduce_latency_ms`);
+* replicated operators: the two RMSNorms and the residual add of every layer run on every
+  token on each GPU of the tensor-parallel group (they are not split), moving
+  :data:`REPLICATED_BYTES_PER_HIDDEN` bytes per hidden element per token at the datasheet HBM
+  bandwidth — a cost TP does not divide;
 * overhead: ``decode_step_overhead_ms`` per iteration, plus ``step_overhead_ms_per_layer`` per
   layer (kernel launches) and ``step_overhead_ms_per_seq`` per sequence in the iteration
   (sampling, per-sequence attention launches, scheduling).
@@ -60,6 +64,15 @@ ALLREDUCES_PER_LAYER = 2
 FLOPS_PER_PARAM = 2
 #: FLOP per query–key pair per head-dim element per layer: QKᵀ (2) + attention × V (2) [FLOP].
 ATTENTION_FLOPS_PER_PAIR_ELEMENT = 4
+
+#: HBM traffic of a layer's replicated operators — input RMSNorm, post-attention RMSNorm and
+#: residual add, which every GPU of a tensor-parallel group runs on every token — per token and
+#: hidden element, as time at the datasheet bandwidth [bytes]: Vidur's H100 profile of
+#: Llama-2-70B (``vidur/h100_Llama-2-70b-hf_mlp.csv``, the three operators' medians at 1,024
+#: tokens or more, 524 rows) takes 29.1 bytes' worth a hidden element, 29 to two figures
+#: (28.4 / 28.9 / 29.8 / 31.0 at TP 8 / 4 / 2 / 1: flat in TP, as a replicated operator is);
+#: its A100 profile takes 30 (docs/calibration.md, "Eighth pass").
+REPLICATED_BYTES_PER_HIDDEN = 29.0
 
 Num = TypeVar("Num", float, npt.NDArray[np.float64])
 
@@ -186,6 +199,10 @@ class ReplicaPerf:
     kv_bytes_per_ms: float = 0.0
     """Achieved HBM bandwidth of the attention kernels reading the KV cache: GB/s × KV
     bandwidth efficiency × 10^6 [bytes/ms]; 0: :attr:`bytes_per_ms`."""
+    replicated_ms_per_token: float = 0.0
+    """The replicated operators of every layer (norms, residual add), per token in an
+    iteration: layers × hidden × :data:`REPLICATED_BYTES_PER_HIDDEN` ÷ datasheet HBM
+    bandwidth; the same at every TP [ms/token]."""
 
     def step_time_ms(
         self, prefill_tokens: int, decode_seqs: int, kv_tokens: int,
@@ -222,14 +239,15 @@ class ReplicaPerf:
     def prefill_marginal_ms(self, tokens: int, context_tokens: int = 0) -> float:
         """GPU time a prompt adds to the iterations it joins under continuous batching [ms].
 
-        Its compute, the bandwidth part of its all-reduces and one sequence's per-step cost
-        (it is in at least one iteration): the weight read, the all-reduce latency and the
-        fixed step overhead are paid by the iteration anyway.
+        Its compute, the bandwidth part of its all-reduces, its tokens' replicated operators
+        and one sequence's per-step cost (it is in at least one iteration): the weight read,
+        the all-reduce latency and the fixed step overhead are paid by the iteration anyway.
         """
         pairs = prefill_attention_pairs(float(tokens), 1.0, float(context_tokens))
         compute_ms = (self.flops_per_token * tokens + self.head_flops_per_seq
                       + self.attention_flops_per_pair * pairs) / self.flops_per_ms
-        return compute_ms + self.allreduce_ms_per_token * tokens + self.seq_overhead_ms
+        return (compute_ms + (self.allreduce_ms_per_token + self.replicated_ms_per_token) * tokens
+                + self.seq_overhead_ms)
 
     def decode_step_time_ms(self, batch: int, kv_tokens: int) -> float:
         """One decode step of ``batch`` sequences whose KV cache totals ``kv_tokens`` [ms]."""
@@ -259,9 +277,10 @@ class ReplicaPerf:
                      + kv_bytes / (self.kv_bytes_per_ms or self.bytes_per_ms))
         roofline_ms = (compute_ms + memory_ms + abs(compute_ms - memory_ms)) / 2  # max(·, ·)
         comm_ms = self.allreduce_ms_per_step + self.allreduce_ms_per_token * tokens
+        replicated_ms = self.replicated_ms_per_token * tokens  # norms and adds, not split by TP
         busy = tokens > 0  # an empty iteration costs nothing
         overhead_ms = self.step_overhead_ms + self.seq_overhead_ms * seqs
-        return (roofline_ms + comm_ms + overhead_ms) * busy
+        return (roofline_ms + comm_ms + replicated_ms + overhead_ms) * busy
 
 
 def perf_model(
@@ -318,6 +337,8 @@ def perf_model(
         step_overhead_ms=(eff.decode_step_overhead_ms  # [ms]
                           + eff.step_overhead_ms_per_layer * model.layers),  # [ms/layer × layers]
         seq_overhead_ms=eff.step_overhead_ms_per_seq,  # [ms/sequence]
+        replicated_ms_per_token=(model.layers * model.hidden_size * REPLICATED_BYTES_PER_HIDDEN
+                                 / (gpu.hbm_bandwidth_gb_per_s * 1e6)),  # [ms/token]
     )
 
 
