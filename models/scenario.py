@@ -154,6 +154,13 @@ class Scenario(OmitDefaults):
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)
 
+    def gpus_sold_or_held(self) -> tuple[str, ...]:
+        """GPU types some zone sells or the inventory holds, in catalog order: the only ones a
+        plan can place (its capacity table needs no row of another)."""
+        names = {o.gpu for z in self.zones for o in z.offers}
+        names |= {line.gpu for line in self.inventory if line.gpu is not None}
+        return tuple(g.name for g in self.gpus if g.name in names)
+
     def node_sizes(self, gpu: str) -> tuple[int, ...]:
         """GPUs per node of the ``gpu`` nodes the scenario sells or holds, smallest first: each
         zone offer's (else the GPU type's) and each inventory line's; empty where none.

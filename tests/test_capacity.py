@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from models.capacity import CapacityRow, RejectedConfig
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import CapacitySource, Precision, PurchaseKind
+from models.horizon import HeldNodes, InventoryKind
 from models.measured import MeasuredCapacity
 from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
 from models.policy import Policy
@@ -38,6 +39,7 @@ from solver.replay.engine import (
     summarize,
 )
 from solver.replay.traces import synthetic_trace, workload_rate_rps
+from solver.solve.horizon import plan_horizon
 
 LLAMA_8B = LlmSpec(
     name="Llama-3.1-8B", layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
@@ -172,6 +174,38 @@ def test_table_rows_rejections_and_order() -> None:
     tokens_per_hour = row.slo_rps * 1150 * 3600
     assert row.cost_per_million_tokens[PurchaseKind.reserved] == pytest.approx(
         2.4 * 2 / tokens_per_hour * 1e6)
+
+
+def held_l4_sold_h100() -> Scenario:
+    """An 8B chat pool on any GPU: z2 sells H100-SXM only; 3 owned L4 nodes are held there."""
+    wl = chat(model="Llama-3.1-8B", precision=Precision.bf16)
+    held = HeldNodes(zone="z2", gpu="L4", gpus_per_node=4, nodes=3, purchase=InventoryKind.owned,
+                     running_cost_per_node_month=1.0)
+    return scenario(wl.model_copy(update={"allowed_gpus": None})).model_copy(
+        update={"zones": (ZONES[1],), "inventory": (held,)})
+
+
+def test_a_plan_s_table_is_the_full_table_on_the_gpus_sold_or_held() -> None:
+    """Was: a plan built rows for every GPU of the catalog, sold or not (the README
+    walk-through's chat.yaml: 34 rows built, 7 on the two GPUs it sells). Its rows are the full
+    table's on the GPUs a zone sells or the inventory holds, unchanged and in the same order."""
+    sc = held_l4_sold_h100()
+    assert [g.name for g in sc.gpus] == ["H100-SXM", "L4"]
+    assert sc.model_copy(update={"inventory": ()}).gpus_sold_or_held() == ("H100-SXM",)
+    assert sc.gpus_sold_or_held() == ("H100-SXM", "L4")
+    full = build_capacity_table(sc)
+    assert {r.gpu for r in full.rows} == {"H100-SXM", "L4"}
+    assert build_capacity_table(sc, ("H100-SXM", "L4")) == full
+    sold = build_capacity_table(sc, ("H100-SXM",))
+    assert sold.rows == tuple(r for r in full.rows if r.gpu == "H100-SXM")
+    assert sold.rejected == tuple(r for r in full.rejected if r.gpu == "H100-SXM")
+
+
+def test_a_plan_over_periods_runs_a_held_gpu_no_zone_sells() -> None:
+    """A period's scenario holds no inventory: its table still has the held L4's rows, and the
+    owned nodes (1 $/month) carry the demand the H100s on demand would (3.50 $/GPU-hour)."""
+    plan = plan_horizon(held_l4_sold_h100(), time_limit_s=30)
+    assert {(a.gpu, a.purchase) for a in plan.allocations} == {("L4", PurchaseKind.owned)}
 
 
 def test_an_slo_no_config_can_hold_is_a_rejection_with_reason() -> None:

@@ -7,6 +7,8 @@ it — the row then says so, and what the model would have said.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from models.capacity import CapacityRow, CapacityTable, RejectedConfig
 from models.catalog import GpuType, LlmSpec
 from models.common import CapacitySource
@@ -80,18 +82,23 @@ def configuration_row(
                 f"analytic; the rate is limited by {limit}")
 
 
-def build_capacity_table(scenario: Scenario) -> CapacityTable:
+def build_capacity_table(
+    scenario: Scenario, gpus: Collection[str] | None = None
+) -> CapacityTable:
     """Every workload × allowed GPU × TP: a row when it can serve, else a rejection.
 
-    Rows are ordered by workload (scenario order), then :func:`cost_key`, GPU and TP; GPUs that
-    no zone offers are included (the program filters by offers).
+    ``gpus`` limits the GPU types to those named; default every GPU of the catalog, offered or
+    not (``fleetplan capacity`` lists them all, ``check`` reads a fleet of any of them). A plan
+    passes :meth:`~models.scenario.Scenario.gpus_sold_or_held`: its program places no other,
+    and each row costs a load profile.
+    Rows are ordered by workload (scenario order), then :func:`cost_key`, GPU and TP.
     """
     rows: list[CapacityRow] = []
     rejected: list[RejectedConfig] = []
     for workload in scenario.workloads:
         allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
         mine: list[CapacityRow] = []
-        for gpu_name in allowed:
+        for gpu_name in (g for g in allowed if gpus is None or g in gpus):
             gpu = scenario.gpu(gpu_name)
             for tp in tp_degrees(gpu):
                 result = configuration_row(scenario, workload, gpu, tp)

@@ -245,7 +245,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
                                    quiet, deadline, received, limit_given=given)
         if plan.status is SolveStatus.infeasible:
-            plan = with_slo_causes(plan, sc, table or build_capacity_table(sc))
+            plan = with_slo_causes(plan, sc, table or build_capacity_table(
+                sc, sc.gpus_sold_or_held()))
             plan = with_lead_time_causes(plan, sc)
         write_plan_outputs(plan, sc, target.staging, shown, table)
         written = target.commit()
@@ -317,7 +318,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                          solver=solver, time_limit_s=time_limit_s,
                                          gap=gap), sc, table)
 
-    table = build_capacity_table(sc)
+    table = build_capacity_table(sc, sc.gpus_sold_or_held())
     with stop_on_signals(deadline) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json,

@@ -62,7 +62,7 @@ def period_checks(plan: Plan, scenario: Scenario
             line for line in scenario.inventory if line.held_through(p.start, p.end))})
         key = one.model_dump_json(exclude={"inventory"})  # the table does not read it
         if key not in tables:
-            tables[key] = build_capacity_table(one)
+            tables[key] = build_capacity_table(one, scenario.gpus_sold_or_held())
         yield (f"{p.scenario} period {p.period} ({p.start})", period_fleet(plan, p), one,
                tables[key])
 

@@ -95,9 +95,9 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
                               table: CapacityTable | None = None) -> list[Path]:
     """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
 
-    ``table`` defaults to the capacity table of the scenario (the one the planner used: it is a
-    pure function of the scenario); rows the trace replay de-rated are shown at the rate the
-    plan runs them (:func:`solver.outputs.as_planned.as_planned`).
+    ``table`` defaults to the capacity table of the GPUs the scenario sells or holds (the one
+    the planner used: it is a pure function of the scenario); rows the trace replay de-rated
+    are shown at the rate the plan runs them (:func:`solver.outputs.as_planned.as_planned`).
     """
     # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
     from solver.outputs.contract import write_contract
@@ -107,7 +107,7 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     if table is None:
         from solver.capacity.table import build_capacity_table
 
-        table = build_capacity_table(scenario)
+        table = build_capacity_table(scenario, scenario.gpus_sold_or_held())
     if plan.replay:  # rows the trace replay de-rated, at the rate the plan runs them
         from solver.outputs.as_planned import as_planned
 

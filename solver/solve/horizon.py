@@ -87,7 +87,7 @@ def plan_horizon(
     deadline = Deadline(time_limit_s)  # a safety stop: the stages below are limited in work
     shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
     shares = Deadline(shares_s)
-    data = build_horizon_data(scenario, table_for or _cached_tables())
+    data = build_horizon_data(scenario, table_for or _cached_tables(scenario.gpus_sold_or_held()))
     hp = build_horizon_program(data, robust=robust)
     built_s = time.perf_counter() - started
     # blocks all solved whole under their node limits: the safety stop is the only clock
@@ -523,9 +523,10 @@ def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveO
     return dataclasses.replace(outcome, status=status, report=report)
 
 
-def _cached_tables() -> Callable[[Scenario], CapacityTable]:
-    """Capacity tables by what they depend on: workloads' models and SLOs, and the as-of date
-    (demand does not change a replica's rate)."""
+def _cached_tables(gpus: tuple[str, ...]) -> Callable[[Scenario], CapacityTable]:
+    """Capacity tables of the ``gpus`` (the horizon's scenario sells or holds them: a block's
+    scenario holds no inventory) by what they depend on: workloads' models and SLOs, and the
+    as-of date (demand does not change a replica's rate)."""
     from solver.capacity.table import build_capacity_table
 
     cache: dict[str, CapacityTable] = {}
@@ -535,7 +536,7 @@ def _cached_tables() -> Callable[[Scenario], CapacityTable]:
             w.model_copy(update={"arrival": None, "batch": None}) for w in sc.workloads)}
         ).model_dump_json()
         if key not in cache:
-            cache[key] = build_capacity_table(sc)
+            cache[key] = build_capacity_table(sc, gpus)
         return cache[key]
 
     return table_for

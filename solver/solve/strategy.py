@@ -110,7 +110,7 @@ def plan_scenario(
     if capacity_table is None:
         from solver.capacity.table import build_capacity_table
 
-        capacity_table = build_capacity_table(scenario)
+        capacity_table = build_capacity_table(scenario, scenario.gpus_sold_or_held())
     data = build_program_data(scenario, capacity_table)
     if not data.share_nodes:  # dedicated pools: one sub-program per workload
         program, outcome = solve_dedicated(data, solver, deadline, gap, on_progress)

@@ -85,9 +85,10 @@ def plan_task(task: Task) -> Planned:
         if task.scenario.multi_period:
             plan = plan_horizon(task.scenario, solver=options.solver,
                                 time_limit_s=options.time_limit_s, gap=options.gap)
-            table = build_capacity_table(first_period_scenario(plan, task.scenario))
+            table = build_capacity_table(first_period_scenario(plan, task.scenario),
+                                         task.scenario.gpus_sold_or_held())
         else:
-            table = build_capacity_table(task.scenario)
+            table = build_capacity_table(task.scenario, task.scenario.gpus_sold_or_held())
             plan = plan_scenario(task.scenario, table, solver=options.solver,
                                  time_limit_s=options.time_limit_s, gap=options.gap)
     # an SLO no configuration meets is named, as `plan` names it (solver/outputs/slo_cause.py)
