@@ -17,7 +17,7 @@ from models.measured import MeasuredCapacity
 from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
 from models.policy import Policy
 from models.scenario import Scenario
-from models.workload import Arrival, Slo, TokenPercentiles, Workload
+from models.workload import Arrival, Burst, Slo, TokenPercentiles, Workload
 from solver.capacity.measured import stale_measurements
 from solver.capacity.perf import perf_model
 from solver.capacity.pricing import cheapest_prices, cost_per_million_tokens
@@ -30,7 +30,12 @@ from solver.capacity.replica import (
     predict_at_rate,
     slo_holding_point,
 )
-from solver.capacity.table import build_capacity_table, configuration_row
+from solver.capacity.table import (
+    build_capacity_table,
+    cached_tables,
+    configuration_row,
+    table_key,
+)
 from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
     EngineConfig,
@@ -224,6 +229,29 @@ def measured_row(**overrides: object) -> MeasuredCapacity:
         decode_p95_ms_per_token=45.0, measured_on=dt.date(2026, 10, 15))
     fields.update(overrides)
     return MeasuredCapacity.model_validate(fields)
+
+
+def test_a_table_is_built_once_per_what_it_depends_on() -> None:
+    """Was: over periods a table per period start and demand scenario (quarterly.yaml's check
+    built 11 tables, 49 of its 59 s). Demand, inventory and, without measured rows, the as-of
+    date change no row; a burst does, and the as-of date that ages a measured row."""
+    sc = scenario(chat(gpus=("H100-SXM",)))
+    wl = sc.workloads[0]
+    busier = sc.model_copy(update={"workloads": (wl.in_period(0, 3.0),),
+                                   "policy": sc.policy.model_copy(update={"as_of": "2027-06-01"})})
+    assert busier.workloads[0].arrival != wl.arrival
+    assert table_key(busier) == table_key(sc)
+    assert build_capacity_table(busier) == build_capacity_table(sc)
+    table_for = cached_tables(None)
+    assert table_for(busier) is table_for(sc)
+    assert wl.arrival is not None
+    bursty = wl.model_copy(update={"arrival": wl.arrival.model_copy(
+        update={"burst": Burst(interarrival_scv=4.0)})})
+    assert table_key(sc.model_copy(update={"workloads": (bursty,)})) != table_key(sc)
+    measured = scenario(wl, (measured_row(),))
+    aged = measured.model_copy(update={"policy": busier.policy})  # 229 days after the test
+    assert table_key(aged) != table_key(measured)
+    assert build_capacity_table(aged) != build_capacity_table(measured)
 
 
 def test_measured_row_overrides_the_analytic_figure() -> None:

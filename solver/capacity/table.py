@@ -7,7 +7,8 @@ it — the row then says so, and what the model would have said.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from models.capacity import CapacityRow, CapacityTable, RejectedConfig
 from models.catalog import GpuType, LlmSpec
@@ -109,3 +110,32 @@ def build_capacity_table(
         mine.sort(key=lambda r: (cost_key(r), r.gpu, r.tp))
         rows.extend(mine)
     return CapacityTable(rows=tuple(rows), rejected=tuple(rejected))
+
+
+def table_key(scenario: Scenario) -> str:
+    """What the capacity table of ``scenario`` depends on, as text: scenarios with the same key
+    have the same table (of the same GPUs). Left out: demand (peak rate, hourly shape, daily
+    volume), inventory, horizon and demand scenarios, which no row reads, and the as-of date
+    where no measured row is aged by it. Over periods, the blocks of every demand scenario then
+    share one table per model migration and, with measured rows, per period start."""
+    workload: dict[str, Any] = {"arrival": {"peak_rps", "hourly_shape"},
+                                "batch": {"daily_requests"}}
+    exclude: dict[str, Any] = {"inventory": True, "horizon": True, "demand_scenarios": True,
+                               "workloads": {"__all__": workload}}
+    if not scenario.measured:
+        exclude["policy"] = {"as_of"}
+    return scenario.model_dump_json(exclude=exclude)
+
+
+def cached_tables(gpus: Collection[str] | None) -> Callable[[Scenario], CapacityTable]:
+    """:func:`build_capacity_table` of ``gpus``, built once per :func:`table_key`: for the
+    scenarios of one plan's periods and demand scenarios."""
+    cache: dict[str, CapacityTable] = {}
+
+    def table_for(scenario: Scenario) -> CapacityTable:
+        key = table_key(scenario)
+        if key not in cache:
+            cache[key] = build_capacity_table(scenario, gpus)
+        return cache[key]
+
+    return table_for

@@ -14,7 +14,7 @@ from models.capacity import CapacityTable
 from models.horizon import DemandScenario
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.capacity.table import build_capacity_table
+from solver.capacity.table import cached_tables
 from solver.program.periods import BASE, Period, block_scenario
 from solver.survivability.signoff import (
     UnverifiedPlan,
@@ -51,7 +51,7 @@ def period_checks(plan: Plan, scenario: Scenario
     events, migrations; the inventory lines held through the period) and capacity table."""
     if plan.horizon is None:
         return
-    tables: dict[str, CapacityTable] = {}
+    table_for = cached_tables(scenario.gpus_sold_or_held())
     for p in plan.periods:
         demand = next((s for s in scenario.demand_scenarios if s.name == p.scenario),
                       DemandScenario(name=BASE, probability=1.0))
@@ -60,11 +60,8 @@ def period_checks(plan: Plan, scenario: Scenario
                              dated=scenario.horizon is not None)
         one = one.model_copy(update={"inventory": tuple(
             line for line in scenario.inventory if line.held_through(p.start, p.end))})
-        key = one.model_dump_json(exclude={"inventory"})  # the table does not read it
-        if key not in tables:
-            tables[key] = build_capacity_table(one, scenario.gpus_sold_or_held())
         yield (f"{p.scenario} period {p.period} ({p.start})", period_fleet(plan, p), one,
-               tables[key])
+               table_for(one))
 
 
 def _refuse(plan: Plan, exc: UnverifiedPlan) -> NoReturn:

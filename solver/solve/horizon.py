@@ -87,7 +87,12 @@ def plan_horizon(
     deadline = Deadline(time_limit_s)  # a safety stop: the stages below are limited in work
     shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
     shares = Deadline(shares_s)
-    data = build_horizon_data(scenario, table_for or _cached_tables(scenario.gpus_sold_or_held()))
+    if table_for is None:
+        from solver.capacity.table import cached_tables
+
+        # the GPUs the whole scenario sells or holds: a block's scenario holds no inventory
+        table_for = cached_tables(scenario.gpus_sold_or_held())
+    data = build_horizon_data(scenario, table_for)
     hp = build_horizon_program(data, robust=robust)
     built_s = time.perf_counter() - started
     # blocks all solved whole under their node limits: the safety stop is the only clock
@@ -521,25 +526,6 @@ def with_bound(outcome: SolveOutcome, bound: float | None, gap: float) -> SolveO
     status = SolveStatus.optimal if closed <= gap + 1e-9 else outcome.status
     report = outcome.report.model_copy(update={"bound": best, "gap": closed})
     return dataclasses.replace(outcome, status=status, report=report)
-
-
-def _cached_tables(gpus: tuple[str, ...]) -> Callable[[Scenario], CapacityTable]:
-    """Capacity tables of the ``gpus`` (the horizon's scenario sells or holds them: a block's
-    scenario holds no inventory) by what they depend on: workloads' models and SLOs, and the
-    as-of date (demand does not change a replica's rate)."""
-    from solver.capacity.table import build_capacity_table
-
-    cache: dict[str, CapacityTable] = {}
-
-    def table_for(sc: Scenario) -> CapacityTable:
-        key = sc.model_copy(update={"workloads": tuple(
-            w.model_copy(update={"arrival": None, "batch": None}) for w in sc.workloads)}
-        ).model_dump_json()
-        if key not in cache:
-            cache[key] = build_capacity_table(sc, gpus)
-        return cache[key]
-
-    return table_for
 
 
 def shown_scenario(data: HorizonData) -> str:
