@@ -277,6 +277,28 @@ def test_cli_check_says_what_none_and_failure_rows_count(tmp_path: Path) -> None
         at + 1]
 
 
+def test_check_builds_rows_for_the_gpus_sold_and_the_fleet_s_own(tmp_path: Path) -> None:
+    """Was: rows for every GPU of the catalog (the README walk-through's `check chat.yaml`
+    built 34 rows in 45 s for a fleet of L40S, on the 2 GPUs it sells). tiny without
+    `allowed_gpus`, its zone selling L4 only: an inventory of H100-SXM nodes, which no zone
+    sells, is checked on their rows all the same."""
+    from solver.cli.check import run_check
+
+    scenario = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text(encoding="utf-8"))
+    del scenario["workloads"][0]["allowed_gpus"]
+    offers = scenario["zones"][0]["offers"]
+    scenario["zones"][0]["offers"] = [o for o in offers if o["gpu"] == "L4"]
+    path = tmp_path / "tiny-l4.yaml"
+    path.write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    fleet = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
+    result = run_check(path, fleet)
+    assert len(result.scenario.gpus) > 2  # the catalog's
+    assert {r.gpu for r in result.table.rows} == {"H100-SXM", "L4"}
+    # one node of the catalog's 8 GPUs, a TP1 replica on each
+    assert [(g.gpu, g.tp, g.replicas) for g in result.fleet.replicas] == [("H100-SXM", 1, 8)]
+    assert result.report.ok and result.exit_code == 0
+
+
 def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
     bad = _write(tmp_path, {"nodes": [{"zone": "zone-b", "gpu": "H100-SXM", "nodes": 1}]})
     res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(bad)])

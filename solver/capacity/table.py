@@ -89,7 +89,7 @@ def build_capacity_table(
     """Every workload × allowed GPU × TP: a row when it can serve, else a rejection.
 
     ``gpus`` limits the GPU types to those named; default every GPU of the catalog, offered or
-    not (``fleetplan capacity`` lists them all, ``check`` reads a fleet of any of them). A plan
+    not (``fleetplan capacity`` lists them all; ``check`` adds the fleet's own GPUs). A plan
     passes :meth:`~models.scenario.Scenario.gpus_sold_or_held`: its program places no other,
     and each row costs a load profile.
     Rows are ordered by workload (scenario order), then :func:`cost_key`, GPU and TP.

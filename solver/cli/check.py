@@ -22,7 +22,7 @@ from solver.cli.signoff import period_checks
 from solver.outputs.labels import failure_label
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
-from solver.survivability.fleet import load_fleet, read_plan
+from solver.survivability.fleet import fleet_file_gpus, load_fleet, read_plan
 from solver.survivability.verify import verify_plan
 
 fleet_option = click.option(
@@ -60,7 +60,7 @@ def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
     from solver.capacity.table import build_capacity_table
 
     scenario = load(scenario_path)
-    table = build_capacity_table(scenario)
+    table = build_capacity_table(scenario, fleet_file_gpus(fleet_path, scenario))
     fleet = load_fleet(fleet_path, scenario, table)
     report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
     plans = degradation_plans(report, fleet, scenario, table)

@@ -172,7 +172,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     if table is None:
         from solver.capacity.table import build_capacity_table
 
-        table = build_capacity_table(scenario)
+        table = build_capacity_table(scenario, _table_gpus(scenario, inventory.nodes))
     nodes = _inventory_nodes(inventory, scenario)
     if inventory.layout is None:
         groups = greedy_layout(nodes, scenario, table)
@@ -201,6 +201,31 @@ def _idle_notes(
         for n in nodes
         if n.gpus > used[(n.zone, n.gpu, n.purchase)]
     )
+
+
+def _table_gpus(scenario: Scenario, nodes: Iterable[Any]) -> tuple[str, ...]:
+    """The GPUs the scenario sells or holds and those of ``nodes``, in catalog order."""
+    names = {*scenario.gpus_sold_or_held(), *(n.gpu for n in nodes)}
+    return tuple(g.name for g in scenario.gpus if g.name in names)
+
+
+def fleet_file_gpus(path: Path, scenario: Scenario) -> tuple[str, ...]:
+    """The GPU types whose capacity rows a check of the fleet in ``path`` reads: those the
+    scenario sells or holds and the fleet's own (an inventory may hold GPUs no zone sells), in
+    catalog order. A file that does not read as a fleet adds none (:func:`load_fleet` says
+    what is wrong with it)."""
+    try:
+        doc = read_document(path)
+        if not isinstance(doc, Mapping):
+            return scenario.gpus_sold_or_held()
+        if _is_plan(doc):
+            plan = validate_as(Plan, doc, str(path))
+            return _table_gpus(scenario, (*plan.nodes, *plan.allocations))
+        inventory = resolve_fleet_instance_types(validate_as(InventoryFile, doc, str(path)),
+                                                 scenario, str(path))
+        return _table_gpus(scenario, inventory.nodes)
+    except InputError:
+        return scenario.gpus_sold_or_held()
 
 
 def _is_plan(doc: Mapping[str, Any]) -> bool:
