@@ -15,7 +15,7 @@ from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
-from solver.capacity.table import build_capacity_table
+from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
     echo_json,
     json_option,
@@ -292,10 +292,11 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             if linked_workloads(sc) and not no_replay and not as_json:
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
-            planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
+            tables = cached_tables(sc.gpus_sold_or_held())  # planned with, then signed off
+            planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust, table_for=tables,
                                    time_limit_s=HORIZON_SAFETY_S if safety else time_limit_s,
                                    share_limit_s=time_limit_s)
-            plan = sign_off_periods(planned, sc)
+            plan = sign_off_periods(planned, sc, tables)
         return plan, first_period_scenario(plan, sc), None
     if not as_json and not quiet:
         click.echo(message, err=True)

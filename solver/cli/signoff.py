@@ -5,7 +5,7 @@ Exit 3 with the broken rows on stderr (:mod:`solver.survivability.signoff`); not
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NoReturn
 
 import click
@@ -35,23 +35,27 @@ def sign_off(plan: Plan, scenario: Scenario, table: CapacityTable) -> Plan:
         _refuse(plan, exc)
 
 
-def sign_off_periods(plan: Plan, scenario: Scenario) -> Plan:
+def sign_off_periods(plan: Plan, scenario: Scenario,
+                     table_for: Callable[[Scenario], CapacityTable] | None = None) -> Plan:
     """A plan over periods marked ``verified``: every period's fleet of every demand scenario
     checked against that period's demand and the inventory held through it; else exit
-    :data:`UNVERIFIED_EXIT` naming every broken row."""
+    :data:`UNVERIFIED_EXIT` naming every broken row. ``table_for``: as :func:`period_checks`."""
     try:
-        return signed_over_periods(plan, period_checks(plan, scenario))
+        return signed_over_periods(plan, period_checks(plan, scenario, table_for))
     except UnverifiedPlan as exc:
         _refuse(plan, exc)
 
 
-def period_checks(plan: Plan, scenario: Scenario
-                   ) -> Iterator[tuple[str, Plan, Scenario, CapacityTable]]:
+def period_checks(plan: Plan, scenario: Scenario,
+                  table_for: Callable[[Scenario], CapacityTable] | None = None
+                  ) -> Iterator[tuple[str, Plan, Scenario, CapacityTable]]:
     """Per period and demand scenario: its fleet, its single-period scenario (demand grown,
     events, migrations; the inventory lines held through the period) and capacity table."""
     if plan.horizon is None:
         return
-    table_for = cached_tables(scenario.gpus_sold_or_held())
+    # the planner passes the tables it planned with (the same: a table is a pure function of
+    # its table_key), sparing their building again
+    table_for = table_for or cached_tables(scenario.gpus_sold_or_held())
     for p in plan.periods:
         demand = next((s for s in scenario.demand_scenarios if s.name == p.scenario),
                       DemandScenario(name=BASE, probability=1.0))
