@@ -137,14 +137,14 @@ def _built(size: str, scale: int, seed: int, share_nodes: bool, run: str
     """The case's scenario, its joint program (built and timed) and a fresh result."""
     import pulp
 
+    from solver.capacity.table import cached_tables
     from solver.program.periods import build_horizon_data, build_horizon_program
-    from solver.solve.horizon import _cached_tables
 
     sc = _scenario(size, scale, seed, share_nodes)
     result = QuarterlyResult(size, scale, run, _nodes(share_nodes),
                              load_average=os.getloadavg()[0])
     start = time.perf_counter()
-    hp = build_horizon_program(build_horizon_data(sc, _cached_tables()))
+    hp = build_horizon_program(build_horizon_data(sc, cached_tables(sc.gpus_sold_or_held())))
     result.build_s = time.perf_counter() - start
     variables = hp.prob.variables()
     result.blocks = len(hp.blocks)

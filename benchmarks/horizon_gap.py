@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bench_plan import _cpu_s, parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import _scenario  # noqa: E402
+from solver.capacity.table import cached_tables  # noqa: E402
 from solver.program.periods import (  # noqa: E402
     HorizonProgram,
     build_horizon_data,
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{time.strftime('%H:%M', time.gmtime())} UTC, load {os.getloadavg()[0]:.1f}",
           flush=True)
     started = time.perf_counter()
-    hp = build_horizon_program(build_horizon_data(sc, horizon._cached_tables()))
+    hp = build_horizon_program(build_horizon_data(sc, cached_tables(sc.gpus_sold_or_held())))
     print(f"build {time.perf_counter() - started:.1f} s, {len(hp.prob.variables()):,} columns",
           flush=True)
     columns: dict[str, Split] = {}

@@ -138,10 +138,12 @@ def plan_by_slices(data: ProgramData, time_limit_s: float, gap: float,
 
 def first_block(size: str, scale: int, seed: int, share_nodes: bool) -> ProgramData:
     """The first quarter's block of the case, priced as ``plan_horizon`` prices it."""
+    from solver.capacity.table import cached_tables
     from solver.program.periods import build_horizon_data
-    from solver.solve.horizon import _cached_tables, _priced_block
+    from solver.solve.horizon import _priced_block
 
-    data = build_horizon_data(_scenario(size, scale, seed, share_nodes), _cached_tables())
+    sc = _scenario(size, scale, seed, share_nodes)
+    data = build_horizon_data(sc, cached_tables(sc.gpus_sold_or_held()))
     first = _priced_block(data, data.blocks[0])[0]
     assert all(_priced_block(data, b)[0] == first for b in data.blocks if b.period == 0), (
         "the first quarter differs between demand scenarios")

@@ -136,13 +136,14 @@ def test_a_block_stopped_by_its_node_limit_is_the_same_beside_other_work(
     from inputs import scenarios_dir
     from models.loader import load_scenario
     from models.plan import SolveStatus
+    from solver.capacity.table import cached_tables
     from solver.solve import block_plans
     from solver.solve.clock import Deadline
-    from solver.solve.horizon import _cached_tables, _priced_block
+    from solver.solve.horizon import _priced_block
 
     monkeypatch.setattr(block_plans, "BLOCK_NODES", 3)
-    data = build_horizon_data(load_scenario(scenarios_dir() / "quarterly.yaml"),
-                              _cached_tables())
+    sc = load_scenario(scenarios_dir() / "quarterly.yaml")
+    data = build_horizon_data(sc, cached_tables(sc.gpus_sold_or_held()))
     block = next(b for b in data.blocks if b.period == 1)
     priced, _ = _priced_block(data, block)
     program = block_plans.build_program(priced, families=block_plans.BLOCK_FAMILIES)
