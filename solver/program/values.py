@@ -45,7 +45,7 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
         cost += v.cost.get(y, 0.0) * nodes
     if data.monthly_budget is not None and cost > data.monthly_budget:
         return None
-    _auxiliaries(program, values)
+    set_auxiliaries(program, values)
     return None if violated_rows(program, values) else values
 
 
@@ -74,11 +74,15 @@ def _fullest_nodes(program: Program, x: dict[ReplicaKey, int]) -> dict[ReplicaKe
     return out
 
 
-def _auxiliaries(program: Program, values: dict[str, float]) -> None:
+def set_auxiliaries(program: Program, values: dict[str, float]) -> None:
     """Firm and zone capacities, node losses and their binaries, as their rows imply: each
-    evaluated from the expression its row was written with (:class:`Auxiliary`)."""
+    evaluated from the expression its row was written with (:class:`Auxiliary`), a column
+    missing from ``values`` read as zero. A block's fleet planned alone takes them again in
+    the program over periods: a node loss's big-M there counts the whole stock of a pool,
+    which the block priced alone may not hold (quarterly_q2.yaml's first start broke its
+    ``lossx`` rows)."""
     for aux in program.v.aux:
-        capacity = sum(coef * values[var.name] for var, coef in aux.capacity.items())
+        capacity = sum(coef * values.get(var.name, 0.0) for var, coef in aux.capacity.items())
         if aux.full is None:
             values[aux.var.name] = capacity
             continue
