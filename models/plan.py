@@ -33,6 +33,11 @@ class SolverStage(Frozen):
     """Best proven lower bound when the stage ended [currency/month]."""
 
 
+#: The stage a plan over periods records where no stage found a fleet within its time limit
+#: and its fleet was built without a solver (solver/solve/horizon.py, ``fallback_fleet``).
+FALLBACK_STAGE = "fallback"
+
+
 class SolverReport(Frozen):
     """What the solver said: who, how long, and how close to proven optimal."""
 
@@ -45,6 +50,11 @@ class SolverReport(Frozen):
     objective: float | None = None
     stages: tuple[SolverStage, ...] = ()
     """What each stage of the solve did, in the order they ended."""
+
+    @property
+    def fallback(self) -> bool:
+        """The fleet is the fallback (``FALLBACK_STAGE``): no stage found one in time."""
+        return any(s.name == FALLBACK_STAGE for s in self.stages)
 
 
 class Cost(Frozen):

@@ -47,7 +47,7 @@ def test_the_first_fleet_is_the_optimum_here() -> None:
     """The start the joint solve gets costs the optimum, 3,942 + 2,190 (buying what each
     block ran: 2 × 3,942)."""
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
-    start, bound, _ = horizon_start(hp, "highs", 10.0, 1e-6)
+    start, bound, _, _ = horizon_start(hp, "highs", 10.0, 1e-6)
     assert start is not None and bound is not None
     program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                       hp.data.blocks[0].data)
@@ -166,15 +166,51 @@ def test_a_block_stopped_by_its_node_limit_is_the_same_beside_other_work(
 
 def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
     """The time limit is a safety stop for plans over periods: one it cuts short says
-    ``time_limit`` (its fleet depends on the machine), never the work-limited ``feasible``."""
+    ``time_limit`` (its fleet depends on the machine), never the work-limited ``feasible``.
+    Spent before any stage ends (1 ms: the build alone takes longer), no stage runs past it
+    and the plan is the fallback fleet, said so, which the verifier signs off in every period
+    of every demand scenario. Was: the re-plan of quarterly_q2.yaml at ``--time-limit 20``
+    under load ended "no fleet found"."""
     from inputs import scenarios_dir
+    from models.common import PurchaseKind
     from models.loader import load_scenario
+    from models.plan import SolveStatus
+    from solver.cli.plan import fallback_lines
+    from solver.cli.signoff import period_checks
+    from solver.outputs.labels import status_label
+    from solver.solve.horizon import cached_tables, plan_horizon
+    from solver.survivability.verify import verify_plan
+
+    sc = load_scenario(scenarios_dir() / "quarterly.yaml")
+    tables = cached_tables()
+    plan = plan_horizon(sc, time_limit_s=1e-3, table_for=tables)
+    assert plan.status is SolveStatus.time_limit and plan.solver.fallback
+    assert len(plan.periods) == 12 and plan.orders
+    # the greedy fleets keep to stock, and run the owned inventory before buying
+    assert any(a.purchase is PurchaseKind.owned for p in plan.periods for a in p.allocations)
+    checks = list(period_checks(plan, sc, tables))
+    assert len(checks) == 12
+    assert all(verify_plan(f, s, t, over_periods=True) == [] for _, f, s, t in checks)
+    assert status_label(plan.status, plan.solver) == "Stopped at the time limit, fallback fleet"
+    assert fallback_lines(plan) and "fallback fleet" in fallback_lines(plan)[0]
+
+
+def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
+    """No stage has time (1 ms): each block's greedy fleet, priced as the blocks are (a
+    reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes;
+    the orders bought to hold them are two 12-month terms from quarter 0, 2 × 3,942 = 7,884.
+    Nothing is proven (no block's bound, no gap), and the plan says it stopped at its time
+    limit."""
     from models.plan import SolveStatus
     from solver.solve.horizon import plan_horizon
 
-    plan = plan_horizon(load_scenario(scenarios_dir() / "quarterly.yaml"), time_limit_s=3.0)
-    assert plan.status is SolveStatus.time_limit
-    assert plan.periods  # a fleet all the same, from the blocks' shares of the time
+    plan = plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=1e-3,
+                        gap=1e-6)
+    assert plan.status is SolveStatus.time_limit and plan.solver.fallback
+    assert plan.horizon is not None
+    assert plan.horizon.expected_cost == pytest.approx(2 * 8760 * 0.45)
+    assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 2)]
+    assert plan.solver.bound is None and plan.solver.gap is None
 
 
 def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(
@@ -196,7 +232,7 @@ def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(
 
     monkeypatch.setattr(horizon, "plan_blocks", counted)
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
-    start, bound, timed = horizon_start(hp, "highs", 10.0, 1e-6)
+    start, bound, timed, _ = horizon_start(hp, "highs", 10.0, 1e-6)
     assert start is not None and timed and len(calls) == 1
     program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                       hp.data.blocks[0].data)
@@ -279,7 +315,8 @@ def test_a_cold_solve_abandoned_at_its_check_is_kept_unless_something_cheaper_is
         True), values, abandoned=True)
     monkeypatch.setattr(horizon, "cold_joint_solve", lambda *a, **k: cold)
     if not blocks_find:
-        monkeypatch.setattr(horizon, "horizon_start", lambda *a, **k: (None, None, True))
+        monkeypatch.setattr(horizon, "horizon_start",
+                            lambda *a, **k: horizon.Start(None, None, True))
         monkeypatch.setattr(horizon, "JOINT_NODES", 0)
         monkeypatch.setattr(horizon, "joint_solve", lambda *a, **k: horizon.SolveOutcome(
             SolveStatus.time_limit, horizon.SolverReport(name="highs", seconds=0.0), False))

@@ -157,12 +157,24 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
 
 
+def fallback_lines(plan: Plan) -> list[str]:
+    """Where a fleet over periods came from when no stage found one in time (else nothing)."""
+    if not plan.solver.fallback or plan.solver.objective is None:
+        return []
+    return [f"  no stage found a fleet within the time limit: this is the fallback fleet, "
+            f"{plan.solver.objective:,.0f} {plan.cost.currency} over the horizon (each "
+            f"period's fleet as far as it was planned, else a greedy one, and the orders that "
+            f"hold it), not a searched plan: re-plan with a longer --time-limit before acting "
+            f"on it"]
+
+
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
     cur = plan.cost.currency
     bound_unit = f"{cur} over the horizon" if plan.horizon is not None else f"{cur}/month"
     out = [f"plan {plan.scenario}: {status_label(plan.status, plan.solver).lower()} "
            f"({solver_summary(plan.solver, bound_unit)}){status_note(plan)}"]
+    out += fallback_lines(plan)
     out += unproven_lines(plan, scenario)
     out += schedule_lines(plan)
     if plan.horizon is not None and plan.nodes:

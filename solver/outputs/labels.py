@@ -85,7 +85,7 @@ def status_label(status: SolveStatus, solver: SolverReport) -> str:
             return f"Proven within {solver.gap:.2%} of the cheapest"
         return "Optimal"
     if status is SolveStatus.time_limit:
-        return "Stopped at the time limit"
+        return "Stopped at the time limit" + (", fallback fleet" if solver.fallback else "")
     return label(status)
 
 

@@ -28,7 +28,7 @@ from models.plan import SolverReport, SolveStatus
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.families import FAMILIES
-from solver.program.keys import PoolKey
+from solver.program.keys import PoolKey, ReplicaKey
 from solver.program.periods import HorizonData
 from solver.program.values import start_from_replicas, violated_rows
 from solver.program.variables import Program
@@ -74,6 +74,8 @@ class BlockPlans:
     timed: bool = False
     """Some block was planned in a share of the time, or stopped by the time limit: the fleets
     may differ from run to run."""
+    fleets: list[dict[ReplicaKey, int] | None] = dataclasses.field(default_factory=list)
+    """Per block, the replicas of its fleet (``None``: none found, or not planned in time)."""
 
     @property
     def complete(self) -> bool:
@@ -136,21 +138,32 @@ def _gap(objective: float | None, bound: float | None) -> float | None:
     return max(objective - bound, 0.0) / objective if objective > 0 else 0.0
 
 
-def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float
+def capped(seconds: float, deadline: Deadline | None) -> float:
+    """``seconds``, at most what ``deadline`` leaves (none: ``seconds``) [s]."""
+    return seconds if deadline is None else min(seconds, deadline.left())
+
+
+def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
+               deadline: Deadline | None = None
                ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """One block planned alone in a share of the time (module docstring): the block's program
     as the joint program holds it, the values of its fleet (``None``: none found) and the
-    outcome."""
+    outcome. No step runs past ``deadline`` (the plan's time limit): the minimum time of
+    :func:`lp_support_block` and of the steps after it is what the deadline leaves, and a step
+    it leaves less than ``STEP_MIN_S`` is not run."""
     gap = max(gap, BLOCK_START_GAP)
+    time_limit_s = capped(time_limit_s, deadline)
     if not data.share_nodes:
         program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
         return program, _values(program) if outcome.has_solution else None, outcome
     started = time.perf_counter()
     if solver == "highs":
-        supported = lp_support_block(data, max(time_limit_s, LP_SUPPORT_MIN_S), gap)
-        if supported[1] is not None:
+        supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
+                                                  deadline), gap)
+        if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
-        time_limit_s = max(time_limit_s - (time.perf_counter() - started), 0.5)
+        time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
+                              deadline)
         started = time.perf_counter()
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     dedicated, outcome = solve_decomposed(dataclasses.replace(data, share_nodes=False), solver,
@@ -217,6 +230,10 @@ LP_EMPTY = 1e-9
 #: about 25 programs), and the restriction found a second-quarter block's fleet in 10 s, not
 #: in 1.7–3 s [s].
 LP_SUPPORT_MIN_S = 10.0
+#: Least time the deadline must leave for :func:`plan_block`'s steps after the LP support
+#: (each builds programs of its own: about 25 on a × 25 block, 15 s of the 25.6 s one took at
+#: a 0.5-s share under load) [s].
+STEP_MIN_S = 0.5
 
 
 def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
@@ -226,30 +243,34 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
     period under two demand scenarios of the same multiplier) takes its plan. ``within``:
-    once ``budget_s`` is spent or ``deadline`` expired, the blocks left are not planned (the
-    plans are then incomplete)."""
+    once ``budget_s`` is spent, the blocks left are not planned (the plans are then
+    incomplete). Past ``deadline`` (the plan's time limit) no block is planned either, nor a
+    small block the deadline stopped without a fleet planned again: its outcome is then
+    ``NOT_PLANNED`` or its solve's, and its fleet ``None``."""
     started = time.perf_counter()
     unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
-    solved: dict[int, tuple[Program, dict[str, float] | None, SolveOutcome]] = {}
+    solved: dict[int, Planned] = {}
     out = BlockPlans({}, {}, [])
-    planned: list[tuple[Program, dict[str, float] | None, SolveOutcome]] = []
+    planned: list[Planned] = []
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
         if same not in solved:
             expired = deadline is not None and deadline.expired()
-            if within and (expired or time.perf_counter() - started > budget_s):
-                return dataclasses.replace(out, outcomes=[NOT_PLANNED], timed=True)
-            if deadline is not None and not expired and is_direct(programs[i], solver):
+            if expired or (within and time.perf_counter() - started > budget_s):
+                solved[same] = (None, None, NOT_PLANNED)
+                out.timed = True
+            elif deadline is not None and is_direct(programs[i], solver):
                 solved[same] = direct_block(programs[i], deadline, gap,
                                             alone=len(data.blocks) == 1)
                 out.timed |= solved[same][2].status is SolveStatus.time_limit
-            if same not in solved or (solved[same][1] is None
-                                     and solved[same][2].status is SolveStatus.time_limit):
+            if (same not in solved or (solved[same][1] is None and solved[same][0] is not None
+                                      and solved[same][2].status is SolveStatus.time_limit)
+                    ) and not (deadline is not None and deadline.expired()):
                 # in a share of the time (also a small block the safety stop left without a
                 # fleet): the fleet may differ from run to run
                 left = len([j for j in unique if j not in solved or j == same])
                 share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
-                solved[same] = plan_block(programs[i], solver, share, gap)
+                solved[same] = plan_block(programs[i], solver, share, gap, deadline)
                 out.timed = True
         planned.append(solved[same])
     for i, block in enumerate(data.blocks):
@@ -258,8 +279,11 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
         if own is None and values is not None:  # another block's fleet holds this one
             outcome = SolveOutcome(SolveStatus.feasible, outcome.report, True)
         out.outcomes.append(outcome)
-        if values is None:
+        if values is None or program is None:
+            out.fleets.append(None)
             continue
+        out.fleets.append({k: n for k, x in program.v.replicas.items()
+                           if (n := round(values.get(x.name, 0.0))) > 0})
         out.values.update({f"b{i}_{name}": v for name, v in values.items()})
         for node, y in program.v.nodes.items():
             if node.purchase in COMMITTED_KINDS:
@@ -281,9 +305,12 @@ def holds_in(program: Program, values: dict[str, float]) -> bool:
     return not violated_rows(program, values)
 
 
-def cheapest_of_period(data: HorizonData,
-                       planned: list[tuple[Program, dict[str, float] | None, SolveOutcome]],
-                       i: int) -> dict[str, float] | None:
+#: A block's program (``None``: not planned), its fleet's values and its outcome.
+Planned = tuple[Program | None, dict[str, float] | None, SolveOutcome]
+
+
+def cheapest_of_period(data: HorizonData, planned: list[Planned], i: int
+                       ) -> dict[str, float] | None:
     """Block ``i``'s fleet, or a cheaper one another block of the same period found that also
     holds block ``i`` (its program's rows and bounds), the cheapest (the first of equals).
 
@@ -292,6 +319,8 @@ def cheapest_of_period(data: HorizonData,
     on demand than base in the same quarter (qa3: 139,351 against 87,963 USD/month), and the
     plan printed "if demand follows `low`, run up to 40 more L40S on-demand"."""
     program, values, _ = planned[i]
+    if program is None:
+        return None
     best, cost = values, (None if values is None else _cost(program, values))
     for j, block in enumerate(data.blocks):
         other = planned[j][1]

@@ -15,7 +15,7 @@ import dataclasses
 import math
 import time
 
-from models.common import PurchaseKind, Survivability
+from models.common import COMMITTED_KINDS, PurchaseKind, Survivability
 from models.plan import SolveStatus
 from models.workload import SECONDS_PER_HOUR
 from solver.program.data import Candidate, OfferTerm
@@ -26,6 +26,9 @@ from solver.solve.backends import SolveOutcome, integer_value
 
 R, D = PurchaseKind.reserved, PurchaseKind.on_demand
 EPS = 1e-9
+#: GPUs an offer has left per (zone, GPU, kind, slice; ``None`` for committed kinds), in a
+#: greedy fleet that keeps to stock (:func:`greedy_start`'s ``within_stock``).
+Stock = dict[tuple[str, str, PurchaseKind, str | None], int]
 #: A solve's fleet within this relative distance of the start's cost is as good as it [1].
 REL_TOL = 1e-6
 
@@ -41,29 +44,39 @@ def _need(program: Program, w: str) -> dict[str, float]:
 
 
 def _zone_plan(
-    program: Program, c: Candidate, z: str, need: dict[str, float], per_replica: float
+    program: Program, c: Candidate, z: str, need: dict[str, float], per_replica: float,
+    left: Stock | None = None, kind: PurchaseKind = R,
 ) -> tuple[float, dict[ReplicaKey, int]] | None:
-    """Cheapest reserved base + on-demand top-up of one candidate in one zone (GPU cost only)."""
+    """Cheapest committed base (``kind``: reserved, or owned) + on-demand top-up of one
+    candidate in one zone (GPU cost only); with ``left``, no more of either than the stock
+    left holds."""
     v, data = program.v, program.data
-    res: OfferTerm | None = v.offer.get((z, c.gpu, R))
+    res: OfferTerm | None = v.offer.get((z, c.gpu, kind))
     od: OfferTerm | None = v.offer.get((z, c.gpu, D))
     counts = {s: math.ceil(n / per_replica - EPS) for s, n in need.items()}
     peak = max(counts.values(), default=0)
     best: tuple[float, dict[ReplicaKey, int]] | None = None
+    most = None if left is None else _replicas_left(left, res, c, None)
     # Cost is convex and piecewise linear in the reserved base, with kinks at the slices'
     # counts, so the cheapest base is 0 or one of them (the smallest cheapest one: a flat
     # stretch starts at a kink). Scanning every base instead took minutes at 10^12 req/s.
-    for base in sorted({0, *counts.values()}):
+    # With stock, the most the stock holds is a kink too.
+    for base in sorted({0, *counts.values(), *(() if most is None else (most,))}):
         if base and (res is None or c.tp > res.gpus_per_node):
             break
+        if most is not None and base > most:
+            break
         if base < peak and (od is None or c.tp > od.gpus_per_node):
+            continue
+        if left is not None and any(n - base > _replicas_left(left, od, c, s)
+                                    for s, n in counts.items() if n > base):
             continue
         cost = 0.0
         alloc: dict[ReplicaKey, int] = {}
         if base:
             assert res is not None
             cost += base * c.tp * res.price_per_gpu_hour * data.hours_per_month
-            alloc[ReplicaKey(c.workload, c.gpu, c.tp, z, R, None)] = base
+            alloc[ReplicaKey(c.workload, c.gpu, c.tp, z, kind, None)] = base
         for s, n in counts.items():
             top = n - base
             if top > 0:
@@ -75,7 +88,34 @@ def _zone_plan(
     return best
 
 
-def _workload_plan(program: Program, w: str) -> dict[ReplicaKey, int] | None:
+def _replicas_left(left: Stock, o: OfferTerm | None, c: Candidate, s: str | None) -> int:
+    """Replicas of ``c`` the whole nodes of an offer's stock left hold (none: 0)."""
+    if o is None or c.tp > o.gpus_per_node:
+        return 0
+    nodes = left[(o.zone, o.gpu, o.purchase, s)] // o.gpus_per_node
+    return nodes * (o.gpus_per_node // c.tp)
+
+
+def _stock(program: Program) -> Stock:
+    """GPUs each offer may still be bought (per slice for elastic kinds)."""
+    data = program.data
+    out: Stock = {}
+    for o in program.v.offer.values():
+        for s in [None] if o.purchase in COMMITTED_KINDS else [g.name for g in data.slices]:
+            out[(o.zone, o.gpu, o.purchase, s)] = data.stock_left(o, s)
+    return out
+
+
+def _take(program: Program, left: Stock, plan: dict[ReplicaKey, int]) -> None:
+    """Take a workload's whole nodes out of the stock left."""
+    for k, n in plan.items():
+        o = program.v.offer[(k.zone, k.gpu, k.purchase)]
+        nodes = math.ceil(n / (o.gpus_per_node // k.tp))
+        left[(k.zone, k.gpu, k.purchase, k.slice)] -= nodes * o.gpus_per_node
+
+
+def _workload_plan(program: Program, w: str, left: Stock | None = None
+                   ) -> dict[ReplicaKey, int] | None:
     data = program.data
     info = data.workload(w)
     need = _need(program, w)
@@ -83,11 +123,15 @@ def _workload_plan(program: Program, w: str) -> dict[ReplicaKey, int] | None:
     best: tuple[float, dict[ReplicaKey, int]] | None = None
     for c in data.candidates_of(w):
         plans: list[tuple[float, str, dict[ReplicaKey, int]]] = []
+        per_replica = c.slo_rps * (info.utilization if info.survivability is Survivability.none
+                                   else min(info.utilization, phi))
         for z in data.zones:
-            if info.survivability is Survivability.none:
-                p = _zone_plan(program, c, z, need, c.slo_rps * info.utilization)
-            else:  # each of two zones carries the whole demand after any failure
-                p = _zone_plan(program, c, z, need, c.slo_rps * min(info.utilization, phi))
+            # survivability: each of two zones carries the whole demand after any failure
+            p = _zone_plan(program, c, z, need, per_replica)
+            if left is not None:  # owned nodes too, the stock kept to
+                found = [q for kind in COMMITTED_KINDS if (q := _zone_plan(
+                    program, c, z, need, per_replica, left, kind)) is not None]
+                p = min(found, key=lambda q: q[0], default=None)
             if p is not None:
                 plans.append((p[0], z, p[1]))  # (cost, zone, replicas)
         plans.sort(key=lambda t: (t[0], t[1]))
@@ -103,14 +147,21 @@ def _workload_plan(program: Program, w: str) -> dict[ReplicaKey, int] | None:
     return None if best is None else best[1]
 
 
-def greedy_start(program: Program) -> dict[str, float] | None:
-    """Values for every variable of ``program`` (by name), or ``None`` if the greedy fleet fails."""
+def greedy_start(program: Program, within_stock: bool = False) -> dict[str, float] | None:
+    """Values for every variable of ``program`` (by name), or ``None`` if the greedy fleet fails.
+
+    ``within_stock``: workload by workload, each takes only what the stock left by those
+    before holds, and an owned pool may be the committed base (a plan over periods' fallback,
+    whose blocks hold their inventory as pools of little stock at no price)."""
     x: dict[ReplicaKey, int] = {}
+    left = _stock(program) if within_stock else None
     for w in program.data.workloads:
-        plan = _workload_plan(program, w.name)
+        plan = _workload_plan(program, w.name, left)
         if plan is None:
             return None
         x.update(plan)
+        if left is not None:
+            _take(program, left, plan)
     return start_from_replicas(program, x)
 
 

@@ -13,13 +13,15 @@ import dataclasses
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeVar
 
 from models.capacity import CapacityTable
 from models.common import COMMITTED_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.horizon import DemandScenario, HeldNodes, InventoryKind, add_months
 from models.plan import (
+    FALLBACK_STAGE,
     Cost,
     HorizonSummary,
     NodeCount,
@@ -32,11 +34,13 @@ from models.plan import (
     Shortfall,
     Slice,
     SolverReport,
+    SolverStage,
     SolveStatus,
 )
 from models.scenario import Scenario
+from solver.program.build import build_program
 from solver.program.data import ProgramData
-from solver.program.keys import PoolKey
+from solver.program.keys import PoolKey, ReplicaKey
 from solver.program.orders import plan_date_of
 from solver.program.periods import (
     BASE,
@@ -49,18 +53,34 @@ from solver.program.periods import (
     build_horizon_data,
     build_horizon_program,
 )
-from solver.program.values import objective_of, set_auxiliaries, violated_rows
+from solver.program.values import (
+    load_values,
+    objective_of,
+    set_auxiliaries,
+    start_from_replicas,
+    violated_rows,
+)
 from solver.program.variables import BuildStopped, NameBook, Program, Variables
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
-from solver.solve.block_plans import BlockPlans, is_direct, lp_bound, lp_relaxation, plan_blocks
+from solver.solve.block_plans import (
+    BLOCK_FAMILIES,
+    BlockPlans,
+    capped,
+    is_direct,
+    lp_bound,
+    lp_relaxation,
+    plan_blocks,
+)
 from solver.solve.clock import Deadline
 from solver.solve.diagnose import diagnose
-from solver.solve.greedy import keep_better
+from solver.solve.greedy import greedy_start, keep_better
 from solver.solve.highs import Progress, model_of, run
-from solver.solve.order_choice import choose_orders, held_block
+from solver.solve.order_choice import ORDER_CHOICE_S, choose_orders, held_block
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
+
+_T = TypeVar("_T")
 
 #: Share of the time limit (after the build) the first fleet may take: the blocks planned on
 #: their own, twice; small programs take less and leave the rest to the joint solve [1].
@@ -102,13 +122,14 @@ def plan_horizon(
     cold = None
     if solver == "highs" and not whole and not any(b.data.share_nodes for b in data.blocks):
         cold = cold_joint_solve(as_program, shares, gap, built_s)
+    tried: tuple[BlockPlans, ...] = ()
     if cold is not None and not cold.abandoned:
         outcome = keep_better(as_program, cold.outcome, None, started, gap)
-        timed = True
+        block_bound, timed = None, True
     else:
-        start, block_bound, timed = horizon_start(
+        start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
-            * START_SHARE, gap, deadline)
+            * START_SHARE, gap, deadline if whole else shares)
         if cold is not None and cold.values is not None and (
                 start is None or objective_of(as_program, cold.values)
                 < objective_of(as_program, start)):
@@ -127,6 +148,9 @@ def plan_horizon(
     if timed and outcome.status is not SolveStatus.optimal and outcome.has_solution:
         # some stage ran on a share of the time: its fleet depends on the machine's load
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
+    if not outcome.has_solution and outcome.status is not SolveStatus.infeasible:
+        # no stage found a fleet within the time limit: a simple one, said to be so
+        outcome = fallback_outcome(as_program, hp, tried, block_bound, started, outcome)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
                 cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
@@ -406,12 +430,24 @@ def tied(hp: HorizonProgram, values: dict[str, float]) -> dict[str, float]:
 LP_BOUND_S = 20.0
 
 
+class Start(NamedTuple):
+    """What :func:`horizon_start` found: a fleet of the joint program (``None``: none), a
+    lower bound on its objective (``None``: none), whether some stage ran on a share of the
+    time or was stopped by the deadline, and the blocks as each pass planned them (what
+    :func:`fallback_fleet` builds on where no fleet was found)."""
+
+    values: dict[str, float] | None
+    bound: float | None
+    timed: bool
+    plans: tuple[BlockPlans, ...] = ()
+
+
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
-                  deadline: Deadline | None = None
-                  ) -> tuple[dict[str, float] | None, float | None, bool]:
+                  deadline: Deadline | None = None) -> Start:
     """A first fleet for the joint program, a lower bound on its objective, and whether some
-    stage ran on a share of the time or was stopped by ``deadline`` (the plan's safety stop;
-    with it, blocks small enough are solved under a node limit: the same fleet on every run).
+    stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
+    with it, blocks small enough are solved under a node limit: the same fleet on every run;
+    no stage starts once it is spent, and none is given more time than it leaves).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
     :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to
@@ -439,25 +475,41 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
         if bound is None or bound <= 0:  # stopped before its root: its LP relaxation bounds it
             same = next(j for j in range(i + 1) if priced[j][0] == program)
             if same not in relaxed:
-                relaxed[same] = lp_bound(program, solver, LP_BOUND_S)
+                relaxed[same] = _timed_lp(lp_bound, program, solver, deadline)
             bound = relaxed[same]
         bounds.append(bound)
     bound = _blocks_bound(hp, bounds, [credit for _, credit in priced])
     if not first.complete:
-        return None, bound, timed
+        return Start(None, bound, timed, (first,))
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
-    chosen, chosen_timed = choose_orders(data, first.running, solver)
+    chosen, chosen_timed = (None, True) if _spent(deadline) else choose_orders(
+        data, first.running, solver, capped(ORDER_CHOICE_S, deadline))
     timed |= chosen_timed
+    tried = [first]
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                              left_s, gap, within=True, deadline=deadline)
         timed |= again.timed
+        tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
     found = [s for s in starts if s is not None]
-    return (min(found, key=lambda v: objective_of(as_program, v)) if found else None), bound, timed
+    return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
+                 bound, timed, tuple(tried))
+
+
+def _spent(deadline: Deadline | None) -> bool:
+    """Whether the plan's time limit is spent (no deadline: never)."""
+    return deadline is not None and deadline.expired()
+
+
+def _timed_lp(relax: Callable[[ProgramData, str, float], _T | None], program: ProgramData,
+              solver: str, deadline: Deadline | None) -> _T | None:
+    """A block's LP relaxation in ``LP_BOUND_S`` or what ``deadline`` leaves, if less (none
+    once it is spent)."""
+    return None if _spent(deadline) else relax(program, solver, capped(LP_BOUND_S, deadline))
 
 
 #: Where some block is too large to solve whole under a node limit (the plan is time-bound):
@@ -468,7 +520,7 @@ FIRST_PASS_LP = True
 
 def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
                             solver: str, budget_s: float, gap: float, deadline: Deadline | None
-                            ) -> tuple[dict[str, float] | None, float | None, bool]:
+                            ) -> Start:
     """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
     relaxation gives its bound and the committed nodes it runs (fractions); the orders
     :func:`~solver.solve.order_choice.choose_orders` picks against those; then the blocks are
@@ -479,24 +531,122 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
     relaxed: list[tuple[float, dict[PoolKey, float]] | None] = []
     for i, (program, _) in enumerate(priced):
         same = next(j for j in range(i + 1) if priced[j][0] == program)
-        relaxed.append(relaxed[same] if same < i else lp_relaxation(program, solver,
-                                                                    LP_BOUND_S))
+        relaxed.append(relaxed[same] if same < i else _timed_lp(lp_relaxation, program, solver,
+                                                                deadline))
     bound = _blocks_bound(hp, [None if r is None else r[0] for r in relaxed],
                           [credit for _, credit in priced])
     if any(r is None for r in relaxed):
-        return None, bound, True
+        return Start(None, bound, True)
     running: dict[tuple[str, int, PoolKey], float] = {}
     for block, r in zip(data.blocks, relaxed, strict=True):
         assert r is not None
         for pool, nodes in r[1].items():
             running[(block.scenario, block.period, pool)] = nodes
-    chosen, _ = choose_orders(data, running, solver)
+    chosen, _ = (None, True) if _spent(deadline) else choose_orders(
+        data, running, solver, capped(ORDER_CHOICE_S, deadline))
     if chosen is None:
-        return None, bound, True
+        return Start(None, bound, True)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                         left_s, gap, deadline=deadline)
-    return _with_orders(hp, plans, chosen), bound, True
+    return Start(_with_orders(hp, plans, chosen), bound, True, (plans,))
+
+
+#: A block's fleet as a fallback assembles it: found, not proven.
+_ASSEMBLED = SolveOutcome(SolveStatus.feasible, SolverReport(name="greedy", seconds=0.0), True)
+
+
+def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = ()
+                   ) -> dict[str, float] | None:
+    """A fleet of the joint program built without a solver, for a plan whose stages found
+    none within its time limit: each block's fleet as the first pass of ``tried`` that planned
+    it left it, else the greedy fleet (:func:`~solver.solve.greedy.greedy_start`) of the block
+    priced alone (:func:`_priced_block`), else of its elastic offers alone; orders bought to
+    hold the committed nodes they run (:func:`_greedy_orders`). Where those orders cannot be
+    placed or the fleet breaks a row of the joint program (:func:`_with_orders` checks them
+    all), every block's greedy fleet on its elastic offers alone, ordering nothing. ``None``
+    where neither holds."""
+    data = hp.data
+    greedy: list[tuple[ProgramData, dict[ReplicaKey, int] | None]] = []
+
+    def greedy_of(block_data: ProgramData) -> dict[ReplicaKey, int] | None:
+        for seen, fleet in greedy:  # blocks of equal data (demand scenarios alike) once
+            if seen == block_data:
+                return fleet
+        greedy.append((block_data, _greedy_fleet(block_data)))
+        return greedy[-1][1]
+
+    def elastic(block: Block) -> ProgramData:
+        return dataclasses.replace(block.data, offers=tuple(
+            o for o in block.data.offers if o.purchase not in COMMITTED_KINDS))
+
+    fleets = []
+    for i, block in enumerate(data.blocks):
+        fleet = next((p.fleets[i] for p in tried if i < len(p.fleets)
+                      and p.fleets[i] is not None), None)
+        fleets.append(fleet or greedy_of(_priced_block(data, block)[0])
+                      or greedy_of(elastic(block)))
+    found = _joint_fleet(hp, fleets)
+    if found is None:
+        found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks])
+    return found
+
+
+def _greedy_fleet(data: ProgramData) -> dict[ReplicaKey, int] | None:
+    """The replicas of a block's greedy fleet (``None``: it breaks a row, e.g. stock)."""
+    program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
+    values = greedy_start(program, within_stock=True)
+    if values is None:
+        return None
+    return {k: n for k, x in program.v.replicas.items() if (n := round(values[x.name])) > 0}
+
+
+def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None]
+                 ) -> dict[str, float] | None:
+    """Per block the replicas of a fleet, as values of the joint program: each block's nodes
+    and auxiliaries as its program in the joint one implies them
+    (:func:`~solver.program.values.start_from_replicas`), orders bought to hold the committed
+    nodes they run (:func:`_greedy_orders`); ``None`` where a block has no fleet, or the fleet
+    breaks a row of its block or of the joint program."""
+    data = hp.data
+    values: dict[str, float] = {}
+    running: dict[tuple[str, int, PoolKey], int] = {}
+    for block, fleet in zip(data.blocks, fleets, strict=True):
+        program = hp.blocks[(block.scenario, block.period)]
+        own = None if fleet is None else start_from_replicas(program, fleet)
+        if own is None:
+            return None
+        values.update(own)
+        for node, y in program.v.nodes.items():
+            if node.purchase in COMMITTED_KINDS:
+                k = (block.scenario, block.period, node.pool)
+                running[k] = running.get(k, 0) + round(own[y.name])
+    plans = BlockPlans(values, running, [_ASSEMBLED] * len(data.blocks))
+    return _with_orders(hp, plans, _greedy_orders(data, running))
+
+
+def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[BlockPlans],
+                     bound: float | None, started: float, outcome: SolveOutcome
+                     ) -> SolveOutcome:
+    """``outcome`` (no fleet) replaced by :func:`fallback_fleet`'s, loaded into the variables,
+    where it finds one: status ``time_limit``, its cost, the best bound known (``bound``, the
+    blocks', or the solve's own), the gap between them, and a stage ``FALLBACK_STAGE`` that
+    says where the fleet came from; ``seconds`` counted from ``started``."""
+    began = time.perf_counter()
+    values = fallback_fleet(hp, tried)
+    if values is None:
+        return outcome
+    load_values(program, values)
+    cost = objective_of(program, values)
+    known = [b for b in (bound, outcome.report.bound) if b is not None]
+    best = min(max(known), cost) if known else None
+    gap = None if best is None else max(cost - best, 0.0) / cost if cost > 0 else 0.0
+    now = time.perf_counter()
+    stage = SolverStage(name=FALLBACK_STAGE, seconds=now - began, cost_after=cost,
+                        bound_after=best)
+    report = SolverReport(name=outcome.report.name, seconds=now - started, objective=cost,
+                          bound=best, gap=gap, stages=(*outcome.report.stages, stage))
+    return SolveOutcome(SolveStatus.time_limit, report, True)
 
 
 def _blocks_bound(hp: HorizonProgram, bounds: list[float | None], credits: list[float]

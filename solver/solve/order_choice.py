@@ -50,10 +50,12 @@ def _placeable(data: HorizonData, key: OrderKey) -> bool:
 
 
 def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], float],
-                  solver: str) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
+                  solver: str, time_limit_s: float = ORDER_CHOICE_S
+                  ) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
     """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
-    that is cheaper (module docstring), ``None`` where no choice was found in time; and
-    whether the choice stopped at its time limit (then it may differ from run to run)."""
+    that is cheaper (module docstring), ``None`` where no choice was found in time
+    (``time_limit_s``, at most ``ORDER_CHOICE_S``); and whether the choice stopped at its
+    time limit (then it may differ from run to run)."""
     prob = pulp.LpProblem("order_choice", pulp.LpMinimize)
     keys = [k for k in data.order_keys if _placeable(data, k)]
     u = {(s.name, k): prob.add_variable(f"u_{i}_{j}", 0, cat="Integer")
@@ -88,7 +90,7 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
         if name != first and data.order_by(k) < data.replan_date:
             prob += var == u[(first, k)]
     prob += pulp.lpSum(cost)
-    outcome = solve(prob, solver, ORDER_CHOICE_S, 1e-4)
+    outcome = solve(prob, solver, min(time_limit_s, ORDER_CHOICE_S), 1e-4)
     timed = outcome.status is SolveStatus.time_limit
     if not outcome.has_solution:
         return None, timed
