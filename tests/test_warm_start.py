@@ -86,3 +86,26 @@ def test_reserved_base_is_the_cheapest_of_every_base_size() -> None:
         assert plan[0] == pytest.approx(scan)
         assert plan[1].get(("n", "H100", 1, "a", PurchaseKind.reserved, None), 0) == sorted(
             counts)[0]
+
+
+def test_a_greedy_fleet_within_stock_takes_what_the_workloads_before_left() -> None:
+    """Two workloads of 2 req/s on one-GPU nodes of 1 req/s, reservations at 1 $/GPU-h (3
+    GPUs in stock) and on demand at 2: each alone takes 2 reserved nodes, 4 together, so the
+    greedy fleet breaks stock and there is none. Within stock (the fallback of a plan over
+    periods), the second takes the 1 reserved node left and 1 on demand: (3 × 1 + 1 × 2) ×
+    730 h a month."""
+    from tests.plan_fixtures import gpu
+
+    sc = scenario([workload(w, 2.0, utilization=1.0) for w in ("x", "y")],
+                  [zone("a", offer(reserved=(1.0, 3), on_demand=(2.0, 64)))],
+                  gpus=[gpu("H100", 1)])
+    program = build_program(build_program_data(sc, table(row("x", "H100", 1, 1.0),
+                                                         row("y", "H100", 1, 1.0))))
+    assert greedy_start(program) is None
+    start = greedy_start(program, within_stock=True)
+    assert start is not None
+    hours = program.data.hours_per_month
+    assert objective_of(program, start) == pytest.approx((3 * 1.0 + 1 * 2.0) * hours)
+    reserved = sum(start[y.name] for k, y in program.v.nodes.items()
+                   if k.purchase is PurchaseKind.reserved)
+    assert reserved == 3
