@@ -230,6 +230,12 @@ LP_EMPTY = 1e-9
 #: about 25 programs), and the restriction found a second-quarter block's fleet in 10 s, not
 #: in 1.7–3 s [s].
 LP_SUPPORT_MIN_S = 10.0
+#: Seconds of the time limit a small block solved whole leaves to each block after it: a
+#: plan's deadline that cuts the blocks solved whole short leaves the rest their plans in
+#: shares of the time (:func:`plan_block`; quarterly.yaml's take 0.1–0.6 s each at load 2–5),
+#: where they once all ran past the deadline, or else had only the fallback's greedy fleets
+#: (quarterly.yaml at --time-limit 60: 3,083,821 against 2,556,054) [s].
+BLOCK_RESERVE_S = 1.0
 #: Least time the deadline must leave for :func:`plan_block`'s steps after the LP support
 #: (each builds programs of its own: about 25 on a × 25 block, 15 s of the 25.6 s one took at
 #: a 0.5-s share under load) [s].
@@ -260,17 +266,24 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 solved[same] = (None, None, NOT_PLANNED)
                 out.timed = True
             elif deadline is not None and is_direct(programs[i], solver):
-                solved[same] = direct_block(programs[i], deadline, gap,
-                                            alone=len(data.blocks) == 1)
-                out.timed |= solved[same][2].status is SolveStatus.time_limit
-            if (same not in solved or (solved[same][1] is None and solved[same][0] is not None
-                                      and solved[same][2].status is SolveStatus.time_limit)
-                    ) and not (deadline is not None and deadline.expired()):
-                # in a share of the time (also a small block the safety stop left without a
-                # fleet): the fleet may differ from run to run
+                # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
+                # plans in shares of the time
+                todo = len([j for j in unique if j not in solved])
+                clock = Deadline(deadline.left() - todo * BLOCK_RESERVE_S)
+                if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
+                    solved[same] = direct_block(programs[i], clock, gap,
+                                                alone=len(data.blocks) == 1)
+                    out.timed |= solved[same][2].status is SolveStatus.time_limit
+            cut = same in solved and solved[same][0] is not None and (
+                solved[same][2].status is SolveStatus.time_limit)
+            if (same not in solved or cut) and not (deadline is not None and deadline.expired()):
+                # in a share of the time (also a small block the clock stopped: the cheaper
+                # of its two fleets): the fleet may differ from run to run
                 left = len([j for j in unique if j not in solved or j == same])
                 share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
-                solved[same] = plan_block(programs[i], solver, share, gap, deadline)
+                shared = plan_block(programs[i], solver, share, gap, deadline)
+                if not cut or _cheaper(shared, solved[same]):
+                    solved[same] = shared
                 out.timed = True
         planned.append(solved[same])
     for i, block in enumerate(data.blocks):
@@ -290,6 +303,13 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 k = (block.scenario, block.period, node.pool)
                 out.running[k] = out.running.get(k, 0) + round(values.get(y.name, 0.0))
     return out
+
+
+def _cheaper(a: Planned, b: Planned) -> bool:
+    """Whether ``a``'s fleet costs less than ``b``'s (a fleet is cheaper than none)."""
+    if a[0] is None or a[1] is None:
+        return False
+    return b[0] is None or b[1] is None or _cost(a[0], a[1]) < _cost(b[0], b[1])
 
 
 def holds_in(program: Program, values: dict[str, float]) -> bool:
