@@ -145,6 +145,12 @@ def plan_horizon(
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
         outcome = with_bound(keep_better(as_program, outcome, start, started, gap),
                              block_bound, gap)
+    if (outcome.status is SolveStatus.optimal and outcome.report.gap is not None
+            and outcome.report.gap > gap + 1e-9):
+        # optimal means proven within the gap asked: the re-plan of quarterly_q2.yaml at
+        # --time-limit 20 said "proven within 100.00% of the cheapest" (HiGHS's status, given
+        # its last instant, against a bound of 0)
+        outcome = dataclasses.replace(outcome, status=SolveStatus.feasible)
     if timed and outcome.status is not SolveStatus.optimal and outcome.has_solution:
         # some stage ran on a share of the time: its fleet depends on the machine's load
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
