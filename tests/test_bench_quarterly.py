@@ -49,11 +49,12 @@ def test_the_table_sets_the_plan_beside_the_cold_solve() -> None:
 @pytest.mark.skipif(os.environ.get("FLEETPLAN_SLOW") != "1",
                     reason="solves the joint program twice (~40 s); set FLEETPLAN_SLOW=1")
 def test_the_plan_and_the_cold_solve_share_the_program() -> None:
-    """small ×1 with a short limit: both runs see the same joint program; the plan's bound
-    is at most its cost."""
+    """small ×1 with a short limit: both runs see the same joint program; the plan's bound,
+    where the limit left time for every block's (its LP relaxations no longer run past the
+    limit: at 5 and 15 s on the train's machine there was none), is at most its cost."""
     plan = run_child("small", 1, 0, 5.0, 0.01)
     cold = run_cold_child("small", 1, 0, 5.0, 0.01)
     assert plan.error == cold.error == "" and plan.blocks == cold.blocks == 12
     assert (plan.variables, plan.constraints) == (cold.variables, cold.constraints)
-    assert plan.expected_cost is not None and plan.bound is not None
-    assert plan.bound <= plan.expected_cost * (1 + 1e-9)
+    assert plan.expected_cost is not None
+    assert plan.bound is None or plan.bound <= plan.expected_cost * (1 + 1e-9)
