@@ -178,11 +178,12 @@ def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
     from solver.cli.plan import fallback_lines
     from solver.cli.signoff import period_checks
     from solver.outputs.labels import status_label
-    from solver.solve.horizon import cached_tables, plan_horizon
+    from solver.capacity.table import cached_tables
+    from solver.solve.horizon import plan_horizon
     from solver.survivability.verify import verify_plan
 
     sc = load_scenario(scenarios_dir() / "quarterly.yaml")
-    tables = cached_tables()
+    tables = cached_tables(sc.gpus_sold_or_held())
     plan = plan_horizon(sc, time_limit_s=1e-3, table_for=tables)
     assert plan.status is SolveStatus.time_limit and plan.solver.fallback
     assert len(plan.periods) == 12 and plan.orders
