@@ -182,9 +182,9 @@ def test_table_rows_rejections_and_order() -> None:
 
 
 def held_l4_sold_h100() -> Scenario:
-    """An 8B chat pool on any GPU: z2 sells H100-SXM only; 3 owned L4 nodes are held there."""
+    """An 8B chat pool on any GPU: z2 sells H100-SXM only; 4 owned L4 nodes are held there."""
     wl = chat(model="Llama-3.1-8B", precision=Precision.bf16)
-    held = HeldNodes(zone="z2", gpu="L4", gpus_per_node=4, nodes=3, purchase=InventoryKind.owned,
+    held = HeldNodes(zone="z2", gpu="L4", gpus_per_node=4, nodes=4, purchase=InventoryKind.owned,
                      running_cost_per_node_month=1.0)
     return scenario(wl.model_copy(update={"allowed_gpus": None})).model_copy(
         update={"zones": (ZONES[1],), "inventory": (held,)})
