@@ -175,10 +175,10 @@ def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
     from models.common import PurchaseKind
     from models.loader import load_scenario
     from models.plan import SolveStatus
+    from solver.capacity.table import cached_tables
     from solver.cli.plan import fallback_lines
     from solver.cli.signoff import period_checks
     from solver.outputs.labels import status_label
-    from solver.capacity.table import cached_tables
     from solver.solve.horizon import plan_horizon
     from solver.survivability.verify import verify_plan
 
