@@ -155,17 +155,17 @@ def test_the_sign_off_reads_the_tables_the_plan_was_made_with(
     period's scenario differs from the planner's block only in the inventory held through it,
     which the table does not read, so each is found in the planner's cache (planned here in
     1 ms: the fallback fleet)."""
+    from solver.capacity import table
     from solver.cli import signoff
-    from solver.solve.horizon import cached_tables
 
     sc = load_scenario(QUARTERLY)
-    tables = cached_tables()
+    tables = table.cached_tables(sc.gpus_sold_or_held())
     plan = plan_horizon(sc, time_limit_s=1e-3, table_for=tables)
 
-    def refused(_: Scenario) -> None:
+    def refused(*_: object) -> None:
         raise AssertionError("a capacity table was built again")
 
-    monkeypatch.setattr(signoff, "build_capacity_table", refused)
+    monkeypatch.setattr(table, "build_capacity_table", refused)
     checks = list(signoff.period_checks(plan, sc, tables))
     assert len(checks) == 12
     assert all(verify_plan(f, s, t, over_periods=True) == [] for _, f, s, t in checks)
