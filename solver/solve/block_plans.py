@@ -295,13 +295,27 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
         if values is None or program is None:
             out.fleets.append(None)
             continue
-        out.fleets.append({k: n for k, x in program.v.replicas.items()
-                           if (n := round(values.get(x.name, 0.0))) > 0})
+        out.fleets.append(replicas_of(program, values))
         out.values.update({f"b{i}_{name}": v for name, v in values.items()})
-        for node, y in program.v.nodes.items():
-            if node.purchase in COMMITTED_KINDS:
-                k = (block.scenario, block.period, node.pool)
-                out.running[k] = out.running.get(k, 0) + round(values.get(y.name, 0.0))
+        for pool, n in committed_nodes(program, values).items():
+            k = (block.scenario, block.period, pool)
+            out.running[k] = out.running.get(k, 0) + n
+    return out
+
+
+def replicas_of(program: Program, values: dict[str, float]) -> dict[ReplicaKey, int]:
+    """The replicas a block's fleet (``values`` of its program) runs, by configuration."""
+    return {k: n for k, x in program.v.replicas.items()
+            if (n := round(values.get(x.name, 0.0))) > 0}
+
+
+def committed_nodes(program: Program, values: dict[str, float]) -> dict[PoolKey, int]:
+    """The reserved and owned nodes a block's fleet (``values`` of its program) runs, per
+    pool: what orders must hold."""
+    out: dict[PoolKey, int] = {}
+    for node, y in program.v.nodes.items():
+        if node.purchase in COMMITTED_KINDS:
+            out[node.pool] = out.get(node.pool, 0) + round(values.get(y.name, 0.0))
     return out
 
 

@@ -67,10 +67,12 @@ from solver.solve.block_plans import (
     BLOCK_FAMILIES,
     BlockPlans,
     capped,
+    committed_nodes,
     is_direct,
     lp_bound,
     lp_relaxation,
     plan_blocks,
+    replicas_of,
 )
 from solver.solve.clock import Deadline
 from solver.solve.diagnose import diagnose
@@ -604,7 +606,7 @@ def _greedy_fleet(data: ProgramData) -> dict[ReplicaKey, int] | None:
     values = greedy_start(program, within_stock=True)
     if values is None:
         return None
-    return {k: n for k, x in program.v.replicas.items() if (n := round(values[x.name])) > 0}
+    return replicas_of(program, values)
 
 
 def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None]
@@ -623,10 +625,9 @@ def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | No
         if own is None:
             return None
         values.update(own)
-        for node, y in program.v.nodes.items():
-            if node.purchase in COMMITTED_KINDS:
-                k = (block.scenario, block.period, node.pool)
-                running[k] = running.get(k, 0) + round(own[y.name])
+        for pool, n in committed_nodes(program, own).items():
+            k = (block.scenario, block.period, pool)
+            running[k] = running.get(k, 0) + n
     plans = BlockPlans(values, running, [_ASSEMBLED] * len(data.blocks))
     return _with_orders(hp, plans, _greedy_orders(data, running))
 
