@@ -127,8 +127,9 @@ def _workload_plan(program: Program, w: str, left: Stock | None = None
                                    else min(info.utilization, phi))
         for z in data.zones:
             # survivability: each of two zones carries the whole demand after any failure
-            p = _zone_plan(program, c, z, need, per_replica)
-            if left is not None:  # owned nodes too, the stock kept to
+            if left is None:
+                p = _zone_plan(program, c, z, need, per_replica)
+            else:  # owned nodes too, the stock kept to
                 found = [q for kind in COMMITTED_KINDS if (q := _zone_plan(
                     program, c, z, need, per_replica, left, kind)) is not None]
                 p = min(found, key=lambda q: q[0], default=None)
