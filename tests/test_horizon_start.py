@@ -76,7 +76,7 @@ def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program
     from solver.solve.block_plans import NOT_PLANNED, SHARED_AFTER_S, plan_block
     from solver.solve.horizon import _priced_block
 
-    monkeypatch.setattr(block_plans, "lp_support_block", lambda *a: (None, None, NOT_PLANNED))
+    monkeypatch.setattr(block_plans, "lp_support_block", lambda *a, **k: (None, None, NOT_PLANNED))
 
     data = build_horizon_data(quarterly([3.5]), lambda _: TABLE)
     priced, _ = _priced_block(data, data.blocks[0])
