@@ -76,7 +76,7 @@ def test_a_shared_block_planned_with_dedicated_pools_holds_in_its_shared_program
     from solver.solve.block_plans import NOT_PLANNED, SHARED_AFTER_S, plan_block
     from solver.solve.horizon import _priced_block
 
-    monkeypatch.setattr(block_plans, "lp_support_block", lambda *a: (None, None, NOT_PLANNED))
+    monkeypatch.setattr(block_plans, "lp_support_block", lambda *a, **k: (None, None, NOT_PLANNED))
 
     data = build_horizon_data(quarterly([3.5]), lambda _: TABLE)
     priced, _ = _priced_block(data, data.blocks[0])
@@ -344,3 +344,31 @@ def test_a_shared_block_is_planned_on_its_lp_support_first() -> None:
     assert outcome.report.bound == pytest.approx(1.5 * 730)
     _, planned, _ = plan_block(block.data, "highs", 10.0, 0.01)
     assert planned == values
+
+
+def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() -> None:
+    """Two workloads of 0.5 req/s, one-GPU nodes of 1 req/s per replica, shared nodes; zone z1
+    sells one node at 1 $/GPU-h, z2 eight at 2 $/GPU-h. The relaxation runs half a replica of
+    each on z1's one node (730 a month, the bound); whole replicas need two nodes there, so its
+    support holds no fleet. Widened to those configurations in every zone, the block's optimum:
+    one node in each zone, 730 + 1,460 = 2,190."""
+    from models.offers import Offer, OnDemandTerms
+    from solver.program.data import build_program_data
+    from solver.solve.block_plans import holds_in, lp_support_block
+    from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
+
+    def on_demand(price: float, stock: int) -> Offer:
+        return Offer(gpu="G", gpus_per_node=1,
+                     on_demand=OnDemandTerms(price_per_gpu_hour=price, stock_gpus=stock))
+
+    sc = scenario([workload("a", 0.5, utilization=1.0), workload("b", 0.5, utilization=1.0)],
+                  [zone("z1", on_demand(1.0, 1)), zone("z2", on_demand(2.0, 8))],
+                  gpus=[gpu("G", 1)])
+    data = build_program_data(sc, table(row("a", "G", 1, 1.0), row("b", "G", 1, 1.0)))
+    assert data.share_nodes
+    program, values, outcome = lp_support_block(data, 10.0, 0.01)
+    assert values is not None and holds_in(program, values)
+    assert outcome.report.objective == pytest.approx(730 + 2 * 730)
+    assert outcome.report.bound == pytest.approx(730)
+    nodes = {k.zone: round(values[y.name]) for k, y in program.v.nodes.items()}
+    assert nodes == {"z1": 1, "z2": 1}

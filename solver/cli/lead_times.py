@@ -2,7 +2,8 @@
 all of them.
 
 An order serves from a period only if it can be placed on or after the plan date, the
-period's start less its lead time (solver/program/periods.py, P3). A quote whose lead time
+period's start less its lead time: P3 of the program over periods, whose date rule
+(:func:`~solver.program.orders.first_period`) is read here too. A quote whose lead time
 reaches past the start of the horizon's last period serves no period: the plan cannot use it,
 and where nothing else is sold it is infeasible with "each period can be met on its own, but
 not with orders placed in time". ``validate`` warns of such quotes; an infeasible ``plan`` names
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from models.common import PurchaseKind, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.summary import ScenarioSummary
-from solver.program.orders import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
+from solver.program.orders import OrderOption, arrives, first_period, order_options, plan_date_of
 
 if TYPE_CHECKING:  # validate reads the lead times without importing the plan's models
     from models.plan import Plan
@@ -48,12 +49,12 @@ def late_orders(scenario: Scenario) -> list[Reach]:
     if h is None:
         return []
     today = plan_date_of(scenario)
+    starts = [h.period_start(q) for q in range(h.count)]
     out = []
     for option in order_options(scenario):
-        lead = dt.timedelta(days=option.lead_time_weeks * DAYS_PER_WEEK)
-        first = next((q for q in range(h.count) if h.period_start(q) - lead >= today), None)
+        first = first_period(starts, option.lead_time_weeks, today)
         if first != 0:
-            out.append(Reach(option, first, today + lead))
+            out.append(Reach(option, first, arrives(today, option.lead_time_weeks)))
     return out
 
 

@@ -8,6 +8,7 @@ order variables: ``validate`` reads these (solver/cli/lead_times.py) without imp
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from models.common import PurchaseKind, Upfront
@@ -57,6 +58,33 @@ def plan_date_of(scenario: Scenario) -> dt.date:
     if scenario.horizon is None:
         return as_of or dt.date.today()
     return max(scenario.horizon.start, as_of) if as_of else scenario.horizon.start
+
+
+def lead_days(lead_time_weeks: float) -> int:
+    """A lead time in whole days, a part of a day dropped (plans are made by the day) [days]."""
+    return dt.timedelta(days=lead_time_weeks * DAYS_PER_WEEK).days
+
+
+def order_by(period_start: dt.date, lead_time_weeks: float) -> dt.date:
+    """The last day to place an order that is in service from a period starting on
+    ``period_start``: the start less the lead time (P3 refuses orders due before the plan
+    date)."""
+    return period_start - dt.timedelta(days=lead_days(lead_time_weeks))
+
+
+def arrives(placed: dt.date, lead_time_weeks: float) -> dt.date:
+    """The first day an order placed on ``placed`` is in service: it serves a period exactly
+    when the period starts on or after this day (``order_by(start) >= placed``)."""
+    return placed + dt.timedelta(days=lead_days(lead_time_weeks))
+
+
+def first_period(period_starts: Sequence[dt.date], lead_time_weeks: float,
+                 plan_date: dt.date) -> int | None:
+    """The first of the periods (by their starts, in order) that an order placed on or after
+    ``plan_date`` can serve: the first whose :func:`order_by` is not before the plan date
+    (``None``: none)."""
+    return next((q for q, start in enumerate(period_starts)
+                 if order_by(start, lead_time_weeks) >= plan_date), None)
 
 
 def order_options(scenario: Scenario) -> tuple[OrderOption, ...]:

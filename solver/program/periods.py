@@ -51,7 +51,7 @@ from solver.program.build import build_program
 from solver.program.data import OfferTerm, ProgramData, build_program_data
 from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey
-from solver.program.orders import DAYS_PER_WEEK, OrderOption, order_options, plan_date_of
+from solver.program.orders import OrderOption, order_by, order_options, plan_date_of
 from solver.program.variables import Program
 
 #: Name of the one demand scenario of a scenario that lists none.
@@ -116,8 +116,7 @@ class HorizonData:
 
     def order_by(self, key: OrderKey) -> dt.date:
         """Last day to place an order that is in service from its arrival period."""
-        lead = dt.timedelta(days=key.option.lead_time_weeks * DAYS_PER_WEEK)
-        return self.periods[key.arrival].start - lead
+        return order_by(self.periods[key.arrival].start, key.option.lead_time_weeks)
 
     def held_periods(self, key: OrderKey) -> range:
         """Periods an order's nodes are held (its term's whole periods inside the horizon)."""

@@ -6,7 +6,9 @@ solve stopped by its gap or by ``BLOCK_NODES`` branch-and-bound nodes (:func:`di
 a limit counted in work, so the block ends at the same fleet on every run, however loaded the
 machine; the plan's time limit only stops it as a safety (and the plan then says so). A larger
 block is planned in a share of the time, as follows (the plan is then time-bound). A block with
-shared nodes is planned first with dedicated pools (the per-workload
+shared nodes is first solved on its LP relaxation's support, widened to the configurations the
+relaxation runs where the support holds no fleet (:func:`lp_support_block`); where neither
+finds one, it is planned with dedicated pools (the per-workload
 decomposition: a restriction of shared nodes, so its fleet holds in the shared program, and it
 is fast at large demand), then, where its share of the time leaves ``SHARED_AFTER_S`` or more,
 with the single-period strategy for shared nodes; the cheaper fleet is kept. Its bound is the
@@ -21,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pulp
 
 from models.common import COMMITTED_KINDS
@@ -35,7 +38,7 @@ from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
-from solver.solve.highs import Restriction, model_of, run
+from solver.solve.highs import Model, Restriction, RunResult, model_of, run
 from solver.solve.strategy import solve_shared
 
 #: Gap each block's own plan is solved to for the start (the joint solve closes the rest) [1].
@@ -159,7 +162,7 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     started = time.perf_counter()
     if solver == "highs":
         supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
-                                                  deadline), gap)
+                                                  deadline), gap, widened_s=time_limit_s)
         if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
@@ -186,7 +189,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     return program, best, SolveOutcome(status, report, best is not None)
 
 
-def lp_support_block(data: ProgramData, time_limit_s: float, gap: float
+def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
+                     widened_s: float | None = None
                      ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block with shared nodes planned by HiGHS on its program restricted to its LP
     relaxation's support: every replica column the relaxation leaves empty fixed to zero, the
@@ -195,7 +199,15 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float
     columns in the support) it found 811,229 a month in 10 s where :func:`plan_block`'s
     dedicated-pool and shared-node steps found 1,132,038 in 17 s (LP 707,262); on a
     first-quarter block 1,622,714 proven within its 1 % in 2.3 s against 1,760,914 in 13 s (LP
-    1,531,316) (benchmarks/README.md, "Over periods")."""
+    1,531,316) (benchmarks/README.md, "Over periods").
+
+    Where the support holds no fleet (the relaxation runs a fraction of a replica where a
+    whole one breaks a row: a zone's stock, say), the restriction is widened to every replica
+    column of the configurations (workload, GPU, TP) the relaxation runs, in any zone, kind or
+    slice, and solved in ``widened_s`` (default ``time_limit_s``; at least ``WIDEN_MIN_S``) from
+    this call's start, within ``time_limit_s``: every block of the harness's medium × 1 case
+    had such a support, and their fleets from the steps after were twice those of the widened
+    restriction (benchmarks/README.md, "Over periods")."""
     deadline = Deadline(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
@@ -203,28 +215,47 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float
     if relaxed.x is None or relaxed.objective is None or relaxed.status is not SolveStatus.optimal:
         return program, None, SolveOutcome(relaxed.status, SolverReport(
             name="highs", seconds=relaxed.seconds), False)
-    replicas = model.columns_named([v.name for v in program.v.replicas.values()])
-    empty = replicas[relaxed.x[replicas] < LP_EMPTY]
-    zeros = np.zeros(len(empty))
-    result = run(model, deadline, deadline.left(), gap, restriction=Restriction(empty, zeros,
-                                                                                 zeros))
+    keys = list(program.v.replicas)
+    replicas = model.columns_named([program.v.replicas[k].name for k in keys])
+    runs = relaxed.x[replicas] >= LP_EMPTY
+    result = _restricted(model, deadline, deadline.left(), gap, replicas[~runs])
+    seconds = relaxed.seconds + result.seconds
+    if result.status is SolveStatus.infeasible:
+        used = {(k.workload, k.gpu, k.tp) for k, on in zip(keys, runs, strict=True) if on}
+        wide = np.array([(k.workload, k.gpu, k.tp) in used for k in keys], dtype=bool)
+        limit_s = max((time_limit_s if widened_s is None else widened_s)
+                      - deadline.elapsed(), WIDEN_MIN_S)
+        result = _restricted(model, deadline, min(limit_s, deadline.left()), gap,
+                             replicas[~wide])
+        seconds += result.seconds
     bound = relaxed.objective
     if result.x is None or result.status is SolveStatus.infeasible:
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
-            name="highs", seconds=relaxed.seconds + result.seconds, bound=bound), False)
+            name="highs", seconds=seconds, bound=bound), False)
     values = model.named(np.where(model.integer, np.round(result.x), result.x))
     if not holds_in(program, values):
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
-            name="highs", seconds=relaxed.seconds + result.seconds, bound=bound), False)
-    report = SolverReport(name="highs", seconds=relaxed.seconds + result.seconds,
-                          objective=result.objective, bound=bound,
-                          gap=_gap(result.objective, bound))
+            name="highs", seconds=seconds, bound=bound), False)
+    report = SolverReport(name="highs", seconds=seconds, objective=result.objective,
+                          bound=bound, gap=_gap(result.objective, bound))
     return program, values, SolveOutcome(SolveStatus.feasible, report, True)
+
+
+def _restricted(model: Model, deadline: Deadline, time_limit_s: float, gap: float,
+                empty: npt.NDArray[np.int32]) -> RunResult:
+    """``model`` solved with the columns ``empty`` fixed to zero."""
+    zeros = np.zeros(len(empty))
+    return run(model, deadline, time_limit_s, gap, restriction=Restriction(empty, zeros, zeros))
 
 
 #: A replica column the LP relaxation runs less than this of is left out of the restriction
 #: of :func:`lp_support_block` [replicas].
 LP_EMPTY = 1e-9
+#: Least time the widened restriction of :func:`lp_support_block` is given (within the block's
+#: limit): on three of the harness's medium × 1 blocks HiGHS had its first fleet after 0.5 s and
+#: was within 3 % of its 4-s fleet after 2 s (load 3-4; in another run, beside a test, one block
+#: had only its first fleet after 2 s) [s].
+WIDEN_MIN_S = 1.0
 #: Seconds :func:`lp_support_block` may take however small a block's share: the steps after
 #: it took 10–52 s at a 0.5-s share on the harness's × 25 blocks at load 6–10 (each builds
 #: about 25 programs), and the restriction found a second-quarter block's fleet in 10 s, not

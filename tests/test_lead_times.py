@@ -1,0 +1,115 @@
+"""The one date rule of lead times (solver/program/orders.py): the last day to order for a
+period, the day an order placed arrives, and the first period it can serve — read by the
+program over periods (``HorizonData.order_by``, P3) and by ``validate``'s lead-time lines
+(solver/cli/lead_times.py), which must agree.
+
+Dates by hand: four quarters from 2027-01-01 start on 01-01, 04-01, 07-01 and 10-01.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from models.horizon import Horizon
+from models.offers import Offer, OnDemandTerms, ReservedTerms
+from models.scenario import Scenario
+from solver.cli.lead_times import late_orders
+from solver.program.orders import arrives, first_period, lead_days, order_by, plan_date_of
+from solver.program.periods import build_horizon_data
+from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
+
+STARTS = [dt.date(2027, 1, 1), dt.date(2027, 4, 1), dt.date(2027, 7, 1), dt.date(2027, 10, 1)]
+
+
+def test_a_lead_time_pushes_the_order_a_period_earlier() -> None:
+    """Four weeks (28 days): the order serving from 2027-04-01 is due 2027-03-04, inside the
+    first quarter; nothing ordered on 2027-01-01 serves that quarter (it was due 2026-12-04),
+    so the first period served is 1."""
+    assert order_by(STARTS[1], 4) == dt.date(2027, 3, 4)
+    assert STARTS[0] <= order_by(STARTS[1], 4) < STARTS[1]
+    assert order_by(STARTS[0], 4) == dt.date(2026, 12, 4)
+    assert first_period(STARTS, 4, STARTS[0]) == 1
+    assert first_period(STARTS, 0, STARTS[0]) == 0
+    assert arrives(STARTS[0], 4) == dt.date(2027, 1, 29)
+
+
+def test_an_order_due_on_the_plan_date_can_still_be_placed() -> None:
+    """13 weeks = 91 days: quarter 1 (2027-04-01) is due 2026-12-31. Planned that day, the
+    order can be placed (first period 1); planned a day later, it cannot (first period 2,
+    due 2027-04-01)."""
+    assert order_by(STARTS[1], 13) == dt.date(2026, 12, 31)
+    assert first_period(STARTS, 13, dt.date(2026, 12, 31)) == 1
+    assert first_period(STARTS, 13, dt.date(2027, 1, 1)) == 2
+    assert order_by(STARTS[2], 13) == dt.date(2027, 4, 1)
+    # arriving on the day a period starts serves it; a day after does not
+    assert arrives(dt.date(2026, 12, 31), 13) == STARTS[1]
+    assert arrives(dt.date(2027, 1, 1), 13) == dt.date(2027, 4, 2)
+
+
+def test_a_lead_time_past_the_last_start_serves_no_period() -> None:
+    """40 weeks = 280 days: even the last quarter (2027-10-01) was due 2026-12-25."""
+    assert order_by(STARTS[3], 40) == dt.date(2026, 12, 25)
+    assert first_period(STARTS, 40, STARTS[0]) is None
+    assert first_period(STARTS, 39, STARTS[0]) == 3  # 273 days: due 2027-01-01
+    assert first_period([], 0, STARTS[0]) is None
+
+
+def test_part_of_a_day_is_dropped() -> None:
+    """Half a week is 3.5 days, counted as 3: due 2027-03-29 for 2027-04-01, and placed then
+    it arrives on 2027-04-01."""
+    assert lead_days(0.5) == 3
+    assert lead_days(4) == 28
+    assert lead_days(0) == 0
+    assert order_by(STARTS[1], 0.5) == dt.date(2027, 3, 29)
+    assert arrives(dt.date(2027, 3, 29), 0.5) == STARTS[1]
+    assert first_period(STARTS, 0.5, dt.date(2027, 3, 29)) == 1
+    assert first_period(STARTS, 0.5, dt.date(2027, 3, 30)) == 2
+
+
+@pytest.mark.parametrize("weeks", [0, 0.5, 1, 2.3, 4, 4.000000000000001, 13, 13 + 1e-7, 52.9])
+def test_the_rule_is_the_date_arithmetic_it_replaces_and_agrees_with_itself(weeks: float
+                                                                           ) -> None:
+    """``order_by`` and ``arrives`` are what the program and validate each computed before (a
+    date less or plus ``timedelta(days=weeks × 7)``, which moves a date by the whole days); a
+    period is served exactly when it starts on or after the arrival of an order
+    placed on the plan date, and the first period is the first so served."""
+    for plan in (STARTS[0] + dt.timedelta(days=d) for d in range(-400, 300, 7)):
+        for start in STARTS:
+            assert order_by(start, weeks) == start - dt.timedelta(days=weeks * 7)
+            assert (order_by(start, weeks) >= plan) == (start >= arrives(plan, weeks))
+        assert arrives(plan, weeks) == plan + dt.timedelta(days=weeks * 7)
+        served = [q for q, start in enumerate(STARTS) if start >= arrives(plan, weeks)]
+        assert first_period(STARTS, weeks, plan) == (served[0] if served else None)
+
+
+def _quarterly(*leads: float, as_of: str | None = None) -> Scenario:
+    """Four quarters from 2027-01-01, one zone per lead time selling a reserved quote."""
+    zones = [zone(f"z{i}", Offer(
+        gpu="G", gpus_per_node=1, on_demand=OnDemandTerms(price_per_gpu_hour=1.0, stock_gpus=8),
+        reserved=ReservedTerms(price_per_gpu_hour=0.5, stock_gpus=8, commitment_months=12,
+                               lead_time_weeks=lead))) for i, lead in enumerate(leads)]
+    sc = scenario([workload("chat", 1.0, utilization=1.0)], zones, gpus=[gpu("G", 1)])
+    return sc.model_copy(update={
+        "horizon": Horizon(start=STARTS[0], period_months=3, count=4),
+        "policy": sc.policy.model_copy(update={"as_of": as_of})})
+
+
+@pytest.mark.parametrize("as_of", [None, "2026-12-31", "2027-02-01"])
+def test_validate_and_the_program_give_the_same_first_period(as_of: str | None) -> None:
+    """Per quote, the first period ``validate`` says it serves (``late_orders``; not listed:
+    period 0) is the first arrival the program lets be ordered (P3: order-by not before the
+    plan date). The plan date is the later of the horizon's start and ``as_of``: 2026-12-31
+    changes nothing; from 2027-02-01 nothing serves quarter 0."""
+    sc = _quarterly(0, 4, 13, 40, as_of=as_of)
+    data = build_horizon_data(sc, lambda _: table(row("chat", "G", 1, 1.0)))
+    assert data.plan_date == plan_date_of(sc)
+    said = {r.option.pool: r.first_period for r in late_orders(sc)}
+    for option in data.options:
+        allowed = [k.arrival for k in data.order_keys
+                   if k.option == option and data.order_by(k) >= data.plan_date]
+        assert said.get(option.pool, 0) == (min(allowed) if allowed else None)
+    expected = {None: [0, 1, 2, None], "2026-12-31": [0, 1, 2, None],
+                "2027-02-01": [1, 1, 2, None]}[as_of]
+    assert [said.get(o.pool, 0) for o in data.options] == expected
