@@ -14,6 +14,10 @@ from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 LatencyUs = Annotated[Real, Field(ge=0, le=1e6, allow_inf_nan=False)]
 #: NCCL's latencies at 2, 4, 8, … GPUs (ten entries reach 2,048 GPUs).
 NcclTable = Annotated[tuple[LatencyUs, ...], Field(min_length=1, max_length=10)]
+#: NCCL's share of the link bandwidth at 2, 4, 8, … GPUs (ten entries reach 2,048 GPUs).
+NcclEfficiencies = Annotated[
+    tuple[Annotated[Real, Field(ge=0.01, le=1, allow_inf_nan=False)], ...],
+    Field(min_length=1, max_length=10)]
 
 
 class EfficiencyFactors(Frozen):
@@ -56,6 +60,14 @@ class EfficiencyFactors(Frozen):
     (docs/calibration.md, "NCCL latency per ring size"). ``None``: every all-reduce takes
     :attr:`allreduce_latency_us` × log2 T. A runtime whose all-reduce is its own kernel
     replaces both (:func:`solver.capacity.perf.runtime_efficiency`)."""
+    nccl_link_efficiency: NcclEfficiencies | None = None
+    """NCCL's all-reduce bus bandwidth on prefill-size messages as a share of the link
+    bandwidth, by ring size: at 2, 4, 8, … GPUs (read as :attr:`nccl_latency_us`) [1]. Its
+    growth with the ring scales :attr:`link_efficiency`: an all-reduce over T GPUs moves its
+    bytes at ``link_efficiency × entry(T) ÷ entry(2)`` of the link bandwidth
+    (:func:`solver.capacity.perf.allreduce_bandwidth_scale`). Fitted on the GPU's all-reduce
+    profile (docs/calibration.md, "Ninth pass"); ``None``: the same share at
+    every ring size."""
     runtime_overhead_gib: Real = bounded("runtime_overhead_gib", 1.5)
     """Per-GPU memory the runtime takes regardless of model: CUDA context, graphs [GiB]."""
     runtime_overhead_fraction: Real = bounded("runtime_overhead_fraction", 0.05)

@@ -32,6 +32,7 @@ from solver.capacity.calibrate import (
     held_out_mask,
     max_output_tokens_per_s,
     nccl_latency_table,
+    nccl_link_efficiency,
     overlay_document,
     pack,
     predict,
@@ -458,11 +459,15 @@ def test_cli_table_output_and_perf_directory(tmp_path: Path) -> None:
     assert "H100-PCIe: no measurements: takes H100-SXM's factors, runtime trtllm" in (
         result.output)
     assert "H100-SXM: runtime trtllm" in result.output
+    unset = ("kv_bandwidth_efficiency", "nccl_link_efficiency")
     for name in EfficiencyFactors.model_fields:  # every factor, in words, with its unit
-        if name != "kv_bandwidth_efficiency":
+        if name not in unset:
             assert field_label(name) in result.output
-    # no attention kernel profiled in these data: the KV read keeps the weights' efficiency
-    assert field_label("kv_bandwidth_efficiency") not in result.output
+    # no attention kernel profiled in these data: the KV read keeps the weights' efficiency;
+    # and the test copy of the all-reduce profiles has two messages of 8 MiB or more a ring,
+    # too few for NCCL's bandwidth per ring size (MIN_RING_MESSAGES)
+    for name in unset:
+        assert field_label(name) not in result.output
     assert "step overhead per sequence" in result.output and " ms/sequence" in result.output
     assert out.read_text(encoding="utf-8").startswith("# Calibrated efficiency factors")
 
@@ -577,6 +582,39 @@ def test_nccl_latency_table_recovers_the_latency_of_each_ring_size() -> None:
     assert nccl_latency_table(_rows(K.prefill_ms, 3), gpu) is None  # no profile
     with pytest.raises(ValueError, match="powers of two"):
         nccl_latency_table([rows[0].model_copy(update={"tp": 6})], gpu)
+
+
+def test_nccl_link_efficiency_reads_the_bandwidth_of_each_ring_size_off_large_messages() -> None:
+    gpus, _ = _catalog()
+    gpu = gpus["H100-SXM"]
+    truth = {2: 0.64, 4: 0.77, 8: 0.84}  # the bus bandwidth grows with the ring (DGX H100)
+    rows = [Measurement(kind=K.allreduce_ms, gpu=gpu.name, tp=tp, size_bytes=size,
+                        value=allreduce_time_ms(size, tp, gpu.link_bandwidth_gb_per_s, eff,
+                                                0.0, (20.0 * tp,)))
+            for tp, eff in truth.items() for size in (2e3, 1e6, 1e7, 3e7, 6e7)]
+    # the small messages (latency) do not enter; each ring's intercept takes its latency
+    assert nccl_link_efficiency(rows, gpu) == pytest.approx((0.64, 0.77, 0.84), rel=1e-3)
+    no_four = [m for m in rows if m.tp != 4]  # interpolated in log2 T, as the latency table
+    assert nccl_link_efficiency(no_four, gpu) == pytest.approx((0.64, 0.74, 0.84), rel=1e-3)
+    # a ring with fewer than MIN_RING_MESSAGES large messages cannot separate its intercept
+    # from its bandwidth and is left out; without 2 GPUs and another ring there is no table
+    two_large = [m for m in rows if m.tp != 8 or m.size_bytes < 5e7]
+    assert nccl_link_efficiency(two_large, gpu) == pytest.approx((0.64, 0.77), rel=1e-3)
+    assert nccl_link_efficiency([m for m in rows if m.tp == 2], gpu) is None
+    assert nccl_link_efficiency(_rows(K.prefill_ms, 3), gpu) is None  # no profile
+
+
+def test_builtin_nccl_bandwidth_grows_with_the_ring_on_h100_and_transfers_to_h200() -> None:
+    if not SHARED_PERF.is_dir():
+        pytest.skip("../shared/data/perf is absent")
+    factors = _builtin_calibration().factors()
+    h100 = factors["H100-SXM"].nccl_link_efficiency
+    assert h100 is not None and len(h100) == 3
+    # Vidur's DGX H100 profile: 272 / 316 / 338 GB/s bus bandwidth at 64 MiB over 2 / 4 / 8
+    assert 0.55 < h100[0] < h100[1] < h100[2] < 0.95
+    assert factors["H200"].nccl_link_efficiency == h100  # transferred with the latency table
+    a100 = factors["A100-80GB"].nccl_link_efficiency
+    assert a100 is not None and max(a100) / min(a100) < 1.2  # A100: nearly flat
 
 
 def _gemv_rows(eta: float, kernel_ms: float) -> list[tuple[Measurement, LlmSpec | None]]:

@@ -160,6 +160,26 @@ def test_sanity_against_published_max_throughput() -> None:
     assert 28_312 / 1.5 < closed_loop(perf, 128, 128, seqs).output_tokens_per_s < 28_312 * 1.5
 
 
+def test_closed_loop_client_waits_for_the_others_and_the_decode_step_in_flight() -> None:
+    # NIM's sweep configuration: 70B FP8 on 2 × H100, 5,000 tokens in, 500 out
+    perf = perf_model(LLAMA_70B, H100, Precision.fp8, 2)
+    prefill = perf.prefill_time_ms(5000)
+    # one client never waits: nothing else is in flight when it sends its next request
+    assert closed_loop(perf, 5000, 500, 1).ttft_ms == pytest.approx(prefill)
+    # two: the prompt waits for the decode step the engine began for the other sequence when
+    # this client's last token came back (~19 ms), and behind the other client's prompt
+    # when it is being prefilled (share ρ of the other's; the M/D/1 wait)
+    two = closed_loop(perf, 5000, 500, 2)
+    step_of_other = perf.decode_step_time_ms(1, 5250)
+    rho_other = two.requests_per_s / 2 / 1000 * perf.prefill_marginal_ms(5000)
+    in_flight = two.ttft_ms - perf.step_time_ms(5000, 1, 5250)
+    md1_wait = rho_other * perf.prefill_marginal_ms(5000) / (2 * (1 - rho_other))
+    assert in_flight == pytest.approx(step_of_other * (1 - rho_other) + md1_wait)
+    assert in_flight > step_of_other * (1 - rho_other) > 0.9 * step_of_other
+    # more clients, more waiting
+    assert closed_loop(perf, 5000, 500, 5).ttft_ms > two.ttft_ms
+
+
 def test_table_rows_rejections_and_order() -> None:
     table = build_capacity_table(scenario(chat()))
     gpus_tps = {(r.gpu, r.tp) for r in table.rows}

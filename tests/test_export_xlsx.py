@@ -337,6 +337,7 @@ def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) 
     values: dict[str, object] = {name: 0.01 * (i + 1)
                                  for i, name in enumerate(EfficiencyFactors.model_fields)}
     values["nccl_latency_us"] = (28.4, 33.23)  # NCCL's latency at 2 and 4 GPUs
+    values["nccl_link_efficiency"] = (0.6372, 0.7662)  # NCCL's bandwidth share at 2 and 4
     gpus = tuple(g.model_copy(update={"efficiency": EfficiencyFactors(**values)})
                  for g in scenario.gpus)
     path = write_plan_workbook(make_plan(), scenario.model_copy(update={"gpus": gpus}),
@@ -348,7 +349,8 @@ def test_assumptions_show_every_efficiency_factor_with_its_unit(tmp_path: Path) 
     assert shown["Step overhead per sequence [ms/sequence]"] == values["step_overhead_ms_per_seq"]
     assert shown["All-reduce latency [µs]"] == values["allreduce_latency_us"]
     assert shown["NCCL latency [µs]"] == "28.4 / 33.23 (at 2 / 4 GPUs)"
-    del values["nccl_latency_us"]
+    assert shown[field_header("nccl_link_efficiency")] == "0.6372 / 0.7662 (at 2 / 4 GPUs)"
+    del values["nccl_latency_us"], values["nccl_link_efficiency"]
     assert [shown[field_header(name)] for name in values] == list(values.values())
 
 

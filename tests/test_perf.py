@@ -13,6 +13,7 @@ from models.runtime import RuntimeCosts, RuntimeSpec
 from models.scenario import Scenario
 from solver.capacity.perf import (
     REPLICATED_BYTES_PER_HIDDEN,
+    allreduce_bandwidth_scale,
     allreduce_latency_ms,
     allreduce_time_ms,
     compute_tflops,
@@ -319,3 +320,22 @@ def test_tp_never_makes_prefill_cheaper_in_gpu_time(tokens: int, tp: int) -> Non
     two = perf_model(TOY, GPU, Precision.bf16, 2 * tp).prefill_time_ms(tokens)
     assert two < one
     assert two * 2 * tp >= one * tp
+
+
+def test_nccl_bandwidth_per_ring_size_scales_the_link_efficiency() -> None:
+    table = (0.6, 0.75, 0.84)  # NCCL's share of the link at 2, 4, 8 GPUs
+    assert allreduce_bandwidth_scale(1, table) == 1.0
+    assert allreduce_bandwidth_scale(2, table) == 1.0
+    assert allreduce_bandwidth_scale(4, table) == pytest.approx(1.25)
+    assert allreduce_bandwidth_scale(16, table) == pytest.approx(1.4)  # the last, past the table
+    assert allreduce_bandwidth_scale(8, None) == 1.0
+    gpu = GPU.model_copy(update={"efficiency": EFF.model_copy(
+        update={"nccl_link_efficiency": table})})
+    for tp, scale in ((2, 1.0), (4, 1.25), (8, 1.4)):
+        # 2 all-reduces × 10 layers of 1000 × 2 bytes a token, 2 (T − 1) / T on the wire, at
+        # 100 GB/s × 0.5 × scale
+        wire = 2 * (tp - 1) / tp * 2000
+        assert perf_model(TOY, gpu, Precision.bf16, tp).allreduce_ms_per_token == pytest.approx(
+            20 * wire / (100e6 * 0.5 * scale))
+        assert perf_model(TOY, gpu, Precision.bf16, tp).allreduce_ms_per_step == (
+            perf_model(TOY, GPU, Precision.bf16, tp).allreduce_ms_per_step)  # latency: as was

@@ -208,6 +208,9 @@ BUILTIN_HELD_OUT_PAIRS: frozenset[tuple[str, str]] = frozenset({
     ("Llama-2-70B", "L40S"),
     ("Llama-2-7B", "L40S"),
     ("Llama-2-7B", "A100-80GB"),
+    # AMD's vLLM latency test on 8 x MI300X: the MI300X's only figures, a check of its
+    # uncalibrated catalog factors and of the vLLM costs it takes from another GPU
+    ("Llama-3.1-70B", "MI300X"),
     # TensorRT-LLM 0.9's first-token latencies of three models measured nowhere else: test
     # data on every GPU they were measured on, never fitted
     *((model, gpu) for model in ("GPT-J-6B", "Mistral-7B", "Falcon-180B")
@@ -387,7 +390,7 @@ def predict(
     if m.kind is MeasurementKind.allreduce_ms:
         return allreduce_time_ms(m.size_bytes, m.tp, gpu.link_bandwidth_gb_per_s,
                                  eff.link_efficiency, eff.allreduce_latency_us,
-                                 eff.nccl_latency_us)
+                                 eff.nccl_latency_us, eff.nccl_link_efficiency)
     if model is None:
         raise ValueError(f"a {m.kind} prediction needs the model")
     if m.kind is MeasurementKind.gemm_ms:
@@ -688,6 +691,58 @@ def nccl_latency_table(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float
                  for v in np.interp(np.arange(last + 1), steps, values))
 
 
+#: Smallest all-reduce message the bandwidth per ring size is fitted on: a prefill's, 512
+#: tokens of a 8,192-wide model in BF16 (smaller messages are mostly latency) [bytes].
+PREFILL_MESSAGE_MIN_BYTES = 8 * 2**20
+#: Messages a ring size needs in that range for its intercept and efficiency to be fitted; a
+#: ring size with fewer is left out of the table [messages].
+MIN_RING_MESSAGES = 3
+
+
+def nccl_link_efficiency(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float, ...] | None:
+    """NCCL's all-reduce bus bandwidth as a share of the link bandwidth at 2, 4, 8, … GPUs,
+    from the GPU's all-reduce profile rows of prefill-size messages alone [1]; ``None``
+    without :data:`MIN_RING_MESSAGES` such rows at 2 GPUs and at one larger ring at least.
+
+    Per ring size an intercept and an efficiency, ``t = a_T + 2 (T − 1) / T × bytes ÷ (link
+    bandwidth × e_T)``, least squares on relative error over the messages of at least
+    :data:`PREFILL_MESSAGE_MIN_BYTES` (the intercepts are not used: NCCL's latency is
+    :func:`nccl_latency_table`'s). A step scales its ``link_efficiency`` by ``e_T ÷ e_2``
+    (:func:`solver.capacity.perf.allreduce_bandwidth_scale`). Ring sizes must be powers of two.
+    """
+    large = [m for m in rows if m.kind is MeasurementKind.allreduce_ms and m.tp > 1
+             and m.size_bytes >= PREFILL_MESSAGE_MIN_BYTES]
+    counts = {t: sum(m.tp == t for m in large) for t in {m.tp for m in large}}
+    profile = [m for m in large if counts[m.tp] >= MIN_RING_MESSAGES]
+    rings = sorted({m.tp for m in profile})
+    if len(rings) < 2 or rings[0] != 2:
+        return None
+    if any(t & (t - 1) for t in rings):
+        raise ValueError(f"{gpu.name}: all-reduce profile rows at {rings} GPUs; "
+                         "NCCL's bandwidth per ring size needs powers of two")
+    index = np.array([rings.index(m.tp) for m in profile])
+    ring = np.array([m.tp for m in profile], dtype=np.float64)
+    wire = 2 * (ring - 1) / ring * np.array([m.size_bytes for m in profile])
+    measured = np.array([m.value for m in profile])
+    link = SHARED["link_efficiency"]
+    n = len(rings)
+
+    def residuals(z: Vector) -> Vector:
+        intercept_ms = np.array([_from_unit(float(x), NCCL_LATENCY_BOUNDS)
+                                 for x in z[:n]]) / 1000.0
+        efficiency = np.array([_from_unit(float(x), link) for x in z[n:]])
+        bytes_per_ms = gpu.link_bandwidth_gb_per_s * 1e6 * efficiency
+        return (intercept_ms[index] + wire / bytes_per_ms[index] - measured) / measured
+
+    z0 = np.array([_to_unit(20.0, NCCL_LATENCY_BOUNDS)] * n + [_to_unit(0.5, link)] * n)
+    z, _ = levenberg_marquardt(residuals, z0, iterations=200)
+    efficiency = np.array([_from_unit(float(x), link) for x in z[n:]])
+    steps = np.array([math.log2(t) - 1 for t in rings])
+    last = round(float(steps[-1]))
+    return tuple(float(f"{v:.{SIGNIFICANT_DIGITS}g}")
+                 for v in np.interp(np.arange(last + 1), steps, efficiency))
+
+
 #: Tokens up to which a GEMM over a layer's weights is bound by reading them (a decode step's
 #: few rows): Vidur's H100 profile of Llama-2-70B takes the same time from 1 to 16 tokens
 #: (0.575–0.581 ms at TP1) [tokens].
@@ -974,6 +1029,11 @@ def calibrate(
             gemm = profiled[source]
         if gemm is not None:
             profiled[name] = gemm
+        # NCCL's bandwidth per ring size, from the profile alone (a transferred GPU: its
+        # source's): it scales every all-reduce's link efficiency, in the joint fit too
+        scale = nccl_link_efficiency([m for m, _ in train], gpu) or (
+            fitted[source].nccl_link_efficiency if source in fitted else None)
+        prior = prior.model_copy(update={"nccl_link_efficiency": scale})
         by_runtime, cost = fit_gpu(train, gpu, prior, policy, known, held=(
             {} if gemm is None else {"bandwidth_efficiency": gemm}))
         runtime = choose_runtime(by_runtime, [m for m, _ in train])

@@ -17,8 +17,10 @@ One iteration of a serving engine processes ``P`` prefill tokens and one decode 
   ``kv_bandwidth_efficiency`` (the attention kernels' own share; ``bandwidth_efficiency``
   where not fitted);
 * all-reduce: 2 per layer of (P + B) × hidden × 2 bytes (BF16 activations), ring algorithm,
-  each with a latency: NCCL's per ring size where the GPU lists it, else one that grows as
-  log2 T (:func:`allreduce_latency_ms`);
+  at the link bandwidth × ``link_efficiency`` × NCCL's bandwidth scale for the ring size where
+  the GPU lists one (:func:`allreduce_bandwidth_scale`; prefill-size messages go through NCCL
+  whatever the runtime's small-message kernel), each with a latency: NCCL's per ring size
+  where the GPU lists it, else one that grows as log2 T (:func:`allreduce_latency_ms`);
 * replicated operators: the two RMSNorms and the residual add of every layer run on every
   token on each GPU of the tensor-parallel group (they are not split), moving
   :data:`REPLICATED_BYTES_PER_HIDDEN` bytes per hidden element per token at the datasheet HBM
@@ -127,20 +129,38 @@ def allreduce_latency_ms(
     return latency_us / 1000.0 * math.log2(tp)
 
 
+def allreduce_bandwidth_scale(tp: int, scale: tuple[float, ...] | None = None) -> float:
+    """NCCL's all-reduce bandwidth over ``tp`` GPUs relative to 2 GPUs [1]; 1 without a table.
+
+    ``scale`` is NCCL's share of the link at 2, 4, 8, … GPUs
+    (:attr:`~models.catalog.EfficiencyFactors.nccl_link_efficiency`), read as
+    :func:`allreduce_latency_ms` reads NCCL's latencies (interpolated in log2 T, the last entry
+    past the table) and divided by its first entry.
+    """
+    if tp <= 1 or not scale:
+        return 1.0
+    steps = math.log2(tp) - 1
+    return float(np.interp(steps, np.arange(len(scale)),
+                           np.asarray(scale, dtype=np.float64))) / scale[0]
+
+
 def allreduce_time_ms(
     message_bytes: float, tp: int, link_gb_per_s: float, link_efficiency: float,
     latency_us: float, nccl_latency_us: tuple[float, ...] | None = None,
+    bandwidth_scale: tuple[float, ...] | None = None,
 ) -> float:
     """Time of one ring all-reduce of ``message_bytes`` over ``tp`` GPUs [ms].
 
-    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency)`` plus
-    :func:`allreduce_latency_ms`; zero at T = 1.
+    ``2 (T − 1) / T × bytes ÷ (link bandwidth × efficiency × scale_T)`` plus
+    :func:`allreduce_latency_ms`; zero at T = 1. ``scale_T`` is
+    :func:`allreduce_bandwidth_scale` of ``bandwidth_scale`` (NCCL's bandwidth per ring size).
     """
     if tp <= 1:
         return 0.0
     wire_bytes = 2 * (tp - 1) / tp * message_bytes  # ring: reduce-scatter + all-gather
-    return (wire_bytes / (link_gb_per_s * 1e6 * link_efficiency)
-            + allreduce_latency_ms(tp, latency_us, nccl_latency_us))
+    bytes_per_ms = (link_gb_per_s * 1e6 * link_efficiency
+                    * allreduce_bandwidth_scale(tp, bandwidth_scale))
+    return wire_bytes / bytes_per_ms + allreduce_latency_ms(tp, latency_us, nccl_latency_us)
 
 
 def prefill_attention_pairs(tokens: Num, seqs: Num, context_tokens: Num) -> Num:
@@ -304,7 +324,7 @@ def perf_model(
     n_allreduce = ALLREDUCES_PER_LAYER * model.layers
     allreduce_ms_per_token = n_allreduce * (
         allreduce_time_ms(message_bytes_per_token, tp, gpu.link_bandwidth_gb_per_s,
-                          eff.link_efficiency, 0.0)
+                          eff.link_efficiency, 0.0, bandwidth_scale=eff.nccl_link_efficiency)
     )
     allreduce_ms_per_step = n_allreduce * allreduce_latency_ms(
         tp, eff.allreduce_latency_us, eff.nccl_latency_us)

@@ -602,20 +602,39 @@ def closed_loop(
 ) -> ClosedLoop:
     """A replica serving ``concurrency`` clients that each send the next request on completion.
 
-    With throughput X [req/ms]: prefill share ρ = X·S, TTFT = S + M/D/1 wait, TPOT = decode
-    step of all ``concurrency`` sequences ÷ (1 − ρ); X solves X = C ÷ (TTFT + output × TPOT)
-    (the right side falls as X rises, so bisection finds the one root).
+    With throughput X [req/ms] and the marginal prefill work S of a prompt: prefill share
+    ρ = X·S; TPOT = decode step of all ``concurrency`` sequences ÷ (1 − ρ); TTFT = the
+    prompt's prefill iteration (with the other C − 1 sequences decoding in it) + the M/D/1 wait
+    behind the other clients' prompts + the decode iteration in flight. X solves
+    X = C ÷ (TTFT + output × TPOT) (the right side falls as X rises, so bisection finds the one
+    root). What a client's request meets (docs/capacity-model.md, "`fleetplan estimate`:
+    closed loop"):
+
+    * only the other C − 1 clients' prompts (a client never waits behind itself; the arrival
+      theorem of closed queueing networks): they arrive at X (C − 1) ÷ C, so one client waits
+      for no prompt at all;
+    * the iteration the engine runs for the other sequences when the prompt arrives: a client
+      sends its next request when its last token comes back, at the end of an iteration, and
+      the engine starts the next one for the C − 1 others at once, so the prompt waits for
+      that whole decode step — unless a prompt's prefill is running (share ρ of the others'),
+      which the M/D/1 wait counts.
     """
     service_ms = perf.prefill_marginal_ms(input_tokens)
-    prefill_ms = perf.prefill_time_ms(input_tokens)
-    kv_tokens = round(concurrency * (input_tokens + output_tokens / 2))
-    step_ms = perf.decode_step_time_ms(concurrency, kv_tokens)
+    others = concurrency - 1
+    tokens_per_seq = input_tokens + output_tokens / 2  # mean KV of a decoding sequence
+    step_ms = perf.decode_step_time_ms(concurrency, round(concurrency * tokens_per_seq))
+    others_kv = round(others * tokens_per_seq)
+    prefill_ms = perf.step_time_ms(input_tokens, others, others_kv)
+    in_flight_ms = perf.decode_step_time_ms(others, others_kv) if others else 0.0
+    share = others / concurrency  # of the arrivals, those of the other clients
 
     def latencies(x_per_ms: float) -> tuple[float, float]:
         rho = x_per_ms * service_ms
         if rho >= 1:
             return math.inf, math.inf
-        ttft = prefill_ms + pk_mean_wait_ms(x_per_ms, service_ms, service_ms**2)
+        others_rate = x_per_ms * share
+        ttft = (prefill_ms + pk_mean_wait_ms(others_rate, service_ms, service_ms**2)
+                + in_flight_ms * (1 - others_rate * service_ms))
         return ttft, step_ms / (1 - rho)
 
     low, high = 0.0, 1.0 / service_ms
