@@ -79,11 +79,12 @@ TABLE_ALSO = (
     "agent=H100-SXM:2:10", "code-completion=L40S:4:10", "code-completion=H200:2:6",
     "code-completion=H100-SXM:1:10",
 )
-#: Configurations chosen on 2026-12-02 (session i14, 20:07 UTC) before the exact burst share
-#: in the supremum's bound and the Pollaczek–Khinchine wait distribution were first run, and
-#: never run before: held out from those changes (``--held-out`` adds them). The regimes of
-#: the rows those changes were written for: two or three replicas left after a node loss
-#: (code completion, chat), and the agent on many TP2 replicas.
+#: Configurations chosen on 2026-12-02 (session i14, 20:07 UTC, committed in c5a5947) before
+#: any of that session's model changes was first run — the wait of the stream dealt in turn
+#: (kept), the exact burst share in the supremum's bound and the Pollaczek–Khinchine wait
+#: distribution (not kept) — and never run before: held out from them (``--held-out`` adds
+#: them). The regimes of the rows those changes were written for: two or three replicas left
+#: after a node loss (code completion, chat), and the agent on many TP2 replicas.
 HELD_OUT = (
     "code-completion=H200:1:10", "code-completion=L40S:1:6", "code-completion=H100-SXM:2:7",
     "code-completion=H200:4:4", "agent=H200:2:10", "agent=H100-SXM:2:12",
