@@ -92,6 +92,32 @@ def kingman_factor(arrival_scv: float, service_scv: float) -> float:
     return (arrival_scv + service_scv) / (1.0 + service_scv)
 
 
+def qna_factor(arrival_scv: float, service_scv: float, rho: float) -> float:
+    """The GI/G/1 mean wait ÷ the M/G/1 (Pollaczek–Khinchine) one, by the Queueing Network
+    Analyzer's approximation (W. Whitt, "The Queueing Network Analyzer", Bell System Technical
+    Journal 62(9), 1983, §4; due to W. Krämer and M. Langenbach-Belz, "Approximate formulae for
+    the delay in the queueing system GI/G/1", 8th International Teletraffic Congress, 1976)
+    [1]: :func:`kingman_factor` × ``g``, with ``g = exp(−2 (1 − ρ)(1 − c_a²)² ÷ (3 ρ (c_a² +
+    c_s²)))`` for arrivals more regular than Poisson (``c_a² < 1``), else 1. Allen–Cunneen
+    alone keeps ``(c_a² + c_s²) ÷ 2`` of the wait however regular the arrivals are; at a light
+    load a regular stream seldom finds the server busy, which ``g`` carries (it tends to 1 as
+    ``ρ → 1``, where Kingman's formula is exact)."""
+    g = 1.0
+    if arrival_scv < 1.0 and rho > 0:
+        g = math.exp(-2 * (1 - rho) * (1 - arrival_scv) ** 2
+                     / (3 * rho * (arrival_scv + service_scv)))
+    return kingman_factor(arrival_scv, service_scv) * g
+
+
+def cyclic_split_scv(arrival_scv: float, replicas: float) -> float:
+    """SCV of the gaps one of ``replicas`` sees when a renewal stream of gap SCV
+    ``arrival_scv`` is dealt to them in turn [1]: its gap is the sum of ``n`` of the stream's,
+    independent, so ``c_a² ÷ n`` (a Poisson stream dealt over ``n`` gives each an Erlang-n
+    stream). Least-loaded routing of equal replicas deals in turn; :func:`split_scv` is the
+    rule for a random split (each arrival to a replica with its share's probability)."""
+    return arrival_scv / max(replicas, 1.0)
+
+
 def split_scv(arrival_scv: float, share: float) -> float:
     """SCV of the arrivals one replica sees when it gets ``share`` of a stream of SCV
     ``arrival_scv`` [1]: ``1 + share × (c_a² − 1)`` (Whitt's QNA splitting rule, 1983): a

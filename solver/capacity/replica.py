@@ -43,10 +43,12 @@ from solver.capacity.memory import check_fit, max_stable_sequences
 from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
     burst_share_pmf,
+    cyclic_split_scv,
     kingman_factor,
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,
+    qna_factor,
     split_scv,
     sup_backlog_ttft_ms,
     tpot_quantile_counts_ms,
@@ -408,8 +410,8 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     else:
-        shared = kingman_factor(split_scv(profile.arrival_scv, 1.0 / max(replicas, 1.0)),
-                                service_scv)
+        # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait
+        shared = qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
         wait_ms *= shared
         ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas,
                                 prefill_drain(profile, batch),
