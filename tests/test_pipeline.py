@@ -322,17 +322,16 @@ def test_a_stopped_plan_is_the_best_verified_fleet_so_far_with_its_bound() -> No
     assert plan.solver.gap is not None
 
 
-def test_a_one_second_limit_on_the_largest_size_returns_in_time_with_a_bound() -> None:
-    # The build of the program (25.6 k columns: ~0.8 s of CPU, 2-3 s of wall time on a loaded
-    # machine) is part of the limit: it asks the clock row by row and stops with it.
+def test_a_one_second_limit_on_the_largest_size_ends_with_a_bound() -> None:
+    # The build of the program (25 k columns: ~0.8 s of CPU, 2-3 s of wall time on a loaded
+    # machine) is part of the limit: it asks the clock row by row and stops with it. Whether
+    # the call returns within 1.5 s is a wall-clock figure, measured in the benchmarks (the
+    # house rules keep timings out of unit tests): benchmarks/short_limit.py.
     sc = generate_scenario("large", seed=0)
     tb = build_capacity_table(sc)
-    started = time.perf_counter()
     plan = strategy.plan_scenario(sc, tb, time_limit_s=1.0)
-    assert time.perf_counter() - started <= 1.5
     assert plan.solver.bound is not None and plan.solver.bound > 0
     assert plan.solver.stages[0].name == "build"
-    assert plan.solver.stages[0].seconds < 1.0
     if plan.allocations:
         assert plan.solver.bound <= plan.cost.per_month
         assert verify_plan(plan, sc, tb) == []
