@@ -666,13 +666,7 @@ def nccl_latency_table(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float
     if not profile:
         return None
     rings = sorted({m.tp for m in profile})
-    if any(t & (t - 1) for t in rings):
-        raise ValueError(f"{gpu.name}: all-reduce profile rows at {rings} GPUs; "
-                         "NCCL's latency table needs powers of two")
-    index = np.array([rings.index(m.tp) for m in profile])
-    ring = np.array([m.tp for m in profile], dtype=np.float64)
-    wire = 2 * (ring - 1) / ring * np.array([m.size_bytes for m in profile])
-    measured = np.array([m.value for m in profile])
+    index, wire, measured = _ring_profile(profile, rings, gpu, "NCCL's latency table")
     link = SHARED["link_efficiency"]
 
     def residuals(z: Vector) -> Vector:
@@ -717,13 +711,8 @@ def nccl_link_efficiency(rows: Sequence[Measurement], gpu: GpuType) -> tuple[flo
     rings = sorted({m.tp for m in profile})
     if len(rings) < 2 or rings[0] != 2:
         return None
-    if any(t & (t - 1) for t in rings):
-        raise ValueError(f"{gpu.name}: all-reduce profile rows at {rings} GPUs; "
-                         "NCCL's bandwidth per ring size needs powers of two")
-    index = np.array([rings.index(m.tp) for m in profile])
-    ring = np.array([m.tp for m in profile], dtype=np.float64)
-    wire = 2 * (ring - 1) / ring * np.array([m.size_bytes for m in profile])
-    measured = np.array([m.value for m in profile])
+    index, wire, measured = _ring_profile(profile, rings, gpu,
+                                          "NCCL's bandwidth per ring size")
     link = SHARED["link_efficiency"]
     n = len(rings)
 
@@ -741,6 +730,21 @@ def nccl_link_efficiency(rows: Sequence[Measurement], gpu: GpuType) -> tuple[flo
     last = round(float(steps[-1]))
     return tuple(float(f"{v:.{SIGNIFICANT_DIGITS}g}")
                  for v in np.interp(np.arange(last + 1), steps, efficiency))
+
+
+def _ring_profile(profile: Sequence[Measurement], rings: list[int], gpu: GpuType, table: str
+                  ) -> tuple[npt.NDArray[np.int64], Vector, Vector]:
+    """The all-reduce profile rows as arrays for a fit per ring size: each row's ring index,
+    its bytes on the wire (``2 (T − 1) / T ×`` the message, the ring algorithm's) and its
+    measured time [ms]. Ring sizes must be powers of two (``table`` names what needs them)."""
+    if any(t & (t - 1) for t in rings):
+        raise ValueError(f"{gpu.name}: all-reduce profile rows at {rings} GPUs; "
+                         f"{table} needs powers of two")
+    index = np.array([rings.index(m.tp) for m in profile], dtype=np.int64)
+    ring = np.array([m.tp for m in profile], dtype=np.float64)
+    wire = 2 * (ring - 1) / ring * np.array([m.size_bytes for m in profile], dtype=np.float64)
+    measured = np.array([m.value for m in profile], dtype=np.float64)
+    return index, wire, measured
 
 
 #: Tokens up to which a GEMM over a layer's weights is bound by reading them (a decode step's
