@@ -77,10 +77,29 @@ def configuration_row(
                               reason=limit)
     assert perf is not None
     p95_context = workload.input_tokens.p95 + workload.output_tokens.p95
+    borrowed = borrowed_costs(scenario, workload.runtime, gpu.name)
     return _row(scenario, workload, spec, gpu, tp, CapacitySource.analytic,
                 max_stable_sequences(perf.kv_capacity_tokens, p95_context), point.rate_rps,
                 point.ttft_p95_ms, point.tpot_p95_ms, perf,
-                f"analytic; the rate is limited by {limit}")
+                f"analytic; the rate is limited by {limit}"
+                + ("" if borrowed is None else f"; {borrowed_note(gpu.name, borrowed)}"))
+
+
+def borrowed_costs(scenario: Scenario, runtime: str, gpu: str) -> str | None:
+    """The GPU whose measurements fitted ``runtime``'s fixed costs on ``gpu``, where that is
+    another GPU (``fitted_on`` in the runtime catalog): no measurement of ``gpu`` with that
+    runtime stands behind its analytic rows, and a published check can be far off (vLLM on
+    MI300X, which takes the A100's costs: per-token +96–105 % on AMD's figures;
+    docs/calibration.md, "Tenth pass"). ``None`` where the costs are the GPU's own or the
+    runtime lists none."""
+    spec = scenario.runtime(runtime)
+    costs = None if spec is None else spec.costs_for(gpu)
+    return None if costs is None or costs.fitted_on == gpu else costs.fitted_on
+
+
+def borrowed_note(gpu: str, fitted_on: str) -> str:
+    """How a row says its runtime costs are another GPU's."""
+    return f"fixed costs fitted on {fitted_on}, not measured on {gpu}"
 
 
 def build_capacity_table(

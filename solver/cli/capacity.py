@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from models.capacity import CapacityRow, CapacityTable
+from models.capacity import CapacityRow, CapacitySource, CapacityTable
 from models.common import CLOUD_KINDS
 from models.scenario import Scenario
 from solver.capacity.measured import stale_measurements
 from solver.capacity.queueing import arrivals_label
-from solver.capacity.table import build_capacity_table
+from solver.capacity.table import borrowed_costs, borrowed_note, build_capacity_table
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label
@@ -56,6 +56,19 @@ def unplaceable_lines(scenario: Scenario, rows: tuple[CapacityRow, ...]) -> list
             for gpu, tps in wide.items()]
 
 
+def borrowed_lines(scenario: Scenario, runtime: str, rows: tuple[CapacityRow, ...]
+                   ) -> list[str]:
+    """A line per analytic GPU whose ``runtime`` costs were fitted on another GPU: its rows
+    rest on no measurement of its own (:func:`~solver.capacity.table.borrowed_costs`)."""
+    lines: list[str] = []
+    for gpu in dict.fromkeys(r.gpu for r in rows if r.source is CapacitySource.analytic):
+        fitted_on = borrowed_costs(scenario, runtime, gpu)
+        if fitted_on is not None:
+            lines.append(f"  {gpu}: {runtime}'s {borrowed_note(gpu, fitted_on)} "
+                         "(docs/calibration.md); a measured row of yours overrides it")
+    return lines
+
+
 def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]:
     """The readable report: one table per workload, then (``explain``) rejections and notes."""
     out: list[str] = []
@@ -71,6 +84,7 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
         if rows:
             out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])
             out += unplaceable_lines(scenario, rows)
+            out += borrowed_lines(scenario, workload.runtime, rows)
         else:
             out.append("  no configuration can serve this workload")
         if explain:
