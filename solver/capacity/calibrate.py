@@ -676,13 +676,7 @@ def nccl_latency_table(rows: Sequence[Measurement], gpu: GpuType) -> tuple[float
 
     z0 = np.array([_to_unit(20.0, NCCL_LATENCY_BOUNDS)] * len(rings) + [_to_unit(0.5, link)])
     z, _ = levenberg_marquardt(residuals, z0, iterations=200)
-    fitted = {t: _from_unit(float(x), NCCL_LATENCY_BOUNDS) for t, x in zip(rings, z[:-1],
-                                                                           strict=True)}
-    steps = np.array([math.log2(t) - 1 for t in rings])
-    values = np.array([fitted[t] for t in rings])
-    last = round(float(steps[-1]))
-    return tuple(float(f"{v:.{SIGNIFICANT_DIGITS}g}")
-                 for v in np.interp(np.arange(last + 1), steps, values))
+    return _ring_table(rings, [_from_unit(float(x), NCCL_LATENCY_BOUNDS) for x in z[:-1]])
 
 
 #: Smallest all-reduce message the bandwidth per ring size is fitted on: a prefill's, 512
@@ -725,11 +719,18 @@ def nccl_link_efficiency(rows: Sequence[Measurement], gpu: GpuType) -> tuple[flo
 
     z0 = np.array([_to_unit(20.0, NCCL_LATENCY_BOUNDS)] * n + [_to_unit(0.5, link)] * n)
     z, _ = levenberg_marquardt(residuals, z0, iterations=200)
-    efficiency = np.array([_from_unit(float(x), link) for x in z[n:]])
+    return _ring_table(rings, [_from_unit(float(x), link) for x in z[n:]])
+
+
+def _ring_table(rings: list[int], values: Sequence[float]) -> tuple[float, ...]:
+    """Values fitted at the profiled ring sizes ``rings`` (powers of two) as a table at 2, 4,
+    8, … GPUs up to the largest: a ring size between two profiled ones interpolated in log2 T,
+    as :func:`~solver.capacity.perf.per_ring` reads it; rounded to
+    :data:`SIGNIFICANT_DIGITS`."""
     steps = np.array([math.log2(t) - 1 for t in rings])
     last = round(float(steps[-1]))
     return tuple(float(f"{v:.{SIGNIFICANT_DIGITS}g}")
-                 for v in np.interp(np.arange(last + 1), steps, efficiency))
+                 for v in np.interp(np.arange(last + 1), steps, np.asarray(values)))
 
 
 def _ring_profile(profile: Sequence[Measurement], rings: list[int], gpu: GpuType, table: str

@@ -123,10 +123,15 @@ def allreduce_latency_ms(
     if tp <= 1:
         return 0.0
     if nccl_latency_us:
-        steps = math.log2(tp) - 1  # 0 at 2 GPUs, 1 at 4, ...
-        return float(np.interp(steps, np.arange(len(nccl_latency_us)),
-                               np.asarray(nccl_latency_us, dtype=np.float64))) / 1000.0
+        return per_ring(nccl_latency_us, tp) / 1000.0
     return latency_us / 1000.0 * math.log2(tp)
+
+
+def per_ring(table: tuple[float, ...], tp: int) -> float:
+    """A table of NCCL figures at 2, 4, 8, … GPUs read at ``tp`` GPUs (≥ 2): interpolated in
+    log2 T between its entries, its last entry past them."""
+    steps = math.log2(tp) - 1  # 0 at 2 GPUs, 1 at 4, ...
+    return float(np.interp(steps, np.arange(len(table)), np.asarray(table, dtype=np.float64)))
 
 
 def allreduce_bandwidth_scale(tp: int, scale: tuple[float, ...] | None = None) -> float:
@@ -134,14 +139,12 @@ def allreduce_bandwidth_scale(tp: int, scale: tuple[float, ...] | None = None) -
 
     ``scale`` is NCCL's share of the link at 2, 4, 8, … GPUs
     (:attr:`~models.catalog.EfficiencyFactors.nccl_link_efficiency`), read as
-    :func:`allreduce_latency_ms` reads NCCL's latencies (interpolated in log2 T, the last entry
-    past the table) and divided by its first entry.
+    :func:`allreduce_latency_ms` reads NCCL's latencies (:func:`per_ring`) and divided by its
+    first entry.
     """
     if tp <= 1 or not scale:
         return 1.0
-    steps = math.log2(tp) - 1
-    return float(np.interp(steps, np.arange(len(scale)),
-                           np.asarray(scale, dtype=np.float64))) / scale[0]
+    return per_ring(scale, tp) / scale[0]
 
 
 def allreduce_time_ms(
