@@ -24,6 +24,7 @@ from solver.capacity.calibrate import (
     Calibration,
     builtin_calibration,
     calibrate,
+    cost_source,
     first_token_ms,
     fit_gpu,
     fit_prior,
@@ -330,6 +331,20 @@ def test_a_transferred_gpu_starts_from_its_source_gpus_runtime_costs() -> None:
         pack(h100, ["trtllm"])[len(SHARED):].tolist())  # trtllm: H100-SXM's fitted costs
     assert start[len(SHARED):len(SHARED) + per].tolist() == pytest.approx(
         pack(base, ["splitwise-2023"])[len(SHARED):].tolist())  # unknown there: its prior
+
+
+def test_a_runtimes_costs_go_to_a_gpu_of_the_same_maker_before_the_one_with_most_rows() -> None:
+    rows = {"MI300X": 16, "A100-80GB": 10, "H200": 5}.__getitem__
+    fitted = ["A100-80GB", "H200", "MI300X"]
+    assert cost_source("MI300X", fitted, rows) == "MI300X"  # its own fit
+    assert cost_source("H100-SXM", fitted, rows) == "H200"  # same generation (Hopper)
+    # no Ada GPU has the runtime's rows: an NVIDIA GPU's costs, not the ROCm fit with the
+    # most rows
+    assert cost_source("L40S", fitted, rows) == "A100-80GB"
+    assert cost_source("B200", fitted, rows) == "A100-80GB"
+    # no GPU of its maker: the one with the most rows anywhere, ties by name
+    assert cost_source("L40S", ["MI300X"], rows) == "MI300X"
+    assert cost_source("TPU-v5", ["H200", "A100-80GB"], lambda g: 3) == "A100-80GB"
 
 
 def test_calibrate_skips_unknown_names_and_transfers() -> None:

@@ -193,6 +193,29 @@ GENERATIONS: dict[str, str] = {
     "MI300X": "cdna3",
 }
 
+#: GPU makers by generation: a runtime's costs fitted on one maker's GPUs (its kernels, its
+#: CUDA or HIP graph replay, its all-reduce) serve another maker's GPU only when no GPU of its
+#: own maker has them (:func:`cost_source`; docs/calibration.md, "Eleventh pass").
+MAKERS: dict[str, str] = {
+    "ampere": "nvidia", "ada": "nvidia", "hopper": "nvidia", "blackwell": "nvidia",
+    "cdna3": "amd",
+}
+
+
+def cost_source(gpu: str, fitted: Collection[str], rows: Callable[[str], int]) -> str:
+    """The GPU of ``fitted`` (GPUs a runtime's costs were fitted on) whose costs serve ``gpu``:
+    ``gpu`` itself when fitted; else the one of its generation (:data:`GENERATIONS`), else of
+    its maker (:data:`MAKERS`), else any, with the most training rows of the runtime
+    (``rows``), ties by name. ``fitted`` must not be empty."""
+    if gpu in fitted:
+        return gpu
+    generation = GENERATIONS.get(gpu, gpu)
+    maker = MAKERS.get(generation, generation)
+    same = ([g for g in fitted if GENERATIONS.get(g) == generation]
+            or [g for g in fitted if MAKERS.get(GENERATIONS.get(g, g)) == maker]
+            or list(fitted))
+    return min(same, key=lambda g: (-rows(g), g))
+
 #: (model, GPU) pairs the built-in calibration holds out whole (docs/calibration.md, "Split"):
 #: per GPU and runtime, a pair the fit never sees, so its error measures prediction.
 BUILTIN_HELD_OUT_PAIRS: frozenset[tuple[str, str]] = frozenset({
@@ -951,16 +974,14 @@ def unfitted_factors(gpu: GpuType, runtime: str, fits: Sequence[GpuFit],
                      trained: Mapping[tuple[str, str], int]) -> EfficiencyFactors:
     """Factors a GPU without training rows predicts its (held-out) rows with: its catalog
     factors, with ``runtime``'s fixed costs (and, for a custom all-reduce, its latency; NCCL's
-    is the GPU's own) from the fitted GPU of its generation with the most
-    training rows of that runtime, else from the one with the most anywhere (as
+    is the GPU's own) from the fitted GPU :func:`cost_source` picks (as
     :func:`runtime_costs` transfers them); its catalog factors alone when no GPU has that
     runtime's rows."""
-    sources = [f for f in fits if trained.get((f.gpu, runtime), 0) > 0]
+    sources = {f.gpu: f for f in fits if trained.get((f.gpu, runtime), 0) > 0}
     if not sources:
         return gpu.efficiency
-    same = [f for f in sources if GENERATIONS.get(f.gpu) == GENERATIONS.get(gpu.name, gpu.name)]
-    source = min(same or sources, key=lambda f: (-trained[f.gpu, runtime], f.gpu))
-    costs = source.factors_for(runtime)
+    source = cost_source(gpu.name, sources, lambda g: trained[g, runtime])
+    costs = sources[source].factors_for(runtime)
     keep = set(PER_RUNTIME) - ({"allreduce_latency_us"}  # NCCL: the GPU's own latency
                                if runtime not in CUSTOM_ALLREDUCE_RUNTIMES else set())
     return gpu.efficiency.model_copy(update={k: getattr(costs, k) for k in sorted(keep)})
@@ -1114,9 +1135,9 @@ def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, li
 
     A runtime that all-reduces with NCCL lists no all-reduce latency (each GPU's own, NCCL's,
     applies); one with a custom all-reduce lists its own. On a GPU it was fitted on, its fit
-    there. Elsewhere, transferred: from the GPU of the same
-    generation (:data:`GENERATIONS`) with the most training rows of that runtime, else from the
-    GPU with the most training rows of it anywhere; ``fitted_on`` names the GPU. A runtime of
+    there. Elsewhere, transferred from the GPU :func:`cost_source` picks (same generation,
+    else same maker, else any; the most training rows of that runtime); ``fitted_on`` names
+    the GPU. A runtime of
     :data:`NCCL_VARIANTS` lists its base runtime's costs with NCCL's all-reduce.
     """
     fitted: dict[str, dict[str, EfficiencyFactors]] = {}
@@ -1126,13 +1147,12 @@ def runtime_costs(calibration: Calibration, gpus: Iterable[str]) -> dict[str, li
                 fitted.setdefault(runtime, {})[fit.gpu] = eff
     out: dict[str, list[RuntimeCosts]] = {}
     for runtime, by_gpu in sorted(fitted.items()):
-        def rows(g: str, runtime: str = runtime) -> tuple[int, str]:
-            return (-calibration.training_rows(g, runtime), g)
+        def rows(g: str, runtime: str = runtime) -> int:
+            return calibration.training_rows(g, runtime)
 
         costs = []
         for gpu in sorted(gpus):
-            same = [g for g in by_gpu if GENERATIONS.get(g) == GENERATIONS.get(gpu, gpu)]
-            source = gpu if gpu in by_gpu else min(same or by_gpu, key=rows)
+            source = cost_source(gpu, by_gpu, rows)
             eff = by_gpu[source]
             values: dict[str, float | None] = {
                 k: float(f"{getattr(eff, k):.{SIGNIFICANT_DIGITS}g}") for k in PER_RUNTIME}
