@@ -231,8 +231,8 @@ BUILTIN_HELD_OUT_PAIRS: frozenset[tuple[str, str]] = frozenset({
     ("Llama-2-70B", "L40S"),
     ("Llama-2-7B", "L40S"),
     ("Llama-2-7B", "A100-80GB"),
-    # AMD's vLLM latency test on 8 x MI300X: the MI300X's only figures, a check of its
-    # uncalibrated catalog factors and of the vLLM costs it takes from another GPU
+    # AMD's vLLM 0.9.1 latency table on 8 x MI300X: the 70B rows are a check of the MI300X's
+    # factors and vLLM costs, fitted on the same table's Llama-3.1-405B rows alone
     ("Llama-3.1-70B", "MI300X"),
     # TensorRT-LLM 0.9's first-token latencies of three models measured nowhere else: test
     # data on every GPU they were measured on, never fitted
