@@ -24,6 +24,7 @@ from solver.capacity.pricing import cheapest_prices, cost_per_million_tokens
 from solver.capacity.replica import (
     MAX_BATCHED_TOKENS,
     aitken_limit,
+    chunk_extra_ms,
     closed_loop,
     load_point,
     load_profile,
@@ -464,6 +465,22 @@ def test_tpot_p95_rises_with_the_rate_and_lies_above_the_mean() -> None:
     # short outputs after long prompts: once a few prompts arrive per second, the per-request
     # P95 is well above the mean per token (a 2,048-token chunk lands in few tokens' lives)
     assert all(p.tpot_p95_ms > 1.3 * p.tpot_mean_ms for p in points[1:])
+
+
+def test_tpot_p95_never_passes_the_largest_tpot_a_request_can_have() -> None:
+    # every iteration of a life carries at most one chunk: no request's TPOT passes the decode
+    # step plus the largest chunk's time, so neither may the P95 extrapolated from the
+    # fixed-point iterates (Aitken's limit passed it by up to 1.8 ms here, and the P95 fell
+    # as the rate rose past it: a TPOT-bound rate then depended on the overshoot)
+    profile = load_profile(perf_model(LLAMA_8B, H100, Precision.bf16, 1), code_completion())
+    saturation_rps = 1000.0 / profile.prefill_mean_ms
+    for share in [0.05 + 0.9 * i / 39 for i in range(40)]:
+        point = load_point(profile, share * saturation_rps)
+        batch = point.decode_seqs_p95
+        kv_tokens = round(batch * profile.decode_context_tokens)
+        most_ms = (profile.perf.decode_step_time_ms(batch, kv_tokens)
+                   + chunk_extra_ms(profile, batch, kv_tokens).max())
+        assert point.tpot_p95_ms <= max(most_ms, point.tpot_mean_ms) + 1e-9, share
 
 
 @settings(max_examples=5, deadline=None)

@@ -335,7 +335,10 @@ def tpot_p95_ms(
                                          profile.prompt_weights, rate_per_ms * window_ms,
                                          prefill_share, per_wait, cap_ms,
                                          dispersion=arrival_scv))
-    return aitken_limit(iterates[-3], iterates[-2], iterates[-1])
+    # no request's TPOT passes step + the largest chunk (every iteration of its life carrying
+    # one, ``cap_ms``): the extrapolation from iterates just under it must not either
+    most_ms = max(step_ms + float(extra.max(initial=0.0)), iterates[-1])
+    return min(aitken_limit(iterates[-3], iterates[-2], iterates[-1]), most_ms)
 
 
 def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], replicas: float,
