@@ -10,7 +10,8 @@ iterations that carry a prefill chunk are slower, and their number in a life is 
 per-request TPOT is a Poisson mixture over the output-length distribution
 (:func:`tpot_quantile_ms`). With a trace's followers, a request's TTFT counts its burst-mates
 (:func:`ttft_quantile_ms`) and the backlog as the supremum over windows of the work beyond the
-replica's drain (:func:`sup_backlog_ttft_ms`). The reasons and assumptions are in
+replica's drain (:func:`sup_backlog_ttft_ms`; the wait it implies for an arriving request,
+:func:`sup_backlog_wait_ms`). The reasons and assumptions are in
 docs/capacity-model.md ("Queueing model", "TPOT P95"). Pure functions.
 """
 
@@ -383,15 +384,18 @@ def burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: floa
     most = math.ceil(float(np.max(m + COUNT_SDS * np.sqrt(v)))) + 10
     k = np.arange(most, dtype=np.float64)
     log_pmf = np.full((m.size, most), -np.inf)
-    for row, (mu, var) in enumerate(zip(m, v, strict=True)):
-        if mu <= 0:
-            log_pmf[row, 0] = 0.0
-        elif var <= mu * (1 + 1e-9):  # Poisson
-            log_pmf[row] = k * math.log(mu) - mu - np.cumsum(np.log(np.maximum(k, 1.0)))
-        else:  # negative binomial of size r = μ² ÷ (σ² − μ)
-            r = mu * mu / (var - mu)
-            step = np.log((k[:-1] + r) / (k[:-1] + 1.0)) + math.log(mu / (r + mu))
-            log_pmf[row] = r * math.log(r / (r + mu)) + np.concatenate(([0.0], np.cumsum(step)))
+    log_pmf[m <= 0, 0] = 0.0
+    poisson = (m > 0) & (v <= m * (1 + 1e-9))
+    if poisson.any():
+        mu = m[poisson][:, None]
+        log_pmf[poisson] = k * np.log(mu) - mu - np.cumsum(np.log(np.maximum(k, 1.0)))
+    mixed = (m > 0) & ~poisson
+    if mixed.any():  # negative binomial of size r = μ² ÷ (σ² − μ)
+        mu, var = m[mixed][:, None], v[mixed][:, None]
+        r = mu * mu / (var - mu)
+        step = np.log((k[:-1] + r) / (k[:-1] + 1.0)) + np.log(mu / (r + mu))
+        log_pmf[mixed] = r * np.log(r / (r + mu)) + np.concatenate(
+            (np.zeros((r.size, 1)), np.cumsum(step, axis=1)), axis=1)
     pmf = np.exp(log_pmf)
     share = np.floor(k / n).astype(np.int64)
     starts = np.searchsorted(share, np.arange(share[-1] + 1))
@@ -544,14 +548,43 @@ def sup_backlog_ttft_ms(
     """
     w = np.asarray(weights, dtype=np.float64)
     w = w / w.sum()
+    if float(w @ np.asarray(work_ms, dtype=np.float64)) <= 0:
+        return step_ms + float(np.max(own_ms))
+    below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
+                                     drained_ms, q)
+    x_ms, x_pmf = prefill_parts(own_ms, w, work_ms, instant_pmf, extra_ms=top_ms)
+    below = _with_backlog(x_pmf, below_v(x_ms))  # P(X₀ + V ≤ x_k)
+    k = int(np.argmax(below >= q))
+    if below[k] < q:
+        return step_ms + float(x_ms[-1])
+    if k == 0:
+        return step_ms
+    share = (q - below[k - 1]) / (below[k] - below[k - 1])
+    return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))
+
+
+def _with_backlog(x_pmf: FloatArray, below_v: FloatArray) -> FloatArray:
+    """``P(X + V ≤ x_k)`` on a grid from ``X``'s probabilities and ``P(V ≤ x_k)`` on the same
+    grid (one convolution)."""
+    size = 2 * x_pmf.size
+    return np.asarray(np.cumsum(np.fft.irfft(np.fft.rfft(x_pmf, size) * np.fft.rfft(np.diff(
+        below_v, prepend=0.0), size), size)[:x_pmf.size]), dtype=np.float64)
+
+
+def _backlog_below(
+    work_ms: npt.ArrayLike, weights: FloatArray, before_mean: npt.ArrayLike,
+    before_variance: npt.ArrayLike, replicas: float, drained_ms: npt.ArrayLike, q: float,
+) -> tuple[Callable[[FloatArray], FloatArray], float]:
+    """``y ↦ P(V ≤ y)`` of the backlog's supremum over windows, by the largest Chernoff
+    bound over the windows (:func:`sup_backlog_ttft_ms`), and the backlog beyond which it is
+    below ``(1 − q) × 10⁻³`` by every window's bound [ms]."""
+    w = weights
     work = np.asarray(work_ms, dtype=np.float64)
     mean = np.atleast_1d(np.asarray(before_mean, dtype=np.float64))
     dispersion = np.maximum(np.asarray(before_variance, dtype=np.float64)
                             / np.maximum(mean, 1e-300), 1.0)  # variance ÷ mean of F_T [1]
     drained = np.broadcast_to(np.asarray(drained_ms, dtype=np.float64), mean.shape)
     mean_work = float(w @ work)
-    if mean_work <= 0:
-        return step_ms + float(np.max(own_ms))
     low_theta, high_theta = CHERNOFF_RANGE
     theta = np.geomspace(low_theta, high_theta, CHERNOFF_THETAS) / mean_work  # [1/ms]
     with np.errstate(divide="ignore"):
@@ -570,18 +603,36 @@ def sup_backlog_ttft_ms(
     kappa = log_pgf - theta[None, :] * drained[:, None]  # (T, θ)
     # V beyond this is below (1 − q) × 1e-3 by every window's bound at some θ
     top_ms = max(float(np.min((np.max(kappa, axis=0) + math.log(1e3 / (1 - q))) / theta)), 0.0)
-    x_ms, x_pmf = prefill_parts(own_ms, w, work, instant_pmf, extra_ms=top_ms)
-    y_ms = np.linspace(0.0, float(x_ms[-1]), CHERNOFF_POINTS)
-    exponent = np.max(np.min(kappa[:, :, None] - theta[None, :, None] * y_ms[None, None, :],
-                             axis=1), axis=0)
-    below_v = 1.0 - np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0))  # P(V ≤ y)
-    size = 2 * x_ms.size
-    below = np.cumsum(np.fft.irfft(np.fft.rfft(x_pmf, size) * np.fft.rfft(np.diff(
-        below_v, prepend=0.0), size), size)[:x_ms.size])  # P(X₀ + V ≤ x_k)
-    k = int(np.argmax(below >= q))
-    if below[k] < q:
-        return step_ms + float(x_ms[-1])
-    if k == 0:
-        return step_ms
-    share = (q - below[k - 1]) / (below[k] - below[k - 1])
-    return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))
+
+    def below(x_ms: FloatArray) -> FloatArray:
+        y_ms = np.linspace(0.0, float(x_ms[-1]), CHERNOFF_POINTS)
+        exponent = np.max(np.min(kappa[:, :, None] - theta[None, :, None] * y_ms[None, None, :],
+                                 axis=1), axis=0)
+        return np.asarray(1.0 - np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0)),
+                          dtype=np.float64)
+
+    return below, top_ms
+
+
+def sup_backlog_wait_ms(
+    work_ms: npt.ArrayLike, weights: npt.ArrayLike, instant_pmf: npt.ArrayLike,
+    before_mean: npt.ArrayLike, before_variance: npt.ArrayLike, replicas: float,
+    drained_ms: npt.ArrayLike, levels: npt.ArrayLike, q: float = 0.95,
+) -> FloatArray:
+    """Quantiles at ``levels`` of the wait an arriving request has before its own prefill:
+    the work of its burst-mates at its own instant + the backlog's supremum over windows,
+    ``X₀ − P + V`` of :func:`sup_backlog_ttft_ms` (same arguments, its own prefill left out)
+    [ms]. The distribution an arrival sees (Palm), which the per-token P95 uses for the
+    prompts queued behind a request while it waits."""
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    u = np.asarray(levels, dtype=np.float64)
+    if float(w @ np.asarray(work_ms, dtype=np.float64)) <= 0:
+        return np.zeros_like(u)
+    below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
+                                     drained_ms, q)
+    zero = np.zeros_like(np.asarray(work_ms, dtype=np.float64))  # no own prefill
+    x_ms, x_pmf = prefill_parts(zero, w, work_ms, instant_pmf, extra_ms=top_ms)
+    below = np.maximum.accumulate(_with_backlog(x_pmf, below_v(x_ms)))
+    # linear between cells; levels beyond the grid's last cell take its end
+    return np.asarray(np.interp(u, below, x_ms, right=float(x_ms[-1])), dtype=np.float64)

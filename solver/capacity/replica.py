@@ -19,8 +19,10 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   flight when the prompt arrives);
 * the batch must fit the KV cache: ``B₉₅ ≤`` max stable sequences at the P95 context;
 * with the trace's followers (``arrival.burst.followers``) a burst is divided over the replicas
-  and counted explicitly: the prompts in a life are the request's followers that reach its
-  replica, and the TTFT adds the burst-mates ahead of it (:func:`burst_ttft_ms`).
+  and counted explicitly: the prompts in a life are the request's followers within its wait
+  and its life that reach its replica — the wait an arrival has, with the intensity of its
+  burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
+  ahead of it (:func:`burst_ttft_ms`).
 
 Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
 for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,6 +54,7 @@ from solver.capacity.queueing import (
     qna_factor,
     split_scv,
     sup_backlog_ttft_ms,
+    sup_backlog_wait_ms,
     tpot_quantile_counts_ms,
     tpot_quantile_ms,
     ttft_quantile_ms,
@@ -75,6 +79,10 @@ MAX_BATCHED_TOKENS = 2048
 TPOT_LENGTH_SAMPLES = 24
 #: Times the TPOT P95 is recomputed with the life it implies [1].
 TPOT_FIXED_POINT_ITERATIONS = 3
+#: Edges of the quantile bins the wait an arriving request has (with the trace's followers)
+#: is represented by in the per-token P95, one point at each bin's middle level, narrower
+#: towards the tail, whose long waits set it [1].
+WAIT_LEVEL_EDGES = (0.0, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,14 @@ class LoadProfile:
     """With followers, the TTFT also takes the backlog as the supremum over windows
     (:func:`~solver.capacity.queueing.sup_backlog_ttft_ms`); ``False`` keeps the largest
     single window's quantile alone (the model before it, for ``benchmarks/burst_agreement.py``)."""
+    palm_wait: bool = True
+    """With followers and the supremum, the per-token P95 counts the prompts queued behind a
+    request while it waits over the wait an arrival has (:func:`burst_wait_ms`); ``False``
+    keeps the time-average term (with probability ρ, the mean wait of a request that waits),
+    the model before it."""
+    coupled_burst: bool = True
+    """With :attr:`palm_wait`, a request's wait and the intensity of the burst it decodes in
+    are taken together (:func:`burst_intensity`); ``False``: independent."""
 
     def replica_scv(self, rate_rps: float) -> float:
         """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
@@ -288,6 +304,7 @@ def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDAr
 def tpot_p95_ms(
     profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
     prefill_share: float, arrival_scv: float = 1.0, replicas: float = math.inf,
+    waits_ms: npt.NDArray[np.float64] | None = None,
 ) -> float:
     """95th percentile of per-request TPOT at ``rate_rps`` [ms] (docs/capacity-model.md).
 
@@ -306,7 +323,9 @@ def tpot_p95_ms(
     (``arrival.burst.followers``) the number is instead the arrivals following the request
     within its life that reach its replica, one of ``replicas`` (:meth:`LoadProfile.burst_mates`),
     and with probability ρ within its life plus the mean wait of a request that waits (in place
-    of the geometric term).
+    of the geometric term) — or, given ``waits_ms`` (the wait an arrival has at the middle levels
+    of :data:`WAIT_LEVEL_EDGES`' bins, :func:`burst_wait_ms`), within its life plus each of them
+    with its bin's probability.
     """
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
@@ -326,7 +345,7 @@ def tpot_p95_ms(
         window_ms = own_prefill_ms + (steps - 1) * max(iterates[-1], tpot_mean_ms)
         if profile.followers is not None:
             counts = _life_counts(profile, window_ms, replicas, wait_mean_ms, prefill_share,
-                                  profile.stream_share(rate_rps, replicas))
+                                  profile.stream_share(rate_rps, replicas), waits_ms)
             iterates.append(tpot_quantile_counts_ms(steps, profile.decode_weights, step_ms,
                                                     prompt_ms, profile.prompt_weights, counts,
                                                     cap_ms))
@@ -343,10 +362,32 @@ def tpot_p95_ms(
 
 def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], replicas: float,
                  wait_mean_ms: float, prefill_share: float, stream_share: float = 1.0,
+                 waits_ms: npt.NDArray[np.float64] | None = None,
                  ) -> npt.NDArray[np.float64]:
     """Distribution of the prompts reaching a request's replica in its life, per window: its
-    burst-mates after it within the window, and, with probability ρ (it waited), within the
-    window plus the mean wait of a request that waits, ``E[W] ÷ ρ`` [1]."""
+    burst-mates after it within the window plus its wait — each of ``waits_ms`` with its
+    bin's probability (:data:`WAIT_LEVEL_EDGES`), or else, with probability ρ (it waited),
+    the mean wait of a request that waits, ``E[W] ÷ ρ``, and 0 otherwise [1]."""
+    if waits_ms is not None and profile.followers is not None:
+        edges = np.asarray(WAIT_LEVEL_EDGES)
+        shares, levels = np.diff(edges), (edges[1:] + edges[:-1]) / 2
+        mean, var = profile.follower_moments(
+            (waits_ms[:, None] + window_ms[None, :]).ravel(), stream_share)
+        if profile.coupled_burst:
+            # the dispersion of the followers at a burst's own instant is its clustering's
+            # (batches); what longer windows add beyond it is the burst's intensity's
+            _, m0, v0 = profile.followers[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                clustered = np.clip(var / mean, 1.0, max(v0 / m0, 1.0) if m0 > 0 else 1.0)
+            clustered = np.where(mean > 0, clustered, 1.0)  # variance ÷ mean of a burst [1]
+            intensity = burst_intensity(mean, var - (clustered - 1.0) * mean,
+                                        np.repeat(levels, window_ms.size), shares)
+            mean = mean * intensity
+            var = clustered * mean
+        both = burst_share_pmf(mean, var, replicas)
+        return np.asarray(np.einsum("j,jmk->mk", shares,
+                                    both.reshape(waits_ms.size, window_ms.size, -1)),
+                          dtype=np.float64)
     counts = profile.burst_mates(window_ms, replicas, stream_share)
     if prefill_share <= 0 or wait_mean_ms <= 0:
         return counts
@@ -404,6 +445,7 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
     scv = profile.replica_scv(rate_rps)
+    waits = None  # the wait an arrival has, with followers (burst_wait_ms)
     service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
     wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
                               profile.prefill_second_moment_ms2)
@@ -416,12 +458,13 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait
         shared = qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
         wait_ms *= shared
-        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas,
-                                prefill_drain(profile, batch),
-                                profile.stream_share(rate_rps, replicas))
+        drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share)
+        if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
+            waits = burst_wait_ms(profile, replicas, drain, share)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
-                                replicas), tpot_ms)
+                                replicas, waits), tpot_ms)
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)
@@ -449,9 +492,7 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     request number as its followers do (every pair within ``T`` is one arrival's follower and
     the other's predecessor)."""
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
-    assert profile.followers is not None
-    windows_ms = np.concatenate(([0.0], 1000.0 * profile.followers[1:, 0] / profile.workload_rps))
-    ahead = profile.burst_mates(windows_ms, replicas, stream_share)
+    windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
     # Cantelli's bound, P95 ≤ mean + √19 sd, skips windows that cannot give the largest term
     w = profile.prompt_weights
     own_mean = float(w @ profile.prefill_own_ms)
@@ -473,13 +514,66 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
                        - drain * window)
     if not profile.backlog_sup:
         return best
-    # the backlog as the supremum over windows: the burst-mates at the request's instant
-    # exactly, those before it beyond them as independent counts with the rest of the moments
+    return max(best, sup_backlog_ttft_ms(profile.prefill_own_ms, profile.prefill_work_ms, w,
+                                         ahead[0], *before, replicas, drain * windows_ms[1:],
+                                         step_ms))
+
+
+def _burst_windows(profile: LoadProfile, replicas: float, stream_share: float
+                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                              tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """The windows before a request the TTFT looks at (0 and each of the profile's) [ms], the
+    burst-mates in each that reach its replica (rows), and, for the backlog's supremum, the
+    mean and variance of the followers in each window beyond those at its instant (the
+    burst-mates at the instant exactly, those before them as independent counts with the rest
+    of the moments)."""
+    assert profile.followers is not None
+    windows_ms = np.concatenate(([0.0], 1000.0 * profile.followers[1:, 0] / profile.workload_rps))
     mean, var = profile.follower_moments(windows_ms, stream_share)
-    return max(best, sup_backlog_ttft_ms(
-        profile.prefill_own_ms, profile.prefill_work_ms, w, ahead[0],
-        np.maximum(mean[1:] - mean[0], 0.0), np.maximum(var[1:] - var[0], 0.0), replicas,
-        drain * windows_ms[1:], step_ms))
+    return (windows_ms, profile.burst_mates(windows_ms, replicas, stream_share),
+            (np.maximum(mean[1:] - mean[0], 0.0), np.maximum(var[1:] - var[0], 0.0)))
+
+
+def burst_intensity(mean: npt.NDArray[np.float64], variance: npt.NDArray[np.float64],
+                    levels: npt.NDArray[np.float64], shares: npt.NDArray[np.float64]
+                    ) -> npt.NDArray[np.float64]:
+    """Intensity of the burst a request at each wait level is in, ÷ the mean [1].
+
+    A negative binomial count of mean ``μ`` and variance ``σ²`` is a Poisson count whose mean
+    is ``μ Γ``, ``Γ`` gamma-distributed with mean 1 and shape ``r = μ² ÷ (σ² − μ)`` (the burst's
+    intensity). The requests that wait long are those in dense bursts, so ``Γ`` is taken at
+    the request's wait level ``u`` (comonotone): its ``u``-quantile by the Wilson–Hilferty
+    cube-root normal approximation (E. B. Wilson and M. M. Hilferty, "The distribution of
+    chi-square", PNAS 17(12), 1931), ``(1 − 1 ÷ 9r + z_u ÷ √(9r))³`` floored at 0, scaled so
+    that its mean over the levels (``shares``, one group of rows per level, rows in the order
+    of ``levels``) is 1 — the count's mean over all requests is kept. Poisson where ``σ² ≤
+    μ``: 1. Arrays of one shape: the rows of each level, then the next level's."""
+    normal = NormalDist()
+    z = np.array([normal.inv_cdf(float(u)) for u in levels])
+    excess = np.maximum(variance - mean, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ninth = np.where(excess > 1e-9 * mean, excess / np.maximum(9.0 * mean * mean, 1e-300),
+                         0.0)  # 1 ÷ 9r
+    g = np.maximum(1.0 - ninth + z * np.sqrt(ninth), 0.0) ** 3
+    rows = g.reshape(shares.size, -1)
+    scale = shares @ rows
+    return np.asarray(np.where(scale > 0, rows / np.where(scale > 0, scale, 1.0), 1.0)
+                      .ravel(), dtype=np.float64)
+
+
+def burst_wait_ms(profile: LoadProfile, replicas: float, drain: float, stream_share: float = 1.0
+                  ) -> npt.NDArray[np.float64]:
+    """The wait an arriving request has before its prefill, with the trace's followers, at the
+    middle level of each of :data:`WAIT_LEVEL_EDGES`' bins [ms]: the work of its burst-mates at
+    its own instant + the backlog's supremum over windows, the TTFT's
+    (:func:`~solver.capacity.queueing.sup_backlog_wait_ms`) — the distribution an arrival
+    sees, not time's: in a burst a request waits far more often than the replica is busy."""
+    assert profile.prefill_work_ms is not None
+    windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
+    edges = np.asarray(WAIT_LEVEL_EDGES)
+    return sup_backlog_wait_ms(profile.prefill_work_ms, profile.prompt_weights, ahead[0],
+                               *before, replicas, drain * windows_ms[1:],
+                               (edges[1:] + edges[:-1]) / 2)
 
 
 def slo_holding_point(
