@@ -4,6 +4,8 @@ block that proved no bound bounded by its LP relaxation."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from models.scenario import Scenario
@@ -372,3 +374,48 @@ def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() ->
     assert outcome.report.bound == pytest.approx(730)
     nodes = {k.zone: round(values[y.name]) for k, y in program.v.nodes.items()}
     assert nodes == {"z1": 1, "z2": 1}
+
+
+@pytest.mark.parametrize("joint_proves", [True, False])
+def test_a_plan_over_periods_reports_the_best_bound_any_stage_proved(
+        monkeypatch: pytest.MonkeyPatch, joint_proves: bool) -> None:
+    """Blocks too large to solve whole (size limit 0): the blocks' bound is their LP
+    relaxations', 5 node-quarters at 985.5 = 4,927.5; the joint solve from their fleet proves
+    the optimum, 3,942 + 2,190 = 6,132, and that bound is the plan's. Where the joint solve
+    proves less (stopped before its root, as HiGHS does at a time limit: bound 0), the plan
+    keeps the blocks' 4,927.5. The stages say what each proved, in order."""
+    from models.plan import SolveStatus
+    from solver.solve import block_plans, horizon
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    real = horizon.joint_solve
+    own: list[float | None] = []
+
+    def recorded(*args: object, **kwargs: object) -> horizon.SolveOutcome:
+        outcome = real(*args, **kwargs)  # type: ignore[arg-type]
+        if not joint_proves:  # as if stopped before its root: nothing proven
+            outcome = dataclasses.replace(outcome, report=outcome.report.model_copy(
+                update={"bound": 0.0}))
+        own.append(outcome.report.bound)
+        return outcome
+
+    monkeypatch.setattr(horizon, "joint_solve", recorded)
+    plan = horizon.plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=20,
+                                gap=1e-6)
+    assert plan.horizon is not None and plan.solver.bound is not None
+    optimum, relaxed = 8760 * 0.45 + QUARTER, 5 * 8760 * 0.45 / 4
+    assert plan.horizon.expected_cost == pytest.approx(optimum)
+    assert [s.name for s in plan.solver.stages] == [horizon.BLOCKS_STAGE, horizon.JOINT_STAGE]
+    blocks, joint = plan.solver.stages
+    assert blocks.bound_after == pytest.approx(relaxed)
+    assert relaxed - 1e-6 <= plan.solver.bound <= plan.horizon.expected_cost + 1e-6
+    assert len(own) == 1 and own[0] is not None
+    if joint_proves:
+        assert own[0] > relaxed and plan.solver.bound == pytest.approx(own[0])
+        assert plan.solver.bound == pytest.approx(optimum, rel=1e-6)
+        assert plan.status is SolveStatus.optimal
+    else:
+        assert plan.solver.bound == pytest.approx(relaxed)
+        assert plan.solver.gap == pytest.approx(1 - relaxed / optimum)
+        assert plan.status is SolveStatus.time_limit
+    assert joint.bound_after == pytest.approx(plan.solver.bound)

@@ -121,23 +121,30 @@ def plan_horizon(
     whole = all(is_direct(b.data, solver) for b in data.blocks)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
+    stages = _Stages()
     cold = None
     if solver == "highs" and not whole and not any(b.data.share_nodes for b in data.blocks):
+        began = time.perf_counter()
         cold = cold_joint_solve(as_program, shares, gap, built_s)
+        stages.add(COLD_STAGE, began, cold.outcome.report.objective
+                   if cold.outcome.has_solution else None, cold.outcome.report.bound)
     tried: tuple[BlockPlans, ...] = ()
     if cold is not None and not cold.abandoned:
         outcome = keep_better(as_program, cold.outcome, None, started, gap)
-        block_bound, timed = None, True
+        timed = True
     else:
+        began = time.perf_counter()
         start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
             * START_SHARE, gap, deadline if whole else shares)
+        stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
+                                                                                  start),
+                   block_bound)
         if cold is not None and cold.values is not None and (
                 start is None or objective_of(as_program, cold.values)
                 < objective_of(as_program, start)):
             start = cold.values  # the cold solve's fleet is the cheaper start
-        if cold is not None and cold.outcome.report.bound is not None:
-            block_bound = max(block_bound or 0.0, cold.outcome.report.bound)
+        began = time.perf_counter()
         if solver == "highs":
             # blocks planned in shares of the time: the joint solve runs to the time limit
             outcome = joint_solve(as_program, shares if timed else deadline, gap, start,
@@ -145,8 +152,13 @@ def plan_horizon(
         else:
             left_s = max(shares_s - (time.perf_counter() - started), 0.5)
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
-        outcome = with_bound(keep_better(as_program, outcome, start, started, gap),
-                             block_bound, gap)
+        own = outcome.report.bound
+        outcome = keep_better(as_program, outcome, start, started, gap)
+        # its fleet as verified (one that breaks a row is not kept); its bound as HiGHS proved it
+        stages.add(JOINT_STAGE, began, outcome.report.objective if outcome.has_solution
+                   else None, own)
+    # the bound is the best any stage proved: each bounds the whole joint program
+    outcome = stages.recorded(with_bound(outcome, stages.bound, gap))
     if (outcome.status is SolveStatus.optimal and outcome.report.gap is not None
             and outcome.report.gap > gap + 1e-9):
         # optimal means proven within the gap asked: the re-plan of quarterly_q2.yaml at
@@ -158,7 +170,7 @@ def plan_horizon(
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
     if not outcome.has_solution and outcome.status is not SolveStatus.infeasible:
         # no stage found a fleet within the time limit: a simple one, said to be so
-        outcome = fallback_outcome(as_program, hp, tried, block_bound, started, outcome)
+        outcome = fallback_outcome(as_program, hp, tried, stages.bound, started, outcome)
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(scenario=scenario.name, status=outcome.status, solver=outcome.report,
                 cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
@@ -170,6 +182,41 @@ def plan_horizon(
                                                                         time_limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
+
+
+#: Stages a plan over periods records (``solver.stages``), each with the cost of the best fleet
+#: and the best bound known when it ended: HiGHS on the joint program from no start
+#: (:func:`cold_joint_solve`), the blocks' first fleet and their bound (:func:`horizon_start`),
+#: the joint solve from the best fleet so far (:func:`joint_solve`).
+COLD_STAGE = "cold-joint"
+BLOCKS_STAGE = "blocks"
+JOINT_STAGE = "joint"
+
+
+class _Stages:
+    """The stages of a plan over periods as they end: the best fleet's cost and the best
+    bound after each (every stage's bound bounds the joint program: the cold and joint solves'
+    are HiGHS's on it, the blocks' a sum of relaxations of its blocks)."""
+
+    def __init__(self) -> None:
+        self.done: list[SolverStage] = []
+        self.cost: float | None = None
+        self.bound: float | None = None
+
+    def add(self, name: str, began: float, cost: float | None, bound: float | None) -> None:
+        """A stage that began at ``began`` (a ``time.perf_counter()`` reading) and ended now,
+        its fleet's cost (``None``: none) and its bound (``None``: none)."""
+        if cost is not None:
+            self.cost = cost if self.cost is None else min(self.cost, cost)
+        if bound is not None:
+            self.bound = bound if self.bound is None else max(self.bound, bound)
+        self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
+                                     cost_after=self.cost, bound_after=self.bound))
+
+    def recorded(self, outcome: SolveOutcome) -> SolveOutcome:
+        """``outcome`` with these stages in its report."""
+        report = outcome.report.model_copy(update={"stages": tuple(self.done)})
+        return dataclasses.replace(outcome, report=report)
 
 
 #: Branch-and-bound nodes of the joint solve from the first fleet: its root (cuts) gives the
