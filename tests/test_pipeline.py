@@ -181,6 +181,46 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     assert names[:2] == ["build", "greedy"] and names[-2:] == ["joint", "canonical"]
 
 
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_grouped_stage_stopped_by_its_budget_keeps_half_the_limit_for_the_joint_solve(
+    monkeypatch: pytest.MonkeyPatch, cut: bool,
+) -> None:
+    # The small benchmark scenario: 24 slices, a few replicas per slot, each grouped program
+    # proved within its gap in well under a second. Made to look stopped by its budget (its
+    # fleet kept, its status time_limit), grouped-1 sets the clock by which every later stage
+    # ends, half of the 60-s limit; proved, it sets none and a stage gets its own share.
+    from solver.solve import stages
+
+    sc = generate_scenario("small", seed=0)
+    data = build_program_data(sc, build_capacity_table(sc))
+    program = build_program(data)
+    model = model_of(program)
+    deadline = Deadline(60.0)
+    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    real = stages.run
+
+    def stopped(model_: Model, *args: Any, **kwargs: Any) -> RunResult:
+        result = real(model_, *args, **kwargs)
+        if cut and model_ is not model:  # a grouped program's solve, not the LP's
+            return RunResult(SolveStatus.time_limit, result.x, result.objective, result.bound,
+                             result.seconds)
+        return result
+
+    monkeypatch.setattr(stages, "run", stopped)
+    budgets: list[float] = []
+    run_stages(ctx, (Stage("lp", 0.5, stages.lp), Stage("grouped-1", 0.15, grouped(1)),
+                     Stage("later", 0.9, lambda _, budget: budgets.append(budget))))
+    assert [s.name for s in ctx.incumbent.stages] == ["lp", "grouped-1", "later"]
+    assert ctx.incumbent.source == "grouped-1"  # its fleet is kept either way
+    if cut:
+        assert ctx.until_s == pytest.approx(30.0)
+        assert budgets[0] <= 30.0 - ctx.incumbent.stages[-1].seconds
+        assert budgets[0] == pytest.approx(30.0 - deadline.elapsed(), abs=1.0)
+    else:
+        assert ctx.until_s is None
+        assert budgets[0] == pytest.approx(54.0)  # 0.9 of the limit
+
+
 @pytest.mark.parametrize(("reserved", "elastic", "cost"), [
     (1, {"a": 1, "b": 3, "c": 2}, 3650.0),  # one on-demand replica too many in each block
     (3, {"a": 1, "b": 1, "c": 1}, 4380.0),  # the reserved fleet is held: 3 x 1,460

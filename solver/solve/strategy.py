@@ -6,7 +6,8 @@ and the status and gap are decided). With shared nodes and HiGHS it is one chain
 
 - the **stages** of :func:`shared_stages` (the LP, the starts it points to) and one round of
   neighbourhoods of the incumbent (:mod:`solver.solve.stages`), each within its share of the
-  limit;
+  limit — once the one-group stage is stopped by its budget, all of them within the first half
+  (:data:`~solver.solve.stages.JOINT_SHARE`), the rest kept for the joint solve;
 - the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
 - once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
   they hold the program with, found from no start), so that a proven plan does not depend on
@@ -214,6 +215,7 @@ def solve_shared(
         if ctx.halted():
             return None
         result = _recorded(ctx, JOINT, lambda: _joint(ctx, JOINT))
+        ctx.until_s = None  # kept for the joint solve, which has ended
         if incumbent.proven() and not deadline.expired():
             run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
         return result
