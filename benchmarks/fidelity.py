@@ -23,7 +23,8 @@ whole (model, GPU) pairs held out (``solver.capacity.calibrate.BUILTIN_HELD_OUT_
 figure's model was never seen on that GPU by the fit. Each figure is predicted with its GPU's
 silicon factors and its serving runtime's fixed costs (inputs/catalog/runtimes.yaml).
 ``--check`` exits 1 unless the targets of issue 17 hold on the held-out figures: median absolute
-error ≤ 10 % per GPU and quantity (TTFT, per-token, throughput).
+error ≤ 10 % for TTFT, per-token time and throughput separately on each of A100 and H100 and on one
+other GPU (L40S, H200 or MI300X), and no quantity's median worse than 20 % on any GPU.
 """
 
 from __future__ import annotations
@@ -72,8 +73,14 @@ END_MARK = "<!-- fidelity:end -->"
 #: The quantities the targets are on, then the static batch's end-to-end time.
 QUANTITIES = ("ttft_ms", "tpot_ms", "output_tokens_per_s", "e2e_ms")
 TARGETED = QUANTITIES[:3]
-#: Median absolute error each (GPU, quantity) must reach on held-out figures (issue 17) [1].
+#: Median absolute error each targeted quantity must reach on held-out figures (issue 17) [1] ...
 TARGET_MEDIAN = 0.10
+#: ... on each of these GPUs ...
+TARGET_GPUS = ("A100-80GB", "H100-SXM")
+#: ... and on at least one of these; ...
+OTHER_GPUS = ("L40S", "H200", "MI300X")
+#: ... and no (GPU, quantity) median worse than this on any GPU.
+CEILING_MEDIAN = 0.20
 
 SPLITWISE_SOURCE = (f"Splitwise measurements (Mutinifni/splitwise-sim data/perf_model.csv, "
                     f"../shared/data/perf/{SPLITWISE_FILE})")
@@ -277,9 +284,16 @@ def summarize(outcomes: Sequence[Outcome], held_out: bool = True,
 
 
 def targets_hold(cells: Sequence[Cell]) -> bool:
-    """Every held-out GPU's TTFT, per-token time and throughput within :data:`TARGET_MEDIAN`
-    median absolute error."""
-    return all(c.median_abs <= TARGET_MEDIAN for c in cells if c.quantity in TARGETED)
+    """Issue 17's targets on held-out cells: TTFT, per-token time and throughput each measured and
+    within :data:`TARGET_MEDIAN` on every GPU of :data:`TARGET_GPUS` and on one of
+    :data:`OTHER_GPUS`; every cell of every GPU within :data:`CEILING_MEDIAN`."""
+    median = {(c.gpu, c.quantity): c.median_abs for c in cells}
+
+    def within(gpu: str) -> bool:
+        return all(median.get((gpu, q), math.inf) <= TARGET_MEDIAN for q in TARGETED)
+
+    return (all(m <= CEILING_MEDIAN for m in median.values())
+            and all(within(g) for g in TARGET_GPUS) and any(within(g) for g in OTHER_GPUS))
 
 
 # --- report --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from benchmarks.fidelity import (  # noqa: E402
     BEGIN_MARK,
     DOCS_FILE,
     END_MARK,
+    Cell,
     Figure,
     Outcome,
     all_figures,
@@ -82,9 +83,31 @@ def test_summary_is_median_and_worst_absolute_error_per_gpu_and_quantity() -> No
     (train,) = summarize(outcomes, held_out=False)
     assert train.median_abs == pytest.approx(1.0)  # 20 against 10
     assert "| H100-SXM | tpot_ms | 3 | 10.0 % | 30.0 % | +5.0 % |" in markdown(outcomes, "x")
-    assert targets_hold([cell])  # 10.0 % is within the target
     worse = [*outcomes, Outcome(figure(10.0), 14.0)]  # median of 10, 30, 5, 40 % = 20 %
-    assert not targets_hold(summarize(worse, held_out=True))
+    (worse_cell,) = summarize(worse, held_out=True)
+    assert worse_cell.median_abs == pytest.approx(0.20)
+
+
+def _cells(errors: dict[tuple[str, str], float]) -> list[Cell]:
+    return [Cell(gpu, q, 3, e, e, e) for (gpu, q), e in errors.items()]
+
+
+def test_targets_are_issue_17s_ten_percent_on_a100_h100_and_one_other_twenty_on_any() -> None:
+    three = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+    good = {(g, q): 0.10 for g in ("A100-80GB", "H100-SXM", "H200") for q in three}
+    assert targets_hold(_cells(good))  # 10.0 % is within the target
+    # another GPU between 10 and 20 % does not fail the check; above 20 % on any quantity does
+    assert targets_hold(_cells({**good, ("MI300X", "tpot_ms"): 0.19}))
+    assert not targets_hold(_cells({**good, ("MI300X", "tpot_ms"): 0.21}))
+    assert not targets_hold(_cells({**good, ("MI300X", "e2e_ms"): 0.21}))
+    # A100 and H100 each need all three quantities within 10 %, measured
+    assert not targets_hold(_cells({**good, ("A100-80GB", "ttft_ms"): 0.11}))
+    assert not targets_hold(_cells({k: v for k, v in good.items()
+                                    if k != ("H100-SXM", "output_tokens_per_s")}))
+    # and one other GPU with all three: H200 missing one quantity leaves none
+    assert not targets_hold(_cells({**good, ("H200", "tpot_ms"): 0.11}))
+    assert targets_hold(_cells({**good, ("H200", "tpot_ms"): 0.11,
+                                **{("L40S", q): 0.05 for q in three}}))
 
 
 @pytest.mark.skipif(os.environ.get("FLEETPLAN_SLOW") != "1",
@@ -98,3 +121,4 @@ def test_docs_hold_the_table_a_fresh_run_writes(capsys: pytest.CaptureFixture[st
     doc = DOCS_FILE.read_text(encoding="utf-8")
     block = doc[doc.index(BEGIN_MARK) + len(BEGIN_MARK): doc.index(END_MARK)]
     assert block.strip() == fresh.strip()
+    assert fidelity_main(["--perf", str(SHARED_PERF), "--check"]) == 0, "issue 17's targets"
