@@ -147,3 +147,30 @@ def test_cli_check_contract(tmp_path: Path) -> None:
     assert rows[0]["reasons"] == ["runtime changed from vllm to vllm-0.7.0"]
     neither = runner.invoke(main, ["check", str(source)])
     assert neither.exit_code == 2 and "--contract" in neither.output
+
+
+def _with_vllm_costs(sc: Scenario, overhead_ms: float) -> Scenario:
+    from models.runtime import RuntimeCosts, RuntimeSpec
+
+    costs = RuntimeCosts(gpu="H100-SXM", decode_step_overhead_ms=overhead_ms,
+                         step_overhead_ms_per_layer=0.1, step_overhead_ms_per_seq=0.01,
+                         fitted_on="H200")
+    vllm = RuntimeSpec(name="vllm", costs=(costs,), source="test")
+    return sc.model_copy(update={"runtimes": (vllm,)})
+
+
+def test_a_runtime_fixed_cost_change_expires_the_analytic_row(tmp_path: Path) -> None:
+    # A new user's finding: lowering vLLM's per-step overhead on the GPU moved the analytic rate
+    # by 10 %, and `check --contract` still said every row holds. The costs set the rate as
+    # much as the efficiency factors do: they are in the fingerprint.
+    sc = _with_vllm_costs(make_scenario(), 1.0)
+    path = write_contract(make_plan(), sc, make_table(), tmp_path / "contract.yaml")
+    assert check_contract(path, sc) == []
+    (expired,) = check_contract(path, _with_vllm_costs(make_scenario(), 3.0))
+    assert expired.workload == "chat"  # the analytic row; the measured one keeps its rate
+    assert expired.reasons == ("vllm fixed cost decode_step_overhead_ms on H100-SXM changed "
+                               "from 1.0 to 3.0",)
+    (gone,) = check_contract(path, make_scenario())
+    assert gone.reasons == ("vllm's fixed costs on H100-SXM are no longer in the runtime catalog",)
+    # a contract that recorded no costs (written before, or none listed) is not expired by them
+    assert check_contract(_write(tmp_path), sc) == []

@@ -4,9 +4,10 @@
 configuration-matrix row (model digest, GPU, runtime, precision, TP, workload, max stable
 sequences, tested peak requests/s, TTFT P95, decode P95, headroom, source) and a fingerprint of
 every input that, when it changes, makes the row's conclusion unsafe: the weights, the runtime,
-the precision and TP, the measured row's date, the catalog efficiency factors (analytic rows)
-and the SLO and token lengths the rate was derived for. :func:`check_contract` compares a
-contract with a scenario as it is now and says which rows have expired and why.
+the precision and TP, the measured row's date, the catalog efficiency factors and the runtime's
+fixed costs on the GPU (analytic rows) and the SLO and token lengths the rate was derived for.
+:func:`check_contract` compares a contract with a scenario as it is now and says which rows have
+expired and why.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.measured import MeasuredCapacity
 from models.plan import Plan
+from models.runtime import RuntimeCosts
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.outputs.atomic import write_atomic
@@ -47,6 +49,10 @@ class Fingerprint(Frozen):
     """Date of the measured row the rate comes from; ``None`` for an analytic row."""
     efficiency: EfficiencyFactors
     """The GPU's catalog efficiency factors (they set an analytic row's rate)."""
+    runtime_costs: RuntimeCosts | None = None
+    """The runtime's fixed costs on the GPU as the runtime catalog gives them (they set an
+    analytic row's rate as much as the efficiency factors do); ``None``: the catalog lists
+    none, or a contract written before they were recorded."""
     slo_ttft_p95_ms: float
     slo_tpot_p95_ms: float
     input_tokens_p95: int
@@ -107,6 +113,7 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
                    source: CapacitySource) -> Fingerprint:
     """The fingerprint of one configuration as the scenario stands."""
     measured = _measured_row(scenario, wl, gpu, tp) if source is CapacitySource.measured else None
+    runtime = scenario.runtime(wl.runtime)
     return Fingerprint(
         model=wl.model,
         model_weights_digest=scenario.model(wl.model).weights_digest,
@@ -115,6 +122,7 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
         tp=tp,
         measured_on=measured.measured_on if measured is not None else None,
         efficiency=scenario.gpu(gpu).efficiency,
+        runtime_costs=None if runtime is None else runtime.costs_for(gpu),
         slo_ttft_p95_ms=wl.slo.ttft_p95_ms,
         slo_tpot_p95_ms=wl.slo.tpot_p95_ms,
         input_tokens_p95=wl.input_tokens.p95,
@@ -234,7 +242,22 @@ def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
         for field in EfficiencyFactors.model_fields:
             reasons += _diff(f"{row.gpu} efficiency factor {field}",
                              getattr(old.efficiency, field), getattr(new.efficiency, field))
+        reasons += _costs_diff(row.gpu, old.runtime, old.runtime_costs, new.runtime_costs)
     return tuple(reasons)
+
+
+def _costs_diff(gpu: str, runtime: str, old: RuntimeCosts | None, new: RuntimeCosts | None
+                ) -> list[str]:
+    """Reasons the runtime's fixed costs on ``gpu`` expire an analytic row: a changed cost or
+    source, or costs no longer listed. A contract that recorded none (written before they were
+    recorded, or the catalog had none) is not expired by their appearing."""
+    if old is None:
+        return []
+    if new is None:
+        return [f"{runtime}'s fixed costs on {gpu} are no longer in the runtime catalog"]
+    return [reason for field in RuntimeCosts.model_fields if field != "gpu"
+            for reason in _diff(f"{runtime} fixed cost {field} on {gpu}",
+                                getattr(old, field), getattr(new, field))]
 
 
 def check_contract(contract_path: str | Path, scenario: Scenario,
