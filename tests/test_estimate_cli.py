@@ -124,6 +124,18 @@ def test_a_configuration_that_does_not_fit_is_a_clear_error() -> None:
     assert "Traceback" not in err
 
 
+def test_a_tp_that_does_not_divide_the_heads_names_the_tps_that_do() -> None:
+    # a new user got "try ... a smaller precision" for TP 3 on a 64-head model: no precision
+    # changes the head count, the fix is a TP that divides it and fits the node
+    code, _, err = run(*estimate_args(tp="3"))
+    assert code == 2
+    assert "does not divide" in err
+    assert "use a --tp of 1, 2, 4, 8 on H100-SXM" in err
+    assert "precision" not in err.split("does not divide")[1]
+    code, _, err = run(*estimate_args(gpu="L4", tp="1"))  # memory: precision is a fix
+    assert "smaller precision" in err
+
+
 def test_estimate_reports_a_matching_measurement(scenario_file: Path) -> None:
     code, out, _ = run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json",
                                       "--scenario", str(scenario_file)))

@@ -88,6 +88,18 @@ class Estimate:
         }
 
 
+def _fit_fix(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int) -> str:
+    """The fix for the cause :func:`check_fit` found, in its order: a precision can fix only
+    memory, and only a TP that divides the heads and fits a node can serve at all."""
+    if precision not in gpu.precisions:
+        return "pick a --precision the GPU runs, or another GPU"
+    valid = [t for t in range(1, gpu.gpus_per_node + 1) if spec.attention_heads % t == 0]
+    if tp > gpu.gpus_per_node or spec.attention_heads % tp != 0:
+        return (f"use a --tp of {', '.join(map(str, valid))} on {gpu.name} "
+                f"({spec.attention_heads} heads, {gpu.gpus_per_node} GPUs per node)")
+    return "try a larger --tp, a smaller precision or another GPU"
+
+
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
@@ -107,7 +119,7 @@ def estimate(
     if reason is not None:
         raise InputError([Problem(WHERE, "--tp", f"{spec.name} on {tp} × {gpu.name} at "
                                   f"{precision.value}: {reason}",
-                                  "try a larger --tp, a smaller precision or another GPU")])
+                                  _fit_fix(spec, gpu, precision, tp))])
     plan = memory_plan(spec, gpu, precision, tp, policy.memory_margin_fraction)
     perf = perf_model(spec, gpu, precision, tp, efficiency,
                       memory_margin_fraction=policy.memory_margin_fraction)
