@@ -83,6 +83,9 @@ TPOT_FIXED_POINT_ITERATIONS = 3
 #: is represented by in the per-token P95, one point at each bin's middle level, narrower
 #: towards the tail, whose long waits set it [1].
 WAIT_LEVEL_EDGES = (0.0, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0)
+#: Each bin's probability and middle level (the points the wait is taken at).
+WAIT_LEVEL_SHARES = np.diff(WAIT_LEVEL_EDGES)
+WAIT_LEVELS = (np.asarray(WAIT_LEVEL_EDGES[1:]) + np.asarray(WAIT_LEVEL_EDGES[:-1])) / 2
 
 
 @dataclass(frozen=True)
@@ -369,8 +372,7 @@ def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], repli
     bin's probability (:data:`WAIT_LEVEL_EDGES`), or else, with probability ρ (it waited),
     the mean wait of a request that waits, ``E[W] ÷ ρ``, and 0 otherwise [1]."""
     if waits_ms is not None and profile.followers is not None:
-        edges = np.asarray(WAIT_LEVEL_EDGES)
-        shares, levels = np.diff(edges), (edges[1:] + edges[:-1]) / 2
+        shares, levels = WAIT_LEVEL_SHARES, WAIT_LEVELS
         mean, var = profile.follower_moments(
             (waits_ms[:, None] + window_ms[None, :]).ravel(), stream_share)
         if profile.coupled_burst:
@@ -549,7 +551,8 @@ def burst_intensity(mean: npt.NDArray[np.float64], variance: npt.NDArray[np.floa
     of ``levels``) is 1 — the count's mean over all requests is kept. Poisson where ``σ² ≤
     μ``: 1. Arrays of one shape: the rows of each level, then the next level's."""
     normal = NormalDist()
-    z = np.array([normal.inv_cdf(float(u)) for u in levels])
+    unique, at = np.unique(levels, return_inverse=True)  # a few levels, each over many windows
+    z = np.array([normal.inv_cdf(float(u)) for u in unique])[at.ravel()].reshape(np.shape(levels))
     excess = np.maximum(variance - mean, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ninth = np.where(excess > 1e-9 * mean, excess / np.maximum(9.0 * mean * mean, 1e-300),
@@ -570,10 +573,8 @@ def burst_wait_ms(profile: LoadProfile, replicas: float, drain: float, stream_sh
     sees, not time's: in a burst a request waits far more often than the replica is busy."""
     assert profile.prefill_work_ms is not None
     windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
-    edges = np.asarray(WAIT_LEVEL_EDGES)
     return sup_backlog_wait_ms(profile.prefill_work_ms, profile.prompt_weights, ahead[0],
-                               *before, replicas, drain * windows_ms[1:],
-                               (edges[1:] + edges[:-1]) / 2)
+                               *before, replicas, drain * windows_ms[1:], WAIT_LEVELS)
 
 
 def slo_holding_point(
