@@ -419,3 +419,52 @@ def test_a_plan_over_periods_reports_the_best_bound_any_stage_proved(
         assert plan.solver.gap == pytest.approx(1 - relaxed / optimum)
         assert plan.status is SolveStatus.time_limit
     assert joint.bound_after == pytest.approx(plan.solver.bound)
+
+
+def test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest() -> None:
+    """:func:`~tests.plan_fixtures.three_blocks` (10, 30 and 20 req/s in three 8-hour slices, a
+    replica holds 10): one reserved replica and 3, 3, 3 on demand (1,460 + 9 × 730) re-solved
+    one slice at a time with the reserved replica held: 0, 2, 1 on demand, the optimum 3,650.
+    With no reserved replica held the slices can only round their own hours: 1, 3, 2 (6 × 730),
+    dearer than the optimum, as it was — the reserved fleet is not the polish's to change."""
+    from solver.solve.block_plans import holds_in, polish_slices
+    from solver.solve.clock import Deadline
+    from solver.solve.highs import model_of, run
+    from tests.plan_fixtures import fleet, three_blocks
+
+    program = three_blocks()
+    model = model_of(program)
+    relaxed = run(model, Deadline(10.0), 10.0, 0.0, relaxation=True)
+    assert relaxed.x is not None
+    start = model.vector(fleet(program, 1, {"a": 3, "b": 3, "c": 3}))
+    assert float(model.cost @ start) == pytest.approx(1460 + 9 * 730)
+    polished = polish_slices(program, model, start, relaxed.x, Deadline(30.0))
+    assert float(model.cost @ polished) == pytest.approx(3650)
+    assert holds_in(program, model.named(polished))
+    no_reserved = model.vector(fleet(program, 0, {"a": 2, "b": 3, "c": 3}))
+    kept = polish_slices(program, model, no_reserved, relaxed.x, Deadline(30.0))
+    assert float(model.cost @ kept) == pytest.approx(6 * 730)
+
+
+@pytest.mark.parametrize("polish", [True, False])
+def test_a_shared_block_is_polished_in_what_its_share_leaves(
+        monkeypatch: pytest.MonkeyPatch, polish: bool) -> None:
+    """``plan_block`` gives a shared block's LP-support fleet what its share leaves to
+    :func:`~solver.solve.block_plans.polish_slices` (where ``POLISH``), and keeps its fleet."""
+    from solver.solve import block_plans
+
+    calls: list[float] = []
+    real = block_plans.polish_slices
+
+    def spy(*args: object) -> object:
+        calls.append(1.0)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(block_plans, "polish_slices", spy)
+    monkeypatch.setattr(block_plans, "POLISH", polish)
+    data = build_horizon_data(quarterly([1.5], reserved=None), lambda _: TABLE)
+    (block,) = data.blocks
+    program, values, outcome = block_plans.plan_block(block.data, "highs", 10.0, 0.01)
+    assert values is not None and block_plans.holds_in(program, values)
+    assert outcome.report.objective == pytest.approx(2 * 730)
+    assert len(calls) == (1 if polish else 0)
