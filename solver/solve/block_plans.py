@@ -7,9 +7,9 @@ a limit counted in work, so the block ends at the same fleet on every run, howev
 machine; the plan's time limit only stops it as a safety (and the plan then says so). A larger
 block is planned in a share of the time, as follows (the plan is then time-bound). A block with
 shared nodes is first solved on its LP relaxation's support, widened to the configurations the
-relaxation runs where the support holds no fleet (:func:`lp_support_block`; with ``POLISH``
-then re-solved hour by hour in what its share leaves, :func:`polish_slices`); where neither
-finds one, it is planned with dedicated pools (the per-workload
+relaxation runs where the support holds no fleet (:func:`lp_support_block`), then re-solved
+hour by hour in what its share leaves and a few seconds more (:func:`polish_slices`); where
+neither finds one, it is planned with dedicated pools (the per-workload
 decomposition: a restriction of shared nodes, so its fleet holds in the shared program, and it
 is fast at large demand), then, where its share of the time leaves ``SHARED_AFTER_S`` or more,
 with the single-period strategy for shared nodes; the cheaper fleet is kept. Its bound is the
@@ -171,7 +171,9 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     if solver == "highs":
         supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
                                                   deadline), gap, widened_s=time_limit_s,
-                                     polish_s=time_limit_s if POLISH else 0.0)
+                                     polish_s=capped(max(time_limit_s, LP_SUPPORT_MIN_S)
+                                                     + POLISH_EXTRA_S, deadline)
+                                     if POLISH else 0.0)
         if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
@@ -218,7 +220,7 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     had such a support, and their fleets from the steps after were twice those of the widened
     restriction (benchmarks/README.md, "Over periods").
 
-    Then, until ``polish_s`` from this call's start (within ``time_limit_s``), the fleet is
+    Then, until ``polish_s`` from this call's start (it may pass ``time_limit_s``), the fleet is
     re-solved slice by slice on the whole block (:func:`polish_slices`): the restriction's fleet
     rounds each hour's nodes within the relaxation's support, and an hour re-solved with every
     other column held finds a cheaper rounding outside it."""
@@ -252,7 +254,7 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
             name="highs", seconds=seconds, bound=bound), False)
     objective = float(result.objective if result.objective is not None else model.cost @ x)
-    polish = Deadline(min(polish_s, time_limit_s) - deadline.elapsed())
+    polish = Deadline(polish_s - deadline.elapsed())
     if polish.limit_s >= POLISH_SLICE_S:
         polished = polish_slices(program, model, x, relaxed.x, polish)
         if float(model.cost @ polished) < objective and holds_in(program, named := model.named(
@@ -329,12 +331,16 @@ def _restricted(model: Model, deadline: Deadline, time_limit_s: float, gap: floa
 #: A replica column the LP relaxation runs less than this of is left out of the restriction
 #: of :func:`lp_support_block` [replicas].
 LP_EMPTY = 1e-9
-#: Whether :func:`plan_block` spends what its share leaves after the LP support's fleet on
-#: :func:`polish_slices`. Off: on the harness's × 25 case at 120 s, in three same-run pairs
-#: against it off (2026-12-03 07:26–07:43 UTC, load 3.2–4.5), the plan was 0.60 % and 0.35 %
-#: cheaper, then 0.45 % dearer — the seconds it takes come from the later blocks and the joint
-#: root, and the hours need seconds each to pay (benchmarks/README.md, "Over periods") [bool].
-POLISH = False
+#: Whether :func:`plan_block` re-solves a shared block's LP-support fleet hour by hour
+#: (:func:`polish_slices`) in what its share leaves and ``POLISH_EXTRA_S`` more. Given only what
+#: the share left, three same-run pairs against main on the harness's × 25 case at 120 s gave
+#: −0.60 %, −0.35 % and +0.45 %; with 5 s more a block, −1.63 % and −0.61 % (2026-12-03 07:26–08:00
+#: UTC, load 2.6–5.2; benchmarks/README.md, "Over periods") [bool].
+POLISH = True
+#: Seconds past its share (at least ``LP_SUPPORT_MIN_S``) a block's polish may take: taken from
+#: the later blocks' shares and the joint solve, whose root at this load rarely ended within
+#: 120 s anyway (two plans of ten, both main's) [s].
+POLISH_EXTRA_S = 5.0
 #: Least time the widened restriction of :func:`lp_support_block` is given (within the block's
 #: limit): on three of the harness's medium × 1 blocks HiGHS had its first fleet after 0.5 s and
 #: was within 3 % of its 4-s fleet after 2 s (load 3-4; in another run, beside a test, one block
