@@ -468,3 +468,36 @@ def test_a_shared_block_is_polished_in_what_its_share_leaves(
     assert values is not None and block_plans.holds_in(program, values)
     assert outcome.report.objective == pytest.approx(2 * 730)
     assert len(calls) == (1 if polish else 0)
+
+
+def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The support of the widened test's block holds no fleet; the widened restriction's fleet
+    spans every zone and hour of its configurations and is kept as it is (medium × 1's blocks,
+    all widened, were dearer with the polish's seconds taken)."""
+    from models.offers import Offer, OnDemandTerms
+    from solver.program.data import build_program_data
+    from solver.solve import block_plans
+    from tests.plan_fixtures import gpu, scenario, table, workload, zone
+    from tests.plan_fixtures import row as capacity_row
+
+    calls: list[float] = []
+    real = block_plans.polish_slices
+
+    def spy(*args: object) -> object:
+        calls.append(1.0)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(block_plans, "polish_slices", spy)
+
+    def on_demand(price: float, stock: int) -> Offer:
+        return Offer(gpu="G", gpus_per_node=1,
+                     on_demand=OnDemandTerms(price_per_gpu_hour=price, stock_gpus=stock))
+
+    sc = scenario([workload("a", 0.5, utilization=1.0), workload("b", 0.5, utilization=1.0)],
+                  [zone("z1", on_demand(1.0, 1)), zone("z2", on_demand(2.0, 8))],
+                  gpus=[gpu("G", 1)])
+    data = build_program_data(sc, table(capacity_row("a", "G", 1, 1.0),
+                                        capacity_row("b", "G", 1, 1.0)))
+    _, values, outcome = block_plans.lp_support_block(data, 10.0, 0.01, polish_s=10.0)
+    assert values is not None and outcome.report.objective == pytest.approx(730 + 1460)
+    assert calls == []

@@ -220,10 +220,11 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     had such a support, and their fleets from the steps after were twice those of the widened
     restriction (benchmarks/README.md, "Over periods").
 
-    Then, until ``polish_s`` from this call's start (it may pass ``time_limit_s``), the fleet is
-    re-solved slice by slice on the whole block (:func:`polish_slices`): the restriction's fleet
-    rounds each hour's nodes within the relaxation's support, and an hour re-solved with every
-    other column held finds a cheaper rounding outside it."""
+    Then, where the support itself held the fleet, until ``polish_s`` from this call's start (it
+    may pass ``time_limit_s``), the fleet is re-solved slice by slice on the whole block
+    (:func:`polish_slices`): the restriction's fleet rounds each hour's nodes within the
+    relaxation's support, and an hour re-solved with every other column held finds a cheaper
+    rounding outside it."""
     deadline = Deadline(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
@@ -236,7 +237,8 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     runs = relaxed.x[replicas] >= LP_EMPTY
     result = _restricted(model, deadline, deadline.left(), gap, replicas[~runs])
     seconds = relaxed.seconds + result.seconds
-    if result.status is SolveStatus.infeasible:
+    widened = result.status is SolveStatus.infeasible
+    if widened:
         used = {(k.workload, k.gpu, k.tp) for k, on in zip(keys, runs, strict=True) if on}
         wide = np.array([(k.workload, k.gpu, k.tp) in used for k in keys], dtype=bool)
         limit_s = max((time_limit_s if widened_s is None else widened_s)
@@ -254,7 +256,9 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
             name="highs", seconds=seconds, bound=bound), False)
     objective = float(result.objective if result.objective is not None else model.cost @ x)
-    polish = Deadline(polish_s - deadline.elapsed())
+    # the widened restriction's fleet already spans every zone, kind and hour of the
+    # configurations: its blocks (medium × 1's) lost more to the seconds taken than they gained
+    polish = Deadline(0.0 if widened else polish_s - deadline.elapsed())
     if polish.limit_s >= POLISH_SLICE_S:
         polished = polish_slices(program, model, x, relaxed.x, polish)
         if float(model.cost @ polished) < objective and holds_in(program, named := model.named(
