@@ -335,11 +335,11 @@ def _restricted(model: Model, deadline: Deadline, time_limit_s: float, gap: floa
 #: A replica column the LP relaxation runs less than this of is left out of the restriction
 #: of :func:`lp_support_block` [replicas].
 LP_EMPTY = 1e-9
-#: Whether :func:`plan_block` re-solves a shared block's LP-support fleet hour by hour
+#: Whether :func:`plan_block` re-solves a fleet found on a block's LP support hour by hour
 #: (:func:`polish_slices`) in what its share leaves and ``POLISH_EXTRA_S`` more. Given only what
 #: the share left, three same-run pairs against main on the harness's × 25 case at 120 s gave
-#: −0.60 %, −0.35 % and +0.45 %; with 5 s more a block, −1.63 % and −0.61 % (2026-12-03 07:26–08:00
-#: UTC, load 2.6–5.2; benchmarks/README.md, "Over periods") [bool].
+#: −0.60 %, −0.35 % and +0.45 %; with 5 s more a block, −1.63 %, −0.61 %, −1.36 % and −0.86 %
+#: (2026-12-03 07:26–08:16 UTC, load 2.6–5.2; benchmarks/README.md, "Over periods") [bool].
 POLISH = True
 #: Seconds past its share (at least ``LP_SUPPORT_MIN_S``) a block's polish may take: taken from
 #: the later blocks' shares and the joint solve, whose root at this load rarely ended within
