@@ -145,7 +145,7 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
     why = ("a solve of the trace-replay loop stopped at its time limit" if plan.replay else
            "not proven within the requested gap")
-    out = [("stopped by the user: the best verified fleet so far. " if stopped else "")
+    out = [("stopped by the user: the best verified fleet so far; " if stopped else "")
            + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
@@ -161,11 +161,15 @@ def fallback_lines(plan: Plan) -> list[str]:
     """Where a fleet over periods came from when no stage found one in time (else nothing)."""
     if not plan.solver.fallback or plan.solver.objective is None:
         return []
-    return [f"  no stage found a fleet within the time limit: this is the fallback fleet, "
+    stopped = plan.status is SolveStatus.interrupted
+    when, then = (("stopped by the user before any stage found a fleet",
+                   "re-plan and let it finish") if stopped else
+                  ("no stage found a fleet within the time limit",
+                   "re-plan with a longer --time-limit"))
+    return [f"  {when}: this is the fallback fleet, "
             f"{plan.solver.objective:,.0f} {plan.cost.currency} over the horizon (each "
             f"period's fleet as far as it was planned, else a greedy one, and the orders that "
-            f"hold it), not a searched plan: re-plan with a longer --time-limit before acting "
-            f"on it"]
+            f"hold it), not a searched plan: {then} before acting on it"]
 
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
@@ -305,9 +309,12 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
             tables = cached_tables(sc.gpus_sold_or_held())  # planned with, then signed off
-            planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust, table_for=tables,
-                                   time_limit_s=HORIZON_SAFETY_S if safety else time_limit_s,
-                                   share_limit_s=time_limit_s)
+            with stop_on_signals(deadline) as signals:
+                planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
+                                       table_for=tables, time_limit_s=HORIZON_SAFETY_S
+                                       if safety else time_limit_s,
+                                       share_limit_s=time_limit_s, stop=deadline)
+            received.extend(signals)
             plan = sign_off_periods(planned, sc, tables)
         return plan, first_period_scenario(plan, sc), None
     if not as_json and not quiet:

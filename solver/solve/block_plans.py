@@ -162,7 +162,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     started = time.perf_counter()
     if solver == "highs":
         supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
-                                                  deadline), gap, widened_s=time_limit_s)
+                                                  deadline), gap, widened_s=time_limit_s,
+                                     stop=deadline)
         if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
@@ -178,7 +179,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     left_s = time_limit_s - (time.perf_counter() - started)
     bound = None  # the dedicated pools' bound does not bound shared nodes
     if best is None or left_s >= SHARED_AFTER_S:
-        shared, outcome = solve_shared(data, solver, max(left_s, 0.5), gap)
+        shared, outcome = solve_shared(data, solver, max(left_s, 0.5), gap, deadline=None if (
+            deadline is None) else deadline.follower(max(left_s, 0.5)))
         bound = outcome.report.bound
         if outcome.has_solution:
             found = _values(shared)
@@ -190,7 +192,7 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
 
 
 def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
-                     widened_s: float | None = None
+                     widened_s: float | None = None, stop: Deadline | None = None
                      ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block with shared nodes planned by HiGHS on its program restricted to its LP
     relaxation's support: every replica column the relaxation leaves empty fixed to zero, the
@@ -207,8 +209,9 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     slice, and solved in ``widened_s`` (default ``time_limit_s``; at least ``WIDEN_MIN_S``) from
     this call's start, within ``time_limit_s``: every block of the harness's medium × 1 case
     had such a support, and their fleets from the steps after were twice those of the widened
-    restriction (benchmarks/README.md, "Over periods")."""
-    deadline = Deadline(time_limit_s)
+    restriction (benchmarks/README.md, "Over periods"). ``stop``: a clock whose stop request
+    (Ctrl-C) ends this one too."""
+    deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
     relaxed = run(model, deadline, deadline.left(), 0.0, relaxation=True)
@@ -300,7 +303,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
                 # plans in shares of the time
                 todo = len([j for j in unique if j not in solved])
-                clock = Deadline(deadline.left() - todo * BLOCK_RESERVE_S)
+                clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
                     solved[same] = direct_block(programs[i], clock, gap,
                                                 alone=len(data.blocks) == 1)
