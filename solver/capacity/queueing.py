@@ -694,12 +694,12 @@ def upcrossings(
              + np.bincount((rows + index + 1).ravel(), weights=upper.ravel(),
                            minlength=at.size * cells)).reshape(at.size, cells)
     psi = np.fft.rfft(s_pmf, axis=1) - 1.0  # φ_S − 1
-    excess = (sigma2 / np.maximum(mu, 1e-300) - 1.0)[:, None]  # dispersion − 1
+    excess = sigma2 / np.maximum(mu, 1e-300) - 1.0  # dispersion − 1
+    phi = np.exp(mu[:, None] * psi)  # Poisson, or the negative binomial where over-dispersed
     mixed = excess > 1e-9
-    with np.errstate(divide="ignore", invalid="ignore"):
-        phi = np.where(mixed, np.exp(-(mu[:, None] / np.where(mixed, excess, 1.0))
-                                     * np.log(1.0 - np.where(mixed, excess, 0.0) * psi)),
-                       np.exp(mu[:, None] * psi))
+    if mixed.any():
+        e = excess[mixed, None]
+        phi[mixed] = np.exp(-(mu[mixed, None] / e) * np.log(1.0 - e * psi[mixed]))
     band = np.cumsum(np.fft.irfft(-phi * psi, cells, axis=1), axis=1)  # P(y − S < A ≤ y)
     position = np.minimum((y[None, :] + at[:, None]) / cell[:, None], cells - 1.0)
     index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
