@@ -10,8 +10,9 @@ iterations that carry a prefill chunk are slower, and their number in a life is 
 per-request TPOT is a Poisson mixture over the output-length distribution
 (:func:`tpot_quantile_ms`). With a trace's followers, a request's TTFT counts its burst-mates
 (:func:`ttft_quantile_ms`) and the backlog as the supremum over windows of the work beyond the
-replica's drain (:func:`sup_backlog_ttft_ms`; the wait it implies for an arriving request,
-:func:`sup_backlog_wait_ms`). The reasons and assumptions are in
+replica's drain (:func:`sup_backlog_ttft_ms`, its tail the smaller of the largest Chernoff
+bound and the expected upcrossings, :func:`upcrossings`; the wait it implies for an arriving
+request, :func:`sup_backlog_wait_ms`). The reasons and assumptions are in
 docs/capacity-model.md ("Queueing model", "TPOT P95"). Pure functions.
 """
 
@@ -543,7 +544,10 @@ def sup_backlog_ttft_ms(
     ``P(V > y) ≈ max_T min_θ exp(κ_T(θ) − θ y)`` with ``κ_T(θ) = ln E[M_S(θ)^{K_T}] − θ c T``
     (``M_S`` the moment generating function of a prompt's work): the large-deviation
     (effective-bandwidth) approximation of a queue's tail, whose decay for y → ∞ is the
-    Cramér–Lundberg exponent (docs/capacity-model.md, "The backlog's supremum over windows").
+    Cramér–Lundberg exponent (docs/capacity-model.md, "The backlog's supremum over windows");
+    where smaller, the expected upcrossings of ``y`` take its place (:func:`upcrossings`: the
+    bound's looseness on one window stood in for the union over windows; ``crossings=False``
+    keeps the Chernoff bound alone).
     ``E[M_S^{F/n}] = G_F(M_S^{1/n})`` in closed form (``G_F`` the negative binomial's
     generating function): with ``M_S ≥ 1`` it bounds the ``⌊F ÷ n⌋`` of the model's burst
     share from above, so each window's bound stays a bound. θ runs over
