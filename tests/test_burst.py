@@ -720,3 +720,47 @@ def test_the_backlog_tail_takes_the_fewer_crossings() -> None:
     largest = load_point(replace(profile, backlog_sup=False), 4.0, replicas=2).ttft_p95_ms
     assert model < 0.9 * chernoff
     assert model >= largest
+
+
+def test_a_long_prompt_is_prefilled_in_chunks_with_the_decode_batch() -> None:
+    """A prompt of k chunks of ``max_batched_tokens`` takes k iterations, each the decode step
+    and what its chunk adds (``chunked_prefill_ms``): one step more than the prompt alone per
+    further chunk, within the chunks' own overhead; and with the trace's followers the TTFT
+    counts it (on H100-SXM TP8, where a decode step is a large part of a prefill, the TTFT
+    P95 is above the one with the prompt alone; fails if the own prefill goes back to it)."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.queueing import cyclic_split_scv, pk_mean_wait_ms, qna_factor
+    from solver.capacity.replica import (
+        burst_ttft_ms,
+        chunked_prefill_ms,
+        load_point,
+        load_profile,
+        prefill_drain,
+    )
+
+    sc = load_scenario(demo_scenario())
+    code = _code_with_trace_followers()
+    profile = load_profile(replica_perf(sc, code.model, "H100-SXM", code.precision, 8,
+                                        code.runtime), code)
+    batch = 8
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    chunks = (profile.chunk_tokens > 0).sum(axis=1)
+    assert profile.prefill_own_ms is not None
+    extra_steps = (chunked_prefill_ms(profile, batch) - profile.prefill_own_ms) / step_ms
+    assert chunks.max() >= 2
+    assert np.all(np.abs(extra_steps - (chunks - 1)) < 0.5)
+    point = load_point(profile, 4.0, replicas=2)
+    rho, seqs = point.prefill_share, point.decode_seqs_p95
+    service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
+    wait_ms = pk_mean_wait_ms(0.004, profile.prefill_mean_ms, profile.prefill_second_moment_ms2
+                              ) * qna_factor(cyclic_split_scv(profile.arrival_scv, 2),
+                                             service_scv, rho)
+    args = (profile, wait_ms, rho, profile.perf.decode_step_time_ms(
+        seqs, round(seqs * profile.decode_context_tokens)), 2, prefill_drain(profile, seqs),
+        profile.stream_share(4.0, 2))
+    in_chunks = burst_ttft_ms(*args, own_ms=chunked_prefill_ms(profile, seqs))
+    assert point.ttft_p95_ms == pytest.approx(in_chunks, rel=1e-12)  # load_point's own prefill
+    assert in_chunks > burst_ttft_ms(*args)  # the prompt alone
