@@ -74,8 +74,10 @@ class Slice(Frozen):
     hours: tuple[int, ...]
 
 
-class Allocation(Frozen):
+class Allocation(OmitDefaults):
     """Replicas of one workload in one configuration, zone and purchase kind (and slice)."""
+
+    omit_when_default = ("costs_fitted_on",)
 
     workload: str
     zone: str
@@ -91,6 +93,11 @@ class Allocation(Frozen):
     capacity_source: CapacitySource
     cost_per_month: float
     """Price of the GPUs these replicas occupy, for the hours they run [currency/month]."""
+    costs_fitted_on: str | None = None
+    """An analytic rate whose runtime fixed costs were fitted on another GPU: that GPU (no
+    measurement of the runtime on ``gpu`` stands behind the rate;
+    :func:`solver.capacity.table.borrowed_costs`). ``None`` (left out of ``plan.json``): the
+    GPU's own costs, or a measured rate."""
 
 
 class NodeCount(Frozen):

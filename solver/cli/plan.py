@@ -28,6 +28,7 @@ from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
+from solver.outputs.assumptions import borrowed_sentence
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -194,6 +195,9 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out += gpu_table(plan, scenario)
         out.append("workloads:")
         out += workload_lines(plan, scenario)
+        borrowed = borrowed_sentence(plan, scenario)
+        if borrowed:
+            out.append(f"  {borrowed}")
         out.append("survivability:")
         out += survivability_lines(plan)
         out += replay_lines(plan)

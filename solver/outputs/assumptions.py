@@ -14,13 +14,15 @@ from dataclasses import dataclass
 
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
-from models.plan import Plan
+from models.plan import Allocation, Plan
 from models.scenario import Scenario
 from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
 from solver.outputs.labels import label, plural
 
-__all__ = ["ASSUMED", "Assumption", "OfferTerms", "arrivals_assumed", "assumed_figures",
-           "offer_assumes", "offers_bought", "price_source", "utilization_assumed"]
+__all__ = ["ASSUMED", "Assumption", "BorrowedCosts", "OfferTerms", "arrivals_assumed",
+           "assumed_figures", "borrowed_assumption", "borrowed_costs_in_plan", "borrowed_sentence",
+           "offer_assumes", "offers_bought", "plan_assumptions", "price_source",
+           "utilization_assumed"]
 
 #: Purchase kinds in the order a price table lists them.
 PURCHASE_KINDS = CLOUD_KINDS
@@ -140,6 +142,80 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
             "Arrivals", "Poisson at the planned rate", ", ".join(w.name for w in poisson),
             "no burstiness given: real traffic may be burstier"))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class BorrowedCosts:
+    """The plan's analytic rates on one GPU type that rest on a runtime's fixed costs fitted on
+    another GPU (``Allocation.costs_fitted_on``)."""
+
+    gpu: str
+    fitted_on: str
+    runtimes: tuple[str, ...]
+    workloads: tuple[str, ...]
+    cost_share: float | None
+    """Σ ``cost_per_month`` of those allocations ÷ the plan's monthly cost [1]."""
+
+
+#: Where the fitting of runtime costs, and what a borrowed fit is off by, is written down.
+BORROWED_DOC = "docs/calibration.md"
+
+
+def borrowed_costs_in_plan(plan: Plan, scenario: Scenario) -> tuple[BorrowedCosts, ...]:
+    """Per GPU type (and the GPU its costs came from), the plan's allocations whose analytic
+    rate rests on runtime costs fitted on another GPU, largest share of the cost first; read
+    from ``plan.allocations`` (``costs_fitted_on``), so a plan.json says it by itself."""
+    runtime = {w.name: w.runtime for w in scenario.workloads}
+    groups: dict[tuple[str, str], list[Allocation]] = {}
+    for a in plan.allocations:
+        if a.costs_fitted_on is not None and a.replicas > 0:
+            groups.setdefault((a.gpu, a.costs_fitted_on), []).append(a)
+    total = plan.cost.per_month
+    out = [BorrowedCosts(
+        gpu=gpu, fitted_on=fitted_on,
+        runtimes=tuple(dict.fromkeys(runtime.get(a.workload, "?") for a in mine)),
+        workloads=tuple(dict.fromkeys(a.workload for a in mine)),
+        cost_share=sum(a.cost_per_month for a in mine) / total if total > 0 else None,
+    ) for (gpu, fitted_on), mine in groups.items()]
+    return tuple(sorted(out, key=lambda b: (-(b.cost_share or 0.0), b.gpu, b.fitted_on)))
+
+
+def _share_text(b: BorrowedCosts) -> str:
+    return "" if b.cost_share is None else f" ({b.cost_share:.1%} of the cost)"
+
+
+def borrowed_sentence(plan: Plan, scenario: Scenario) -> str:
+    """One sentence naming every GPU type of the plan whose predicted rates rest on runtime
+    costs fitted on another GPU, and the share of the cost on it ("" when none)."""
+    found = borrowed_costs_in_plan(plan, scenario)
+    if not found:
+        return ""
+    runtimes = "/".join(dict.fromkeys(r for b in found for r in b.runtimes))
+    return ("runtime costs borrowed: "
+            + "; ".join(f"{b.gpu}{_share_text(b)} from {b.fitted_on}" for b in found)
+            + f" — their predicted rates use {runtimes}'s per-step costs fitted on that GPU, "
+            f"not measured on their own ({BORROWED_DOC}); a measured row of yours overrides "
+            "them")
+
+
+def borrowed_assumption(plan: Plan, scenario: Scenario) -> Assumption | None:
+    """The borrowed runtime costs of the plan as one assumed figure (``None`` when none)."""
+    found = borrowed_costs_in_plan(plan, scenario)
+    if not found:
+        return None
+    return Assumption(
+        "Runtime fixed costs",
+        "; ".join(f"{b.gpu}: {'/'.join(b.runtimes)}'s fitted on {b.fitted_on}" for b in found),
+        "; ".join(f"{b.gpu} rows of {', '.join(b.workloads)}{_share_text(b)}" for b in found),
+        "no measurement of the runtime on that GPU: its predicted rates use another GPU's "
+        f"per-step costs ({BORROWED_DOC}); a measured row overrides them")
+
+
+def plan_assumptions(plan: Plan, scenario: Scenario) -> tuple[Assumption, ...]:
+    """:func:`assumed_figures` of the scenario, then those of the plan's own fleet (runtime
+    costs borrowed by the GPUs it runs on)."""
+    borrowed = borrowed_assumption(plan, scenario)
+    return assumed_figures(scenario) + (() if borrowed is None else (borrowed,))
 
 
 def price_source(offer: Offer, kind: PurchaseKind) -> str | None:
