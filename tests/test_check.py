@@ -307,6 +307,33 @@ def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
     assert "Traceback" not in res.output
 
 
+def test_a_scenario_or_contract_given_as_the_fleet_is_named_with_where_it_goes(
+        tmp_path: Path) -> None:
+    """Was: `check --fleet scenario.yaml` gave one unknown-key error per scenario section
+    (zones, workloads, policy: "did you mean `nodes`?") and never said the file is a scenario
+    (a new user's finding). Now one problem: the file, what it is, and where it goes."""
+    tiny = str(SCENARIOS / "tiny.yaml")
+    runner = CliRunner()
+    for args in (["check", "--fleet", tiny], ["check", tiny, "--fleet", tiny]):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 2, res.output
+        assert "1 problem in the input" in res.output
+        assert f"{tiny}: this is a scenario" in res.output
+        assert f"pass it as SCENARIO, the first argument (`fleetplan check {tiny} --fleet" in (
+            res.output)
+        assert "unknown key" not in res.output and "Traceback" not in res.output
+    contract = _write(tmp_path, {"version": 1, "scenario": "tiny", "plan_fingerprint": "x",
+                                 "rows": []})
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(contract)])
+    assert res.exit_code == 2, res.output
+    assert "this is a capacity contract" in res.output and "--contract" in res.output
+    # a fleet with a key a scenario also has is still read as a fleet
+    with_policy = _write(tmp_path, {"nodes": [{"zone": "zone-b", "gpu": "H100-SXM",
+                                               "nodes": 1}], "policy": {}})
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(with_policy)])
+    assert res.exit_code == 2 and "this is a scenario" not in res.output
+
+
 # --- plans the program produces ----------------------------------------------------------------
 
 REAL = ("tiny", "twenty_rps", "doc_qa", "demo")
