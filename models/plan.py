@@ -38,8 +38,10 @@ class SolverStage(Frozen):
 FALLBACK_STAGE = "fallback"
 
 
-class SolverReport(Frozen):
+class SolverReport(OmitDefaults):
     """What the solver said: who, how long, and how close to proven optimal."""
+
+    omit_when_default = ("gap_limit",)
 
     name: str
     seconds: float = Field(ge=0)
@@ -50,6 +52,10 @@ class SolverReport(Frozen):
     objective: float | None = None
     stages: tuple[SolverStage, ...] = ()
     """What each stage of the solve did, in the order they ended."""
+    gap_limit: float | None = None
+    """The relative gap the solve was asked to stop at (``plan --gap``) [1]: status
+    ``optimal`` means ``gap`` ≤ this, not a proven cheapest fleet. ``None``: not recorded
+    (plans of ``compare``, ``sweep`` and earlier versions)."""
 
     @property
     def fallback(self) -> bool:
@@ -292,7 +298,7 @@ class ReplayCheck(Frozen):
 class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
-    omit_when_default = ("horizon", "periods", "orders", "verified", "replay")
+    omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest")
 
     scenario: str
     status: SolveStatus
@@ -316,3 +322,27 @@ class Plan(OmitDefaults):
     (:mod:`solver.survivability.signoff`); left out of plans no one signed off."""
     replay: tuple[ReplayCheck, ...] = ()
     """Trace replays of every round, in order (workloads naming ``arrival.trace``)."""
+    proven_cheapest: bool | None = None
+    """Whether the solve proved no fleet cheaper (:func:`proves_cheapest`): ``false`` for an
+    ``optimal`` plan whose proven gap shows (within ``solver.gap_limit``, not proven
+    cheapest). ``None`` (left out): not recorded, as ``solver.gap_limit``."""
+
+
+#: Digits a relative gap is rounded to before it counts as zero (0.00 % as a percentage).
+GAP_DIGITS = 4
+
+
+def proves_cheapest(status: SolveStatus, solver: SolverReport) -> bool:
+    """A solve that proved its fleet the cheapest: status ``optimal`` with a gap that rounds
+    to 0.00 %. An ``optimal`` solve with a gap above that stopped within the requested gap
+    only; a solver that reports no gap (CBC) proved the requested gap only."""
+    return (status is SolveStatus.optimal and solver.gap is not None
+            and round(solver.gap, GAP_DIGITS) <= 0)
+
+
+def with_gap_limit(plan: Plan, gap_limit: float) -> Plan:
+    """``plan`` recording the gap it was asked to stop at and whether it proved the cheapest
+    fleet (``fleetplan plan`` writes both, so a script need not read ``optimal`` as proven)."""
+    return plan.model_copy(update={
+        "solver": plan.solver.model_copy(update={"gap_limit": gap_limit}),
+        "proven_cheapest": proves_cheapest(plan.status, plan.solver)})

@@ -298,6 +298,7 @@ def test_a_single_period_scenario_plans_exactly_as_before(
 
     import solver.cli.plan as plan_cli
     from inputs import scenarios_dir
+    from models.plan import with_gap_limit
     from solver.capacity.table import build_capacity_table
     from solver.cli import main
     from solver.solve.strategy import plan_scenario
@@ -322,7 +323,8 @@ def test_a_single_period_scenario_plans_exactly_as_before(
             stage.pop("seconds")
         return dumped
 
-    signed = alone.model_copy(update={"verified": True})
+    # signed off, and recording the gap it was asked to stop at (``plan --gap``, 0.01)
+    signed = with_gap_limit(alone, 0.01).model_copy(update={"verified": True})
     assert without_seconds(Plan.model_validate_json(text)) == without_seconds(signed)
 
 

@@ -13,7 +13,7 @@ from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
-from models.plan import Plan, SolveStatus
+from models.plan import Plan, SolveStatus, with_gap_limit
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
@@ -312,7 +312,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust, table_for=tables,
                                    time_limit_s=HORIZON_SAFETY_S if safety else time_limit_s,
                                    share_limit_s=time_limit_s)
-            plan = sign_off_periods(planned, sc, tables)
+            plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None
     if not as_json and not quiet:
         click.echo(message, err=True)
@@ -343,4 +343,4 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         finally:
             reporter.close()
             received.extend(signals)
-    return plan, sc, table
+    return with_gap_limit(plan, gap), sc, table

@@ -79,9 +79,11 @@ def status_label(status: SolveStatus, solver: SolverReport) -> str:
     gap that shows (0.01 % or more) is said: ``Proven within 1.00% of the cheapest``; a solver
     that reports no gap (CBC) stopped at the requested one."""
     if status is SolveStatus.optimal:
+        from models.plan import proves_cheapest  # here: validate imports labels, not the plan
+
         if solver.gap is None:
             return "Proven within the requested gap of the cheapest"
-        if round(solver.gap, 4) > 0:
+        if not proves_cheapest(status, solver):
             return f"Proven within {solver.gap:.2%} of the cheapest"
         return "Optimal"
     if status is SolveStatus.time_limit:
