@@ -67,6 +67,19 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert report[heading:].splitlines()[1].startswith("  - order 1 G (1 node) in a by ")
 
 
+def test_no_chart_covers_a_used_cell(tmp_path: Path) -> None:
+    """A new user's Schedule sheet had its first chart at O2, over the orders' cost, paid in
+    horizon and whole commitment columns: the anchor was counted from the periods' columns."""
+    plan, sc = base_high()
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
+    ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+    used = max(c.column for r in ws.iter_rows() for c in r if c.value is not None)
+    assert used >= 17  # the orders' columns, up to "Whole commitment"
+    assert ws._charts
+    for chart in ws._charts:
+        assert chart.anchor._from.col + 1 > used  # 0-based column of the chart's top-left cell
+
+
 def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:
     """Two owned nodes held carry 2 of the 3 req/s: the GPU table shows them in an `Owned`
     column; a plan stopped at its time limit states its bound as a cost over the horizon, not

@@ -74,7 +74,9 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
             for c, cell in enumerate(row, start=1):
                 put(ws, r, c, cell, COUNT if c >= 6 else None)
             r += 1
-    anchor = 6 + 2 * len(workloads) + 1
+    # right of every used column (the orders' 17 are wider than the periods' block), one
+    # column left blank, so no chart hides a cell
+    anchor = ws.max_column + 2
     for i, name in enumerate(workloads):
         chart = LineChart()
         chart.title = cell_text(f"{name}: demand and capacity per period (all scenarios)")
