@@ -300,6 +300,14 @@ class Plan(OmitDefaults):
 
     omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest")
 
+    def omitted_when_default(self) -> tuple[str, ...]:
+        """A plan over periods always writes ``periods`` and ``orders``, ``[]`` when it orders
+        nothing (a re-plan with no new orders), so a script reads ``p["orders"]`` of every such
+        plan; a single-period plan leaves them out, as before they existed."""
+        if self.horizon is None:
+            return self.omit_when_default
+        return tuple(n for n in self.omit_when_default if n not in ("periods", "orders"))
+
     scenario: str
     status: SolveStatus
     solver: SolverReport
