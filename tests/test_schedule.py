@@ -342,6 +342,64 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     assert "| 1 node owned (inventory): capital spent |" in report
 
 
+def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
+        tmp_path: Path) -> None:
+    """A new user's inventory line held a reservation with no price: the planner priced it at
+    the zone's cheapest reserved quote, itself a price table's assumed discount, and no output
+    said so while it added to what is spent inside the horizon. Now validate warns, and the
+    terminal's and report's spend, the report's GPU table, the workbook's Purchase plan and
+    Assumptions sheet name the price assumed and the rule that gave it."""
+    from models.horizon import HeldNodes, InventoryKind
+    from solver.outputs.plan_dir import with_inventory
+    from solver.outputs.summary import summarize
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 12, 31))
+    sc = quarterly([1, 1, 1, 1], inventory=[held])
+    offer = sc.zones[0].offers[0]
+    assert offer.reserved is not None
+    derived = offer.model_copy(update={"reserved": offer.reserved.model_copy(
+        update={"assumed": True})})  # as a price table's 55 % discount on 1.0 USD/GPU-h
+    sc = sc.model_copy(update={"zones": (sc.zones[0].model_copy(
+        update={"offers": (derived,)}),)})
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert plan.orders == ()  # the held node carries the 1 req/s all year
+    rule = ("0.450 USD/GPU-h, assumed: its inventory line states no price: the zone's cheapest "
+            "reserved quote for G, itself assumed (on-demand × (1 − 55%), the price table's)")
+    # 0.45 USD/GPU-h × 1 GPU × 730 h × 12 months = 3,942 USD inside the horizon
+    spend = (f"  of which 3,942 USD in every scenario is inventory[0] (1 reserved G node in a) "
+             f"at {rule}")
+    fleet = with_inventory(first_period_scenario(plan, sc), sc)
+    lines = schedule_lines(plan, fleet)
+    spent = next(i for i, line in enumerate(lines) if line.startswith("spent inside"))
+    assert lines[spent + 1].startswith(spend)
+
+    warnings = summarize(sc).inventory_warnings
+    assert any(w.startswith("inventory[0]: the reserved G nodes in a are priced at 0.450 "
+                            "USD/GPU-hour, assumed: its inventory line states no price")
+               for w in warnings)
+
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    from solver.outputs.workbook import PURCHASE_TITLES
+
+    titles = [t.split(" [")[0] for t in PURCHASE_TITLES]
+    ws = wb["Purchase plan"]
+    row = next(r for r in ws.iter_rows(min_row=2)
+               if r[0].value == "a" and r[2].value == "Reserved")
+    cells = dict(zip(titles, row, strict=False))
+    assert "assumed" in cells["Price"].number_format
+    assert cells["Price source"].value == f"held reservation: {rule}"
+    assert cells["Already held"].value.endswith(f"; price {rule}")
+    assumptions = [[c.value for c in r] for r in wb["Assumptions"].iter_rows()]
+    assert any(r[0] == "Held reservation price (assumed)" and r[1] == "0.450 USD/GPU-hour"
+               for r in assumptions)
+    report = (tmp_path / "report.md").read_text()
+    assert f"; price {rule} |" in report  # the GPU table's Already held column
+    assert "of which 3,942 USD in every scenario is inventory[0]" in report
+    assert "Held reservation price (assumed)" in report
+
+
 def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
     """qa1's fresh clone: the re-plan at a 21.6 % gap printed "72 more L40S if high" as what
     high needs, nothing saying the plan was far from proven or how much of it its demand

@@ -45,7 +45,7 @@ from solver.outputs.labels import (
     plural,
     status_label,
 )
-from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
+from solver.outputs.plan_dir import PLAN_DIR_FILES, with_inventory, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
@@ -177,7 +177,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
            f"({solver_summary(plan.solver, bound_unit)}){status_note(plan)}"]
     out += fallback_lines(plan)
     out += unproven_lines(plan, scenario)
-    out += schedule_lines(plan)
+    out += schedule_lines(plan, scenario)
     if plan.horizon is not None and plan.nodes:
         out.append(f"the fleet below is the first period's ({plan.horizon.start}) if demand "
                    f"follows `{plan.horizon.fleet_shown}`:")
@@ -269,7 +269,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     if as_json:
         echo_json(plan.model_dump(mode="json"))
     else:
-        for line in render(plan, shown, written):
+        for line in render(plan, with_inventory(shown, sc), written):
             click.echo(line)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped

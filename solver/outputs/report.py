@@ -80,13 +80,13 @@ def _money(value: float | None) -> str:
     return "—" if value is None else f"{value:,.2f}"
 
 
-def _schedule_items(plan: Plan) -> list[str]:
+def _schedule_items(plan: Plan, scenario: Scenario) -> list[str]:
     """The schedule's lines as a Markdown list: a demand scenario's name as code (the terminal
     writes it between backticks, which plain text would show escaped), an order under the line
     that introduces it as a nested item."""
     names = [s.scenario for s in plan.horizon.scenarios] if plan.horizon is not None else []
     items = []
-    for line in schedule_lines(plan):
+    for line in schedule_lines(plan, scenario):
         text = markdown_text(line.strip())
         for name in names:
             text = text.replace(markdown_text(f"`{name}`"), markdown_code(name))
@@ -261,7 +261,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                          for d in plan.diagnosis])
     if plan.horizon is not None:
         lines += ["## Schedule", "",
-                  *_schedule_items(plan),
+                  *_schedule_items(plan, scenario),
                   "", f"The sections below describe the fleet of the first period "
                   f"({plan.horizon.start}) if demand follows "
                   f"{markdown_code(plan.horizon.fleet_shown)}; "
@@ -287,7 +287,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       *([held.get((c.zone, c.gpu, c.purchase), "")] if held else [])]
                      for c in gpu_counts(plan)])
     if held:
-        lines += ["Held reservations cost their own price, owned nodes held their power and "
+        lines += ["Held reservations cost their own price (a line stating none: the zone's "
+                  "cheapest reserved quote, marked assumed), owned nodes held their power and "
                   "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
                   "price's source.", ""]
     lines += ["## Workloads", "",

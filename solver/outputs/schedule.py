@@ -13,6 +13,8 @@ from collections import defaultdict
 
 from models.common import PurchaseKind
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
+from models.scenario import Scenario
+from solver.outputs.held import assumed_spend_lines
 from solver.outputs.labels import plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
@@ -209,8 +211,9 @@ def unproven_lines(plan: Plan) -> list[str]:
             "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
 
 
-def schedule_lines(plan: Plan) -> list[str]:
-    """The schedule in words (empty for a plan of one peak day)."""
+def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
+    """The schedule in words (empty for a plan of one peak day); with the ``scenario`` (its
+    inventory), the spend inside the horizon says what of it rests on an assumed price."""
     h = plan.horizon
     if h is None:
         return []
@@ -239,7 +242,7 @@ def schedule_lines(plan: Plan) -> list[str]:
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios)
-    return [*out, *cost_lines(plan)]
+    return [*out, *cost_lines(plan, scenario)]
 
 
 #: What ``horizon.scenarios[].cost_in_horizon`` counts, in words (docs/outputs.md).
@@ -247,7 +250,7 @@ SPENT_COUNTS = ("held inventory, on-demand and spot, and new orders as paid insi
                 "with an owned order's whole capital")
 
 
-def cost_lines(plan: Plan) -> list[str]:
+def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     """The horizon's cost twice, each saying what it counts: what is spent inside it per demand
     scenario (plan.json ``cost_in_horizon``), then the objective the plan minimised, which
     leaves out what is already held (it costs the same whatever the plan). One line "cost over
@@ -260,6 +263,7 @@ def cost_lines(plan: Plan) -> list[str]:
     spent = ", ".join(f"{s.scenario} {s.cost_in_horizon:,.0f}" for s in h.scenarios)
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
     return [f"spent inside the horizon ({SPENT_COUNTS}): {spent} {cur}",
+            *(assumed_spend_lines(plan, scenario) if scenario is not None else []),
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "

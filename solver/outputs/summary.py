@@ -20,6 +20,7 @@ from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
+from solver.outputs.assumptions import ASSUMED, assumed_held_prices
 from solver.outputs.labels import plural
 from solver.outputs.slo_cause import slo_misses
 
@@ -236,8 +237,15 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
         # "to" names the day after the last, as the plan's horizon, periods and orders do
         lines.append(f"horizon: {h.count} period{'s' if h.count != 1 else ''} of "
                      f"{plural(h.period_months, 'month')}, {h.start} to {h.end}")
+    assumed = {a.index: a for a in assumed_held_prices(scenario)}
     for i, line in enumerate(scenario.inventory):
         text = _held_text(line, cur)
+        if i in assumed:
+            a = assumed[i]
+            text += f" at {a.price_per_gpu_hour:,.3f} {cur}/GPU-hour ({ASSUMED})"
+            warnings.append(f"inventory[{i}]: the reserved {line.gpu} nodes in {line.zone} are "
+                            f"priced at {a.price_per_gpu_hour:,.3f} {cur}/GPU-hour, {ASSUMED}: "
+                            f"{a.rule} — give the reservation's price_per_gpu_hour")
         if h is not None:
             periods = held_periods(line, h)
             if not periods:

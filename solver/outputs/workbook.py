@@ -200,13 +200,16 @@ def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
         put(ws, r, col["Nodes"], n.nodes, COUNT)
         put(ws, r, col["GPUs"], Formula(f"{letter['GPUs per node']}{r}*{letter['Nodes']}{r}"),
             COUNT)
+        held = held_in_row(plan, scenario, n, offer, plan.cost.currency)
+        # the new nodes' price is the offer's; held nodes' their line's, else the rule's
         reserved_assumed = (offer is not None and n.purchase is PurchaseKind.reserved
+                            and (held is None or not held.all_held)
                             and offer_assumes(offer, AssumedFigure.reserved_price))
+        reserved_assumed |= held is not None and held.price_assumed
         put(ws, r, col["Price"], n.price_per_gpu_hour, _maybe_assumed(PRICE, reserved_assumed))
         put(ws, r, col["Hours paid"], n.hours_per_month, "#,##0.0")
         put(ws, r, col["Cost"], Formula(f"{letter['GPUs']}{r}*{letter['Price']}{r}*"
                                         f"{letter['Hours paid']}{r}"), MONEY)
-        held = held_in_row(plan, scenario, n, offer, plan.cost.currency)
         quote = offer.terms(PurchaseKind.reserved) if offer is not None else None
         new_nodes = held is None or not held.all_held  # a quote's terms are for new nodes
         if (n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms)
