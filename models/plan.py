@@ -269,6 +269,20 @@ class HorizonSummary(Frozen):
     """Demand scenario whose first period the plan's fleet (allocations, nodes) is."""
 
 
+class Replanned(Frozen):
+    """The earlier plan a re-plan (``plan --existing``) kept the placed orders of."""
+
+    file: str
+    """The earlier plan.json, as given on the command line."""
+    scenario: str
+    """The earlier plan's scenario name (a quarter's copy of a scenario may rename it)."""
+    plan_date: dt.date
+    """The day the earlier plan was made for."""
+    kept: tuple[Order, ...] = ()
+    """Its orders shared by every demand scenario and due before this plan's date
+    (:meth:`Plan.placed_before`): placed, so held here as inventory."""
+
+
 class ReplayCheck(Frozen):
     """One trace replay of a workload against a plan at its planned peak (docs/replay.md,
     "Replay in the plan")."""
@@ -298,7 +312,8 @@ class ReplayCheck(Frozen):
 class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
-    omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest")
+    omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest",
+                         "replanned_from")
 
     def omitted_when_default(self) -> tuple[str, ...]:
         """A plan over periods always writes ``periods`` and ``orders``, ``[]`` when it orders
@@ -334,6 +349,14 @@ class Plan(OmitDefaults):
     """Whether the solve proved no fleet cheaper (:func:`proves_cheapest`): ``false`` for an
     ``optimal`` plan whose proven gap shows (within ``solver.gap_limit``, not proven
     cheapest). ``None`` (left out): not recorded, as ``solver.gap_limit``."""
+    replanned_from: Replanned | None = None
+    """A re-plan (``plan --existing``): the earlier plan and the orders of it kept as placed."""
+
+    def placed_before(self, day: dt.date) -> tuple[Order, ...]:
+        """The orders of this plan that were placed by ``day``: shared by every demand
+        scenario (decided before the re-plan) and due before it. A re-plan on ``day`` holds
+        them (``keep_orders``, :mod:`solver.solve.horizon`); the rest are decided again."""
+        return tuple(o for o in self.orders if o.scenario is None and o.order_by < day)
 
 
 #: Digits a relative gap is rounded to before it counts as zero (0.00 % as a percentage).

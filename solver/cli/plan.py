@@ -13,7 +13,7 @@ from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
-from models.plan import Plan, SolveStatus, with_gap_limit
+from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
@@ -49,6 +49,7 @@ from solver.outputs.plan_dir import PLAN_DIR_FILES, with_inventory, write_plan_o
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
+from solver.program.orders import plan_date_of
 from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
@@ -223,6 +224,33 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
     return Path("outputs") / name
 
 
+def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replanned]:
+    """``--existing``: the scenario with the earlier plan's placed orders held, and the record
+    of what was kept. An "earlier" plan made for a later day than this one is refused (a new
+    user passed the next quarter's plan and its orders were kept with no word); one whose
+    horizon ended before this plan's day gets a warning. A scenario renamed from one quarter to
+    the next is no error (README's re-plan does so): every output names the earlier plan's
+    scenario and day beside the orders kept (docs/program.md, "Re-planning")."""
+    earlier = validate_as(Plan, read_document(existing), str(existing))
+    today = plan_date_of(sc)
+    h = earlier.horizon
+    if h is not None and h.plan_date > today:
+        raise InputError([Problem(
+            str(existing), "horizon.plan_date",
+            f"this plan (of `{earlier.scenario}`) was made for {h.plan_date}, after this "
+            f"scenario's plan date {today}: it is not an earlier plan, and its orders were not "
+            "placed before this one", "give the plan.json of the plan made before this one "
+            "(the previous quarter's), or none")])
+    sc = keep_orders(sc, earlier, str(existing))  # refuses a plan of one peak day
+    assert h is not None
+    if today >= h.end:
+        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end}, which ended "
+                   f"before this plan's date {today}: its orders may have been re-planned "
+                   "since; give the latest plan.json", err=True)
+    return sc, Replanned(file=str(existing), scenario=earlier.scenario, plan_date=h.plan_date,
+                         kept=earlier.placed_before(today))
+
+
 @click.command("plan")
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
@@ -251,15 +279,17 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     given = click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
+    replanned = None
     if existing is not None:
-        earlier = validate_as(Plan, read_document(existing), str(existing))
-        sc = keep_orders(sc, earlier, str(existing))
+        sc, replanned = keep_earlier_orders(sc, existing)
     out = output_dir(sc, scenario, out_dir)
     received: list[int] = []
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
                                    quiet, deadline, received, limit_given=given)
+        if replanned is not None:
+            plan = plan.model_copy(update={"replanned_from": replanned})
         if plan.status is SolveStatus.infeasible:
             plan = with_slo_causes(plan, sc, table or build_capacity_table(
                 sc, sc.gpus_sold_or_held()))

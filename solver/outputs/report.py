@@ -85,6 +85,8 @@ def _schedule_items(plan: Plan, scenario: Scenario) -> list[str]:
     writes it between backticks, which plain text would show escaped), an order under the line
     that introduces it as a nested item."""
     names = [s.scenario for s in plan.horizon.scenarios] if plan.horizon is not None else []
+    if plan.replanned_from is not None:  # the earlier plan's scenario, in its kept line
+        names.append(plan.replanned_from.scenario)
     items = []
     for line in schedule_lines(plan, scenario):
         text = markdown_text(line.strip())

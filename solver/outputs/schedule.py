@@ -47,6 +47,21 @@ def order_line(o: Order, currency: str) -> str:
             f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; {commitment}")
 
 
+def kept_lines(plan: Plan) -> list[str]:
+    """A re-plan's orders kept from the earlier plan, as placed (none: [])."""
+    r = plan.replanned_from
+    if r is None:
+        return []
+    cur = plan.cost.currency
+    head = f"kept from {r.file} of {r.plan_date} (scenario `{r.scenario}`), placed and held:"
+    if not r.kept:
+        return [f"{head} nothing (no order of it shared by every demand scenario was due "
+                "before this plan's date)"]
+    return [head, *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due "
+                    f"{o.order_by}: {_quote(o, cur)}; serving {o.usable_from} to {o.expires}"
+                    for o in r.kept)]
+
+
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
     """Orders of ``scenario`` beyond the base scenario's: (order, extra nodes)."""
     def key(o: Order) -> tuple[str, str, PurchaseKind, int, int]:
@@ -223,6 +238,7 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     months = f"{h.period_months:g} month{'' if h.period_months == 1 else 's'}"
     out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
            f"{months}), planned on {h.plan_date}, re-planned by {h.replan_date}"]
+    out += kept_lines(plan)
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
