@@ -80,6 +80,25 @@ def test_no_chart_covers_a_used_cell(tmp_path: Path) -> None:
         assert chart.anchor._from.col + 1 > used  # 0-based column of the chart's top-left cell
 
 
+def test_the_objective_line_says_how_reservations_and_owned_hardware_are_counted() -> None:
+    """The objective charges a reservation its whole term but owned hardware its amortised
+    cost for its months inside the horizon (docs/program.md); the line said "commitments
+    counted whole term", as if owned capital were counted whole too (a new user's finding)."""
+    from solver.outputs.schedule import cost_lines
+
+    plan, _ = base_high()
+    assert plan.horizon is not None and plan.horizon.commitments == "whole_term"
+    objective = cost_lines(plan)[-1]
+    assert objective.endswith("; reservations counted for their whole term; owned hardware at "
+                              "its amortised cost inside the horizon")
+    inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
+        update={"commitments": "inside_horizon"})})
+    assert cost_lines(inside)[-1].endswith("; reservations counted for their months inside the "
+                                           "horizon; owned hardware at its amortised cost "
+                                           "inside the horizon")
+    assert not any("commitments counted" in line for line in schedule_lines(plan))
+
+
 def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:
     """Two owned nodes held carry 2 of the 3 req/s: the GPU table shows them in an `Owned`
     column; a plan stopped at its time limit states its bound as a cost over the horizon, not

@@ -12,6 +12,7 @@ import datetime as dt
 from collections import defaultdict
 
 from models.common import PurchaseKind
+from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines
@@ -283,5 +284,15 @@ def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "
-            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); commitments counted "
-            f"{h.commitments.replace('_', ' ')}"]
+            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}"]
+
+
+def counted(commitments: str) -> str:
+    """How the objective counts what is ordered, by ``horizon.commitments``: a reservation its
+    whole term (or its months inside the horizon), owned hardware always its amortised cost
+    for its months inside (docs/program.md, "Planning periods", says why)."""
+    if commitments == CommitmentCost.whole_term:
+        return ("reservations counted for their whole term; owned hardware at its amortised "
+                "cost inside the horizon")
+    return ("reservations counted for their months inside the horizon; owned hardware at its "
+            "amortised cost inside the horizon")
