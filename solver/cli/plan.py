@@ -38,6 +38,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import (
     RERUN_NOTE,
+    WORK_LIMIT_HELP,
     WORK_LIMIT_NOTE,
     config_label,
     failure_label,
@@ -154,7 +155,8 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
                  "workload and proven much faster, but cost more")
     if searched:
-        return [*out, f"  stopped at its search limit: {WORK_LIMIT_NOTE}"]
+        return [*out, f"  stopped at its search limit: {WORK_LIMIT_NOTE}",
+                f"  to narrow it: {WORK_LIMIT_HELP}"]
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
 

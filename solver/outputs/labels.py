@@ -22,8 +22,8 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["RERUN_NOTE", "WORK_LIMIT_NOTE", "config_label", "failure_label", "label", "plural",
-           "status_label"]
+__all__ = ["RERUN_NOTE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE", "config_label", "failure_label",
+           "label", "plural", "status_label"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -54,6 +54,17 @@ RERUN_NOTE = ("this plan is as far as the search got in that time on this machin
 #: promises: docs/program.md, "Same input, same plan over periods".
 WORK_LIMIT_NOTE = ("its search is limited in work (branch-and-bound nodes), not in seconds, so "
                    "a re-run of the same input gives this plan again, on any machine load")
+
+
+#: What narrows the gap of such a plan, and what does not: its stages stop at node limits
+#: fixed in the code, so more seconds give the same plan (docs/program.md, "Same input, same
+#: plan over periods").
+WORK_LIMIT_HELP = ("a longer --time-limit gives this same plan: the search's work limit is "
+                   "fixed, and the time limit only adds a safety stop (and more time for "
+                   "blocks too large to solve whole, a plan that then says time_limit); a "
+                   "smaller program is searched further in the same work: fewer periods or "
+                   "demand scenarios, or dedicated pools (policy.share_nodes: false), which "
+                   "cost more (docs/program.md, \"Same input, same plan over periods\")")
 
 
 def label(value: Enum | str | None) -> str:

@@ -16,7 +16,7 @@ from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines
-from solver.outputs.labels import plural, status_label
+from solver.outputs.labels import WORK_LIMIT_HELP, plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
@@ -95,6 +95,18 @@ def _committed_gpus(plan: Plan, scenario: str, period: int) -> int:
                for g in p.gpus if g.purchase in (PurchaseKind.reserved, PurchaseKind.owned))
 
 
+def work_limited(plan: Plan) -> bool:
+    """A plan over periods whose stages stopped at their work limits short of the gap asked
+    (``feasible``): more seconds give the same plan."""
+    return plan.status is SolveStatus.feasible and plan.horizon is not None
+
+
+def _more_search(plan: Plan) -> str:
+    """What a search that went further would be, in a clause after "and": more time, unless
+    the search stopped at its fixed work limit."""
+    return "a search that goes further" if work_limited(plan) else "a longer --time-limit"
+
+
 def _why_more(plan: Plan, name: str, period: int) -> str:
     """Why a scenario whose demand is no higher than base's runs more elastic GPUs of a type:
     it holds fewer committed GPUs then, or the plan is not proven optimal, or (proven) the same
@@ -109,7 +121,7 @@ def _why_more(plan: Plan, name: str, period: int) -> str:
     if plan.status is not SolveStatus.optimal:
         how = status_label(plan.status, plan.solver).lower() + (
             "" if plan.solver.gap is None else f", gap {plan.solver.gap:.1%}")
-        return (f"{head}: the plan is not proven optimal ({how}), and a longer --time-limit "
+        return (f"{head}: the plan is not proven optimal ({how}), and {_more_search(plan)} "
                 "may do without them")
     return f"{head}: it carries the same demand with another mix of GPUs"
 
@@ -152,8 +164,8 @@ def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
     how = status_label(plan.status, plan.solver).lower() + (
         "" if gap is None else f", gap {gap:.1%}")
     return [f"these differences from `{BASE}` are from a plan not proven optimal ({how}): "
-            "capacity above demand may be slack that a longer --time-limit removes, not what "
-            "the demand needs"]
+            f"capacity above demand may be slack that {_more_search(plan)} removes, not what "
+            "the demand needs" + (f"; {WORK_LIMIT_HELP}" if work_limited(plan) else "")]
 
 
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
@@ -222,6 +234,11 @@ def unproven_lines(plan: Plan) -> list[str]:
         return []
     how = status_label(plan.status, plan.solver).lower() + (
         f", gap {gap:.1%}" if gap is not None else ", no bound")
+    if work_limited(plan):
+        return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
+                "cost up to that much less, and order otherwise); it stopped at its search "
+                f"limit, not on the clock, so before placing them weigh them against its bound: "
+                f"{WORK_LIMIT_HELP}"]
     return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
             "cost up to that much less, and order otherwise); before placing them, re-plan "
             "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
