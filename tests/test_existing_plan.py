@@ -47,6 +47,12 @@ def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: P
     report = (tmp_path / "o2" / "report.md").read_text()
     assert f"- kept from {earlier} of 2027-01-01 (scenario `tq`), placed and held:" in report
     assert "  - 1 H100-SXM (1 node) in zone-a, due 2027-03-04" in report
+    # the reservation held reads as the order did, "to" the day after its last (the first
+    # quarter said "serving 2027-04-01 to 2028-04-01", the re-plan "ends 2028-03-31")
+    assert "serving 2027-04-01 to 2028-04-01" in first.output
+    assert "1 node held (inventory): reservation to 2028-04-01" in report
+    assert "ends 2028-03-31" not in report
+    assert 'a date after "to" is the day after the last' in again.output
     record = json.loads((tmp_path / "o2" / "plan.json").read_text())["replanned_from"]
     assert (record["file"], record["scenario"], record["plan_date"]) == (
         str(earlier), "tq", "2027-01-01")

@@ -372,7 +372,8 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     rows = {(r[2], r[3]): dict(zip(titles, r, strict=False))
             for r in ws.iter_rows(min_row=2, values_only=True) if r[0] == "a"}
     held_owned, held_reserved = rows[("Owned", "all day")], rows[("Reserved", "all day")]
-    assert held_reserved["Already held"] == "1 node held (inventory): reservation ends 2027-06-30"
+    # ends: 2027-06-30, shown as every span ends: the day after the last
+    assert held_reserved["Already held"] == "1 node held (inventory): reservation to 2027-07-01"
     assert held_reserved["Price"] == pytest.approx(0.5)
     assert (held_reserved["Lead time"], held_reserved["Commitment"], held_reserved["Stock"]) == (
         None, None, None)  # the quote's terms (8 weeks, 12 months) are for new nodes

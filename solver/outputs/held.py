@@ -19,7 +19,7 @@ from models.offers import Offer
 from models.plan import NodeCount, Plan
 from models.scenario import Scenario
 from solver.outputs.assumptions import ASSUMED, AssumedHeldPrice, assumed_held_prices, price_source
-from solver.outputs.labels import plural
+from solver.outputs.labels import day_after, plural
 
 
 @dataclass(frozen=True)
@@ -102,12 +102,12 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
     assumed = [a for line in lines if (a := _assumed(scenario, line)) is not None]
     if n.purchase is PurchaseKind.reserved:
         ends = min(line.ends for line in lines if line.ends is not None)
-        text = f"{share} held (inventory): reservation ends {ends}"
+        text = f"{share} held (inventory): reservation to {day_after(ends)}"
         text += "".join(f"; price {assumed_price_text(a, currency)}" for a in assumed)
     else:
         retired = [line.ends for line in lines if line.ends is not None]
         text = f"{share} owned (inventory): capital spent" + (
-            f", retired {min(retired)}" if retired else "")
+            f", held to {day_after(min(retired))}" if retired else "")
     source = "; ".join(dict.fromkeys(_line_source(scenario, line, offer, currency)
                                      for line in lines))
     return Held(count, n.nodes, text, source, price_assumed=bool(assumed))

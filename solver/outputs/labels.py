@@ -7,6 +7,7 @@ purchase kind reads the same in every file.
 
 from __future__ import annotations
 
+import datetime as dt
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -22,8 +23,8 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["RERUN_NOTE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE", "config_label", "failure_label",
-           "label", "plural", "status_label"]
+__all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE", "config_label",
+           "day_after", "failure_label", "label", "plural", "status_label"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -65,6 +66,17 @@ WORK_LIMIT_HELP = ("a longer --time-limit gives this same plan: the search's wor
                    "smaller program is searched further in the same work: fewer periods or "
                    "demand scenarios, or dedicated pools (policy.share_nodes: false), which "
                    "cost more (docs/program.md, \"Same input, same plan over periods\")")
+
+
+#: The one convention of dates on screen: a span runs from its first day "to" the day after
+#: its last (as the horizon, its periods and an order's term end), said once per output.
+TO_EXCLUSIVE = "a date after \"to\" is the day after the last"
+
+
+def day_after(day: dt.date) -> dt.date:
+    """The end of a span written "to" (:data:`TO_EXCLUSIVE`) whose last day is ``day``: an
+    inventory line's ``ends`` (its last day held) shown as orders and periods end."""
+    return day + dt.timedelta(days=1)
 
 
 def label(value: Enum | str | None) -> str:

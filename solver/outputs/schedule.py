@@ -16,7 +16,7 @@ from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines
-from solver.outputs.labels import WORK_LIMIT_HELP, plural, status_label
+from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_HELP, plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
@@ -255,7 +255,8 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     now = [o for o in plan.orders if o.scenario is None]
     months = f"{h.period_months:g} month{'' if h.period_months == 1 else 's'}"
     out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
-           f"{months}), planned on {h.plan_date}, re-planned by {h.replan_date}"]
+           f"{months}; {TO_EXCLUSIVE}), planned on {h.plan_date}, re-planned by "
+           f"{h.replan_date}"]
     out += kept_lines(plan)
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")

@@ -28,7 +28,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     cur = plan.cost.currency
     section(ws, 1, "Orders")
     titles = ["Scenario", "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
-              "Order by", "Usable from", "Expires", "Term [months]", "Upfront",
+              "Order by", "Usable from", "Held to (day after the last)", "Term [months]", "Upfront",
               f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
               f"Paid in horizon [{cur}]", f"Whole commitment [{cur}]"]
     header(ws, 2, titles)
