@@ -287,7 +287,10 @@ def test_a_plan_stopped_at_its_work_limit_is_not_told_to_take_more_time() -> Non
     assert warning == (
         "these orders are from a plan not proven optimal (feasible, gap 15.4%: the cheapest plan "
         "may cost up to that much less, and order otherwise); it stopped at its search limit, "
-        f"not on the clock, so before placing them weigh them against its bound: {WORK_LIMIT_HELP}")
+        "which is fixed, not on the clock: a longer --time-limit gives this same plan, a smaller "
+        "program (fewer periods or demand scenarios, or dedicated pools) is searched further "
+        "(docs/program.md, \"Same input, same plan over periods\"); before placing them, weigh "
+        "them against its bound")
     assert WORK_LIMIT_HELP.startswith("a longer --time-limit gives this same plan: the search's "
                                       "work limit is fixed")
     assert not any("re-plan with a longer --time-limit" in line for line in lines)
@@ -475,7 +478,7 @@ def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
     assert any(line.startswith(
         "these differences from `base` are from a plan not proven optimal (feasible, gap "
         "21.6%): capacity above demand may be slack that a search that goes further removes, "
-        "not what the demand needs; a longer --time-limit gives this same plan") for line in lines)
+        "not what the demand needs") for line in lines)
     close = stopped.model_copy(update={"solver": plan.solver.model_copy(
         update={"gap": LARGE_GAP / 2})})
     assert not any("differences from `base`" in line for line in schedule_lines(close))

@@ -31,7 +31,7 @@ class Held:
     of_nodes: int
     """The row's nodes [nodes]."""
     text: str
-    """``2 nodes held (inventory): reservation ends 2027-06-30``."""
+    """``2 nodes held (inventory): reservation to 2027-07-01``."""
     price_source: str
     """Where the held nodes' price comes from."""
     price_assumed: bool = False

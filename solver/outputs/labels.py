@@ -23,8 +23,9 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE", "config_label",
-           "day_after", "failure_label", "label", "plural", "status_label"]
+__all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE",
+           "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label", "label", "plural",
+           "status_label"]
 
 _LABELS: dict[Enum, str] = {
     PurchaseKind.reserved: "Reserved",
@@ -77,6 +78,12 @@ def day_after(day: dt.date) -> dt.date:
     """The end of a span written "to" (:data:`TO_EXCLUSIVE`) whose last day is ``day``: an
     inventory line's ``ends`` (its last day held) shown as orders and periods end."""
     return day + dt.timedelta(days=1)
+
+
+#: :data:`WORK_LIMIT_HELP` in a clause, where the status lines above say it in full.
+WORK_LIMIT_SHORT = ("a longer --time-limit gives this same plan, a smaller program (fewer "
+                    "periods or demand scenarios, or dedicated pools) is searched further "
+                    "(docs/program.md, \"Same input, same plan over periods\")")
 
 
 def label(value: Enum | str | None) -> str:

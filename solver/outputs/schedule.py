@@ -16,7 +16,7 @@ from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines
-from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_HELP, plural, status_label
+from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
@@ -165,7 +165,7 @@ def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
         "" if gap is None else f", gap {gap:.1%}")
     return [f"these differences from `{BASE}` are from a plan not proven optimal ({how}): "
             f"capacity above demand may be slack that {_more_search(plan)} removes, not what "
-            "the demand needs" + (f"; {WORK_LIMIT_HELP}" if work_limited(plan) else "")]
+            "the demand needs"]
 
 
 def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
@@ -237,8 +237,8 @@ def unproven_lines(plan: Plan) -> list[str]:
     if work_limited(plan):
         return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
                 "cost up to that much less, and order otherwise); it stopped at its search "
-                f"limit, not on the clock, so before placing them weigh them against its bound: "
-                f"{WORK_LIMIT_HELP}"]
+                f"limit, which is fixed, not on the clock: {WORK_LIMIT_SHORT}; before placing "
+                "them, weigh them against its bound"]
     return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
             "cost up to that much less, and order otherwise); before placing them, re-plan "
             "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
