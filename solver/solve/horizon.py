@@ -341,11 +341,8 @@ def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
                                     "earlier plan was made from (or one that keeps its zones)"))
     if problems:
         raise InputError(problems)
-    today = plan_date_of(scenario)
     held = []
-    for o in earlier.orders:
-        if o.scenario is not None or o.order_by >= today:
-            continue  # not placed yet: decided again
+    for o in earlier.placed_before(plan_date_of(scenario)):  # the rest: decided again
         per_node = o.gpus // o.nodes
         last = o.expires - dt.timedelta(days=1)
         if o.purchase is PurchaseKind.owned:
