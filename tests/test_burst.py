@@ -652,8 +652,9 @@ def test_upcrossings_by_hand() -> None:
     (read linearly: 2 (i + ½) ÷ 4 at slice i, ½ arriving in each), every prompt 10 ms. At a
     backlog y the arrival of slice i crosses it when its prompt lifts ``10 K − c T`` from (y −
     10, y], i.e. K = i + y ÷ 10 of the earlier ones reached the replica: U(y) = Σ_i ½ P(K_i =
-    i + y ÷ 10). Dealt over two replicas, each gets half the arrivals and half the count (a
-    Poisson count still: its variance ÷ 4 is below its mean); the Poisson of mean μ ÷ 2 then.
+    i + y ÷ 10). Dealt over two replicas in turn, each gets half the arrivals, and the count
+    before the crossing arrival on its replica is every second one, ⌊F ÷ 2⌋: P(K = k) = P(F =
+    2k) + P(F = 2k + 1) (fails if it goes back to a Poisson count of half the mean).
     The backlogs asked for run to 400 ms, as the model's grid runs far into the tail: what
     the FFT wraps round is the chance of a backlog beyond the last."""
     from solver.capacity import queueing
@@ -663,13 +664,19 @@ def test_upcrossings_by_hand() -> None:
     def poisson(mean: float, k: int) -> float:
         return math.exp(-mean) * mean ** k / math.factorial(k)
 
+    def dealt(mean: float, k: int, replicas: int) -> float:  # P(⌊F ÷ n⌋ = k), F Poisson
+        return sum(poisson(mean, replicas * k + j) for j in range(replicas))
+
     for replicas in (1, 2):
         got = queueing.upcrossings([10.0], [1.0], [2.0], [2.0], replicas, [40.0],
                                    np.array([0.0, 20.0, 400.0]))
         for y, value in zip((0, 20), got[:2], strict=True):
-            expected = sum(0.5 / replicas * poisson(2 * (i + 0.5) / 4 / replicas, i + y // 10)
+            expected = sum(0.5 / replicas * dealt(2 * (i + 0.5) / 4, i + y // 10, replicas)
                            for i in range(4))
             assert value == pytest.approx(expected, rel=1e-6)
+            if replicas == 2:  # not the Poisson of half the mean
+                halved = sum(0.25 * poisson((i + 0.5) / 4, i + y // 10) for i in range(4))
+                assert abs(value - halved) > 0.05 * halved
 
 
 def test_upcrossings_count_the_burst_the_crossing_arrival_is_in() -> None:
@@ -701,7 +708,7 @@ def test_the_backlog_tail_takes_the_fewer_crossings() -> None:
     model.md's table's rows after a node loss, two left, 4 req/s each): the largest Chernoff
     bound over the windows stands in for the union over windows by its looseness and puts the
     TTFT P95 at 2,374 ms (the replay: 1,761); with the backlog's tail the smaller of that and
-    its expected upcrossings, 1,962 ms — more than 10 % lower (fails if the upcrossings are
+    its expected upcrossings, 1,954 ms — more than 10 % lower (fails if the upcrossings are
     dropped), and not below the largest single window's P95 (a lower bound of the
     supremum's)."""
     from dataclasses import replace

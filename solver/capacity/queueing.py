@@ -654,9 +654,11 @@ def upcrossings(
     The arrival at ``T`` is a second arrival of the same burst: the count before it is
     conditioned on it (Palm), for a negative binomial count — a Poisson of gamma-distributed
     mean, shape ``r = m² ÷ (v − m)`` — the gamma size-biased to shape ``r + 1``, mean ``m
-    (r + 1) ÷ r`` (J. Grandell, *Mixed Poisson Processes*, Chapman & Hall, 1997). One of
-    ``replicas`` (dealt in turn) gets ``1 ÷ n`` of it, taken as a negative binomial of mean
-    ``μ ÷ n`` and variance ``σ² ÷ n²`` (at least the mean). Each slice has its own grid of
+    (r + 1) ÷ r`` (J. Grandell, *Mixed Poisson Processes*, Chapman & Hall, 1997). The
+    stream is dealt in turn over ``replicas``: the crossing arrival reaches the request's
+    replica as the ``n i``-th before it, so the count on the replica is ``⌊F ÷ n⌋`` of that
+    count ``F`` (:func:`burst_share_pmf`; its characteristic function ``Σ_k P(K = k) φ_S^k``
+    by Horner, the negative binomial's closed form on one replica). Each slice has its own grid of
     :data:`UPCROSSING_CELLS` cells up to ``c T + max y + 2 max S``, so that what the FFT wraps
     round is the chance of a backlog beyond the largest ``y`` (aliasing: R. Grübel and R.
     Hermesmeier, "Computation of compound distributions I: aliasing errors and exponential
@@ -686,7 +688,6 @@ def upcrossings(
         r = np.where(clustered, m * m / np.where(clustered, v - m, 1.0), 1.0)
     m = np.where(clustered, m * (r + 1) / r, m)  # given a second arrival at T (Palm)
     v = np.where(clustered, m + m * m / (r + 1), m)
-    mu, sigma2 = m / n, np.maximum(v / (n * n), m / n)
     cells = UPCROSSING_CELLS
     cell = (at + float(y[-1]) + 2 * float(work.max())) / cells  # each slice's [ms]
     position = np.minimum(work[None, :] / cell[:, None], cells - 1.0)
@@ -698,12 +699,27 @@ def upcrossings(
              + np.bincount((rows + index + 1).ravel(), weights=upper.ravel(),
                            minlength=at.size * cells)).reshape(at.size, cells)
     psi = np.fft.rfft(s_pmf, axis=1) - 1.0  # φ_S − 1
-    excess = sigma2 / np.maximum(mu, 1e-300) - 1.0  # dispersion − 1
-    phi = np.exp(mu[:, None] * psi)  # Poisson, or the negative binomial where over-dispersed
-    mixed = excess > 1e-9
-    if mixed.any():
-        e = excess[mixed, None]
-        phi[mixed] = np.exp(-(mu[mixed, None] / e) * np.log(1.0 - e * psi[mixed]))
+    if n > 1:  # ⌊F ÷ n⌋ of the count F before the crossing arrival, as the router deals it
+        dealt = burst_share_pmf(m, v, n)
+        # Σ_k P(K = k) φ_S^k by Horner, the slices with the longest counts first: a slice
+        # joins at its last count above COUNT_TAIL (the rows beyond it are 0 until then)
+        last = np.argmax(np.cumsum(dealt, axis=1) >= 1.0 - COUNT_TAIL, axis=1)
+        order = np.argsort(-last, kind="stable")
+        dealt, phi_s, last = dealt[order], psi[order] + 1.0, last[order]
+        phi = np.zeros_like(psi)
+        for k in range(int(last[0]), -1, -1):
+            active = int(np.searchsorted(-last, -k, side="right"))  # rows with last ≥ k
+            head = phi[:active]
+            head *= phi_s[:active]
+            head += dealt[:active, k:k + 1]
+        phi[order] = phi.copy()
+    else:  # Poisson, or the negative binomial where over-dispersed
+        excess = v / np.maximum(m, 1e-300) - 1.0  # dispersion − 1
+        phi = np.exp(m[:, None] * psi)
+        mixed = excess > 1e-9
+        if mixed.any():
+            e = excess[mixed, None]
+            phi[mixed] = np.exp(-(m[mixed, None] / e) * np.log(1.0 - e * psi[mixed]))
     band = np.cumsum(np.fft.irfft(-phi * psi, cells, axis=1), axis=1)  # P(y − S < A ≤ y)
     position = np.minimum((y[None, :] + at[:, None]) / cell[:, None], cells - 1.0)
     index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
