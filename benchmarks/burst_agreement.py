@@ -15,7 +15,9 @@ replayed requests arrived at): the model with the trace's ``arrival.burst`` as `
 prints it (followers included; the burst divided over the serving replicas), with its SCV alone
 (the model before the followers), and without it (Poisson); for the TTFT also the largest
 window alone (the model before the supremum over windows), for the per-token P95 also the
-time-average wait (the model before the wait an arrival has, ``palm_wait=False``). A diff is
+time-average wait (the model before the wait an arrival has, ``palm_wait=False``), and for
+both the backlog's tail by the Chernoff bound alone (the model before its expected
+upcrossings, ``backlog_crossings=False``). A diff is
 predicted ÷ replayed − 1: positive errs high (safe).
 
 Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--table] [--held-out]
@@ -231,6 +233,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
                                 replicas=r.serving)
         time_wait = load_point(replace(profile, palm_wait=False), r.per_replica_rps,
                                replicas=r.serving)
+        chernoff = load_point(replace(profile, backlog_crossings=False), r.per_replica_rps,
+                              replicas=r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
         cells = [wl.name, f"{case.gpu} × {case.tp}", r.label, str(r.serving),
@@ -238,10 +242,12 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
                  _vs(poisson.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(scv.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(one_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(chernoff.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(time_wait.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
     return out
@@ -402,10 +408,11 @@ def main(argv: list[str]) -> None:
                 print(line, flush=True)
         return
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
-          "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | model | "
-          "TPOT P95 replay [ms] | Poisson pred | SCV only | time-average wait | model | "
-          "replay [s] |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | Chernoff tail | "
+          "model | TPOT P95 replay [ms] | Poisson pred | SCV only | time-average wait | "
+          "Chernoff tail | model | replay [s] |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|")
     for case, trace in cases(scenario, args.traces, args.also):
         for line in row(scenario, case, trace, args.window_s):
             print(line, flush=True)

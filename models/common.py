@@ -37,6 +37,10 @@ class OmitDefaults(Frozen):
     """Fields that label a figure (e.g. a price as *assumed*) without changing what is planned:
     left out of the fingerprint (``FINGERPRINT_CONTEXT``), which digests what was planned."""
 
+    def omitted_when_default(self) -> tuple[str, ...]:
+        """The fields this object leaves out of its dumps while they hold their defaults."""
+        return self.omit_when_default
+
     @model_serializer(mode="wrap")
     def _omit_defaults(self, handler: SerializerFunctionWrapHandler,
                        info: SerializationInfo) -> Any:
@@ -46,7 +50,7 @@ class OmitDefaults(Frozen):
             if info.context and info.context.get("fingerprint"):
                 for name in self.label_fields:
                     data.pop(fields[name].alias or name, None)
-            for name in self.omit_when_default:
+            for name in self.omitted_when_default():
                 key = fields[name].alias or name
                 if key not in data:
                     key = name

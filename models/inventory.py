@@ -111,7 +111,9 @@ class Fleet(Frozen):
     replicas: tuple[FleetReplicaGroup, ...]
     nodes: tuple[FleetNodes, ...]
     laid_out_by_fleetplan: bool = False
-    """True when the inventory gave no layout and fleetplan placed the replicas."""
+    """True when the inventory gave no layout and ``check`` placed the replicas (greedy); false
+    for a plan.json, whose replicas are the plan's own, and for an inventory's ``layout:``
+    (``check --json`` adds ``replicas_laid_out_by``: ``check``, ``plan`` or ``inventory``)."""
     notes: tuple[str, ...] = ()
     """What fleetplan changed while reading (e.g. replicas dropped that no node could hold)."""
 

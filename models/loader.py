@@ -35,7 +35,12 @@ from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
 from models.offers import ONE_QUOTE, QUOTE_LIST, Offer, Zone
-from models.planning_checks import horizon_problems, resolve_inventory
+from models.planning_checks import (
+    OfferPaths,
+    horizon_problems,
+    offer_where,
+    resolve_inventory,
+)
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario, ScenarioFile
 from models.text import csv_uncell
@@ -487,8 +492,10 @@ def duplicate_zone_ids(zone_ids: Sequence[str], file: str) -> list[Problem]:
             for i, zone_id in enumerate(zone_ids) if zone_id in zone_ids[:i]]
 
 
-def check_references(scenario: Scenario, file: str) -> list[Problem]:
-    """Consistency tier: every name a scenario uses resolves, names are unique."""
+def check_references(scenario: Scenario, file: str,
+                     offer_paths: OfferPaths | None = None) -> list[Problem]:
+    """Consistency tier: every name a scenario uses resolves, names are unique (an offer located
+    in the user's file by ``offer_paths``, :func:`models.planning_checks.offer_where`)."""
     problems: list[Problem] = []
     gpu_names = [g.name for g in scenario.gpus]
     model_names = [m.name for m in scenario.models]
@@ -504,7 +511,8 @@ def check_references(scenario: Scenario, file: str) -> list[Problem]:
     for zi, zone in enumerate(scenario.zones):
         for oi, offer in enumerate(zone.offers):
             if offer.gpu not in gpu_names:
-                problems.append(Problem(file, f"zones[{zi}].offers[{oi}].gpu",
+                where = offer_where(scenario, zi, oi, offer_paths)
+                problems.append(Problem(file, f"{where}.gpu",
                                         f"unknown GPU `{offer.gpu}`",
                                         did_you_mean(offer.gpu, gpu_names)))
     for wi, wl in enumerate(scenario.workloads):
@@ -618,6 +626,7 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
         zone_map = read_zone_names(map_path)
         all_sources.append(str(map_path))
     imported: list[Zone] = []
+    offer_paths: dict[tuple[str, str], str] = {}
     if raw.price_tables:
         # here, not at the top: the price-table readers (~0.02 s of CPU to import) serve only
         # the scenarios that name price tables, and every command's start-up loads a scenario
@@ -625,7 +634,10 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
 
         for ti, table in enumerate(raw.price_tables):
             table_path = _resolve_path(path, table.path)
-            imported.extend(zones_from_price_table(table_path, table, gpus, file, ti, zone_map))
+            zones = zones_from_price_table(table_path, table, gpus, file, ti, zone_map)
+            imported.extend(zones)
+            offer_paths.update({(z.id, o.gpu): f"price_tables[{ti}] ({o.gpu} in {z.id})"
+                                for z in zones for o in z.offers})
             all_sources.append(str(table_path))
     measured = raw.measured
     if raw.measured_csv is not None:
@@ -638,6 +650,9 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
     explicit, problems = canonical_zones(raw.zones, gpu_names, zone_map, file)
     workloads, workload_problems = canonical_workloads(raw.workloads, gpu_names, aliases, file)
     problems += workload_problems
+    # the file's own offers at the file's own indices (the merged zones put imported ones first)
+    offer_paths.update({(z.id, o.gpu): f"zones[{zi}].offers[{oi}]"
+                        for zi, z in enumerate(explicit) for oi, o in enumerate(z.offers)})
     scenario = Scenario(
         name=raw.name,
         description=raw.description,
@@ -655,18 +670,20 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
     )
     # the file's own zones: merging with imported ones keeps one entry per id
     problems += duplicate_zone_ids([z.id for z in explicit], file)
-    return checked(scenario, file, problems)
+    return checked(scenario, file, problems, offer_paths)
 
 
-def checked(scenario: Scenario, file: str, problems: Sequence[Problem] = ()) -> Scenario:
+def checked(scenario: Scenario, file: str, problems: Sequence[Problem] = (),
+            offer_paths: OfferPaths | None = None) -> Scenario:
     """The consistency tier: references resolve, the horizon fits, the inventory is named; the
     scenario with its inventory lines resolved (GPU and node size on each), else an InputError
-    listing every problem (with ``problems`` found before)."""
-    found = [*problems, *check_references(scenario, file)]
+    listing every problem (with ``problems`` found before), each offer's located in the user's
+    file by ``offer_paths``."""
+    found = [*problems, *check_references(scenario, file, offer_paths)]
     if found:  # names that do not resolve: the checks below would report them again
         raise InputError(found)
     inventory, found = resolve_inventory(scenario, file)
-    found += horizon_problems(scenario, file)
+    found += horizon_problems(scenario, file, offer_paths)
     if found:
         raise InputError(found)
     return scenario.model_copy(update={"inventory": inventory}) if inventory else scenario

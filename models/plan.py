@@ -38,8 +38,10 @@ class SolverStage(Frozen):
 FALLBACK_STAGE = "fallback"
 
 
-class SolverReport(Frozen):
+class SolverReport(OmitDefaults):
     """What the solver said: who, how long, and how close to proven optimal."""
+
+    omit_when_default = ("gap_limit",)
 
     name: str
     seconds: float = Field(ge=0)
@@ -50,6 +52,10 @@ class SolverReport(Frozen):
     objective: float | None = None
     stages: tuple[SolverStage, ...] = ()
     """What each stage of the solve did, in the order they ended."""
+    gap_limit: float | None = None
+    """The relative gap the solve was asked to stop at (``plan --gap``) [1]: status
+    ``optimal`` means ``gap`` ≤ this, not a proven cheapest fleet. ``None``: not recorded
+    (plans of ``compare``, ``sweep`` and earlier versions)."""
 
     @property
     def fallback(self) -> bool:
@@ -74,8 +80,10 @@ class Slice(Frozen):
     hours: tuple[int, ...]
 
 
-class Allocation(Frozen):
+class Allocation(OmitDefaults):
     """Replicas of one workload in one configuration, zone and purchase kind (and slice)."""
+
+    omit_when_default = ("costs_fitted_on",)
 
     workload: str
     zone: str
@@ -91,6 +99,11 @@ class Allocation(Frozen):
     capacity_source: CapacitySource
     cost_per_month: float
     """Price of the GPUs these replicas occupy, for the hours they run [currency/month]."""
+    costs_fitted_on: str | None = None
+    """An analytic rate whose runtime fixed costs were fitted on another GPU: that GPU (no
+    measurement of the runtime on ``gpu`` stands behind the rate;
+    :func:`solver.capacity.table.borrowed_costs`). ``None`` (left out of ``plan.json``): the
+    GPU's own costs, or a measured rate."""
 
 
 class NodeCount(Frozen):
@@ -256,6 +269,20 @@ class HorizonSummary(Frozen):
     """Demand scenario whose first period the plan's fleet (allocations, nodes) is."""
 
 
+class Replanned(Frozen):
+    """The earlier plan a re-plan (``plan --existing``) kept the placed orders of."""
+
+    file: str
+    """The earlier plan.json, as given on the command line."""
+    scenario: str
+    """The earlier plan's scenario name (a quarter's copy of a scenario may rename it)."""
+    plan_date: dt.date
+    """The day the earlier plan was made for."""
+    kept: tuple[Order, ...] = ()
+    """Its orders shared by every demand scenario and due before this plan's date
+    (:meth:`Plan.placed_before`): placed, so held here as inventory."""
+
+
 class ReplayCheck(Frozen):
     """One trace replay of a workload against a plan at its planned peak (docs/replay.md,
     "Replay in the plan")."""
@@ -285,7 +312,16 @@ class ReplayCheck(Frozen):
 class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
-    omit_when_default = ("horizon", "periods", "orders", "verified", "replay")
+    omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest",
+                         "replanned_from")
+
+    def omitted_when_default(self) -> tuple[str, ...]:
+        """A plan over periods always writes ``periods`` and ``orders``, ``[]`` when it orders
+        nothing (a re-plan with no new orders), so a script reads ``p["orders"]`` of every such
+        plan; a single-period plan leaves them out, as before they existed."""
+        if self.horizon is None:
+            return self.omit_when_default
+        return tuple(n for n in self.omit_when_default if n not in ("periods", "orders"))
 
     scenario: str
     status: SolveStatus
@@ -309,3 +345,35 @@ class Plan(OmitDefaults):
     (:mod:`solver.survivability.signoff`); left out of plans no one signed off."""
     replay: tuple[ReplayCheck, ...] = ()
     """Trace replays of every round, in order (workloads naming ``arrival.trace``)."""
+    proven_cheapest: bool | None = None
+    """Whether the solve proved no fleet cheaper (:func:`proves_cheapest`): ``false`` for an
+    ``optimal`` plan whose proven gap shows (within ``solver.gap_limit``, not proven
+    cheapest). ``None`` (left out): not recorded, as ``solver.gap_limit``."""
+    replanned_from: Replanned | None = None
+    """A re-plan (``plan --existing``): the earlier plan and the orders of it kept as placed."""
+
+    def placed_before(self, day: dt.date) -> tuple[Order, ...]:
+        """The orders of this plan that were placed by ``day``: shared by every demand
+        scenario (decided before the re-plan) and due before it. A re-plan on ``day`` holds
+        them (``keep_orders``, :mod:`solver.solve.horizon`); the rest are decided again."""
+        return tuple(o for o in self.orders if o.scenario is None and o.order_by < day)
+
+
+#: Digits a relative gap is rounded to before it counts as zero (0.00 % as a percentage).
+GAP_DIGITS = 4
+
+
+def proves_cheapest(status: SolveStatus, solver: SolverReport) -> bool:
+    """A solve that proved its fleet the cheapest: status ``optimal`` with a gap that rounds
+    to 0.00 %. An ``optimal`` solve with a gap above that stopped within the requested gap
+    only; a solver that reports no gap (CBC) proved the requested gap only."""
+    return (status is SolveStatus.optimal and solver.gap is not None
+            and round(solver.gap, GAP_DIGITS) <= 0)
+
+
+def with_gap_limit(plan: Plan, gap_limit: float) -> Plan:
+    """``plan`` recording the gap it was asked to stop at and whether it proved the cheapest
+    fleet (``fleetplan plan`` writes both, so a script need not read ``optimal`` as proven)."""
+    return plan.model_copy(update={
+        "solver": plan.solver.model_copy(update={"gap_limit": gap_limit}),
+        "proven_cheapest": proves_cheapest(plan.status, plan.solver)})

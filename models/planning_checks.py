@@ -160,8 +160,27 @@ def _path_problems(path: tuple[float, ...], count: int, file: str, where: str) -
     return []
 
 
-def horizon_problems(scenario: Scenario, file: str) -> list[Problem]:
-    """Growth, events, migrations and demand scenarios fit the horizon; quotes fit a period."""
+#: Where each offer of a resolved scenario is written in the user's file, by (zone id, GPU):
+#: ``zones[i].offers[j]`` with the file's own indices, or the price table it came from. The
+#: resolved scenario's offers are the price tables' and the file's merged, so their indices
+#: are not the file's (:func:`models.loader.resolve`).
+OfferPaths = Mapping[tuple[str, str], str]
+
+
+def offer_where(scenario: Scenario, zi: int, oi: int, paths: OfferPaths | None) -> str:
+    """The location of ``scenario.zones[zi].offers[oi]`` in the user's file (``paths``), else
+    its index in the scenario itself (a resolved record, written as it was planned)."""
+    zone = scenario.zones[zi]
+    key = (zone.id, zone.offers[oi].gpu)
+    if paths is not None and key in paths:
+        return paths[key]
+    return f"zones[{zi}].offers[{oi}]"
+
+
+def horizon_problems(scenario: Scenario, file: str,
+                     offer_paths: OfferPaths | None = None) -> list[Problem]:
+    """Growth, events, migrations and demand scenarios fit the horizon; quotes fit a period
+    (located in the user's file by ``offer_paths``, :func:`offer_where`)."""
     horizon = scenario.horizon
     problems: list[Problem] = []
     uses = [f"workloads[{i}].{key}" for i, w in enumerate(scenario.workloads)
@@ -221,7 +240,7 @@ def horizon_problems(scenario: Scenario, file: str) -> list[Problem]:
         for oi, offer in enumerate(zone.offers):
             for qi, quote in enumerate(offer.reserved_quotes):
                 if quote.term_months < horizon.period_months:
-                    where = f"zones[{zi}].offers[{oi}].reserved"
+                    where = f"{offer_where(scenario, zi, oi, offer_paths)}.reserved"
                     if isinstance(offer.reserved, tuple):
                         where += f"[{qi}]"
                     problems.append(Problem(file, f"{where}.term_months",

@@ -307,6 +307,65 @@ def test_cli_check_bad_fleet_is_a_clean_error(tmp_path: Path) -> None:
     assert "Traceback" not in res.output
 
 
+def test_a_failure_not_required_is_marked_so_and_json_says_who_laid_out_the_replicas(
+        tmp_path: Path) -> None:
+    """Was: the matrix showed `fails` beside a failure the workload need not survive with no
+    word that it is not required, and `--json` said `laid_out_by_fleetplan: false` of a plan
+    fleetplan made (it means: check did not lay the replicas out itself). A new user's findings."""
+    tiny = str(SCENARIOS / "tiny.yaml")  # chat asks to survive nothing
+    one_node = {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]}
+    runner = CliRunner()
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(_write(tmp_path, one_node))])
+    assert res.exit_code == 0, res.output
+    lost = next(x for x in res.output.splitlines() if x.startswith("Zone zone-a lost"))
+    assert lost.endswith("fails -100% (not required)"), lost
+    assert "FAILS" not in lost
+    assert any(x.startswith("FAILS: a failure the workload must survive") and
+               "fails (not required): beyond what its survivability asks" in x
+               for x in res.output.splitlines())
+    assert "(replicas laid out by check: the inventory gives no layout)" in res.output
+
+    def who(fleet: Path) -> tuple[bool, str]:
+        out = runner.invoke(main, ["check", tiny, "--fleet", str(fleet), "--json"])
+        data = json.loads(out.output)
+        return data["laid_out_by_fleetplan"], data["replicas_laid_out_by"]
+
+    assert who(_write(tmp_path, one_node)) == (True, "check")
+    laid = one_node | {"layout": [{"workload": "chat", "zone": "zone-a", "gpu": "H100-SXM",
+                                   "tp": 1, "replicas": 1}]}
+    assert who(_write(tmp_path, laid)) == (False, "inventory")
+    planned = tmp_path / "out"
+    assert runner.invoke(main, ["plan", tiny, "--out", str(planned), "--quiet"]).exit_code == 0
+    assert who(planned / "plan.json") == (False, "plan")  # kept as it was; the new key says it
+
+
+def test_a_scenario_or_contract_given_as_the_fleet_is_named_with_where_it_goes(
+        tmp_path: Path) -> None:
+    """Was: `check --fleet scenario.yaml` gave one unknown-key error per scenario section
+    (zones, workloads, policy: "did you mean `nodes`?") and never said the file is a scenario
+    (a new user's finding). Now one problem: the file, what it is, and where it goes."""
+    tiny = str(SCENARIOS / "tiny.yaml")
+    runner = CliRunner()
+    for args in (["check", "--fleet", tiny], ["check", tiny, "--fleet", tiny]):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 2, res.output
+        assert "1 problem in the input" in res.output
+        assert f"{tiny}: this is a scenario" in res.output
+        assert f"pass it as SCENARIO, the first argument (`fleetplan check {tiny} --fleet" in (
+            res.output)
+        assert "unknown key" not in res.output and "Traceback" not in res.output
+    contract = _write(tmp_path, {"version": 1, "scenario": "tiny", "plan_fingerprint": "x",
+                                 "rows": []})
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(contract)])
+    assert res.exit_code == 2, res.output
+    assert "this is a capacity contract" in res.output and "--contract" in res.output
+    # a fleet with a key a scenario also has is still read as a fleet
+    with_policy = _write(tmp_path, {"nodes": [{"zone": "zone-b", "gpu": "H100-SXM",
+                                               "nodes": 1}], "policy": {}})
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(with_policy)])
+    assert res.exit_code == 2 and "this is a scenario" not in res.output
+
+
 # --- plans the program produces ----------------------------------------------------------------
 
 REAL = ("tiny", "twenty_rps", "doc_qa", "demo")

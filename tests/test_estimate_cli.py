@@ -130,7 +130,7 @@ def test_a_tp_that_does_not_divide_the_heads_names_the_tps_that_do() -> None:
     code, _, err = run(*estimate_args(tp="3"))
     assert code == 2
     assert "does not divide" in err
-    assert "use a --tp of 1, 2, 4, 8 on H100-SXM" in err
+    assert "use a TP of 1, 2, 4, 8 on H100-SXM" in err
     assert "precision" not in err.split("does not divide")[1]
     code, _, err = run(*estimate_args(gpu="L4", tp="1"))  # memory: precision is a fix
     assert "smaller precision" in err

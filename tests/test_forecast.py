@@ -216,9 +216,13 @@ def test_auto_keeps_the_damped_trend_where_the_history_cannot_tell_them_apart(
     (linear,) = forecast(history, HORIZON, None, Trend.linear)
     (damped,) = forecast(history, HORIZON, None, Trend.damped)
     assert auto.base_rps == damped.base_rps and auto.model.startswith("ETS(A,Ad,")
-    assert f"the linear one's AIC is {lead:.1f} below it" in auto.chosen
+    # which trend was chosen and why, in that order; the figure never reads as "2.0 ... under
+    # 2" (a new user's lead of 1.96 printed so)
+    assert auto.chosen.startswith(f"damped trend chosen: the linear one's AIC is lower by only "
+                                  f"{lead:.2f}, less than the {AIC_TIE:g} that tells two fits "
+                                  "apart")
     # what auto left out is said: the linear trend's last period
-    assert (f"it gives {_rps(linear.base_rps[-1])} ({_rps(linear.low_rps[-1])}–"
+    assert (f"the linear one gives {_rps(linear.base_rps[-1])} ({_rps(linear.low_rps[-1])}–"
             f"{_rps(linear.high_rps[-1])}) req/s in the last period") in auto.chosen
     text = render((auto,), HORIZON, path)
     assert auto.chosen in text
@@ -226,7 +230,7 @@ def test_auto_keeps_the_damped_trend_where_the_history_cannot_tell_them_apart(
     # a clear lead keeps the linear trend (the steady history: linear by more than 2)
     (steady, _) = forecast(read_history(write_history(tmp_path / "h.csv")), HORIZON, None,
                            Trend.auto)
-    assert steady.chosen.startswith("linear trend: AIC ")
+    assert steady.chosen.startswith("linear trend chosen: its AIC is ")
 
 
 def test_a_wide_band_is_said_to_be_the_models_interval_not_a_ceiling() -> None:
@@ -264,3 +268,24 @@ def test_a_scenario_workload_without_history_is_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["forecast", str(history), "--scenario", str(path),
                                        "--json"])
     assert json.loads(result.stdout)["without_history"] == ["nightly"]
+
+
+def test_a_history_workload_the_scenario_lacks_is_refused_with_its_workloads(
+        tmp_path: Path) -> None:
+    """A new user's typo `chatt` in the history was forecast and its growth printed to paste
+    into a scenario that has no such workload; with --scenario it is an error at its first
+    row, naming the scenario's workloads and the closest one."""
+    from inputs import scenarios_dir
+
+    history = write_history(tmp_path / "h.csv")
+    history.write_text(history.read_text().replace(",chat,", ",chatt,"))
+    result = CliRunner().invoke(main, ["forecast", str(history), "--scenario",
+                                       str(scenarios_dir() / "quarterly.yaml")])
+    assert result.exit_code == 2
+    assert (f"{history}: row 2: workload `chatt` is not in scenario `quarterly` (its "
+            "workloads: chat, code-completion, agent, nightly-summaries) — did you mean "
+            "`chat`?") in result.output
+    assert "`code` is not in scenario" in result.output  # every unknown workload is named
+    # without a scenario any workload name is forecast
+    assert CliRunner().invoke(main, ["forecast", str(history), "--start",
+                                     "2027-01-01"]).exit_code == 0

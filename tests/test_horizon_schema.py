@@ -272,6 +272,29 @@ def test_inconsistent_planning_inputs_are_located(
     assert any(loc == where and words in message for loc, message in found), found
 
 
+def test_an_offer_is_located_at_the_files_own_index_beside_a_price_table(
+        tmp_path: Path) -> None:
+    """A new user's zones[0] had one offer (offers[0]) and validate said
+    ``zones[0].offers[1]``: the price table's offers come first in the merged zone. Problems
+    name the file's own index, and an offer from the price table names the table."""
+    doc = quarterly_doc()
+    doc.pop("inventory")
+    doc["price_tables"] = [{"path": "builtin:aws", "zones": ["use1-az1"],
+                            "gpus": ["A10G", "L4", "L40S", "H100-SXM"],
+                            "reserved": {"discount_vs_on_demand": 0.4, "commitment_months": 2}}]
+    h100 = doc["zones"][0]["offers"][1]
+    h100.pop("owned")
+    h100["on_demand"] = {"price_per_gpu_hour": 12.29, "stock_gpus": 16}
+    h100["reserved"] = [{"term_months": 2, "price_per_gpu_hour": 7.6, "stock_gpus": 16}]
+    doc["zones"] = [{"id": "use1-az1", "region": "us-east-1", "offers": [h100]}]
+    found = problems_of(doc, tmp_path)
+    assert sorted(loc for loc, _ in found) == [
+        "price_tables[0] (A10G in use1-az1).reserved.term_months",
+        "price_tables[0] (L4 in use1-az1).reserved.term_months",
+        "price_tables[0] (L40S in use1-az1).reserved.term_months",
+        "zones[0].offers[0].reserved[0].term_months"], found
+
+
 def test_validate_exits_2_on_a_bad_horizon(tmp_path: Path) -> None:
     doc = quarterly_doc()
     doc["workloads"][0]["growth"] = [1, 2, 3]

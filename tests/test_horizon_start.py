@@ -202,8 +202,8 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     """No stage has time (1 ms): each block's greedy fleet, priced as the blocks are (a
     reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes;
     the orders bought to hold them are two 12-month terms from quarter 0, 2 × 3,942 = 7,884.
-    Nothing is proven (no block's bound, no gap), and the plan says it stopped at its time
-    limit."""
+    No stage proved a bound, so the plan carries the joint LP relaxation's, 6,132 (here the
+    optimum itself, 3,942 + 2,190: below), and says it stopped at its time limit."""
     from models.plan import SolveStatus
     from solver.solve.horizon import plan_horizon
 
@@ -213,7 +213,9 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     assert plan.horizon is not None
     assert plan.horizon.expected_cost == pytest.approx(2 * 8760 * 0.45)
     assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 2)]
-    assert plan.solver.bound is None and plan.solver.gap is None
+    assert plan.solver.bound == pytest.approx(3942 + 2190)
+    assert plan.solver.gap == pytest.approx(1 - (3942 + 2190) / (2 * 8760 * 0.45))
+    assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 
 def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(

@@ -10,6 +10,7 @@ from models.policy import Policy
 from solver.capacity.memory import (
     BYTES_PER_GIB,
     check_fit,
+    fit_problem,
     kv_bytes_per_token,
     kv_bytes_per_token_per_gpu,
     kv_precision,
@@ -126,3 +127,26 @@ def test_tp_must_divide_attention_heads() -> None:
     reason = check_fit(odd, H100, Precision.fp8, 8, POLICY, 1_000)
     assert reason is not None
     assert "does not divide" in reason
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "tp", "context", "fix"),
+    [
+        (H100, Precision.int4, 2, 8_000, "pick a precision the GPU runs, or another GPU"),
+        # no precision changes a node's size or the heads: the TPs that serve are named
+        (L4, Precision.fp8, 8, 8_000, "use a TP of 1, 2, 4 on L4 (64 heads, 4 GPUs per node)"),
+        (H100, Precision.fp8, 3, 8_000,
+         "use a TP of 1, 2, 4, 8 on H100-SXM (64 heads, 8 GPUs per node)"),
+        (H100, Precision.bf16, 1, 8_000, "try a larger TP, a smaller precision or another GPU"),
+        (H100, Precision.fp8, 2, 600_000, "try a larger TP, a smaller precision or another GPU"),
+    ],
+)
+def test_each_cause_comes_with_its_fix(
+    gpu: GpuType, precision: Precision, tp: int, context: int, fix: str
+) -> None:
+    """check_fit's cause and the fix for it, from one place (estimate read the cause and
+    re-tested its conditions to find the fix)."""
+    problem = fit_problem(LLAMA_70B, gpu, precision, tp, POLICY, context)
+    assert problem is not None and problem.fix == fix
+    assert problem.cause == check_fit(LLAMA_70B, gpu, precision, tp, POLICY, context)
+    assert fit_problem(LLAMA_70B, H100, Precision.fp8, 2, POLICY, 8_000) is None

@@ -10,6 +10,7 @@ costs 730 p a month, 8,760 p for a 12-month term.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,21 @@ def test_owned_nodes_are_used_before_anything_is_bought() -> None:
     assert (owned.nodes, owned.cost_per_month) == (1, 50)
     assert objective(sc, [c for c in ALL if c != "inventory"]) == pytest.approx(
         2 * 8760 * 0.45)
+
+
+def test_a_plan_over_periods_that_orders_nothing_writes_empty_orders() -> None:
+    """Two owned nodes carry the 2 req/s all year: nothing is ordered, and plan.json still has
+    ``orders: []`` and ``periods`` (a new user's re-plan with no new orders lost the key and
+    their script's ``p['orders']`` raised KeyError). A single-period plan leaves both out
+    (test_a_single_period_scenario_plans_exactly_as_before)."""
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2,
+                     running_cost_per_node_month=50)
+    p = plan(quarterly([2, 2, 2, 2], inventory=[held]))
+    assert p.orders == ()
+    dumped = json.loads(p.model_dump_json())
+    assert dumped["orders"] == []
+    assert len(dumped["periods"]) == 4
+    assert Plan.model_validate(dumped) == p
 
 
 def test_a_reservation_held_cannot_be_released() -> None:
@@ -298,6 +314,7 @@ def test_a_single_period_scenario_plans_exactly_as_before(
 
     import solver.cli.plan as plan_cli
     from inputs import scenarios_dir
+    from models.plan import with_gap_limit
     from solver.capacity.table import build_capacity_table
     from solver.cli import main
     from solver.solve.strategy import plan_scenario
@@ -322,7 +339,8 @@ def test_a_single_period_scenario_plans_exactly_as_before(
             stage.pop("seconds")
         return dumped
 
-    signed = alone.model_copy(update={"verified": True})
+    # signed off, and recording the gap it was asked to stop at (``plan --gap``, 0.01)
+    signed = with_gap_limit(alone, 0.01).model_copy(update={"verified": True})
     assert without_seconds(Plan.model_validate_json(text)) == without_seconds(signed)
 
 

@@ -88,6 +88,21 @@ def test_a_stage_never_gets_more_than_is_left_and_none_once_stopped() -> None:
     assert d.expired() and d.share(0.5) == 0.0 and d.stop_reason == "SIGINT"
 
 
+def test_a_stop_request_reaches_the_clocks_that_follow_it() -> None:
+    """A plan over periods runs its stages on clocks of their own: the user's stop reaches
+    each, one made after the stop included; their limits stay their own."""
+    now = [0.0]
+    user = Deadline(60.0, clock=lambda: now[0])
+    safety = user.follower(600.0)
+    now[0] = 100.0
+    assert user.expired() and not safety.expired()  # the follower's limit is its own
+    user.stop("SIGINT")
+    assert safety.stopped and safety.stop_reason == "SIGINT"
+    late = user.follower(30.0)
+    assert late.stopped and late.share(0.5) == 0.0
+    assert not Deadline(5.0).follower(5.0).stopped
+
+
 # --- the incumbent --------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ import yaml
 from click.testing import CliRunner
 
 from models.loader import load_scenario
-from models.plan import Plan
+from models.plan import Plan, SolveStatus
 from solver.capacity.table import build_capacity_table
 from solver.cli import main
 from solver.outputs.plan_dir import resolved_scenario_yaml
@@ -332,3 +332,36 @@ def test_the_gpu_table_notes_only_the_elastic_kinds_it_shows(tmp_path: Path) -> 
     assert not any("most running" in line for line in only(PurchaseKind.reserved))
     assert only(PurchaseKind.spot)[-1] == "  (spot: the most running in any slice)"
     assert only(PurchaseKind.on_demand)[-1] == "  (on-demand: the most running in any slice)"
+
+
+def test_plan_json_says_optimal_means_within_the_gap_asked(tmp_path: Path) -> None:
+    """Was: plan.json said `status: optimal` of a fleet proven only within --gap of the
+    cheapest (the terminal said "proven within 9.46% of the cheapest"; a script reading the
+    status word could not tell). plan.json now records the gap asked (`solver.gap_limit`) and
+    `proven_cheapest`, the status values unchanged."""
+    from models.plan import proves_cheapest, with_gap_limit
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["plan", str(SCENARIOS / "doc_qa.yaml"), "--out",
+                                       str(out), "--gap", "0.3", "--quiet"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "plan.json").read_text())
+    assert data["status"] == "optimal" and data["solver"]["gap_limit"] == 0.3
+    assert data["solver"]["gap"] <= 0.3
+    assert data["proven_cheapest"] is (round(data["solver"]["gap"], 4) == 0)
+    assert data["proven_cheapest"] is False  # doc_qa stops 9 % above its bound at --gap 0.3
+    assert "proven within" in result.output.splitlines()[0]
+    # the rule on hand-made reports: optimal at gap 0 proves the cheapest; within a gap, or
+    # without a gap reported (CBC), or stopped at the time limit, it does not
+    plan = Plan.model_validate(data)
+    assert plan.solver.gap_limit == 0.3 and plan.proven_cheapest is False
+    exact = plan.solver.model_copy(update={"gap": 0.0})
+    assert proves_cheapest(SolveStatus.optimal, exact)
+    assert not proves_cheapest(SolveStatus.time_limit, exact)
+    assert not proves_cheapest(SolveStatus.optimal, exact.model_copy(update={"gap": None}))
+    assert with_gap_limit(plan.model_copy(update={"solver": exact}), 0.01).proven_cheapest
+    # plans no one wrote with a gap (compare, sweep) dump as before: neither key
+    bare = plan.model_copy(update={"solver": plan.solver.model_copy(update={"gap_limit": None}),
+                                   "proven_cheapest": None})
+    dumped = json.loads(bare.model_dump_json())
+    assert "proven_cheapest" not in dumped and "gap_limit" not in dumped["solver"]

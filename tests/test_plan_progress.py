@@ -85,3 +85,27 @@ def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> 
     assert plan.solver.bound is not None and 0 < plan.solver.bound <= plan.cost.per_month
     scenario = load_scenario(path)
     assert verify_plan(plan, scenario, build_capacity_table(scenario)) == []
+
+
+def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None:
+    """Over periods too: the stages each keep a clock of their own, and before the stop
+    followed the user's clock a Ctrl-C was ignored (quarterly.yaml ran on for 141 s, exit 0,
+    status ``feasible``, no word of the interrupt; a new user's finding)."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan",
+         str(scenarios_dir() / "quarterly.yaml"), "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    assert "planning quarterly" in proc.stderr.readline()  # the capacity tables come next
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    stopped = time.monotonic()
+    stdout, _ = proc.communicate(timeout=300)
+    assert time.monotonic() - stopped < 60, stdout  # it stops; its whole search takes minutes
+    assert proc.returncode == 128 + signal.SIGINT, stdout
+    assert "interrupted" in stdout and "stopped by the user" in stdout
+    plan = Plan.model_validate_json((out / "plan.json").read_text())
+    assert plan.status is SolveStatus.interrupted and plan.verified
+    assert plan.solver.bound is not None and plan.solver.objective is not None
+    assert 0 < plan.solver.bound <= plan.solver.objective

@@ -16,7 +16,12 @@ import yaml
 
 from models.workload import Workload
 from solver.cli.profile import PASTE_HINT
-from solver.replay.profile import prefix_reuse, profile_trace, workload_fields
+from solver.replay.profile import (
+    MIN_PEAK_MINUTES,
+    prefix_reuse,
+    profile_trace,
+    workload_fields,
+)
 from solver.replay.traces import Trace, read_trace
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -60,6 +65,38 @@ def test_short_trace_uses_mean_rate() -> None:
     prof = profile_trace(_trace([0.0, 5.0, 10.0]))
     # Under a minute: 3 requests / 10 s = 0.3 req/s for mean, peak and P95.
     assert prof.peak_minute_rps == prof.p95_minute_rps == prof.mean_rps == pytest.approx(0.3)
+
+
+def test_a_trace_too_short_for_a_busiest_minute_never_suggests_a_peak_below_its_mean() -> None:
+    # 60 arrivals in the first whole minute (1 req/s), then 60 in the next 20 s (the last,
+    # partial minute, left out of the minutes): mean 120 ÷ 79.5 s ≈ 1.51 req/s > the busiest
+    # whole minute's 1.0. The block suggests the mean, and says it is a floor.
+    times = [*range(60), *(60 + i / 3 for i in range(60))]
+    prof = profile_trace(_trace(times))
+    assert prof.peak_minute_rps == pytest.approx(1.0)
+    assert prof.mean_rps == pytest.approx(120 / times[-1]) and prof.mean_rps > 1.0
+    assert workload_fields(prof)["arrival"]["peak_rps"] == round(prof.mean_rps, 3)
+    warning = prof.peak_warning()
+    assert warning is not None and "below its mean rate" in warning and "floor" in warning
+
+
+def test_a_few_minutes_warn_that_the_busiest_is_a_floor_and_enough_minutes_do_not() -> None:
+    # three whole minutes at 1, 2 and 1 arrivals per second, then one arrival at 180 s
+    def minutes(rates: Sequence[int]) -> list[float]:
+        out: list[float] = []
+        for m, rate in enumerate(rates):
+            out += [m * 60 + i / rate for i in range(60 * rate)]
+        return [*out, len(rates) * 60.0]
+
+    short = profile_trace(_trace(minutes([1, 2, 1])))
+    assert short.peak_minute_rps == pytest.approx(2.0) and short.mean_rps < 2.0
+    assert workload_fields(short)["arrival"]["peak_rps"] == 2.0
+    warning = short.peak_warning()
+    assert warning is not None and "busiest of 3 minutes" in warning
+    enough = profile_trace(_trace(minutes([1, 2] + [1] * (MIN_PEAK_MINUTES - 2))))
+    assert enough.whole_minutes == MIN_PEAK_MINUTES
+    assert enough.peak_warning() is None
+    assert workload_fields(enough)["arrival"]["peak_rps"] == 2.0
 
 
 def test_length_percentiles_by_hand() -> None:
@@ -176,11 +213,17 @@ def test_cli_json_keys_and_yaml_block() -> None:
     data = json.loads(res.output)
     assert list(data) == ["requests", "duration_s", "mean_rps", "peak_minute_rps",
                           "p95_minute_rps", "input_tokens", "output_tokens", "prefix_reuse",
-                          "burstiness"]
+                          "burstiness", "peak_rps", "warnings"]
     assert list(data["input_tokens"]) == ["mean", "p50", "p95", "p99", "p5"]
+    # 300 requests over 1.4 min: the busiest whole minute (3.18 req/s) is below the mean
+    # (3.57), so the suggested peak is the mean, and both outputs say it is a floor
+    assert data["peak_minute_rps"] < data["mean_rps"] == data["peak_rps"]
+    assert len(data["warnings"]) == 1 and "too short" in data["warnings"][0]
     assert data["requests"] == 300 and data["prefix_reuse"] is None
     text = runner.invoke(main, ["profile", path, "--format", "azure"]).output
+    assert "  warning: the trace spans 1.4 min (1 whole minute): too short" in text
     block = yaml.safe_load(text.split(PASTE_HINT + "\n", 1)[1])
+    assert block["arrival"]["peak_rps"] == round(data["mean_rps"], 3)
     wl = Workload.model_validate(block | {"name": "chat", "model": "m",
                                           "slo": {"ttft_p95_ms": 1, "tpot_p95_ms": 1}})
     assert wl.input_tokens.p50 == math.ceil(data["input_tokens"]["p50"])

@@ -67,6 +67,38 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert report[heading:].splitlines()[1].startswith("  - order 1 G (1 node) in a by ")
 
 
+def test_no_chart_covers_a_used_cell(tmp_path: Path) -> None:
+    """A new user's Schedule sheet had its first chart at O2, over the orders' cost, paid in
+    horizon and whole commitment columns: the anchor was counted from the periods' columns."""
+    plan, sc = base_high()
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
+    ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+    used = max(c.column for r in ws.iter_rows() for c in r if c.value is not None)
+    assert used >= 17  # the orders' columns, up to "Whole commitment"
+    assert ws._charts
+    for chart in ws._charts:
+        assert chart.anchor._from.col + 1 > used  # 0-based column of the chart's top-left cell
+
+
+def test_the_objective_line_says_how_reservations_and_owned_hardware_are_counted() -> None:
+    """The objective charges a reservation its whole term but owned hardware its amortised
+    cost for its months inside the horizon (docs/program.md); the line said "commitments
+    counted whole term", as if owned capital were counted whole too (a new user's finding)."""
+    from solver.outputs.schedule import cost_lines
+
+    plan, _ = base_high()
+    assert plan.horizon is not None and plan.horizon.commitments == "whole_term"
+    objective = cost_lines(plan)[-1]
+    assert objective.endswith("; reservations counted for their whole term; owned hardware at "
+                              "its amortised cost inside the horizon")
+    inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
+        update={"commitments": "inside_horizon"})})
+    assert cost_lines(inside)[-1].endswith("; reservations counted for their months inside the "
+                                           "horizon; owned hardware at its amortised cost "
+                                           "inside the horizon")
+    assert not any("commitments counted" in line for line in schedule_lines(plan))
+
+
 def test_the_terminal_shows_owned_nodes_and_a_bound_over_the_horizon() -> None:
     """Two owned nodes held carry 2 of the 3 req/s: the GPU table shows them in an `Owned`
     column; a plan stopped at its time limit states its bound as a cost over the horizon, not
@@ -240,6 +272,35 @@ def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:
     assert not any("not proven optimal" in line for line in schedule_lines(close))
 
 
+def test_a_plan_stopped_at_its_work_limit_is_not_told_to_take_more_time() -> None:
+    """A plan over periods whose search stopped at its fixed work limit (``feasible``) said
+    "re-plan with a longer --time-limit", which gives the same plan: the time limit is only a
+    safety stop there (docs/program.md, "Same input, same plan over periods")."""
+    from models.plan import SolveStatus
+    from solver.outputs.labels import WORK_LIMIT_HELP
+
+    plan, sc = base_high()
+    searched = plan.model_copy(update={"status": SolveStatus.feasible, "solver": (
+        plan.solver.model_copy(update={"gap": 0.154}))})
+    lines = schedule_lines(searched)
+    warning = next(line for line in lines if "not proven optimal" in line)
+    assert warning == (
+        "these orders are from a plan not proven optimal (feasible, gap 15.4%: the cheapest plan "
+        "may cost up to that much less, and order otherwise); it stopped at its search limit, "
+        "which is fixed, not on the clock: a longer --time-limit gives this same plan, a smaller "
+        "program (fewer periods or demand scenarios, or dedicated pools) is searched further "
+        "(docs/program.md, \"Same input, same plan over periods\"); before placing them, weigh "
+        "them against its bound")
+    assert WORK_LIMIT_HELP.startswith("a longer --time-limit gives this same plan: the search's "
+                                      "work limit is fixed")
+    assert not any("re-plan with a longer --time-limit" in line for line in lines)
+    from solver.cli.plan import unproven_lines
+
+    status = unproven_lines(searched, sc)  # type: ignore[arg-type]
+    assert status[1].startswith("  stopped at its search limit: ")
+    assert status[2] == f"  to narrow it: {WORK_LIMIT_HELP}"
+
+
 def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix() -> None:
     """qa4 6: "if demand follows `low`, run up to 4 more L4 spot" read as low demand needing
     more GPUs. The line gives both counts, and where the scenario's demand is no higher than
@@ -314,7 +375,8 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     rows = {(r[2], r[3]): dict(zip(titles, r, strict=False))
             for r in ws.iter_rows(min_row=2, values_only=True) if r[0] == "a"}
     held_owned, held_reserved = rows[("Owned", "all day")], rows[("Reserved", "all day")]
-    assert held_reserved["Already held"] == "1 node held (inventory): reservation ends 2027-06-30"
+    # ends: 2027-06-30, shown as every span ends: the day after the last
+    assert held_reserved["Already held"] == "1 node held (inventory): reservation to 2027-07-01"
     assert held_reserved["Price"] == pytest.approx(0.5)
     assert (held_reserved["Lead time"], held_reserved["Commitment"], held_reserved["Stock"]) == (
         None, None, None)  # the quote's terms (8 weeks, 12 months) are for new nodes
@@ -327,6 +389,64 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     report = (tmp_path / "report.md").read_text()
     assert "| Already held |" in report
     assert "| 1 node owned (inventory): capital spent |" in report
+
+
+def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
+        tmp_path: Path) -> None:
+    """A new user's inventory line held a reservation with no price: the planner priced it at
+    the zone's cheapest reserved quote, itself a price table's assumed discount, and no output
+    said so while it added to what is spent inside the horizon. Now validate warns, and the
+    terminal's and report's spend, the report's GPU table, the workbook's Purchase plan and
+    Assumptions sheet name the price assumed and the rule that gave it."""
+    from models.horizon import HeldNodes, InventoryKind
+    from solver.outputs.plan_dir import with_inventory
+    from solver.outputs.summary import summarize
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 12, 31))
+    sc = quarterly([1, 1, 1, 1], inventory=[held])
+    offer = sc.zones[0].offers[0]
+    assert offer.reserved is not None
+    derived = offer.model_copy(update={"reserved": offer.reserved.model_copy(
+        update={"assumed": True})})  # as a price table's 55 % discount on 1.0 USD/GPU-h
+    sc = sc.model_copy(update={"zones": (sc.zones[0].model_copy(
+        update={"offers": (derived,)}),)})
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert plan.orders == ()  # the held node carries the 1 req/s all year
+    rule = ("0.450 USD/GPU-h, assumed: its inventory line states no price: the zone's cheapest "
+            "reserved quote for G, itself assumed (on-demand × (1 − 55%), the price table's)")
+    # 0.45 USD/GPU-h × 1 GPU × 730 h × 12 months = 3,942 USD inside the horizon
+    spend = (f"  of which 3,942 USD in every scenario is inventory[0] (1 reserved G node in a) "
+             f"at {rule}")
+    fleet = with_inventory(first_period_scenario(plan, sc), sc)
+    lines = schedule_lines(plan, fleet)
+    spent = next(i for i, line in enumerate(lines) if line.startswith("spent inside"))
+    assert lines[spent + 1].startswith(spend)
+
+    warnings = summarize(sc).inventory_warnings
+    assert any(w.startswith("inventory[0]: the reserved G nodes in a are priced at 0.450 "
+                            "USD/GPU-hour, assumed: its inventory line states no price")
+               for w in warnings)
+
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    from solver.outputs.workbook import PURCHASE_TITLES
+
+    titles = [t.split(" [")[0] for t in PURCHASE_TITLES]
+    ws = wb["Purchase plan"]
+    row = next(r for r in ws.iter_rows(min_row=2)
+               if r[0].value == "a" and r[2].value == "Reserved")
+    cells = dict(zip(titles, row, strict=False))
+    assert "assumed" in cells["Price"].number_format
+    assert cells["Price source"].value == f"held reservation: {rule}"
+    assert cells["Already held"].value.endswith(f"; price {rule}")
+    assumptions = [[c.value for c in r] for r in wb["Assumptions"].iter_rows()]
+    assert any(r[0] == "Held reservation price (assumed)" and r[1] == "0.450 USD/GPU-hour"
+               for r in assumptions)
+    report = (tmp_path / "report.md").read_text()
+    assert f"; price {rule} |" in report  # the GPU table's Already held column
+    assert "of which 3,942 USD in every scenario is inventory[0]" in report
+    assert "Held reservation price (assumed)" in report
 
 
 def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
@@ -355,9 +475,10 @@ def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
     assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
             "(demand +200% on `base`'s, capacity on all its GPUs 200% above its demand)"
             ) in lines
-    assert ("these differences from `base` are from a plan not proven optimal (feasible, gap "
-            "21.6%): capacity above demand may be slack that a longer --time-limit removes, "
-            "not what the demand needs") in lines
+    assert any(line.startswith(
+        "these differences from `base` are from a plan not proven optimal (feasible, gap "
+        "21.6%): capacity above demand may be slack that a search that goes further removes, "
+        "not what the demand needs") for line in lines)
     close = stopped.model_copy(update={"solver": plan.solver.model_copy(
         update={"gap": LARGE_GAP / 2})})
     assert not any("differences from `base`" in line for line in schedule_lines(close))

@@ -876,6 +876,28 @@ def test_cli_verdict_per_slo_says_held_or_by_how_much_it_is_missed(tmp_path: Pat
     assert "per-token P95 SLO 50 ms: held" in out
 
 
+def test_cli_says_why_the_verdict_p95_can_differ_from_the_table(tmp_path: Path) -> None:
+    """Was: the table's P95 (answered requests only) and the verdict's (an unanswered request
+    counted as late) differed with nothing on screen saying why (docs/replay.md's walk-through:
+    TTFT 374 in the table, 375.1 in the verdict; a new user's finding). Zone-a fails 0.2 s
+    after a request reached it at 30 s: that request fails while streaming."""
+    scenario, plan, trace = _files(tmp_path)
+    args = [str(scenario), "--fleet", str(plan), "--trace", str(trace), "--workload", "chat"]
+    code, out = _invoke([*args, "--fail", "zone:zone-a@0.50333"])
+    assert code == 0, out
+    lines = out.splitlines()
+    failed = next(x for x in lines if x.startswith("Failed"))
+    assert failed.split()[1] == "1", failed
+    at = next(i for i, x in enumerate(lines) if x.startswith("the verdicts below count"))
+    assert "the 1 request without an answer (failed or rejected) as late" in lines[at]
+    assert "the latency table above leaves them out" in lines[at]
+    assert lines[at + 1].startswith("TTFT P95 SLO") and lines[at + 2].startswith("per-token")
+    # every request answered: table and verdict agree, no line
+    code, out = _invoke([*args, "--fail", "zone:zone-b@0.50333"])
+    assert code == 0, out
+    assert "Failed                 0" in out and "the verdicts below count" not in out
+
+
 def test_verdict_p95_counts_unanswered_requests_as_late() -> None:
     """The verdict's P95 is numpy's (linear) over every request of the group, with a request
     that got no answer sorted last: 4 unanswered of 100 leave the P95 finite, 6 do not."""

@@ -189,10 +189,13 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     out = result.output
     assert "onprem-dc1  H100-SXM (8): owned" in out
     for line in (
-        "  horizon: 4 periods of 3 months, 2027-01-01 to 2028-01-01",
+        "  horizon: 4 periods of 3 months, 2027-01-01 to 2028-01-01 (a date after \"to\" is "
+        "the day after the last, here and below)",
         "  inventory: 2 owned H100-SXM nodes (8 GPUs each) in onprem-dc1",
-        "  inventory: 2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 through "
-        "2027-06-30 at 4.50 USD/GPU-hour; counts in periods 0, 1",
+        # ends: 2027-06-30 in the convention of every span on screen (a new user saw "ends
+        # 2028-03-31" and "to 2028-04-01" for one reservation)
+        "  inventory: 2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 to "
+        "2027-07-01 at 4.50 USD/GPU-hour; counts in periods 0, 1",
         "  demand scenarios: low (probability 0.3), base (probability 0.4), high (probability "
         "0.3)",
         # qa4 13: each scenario's growth figures (they were nowhere in validate's summary)
@@ -262,8 +265,8 @@ def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Pat
     planned = run_cli("plan", str(tmp_path / "lead.yaml"), "--out", str(tmp_path / "out"),
                       "--quiet")
     assert planned.exit_code == 0, planned.output
-    assert ("horizon 2027-01-01 to 2027-03-01 (2 periods of 1 month), planned on 2027-01-01"
-            in planned.stdout)
+    assert ("horizon 2027-01-01 to 2027-03-01 (2 periods of 1 month; a date after \"to\" is the "
+            "day after the last), planned on 2027-01-01" in planned.stdout)
     # within the horizon: no warning, one line of when new orders can first serve
     result = run(str(_tiny_over_months(tmp_path, 2, on_demand=True)))
     assert "warning" not in result.stderr

@@ -128,6 +128,57 @@ def max_stable_sequences(kv_capacity_tokens: int, context_tokens: int) -> int:
     return kv_capacity_tokens // context_tokens
 
 
+@dataclass(frozen=True)
+class FitProblem:
+    """Why a configuration cannot serve (``cause``) and what would let it (``fix``)."""
+
+    cause: str
+    fix: str
+
+
+def fit_problem(
+    model: LlmSpec,
+    gpu: GpuType,
+    precision: Precision,
+    tp: int,
+    policy: Policy,
+    longest_context_tokens: int,
+) -> FitProblem | None:
+    """Why this configuration cannot serve and its fix, or ``None`` when it can.
+
+    Checked in order: the precision the GPU runs, a TP that fits a node and divides the heads
+    (no precision changes those), then memory (weights, then one longest sequence's KV cache:
+    ``longest_context_tokens``, a workload's P99 input + output), which a larger TP, a smaller
+    precision or another GPU can fix.
+    """
+    if precision not in gpu.precisions:
+        supported = ", ".join(p.value for p in gpu.precisions)
+        return FitProblem(f"{gpu.name} does not run {precision.value} (supports {supported})",
+                          "pick a precision the GPU runs, or another GPU")
+    if tp > gpu.gpus_per_node or model.attention_heads % tp != 0:
+        valid = [t for t in range(1, gpu.gpus_per_node + 1) if model.attention_heads % t == 0]
+        fix = (f"use a TP of {', '.join(map(str, valid))} on {gpu.name} "
+               f"({model.attention_heads} heads, {gpu.gpus_per_node} GPUs per node)")
+        if tp > gpu.gpus_per_node:
+            return FitProblem(f"TP {tp} exceeds {gpu.name}'s {gpu.gpus_per_node} GPUs per node",
+                              fix)
+        return FitProblem(
+            f"TP {tp} does not divide {model.name}'s {model.attention_heads} attention heads", fix)
+    memory_fix = "try a larger TP, a smaller precision or another GPU"
+    plan = memory_plan(model, gpu, precision, tp, policy.memory_margin_fraction)
+    if not plan.weights_fit:
+        used = plan.weights_gib + plan.runtime_overhead_gib + plan.margin_gib
+        return FitProblem(
+            f"weights {plan.weights_gib:.1f} GiB/GPU + overhead {plan.runtime_overhead_gib:.1f}"
+            f" + margin {plan.margin_gib:.1f} = {used:.1f} GiB exceed {gpu.memory_gib:g} GiB",
+            memory_fix)
+    if plan.kv_capacity_tokens < longest_context_tokens:
+        return FitProblem(
+            f"KV cache holds {plan.kv_capacity_tokens} tokens, less than one P99 context of "
+            f"{longest_context_tokens} tokens", memory_fix)
+    return None
+
+
 def check_fit(
     model: LlmSpec,
     gpu: GpuType,
@@ -136,28 +187,11 @@ def check_fit(
     policy: Policy,
     longest_context_tokens: int,
 ) -> str | None:
-    """Why this configuration cannot serve, or ``None`` when it can.
+    """Why this configuration cannot serve, or ``None`` when it can (:func:`fit_problem`'s
+    cause).
 
     ``longest_context_tokens`` is the P99 input + output of the workload: at least one such
     sequence must fit in the KV cache.
     """
-    if precision not in gpu.precisions:
-        supported = ", ".join(p.value for p in gpu.precisions)
-        return f"{gpu.name} does not run {precision.value} (supports {supported})"
-    if tp > gpu.gpus_per_node:
-        return f"TP {tp} exceeds {gpu.name}'s {gpu.gpus_per_node} GPUs per node"
-    if model.attention_heads % tp != 0:
-        return f"TP {tp} does not divide {model.name}'s {model.attention_heads} attention heads"
-    plan = memory_plan(model, gpu, precision, tp, policy.memory_margin_fraction)
-    if not plan.weights_fit:
-        used = plan.weights_gib + plan.runtime_overhead_gib + plan.margin_gib
-        return (
-            f"weights {plan.weights_gib:.1f} GiB/GPU + overhead {plan.runtime_overhead_gib:.1f}"
-            f" + margin {plan.margin_gib:.1f} = {used:.1f} GiB exceed {gpu.memory_gib:g} GiB"
-        )
-    if plan.kv_capacity_tokens < longest_context_tokens:
-        return (
-            f"KV cache holds {plan.kv_capacity_tokens} tokens, less than one P99 context of "
-            f"{longest_context_tokens} tokens"
-        )
-    return None
+    problem = fit_problem(model, gpu, precision, tp, policy, longest_context_tokens)
+    return None if problem is None else problem.cause

@@ -10,8 +10,9 @@ iterations that carry a prefill chunk are slower, and their number in a life is 
 per-request TPOT is a Poisson mixture over the output-length distribution
 (:func:`tpot_quantile_ms`). With a trace's followers, a request's TTFT counts its burst-mates
 (:func:`ttft_quantile_ms`) and the backlog as the supremum over windows of the work beyond the
-replica's drain (:func:`sup_backlog_ttft_ms`; the wait it implies for an arriving request,
-:func:`sup_backlog_wait_ms`). The reasons and assumptions are in
+replica's drain (:func:`sup_backlog_ttft_ms`, its tail the smaller of the largest Chernoff
+bound and the expected upcrossings, :func:`upcrossings`; the wait it implies for an arriving
+request, :func:`sup_backlog_wait_ms`). The reasons and assumptions are in
 docs/capacity-model.md ("Queueing model", "TPOT P95"). Pure functions.
 """
 
@@ -57,6 +58,11 @@ CHERNOFF_RANGE = (1e-4, 20.0)
 #: Backlogs the Chernoff exponent of :func:`sup_backlog_ttft_ms` is computed at, evenly
 #: spaced over its grid (read linearly between them) [points].
 CHERNOFF_POINTS = 128
+#: Slices each interval between the profile's windows is cut into for the expected
+#: upcrossings of :func:`upcrossings` (the followers read linearly between windows) [1].
+UPCROSSING_SLICES = 4
+#: Cells of each slice's grid in :func:`upcrossings` [cells].
+UPCROSSING_CELLS = 1024
 
 
 def pk_mean_wait_ms(
@@ -518,6 +524,7 @@ def sup_backlog_ttft_ms(
     own_ms: npt.ArrayLike, work_ms: npt.ArrayLike, weights: npt.ArrayLike,
     instant_pmf: npt.ArrayLike, before_mean: npt.ArrayLike, before_variance: npt.ArrayLike,
     replicas: float, drained_ms: npt.ArrayLike, step_ms: float, q: float = 0.95,
+    crossings: bool = True,
 ) -> float:
     """``q``-quantile of a request's TTFT with the backlog it finds taken as the supremum over
     windows of the prefill work that arrived in a window before it less what the replica
@@ -537,7 +544,10 @@ def sup_backlog_ttft_ms(
     ``P(V > y) ≈ max_T min_θ exp(κ_T(θ) − θ y)`` with ``κ_T(θ) = ln E[M_S(θ)^{K_T}] − θ c T``
     (``M_S`` the moment generating function of a prompt's work): the large-deviation
     (effective-bandwidth) approximation of a queue's tail, whose decay for y → ∞ is the
-    Cramér–Lundberg exponent (docs/capacity-model.md, "The backlog's supremum over windows").
+    Cramér–Lundberg exponent (docs/capacity-model.md, "The backlog's supremum over windows");
+    where smaller, the expected upcrossings of ``y`` take its place (:func:`upcrossings`: the
+    bound's looseness on one window stood in for the union over windows; ``crossings=False``
+    keeps the Chernoff bound alone).
     ``E[M_S^{F/n}] = G_F(M_S^{1/n})`` in closed form (``G_F`` the negative binomial's
     generating function): with ``M_S ≥ 1`` it bounds the ``⌊F ÷ n⌋`` of the model's burst
     share from above, so each window's bound stays a bound. θ runs over
@@ -551,7 +561,7 @@ def sup_backlog_ttft_ms(
     if float(w @ np.asarray(work_ms, dtype=np.float64)) <= 0:
         return step_ms + float(np.max(own_ms))
     below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
-                                     drained_ms, q)
+                                     drained_ms, q, crossings)
     x_ms, x_pmf = prefill_parts(own_ms, w, work_ms, instant_pmf, extra_ms=top_ms)
     below = _with_backlog(x_pmf, below_v(x_ms))  # P(X₀ + V ≤ x_k)
     k = int(np.argmax(below >= q))
@@ -574,10 +584,13 @@ def _with_backlog(x_pmf: FloatArray, below_v: FloatArray) -> FloatArray:
 def _backlog_below(
     work_ms: npt.ArrayLike, weights: FloatArray, before_mean: npt.ArrayLike,
     before_variance: npt.ArrayLike, replicas: float, drained_ms: npt.ArrayLike, q: float,
+    crossings: bool = True,
 ) -> tuple[Callable[[FloatArray], FloatArray], float]:
     """``y ↦ P(V ≤ y)`` of the backlog's supremum over windows, by the largest Chernoff
-    bound over the windows (:func:`sup_backlog_ttft_ms`), and the backlog beyond which it is
-    below ``(1 − q) × 10⁻³`` by every window's bound [ms]."""
+    bound over the windows (:func:`sup_backlog_ttft_ms`) or, where smaller, the expected
+    upcrossings of ``y`` (:func:`upcrossings`; ``crossings=False``: the Chernoff bound
+    alone, the model before them), and the backlog beyond which it is below ``(1 − q) ×
+    10⁻³`` by every window's bound [ms]."""
     w = weights
     work = np.asarray(work_ms, dtype=np.float64)
     mean = np.atleast_1d(np.asarray(before_mean, dtype=np.float64))
@@ -608,16 +621,118 @@ def _backlog_below(
         y_ms = np.linspace(0.0, float(x_ms[-1]), CHERNOFF_POINTS)
         exponent = np.max(np.min(kappa[:, :, None] - theta[None, :, None] * y_ms[None, None, :],
                                  axis=1), axis=0)
-        return np.asarray(1.0 - np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0)),
-                          dtype=np.float64)
+        chernoff = np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0))
+        if not crossings:
+            return np.asarray(1.0 - chernoff, dtype=np.float64)
+        # the smaller of the two over-estimates of the tail (docs/capacity-model.md)
+        crossing = np.minimum.accumulate(np.minimum(upcrossings(
+            work, w, mean, np.asarray(before_variance, dtype=np.float64), replicas, drained,
+            x_ms), 1.0))
+        return np.asarray(1.0 - np.minimum(chernoff, crossing), dtype=np.float64)
 
     return below, top_ms
+
+
+def upcrossings(
+    work_ms: npt.ArrayLike, weights: npt.ArrayLike, before_mean: npt.ArrayLike,
+    before_variance: npt.ArrayLike, replicas: float, drained_ms: npt.ArrayLike,
+    y_ms: npt.ArrayLike,
+) -> FloatArray:
+    """Expected number of times, looking back from an arriving request, that the work which
+    arrived in the window before it less what the replica drained, ``X(T) = A(T) − c T``,
+    crosses each backlog ``y_ms`` upwards — an upper bound of ``P(V > y)``, ``V = sup_T X(T)``
+    the backlog it finds (``X(0) = 0``: a path above ``y`` crossed it at least once) [1].
+
+    ``X`` falls between arrivals and jumps at each, so it crosses ``y`` only at an arrival
+    of age ``T`` whose prompt's work ``S`` lifts it from ``(y − S, y]``:
+    ``U(y) = ∫ dm(T) ÷ n × P(y − S < A(T) − c T ≤ y | an arrival at T)`` — Rice's formula
+    for the crossings of a process with jumps (P. H. Brill, *Level Crossing Methods in
+    Stochastic Models*, Springer, 2008). ``m(T)``: the followers beyond the request's
+    instant within ``T`` (``before_mean``, ``before_variance`` at each of the profile's
+    windows, whose drained work is ``drained_ms`` = ``c T``), read linearly between windows
+    and taken on :data:`UPCROSSING_SLICES` slices of each interval, each at its middle.
+    The arrival at ``T`` is a second arrival of the same burst: the count before it is
+    conditioned on it (Palm), for a negative binomial count — a Poisson of gamma-distributed
+    mean, shape ``r = m² ÷ (v − m)`` — the gamma size-biased to shape ``r + 1``, mean ``m
+    (r + 1) ÷ r`` (J. Grandell, *Mixed Poisson Processes*, Chapman & Hall, 1997). The
+    stream is dealt in turn over ``replicas``: the crossing arrival reaches the request's
+    replica as the ``n i``-th before it, so the count on the replica is ``⌊F ÷ n⌋`` of that
+    count ``F`` (:func:`burst_share_pmf`; its characteristic function ``Σ_k P(K = k) φ_S^k``
+    by Horner, the negative binomial's closed form on one replica). Each slice has its own grid of
+    :data:`UPCROSSING_CELLS` cells up to ``c T + max y + 2 max S``, so that what the FFT wraps
+    round is the chance of a backlog beyond the largest ``y`` (aliasing: R. Grübel and R.
+    Hermesmeier, "Computation of compound distributions I: aliasing errors and exponential
+    tilting", ASTIN Bulletin 29(2), 1999) — on the model's grid, which runs to where every
+    window's Chernoff bound is below ``(1 − q) × 10⁻³``, negligible;
+    ``P(A ≤ y) − P(A + S ≤ y)`` is one inverse FFT of ``φ_A (1 − φ_S)``, read linearly
+    between cells."""
+    work = np.asarray(work_ms, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    y = np.asarray(y_ms, dtype=np.float64)
+    n = max(float(replicas), 1.0)
+    mean = np.concatenate(([0.0], np.atleast_1d(np.asarray(before_mean, dtype=np.float64))))
+    var = np.concatenate(([0.0], np.broadcast_to(np.asarray(before_variance, dtype=np.float64),
+                                                 mean.size - 1)))
+    drained = np.concatenate(([0.0], np.broadcast_to(np.asarray(drained_ms, dtype=np.float64),
+                                                     mean.size - 1)))
+    cuts = np.arange(UPCROSSING_SLICES) / UPCROSSING_SLICES
+    edges = np.append((drained[:-1, None] + cuts[None, :] * np.diff(drained)[:, None]).ravel(),
+                      drained[-1])  # c T at the slices' edges [ms]
+    at = (edges[1:] + edges[:-1]) / 2  # c T at their middles [ms]
+    arriving = np.diff(np.interp(edges, drained, mean)) / n  # arrivals in each slice [1]
+    m = np.interp(at, drained, mean)
+    v = np.maximum(np.interp(at, drained, var), m)
+    clustered = v > m * (1 + 1e-9)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(clustered, m * m / np.where(clustered, v - m, 1.0), 1.0)
+    m = np.where(clustered, m * (r + 1) / r, m)  # given a second arrival at T (Palm)
+    v = np.where(clustered, m + m * m / (r + 1), m)
+    cells = UPCROSSING_CELLS
+    cell = (at + float(y[-1]) + 2 * float(work.max())) / cells  # each slice's [ms]
+    position = np.minimum(work[None, :] / cell[:, None], cells - 1.0)
+    index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
+    upper = (position - index) * w[None, :]
+    rows = np.arange(at.size)[:, None] * cells
+    s_pmf = (np.bincount((rows + index).ravel(), weights=(w[None, :] - upper).ravel(),
+                         minlength=at.size * cells)
+             + np.bincount((rows + index + 1).ravel(), weights=upper.ravel(),
+                           minlength=at.size * cells)).reshape(at.size, cells)
+    psi = np.fft.rfft(s_pmf, axis=1) - 1.0  # φ_S − 1
+    if n > 1:  # ⌊F ÷ n⌋ of the count F before the crossing arrival, as the router deals it
+        dealt = burst_share_pmf(m, v, n)
+        # Σ_k P(K = k) φ_S^k by Horner, the slices with the longest counts first: a slice
+        # joins at its last count above COUNT_TAIL (the rows beyond it are 0 until then)
+        last = np.argmax(np.cumsum(dealt, axis=1) >= 1.0 - COUNT_TAIL, axis=1)
+        order = np.argsort(-last, kind="stable")
+        dealt, phi_s, last = dealt[order], psi[order] + 1.0, last[order]
+        phi = np.zeros_like(psi)
+        for k in range(int(last[0]), -1, -1):
+            active = int(np.searchsorted(-last, -k, side="right"))  # rows with last ≥ k
+            head = phi[:active]
+            head *= phi_s[:active]
+            head += dealt[:active, k:k + 1]
+        phi[order] = phi.copy()
+    else:  # Poisson, or the negative binomial where over-dispersed
+        excess = v / np.maximum(m, 1e-300) - 1.0  # dispersion − 1
+        phi = np.exp(m[:, None] * psi)
+        mixed = excess > 1e-9
+        if mixed.any():
+            e = excess[mixed, None]
+            phi[mixed] = np.exp(-(m[mixed, None] / e) * np.log(1.0 - e * psi[mixed]))
+    band = np.cumsum(np.fft.irfft(-phi * psi, cells, axis=1), axis=1)  # P(y − S < A ≤ y)
+    position = np.minimum((y[None, :] + at[:, None]) / cell[:, None], cells - 1.0)
+    index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
+    share = position - index
+    row = np.arange(at.size)[:, None]
+    crossing = np.maximum(band[row, index] * (1 - share) + band[row, index + 1] * share, 0.0)
+    return np.asarray(arriving @ crossing, dtype=np.float64)
 
 
 def sup_backlog_wait_ms(
     work_ms: npt.ArrayLike, weights: npt.ArrayLike, instant_pmf: npt.ArrayLike,
     before_mean: npt.ArrayLike, before_variance: npt.ArrayLike, replicas: float,
-    drained_ms: npt.ArrayLike, levels: npt.ArrayLike, q: float = 0.95,
+    drained_ms: npt.ArrayLike, levels: npt.ArrayLike, q: float = 0.95, crossings: bool = True,
 ) -> FloatArray:
     """Quantiles at ``levels`` of the wait an arriving request has before its own prefill:
     the work of its burst-mates at its own instant + the backlog's supremum over windows,
@@ -630,7 +745,7 @@ def sup_backlog_wait_ms(
     if float(w @ np.asarray(work_ms, dtype=np.float64)) <= 0:
         return np.zeros_like(u)
     below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
-                                     drained_ms, q)
+                                     drained_ms, q, crossings)
     zero = np.zeros_like(np.asarray(work_ms, dtype=np.float64))  # no own prefill
     x_ms, x_pmf = prefill_parts(zero, w, work_ms, instant_pmf, extra_ms=top_ms)
     below = np.maximum.accumulate(_with_backlog(x_pmf, below_v(x_ms)))

@@ -152,6 +152,11 @@ class LoadProfile:
     coupled_burst: bool = True
     """With :attr:`palm_wait`, a request's wait and the intensity of the burst it decodes in
     are taken together (:func:`burst_intensity`); ``False``: independent."""
+    backlog_crossings: bool = True
+    """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
+    (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
+    largest Chernoff bound over the windows alone (the model before it, for
+    ``benchmarks/burst_agreement.py``)."""
 
     def replica_scv(self, rate_rps: float) -> float:
         """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
@@ -304,6 +309,20 @@ def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDAr
     return np.where(profile.chunk_tokens > 0, np.maximum(extra, 0.0), 0.0)
 
 
+def chunked_prefill_ms(profile: LoadProfile, batch: int) -> npt.NDArray[np.float64]:
+    """Time each input-length point's prompt takes to prefill on a replica decoding ``batch``
+    sequences, under chunked prefill [ms]: one iteration per chunk of
+    :data:`MAX_BATCHED_TOKENS`, each the decode step ``t_d`` and what the chunk adds to it
+    (:func:`chunk_extra_ms`), ``k t_d + Σ e``. A prompt of one chunk takes about its prefill
+    alone; each further chunk adds a decode step (the engine and the replay run each chunk in
+    an iteration with the decoding sequences)."""
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    chunks = (profile.chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
+    extra = chunk_extra_ms(profile, batch, kv_tokens)
+    return np.asarray(chunks * step_ms + extra.sum(axis=1), dtype=np.float64)
+
+
 def tpot_p95_ms(
     profile: LoadProfile, rate_rps: float, batch: int, tpot_mean_ms: float, wait_mean_ms: float,
     prefill_share: float, arrival_scv: float = 1.0, replicas: float = math.inf,
@@ -340,8 +359,7 @@ def tpot_p95_ms(
     rate_per_ms = rate_rps / 1000.0
     # prompts arriving while the request's own prompt is prefilled queue behind it (first come,
     # first served) and are prefilled in its decode life: the window opens when its prefill does
-    chunks = (profile.chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
-    own_prefill_ms = profile.prompt_weights @ (chunks * step_ms + extra.sum(axis=1))
+    own_prefill_ms = profile.prompt_weights @ chunked_prefill_ms(profile, batch)
     per_wait = rate_per_ms * wait_mean_ms / prefill_share if prefill_share > 0 else 0.0
     iterates = [tpot_mean_ms]
     for _ in range(TPOT_FIXED_POINT_ITERATIONS):
@@ -461,7 +479,9 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         shared = qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
         wait_ms *= shared
         drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
-        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share)
+        # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
+        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share,
+                                chunked_prefill_ms(profile, batch))
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
@@ -483,7 +503,8 @@ def prefill_drain(profile: LoadProfile, batch: int) -> float:
 
 
 def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms: float,
-                  replicas: float, drain: float, stream_share: float = 1.0) -> float:
+                  replicas: float, drain: float, stream_share: float = 1.0,
+                  own_ms: npt.NDArray[np.float64] | None = None) -> float:
     """TTFT P95 with the trace's followers [ms]: the largest, over windows ``T`` before the
     request (0 and each of the profile's windows), of the P95 of the iteration in flight + the
     M/G/1 wait + the prefill work of the burst-mates that arrived within ``T`` and reached its
@@ -492,13 +513,16 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     prompts queue). The backlog a request meets is the most that arrived in any window before
     it beyond what the server did in it (Lindley's recursion unrolled); burst-mates before a
     request number as its followers do (every pair within ``T`` is one arrival's follower and
-    the other's predecessor)."""
+    the other's predecessor). ``own_ms``: each input-length point's own prefill (default: the
+    prompt alone, ``prefill_own_ms``; :func:`load_point` gives it in chunks,
+    :func:`chunked_prefill_ms`)."""
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
+    own = profile.prefill_own_ms if own_ms is None else own_ms
     windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
     # Cantelli's bound, P95 ≤ mean + √19 sd, skips windows that cannot give the largest term
     w = profile.prompt_weights
-    own_mean = float(w @ profile.prefill_own_ms)
-    own_var = float(w @ profile.prefill_own_ms ** 2) - own_mean ** 2
+    own_mean = float(w @ own)
+    own_var = float(w @ own ** 2) - own_mean ** 2
     s1, s2 = profile.prefill_mean_ms, profile.prefill_second_moment_ms2
     theta = wait_mean_ms / rho if rho > 0 else 0.0
     fixed_mean = step_ms + own_mean + wait_mean_ms
@@ -511,14 +535,19 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     best = -math.inf
     for counts, window, most in zip(ahead, windows_ms, bound, strict=True):
         if most > best:
-            best = max(best, ttft_quantile_ms(profile.prefill_own_ms, w, profile.prefill_work_ms,
+            best = max(best, ttft_quantile_ms(own, w, profile.prefill_work_ms,
                                               counts, wait_mean_ms, rho, step_ms)
                        - drain * window)
     if not profile.backlog_sup:
         return best
-    return max(best, sup_backlog_ttft_ms(profile.prefill_own_ms, profile.prefill_work_ms, w,
-                                         ahead[0], *before, replicas, drain * windows_ms[1:],
-                                         step_ms))
+    sup = (own, profile.prefill_work_ms, w, ahead[0], *before, replicas, drain * windows_ms[1:],
+           step_ms)
+    # the Chernoff tail alone is at least the tail with the upcrossings, so where its P95 does
+    # not pass the largest window's neither does theirs (same figures, the FFTs saved)
+    chernoff = sup_backlog_ttft_ms(*sup, crossings=False)
+    if chernoff <= best or not profile.backlog_crossings:
+        return max(best, chernoff)
+    return max(best, sup_backlog_ttft_ms(*sup, crossings=True))
 
 
 def _burst_windows(profile: LoadProfile, replicas: float, stream_share: float
@@ -574,7 +603,8 @@ def burst_wait_ms(profile: LoadProfile, replicas: float, drain: float, stream_sh
     assert profile.prefill_work_ms is not None
     windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
     return sup_backlog_wait_ms(profile.prefill_work_ms, profile.prompt_weights, ahead[0],
-                               *before, replicas, drain * windows_ms[1:], WAIT_LEVELS)
+                               *before, replicas, drain * windows_ms[1:], WAIT_LEVELS,
+                               crossings=profile.backlog_crossings)
 
 
 def slo_holding_point(

@@ -82,6 +82,16 @@ def plan_findings(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[
             for row in verify_plan(fleet, one, one_table, over_periods=True)]
 
 
+def laid_out_by(result: CheckResult) -> str:
+    """Who placed the replicas checked: ``plan`` (a plan.json's allocations, as ``fleetplan
+    plan`` placed them), ``inventory`` (an inventory's own ``layout:``) or ``check`` (check's
+    greedy layout of an inventory that gives none). ``laid_out_by_fleetplan`` (kept for the
+    scripts that read it) is true only for ``check``: a plan's own layout reads false there."""
+    if result.fleet.laid_out_by_fleetplan:
+        return "check"
+    return "inventory" if result.verification is None else "plan"
+
+
 def to_json(result: CheckResult) -> dict[str, Any]:
     """Machine output: verdict, every row, every degradation plan, the fleet checked."""
     return {
@@ -89,6 +99,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "fleet": result.fleet.source,
         "ok": result.report.ok,
         "laid_out_by_fleetplan": result.fleet.laid_out_by_fleetplan,
+        "replicas_laid_out_by": laid_out_by(result),
         "notes": list(result.fleet.notes),
         "failures": list(result.report.failures),
         "workloads": list(result.report.workloads),
@@ -110,8 +121,13 @@ def _cell(report: CheckReport, failure: str, workload: str) -> str | None:
     if row is None:
         return None  # not checked: the workload does not ask to survive this failure
     margin = "" if row.margin_pct is None else f" {row.margin_pct:+.0f}%"
-    word = "holds" if row.holds else ("FAILS" if row.required else "fails")
-    return f"{word}{margin}"
+    if row.holds:
+        return f"holds{margin}"
+    return f"FAILS{margin}" if row.required else f"fails{margin} {NOT_REQUIRED}"
+
+
+#: Beside a failure a workload fails but need not survive (its survivability does not ask it).
+NOT_REQUIRED = "(not required)"
 
 
 def _intact_cell(report: CheckReport, scenario: Scenario, workload: str) -> str | None:
@@ -139,15 +155,21 @@ def render_matrix(report: CheckReport, scenario: Scenario | None = None) -> list
     return table_lines(["Failure", *report.workloads], rows, indent=0)
 
 
-def matrix_caption(scenario: Scenario) -> list[str]:
+def matrix_caption(scenario: Scenario, report: CheckReport | None = None) -> list[str]:
     """What a margin counts: with no failure the target utilization, after a failure the
-    policy's failure utilization, so a failure that spares a workload shows more than none."""
+    policy's failure utilization, so a failure that spares a workload shows more than none;
+    and (``report``) what FAILS and fails (not required) mean, where a cell shows one."""
     share = f"{scenario.policy.failure_utilization:.0%}"
-    return ["margin = (capacity − demand) ÷ demand in the worst slice; capacity at each "
-            "workload's target utilization with no failure,",
-            f"at the failure utilization ({share} of the SLO-holding rate) in failure rows: "
-            f"compare them with \"No failure, at {share}\", which a failure",
-            "can only lower (docs/survivability.md)"]
+    out = ["margin = (capacity − demand) ÷ demand in the worst slice; capacity at each "
+           "workload's target utilization with no failure,",
+           f"at the failure utilization ({share} of the SLO-holding rate) in failure rows: "
+           f"compare them with \"No failure, at {share}\", which a failure",
+           "can only lower (docs/survivability.md)"]
+    if report is not None and any(not r.holds for r in report.rows):
+        out.append(f"FAILS: a failure the workload must survive (its survivability; exit "
+                   f"code 1); fails {NOT_REQUIRED}: beyond what its survivability asks (e.g. a "
+                   "region, or a zone under N+1), shown for information")
+    return out
 
 
 def render_latency(report: CheckReport) -> list[str]:
@@ -234,7 +256,8 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         echo_json(to_json(result))
     else:
         fleet = result.fleet
-        how = " (replicas laid out by fleetplan)" if fleet.laid_out_by_fleetplan else ""
+        how = (" (replicas laid out by check: the inventory gives no layout)"
+               if fleet.laid_out_by_fleetplan else "")
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
         for note in fleet.notes:
             click.echo(f"note: {note}")
@@ -245,7 +268,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
                        "every demand scenario")
         for line in [
             *render_matrix(result.report, result.scenario),
-            *matrix_caption(result.scenario),
+            *matrix_caption(result.scenario, result.report),
             "",
             *render_latency(result.report),
             "",

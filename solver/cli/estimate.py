@@ -20,7 +20,7 @@ from models.scenario import Scenario
 from solver.capacity.measured import staleness
 from solver.capacity.memory import (
     MemoryPlan,
-    check_fit,
+    fit_problem,
     kv_bytes_per_token,
     kv_precision,
     max_stable_sequences,
@@ -88,18 +88,6 @@ class Estimate:
         }
 
 
-def _fit_fix(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int) -> str:
-    """The fix for the cause :func:`check_fit` found, in its order: a precision can fix only
-    memory, and only a TP that divides the heads and fits a node can serve at all."""
-    if precision not in gpu.precisions:
-        return "pick a --precision the GPU runs, or another GPU"
-    valid = [t for t in range(1, gpu.gpus_per_node + 1) if spec.attention_heads % t == 0]
-    if tp > gpu.gpus_per_node or spec.attention_heads % tp != 0:
-        return (f"use a --tp of {', '.join(map(str, valid))} on {gpu.name} "
-                f"({spec.attention_heads} heads, {gpu.gpus_per_node} GPUs per node)")
-    return "try a larger --tp, a smaller precision or another GPU"
-
-
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
@@ -115,11 +103,10 @@ def estimate(
                                   f"{spec.max_context_tokens}",
                                   "lower --input-tokens/--output-tokens, or pick a "
                                   "longer-context --model")])
-    reason = check_fit(spec, gpu, precision, tp, policy, context)
-    if reason is not None:
+    problem = fit_problem(spec, gpu, precision, tp, policy, context)
+    if problem is not None:
         raise InputError([Problem(WHERE, "--tp", f"{spec.name} on {tp} × {gpu.name} at "
-                                  f"{precision.value}: {reason}",
-                                  _fit_fix(spec, gpu, precision, tp))])
+                                  f"{precision.value}: {problem.cause}", problem.fix)])
     plan = memory_plan(spec, gpu, precision, tp, policy.memory_margin_fraction)
     perf = perf_model(spec, gpu, precision, tp, efficiency,
                       memory_margin_fraction=policy.memory_margin_fraction)

@@ -183,7 +183,9 @@ def _forecast(history: Path, scenario: Scenario | None, start: dt.datetime | Non
               ) -> tuple[tuple[WorkloadForecast, ...], Horizon, dict[str, Any]]:
     """The forecasts of HISTORY over the horizon, and the scenario block they make."""
     horizon = _horizon(scenario, start, period_months, periods)
-    frame = read_history(history)
+    frame = read_history(history, None if scenario is None else
+                         [w.name for w in scenario.workloads],
+                         "" if scenario is None else scenario.name)
     references = None if scenario is None else {
         w.name: w.arrival.peak_rps for w in scenario.workloads if w.arrival is not None}
     forecasts = forecast(frame, horizon, references, Trend(trend), str(history))

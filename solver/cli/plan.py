@@ -13,7 +13,7 @@ from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
-from models.plan import Plan, SolveStatus
+from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
@@ -28,6 +28,7 @@ from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
+from solver.outputs.assumptions import borrowed_sentence
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
     Margin,
@@ -37,6 +38,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import (
     RERUN_NOTE,
+    WORK_LIMIT_HELP,
     WORK_LIMIT_NOTE,
     config_label,
     failure_label,
@@ -44,10 +46,11 @@ from solver.outputs.labels import (
     plural,
     status_label,
 )
-from solver.outputs.plan_dir import PLAN_DIR_FILES, write_plan_outputs
+from solver.outputs.plan_dir import PLAN_DIR_FILES, with_inventory, write_plan_outputs
 from solver.outputs.schedule import schedule_lines
 from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
+from solver.program.orders import plan_date_of
 from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
@@ -145,14 +148,15 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
     why = ("a solve of the trace-replay loop stopped at its time limit" if plan.replay else
            "not proven within the requested gap")
-    out = [("stopped by the user: the best verified fleet so far. " if stopped else "")
+    out = [("stopped by the user: the best verified fleet so far; " if stopped else "")
            + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
                  "workload and proven much faster, but cost more")
     if searched:
-        return [*out, f"  stopped at its search limit: {WORK_LIMIT_NOTE}"]
+        return [*out, f"  stopped at its search limit: {WORK_LIMIT_NOTE}",
+                f"  to narrow it: {WORK_LIMIT_HELP}"]
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
 
@@ -161,11 +165,15 @@ def fallback_lines(plan: Plan) -> list[str]:
     """Where a fleet over periods came from when no stage found one in time (else nothing)."""
     if not plan.solver.fallback or plan.solver.objective is None:
         return []
-    return [f"  no stage found a fleet within the time limit: this is the fallback fleet, "
+    stopped = plan.status is SolveStatus.interrupted
+    when, then = (("stopped by the user before any stage found a fleet",
+                   "re-plan and let it finish") if stopped else
+                  ("no stage found a fleet within the time limit",
+                   "re-plan with a longer --time-limit"))
+    return [f"  {when}: this is the fallback fleet, "
             f"{plan.solver.objective:,.0f} {plan.cost.currency} over the horizon (each "
             f"period's fleet as far as it was planned, else a greedy one, and the orders that "
-            f"hold it), not a searched plan: re-plan with a longer --time-limit before acting "
-            f"on it"]
+            f"hold it), not a searched plan: {then} before acting on it"]
 
 
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
@@ -176,7 +184,7 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
            f"({solver_summary(plan.solver, bound_unit)}){status_note(plan)}"]
     out += fallback_lines(plan)
     out += unproven_lines(plan, scenario)
-    out += schedule_lines(plan)
+    out += schedule_lines(plan, scenario)
     if plan.horizon is not None and plan.nodes:
         out.append(f"the fleet below is the first period's ({plan.horizon.start}) if demand "
                    f"follows `{plan.horizon.fleet_shown}`:")
@@ -194,6 +202,9 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out += gpu_table(plan, scenario)
         out.append("workloads:")
         out += workload_lines(plan, scenario)
+        borrowed = borrowed_sentence(plan, scenario)
+        if borrowed:
+            out.append(f"  {borrowed}")
         out.append("survivability:")
         out += survivability_lines(plan)
         out += replay_lines(plan)
@@ -217,6 +228,33 @@ def output_dir(scenario: Scenario, scenario_path: Path | None, out_dir: Path | N
                                   f"for a directory name (at most {NAME_MAX_BYTES})",
                                   "give --out, or a shorter name")])
     return Path("outputs") / name
+
+
+def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replanned]:
+    """``--existing``: the scenario with the earlier plan's placed orders held, and the record
+    of what was kept. An "earlier" plan made for a later day than this one is refused (a new
+    user passed the next quarter's plan and its orders were kept with no word); one whose
+    horizon ended before this plan's day gets a warning. A scenario renamed from one quarter to
+    the next is no error (README's re-plan does so): every output names the earlier plan's
+    scenario and day beside the orders kept (docs/program.md, "Re-planning")."""
+    earlier = validate_as(Plan, read_document(existing), str(existing))
+    today = plan_date_of(sc)
+    h = earlier.horizon
+    if h is not None and h.plan_date > today:
+        raise InputError([Problem(
+            str(existing), "horizon.plan_date",
+            f"this plan (of `{earlier.scenario}`) was made for {h.plan_date}, after this "
+            f"scenario's plan date {today}: it is not an earlier plan, and its orders were not "
+            "placed before this one", "give the plan.json of the plan made before this one "
+            "(the previous quarter's), or none")])
+    sc = keep_orders(sc, earlier, str(existing))  # refuses a plan of one peak day
+    assert h is not None
+    if today >= h.end:
+        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end}, which ended "
+                   f"before this plan's date {today}: its orders may have been re-planned "
+                   "since; give the latest plan.json", err=True)
+    return sc, Replanned(file=str(existing), scenario=earlier.scenario, plan_date=h.plan_date,
+                         kept=earlier.placed_before(today))
 
 
 @click.command("plan")
@@ -247,15 +285,17 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     given = click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
+    replanned = None
     if existing is not None:
-        earlier = validate_as(Plan, read_document(existing), str(existing))
-        sc = keep_orders(sc, earlier, str(existing))
+        sc, replanned = keep_earlier_orders(sc, existing)
     out = output_dir(sc, scenario, out_dir)
     received: list[int] = []
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
                                    quiet, deadline, received, limit_given=given)
+        if replanned is not None:
+            plan = plan.model_copy(update={"replanned_from": replanned})
         if plan.status is SolveStatus.infeasible:
             plan = with_slo_causes(plan, sc, table or build_capacity_table(
                 sc, sc.gpus_sold_or_held()))
@@ -265,7 +305,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     if as_json:
         echo_json(plan.model_dump(mode="json"))
     else:
-        for line in render(plan, shown, written):
+        for line in render(plan, with_inventory(shown, sc), written):
             click.echo(line)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
@@ -305,10 +345,13 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
             tables = cached_tables(sc.gpus_sold_or_held())  # planned with, then signed off
-            planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust, table_for=tables,
-                                   time_limit_s=HORIZON_SAFETY_S if safety else time_limit_s,
-                                   share_limit_s=time_limit_s)
-            plan = sign_off_periods(planned, sc, tables)
+            with stop_on_signals(deadline) as signals:
+                planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
+                                       table_for=tables, time_limit_s=HORIZON_SAFETY_S
+                                       if safety else time_limit_s,
+                                       share_limit_s=time_limit_s, stop=deadline)
+            received.extend(signals)
+            plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None
     if not as_json and not quiet:
         click.echo(message, err=True)
@@ -339,4 +382,4 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         finally:
             reporter.close()
             received.extend(signals)
-    return plan, sc, table
+    return with_gap_limit(plan, gap), sc, table

@@ -84,9 +84,14 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
         lines.append(f"  hourly shape: the {what} spans under a day: give arrival.hourly_shape "
                      "yourself (default: flat)")
     lines += [f"  note: {n}" for n in notes or []]
+    warning = prof.peak_warning(what)
+    if warning is not None:
+        lines.append(f"  warning: {warning}")
     lines += [
         "",
         PASTE_HINT,
+        *([f"# warning: arrival.peak_rps is a floor, not a peak ({what} too short; above)"]
+          if warning is not None else []),
         yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)

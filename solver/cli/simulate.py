@@ -26,7 +26,14 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
 from solver.cli.show import Col, progress, table_lines
-from solver.cli.slo_verdict import Group, SloVerdict, verdict_json, verdict_line, verdicts
+from solver.cli.slo_verdict import (
+    Group,
+    SloVerdict,
+    basis_line,
+    verdict_json,
+    verdict_line,
+    verdicts,
+)
 from solver.outputs.labels import plural
 from solver.replay.engine import (
     DEFAULT_MAX_BATCHED_TOKENS,
@@ -472,5 +479,6 @@ def render(run: SimulationRun) -> str:
         top, minute = max(kv)
         lines.append(f"KV cache in use: up to {top:.0%} of live capacity (minute {minute})")
     lines.append(f"replayed in {run.wall_seconds:.2f} s")
-    lines += [verdict_line(v) for v in run.verdicts]
+    basis = basis_line(run.verdicts)
+    lines += [*([basis] if basis else []), *(verdict_line(v) for v in run.verdicts)]
     return "\n".join(lines)

@@ -121,6 +121,19 @@ def verdict_line(v: SloVerdict) -> str:
     return f"{head}MISSED by {over:,.1f} ms ({over / v.target_ms:+.0%}) ({detail})"
 
 
+def basis_line(found: Sequence[SloVerdict]) -> str | None:
+    """Why a verdict's P95 can differ from the latency table's: the table's percentiles are over
+    the requests answered, a verdict counts the unanswered as late (counted over the first
+    group, all requests). ``None`` when every request was answered (then the two agree)."""
+    unanswered = max((v.groups[0].unanswered for v in found if v.groups), default=0)
+    if not unanswered:
+        return None
+    return (f"the verdicts below count the {unanswered:,} request"
+            f"{'' if unanswered == 1 else 's'} without an answer (failed or rejected) as late; "
+            "the latency table above leaves them out of its percentiles, so a verdict's P95 can "
+            "be higher than the table's")
+
+
 def verdict_json(v: SloVerdict) -> dict[str, object]:
     """A verdict for machines: ``p95_ms`` null where unanswered requests leave no P95."""
     return {"slo": v.key, "target_ms": v.target_ms, "held": v.held,

@@ -13,14 +13,17 @@ from collections import Counter
 from dataclasses import dataclass
 
 from models.common import CLOUD_KINDS, PurchaseKind
+from models.horizon import HeldNodes, InventoryKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
-from models.plan import Plan
+from models.plan import Allocation, Plan
 from models.scenario import Scenario
 from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
 from solver.outputs.labels import label, plural
 
-__all__ = ["ASSUMED", "Assumption", "OfferTerms", "arrivals_assumed", "assumed_figures",
-           "offer_assumes", "offers_bought", "price_source", "utilization_assumed"]
+__all__ = ["ASSUMED", "AssumedHeldPrice", "Assumption", "BorrowedCosts", "OfferTerms",
+           "arrivals_assumed", "assumed_figures", "assumed_held_prices", "borrowed_assumption",
+           "borrowed_costs_in_plan", "borrowed_sentence", "offer_assumes", "offers_bought",
+           "plan_assumptions", "price_source", "utilization_assumed"]
 
 #: Purchase kinds in the order a price table lists them.
 PURCHASE_KINDS = CLOUD_KINDS
@@ -119,6 +122,79 @@ def _value(figure: AssumedFigure, offers: list[tuple[str, Offer]]) -> str:
     return _values([f"{o.on_demand.startup_minutes:g} min" for _, o in offers if o.on_demand])
 
 
+@dataclass(frozen=True)
+class AssumedHeldPrice:
+    """A reservation already held whose inventory line states no price: the planner prices it
+    at the zone's cheapest reserved quote for its GPU (``inventory_cost_per_month`` in
+    :mod:`solver.solve.horizon`), a figure nobody gave for that reservation."""
+
+    index: int
+    """Its line in the scenario's ``inventory``."""
+    line: HeldNodes
+    price_per_gpu_hour: float
+    """The quote it is priced at [currency/(GPU·h)]."""
+    quote_assumed: bool
+    """The quote is itself assumed (a price table's discount on on-demand)."""
+    discount: float | None
+    """That discount, where the quote is assumed and the offer has an on-demand price [1]."""
+
+    @property
+    def rule(self) -> str:
+        """The rule that gave the price, in words."""
+        quote = f"the zone's cheapest reserved quote for {self.line.gpu}"
+        if self.quote_assumed:
+            how = (f"on-demand × (1 − {self.discount:.0%})" if self.discount is not None
+                   else "a discount on on-demand")
+            quote += f", itself assumed ({how}, the price table's)"
+        return f"its inventory line states no price: {quote}"
+
+    def cost_per_month(self, hours_per_month: float) -> float:
+        """What the held nodes cost a month at that price [currency/month]."""
+        assert self.line.gpus_per_node is not None
+        return (self.price_per_gpu_hour  # [currency/(GPU·h)]
+                * self.line.gpus_per_node * self.line.nodes  # [GPUs]
+                * hours_per_month)  # [h/month]
+
+    def where(self) -> str:
+        """``inventory[2] (1 reserved L40S node in use1-az2)``."""
+        return (f"inventory[{self.index}] ("
+                f"{plural(self.line.nodes, f'reserved {self.line.gpu} node')} in "
+                f"{self.line.zone})")
+
+
+def assumed_held_prices(scenario: Scenario) -> tuple[AssumedHeldPrice, ...]:
+    """The scenario's held reservations priced by the planner's rule, not by their own line."""
+    out = []
+    for i, line in enumerate(scenario.inventory):
+        if line.purchase is not InventoryKind.reserved or line.price_per_gpu_hour is not None:
+            continue
+        offer = next((o for z in scenario.zones if z.id == line.zone for o in z.offers
+                      if o.gpu == line.gpu), None)
+        if offer is None or not offer.reserved_quotes:
+            continue  # refused by the loader (no price at all)
+        quote = min(offer.reserved_quotes, key=lambda q: q.price_per_gpu_hour)
+        on_demand = offer.on_demand.price_per_gpu_hour if offer.on_demand is not None else None
+        out.append(AssumedHeldPrice(
+            index=i, line=line, price_per_gpu_hour=quote.price_per_gpu_hour,
+            quote_assumed=quote.assumed,
+            discount=(1 - quote.price_per_gpu_hour / on_demand
+                      if quote.assumed and on_demand else None)))
+    return tuple(out)
+
+
+def _held_price_assumption(scenario: Scenario) -> Assumption | None:
+    found = assumed_held_prices(scenario)
+    if not found:
+        return None
+    cur = scenario.policy.currency
+    return Assumption(
+        "Held reservation price",
+        _values([f"{a.price_per_gpu_hour:.3f} {cur}/GPU-hour" for a in found]),
+        "; ".join(a.where() for a in found),
+        "; ".join(dict.fromkeys(a.rule for a in found))
+        + ": give the reservation's price_per_gpu_hour on its inventory line")
+
+
 def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
     """Every kind of assumed figure in the scenario, in the order a reviewer should check them."""
     out: list[Assumption] = []
@@ -139,7 +215,82 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
         out.append(Assumption(
             "Arrivals", "Poisson at the planned rate", ", ".join(w.name for w in poisson),
             "no burstiness given: real traffic may be burstier"))
-    return tuple(out)
+    held = _held_price_assumption(scenario)
+    return (*out, *([held] if held is not None else []))
+
+
+@dataclass(frozen=True)
+class BorrowedCosts:
+    """The plan's analytic rates on one GPU type that rest on a runtime's fixed costs fitted on
+    another GPU (``Allocation.costs_fitted_on``)."""
+
+    gpu: str
+    fitted_on: str
+    runtimes: tuple[str, ...]
+    workloads: tuple[str, ...]
+    cost_share: float | None
+    """Σ ``cost_per_month`` of those allocations ÷ the plan's monthly cost [1]."""
+
+
+#: Where the fitting of runtime costs, and what a borrowed fit is off by, is written down.
+BORROWED_DOC = "docs/calibration.md"
+
+
+def borrowed_costs_in_plan(plan: Plan, scenario: Scenario) -> tuple[BorrowedCosts, ...]:
+    """Per GPU type (and the GPU its costs came from), the plan's allocations whose analytic
+    rate rests on runtime costs fitted on another GPU, largest share of the cost first; read
+    from ``plan.allocations`` (``costs_fitted_on``), so a plan.json says it by itself."""
+    runtime = {w.name: w.runtime for w in scenario.workloads}
+    groups: dict[tuple[str, str], list[Allocation]] = {}
+    for a in plan.allocations:
+        if a.costs_fitted_on is not None and a.replicas > 0:
+            groups.setdefault((a.gpu, a.costs_fitted_on), []).append(a)
+    total = plan.cost.per_month
+    out = [BorrowedCosts(
+        gpu=gpu, fitted_on=fitted_on,
+        runtimes=tuple(dict.fromkeys(runtime.get(a.workload, "?") for a in mine)),
+        workloads=tuple(dict.fromkeys(a.workload for a in mine)),
+        cost_share=sum(a.cost_per_month for a in mine) / total if total > 0 else None,
+    ) for (gpu, fitted_on), mine in groups.items()]
+    return tuple(sorted(out, key=lambda b: (-(b.cost_share or 0.0), b.gpu, b.fitted_on)))
+
+
+def _share_text(b: BorrowedCosts) -> str:
+    return "" if b.cost_share is None else f" ({b.cost_share:.1%} of the cost)"
+
+
+def borrowed_sentence(plan: Plan, scenario: Scenario) -> str:
+    """One sentence naming every GPU type of the plan whose predicted rates rest on runtime
+    costs fitted on another GPU, and the share of the cost on it ("" when none)."""
+    found = borrowed_costs_in_plan(plan, scenario)
+    if not found:
+        return ""
+    runtimes = "/".join(dict.fromkeys(r for b in found for r in b.runtimes))
+    return ("runtime costs borrowed: "
+            + "; ".join(f"{b.gpu}{_share_text(b)} from {b.fitted_on}" for b in found)
+            + f" — their predicted rates use {runtimes}'s per-step costs fitted on that GPU, "
+            f"not measured on their own ({BORROWED_DOC}); a measured row of yours overrides "
+            "them")
+
+
+def borrowed_assumption(plan: Plan, scenario: Scenario) -> Assumption | None:
+    """The borrowed runtime costs of the plan as one assumed figure (``None`` when none)."""
+    found = borrowed_costs_in_plan(plan, scenario)
+    if not found:
+        return None
+    return Assumption(
+        "Runtime fixed costs",
+        "; ".join(f"{b.gpu}: {'/'.join(b.runtimes)}'s fitted on {b.fitted_on}" for b in found),
+        "; ".join(f"{b.gpu} rows of {', '.join(b.workloads)}{_share_text(b)}" for b in found),
+        "no measurement of the runtime on that GPU: its predicted rates use another GPU's "
+        f"per-step costs ({BORROWED_DOC}); a measured row overrides them")
+
+
+def plan_assumptions(plan: Plan, scenario: Scenario) -> tuple[Assumption, ...]:
+    """:func:`assumed_figures` of the scenario, then those of the plan's own fleet (runtime
+    costs borrowed by the GPUs it runs on)."""
+    borrowed = borrowed_assumption(plan, scenario)
+    return assumed_figures(scenario) + (() if borrowed is None else (borrowed,))
 
 
 def price_source(offer: Offer, kind: PurchaseKind) -> str | None:

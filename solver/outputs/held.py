@@ -18,8 +18,8 @@ from models.horizon import HeldNodes, InventoryKind
 from models.offers import Offer
 from models.plan import NodeCount, Plan
 from models.scenario import Scenario
-from solver.outputs.assumptions import price_source
-from solver.outputs.labels import plural
+from solver.outputs.assumptions import ASSUMED, AssumedHeldPrice, assumed_held_prices, price_source
+from solver.outputs.labels import day_after, plural
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,11 @@ class Held:
     of_nodes: int
     """The row's nodes [nodes]."""
     text: str
-    """``2 nodes held (inventory): reservation ends 2027-06-30``."""
+    """``2 nodes held (inventory): reservation to 2027-07-01``."""
     price_source: str
     """Where the held nodes' price comes from."""
+    price_assumed: bool = False
+    """A held reservation's price is the planner's rule, its inventory line stating none."""
 
     @property
     def all_held(self) -> bool:
@@ -57,13 +59,26 @@ def held_lines(plan: Plan, scenario: Scenario, n: NodeCount) -> list[HeldNodes]:
             and (window is None or line.held_through(*window))]
 
 
-def _line_source(line: HeldNodes, offer: Offer | None, currency: str) -> str:
+def _assumed(scenario: Scenario, line: HeldNodes) -> AssumedHeldPrice | None:
+    """The rule's price of a held reservation whose line states none (``None``: it states one)."""
+    return next((a for a in assumed_held_prices(scenario) if a.line == line), None)
+
+
+def assumed_price_text(a: AssumedHeldPrice, currency: str) -> str:
+    """``1.574 USD/GPU-h, assumed: its inventory line states no price: …``."""
+    return f"{a.price_per_gpu_hour:,.3f} {currency}/GPU-h, {ASSUMED}: {a.rule}"
+
+
+def _line_source(scenario: Scenario, line: HeldNodes, offer: Offer | None, currency: str
+                 ) -> str:
     if line.purchase is InventoryKind.reserved:
         if line.price_per_gpu_hour is not None:
             return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as its "
                     "inventory line states")
-        return ("held reservation: the zone's cheapest reserved quote (its inventory line states "
-                "no price)")
+        a = _assumed(scenario, line)
+        return ("held reservation: " + (assumed_price_text(a, currency) if a is not None else
+                                         "the zone's cheapest reserved quote (its inventory "
+                                         "line states no price)"))
     if line.running_cost_per_node_month is not None:
         return (f"owned, held: {line.running_cost_per_node_month:,.0f} {currency}/node-month of "
                 "power and hosting as its inventory line states; the capital is already spent")
@@ -84,15 +99,18 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
     if count == 0:
         return None
     share = plural(count, "node") if count >= n.nodes else f"{count} of {n.nodes} nodes"
+    assumed = [a for line in lines if (a := _assumed(scenario, line)) is not None]
     if n.purchase is PurchaseKind.reserved:
         ends = min(line.ends for line in lines if line.ends is not None)
-        text = f"{share} held (inventory): reservation ends {ends}"
+        text = f"{share} held (inventory): reservation to {day_after(ends)}"
+        text += "".join(f"; price {assumed_price_text(a, currency)}" for a in assumed)
     else:
         retired = [line.ends for line in lines if line.ends is not None]
         text = f"{share} owned (inventory): capital spent" + (
-            f", retired {min(retired)}" if retired else "")
-    source = "; ".join(dict.fromkeys(_line_source(line, offer, currency) for line in lines))
-    return Held(count, n.nodes, text, source)
+            f", held to {day_after(min(retired))}" if retired else "")
+    source = "; ".join(dict.fromkeys(_line_source(scenario, line, offer, currency)
+                                     for line in lines))
+    return Held(count, n.nodes, text, source, price_assumed=bool(assumed))
 
 
 def owned_source(offer: Offer, currency: str) -> str:
@@ -120,3 +138,22 @@ def row_price_source(n: NodeCount, offer: Offer | None, held: Held | None,
         return held.price_source
     return (f"{held.price_source}; the {plural(held.of_nodes - held.nodes, 'new node')}: "
             f"{new or 'the offer'}; the price is the average over the row's nodes")
+
+
+def assumed_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """Under "spent inside the horizon": what of it is held reservations priced by the rule,
+    their inventory lines stating no price (the same in every demand scenario; none: [])."""
+    if plan.horizon is None:
+        return []
+    cur = plan.cost.currency
+    periods = sorted({(p.start, p.end) for p in plan.periods})
+    out = []
+    for a in assumed_held_prices(scenario):
+        months = plan.horizon.period_months * sum(
+            a.line.held_through(start, end) for start, end in periods)
+        if months == 0:
+            continue
+        cost = a.cost_per_month(scenario.policy.hours_per_month) * months
+        out.append(f"  of which {cost:,.0f} {cur} in every scenario is {a.where()} at "
+                   f"{assumed_price_text(a, cur)} — give its price_per_gpu_hour")
+    return out

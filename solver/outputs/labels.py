@@ -7,6 +7,7 @@ purchase kind reads the same in every file.
 
 from __future__ import annotations
 
+import datetime as dt
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,8 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["RERUN_NOTE", "WORK_LIMIT_NOTE", "config_label", "failure_label", "label", "plural",
+__all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE",
+           "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label", "label", "plural",
            "status_label"]
 
 _LABELS: dict[Enum, str] = {
@@ -56,6 +58,34 @@ WORK_LIMIT_NOTE = ("its search is limited in work (branch-and-bound nodes), not 
                    "a re-run of the same input gives this plan again, on any machine load")
 
 
+#: What narrows the gap of such a plan, and what does not: its stages stop at node limits
+#: fixed in the code, so more seconds give the same plan (docs/program.md, "Same input, same
+#: plan over periods").
+WORK_LIMIT_HELP = ("a longer --time-limit gives this same plan: the search's work limit is "
+                   "fixed, and the time limit only adds a safety stop (and more time for "
+                   "blocks too large to solve whole, a plan that then says time_limit); a "
+                   "smaller program is searched further in the same work: fewer periods or "
+                   "demand scenarios, or dedicated pools (policy.share_nodes: false), which "
+                   "cost more (docs/program.md, \"Same input, same plan over periods\")")
+
+
+#: The one convention of dates on screen: a span runs from its first day "to" the day after
+#: its last (as the horizon, its periods and an order's term end), said once per output.
+TO_EXCLUSIVE = "a date after \"to\" is the day after the last"
+
+
+def day_after(day: dt.date) -> dt.date:
+    """The end of a span written "to" (:data:`TO_EXCLUSIVE`) whose last day is ``day``: an
+    inventory line's ``ends`` (its last day held) shown as orders and periods end."""
+    return day + dt.timedelta(days=1)
+
+
+#: :data:`WORK_LIMIT_HELP` in a clause, where the status lines above say it in full.
+WORK_LIMIT_SHORT = ("a longer --time-limit gives this same plan, a smaller program (fewer "
+                    "periods or demand scenarios, or dedicated pools) is searched further "
+                    "(docs/program.md, \"Same input, same plan over periods\")")
+
+
 def label(value: Enum | str | None) -> str:
     """The label of an enum value (its words, not its identifier); other values as text.
 
@@ -79,9 +109,11 @@ def status_label(status: SolveStatus, solver: SolverReport) -> str:
     gap that shows (0.01 % or more) is said: ``Proven within 1.00% of the cheapest``; a solver
     that reports no gap (CBC) stopped at the requested one."""
     if status is SolveStatus.optimal:
+        from models.plan import proves_cheapest  # here: validate imports labels, not the plan
+
         if solver.gap is None:
             return "Proven within the requested gap of the cheapest"
-        if round(solver.gap, 4) > 0:
+        if not proves_cheapest(status, solver):
             return f"Proven within {solver.gap:.2%} of the cheapest"
         return "Optimal"
     if status is SolveStatus.time_limit:

@@ -82,13 +82,20 @@ def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
     and report say which nodes of the fleet are already held (:mod:`solver.outputs.held`).
     ``table`` is its capacity table where the caller has it (default: built again from it).
     """
-    fleet = scenario if fleet_scenario is None else fleet_scenario.model_copy(
-        update={"inventory": fleet_scenario.inventory or scenario.inventory})
+    fleet = scenario if fleet_scenario is None else with_inventory(fleet_scenario, scenario)
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
         *write_procurement_outputs(plan, fleet, out_dir, table),
     ]
+
+
+def with_inventory(fleet_scenario: Scenario, scenario: Scenario) -> Scenario:
+    """The single-period scenario a plan's fleet was sized for, with ``scenario``'s inventory
+    (the planner leaves it out of a period's scenario): what the outputs say is held, and
+    whose price is assumed, read from it."""
+    return fleet_scenario.model_copy(
+        update={"inventory": fleet_scenario.inventory or scenario.inventory})
 
 
 def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,

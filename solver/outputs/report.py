@@ -14,7 +14,7 @@ from pathlib import Path
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
-from models.plan import Plan, SolveStatus
+from models.plan import Allocation, Plan, SolveStatus
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.workload import Workload
@@ -22,9 +22,9 @@ from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_assumed,
-    assumed_figures,
     offer_assumes,
     offers_bought,
+    plan_assumptions,
     price_source,
     utilization_assumed,
 )
@@ -80,13 +80,15 @@ def _money(value: float | None) -> str:
     return "—" if value is None else f"{value:,.2f}"
 
 
-def _schedule_items(plan: Plan) -> list[str]:
+def _schedule_items(plan: Plan, scenario: Scenario) -> list[str]:
     """The schedule's lines as a Markdown list: a demand scenario's name as code (the terminal
     writes it between backticks, which plain text would show escaped), an order under the line
     that introduces it as a nested item."""
     names = [s.scenario for s in plan.horizon.scenarios] if plan.horizon is not None else []
+    if plan.replanned_from is not None:  # the earlier plan's scenario, in its kept line
+        names.append(plan.replanned_from.scenario)
     items = []
-    for line in schedule_lines(plan):
+    for line in schedule_lines(plan, scenario):
         text = markdown_text(line.strip())
         for name in names:
             text = text.replace(markdown_text(f"`{name}`"), markdown_code(name))
@@ -124,6 +126,14 @@ def _assumed(text: str, assumed: bool) -> str:
     return f"{text} ({ASSUMED})" if assumed else text
 
 
+def _source_text(a: Allocation) -> str:
+    """Where a rate comes from: *predicted* or *measured*, and the GPU whose runtime costs a
+    predicted rate borrows."""
+    source = label(a.capacity_source).lower()
+    return source if a.costs_fitted_on is None else (
+        f"{source}; runtime costs fitted on {a.costs_fitted_on}")
+
+
 def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[list[object]]:
     figures = slice_figures(plan, scenario)
     rows: list[list[object]] = []
@@ -148,7 +158,7 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
             rows.append([
                 wl.name, wl.tenant, config_label(gpu, tp, wl.precision),
                 f"{reserved} + {max(per_slice.values(), default=0)}",
-                f"{mine[0].replica_capacity_rps:,.3f} ({label(mine[0].capacity_source).lower()})",
+                f"{mine[0].replica_capacity_rps:,.3f} ({_source_text(mine[0])})",
                 f"{peak:,.2f}", _share(util), _share(spare),
                 f"{cap.ttft_p95_ms:,.0f} / {wl.slo.ttft_p95_ms:,.0f}" if cap else "—",
                 f"{cap.tpot_p95_ms:,.1f} / {wl.slo.tpot_p95_ms:,.1f}" if cap else "—",
@@ -239,7 +249,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                   f"{WORK_LIMIT_NOTE}.", ""]
     if scenario.description:
         lines += [markdown_text(scenario.description, line_start=True), ""]
-    assumptions = assumed_figures(scenario)
+    assumptions = plan_assumptions(plan, scenario)
     if assumptions:
         lines += [f"Figures marked *{ASSUMED}* were not given by anyone: "
                   + "; ".join(f"{a.figure.lower()} ({markdown_text(a.value)})"
@@ -253,7 +263,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                          for d in plan.diagnosis])
     if plan.horizon is not None:
         lines += ["## Schedule", "",
-                  *_schedule_items(plan),
+                  *_schedule_items(plan, scenario),
                   "", f"The sections below describe the fleet of the first period "
                   f"({plan.horizon.start}) if demand follows "
                   f"{markdown_code(plan.horizon.fleet_shown)}; "
@@ -279,7 +289,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       *([held.get((c.zone, c.gpu, c.purchase), "")] if held else [])]
                      for c in gpu_counts(plan)])
     if held:
-        lines += ["Held reservations cost their own price, owned nodes held their power and "
+        lines += ["Held reservations cost their own price (a line stating none: the zone's "
+                  "cheapest reserved quote, marked assumed), owned nodes held their power and "
                   "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
                   "price's source.", ""]
     lines += ["## Workloads", "",

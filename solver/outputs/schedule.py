@@ -12,8 +12,11 @@ import datetime as dt
 from collections import defaultdict
 
 from models.common import PurchaseKind
+from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
-from solver.outputs.labels import plural, status_label
+from models.scenario import Scenario
+from solver.outputs.held import assumed_spend_lines
+from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
@@ -43,6 +46,21 @@ def order_line(o: Order, currency: str) -> str:
                   f"{o.committed_total:,.0f} {currency} committed ({paid})")
     return (f"order {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone} by {o.order_by}: "
             f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; {commitment}")
+
+
+def kept_lines(plan: Plan) -> list[str]:
+    """A re-plan's orders kept from the earlier plan, as placed (none: [])."""
+    r = plan.replanned_from
+    if r is None:
+        return []
+    cur = plan.cost.currency
+    head = f"kept from {r.file} of {r.plan_date} (scenario `{r.scenario}`), placed and held:"
+    if not r.kept:
+        return [f"{head} nothing (no order of it shared by every demand scenario was due "
+                "before this plan's date)"]
+    return [head, *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due "
+                    f"{o.order_by}: {_quote(o, cur)}; serving {o.usable_from} to {o.expires}"
+                    for o in r.kept)]
 
 
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
@@ -77,6 +95,18 @@ def _committed_gpus(plan: Plan, scenario: str, period: int) -> int:
                for g in p.gpus if g.purchase in (PurchaseKind.reserved, PurchaseKind.owned))
 
 
+def work_limited(plan: Plan) -> bool:
+    """A plan over periods whose stages stopped at their work limits short of the gap asked
+    (``feasible``): more seconds give the same plan."""
+    return plan.status is SolveStatus.feasible and plan.horizon is not None
+
+
+def _more_search(plan: Plan) -> str:
+    """What a search that went further would be, in a clause after "and": more time, unless
+    the search stopped at its fixed work limit."""
+    return "a search that goes further" if work_limited(plan) else "a longer --time-limit"
+
+
 def _why_more(plan: Plan, name: str, period: int) -> str:
     """Why a scenario whose demand is no higher than base's runs more elastic GPUs of a type:
     it holds fewer committed GPUs then, or the plan is not proven optimal, or (proven) the same
@@ -91,7 +121,7 @@ def _why_more(plan: Plan, name: str, period: int) -> str:
     if plan.status is not SolveStatus.optimal:
         how = status_label(plan.status, plan.solver).lower() + (
             "" if plan.solver.gap is None else f", gap {plan.solver.gap:.1%}")
-        return (f"{head}: the plan is not proven optimal ({how}), and a longer --time-limit "
+        return (f"{head}: the plan is not proven optimal ({how}), and {_more_search(plan)} "
                 "may do without them")
     return f"{head}: it carries the same demand with another mix of GPUs"
 
@@ -134,7 +164,7 @@ def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
     how = status_label(plan.status, plan.solver).lower() + (
         "" if gap is None else f", gap {gap:.1%}")
     return [f"these differences from `{BASE}` are from a plan not proven optimal ({how}): "
-            "capacity above demand may be slack that a longer --time-limit removes, not what "
+            f"capacity above demand may be slack that {_more_search(plan)} removes, not what "
             "the demand needs"]
 
 
@@ -204,13 +234,19 @@ def unproven_lines(plan: Plan) -> list[str]:
         return []
     how = status_label(plan.status, plan.solver).lower() + (
         f", gap {gap:.1%}" if gap is not None else ", no bound")
+    if work_limited(plan):
+        return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
+                "cost up to that much less, and order otherwise); it stopped at its search "
+                f"limit, which is fixed, not on the clock: {WORK_LIMIT_SHORT}; before placing "
+                "them, weigh them against its bound"]
     return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
             "cost up to that much less, and order otherwise); before placing them, re-plan "
             "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
 
 
-def schedule_lines(plan: Plan) -> list[str]:
-    """The schedule in words (empty for a plan of one peak day)."""
+def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
+    """The schedule in words (empty for a plan of one peak day); with the ``scenario`` (its
+    inventory), the spend inside the horizon says what of it rests on an assumed price."""
     h = plan.horizon
     if h is None:
         return []
@@ -219,7 +255,9 @@ def schedule_lines(plan: Plan) -> list[str]:
     now = [o for o in plan.orders if o.scenario is None]
     months = f"{h.period_months:g} month{'' if h.period_months == 1 else 's'}"
     out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
-           f"{months}), planned on {h.plan_date}, re-planned by {h.replan_date}"]
+           f"{months}; {TO_EXCLUSIVE}), planned on {h.plan_date}, re-planned by "
+           f"{h.replan_date}"]
+    out += kept_lines(plan)
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
@@ -239,7 +277,7 @@ def schedule_lines(plan: Plan) -> list[str]:
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios)
-    return [*out, *cost_lines(plan)]
+    return [*out, *cost_lines(plan, scenario)]
 
 
 #: What ``horizon.scenarios[].cost_in_horizon`` counts, in words (docs/outputs.md).
@@ -247,7 +285,7 @@ SPENT_COUNTS = ("held inventory, on-demand and spot, and new orders as paid insi
                 "with an owned order's whole capital")
 
 
-def cost_lines(plan: Plan) -> list[str]:
+def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     """The horizon's cost twice, each saying what it counts: what is spent inside it per demand
     scenario (plan.json ``cost_in_horizon``), then the objective the plan minimised, which
     leaves out what is already held (it costs the same whatever the plan). One line "cost over
@@ -260,8 +298,19 @@ def cost_lines(plan: Plan) -> list[str]:
     spent = ", ".join(f"{s.scenario} {s.cost_in_horizon:,.0f}" for s in h.scenarios)
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
     return [f"spent inside the horizon ({SPENT_COUNTS}): {spent} {cur}",
+            *(assumed_spend_lines(plan, scenario) if scenario is not None else []),
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "
-            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); commitments counted "
-            f"{h.commitments.replace('_', ' ')}"]
+            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}"]
+
+
+def counted(commitments: str) -> str:
+    """How the objective counts what is ordered, by ``horizon.commitments``: a reservation its
+    whole term (or its months inside the horizon), owned hardware always its amortised cost
+    for its months inside (docs/program.md, "Planning periods", says why)."""
+    if commitments == CommitmentCost.whole_term:
+        return ("reservations counted for their whole term; owned hardware at its amortised "
+                "cost inside the horizon")
+    return ("reservations counted for their months inside the horizon; owned hardware at its "
+            "amortised cost inside the horizon")

@@ -28,7 +28,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     cur = plan.cost.currency
     section(ws, 1, "Orders")
     titles = ["Scenario", "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
-              "Order by", "Usable from", "Expires", "Term [months]", "Upfront",
+              "Order by", "Usable from", "Held to (day after the last)", "Term [months]", "Upfront",
               f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
               f"Paid in horizon [{cur}]", f"Whole commitment [{cur}]"]
     header(ws, 2, titles)
@@ -74,7 +74,9 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
             for c, cell in enumerate(row, start=1):
                 put(ws, r, c, cell, COUNT if c >= 6 else None)
             r += 1
-    anchor = 6 + 2 * len(workloads) + 1
+    # right of every used column (the orders' 17 are wider than the periods' block), one
+    # column left blank, so no chart hides a cell
+    anchor = ws.max_column + 2
     for i, name in enumerate(workloads):
         chart = LineChart()
         chart.title = cell_text(f"{name}: demand and capacity per period (all scenarios)")

@@ -20,7 +20,8 @@ from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
-from solver.outputs.labels import plural
+from solver.outputs.assumptions import ASSUMED, assumed_held_prices
+from solver.outputs.labels import TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
 
 
@@ -187,7 +188,7 @@ def _gpu_summaries(scenario: Scenario) -> tuple[GpuSummary, ...]:
 
 
 def _held_text(line: HeldNodes, currency: str) -> str:
-    """``2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 through 2027-06-30 at
+    """``2 reserved H100-SXM nodes (p5.48xlarge, 8 GPUs each) in use1-az1 to 2027-07-01 at
     4.50 USD/GPU-hour``."""
     named = f"{line.instance_type}, " if line.instance_type else ""
     text = (f"{line.nodes} {line.purchase.value} {line.gpu} node{'s' if line.nodes != 1 else ''}"
@@ -195,7 +196,7 @@ def _held_text(line: HeldNodes, currency: str) -> str:
     if line.available_from is not None:
         text += f" from {line.available_from}"
     if line.ends is not None:
-        text += f" through {line.ends}"
+        text += f" to {day_after(line.ends)}"
     if line.price_per_gpu_hour is not None:
         text += f" at {line.price_per_gpu_hour:,.2f} {currency}/GPU-hour"
     if line.running_cost_per_node_month is not None:
@@ -235,9 +236,17 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if h is not None:
         # "to" names the day after the last, as the plan's horizon, periods and orders do
         lines.append(f"horizon: {h.count} period{'s' if h.count != 1 else ''} of "
-                     f"{plural(h.period_months, 'month')}, {h.start} to {h.end}")
+                     f"{plural(h.period_months, 'month')}, {h.start} to {h.end} "
+                     f"({TO_EXCLUSIVE}, here and below)")
+    assumed = {a.index: a for a in assumed_held_prices(scenario)}
     for i, line in enumerate(scenario.inventory):
         text = _held_text(line, cur)
+        if i in assumed:
+            a = assumed[i]
+            text += f" at {a.price_per_gpu_hour:,.3f} {cur}/GPU-hour ({ASSUMED})"
+            warnings.append(f"inventory[{i}]: the reserved {line.gpu} nodes in {line.zone} are "
+                            f"priced at {a.price_per_gpu_hour:,.3f} {cur}/GPU-hour, {ASSUMED}: "
+                            f"{a.rule} — give the reservation's price_per_gpu_hour")
         if h is not None:
             periods = held_periods(line, h)
             if not periods:

@@ -33,9 +33,9 @@ from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_assumed,
-    assumed_figures,
     offer_assumes,
     offers_bought,
+    plan_assumptions,
     price_source,
     utilization_assumed,
 )
@@ -200,13 +200,16 @@ def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
         put(ws, r, col["Nodes"], n.nodes, COUNT)
         put(ws, r, col["GPUs"], Formula(f"{letter['GPUs per node']}{r}*{letter['Nodes']}{r}"),
             COUNT)
+        held = held_in_row(plan, scenario, n, offer, plan.cost.currency)
+        # the new nodes' price is the offer's; held nodes' their line's, else the rule's
         reserved_assumed = (offer is not None and n.purchase is PurchaseKind.reserved
+                            and (held is None or not held.all_held)
                             and offer_assumes(offer, AssumedFigure.reserved_price))
+        reserved_assumed |= held is not None and held.price_assumed
         put(ws, r, col["Price"], n.price_per_gpu_hour, _maybe_assumed(PRICE, reserved_assumed))
         put(ws, r, col["Hours paid"], n.hours_per_month, "#,##0.0")
         put(ws, r, col["Cost"], Formula(f"{letter['GPUs']}{r}*{letter['Price']}{r}*"
                                         f"{letter['Hours paid']}{r}"), MONEY)
-        held = held_in_row(plan, scenario, n, offer, plan.cost.currency)
         quote = offer.terms(PurchaseKind.reserved) if offer is not None else None
         new_nodes = held is None or not held.all_held  # a quote's terms are for new nodes
         if (n.purchase is PurchaseKind.reserved and isinstance(quote, ReservedTerms)
@@ -349,7 +352,8 @@ def _cap_row(table: CapacityTable, workload: str, gpu: str, tp: int) -> Capacity
 POOL_TITLES = ("Workload", "Tenant", "Class", "Model", "Precision", "GPU",
                "TP [GPUs per replica]", "Zone", "Reserved replicas",
                "On-demand replicas (busiest slice)", "Spot replicas (busiest slice)",
-               "SLO-holding rate [req/s per replica]", "Capacity", "Target utilization [1]",
+               "SLO-holding rate [req/s per replica]", "Capacity",
+               "Runtime costs fitted on (another GPU)", "Target utilization [1]",
                "Peak demand [req/s]", "Utilization at peak [1]", "Capacity headroom [1]",
                "TTFT P95 at SLO rate [ms]", "TTFT P95 SLO [ms]",
                "Per-token P95 at SLO rate [ms]", "Per-token P95 SLO [ms]",
@@ -388,7 +392,7 @@ def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
             (wl.precision, None), (gpu, None), (tp, COUNT), (zone, None),
             (by_kind[PurchaseKind.reserved], COUNT), (by_kind[PurchaseKind.on_demand], COUNT),
             (by_kind[PurchaseKind.spot], COUNT), (mine[0].replica_capacity_rps, RATE),
-            (mine[0].capacity_source, None),
+            (mine[0].capacity_source, None), (mine[0].costs_fitted_on, None),
             (wl.utilization, _maybe_assumed(SHARE, utilization_assumed(wl))), (peak, RATE),
             (peak_utilization(figures, workload), SHARE),
             (capacity_headroom(figures, workload), SHARE),
@@ -664,7 +668,7 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     and workloads (one column each), input files (the offers: the Offers sheet)."""
     p = scenario.policy
     r = 1
-    assumed = assumed_figures(scenario)
+    assumed = plan_assumptions(plan, scenario)
     r = _block(ws, r, f"Assumed, not given: check these first (each is marked *{ASSUMED}* "
                       "where it is shown)",
                ["Assumed figure", "Value", "Applies to", "Why it is assumed"],

@@ -39,6 +39,9 @@ from solver.replay.traces import IntArray, Trace
 
 SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_DAY = 86400.0
+#: Whole minutes a trace needs before its busiest minute is offered as the planning peak: the
+#: busiest of fewer minutes is the largest of a handful of samples (docs/replay.md).
+MIN_PEAK_MINUTES = 10
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,45 @@ class TraceProfile:
     burstiness: Burstiness | None = None
     """``None`` where the source has no arrival times (a metrics export)."""
 
+    @property
+    def whole_minutes(self) -> int:
+        """Whole minutes from the first arrival the per-minute rates are counted over."""
+        return int(self.duration_s // SECONDS_PER_MINUTE)
+
+    @property
+    def suggested_peak_rps(self) -> float:
+        """The workload block's ``arrival.peak_rps``: the busiest minute, never below the mean
+        rate (a short trace's last partial minute, left out of the minutes, can hold its
+        busiest arrivals) [1/s]."""
+        return max(self.peak_minute_rps, self.mean_rps)
+
+    def peak_warning(self, what: str = "trace") -> str | None:
+        """Why ``suggested_peak_rps`` is no busiest-minute figure to plan on (else ``None``):
+        fewer than :data:`MIN_PEAK_MINUTES` whole minutes, or a busiest minute below the mean."""
+        minutes = self.whole_minutes
+        below = self.peak_minute_rps < self.mean_rps
+        if minutes >= MIN_PEAK_MINUTES and not below:
+            return None
+        span = (f"the {what} spans {self.duration_s / SECONDS_PER_MINUTE:,.1f} min "
+                f"({minutes} whole minute{'' if minutes == 1 else 's'})")
+        if minutes == 0:
+            what_it_is = "the suggested arrival.peak_rps is its mean rate"
+        elif below:
+            what_it_is = (f"its busiest whole minute ({self.peak_minute_rps:,.2f} req/s) is "
+                          f"below its mean rate ({self.mean_rps:,.2f}), so the suggested "
+                          f"arrival.peak_rps is the mean rate")
+        else:
+            what_it_is = (f"the suggested arrival.peak_rps is the busiest of "
+                          f"{minutes} minute{'' if minutes == 1 else 's'}")
+        return (f"{span}: too short for a busiest-minute rate (at least {MIN_PEAK_MINUTES} "
+                f"whole minutes); {what_it_is}, a floor rather than a peak: set "
+                f"arrival.peak_rps from the busiest minute of a longer {what} or of your "
+                f"traffic")
+
     def as_json(self) -> dict[str, Any]:
-        """The ``profile --json`` object (keys fixed by the CLI contract)."""
+        """The ``profile --json`` object (keys fixed by the CLI contract; later keys added at
+        the end)."""
+        warning = self.peak_warning()
         return {
             "requests": self.requests,
             "duration_s": self.duration_s,
@@ -118,6 +158,8 @@ class TraceProfile:
             "output_tokens": self.output_tokens.as_dict(),
             "prefix_reuse": self.prefix_reuse,
             "burstiness": None if self.burstiness is None else self.burstiness.as_dict(),
+            "peak_rps": self.suggested_peak_rps,
+            "warnings": [] if warning is None else [warning],
         }
 
 
@@ -243,12 +285,13 @@ def hourly_shape(trace: Trace) -> tuple[float, ...] | None:
 def workload_fields(profile: TraceProfile) -> dict[str, Any]:
     """The fields of a ``Workload`` a trace determines, ready to dump as YAML.
 
-    ``arrival.peak_rps`` is the peak minute; ``arrival.burst`` the burstiness (where the
+    ``arrival.peak_rps`` is the peak minute, never below the mean rate
+    (:attr:`TraceProfile.suggested_peak_rps`); ``arrival.burst`` the burstiness (where the
     trace has at least three arrivals apart in time); percentiles are rounded up to whole
     tokens (they must rise, and rounding up keeps that); ``prefix_cache_hit_rate`` is
     ``prefix_reuse`` where the trace has block ids (else omitted: the schema default 0 applies).
     """
-    arrival: dict[str, Any] = {"peak_rps": round(profile.peak_minute_rps, 3)}
+    arrival: dict[str, Any] = {"peak_rps": round(profile.suggested_peak_rps, 3)}
     if profile.hourly_shape is not None:
         arrival["hourly_shape"] = list(profile.hourly_shape)
     if profile.burstiness is not None:

@@ -11,7 +11,7 @@ import hashlib
 from collections import defaultdict
 
 from models.capacity import CapacityTable
-from models.common import FINGERPRINT_CONTEXT, PurchaseKind
+from models.common import FINGERPRINT_CONTEXT, CapacitySource, PurchaseKind
 from models.plan import (
     Allocation,
     Cost,
@@ -23,6 +23,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR, Workload
+from solver.capacity.table import borrowed_costs
 from solver.program.variables import Program
 from solver.solve.backends import integer_value
 from solver.survivability.rows import survivability_rows
@@ -46,6 +47,7 @@ def extract_fleet(
     data, v = program.data, program.v
     members = {s.name: s.blocks for s in data.slices}
     sources = {(c.workload, c.gpu, c.tp): c.source for c in data.candidates}
+    runtimes = {w.name: w.runtime for w in scenario.workloads}
     allocations: list[Allocation] = []
     for key, x in v.replicas.items():
         replicas = integer_value(x)
@@ -59,6 +61,8 @@ def extract_fleet(
                 workload=w, zone=z, gpu=g, tp=tp, purchase=kind, slice=block, replicas=replicas,
                 gpus=gpus, replica_capacity_rps=v.rate[key], capacity_source=sources[(w, g, tp)],
                 cost_per_month=gpus * price * scenario.policy.paid_hours_per_month(kind, block),
+                costs_fitted_on=None if sources[(w, g, tp)] is not CapacitySource.analytic
+                else borrowed_costs(scenario, runtimes[w], g),
             ))
     counts: dict[tuple[str, str, PurchaseKind, str | None], int] = defaultdict(int)
     for group, y in v.nodes.items():

@@ -173,7 +173,7 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
                                                   deadline), gap, widened_s=time_limit_s,
                                      polish_s=capped(max(time_limit_s, LP_SUPPORT_MIN_S)
                                                      + POLISH_EXTRA_S, deadline)
-                                     if POLISH else 0.0)
+                                     if POLISH else 0.0, stop=deadline)
         if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
@@ -189,7 +189,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     left_s = time_limit_s - (time.perf_counter() - started)
     bound = None  # the dedicated pools' bound does not bound shared nodes
     if best is None or left_s >= SHARED_AFTER_S:
-        shared, outcome = solve_shared(data, solver, max(left_s, 0.5), gap)
+        shared, outcome = solve_shared(data, solver, max(left_s, 0.5), gap, deadline=None if (
+            deadline is None) else deadline.follower(max(left_s, 0.5)))
         bound = outcome.report.bound
         if outcome.has_solution:
             found = _values(shared)
@@ -201,7 +202,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
 
 
 def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
-                     widened_s: float | None = None, polish_s: float = 0.0
+                     widened_s: float | None = None, polish_s: float = 0.0,
+                     stop: Deadline | None = None
                      ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block with shared nodes planned by HiGHS on its program restricted to its LP
     relaxation's support: every replica column the relaxation leaves empty fixed to zero, the
@@ -224,8 +226,8 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     may pass ``time_limit_s``), the fleet is re-solved slice by slice on the whole block
     (:func:`polish_slices`): the restriction's fleet rounds each hour's nodes within the
     relaxation's support, and an hour re-solved with every other column held finds a cheaper
-    rounding outside it."""
-    deadline = Deadline(time_limit_s)
+    rounding outside it. ``stop``: a clock whose stop request (Ctrl-C) ends this one too."""
+    deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
     relaxed = run(model, deadline, deadline.left(), 0.0, relaxation=True)
@@ -258,7 +260,8 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     objective = float(result.objective if result.objective is not None else model.cost @ x)
     # the widened restriction's fleet already spans every zone, kind and hour of the
     # configurations: its blocks (medium × 1's) lost more to the seconds taken than they gained
-    polish = Deadline(0.0 if widened else polish_s - deadline.elapsed())
+    polish = (Deadline if stop is None else stop.follower)(
+        0.0 if widened else polish_s - deadline.elapsed())
     if polish.limit_s >= POLISH_SLICE_S:
         polished = polish_slices(program, model, x, relaxed.x, polish)
         if float(model.cost @ polished) < objective and holds_in(program, named := model.named(
@@ -394,7 +397,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
                 # plans in shares of the time
                 todo = len([j for j in unique if j not in solved])
-                clock = Deadline(deadline.left() - todo * BLOCK_RESERVE_S)
+                clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
                     solved[same] = direct_block(programs[i], clock, gap,
                                                 alone=len(data.blocks) == 1)

@@ -35,6 +35,7 @@ class Deadline:
         """Seconds kept back at the end for assembling the plan."""
         self._stop = threading.Event()
         self.stop_reason: str | None = None
+        self._followers: list[Deadline] = []
 
     def elapsed(self) -> float:
         """Seconds since the clock started [s]."""
@@ -51,10 +52,23 @@ class Deadline:
         return min(fraction * self.limit_s, self.left())
 
     def stop(self, reason: str = "interrupted") -> None:
-        """Ask every stage to stop now (from a signal handler or another thread)."""
+        """Ask every stage to stop now (from a signal handler or another thread), the stages
+        on a clock that follows this one too."""
         if not self._stop.is_set():
             self.stop_reason = reason
         self._stop.set()
+        for follower in self._followers:
+            follower.stop(reason)
+
+    def follower(self, limit_s: float) -> Deadline:
+        """A clock of its own ``limit_s`` seconds from now that this one's stop request stops
+        too (stopped already if this one is): a solve planned in several clocks of its own —
+        a plan over periods: a safety stop and the shares of the time — still stops on Ctrl-C."""
+        follower = Deadline(limit_s, self._clock)
+        self._followers.append(follower)
+        if self.stopped:
+            follower.stop(self.stop_reason or "interrupted")
+        return follower
 
     @property
     def stopped(self) -> bool:

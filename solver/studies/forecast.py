@@ -27,7 +27,7 @@ import datetime as dt
 import itertools
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from models.errors import InputError, Problem
+from models.errors import InputError, Problem, did_you_mean
 from models.horizon import Horizon
 from models.input_files import check_file
 from models.limits import MAX_TABLE_ROWS
@@ -141,8 +141,11 @@ def _row_problems(row: Mapping[str, str], where: str, file: str) -> list[Problem
     return problems
 
 
-def read_history(path: Path) -> pd.DataFrame:
-    """A history CSV (``date``, ``workload``, ``peak_rps``), checked; errors name the row."""
+def read_history(path: Path, workloads: Sequence[str] | None = None,
+                 scenario: str = "") -> pd.DataFrame:
+    """A history CSV (``date``, ``workload``, ``peak_rps``), checked; errors name the row.
+    With ``workloads`` (those of the scenario named ``scenario``), a workload not among them
+    is an error at its first row (a typo would be forecast and pasted in for nothing)."""
     file = str(path)
     check_file(path, "CSV table")
     try:
@@ -164,6 +167,7 @@ def read_history(path: Path) -> pd.DataFrame:
     problems: list[Problem] = []
     seen: dict[tuple[str, str], int] = {}
     days: dict[str, int] = {}
+    first: dict[str, int] = {}  # a workload's first row
     for i, row in enumerate(rows, start=2):
         row = {k: (row.get(k) or "").strip() for k in (DATE, WORKLOAD, PEAK)}
         problems += _row_problems(row, f"row {i}", file)
@@ -173,8 +177,16 @@ def read_history(path: Path) -> pd.DataFrame:
                                     f"{seen[key]}", "give one row per workload and day"))
         seen.setdefault(key, i)
         days[row[WORKLOAD]] = days.get(row[WORKLOAD], 0) + 1
+        first.setdefault(row[WORKLOAD], i)
+    unknown = set() if workloads is None else {n for n in days if n and n not in workloads}
+    for name in sorted(unknown, key=lambda n: first[n]):
+        problems.append(Problem(
+            file, f"row {first[name]}", f"workload `{name}` is not in scenario `{scenario}` "
+            f"(its workloads: {', '.join(workloads or ())})",
+            did_you_mean(name, workloads or ()) + " (or leave out --scenario to forecast it "
+            "without one)"))
     for name, count in sorted(days.items()):
-        if name and count < MIN_DAYS:
+        if name and name not in unknown and count < MIN_DAYS:
             problems.append(Problem(file, WORKLOAD, f"{name} has {count} days of history",
                                     f"give at least {MIN_DAYS} days per workload"))
     if problems:
@@ -241,15 +253,17 @@ def forecast_workload(
         damped = lead < AIC_TIE
         fit = damped_fit if damped else linear_fit
         if not damped:
-            chosen = f"linear trend: AIC {lead:.1f} below the damped one's"
+            chosen = (f"linear trend chosen: its AIC is {lead:.2f} below the damped one's, a "
+                      f"lead of {AIC_TIE:g} or more")
         elif lead <= 0:
-            chosen = f"damped trend: AIC {-lead:.1f} below the linear one's"
+            chosen = f"damped trend chosen: its AIC is {-lead:.2f} below the linear one's"
         else:  # as well supported: say what the other gives
             base, low, high = _periods(linear_fit, y, horizon)
-            chosen = (f"damped trend: the linear one's AIC is {lead:.1f} below it, under "
-                      f"{AIC_TIE:g}, as well supported; it gives {_rps(base[-1])} "
-                      f"({_rps(low[-1])}–{_rps(high[-1])}) req/s in the last period "
-                      "(--trend linear)")
+            chosen = (f"damped trend chosen: the linear one's AIC is lower by only {lead:.2f}, "
+                      f"less than the {AIC_TIE:g} that tells two fits apart, so the history "
+                      "supports both alike and the damped trend, the safer extrapolation, is "
+                      f"kept; the linear one gives {_rps(base[-1])} ({_rps(low[-1])}–"
+                      f"{_rps(high[-1])}) req/s in the last period (--trend linear)")
     else:
         damped = trend is Trend.damped
         fit = _fit(y, damped, seasonal)

@@ -154,6 +154,9 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
                 )
             ]
         )
+    other = other_document(doc, file)
+    if other is not None:
+        raise InputError([other])
     if _is_plan(doc):
         plan = validate_as(Plan, doc, file)
         problems = _plan_problems(plan, scenario, file)
@@ -226,6 +229,35 @@ def fleet_file_gpus(path: Path, scenario: Scenario) -> tuple[str, ...]:
         return _table_gpus(scenario, inventory.nodes)
     except InputError:
         return scenario.gpus_sold_or_held()
+
+
+#: Keys only a scenario (or its ``scenario.resolved.yaml``) has at its top level.
+SCENARIO_KEYS = ("workloads", "zones", "price_tables", "policy", "catalog")
+#: Keys of a ``contract.yaml`` (solver/outputs/contract.py) at its top level.
+CONTRACT_KEYS = ("plan_fingerprint", "rows")
+
+
+def other_document(doc: Mapping[str, Any], file: str) -> Problem | None:
+    """A file given as a fleet that is another of fleetplan's inputs — a scenario or a
+    contract — as one problem saying what it is and where it goes (else ``None``): checked as
+    a fleet it gave one unknown-key error per scenario section and never said so."""
+    if _is_plan(doc) or "nodes" in doc:
+        return None
+    found = [k for k in SCENARIO_KEYS if k in doc]
+    if found:
+        return Problem(
+            file, "",
+            f"this is a scenario (it has {', '.join(f'`{k}:`' for k in found)}), not a "
+            "plan.json or an inventory of nodes",
+            f"pass it as SCENARIO, the first argument (`fleetplan check {file} --fleet "
+            "out/plan.json`), and give --fleet a plan.json `fleetplan plan` wrote or an "
+            "inventory with `nodes:`")
+    if all(k in doc for k in CONTRACT_KEYS):
+        return Problem(
+            file, "", "this is a capacity contract (contract.yaml), not a plan.json or an "
+            "inventory of nodes",
+            f"pass it with --contract: `fleetplan check SCENARIO --contract {file}`")
+    return None
 
 
 def _is_plan(doc: Mapping[str, Any]) -> bool:

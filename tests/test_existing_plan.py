@@ -1,0 +1,70 @@
+"""``plan --existing``: a re-plan keeps the orders an earlier plan placed, says which in the
+terminal, report.md and plan.json, and refuses a plan made for a later day than its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from inputs import scenarios_dir
+from solver.cli import main
+
+
+def _quarters(tmp_path: Path, name: str, start: str) -> Path:
+    """tiny.yaml over four quarters from ``start``, flat demand, 4 weeks of lead time: the
+    H100 reservation (2.40 against 4.00 USD/GPU-h on demand) pays from the second quarter."""
+    doc: dict[str, Any] = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    doc["name"] = name
+    doc["horizon"] = {"start": start, "period_months": 3, "count": 4}
+    doc["workloads"][0]["growth"] = [1, 1, 1, 1]
+    for offer in doc["zones"][0]["offers"]:
+        offer["reserved"]["lead_time_weeks"] = 4
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: Path) -> None:
+    """A new user passed the next quarter's plan.json to the first quarter's scenario: it was
+    taken with no word, and no output said which earlier orders were kept."""
+    q1, q2 = _quarters(tmp_path, "tq", "2027-01-01"), _quarters(tmp_path, "tq_q2", "2027-04-01")
+    first = CliRunner().invoke(main, ["plan", str(q1), "--out", str(tmp_path / "o1")])
+    assert first.exit_code == 0, first.output
+    assert ("order 1 H100-SXM (1 node) in zone-a by 2027-03-04: reserved 12 months"
+            in first.output)
+    earlier = tmp_path / "o1" / "plan.json"
+    again = CliRunner().invoke(main, ["plan", str(q2), "--existing", str(earlier),
+                                      "--out", str(tmp_path / "o2")])
+    assert again.exit_code == 0, again.output
+    kept = (f"kept from {earlier} of 2027-01-01 (scenario `tq`), placed and held:\n"
+            "  1 H100-SXM (1 node) in zone-a, due 2027-03-04: reserved 12 months, upfront none, "
+            "2.400 USD/GPU-h; serving 2027-04-01")
+    assert kept in again.output
+    report = (tmp_path / "o2" / "report.md").read_text()
+    assert f"- kept from {earlier} of 2027-01-01 (scenario `tq`), placed and held:" in report
+    assert "  - 1 H100-SXM (1 node) in zone-a, due 2027-03-04" in report
+    # the reservation held reads as the order did, "to" the day after its last (the first
+    # quarter said "serving 2027-04-01 to 2028-04-01", the re-plan "ends 2028-03-31")
+    assert "serving 2027-04-01 to 2028-04-01" in first.output
+    assert "1 node held (inventory): reservation to 2028-04-01" in report
+    assert "ends 2028-03-31" not in report
+    assert 'a date after "to" is the day after the last' in again.output
+    record = json.loads((tmp_path / "o2" / "plan.json").read_text())["replanned_from"]
+    assert (record["file"], record["scenario"], record["plan_date"]) == (
+        str(earlier), "tq", "2027-01-01")
+    assert [(o["gpu"], o["nodes"], o["order_by"]) for o in record["kept"]] == [
+        ("H100-SXM", 1, "2027-03-04")]
+    # the reservation is held: nothing is ordered again
+    assert json.loads((tmp_path / "o2" / "plan.json").read_text())["orders"] == []
+    # the second quarter's plan is no earlier plan of the first quarter
+    later = tmp_path / "o2" / "plan.json"
+    wrong = CliRunner().invoke(main, ["plan", str(q1), "--existing", str(later),
+                                      "--out", str(tmp_path / "o3")])
+    assert wrong.exit_code == 2
+    assert ("horizon.plan_date: this plan (of `tq_q2`) was made for 2027-04-01, after this "
+            "scenario's plan date 2027-01-01: it is not an earlier plan") in wrong.output
+    assert not (tmp_path / "o3").exists()
