@@ -43,9 +43,11 @@ from solver.solve.highs import (
     Model,
     Restriction,
     RunResult,
+    costliest_first,
     held_model,
     model_of,
     run,
+    slice_columns,
 )
 from solver.solve.strategy import solve_shared
 
@@ -282,22 +284,6 @@ POLISH_SLICE_S = 0.5
 POLISH_GAP = 2e-3
 
 
-def slice_columns(program: Program, model: Model) -> dict[str, npt.NDArray[np.int32]]:
-    """Each slice's own integer columns in ``model``: its replicas, nodes and loss binaries."""
-    v = program.v
-    names: dict[str, list[str]] = {}
-    for k, x in v.replicas.items():
-        if k.slice is not None:
-            names.setdefault(k.slice, []).append(x.name)
-    for nk, y in v.nodes.items():
-        if nk.slice is not None:
-            names.setdefault(nk.slice, []).append(y.name)
-    for bk, b in v.full.items():
-        if bk[4] is not None:
-            names.setdefault(bk[4], []).append(b.name)
-    return {s: np.sort(model.columns_named(n)) for s, n in names.items()}
-
-
 def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
                   lp_x: npt.NDArray[np.float64], clock: Deadline,
                   slice_s: float = POLISH_SLICE_S, gap: float = POLISH_GAP
@@ -312,8 +298,7 @@ def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
     committed replicas held, slices share only the volume rows of batch windows, and those stay
     met by the slices held. One pass, no bound: what it proves is of the restriction alone."""
     own = slice_columns(program, model)
-    excess = x - lp_x
-    order = sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
+    order = costliest_first(model, own, x, lp_x)
     cost = float(model.cost @ x)
     for s in order:
         if clock.left() < slice_s:

@@ -225,6 +225,31 @@ class Held:
         return full
 
 
+def slice_columns(program: Program, model: Model) -> dict[str, npt.NDArray[np.int32]]:
+    """Each slice's own integer columns in ``model``: its replicas, nodes and loss binaries
+    (the columns a slice-by-slice pass frees, every other held: :func:`held_model`)."""
+    v = program.v
+    names: dict[str, list[str]] = {}
+    for k, x in v.replicas.items():
+        if k.slice is not None:
+            names.setdefault(k.slice, []).append(x.name)
+    for nk, y in v.nodes.items():
+        if nk.slice is not None:
+            names.setdefault(nk.slice, []).append(y.name)
+    for bk, b in v.full.items():
+        if bk[4] is not None:
+            names.setdefault(bk[4], []).append(b.name)
+    return {s: np.sort(model.columns_named(n)) for s, n in names.items()}
+
+
+def costliest_first(model: Model, own: dict[str, npt.NDArray[np.int32]], x: Vector,
+                    lp_x: Vector | None) -> list[str]:
+    """The slices of ``own`` ordered by what the fleet ``x`` costs in each above the LP
+    relaxation ``lp_x`` (none: above itself, i.e. by name), the most first; ties by name."""
+    excess = x - (lp_x if lp_x is not None else x)
+    return sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
+
+
 def held_model(model: Model, free: npt.NDArray[np.int32], x: Vector) -> Held:
     """``model`` with every column except ``free`` — and the continuous columns linked to them
     through rows, transitively — held at ``x``: the rows those columns appear in, their bounds

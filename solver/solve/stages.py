@@ -55,9 +55,11 @@ from solver.solve.highs import (
     Restriction,
     RunResult,
     Vector,
+    costliest_first,
     held_model,
     model_of,
     run,
+    slice_columns,
 )
 from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import reserved_variables
@@ -324,7 +326,7 @@ def hours(ctx: Context, budget: float) -> None:
     Each slice gets an equal part of what is left of the budget, at least
     :data:`SLICE_LEAST_S`, so a slice that ends early leaves its seconds to the next.
     """
-    own = _slice_columns(ctx)
+    own = slice_columns(ctx.program, ctx.model)
     ends = ctx.deadline.elapsed() + budget
     while _hours_pass(ctx, own, ends):
         pass
@@ -338,8 +340,7 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
     if x is None or before is None:
         return False
     model = ctx.model
-    excess = x - (ctx.lp_x if ctx.lp_x is not None else x)  # what each column costs over the LP
-    order = sorted(own, key=lambda s: (-float(model.cost[own[s]] @ excess[own[s]]), s))
+    order = costliest_first(model, own, x, ctx.lp_x)
     for i, s in enumerate(order):
         left = ends - ctx.deadline.elapsed()
         if ctx.halted() or left < SLICE_LEAST_S:
@@ -358,22 +359,6 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
             offer(result.x)
     _, after = ctx.incumbent.fleet()
     return after is not None and after < before * (1 - SLICE_GAP)
-
-
-def _slice_columns(ctx: Context) -> dict[str, npt.NDArray[np.int32]]:
-    """Each slice's own integer columns: its replicas, nodes and loss binaries."""
-    v = ctx.program.v
-    names: dict[str, list[str]] = {}
-    for k, x in v.replicas.items():
-        if k.slice is not None:
-            names.setdefault(k.slice, []).append(x.name)
-    for nk, y in v.nodes.items():
-        if nk.slice is not None:
-            names.setdefault(nk.slice, []).append(y.name)
-    for bk, b in v.full.items():
-        if bk[4] is not None:
-            names.setdefault(bk[4], []).append(b.name)
-    return {s: np.sort(ctx.model.columns_named(n)) for s, n in names.items()}
 
 
 def elastic(ctx: Context, budget: float) -> None:
