@@ -448,11 +448,9 @@ def test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest() -> N
     assert float(model.cost @ kept) == pytest.approx(6 * 730)
 
 
-@pytest.mark.parametrize("polish", [True, False])
-def test_a_shared_block_is_polished_in_what_its_share_leaves(
-        monkeypatch: pytest.MonkeyPatch, polish: bool) -> None:
-    """``plan_block`` gives a shared block's LP-support fleet what its share leaves to
-    :func:`~solver.solve.block_plans.polish_slices` (where ``POLISH``), and keeps its fleet."""
+def polish_calls(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """A list that grows by one at each call of ``block_plans.polish_slices`` (which still
+    runs)."""
     from solver.solve import block_plans
 
     calls: list[float] = []
@@ -463,6 +461,17 @@ def test_a_shared_block_is_polished_in_what_its_share_leaves(
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(block_plans, "polish_slices", spy)
+    return calls
+
+
+@pytest.mark.parametrize("polish", [True, False])
+def test_a_shared_block_is_polished_in_what_its_share_leaves(
+        monkeypatch: pytest.MonkeyPatch, polish: bool) -> None:
+    """``plan_block`` gives a shared block's LP-support fleet what its share leaves to
+    :func:`~solver.solve.block_plans.polish_slices` (where ``POLISH``), and keeps its fleet."""
+    from solver.solve import block_plans
+
+    calls = polish_calls(monkeypatch)
     monkeypatch.setattr(block_plans, "POLISH", polish)
     data = build_horizon_data(quarterly([1.5], reserved=None), lambda _: TABLE)
     (block,) = data.blocks
@@ -482,14 +491,7 @@ def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.Monke
     from tests.plan_fixtures import gpu, scenario, table, workload, zone
     from tests.plan_fixtures import row as capacity_row
 
-    calls: list[float] = []
-    real = block_plans.polish_slices
-
-    def spy(*args: object) -> object:
-        calls.append(1.0)
-        return real(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(block_plans, "polish_slices", spy)
+    calls = polish_calls(monkeypatch)
 
     def on_demand(price: float, stock: int) -> Offer:
         return Offer(gpu="G", gpus_per_node=1,
