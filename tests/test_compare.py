@@ -132,6 +132,17 @@ def test_spot_false_drops_the_assumed_interruption_rate_with_the_spot_terms() ->
                                     if f.figure != "Spot interruption rate"]
 
 
+def test_drop_gpu_refuses_a_gpu_the_scenario_does_not_sell() -> None:
+    # B200 is a known GPU type but no zone of tiny sells it: dropping it would plan the base
+    # again under the label `drop_gpu=B200`.
+    tiny = load_scenario(TINY)
+    with pytest.raises(InputError, match=r"sells GPU `B200`.*it sells H100-SXM, L4"):
+        apply_variation(tiny, "drop_gpu", "B200")
+    result = CliRunner().invoke(main, ["compare", str(TINY), "--vary", "drop_gpu=B200"])
+    assert result.exit_code == 2, result.output
+    assert "it sells H100-SXM, L4" in result.output
+
+
 def test_variants_are_a_product_in_order() -> None:
     tiny = load_scenario(TINY)
     variants = build_variants([tiny], [parse_vary("growth=1,2"), parse_vary("spot=true,false")])

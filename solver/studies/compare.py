@@ -6,7 +6,8 @@ A variation is ``KEY=VALUE`` applied to a resolved :class:`~models.scenario.Scen
 - ``growth=G`` — every arrival ``peak_rps`` and batch ``daily_requests`` × G;
 - ``survivability=none|n_plus_1|zone_loss`` — every workload must survive that failure;
 - ``spot=true|false`` — ``false`` removes every spot offer (``true`` keeps the scenario's);
-- ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none).
+- ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none;
+  a GPU no zone sells is refused).
 
 Several ``--vary`` options combine as a product. Variants are planned in worker processes
 (:mod:`.executors`, as many as the cores hold), each a plain call of the planner; ``fleetplan
@@ -149,6 +150,11 @@ def _drop_gpu(scenario: Scenario, value: str) -> Scenario:
     if value not in names:
         raise InputError([Problem("--vary", f"drop_gpu={value}", f"unknown GPU `{value}`",
                                   did_you_mean(value, names))])
+    sold = sorted({o.gpu for z in scenario.zones for o in z.offers})
+    if value not in sold:  # dropping it would plan the base scenario under another label
+        raise InputError([Problem("--vary", f"drop_gpu={value}",
+                                  f"no zone of scenario `{scenario.name}` sells GPU `{value}`",
+                                  f"it sells {', '.join(sold)}")])
     scenario = _map_zones(scenario, lambda z: z.model_copy(update={
         "offers": tuple(o for o in z.offers if o.gpu != value)}))
     return scenario.model_copy(update={"workloads": tuple(
