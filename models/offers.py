@@ -209,6 +209,15 @@ class Offer(OmitDefaults):
                 raise ValueError(f"two reserved quotes of {key[0]} months, upfront "
                                  f"{key[1].value}, for GPU {self.gpu}")
             seen.add(key)
+        sold = {AssumedFigure.spot_interruption_rate: ("spot", self.spot is not None),
+                AssumedFigure.on_demand_startup: ("on_demand", self.on_demand is not None),
+                AssumedFigure.reserved_price: ("reserved", bool(self.reserved_quotes)),
+                AssumedFigure.reserved_term: ("reserved", bool(self.reserved_quotes))}
+        for figure in self.assumed:
+            kind, sells = sold.get(figure, ("", True))
+            if not sells:  # a figure of terms it does not sell: outputs would list no value
+                raise ValueError(f"assumed lists {figure.value}, but the offer of GPU "
+                                 f"{self.gpu} sells no {kind}: remove it from assumed")
         return self
 
     @property

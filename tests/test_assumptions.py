@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from inputs import demo_scenario, scenarios_dir
+from models.errors import InputError
 from models.loader import load_scenario
 from models.offers import AssumedFigure
 from solver.outputs.assumptions import assumed_figures, offer_assumes
@@ -56,3 +59,16 @@ def test_a_derived_price_names_itself_before_its_table() -> None:
     assert reserved is not None and reserved.startswith(
         "assumed: on-demand × (1 − 40%), on-demand from aws_gpu_prices.csv")
     assert price_source(offer, PurchaseKind.on_demand) == offer.price_source  # as published
+
+
+def test_an_offer_assuming_a_figure_of_terms_it_does_not_sell_is_refused(tmp_path: Path) -> None:
+    # A resolved scenario edited to drop its spot terms kept `assumed: [spot_interruption_rate]`;
+    # the Assumptions section then listed the rate with no value and crashed (IndexError).
+    text = (scenarios_dir() / "tiny.yaml").read_text()
+    stale = tmp_path / "stale.yaml"
+    stale.write_text(text.replace("price_source: hand-picked round price",
+                                  "price_source: hand-picked round price\n"
+                                  "        assumed: [spot_interruption_rate]", 1))
+    with pytest.raises(InputError, match=r"offers\[0\]: assumed lists spot_interruption_rate, "
+                                         r"but the offer of GPU L4 sells no spot"):
+        load_scenario(stale)

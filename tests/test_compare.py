@@ -19,8 +19,10 @@ from inputs import demo_scenario, scenarios_dir
 from models.common import Survivability
 from models.errors import InputError
 from models.loader import load_scenario
+from models.offers import AssumedFigure
 from models.plan import Plan
 from solver.cli import main
+from solver.outputs.assumptions import assumed_figures, offer_assumes
 from solver.outputs.figures import survivability_margins
 from solver.solve.backends import solver_threads
 from solver.solve.strategy import plan_scenario
@@ -113,6 +115,32 @@ def test_survivability_spot_and_drop_gpu() -> None:
     assert dropped.workload("agent").allowed_gpus == ("H200",)
     with pytest.raises(InputError, match="did you mean `H100-SXM`"):
         apply_variation(demo, "drop_gpu", "H100-SMX")
+
+
+def test_spot_false_drops_the_assumed_interruption_rate_with_the_spot_terms() -> None:
+    # The demo's spot rates are assumed; without spot the Assumptions sheet listed the rate
+    # with no value left to show and crashed (IndexError) before the workbook was written.
+    demo = load_scenario(demo_scenario())
+    assert any(f.figure == "Spot interruption rate" for f in assumed_figures(demo))
+    no_spot = apply_variation(demo, "spot", "false")
+    assert not any(offer_assumes(o, AssumedFigure.spot_interruption_rate)
+                   for z in no_spot.zones for o in z.offers)
+    figures = [f.figure for f in assumed_figures(no_spot)]
+    assert "Spot interruption rate" not in figures
+    # what else was assumed stays assumed
+    assert figures == [f.figure for f in assumed_figures(demo)
+                                    if f.figure != "Spot interruption rate"]
+
+
+def test_drop_gpu_refuses_a_gpu_the_scenario_does_not_sell() -> None:
+    # B200 is a known GPU type but no zone of tiny sells it: dropping it would plan the base
+    # again under the label `drop_gpu=B200`.
+    tiny = load_scenario(TINY)
+    with pytest.raises(InputError, match=r"sells GPU `B200`.*it sells H100-SXM, L4"):
+        apply_variation(tiny, "drop_gpu", "B200")
+    result = CliRunner().invoke(main, ["compare", str(TINY), "--vary", "drop_gpu=B200"])
+    assert result.exit_code == 2, result.output
+    assert "it sells H100-SXM, L4" in result.output
 
 
 def test_variants_are_a_product_in_order() -> None:

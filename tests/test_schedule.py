@@ -301,6 +301,31 @@ def test_a_plan_stopped_at_its_work_limit_is_not_told_to_take_more_time() -> Non
     assert status[2] == f"  to narrow it: {WORK_LIMIT_HELP}"
 
 
+def test_a_fallback_fleet_stopped_by_the_user_is_not_called_the_best_verified_fleet() -> None:
+    """Ctrl-C before any stage found a fleet: the fallback line says it is no searched plan,
+    so the bound line after it must not call it "the best verified fleet so far"; the bound
+    sentence stays. A fleet a stage found, stopped alike, is still called that."""
+    from models.common import SolveStatus
+    from models.plan import FALLBACK_STAGE, SolverStage
+    from solver.cli.plan import fallback_lines, unproven_lines
+
+    plan, sc = base_high()
+    found = plan.model_copy(update={"status": SolveStatus.interrupted, "solver": (
+        plan.solver.model_copy(update={"gap": 0.154, "bound": 5_000.0,
+                                       "objective": 5_910.0}))})
+    fallback = found.model_copy(update={"solver": found.solver.model_copy(update={
+        "stages": (*found.solver.stages, SolverStage(name=FALLBACK_STAGE, seconds=0.0))})})
+    assert fallback.solver.fallback and not found.solver.fallback
+    assert "not a searched plan" in fallback_lines(fallback)[0]
+    lines = unproven_lines(fallback, sc)  # type: ignore[arg-type]
+    assert not any("best verified fleet" in line for line in lines)
+    assert lines[0].startswith("not proven within the requested gap: no plan costs less than "
+                               "5,000 USD over the horizon")
+    assert lines[0].endswith("so this one is at most 15.4% above the cheapest")
+    assert unproven_lines(found, sc)[0] == (  # type: ignore[arg-type]
+        "stopped by the user: the best verified fleet so far; " + lines[0])
+
+
 def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix() -> None:
     """qa4 6: "if demand follows `low`, run up to 4 more L4 spot" read as low demand needing
     more GPUs. The line gives both counts, and where the scenario's demand is no higher than

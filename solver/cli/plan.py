@@ -148,7 +148,10 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             f"no fleet costs less than {s.bound:,.0f} {cur}/month")
     why = ("a solve of the trace-replay loop stopped at its time limit" if plan.replay else
            "not proven within the requested gap")
-    out = [("stopped by the user: the best verified fleet so far; " if stopped else "")
+    # a fallback fleet was found by no stage: fallback_lines has said what it is, so it is
+    # not called the best verified fleet so far
+    out = [("stopped by the user: the best verified fleet so far; "
+            if stopped and not s.fallback else "")
            + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:

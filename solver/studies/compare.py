@@ -6,7 +6,8 @@ A variation is ``KEY=VALUE`` applied to a resolved :class:`~models.scenario.Scen
 - ``growth=G`` — every arrival ``peak_rps`` and batch ``daily_requests`` × G;
 - ``survivability=none|n_plus_1|zone_loss`` — every workload must survive that failure;
 - ``spot=true|false`` — ``false`` removes every spot offer (``true`` keeps the scenario's);
-- ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none).
+- ``drop_gpu=NAME`` — removes a GPU type from every zone and allowed list (``none`` drops none;
+  a GPU no zone sells is refused).
 
 Several ``--vary`` options combine as a product. Variants are planned in worker processes
 (:mod:`.executors`, as many as the cores hold), each a plain call of the planner; ``fleetplan
@@ -24,7 +25,7 @@ from models.capacity import CapacityTable
 from models.common import Survivability
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import SOLVER_INFINITY
-from models.offers import Zone
+from models.offers import AssumedFigure, Zone
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
@@ -132,8 +133,11 @@ def _spot(scenario: Scenario, value: str) -> Scenario:
         return scenario
 
     def no_spot(zone: Zone) -> Zone:
-        offers = tuple(o.model_copy(update={"spot": None}) for o in zone.offers
-                       if o.reserved is not None or o.on_demand is not None)
+        # Its spot terms go, and with them the assumed interruption rate: the offer no longer
+        # sells spot, so the rate is no figure of it (a stale one listed an empty value).
+        offers = tuple(o.model_copy(update={"spot": None, "assumed": tuple(
+            f for f in o.assumed if f is not AssumedFigure.spot_interruption_rate)})
+            for o in zone.offers if o.reserved is not None or o.on_demand is not None)
         return zone.model_copy(update={"offers": offers})
 
     return _map_zones(scenario, no_spot)
@@ -146,6 +150,11 @@ def _drop_gpu(scenario: Scenario, value: str) -> Scenario:
     if value not in names:
         raise InputError([Problem("--vary", f"drop_gpu={value}", f"unknown GPU `{value}`",
                                   did_you_mean(value, names))])
+    sold = sorted({o.gpu for z in scenario.zones for o in z.offers})
+    if value not in sold:  # dropping it would plan the base scenario under another label
+        raise InputError([Problem("--vary", f"drop_gpu={value}",
+                                  f"no zone of scenario `{scenario.name}` sells GPU `{value}`",
+                                  f"it sells {', '.join(sold)}")])
     scenario = _map_zones(scenario, lambda z: z.model_copy(update={
         "offers": tuple(o for o in z.offers if o.gpu != value)}))
     return scenario.model_copy(update={"workloads": tuple(
