@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from solver.cli import main
 
 KEYS = ["weights_gib", "kv_bytes_per_token", "kv_capacity_tokens", "max_stable_sequences",
-        "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source"]
+        "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source",
+        "running_sequences", "queue_wait_ms"]
 
 SCENARIO = """
 name: cli-test
@@ -85,6 +86,30 @@ def test_estimate_more_concurrency_more_throughput_slower_tokens() -> None:
                                          "--concurrency", "64"))[1])
     assert many["output_tokens_per_s"] > one["output_tokens_per_s"]
     assert many["tpot_ms"] > one["tpot_ms"]
+
+
+def test_concurrency_beyond_the_kv_cache_queues_and_never_beats_the_maximum() -> None:
+    """A new user saw 4,626 output tokens/s above the maximum of 4,360 and a TTFT of 129 ms at
+    concurrency 1000 where the KV cache holds 377 sequences: only 377 run, the others wait."""
+    args = ["estimate", "--model", "Llama-3.1-8B", "--gpu", "H100", "--precision", "bf16",
+            "--input-tokens", "1000", "--output-tokens", "200", "--json", "--concurrency"]
+    full = json.loads(run(*args, "1")[1])
+    seqs = full["max_stable_sequences"]
+    assert 1 < seqs < 1000
+    at_seqs = json.loads(run(*args, str(seqs))[1])
+    over = json.loads(run(*args, "1000")[1])
+    assert at_seqs["queue_wait_ms"] == 0 and at_seqs["running_sequences"] == seqs
+    assert over["running_sequences"] == seqs
+    assert over["output_tokens_per_s"] == pytest.approx(over["max_output_tokens_per_s"])
+    assert over["tpot_ms"] == pytest.approx(at_seqs["tpot_ms"])
+    # Little's law: the 1000 − N others wait (1000 − N) ÷ X, X the requests/s of the N running
+    requests_per_ms = over["output_tokens_per_s"] / 200 / 1000
+    assert over["queue_wait_ms"] == pytest.approx((1000 - seqs) / requests_per_ms)
+    assert over["ttft_ms"] == pytest.approx(at_seqs["ttft_ms"] + over["queue_wait_ms"])
+    code, out, err = run(*args[:-2], "--concurrency", "1000")
+    assert code == 0
+    assert f"({seqs} running, {1000 - seqs} queued; means)" in out
+    assert "queue for a slot" in err
 
 
 def test_estimate_human_table() -> None:

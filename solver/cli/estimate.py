@@ -72,6 +72,11 @@ class Estimate:
     output_tokens_per_s: float
     max_output_tokens_per_s: float
     source: CapacitySource
+    running_sequences: int
+    """Sequences decoding at once: the concurrency, capped at the max stable sequences (the
+    rest queue for a slot) [sequences]."""
+    queue_wait_ms: float
+    """Mean wait of a request for a slot, part of ``ttft_ms`` (0 when all fit) [ms]."""
 
     def contract(self) -> dict[str, Any]:
         """The flat ``--json`` object, keys in the documented order."""
@@ -85,6 +90,8 @@ class Estimate:
             "output_tokens_per_s": self.output_tokens_per_s,
             "max_output_tokens_per_s": self.max_output_tokens_per_s,
             "source": self.source.value,
+            "running_sequences": self.running_sequences,
+            "queue_wait_ms": self.queue_wait_ms,
         }
 
 
@@ -111,20 +118,28 @@ def estimate(
     perf = perf_model(spec, gpu, precision, tp, efficiency,
                       memory_margin_fraction=policy.memory_margin_fraction)
     seqs = max_stable_sequences(plan.kv_capacity_tokens, context)
-    at = closed_loop(perf, input_tokens, output_tokens, concurrency)
+    # no more than the KV cache holds run at once; the other clients wait for a slot, and by
+    # Little's law over all C clients (C = X × (wait + TTFT + O × TPOT), with the running N
+    # giving N = X × (TTFT + O × TPOT)) each waits (C − N) ÷ X
+    running = min(concurrency, seqs)
+    at = closed_loop(perf, input_tokens, output_tokens, running)
     best = closed_loop(perf, input_tokens, output_tokens, seqs)
+    wait_ms = (concurrency - running) * 1000.0 / at.requests_per_s if concurrency > running else 0.0
     result = Estimate(
         plan=plan, kv_bytes_per_token=kv_bytes_per_token(spec, kv_precision(precision)),
         max_stable_sequences=seqs, prefill_ms=perf.prefill_time_ms(input_tokens),
-        ttft_ms=at.ttft_ms, tpot_ms=at.tpot_ms, output_tokens_per_s=at.output_tokens_per_s,
+        ttft_ms=at.ttft_ms + wait_ms, tpot_ms=at.tpot_ms,
+        output_tokens_per_s=at.output_tokens_per_s,
         max_output_tokens_per_s=best.output_tokens_per_s, source=CapacitySource.analytic,
+        running_sequences=running, queue_wait_ms=wait_ms,
     )
     if measured is None:
         return result
     return replace(result, max_stable_sequences=measured.max_stable_sequences,
                    ttft_ms=measured.ttft_p95_ms, tpot_ms=measured.decode_p95_ms_per_token,
                    output_tokens_per_s=measured.tested_peak_rps * output_tokens,
-                   source=CapacitySource.measured)
+                   source=CapacitySource.measured,
+                   running_sequences=measured.max_stable_sequences, queue_wait_ms=0.0)
 
 
 @click.command("estimate")
@@ -198,7 +213,13 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
         echo(line)
     echo("")
     measured = est.source is CapacitySource.measured
-    at = "at the measured peak (P95)" if measured else f"at concurrency {concurrency} (means)"
+    queued = concurrency - est.running_sequences
+    at = ("at the measured peak (P95)" if measured
+          else f"at concurrency {concurrency} (means)" if queued <= 0
+          else f"at concurrency {concurrency} ({est.running_sequences:,} running, {queued:,} "
+               "queued; means)")
+    ttft_note = (at if measured or queued <= 0
+                 else f"{at}, {est.queue_wait_ms:,.1f} of it waiting for a slot")
     figures: list[tuple[str, str, str]] = [
         ("KV bytes per token", f"{est.kv_bytes_per_token:,.0f}",
          f"{plan.kv_bytes_per_token_per_gpu:,.0f} per GPU"),
@@ -206,7 +227,7 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
         ("Max stable sequences", f"{est.max_stable_sequences:,d}",
          f"at {input_tokens + output_tokens:,} tokens each"),
         ("Prefill of one prompt [ms]", f"{est.prefill_ms:,.1f}", ""),
-        ("TTFT [ms]", f"{est.ttft_ms:,.1f}", at),
+        ("TTFT [ms]", f"{est.ttft_ms:,.1f}", ttft_note),
         ("Time per output token [ms]", f"{est.tpot_ms:,.2f}", at),
         ("Output tokens/s", f"{est.output_tokens_per_s:,.0f}", at),
         ("Max output tokens/s", f"{est.max_output_tokens_per_s:,.0f}",
@@ -214,6 +235,7 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
     ]
     for line in table_lines(["Figure", Col("Value", right=True), "Note"], figures, indent=0):
         echo(line)
-    if concurrency > est.max_stable_sequences:
+    if not measured and queued > 0:
         echo(f"warning: concurrency {concurrency} exceeds the {est.max_stable_sequences} "
-             "sequences the KV cache holds; the runtime would queue or preempt", err=True)
+             f"sequences the KV cache holds; {queued:,} requests queue for a slot (their wait "
+             "is in the TTFT) and throughput stays at the maximum", err=True)
