@@ -12,7 +12,7 @@ from solver.cli import main
 
 KEYS = ["weights_gib", "kv_bytes_per_token", "kv_capacity_tokens", "max_stable_sequences",
         "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source",
-        "running_sequences", "queue_wait_ms"]
+        "running_sequences", "queue_wait_ms", "costs_fitted_on"]
 
 SCENARIO = """
 name: cli-test

@@ -28,6 +28,7 @@ from solver.capacity.memory import (
 )
 from solver.capacity.perf import perf_model, runtime_efficiency
 from solver.capacity.replica import closed_loop
+from solver.capacity.table import borrowed_note, costs_fitted_elsewhere
 from solver.cli.common import echo_json, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label
@@ -77,6 +78,10 @@ class Estimate:
     rest queue for a slot) [sequences]."""
     queue_wait_ms: float
     """Mean wait of a request for a slot, part of ``ttft_ms`` (0 when all fit) [ms]."""
+    costs_fitted_on: str | None = None
+    """The other GPU whose measurements fitted the runtime's fixed costs the analytic figures
+    take (:func:`~solver.capacity.table.borrowed_costs`, as ``capacity`` and ``plan`` say);
+    ``None`` where they are the GPU's own, the runtime lists none, or the figures measured."""
 
     def contract(self) -> dict[str, Any]:
         """The flat ``--json`` object, keys in the documented order."""
@@ -92,6 +97,7 @@ class Estimate:
             "source": self.source.value,
             "running_sequences": self.running_sequences,
             "queue_wait_ms": self.queue_wait_ms,
+            "costs_fitted_on": self.costs_fitted_on,
         }
 
 
@@ -139,7 +145,8 @@ def estimate(
                    ttft_ms=measured.ttft_p95_ms, tpot_ms=measured.decode_p95_ms_per_token,
                    output_tokens_per_s=measured.tested_peak_rps * output_tokens,
                    source=CapacitySource.measured,
-                   running_sequences=measured.max_stable_sequences, queue_wait_ms=0.0)
+                   running_sequences=measured.max_stable_sequences, queue_wait_ms=0.0,
+                   costs_fitted_on=None)
 
 
 @click.command("estimate")
@@ -191,19 +198,25 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
                       policy, measured, runtime_efficiency(gpu_type, spec_rt, tp))
+    if result.source is CapacitySource.analytic:
+        result = replace(result, costs_fitted_on=costs_fitted_elsewhere(spec_rt, gpu_type.name))
     if as_json:
         echo_json(result.contract())
         return
-    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, result)
+    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, result,
+           runtime if spec_rt is None else spec_rt.name)
 
 
 def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
-           output_tokens: int, concurrency: int, est: Estimate) -> None:
+           output_tokens: int, concurrency: int, est: Estimate, runtime: str) -> None:
     echo = click.echo
     plan = est.plan
     echo(f"{spec.name} on {config_label(gpu.name, tp)}, {label(precision)} weights, "
          f"{label(kv_precision(precision))} KV cache — {input_tokens:,} in / {output_tokens:,} "
          f"out ({label(est.source).lower()})")
+    if est.costs_fitted_on is not None:
+        echo(f"{runtime}'s {borrowed_note(gpu.name, est.costs_fitted_on)} "
+             "(docs/calibration.md); a measured row of yours (--scenario) overrides it")
     echo("")
     memory = [("Weights", plan.weights_gib), ("Runtime overhead", plan.runtime_overhead_gib),
               ("Safety margin", plan.margin_gib), ("KV cache", plan.kv_gib),
