@@ -161,6 +161,16 @@ def test_a_tp_that_does_not_divide_the_heads_names_the_tps_that_do() -> None:
     assert "smaller precision" in err
 
 
+def test_no_larger_tp_than_the_node_is_suggested() -> None:
+    """405B BF16 on TP 8 H100 was told "try a larger TP": 8 is the node's every GPU."""
+    code, _, err = run("estimate", "--model", "Llama-3.1-405B", "--gpu", "H100", "--precision",
+                       "bf16", "--tp", "8", "--input-tokens", "1000", "--output-tokens", "200")
+    assert code == 2
+    assert "larger TP" not in err
+    assert "no TP of H100-SXM's 8-GPU node holds it: use a lower precision (fp8 at TP 8" in err
+    assert "or a GPU with more memory (H200 at TP 8" in err
+
+
 def test_estimate_reports_a_matching_measurement(scenario_file: Path) -> None:
     code, out, _ = run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json",
                                       "--scenario", str(scenario_file)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -104,11 +105,12 @@ class Estimate:
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
-    efficiency: EfficiencyFactors | None = None,
+    efficiency: EfficiencyFactors | None = None, catalog: Sequence[GpuType] = (),
 ) -> Estimate:
     """Memory and closed-loop performance of one replica (measured figures where given), with
     ``efficiency`` (default: the GPU's own; a runtime's:
-    :func:`solver.capacity.perf.runtime_efficiency`)."""
+    :func:`solver.capacity.perf.runtime_efficiency`); ``catalog``: the GPUs a fix may name
+    when the configuration does not fit."""
     context = input_tokens + output_tokens
     if context > spec.max_context_tokens:  # as the scenario loader checks a workload's P99
         raise InputError([Problem(WHERE, "--input-tokens", f"{input_tokens} + {output_tokens} "
@@ -116,7 +118,7 @@ def estimate(
                                   f"{spec.max_context_tokens}",
                                   "lower --input-tokens/--output-tokens, or pick a "
                                   "longer-context --model")])
-    problem = fit_problem(spec, gpu, precision, tp, policy, context)
+    problem = fit_problem(spec, gpu, precision, tp, policy, context, catalog)
     if problem is not None:
         raise InputError([Problem(WHERE, "--tp", f"{spec.name} on {tp} × {gpu.name} at "
                                   f"{precision.value}: {problem.cause}", problem.fix)])
@@ -197,7 +199,7 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
     prec = Precision(precision)
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
-                      policy, measured, runtime_efficiency(gpu_type, spec_rt, tp))
+                      policy, measured, runtime_efficiency(gpu_type, spec_rt, tp), gpus)
     if result.source is CapacitySource.analytic:
         result = replace(result, costs_fitted_on=costs_fitted_elsewhere(spec_rt, gpu_type.name))
     if as_json:
