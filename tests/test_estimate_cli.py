@@ -214,3 +214,18 @@ def test_validate_warns_about_stale_measured_rows(scenario_file: Path) -> None:
     assert code == 0
     assert "measured[1] (chat on H100-SXM TP4, 2026-10-20): stale, not used" in err
     assert "measured[0]" not in err
+
+
+def test_the_documented_estimate_figures_are_what_estimate_prints() -> None:
+    """docs/capacity-model.md quoted 33,000 output tokens/s where estimate printed 23,294, and a
+    model estimate does not know: each quoted row now carries its arguments and the figure."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "capacity-model.md").read_text(
+        encoding="utf-8")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in doc.splitlines()
+            if line.startswith("| ") and "| `--model " in line]
+    assert len(rows) >= 6
+    for _, arguments, figure, printed, _published in rows:
+        code, out, err = run("estimate", *arguments.strip("`").split())
+        assert code == 0, err
+        line = next(x for x in out.splitlines() if x.startswith(figure))
+        assert line[len(figure):].split()[0] == printed, (arguments, line)
