@@ -109,3 +109,21 @@ def test_a_plan_on_the_gpus_own_costs_says_nothing_of_borrowing(tmp_path: Path) 
     assert "runtime costs borrowed" not in output
     report = (tmp_path / "out" / "report.md").read_text()
     assert "Runtime fixed costs" not in report and "fitted on" not in report
+
+
+def test_estimate_says_its_runtime_costs_are_borrowed_as_capacity_does() -> None:
+    """`estimate` on H100 said only "(predicted)" while `capacity --explain` and `plan` said
+    the vLLM costs were fitted on the H200 (a new user's finding): the same source of truth."""
+    scenario = load_scenario(DEMO)
+    args = ["estimate", "--model", "Llama-3.1-8B", "--precision", "bf16", "--input-tokens",
+            "1000", "--output-tokens", "200", "--gpu"]
+    for gpu in ("H100-SXM", "H200"):
+        fitted_on = borrowed_costs(scenario, "vllm", gpu)
+        result = CliRunner().invoke(main, [*args, gpu, "--json"])
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["costs_fitted_on"] == fitted_on
+        text = CliRunner().invoke(main, [*args, gpu]).stdout
+        assert ("fixed costs fitted on" in text) == (fitted_on is not None)
+        if fitted_on is not None:
+            assert f"fixed costs fitted on {fitted_on}, not measured on {gpu}" in text
+    assert borrowed_costs(scenario, "vllm", "H100-SXM") not in (None, "H100-SXM")

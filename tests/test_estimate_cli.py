@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from solver.cli import main
 
 KEYS = ["weights_gib", "kv_bytes_per_token", "kv_capacity_tokens", "max_stable_sequences",
-        "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source"]
+        "ttft_ms", "tpot_ms", "output_tokens_per_s", "max_output_tokens_per_s", "source",
+        "running_sequences", "queue_wait_ms", "costs_fitted_on"]
 
 SCENARIO = """
 name: cli-test
@@ -87,6 +88,30 @@ def test_estimate_more_concurrency_more_throughput_slower_tokens() -> None:
     assert many["tpot_ms"] > one["tpot_ms"]
 
 
+def test_concurrency_beyond_the_kv_cache_queues_and_never_beats_the_maximum() -> None:
+    """A new user saw 4,626 output tokens/s above the maximum of 4,360 and a TTFT of 129 ms at
+    concurrency 1000 where the KV cache holds 377 sequences: only 377 run, the others wait."""
+    args = ["estimate", "--model", "Llama-3.1-8B", "--gpu", "H100", "--precision", "bf16",
+            "--input-tokens", "1000", "--output-tokens", "200", "--json", "--concurrency"]
+    full = json.loads(run(*args, "1")[1])
+    seqs = full["max_stable_sequences"]
+    assert 1 < seqs < 1000
+    at_seqs = json.loads(run(*args, str(seqs))[1])
+    over = json.loads(run(*args, "1000")[1])
+    assert at_seqs["queue_wait_ms"] == 0 and at_seqs["running_sequences"] == seqs
+    assert over["running_sequences"] == seqs
+    assert over["output_tokens_per_s"] == pytest.approx(over["max_output_tokens_per_s"])
+    assert over["tpot_ms"] == pytest.approx(at_seqs["tpot_ms"])
+    # Little's law: the 1000 − N others wait (1000 − N) ÷ X, X the requests/s of the N running
+    requests_per_ms = over["output_tokens_per_s"] / 200 / 1000
+    assert over["queue_wait_ms"] == pytest.approx((1000 - seqs) / requests_per_ms)
+    assert over["ttft_ms"] == pytest.approx(at_seqs["ttft_ms"] + over["queue_wait_ms"])
+    code, out, err = run(*args[:-2], "--concurrency", "1000")
+    assert code == 0
+    assert f"({seqs} running, {1000 - seqs} queued; means)" in out
+    assert "queue for a slot" in err
+
+
 def test_estimate_human_table() -> None:
     code, out, _ = run(*estimate_args())
     assert code == 0
@@ -136,6 +161,16 @@ def test_a_tp_that_does_not_divide_the_heads_names_the_tps_that_do() -> None:
     assert "smaller precision" in err
 
 
+def test_no_larger_tp_than_the_node_is_suggested() -> None:
+    """405B BF16 on TP 8 H100 was told "try a larger TP": 8 is the node's every GPU."""
+    code, _, err = run("estimate", "--model", "Llama-3.1-405B", "--gpu", "H100", "--precision",
+                       "bf16", "--tp", "8", "--input-tokens", "1000", "--output-tokens", "200")
+    assert code == 2
+    assert "larger TP" not in err
+    assert "no TP of H100-SXM's 8-GPU node holds it: use a lower precision (fp8 at TP 8" in err
+    assert "or a GPU with more memory (H200 at TP 8" in err
+
+
 def test_estimate_reports_a_matching_measurement(scenario_file: Path) -> None:
     code, out, _ = run(*estimate_args("Llama-3.1-70B", "H100-SXM", "2", "--json",
                                       "--scenario", str(scenario_file)))
@@ -179,3 +214,18 @@ def test_validate_warns_about_stale_measured_rows(scenario_file: Path) -> None:
     assert code == 0
     assert "measured[1] (chat on H100-SXM TP4, 2026-10-20): stale, not used" in err
     assert "measured[0]" not in err
+
+
+def test_the_documented_estimate_figures_are_what_estimate_prints() -> None:
+    """docs/capacity-model.md quoted 33,000 output tokens/s where estimate printed 23,294, and a
+    model estimate does not know: each quoted row now carries its arguments and the figure."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "capacity-model.md").read_text(
+        encoding="utf-8")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in doc.splitlines()
+            if line.startswith("| ") and "| `--model " in line]
+    assert len(rows) >= 6
+    for _, arguments, figure, printed, _published in rows:
+        code, out, err = run("estimate", *arguments.strip("`").split())
+        assert code == 0, err
+        line = next(x for x in out.splitlines() if x.startswith(figure))
+        assert line[len(figure):].split()[0] == printed, (arguments, line)

@@ -150,3 +150,28 @@ def test_each_cause_comes_with_its_fix(
     assert problem is not None and problem.fix == fix
     assert problem.cause == check_fit(LLAMA_70B, gpu, precision, tp, POLICY, context)
     assert fit_problem(LLAMA_70B, H100, Precision.fp8, 2, POLICY, 8_000) is None
+
+
+def test_when_no_larger_tp_fits_the_node_the_fix_names_precisions_and_gpus_that_do() -> None:
+    """405B BF16 on 8 H100s was told "try a larger TP", but 8 is the node: the fix names the
+    lower precisions the GPU runs and the catalog's GPUs that hold it, at their smallest TP."""
+    big = LLAMA_70B.model_copy(update={"name": "Llama-3.1-405B", "total_params_b": 405.85,
+                                       "attention_heads": 128})
+    h200 = H100.model_copy(update={"name": "H200", "memory_gib": 141})
+    # 405.85e9 × 2 B ÷ 8 = 94.5 GiB per GPU > 80 GiB; FP8 at TP 8: 47.2 GiB
+    problem = fit_problem(big, H100, Precision.bf16, 8, POLICY, 8_000)
+    assert problem is not None
+    assert problem.fix == ("no TP of H100-SXM's 8-GPU node holds it: use a lower precision "
+                           "(fp8 at TP 8) or a GPU with more memory")
+    problem = fit_problem(big, H100, Precision.bf16, 8, POLICY, 8_000, (L4, H100, h200))
+    assert problem is not None
+    assert problem.fix == ("no TP of H100-SXM's 8-GPU node holds it: use a lower precision "
+                           "(fp8 at TP 8) or a GPU with more memory (H200 at TP 8)")
+    # FP8 at TP 4 (94.5 GiB per GPU) does not fit, TP 8 does: a larger TP is the fix
+    problem = fit_problem(big, H100, Precision.fp8, 4, POLICY, 8_000, (L4, H100, h200))
+    assert problem is not None and problem.fix.startswith("try a larger TP")
+    # nothing holds it: neither a TP, a precision nor a GPU of the catalog
+    problem = fit_problem(big, L4, Precision.fp8, 4, POLICY, 8_000, (L4,))
+    assert problem is not None
+    assert problem.fix == ("no TP, lower precision or GPU of the catalog holds it at fp8: a "
+                           "shorter context or a smaller model")

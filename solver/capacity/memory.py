@@ -7,6 +7,7 @@ Formulas and their units are in docs/capacity-model.md ("Memory"). Pure function
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from models.catalog import GpuType, LlmSpec
@@ -143,20 +144,22 @@ def fit_problem(
     tp: int,
     policy: Policy,
     longest_context_tokens: int,
+    catalog: Sequence[GpuType] = (),
 ) -> FitProblem | None:
     """Why this configuration cannot serve and its fix, or ``None`` when it can.
 
     Checked in order: the precision the GPU runs, a TP that fits a node and divides the heads
     (no precision changes those), then memory (weights, then one longest sequence's KV cache:
     ``longest_context_tokens``, a workload's P99 input + output), which a larger TP, a smaller
-    precision or another GPU can fix.
+    precision or another GPU can fix — :func:`memory_fix` says which (``catalog``: the GPUs it
+    may name).
     """
     if precision not in gpu.precisions:
         supported = ", ".join(p.value for p in gpu.precisions)
         return FitProblem(f"{gpu.name} does not run {precision.value} (supports {supported})",
                           "pick a precision the GPU runs, or another GPU")
     if tp > gpu.gpus_per_node or model.attention_heads % tp != 0:
-        valid = [t for t in range(1, gpu.gpus_per_node + 1) if model.attention_heads % t == 0]
+        valid = _node_tps(model, gpu)
         fix = (f"use a TP of {', '.join(map(str, valid))} on {gpu.name} "
                f"({model.attention_heads} heads, {gpu.gpus_per_node} GPUs per node)")
         if tp > gpu.gpus_per_node:
@@ -164,19 +167,63 @@ def fit_problem(
                               fix)
         return FitProblem(
             f"TP {tp} does not divide {model.name}'s {model.attention_heads} attention heads", fix)
-    memory_fix = "try a larger TP, a smaller precision or another GPU"
+    cause = _memory_cause(model, gpu, precision, tp, policy, longest_context_tokens)
+    if cause is None:
+        return None
+    return FitProblem(cause, memory_fix(model, gpu, precision, tp, policy,
+                                        longest_context_tokens, catalog))
+
+
+def _node_tps(model: LlmSpec, gpu: GpuType) -> list[int]:
+    """TPs that fit one node of ``gpu`` and divide the heads."""
+    return [t for t in range(1, gpu.gpus_per_node + 1) if model.attention_heads % t == 0]
+
+
+def _memory_cause(model: LlmSpec, gpu: GpuType, precision: Precision, tp: int, policy: Policy,
+                  longest_context_tokens: int) -> str | None:
+    """Why the weights or one longest sequence's KV cache do not fit, else ``None``."""
     plan = memory_plan(model, gpu, precision, tp, policy.memory_margin_fraction)
     if not plan.weights_fit:
         used = plan.weights_gib + plan.runtime_overhead_gib + plan.margin_gib
-        return FitProblem(
-            f"weights {plan.weights_gib:.1f} GiB/GPU + overhead {plan.runtime_overhead_gib:.1f}"
-            f" + margin {plan.margin_gib:.1f} = {used:.1f} GiB exceed {gpu.memory_gib:g} GiB",
-            memory_fix)
+        return (f"weights {plan.weights_gib:.1f} GiB/GPU + overhead {plan.runtime_overhead_gib:.1f}"
+                f" + margin {plan.margin_gib:.1f} = {used:.1f} GiB exceed {gpu.memory_gib:g} GiB")
     if plan.kv_capacity_tokens < longest_context_tokens:
-        return FitProblem(
-            f"KV cache holds {plan.kv_capacity_tokens} tokens, less than one P99 context of "
-            f"{longest_context_tokens} tokens", memory_fix)
+        return (f"KV cache holds {plan.kv_capacity_tokens} tokens, less than one P99 context of "
+                f"{longest_context_tokens} tokens")
     return None
+
+
+def memory_fix(model: LlmSpec, gpu: GpuType, precision: Precision, tp: int, policy: Policy,
+               longest_context_tokens: int, catalog: Sequence[GpuType] = ()) -> str:
+    """The fix for a configuration whose memory does not hold it.
+
+    A larger TP when one that fits the node and divides the heads holds it; else (405B BF16 on
+    8 H100s: 8 is the node) the lower precisions the GPU runs that fit at some TP of the node,
+    and the GPUs of ``catalog`` that fit at this precision, each at its smallest TP that does —
+    or, where ``catalog`` is empty, "a GPU with more memory".
+    """
+    def smallest_tp(g: GpuType, p: Precision) -> int | None:
+        return next((t for t in _node_tps(model, g)
+                     if _memory_cause(model, g, p, t, policy, longest_context_tokens) is None),
+                    None)
+
+    if any(t > tp and _memory_cause(model, gpu, precision, t, policy, longest_context_tokens)
+           is None for t in _node_tps(model, gpu)):
+        return "try a larger TP, a smaller precision or another GPU"
+    lower = [(p, smallest_tp(gpu, p)) for p in gpu.precisions
+             if BYTES_PER_ELEMENT[p] < BYTES_PER_ELEMENT[precision]]
+    precisions = ", ".join(f"{p.value} at TP {t}" for p, t in lower if t is not None)
+    others = [(g.name, smallest_tp(g, precision)) for g in catalog
+              if g.name != gpu.name and precision in g.precisions]
+    named = ", ".join(f"{name} at TP {t}" for name, t in others if t is not None)
+    parts = ([f"a lower precision ({precisions})"] if precisions else []) + (
+        [f"a GPU with more memory ({named})"] if named
+        else [] if catalog else ["a GPU with more memory"])
+    if not parts:
+        return (f"no TP, lower precision or GPU of the catalog holds it at {precision.value}: "
+                "a shorter context or a smaller model")
+    return (f"no TP of {gpu.name}'s {gpu.gpus_per_node}-GPU node holds it: use "
+            + " or ".join(parts))
 
 
 def check_fit(

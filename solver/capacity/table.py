@@ -13,6 +13,7 @@ from typing import Any
 from models.capacity import CapacityRow, CapacityTable, RejectedConfig
 from models.catalog import GpuType, LlmSpec
 from models.common import CapacitySource
+from models.runtime import RuntimeSpec
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import fresh_measurement
@@ -92,8 +93,13 @@ def borrowed_costs(scenario: Scenario, runtime: str, gpu: str) -> str | None:
     MI300X, which takes the A100's costs: per-token +96–105 % on AMD's figures;
     docs/calibration.md, "Tenth pass"). ``None`` where the costs are the GPU's own or the
     runtime lists none."""
-    spec = scenario.runtime(runtime)
-    costs = None if spec is None else spec.costs_for(gpu)
+    return costs_fitted_elsewhere(scenario.runtime(runtime), gpu)
+
+
+def costs_fitted_elsewhere(runtime: RuntimeSpec | None, gpu: str) -> str | None:
+    """:func:`borrowed_costs` of a runtime catalog entry (``fleetplan estimate`` has no
+    scenario): the other GPU its fixed costs on ``gpu`` were fitted on, else ``None``."""
+    costs = None if runtime is None else runtime.costs_for(gpu)
     return None if costs is None or costs.fitted_on == gpu else costs.fitted_on
 
 

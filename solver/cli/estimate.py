@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from solver.capacity.memory import (
 )
 from solver.capacity.perf import perf_model, runtime_efficiency
 from solver.capacity.replica import closed_loop
+from solver.capacity.table import borrowed_note, costs_fitted_elsewhere
 from solver.cli.common import echo_json, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label
@@ -72,6 +74,15 @@ class Estimate:
     output_tokens_per_s: float
     max_output_tokens_per_s: float
     source: CapacitySource
+    running_sequences: int
+    """Sequences decoding at once: the concurrency, capped at the max stable sequences (the
+    rest queue for a slot) [sequences]."""
+    queue_wait_ms: float
+    """Mean wait of a request for a slot, part of ``ttft_ms`` (0 when all fit) [ms]."""
+    costs_fitted_on: str | None = None
+    """The other GPU whose measurements fitted the runtime's fixed costs the analytic figures
+    take (:func:`~solver.capacity.table.borrowed_costs`, as ``capacity`` and ``plan`` say);
+    ``None`` where they are the GPU's own, the runtime lists none, or the figures measured."""
 
     def contract(self) -> dict[str, Any]:
         """The flat ``--json`` object, keys in the documented order."""
@@ -85,17 +96,21 @@ class Estimate:
             "output_tokens_per_s": self.output_tokens_per_s,
             "max_output_tokens_per_s": self.max_output_tokens_per_s,
             "source": self.source.value,
+            "running_sequences": self.running_sequences,
+            "queue_wait_ms": self.queue_wait_ms,
+            "costs_fitted_on": self.costs_fitted_on,
         }
 
 
 def estimate(
     spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
     output_tokens: int, concurrency: int, policy: Policy, measured: MeasuredCapacity | None,
-    efficiency: EfficiencyFactors | None = None,
+    efficiency: EfficiencyFactors | None = None, catalog: Sequence[GpuType] = (),
 ) -> Estimate:
     """Memory and closed-loop performance of one replica (measured figures where given), with
     ``efficiency`` (default: the GPU's own; a runtime's:
-    :func:`solver.capacity.perf.runtime_efficiency`)."""
+    :func:`solver.capacity.perf.runtime_efficiency`); ``catalog``: the GPUs a fix may name
+    when the configuration does not fit."""
     context = input_tokens + output_tokens
     if context > spec.max_context_tokens:  # as the scenario loader checks a workload's P99
         raise InputError([Problem(WHERE, "--input-tokens", f"{input_tokens} + {output_tokens} "
@@ -103,7 +118,7 @@ def estimate(
                                   f"{spec.max_context_tokens}",
                                   "lower --input-tokens/--output-tokens, or pick a "
                                   "longer-context --model")])
-    problem = fit_problem(spec, gpu, precision, tp, policy, context)
+    problem = fit_problem(spec, gpu, precision, tp, policy, context, catalog)
     if problem is not None:
         raise InputError([Problem(WHERE, "--tp", f"{spec.name} on {tp} × {gpu.name} at "
                                   f"{precision.value}: {problem.cause}", problem.fix)])
@@ -111,20 +126,29 @@ def estimate(
     perf = perf_model(spec, gpu, precision, tp, efficiency,
                       memory_margin_fraction=policy.memory_margin_fraction)
     seqs = max_stable_sequences(plan.kv_capacity_tokens, context)
-    at = closed_loop(perf, input_tokens, output_tokens, concurrency)
+    # no more than the KV cache holds run at once; the other clients wait for a slot, and by
+    # Little's law over all C clients (C = X × (wait + TTFT + O × TPOT), with the running N
+    # giving N = X × (TTFT + O × TPOT)) each waits (C − N) ÷ X
+    running = min(concurrency, seqs)
+    at = closed_loop(perf, input_tokens, output_tokens, running)
     best = closed_loop(perf, input_tokens, output_tokens, seqs)
+    wait_ms = (concurrency - running) * 1000.0 / at.requests_per_s if concurrency > running else 0.0
     result = Estimate(
         plan=plan, kv_bytes_per_token=kv_bytes_per_token(spec, kv_precision(precision)),
         max_stable_sequences=seqs, prefill_ms=perf.prefill_time_ms(input_tokens),
-        ttft_ms=at.ttft_ms, tpot_ms=at.tpot_ms, output_tokens_per_s=at.output_tokens_per_s,
+        ttft_ms=at.ttft_ms + wait_ms, tpot_ms=at.tpot_ms,
+        output_tokens_per_s=at.output_tokens_per_s,
         max_output_tokens_per_s=best.output_tokens_per_s, source=CapacitySource.analytic,
+        running_sequences=running, queue_wait_ms=wait_ms,
     )
     if measured is None:
         return result
     return replace(result, max_stable_sequences=measured.max_stable_sequences,
                    ttft_ms=measured.ttft_p95_ms, tpot_ms=measured.decode_p95_ms_per_token,
                    output_tokens_per_s=measured.tested_peak_rps * output_tokens,
-                   source=CapacitySource.measured)
+                   source=CapacitySource.measured,
+                   running_sequences=measured.max_stable_sequences, queue_wait_ms=0.0,
+                   costs_fitted_on=None)
 
 
 @click.command("estimate")
@@ -175,20 +199,26 @@ def command(model: str, gpu: str, precision: str, tp: int, input_tokens: int,
     prec = Precision(precision)
     measured = _measured(sc, spec, gpu_type, prec, tp, input_tokens, output_tokens)
     result = estimate(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency,
-                      policy, measured, runtime_efficiency(gpu_type, spec_rt, tp))
+                      policy, measured, runtime_efficiency(gpu_type, spec_rt, tp), gpus)
+    if result.source is CapacitySource.analytic:
+        result = replace(result, costs_fitted_on=costs_fitted_elsewhere(spec_rt, gpu_type.name))
     if as_json:
         echo_json(result.contract())
         return
-    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, result)
+    _print(spec, gpu_type, prec, tp, input_tokens, output_tokens, concurrency, result,
+           runtime if spec_rt is None else spec_rt.name)
 
 
 def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tokens: int,
-           output_tokens: int, concurrency: int, est: Estimate) -> None:
+           output_tokens: int, concurrency: int, est: Estimate, runtime: str) -> None:
     echo = click.echo
     plan = est.plan
     echo(f"{spec.name} on {config_label(gpu.name, tp)}, {label(precision)} weights, "
          f"{label(kv_precision(precision))} KV cache — {input_tokens:,} in / {output_tokens:,} "
          f"out ({label(est.source).lower()})")
+    if est.costs_fitted_on is not None:
+        echo(f"{runtime}'s {borrowed_note(gpu.name, est.costs_fitted_on)} "
+             "(docs/calibration.md); a measured row of yours (--scenario) overrides it")
     echo("")
     memory = [("Weights", plan.weights_gib), ("Runtime overhead", plan.runtime_overhead_gib),
               ("Safety margin", plan.margin_gib), ("KV cache", plan.kv_gib),
@@ -198,7 +228,13 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
         echo(line)
     echo("")
     measured = est.source is CapacitySource.measured
-    at = "at the measured peak (P95)" if measured else f"at concurrency {concurrency} (means)"
+    queued = concurrency - est.running_sequences
+    at = ("at the measured peak (P95)" if measured
+          else f"at concurrency {concurrency} (means)" if queued <= 0
+          else f"at concurrency {concurrency} ({est.running_sequences:,} running, {queued:,} "
+               "queued; means)")
+    ttft_note = (at if measured or queued <= 0
+                 else f"{at}, {est.queue_wait_ms:,.1f} of it waiting for a slot")
     figures: list[tuple[str, str, str]] = [
         ("KV bytes per token", f"{est.kv_bytes_per_token:,.0f}",
          f"{plan.kv_bytes_per_token_per_gpu:,.0f} per GPU"),
@@ -206,7 +242,7 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
         ("Max stable sequences", f"{est.max_stable_sequences:,d}",
          f"at {input_tokens + output_tokens:,} tokens each"),
         ("Prefill of one prompt [ms]", f"{est.prefill_ms:,.1f}", ""),
-        ("TTFT [ms]", f"{est.ttft_ms:,.1f}", at),
+        ("TTFT [ms]", f"{est.ttft_ms:,.1f}", ttft_note),
         ("Time per output token [ms]", f"{est.tpot_ms:,.2f}", at),
         ("Output tokens/s", f"{est.output_tokens_per_s:,.0f}", at),
         ("Max output tokens/s", f"{est.max_output_tokens_per_s:,.0f}",
@@ -214,6 +250,7 @@ def _print(spec: LlmSpec, gpu: GpuType, precision: Precision, tp: int, input_tok
     ]
     for line in table_lines(["Figure", Col("Value", right=True), "Note"], figures, indent=0):
         echo(line)
-    if concurrency > est.max_stable_sequences:
+    if not measured and queued > 0:
         echo(f"warning: concurrency {concurrency} exceeds the {est.max_stable_sequences} "
-             "sequences the KV cache holds; the runtime would queue or preempt", err=True)
+             f"sequences the KV cache holds; {queued:,} requests queue for a slot (their wait "
+             "is in the TTFT) and throughput stays at the maximum", err=True)
