@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from models.scenario import Scenario
+from solver.program.data import ProgramData
 from solver.program.keys import PoolKey
 from solver.program.periods import build_horizon_data, build_horizon_program
 from solver.program.values import objective_of
@@ -350,15 +351,12 @@ def test_a_shared_block_is_planned_on_its_lp_support_first() -> None:
     assert planned == values
 
 
-def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() -> None:
-    """Two workloads of 0.5 req/s, one-GPU nodes of 1 req/s per replica, shared nodes; zone z1
-    sells one node at 1 $/GPU-h, z2 eight at 2 $/GPU-h. The relaxation runs half a replica of
-    each on z1's one node (730 a month, the bound); whole replicas need two nodes there, so its
-    support holds no fleet. Widened to those configurations in every zone, the block's optimum:
-    one node in each zone, 730 + 1,460 = 2,190."""
+def widened_block() -> ProgramData:
+    """A block whose LP support holds no fleet (the widened test's): two workloads of 0.5
+    req/s, one-GPU nodes of 1 req/s per replica, shared nodes; z1 sells one node at 1 $/GPU-h,
+    z2 eight at 2 $/GPU-h."""
     from models.offers import Offer, OnDemandTerms
     from solver.program.data import build_program_data
-    from solver.solve.block_plans import holds_in, lp_support_block
     from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
 
     def on_demand(price: float, stock: int) -> Offer:
@@ -368,7 +366,18 @@ def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() ->
     sc = scenario([workload("a", 0.5, utilization=1.0), workload("b", 0.5, utilization=1.0)],
                   [zone("z1", on_demand(1.0, 1)), zone("z2", on_demand(2.0, 8))],
                   gpus=[gpu("G", 1)])
-    data = build_program_data(sc, table(row("a", "G", 1, 1.0), row("b", "G", 1, 1.0)))
+    return build_program_data(sc, table(row("a", "G", 1, 1.0), row("b", "G", 1, 1.0)))
+
+
+def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() -> None:
+    """Two workloads of 0.5 req/s, one-GPU nodes of 1 req/s per replica, shared nodes; zone z1
+    sells one node at 1 $/GPU-h, z2 eight at 2 $/GPU-h. The relaxation runs half a replica of
+    each on z1's one node (730 a month, the bound); whole replicas need two nodes there, so its
+    support holds no fleet. Widened to those configurations in every zone, the block's optimum:
+    one node in each zone, 730 + 1,460 = 2,190."""
+    from solver.solve.block_plans import holds_in, lp_support_block
+
+    data = widened_block()
     assert data.share_nodes
     program, values, outcome = lp_support_block(data, 10.0, 0.01)
     assert values is not None and holds_in(program, values)
@@ -485,23 +494,10 @@ def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.Monke
     """The support of the widened test's block holds no fleet; the widened restriction's fleet
     spans every zone and hour of its configurations and is kept as it is (medium × 1's blocks,
     all widened, were dearer with the polish's seconds taken)."""
-    from models.offers import Offer, OnDemandTerms
-    from solver.program.data import build_program_data
     from solver.solve import block_plans
-    from tests.plan_fixtures import gpu, scenario, table, workload, zone
-    from tests.plan_fixtures import row as capacity_row
 
     calls = polish_calls(monkeypatch)
-
-    def on_demand(price: float, stock: int) -> Offer:
-        return Offer(gpu="G", gpus_per_node=1,
-                     on_demand=OnDemandTerms(price_per_gpu_hour=price, stock_gpus=stock))
-
-    sc = scenario([workload("a", 0.5, utilization=1.0), workload("b", 0.5, utilization=1.0)],
-                  [zone("z1", on_demand(1.0, 1)), zone("z2", on_demand(2.0, 8))],
-                  gpus=[gpu("G", 1)])
-    data = build_program_data(sc, table(capacity_row("a", "G", 1, 1.0),
-                                        capacity_row("b", "G", 1, 1.0)))
+    data = widened_block()
     _, values, outcome = block_plans.lp_support_block(data, 10.0, 0.01, polish_s=10.0)
     assert values is not None and outcome.report.objective == pytest.approx(730 + 1460)
     assert calls == []
