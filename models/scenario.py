@@ -16,7 +16,7 @@ from models.common import CatalogLayout, Frozen, OmitDefaults
 from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 from models.measured import MeasuredCapacity
-from models.offers import Zone
+from models.offers import Offer, ReservedTerms, Zone
 from models.policy import Policy
 from models.runtime import RuntimeSpec, resolve_runtime
 from models.workload import Workload
@@ -153,6 +153,16 @@ class Scenario(OmitDefaults):
     def zone(self, zone_id: str) -> Zone:
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)
+
+    def held_reservation_quote(self, line: HeldNodes) -> tuple[Offer, ReservedTerms] | None:
+        """The quote a held reservation whose inventory line states no price is priced at: the
+        cheapest reserved quote of its zone's offer for its GPU, with that offer (``None``:
+        the zone offers none; the loader refuses such a line)."""
+        offer = next((o for z in self.zones if z.id == line.zone for o in z.offers
+                      if o.gpu == line.gpu), None)
+        if offer is None or not offer.reserved_quotes:
+            return None
+        return offer, min(offer.reserved_quotes, key=lambda q: q.price_per_gpu_hour)
 
     def gpus_sold_or_held(self) -> tuple[str, ...]:
         """GPU types some zone sells or the inventory holds, in catalog order: the only ones a

@@ -125,8 +125,9 @@ def _value(figure: AssumedFigure, offers: list[tuple[str, Offer]]) -> str:
 @dataclass(frozen=True)
 class AssumedHeldPrice:
     """A reservation already held whose inventory line states no price: the planner prices it
-    at the zone's cheapest reserved quote for its GPU (``inventory_cost_per_month`` in
-    :mod:`solver.solve.horizon`), a figure nobody gave for that reservation."""
+    at the zone's cheapest reserved quote for its GPU (``Scenario.held_reservation_quote``, which
+    ``inventory_cost_per_month`` in :mod:`solver.solve.horizon` reads too), a figure nobody gave
+    for that reservation."""
 
     index: int
     """Its line in the scenario's ``inventory``."""
@@ -168,11 +169,10 @@ def assumed_held_prices(scenario: Scenario) -> tuple[AssumedHeldPrice, ...]:
     for i, line in enumerate(scenario.inventory):
         if line.purchase is not InventoryKind.reserved or line.price_per_gpu_hour is not None:
             continue
-        offer = next((o for z in scenario.zones if z.id == line.zone for o in z.offers
-                      if o.gpu == line.gpu), None)
-        if offer is None or not offer.reserved_quotes:
+        quoted = scenario.held_reservation_quote(line)
+        if quoted is None:
             continue  # refused by the loader (no price at all)
-        quote = min(offer.reserved_quotes, key=lambda q: q.price_per_gpu_hour)
+        offer, quote = quoted
         on_demand = offer.on_demand.price_per_gpu_hour if offer.on_demand is not None else None
         out.append(AssumedHeldPrice(
             index=i, line=line, price_per_gpu_hour=quote.price_per_gpu_hour,

@@ -788,8 +788,9 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
     if line.purchase is InventoryKind.reserved:
         price = line.price_per_gpu_hour
         if price is None:
-            assert offer is not None and offer.reserved_quotes
-            price = min(q.price_per_gpu_hour for q in offer.reserved_quotes)
+            quoted = scenario.held_reservation_quote(line)
+            assert quoted is not None
+            price = quoted[1].price_per_gpu_hour
         return price * line.gpus_per_node * hours * line.nodes
     running = line.running_cost_per_node_month
     if running is None:
