@@ -323,22 +323,22 @@ def _life_arrays(
     return m, w / w.sum(), jumps, jw / jw.sum(), cap
 
 
-def binned_jumps(jumps: FloatArray, jump_weights: FloatArray, cell: FloatArray) -> FloatArray:
-    """Each row's jump distribution on its grid of :data:`GRID_CELLS` cells of ``cell`` ms,
-    shape (M, GRID_CELLS) [1].
+def binned_jumps(jumps: FloatArray, jump_weights: FloatArray, cell: FloatArray,
+                 cells: int = GRID_CELLS) -> FloatArray:
+    """Each row's jump distribution on its grid of ``cells`` cells of ``cell`` ms, shape
+    (M, cells) [1].
 
     Linear binning: a jump between two cells splits its probability between them so that its
     mean is kept, and the distribution moves continuously with the inputs. ``jumps`` has
     shape (M, J), ``jump_weights`` (J,) summing to 1, ``cell`` (M,)."""
     rows = jumps.shape[0]
-    position = np.minimum(jumps / cell[:, None], GRID_CELLS - 1.0)
-    index = np.minimum(np.floor(position), GRID_CELLS - 2).astype(np.int64)
+    position = np.minimum(jumps / cell[:, None], cells - 1.0)
+    index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
     upper = (position - index) * jump_weights  # probability moved to the next cell
-    flat = (index + GRID_CELLS * np.arange(rows)[:, None]).ravel()
-    pmf = (np.bincount(flat, weights=(jump_weights - upper).ravel(),
-                       minlength=rows * GRID_CELLS)
-           + np.bincount(flat + 1, weights=upper.ravel(), minlength=rows * GRID_CELLS))
-    return np.asarray(pmf.reshape(rows, GRID_CELLS), dtype=np.float64)
+    flat = (index + cells * np.arange(rows)[:, None]).ravel()
+    pmf = (np.bincount(flat, weights=(jump_weights - upper).ravel(), minlength=rows * cells)
+           + np.bincount(flat + 1, weights=upper.ravel(), minlength=rows * cells))
+    return np.asarray(pmf.reshape(rows, cells), dtype=np.float64)
 
 
 def mixture_quantile_ms(phi: npt.NDArray[np.complex128], weights: FloatArray,
@@ -690,14 +690,7 @@ def upcrossings(
     v = np.where(clustered, m + m * m / (r + 1), m)
     cells = UPCROSSING_CELLS
     cell = (at + float(y[-1]) + 2 * float(work.max())) / cells  # each slice's [ms]
-    position = np.minimum(work[None, :] / cell[:, None], cells - 1.0)
-    index = np.minimum(np.floor(position), cells - 2).astype(np.int64)
-    upper = (position - index) * w[None, :]
-    rows = np.arange(at.size)[:, None] * cells
-    s_pmf = (np.bincount((rows + index).ravel(), weights=(w[None, :] - upper).ravel(),
-                         minlength=at.size * cells)
-             + np.bincount((rows + index + 1).ravel(), weights=upper.ravel(),
-                           minlength=at.size * cells)).reshape(at.size, cells)
+    s_pmf = binned_jumps(np.broadcast_to(work, (at.size, work.size)), w, cell, cells)
     psi = np.fft.rfft(s_pmf, axis=1) - 1.0  # φ_S − 1
     if n > 1:  # ⌊F ÷ n⌋ of the count F before the crossing arrival, as the router deals it
         dealt = burst_share_pmf(m, v, n)
