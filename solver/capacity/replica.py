@@ -317,9 +317,14 @@ def chunked_prefill_ms(profile: LoadProfile, batch: int) -> npt.NDArray[np.float
     alone; each further chunk adds a decode step (the engine and the replay run each chunk in
     an iteration with the decoding sequences)."""
     kv_tokens = round(batch * profile.decode_context_tokens)
-    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    return _in_chunks_ms(profile, profile.perf.decode_step_time_ms(batch, kv_tokens),
+                         chunk_extra_ms(profile, batch, kv_tokens))
+
+
+def _in_chunks_ms(profile: LoadProfile, step_ms: float, extra: npt.NDArray[np.float64]
+                  ) -> npt.NDArray[np.float64]:
+    """:func:`chunked_prefill_ms` from the decode step and the chunks' extra times [ms]."""
     chunks = (profile.chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
-    extra = chunk_extra_ms(profile, batch, kv_tokens)
     return np.asarray(chunks * step_ms + extra.sum(axis=1), dtype=np.float64)
 
 
@@ -359,7 +364,7 @@ def tpot_p95_ms(
     rate_per_ms = rate_rps / 1000.0
     # prompts arriving while the request's own prompt is prefilled queue behind it (first come,
     # first served) and are prefilled in its decode life: the window opens when its prefill does
-    own_prefill_ms = profile.prompt_weights @ chunked_prefill_ms(profile, batch)
+    own_prefill_ms = profile.prompt_weights @ _in_chunks_ms(profile, step_ms, extra)
     per_wait = rate_per_ms * wait_mean_ms / prefill_share if prefill_share > 0 else 0.0
     iterates = [tpot_mean_ms]
     for _ in range(TPOT_FIXED_POINT_ITERATIONS):
