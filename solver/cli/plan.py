@@ -47,7 +47,7 @@ from solver.outputs.labels import (
     status_label,
 )
 from solver.outputs.plan_dir import PLAN_DIR_FILES, with_inventory, write_plan_outputs
-from solver.outputs.schedule import schedule_lines
+from solver.outputs.schedule import schedule_lines, work_limited
 from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
 from solver.program.orders import plan_date_of
@@ -128,7 +128,7 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     and how to prove more (else nothing)."""
     s = plan.solver
     stopped = plan.status is SolveStatus.interrupted
-    searched = plan.status is SolveStatus.feasible and plan.horizon is not None
+    searched = work_limited(plan)
     if plan.status is not SolveStatus.time_limit and not stopped and not searched:
         return []
     cur, h = plan.cost.currency, plan.horizon

@@ -57,7 +57,7 @@ from solver.outputs.plan_dir import (
     REPORT_FILE,
 )
 from solver.outputs.prepared import prepared_on
-from solver.outputs.schedule import SPENT_COUNTS, schedule_lines
+from solver.outputs.schedule import SPENT_COUNTS, schedule_lines, work_limited
 
 
 def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -242,7 +242,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     ]
     if plan.status is SolveStatus.time_limit:
         lines += [f"The solve stopped at its time limit: {RERUN_NOTE}.", ""]
-    elif plan.status is SolveStatus.feasible and plan.horizon is not None:
+    elif work_limited(plan):
         from solver.outputs.labels import WORK_LIMIT_NOTE
 
         lines += [f"The solve stopped at its search limit, short of the gap asked: "
