@@ -163,6 +163,15 @@ class HeldNodes(Frozen):
         ends_ok = self.ends is None or self.ends >= after_last - dt.timedelta(days=1)
         return starts_ok and ends_ok
 
+    def reserved_cost_per_month(self, price_per_gpu_hour: float, hours_per_month: float
+                                ) -> float:
+        """What these nodes cost a month held at a reserved price [currency/month]: the one
+        formula the planner's held cost and the outputs' assumed-price lines both read."""
+        assert self.gpus_per_node is not None, "inventory lines are resolved by the loader"
+        return (price_per_gpu_hour  # [currency/(GPU·h)]
+                * self.gpus_per_node * self.nodes  # [GPUs]
+                * hours_per_month)  # [h/month]
+
 
 def probabilities_sum_to_one(scenarios: tuple[DemandScenario, ...]) -> bool:
     """Probabilities of the demand scenarios add up to 1 (within the tolerance)."""

@@ -151,10 +151,7 @@ class AssumedHeldPrice:
 
     def cost_per_month(self, hours_per_month: float) -> float:
         """What the held nodes cost a month at that price [currency/month]."""
-        assert self.line.gpus_per_node is not None
-        return (self.price_per_gpu_hour  # [currency/(GPU·h)]
-                * self.line.gpus_per_node * self.line.nodes  # [GPUs]
-                * hours_per_month)  # [h/month]
+        return self.line.reserved_cost_per_month(self.price_per_gpu_hour, hours_per_month)
 
     def where(self) -> str:
         """``inventory[2] (1 reserved L40S node in use1-az2)``."""

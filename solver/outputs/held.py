@@ -59,9 +59,10 @@ def held_lines(plan: Plan, scenario: Scenario, n: NodeCount) -> list[HeldNodes]:
             and (window is None or line.held_through(*window))]
 
 
-def _assumed(scenario: Scenario, line: HeldNodes) -> AssumedHeldPrice | None:
-    """The rule's price of a held reservation whose line states none (``None``: it states one)."""
-    return next((a for a in assumed_held_prices(scenario) if a.line == line), None)
+def _assumed(found: tuple[AssumedHeldPrice, ...], line: HeldNodes) -> AssumedHeldPrice | None:
+    """The rule's price of a held reservation whose line states none (``None``: it states one),
+    among the scenario's ``assumed_held_prices`` (found once per row, not once per line)."""
+    return next((a for a in found if a.line == line), None)
 
 
 def assumed_price_text(a: AssumedHeldPrice, currency: str) -> str:
@@ -69,13 +70,13 @@ def assumed_price_text(a: AssumedHeldPrice, currency: str) -> str:
     return f"{a.price_per_gpu_hour:,.3f} {currency}/GPU-h, {ASSUMED}: {a.rule}"
 
 
-def _line_source(scenario: Scenario, line: HeldNodes, offer: Offer | None, currency: str
-                 ) -> str:
+def _line_source(found: tuple[AssumedHeldPrice, ...], line: HeldNodes, offer: Offer | None,
+                 currency: str) -> str:
     if line.purchase is InventoryKind.reserved:
         if line.price_per_gpu_hour is not None:
             return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as its "
                     "inventory line states")
-        a = _assumed(scenario, line)
+        a = _assumed(found, line)
         return ("held reservation: " + (assumed_price_text(a, currency) if a is not None else
                                          "the zone's cheapest reserved quote (its inventory "
                                          "line states no price)"))
@@ -99,7 +100,8 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
     if count == 0:
         return None
     share = plural(count, "node") if count >= n.nodes else f"{count} of {n.nodes} nodes"
-    assumed = [a for line in lines if (a := _assumed(scenario, line)) is not None]
+    found = assumed_held_prices(scenario)
+    assumed = [a for line in lines if (a := _assumed(found, line)) is not None]
     if n.purchase is PurchaseKind.reserved:
         ends = min(line.ends for line in lines if line.ends is not None)
         text = f"{share} held (inventory): reservation to {day_after(ends)}"
@@ -108,7 +110,7 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
         retired = [line.ends for line in lines if line.ends is not None]
         text = f"{share} owned (inventory): capital spent" + (
             f", held to {day_after(min(retired))}" if retired else "")
-    source = "; ".join(dict.fromkeys(_line_source(scenario, line, offer, currency)
+    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency)
                                      for line in lines))
     return Held(count, n.nodes, text, source, price_assumed=bool(assumed))
 

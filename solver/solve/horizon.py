@@ -791,7 +791,7 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
             quoted = scenario.held_reservation_quote(line)
             assert quoted is not None
             price = quoted[1].price_per_gpu_hour
-        return price * line.gpus_per_node * hours * line.nodes
+        return line.reserved_cost_per_month(price, hours)
     running = line.running_cost_per_node_month
     if running is None:
         assert offer is not None and offer.owned is not None
