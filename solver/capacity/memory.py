@@ -154,6 +154,20 @@ def fit_problem(
     precision or another GPU can fix — :func:`memory_fix` says which (``catalog``: the GPUs it
     may name).
     """
+    problem = _node_problem(model, gpu, precision, tp)
+    if problem is not None:
+        return problem
+    cause = _memory_cause(model, gpu, precision, tp, policy, longest_context_tokens)
+    if cause is None:
+        return None
+    return FitProblem(cause, memory_fix(model, gpu, precision, tp, policy,
+                                        longest_context_tokens, catalog))
+
+
+def _node_problem(model: LlmSpec, gpu: GpuType, precision: Precision, tp: int
+                  ) -> FitProblem | None:
+    """A precision the GPU does not run, or a TP that does not fit a node or divide the heads
+    (no precision changes those), with its fix; ``None`` when neither."""
     if precision not in gpu.precisions:
         supported = ", ".join(p.value for p in gpu.precisions)
         return FitProblem(f"{gpu.name} does not run {precision.value} (supports {supported})",
@@ -167,11 +181,7 @@ def fit_problem(
                               fix)
         return FitProblem(
             f"TP {tp} does not divide {model.name}'s {model.attention_heads} attention heads", fix)
-    cause = _memory_cause(model, gpu, precision, tp, policy, longest_context_tokens)
-    if cause is None:
-        return None
-    return FitProblem(cause, memory_fix(model, gpu, precision, tp, policy,
-                                        longest_context_tokens, catalog))
+    return None
 
 
 def _node_tps(model: LlmSpec, gpu: GpuType) -> list[int]:
@@ -235,10 +245,12 @@ def check_fit(
     longest_context_tokens: int,
 ) -> str | None:
     """Why this configuration cannot serve, or ``None`` when it can (:func:`fit_problem`'s
-    cause).
+    cause, without working out the memory fix, which the capacity table never shows).
 
     ``longest_context_tokens`` is the P99 input + output of the workload: at least one such
     sequence must fit in the KV cache.
     """
-    problem = fit_problem(model, gpu, precision, tp, policy, longest_context_tokens)
-    return None if problem is None else problem.cause
+    problem = _node_problem(model, gpu, precision, tp)
+    if problem is not None:
+        return problem.cause
+    return _memory_cause(model, gpu, precision, tp, policy, longest_context_tokens)
