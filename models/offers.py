@@ -27,6 +27,15 @@ class AssumedFigure(StrEnum):
     """The on-demand start-up time: a price table's, or the default where an offer gives none."""
 
 
+#: The offer's field of terms each assumed figure belongs to (others belong to no one kind).
+FIGURE_TERMS: dict[AssumedFigure, str] = {
+    AssumedFigure.spot_interruption_rate: "spot",
+    AssumedFigure.on_demand_startup: "on_demand",
+    AssumedFigure.reserved_price: "reserved",
+    AssumedFigure.reserved_term: "reserved",
+}
+
+
 #: Share of a partial-upfront term paid at its start when the quote does not say [1].
 DEFAULT_PARTIAL_UPFRONT_SHARE = 0.5
 
@@ -209,16 +218,28 @@ class Offer(OmitDefaults):
                 raise ValueError(f"two reserved quotes of {key[0]} months, upfront "
                                  f"{key[1].value}, for GPU {self.gpu}")
             seen.add(key)
-        sold = {AssumedFigure.spot_interruption_rate: ("spot", self.spot is not None),
-                AssumedFigure.on_demand_startup: ("on_demand", self.on_demand is not None),
-                AssumedFigure.reserved_price: ("reserved", bool(self.reserved_quotes)),
-                AssumedFigure.reserved_term: ("reserved", bool(self.reserved_quotes))}
         for figure in self.assumed:
-            kind, sells = sold.get(figure, ("", True))
-            if not sells:  # a figure of terms it does not sell: outputs would list no value
+            kind = FIGURE_TERMS.get(figure)
+            if kind is not None and not self._sells(kind):
+                # a figure of terms it does not sell: outputs would list no value
                 raise ValueError(f"assumed lists {figure.value}, but the offer of GPU "
                                  f"{self.gpu} sells no {kind}: remove it from assumed")
         return self
+
+    def _sells(self, terms: str) -> bool:
+        """It sells the terms named by that field (``reserved``, ``on_demand``, ``spot``)."""
+        return bool(self.reserved_quotes) if terms == "reserved" else (
+            getattr(self, terms) is not None)
+
+    def without(self, terms: str) -> Offer | None:
+        """This offer no longer selling the terms of that field, and the assumed figures of them
+        gone with them (a stale one would list an empty value); ``None`` if it then sells
+        nothing."""
+        kept = tuple(f for f in self.assumed if FIGURE_TERMS.get(f) != terms)
+        left = self.model_copy(update={terms: None, "assumed": kept})
+        sells = any(left._sells(t) for t in ("reserved", "on_demand", "spot")) or (
+            left.owned is not None)
+        return left if sells else None
 
     @property
     def reserved_quotes(self) -> tuple[ReservedTerms, ...]:

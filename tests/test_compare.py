@@ -19,7 +19,7 @@ from inputs import demo_scenario, scenarios_dir
 from models.common import Survivability
 from models.errors import InputError
 from models.loader import load_scenario
-from models.offers import AssumedFigure
+from models.offers import AssumedFigure, OwnedTerms
 from models.plan import Plan
 from solver.cli import main
 from solver.outputs.assumptions import assumed_figures, offer_assumes
@@ -130,6 +130,42 @@ def test_spot_false_drops_the_assumed_interruption_rate_with_the_spot_terms() ->
     # what else was assumed stays assumed
     assert figures == [f.figure for f in assumed_figures(demo)
                                     if f.figure != "Spot interruption rate"]
+
+
+def test_spot_false_keeps_the_owned_terms_of_an_offer_that_also_sold_spot() -> None:
+    # An offer of owned hardware and spot (no reserved, no on-demand) was dropped whole by
+    # spot=false: the variant lost an on-premise site it could still buy.
+    demo = load_scenario(demo_scenario())
+    zone = demo.zones[0]
+    first = zone.offers[0]
+    assert first.spot is not None
+    owned = OwnedTerms(capex_per_node=250_000, gpu_tdp_w=700, price_per_kwh=0.1,
+                       stock_gpus=64)
+    site = first.model_copy(update={"reserved": None, "on_demand": None, "owned": owned,
+                                    "assumed": (AssumedFigure.spot_interruption_rate,)})
+    spot_only = first.model_copy(update={"reserved": None, "on_demand": None, "assumed": ()})
+    scenario = demo.model_copy(update={"zones": (
+        zone.model_copy(update={"offers": (site,)}),
+        demo.zones[1].model_copy(update={"offers": (spot_only,)}), *demo.zones[2:])})
+    no_spot = apply_variation(scenario, "spot", "false")
+    kept = no_spot.zones[0].offers
+    assert len(kept) == 1 and kept[0].owned == owned
+    assert kept[0].spot is None and kept[0].assumed == ()
+    assert no_spot.zones[1].offers == ()  # sold spot alone: nothing left to sell
+
+
+def test_offer_without_terms_drops_their_assumed_figures_only() -> None:
+    demo = load_scenario(demo_scenario())
+    offer = next(o for z in demo.zones for o in z.offers
+                 if o.spot is not None and o.on_demand is not None)
+    assumed = offer.model_copy(update={"assumed": (AssumedFigure.spot_interruption_rate,
+                                                   AssumedFigure.on_demand_startup)})
+    no_spot = assumed.without("spot")
+    assert no_spot is not None and no_spot.spot is None
+    assert no_spot.assumed == (AssumedFigure.on_demand_startup,)
+    assert no_spot.on_demand == offer.on_demand
+    no_od = assumed.without("on_demand")
+    assert no_od is not None and no_od.assumed == (AssumedFigure.spot_interruption_rate,)
 
 
 def test_drop_gpu_refuses_a_gpu_the_scenario_does_not_sell() -> None:

@@ -25,7 +25,7 @@ from models.capacity import CapacityTable
 from models.common import Survivability
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import SOLVER_INFINITY
-from models.offers import AssumedFigure, Zone
+from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
@@ -133,11 +133,8 @@ def _spot(scenario: Scenario, value: str) -> Scenario:
         return scenario
 
     def no_spot(zone: Zone) -> Zone:
-        # Its spot terms go, and with them the assumed interruption rate: the offer no longer
-        # sells spot, so the rate is no figure of it (a stale one listed an empty value).
-        offers = tuple(o.model_copy(update={"spot": None, "assumed": tuple(
-            f for f in o.assumed if f is not AssumedFigure.spot_interruption_rate)})
-            for o in zone.offers if o.reserved is not None or o.on_demand is not None)
+        # An offer that sold spot alone goes; an owned-and-spot one keeps its owned terms.
+        offers = tuple(kept for o in zone.offers if (kept := o.without("spot")) is not None)
         return zone.model_copy(update={"offers": offers})
 
     return _map_zones(scenario, no_spot)
