@@ -402,14 +402,36 @@ def burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: floa
         step = np.log((k[:-1] + r) / (k[:-1] + 1.0)) + np.log(mu / (r + mu))
         log_pmf[mixed] = r * np.log(r / (r + mu)) + np.concatenate(
             (np.zeros((r.size, 1)), np.cumsum(step, axis=1)), axis=1)
-    pmf = np.exp(log_pmf)
-    share = np.floor(k / n).astype(np.int64)
+    return dealt_pmf(np.exp(log_pmf), n)
+
+
+def dealt_pmf(pmf: npt.ArrayLike, replicas: float) -> FloatArray:
+    """Distribution of ``⌊F ÷ n⌋`` for each row of ``F``'s distribution ``pmf`` (rows,
+    counts from 0), renormalised, with the counts no row reaches (beyond
+    :data:`COUNT_TAIL`) dropped [1]: what one of ``n`` replicas gets of ``F`` arrivals dealt
+    in turn (:func:`burst_share_pmf`)."""
+    p = np.atleast_2d(np.asarray(pmf, dtype=np.float64))
+    share = np.floor(np.arange(p.shape[1]) / max(float(replicas), 1.0)).astype(np.int64)
     starts = np.searchsorted(share, np.arange(share[-1] + 1))
-    out = np.add.reduceat(pmf, starts, axis=1)
+    out = np.add.reduceat(p, starts, axis=1)
     out /= out.sum(axis=1, keepdims=True)
     # drop the counts no row reaches (a longer distribution costs every Horner step)
     reached = int(np.max(np.argmax(np.cumsum(out, axis=1) >= 1.0 - COUNT_TAIL, axis=1))) + 1
     return np.asarray(out[:, :reached], dtype=np.float64)
+
+
+def quantile_band_pmf(pmf: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike
+                      ) -> FloatArray:
+    """Distribution of a count ``F = Q(U)`` (``Q`` the quantile function of ``pmf``, counts
+    from 0) given its level ``U`` in ``[low, high)``, one row per band [1]: each count's
+    probability within the band, ÷ the band's width (the bands of a partition of [0, 1]
+    mix back to ``pmf`` with their widths as weights)."""
+    p = np.asarray(pmf, dtype=np.float64)
+    lo = np.atleast_1d(np.asarray(low, dtype=np.float64))[:, None]
+    hi = np.atleast_1d(np.asarray(high, dtype=np.float64))[:, None]
+    cdf = np.cumsum(p)
+    inside = np.maximum(np.minimum(cdf, hi) - np.maximum(cdf - p, lo), 0.0)
+    return np.asarray(inside / (hi - lo), dtype=np.float64)
 
 
 def tpot_quantile_counts_ms(

@@ -47,11 +47,13 @@ from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
     burst_share_pmf,
     cyclic_split_scv,
+    dealt_pmf,
     kingman_factor,
     length_samples,
     pk_mean_wait_ms,
     poisson_p95,
     qna_factor,
+    quantile_band_pmf,
     split_scv,
     sup_backlog_ttft_ms,
     sup_backlog_wait_ms,
@@ -152,6 +154,12 @@ class LoadProfile:
     coupled_burst: bool = True
     """With :attr:`palm_wait`, a request's wait and the intensity of the burst it decodes in
     are taken together (:func:`burst_intensity`); ``False``: independent."""
+    batch_position: bool = True
+    """With :attr:`palm_wait`, the burst-mates at a request's own instant that queue behind it
+    are taken counter-monotone with its wait (:func:`_behind_in_batch`: in a batch, those
+    ahead make the wait and those behind land in the life, together one fewer than the
+    batch); ``False``: independent of it (the model before, for
+    ``benchmarks/burst_agreement.py``)."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -409,7 +417,8 @@ def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], repli
                                         np.repeat(levels, window_ms.size), shares)
             mean = mean * intensity
             var = clustered * mean
-        both = burst_share_pmf(mean, var, replicas)
+        both = (_behind_in_batch(profile, mean, var, replicas, stream_share)
+                if profile.batch_position else burst_share_pmf(mean, var, replicas))
         return np.asarray(np.einsum("j,jmk->mk", shares,
                                     both.reshape(waits_ms.size, window_ms.size, -1)),
                           dtype=np.float64)
@@ -421,6 +430,40 @@ def _life_counts(profile: LoadProfile, window_ms: npt.NDArray[np.float64], repli
     most = max(counts.shape[1], waited.shape[1])
     return ((1 - prefill_share) * np.pad(counts, ((0, 0), (0, most - counts.shape[1])))
             + prefill_share * np.pad(waited, ((0, 0), (0, most - waited.shape[1]))))
+
+
+def _behind_in_batch(profile: LoadProfile, mean: npt.NDArray[np.float64],
+                     variance: npt.NDArray[np.float64], replicas: float, stream_share: float
+                     ) -> npt.NDArray[np.float64]:
+    """Distribution of the prompts reaching a request's replica in its life, with the
+    burst-mates at its own instant counter-monotone with its wait: rows as ``mean`` and
+    ``variance`` (the followers within each wait level's window, one group of rows per level of
+    :data:`WAIT_LEVEL_EDGES`), shape (rows, counts) [1].
+
+    The followers ``F`` are those at its instant ``F₀`` (the profile's first window: negative
+    binomial) + those after it ``F − F₀`` (negative binomial of the rest of the moments). In a
+    batch of ``B`` arriving at once the request's place sets both its wait — the ``A₀`` ahead
+    of it, prefilled first — and the ``F₀ = B − 1 − A₀`` behind it, prefilled in its life: the
+    longer it waits, the fewer land in its life. So ``F₀`` is taken at the level opposite its
+    wait's: a request in the wait's bin ``[a, b)`` has ``F₀`` given its level in ``[1 − b, 1 −
+    a)`` (:func:`~solver.capacity.queueing.quantile_band_pmf`), the Fréchet–Hoeffding lower
+    bound (the strongest negative dependence the two marginals allow; exact for batches of one
+    size whose waits are their members'), where :func:`burst_intensity` takes the upper bound
+    for the burst's intensity beyond the instant. Mixed over the levels ``F₀`` keeps its
+    distribution. Then ``⌊F ÷ n⌋`` reach the replica
+    (:func:`~solver.capacity.queueing.dealt_pmf`)."""
+    instant_mean, instant_var = (float(x[0]) for x in profile.follower_moments(0.0, stream_share))
+    edges = np.asarray(WAIT_LEVEL_EDGES)
+    instant = burst_share_pmf(instant_mean, instant_var, 1.0)[0]
+    bands = quantile_band_pmf(instant, 1.0 - edges[1:], 1.0 - edges[:-1])  # (levels, counts)
+    after = burst_share_pmf(np.maximum(mean - instant_mean, 0.0),
+                            np.maximum(variance - instant_var, 0.0), 1.0)  # (rows, counts)
+    levels, counts = bands.shape[0], after.shape[1]
+    per_level = after.reshape(levels, -1, counts)
+    both = np.zeros((levels, per_level.shape[1], counts + bands.shape[1] - 1))
+    for k in np.flatnonzero(bands.any(axis=0)):  # F₀'s counts (a few): shifted copies
+        both[:, :, k:k + counts] += bands[:, k, None, None] * per_level
+    return dealt_pmf(both.reshape(after.shape[0], -1), replicas)
 
 
 def aitken_limit(t0: float, t1: float, t2: float) -> float:
