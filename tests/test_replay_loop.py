@@ -87,6 +87,34 @@ def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
     assert "workloads[0].arrival.trace.path" in res.output and "not found" in res.output
 
 
+def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> None:
+    """compare and sweep plan without the replay: on this trace their cost is the Poisson
+    fleet's, below what `plan` buys for the same scenario, so each says so rather than put a
+    cost beside plan's that differs without a word (seen on a new user's scenario: compare
+    105,369 USD/month, plan 185,844)."""
+    code, _, replayed = _plan(tmp_path)
+    assert code == 0
+    scenario = tmp_path / "s.yaml"
+    runner = CliRunner()
+    res = runner.invoke(main, ["compare", str(scenario), "--out", str(tmp_path / "c.xlsx"),
+                               "--json"])
+    assert res.exit_code == 0, res.output
+    compared = json.loads(res.stdout)["scenarios"][0]["cost_per_month"]
+    assert compared < replayed["cost"]["per_month"]  # type: ignore[index]
+    assert "trace replay: not run by compare: `chat` names a trace" in res.stderr
+    assert "`fleetplan plan` replays them" in res.stderr
+    swept = runner.invoke(main, ["sweep", str(scenario), "--vary",
+                                 "workloads.chat.arrival.peak_rps=12", "--workers", "1",
+                                 "--out", str(tmp_path / "sw")])
+    assert swept.exit_code == 0, swept.output
+    assert "trace replay: not run by sweep: `chat` names a trace" in swept.stderr
+    plain = tmp_path / "plain.yaml"  # no trace, nothing to say
+    plain.write_text(scenario.read_text().replace("    trace:\n      path: bursty.csv\n", ""))
+    assert "trace" not in plain.read_text()
+    quiet = runner.invoke(main, ["compare", str(plain), "--out", str(tmp_path / "p.xlsx")])
+    assert quiet.exit_code == 0 and "trace replay" not in quiet.stderr
+
+
 # --- the loop with stand-in solve and replay ------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from solver.cli.common import (
     solve_options,
     sources_of,
 )
+from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile, check_output
 from solver.outputs.labels import plural, status_label
@@ -112,6 +113,9 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
                                   "name --out with .xlsx")])
     check_output(out, "--out", inputs=scenarios)
     loaded = [load(p) for p in scenarios] if scenarios else [load(None)]
+    note = not_replayed_note(loaded, "compare")
+    if note is not None:
+        click.echo(note, err=True)
     with OutputFile(out, "--out", inputs=sources_of(loaded)) as target:
         results, rows = _compare(loaded, varies, solver, time_limit_s, gap)
         target.commit(comparison_workbook_bytes(results))

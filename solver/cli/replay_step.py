@@ -23,6 +23,20 @@ def linked_workloads(scenario: Scenario) -> list[str]:
             if w.arrival is not None and w.arrival.trace is not None]
 
 
+def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
+    """What ``command`` (``compare``, ``sweep``: many plans, none replayed) says when workloads
+    name a trace: its costs are the capacity model's alone, and ``plan`` of the same scenario,
+    which replays the traces and de-rates where they miss, may buy more; ``None`` when no
+    workload names one."""
+    names = sorted({name for sc in scenarios for name in linked_workloads(sc)})
+    if not names:
+        return None
+    return (f"trace replay: not run by {command}: {', '.join(f'`{n}`' for n in names)} "
+            f"{'names a trace' if len(names) == 1 else 'name traces'} (arrival.trace), sized "
+            "here by the capacity model alone; `fleetplan plan` replays them and may buy more "
+            "for the same scenario (docs/replay.md, \"Replay in the plan\")")
+
+
 def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],
                   quiet: bool, replan: Replanner | None = None) -> Plan:
     """The plan of the solve–replay loop (the plain solve when no workload names a trace);
