@@ -113,6 +113,18 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert problem.fix == "fix the syntax there"
 
 
+@pytest.mark.parametrize("text", ["name: t\nworkloads:\n\t- name: w\n",
+                                  "name: t\nworkloads:\n  - name: w\n\t  model: x\n"])
+def test_a_line_indented_by_a_tab_says_so(tmp_path: Path, text: str) -> None:
+    """PyYAML's "found character that cannot start any token" for a tab-indented line did not
+    say the character is a tab (a new user's editor put one in)."""
+    path = tmp_path / "tabs.yaml"
+    path.write_text(text, encoding="utf-8")
+    (problem,) = problems_of(path)
+    assert "invalid YAML" in problem.message
+    assert problem.fix.startswith("YAML indents with spaces, never tabs")
+
+
 def test_a_key_given_twice_is_an_error_not_silently_dropped(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
     text = yaml.safe_dump(base_doc(), sort_keys=False)
