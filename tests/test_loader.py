@@ -213,6 +213,29 @@ def test_wrong_type(tmp_path: Path) -> None:
     assert problem.fix == "give a value of the expected type"
 
 
+def test_a_mapping_or_list_in_the_wrong_shape_says_which_shape_and_what_goes_in(
+        tmp_path: Path) -> None:
+    """Was "Input should be a valid tuple — give a value of the expected type" for zones
+    written as a mapping of zone ids (a new user's first try: no page showed a zone's
+    shape), and the same words for a price table's stock_gpus given as one number."""
+    doc = base_doc()
+    doc["zones"] = {"zone-a": doc["zones"][0]}
+    doc["price_tables"] = [{"path": "builtin:aws", "stock_gpus": 64}]
+    doc["workloads"][0]["slo"] = 1000
+    doc["workloads"][0]["allowed_gpus"] = "L4"
+    problems = problems_of(write(tmp_path, doc))
+    zones = only(problems, "zones")
+    assert zones.message == "Input should be a list"
+    assert zones.fix.startswith("give a list of zones, each `- {id: use1-az1, region:")
+    assert "Zones written by hand" in zones.fix
+    stock = only(problems, "price_tables[0].stock_gpus")
+    assert stock.message == "Input should be a mapping"
+    assert "`stock_gpus: {reserved: 64, on_demand: 64, spot: 32}`" in stock.fix
+    slo = only(problems, "workloads[0].slo")  # a sub-model: its keys, from the schema
+    assert slo.fix.endswith("its keys: `e2e_p95_ms`, `tpot_p95_ms`, `ttft_p95_ms`")
+    assert only(problems, "workloads[0].allowed_gpus").fix.startswith("give a list: one `- `")
+
+
 def test_missing_field(tmp_path: Path) -> None:
     doc = base_doc()
     del doc["workloads"][0]["slo"]
