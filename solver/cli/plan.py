@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -56,6 +57,7 @@ from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
 from solver.solve.strategy import plan_scenario
+from solver.survivability.fleet import is_plan_document
 
 #: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
 NAME_MAX_BYTES = 255
@@ -240,7 +242,17 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
     horizon ended before this plan's day gets a warning. A scenario renamed from one quarter to
     the next is no error (README's re-plan does so): every output names the earlier plan's
     scenario and day beside the orders kept (docs/program.md, "Re-planning")."""
-    earlier = validate_as(Plan, read_document(existing), str(existing))
+    doc = read_document(existing)
+    if not (isinstance(doc, Mapping) and is_plan_document(doc)):
+        # an inventory here was 22 "Field required" problems of a plan's fields
+        raise InputError([Problem(
+            str(existing), "", "not a plan.json (no `status`, no `allocations`)"
+            + (": an inventory of nodes held" if isinstance(doc, Mapping) and "nodes" in doc
+               else ""),
+            "--existing takes the plan.json an earlier `fleetplan plan` wrote over periods; "
+            "nodes you already hold go in the scenario's `inventory` (README, \"Quarterly "
+            "procurement\")")])
+    earlier = validate_as(Plan, doc, str(existing))
     today = plan_date_of(sc)
     h = earlier.horizon
     if h is not None and h.plan_date > today:
