@@ -464,6 +464,10 @@ def _zones(reader: _Reader) -> list[dict[str, Any]]:
     return list(zones.values())
 
 
+#: Sheets every plan.xlsx has (solver/outputs/workbook.py ``SHEETS``), and no scenario workbook.
+PLAN_WORKBOOK_SHEETS = frozenset({"Summary", "Purchase plan"})
+
+
 def read_scenario_workbook(path: Path) -> dict[str, Any]:
     """Read an input workbook into the dict a YAML scenario gives; errors name sheet/row/column."""
     file = str(path)
@@ -479,6 +483,13 @@ def read_scenario_workbook(path: Path) -> dict[str, Any]:
         raise InputError([Problem(file, "", f"not a readable .xlsx workbook: {exc}",
                                   "save it from Excel or LibreOffice as .xlsx, or start from "
                                   "`fleetplan template`")]) from None
+    if set(values.sheetnames) >= PLAN_WORKBOOK_SHEETS and "scenario" not in values.sheetnames:
+        # one problem, not an "unknown sheet" for each of the plan workbook's dozen sheets
+        raise InputError([Problem(
+            file, "", "a plan's workbook (plan.xlsx, written by `fleetplan plan`), not a "
+            "scenario workbook", "give the plan.json written beside it where a plan or fleet "
+            "is asked for (--fleet, --existing), and as SCENARIO the scenario file, or the "
+            "plan's scenario.resolved.yaml")])
     reader = _Reader(file, values, formulas, [])
     for sheet in values.sheetnames:
         if sheet not in KNOWN_SHEETS:

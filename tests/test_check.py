@@ -512,3 +512,21 @@ def test_cli_check_shows_the_intact_fleet_on_the_failure_rows_basis(tmp_path: Pa
                 assert least <= expected * 100 + 1e-6, (name, failure)
     assert any(line.startswith("One L40S") for line in lines)  # a failure sparing chat's H100s
     assert 'compare them with "No failure, at 100%"' in "\n".join(lines)
+
+
+def test_a_plan_workbook_given_as_the_fleet_says_to_give_the_plan_json(tmp_path: Path) -> None:
+    """Was 14 problems "sheet `Summary`: unknown sheet" (read as a scenario workbook) for the
+    plan.xlsx a new user passed to --fleet: one problem names the plan.json beside it."""
+    runner = CliRunner()
+    out = tmp_path / "out"
+    planned = runner.invoke(main, ["plan", str(SCENARIOS / "tiny.yaml"), "--out", str(out)])
+    assert planned.exit_code == 0, planned.output
+    res = runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"),
+                               "--fleet", str(out / "plan.xlsx")])
+    assert res.exit_code == 2, res.output
+    assert "unknown sheet" not in res.output
+    assert "a plan's workbook (plan.xlsx, written by `fleetplan plan`)" in res.output
+    assert "give the plan.json written beside it" in res.output
+    # the plan.json it names is the fleet check reads
+    assert runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"),
+                                "--fleet", str(out / "plan.json")]).exit_code == 0
