@@ -396,7 +396,8 @@ def test_absurd_demand_is_diagnosed_within_the_time_limit(tmp_path: Path) -> Non
     # every token, and Hopper reads weights at 0.904 — docs/calibration.md, "Eighth pass"; the
     # ninth pass's refit moved the vLLM costs: 19.159 before), planned at 70 %: 13.401 req/s
     # per GPU, ⌈10^6 ÷ 13.401⌉ = 74,624 GPUs against a stock of 1
-    assert "`chat` needs 74623 more H100-SXM GPUs (reserved) in zone-a" in result.output
+    assert "`chat` needs 74,624 H100-SXM GPUs (reserved) in zone-a" in result.output
+    assert "stock allows 1: 74,623 more than stock" in result.output
 
 
 # --- CSV files as Excel saves them ----------------------------------------------------------
