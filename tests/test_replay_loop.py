@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from models.capacity import CapacityRow, CapacityTable
@@ -113,6 +114,41 @@ def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> 
     assert "trace" not in plain.read_text()
     quiet = runner.invoke(main, ["compare", str(plain), "--out", str(tmp_path / "p.xlsx")])
     assert quiet.exit_code == 0 and "trace replay" not in quiet.stderr
+
+
+def test_a_trace_without_its_burst_block_is_warned_of_in_validate_and_plan(
+        tmp_path: Path) -> None:
+    """A workload naming a trace but no arrival.burst is sized as Poisson and corrected only
+    by the replay's de-rating (a new user's Azure code trace: 185,844 USD/month after three
+    solves, 130,670 held at the first replay with the burst block pasted): validate and plan
+    say so and what to paste; with the block pasted, neither does."""
+    scenario = _bursty(tmp_path)
+    runner = CliRunner()
+    checked = runner.invoke(main, ["validate", str(scenario)])
+    assert checked.exit_code == 0, checked.output
+    warning = (f"warning: `chat` names a trace ({tmp_path / 'bursty.csv'}) but no "
+               "arrival.burst: it is sized as a Poisson stream, and only the plan's trace replay "
+               "corrects that")
+    assert warning in checked.stderr
+    assert f"`fleetplan profile {tmp_path / 'bursty.csv'}` prints" in checked.stderr
+    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+    assert planned.exit_code == 0 and warning in planned.stderr
+    profiled = runner.invoke(main, ["profile", str(tmp_path / "bursty.csv"), "--json"])
+    burst = json.loads(profiled.stdout)["burstiness"]
+    pasted = tmp_path / "pasted.yaml"
+    doc = yaml.safe_load(scenario.read_text())
+    doc["workloads"][0]["arrival"]["burst"] = burst
+    pasted.write_text(yaml.safe_dump(doc))
+    quiet = runner.invoke(main, ["validate", str(pasted)])
+    assert quiet.exit_code == 0, quiet.output
+    assert "arrival.burst" not in quiet.stderr
+    doc["workloads"][0]["arrival"].pop("burst")  # over periods: no replay corrects it
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
+    doc["workloads"][0]["growth"] = [1, 1]
+    pasted.write_text(yaml.safe_dump(doc))
+    periods = runner.invoke(main, ["validate", str(pasted)])
+    assert "a plan over periods does not replay the trace, so nothing corrects that" in (
+        periods.stderr)
 
 
 # --- the loop with stand-in solve and replay ------------------------------------------------------

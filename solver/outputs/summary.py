@@ -20,7 +20,7 @@ from models.horizon import DemandScenario, HeldNodes, Horizon
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
-from solver.outputs.assumptions import ASSUMED, assumed_held_prices
+from solver.outputs.assumptions import ASSUMED, assumed_held_prices, unprofiled_traces
 from solver.outputs.labels import TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
 
@@ -98,7 +98,7 @@ class MeasuredSummary(Frozen):
 class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
-    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings")
+    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings")
 
     name: str
     description: str
@@ -125,6 +125,9 @@ class ScenarioSummary(OmitDefaults):
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
+    trace_warnings: tuple[str, ...] = ()
+    """Each workload that names a trace but gives no burstiness: sized as Poisson, corrected
+    only by the plan's replay (solver.outputs.assumptions.unprofiled_traces)."""
 
 
 def peak_rps(workload: Workload) -> float:
@@ -315,4 +318,5 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         inventory_warnings=held_warnings,
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
+        trace_warnings=tuple(unprofiled_traces(scenario)),
     )
