@@ -211,6 +211,59 @@ def test_loop_derates_every_configuration_of_the_workload_and_stops_when_it_hold
     assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * f)
 
 
+def test_a_user_stop_ends_the_loop_after_a_round_that_missed() -> None:
+    """Was: SIGINT during the replay stopped the user's clock, which the re-plan does not
+    watch: the loop went on to round 3 and the plan said `feasible`, exit 0, no word of the
+    interruption. Stopped, a round that missed starts no other: that round's fleet,
+    `interrupted`, its checks kept; a round that holds ends the loop as before."""
+    table = CapacityTable(rows=(_row("w", "A", 10.0),))
+    solves: list[int] = []
+    stop = [False]
+
+    def solve(t: CapacityTable) -> Plan:
+        solves.append(1)
+        return _fleet_plan(t.rows[0].slo_rps)
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        stop[0] = True  # the user presses Ctrl-C while round 1 replays
+        c = _check(round_, 120.0, False)
+        return [c], [_Miss(c)]
+
+    plan = plan_with_replay(table, solve, replay, stopped=lambda: stop[0])
+    assert plan.status is SolveStatus.interrupted
+    assert len(solves) == 1 and [c.round for c in plan.replay] == [1]
+    assert not plan.replay[0].holds and plan.allocations[0].replica_capacity_rps == 10.0
+    stop[0] = False
+    unstopped = plan_with_replay(table, solve, lambda p, r: ([_check(r, 120.0, False)],
+                                                             [_Miss(_check(r, 120.0, False))]))
+    assert unstopped.status is SolveStatus.optimal and len(solves) == 1 + MAX_ROUNDS
+
+
+def test_ctrl_c_during_the_replay_says_interrupted_and_exits_130(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command end to end: SIGINT arrives while round 1 replays (the bursty trace misses);
+    the plan written is round 1's, `interrupted`, exit 130, and says it was not re-planned."""
+    import os
+    import signal
+
+    import solver.cli.replay_step as step
+
+    real = step.replay_plan
+
+    def replay_then_ctrl_c(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # the handler plan installs stops the clock
+        return out
+
+    monkeypatch.setattr(step, "replay_plan", replay_then_ctrl_c)
+    code, out, data = _plan(tmp_path)
+    assert code == 130, out
+    assert data["status"] == "interrupted"
+    assert {c["round"] for c in data["replay"]} == {1} and not data["replay"][0]["holds"]
+    assert "stopped by the user after trace-replay round 1 missed: this is that round's fleet, " \
+           "not re-planned on its de-rated rates" in out
+
+
 def test_a_later_round_replans_only_the_workloads_that_missed() -> None:
     table = CapacityTable(rows=(_row("w", "A", 10.0), _row("v", "A", 8.0)))
     calls: list[tuple[str, frozenset[str]]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +57,7 @@ from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
+from solver.solve.replay_loop import replay_misses
 from solver.solve.strategy import plan_scenario
 from solver.survivability.fleet import is_plan_document
 
@@ -134,6 +136,12 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     if plan.status is not SolveStatus.time_limit and not stopped and not searched:
         return []
     cur, h = plan.cost.currency, plan.horizon
+    if stopped and replay_misses(plan):
+        # stopped between rounds (solver.solve.replay_loop): the round's fleet, which missed
+        last = max(c.round for c in plan.replay)
+        return [f"stopped by the user after trace-replay round {last} missed: this is that "
+                "round's fleet, not re-planned on its de-rated rates (docs/replay.md, \"Replay "
+                "in the plan\"); re-plan and let it finish before acting on it"]
     if stopped and s.gap is None:
         return [] if s.bound is None else [
             f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
@@ -324,6 +332,9 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             click.echo(line)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
+    if received:  # e.g. during the trace replay's last round: nothing was cut short
+        click.echo(f"note: {signal.Signals(received[0]).name} received after the search had "
+                   "ended: the plan is complete, written as planned", err=True)
     if plan.status not in HAS_FLEET or not plan.allocations:
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
     if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
@@ -392,8 +403,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     table = build_capacity_table(sc, sc.gpus_sold_or_held())
     with stop_on_signals(deadline) as signals:
         try:
-            plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json,
-                                                                  replan)
+            plan = solve(table) if no_replay else replayed_plan(
+                sc, table, solve, as_json, replan, user_stopped=lambda: deadline.stopped)
         finally:
             reporter.close()
             received.extend(signals)

@@ -39,7 +39,8 @@ def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
 
 
 def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],
-                  quiet: bool, replan: Replanner | None = None) -> Plan:
+                  quiet: bool, replan: Replanner | None = None,
+                  user_stopped: Callable[[], bool] = lambda: False) -> Plan:
     """The plan of the solve–replay loop (the plain solve when no workload names a trace);
     ``replan`` re-plans the workloads that missed with the rest of the fleet kept. Status
     ``time_limit`` when any round's solve stopped at its time limit."""
@@ -71,7 +72,8 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
 
     plan = plan_with_replay(
         table, lambda t: timed(solve(t)), replay,
-        replan=None if replan is None else lambda t, p, w: timed(replan(t, p, w)))
+        replan=None if replan is None else lambda t, p, w: timed(replan(t, p, w)),
+        stopped=user_stopped)
     # a round stopped by the clock makes the loop's fleet depend on the machine's load, even
     # when the last round finished: the plan says so as a time-limited plan does
     if stopped and plan.status in (SolveStatus.optimal, SolveStatus.feasible):
