@@ -99,7 +99,7 @@ def command(scenario: Path | None, as_json: bool) -> None:
     sc = load(scenario)
     summary = with_lead_times(summarize(sc), sc)
     for warning in (*summary.measured_warnings, *summary.inventory_warnings,
-                    *summary.slo_warnings, *summary.trace_warnings):
+                    *summary.slo_warnings, *summary.trace_warnings, *summary.price_warnings):
         # measured rows the capacity model will not use; inventory that counts for nothing;
         # an SLO no configuration meets (well-formed, but `plan` would find no fleet)
         click.echo(f"warning: {warning}", err=True)

@@ -17,6 +17,7 @@ from models.common import (
     WorkloadClass,
 )
 from models.horizon import DemandScenario, HeldNodes, Horizon
+from models.prices import node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
@@ -98,7 +99,8 @@ class MeasuredSummary(Frozen):
 class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
-    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings")
+    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings",
+                         "price_warnings")
 
     name: str
     description: str
@@ -128,6 +130,9 @@ class ScenarioSummary(OmitDefaults):
     trace_warnings: tuple[str, ...] = ()
     """Each workload that names a trace but gives no burstiness: sized as Poisson, corrected
     only by the plan's replay (solver.outputs.assumptions.unprofiled_traces)."""
+    price_warnings: tuple[str, ...] = ()
+    """Each offer price per GPU-hour that reads as a node's price (models.prices,
+    ``node_price_warnings``)."""
 
 
 def peak_rps(workload: Workload) -> float:
@@ -319,4 +324,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
         trace_warnings=tuple(unprofiled_traces(scenario)),
+        price_warnings=tuple(node_price_warnings(scenario.zones,
+                                                 {g.name: g for g in scenario.gpus})),
     )
