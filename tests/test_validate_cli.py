@@ -309,6 +309,8 @@ def test_a_node_price_written_per_gpu_is_warned_of(tmp_path: Path) -> None:
             "12.29") in result.stderr
     data = json.loads(run(str(path), "--json").stdout)
     assert len(data["price_warnings"]) == 1
+    planned = run_cli("plan", str(path), "--out", str(tmp_path / "out"))  # plan warns too
+    assert "warning: zone-a: H100-SXM on_demand price_per_gpu_hour 98.32" in planned.stderr
     doc["zones"][0]["offers"][0]["on_demand"]["price_per_gpu_hour"] = 12.29
     path.write_text(yaml.safe_dump(doc))
     assert "price_per_gpu_hour" not in run(str(path)).stderr

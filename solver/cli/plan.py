@@ -16,6 +16,7 @@ from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
+from models.prices import node_price_warnings
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
@@ -308,6 +309,9 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     given = click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
+    if not as_json:  # as validate warns: a node's price written per GPU plans on its own
+        for warning in node_price_warnings(sc.zones, {g.name: g for g in sc.gpus}):
+            click.echo(f"warning: {warning}", err=True)
     replanned = None
     if existing is not None:
         sc, replanned = keep_earlier_orders(sc, existing)
