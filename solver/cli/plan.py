@@ -16,7 +16,6 @@ from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
-from models.prices import node_price_warnings
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
@@ -31,6 +30,7 @@ from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
+from solver.cli.validate import scenario_warnings
 from solver.outputs.assumptions import borrowed_sentence
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
@@ -309,8 +309,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     given = click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
-    if not as_json:  # as validate warns: a node's price written per GPU plans on its own
-        for warning in node_price_warnings(sc.zones, {g.name: g for g in sc.gpus}):
+    if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
+        for warning in scenario_warnings(sc, slo=False):
             click.echo(f"warning: {warning}", err=True)
     replanned = None
     if existing is not None:

@@ -12,7 +12,6 @@ from models.capacity import CapacityTable
 from models.plan import Plan, ReplayCheck, SolveStatus
 from models.scenario import Scenario
 from solver.cli.show import Col, table_lines
-from solver.outputs.assumptions import unprofiled_traces
 from solver.replay.plan_replay import Miss, ReplayCache, read_linked, replay_plan
 from solver.replay.traces import Trace
 from solver.solve.replay_loop import Replanner, plan_with_replay, replay_misses
@@ -52,9 +51,6 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
         if wl.name in names and wl.arrival is not None and wl.arrival.trace is not None:
             traces[wl.name] = read_linked(wl.arrival.trace)
 
-    if not quiet:
-        for warning in unprofiled_traces(scenario):
-            click.echo(f"warning: {warning}", err=True)
     cache: ReplayCache = {}
 
     def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[Miss]]:
