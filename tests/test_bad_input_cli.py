@@ -811,6 +811,24 @@ def test_a_value_written_with_its_unit_gives_the_plain_number(
     assert "expected type" not in result.output
 
 
+@pytest.mark.parametrize(("where", "value", "fix"), [
+    (("workloads", 0, "arrival", "peak_rps"), "12 rps",
+     "give a plain number, the unit is in the field's name: `peak_rps: 12`"),
+    (("zones", 0, "offers", 0, "on_demand", "price_per_gpu_hour"), "4.00 USD",
+     "give a plain number, the unit is in the field's name: `price_per_gpu_hour: 4`"),
+    (("zones", 0, "offers", 0, "on_demand", "stock_gpus"), "16 GPUs",
+     "give a plain number, the unit is in the field's name: `stock_gpus: 16`"),
+])
+def test_a_rate_or_price_written_with_its_unit_gives_the_plain_number(
+        tmp_path: Path, where: tuple[str | int, ...], value: str, fix: str) -> None:
+    # Was "… unable to parse string as a number — give a value of the expected type" for a new
+    # user's `peak_rps: 12 rps`: fields whose unit converts to nothing still keep the number.
+    path = tiny_with(tmp_path, {where: value})
+    result = run("validate", str(path))
+    assert_clean_error(result, fix)
+    assert "expected type" not in result.output
+
+
 def test_a_rate_field_is_not_read_as_in_seconds(tmp_path: Path) -> None:
     # `hbm_bandwidth_gb_per_s` ends in `_s` but is GB per second: no fix in seconds.
     overlay = tmp_path / "overlay.yaml"
