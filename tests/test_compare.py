@@ -315,3 +315,15 @@ def test_an_interrupted_compare_says_what_had_finished_and_writes_nothing(
     assert (f"interrupted: 1 variant had finished (S1); {out} not written (the comparison is "
             "written whole); `fleetplan sweep` keeps each finished variant") in res.stderr
     assert not out.exists()
+
+
+def test_a_comparison_workbook_given_as_a_scenario_says_what_it_is(tmp_path: Path) -> None:
+    """Was an "unknown sheet" problem for each of its six sheets and two "sheet is missing"."""
+    out = tmp_path / "c.xlsx"
+    runner = CliRunner()
+    assert runner.invoke(main, ["compare", str(TINY), "--out", str(out)]).exit_code == 0
+    res = runner.invoke(main, ["validate", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "unknown sheet" not in res.output
+    assert (f"{out}: a comparison workbook (written by `fleetplan compare`), not a scenario "
+            "workbook — give the scenario file the comparison was made from") in res.output
