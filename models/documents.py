@@ -153,6 +153,21 @@ def load_yaml(text: str) -> Any:
         loader.dispose()
 
 
+#: The fix of a YAML error on a line indented with a tab: PyYAML's own words for the commonest
+#: case ("found character that cannot start any token") do not name the tab.
+TAB_FIX = ("YAML indents with spaces, never tabs: replace the tab(s) at the start of the line "
+           "with spaces")
+
+
+def _indented_by_tab(text: str, line: int) -> bool:
+    """Whether line ``line`` (0-based) of ``text`` has a tab in its indentation."""
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return False
+    row = lines[line]
+    return "\t" in row[:len(row) - len(row.lstrip(" \t"))]
+
+
 def read_document(path: Path) -> Any:
     """Parse a YAML, JSON or Excel (``.xlsx``) document; a missing, oversized or malformed
     file, or one past a structure limit, is an InputError naming the file and the place."""
@@ -171,7 +186,9 @@ def read_document(path: Path) -> Any:
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         limit = isinstance(exc, LimitError) or "nesting depth" in reason  # libyaml's own: 1,000
         kind = "past a limit" if limit else "invalid YAML"
-        fix = "simplify the file (docs/limits.md)" if limit else "fix the syntax there"
+        fix = ("simplify the file (docs/limits.md)" if limit
+               else TAB_FIX if mark is not None and _indented_by_tab(text, mark.line)
+               else "fix the syntax there")
         raise InputError([Problem(str(path), where, f"{kind}: {reason}", fix)]) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
         raise InputError([Problem(str(path), "", f"cannot read as YAML: {exc}",

@@ -59,6 +59,25 @@ OPTIONAL_CATALOG_FILES = ("efficiency.yaml", "runtimes.yaml")
 RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
+#: A mapping or a list where the schema wants the other shape (pydantic's "Input should be a
+#: valid dictionary" / "a valid tuple" says neither what shape nor what goes in it).
+MAPPING_ERRORS = ("dict_type", "model_type", "model_attributes_type")
+LIST_ERRORS = ("list_type", "tuple_type")
+MAPPING_FIX = "give a mapping: `key: value` lines indented below it, or `{key: value, …}`"
+LIST_FIX = "give a list: one `- ` item per line indented below it, or `[a, b, …]`"
+#: Keys of the mapping a fix names at most.
+SHOWN_KEYS = 8
+#: The shape of fields people first write in another one, as an example to copy.
+SHAPE_EXAMPLES = {
+    "stock_gpus": "give GPUs per purchase kind: `stock_gpus: {reserved: 64, on_demand: 64, "
+                  "spot: 32}` (docs/prices.md)",
+    "zones": "give a list of zones, each `- {id: use1-az1, region: us-east-1, offers: [{gpu: "
+             "H100-SXM, on_demand: {price_per_gpu_hour: 4.0, stock_gpus: 16}}]}` "
+             "(docs/prices.md, \"Zones written by hand\")",
+    "workloads": "give a list of workloads, each starting `- name: …` (README, \"Scenarios\")",
+}
+
+
 def _fix_for(error_type: str, msg: str, field: str = "") -> str:
     if error_type in RANGE_ERRORS and field in RANGES:
         return range_fix(field)
@@ -84,6 +103,10 @@ def _fix_for(error_type: str, msg: str, field: str = "") -> str:
         return fixes[error_type]
     if error_type.startswith("date"):
         return "write the date as YYYY-MM-DD"
+    if error_type in MAPPING_ERRORS:
+        return SHAPE_EXAMPLES.get(field, MAPPING_FIX)
+    if error_type in LIST_ERRORS:
+        return SHAPE_EXAMPLES.get(field, LIST_FIX)
     if error_type.endswith("_parsing") or error_type.endswith("_type"):
         return "give a value of the expected type"
     if error_type == "value_error":
@@ -183,10 +206,21 @@ def problems_from_validation(
             msg = f"unknown key `{loc[-1]}`"
         elif err["type"] == "finite_number":  # as non_finite_problems says it
             msg = f"`{err['input']}` is not a finite number"
+        elif err["type"] in LIST_ERRORS:  # the schema's tuples are YAML's lists
+            msg = msg.replace("a valid tuple", "a list").replace("a valid list", "a list")
+        elif err["type"] in MAPPING_ERRORS:  # not "a valid dictionary or instance of Slo"
+            msg = "Input should be a mapping"
         field = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")
         fix = _fix_for(err["type"], msg, field)
         if err["type"].endswith(("_parsing", "_type")):
             fix = unit_value_fix(field, err.get("input")) or fix
+        if err["type"] in MAPPING_ERRORS and field not in SHAPE_EXAMPLES and model is not None:
+            keys = known_keys(model, field_path(err["loc"]))
+            if keys:
+                shown = ", ".join(f"`{k}`" for k in keys[:SHOWN_KEYS])
+                fix = (f"{MAPPING_FIX}; its keys: {shown}"
+                       + (f" and {len(keys) - SHOWN_KEYS} more" if len(keys) > SHOWN_KEYS
+                          else ""))
         if err["type"] == "extra_forbidden" and model is not None:
             parent = field_path(err["loc"])[:-1]
             known = known_keys(model, parent)

@@ -188,3 +188,53 @@ def _zone(rows: pd.DataFrame, zone_id: str, catalog: Mapping[str, GpuType], tabl
     if not offers:
         return None
     return Zone(id=zone_id, region=str(rows["region"].iloc[0]), offers=tuple(offers), name=name)
+
+
+#: A price per GPU-hour this many times the highest on-demand price per GPU-hour the bundled
+#: AWS table lists for the GPU is taken for a node's price written per GPU (a p5.48xlarge at
+#: 98.32 USD/hour is 12.29 per GPU: 8×).
+NODE_PRICE_RATIO = 3.0
+
+
+def reference_prices_per_gpu_hour() -> dict[str, tuple[float, str]]:
+    """Per catalog GPU, the highest on-demand price per GPU-hour of the bundled AWS table
+    (``builtin:aws``) and the instance that lists it."""
+    from inputs import catalog_dir
+
+    frame = read_node_prices(catalog_dir() / "prices" / "aws_gpu_prices.csv").frame
+    out: dict[str, tuple[float, str]] = {}
+    for gpu, count, node_price, instance in zip(
+            frame["gpu"].tolist(), frame["gpus_per_node"].tolist(),
+            frame["node_price_ondemand"].tolist(), frame["instance_type"].tolist(), strict=True):
+        price = float(node_price) / int(count)
+        if math.isfinite(price) and price > out.get(str(gpu), (0.0, ""))[0]:
+            out[str(gpu)] = (price, str(instance))
+    return out
+
+
+def node_price_warnings(zones: Sequence[Zone], gpus: Mapping[str, GpuType]) -> list[str]:
+    """A warning for each offer price per GPU-hour that reads as a node's price: at least
+    :data:`NODE_PRICE_RATIO` times the bundled AWS table's highest on-demand price per
+    GPU-hour for that GPU, on nodes of more than one GPU (GPUs the table lacks are not
+    checked). Nothing stops such a price; the plan would just avoid the GPU it makes dear."""
+    reference = reference_prices_per_gpu_hour()
+    out = []
+    for zone in zones:
+        for offer in zone.offers:
+            if offer.gpu not in reference or offer.gpu not in gpus:
+                continue
+            per_node = offer.gpus_per_node or gpus[offer.gpu].gpus_per_node
+            ref, instance = reference[offer.gpu]
+            quotes = [("reserved", q.price_per_gpu_hour) for q in offer.reserved_quotes]
+            quotes += [(kind, terms.price_per_gpu_hour)
+                       for kind, terms in (("on_demand", offer.on_demand), ("spot", offer.spot))
+                       if terms is not None]
+            for kind, price in quotes:
+                if per_node > 1 and price >= NODE_PRICE_RATIO * ref:
+                    out.append(
+                        f"{zone.id}: {offer.gpu} {kind} price_per_gpu_hour {price:,.2f} is "
+                        f"{price / ref:.1f}× the highest on-demand price per GPU-hour of "
+                        f"{offer.gpu} in the bundled AWS table ({ref:,.2f}, {instance}): a "
+                        f"node's price? the field is per GPU: {price:,.2f} ÷ {per_node} GPUs "
+                        f"per node = {price / per_node:,.2f}")
+    return out

@@ -464,6 +464,23 @@ def _zones(reader: _Reader) -> list[dict[str, Any]]:
     return list(zones.values())
 
 
+#: Sheets every plan.xlsx has (solver/outputs/workbook.py ``SHEETS``), and no scenario workbook.
+PLAN_WORKBOOK_SHEETS = frozenset({"Summary", "Purchase plan"})
+#: The workbooks fleetplan writes, by sheets each has: what it is, and what to give instead.
+OUTPUT_WORKBOOKS = (
+    (PLAN_WORKBOOK_SHEETS,
+     ("a plan's workbook (plan.xlsx, written by `fleetplan plan`)",
+      "give the plan.json written beside it where a plan or fleet is asked for (--fleet, "
+      "--existing), and as SCENARIO the scenario file, or the plan's scenario.resolved.yaml")),
+    (frozenset({"Comparison", "Purchase plan"}),
+     ("a comparison workbook (written by `fleetplan compare`)",
+      "give the scenario file the comparison was made from")),
+    (frozenset({"Sweep", "Study"}),
+     ("a sweep's workbook (sweep.xlsx, written by `fleetplan sweep`)",
+      "give the scenario file the sweep was made from")),
+)
+
+
 def read_scenario_workbook(path: Path) -> dict[str, Any]:
     """Read an input workbook into the dict a YAML scenario gives; errors name sheet/row/column."""
     file = str(path)
@@ -479,6 +496,12 @@ def read_scenario_workbook(path: Path) -> dict[str, Any]:
         raise InputError([Problem(file, "", f"not a readable .xlsx workbook: {exc}",
                                   "save it from Excel or LibreOffice as .xlsx, or start from "
                                   "`fleetplan template`")]) from None
+    written = next((what for sheets, what in OUTPUT_WORKBOOKS
+                    if set(values.sheetnames) >= sheets), None)
+    if written is not None and "scenario" not in values.sheetnames:
+        # one problem, not an "unknown sheet" for each of the workbook's sheets
+        raise InputError([Problem(file, "", f"{written[0]}, not a scenario workbook",
+                                  written[1])])
     reader = _Reader(file, values, formulas, [])
     for sheet in values.sheetnames:
         if sheet not in KNOWN_SHEETS:

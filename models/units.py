@@ -87,7 +87,14 @@ def unit_value_fix(field: str, value: object) -> str | None:
     ``ttft_p95_ms``: ``1000``), else what to give; ``None`` for a field without a unit."""
     to = unit_of(field)
     if to is None:
-        return None
+        # a rate or a price (`peak_rps: 12 rps`, `price_per_gpu_hour: 3.1 USD`): no
+        # conversion, but the number to keep
+        match = _VALUE.match(value) if isinstance(value, str) and "_" in field else None
+        if match is None:
+            return None
+        number = match.group(1).replace(",", "").replace("_", "")
+        return (f"give a plain number, the unit is in the field's name: "
+                f"`{field}: {_number(float(number))}`")
     plain = f"give a plain number of {_words(to)} (the unit is the field name's `_{to}`)"
     match = _VALUE.match(value) if isinstance(value, str) else None
     if match is None:

@@ -396,7 +396,8 @@ def test_absurd_demand_is_diagnosed_within_the_time_limit(tmp_path: Path) -> Non
     # every token, and Hopper reads weights at 0.904 — docs/calibration.md, "Eighth pass"; the
     # ninth pass's refit moved the vLLM costs: 19.159 before), planned at 70 %: 13.401 req/s
     # per GPU, ⌈10^6 ÷ 13.401⌉ = 74,624 GPUs against a stock of 1
-    assert "`chat` needs 74623 more H100-SXM GPUs (reserved) in zone-a" in result.output
+    assert "`chat` needs 74,624 H100-SXM GPUs (reserved) in zone-a" in result.output
+    assert "stock allows 1: 74,623 more than stock" in result.output
 
 
 # --- CSV files as Excel saves them ----------------------------------------------------------
@@ -807,6 +808,24 @@ def test_a_value_written_with_its_unit_gives_the_plain_number(
     path = tiny_with(tmp_path, {("workloads", 0, "slo", "ttft_p95_ms"): value})
     result = run("validate", str(path))
     assert_clean_error(result, f"{path}: workloads[0].slo.ttft_p95_ms: ", fix)
+    assert "expected type" not in result.output
+
+
+@pytest.mark.parametrize(("where", "value", "fix"), [
+    (("workloads", 0, "arrival", "peak_rps"), "12 rps",
+     "give a plain number, the unit is in the field's name: `peak_rps: 12`"),
+    (("zones", 0, "offers", 0, "on_demand", "price_per_gpu_hour"), "4.00 USD",
+     "give a plain number, the unit is in the field's name: `price_per_gpu_hour: 4`"),
+    (("zones", 0, "offers", 0, "on_demand", "stock_gpus"), "16 GPUs",
+     "give a plain number, the unit is in the field's name: `stock_gpus: 16`"),
+])
+def test_a_rate_or_price_written_with_its_unit_gives_the_plain_number(
+        tmp_path: Path, where: tuple[str | int, ...], value: str, fix: str) -> None:
+    # Was "… unable to parse string as a number — give a value of the expected type" for a new
+    # user's `peak_rps: 12 rps`: fields whose unit converts to nothing still keep the number.
+    path = tiny_with(tmp_path, {where: value})
+    result = run("validate", str(path))
+    assert_clean_error(result, fix)
     assert "expected type" not in result.output
 
 

@@ -259,6 +259,31 @@ def test_cli_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert "FAIL" in res.output and "never silently truncate context" in res.output
 
 
+def test_the_verdict_names_the_failing_cells_not_a_count_of_slice_rows(tmp_path: Path) -> None:
+    """Was "FAIL: 48 required rows fail" under a table showing two FAILS cells (a flat day's
+    24 hourly slices each): the verdict names the cells as the table's rows and says in how
+    many slices each fails."""
+    doc = yaml.safe_load((SCENARIOS / "tiny.yaml").read_text(encoding="utf-8"))
+    chat = doc["workloads"][0]
+    chat["survivability"] = "n_plus_1"
+    chat["arrival"]["hourly_shape"] = [0.25] * 12 + [1.0] * 12  # peak over the afternoon
+    doc["policy"]["time_blocks"] = [{"name": "am", "hours": list(range(12))},
+                                    {"name": "pm", "hours": list(range(12, 24))}]
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    fleet = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
+    res = CliRunner().invoke(main, ["check", str(scenario), "--fleet", str(fleet)])
+    assert res.exit_code == 1, res.output
+    verdict = res.output.strip().splitlines()[-1]
+    slices = json.loads(CliRunner().invoke(
+        main, ["check", str(scenario), "--fleet", str(fleet), "--json"]).output)["rows"]
+    n = len({r["slice"] for r in slices})
+    assert n > 1
+    assert verdict == (f"FAIL: 1 required cell of the table fails: chat under one H100-SXM "
+                       f"reserved node in zone-a lost ({n} slices of {n})"), verdict
+    assert "One H100-SXM reserved node in zone-a lost" in res.output  # the row it names
+
+
 def test_cli_check_says_what_none_and_failure_rows_count(tmp_path: Path) -> None:
     """`none` counts at the target utilization, failure rows at the failure utilization: the
     demo showed chat `none holds +10%` and `zone:usw2-az1 holds +57%`, unexplained."""
@@ -487,3 +512,21 @@ def test_cli_check_shows_the_intact_fleet_on_the_failure_rows_basis(tmp_path: Pa
                 assert least <= expected * 100 + 1e-6, (name, failure)
     assert any(line.startswith("One L40S") for line in lines)  # a failure sparing chat's H100s
     assert 'compare them with "No failure, at 100%"' in "\n".join(lines)
+
+
+def test_a_plan_workbook_given_as_the_fleet_says_to_give_the_plan_json(tmp_path: Path) -> None:
+    """Was 14 problems "sheet `Summary`: unknown sheet" (read as a scenario workbook) for the
+    plan.xlsx a new user passed to --fleet: one problem names the plan.json beside it."""
+    runner = CliRunner()
+    out = tmp_path / "out"
+    planned = runner.invoke(main, ["plan", str(SCENARIOS / "tiny.yaml"), "--out", str(out)])
+    assert planned.exit_code == 0, planned.output
+    res = runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"),
+                               "--fleet", str(out / "plan.xlsx")])
+    assert res.exit_code == 2, res.output
+    assert "unknown sheet" not in res.output
+    assert "a plan's workbook (plan.xlsx, written by `fleetplan plan`)" in res.output
+    assert "give the plan.json written beside it" in res.output
+    # the plan.json it names is the fleet check reads
+    assert runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"),
+                                "--fleet", str(out / "plan.json")]).exit_code == 0

@@ -330,3 +330,36 @@ def test_the_table_says_each_status_as_the_progress_lines_do(
     lines = render_table(results, [comparison_row(r) for r in results], "USD")
     status = next(line for line in lines if line.startswith("status"))
     assert "proven within 1.00% of the cheapest" in status
+
+
+def test_an_interrupted_compare_says_what_had_finished_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was click's "Aborted!", exit 1, on Ctrl-C: nothing said the finished variants were lost.
+    Here the first variant is planned for real, then the user interrupts."""
+    import solver.cli.compare as cli_compare
+
+    def first_then_interrupted(variants, options, progress=None):  # type: ignore[no-untyped-def]
+        plan_all(variants[:1], options, progress)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_compare, "plan_all", first_then_interrupted)
+    out = tmp_path / "c.xlsx"
+    res = CliRunner().invoke(main, ["compare", str(TINY), "--vary", "growth=1,3",
+                                    "--out", str(out)])
+    assert res.exit_code == 130, res.output
+    assert "[1/2 finished] S1 tiny growth=1" in res.stderr
+    assert (f"interrupted: 1 variant had finished (S1); {out} not written (the comparison is "
+            "written whole); `fleetplan sweep` keeps each finished variant") in res.stderr
+    assert not out.exists()
+
+
+def test_a_comparison_workbook_given_as_a_scenario_says_what_it_is(tmp_path: Path) -> None:
+    """Was an "unknown sheet" problem for each of its six sheets and two "sheet is missing"."""
+    out = tmp_path / "c.xlsx"
+    runner = CliRunner()
+    assert runner.invoke(main, ["compare", str(TINY), "--out", str(out)]).exit_code == 0
+    res = runner.invoke(main, ["validate", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "unknown sheet" not in res.output
+    assert (f"{out}: a comparison workbook (written by `fleetplan compare`), not a scenario "
+            "workbook — give the scenario file the comparison was made from") in res.output

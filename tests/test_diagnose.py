@@ -31,7 +31,8 @@ def test_zone_loss_short_of_stock_names_workload_zone_and_amount() -> None:
     assert (short.requirement, short.workload, short.zone, short.gpu, short.amount) == (
         "stock", "chat", "b", "H100", 1.0)
     assert short.message == (
-        "`chat` needs 1 more H100 GPUs (reserved) in b to survive losing a; stock allows 1")
+        "`chat` needs 2 H100 GPUs (reserved) in b to survive losing a; stock allows 1: 1 more "
+        "than stock")
     assert verify_plan(plan, sc, tb) == []  # an infeasible plan promises nothing
 
 
@@ -44,8 +45,8 @@ def test_stock_short_of_plain_demand_says_so() -> None:
     [short] = plan.diagnosis
     assert short.amount == 1.0
     assert short.message == (
-        "`w` needs 1 more H100 GPUs (on_demand) in a during day to carry its demand; "
-        "stock allows 2")
+        "`w` needs 3 H100 GPUs (on_demand) in a during day to carry its demand; "
+        "stock allows 2: 1 more than stock")
 
 
 def test_budget_too_small_reports_the_cheapest_cost() -> None:
@@ -109,8 +110,8 @@ def test_a_shared_pool_short_of_stock_says_whose_gpus_it_runs() -> None:
     assert plan.status is SolveStatus.infeasible
     assert [(s.workload, s.amount) for s in plan.diagnosis] == [("big", 8.0), ("small", 8.0)]
     assert plan.diagnosis[0].message == (
-        "`big` needs 8 more H100 GPUs (reserved) in a to carry its demand; stock allows 8 "
-        "(it runs 9 of the 10 GPUs the fleet would run there)")
+        "`big` needs 16 H100 GPUs (reserved) in a to carry its demand; stock allows 8: 8 more "
+        "than stock (it runs 9 of the 10 GPUs the fleet would run there)")
     assert plan.diagnosis[1].message.endswith(
         "(it runs 1 of the 10 GPUs the fleet would run there)")
 

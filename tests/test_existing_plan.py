@@ -68,3 +68,38 @@ def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: P
     assert ("horizon.plan_date: this plan (of `tq_q2`) was made for 2027-04-01, after this "
             "scenario's plan date 2027-01-01: it is not an earlier plan") in wrong.output
     assert not (tmp_path / "o3").exists()
+
+
+def test_an_inventory_given_as_the_earlier_plan_says_where_it_goes(tmp_path: Path) -> None:
+    """Was 22 problems "nodes[0].slice: Field required — add this field" (a plan's fields) for
+    a new user's inventory of held nodes passed to --existing: one problem says it is an
+    inventory, what --existing takes, and where held nodes go."""
+    q1 = _quarters(tmp_path, "q1", "2027-01-01")
+    held = tmp_path / "held.yaml"
+    held.write_text(yaml.safe_dump({"nodes": [{"zone": "zone-a", "gpu": "H100", "nodes": 2}]}))
+    res = CliRunner().invoke(main, ["plan", str(q1), "--existing", str(held),
+                                    "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert "Field required" not in res.output
+    assert f"{held}: not a plan.json (no `status`, no `allocations`): an inventory" in res.output
+    assert "nodes you already hold go in the scenario's `inventory`" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_plan_prints_the_warnings_validate_gives(tmp_path: Path) -> None:
+    """An inventory line held through no whole period counts for nothing: validate warned, but
+    plan, which README's first command runs alone, said nothing. It prints validate's
+    warnings before planning (not validate's SLO ones: its diagnosis names those)."""
+    q1 = _quarters(tmp_path, "q1", "2027-01-01")
+    doc = yaml.safe_load(q1.read_text())
+    doc["inventory"] = [{"zone": "zone-a", "gpu": "H100-SXM", "gpus_per_node": 1, "nodes": 1,
+                         "purchase": "reserved", "price_per_gpu_hour": 2.4,
+                         "ends": "2026-06-30"}]
+    q1.write_text(yaml.safe_dump(doc))
+    checked = CliRunner().invoke(main, ["validate", str(q1)])
+    assert checked.exit_code == 0, checked.output
+    said = [x for x in checked.stderr.splitlines() if "counts for nothing" in x]
+    assert len(said) == 1
+    planned = CliRunner().invoke(main, ["plan", str(q1), "--out", str(tmp_path / "o")])
+    assert planned.exit_code == 0, planned.output
+    assert said[0] in planned.stderr

@@ -113,6 +113,18 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert problem.fix == "fix the syntax there"
 
 
+@pytest.mark.parametrize("text", ["name: t\nworkloads:\n\t- name: w\n",
+                                  "name: t\nworkloads:\n  - name: w\n\t  model: x\n"])
+def test_a_line_indented_by_a_tab_says_so(tmp_path: Path, text: str) -> None:
+    """PyYAML's "found character that cannot start any token" for a tab-indented line did not
+    say the character is a tab (a new user's editor put one in)."""
+    path = tmp_path / "tabs.yaml"
+    path.write_text(text, encoding="utf-8")
+    (problem,) = problems_of(path)
+    assert "invalid YAML" in problem.message
+    assert problem.fix.startswith("YAML indents with spaces, never tabs")
+
+
 def test_a_key_given_twice_is_an_error_not_silently_dropped(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
     text = yaml.safe_dump(base_doc(), sort_keys=False)
@@ -199,6 +211,29 @@ def test_wrong_type(tmp_path: Path) -> None:
     doc["workloads"][0]["arrival"]["peak_rps"] = "fast"
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].arrival.peak_rps")
     assert problem.fix == "give a value of the expected type"
+
+
+def test_a_mapping_or_list_in_the_wrong_shape_says_which_shape_and_what_goes_in(
+        tmp_path: Path) -> None:
+    """Was "Input should be a valid tuple — give a value of the expected type" for zones
+    written as a mapping of zone ids (a new user's first try: no page showed a zone's
+    shape), and the same words for a price table's stock_gpus given as one number."""
+    doc = base_doc()
+    doc["zones"] = {"zone-a": doc["zones"][0]}
+    doc["price_tables"] = [{"path": "builtin:aws", "stock_gpus": 64}]
+    doc["workloads"][0]["slo"] = 1000
+    doc["workloads"][0]["allowed_gpus"] = "L4"
+    problems = problems_of(write(tmp_path, doc))
+    zones = only(problems, "zones")
+    assert zones.message == "Input should be a list"
+    assert zones.fix.startswith("give a list of zones, each `- {id: use1-az1, region:")
+    assert "Zones written by hand" in zones.fix
+    stock = only(problems, "price_tables[0].stock_gpus")
+    assert stock.message == "Input should be a mapping"
+    assert "`stock_gpus: {reserved: 64, on_demand: 64, spot: 32}`" in stock.fix
+    slo = only(problems, "workloads[0].slo")  # a sub-model: its keys, from the schema
+    assert slo.fix.endswith("its keys: `e2e_p95_ms`, `tpot_p95_ms`, `ttft_p95_ms`")
+    assert only(problems, "workloads[0].allowed_gpus").fix.startswith("give a list: one `- `")
 
 
 def test_missing_field(tmp_path: Path) -> None:

@@ -365,3 +365,23 @@ def test_plan_json_says_optimal_means_within_the_gap_asked(tmp_path: Path) -> No
                                    "proven_cheapest": None})
     dumped = json.loads(bare.model_dump_json())
     assert "proven_cheapest" not in dumped and "gap_limit" not in dumped["solver"]
+
+
+def test_ctrl_c_before_the_solve_says_so_and_exits_130(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the capacity table is built (before plan's own handler is in place) was
+    click's bare "Aborted!", exit 1: it says it was interrupted, that nothing was written in
+    part, and exits 130 as a shell reports SIGINT."""
+    import solver.cli.plan as plan_cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plan_cli, "build_capacity_table", interrupted)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["plan", str(TINY),
+                                    "--out", str(out)])
+    assert res.exit_code == 130, res.output
+    assert "Aborted!" not in res.output
+    assert "interrupted (Ctrl-C): stopped; no output was written in part" in res.stderr
+    assert not (out / "plan.json").exists()

@@ -230,6 +230,25 @@ def test_cli_json_keys_and_yaml_block() -> None:
     assert wl.output_tokens.p5 == math.floor(data["output_tokens"]["p5"])
 
 
+def test_an_unknown_prefix_reuse_is_not_read_as_none() -> None:
+    """Was "prefix reuse: none in trace" for an Azure trace, which carries no prefix block
+    ids: read as "no reuse measured". It is unknown; the block leaves the field out (so the
+    schema's 0 applies) and the line says so; a Mooncake trace's is measured."""
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    runner = CliRunner()
+    azure = runner.invoke(main, ["profile", str(DATA / "azure_conv_head300.csv")]).output
+    line = next(x for x in azure.splitlines() if x.startswith("  prefix reuse"))
+    assert "none in trace" not in line
+    assert "unknown: the trace has no prefix block ids" in line
+    assert "prefix_cache_hit_rate" not in azure.split(PASTE_HINT + "\n", 1)[1]
+    mooncake = runner.invoke(main, ["profile", str(DATA / "mooncake_conv_head200.jsonl")])
+    measured = next(x for x in mooncake.output.splitlines() if x.startswith("  prefix reuse"))
+    assert measured.endswith("): 5.8%") and "unknown" not in measured
+
+
 def test_cli_bad_trace_is_a_clean_error(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from models.capacity import CapacityRow, CapacityTable
@@ -87,6 +88,69 @@ def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
     assert "workloads[0].arrival.trace.path" in res.output and "not found" in res.output
 
 
+def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> None:
+    """compare and sweep plan without the replay: on this trace their cost is the Poisson
+    fleet's, below what `plan` buys for the same scenario, so each says so rather than put a
+    cost beside plan's that differs without a word (seen on a new user's scenario: compare
+    105,369 USD/month, plan 185,844)."""
+    code, _, replayed = _plan(tmp_path)
+    assert code == 0
+    scenario = tmp_path / "s.yaml"
+    runner = CliRunner()
+    res = runner.invoke(main, ["compare", str(scenario), "--out", str(tmp_path / "c.xlsx"),
+                               "--json"])
+    assert res.exit_code == 0, res.output
+    compared = json.loads(res.stdout)["scenarios"][0]["cost_per_month"]
+    assert compared < replayed["cost"]["per_month"]  # type: ignore[index]
+    assert "trace replay: not run by compare: `chat` names a trace" in res.stderr
+    assert "`fleetplan plan` replays them" in res.stderr
+    swept = runner.invoke(main, ["sweep", str(scenario), "--vary",
+                                 "workloads.chat.arrival.peak_rps=12", "--workers", "1",
+                                 "--out", str(tmp_path / "sw")])
+    assert swept.exit_code == 0, swept.output
+    assert "trace replay: not run by sweep: `chat` names a trace" in swept.stderr
+    plain = tmp_path / "plain.yaml"  # no trace, nothing to say
+    plain.write_text(scenario.read_text().replace("    trace:\n      path: bursty.csv\n", ""))
+    assert "trace" not in plain.read_text()
+    quiet = runner.invoke(main, ["compare", str(plain), "--out", str(tmp_path / "p.xlsx")])
+    assert quiet.exit_code == 0 and "trace replay" not in quiet.stderr
+
+
+def test_a_trace_without_its_burst_block_is_warned_of_in_validate_and_plan(
+        tmp_path: Path) -> None:
+    """A workload naming a trace but no arrival.burst is sized as Poisson and corrected only
+    by the replay's de-rating (a new user's Azure code trace: 185,844 USD/month after three
+    solves, 130,670 held at the first replay with the burst block pasted): validate and plan
+    say so and what to paste; with the block pasted, neither does."""
+    scenario = _bursty(tmp_path)
+    runner = CliRunner()
+    checked = runner.invoke(main, ["validate", str(scenario)])
+    assert checked.exit_code == 0, checked.output
+    warning = (f"warning: `chat` names a trace ({tmp_path / 'bursty.csv'}) but no "
+               "arrival.burst: it is sized as a Poisson stream, and only the plan's trace replay "
+               "corrects that")
+    assert warning in checked.stderr
+    assert f"`fleetplan profile {tmp_path / 'bursty.csv'}` prints" in checked.stderr
+    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+    assert planned.exit_code == 0 and warning in planned.stderr
+    profiled = runner.invoke(main, ["profile", str(tmp_path / "bursty.csv"), "--json"])
+    burst = json.loads(profiled.stdout)["burstiness"]
+    pasted = tmp_path / "pasted.yaml"
+    doc = yaml.safe_load(scenario.read_text())
+    doc["workloads"][0]["arrival"]["burst"] = burst
+    pasted.write_text(yaml.safe_dump(doc))
+    quiet = runner.invoke(main, ["validate", str(pasted)])
+    assert quiet.exit_code == 0, quiet.output
+    assert "arrival.burst" not in quiet.stderr
+    doc["workloads"][0]["arrival"].pop("burst")  # over periods: no replay corrects it
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
+    doc["workloads"][0]["growth"] = [1, 1]
+    pasted.write_text(yaml.safe_dump(doc))
+    periods = runner.invoke(main, ["validate", str(pasted)])
+    assert "a plan over periods does not replay the trace, so nothing corrects that" in (
+        periods.stderr)
+
+
 # --- the loop with stand-in solve and replay ------------------------------------------------------
 
 
@@ -145,6 +209,59 @@ def test_loop_derates_every_configuration_of_the_workload_and_stops_when_it_hold
     assert second == {("w", "A"): pytest.approx(10 * f), ("w", "B"): pytest.approx(4 * f),
                       ("v", "A"): 8.0}
     assert plan.allocations[0].replica_capacity_rps == pytest.approx(10 * f)
+
+
+def test_a_user_stop_ends_the_loop_after_a_round_that_missed() -> None:
+    """Was: SIGINT during the replay stopped the user's clock, which the re-plan does not
+    watch: the loop went on to round 3 and the plan said `feasible`, exit 0, no word of the
+    interruption. Stopped, a round that missed starts no other: that round's fleet,
+    `interrupted`, its checks kept; a round that holds ends the loop as before."""
+    table = CapacityTable(rows=(_row("w", "A", 10.0),))
+    solves: list[int] = []
+    stop = [False]
+
+    def solve(t: CapacityTable) -> Plan:
+        solves.append(1)
+        return _fleet_plan(t.rows[0].slo_rps)
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        stop[0] = True  # the user presses Ctrl-C while round 1 replays
+        c = _check(round_, 120.0, False)
+        return [c], [_Miss(c)]
+
+    plan = plan_with_replay(table, solve, replay, stopped=lambda: stop[0])
+    assert plan.status is SolveStatus.interrupted
+    assert len(solves) == 1 and [c.round for c in plan.replay] == [1]
+    assert not plan.replay[0].holds and plan.allocations[0].replica_capacity_rps == 10.0
+    stop[0] = False
+    unstopped = plan_with_replay(table, solve, lambda p, r: ([_check(r, 120.0, False)],
+                                                             [_Miss(_check(r, 120.0, False))]))
+    assert unstopped.status is SolveStatus.optimal and len(solves) == 1 + MAX_ROUNDS
+
+
+def test_ctrl_c_during_the_replay_says_interrupted_and_exits_130(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command end to end: SIGINT arrives while round 1 replays (the bursty trace misses);
+    the plan written is round 1's, `interrupted`, exit 130, and says it was not re-planned."""
+    import os
+    import signal
+
+    import solver.cli.replay_step as step
+
+    real = step.replay_plan
+
+    def replay_then_ctrl_c(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)  # the handler plan installs stops the clock
+        return out
+
+    monkeypatch.setattr(step, "replay_plan", replay_then_ctrl_c)
+    code, out, data = _plan(tmp_path)
+    assert code == 130, out
+    assert data["status"] == "interrupted"
+    assert {c["round"] for c in data["replay"]} == {1} and not data["replay"][0]["holds"]
+    assert "stopped by the user after trace-replay round 1 missed: this is that round's fleet, " \
+           "not re-planned on its de-rated rates" in out
 
 
 def test_a_later_round_replans_only_the_workloads_that_missed() -> None:

@@ -224,6 +224,19 @@ def test_a_plan_over_periods_gives_its_horizon_spend_not_a_year_of_its_first_mon
     assert rows["Spent inside the horizon if demand follows base"] == 5_142
 
 
+def test_the_summary_gives_the_bound_of_a_plan_over_periods_over_the_horizon(
+        tmp_path: Path) -> None:
+    """Was: the Summary's "Best bound" of a plan over periods formatted "USD/month", though
+    it bounds the objective, a cost over the whole horizon (a new user's read 1,182,785
+    "USD/month" beside a plan of 260,671 USD/month)."""
+    plan = held_two_nodes(tmp_path)
+    summary = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Summary"]
+    row = next(r for r in summary.iter_rows(min_row=2) if r[0].value == "Best bound")
+    assert plan.solver.bound is not None and row[1].value == pytest.approx(plan.solver.bound)
+    assert "/month" not in row[1].number_format and "USD" in row[1].number_format
+    assert "cost over the horizon" in row[2].value and "2027-01-01 to 2028-01-01" in row[2].value
+
+
 def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
     """Was: compare.xlsx's "Cost per year" = each plan's first period × 12, for plans over
     periods too (report.md and the Summary sheet give the spend inside the horizon)."""

@@ -79,6 +79,23 @@ def test_generic_csv_named_columns_sorted(tmp_path: Path) -> None:
     assert trace.output_tokens.tolist() == [1, 2, 3]
 
 
+def test_generic_csv_with_a_millisecond_time_column(tmp_path: Path) -> None:
+    """A `_ms` time column is read as milliseconds (matched as the other names are: `Time_MS`
+    too): without it the header error's fix, "name one column timestamp_s …", invited
+    renaming a millisecond column to seconds, a trace 1,000× too slow."""
+    path = tmp_path / "t.csv"
+    path.write_text("Time_MS,input_tokens,output_tokens\n0,10,5\n250,11,6\n1500,12,7\n")
+    assert read_trace(path).arrival_s.tolist() == [0.0, 0.25, 1.5]
+    seconds = tmp_path / "s.csv"
+    seconds.write_text("time_s,input_tokens,output_tokens\n0,10,5\n250,11,6\n")
+    assert read_trace(seconds).arrival_s.tolist() == [0.0, 250.0]
+    nameless = tmp_path / "n.csv"
+    nameless.write_text("when,input_tokens,output_tokens\n0,10,5\n")
+    with pytest.raises(InputError) as err:
+        read_trace(nameless)
+    assert "timestamp_ms" in err.value.problems[0].fix
+
+
 def test_azure_file_read_as_generic_csv() -> None:
     # ContextTokens / GeneratedTokens match context_tokens / generated_tokens.
     generic = read_trace(AZURE_SLICE, TraceFormat.csv)

@@ -176,3 +176,25 @@ def test_capacity_says_which_candidates_no_sold_node_holds(tmp_path: Path) -> No
     assert ("  not placeable: L4 TP2, TP4 (the zones sell L4 in 1-GPU nodes)") in lines
     wide = _without_node_sizes(tiny, tmp_path / "wide.yaml")
     assert "not placeable" not in CliRunner().invoke(main, ["capacity", str(wide)]).stdout
+
+
+def test_an_slo_written_in_seconds_is_asked_about(tmp_path: Path) -> None:
+    """`ttft_p95_ms: 1.5` (1.5 s meant) gave only "raise slo.ttft_p95_ms to at least 25.1 ms":
+    an SLO under 100 ms that read as seconds would be met asks whether it was given in
+    seconds, with the value in milliseconds; one seconds would not meet either does not."""
+    data = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    data["workloads"][0]["slo"] = {"ttft_p95_ms": 1.5, "tpot_p95_ms": 0.05}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    warnings = json.loads(CliRunner().invoke(main, ["validate", str(path), "--json"])
+                          .stdout)["slo_warnings"]
+    assert len(warnings) == 2
+    assert warnings[0].endswith("; given in seconds? the field is in milliseconds: 0.05 s is "
+                                "50 ms")
+    assert warnings[1].endswith("; given in seconds? the field is in milliseconds: 1.5 s is "
+                                "1500 ms")
+    data["workloads"][0]["slo"]["tpot_p95_ms"] = 0.001  # 1 ms: no per-token step is that fast
+    path.write_text(yaml.safe_dump(data))
+    warnings = json.loads(CliRunner().invoke(main, ["validate", str(path), "--json"])
+                          .stdout)["slo_warnings"]
+    assert "seconds" not in warnings[0] and "seconds" in warnings[1]

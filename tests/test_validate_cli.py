@@ -289,3 +289,28 @@ def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Pat
                                "2027-05-21") for line in lines), lines
     diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
     assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2
+
+
+def test_a_node_price_written_per_gpu_is_warned_of(tmp_path: Path) -> None:
+    """A p5.48xlarge's hourly price (98.32 USD, 8 H100) written as price_per_gpu_hour passed
+    without a word: the plan then shuns H100 at 8× its price. It is well-formed (exit 0), and
+    validate warns with the per-GPU figure; the same offer priced per GPU gets no warning."""
+    doc: dict[str, Any] = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    doc["zones"][0]["offers"] = [{"gpu": "p5.48xlarge",
+                                  "on_demand": {"price_per_gpu_hour": 98.32, "stock_gpus": 64}}]
+    doc["workloads"][0]["allowed_gpus"] = ["H100-SXM"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    assert ("warning: zone-a: H100-SXM on_demand price_per_gpu_hour 98.32 is 6.2× the highest "
+            "on-demand price per GPU-hour of H100-SXM in the bundled AWS table (15.98, "
+            "p5.48xlarge): a node's price? the field is per GPU: 98.32 ÷ 8 GPUs per node = "
+            "12.29") in result.stderr
+    data = json.loads(run(str(path), "--json").stdout)
+    assert len(data["price_warnings"]) == 1
+    planned = run_cli("plan", str(path), "--out", str(tmp_path / "out"))  # plan warns too
+    assert "warning: zone-a: H100-SXM on_demand price_per_gpu_hour 98.32" in planned.stderr
+    doc["zones"][0]["offers"][0]["on_demand"]["price_per_gpu_hour"] = 12.29
+    path.write_text(yaml.safe_dump(doc))
+    assert "price_per_gpu_hour" not in run(str(path)).stderr

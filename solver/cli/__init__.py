@@ -110,6 +110,18 @@ class FleetplanGroup(click.Group):
                 if wants_json:
                     click.echo(error_json(exc.format_message(), []))
                 raise
+            except KeyboardInterrupt:  # was click's "Aborted!", exit 1 (plan, compare and
+                # sweep say more where they catch it themselves)
+                click.echo(INTERRUPTED, err=True)
+                ctx.exit(INTERRUPTED_EXIT)
+
+
+#: What a command stopped by Ctrl-C says: every output is written whole (staged, then renamed)
+#: or not at all.
+INTERRUPTED = ("interrupted (Ctrl-C): stopped; no output was written in part (each is written "
+               "whole or not at all)")
+#: 128 + SIGINT, as a shell reports a process that signal stopped.
+INTERRUPTED_EXIT = 130
 
 
 #: Exit status of a process the pipe's reader left: 128 + SIGPIPE, as a shell reports a tool

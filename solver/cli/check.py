@@ -19,7 +19,7 @@ from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
 from solver.cli.signoff import period_checks
-from solver.outputs.labels import failure_label
+from solver.outputs.labels import failure_label, plural
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
 from solver.survivability.fleet import fleet_file_gpus, load_fleet, read_plan
@@ -155,6 +155,27 @@ def render_matrix(report: CheckReport, scenario: Scenario | None = None) -> list
     return table_lines(["Failure", *report.workloads], rows, indent=0)
 
 
+def verdict_line(report: CheckReport) -> str:
+    """The last line: OK, or which FAILS cells of the matrix fail, named as its rows are, and
+    in how many slices (the count of failing rows alone, "48 required rows fail" under two
+    FAILS cells of a flat day's 24 hourly slices, matched nothing on the screen)."""
+    broken = report.broken
+    if not broken:
+        return "OK: every required survival holds"
+    cells: dict[tuple[str, str], int] = {}
+    for row in broken:
+        cells[(row.workload, row.failure)] = cells.get((row.workload, row.failure), 0) + 1
+    slices = {r.slice for r in report.rows}
+    named = "; ".join(
+        f"{workload} under {failure_label(failure)[:1].lower()}{failure_label(failure)[1:]}"
+        + (f" ({plural(n, 'slice')} of {len(slices)})" if len(slices) > 1 else "")
+        for (workload, failure), n in sorted(
+            cells.items(), key=lambda c: (report.workloads.index(c[0][0]),
+                                          report.failures.index(c[0][1]))))
+    return (f"FAIL: {plural(len(cells), 'required cell')} of the table "
+            f"{'fails' if len(cells) == 1 else 'fail'}: {named}")
+
+
 def matrix_caption(scenario: Scenario, report: CheckReport | None = None) -> list[str]:
     """What a margin counts: with no failure the target utilization, after a failure the
     policy's failure utilization, so a failure that spares a workload shows more than none;
@@ -283,10 +304,5 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
             )
             for finding in result.verification:
                 click.echo(f"  - {finding}")
-        verdict = (
-            "OK: every required survival holds"
-            if result.report.ok
-            else (f"FAIL: {len(result.report.broken)} required rows fail")
-        )
-        click.echo(verdict)
+        click.echo(verdict_line(result.report))
     click.get_current_context().exit(max(result.exit_code, contract_code))

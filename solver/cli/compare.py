@@ -16,6 +16,7 @@ from solver.cli.common import (
     solve_options,
     sources_of,
 )
+from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile, check_output
 from solver.outputs.labels import plural, status_label
@@ -112,9 +113,21 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
                                   "name --out with .xlsx")])
     check_output(out, "--out", inputs=scenarios)
     loaded = [load(p) for p in scenarios] if scenarios else [load(None)]
-    with OutputFile(out, "--out", inputs=sources_of(loaded)) as target:
-        results, rows = _compare(loaded, varies, solver, time_limit_s, gap)
-        target.commit(comparison_workbook_bytes(results))
+    note = not_replayed_note(loaded, "compare")
+    if note is not None:
+        click.echo(note, err=True)
+    finished: list[str] = []
+    try:
+        with OutputFile(out, "--out", inputs=sources_of(loaded)) as target:
+            results, rows = _compare(loaded, varies, solver, time_limit_s, gap, finished)
+            target.commit(comparison_workbook_bytes(results))
+    except KeyboardInterrupt:
+        # was click's bare "Aborted!", exit 1: nothing said what was lost
+        done = f" ({', '.join(finished)})" if finished else ""
+        click.echo(f"interrupted: {plural(len(finished), 'variant')} had finished{done}; "
+                   f"{out} not written (the comparison is written whole); `fleetplan sweep` "
+                   "keeps each finished variant and resumes (--resume)", err=True)
+        raise SystemExit(130) from None
     if as_json:
         echo_json(to_json(results, rows, out))
         return
@@ -126,8 +139,10 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
 
 
 def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_limit_s: float,
-             gap: float) -> tuple[list[Compared], list[ComparisonRow]]:
-    """Plan every variant, with progress on stderr."""
+             gap: float, finished_labels: list[str] | None = None
+             ) -> tuple[list[Compared], list[ComparisonRow]]:
+    """Plan every variant, with progress on stderr; ``finished_labels`` gains each variant's
+    label as it finishes (what an interruption has to say)."""
     variants = build_variants(loaded, [parse_vary(v) for v in varies])
     total = len(variants)
     click.echo(f"planning {plural(total, 'scenario')}…", err=True)
@@ -137,6 +152,8 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
     def progress(i: int, result: Compared) -> None:
         # variants finish in any order (worker processes): count them, name the one
         finished[0] += 1
+        if finished_labels is not None:
+            finished_labels.append(f"S{i + 1}")
         plan = result.plan
         cost = (f"{plan.cost.per_month:,.0f} {plan.cost.currency}/month" if plan.nodes
                 else "no fleet")

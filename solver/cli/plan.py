@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -28,6 +30,7 @@ from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
+from solver.cli.validate import scenario_warnings
 from solver.outputs.assumptions import borrowed_sentence
 from solver.outputs.destinations import PlanDirectory
 from solver.outputs.figures import (
@@ -55,7 +58,9 @@ from solver.solve.assemble import solver_summary
 from solver.solve.clock import Deadline
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
+from solver.solve.replay_loop import replay_misses
 from solver.solve.strategy import plan_scenario
+from solver.survivability.fleet import is_plan_document
 
 #: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
 NAME_MAX_BYTES = 255
@@ -132,6 +137,12 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     if plan.status is not SolveStatus.time_limit and not stopped and not searched:
         return []
     cur, h = plan.cost.currency, plan.horizon
+    if stopped and replay_misses(plan):
+        # stopped between rounds (solver.solve.replay_loop): the round's fleet, which missed
+        last = max(c.round for c in plan.replay)
+        return [f"stopped by the user after trace-replay round {last} missed: this is that "
+                "round's fleet, not re-planned on its de-rated rates (docs/replay.md, \"Replay "
+                "in the plan\"); re-plan and let it finish before acting on it"]
     if stopped and s.gap is None:
         return [] if s.bound is None else [
             f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
@@ -240,7 +251,17 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
     horizon ended before this plan's day gets a warning. A scenario renamed from one quarter to
     the next is no error (README's re-plan does so): every output names the earlier plan's
     scenario and day beside the orders kept (docs/program.md, "Re-planning")."""
-    earlier = validate_as(Plan, read_document(existing), str(existing))
+    doc = read_document(existing)
+    if not (isinstance(doc, Mapping) and is_plan_document(doc)):
+        # an inventory here was 22 "Field required" problems of a plan's fields
+        raise InputError([Problem(
+            str(existing), "", "not a plan.json (no `status`, no `allocations`)"
+            + (": an inventory of nodes held" if isinstance(doc, Mapping) and "nodes" in doc
+               else ""),
+            "--existing takes the plan.json an earlier `fleetplan plan` wrote over periods; "
+            "nodes you already hold go in the scenario's `inventory` (README, \"Quarterly "
+            "procurement\")")])
+    earlier = validate_as(Plan, doc, str(existing))
     today = plan_date_of(sc)
     h = earlier.horizon
     if h is not None and h.plan_date > today:
@@ -288,6 +309,9 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     given = click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
+    if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
+        for warning in scenario_warnings(sc, slo=False):
+            click.echo(f"warning: {warning}", err=True)
     replanned = None
     if existing is not None:
         sc, replanned = keep_earlier_orders(sc, existing)
@@ -312,6 +336,9 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             click.echo(line)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
+    if received:  # e.g. during the trace replay's last round: nothing was cut short
+        click.echo(f"note: {signal.Signals(received[0]).name} received after the search had "
+                   "ended: the plan is complete, written as planned", err=True)
     if plan.status not in HAS_FLEET or not plan.allocations:
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
     if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
@@ -380,8 +407,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     table = build_capacity_table(sc, sc.gpus_sold_or_held())
     with stop_on_signals(deadline) as signals:
         try:
-            plan = solve(table) if no_replay else replayed_plan(sc, table, solve, as_json,
-                                                                  replan)
+            plan = solve(table) if no_replay else replayed_plan(
+                sc, table, solve, as_json, replan, user_stopped=lambda: deadline.stopped)
         finally:
             reporter.close()
             received.extend(signals)

@@ -58,13 +58,21 @@ def command(trace: Path | None, fmt: str | None, prometheus: Path | None, as_jso
     click.echo(render(prof, metrics=prometheus is not None, notes=notes))
 
 
+#: What the block assumes where the prefix reuse is unknown.
+NO_REUSE_SAID = ("; the block leaves prefix_cache_hit_rate out, so none is assumed: give your "
+                 "cache's hit rate if you know it")
+
+
 def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = None) -> str:
     """Readable summary followed by the YAML workload block (``metrics``: from Prometheus)."""
     minutes = prof.duration_s / 60
     what = "metrics" if metrics else "trace"
     reuse_line = ("prefix-cache hit rate (vLLM's hits ÷ queries)" if metrics else
                   "share of 512-token prefix blocks seen before")
-    none = "none in the export" if metrics else "none in trace"
+    # unknown, not zero: "none in trace" read as no reuse measured (the block leaves the
+    # field out, and the schema's 0 applies)
+    none = ("unknown: the export has no prefix-cache counters" if metrics else
+            "unknown: the trace has no prefix block ids") + NO_REUSE_SAID
     reuse = none if prof.prefix_reuse is None else f"{prof.prefix_reuse:.1%}"
     lines = [
         f"{what} {prof.source}: {plural(prof.requests, 'request')} over {minutes:,.1f} min",
@@ -78,7 +86,7 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
                            *(f"{block[f'{name}_tokens'][p]:,}" for p in ("p50", "p95", "p99")))
                           for name, s in (("input", prof.input_tokens),
                                           ("output", prof.output_tokens))])
-    lines.append(f"  prefix reuse: {reuse} ({reuse_line})")
+    lines.append(f"  prefix reuse ({reuse_line}): {reuse}")
     lines += burst_lines(prof)
     if prof.hourly_shape is None:
         lines.append(f"  hourly shape: the {what} spans under a day: give arrival.hourly_shape "

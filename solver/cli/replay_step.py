@@ -23,8 +23,23 @@ def linked_workloads(scenario: Scenario) -> list[str]:
             if w.arrival is not None and w.arrival.trace is not None]
 
 
+def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
+    """What ``command`` (``compare``, ``sweep``: many plans, none replayed) says when workloads
+    name a trace: its costs are the capacity model's alone, and ``plan`` of the same scenario,
+    which replays the traces and de-rates where they miss, may buy more; ``None`` when no
+    workload names one."""
+    names = sorted({name for sc in scenarios for name in linked_workloads(sc)})
+    if not names:
+        return None
+    return (f"trace replay: not run by {command}: {', '.join(f'`{n}`' for n in names)} "
+            f"{'names a trace' if len(names) == 1 else 'name traces'} (arrival.trace), sized "
+            "here by the capacity model alone; `fleetplan plan` replays them and may buy more "
+            "for the same scenario (docs/replay.md, \"Replay in the plan\")")
+
+
 def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],
-                  quiet: bool, replan: Replanner | None = None) -> Plan:
+                  quiet: bool, replan: Replanner | None = None,
+                  user_stopped: Callable[[], bool] = lambda: False) -> Plan:
     """The plan of the solve–replay loop (the plain solve when no workload names a trace);
     ``replan`` re-plans the workloads that missed with the rest of the fleet kept. Status
     ``time_limit`` when any round's solve stopped at its time limit."""
@@ -53,7 +68,8 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
 
     plan = plan_with_replay(
         table, lambda t: timed(solve(t)), replay,
-        replan=None if replan is None else lambda t, p, w: timed(replan(t, p, w)))
+        replan=None if replan is None else lambda t, p, w: timed(replan(t, p, w)),
+        stopped=user_stopped)
     # a round stopped by the clock makes the loop's fleet depend on the machine's load, even
     # when the last round finished: the plan says so as a time-limited plan does
     if stopped and plan.status in (SolveStatus.optimal, SolveStatus.feasible):

@@ -19,6 +19,7 @@ from solver.cli.common import (
     scenario_argument,
     solve_options,
 )
+from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
 from solver.outputs.atomic import write_atomic
 from solver.outputs.destinations import check_output
@@ -171,6 +172,9 @@ def command(scenario: Path | None, varies: tuple[str, ...], grid: bool, samples:
         click.echo(f"sweep of {base.name}: {len(variants)} variants on {executor.name} "
                    f"({executor.slots} at a time, {threads} solver thread(s) each) → {out}",
                    err=True)
+        note = not_replayed_note([base], "sweep")
+        if note is not None:
+            click.echo(note, err=True)
     try:
         results = run_sweep(variants, options, store, executor, reporter)
     except KeyboardInterrupt:

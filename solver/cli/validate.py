@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from models.common import PurchaseKind
+from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.lead_times import with_lead_times
 from solver.cli.show import Col, table_lines
@@ -88,6 +89,22 @@ def render(summary: ScenarioSummary) -> list[str]:
     return lines
 
 
+def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
+    """What a well-formed scenario should still be told: measured rows the capacity model will
+    not use; inventory and order quotes that count for nothing; an SLO no configuration meets
+    (``slo``: `plan` names those in its diagnosis instead); a trace without its burst block;
+    a node's price written per GPU."""
+    return [*summary.measured_warnings, *summary.inventory_warnings,
+            *(summary.slo_warnings if slo else ()), *summary.trace_warnings,
+            *summary.price_warnings]
+
+
+def scenario_warnings(scenario: Scenario, slo: bool = True) -> list[str]:
+    """:func:`warnings_of` the scenario's summary (`plan` prints them before it plans: a user
+    who runs plan alone, as README's first command does, saw none of them)."""
+    return warnings_of(with_lead_times(summarize(scenario), scenario), slo)
+
+
 @click.command("validate")
 @scenario_argument()
 @json_option
@@ -98,10 +115,7 @@ def command(scenario: Path | None, as_json: bool) -> None:
     """
     sc = load(scenario)
     summary = with_lead_times(summarize(sc), sc)
-    for warning in (*summary.measured_warnings, *summary.inventory_warnings,
-                    *summary.slo_warnings):
-        # measured rows the capacity model will not use; inventory that counts for nothing;
-        # an SLO no configuration meets (well-formed, but `plan` would find no fleet)
+    for warning in warnings_of(summary):
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json({"valid": True, **summary.model_dump(mode="json")})

@@ -63,6 +63,26 @@ def arrivals_assumed(workload: Workload) -> bool:
     return workload.arrival is not None and workload.arrival.burst is None
 
 
+def unprofiled_traces(scenario: Scenario) -> list[str]:
+    """A warning for each workload that names a trace (``arrival.trace``) but gives no
+    ``arrival.burst``: the capacity model sizes it as a Poisson stream, and only the plan's
+    replay, which de-rates every configuration of a workload that misses, corrects it, and may
+    buy more than the traffic needs (docs/replay.md, "Replay in the plan")."""
+    out = []
+    for w in scenario.workloads:
+        if w.arrival is None or w.arrival.trace is None or w.arrival.burst is not None:
+            continue
+        path = w.arrival.trace.path
+        then = ("a plan over periods does not replay the trace, so nothing corrects that"
+                if scenario.multi_period else
+                "only the plan's trace replay corrects that, by de-rating every configuration "
+                "of it where the replay misses, which may buy more than the traffic needs")
+        out.append(f"`{w.name}` names a trace ({path}) but no arrival.burst: it is sized as a "
+                   f"Poisson stream, and {then} — paste under its arrival the `burst` block "
+                   f"`fleetplan profile {path}` prints")
+    return out
+
+
 def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:
     return [(z.id, o) for z in scenario.zones for o in z.offers if offer_assumes(o, figure)]
 

@@ -28,6 +28,19 @@ def _round_up(ms: float) -> float:
     return math.ceil(ms * 10) / 10
 
 
+#: An SLO below this many milliseconds that seconds would meet reads as given in seconds.
+SECONDS_SUSPECT_MS = 100.0
+
+
+def _in_seconds(slo_ms: float, fastest_ms: float) -> str:
+    """The hint that an SLO far below any latency was written in seconds (``ttft_p95_ms: 1.5``
+    for 1.5 s), where read as seconds it would be met; else nothing."""
+    if slo_ms >= SECONDS_SUSPECT_MS or slo_ms * 1000 < fastest_ms:
+        return ""
+    return (f"; given in seconds? the field is in milliseconds: {slo_ms:g} s is "
+            f"{slo_ms * 1000:g} ms")
+
+
 @dataclass(frozen=True)
 class SloMiss:
     """An SLO that no allowed configuration a zone sells meets even at no load."""
@@ -54,7 +67,7 @@ def slo_misses(scenario: Scenario, workload: Workload) -> list[SloMiss]:
                     f"{achieved} is {fastest.ms:,.2f} ms even at no load "
                     f"({config_label(fastest.gpu, fastest.tp)}), {fastest.ms - slo_ms:,.2f} ms "
                     f"over — raise {field} to at least {_round_up(fastest.ms):g} ms or allow "
-                    "faster GPUs (allowed_gpus, zone offers)"))
+                    f"faster GPUs (allowed_gpus, zone offers){_in_seconds(slo_ms, fastest.ms)}"))
 
     missed("per-token", "slo.tpot_p95_ms", workload.slo.tpot_p95_ms, floor.tpot,
            "the fastest decode step of any allowed configuration")

@@ -17,10 +17,11 @@ from models.common import (
     WorkloadClass,
 )
 from models.horizon import DemandScenario, HeldNodes, Horizon
+from models.prices import node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
-from solver.outputs.assumptions import ASSUMED, assumed_held_prices
+from solver.outputs.assumptions import ASSUMED, assumed_held_prices, unprofiled_traces
 from solver.outputs.labels import TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
 
@@ -98,7 +99,8 @@ class MeasuredSummary(Frozen):
 class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
-    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings")
+    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings",
+                         "price_warnings")
 
     name: str
     description: str
@@ -125,6 +127,12 @@ class ScenarioSummary(OmitDefaults):
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
+    trace_warnings: tuple[str, ...] = ()
+    """Each workload that names a trace but gives no burstiness: sized as Poisson, corrected
+    only by the plan's replay (solver.outputs.assumptions.unprofiled_traces)."""
+    price_warnings: tuple[str, ...] = ()
+    """Each offer price per GPU-hour that reads as a node's price (models.prices,
+    ``node_price_warnings``)."""
 
 
 def peak_rps(workload: Workload) -> float:
@@ -315,4 +323,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         inventory_warnings=held_warnings,
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
+        trace_warnings=tuple(unprofiled_traces(scenario)),
+        price_warnings=tuple(node_price_warnings(scenario.zones,
+                                                 {g.name: g for g in scenario.gpus})),
     )

@@ -266,6 +266,20 @@ def _yearly_rows(plan: Plan, names: Names, per_year: str, currency: str
             for s in h.scenarios]
 
 
+def _bound_row(plan: Plan, per_month: str, currency: str
+               ) -> tuple[str, Value, str | None, str, str | None]:
+    """The solver's bound in its own unit: per month for a one-day plan; over the horizon for
+    a plan over periods, whose objective is a cost over the horizon (the terminal's "bound …
+    USD over the horizon"), not a month's."""
+    h = plan.horizon
+    if h is None:
+        return ("Best bound", plan.solver.bound, per_month, "no fleet costs less", None)
+    return ("Best bound", plan.solver.bound, unit_format(MONEY, currency),
+            f"{h.start} to {h.end}: no plan's {h.objective.replace('_', ' ')} cost over the "
+            "horizon is lower (the objective: new orders, on-demand and spot; held inventory "
+            "left out)", None)
+
+
 def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
                   currency: str, names: Names, prepared: dt.date) -> dict[str, str]:
     """Key figures: cost, $/Mtok, GPUs by type / zone / purchase kind, solver status; returns
@@ -290,7 +304,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         ("Solver", plan.solver.name, None, "", None),
         ("Solve time", plan.solver.seconds, unit_format("0.00", "s"), "", None),
         ("MIP gap", plan.solver.gap, "0.00%", "", None),
-        ("Best bound", plan.solver.bound, per_month, "no fleet costs less", None),
+        _bound_row(plan, per_month, currency),
         ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total"
          + _first_period(plan), COST_PER_MONTH),
         *_yearly_rows(plan, names, per_year, currency),

@@ -11,8 +11,9 @@ Formats (``--format``; detected from the file when omitted):
 - ``mooncake``: JSON lines with ``timestamp`` [ms from start], ``input_length``,
   ``output_length`` and optional ``hash_ids``.
 - ``csv``: any CSV with a header naming a time column (:data:`TIME_COLUMNS`: seconds, or
-  datetimes), an input-length column (:data:`INPUT_COLUMNS`) and an output-length column
-  (:data:`OUTPUT_COLUMNS`), matched ignoring case, spaces, ``-`` and ``_``.
+  datetimes; :data:`TIME_COLUMNS_MS`: milliseconds), an input-length column
+  (:data:`INPUT_COLUMNS`) and an output-length column (:data:`OUTPUT_COLUMNS`), matched
+  ignoring case, spaces, ``-`` and ``_``.
 
 Bad rows raise :class:`~models.errors.InputError` naming file, line and column (up to
 :data:`MAX_PROBLEMS` of them). Rows out of time order are sorted (stable), not rejected.
@@ -63,6 +64,9 @@ PREFIX_BLOCK_TOKENS = 512
 Z_P95 = 1.6448536269514722
 
 TIME_COLUMNS = ("timestamp_s", "arrival_s", "time_s", "arrival_time_s", "timestamp", "time")
+#: Time columns in milliseconds (read ÷ 1,000): without them the fix "name one column
+#: timestamp_s …" invited renaming a millisecond column to seconds, a trace 1,000× too slow.
+TIME_COLUMNS_MS = ("timestamp_ms", "arrival_ms", "time_ms", "arrival_time_ms")
 INPUT_COLUMNS = ("input_tokens", "input_length", "prompt_tokens", "context_tokens")
 OUTPUT_COLUMNS = ("output_tokens", "output_length", "completion_tokens", "generated_tokens")
 AZURE_COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -144,7 +148,7 @@ def read_generic_csv(path: Path) -> Trace:
     lowered = {_column_key(h): h for h in header}
     picked: list[str] = []
     problems: list[Problem] = []
-    for role, names in (("time", TIME_COLUMNS), ("input", INPUT_COLUMNS),
+    for role, names in (("time", TIME_COLUMNS + TIME_COLUMNS_MS), ("input", INPUT_COLUMNS),
                         ("output", OUTPUT_COLUMNS)):
         found = next((lowered[_column_key(n)] for n in names if _column_key(n) in lowered), None)
         if found is None:
@@ -157,12 +161,16 @@ def read_generic_csv(path: Path) -> Trace:
                                   "separated by `;`", "save it as CSV with commas")])
     if problems:
         raise InputError(problems)
-    return read_columns(path, (picked[0], picked[1], picked[2]))
+    in_ms = _column_key(picked[0]) in {_column_key(n) for n in TIME_COLUMNS_MS}
+    return read_columns(path, (picked[0], picked[1], picked[2]),
+                        seconds_per_unit=1e-3 if in_ms else 1.0)
 
 
-def read_columns(path: Path, columns: tuple[str, str, str]) -> Trace:
+def read_columns(path: Path, columns: tuple[str, str, str],
+                 seconds_per_unit: float = 1.0) -> Trace:
     """Read a CSV given its (time, input tokens, output tokens) column names (matched ignoring
-    spaces around them). Numbers are read in one pass; a file with datetimes or bad cells is
+    spaces around them); numeric times are in units of ``seconds_per_unit`` seconds (1e-3: a
+    ``_ms`` column). Numbers are read in one pass; a file with datetimes or bad cells is
     read again as text in chunks of :data:`CHUNK_ROWS`, so memory stays bounded either way."""
     check_file(path, "request trace")
     raw_header = _csv_header(path, strip=False)
@@ -177,12 +185,12 @@ def read_columns(path: Path, columns: tuple[str, str, str]) -> Trace:
         numbers = pd.read_csv(path, usecols=raw, dtype=np.float64, nrows=MAX_TRACE_REQUESTS + 1,
                               encoding="utf-8-sig")
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
-        return _read_columns_as_text(path, raw)
+        return _read_columns_as_text(path, raw, seconds_per_unit)
     _check_count(path, numbers.shape[0])
     values = [numbers[c].to_numpy(dtype=np.float64) for c in raw]
     lines = np.arange(values[0].size) + 2  # header is line 1
     problems: list[Problem] = []
-    times_s = _seconds(path, values[0], columns[0], lines, problems)
+    times_s = _seconds(path, values[0], columns[0], lines, problems) * seconds_per_unit
     inputs = _counts(path, values[1], columns[1], lines, 1, problems)
     outputs = _counts(path, values[2], columns[2], lines, 1, problems)
     if problems:
@@ -190,7 +198,7 @@ def read_columns(path: Path, columns: tuple[str, str, str]) -> Trace:
     return _build(str(path), times_s, inputs, outputs, None, None)
 
 
-def _read_columns_as_text(path: Path, raw: list[str]) -> Trace:
+def _read_columns_as_text(path: Path, raw: list[str], seconds_per_unit: float = 1.0) -> Trace:
     """:func:`read_columns` for a file pandas cannot read as numbers: text in chunks, each cell
     read as seconds and as a datetime; the column is whichever reads more cells."""
     seconds: list[FloatArray] = []
@@ -225,7 +233,7 @@ def _read_columns_as_text(path: Path, raw: list[str]) -> Trace:
     is_stamp = ns != np.iinfo(np.int64).min  # NaT
     start_epoch_s: float | None = None
     if np.isfinite(secs).sum() >= is_stamp.sum():
-        times_s = _seconds(path, secs, names[0], lines, problems)
+        times_s = _seconds(path, secs, names[0], lines, problems) * seconds_per_unit
     else:
         _flag(path, names[0], lines, ~is_stamp, "not a time (seconds, or a datetime like "
               "2023-11-16 18:15:46.68)", problems)

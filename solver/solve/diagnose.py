@@ -4,8 +4,8 @@ The elastic program (:func:`solver.program.build.build_program` with ``elastic=T
 requirement row a non-negative slack; minimising the weighted slack finds the smallest relaxation
 that admits a fleet. Weights prefer, in order, buying beyond stock (per GPU), exceeding the
 budget (per 0.1 % of it), and only then leaving demand or survival unmet (per share of the
-demand), so the answer reads "`chat` needs 14 more H100 GPUs in use1-az1 … stock allows 8"
-whenever more hardware would do. A stock shortfall is attributed to survival when the
+demand), so the answer reads "`chat` needs 22 H100 GPUs in use1-az1 …; stock allows 8: 14 more
+than stock" whenever more hardware would do. A stock shortfall is attributed to survival when the
 same program without the survival families needs less beyond stock.
 """
 
@@ -144,8 +144,9 @@ def diagnose(
             out.append(Shortfall(
                 requirement="stock", workload=w, zone=z, gpu=g, slice=sl,
                 amount=float(gpus), unit="GPUs",
-                message=f"`{w}` needs {gpus} more {g} GPUs ({kind}) in {z}{when} {why}; "
-                        f"stock allows {stock}{share}",
+                # the total first: "needs 8 more … stock allows 8" read as met by the stock
+                message=f"`{w}` needs {stock + gpus:,} {g} GPUs ({kind}) in {z}{when} {why}; "
+                        f"stock allows {stock:,}: {gpus:,} more than stock{share}",
             ))
     req: dict[RowKey, float] = defaultdict(float)
     units: dict[RowKey, str] = {}

@@ -92,14 +92,17 @@ def derate(table: CapacityTable, factors: dict[tuple[str, str, int], float], rou
 
 
 def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
-                     max_rounds: int = MAX_ROUNDS, replan: Replanner | None = None) -> Plan:
+                     max_rounds: int = MAX_ROUNDS, replan: Replanner | None = None,
+                     stopped: Callable[[], bool] = lambda: False) -> Plan:
     """Solve, replay, de-rate and solve again until every check holds or ``max_rounds``
     solves are spent; the last plan with a fleet, its ``replay`` holding every round.
 
     With ``replan``, a round after the first re-plans only the workloads that missed, the
     rest of the fleet kept (their rows are not de-rated, so their replicas still meet them):
     a small program instead of the full one (benchmarks/README.md, "Replay in the planning
-    loop")."""
+    loop"). Once ``stopped()`` (the user's SIGINT or SIGTERM), a round that missed starts no
+    other: the plan is that round's, status ``interrupted`` (the re-plan does not watch the
+    user's clock, and went on to a plan that said nothing of the interruption)."""
     plan = solve(table)
     records: list[ReplayCheck] = []
     for round_ in range(1, max_rounds + 1):
@@ -109,6 +112,10 @@ def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
         if not misses or round_ == max_rounds:
             records += checks
             break
+        if stopped():
+            records += checks
+            return plan.model_copy(update={"status": SolveStatus.interrupted,
+                                           "replay": tuple(records)})
         by_workload: dict[str, float] = {}
         for miss in misses:
             w = miss.check.workload

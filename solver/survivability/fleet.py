@@ -157,7 +157,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     other = other_document(doc, file)
     if other is not None:
         raise InputError([other])
-    if _is_plan(doc):
+    if is_plan_document(doc):
         plan = validate_as(Plan, doc, file)
         problems = _plan_problems(plan, scenario, file)
         if problems:
@@ -221,7 +221,7 @@ def fleet_file_gpus(path: Path, scenario: Scenario) -> tuple[str, ...]:
         doc = read_document(path)
         if not isinstance(doc, Mapping):
             return scenario.gpus_sold_or_held()
-        if _is_plan(doc):
+        if is_plan_document(doc):
             plan = validate_as(Plan, doc, str(path))
             return _table_gpus(scenario, (*plan.nodes, *plan.allocations))
         inventory = resolve_fleet_instance_types(validate_as(InventoryFile, doc, str(path)),
@@ -241,7 +241,7 @@ def other_document(doc: Mapping[str, Any], file: str) -> Problem | None:
     """A file given as a fleet that is another of fleetplan's inputs — a scenario or a
     contract — as one problem saying what it is and where it goes (else ``None``): checked as
     a fleet it gave one unknown-key error per scenario section and never said so."""
-    if _is_plan(doc) or "nodes" in doc:
+    if is_plan_document(doc) or "nodes" in doc:
         return None
     found = [k for k in SCENARIO_KEYS if k in doc]
     if found:
@@ -260,7 +260,7 @@ def other_document(doc: Mapping[str, Any], file: str) -> Problem | None:
     return None
 
 
-def _is_plan(doc: Mapping[str, Any]) -> bool:
+def is_plan_document(doc: Mapping[str, Any]) -> bool:
     """A plan.json carries ``allocations`` or ``status``; an inventory carries ``nodes``."""
     return "allocations" in doc or "status" in doc
 
@@ -268,7 +268,7 @@ def _is_plan(doc: Mapping[str, Any]) -> bool:
 def read_plan(path: Path) -> Plan | None:
     """The plan in a fleet file, or ``None`` when the file is an inventory."""
     doc = read_document(path)
-    if isinstance(doc, Mapping) and _is_plan(doc):
+    if isinstance(doc, Mapping) and is_plan_document(doc):
         return validate_as(Plan, doc, str(path))
     return None
 
