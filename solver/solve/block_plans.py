@@ -165,9 +165,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     :func:`lp_support_block` and of the steps after it is what the deadline leaves, and a step
     it leaves less than ``STEP_MIN_S`` is not run. ``spare_s``: seconds more for the
     hour-by-hour pass of a fleet found on the LP support (the whole pass of a widened one's),
-    each hour given ``per_slice`` times
-    ``POLISH_SLICE_S`` to ``POLISH_GAP`` ÷ ``per_slice`` (blocks planned side by side in worker
-    processes: :func:`plan_blocks`)."""
+    each hour given ``per_slice`` times ``POLISH_SLICE_S`` to ``POLISH_GAP`` ÷ ``per_slice``
+    (blocks planned side by side in worker processes: :func:`in_workers`)."""
     gap = max(gap, BLOCK_START_GAP)
     time_limit_s = capped(time_limit_s, deadline)
     if not data.share_nodes:
@@ -445,12 +444,11 @@ def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: 
     """Distinct blocks (none solved whole) planned by :func:`plan_block` in ``workers``
     processes (:class:`~solver.solve.workers.Workers`), keyed by their index in ``programs``
     whatever order they end in. Each has the share it would have alone, ``budget_s`` ÷ the
-    blocks, and while the blocks' budget lasts ``workers`` − 1 times that more for its
-    hour-by-hour pass, each hour ``workers`` times the seconds, until ``SPARE_SHARE`` of the
-    budget has passed (the joint solve keeps its time for its root); a block not planned by the
-    ``deadline`` (or a stop request), ``NOT_PLANNED``; where a worker process died, the blocks
-    it left are planned in this process as :func:`plan_blocks` plans them one after the
-    other."""
+    blocks, and ``workers`` − 1 times that more for its hour-by-hour pass (each hour
+    ``workers`` times the seconds) as long as ``SPARE_SHARE`` of the budget lasts; a block not
+    planned by the ``deadline`` (or a stop request), ``NOT_PLANNED``; where a worker process
+    died, the blocks it left are planned in this process as :func:`plan_blocks` plans them one
+    after the other."""
     from solver.solve.workers import Workers
 
     share_s = max(budget_s / len(programs), 0.5)
