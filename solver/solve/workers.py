@@ -44,6 +44,9 @@ POLL_S = 0.05
 #: Modules the fork server imports once, so each worker starts with them loaded.
 PRELOAD = ["solver.solve.block_plans"]
 
+#: Limit of a worker's root clock, which only stops jobs' clocks (finite: a clock of infinite
+#: limit has an infinite reserve, and ``left()`` would be inf − inf) [s].
+ROOT_LIMIT_S = 1e9
 #: In a worker process: the clock every job's clock follows; the stop event stops it.
 _ROOT: list[Deadline] = []
 
@@ -52,7 +55,7 @@ def _start_worker(stop: Any) -> None:
     """A worker process's set-up: ignore SIGINT (the parent asks through ``stop``), and a
     thread that stops the worker's clock once ``stop`` is set."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    root = Deadline(float("inf"))
+    root = Deadline(ROOT_LIMIT_S)
     _ROOT.append(root)
 
     def watch() -> None:
@@ -66,7 +69,7 @@ def _run_job(fn: Callable[..., Any], args: tuple[Any, ...], until: float, thread
              ) -> Any:
     """One job in a worker: ``fn(clock, *args)`` with ``clock`` ending at ``until`` (a
     ``time.monotonic`` reading) and stopped by the parent's stop request."""
-    root = _ROOT[0] if _ROOT else Deadline(float("inf"))
+    root = _ROOT[0] if _ROOT else Deadline(ROOT_LIMIT_S)
     clock = root.follower(max(until - time.monotonic(), 0.0))
     token = THREADS.set(threads)
     try:
