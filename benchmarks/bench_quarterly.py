@@ -21,7 +21,11 @@ show how far a block gets in the time the twelve share. ``benchmarks/bench_plan.
 cases after its single-period ones (``--quarterly medium:25``); alone::
 
     .venv/bin/python benchmarks/bench_quarterly.py [--cases medium:25] [--time-limit 120]
-        [--gap 0.01] [--seed 0] [--dedicated] [--no-cold] [--json out.json]
+        [--gap 0.01] [--seed 0] [--dedicated] [--no-cold] [--workers 1] [--json out.json]
+
+``--workers N`` plans the blocks in N processes side by side (``plan_horizon(workers=N)``); the
+CPU seconds then count the planner's own process only (the workers are the fork server's
+children, not its).
 """
 
 from __future__ import annotations
@@ -155,14 +159,14 @@ def _built(size: str, scale: int, seed: int, share_nodes: bool, run: str
 
 
 def run_child(size: str, scale: int, seed: int, time_limit_s: float, gap: float,
-              share_nodes: bool = True) -> QuarterlyResult:
+              share_nodes: bool = True, workers: int = 1) -> QuarterlyResult:
     """The planner on the case (inside the subprocess)."""
     from solver.solve.horizon import plan_horizon
 
     sc, hp, result = _built(size, scale, seed, share_nodes, PLAN)
     del hp
     cpu, start = _cpu_s(), time.perf_counter()
-    plan = plan_horizon(sc, time_limit_s=time_limit_s, gap=gap)
+    plan = plan_horizon(sc, time_limit_s=time_limit_s, gap=gap, workers=workers)
     result.wall_s, result.cpu_s = time.perf_counter() - start, _cpu_s() - cpu
     result.status = plan.status.value
     result.gap, result.bound = plan.solver.gap, plan.solver.bound
@@ -173,7 +177,7 @@ def run_child(size: str, scale: int, seed: int, time_limit_s: float, gap: float,
 
 
 def run_cold_child(size: str, scale: int, seed: int, time_limit_s: float, gap: float,
-                   share_nodes: bool = True) -> QuarterlyResult:
+                   share_nodes: bool = True, workers: int = 1) -> QuarterlyResult:
     """The same joint program from MPS, HiGHS alone, no start (inside the subprocess)."""
     import highspy
 
@@ -207,12 +211,13 @@ def run_cold_child(size: str, scale: int, seed: int, time_limit_s: float, gap: f
 
 
 def spawn(size: str, scale: int, run: str, seed: int, time_limit_s: float, gap: float,
-          share_nodes: bool = True) -> QuarterlyResult:
+          share_nodes: bool = True, workers: int = 1) -> QuarterlyResult:
     """One run in a fresh Python process."""
     failed = QuarterlyResult(size, scale, run, _nodes(share_nodes))
     result = child_json(Path(__file__), [
         "--run", run, "--cases", f"{size}:{scale}", "--time-limit", str(time_limit_s),
-        "--gap", str(gap), "--seed", str(seed), *([] if share_nodes else ["--dedicated"])],
+        "--gap", str(gap), "--seed", str(seed), "--workers", str(workers),
+        *([] if share_nodes else ["--dedicated"])],
         time_limit_s)
     if isinstance(result, str):
         failed.error = result
@@ -246,14 +251,14 @@ def markdown(results: list[QuarterlyResult]) -> str:
 
 
 def run_cases(cases: list[tuple[str, int]], seed: int, time_limit_s: float, gap: float,
-              share_nodes: bool, cold: bool) -> list[QuarterlyResult]:
+              share_nodes: bool, cold: bool, workers: int = 1) -> list[QuarterlyResult]:
     """Each case's plan, then its cold reference, one subprocess each, one at a time."""
     results = []
     for size, scale in cases:
         for run in (PLAN, *([COLD] if cold else [])):
             print(f"… {size} ×{scale} over 4 quarters × 3 scenarios / {run} / "
                   f"{_nodes(share_nodes)}", file=sys.stderr, flush=True)
-            r = spawn(size, scale, run, seed, time_limit_s, gap, share_nodes)
+            r = spawn(size, scale, run, seed, time_limit_s, gap, share_nodes, workers)
             print(f"  {r.status} in {r.wall_s:.1f} s (CPU {r.cpu_s:.1f} s), gap {_pct(r.gap)}, "
                   f"bound {_money(r.bound)}, expected cost {_money(r.expected_cost)} {r.error}",
                   file=sys.stderr, flush=True)
@@ -270,6 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dedicated", dest="share_nodes", action="store_false",
                    help="dedicated pools (policy.share_nodes false)")
     p.add_argument("--no-cold", dest="cold", action="store_false")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes the plan's blocks are planned in side by side")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     p.add_argument("--run", default=PLAN, help=argparse.SUPPRESS)
@@ -278,13 +285,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.child is not None:
         (size, scale), = cases
         child = run_cold_child if args.run == COLD else run_child
-        result = child(size, scale, args.seed, args.time_limit, args.gap, args.share_nodes)
+        result = child(size, scale, args.seed, args.time_limit, args.gap, args.share_nodes,
+                       args.workers)
         args.child.write_text(json.dumps(asdict(result)))
         return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     header = machine()
     results = run_cases(cases, args.seed, args.time_limit, args.gap, args.share_nodes,
-                        args.cold)
+                        args.cold, args.workers)
     print(f"Measured {started} on {header}; {code_version()}; time limit "
           f"{args.time_limit:g} s, gap {args.gap:g}, seed {args.seed}.\n")
     print(markdown(results))

@@ -501,3 +501,38 @@ def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.Monke
     _, values, outcome = block_plans.lp_support_block(data, 10.0, 0.01, polish_s=10.0)
     assert values is not None and outcome.report.objective == pytest.approx(730 + 1460)
     assert calls == []
+
+
+def test_blocks_planned_in_worker_processes_plan_as_one_after_the_other(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above's blocks (too large to solve whole: the size limit set to 0) planned in
+    two worker processes (``workers=2``): the same optimum, 3,942 + 2,190; each block's plan
+    is its own program's (the results are keyed by block, not by the order the workers end),
+    and equal to the plan of that block alone."""
+    from models.common import PurchaseKind
+    from solver.solve import block_plans
+    from solver.solve.clock import Deadline
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    start, _, timed, (plans,) = horizon_start(hp, "highs", 20.0, 1e-6,
+                                              deadline=Deadline(60.0), workers=2)
+    assert start is not None and timed
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+    pool = PoolKey("a", "G", PurchaseKind.reserved)
+    chosen, _ = choose_orders(hp.data, {("base", q, pool): n for q, n in enumerate(GROWTH)},
+                              "highs")
+    assert chosen is not None
+    held = [held_block(hp.data, b, chosen) for b in hp.data.blocks]
+    planned = block_plans.in_workers(held, 2, 20.0, 1e-6, Deadline(60.0))
+    assert sorted(planned) == list(range(len(held)))
+    for k, (own, values, _) in planned.items():
+        assert own is not None and own.data == held[k] and values is not None
+        alone, by_itself, _ = block_plans.plan_block(held[k], "highs", 10.0, 1e-6)
+        assert block_plans._cost(own, values) == pytest.approx(
+            block_plans._cost(alone, by_itself or {}))
+    assert len({round(block_plans._cost(p[0], p[1] or {})) for p in planned.values()
+                if p[0] is not None}) > 1  # blocks that differ: a mix-up would show
+    assert plans.complete

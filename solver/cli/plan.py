@@ -296,9 +296,13 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
 @click.option("--no-replay", is_flag=True, help="Do not replay the traces workloads name "
               "(arrival.trace) against the plan.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr while solving.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Over periods: processes the blocks too large to solve whole are planned "
+                   "in side by side, one per core (measured cheaper only for blocks of "
+                   "hundreds of GPUs; docs/program.md).")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
             gap: float, as_json: bool, existing: Path | None, robust: bool,
-            no_replay: bool, quiet: bool) -> None:
+            no_replay: bool, quiet: bool, workers: int) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo).
 
     The time limit covers building the capacity table and the program, the solve and the plan;
@@ -320,7 +324,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
-                                   quiet, deadline, received, limit_given=given)
+                                   quiet, deadline, received, limit_given=given,
+                                   workers=workers)
         if replanned is not None:
             plan = plan.model_copy(update={"replanned_from": replanned})
         if plan.status is SolveStatus.infeasible:
@@ -355,7 +360,7 @@ HORIZON_SAFETY_S = 600.0
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
-          received: list[int], limit_given: bool = True
+          received: list[int], limit_given: bool = True, workers: int = 1
           ) -> tuple[Plan, Scenario, CapacityTable | None]:
     """The plan of ``sc``, the single-period scenario its fleet was sized for (signed off
     by the independent verifier; a single-period plan replayed against the traces its workloads
@@ -379,7 +384,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
                                        table_for=tables, time_limit_s=HORIZON_SAFETY_S
                                        if safety else time_limit_s,
-                                       share_limit_s=time_limit_s, stop=deadline)
+                                       share_limit_s=time_limit_s, stop=deadline,
+                                       workers=workers)
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None

@@ -157,13 +157,16 @@ def capped(seconds: float, deadline: Deadline | None) -> float:
 
 
 def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
-               deadline: Deadline | None = None
+               deadline: Deadline | None = None, spare_s: float = 0.0, per_slice: int = 1
                ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """One block planned alone in a share of the time (module docstring): the block's program
     as the joint program holds it, the values of its fleet (``None``: none found) and the
     outcome. No step runs past ``deadline`` (the plan's time limit): the minimum time of
     :func:`lp_support_block` and of the steps after it is what the deadline leaves, and a step
-    it leaves less than ``STEP_MIN_S`` is not run."""
+    it leaves less than ``STEP_MIN_S`` is not run. ``spare_s``: seconds more for the
+    hour-by-hour pass of a fleet found on the LP support (the whole pass of a widened one's),
+    each hour given ``per_slice`` times ``POLISH_SLICE_S`` to ``POLISH_GAP`` ÷ ``per_slice``
+    (blocks planned side by side in worker processes: :func:`in_workers`)."""
     gap = max(gap, BLOCK_START_GAP)
     time_limit_s = capped(time_limit_s, deadline)
     if not data.share_nodes:
@@ -174,8 +177,11 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
         supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
                                                   deadline), gap, widened_s=time_limit_s,
                                      polish_s=capped(max(time_limit_s, LP_SUPPORT_MIN_S)
-                                                     + POLISH_EXTRA_S, deadline)
-                                     if POLISH else 0.0, stop=deadline)
+                                                     + POLISH_EXTRA_S + spare_s, deadline)
+                                     if POLISH else 0.0, stop=deadline,
+                                     polish_slice_s=POLISH_SLICE_S * per_slice,
+                                     polish_gap=POLISH_GAP / per_slice,
+                                     widened_polish_s=capped(spare_s, deadline))
         if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
             return supported
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
@@ -205,7 +211,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
 
 def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
                      widened_s: float | None = None, polish_s: float = 0.0,
-                     stop: Deadline | None = None
+                     stop: Deadline | None = None, polish_slice_s: float | None = None,
+                     polish_gap: float | None = None, widened_polish_s: float = 0.0
                      ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block with shared nodes planned by HiGHS on its program restricted to its LP
     relaxation's support: every replica column the relaxation leaves empty fixed to zero, the
@@ -228,7 +235,10 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     may pass ``time_limit_s``), the fleet is re-solved slice by slice on the whole block
     (:func:`polish_slices`): the restriction's fleet rounds each hour's nodes within the
     relaxation's support, and an hour re-solved with every other column held finds a cheaper
-    rounding outside it. ``stop``: a clock whose stop request (Ctrl-C) ends this one too."""
+    rounding outside it. ``stop``: a clock whose stop request (Ctrl-C) ends this one too.
+    ``polish_slice_s``, ``polish_gap``: each hour's seconds and gap in that pass (default
+    ``POLISH_SLICE_S``, ``POLISH_GAP``); ``widened_polish_s``: the seconds of that pass for a
+    fleet of the widened restriction (default none)."""
     deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
@@ -262,10 +272,13 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     objective = float(result.objective if result.objective is not None else model.cost @ x)
     # the widened restriction's fleet already spans every zone, kind and hour of the
     # configurations: its blocks (medium × 1's) lost more to the seconds taken than they gained
+    # (only seconds no other block would have, a worker's spare, polish it)
     polish = (Deadline if stop is None else stop.follower)(
-        0.0 if widened else polish_s - deadline.elapsed())
-    if polish.limit_s >= POLISH_SLICE_S:
-        polished = polish_slices(program, model, x, relaxed.x, polish)
+        widened_polish_s if widened else polish_s - deadline.elapsed())
+    slice_s = POLISH_SLICE_S if polish_slice_s is None else polish_slice_s
+    if polish.limit_s >= slice_s:
+        polished = polish_slices(program, model, x, relaxed.x, polish, slice_s,
+                                 POLISH_GAP if polish_gap is None else polish_gap)
         if float(model.cost @ polished) < objective and holds_in(program, named := model.named(
                 polished)):
             values, objective = named, float(model.cost @ polished)
@@ -357,7 +370,7 @@ STEP_MIN_S = 0.5
 
 def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 budget_s: float, gap: float, within: bool = False,
-                deadline: Deadline | None = None) -> BlockPlans:
+                deadline: Deadline | None = None, workers: int = 1) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -365,11 +378,21 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     once ``budget_s`` is spent, the blocks left are not planned (the plans are then
     incomplete). Past ``deadline`` (the plan's time limit) no block is planned either, nor a
     small block the deadline stopped without a fleet planned again: its outcome is then
-    ``NOT_PLANNED`` or its solve's, and its fleet ``None``."""
+    ``NOT_PLANNED`` or its solve's, and its fleet ``None``.
+
+    ``workers`` above 1, with a ``deadline``, HiGHS and every distinct block planned in a share
+    of the time: the blocks are planned side by side in that many processes
+    (:func:`in_workers`), each with the time it would have alone and the seconds the other
+    workers add given to its hour-by-hour pass."""
     started = time.perf_counter()
     unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
     solved: dict[int, Planned] = {}
     out = BlockPlans({}, {}, [])
+    if (workers > 1 and deadline is not None and solver == "highs" and not within
+            and len(unique) > 1 and not any(is_direct(programs[i], solver) for i in unique)):
+        solved = in_workers([programs[i] for i in unique], workers, budget_s, gap, deadline)
+        solved = {i: solved[k] for k, i in enumerate(unique)}
+        out.timed = True
     planned: list[Planned] = []
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
@@ -414,6 +437,54 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
+
+
+def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: float,
+               deadline: Deadline) -> dict[int, Planned]:
+    """Distinct blocks (none solved whole) planned by :func:`plan_block` in ``workers``
+    processes (:class:`~solver.solve.workers.Workers`), keyed by their index in ``programs``
+    whatever order they end in. Each has the share it would have alone, ``budget_s`` ÷ the
+    blocks, and ``workers`` − 1 times that more for its hour-by-hour pass (each hour
+    ``workers`` times the seconds) as long as ``SPARE_SHARE`` of the budget lasts; a block not
+    planned by the ``deadline`` (or a stop request), ``NOT_PLANNED``; where a worker process
+    died, the blocks it left are planned in this process as :func:`plan_blocks` plans them one
+    after the other."""
+    from solver.solve.workers import Workers
+
+    share_s = max(budget_s / len(programs), 0.5)
+    budget_end = time.monotonic() + budget_s
+    spare_end = time.monotonic() + budget_s * SPARE_SHARE
+    jobs = [(p, gap, share_s, share_s * (workers - 1), spare_end, workers) for p in programs]
+    with Workers(min(workers, len(programs))) as pool:
+        results = pool.map(_planned_in_worker, jobs, deadline)
+    out: dict[int, Planned] = {}
+    for k, r in enumerate(results):
+        if r is None and not deadline.expired():  # a worker died: planned here instead
+            left = sum(1 for j in range(k, len(programs)) if results[j] is None)
+            r = plan_block(programs[k], "highs", max((budget_end - time.monotonic()) / left,
+                                                     0.5), gap, deadline)
+        out[k] = NOT_PLANNED_BLOCK if r is None else r
+    return out
+
+
+#: Share of the blocks' budget after which a block planned in a worker has no spare seconds
+#: for its hour-by-hour pass (:func:`in_workers`). Same-run rounds on the harness's × 25 case
+#: at 120 s with two workers (2026-12-03 10:30–10:49 UTC, load 3.2–6.5; benchmarks/README.md,
+#: "Over periods"): to the end of the budget the plan was 0.3–0.9 % cheaper than at 70 % in
+#: all three, its gap smaller in two (the joint solve's root has less time) [1].
+SPARE_SHARE = 1.0
+#: A block left unplanned (its worker did not end in time).
+NOT_PLANNED_BLOCK: tuple[None, None, SolveOutcome] = (None, None, NOT_PLANNED)
+
+
+def _planned_in_worker(clock: Deadline, data: ProgramData, gap: float, share_s: float,
+                       spare_s: float, spare_end: float, per_slice: int) -> Planned:
+    """:func:`in_workers`' job, in a worker process: :func:`plan_block` on ``clock``, with
+    ``spare_s`` more for its hour-by-hour pass, at most what is left until ``spare_end`` (a
+    ``time.monotonic`` reading) past its own share."""
+    spare = min(spare_s, max(spare_end - time.monotonic() - share_s, 0.0))
+    return plan_block(data, "highs", share_s, gap, clock, spare_s=spare,
+                      per_slice=per_slice if spare > 0 else 1)
 
 
 def replicas_of(program: Program, values: dict[str, float]) -> dict[ReplicaKey, int]:

@@ -98,6 +98,7 @@ def plan_horizon(
     table_for: Callable[[Scenario], CapacityTable] | None = None,
     share_limit_s: float | None = None,
     stop: Deadline | None = None,
+    workers: int = 1,
 ) -> Plan:
     """The cheapest orders and fleets over a scenario's horizon (or from its inventory).
 
@@ -107,8 +108,14 @@ def plan_horizon(
     such blocks and no shared nodes, HiGHS first solves the joint program from no start
     (:func:`cold_joint_solve`); the blocks' start follows only if it abandons. ``stop``: the
     user's clock (Ctrl-C): its stop request ends every stage, and the best fleet so far comes
-    out ``interrupted`` with its bound."""
+    out ``interrupted`` with its bound. ``workers``: processes the blocks planned in shares of
+    the time are planned in side by side
+    (:func:`~solver.solve.block_plans.plan_blocks`; 1: one after the other, in this one)."""
     started = time.perf_counter()
+    if workers > 1:
+        from solver.solve.workers import warm_up
+
+        warm_up()  # the fork server imports the solver while the program is built
     stop = stop or Deadline(time_limit_s)
     # a safety stop: the stages below are limited in work
     deadline = stop.follower(time_limit_s)
@@ -141,7 +148,7 @@ def plan_horizon(
         began = time.perf_counter()
         start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
-            * START_SHARE, gap, deadline if whole else shares)
+            * START_SHARE, gap, deadline if whole else shares, workers=workers)
         stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
                                                                                   start),
                    block_bound)
@@ -513,7 +520,7 @@ class Start(NamedTuple):
 
 
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
-                  deadline: Deadline | None = None) -> Start:
+                  deadline: Deadline | None = None, workers: int = 1) -> Start:
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
@@ -534,9 +541,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
     if FIRST_PASS_LP and solver == "highs" and not all(is_direct(p, solver) for p, _ in priced):
-        return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline)
+        return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline, workers)
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
-                        deadline=deadline)
+                        deadline=deadline, workers=workers)
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -559,7 +566,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                             left_s, gap, within=True, deadline=deadline)
+                             left_s, gap, within=True, deadline=deadline, workers=workers)
         timed |= again.timed
         tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
@@ -589,8 +596,8 @@ FIRST_PASS_LP = True
 
 
 def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
-                            solver: str, budget_s: float, gap: float, deadline: Deadline | None
-                            ) -> Start:
+                            solver: str, budget_s: float, gap: float, deadline: Deadline | None,
+                            workers: int = 1) -> Start:
     """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
     relaxation gives its bound and the committed nodes it runs (fractions); the orders
     :func:`~solver.solve.order_choice.choose_orders` picks against those; then the blocks are
@@ -618,7 +625,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
         return Start(None, bound, True)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                        left_s, gap, deadline=deadline)
+                        left_s, gap, deadline=deadline, workers=workers)
     return Start(_with_orders(hp, plans, chosen), bound, True, (plans,))
 
 
