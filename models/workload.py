@@ -93,6 +93,10 @@ class Burst(Frozen):
     """Arrivals following an arrival, per window (rising ``window_gaps``): with it the model
     divides bursts over the replicas and counts a request's burst-mates (docs/capacity-model.md,
     "Bursts divided over replicas"); ``None``: the SCV alone."""
+    measured_from: str | None = None
+    """The trace the planner measured this block from, as ``fleetplan profile`` prints it,
+    where the workload links a trace (``arrival.trace``) and states no ``burst``
+    (docs/replay.md, "Replay in the plan"); ``None``: stated in the scenario."""
 
     @field_validator("followers")
     @classmethod

@@ -20,22 +20,28 @@ from solver.replay.traces import Trace
 from solver.solve.replay_loop import MAX_ROUNDS, MIN_DERATE, derate, miss_factor, plan_with_replay
 from tests.plan_fixtures import chat_8b, h100_scenario_yaml
 
-
-def _scenario_yaml(stock: int) -> str:
-    """chat on 1-GPU H100 nodes, arriving as the trace ``bursty.csv`` beside the scenario."""
-    return h100_scenario_yaml(
-        "bursty", chat_8b(arrival={"peak_rps": 12, "trace": {"path": "bursty.csv"}}),
-        stock_gpus=stock)
+#: A stated Poisson stream: the loop's tests size the bursty trace as Poisson so that its replay
+#: misses (a stated burst wins over the one measured from the trace).
+POISSON = {"interarrival_scv": 1}
 
 
-def _bursty(tmp_path: Path, stock: int = 64) -> Path:
-    """A trace of 24 prompts arriving together every 6 s for 15 minutes (4 req/s, scaled to the
+def _scenario_yaml(stock: int, burst: dict[str, object] | None = POISSON) -> str:
+    """chat on 1-GPU H100 nodes, arriving as the trace ``bursty.csv`` beside the scenario, with
+    ``burst`` stated (``None``: none)."""
+    arrival = {"peak_rps": 12, "trace": {"path": "bursty.csv"},
+               **({"burst": burst} if burst is not None else {})}
+    return h100_scenario_yaml("bursty", chat_8b(arrival=arrival), stock_gpus=stock)
+
+
+def _bursty(tmp_path: Path, stock: int = 64, burst: dict[str, object] | None = POISSON,
+            minutes: int = 15) -> Path:
+    """A trace of 24 prompts arriving together every 6 s for ``minutes`` (4 req/s, scaled to the
     planned 12): one H100 holds 12 req/s of Poisson arrivals of this size within the SLO, but a
     burst of 24 prompts of 1,000 tokens queues ~700 ms of prefill on one replica."""
-    rows = "".join(f"{6.0 * k:.1f},1000,200\n" for k in range(150) for _ in range(24))
+    rows = "".join(f"{6.0 * k:.1f},1000,200\n" for k in range(10 * minutes) for _ in range(24))
     (tmp_path / "bursty.csv").write_text("time_s,input_tokens,output_tokens\n" + rows)
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(_scenario_yaml(stock))
+    scenario.write_text(_scenario_yaml(stock, burst))
     return scenario
 
 
@@ -116,37 +122,104 @@ def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> 
     assert quiet.exit_code == 0 and "trace replay" not in quiet.stderr
 
 
-def test_a_trace_without_its_burst_block_is_warned_of_in_validate_and_plan(
+def _pasted_block(runner: CliRunner, trace: Path) -> dict[str, object]:
+    """The ``burst`` block ``fleetplan profile TRACE`` prints, as a user pastes it."""
+    printed = runner.invoke(main, ["profile", str(trace)])
+    assert printed.exit_code == 0, printed.output
+    block = yaml.safe_load(printed.stdout[printed.stdout.index("\narrival:"):])
+    burst: dict[str, object] = block["arrival"]["burst"]
+    return burst
+
+
+def test_a_trace_without_its_burst_block_is_planned_on_the_block_profile_prints(
         tmp_path: Path) -> None:
-    """A workload naming a trace but no arrival.burst is sized as Poisson and corrected only
+    """A workload naming a trace but no arrival.burst was sized as Poisson and corrected only
     by the replay's de-rating (a new user's Azure code trace: 185,844 USD/month after three
-    solves, 130,670 held at the first replay with the burst block pasted): validate and plan
-    say so and what to paste; with the block pasted, neither does."""
-    scenario = _bursty(tmp_path)
+    solves, 130,670 held at the first replay with the burst block pasted). The planner measures
+    the block from the trace as profile prints it: the same fleet as with the block pasted,
+    held at the first replay, the block in the resolved scenario, and the outputs say it was
+    measured from the trace, not assumed."""
+    scenario = _bursty(tmp_path, burst=None)
+    runner = CliRunner()
+    checked = runner.invoke(main, ["validate", str(scenario)])
+    assert checked.exit_code == 0, checked.output
+    note = (f"note: `chat`: arrival.burst measured from its trace ({tmp_path / 'bursty.csv'}; "
+            "inter-arrival SCV 23.2), as `fleetplan profile` prints it")
+    assert note in checked.stderr and "warning" not in checked.stderr
+    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+    assert planned.exit_code == 0, planned.output
+    assert note in planned.stderr and "warning" not in planned.stderr
+    measured = json.loads((tmp_path / "o" / "plan.json").read_text())
+    pasted = tmp_path / "pasted.yaml"
+    doc = yaml.safe_load(scenario.read_text())
+    block = _pasted_block(runner, tmp_path / "bursty.csv")
+    doc["workloads"][0]["arrival"]["burst"] = block
+    pasted.write_text(yaml.safe_dump(doc))
+    quiet = runner.invoke(main, ["plan", str(pasted), "--out", str(tmp_path / "p")])
+    assert quiet.exit_code == 0, quiet.output
+    assert "arrival.burst" not in quiet.stderr  # stated: nothing measured, nothing to say
+    given = json.loads((tmp_path / "p" / "plan.json").read_text())
+    assert measured["allocations"] == given["allocations"]
+    assert measured["cost"] == given["cost"]
+    assert {c["round"] for c in measured["replay"]} == {1}
+    assert all(c["holds"] for c in measured["replay"])
+    scenario.write_text(_scenario_yaml(64))  # the same trace sized as Poisson: the loop de-rates
+    poisson = _plan(tmp_path)[2]
+    assert max(c["round"] for c in poisson["replay"]) >= 2  # type: ignore[attr-defined,union-attr]
+    resolved = yaml.safe_load((tmp_path / "o" / "scenario.resolved.yaml").read_text())
+    burst = resolved["workloads"][0]["arrival"]["burst"]
+    assert burst.pop("measured_from").endswith("bursty.csv")
+    assert burst == {**block, "followers": [dict(f) for f in block["followers"]]}  # type: ignore[attr-defined]
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "inter-arrival SCV 23.2, bursts divided over replicas, measured from bursty.csv" in (
+        report)
+    assert "Poisson" not in report
+
+
+def test_a_stated_burst_wins_over_the_trace(tmp_path: Path) -> None:
+    """A workload that states its burst is planned on it, whatever its trace measures: stated
+    Poisson, the capacity model buys fewer replicas than on the trace's measured block."""
+    runner = CliRunner()
+    replicas = {}
+    for name, burst in (("measured", None), ("stated", POISSON)):
+        scenario = _bursty(tmp_path, burst=burst)
+        checked = runner.invoke(main, ["validate", str(scenario)])
+        assert checked.exit_code == 0, checked.output
+        assert ("arrival.burst measured from" in checked.stderr) is (burst is None)
+        res = runner.invoke(main, ["plan", str(scenario), "--no-replay", "--out",
+                                   str(tmp_path / name)])
+        assert res.exit_code == 0, res.output
+        replicas[name] = _replicas(json.loads((tmp_path / name / "plan.json").read_text()))
+    assert replicas["stated"] < replicas["measured"]
+    resolved = yaml.safe_load((tmp_path / "stated" / "scenario.resolved.yaml").read_text())
+    assert resolved["workloads"][0]["arrival"]["burst"] == {"interarrival_scv": 1}
+    report = (tmp_path / "stated" / "report.md").read_text()
+    assert "bursty, inter-arrival SCV 1 |" in report and "measured from" not in report
+
+
+def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path) -> None:
+    """A trace of under MIN_PEAK_MINUTES whole minutes gives no burst block: the workload is
+    sized as Poisson, and validate and plan say so and why (over periods: nothing corrects
+    it)."""
+    scenario = _bursty(tmp_path, burst=None, minutes=5)
     runner = CliRunner()
     checked = runner.invoke(main, ["validate", str(scenario)])
     assert checked.exit_code == 0, checked.output
     warning = (f"warning: `chat` names a trace ({tmp_path / 'bursty.csv'}) but no "
-               "arrival.burst: it is sized as a Poisson stream, and only the plan's trace replay "
-               "corrects that")
-    assert warning in checked.stderr
-    assert f"`fleetplan profile {tmp_path / 'bursty.csv'}` prints" in checked.stderr
-    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o")])
+               "arrival.burst, and none can be measured from the trace (it spans 4 whole "
+               "minutes, under the 10 a burst block is measured over): it is sized as a Poisson "
+               "stream, and only the plan's trace replay corrects that")
+    assert warning in checked.stderr and "note:" not in checked.stderr
+    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o"),
+                                   "--no-replay"])
     assert planned.exit_code == 0 and warning in planned.stderr
-    profiled = runner.invoke(main, ["profile", str(tmp_path / "bursty.csv"), "--json"])
-    burst = json.loads(profiled.stdout)["burstiness"]
-    pasted = tmp_path / "pasted.yaml"
-    doc = yaml.safe_load(scenario.read_text())
-    doc["workloads"][0]["arrival"]["burst"] = burst
-    pasted.write_text(yaml.safe_dump(doc))
-    quiet = runner.invoke(main, ["validate", str(pasted)])
-    assert quiet.exit_code == 0, quiet.output
-    assert "arrival.burst" not in quiet.stderr
-    doc["workloads"][0]["arrival"].pop("burst")  # over periods: no replay corrects it
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "Poisson (assumed)" in report
+    doc = yaml.safe_load(scenario.read_text())  # over periods: no replay corrects it
     doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
     doc["workloads"][0]["growth"] = [1, 1]
-    pasted.write_text(yaml.safe_dump(doc))
-    periods = runner.invoke(main, ["validate", str(pasted)])
+    scenario.write_text(yaml.safe_dump(doc))
+    periods = runner.invoke(main, ["validate", str(scenario)])
     assert "a plan over periods does not replay the trace, so nothing corrects that" in (
         periods.stderr)
 

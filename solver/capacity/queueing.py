@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -78,14 +79,17 @@ def pk_mean_wait_ms(
     return rate_per_ms * second_moment_service_ms2 / (2 * (1 - rho))
 
 
-def arrivals_label(arrival_scv: float | None, followers: bool = False) -> str:
+def arrivals_label(arrival_scv: float | None, followers: bool = False,
+                   measured_from: str | None = None) -> str:
     """How the capacity model takes a workload's arrivals, for the outputs: ``Poisson
-    (default)`` without ``arrival.burst``, else the SCV it uses, and whether it divides the
-    trace's bursts over the replicas (``followers``)."""
+    (default)`` without ``arrival.burst``, else the SCV it uses, whether it divides the
+    trace's bursts over the replicas (``followers``), and the trace the planner measured the
+    block from (``measured_from``, its file name; ``None``: stated)."""
     if arrival_scv is None:
         return "Poisson (default)"
     divided = ", bursts divided over replicas" if followers else ""
-    return f"bursty, inter-arrival SCV {arrival_scv:.3g}{divided}"
+    measured = f", measured from {Path(measured_from).name}" if measured_from else ""
+    return f"bursty, inter-arrival SCV {arrival_scv:.3g}{divided}{measured}"
 
 
 def kingman_factor(arrival_scv: float, service_scv: float) -> float:

@@ -76,10 +76,12 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
         rows = table.for_workload(workload.name)
         burst = workload.arrival.burst if workload.arrival is not None else None
         scv = None if burst is None else burst.interarrival_scv
+        arrivals = arrivals_label(scv, burst is not None and burst.followers is not None,
+                                  None if burst is None else burst.measured_from)
         out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
                    f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
                    f"{workload.slo.tpot_p95_ms:g} ms (P95), arrivals "
-                   f"{arrivals_label(scv, burst is not None and burst.followers is not None)}, "
+                   f"{arrivals}, "
                    f"{len(rows)} candidates")
         if rows:
             out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])

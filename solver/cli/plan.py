@@ -314,8 +314,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
     sc = load(scenario)
     if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
-        for warning in scenario_warnings(sc, slo=False):
-            click.echo(f"warning: {warning}", err=True)
+        for line in scenario_warnings(sc, slo=False):
+            click.echo(line, err=True)
     replanned = None
     if existing is not None:
         sc, replanned = keep_earlier_orders(sc, existing)

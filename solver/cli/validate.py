@@ -90,19 +90,35 @@ def render(summary: ScenarioSummary) -> list[str]:
 
 
 def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
-    """What a well-formed scenario should still be told: measured rows the capacity model will
-    not use; inventory and order quotes that count for nothing; an SLO no configuration meets
-    (``slo``: `plan` names those in its diagnosis instead); a trace without its burst block;
-    a node's price written per GPU."""
-    return [*summary.measured_warnings, *summary.inventory_warnings,
-            *(summary.slo_warnings if slo else ()), *summary.trace_warnings,
-            *summary.price_warnings]
+    """What a well-formed scenario should still be told, as ``note: …`` and ``warning: …``
+    lines: a burst block measured from a linked trace (a note); measured rows the capacity
+    model will not use; inventory and order quotes that count for nothing; an SLO no
+    configuration meets (``slo``: `plan` names those in its diagnosis instead); a trace without
+    its burst block that gives none; a node's price written per GPU."""
+    return [*(f"note: {n}" for n in summary.trace_notes),
+            *(f"warning: {w}" for w in (
+                *summary.measured_warnings, *summary.inventory_warnings,
+                *(summary.slo_warnings if slo else ()), *summary.trace_warnings,
+                *summary.price_warnings))]
+
+
+def summary_of(scenario: Scenario) -> ScenarioSummary:
+    """The scenario's summary with what outputs cannot compute: orders too late for a period
+    (the program's date rule), and linked traces no burst block can be measured from (the
+    replay's profile)."""
+    summary = with_lead_times(summarize(scenario), scenario)
+    if not any(w.arrival is not None and w.arrival.trace is not None and w.arrival.burst is None
+               for w in scenario.workloads):
+        return summary
+    from solver.replay.trace_burst import trace_burst_warnings  # numpy: only where a trace is
+
+    return summary.model_copy(update={"trace_warnings": tuple(trace_burst_warnings(scenario))})
 
 
 def scenario_warnings(scenario: Scenario, slo: bool = True) -> list[str]:
     """:func:`warnings_of` the scenario's summary (`plan` prints them before it plans: a user
     who runs plan alone, as README's first command does, saw none of them)."""
-    return warnings_of(with_lead_times(summarize(scenario), scenario), slo)
+    return warnings_of(summary_of(scenario), slo)
 
 
 @click.command("validate")
@@ -114,9 +130,9 @@ def command(scenario: Path | None, as_json: bool) -> None:
     Exit 0 when valid; exit 2 with every problem (file, place in it, fix) when not.
     """
     sc = load(scenario)
-    summary = with_lead_times(summarize(sc), sc)
-    for warning in warnings_of(summary):
-        click.echo(f"warning: {warning}", err=True)
+    summary = summary_of(sc)
+    for line in warnings_of(summary):
+        click.echo(line, err=True)
     if as_json:
         echo_json({"valid": True, **summary.model_dump(mode="json")})
         return

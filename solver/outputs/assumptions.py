@@ -20,10 +20,25 @@ from models.scenario import Scenario
 from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
 from solver.outputs.labels import label, plural
 
-__all__ = ["ASSUMED", "AssumedHeldPrice", "Assumption", "BorrowedCosts", "OfferTerms",
-           "arrivals_assumed", "assumed_figures", "assumed_held_prices", "borrowed_assumption",
-           "borrowed_costs_in_plan", "borrowed_sentence", "offer_assumes", "offers_bought",
-           "plan_assumptions", "price_source", "utilization_assumed"]
+__all__ = [
+    "ASSUMED",
+    "AssumedHeldPrice",
+    "Assumption",
+    "BorrowedCosts",
+    "OfferTerms",
+    "arrivals_assumed",
+    "assumed_figures",
+    "assumed_held_prices",
+    "borrowed_assumption",
+    "borrowed_costs_in_plan",
+    "borrowed_sentence",
+    "measured_bursts",
+    "offer_assumes",
+    "offers_bought",
+    "plan_assumptions",
+    "price_source",
+    "utilization_assumed",
+]
 
 #: Purchase kinds in the order a price table lists them.
 PURCHASE_KINDS = CLOUD_KINDS
@@ -63,23 +78,19 @@ def arrivals_assumed(workload: Workload) -> bool:
     return workload.arrival is not None and workload.arrival.burst is None
 
 
-def unprofiled_traces(scenario: Scenario) -> list[str]:
-    """A warning for each workload that names a trace (``arrival.trace``) but gives no
-    ``arrival.burst``: the capacity model sizes it as a Poisson stream, and only the plan's
-    replay, which de-rates every configuration of a workload that misses, corrects it, and may
-    buy more than the traffic needs (docs/replay.md, "Replay in the plan")."""
+def measured_bursts(scenario: Scenario) -> list[str]:
+    """A note for each workload whose ``arrival.burst`` the planner measured from its linked
+    trace (``burst.measured_from``: it named a trace and stated no burst), as ``fleetplan
+    profile`` prints the block (docs/replay.md, "Replay in the plan")."""
     out = []
     for w in scenario.workloads:
-        if w.arrival is None or w.arrival.trace is None or w.arrival.burst is not None:
+        burst = w.arrival.burst if w.arrival is not None else None
+        if burst is None or burst.measured_from is None:
             continue
-        path = w.arrival.trace.path
-        then = ("a plan over periods does not replay the trace, so nothing corrects that"
-                if scenario.multi_period else
-                "only the plan's trace replay corrects that, by de-rating every configuration "
-                "of it where the replay misses, which may buy more than the traffic needs")
-        out.append(f"`{w.name}` names a trace ({path}) but no arrival.burst: it is sized as a "
-                   f"Poisson stream, and {then} — paste under its arrival the `burst` block "
-                   f"`fleetplan profile {path}` prints")
+        out.append(f"`{w.name}`: arrival.burst measured from its trace ({burst.measured_from}; "
+                   f"inter-arrival SCV {burst.interarrival_scv:.3g}), as `fleetplan profile` "
+                   f"prints it — the scenario states none; state arrival.burst to plan on "
+                   f"another")
     return out
 
 

@@ -194,7 +194,8 @@ def _arrivals(w: Workload) -> str:
         return "batch window"
     if w.arrival.burst is not None:
         return arrivals_label(w.arrival.burst.interarrival_scv,
-                              w.arrival.burst.followers is not None)
+                              w.arrival.burst.followers is not None,
+                              w.arrival.burst.measured_from)
     return _assumed("Poisson", arrivals_assumed(w))
 
 

@@ -21,7 +21,7 @@ from models.prices import node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
-from solver.outputs.assumptions import ASSUMED, assumed_held_prices, unprofiled_traces
+from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
 
@@ -100,7 +100,7 @@ class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
     omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings",
-                         "price_warnings")
+                         "price_warnings", "trace_notes")
 
     name: str
     description: str
@@ -128,8 +128,12 @@ class ScenarioSummary(OmitDefaults):
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
     trace_warnings: tuple[str, ...] = ()
-    """Each workload that names a trace but gives no burstiness: sized as Poisson, corrected
-    only by the plan's replay (solver.outputs.assumptions.unprofiled_traces)."""
+    """Each workload that names a trace but gives no burstiness, and whose trace gives none
+    (too short): sized as Poisson, corrected only by the plan's replay (set by the CLI:
+    solver.replay.trace_burst.trace_burst_warnings)."""
+    trace_notes: tuple[str, ...] = ()
+    """Each workload whose burstiness the planner measured from its trace (it states none):
+    solver.outputs.assumptions.measured_bursts."""
     price_warnings: tuple[str, ...] = ()
     """Each offer price per GPU-hour that reads as a node's price (models.prices,
     ``node_price_warnings``)."""
@@ -323,7 +327,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         inventory_warnings=held_warnings,
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
-        trace_warnings=tuple(unprofiled_traces(scenario)),
+        trace_notes=tuple(measured_bursts(scenario)),
         price_warnings=tuple(node_price_warnings(scenario.zones,
                                                  {g.name: g for g in scenario.gpus})),
     )

@@ -742,7 +742,8 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("Runtime", [w.runtime for w in wls]),
         ("Peak [req/s]", [w.arrival.peak_rps if w.arrival else None for w in wls]),
         ("Arrivals", [(arrivals_label(w.arrival.burst.interarrival_scv,
-                                      w.arrival.burst.followers is not None)
+                                      w.arrival.burst.followers is not None,
+                                      w.arrival.burst.measured_from)
                        if w.arrival.burst
                        else f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson")
                       if w.arrival else "batch window" for w in wls]),

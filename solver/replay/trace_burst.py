@@ -1,0 +1,102 @@
+"""A linked trace's burst block, measured where the workload states none.
+
+A workload that names a trace (``arrival.trace``) but gives no ``arrival.burst`` was sized as
+a Poisson stream, and only the plan's replay corrected it, by de-rating, at a dearer fleet
+than the trace's own block gives (docs/replay.md, "Replay in the plan"). Measured numbers beat
+assumed ones: :func:`with_trace_bursts` measures the block from the trace exactly as
+``fleetplan profile`` prints it (:func:`~solver.replay.profile.workload_fields` of
+:func:`~solver.replay.profile.profile_trace`, rounded as printed) and puts it in the scenario,
+``measured_from`` naming the trace, so the resolved scenario a plan writes carries it. A stated
+``burst`` always wins. A trace of fewer than :data:`~solver.replay.profile.MIN_PEAK_MINUTES`
+whole minutes (its followers' windows are set by a busiest minute of a handful) or fewer than
+three arrivals apart in time gives none: the workload stays Poisson, and
+:func:`trace_burst_warnings` says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.scenario import Scenario
+from models.workload import Burst, TraceLink, Workload
+from solver.replay.profile import MIN_PEAK_MINUTES, profile_trace, workload_fields
+from solver.replay.traces import TraceFormat, read_trace
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a trace gives: its burst block, or why none (exactly one is set)."""
+
+    burst: Burst | None
+    why_not: str | None = None
+
+
+#: Measured blocks by (path, format, modification time [ns], size [bytes]): a process that loads
+#: a scenario more than once (compare, sweep, tests) reads each trace once.
+_CACHE: dict[tuple[str, str | None, int, int], Measured] = {}
+
+
+def measure(link: TraceLink) -> Measured:
+    """The burst block ``fleetplan profile`` prints for the linked trace (path absolute, as the
+    loader makes it), ``measured_from`` its path; or why the trace gives none."""
+    path = Path(link.path)
+    stat = path.stat()
+    key = (link.path, link.format, stat.st_mtime_ns, stat.st_size)
+    if key not in _CACHE:
+        _CACHE[key] = _measure(path, link.format)
+    return _CACHE[key]
+
+
+def _measure(path: Path, fmt: str | None) -> Measured:
+    profile = profile_trace(read_trace(path, TraceFormat(fmt) if fmt else None))
+    minutes = profile.whole_minutes
+    if minutes < MIN_PEAK_MINUTES:
+        return Measured(None, f"it spans {minutes} whole minute{'' if minutes == 1 else 's'}, "
+                              f"under the {MIN_PEAK_MINUTES} a burst block is measured over")
+    block = workload_fields(profile)["arrival"].get("burst")
+    if block is None:
+        return Measured(None, "it has fewer than three arrivals apart in time")
+    return Measured(Burst.model_validate({**block, "measured_from": str(path)}))
+
+
+def _unstated(w: Workload) -> TraceLink | None:
+    """The workload's trace where it states no burst (else ``None``)."""
+    if w.arrival is None or w.arrival.trace is None or w.arrival.burst is not None:
+        return None
+    return w.arrival.trace
+
+
+def with_trace_bursts(scenario: Scenario) -> Scenario:
+    """``scenario`` with each workload that links a trace and states no ``arrival.burst``
+    given the block measured from its trace (where the trace gives one)."""
+    workloads = []
+    for w in scenario.workloads:
+        link = _unstated(w)
+        burst = measure(link).burst if link is not None else None
+        if burst is not None and w.arrival is not None:
+            w = w.model_copy(update={"arrival": w.arrival.model_copy(update={"burst": burst})})
+        workloads.append(w)
+    if all(a is b for a, b in zip(workloads, scenario.workloads, strict=True)):
+        return scenario
+    return scenario.model_copy(update={"workloads": tuple(workloads)})
+
+
+def trace_burst_warnings(scenario: Scenario) -> list[str]:
+    """A warning for each workload that links a trace, states no burst, and whose trace gives
+    none (after :func:`with_trace_bursts`: the only ones left): it is sized as Poisson."""
+    out = []
+    for w in scenario.workloads:
+        link = _unstated(w)
+        if link is None:
+            continue
+        why = measure(link).why_not or "it gives no burst block"
+        then = ("a plan over periods does not replay the trace, so nothing corrects that"
+                if scenario.multi_period else
+                "only the plan's trace replay corrects that, by de-rating every configuration "
+                "of it where the replay misses, which may buy more than the traffic needs")
+        out.append(f"`{w.name}` names a trace ({link.path}) but no arrival.burst, and none can "
+                   f"be measured from the trace ({why}): it is sized as a Poisson stream, and "
+                   f"{then} — give arrival.burst as `fleetplan profile` prints it for a longer "
+                   f"trace of the same traffic")
+    return out
