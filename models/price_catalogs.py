@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from models.common import CatalogLayout
 from models.errors import InputError, Problem
@@ -227,9 +227,15 @@ def _spot_or_nan(on_demand: float, spot: float) -> float:
 
 def _subset(frame: pd.DataFrame, file: str, layout: CatalogLayout,
             problems: list[Problem]) -> list[NodeRow]:
+    return _subset_rows(enumerate(r for _, r in frame.iterrows()), file, problems)
+
+
+def _subset_rows(cells: Iterable[tuple[int, Any]], file: str, problems: list[Problem]
+                 ) -> list[NodeRow]:
+    """Node rows of fleetplan's subset layout from (row index, ``row[column]`` → text)."""
     rows: list[NodeRow] = []
-    for i, r in frame.iterrows():
-        line = int(str(i)) + 2
+    for i, r in cells:
+        line = i + 2
         for col in ("instance_type", "accelerator", "region", "zone"):
             if not r[col].strip():
                 problems.append(Problem(file, f"row {line}.{col}", "empty",
@@ -243,6 +249,22 @@ def _subset(frame: pd.DataFrame, file: str, layout: CatalogLayout,
         if node is not None:
             rows.append((r["instance_type"], node[0], node[1], on_demand, spot, r["region"],
                          r["zone"], node[2]))
+    return rows
+
+
+def subset_node_rows(path: Path) -> list[NodeRow]:
+    """The node rows of a price table in fleetplan's subset layout (the bundled ones), read
+    without pandas: a check at start-up (``validate``'s node-price warning) reads it, and
+    pandas alone takes longer to import than the whole command."""
+    file = str(path)
+    check_file(path, "price catalog")
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f)
+        cells = [(i, {k.strip(): v for k, v in row.items()}) for i, row in enumerate(reader)]
+    problems: list[Problem] = []
+    rows = _subset_rows(cells, file, problems)
+    if problems:
+        raise InputError(problems[:20])
     return rows
 
 

@@ -22,7 +22,12 @@ from models.limits import RANGES, range_fix
 from models.names import ZoneName, resolve_gpu, zone_id_for
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms, Zone
 from models.price_catalogs import SKYPILOT_ACCELERATORS as ACCELERATOR_NAMES
-from models.price_catalogs import SUBSET_COLUMNS, file_layout, read_node_prices
+from models.price_catalogs import (
+    SUBSET_COLUMNS,
+    file_layout,
+    read_node_prices,
+    subset_node_rows,
+)
 from models.quotes import zones_from_quotes
 from models.scenario import PriceTable
 
@@ -201,11 +206,9 @@ def reference_prices_per_gpu_hour() -> dict[str, tuple[float, str]]:
     (``builtin:aws``) and the instance that lists it."""
     from inputs import catalog_dir
 
-    frame = read_node_prices(catalog_dir() / "prices" / "aws_gpu_prices.csv").frame
     out: dict[str, tuple[float, str]] = {}
-    for gpu, count, node_price, instance in zip(
-            frame["gpu"].tolist(), frame["gpus_per_node"].tolist(),
-            frame["node_price_ondemand"].tolist(), frame["instance_type"].tolist(), strict=True):
+    for instance, gpu, count, node_price, *_ in subset_node_rows(
+            catalog_dir() / "prices" / "aws_gpu_prices.csv"):
         price = float(node_price) / int(count)
         if math.isfinite(price) and price > out.get(str(gpu), (0.0, ""))[0]:
             out[str(gpu)] = (price, str(instance))
