@@ -484,8 +484,8 @@ def test_a_fleet_vector_and_its_named_values_agree() -> None:
 class _Event:
     """A stand-in for highspy's user-solution callback event."""
 
-    def __init__(self, nodes: int) -> None:
-        self.data_out = type("Out", (), {"mip_node_count": nodes})()
+    def __init__(self, nodes: int = 0, bound: float = -np.inf) -> None:
+        self.data_out = type("Out", (), {"mip_node_count": nodes, "mip_dual_bound": bound})()
         self.data_in = type("In", (), {"user_has_solution": False,
                                        "setSolution": lambda self, x: setattr(self, "x", x)})()
 
@@ -530,20 +530,11 @@ def test_a_start_handed_over_after_the_cut_rounds_reaches_highs(
     assert not model.broken_rows(np.where(model.integer, np.round(result.x), result.x))
 
 
-class _BoundEvent:
-    """A stand-in for highspy's user-solution callback event, with HiGHS's bound."""
-
-    def __init__(self, bound: float) -> None:
-        self.data_out = type("Out", (), {"mip_dual_bound": bound})()
-        self.data_in = type("In", (), {"user_has_solution": False,
-                                       "setSolution": lambda self, x: setattr(self, "x", x)})()
-
-
 def test_a_held_back_fleet_is_handed_over_once_the_bound_proves_it() -> None:
     from solver.solve.highs import _WhenProven
 
     held = _WhenProven(np.array([3.0, 4.0]), cost=100.0, gap=0.01)
-    events = [_BoundEvent(b) for b in (-np.inf, 90.0, 98.99, 99.0, 99.5)]
+    events = [_Event(bound=b) for b in (-np.inf, 90.0, 98.99, 99.0, 99.5)]
     for e in events:
         held(e)
     assert [e.data_in.user_has_solution for e in events] == [False, False, False, True, False]
