@@ -484,8 +484,8 @@ def test_a_fleet_vector_and_its_named_values_agree() -> None:
 class _Event:
     """A stand-in for highspy's user-solution callback event."""
 
-    def __init__(self, nodes: int) -> None:
-        self.data_out = type("Out", (), {"mip_node_count": nodes})()
+    def __init__(self, nodes: int = 0, bound: float = -np.inf) -> None:
+        self.data_out = type("Out", (), {"mip_node_count": nodes, "mip_dual_bound": bound})()
         self.data_in = type("In", (), {"user_has_solution": False,
                                        "setSolution": lambda self, x: setattr(self, "x", x)})()
 
@@ -528,3 +528,72 @@ def test_a_start_handed_over_after_the_cut_rounds_reaches_highs(
     assert result.x is not None and result.objective is not None
     assert result.objective <= model.cost_of(start) * (1 + 1e-9)
     assert not model.broken_rows(np.where(model.integer, np.round(result.x), result.x))
+
+
+def test_a_held_back_fleet_is_handed_over_once_the_bound_proves_it() -> None:
+    from solver.solve.highs import _WhenProven
+
+    held = _WhenProven(np.array([3.0, 4.0]), cost=100.0, gap=0.01)
+    events = [_Event(bound=b) for b in (-np.inf, 90.0, 98.99, 99.0, 99.5)]
+    for e in events:
+        held(e)
+    assert [e.data_in.user_has_solution for e in events] == [False, False, False, True, False]
+    assert list(events[3].data_in.x) == [3.0, 4.0]  # at the first bound within 1 % of 100
+
+
+def _joint_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every joint solve's start and held-back fleet, the joint solve itself not run."""
+    calls: list[dict[str, Any]] = []
+
+    def spy(model: Model, deadline: Deadline, limit_s: float, gap: float,
+            **kwargs: Any) -> RunResult:
+        calls.append(kwargs)
+        return RunResult(SolveStatus.time_limit, None, None, None, 0.0)
+
+    monkeypatch.setattr(strategy, "run", spy)
+    return calls
+
+
+def test_with_many_replicas_per_slot_the_joint_solve_starts_from_the_greedy_fleet(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # small x25, its stages' fleet 3.9 % above the LP (within NEAR_GAPS = 5 gaps of 1 %): the
+    # fleet stays the plan's, HiGHS starts from the greedy fleet and is handed the stages'
+    # fleet only once its bound proves it (benchmarks/README.md, "Run I")
+    calls = _joint_calls(monkeypatch)
+    program, model, greedy = _small_x25_greedy()
+    _, outcome = strategy.solve_shared(program.data, "highs", 30.0, 0.01)
+    (call,) = calls
+    stages = {s.name for s in outcome.report.stages}
+    assert {"lp-support", "hours"} <= stages  # the many-replicas path ran
+    assert call["start"] is not None and np.array_equal(call["start"], greedy)
+    held = call["when_proven"]
+    assert held is not None and outcome.report.objective is not None
+    assert model.cost_of(held) == pytest.approx(outcome.report.objective)  # the plan's fleet
+    assert model.cost_of(held) < model.cost_of(greedy)
+    assert not call.get("start_after_cuts", False)
+
+
+def test_far_from_the_bound_the_stages_fleet_is_handed_over_after_the_cut_rounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same program, its stages' fleet (3.9 % above the LP) counted as far: HiGHS takes it
+    # after its root cut rounds, as at large x25, where the root's bound is what the minute gives
+    monkeypatch.setattr(strategy, "NEAR_GAPS", 3.0)
+    calls = _joint_calls(monkeypatch)
+    program, model, greedy = _small_x25_greedy()
+    _, outcome = strategy.solve_shared(program.data, "highs", 30.0, 0.01)
+    (call,) = calls
+    assert call["start_after_cuts"] and call.get("when_proven") is None
+    assert outcome.report.objective is not None
+    assert model.cost_of(call["start"]) == pytest.approx(outcome.report.objective)
+    assert model.cost_of(call["start"]) < model.cost_of(greedy)
+
+
+def test_with_few_replicas_per_slot_the_joint_solve_starts_from_the_incumbent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _joint_calls(monkeypatch)
+    program = three_blocks()
+    model = model_of(program)
+    _, outcome = strategy.solve_shared(program.data, "highs", 20.0, 1e-9)
+    (call,) = calls
+    assert call.get("when_proven") is None and outcome.report.objective is not None
+    assert model.cost_of(call["start"]) == pytest.approx(outcome.report.objective)

@@ -322,6 +322,7 @@ def run(
     restriction: Restriction | None = None,
     start: Vector | None = None,
     start_after_cuts: bool = False,
+    when_proven: Vector | None = None,
     cutoff: float | None = None,
     relaxation: bool = False,
     objective: Vector | None = None,
@@ -334,9 +335,11 @@ def run(
     deadline.
 
     ``start`` is a fleet HiGHS takes as its first incumbent (with ``start_after_cuts``, only after
-    its first root cut rounds: :class:`_LateStart`); ``cutoff`` a cost no fleet worth
-    finding reaches (HiGHS prunes against it, so a restriction that cannot beat the incumbent ends
-    early); ``relaxation`` solves the LP relaxation (its optimum is a valid lower bound);
+    its first root cut rounds: :class:`_LateStart`); ``when_proven`` a fleet handed to HiGHS
+    only once its bound proves that fleet within ``gap`` (:class:`_WhenProven`); ``cutoff`` a
+    cost no fleet worth finding reaches (HiGHS prunes against it, so a restriction that cannot
+    beat the incumbent ends early); ``relaxation`` solves the LP relaxation (its optimum is a
+    valid lower bound);
     ``objective`` replaces the cost minimised (the result's ``objective`` is still the fleet's
     cost, and its bound is then not one of the cost);
     ``halt`` stops it early besides the deadline (another stage has made it pointless);
@@ -373,6 +376,8 @@ def run(
     if restriction is not None and len(restriction.columns):
         h.changeColsBounds(len(restriction.columns), restriction.columns, restriction.lower,
                            restriction.upper)
+    if when_proven is not None:
+        h.cbMipUserSolution.subscribe(_WhenProven(when_proven, model.cost_of(when_proven), gap))
     if start is not None and start_after_cuts:
         h.cbMipUserSolution.subscribe(_LateStart(start))
     elif start is not None:
@@ -436,6 +441,28 @@ class _LateStart:
             event.data_in.setSolution(self.start)
             event.data_in.user_has_solution = True
             self.given = True
+
+
+class _WhenProven:
+    """Hands a fleet to HiGHS at the first of its user-solution calls at which its bound proves
+    the fleet within the gap, so that the solve then ends proven at once; until then HiGHS
+    searches from its own fleets, its searches around an incumbent (RINS, local search) not
+    drawn to this one. The calls come at fixed points of HiGHS's search, with the bound HiGHS
+    holds there, so when the fleet is handed is the same from run to run."""
+
+    def __init__(self, x: Vector, cost: float, gap: float) -> None:
+        self.x = np.asarray(x, dtype=np.float64)
+        self.proven_at = cost * (1 - gap)
+        """The bound that proves the fleet within the gap [currency/month]."""
+        self.given = False
+
+    def __call__(self, event: Any) -> None:
+        bound = _finite(event.data_out.mip_dual_bound)
+        if self.given or bound is None or bound < self.proven_at:
+            return
+        event.data_in.setSolution(self.x)
+        event.data_in.user_has_solution = True
+        self.given = True
 
 
 class _Watch:

@@ -107,6 +107,9 @@ class Context:
     """Set when the solve overran the deadline and was left behind: it stops at once."""
     on_abandon: list[Callable[[], None]] = field(default_factory=list)
     """Called when the solve is abandoned (records of the stages still running)."""
+    first_x: Vector | None = None
+    """The greedy fleet, once the ``greedy`` stage has found it: the joint solve's start where
+    the stages' fleet is held back from it (:func:`~solver.solve.strategy.solve_shared`)."""
     lp_x: Vector | None = None
     """The LP relaxation's solution, once the ``lp`` stage has solved it."""
     grouped_fleet: tuple[tuple[tuple[str, ...], ...], dict[ReplicaKey, int]] | None = None
@@ -204,7 +207,8 @@ def greedy(ctx: Context, budget: float) -> None:
     """The greedy fleet."""
     values = greedy_start(ctx.program)
     if values is not None:
-        ctx.incumbent.offer(ctx.model.vector(values), "greedy")
+        ctx.first_x = ctx.model.vector(values)
+        ctx.incumbent.offer(ctx.first_x, "greedy")
 
 
 def lp(ctx: Context, budget: float) -> None:

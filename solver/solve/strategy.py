@@ -80,6 +80,11 @@ OnProgress = Callable[[Progress, str], None]
 #: Share of the limit the ``hours`` stage may use where the LP holds many replicas per slot
 #: (it ends sooner once a pass over the slices finds nothing cheaper) [1].
 HOURS_SHARE = 0.3
+#: Where the LP holds many replicas per slot, the stages' fleet within this many target gaps of
+#: the bound before the joint solve (the LP's) is held back from HiGHS until its bound proves it
+#: (:func:`_joint`): small ×25 3.9 %, medium ×25 3.0 % and large ×100 2.2 % above the LP, held
+#: back; large ×25 11.4 %, handed over (benchmarks/README.md, "Run I") [1].
+NEAR_GAPS = 5.0
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
@@ -329,16 +334,31 @@ def _wait(thread: threading.Thread, deadline: Deadline) -> None:
 
 
 def _joint(ctx: Context, name: str) -> RunResult:
-    """HiGHS on the whole program from the incumbent for the time left; what it finds and
-    proves goes to the incumbent as it comes (its improving-solution and interrupt
-    callbacks). Where the LP holds many replicas per slot the incumbent is handed over after
-    HiGHS's first root cut rounds (:func:`~solver.solve.highs.run`'s ``start_after_cuts``):
-    given before them it slowed them several-fold at ×100."""
-    _, start = ctx.incumbent.newer_than(0)
+    """HiGHS on the whole program for the time left; what it finds and proves goes to the
+    incumbent as it comes (its improving-solution and interrupt callbacks).
+
+    Where the LP holds few replicas per slot HiGHS starts from the incumbent. Where it holds
+    many and the stages' fleet is within :data:`NEAR_GAPS` target gaps of the bound (the
+    LP's), the fleet stays the plan's but HiGHS starts from the greedy fleet, and is handed
+    the stages' fleet only once its bound proves it (:func:`~solver.solve.highs.run`'s
+    ``when_proven``, so that it then ends at once): branch and bound can close such a gap
+    within the minute, and HiGHS's searches around its incumbent (RINS, local search), given
+    that fleet — which none of the stages' neighbourhoods improves — search the same place: at
+    small ×25 over 12 HiGHS seeds the greedy start proved 1 % within 60 CPU-s at 9, the
+    stages' fleet at 5 (benchmarks/README.md, "Run I"). Further from the bound (large ×25)
+    the minute ends at the root, whose bound the stages' fleet may help (one pair: 866.0 k
+    with it, 863.1 k without), and the fleet is handed over after HiGHS's first root cut
+    rounds (``start_after_cuts``): given before them it slowed them several-fold at ×100."""
+    many = many_replicas(ctx)
+    gap = ctx.incumbent.gap()
+    held_back = many and gap is not None and gap <= NEAR_GAPS * ctx.gap
+    _, fleet = ctx.incumbent.newer_than(0)
+    start = ctx.first_x if held_back else fleet
     ctx.incumbent.running(name, True)
     try:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
-                     start_after_cuts=many_replicas(ctx),
+                     when_proven=fleet if held_back else None,
+                     start_after_cuts=many and not held_back,
                      on_progress=ctx.incumbent.progress,
                      on_solution=lambda x: ctx.incumbent.offer(x, name),
                      halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
