@@ -52,3 +52,18 @@ def test_a_status_says_how_close_to_the_cheapest_it_is_proven() -> None:
             == "Proven within the requested gap of the cheapest")
     assert status_label(SolveStatus.time_limit, report(0.2)) == "Stopped at the time limit"
     assert status_label(SolveStatus.infeasible, report(None)) == "Infeasible"
+
+
+def test_a_fallback_fleet_is_named_in_the_status_whether_the_clock_or_the_user_stopped_it() -> None:
+    """Ctrl-C before any stage found a fleet over periods leaves the fallback fleet: the report's
+    and workbook's status said only "Interrupted" (the terminal's note said fallback), so a
+    reader of report.md could take a greedy fleet for a searched one."""
+    from models.plan import FALLBACK_STAGE, SolverReport, SolverStage
+
+    fallback = SolverReport(name="highs", seconds=1.0, gap=0.8,
+                            stages=(SolverStage(name=FALLBACK_STAGE, seconds=0.1),))
+    searched = SolverReport(name="highs", seconds=1.0, gap=0.8)
+    assert status_label(SolveStatus.interrupted, fallback) == "Interrupted, fallback fleet"
+    assert status_label(SolveStatus.interrupted, searched) == "Interrupted"
+    assert (status_label(SolveStatus.time_limit, fallback)
+            == "Stopped at the time limit, fallback fleet")

@@ -116,8 +116,13 @@ def status_label(status: SolveStatus, solver: SolverReport) -> str:
         if not proves_cheapest(status, solver):
             return f"Proven within {solver.gap:.2%} of the cheapest"
         return "Optimal"
+    # a fallback fleet (no stage found one) is said wherever the status is: the report's and
+    # workbook's status line too, not only the terminal's note — stopped by the clock or the user
+    fallback = ", fallback fleet" if solver.fallback else ""
     if status is SolveStatus.time_limit:
-        return "Stopped at the time limit" + (", fallback fleet" if solver.fallback else "")
+        return "Stopped at the time limit" + fallback
+    if status is SolveStatus.interrupted:
+        return label(status) + fallback
     return label(status)
 
 
