@@ -219,6 +219,28 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert f"warning: {warning}" in result.stderr
 
 
+def test_owned_terms_in_a_one_day_scenario_are_warned_to_buy_nothing(tmp_path: Path) -> None:
+    """A new user's scenario with an offer selling `owned` hardware and no horizon validated
+    silently, and its plan bought none of it (infeasible: "`chat` is 20 req/s short"): owned
+    hardware is ordered only over periods. quarterly.yaml without its horizon, inventory and
+    demand scenarios is such a scenario; with them (the test above) no warning."""
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    for key in ("horizon", "inventory", "demand_scenarios"):
+        doc.pop(key)
+    for w in doc["workloads"]:
+        for key in ("growth", "events", "migrations"):
+            w.pop(key, None)
+    path = tmp_path / "one_day.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = run("--json", str(path))
+    assert result.exit_code == 0, result.output
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("onprem-dc1: H100-SXM's `owned` hardware is bought only in a plan "
+                              "over periods"), warning
+    assert "add `horizon: {start, period_months, count}`" in warning
+    assert f"warning: {warning}" in result.stderr
+
+
 def test_a_demand_scenario_growth_per_workload_is_shown(tmp_path: Path) -> None:
     doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
     doc["demand_scenarios"][2]["growth"] = {"chat": [1, 1.5, 2, 2.5]}

@@ -240,8 +240,8 @@ def held_periods(line: HeldNodes, horizon: Horizon) -> list[int]:
 
 def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What ``validate`` says of planning over time (:attr:`ScenarioSummary.over_time`), and
-    the inventory lines that count for nothing (a reservation that ended before the horizon
-    passed silently)."""
+    the inventory lines and owned terms that count for nothing (a reservation that ended before
+    the horizon, an `owned` offer in a one-day scenario: both passed silently)."""
     lines: list[str] = []
     warnings: list[str] = []
     h, cur = scenario.horizon, scenario.policy.currency
@@ -269,6 +269,16 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
                          f"{', '.join(map(str, periods))}")
         lines.append(f"inventory: {text}")
+    if not scenario.multi_period:
+        # the single-period program sells no committed orders: an `owned` section was accepted
+        # and bought nothing, and an infeasible plan said only "short of its demand"
+        warnings += [f"{zone.id}: {offer.gpu}'s `owned` hardware is bought only in a plan "
+                     "over periods (a `horizon`, an `inventory` or "
+                     "`demand_scenarios`): a single-period plan uses none of it — add "
+                     "`horizon: {start, period_months, count}` (README, \"Quarterly "
+                     "procurement\"), or sell the GPU there as reserved or on-demand"
+                     for zone in scenario.zones for offer in zone.offers
+                     if offer.owned is not None]
     if scenario.demand_scenarios:
         lines.append("demand scenarios: " + ", ".join(
             f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))
