@@ -618,7 +618,11 @@ def linked_traces(workloads: tuple[Workload, ...], path: Path, problems: list[Pr
             out.append(wl)
             continue
         trace_path = _resolve_path(path, link.path)
-        if not trace_path.is_file():
+        if trace_path.is_dir():  # said "not found" of a path that exists, as profile once did
+            problems.append(Problem(str(path), f"workloads[{i}].arrival.trace.path",
+                                    f"{trace_path} is a directory, not a request trace file",
+                                    "name the trace file in it (relative to the scenario file)"))
+        elif not trace_path.is_file():
             problems.append(Problem(str(path), f"workloads[{i}].arrival.trace.path",
                                     f"trace file {trace_path} not found",
                                     missing_trace_fix(trace_path)

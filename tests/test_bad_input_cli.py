@@ -546,6 +546,20 @@ def test_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
                        f"{tmp_path}: is a directory, not a request trace file")
 
 
+def test_linked_trace_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    # A new user's arrival.trace naming the traces folder: "trace file … not found" for a path
+    # that exists (profile says "is a directory", the test above).
+    (tmp_path / "traces").mkdir()
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["workloads"][0]["arrival"]["trace"] = {"path": "traces"}
+    path = tmp_path / "linked.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert_clean_error(run("validate", str(path)),
+                       f"{path}: workloads[0].arrival.trace.path",
+                       f"{tmp_path / 'traces'} is a directory, not a request trace file",
+                       "name the trace file in it")
+
+
 def test_missing_public_trace_says_where_to_download_it(tmp_path: Path) -> None:
     # The walk-through's first command, from a clone without ../shared: "file not found —
     # check the path" left the planner to find the README's paragraph on the public traces.
