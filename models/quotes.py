@@ -48,6 +48,12 @@ UPFRONT = ("none", "partial", "all")
 _KINDS = {name_key(k.value): k for k in CLOUD_KINDS}
 
 
+def _node_text(node: tuple[str | None, int]) -> str:
+    """A quoted node type as people read it: ``p5.48xlarge nodes (8 GPUs)``, ``8-GPU nodes``."""
+    instance, gpus = node
+    return f"{instance} nodes ({gpus} GPUs)" if instance else f"{gpus}-GPU nodes"
+
+
 def _cell(row: pd.Series, column: str) -> str:
     return str(row[column]).strip() if column in row.index else ""
 
@@ -185,9 +191,12 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
             per_node or catalog[gpu].gpus_per_node)
     key = (zone, gpu)
     if key in rows.node and rows.node[key] != node:
-        problems.append(Problem(file, f"{at}.gpu", f"{gpu} in {zone} is quoted as "
-                                f"{rows.node[key][1]}-GPU and {node[1]}-GPU nodes",
-                                "quote one node type per zone and GPU"))
+        # the instance type is said too: rows naming `H100` and `p5.48xlarge` (8 GPUs each)
+        # read "quoted as 8-GPU and 8-GPU nodes"
+        problems.append(Problem(file, f"{at}.gpu", f"{gpu} in {zone} is quoted on "
+                                f"{_node_text(rows.node[key])} and on {_node_text(node)}",
+                                "quote one node type per zone and GPU: name the same instance "
+                                "type (or GPU name) and GPUs per node on each of its rows"))
         return
     terms = rows.terms.setdefault(key, {})
     quoted = [(r.commitment_months, r.upfront.value) for r in rows.reserved.get(key, [])]

@@ -206,6 +206,18 @@ def test_reserved_terms_side_by_side_and_a_repeated_quote(tmp_path: Path) -> Non
                      "row 6.kind": "`owned` is not a purchase kind"}
 
 
+def test_one_gpu_quoted_on_two_node_types_says_how_they_differ(tmp_path: Path) -> None:
+    # A new user quoting H100 on one row and p5.48xlarge on the next was told "quoted as
+    # 8-GPU and 8-GPU nodes": the sizes match, the instance type is what differs.
+    path = quotes(tmp_path, "z-1,H100,on_demand,,,12.29,16,,,\n"
+                            "z-1,p5.48xlarge,reserved,12,none,7.5,16,,,\n")
+    (problem,) = problems(path)
+    assert problem.location == "row 3.gpu"
+    assert problem.message == ("H100-SXM in z-1 is quoted on 8-GPU nodes and on p5.48xlarge "
+                               "nodes (8 GPUs)")
+    assert "name the same instance type" in problem.fix
+
+
 # --- AWS zone names -------------------------------------------------------------------------
 
 
