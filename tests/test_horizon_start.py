@@ -503,6 +503,29 @@ def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.Monke
     assert calls == []
 
 
+def test_workers_are_capped_at_the_cores_so_one_core_plans_blocks_one_after_the_other(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--workers 64`` on a machine of one core: more processes would only share it (each
+    block's spare seconds sized for a core of its own), so the blocks are planned here, one
+    after the other (no worker pool), to the same optimum."""
+    from solver.solve import block_plans, workers
+    from solver.solve.clock import Deadline
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    monkeypatch.setattr(workers, "machine_cores", lambda: 1)
+    pools: list[int] = []
+    monkeypatch.setattr(block_plans, "in_workers",
+                        lambda programs, n, *a: pools.append(n) or {})  # type: ignore[func-returns-value]
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    start, _, _, _ = horizon_start(hp, "highs", 20.0, 1e-6, deadline=Deadline(60.0),
+                                       workers=64)
+    assert pools == []
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert start is not None
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+
+
 def test_blocks_planned_in_worker_processes_plan_as_one_after_the_other(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The test above's blocks (too large to solve whole: the size limit set to 0) planned in
@@ -510,10 +533,11 @@ def test_blocks_planned_in_worker_processes_plan_as_one_after_the_other(
     is its own program's (the results are keyed by block, not by the order the workers end),
     and equal to the plan of that block alone."""
     from models.common import PurchaseKind
-    from solver.solve import block_plans
+    from solver.solve import block_plans, workers
     from solver.solve.clock import Deadline
 
     monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    monkeypatch.setattr(workers, "machine_cores", lambda: 2)  # as on any machine of 2+ cores
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
     start, _, timed, (plans,) = horizon_start(hp, "highs", 20.0, 1e-6,
                                               deadline=Deadline(60.0), workers=2)

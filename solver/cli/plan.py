@@ -299,7 +299,7 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Over periods: processes the blocks too large to solve whole are planned "
                    "in side by side, one per core (measured cheaper only for blocks of "
-                   "hundreds of GPUs; docs/program.md).")
+                   "hundreds of GPUs; docs/program.md); at most the cores this process may use.")
 def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit_s: float,
             gap: float, as_json: bool, existing: Path | None, robust: bool,
             no_replay: bool, quiet: bool, workers: int) -> None:

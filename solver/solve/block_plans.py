@@ -385,6 +385,10 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     (:func:`in_workers`), each with the time it would have alone and the seconds the other
     workers add given to its hour-by-hour pass."""
     started = time.perf_counter()
+    if workers > 1:  # more processes than cores only share them (and each block's share of
+        from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
+
+        workers = min(workers, machine_cores())
     unique = [i for i, p in enumerate(programs) if all(p != programs[j] for j in range(i))]
     solved: dict[int, Planned] = {}
     out = BlockPlans({}, {}, [])

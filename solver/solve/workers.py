@@ -25,6 +25,7 @@ thread pool, running in it after the first solve, does not survive a fork.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
 import time
@@ -50,6 +51,16 @@ ROOT_LIMIT_S = 1e9
 #: In a worker process: the clock every job's clock follows; the stop event stops it.
 _ROOT: list[Deadline] = []
 
+
+
+def machine_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the OS says, else the machine's):
+    more workers than that only share them, each block then with less than the core its
+    share was sized for."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 def _start_worker(stop: Any) -> None:
     """A worker process's set-up: ignore SIGINT (the parent asks through ``stop``), and a
