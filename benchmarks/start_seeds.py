@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     from solver.program.build import build_program
     from solver.program.data import build_program_data
     from solver.solve.clock import Deadline
-    from solver.solve.highs import _LateStart, model_of
+    from solver.solve.highs import hand_start, model_of
     from solver.solve.incumbent import Incumbent
     from solver.solve.stages import Context, Stage, hours, lp, lp_support, run_stages
     from solver.solve.strategy import GREEDY, HOURS_SHARE
@@ -83,13 +83,8 @@ def main(argv: list[str] | None = None) -> None:
             for option, value in (("threads", 2), ("time_limit", 10 * args.cpu),
                                   ("mip_rel_gap", args.gap), ("random_seed", seed)):
                 h.setOptionValue(option, value)
-            if x is not None and when == "late":
-                h.cbMipUserSolution.subscribe(_LateStart(x))
-            elif x is not None:
-                solution = highspy.HighsSolution()
-                solution.col_value = list(map(float, x))
-                solution.value_valid = True
-                h.setSolution(solution)
+            if x is not None:
+                hand_start(h, x, after_cuts=when == "late")
             cpu0 = time.process_time()
             marks: dict[int, tuple[int, int | None]] = {}
 

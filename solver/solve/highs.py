@@ -378,13 +378,8 @@ def run(
                            restriction.upper)
     if when_proven is not None:
         h.cbMipUserSolution.subscribe(_WhenProven(when_proven, model.cost_of(when_proven), gap))
-    if start is not None and start_after_cuts:
-        h.cbMipUserSolution.subscribe(_LateStart(start))
-    elif start is not None:
-        solution = highspy.HighsSolution()
-        solution.col_value = list(map(float, start))
-        solution.value_valid = True
-        h.setSolution(solution)
+    if start is not None:
+        hand_start(h, start, start_after_cuts)
     watch = _Watch(deadline, on_progress, started)
 
     def stopping() -> bool:
@@ -412,6 +407,20 @@ def run(
     h.run()
     return _result(h, model, relaxation, time.perf_counter() - started)
 
+
+
+def hand_start(h: Any, start: Vector, after_cuts: bool = False) -> None:
+    """Give a ``highspy.Highs`` a start: before its search, or after its first root cut
+    rounds (:class:`_LateStart`)."""
+    if after_cuts:
+        h.cbMipUserSolution.subscribe(_LateStart(start))
+        return
+    import highspy
+
+    solution = highspy.HighsSolution()
+    solution.col_value = list(map(float, start))
+    solution.value_valid = True
+    h.setSolution(solution)
 
 class _LateStart:
     """Hands a start to HiGHS once its root has run the cut rounds after which it tries central
