@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.catalog import GpuType
-from models.common import CLOUD_KINDS, CatalogLayout
+from models.common import CLOUD_KINDS, CatalogLayout, PurchaseKind
 from models.errors import InputError, Problem, did_you_mean
 from models.limits import RANGES, range_fix
 from models.names import ZoneName, resolve_gpu, zone_id_for
@@ -28,7 +28,7 @@ from models.price_catalogs import (
     read_node_prices,
     subset_node_rows,
 )
-from models.quotes import zones_from_quotes
+from models.quotes import quote_rows, zones_from_quotes
 from models.scenario import PriceTable
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
@@ -228,14 +228,21 @@ def node_price_warnings(zones: Sequence[Zone], gpus: Mapping[str, GpuType]) -> l
                 continue
             per_node = offer.gpus_per_node or gpus[offer.gpu].gpus_per_node
             ref, instance = reference[offer.gpu]
-            quotes = [("reserved", q.price_per_gpu_hour) for q in offer.reserved_quotes]
-            quotes += [(kind, terms.price_per_gpu_hour)
-                       for kind, terms in (("on_demand", offer.on_demand), ("spot", offer.spot))
+            reserved_rows = quote_rows(offer.price_source, PurchaseKind.reserved)
+            quotes = [(PurchaseKind.reserved, q.price_per_gpu_hour,
+                       reserved_rows[i] if i < len(reserved_rows) else None)
+                      for i, q in enumerate(offer.reserved_quotes)]
+            quotes += [(kind, terms.price_per_gpu_hour,
+                        next(iter(quote_rows(offer.price_source, kind)), None))
+                       for kind, terms in ((PurchaseKind.on_demand, offer.on_demand),
+                                           (PurchaseKind.spot, offer.spot))
                        if terms is not None]
-            for kind, price in quotes:
+            for kind, price, row in quotes:
                 if per_node > 1 and price >= NODE_PRICE_RATIO * ref:
+                    where = f" (quote {row})" if row else ""
                     out.append(
-                        f"{zone.id}: {offer.gpu} {kind} price_per_gpu_hour {price:,.2f} is "
+                        f"{zone.id}: {offer.gpu} {kind.value} price_per_gpu_hour {price:,.2f}"
+                        f"{where} is "
                         f"{price / ref:.1f}× the highest on-demand price per GPU-hour of "
                         f"{offer.gpu} in the bundled AWS table ({ref:,.2f}, {instance}): a "
                         f"node's price? the field is per GPU: {price:,.2f} ÷ {per_node} GPUs "

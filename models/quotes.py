@@ -29,6 +29,7 @@ capital, power and hosting: give it as the offer's ``owned`` section).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -226,4 +227,24 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
     note = _cell(row, "source")
     paid = f", {upfront} upfront" if kind is PurchaseKind.reserved else ""
     rows.sources.setdefault(key, []).append(
-        f"{Path(file).name} row {line} ({kind.value}{paid}{': ' + note if note else ''})")
+        f"{quote_row(file, line)} ({kind.value}{paid}{': ' + note if note else ''})")
+
+
+def quote_row(file: str, line: int) -> str:
+    """Where a quote is: ``quotes.csv row 3`` (the file's name, its line counting the header
+    as 1), as an offer's ``price_source`` names each of its rows."""
+    return f"{Path(file).name} row {line}"
+
+
+#: One row of an offer's ``price_source`` read from a quote CSV: its place and purchase kind.
+_QUOTE_ROW = re.compile(
+    r"(?:^|; )(?P<where>[^;]+? row \d+) \((?P<kind>reserved|on_demand|spot)\b")
+
+
+def quote_rows(price_source: str | None, kind: PurchaseKind) -> list[str]:
+    """The rows (``quotes.csv row 3``) of an offer's quotes of ``kind``, in the order given
+    (reserved: one per quote of ``Offer.reserved_quotes``); empty for an offer not read from a
+    quote CSV."""
+    if not price_source:
+        return []
+    return [m["where"] for m in _QUOTE_ROW.finditer(price_source) if m["kind"] == kind.value]

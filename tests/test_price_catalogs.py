@@ -17,7 +17,7 @@ from models.loader import load_catalog, load_scenario
 from models.names import read_zone_names
 from models.offers import Offer, Zone
 from models.price_catalogs import CatalogLayout, file_layout
-from models.prices import zones_from_price_table
+from models.prices import node_price_warnings, zones_from_price_table
 from models.scenario import PriceTable
 from solver.cli import main
 
@@ -305,3 +305,20 @@ def test_a_scenario_priced_from_the_published_aws_catalog_validates_and_plans(
     cells = {c for ws in openpyxl.load_workbook(out / "plan.xlsx").worksheets
              for row in ws.iter_rows(values_only=True) for c in row}
     assert {"use1-az4 (us-east-1a)", "use1-az1 (us-east-1b)"} <= cells  # the Offers sheet
+
+
+def test_a_node_price_in_a_quote_csv_is_warned_of_with_its_file_and_row(tmp_path: Path) -> None:
+    """A new user's quote CSV had a node's price on one row typed as per GPU: the warning named
+    the zone and GPU but not the file and row to fix."""
+    path = quotes(tmp_path, "z-1,H100,on_demand,,,3.10,16,,,\n"
+                            "z-1,H100,reserved,12,none,2.0,16,,,\n"
+                            "z-1,H100,reserved,36,all,70.0,16,,,vendor B\n"
+                            "z-1,H100,spot,,,98.32,16,,,\n")
+    found = zones(path)
+    warnings = node_price_warnings(found, {g.name: g for g in GPUS})
+    assert len(warnings) == 2, warnings
+    reserved, spot = warnings
+    assert reserved.startswith("z-1: H100-SXM reserved price_per_gpu_hour 70.00 (quote "
+                               "quotes.csv row 4) is "), reserved
+    assert spot.startswith("z-1: H100-SXM spot price_per_gpu_hour 98.32 (quote quotes.csv "
+                           "row 5) is "), spot
