@@ -10,7 +10,9 @@ from procurement_fixtures import EVIL, make_plan, make_scenario, make_table
 from models.common import PurchaseKind
 from models.plan import Shortfall, SolveStatus
 from models.workload import TokenPercentiles
+from solver.cli.compare import render_table
 from solver.outputs.figures import (
+    committed_share,
     gpu_counts,
     gpus_by,
     peak_utilization,
@@ -21,6 +23,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.plan_dir import COST_CHART_FILE, DAY_CHART_FILE, REPORT_FILE
 from solver.outputs.report import render_report, write_report
+from solver.studies.compare import Compared, Variant, plan_row
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -40,6 +43,29 @@ def test_reserved_share_and_tenants() -> None:
     # (14,600 + 14,600) / 40,880 = 0.714286
     assert reserved_share(make_plan()) == pytest.approx(29200 / 40880)
     assert tenant_costs(make_plan()) == {"-team": (8880.0, 0.5e9), "acme": (32000.0, 2.0e9)}
+
+
+def test_owned_capacity_counts_as_committed_in_compare_and_the_report() -> None:
+    """A new user's all-owned fleet read "reserved share 0 %" in compare: owned hardware is
+    committed capacity as reserved is (models.common.PurchaseKind); compare, its workbook and
+    report.md show the committed share, reserved and owned."""
+    plan = make_plan()
+    owned = plan.model_copy(update={"nodes": tuple(
+        n.model_copy(update={"purchase": PurchaseKind.owned})
+        if n.purchase is PurchaseKind.reserved else n for n in plan.nodes)})
+    assert reserved_share(owned) == 0.0
+    assert committed_share(owned) == pytest.approx(29200 / 40880)
+    assert committed_share(plan) == pytest.approx(29200 / 40880)
+    every = owned.model_copy(update={"nodes": tuple(
+        n.model_copy(update={"purchase": PurchaseKind.owned}) for n in plan.nodes)})
+    assert committed_share(every) == 1.0
+    row = plan_row("owned", every)
+    assert (row.committed_share, row.reserved_share) == (1.0, 0.0)
+    compared = Compared(Variant("owned", make_scenario()), every, make_table())
+    shown = [" ".join(line.split()) for line in render_table([compared], [row], "USD")]
+    assert "committed share (reserved + owned) 100%" in shown, shown
+    text = render_report(every, make_scenario(), make_table())
+    assert "| Share of cost on committed capacity (reserved + owned) | 100.0% |" in text
 
 
 def test_slice_figures() -> None:
@@ -78,7 +104,7 @@ def test_report_text() -> None:
     text = render_report(make_plan(), make_scenario(), make_table(), [COST_CHART_FILE])
     assert "| Cost per month [USD/month] | 40,880.00 |" in text
     assert "| Cost per year [USD/year] | 490,560.00 |" in text  # 40,880 × 12
-    assert "| Share of cost on reserved capacity | 71.4% |" in text
+    assert "| Share of cost on committed capacity (reserved + owned) | 71.4% |" in text
     assert "| Zone z1 lost | chat | day | 8.00 | 10.00 | -20.0% | FAILS |" in text
     assert f"]({COST_CHART_FILE})" in text
     assert DAY_CHART_FILE not in text  # not written, so not linked

@@ -48,8 +48,8 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
         [f"cost [{currency}/month]", *(_money(r.cost_per_month) for r in rows)],
         [f"cost [{currency}/Mtok]", *(None if r.per_million_tokens is None
                                       else f"{r.per_million_tokens:,.3f}" for r in rows)],
-        ["reserved share", *(None if r.reserved_share is None else f"{r.reserved_share:.0%}"
-                             for r in rows)],
+        ["committed share (reserved + owned)",
+         *(None if r.committed_share is None else f"{r.committed_share:.0%}" for r in rows)],
         ["survivability", *(r.survivability for r in rows)],
         ["MIP gap", *(None if r.gap is None else f"{r.gap:.2%}" for r in rows)],
     ]
@@ -86,7 +86,8 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
         "scenarios": [{
             "label": row.label, "status": row.status, "cost_per_month": row.cost_per_month,
             "per_million_tokens": row.per_million_tokens, "gpus_by_type": row.gpus_by_type,
-            "reserved_share": row.reserved_share, "survivability": row.survivability,
+            "committed_share": row.committed_share, "reserved_share": row.reserved_share,
+            "survivability": row.survivability,
             "gap": row.gap, "plan": r.plan.model_dump(mode="json"),
         } for r, row in zip(results, rows, strict=True)],
     }

@@ -98,11 +98,28 @@ def cost_by_zone_and_kind(plan: Plan) -> dict[tuple[str, PurchaseKind], float]:
 
 
 def reserved_share(plan: Plan) -> float | None:
-    """Share of the monthly cost paid for reserved capacity [1]; ``None`` for a zero-cost plan."""
+    """Share of the monthly cost paid for reserved capacity alone [1]; ``None`` for a zero-cost
+    plan."""
+    return _cost_share(plan, (PurchaseKind.reserved,))
+
+
+#: Purchase kinds that are committed capacity: bought by an order binding for a term (reserved)
+#: or a hardware life (owned), running every hour (models.common.PurchaseKind).
+COMMITTED_KINDS = (PurchaseKind.reserved, PurchaseKind.owned)
+
+
+def committed_share(plan: Plan) -> float | None:
+    """Share of the monthly cost paid for committed capacity, reserved and owned [1]; ``None``
+    for a zero-cost plan. The figure ``compare``, the comparison workbook and report.md show:
+    an all-owned fleet read 0 % as a "reserved share"."""
+    return _cost_share(plan, COMMITTED_KINDS)
+
+
+def _cost_share(plan: Plan, kinds: tuple[PurchaseKind, ...]) -> float | None:
     total = sum(n.cost_per_month for n in plan.nodes)
     if total <= 0:
         return None
-    return sum(n.cost_per_month for n in plan.nodes if n.purchase is PurchaseKind.reserved) / total
+    return sum(n.cost_per_month for n in plan.nodes if n.purchase in kinds) / total
 
 
 def slice_demand_rps(workload: Workload, slice_: Slice) -> float:

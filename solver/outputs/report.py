@@ -37,12 +37,12 @@ from solver.outputs.charts import (
 )
 from solver.outputs.figures import (
     capacity_headroom,
+    committed_share,
     cost_by_zone_gpu_and_kind,
     day_series,
     gpu_counts,
     intact_at_failure_utilization,
     peak_utilization,
-    reserved_share,
     slice_figures,
     survivability_margins,
     tenant_costs,
@@ -114,7 +114,8 @@ def _cost_rows(plan: Plan) -> list[list[str]]:
              _money(plan.cost.per_million_tokens)],
             [f"Cost per million output tokens{first} [{cur}/Mtok]",
              _money(plan.cost.per_million_output_tokens)],
-            [f"Share of cost on reserved capacity{first}", _share(reserved_share(plan))]]
+            [f"Share of cost on committed capacity (reserved + owned){first}",
+             _share(committed_share(plan))]]
 
 
 def _share(value: float | None) -> str:

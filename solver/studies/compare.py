@@ -28,7 +28,12 @@ from models.loader import SOLVER_INFINITY
 from models.offers import Zone
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.outputs.figures import gpus_by, reserved_share, survivability_margins
+from solver.outputs.figures import (
+    committed_share,
+    gpus_by,
+    reserved_share,
+    survivability_margins,
+)
 from solver.solve.backends import SOLVER_THREADS
 from solver.studies.executors import (
     Finished,
@@ -238,6 +243,9 @@ class ComparisonRow:
     per_million_tokens: float | None
     gpus_by_type: dict[str, int]
     reserved_share: float | None
+    """Share of the cost on reserved capacity alone [1]."""
+    committed_share: float | None
+    """Share of the cost on committed capacity, reserved and owned [1]: the figure shown."""
     survivability: str
     """``holds`` or ``FAILS`` with the failing (failure, workload) pairs counted."""
     gap: float | None
@@ -272,6 +280,7 @@ def plan_row(label: str, plan: Plan) -> ComparisonRow:
         per_million_tokens=plan.cost.per_million_tokens if has_fleet else None,
         gpus_by_type=gpus_by(plan, "gpu"),
         reserved_share=reserved_share(plan),
+        committed_share=committed_share(plan),
         survivability=survivability_verdict(plan),
         gap=plan.solver.gap,
         survivability_margin=min(margins) if margins else None,

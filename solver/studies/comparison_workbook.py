@@ -79,7 +79,8 @@ def horizon_scenarios(results: Sequence[Compared]) -> list[str]:
 
 
 def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: int) -> None:
-    """Side by side, one column per scenario: cost, $/Mtok, reserved share, survivability, GPUs.
+    """Side by side, one column per scenario: cost, $/Mtok, committed share
+    (reserved + owned), survivability, GPUs.
 
     Cost is a SUMIFS over the scenario's rows of the Purchase plan sheet; cost per Mtok divides
     it by the tokens a month the scenario carries. A plan over periods shows what each demand
@@ -100,7 +101,8 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
                for name in spent]
     labels += [f"Tokens per month{first} [Mtok/month]",
                f"Cost per million tokens{first} [{currency}/Mtok]",
-               f"Reserved share of cost{first} [1]", "Survivability", "MIP gap [1]",
+               f"Committed share of cost (reserved + owned){first} [1]", "Survivability",
+               "MIP gap [1]",
                "What cannot be met"]
     types = gpu_types(rows)
     labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
@@ -135,7 +137,8 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
         put(ws, at[f"Cost per million tokens{first}"], c,
             Formula(f"{letter}{COST_ROW}/{letter}{tokens_row}")
             if has_fleet and tokens > 0 else None, PRICE)
-        put(ws, at[f"Reserved share of cost{first}"], c, row.reserved_share, SHARE)
+        put(ws, at[f"Committed share of cost (reserved + owned){first}"], c,
+            row.committed_share, SHARE)
         put(ws, at["Survivability"], c, row.survivability)
         put(ws, at["MIP gap"], c, row.gap, "0.00%")
         put(ws, at["What cannot be met"], c,

@@ -49,6 +49,7 @@ class SweepResult:
 def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.DataFrame:
     """One row per variant: index, label, key, the value of each varied key, sample, status,
     cost per month and per million tokens, gap, survivability, its margin, reserved share,
+    committed share (reserved + owned),
     GPUs by type and in all, plan seconds, attempts, error, and what cannot be met (an
     infeasible plan's diagnosis, as the comparison workbook gives it)."""
     rows_of = [r.row for r in results]
@@ -68,6 +69,7 @@ def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.Dat
         record["survivability"] = row.survivability if row else None
         record["survivability_margin"] = row.survivability_margin if row else None
         record["reserved_share"] = row.reserved_share if row else None
+        record["committed_share"] = row.committed_share if row else None
         for gpu in types:
             record[f"gpus_{gpu}"] = row.gpus_by_type.get(gpu, 0) if row else None
         record["gpus_total"] = sum(row.gpus_by_type.values()) if row else None
@@ -79,7 +81,8 @@ def results_table(results: Sequence[SweepResult], keys: Sequence[str]) -> pd.Dat
         records.append(record)
     columns = ["variant", "label", "key", *keys, "sample", "status", "currency",
                "cost_per_month", "cost_per_million_tokens", "gap", "survivability",
-               "survivability_margin", "reserved_share", *(f"gpus_{g}" for g in types),
+               "survivability_margin", "reserved_share", "committed_share",
+               *(f"gpus_{g}" for g in types),
                "gpus_total", "plan_seconds", "attempts", "error", "diagnosis"]
     frame = pd.DataFrame.from_records(records, columns=columns)
     if all(r.variant.sample is None for r in results):

@@ -22,7 +22,8 @@ STUDY_SHEET = "Study"
 
 #: Number formats of the table's columns (others are written as they are).
 FORMATS = {"cost_per_month": MONEY, "cost_per_million_tokens": "#,##0.0000", "gap": "0.00%",
-           "survivability_margin": SHARE, "reserved_share": SHARE, "gpus_total": COUNT,
+           "survivability_margin": SHARE, "reserved_share": SHARE, "committed_share": SHARE,
+           "gpus_total": COUNT,
            "plan_seconds": "0.0"}
 
 
