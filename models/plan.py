@@ -283,6 +283,13 @@ class Replanned(Frozen):
     (:meth:`Plan.placed_before`): placed, so held here as inventory."""
 
 
+#: The window a plan's replay covers around the busiest minute of the scaled trace, and the
+#: warm-up replayed before it so queues start loaded [s] (solver.replay.plan_replay; a trace
+#: too short for them gives less: :attr:`ReplayCheck.caveat`).
+REPLAY_WINDOW_S = 600.0
+REPLAY_WARMUP_S = 120.0
+
+
 class ReplayCheck(Frozen):
     """One trace replay of a workload against a plan at its planned peak (docs/replay.md,
     "Replay in the plan")."""
@@ -307,6 +314,35 @@ class ReplayCheck(Frozen):
     derated: tuple[str, ...] = ()
     """After a miss: the configurations that served (``<gpu>×<tp>``), then the de-rating the
     loop applied to every configuration of the workload (``… ×<factor>``)."""
+    window_s: float | None = None
+    """Seconds of the scaled trace the P95s are over: :data:`REPLAY_WINDOW_S`, less where the
+    trace ends sooner [s] (``None``: a record written before it was kept)."""
+    warmup_s: float | None = None
+    """Seconds replayed before the window: :data:`REPLAY_WARMUP_S`, less where the busiest
+    minute is near the trace's start [s]."""
+
+    @property
+    def caveat(self) -> str | None:
+        """How the replay fell short of the standard window and warm-up, as words
+        (``window 94 s of 600, no warm-up``); ``None`` for a full replay (or an old record)."""
+        if self.window_s is None or self.warmup_s is None:
+            return None
+        short = []
+        if self.window_s < REPLAY_WINDOW_S - 0.5:
+            short.append(f"window {self.window_s:.0f} s of {REPLAY_WINDOW_S:.0f}")
+        if self.warmup_s < 0.5:
+            short.append("no warm-up")
+        elif self.warmup_s < REPLAY_WARMUP_S - 0.5:
+            short.append(f"warm-up {self.warmup_s:.0f} s of {REPLAY_WARMUP_S:.0f}")
+        return ", ".join(short) or None
+
+    @property
+    def verdict(self) -> str:
+        """``holds`` or ``MISSES``; a hold over a short window or warm-up says so:
+        ``holds (window 94 s of 600, no warm-up: weak evidence)``."""
+        if not self.holds:
+            return "MISSES"
+        return "holds" if self.caveat is None else f"holds ({self.caveat}: weak evidence)"
 
 
 class Plan(OmitDefaults):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -466,3 +467,58 @@ def test_a_replan_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_diffe
     monkeypatch.setattr(replan_module, "solve", stopped)
     code, out, data = _plan(tmp_path)
     _assert_rerun_note(code, out, data)
+
+
+def test_a_replay_over_a_short_window_says_so_and_never_holds_bare(tmp_path: Path) -> None:
+    """A new user's linked trace was short (busiest minute at its start): the replay had no
+    warm-up and a window of a fraction of the standard 10 minutes, yet the plan said "holds"
+    as if over the full window. The records carry window and warm-up; the terminal, report
+    and workbook say the hold is weak evidence; a full-length trace still holds plainly."""
+    rows = "".join(f"{0.5 * k:.1f},200,50\n" for k in range(360))  # 2 req/s for 3 minutes
+    (tmp_path / "bursty.csv").write_text("time_s,input_tokens,output_tokens\n" + rows)
+    arrival = {"peak_rps": 2, "trace": {"path": "bursty.csv"}, "burst": POISSON}
+    (tmp_path / "s.yaml").write_text(
+        h100_scenario_yaml("short", chat_8b(arrival=arrival), stock_gpus=8))
+    code, out, data = _plan(tmp_path)
+    assert code == 0, out
+    checks = data["replay"]
+    assert isinstance(checks, list) and checks and all(c["holds"] for c in checks)
+    assert {(c["window_s"], c["warmup_s"]) for c in checks} == {(179.5, 0.0)}
+    assert "trace replay holds every SLO (1 round), but chat only over window 180 s of 600, " \
+        "no warm-up: weak evidence" in out
+    assert "holds (window 180 s of 600, no warm-up: weak evidence)" in out
+    assert "window: chat: 180 s around its busiest minute, no warm-up" in out
+    report = (tmp_path / "out" / "report.md").read_text()
+    replayed = report[report.index("## Trace replay at the planned peak"):]
+    assert "holds (window 180 s of 600, no warm-up: weak evidence)" in replayed
+    assert "| holds |" not in replayed.split("\n## ")[0]
+    assert "- chat: 180 s around its busiest minute, no warm-up" in replayed
+    ws = openpyxl.load_workbook(tmp_path / "out" / "plan.xlsx")["Survivability"]
+    cells = [c.value for row in ws.iter_rows() for c in row]
+    assert "holds (window 180 s of 600, no warm-up: weak evidence)" in cells
+    assert "Window [s]" in cells and "Warm-up [s]" in cells
+
+
+def test_the_standard_window_and_warm_up_are_recorded_and_hold_plainly() -> None:
+    """15 minutes of 4 req/s: the busiest minute (the first, all being equal) leaves no
+    warm-up; one in the middle has the whole window and warm-up."""
+    arrival = np.arange(0.0, 900.0, 0.25)
+    arrival = np.concatenate([arrival, np.full(30, 451.0)])  # minute 7 the busiest
+    arrival.sort()
+    n = arrival.size
+    trace = Trace(source="t", arrival_s=arrival, input_tokens=np.full(n, 100),
+                  output_tokens=np.full(n, 10))
+    window = peak_window(trace, 4.5)
+    assert window.warmup_s == pytest.approx(120.0) and window.window_s == pytest.approx(600.0)
+    check = ReplayCheck(round=1, workload="w", failure="none", slice="s", requests=1,
+                        ttft_p95_ms=1.0, ttft_slo_ms=2.0, tpot_p95_ms=1.0, tpot_slo_ms=2.0,
+                        slo_attainment=1.0, holds=True, window_s=600.0, warmup_s=120.0)
+    assert check.caveat is None and check.verdict == "holds"
+    early = Trace(source="t", arrival_s=np.sort(np.concatenate([np.arange(0.0, 900.0, 0.25),
+                                                                np.full(30, 10.0)])),
+                  input_tokens=np.full(3630, 100), output_tokens=np.full(3630, 10))
+    start = peak_window(early, 4.5)
+    assert start.warmup_s == 0.0 and start.window_s == pytest.approx(600.0)
+    assert check.model_copy(update={"warmup_s": 0.0}).verdict == (
+        "holds (no warm-up: weak evidence)")
+    assert check.model_copy(update={"holds": False, "warmup_s": 0.0}).verdict == "MISSES"

@@ -12,6 +12,7 @@ from models.capacity import CapacityTable
 from models.plan import Plan, ReplayCheck, SolveStatus
 from models.scenario import Scenario
 from solver.cli.show import Col, table_lines
+from solver.outputs.replay_words import short_windows, window_lines
 from solver.replay.plan_replay import Miss, ReplayCache, read_linked, replay_plan
 from solver.replay.traces import Trace
 from solver.solve.replay_loop import Replanner, plan_with_replay, replay_misses
@@ -87,6 +88,11 @@ def status_note(plan: Plan) -> str:
     if misses:
         return (f"; trace replay MISSES {len(misses)} SLO check(s) after {rounds}: "
                 + ", ".join(f"{c.workload} {c.failure}" for c in misses))
+    short = short_windows(plan)
+    if short:
+        return (f"; trace replay holds every SLO ({rounds}), but "
+                + "; ".join(f"{w} only over {caveat}" for w, caveat in short.items())
+                + ": weak evidence")
     return f"; trace replay holds every SLO ({rounds})"
 
 
@@ -100,6 +106,7 @@ def replay_lines(plan: Plan) -> list[str]:
                         Col("SLO [ms]", right=True), Col("Per-token P95 [ms]", right=True),
                         Col("SLO [ms]", right=True), Col("Requests", right=True), "Result"],
                        [check_cells(c) for c in plan.replay if c.round == last])
+    out += [f"  window: {line}" for line in window_lines(plan)]
     replanned = sorted({c.workload for c in plan.replay if c.derated})
     if (replanned and plan.status in (SolveStatus.feasible, SolveStatus.time_limit)
             and plan.solver.bound is not None):
@@ -116,4 +123,4 @@ def check_cells(c: ReplayCheck) -> tuple[str, ...]:
 
     return (c.workload, c.failure, ms(c.ttft_p95_ms), f"{c.ttft_slo_ms:,.0f}",
             ms(c.tpot_p95_ms), f"{c.tpot_slo_ms:g}", f"{c.requests:,}",
-            "holds" if c.holds else "MISSES")
+            c.verdict)

@@ -14,7 +14,7 @@ from pathlib import Path
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
-from models.plan import Allocation, Plan, SolveStatus
+from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Allocation, Plan, SolveStatus
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.workload import Workload
@@ -57,6 +57,7 @@ from solver.outputs.plan_dir import (
     REPORT_FILE,
 )
 from solver.outputs.prepared import prepared_on
+from solver.outputs.replay_words import window_lines
 from solver.outputs.schedule import SPENT_COUNTS, schedule_lines, work_limited
 
 
@@ -212,15 +213,19 @@ def replay_section(plan: Plan) -> list[str]:
     rows = [[c.workload, c.failure, c.slice, f"{c.requests:,}",
              f"{ms(c.ttft_p95_ms)} / {c.ttft_slo_ms:,.0f}",
              f"{ms(c.tpot_p95_ms)} / {c.tpot_slo_ms:,.0f}", _share(c.slo_attainment),
-             "holds" if c.holds else "MISSES"] for c in plan.replay if c.round == last]
+             c.verdict] for c in plan.replay if c.round == last]
     earlier = sum(1 for c in plan.replay if c.round < last and not c.holds)
     note = (f"Round {last} of the solve–replay loop; {earlier} miss(es) in earlier rounds "
             "de-rated their workloads' configurations (plan.json `replay` has every round)."
             if last > 1 else "Round 1: the first solve, replayed.")
+    windows = window_lines(plan)
     return ["## Trace replay at the planned peak", "",
             "Each workload's trace scaled to its planned peak, replayed on the plan's replicas "
-            "over the 10 minutes around its busiest minute, intact and after each failure it "
-            "must survive (docs/replay.md, \"Replay in the plan\"). " + note, "",
+            f"over the {REPLAY_WINDOW_S:.0f} s around its busiest minute after "
+            f"{REPLAY_WARMUP_S:.0f} s of warm-up (less where the trace is shorter), intact and "
+            "after each failure it must survive (docs/replay.md, \"Replay in the plan\"). "
+            + note, "",
+            *([] if not windows else [*(f"- {markdown_text(w)}" for w in windows), ""]),
             *_table(["Workload", "Failure", "Slice", "Requests", "TTFT P95 / SLO [ms]",
                      "Per-token P95 / SLO [ms]", "Within both SLOs", "Result"], rows)]
 

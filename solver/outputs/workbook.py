@@ -519,13 +519,13 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         section(ws, r, f"Trace replay at the planned peak (round {last}; docs/replay.md)")
         header(ws, r + 1, ["Workload", "Failure", "Slice", "Requests", "TTFT P95 [ms]",
                            "TTFT SLO [ms]", "Per-token P95 [ms]", "Per-token SLO [ms]",
-                           "Within both SLOs [1]", "Result"])
+                           "Within both SLOs [1]", "Window [s]", "Warm-up [s]", "Result"])
         checks = [check for check in plan.replay if check.round == last]
         for i, check in enumerate(checks, start=r + 2):
             values: tuple[Value, ...] = (
                 check.workload, check.failure, check.slice, check.requests, check.ttft_p95_ms,
                 check.ttft_slo_ms, check.tpot_p95_ms, check.tpot_slo_ms, check.slo_attainment,
-                "holds" if check.holds else "MISSES")
+                check.window_s, check.warmup_s, check.verdict)
             for col, v in enumerate(values, start=1):
                 put(ws, i, col, v)
     ws.freeze_panes = "B2"

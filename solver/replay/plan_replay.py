@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.plan import Plan, ReplayCheck
+from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Plan, ReplayCheck
 from models.scenario import Scenario
 from models.workload import TraceLink, Workload
 from solver.replay.engine import (
@@ -37,9 +37,9 @@ from solver.survivability.failures import failure_domains, required_failures
 from solver.survivability.fleet import fleet_from_plan
 
 #: Replayed window around the busiest minute [s of the scaled trace].
-WINDOW_S = 600.0
+WINDOW_S = REPLAY_WINDOW_S
 #: Replayed before the window so its queues start loaded [s].
-WARMUP_S = 120.0
+WARMUP_S = REPLAY_WARMUP_S
 SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
 
@@ -54,6 +54,12 @@ class PeakWindow:
     """Start of the window in the cut (the failure instant) [s]."""
     rate_scale: float
     """Factor the trace's rate was multiplied by [1]."""
+    window_s: float
+    """Seconds of the window the trace covers: ``window_s`` asked, less where it ends sooner
+    (to its last arrival) [s]."""
+    warmup_s: float
+    """Seconds of warm-up before the window: ``warmup_s`` asked, less where the busiest minute
+    is near the trace's start [s]."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,9 @@ def peak_window(trace: Trace, peak_rps: float, scale_to: str = "peak_minute",
     keep = (scaled >= begin) & (scaled < start + window_s)
     cut = Trace(source=trace.source, arrival_s=scaled[keep] - begin,
                 input_tokens=trace.input_tokens[keep], output_tokens=trace.output_tokens[keep])
-    return PeakWindow(trace=cut, start_s=start - begin, rate_scale=scale)
+    covered = min(window_s, max(trace.duration_s / scale - start, 0.0))
+    return PeakWindow(trace=cut, start_s=start - begin, rate_scale=scale, window_s=covered,
+                      warmup_s=start - begin)
 
 
 #: Checks already replayed, by workload and the allocations it had (see :func:`replay_plan`).
@@ -188,5 +196,6 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
     check = ReplayCheck(round=round_, workload=wl.name, failure=label, slice=slice_name,
                         requests=s.requests, ttft_p95_ms=ttft, ttft_slo_ms=ttft_slo,
                         tpot_p95_ms=tpot, tpot_slo_ms=tpot_slo,
-                        slo_attainment=s.slo_attainment, holds=holds)
+                        slo_attainment=s.slo_attainment, holds=holds,
+                        window_s=round(window.window_s, 1), warmup_s=round(window.warmup_s, 1))
     return check, serving
