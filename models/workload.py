@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from models.common import Frozen, OmitDefaults, Precision, Survivability, WorkloadClass
 from models.limits import LimitedList, Name, Real, Whole, bounded
@@ -96,7 +96,27 @@ class Burst(Frozen):
     measured_from: str | None = None
     """The trace the planner measured this block from, as ``fleetplan profile`` prints it,
     where the workload links a trace (``arrival.trace``) and states no ``burst``
-    (docs/replay.md, "Replay in the plan"); ``None``: stated in the scenario."""
+    (docs/replay.md, "Replay in the plan"); ``None``: stated in the scenario. A scenario that
+    states a block with ``measured_from`` (a plan's ``scenario.resolved.yaml`` read back) has
+    it kept as measured only while its figures equal what profiling that trace gives
+    (solver.replay.trace_burst.with_trace_bursts); else it is taken as stated, edited."""
+    _planner_measured: bool = PrivateAttr(default=False)
+    """The planner measured this block because the scenario states none (set by
+    ``with_trace_bursts``, never read from a file)."""
+    _edited_from: str | None = PrivateAttr(default=None)
+    """Where the scenario stated ``measured_from`` but the figures are not what that trace
+    gives: why, and the trace (set by ``with_trace_bursts``): the block is taken as stated."""
+
+    @property
+    def planner_measured(self) -> bool:
+        """Measured by the planner from the linked trace: the scenario states no block."""
+        return self._planner_measured
+
+    @property
+    def edited_from(self) -> str | None:
+        """Why a block stating ``measured_from`` is taken as stated instead (its figures differ
+        from the trace's, or the trace could not be read); ``None`` otherwise."""
+        return self._edited_from
 
     @field_validator("followers")
     @classmethod

@@ -522,3 +522,39 @@ def test_the_standard_window_and_warm_up_are_recorded_and_hold_plainly() -> None
     assert check.model_copy(update={"warmup_s": 0.0}).verdict == (
         "holds (no warm-up: weak evidence)")
     assert check.model_copy(update={"holds": False, "warmup_s": 0.0}).verdict == "MISSES"
+
+
+def test_a_resolved_scenario_planned_again_says_what_it_states(tmp_path: Path) -> None:
+    """A new user planned again from outputs/…/scenario.resolved.yaml: the note said "the
+    scenario states none" of the burst block it states (measured_from the trace), and after
+    they edited a figure the block was still called measured. Read back unedited it is measured
+    and stated; edited, it is taken as stated (measured_from dropped) and the note says so."""
+    scenario = _bursty(tmp_path, burst=None)
+    runner = CliRunner()
+    first = runner.invoke(main, ["plan", str(scenario), "--no-replay", "--out",
+                                 str(tmp_path / "o")])
+    assert first.exit_code == 0, first.output
+    assert "the scenario states none" in first.stderr
+    resolved = tmp_path / "o" / "scenario.resolved.yaml"
+    again = runner.invoke(main, ["validate", str(resolved)])
+    assert again.exit_code == 0, again.output
+    assert "the scenario states none" not in again.stderr
+    assert (f"note: `chat`: arrival.burst measured from its trace ({tmp_path / 'bursty.csv'}; "
+            "inter-arrival SCV 23.2), as `fleetplan profile` prints it — as the scenario states "
+            "it (with measured_from), equal to what profiling that trace gives") in again.stderr
+    doc = yaml.safe_load(resolved.read_text())
+    doc["workloads"][0]["arrival"]["burst"]["interarrival_scv"] = 4.0
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(yaml.safe_dump(doc, sort_keys=False))
+    told = runner.invoke(main, ["plan", str(edited), "--no-replay", "--out",
+                                str(tmp_path / "e")])
+    assert told.exit_code == 0, told.output
+    assert "measured from its trace" not in told.stderr
+    assert (f"note: `chat`: arrival.burst names measured_from, but its figures differ from what "
+            f"profiling {tmp_path / 'bursty.csv'} gives (inter-arrival SCV 4 stated, 23.2 "
+            "measured): taken as stated in the scenario (edited), not as measured") in told.stderr
+    burst = yaml.safe_load((tmp_path / "e" / "scenario.resolved.yaml").read_text())[
+        "workloads"][0]["arrival"]["burst"]
+    assert burst["interarrival_scv"] == 4.0 and "measured_from" not in burst
+    report = (tmp_path / "e" / "report.md").read_text()
+    assert "inter-arrival SCV 4" in report and "measured from" not in report

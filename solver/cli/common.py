@@ -55,10 +55,13 @@ def scenario_argument(required: bool = False) -> Any:
 
 def load(scenario: Path | None) -> Scenario:
     """Load a scenario file, or the built-in demo when none is named; a workload that links a
-    trace and states no ``arrival.burst`` gets the block measured from its trace
+    trace and states no ``arrival.burst`` gets the block measured from its trace, and a stated
+    block naming ``measured_from`` is checked against that trace
     (:func:`~solver.replay.trace_burst.with_trace_bursts`)."""
     sc = load_scenario(scenario if scenario is not None else demo_scenario())
-    if not any(w.arrival is not None and w.arrival.trace is not None and w.arrival.burst is None
+    if not any(w.arrival is not None and (
+            (w.arrival.trace is not None and w.arrival.burst is None)
+            or (w.arrival.burst is not None and w.arrival.burst.measured_from is not None))
                for w in sc.workloads):
         return sc
     from solver.replay.trace_burst import with_trace_bursts  # numpy: only where a trace is

@@ -79,18 +79,29 @@ def arrivals_assumed(workload: Workload) -> bool:
 
 
 def measured_bursts(scenario: Scenario) -> list[str]:
-    """A note for each workload whose ``arrival.burst`` the planner measured from its linked
-    trace (``burst.measured_from``: it named a trace and stated no burst), as ``fleetplan
-    profile`` prints the block (docs/replay.md, "Replay in the plan")."""
+    """A note for each workload whose ``arrival.burst`` was measured from its linked trace
+    (``burst.measured_from``), as ``fleetplan profile`` prints the block: by the planner where
+    the scenario states none, or stated so and equal to what the trace gives (a plan's
+    ``scenario.resolved.yaml`` planned again); and for each block that names ``measured_from``
+    but is taken as stated, edited (docs/replay.md, "Replay in the plan")."""
     out = []
     for w in scenario.workloads:
         burst = w.arrival.burst if w.arrival is not None else None
-        if burst is None or burst.measured_from is None:
+        if burst is None:
             continue
-        out.append(f"`{w.name}`: arrival.burst measured from its trace ({burst.measured_from}; "
-                   f"inter-arrival SCV {burst.interarrival_scv:.3g}), as `fleetplan profile` "
-                   f"prints it — the scenario states none; state arrival.burst to plan on "
-                   f"another")
+        if burst.edited_from is not None:
+            out.append(f"`{w.name}`: arrival.burst names measured_from, but {burst.edited_from}: "
+                       f"taken as stated in the scenario (edited), not as measured")
+            continue
+        if burst.measured_from is None:
+            continue
+        said = f"`{w.name}`: arrival.burst measured from its trace ({burst.measured_from}; " \
+               f"inter-arrival SCV {burst.interarrival_scv:.3g}), as `fleetplan profile` prints it"
+        out.append(f"{said} — the scenario states none; state arrival.burst to plan on another"
+                   if burst.planner_measured else
+                   f"{said} — as the scenario states it (with measured_from), equal to what "
+                   f"profiling that trace gives; edit a figure to plan on another (it is then "
+                   f"taken as stated)")
     return out
 
 

@@ -7,7 +7,11 @@ assumed ones: :func:`with_trace_bursts` measures the block from the trace exactl
 ``fleetplan profile`` prints it (:func:`~solver.replay.profile.workload_fields` of
 :func:`~solver.replay.profile.profile_trace`, rounded as printed) and puts it in the scenario,
 ``measured_from`` naming the trace, so the resolved scenario a plan writes carries it. A stated
-``burst`` always wins. A trace of fewer than :data:`~solver.replay.profile.MIN_PEAK_MINUTES`
+``burst`` always wins. A stated block that names ``measured_from`` (a plan's
+``scenario.resolved.yaml`` planned again) is checked against that trace: while its figures
+equal what profiling the trace gives it stays measured, and the notes say the scenario states
+it; once a figure was edited it is taken as stated (``measured_from`` dropped) and the notes
+say so. A trace of fewer than :data:`~solver.replay.profile.MIN_PEAK_MINUTES`
 whole minutes (its followers' windows are set by a busiest minute of a handful) or fewer than
 three arrivals apart in time gives none: the workload stays Poisson, and
 :func:`trace_burst_warnings` says why.
@@ -18,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from models.errors import InputError
 from models.scenario import Scenario
 from models.workload import Burst, TraceLink, Workload
 from solver.replay.profile import MIN_PEAK_MINUTES, profile_trace, workload_fields
@@ -60,6 +65,39 @@ def _measure(path: Path, fmt: str | None) -> Measured:
     return Measured(Burst.model_validate({**block, "measured_from": str(path)}))
 
 
+def _figures(burst: Burst) -> dict[str, object]:
+    """A block's figures: what the capacity model and the report read, not where it is from."""
+    return burst.model_dump(mode="json", exclude={"measured_from"})
+
+
+def checked_stated(w: Workload) -> Burst | None:
+    """The block a workload states with ``measured_from``, as it is to be taken: itself while
+    its figures equal what profiling the named trace gives; else a copy without
+    ``measured_from`` that says why (``Burst.edited_from``). ``None`` for a workload stating
+    no such block."""
+    burst = w.arrival.burst if w.arrival is not None else None
+    if burst is None or burst.measured_from is None:
+        return None
+    link = w.arrival.trace if w.arrival is not None else None
+    fmt = link.format if link is not None and Path(link.path) == Path(burst.measured_from) else None
+    try:
+        found = measure(TraceLink(path=burst.measured_from, format=fmt))
+    except (OSError, InputError):
+        why = f"its trace {burst.measured_from} could not be read to check it"
+    else:
+        if found.burst is not None and _figures(found.burst) == _figures(burst):
+            return burst
+        why = (f"profiling {burst.measured_from} gives no block ({found.why_not})"
+               if found.burst is None else
+               f"its figures differ from what profiling {burst.measured_from} gives"
+               + (f" (inter-arrival SCV {burst.interarrival_scv:.3g} stated, "
+                  f"{found.burst.interarrival_scv:.3g} measured)"
+                  if found.burst.interarrival_scv != burst.interarrival_scv else ""))
+    stated = burst.model_copy(update={"measured_from": None})
+    stated._edited_from = why
+    return stated
+
+
 def _unstated(w: Workload) -> TraceLink | None:
     """The workload's trace where it states no burst (else ``None``)."""
     if w.arrival is None or w.arrival.trace is None or w.arrival.burst is not None:
@@ -69,12 +107,18 @@ def _unstated(w: Workload) -> TraceLink | None:
 
 def with_trace_bursts(scenario: Scenario) -> Scenario:
     """``scenario`` with each workload that links a trace and states no ``arrival.burst``
-    given the block measured from its trace (where the trace gives one)."""
+    given the block measured from its trace (where the trace gives one), and each stated block
+    naming ``measured_from`` checked against that trace (:func:`checked_stated`)."""
     workloads = []
     for w in scenario.workloads:
         link = _unstated(w)
         burst = measure(link).burst if link is not None else None
-        if burst is not None and w.arrival is not None:
+        if burst is not None:
+            burst = burst.model_copy()  # the cached block stays as measured, unmarked
+            burst._planner_measured = True
+        else:
+            burst = checked_stated(w)
+        if burst is not None and w.arrival is not None and burst is not w.arrival.burst:
             w = w.model_copy(update={"arrival": w.arrival.model_copy(update={"burst": burst})})
         workloads.append(w)
     if all(a is b for a, b in zip(workloads, scenario.workloads, strict=True)):
