@@ -18,7 +18,14 @@ from models.plan import Cost, Plan, ReplayCheck, SolverReport, SolveStatus
 from solver.cli import main
 from solver.replay.plan_replay import peak_window
 from solver.replay.traces import Trace
-from solver.solve.replay_loop import MAX_ROUNDS, MIN_DERATE, derate, miss_factor, plan_with_replay
+from solver.solve.replay_loop import (
+    MAX_ROUNDS,
+    MIN_DERATE,
+    derate,
+    miss_factor,
+    plan_with_replay,
+    refit_share,
+)
 from tests.plan_fixtures import chat_8b, h100_scenario_yaml
 
 #: A stated Poisson stream: the loop's tests size the bursty trace as Poisson so that its replay
@@ -558,3 +565,41 @@ def test_a_resolved_scenario_planned_again_says_what_it_states(tmp_path: Path) -
     assert burst["interarrival_scv"] == 4.0 and "measured_from" not in burst
     report = (tmp_path / "e" / "report.md").read_text()
     assert "inter-arrival SCV 4" in report and "measured from" not in report
+
+
+def test_two_rounds_of_derating_refit_from_the_original_rate_and_do_not_multiply() -> None:
+    """A new user's configuration was de-rated ×0.5, then ×0.683 on top: 34 % of its rate,
+    where its replays put the SLO at 40 %. Each round de-rates from the original rate: round 1
+    by the square of the miss (as before), round 2 to the rate where the two replays, fitted
+    as P95 ∝ rate^α, put the P95 at its SLO — not round 1's factor times round 2's."""
+    table = CapacityTable(rows=(_row("w", "A", 10.0), _row("w", "B", 5.0)))
+    rates: list[float] = []
+
+    def solve(t: CapacityTable) -> Plan:
+        rates.append(next(r.slo_rps for r in t.rows if r.gpu == "A"))
+        return _fleet_plan(rates[-1])
+
+    def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[_Miss]]:
+        # the P95 is 100 ms (the SLO) at 4 req/s and rises in proportion to the rate
+        ttft = 100.0 * plan.allocations[0].replica_capacity_rps / 4.0
+        c = _check(round_, ttft, ttft <= 100.0 + 1e-9)
+        return [c], ([] if c.holds else [_Miss(c)])
+
+    plan = plan_with_replay(table, solve, replay)
+    # round 1 at 10 req/s: P95 250 ms, (100/250)² = 0.16 → bounded at ×0.5: 5 req/s
+    # round 2 at 5 req/s: P95 125 ms; multiplied, ×0.5 × (100/125)² = ×0.32 (3.2 req/s);
+    # refitted, α = ln(0.8/0.4) ÷ ln(1/0.5) = 1 and the share 0.5 × 0.8 = 0.4: 4 req/s, holds
+    assert rates == [10.0, 5.0, pytest.approx(4.0)]
+    assert [c.holds for c in plan.replay] == [False, False, True]
+    assert plan.replay[0].derated[-1] == "every configuration of w ×0.500"
+    assert plan.replay[1].derated[-1] == "every configuration of w ×0.400"
+    assert plan.allocations[0].replica_capacity_rps == pytest.approx(4.0)
+
+
+def test_refit_share_is_bounded_and_starts_as_the_square() -> None:
+    assert refit_share(1.0, 0.9, None) == pytest.approx(0.81)  # the first round: the square
+    assert refit_share(1.0, 0.1, None) == MIN_DERATE  # at most halved a round
+    assert refit_share(0.5, 0.999, (1.0, 0.4)) == pytest.approx(0.5 * 0.95)  # at least 5 %
+    assert refit_share(0.5, None, (1.0, 0.4)) == pytest.approx(0.25)  # no P95: halved
+    # the P95 did not fall with the rate: no fit, the square of the ratio from the share used
+    assert refit_share(0.5, 0.8, (1.0, 0.9)) == pytest.approx(0.5 * 0.64)

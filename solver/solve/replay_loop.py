@@ -4,9 +4,12 @@ The capacity-planning practice fleetplan follows is a queueing estimate first, t
 replay. ``plan`` hands this loop a ``replay`` function (solver.replay.plan_replay, wired by the
 command: the solve strategy does not import the replay). Each round replays the plan it is about
 to write; where a check misses an SLO, the workload's configurations (those that served in
-that case, and the others the same model priced) are de-rated — their SLO-holding rate
-multiplied by the square of the worst ratio SLO ÷ replayed P95 of the workload's misses, within
-[:data:`MIN_DERATE`, :data:`MAX_DERATE`] — and the program is solved again (with a
+that case, and the others the same model priced) are de-rated from their original
+(un-de-rated) SLO-holding rate to the share of it at which the replays so far put the
+workload's worst P95 at its SLO (:func:`refit_share`: in the first round the square of the
+worst ratio SLO ÷ replayed P95, later fitted through the last two misses), each round moving
+the share by a factor within [:data:`MIN_DERATE`, :data:`MAX_DERATE`] of the last: a share,
+never a product of every round's factor — and the program is solved again (with a
 ``replan``, only for the workloads that missed, the rest of the fleet kept), at most
 :data:`MAX_ROUNDS` solves in all. The plan records every round's checks (``Plan.replay``). A
 re-solve that finds no fleet ends the loop with the last plan that had one. docs/replay.md,
@@ -15,6 +18,7 @@ re-solve that finds no fleet ends the loop with the last plan that had one. docs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -71,6 +75,40 @@ def miss_factor(check: ReplayCheck) -> float:
     return min(max(worst, MIN_DERATE), MAX_DERATE)
 
 
+def worst_ratio(check: ReplayCheck) -> float | None:
+    """The worst SLO ÷ replayed P95 of a check (below 1 where it misses); ``None`` where it
+    has no P95 (no request was served) [1]."""
+    ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
+                                          (check.tpot_p95_ms, check.tpot_slo_ms))
+              if p95 is not None and p95 > 0]
+    return min(ratios, default=None)
+
+
+def refit_share(used: float, ratio: float | None, before: tuple[float, float] | None) -> float:
+    """The share of a configuration's original SLO-holding rate to plan on next [1].
+
+    ``used``: the share the fleet that missed was planned on (1 in the first round); ``ratio``:
+    the worst SLO ÷ replayed P95 of the workload's misses there (``None``: no P95); ``before``:
+    the share and ratio of the workload's previous miss (``None`` in its first). The replayed
+    P95 is taken to scale as rate^α: α = ½ with one miss (the square of the ratio, as the
+    first round always did: near its SLO-holding rate a replica's P95 rises faster than its
+    rate), else fitted through the two misses, α = ln(ratio ÷ ratio before) ÷ ln(share before
+    ÷ share), where that fit is defined and rising; the next share is ``used × ratio^(1/α)``,
+    within [MIN_DERATE, MAX_DERATE] × ``used``. A share from the original, refitted, never the
+    product of every round's factor: with the square each round, a configuration de-rated
+    ×0.5 and then ×0.683 ran at 19 % of its original rate's utilisation (a new user's
+    finding), where its two replays put the SLO at a higher rate."""
+    if ratio is None:
+        return used * MIN_DERATE
+    alpha = 0.5
+    if before is not None:
+        share_before, ratio_before = before
+        if share_before > used and ratio > ratio_before > 0:
+            alpha = math.log(ratio / ratio_before) / math.log(share_before / used)
+    step = ratio ** (1 / alpha)
+    return used * min(max(step, MIN_DERATE), MAX_DERATE)
+
+
 def derate(table: CapacityTable, factors: dict[tuple[str, str, int], float], round_: int
            ) -> CapacityTable:
     """``table`` with the rows of (workload, GPU, TP) in ``factors`` de-rated by their factor:
@@ -104,7 +142,11 @@ def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
     other: the plan is that round's, status ``interrupted`` (the re-plan does not watch the
     user's clock, and went on to a plan that said nothing of the interruption)."""
     plan = solve(table)
+    original = table
     records: list[ReplayCheck] = []
+    share: dict[str, float] = {}  # workload → share of its original rates planned on
+    since: dict[str, int] = {}  # workload → round its share was last set in
+    missed: dict[str, tuple[float, float]] = {}  # workload → (share, ratio) of its last miss
     for round_ in range(1, max_rounds + 1):
         if plan.status not in HAS_FLEET or not plan.allocations:
             break
@@ -116,23 +158,31 @@ def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
             records += checks
             return plan.model_copy(update={"status": SolveStatus.interrupted,
                                            "replay": tuple(records)})
-        by_workload: dict[str, float] = {}
+        worst: dict[str, float | None] = {}
         for miss in misses:
-            w = miss.check.workload
-            by_workload[w] = min(by_workload.get(w, 1.0), miss_factor(miss.check))
-        # every configuration of the workload: the configurations that served are what the
-        # replay measured, and the others are priced by the same model that erred on this
-        # traffic (de-rating only the ones that served moves the plan onto the next)
-        factors = {(r.workload, r.gpu, r.tp): by_workload[r.workload] for r in table.rows
-                   if r.workload in by_workload}
+            w, ratio = miss.check.workload, worst_ratio(miss.check)
+            now = worst.get(w, math.inf)
+            worst[w] = None if ratio is None or now is None else min(now, ratio)
+        for w, ratio in worst.items():
+            used = share.get(w, 1.0)
+            share[w], since[w] = refit_share(used, ratio, missed.get(w)), round_
+            if ratio is not None:
+                missed[w] = (used, ratio)
         said = {id(m.check): (*(f"{gpu}×{tp}" for gpu, tp in sorted(m.configurations)),
                               f"every configuration of {m.check.workload} "
-                              f"×{by_workload[m.check.workload]:.3f}") for m in misses}
+                              f"×{share[m.check.workload]:.3f}") for m in misses}
         records += [c.model_copy(update={"derated": said[id(c)]}) if id(c) in said else c
                     for c in checks]
-        table = derate(table, factors, round_)
+        # every configuration of the workload: the configurations that served are what the
+        # replay measured, and the others are priced by the same model that erred on this
+        # traffic (de-rating only the ones that served moves the plan onto the next); each
+        # from its original rate, by the workload's share (never a factor on a factor)
+        table = original
+        for r in sorted(set(since.values())):
+            table = derate(table, {(row.workload, row.gpu, row.tp): share[row.workload]
+                                   for row in original.rows if since.get(row.workload) == r}, r)
         again = (solve(table) if replan is None
-                 else replan(table, plan, frozenset(by_workload)))
+                 else replan(table, plan, frozenset(worst)))
         if again.status not in HAS_FLEET or not again.allocations:
             break  # the de-rated program has no fleet: keep the last plan that had one
         plan = again
