@@ -87,6 +87,69 @@ def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> 
     assert verify_plan(plan, scenario, build_capacity_table(scenario)) == []
 
 
+#: What the child of the next test runs: two Ctrl-C arrive while its main thread is in a long C
+#: call inside a native solve, where Python runs no handler until it returns.
+_TWO_IN_ONE = """
+import numpy as np
+from solver.cli.progress import stop_on_signals
+from solver.solve.clock import Deadline, native_solve
+data = np.random.default_rng(0).random(4 * 10**7)
+try:
+    with stop_on_signals(Deadline(60)):
+        print("ready", flush=True)
+        with native_solve():
+            np.sort(data)
+    print("completed: outputs would be written", flush=True)
+except KeyboardInterrupt:
+    print("aborted", flush=True)
+"""
+
+
+def test_two_ctrl_c_seen_by_python_as_one_still_abort() -> None:
+    """Python runs a handler once for signals that arrive before it runs: two Ctrl-C 0.2 s
+    apart during a solve's C code were one, and a new user's plan was written whole after
+    their second. Counted on the wakeup pipe, the second aborts, once the native call has
+    returned (not raised into it)."""
+    proc = subprocess.Popen([sys.executable, "-c", _TWO_IN_ONE], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert stdout.strip() == "aborted", stdout
+
+
+def test_a_second_ctrl_c_soon_after_the_first_writes_nothing(tmp_path: Path) -> None:
+    """End to end: a second Ctrl-C 20 ms after the first, while HiGHS stops, exits 130 with
+    "interrupted (Ctrl-C)" and writes nothing (docs/outputs.md); raised inside the solve it
+    aborted the process (exit −6, "terminate called without an active exception")."""
+    gap_s = 0.02
+    generated = generate_scenario("medium", seed=0, scale=25)
+    path = tmp_path / "medium-x25.yaml"
+    doc = scenario_file(generated).model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan", str(path),
+         "--time-limit", "600", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    started = time.monotonic()
+    for line in proc.stderr:  # a line every 5 s off a terminal
+        if "best " in line or time.monotonic() - started > 300:
+            break
+    proc.send_signal(signal.SIGINT)
+    time.sleep(gap_s)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGINT, (stdout, stderr)
+    assert "interrupted (Ctrl-C): stopped; no output was written in part" in stderr
+    assert "terminate called" not in stderr
+    assert not out.exists() or not any(out.iterdir())  # nothing written, not even in part
+
+
 def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None:
     """Over periods too: the stages each keep a clock of their own, and before the stop
     followed the user's clock a Ctrl-C was ignored (quarterly.yaml ran on for 141 s, exit 0,

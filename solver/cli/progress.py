@@ -8,12 +8,19 @@ shows nothing.
 
 A signal asks the solve's clock to stop (:meth:`~solver.solve.clock.Deadline.stop`): the solve
 ends at once with the best verified fleet so far, status ``interrupted``, and its bound, which
-``plan`` writes as it writes any plan. A second Ctrl-C stops without writing.
+``plan`` writes as it writes any plan. A second Ctrl-C, however soon after the first, stops
+without writing anything: Python runs a handler once for signals that arrive before it runs
+(two Ctrl-C within a few milliseconds were one, and the plan was written whole), so the
+signals are counted on a wakeup pipe (:func:`signal.set_wakeup_fd`, one byte a signal); and
+while a native solve runs the handler asks it to stop and raises once it has returned
+(:func:`~solver.solve.clock.native_solve`: raised into HiGHS, the exception aborted the
+process).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -22,7 +29,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TextIO
 
-from solver.solve.clock import Deadline
+from solver.solve.clock import Deadline, native_running
 from solver.solve.highs import Progress
 
 #: Seconds between lines when stderr is not a terminal, and between redraws on one [s].
@@ -85,21 +92,56 @@ class SolveReporter:
 @contextlib.contextmanager
 def stop_on_signals(deadline: Deadline) -> Iterator[list[int]]:
     """SIGINT and SIGTERM stop ``deadline`` (the solve ends with its best fleet) while inside;
-    a second SIGINT raises :class:`KeyboardInterrupt`. Yields the signals received."""
+    a SIGINT after another signal raises :class:`KeyboardInterrupt` — at once, or where a
+    native solve runs, as soon as the stopped solve returns (at the latest on leaving the
+    block). Yields the signals received."""
     received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield received  # handlers can only be set in the main thread
         return
+    read_fd, write_fd = os.pipe()
+    for fd in (read_fd, write_fd):
+        os.set_blocking(fd, False)
+    sigints = [0, 0]  # SIGINT bytes read from the pipe, SIGINT handler calls
+    abort = [False]
 
     def handle(signum: int, frame: FrameType | None) -> None:
-        if received and signum == signal.SIGINT:
-            raise KeyboardInterrupt
+        sigints[0] += _drain(read_fd).count(signal.SIGINT)
+        if signum == signal.SIGINT:
+            sigints[1] += 1
+            if received or max(sigints) >= 2:  # a second: stop, and write nothing
+                if not received:
+                    received.append(signum)
+                deadline.stop(signal.Signals(signum).name)
+                abort[0] = True
+                if not native_running():
+                    raise KeyboardInterrupt
+                return
         received.append(signum)
         deadline.stop(signal.Signals(signum).name)
 
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     try:
         yield received
     finally:
+        signal.set_wakeup_fd(wakeup)
         for s, h in previous.items():
             signal.signal(s, h)
+        os.close(read_fd)
+        os.close(write_fd)
+    if abort[0]:  # a second Ctrl-C during a native solve: raised now that it has returned
+        raise KeyboardInterrupt
+
+
+def _drain(fd: int) -> bytes:
+    """Every byte waiting on a non-blocking pipe."""
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 512)
+        except (BlockingIOError, InterruptedError):
+            return out
+        if not chunk:
+            return out
+        out += chunk

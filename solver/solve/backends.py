@@ -21,6 +21,7 @@ import pulp
 
 from models.plan import SolverReport, SolveStatus
 from solver.solve import SOLVERS
+from solver.solve.clock import native_solve
 
 #: Threads and seed are fixed so a plan is the same on every run of the same input.
 SOLVER_THREADS = 2
@@ -104,7 +105,8 @@ def solve(
         highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=THREADS.get(),
                            random_seed=SOLVER_SEED)
         highs.start = start
-        prob.solve(highs)
+        with native_solve():
+            prob.solve(highs)
         outcome = _highs_outcome(prob, time.perf_counter() - started)
         if start and outcome.has_solution and not _objective_agrees(prob, outcome):
             # HiGHS 1.16 can report a start it was given as optimal with an objective (and

@@ -10,9 +10,10 @@ stage polls :meth:`Deadline.expired`, which is true past the deadline or once st
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: Share of the time limit kept back for reading the fleet and assembling the plan (costs,
 #: survivability rows, the verifier), at least ``ASSEMBLE_MIN_S`` [1], [s].
@@ -82,3 +83,30 @@ class Deadline:
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds`` or until stopped; whether a stop was asked for."""
         return self._stop.wait(max(seconds, 0.0))
+
+
+#: Native solves (HiGHS) running now, in any thread. A Python exception raised into one — a
+#: second Ctrl-C raising KeyboardInterrupt inside a HiGHS callback, or in the main thread while
+#: HiGHS threads still run — aborted the process ("terminate called without an active
+#: exception", exit −6): the handler asks the solve to stop instead and raises once it returns
+#: (solver.cli.progress.stop_on_signals).
+_native = 0
+_native_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def native_solve() -> Iterator[None]:
+    """Mark a native solve running while inside (:func:`native_running`)."""
+    global _native
+    with _native_lock:
+        _native += 1
+    try:
+        yield
+    finally:
+        with _native_lock:
+            _native -= 1
+
+
+def native_running() -> bool:
+    """Whether a native solve runs now, in any thread."""
+    return _native > 0

@@ -30,7 +30,7 @@ import pulp
 from models.plan import SolveStatus
 from solver.program.variables import BuildStopped, Program
 from solver.solve.backends import SOLVER_SEED, THREADS, quiet_stdout
-from solver.solve.clock import Deadline
+from solver.solve.clock import Deadline, native_solve
 
 Vector = npt.NDArray[np.float64]
 
@@ -404,7 +404,8 @@ def run(
     h.cbIpmInterrupt.subscribe(plain_interrupt)
     if on_solution is not None:
         h.cbMipImprovingSolution.subscribe(improving)
-    h.run()
+    with native_solve():
+        h.run()
     return _result(h, model, relaxation, time.perf_counter() - started)
 
 
