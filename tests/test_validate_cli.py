@@ -219,6 +219,24 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert f"warning: {warning}" in result.stderr
 
 
+def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
+        tmp_path: Path) -> None:
+    """A new user's reservation ending 2027-05-15 in a horizon from 2027-04-01 was told "it
+    counts for nothing — correct its dates or remove the line": its dates were right, and it
+    is paid to its end (the plan's spend counts those weeks); it carries no load."""
+    ending = tmp_path / "ending.yaml"
+    ending.write_text((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8").replace(
+        "ends: 2027-06-30", "ends: 2027-02-15"), encoding="utf-8")
+    result = run("--json", str(ending))
+    assert result.exit_code == 0
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("inventory[1]: 2 reserved H100-SXM nodes")
+    assert ("is held through no whole period of the horizon (2027-01-01 to 2028-01-01): it "
+            "carries no load in the plan (a period counts only nodes held through the whole of "
+            "it), and its payments inside the horizon are counted in what it spends") in warning
+    assert "remove the line" not in warning
+
+
 def test_owned_terms_in_a_one_day_scenario_are_warned_to_buy_nothing(tmp_path: Path) -> None:
     """A new user's scenario with an offer selling `owned` hardware and no horizon validated
     silently, and its plan bought none of it (infeasible: "`chat` is 20 req/s short"): owned

@@ -150,12 +150,38 @@ def assumed_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
     cur = plan.cost.currency
     periods = sorted({(p.start, p.end) for p in plan.periods})
     out = []
+    m = plan.horizon.period_months
     for a in assumed_held_prices(scenario):
-        months = plan.horizon.period_months * sum(
-            a.line.held_through(start, end) for start, end in periods)
+        months = sum(m * a.line.held_through(start, end)
+                     + a.line.months_held_in_part(start, end, m) for start, end in periods)
         if months == 0:
             continue
         cost = a.cost_per_month(scenario.policy.hours_per_month) * months
         out.append(f"  of which {cost:,.0f} {cur} in every scenario is {a.where()} at "
                    f"{assumed_price_text(a, cur)} — give its price_per_gpu_hour")
+    return out
+
+
+def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """Under "spent inside the horizon": held reservations that end inside a period, paid up
+    to their end there though the plan counts them in no such period (a period counts only
+    nodes held through the whole of it); none: []."""
+    if plan.horizon is None:
+        return []
+    cur = plan.cost.currency
+    m = plan.horizon.period_months
+    periods = sorted({(p.start, p.end) for p in plan.periods})
+    out = []
+    for i, line in enumerate(scenario.inventory):
+        if line.purchase is not InventoryKind.reserved or line.ends is None:
+            continue
+        months = sum(line.months_held_in_part(start, end, m) for start, end in periods)
+        if months == 0:
+            continue
+        cost = line.reserved_cost_per_month(scenario.held_reservation_price(line),
+                                            scenario.policy.hours_per_month) * months
+        out.append(f"  of which {cost:,.0f} {cur} in every scenario is inventory[{i}] "
+                   f"({plural(line.nodes, f'reserved {line.gpu} node')} in {line.zone}) paid "
+                   f"to {day_after(line.ends)} for {months:.2g} months of a period it is not "
+                   "held through: it carries no load in the plan there")
     return out

@@ -16,7 +16,7 @@ from models.common import (
     Survivability,
     WorkloadClass,
 )
-from models.horizon import DemandScenario, HeldNodes, Horizon
+from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.prices import node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
@@ -238,6 +238,13 @@ def held_periods(line: HeldNodes, horizon: Horizon) -> list[int]:
             if line.held_through(horizon.period_start(q), horizon.period_start(q + 1))]
 
 
+def _paid_inside(line: HeldNodes, h: Horizon) -> bool:
+    """A held reservation paid for some of the horizon (its ``ends`` inside it)."""
+    return (line.purchase is InventoryKind.reserved and line.ends is not None
+            and line.ends >= h.start
+            and (line.available_from is None or line.available_from < h.end))
+
+
 def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What ``validate`` says of planning over time (:attr:`ScenarioSummary.over_time`), and
     the inventory lines and owned terms that count for nothing (a reservation that ended before
@@ -261,7 +268,15 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                             f"{a.rule} — give the reservation's price_per_gpu_hour")
         if h is not None:
             periods = held_periods(line, h)
-            if not periods:
+            if not periods and _paid_inside(line, h):
+                # a reservation ending inside the first period is real and paid: its dates
+                # are right, and the plan's spend counts them (schedule.cost_lines)
+                warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
+                                f"the horizon ({h.start} to {h.end}): it carries no load in "
+                                "the plan (a period counts only nodes held through the whole "
+                                "of it), and its payments inside the horizon are counted in "
+                                "what it spends — if it is renewed, give the renewal's `ends`")
+            elif not periods:
                 warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
                                 f"the horizon ({h.start} to {h.end}): it counts for nothing — "
                                 "correct its dates or remove the line")
