@@ -237,6 +237,27 @@ def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
     assert "remove the line" not in warning
 
 
+def test_growth_written_as_percentages_is_warned(tmp_path: Path) -> None:
+    """A new user wrote `growth: [100, 120, 140, 170]` (percent of today's peak): validated as
+    written, each quarter was planned at 100 to 170 times the peak, and nothing said so."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    percent = tmp_path / "percent.yaml"
+    percent.write_text(text.replace("growth: [1.0, 1.15, 1.3, 1.5]",
+                                    "growth: [100, 115, 130, 150]").replace(
+        "{name: high, probability: 0.3, growth: [1.0, 1.3, 1.6, 2.0]}",
+        "{name: high, probability: 0.3, growth: [100, 130, 160, 200]}"), encoding="utf-8")
+    result = run("--json", str(percent))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["growth_warnings"] == [
+        "workloads[0].growth (chat): ×150 in period 3 — growth multiplies the peak (1.2 is "
+        "+20 %), it is not a percentage: if these are percentages, write [1, 1.15, 1.3, 1.5]",
+        "demand_scenarios[2].growth (high): ×200 in period 3 — growth multiplies the peak (1.2 "
+        "is +20 %), it is not a percentage: if these are percentages, write [1, 1.3, 1.6, 2]"]
+    shown = run(str(percent))
+    assert "warning: workloads[0].growth (chat): ×150 in period 3" in shown.stderr
+    assert "growth_warnings" not in run("--json", str(scenarios_dir() / "quarterly.yaml")).stdout
+
+
 def test_owned_terms_in_a_one_day_scenario_are_warned_to_buy_nothing(tmp_path: Path) -> None:
     """A new user's scenario with an offer selling `owned` hardware and no horizon validated
     silently, and its plan bought none of it (infeasible: "`chat` is 20 req/s short"): owned
