@@ -96,6 +96,12 @@ def test_the_workbook_of_a_replan_lists_the_orders_it_kept(tmp_path: Path) -> No
                          dt.datetime(2028, 4, 1), 12, "None"]
     assert kept[12] == 2.4
     assert rows[title + 1][15] == "Paid in its horizon [USD]"
+    # its price came from the earlier plan, not from an inventory line of the user's
+    purchase = openpyxl.load_workbook(tmp_path / "o2" / "plan.xlsx")["Purchase plan"]
+    heads = [c.value for c in purchase[1]]
+    (source,) = [r[heads.index("Price source")] for r in purchase.iter_rows(values_only=True)
+                 if r[2] == "Reserved"]
+    assert source == f"held reservation: 2.400 USD/GPU-h as ordered by the earlier plan ({earlier})"
 
 
 def test_an_inventory_given_as_the_earlier_plan_says_where_it_goes(tmp_path: Path) -> None:

@@ -70,8 +70,27 @@ def assumed_price_text(a: AssumedHeldPrice, currency: str) -> str:
     return f"{a.price_per_gpu_hour:,.3f} {currency}/GPU-h, {ASSUMED}: {a.rule}"
 
 
+def kept_from(plan: Plan, line: HeldNodes) -> str | None:
+    """The earlier plan.json a re-plan's held line is an order of (``plan --existing`` adds
+    each kept order to the inventory: keep_orders), ``None`` for a line of the scenario's."""
+    r = plan.replanned_from
+    if r is None:
+        return None
+    match = any((o.zone, o.gpu, o.purchase, o.nodes, o.usable_from) == (
+        line.zone, line.gpu, line.purchase.pool_kind, line.nodes, line.available_from)
+        for o in r.kept)
+    return r.file if match else None
+
+
 def _line_source(found: tuple[AssumedHeldPrice, ...], line: HeldNodes, offer: Offer | None,
-                 currency: str) -> str:
+                 currency: str, kept: str | None = None) -> str:
+    if kept is not None:  # not "as its inventory line states": no line of the user's says it
+        if line.purchase is InventoryKind.reserved:
+            return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as "
+                    f"ordered by the earlier plan ({kept})")
+        return (f"owned, held: {line.running_cost_per_node_month:,.0f} {currency}/node-month of "
+                f"power and hosting as ordered by the earlier plan ({kept}); the capital is "
+                "already spent")
     if line.purchase is InventoryKind.reserved:
         if line.price_per_gpu_hour is not None:
             return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as its "
@@ -110,7 +129,8 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
         retired = [line.ends for line in lines if line.ends is not None]
         text = f"{share} owned (inventory): capital spent" + (
             f", held to {day_after(min(retired))}" if retired else "")
-    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency)
+    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency,
+                                                  kept_from(plan, line))
                                      for line in lines))
     return Held(count, n.nodes, text, source, price_assumed=bool(assumed))
 
