@@ -553,12 +553,12 @@ def test_a_reservation_ending_inside_a_period_is_spent_up_to_its_end(tmp_path: P
     2027-03-31. The spend counts them, and a line says what they are."""
     from models.horizon import HeldNodes, InventoryKind
 
-    def held(ends: dt.date) -> tuple[Plan, Scenario]:
+    def held(ends: dt.date, price: float | None = 0.5) -> tuple[Plan, Scenario]:
         line = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
-                         purchase=InventoryKind.reserved, ends=ends, price_per_gpu_hour=0.5)
+                         purchase=InventoryKind.reserved, ends=ends, price_per_gpu_hour=price)
         sc = quarterly([1, 1, 1, 1], inventory=[line])
         plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
-        write_plan_outputs(plan, sc, tmp_path / str(ends), first_period_scenario(plan, sc))
+        write_plan_outputs(plan, sc, tmp_path / f"{ends}-{price}", first_period_scenario(plan, sc))
         return plan, sc
 
     (quarter, sc_quarter), (partly, sc_partly) = (held(dt.date(2027, 3, 31)),
@@ -574,5 +574,12 @@ def test_a_reservation_ending_inside_a_period_is_spent_up_to_its_end(tmp_path: P
             "to 2027-05-16 for 1.5 months of a period it is not held through: it carries no "
             "load in the plan there")
     assert line in schedule_lines(partly, sc_partly)
-    assert line.strip() in (tmp_path / "2027-05-15" / "report.md").read_text()
+    assert line.strip() in (tmp_path / "2027-05-15-0.5" / "report.md").read_text()
     assert not any("of which" in x for x in schedule_lines(quarter, sc_quarter))
+    # priced by the rule (the zone's 0.45 quote), the whole spend is listed as assumed above
+    # it: the weeks' line says it is part of that figure, not a sum to add to it
+    assumed, sc_assumed = held(dt.date(2027, 5, 15), None)
+    lines = [x for x in schedule_lines(assumed, sc_assumed) if "of which" in x]
+    assert len(lines) == 2 and "at 0.450 USD/GPU-h, assumed" in lines[0]
+    assert lines[1].endswith("carries no load in the plan there (part of its assumed-price "
+                             "figure above)")

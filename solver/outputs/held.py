@@ -203,5 +203,7 @@ def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
         out.append(f"  of which {cost:,.0f} {cur} in every scenario is inventory[{i}] "
                    f"({plural(line.nodes, f'reserved {line.gpu} node')} in {line.zone}) paid "
                    f"to {day_after(line.ends)} for {months:.2g} months of a period it is not "
-                   "held through: it carries no load in the plan there")
+                   "held through: it carries no load in the plan there"
+                   + ("" if line.price_per_gpu_hour is not None else
+                      " (part of its assumed-price figure above)"))
     return out
