@@ -352,6 +352,27 @@ def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Pat
     assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2
 
 
+def test_a_held_reservation_priced_per_node_is_warned_of(tmp_path: Path) -> None:
+    """A new user's held p5.48xlarge reservation at 48.80 "price_per_gpu_hour" (6.10 per GPU
+    × 8, the node's price) passed without a word, though an offer's node price is warned of:
+    the plan reported that reservation's spend eight times over."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "q.yaml"
+    path.write_text(text.replace("price_per_gpu_hour: 4.50}", "price_per_gpu_hour: 36.0}"),
+                    encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    assert "inventory[1]: H100-SXM reservation" not in result.stderr  # 2.3×: below the ratio
+    path.write_text(text.replace("price_per_gpu_hour: 4.50}", "price_per_gpu_hour: 52.0}"),
+                    encoding="utf-8")
+    result = run(str(path))
+    assert ("warning: inventory[1]: H100-SXM reservation in use1-az1 price_per_gpu_hour 52.00 "
+            "is 3.3× the highest on-demand price per GPU-hour of H100-SXM in the bundled AWS "
+            "table (15.98, p5.48xlarge): a node's price? the field is per GPU: 52.00 ÷ 8 GPUs "
+            "per node = 6.50") in result.stderr
+    assert "inventory[1]" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
+
+
 def test_a_node_price_written_per_gpu_is_warned_of(tmp_path: Path) -> None:
     """A p5.48xlarge's hourly price (98.32 USD, 8 H100) written as price_per_gpu_hour passed
     without a word: the plan then shuns H100 at 8× its price. It is well-formed (exit 0), and

@@ -17,7 +17,7 @@ from models.common import (
     WorkloadClass,
 )
 from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
-from models.prices import node_price_warnings
+from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
@@ -388,6 +388,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
         trace_notes=tuple(measured_bursts(scenario)),
-        price_warnings=tuple(node_price_warnings(scenario.zones,
-                                                 {g.name: g for g in scenario.gpus})),
+        price_warnings=(*node_price_warnings(scenario.zones, {g.name: g for g in scenario.gpus}),
+                        *held_node_price_warnings(scenario.inventory)),
     )
