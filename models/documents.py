@@ -133,6 +133,20 @@ class _StrictConstructor(SafeConstructor):
         return super().construct_mapping(node, deep=deep)
 
 
+    def construct_yaml_timestamp(self, node: ScalarNode) -> Any:
+        """A date YAML reads as one (``2027-15-05`` matches its pattern) but no calendar has:
+        located, not "cannot read as YAML: month must be in 1..12" with no line."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise ConstructorError(None, None, f"`{node.value}` is not a date ({exc})",
+                                   node.start_mark) from None
+
+
+_StrictConstructor.add_constructor(  # type: ignore[type-var]  # stubs: a Loader only
+    "tag:yaml.org,2002:timestamp", _StrictConstructor.construct_yaml_timestamp)
+
+
 class SafeLoader(_GuardedComposer, _Parser, _StrictConstructor, Resolver):  # type: ignore[misc,valid-type]
     """The loader of every YAML input: safe types only, duplicate keys refused, structure
     limited while composing (see the module docstring)."""
@@ -157,6 +171,10 @@ def load_yaml(text: str) -> Any:
 #: case ("found character that cannot start any token") do not name the tab.
 TAB_FIX = ("YAML indents with spaces, never tabs: replace the tab(s) at the start of the line "
            "with spaces")
+
+
+#: The fix of a date no calendar has (YAML reads ``2027-15-05`` as a date, then fails).
+DATE_FIX = "write the date as YYYY-MM-DD (year, month, day)"
 
 
 def _indented_by_tab(text: str, line: int) -> bool:
@@ -188,6 +206,7 @@ def read_document(path: Path) -> Any:
         kind = "past a limit" if limit else "invalid YAML"
         fix = ("simplify the file (docs/limits.md)" if limit
                else TAB_FIX if mark is not None and _indented_by_tab(text, mark.line)
+               else DATE_FIX if "is not a date" in reason
                else "fix the syntax there")
         raise InputError([Problem(str(path), where, f"{kind}: {reason}", fix)]) from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits

@@ -163,6 +163,18 @@ class HeldNodes(Frozen):
         ends_ok = self.ends is None or self.ends >= after_last - dt.timedelta(days=1)
         return starts_ok and ends_ok
 
+    def months_held_in_part(self, first: dt.date, after_last: dt.date, months: float) -> float:
+        """Months of the period ``first`` to ``after_last`` (``months`` long) held in part only
+        (a reservation ending inside it): paid, though the plan counts it in no such period;
+        0 when held through the whole period or not at all [months]."""
+        if self.held_through(first, after_last):
+            return 0.0
+        start = first if self.available_from is None else max(first, self.available_from)
+        after = after_last if self.ends is None else min(after_last,
+                                                         self.ends + dt.timedelta(days=1))
+        days = (after - start).days
+        return months * days / (after_last - first).days if days > 0 else 0.0
+
     def reserved_cost_per_month(self, price_per_gpu_hour: float, hours_per_month: float
                                 ) -> float:
         """What these nodes cost a month held at a reserved price [currency/month]: the one

@@ -34,6 +34,8 @@ from models.scenario import PriceTable
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
     import pandas as pd
 
+    from models.horizon import HeldNodes
+
 __all__ = ["ACCELERATOR_NAMES", "REQUIRED_COLUMNS", "zones_from_price_table"]
 
 #: Columns of the renamed subset (kept for the tests and docs that name them).
@@ -241,10 +243,32 @@ def node_price_warnings(zones: Sequence[Zone], gpus: Mapping[str, GpuType]) -> l
                 if per_node > 1 and price >= NODE_PRICE_RATIO * ref:
                     where = f" (quote {row})" if row else ""
                     out.append(
-                        f"{zone.id}: {offer.gpu} {kind.value} price_per_gpu_hour {price:,.2f}"
-                        f"{where} is "
-                        f"{price / ref:.1f}× the highest on-demand price per GPU-hour of "
-                        f"{offer.gpu} in the bundled AWS table ({ref:,.2f}, {instance}): a "
-                        f"node's price? the field is per GPU: {price:,.2f} ÷ {per_node} GPUs "
-                        f"per node = {price / per_node:,.2f}")
+                        f"{zone.id}: {offer.gpu} {kind.value} price_per_gpu_hour "
+                        + _node_price_text(price, offer.gpu, ref, instance, per_node, where))
+    return out
+
+
+def _node_price_text(price: float, gpu: str, ref: float, instance: str, per_node: int,
+                     where: str = "") -> str:
+    return (f"{price:,.2f}{where} is {price / ref:.1f}× the highest on-demand price per "
+            f"GPU-hour of {gpu} in the bundled AWS table ({ref:,.2f}, {instance}): a node's "
+            f"price? the field is per GPU: {price:,.2f} ÷ {per_node} GPUs per node = "
+            f"{price / per_node:,.2f}")
+
+
+def held_node_price_warnings(inventory: Sequence[HeldNodes]) -> list[str]:
+    """:func:`node_price_warnings` for the held reservations of a scenario's (resolved)
+    inventory: a new user's p5.48xlarge reservation at 48.80 "per GPU-hour", its node's price,
+    was accepted silently and reported spending eight times what it costs."""
+    reference = reference_prices_per_gpu_hour()
+    out = []
+    for i, line in enumerate(inventory):
+        price, per_node = line.price_per_gpu_hour, line.gpus_per_node or 1
+        if price is None or line.gpu not in reference or per_node <= 1:
+            continue
+        ref, instance = reference[line.gpu]
+        if price >= NODE_PRICE_RATIO * ref:
+            out.append(f"inventory[{i}]: {line.gpu} reservation in {line.zone} "
+                       "price_per_gpu_hour "
+                       + _node_price_text(price, line.gpu, ref, instance, per_node))
     return out

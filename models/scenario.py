@@ -164,6 +164,15 @@ class Scenario(OmitDefaults):
             return None
         return offer, min(offer.reserved_quotes, key=lambda q: q.price_per_gpu_hour)
 
+    def held_reservation_price(self, line: HeldNodes) -> float:
+        """A held reservation's price: its line's, else its zone's cheapest reserved quote
+        (:meth:`held_reservation_quote`) [currency/(GPU·h)]."""
+        if line.price_per_gpu_hour is not None:
+            return line.price_per_gpu_hour
+        quoted = self.held_reservation_quote(line)
+        assert quoted is not None, "the loader refuses a held reservation its zone cannot price"
+        return quoted[1].price_per_gpu_hour
+
     def gpus_sold_or_held(self) -> tuple[str, ...]:
         """GPU types some zone sells or the inventory holds, in catalog order: the only ones a
         plan can place (its capacity table needs no row of another)."""

@@ -1,14 +1,16 @@
 """Units in field names, for the fixes of bad input: a key written in another unit than the
 schema's (``ttft_p95_s: 1`` where the field is ``ttft_p95_ms``), and a value written with its
-unit (``ttft_p95_ms: 1 s``). Every unit fleetplan's fields are named in is the last part of the
-name (STYLE.md: units in names); the fix gives the value converted to the field's unit.
+unit (``ttft_p95_ms: 1 s``, ``peak_rps: 480 rpm``). Every unit fleetplan's fields are named in
+is the last part of the name (STYLE.md: units in names); the fix gives the value converted to
+the field's unit.
 """
 
 from __future__ import annotations
 
 import re
 
-#: A unit suffix → (dimension, size in the dimension's base unit: seconds, bytes, watts).
+#: A unit suffix → (dimension, size in the dimension's base unit: seconds, bytes, watts,
+#: requests per second).
 UNITS: dict[str, tuple[str, float]] = {
     "us": ("time", 1e-6), "ms": ("time", 1e-3), "s": ("time", 1.0), "sec": ("time", 1.0),
     "secs": ("time", 1.0), "seconds": ("time", 1.0), "min": ("time", 60.0),
@@ -19,12 +21,16 @@ UNITS: dict[str, tuple[str, float]] = {
     "tb": ("memory", 1e12), "kib": ("memory", 2.0**10), "mib": ("memory", 2.0**20),
     "gib": ("memory", 2.0**30), "tib": ("memory", 2.0**40),
     "w": ("power", 1.0), "kw": ("power", 1e3),
+    # request rates, in requests per second (``peak_rpm: 480`` where the field is ``peak_rps``)
+    "rps": ("rate", 1.0), "qps": ("rate", 1.0), "rpm": ("rate", 1 / 60), "qpm": ("rate", 1 / 60),
+    "rph": ("rate", 1 / 3600), "rpd": ("rate", 1 / 86400),
 }
 
 #: How a unit reads in a fix ("milliseconds" says more than ``ms`` to whoever wrote seconds).
 UNIT_WORDS = {"ms": "milliseconds", "s": "seconds", "us": "microseconds", "min": "minutes",
               "h": "hours", "gib": "GiB (2^30 bytes)", "gb": "GB (10^9 bytes)",
-              "mib": "MiB (2^20 bytes)", "w": "watts", "kw": "kilowatts"}
+              "mib": "MiB (2^20 bytes)", "w": "watts", "kw": "kilowatts",
+              "rps": "requests per second"}
 
 #: Fields whose last part is a unit only by accident (``active_params_b``: billions).
 NOT_UNITS = ("_params_b",)

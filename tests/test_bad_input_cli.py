@@ -810,6 +810,18 @@ def test_a_field_in_another_unit_gives_the_value_converted(tmp_path: Path) -> No
     assert "Field required" not in result.output
 
 
+def test_a_rate_per_minute_gives_the_rate_per_second(tmp_path: Path) -> None:
+    # A new user's `peak_rpm: 480` was told "did you mean `peak_rps`? … rename this key":
+    # renamed as told, the workload asked for 480 requests a second, 60 times its traffic.
+    path = tiny_with(tmp_path, {("workloads", 0, "arrival"): {"peak_rpm": 480}})
+    result = run("validate", str(path))
+    assert_clean_error(result, "1 problem in the input",
+                       f"{path}: workloads[0].arrival.peak_rpm: unknown key `peak_rpm` — the "
+                       "field is `peak_rps`, in requests per second: write `peak_rps: 8` "
+                       "(480 rpm)")
+    assert "Field required" not in result.output
+
+
 @pytest.mark.parametrize(("value", "fix"), [
     ("1.5 s", "give a plain number of milliseconds (the unit is the field name's `_ms`): "
               "`ttft_p95_ms: 1500`"),
@@ -827,7 +839,11 @@ def test_a_value_written_with_its_unit_gives_the_plain_number(
 
 @pytest.mark.parametrize(("where", "value", "fix"), [
     (("workloads", 0, "arrival", "peak_rps"), "12 rps",
-     "give a plain number, the unit is in the field's name: `peak_rps: 12`"),
+     "give a plain number of requests per second (the unit is the field name's `_rps`): "
+     "`peak_rps: 12`"),
+    (("workloads", 0, "arrival", "peak_rps"), "480 rpm",
+     "give a plain number of requests per second (the unit is the field name's `_rps`): "
+     "`peak_rps: 8`"),
     (("zones", 0, "offers", 0, "on_demand", "price_per_gpu_hour"), "4.00 USD",
      "give a plain number, the unit is in the field's name: `price_per_gpu_hour: 4`"),
     (("zones", 0, "offers", 0, "on_demand", "stock_gpus"), "16 GPUs",

@@ -172,3 +172,17 @@ def test_a_long_list_without_aliases_is_refused_without_speaking_of_aliases(
     with pytest.raises(InputError) as err:
         read_document(path)
     assert "more than 50 values —" in str(err.value) and "counting" not in str(err.value)
+
+
+def test_a_date_no_calendar_has_names_its_line(tmp_path: Path) -> None:
+    # A new user's reservation `ends: 2027-15-05` (day and month swapped) was "cannot read as
+    # YAML: month must be in 1..12 — fix the value": no line, no field, no format.
+    path = tmp_path / "q.yaml"
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    path.write_text(text.replace("ends: 2027-06-30", "ends: 2027-30-06"), encoding="utf-8")
+    line = next(i for i, row in enumerate(text.splitlines(), start=1)
+                if "ends: 2027-06-30" in row)
+    column = text.splitlines()[line - 1].index("2027-06-30") + 1
+    refused(run("validate", str(path)),
+            f"{path}: line {line}, column {column}: invalid YAML: `2027-30-06` is not a date "
+            "(month must be in 1..12) — write the date as YYYY-MM-DD (year, month, day)")

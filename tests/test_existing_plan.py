@@ -70,6 +70,40 @@ def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: P
     assert not (tmp_path / "o3").exists()
 
 
+def test_the_workbook_of_a_replan_lists_the_orders_it_kept(tmp_path: Path) -> None:
+    """A new user's Q2 re-plan: the terminal and report.md said "kept from out/q1/plan.json
+    … placed and held: 16 L40S …", but plan.xlsx, what procurement reads, had no word of the
+    kept orders (its Schedule listed only new ones)."""
+    import datetime as dt
+
+    import openpyxl
+
+    q1, q2 = _quarters(tmp_path, "tq", "2027-01-01"), _quarters(tmp_path, "tq_q2", "2027-04-01")
+    first = CliRunner().invoke(main, ["plan", str(q1), "--out", str(tmp_path / "o1")])
+    assert first.exit_code == 0, first.output
+    earlier = tmp_path / "o1" / "plan.json"
+    again = CliRunner().invoke(main, ["plan", str(q2), "--existing", str(earlier),
+                                      "--out", str(tmp_path / "o2")])
+    assert again.exit_code == 0, again.output
+    rows = [[c.value for c in r] for r in
+            openpyxl.load_workbook(tmp_path / "o2" / "plan.xlsx")["Schedule"].iter_rows()]
+    title = next(i for i, r in enumerate(rows) if str(r[0]).startswith("Kept from"))
+    assert rows[title][0] == (f"Kept from {earlier} of 2027-01-01 (scenario tq): placed "
+                              "earlier, held in this plan")
+    kept = rows[title + 2]
+    assert kept[:12] == ["all (placed)", "zone-a", "H100-SXM", "Reserved", None, 1, 1,
+                         dt.datetime(2027, 3, 4), dt.datetime(2027, 4, 1),
+                         dt.datetime(2028, 4, 1), 12, "None"]
+    assert kept[12] == 2.4
+    assert rows[title + 1][15] == "Paid in its horizon [USD]"
+    # its price came from the earlier plan, not from an inventory line of the user's
+    purchase = openpyxl.load_workbook(tmp_path / "o2" / "plan.xlsx")["Purchase plan"]
+    heads = [c.value for c in purchase[1]]
+    (source,) = [r[heads.index("Price source")] for r in purchase.iter_rows(values_only=True)
+                 if r[2] == "Reserved"]
+    assert source == f"held reservation: 2.400 USD/GPU-h as ordered by the earlier plan ({earlier})"
+
+
 def test_an_inventory_given_as_the_earlier_plan_says_where_it_goes(tmp_path: Path) -> None:
     """Was 22 problems "nodes[0].slice: Field required — add this field" (a plan's fields) for
     a new user's inventory of held nodes passed to --existing: one problem says it is an

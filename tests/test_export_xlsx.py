@@ -251,6 +251,36 @@ def test_offers_of_what_the_plan_buys_and_one_line_for_the_rest(workbook_path: P
     assert wb["Offers"].column_dimensions["A"].width < 12
 
 
+def test_offers_list_every_reserved_quote(tmp_path: Path) -> None:
+    """A new user's use2-az1 H100 offer quoted 12 months at 7.90 and 36 months (part upfront)
+    at 5.40; the plan ordered the 12-month quote, but the Offers sheet and the report's price
+    table showed only the cheapest, 36-month quote: the price ordered was in no table of
+    prices."""
+    from models.common import Upfront
+    from models.offers import ReservedTerms
+    from solver.outputs.report import write_report
+
+    sc = make_scenario()
+    z1 = sc.zones[0]
+    h100 = z1.offers[0]
+    quotes = (h100.reserved_quotes[0],
+              ReservedTerms(price_per_gpu_hour=1.9, stock_gpus=32, commitment_months=36,
+                            lead_time_weeks=8, upfront=Upfront.all))
+    z1 = z1.model_copy(update={"offers": (h100.model_copy(update={"reserved": quotes}),
+                                          *z1.offers[1:])})
+    sc = sc.model_copy(update={"zones": (z1, *sc.zones[1:])})
+    path = write_plan_workbook(make_plan(), sc, make_table(), tmp_path / "plan.xlsx")
+    rows = _rows(openpyxl.load_workbook(path)["Offers"])
+    prices = [r for r in rows if r[0] == "z1" and r[2] == "H100-SXM"]
+    assert [(r[3], r[4], r[6], r[7]) for r in prices] == [
+        ("Reserved 12 months", 2.5, 12, 6), ("Reserved 36 months, upfront all", 1.9, 36, 8),
+        ("On-demand", 4.0, None, None), ("Spot", 1.5, None, None)]
+    write_report(make_plan(), sc, make_table(), tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "| z1 | H100-SXM | Reserved 12 months | 2.5000 | 64 | — | test table |" in text
+    assert "| z1 | H100-SXM | Reserved 36 months, upfront all | 1.9000 | 32 | — |" in text
+
+
 @pytest.mark.skipif(shutil.which("soffice") is None and shutil.which("libreoffice") is None,
                     reason="LibreOffice is not installed")
 def test_libreoffice_recalculates_the_plan_cost(workbook_path: Path, tmp_path: Path) -> None:

@@ -210,7 +210,9 @@ def test_wrong_type(tmp_path: Path) -> None:
     doc = base_doc()
     doc["workloads"][0]["arrival"]["peak_rps"] = "fast"
     problem = only(problems_of(write(tmp_path, doc)), "workloads[0].arrival.peak_rps")
-    assert problem.fix == "give a value of the expected type"
+    # peak_rps is named in a unit (requests per second, since the rates joined models.units)
+    assert problem.fix == ("give a plain number of requests per second (the unit is the field "
+                           "name's `_rps`)")
 
 
 def test_a_mapping_or_list_in_the_wrong_shape_says_which_shape_and_what_goes_in(

@@ -219,6 +219,45 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert f"warning: {warning}" in result.stderr
 
 
+def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
+        tmp_path: Path) -> None:
+    """A new user's reservation ending 2027-05-15 in a horizon from 2027-04-01 was told "it
+    counts for nothing — correct its dates or remove the line": its dates were right, and it
+    is paid to its end (the plan's spend counts those weeks); it carries no load."""
+    ending = tmp_path / "ending.yaml"
+    ending.write_text((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8").replace(
+        "ends: 2027-06-30", "ends: 2027-02-15"), encoding="utf-8")
+    result = run("--json", str(ending))
+    assert result.exit_code == 0
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("inventory[1]: 2 reserved H100-SXM nodes")
+    assert ("is held through no whole period of the horizon (2027-01-01 to 2028-01-01): it "
+            "carries no load in the plan (a period counts only nodes held through the whole of "
+            "it), and its payments inside the horizon are counted in what it spends") in warning
+    assert "remove the line" not in warning
+
+
+def test_growth_written_as_percentages_is_warned(tmp_path: Path) -> None:
+    """A new user wrote `growth: [100, 120, 140, 170]` (percent of today's peak): validated as
+    written, each quarter was planned at 100 to 170 times the peak, and nothing said so."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    percent = tmp_path / "percent.yaml"
+    percent.write_text(text.replace("growth: [1.0, 1.15, 1.3, 1.5]",
+                                    "growth: [100, 115, 130, 150]").replace(
+        "{name: high, probability: 0.3, growth: [1.0, 1.3, 1.6, 2.0]}",
+        "{name: high, probability: 0.3, growth: [100, 130, 160, 200]}"), encoding="utf-8")
+    result = run("--json", str(percent))
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["growth_warnings"] == [
+        "workloads[0].growth (chat): ×150 in period 3 — growth multiplies the peak (1.2 is "
+        "+20 %), it is not a percentage: if these are percentages, write [1, 1.15, 1.3, 1.5]",
+        "demand_scenarios[2].growth (high): ×200 in period 3 — growth multiplies the peak (1.2 "
+        "is +20 %), it is not a percentage: if these are percentages, write [1, 1.3, 1.6, 2]"]
+    shown = run(str(percent))
+    assert "warning: workloads[0].growth (chat): ×150 in period 3" in shown.stderr
+    assert "growth_warnings" not in run("--json", str(scenarios_dir() / "quarterly.yaml")).stdout
+
+
 def test_owned_terms_in_a_one_day_scenario_are_warned_to_buy_nothing(tmp_path: Path) -> None:
     """A new user's scenario with an offer selling `owned` hardware and no horizon validated
     silently, and its plan bought none of it (infeasible: "`chat` is 20 req/s short"): owned
@@ -311,6 +350,27 @@ def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Pat
                                "2027-05-21") for line in lines), lines
     diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
     assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2
+
+
+def test_a_held_reservation_priced_per_node_is_warned_of(tmp_path: Path) -> None:
+    """A new user's held p5.48xlarge reservation at 48.80 "price_per_gpu_hour" (6.10 per GPU
+    × 8, the node's price) passed without a word, though an offer's node price is warned of:
+    the plan reported that reservation's spend eight times over."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "q.yaml"
+    path.write_text(text.replace("price_per_gpu_hour: 4.50}", "price_per_gpu_hour: 36.0}"),
+                    encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    assert "inventory[1]: H100-SXM reservation" not in result.stderr  # 2.3×: below the ratio
+    path.write_text(text.replace("price_per_gpu_hour: 4.50}", "price_per_gpu_hour: 52.0}"),
+                    encoding="utf-8")
+    result = run(str(path))
+    assert ("warning: inventory[1]: H100-SXM reservation in use1-az1 price_per_gpu_hour 52.00 "
+            "is 3.3× the highest on-demand price per GPU-hour of H100-SXM in the bundled AWS "
+            "table (15.98, p5.48xlarge): a node's price? the field is per GPU: 52.00 ÷ 8 GPUs "
+            "per node = 6.50") in result.stderr
+    assert "inventory[1]" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
 
 
 def test_a_node_price_written_per_gpu_is_warned_of(tmp_path: Path) -> None:

@@ -98,6 +98,7 @@ def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
     return [*(f"note: {n}" for n in summary.trace_notes),
             *(f"warning: {w}" for w in (
                 *summary.measured_warnings, *summary.inventory_warnings,
+                *summary.growth_warnings,
                 *(summary.slo_warnings if slo else ()), *summary.trace_warnings,
                 *summary.price_warnings))]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from models.common import CLOUD_KINDS, PurchaseKind
+from models.common import CLOUD_KINDS, PurchaseKind, Upfront
 from models.horizon import HeldNodes, InventoryKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
 from models.plan import Allocation, Plan
@@ -352,6 +352,20 @@ class OfferTerms:
     kind: PurchaseKind
     terms: ReservedTerms | OnDemandTerms | SpotTerms
 
+    @property
+    def kind_label(self) -> str:
+        """``Reserved``; ``Reserved 36 months, upfront all`` for one of several quotes of an
+        offer, or one paid up front (its price is the effective one, the commitment spread over
+        the term's hours)."""
+        t, text = self.terms, label(self.kind)
+        if not isinstance(t, ReservedTerms):
+            return text
+        if len(self.offer.reserved_quotes) > 1:
+            text += f" {t.commitment_months} months"
+        if t.upfront is not Upfront.none:
+            text += f", upfront {t.upfront.value}"
+        return text
+
 
 def offers_bought(plan: Plan, scenario: Scenario) -> tuple[list[OfferTerms], str]:
     """Every purchase kind of the offers of the (zone, GPU type) pairs the plan buys, in
@@ -364,8 +378,12 @@ def offers_bought(plan: Plan, scenario: Scenario) -> tuple[list[OfferTerms], str
             if (z.id, o.gpu) not in used:
                 unused.append((z.id, o.gpu))
                 continue
-            rows += [OfferTerms(z.id, o, kind, t) for kind in PURCHASE_KINDS
-                     if (t := o.terms(kind)) is not None]
+            for kind in PURCHASE_KINDS:
+                # every reserved quote: the cheapest alone hid the 12-month quote a plan
+                # ordered behind its 36-month one
+                quotes = (o.reserved_quotes if kind is PurchaseKind.reserved
+                          else (t,) if (t := o.terms(kind)) is not None else ())
+                rows += [OfferTerms(z.id, o, kind, q) for q in quotes]
     if not unused:
         return rows, ""
     gpus = sorted({g for _, g in unused})

@@ -70,8 +70,27 @@ def assumed_price_text(a: AssumedHeldPrice, currency: str) -> str:
     return f"{a.price_per_gpu_hour:,.3f} {currency}/GPU-h, {ASSUMED}: {a.rule}"
 
 
+def kept_from(plan: Plan, line: HeldNodes) -> str | None:
+    """The earlier plan.json a re-plan's held line is an order of (``plan --existing`` adds
+    each kept order to the inventory: keep_orders), ``None`` for a line of the scenario's."""
+    r = plan.replanned_from
+    if r is None:
+        return None
+    match = any((o.zone, o.gpu, o.purchase, o.nodes, o.usable_from) == (
+        line.zone, line.gpu, line.purchase.pool_kind, line.nodes, line.available_from)
+        for o in r.kept)
+    return r.file if match else None
+
+
 def _line_source(found: tuple[AssumedHeldPrice, ...], line: HeldNodes, offer: Offer | None,
-                 currency: str) -> str:
+                 currency: str, kept: str | None = None) -> str:
+    if kept is not None:  # not "as its inventory line states": no line of the user's says it
+        if line.purchase is InventoryKind.reserved:
+            return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as "
+                    f"ordered by the earlier plan ({kept})")
+        return (f"owned, held: {line.running_cost_per_node_month:,.0f} {currency}/node-month of "
+                f"power and hosting as ordered by the earlier plan ({kept}); the capital is "
+                "already spent")
     if line.purchase is InventoryKind.reserved:
         if line.price_per_gpu_hour is not None:
             return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as its "
@@ -110,7 +129,8 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
         retired = [line.ends for line in lines if line.ends is not None]
         text = f"{share} owned (inventory): capital spent" + (
             f", held to {day_after(min(retired))}" if retired else "")
-    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency)
+    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency,
+                                                  kept_from(plan, line))
                                      for line in lines))
     return Held(count, n.nodes, text, source, price_assumed=bool(assumed))
 
@@ -150,12 +170,40 @@ def assumed_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
     cur = plan.cost.currency
     periods = sorted({(p.start, p.end) for p in plan.periods})
     out = []
+    m = plan.horizon.period_months
     for a in assumed_held_prices(scenario):
-        months = plan.horizon.period_months * sum(
-            a.line.held_through(start, end) for start, end in periods)
+        months = sum(m * a.line.held_through(start, end)
+                     + a.line.months_held_in_part(start, end, m) for start, end in periods)
         if months == 0:
             continue
         cost = a.cost_per_month(scenario.policy.hours_per_month) * months
         out.append(f"  of which {cost:,.0f} {cur} in every scenario is {a.where()} at "
                    f"{assumed_price_text(a, cur)} — give its price_per_gpu_hour")
+    return out
+
+
+def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """Under "spent inside the horizon": held reservations that end inside a period, paid up
+    to their end there though the plan counts them in no such period (a period counts only
+    nodes held through the whole of it); none: []."""
+    if plan.horizon is None:
+        return []
+    cur = plan.cost.currency
+    m = plan.horizon.period_months
+    periods = sorted({(p.start, p.end) for p in plan.periods})
+    out = []
+    for i, line in enumerate(scenario.inventory):
+        if line.purchase is not InventoryKind.reserved or line.ends is None:
+            continue
+        months = sum(line.months_held_in_part(start, end, m) for start, end in periods)
+        if months == 0:
+            continue
+        cost = line.reserved_cost_per_month(scenario.held_reservation_price(line),
+                                            scenario.policy.hours_per_month) * months
+        out.append(f"  of which {cost:,.0f} {cur} in every scenario is inventory[{i}] "
+                   f"({plural(line.nodes, f'reserved {line.gpu} node')} in {line.zone}) paid "
+                   f"to {day_after(line.ends)} for {months:.2g} months of a period it is not "
+                   "held through: it carries no load in the plan there"
+                   + ("" if line.price_per_gpu_hour is not None else
+                      " (part of its assumed-price figure above)"))
     return out

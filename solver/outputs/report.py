@@ -177,7 +177,7 @@ def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str
     for b in bought:
         o, kind, t = b.offer, b.kind, b.terms
         rows.append([
-            scenario.zone_label(b.zone), o.gpu, label(kind),
+            scenario.zone_label(b.zone), o.gpu, b.kind_label,
             _assumed(f"{t.price_per_gpu_hour:.4f}",
                      kind is PurchaseKind.reserved
                      and offer_assumes(o, AssumedFigure.reserved_price, kind)),

@@ -15,7 +15,7 @@ from models.common import PurchaseKind
 from models.horizon import CommitmentCost
 from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
-from solver.outputs.held import assumed_spend_lines
+from solver.outputs.held import assumed_spend_lines, partly_held_spend_lines
 from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
@@ -299,6 +299,7 @@ def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     costs = ", ".join(f"{s.scenario} {s.cost:,.0f}" for s in h.scenarios)
     return [f"spent inside the horizon ({SPENT_COUNTS}): {spent} {cur}",
             *(assumed_spend_lines(plan, scenario) if scenario is not None else []),
+            *(partly_held_spend_lines(plan, scenario) if scenario is not None else []),
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "

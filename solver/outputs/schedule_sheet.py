@@ -5,12 +5,13 @@ workload), and the committed capacity held and idle. Read off the plan (docs/out
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 from openpyxl.chart import LineChart, Reference
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from models.plan import Plan
+from models.plan import Order, Plan
 from models.text import cell_text
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, put, section
 
@@ -23,6 +24,23 @@ def _day(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time())
 
 
+def _order_rows(ws: Worksheet, r: int, orders: Sequence[Order], shared: str) -> int:
+    """One row per order from row ``r`` (``shared``: the scenario cell of an order every
+    demand scenario shares); returns the next free row."""
+    formats = {6: COUNT, 7: COUNT, 8: DATE, 9: DATE, 10: DATE, 13: RATE, 15: MONEY, 16: MONEY,
+               17: MONEY}
+    for o in orders:
+        cells: list[Value] = [o.scenario or shared, o.zone, o.gpu, o.purchase, o.instance_type,
+                              o.nodes, o.gpus, _day(o.order_by), _day(o.usable_from),
+                              _day(o.expires), o.term_months, o.upfront, o.price_per_gpu_hour,
+                              "assumed" if o.price_assumed else "quoted", o.cost_per_month,
+                              o.cost_in_horizon, o.committed_total]
+        for c, value in enumerate(cells, start=1):
+            put(ws, r, c, value, formats.get(c))
+        r += 1
+    return r
+
+
 def write_schedule(ws: Worksheet, plan: Plan) -> None:
     """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
     cur = plan.cost.currency
@@ -32,19 +50,19 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
               f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
               f"Paid in horizon [{cur}]", f"Whole commitment [{cur}]"]
     header(ws, 2, titles)
-    r = 3
-    for o in plan.orders:
-        cells: list[Value] = [o.scenario or "all (due before the re-plan)", o.zone, o.gpu,
-                 o.purchase, o.instance_type, o.nodes, o.gpus, _day(o.order_by),
-                 _day(o.usable_from), _day(o.expires), o.term_months, o.upfront,
-                 o.price_per_gpu_hour, "assumed" if o.price_assumed else "quoted",
-                 o.cost_per_month, o.cost_in_horizon, o.committed_total]
-        formats = {6: COUNT, 7: COUNT, 8: DATE, 9: DATE, 10: DATE, 13: RATE, 15: MONEY,
-                   16: MONEY, 17: MONEY}
-        for c, value in enumerate(cells, start=1):
-            put(ws, r, c, value, formats.get(c))
-        r += 1
+    r = _order_rows(ws, 3, plan.orders, "all (due before the re-plan)")
     r += 1
+    kept = plan.replanned_from
+    if kept is not None:
+        # a re-plan's orders kept from the earlier plan, as it wrote them (its paid and
+        # committed figures are of its own horizon): the terminal and report.md list them,
+        # and the workbook had no word of them
+        section(ws, r, f"Kept from {kept.file} of {kept.plan_date} (scenario {kept.scenario}): "
+                       "placed earlier, held in this plan"
+                       + ("" if kept.kept else ": nothing (no order of it shared by every "
+                          "demand scenario was due before this plan's date)"))
+        header(ws, r + 1, [*titles[:-2], f"Paid in its horizon [{cur}]", titles[-1]])
+        r = _order_rows(ws, r + 2, kept.kept, "all (placed)") + 1
     section(ws, r, "Periods: demand and usable capacity at the busiest slice [req/s]")
     workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
     header(ws, r + 1, ["Scenario", "Period", "Start", f"Cost [{cur}/month]",

@@ -16,8 +16,8 @@ from models.common import (
     Survivability,
     WorkloadClass,
 )
-from models.horizon import DemandScenario, HeldNodes, Horizon
-from models.prices import node_price_warnings
+from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
+from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
@@ -99,7 +99,8 @@ class MeasuredSummary(Frozen):
 class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
-    omit_when_default = ("over_time", "inventory_warnings", "slo_warnings", "trace_warnings",
+    omit_when_default = ("over_time", "inventory_warnings", "growth_warnings", "slo_warnings",
+                         "trace_warnings",
                          "price_warnings", "trace_notes")
 
     name: str
@@ -124,6 +125,9 @@ class ScenarioSummary(OmitDefaults):
     """Inventory lines held through no whole period of the horizon, and (added by ``validate``:
     solver/cli/lead_times.py) order quotes whose lead time lets them serve no period: they
     count for nothing."""
+    growth_warnings: tuple[str, ...] = ()
+    """Each growth list with a multiplier of :data:`PERCENT_LIKE_GROWTH` or more: written as
+    percentages, most likely (``[100, 120, 140]`` planned 100 times the peak)."""
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
@@ -238,6 +242,43 @@ def held_periods(line: HeldNodes, horizon: Horizon) -> list[int]:
             if line.held_through(horizon.period_start(q), horizon.period_start(q + 1))]
 
 
+def _paid_inside(line: HeldNodes, h: Horizon) -> bool:
+    """A held reservation paid for some of the horizon (its ``ends`` inside it)."""
+    return (line.purchase is InventoryKind.reserved and line.ends is not None
+            and line.ends >= h.start
+            and (line.available_from is None or line.available_from < h.end))
+
+
+#: A growth multiplier from which a list reads as percentages (×10 in one period is rarer than
+#: a user writing 100 for ×1) [1].
+PERCENT_LIKE_GROWTH = 10.0
+
+
+def growth_warnings(scenario: Scenario) -> tuple[str, ...]:
+    """Growth lists (a workload's, a demand scenario's) with a multiplier of
+    :data:`PERCENT_LIKE_GROWTH` or more, each with the list as multipliers: validated as
+    written, ``growth: [100, 120, 140, 170]`` planned each quarter at 100 to 170 times the
+    workload's peak."""
+    paths: list[tuple[str, tuple[float, ...]]] = [
+        (f"workloads[{i}].growth ({w.name})", w.growth) for i, w in enumerate(scenario.workloads)]
+    for j, d in enumerate(scenario.demand_scenarios):
+        where = f"demand_scenarios[{j}].growth"
+        if isinstance(d.growth, dict):
+            paths += [(f"{where}.{name} ({d.name})", g) for name, g in d.growth.items()]
+        else:
+            paths.append((f"{where} ({d.name})", d.growth))
+    out = []
+    for where, growth in paths:
+        if not growth or max(growth) < PERCENT_LIKE_GROWTH:
+            continue
+        q = growth.index(max(growth))
+        meant = ", ".join(f"{g / 100:g}" for g in growth)
+        out.append(f"{where}: ×{max(growth):g} in period {q} — growth multiplies the peak "
+                   "(1.2 is +20 %), it is not a percentage: if these are percentages, write "
+                   f"[{meant}]")
+    return tuple(out)
+
+
 def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What ``validate`` says of planning over time (:attr:`ScenarioSummary.over_time`), and
     the inventory lines and owned terms that count for nothing (a reservation that ended before
@@ -261,7 +302,15 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                             f"{a.rule} — give the reservation's price_per_gpu_hour")
         if h is not None:
             periods = held_periods(line, h)
-            if not periods:
+            if not periods and _paid_inside(line, h):
+                # a reservation ending inside the first period is real and paid: its dates
+                # are right, and the plan's spend counts them (schedule.cost_lines)
+                warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
+                                f"the horizon ({h.start} to {h.end}): it carries no load in "
+                                "the plan (a period counts only nodes held through the whole "
+                                "of it), and its payments inside the horizon are counted in "
+                                "what it spends — if it is renewed, give the renewal's `ends`")
+            elif not periods:
                 warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
                                 f"the horizon ({h.start} to {h.end}): it counts for nothing — "
                                 "correct its dates or remove the line")
@@ -335,9 +384,10 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         sources=scenario.sources,
         over_time=planning,
         inventory_warnings=held_warnings,
+        growth_warnings=growth_warnings(scenario),
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
         trace_notes=tuple(measured_bursts(scenario)),
-        price_warnings=tuple(node_price_warnings(scenario.zones,
-                                                 {g.name: g for g in scenario.gpus})),
+        price_warnings=(*node_price_warnings(scenario.zones, {g.name: g for g in scenario.gpus}),
+                        *held_node_price_warnings(scenario.inventory)),
     )

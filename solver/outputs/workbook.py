@@ -642,7 +642,7 @@ def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]
         res = t if isinstance(t, ReservedTerms) else None
         term = offer_assumes(o, AssumedFigure.reserved_term)
         rows.append([
-            scenario.zone_label(b.zone), scenario.zone(b.zone).region, o.gpu, label(kind),
+            scenario.zone_label(b.zone), scenario.zone(b.zone).region, o.gpu, b.kind_label,
             (t.price_per_gpu_hour, _maybe_assumed(PRICE, res is not None and offer_assumes(
                 o, AssumedFigure.reserved_price))),
             (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),

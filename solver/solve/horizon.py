@@ -793,12 +793,7 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
     hours = scenario.policy.hours_per_month
     offer = next((o for o in scenario.zone(line.zone).offers if o.gpu == line.gpu), None)
     if line.purchase is InventoryKind.reserved:
-        price = line.price_per_gpu_hour
-        if price is None:
-            quoted = scenario.held_reservation_quote(line)
-            assert quoted is not None
-            price = quoted[1].price_per_gpu_hour
-        return line.reserved_cost_per_month(price, hours)
+        return line.reserved_cost_per_month(scenario.held_reservation_price(line), hours)
     running = line.running_cost_per_node_month
     if running is None:
         assert offer is not None and offer.owned is not None
@@ -967,6 +962,12 @@ def assemble(base: Plan, scenario: Scenario, hp: HorizonProgram, robust: bool) -
             workloads=_period_workloads(plan, block.workloads), allocations=plan.allocations,
             nodes=plan.nodes, survivability=plan.survivability))
     orders = _orders(hp, scenario)
+    # a reservation ending inside a period carries no load there (a period counts only nodes
+    # held through the whole of it) but is paid up to its end: the spend counts those months
+    partly = sum(inventory_cost_per_month(scenario, line)
+                 * line.months_held_in_part(p.start, p.end, p.months)
+                 for line in scenario.inventory if line.purchase is InventoryKind.reserved
+                 for p in data.periods)
     costs = []
     for s in data.scenarios:
         objective = float(hp.cost[s.name].value() or 0.0)
@@ -977,7 +978,7 @@ def assemble(base: Plan, scenario: Scenario, hp: HorizonProgram, robust: bool) -
             scenario=s.name, probability=s.probability, cost=objective,
             # periods count each order at its monthly cost; inside the horizon it is paid as
             # its upfront share and monthly rest say
-            cost_in_horizon=held + sum(o.cost_in_horizon - o.cost_per_month * _months_held(
+            cost_in_horizon=held + partly + sum(o.cost_in_horizon - o.cost_per_month * _months_held(
                 data, o.usable_period, o.term_months) for o in mine),
             committed_total=sum(o.committed_total for o in mine)))
     shown = shown_scenario(data)
