@@ -23,6 +23,7 @@ from solver.capacity.queueing import (
     tpot_quantile_ms,
     ttft_quantile_ms,
 )
+from solver.capacity.replica import LoadProfile
 from solver.replay.profile import burstiness, profile_trace, workload_fields
 from solver.replay.traces import Trace
 
@@ -819,3 +820,110 @@ def test_a_long_prompt_is_prefilled_in_chunks_with_the_decode_batch() -> None:
     in_chunks = burst_ttft_ms(*args, own_ms=chunked_prefill_ms(profile, seqs))
     assert point.ttft_p95_ms == pytest.approx(in_chunks, rel=1e-12)  # load_point's own prefill
     assert in_chunks > burst_ttft_ms(*args)  # the prompt alone
+
+
+def test_the_ttft_distribution_by_hand() -> None:
+    """``ttft_below`` is the distribution whose quantile ``ttft_quantile_ms`` returns: two
+    prompt lengths of 50 and 100 ms, half each, step 10 ms, the M/G/1 tail with ρ = 0.5 and
+    E[W] = 20 ms (θ = 40): ``P(T ≤ t) = ½ (1 − ½ e^{−(t−60)/40})`` on [60, 110) and ``1 − ¼
+    (e^{−(t−60)/40} + e^{−(t−110)/40})`` above."""
+    from solver.capacity.queueing import ttft_below
+
+    t = np.array([30.0, 80.0, 150.0, 250.0])
+    got = ttft_below([50.0, 100.0], [0.5, 0.5], [50.0, 50.0], [1.0], 20.0, 0.5, 10.0, t)
+    want = [0.0, 0.5 * (1 - 0.5 * math.exp(-20 / 40)),
+            1 - 0.25 * (math.exp(-90 / 40) + math.exp(-40 / 40)),
+            1 - 0.25 * (math.exp(-190 / 40) + math.exp(-140 / 40))]
+    assert got == pytest.approx(want, abs=0.01)
+    q95 = ttft_quantile_ms([50.0, 100.0], [0.5, 0.5], [50.0, 50.0], [1.0], 20.0, 0.5, 10.0)
+    assert ttft_below([50.0, 100.0], [0.5, 0.5], [50.0, 50.0], [1.0], 20.0, 0.5, 10.0,
+                      [q95])[0] == pytest.approx(0.95, abs=0.002)
+
+
+def test_a_mixture_quantile_by_hand() -> None:
+    """Uniform on [0, 100] ms with weight 3 and on [100, 200] with weight 1: the mixture's
+    CDF above 100 is ``0.75 + 0.25 (t − 100) ÷ 100``, so its P95 is 180 (190 with equal
+    weights); a component never finite (its CDF 0 on the grid) with more than 5 % of the
+    weight makes it infinite."""
+    from solver.capacity.queueing import cdf_mixture_quantile_ms
+
+    t = np.linspace(0.0, 200.0, 201)
+    low, high = np.clip(t / 100, 0, 1), np.clip((t - 100) / 100, 0, 1)
+    assert cdf_mixture_quantile_ms(t, [low, high], [3, 1]) == pytest.approx(180.0)
+    assert cdf_mixture_quantile_ms(t, [low, high], [1, 1]) == pytest.approx(190.0)
+    assert cdf_mixture_quantile_ms(t, [low, np.zeros_like(t)], [9, 1]) == math.inf
+    assert cdf_mixture_quantile_ms(t, [low, np.zeros_like(t)], [99, 1]) == pytest.approx(
+        100 * 0.95 / 0.99)
+
+
+def _demo_profile(workload_name: str, gpu: str, tp: int,
+                  workload: Workload | None = None) -> LoadProfile:
+    """The demo's workload (or ``workload``) as one replica of ``gpu`` × ``tp`` sees it."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_profile
+
+    sc = load_scenario(demo_scenario())
+    wl = workload or sc.workload(workload_name)
+    return load_profile(replica_perf(sc, wl.model, gpu, wl.precision, tp, wl.runtime), wl)
+
+
+def test_the_p95_over_a_window_mixes_its_minutes_by_hand() -> None:
+    """A window whose requests arrive in two minutes of different rates: its TTFT P95 is the
+    quantile of the mixture of each minute's TTFT weighted by its requests, not the P95 at
+    the window's mean rate. Poisson arrivals (no burst), one replica: at rate λ each
+    minute's TTFT is the P95 prompt's prefill + the decode step + the wait, ``P(W > x) = ρ
+    exp(−ρ x ÷ E[W])``, ρ = λ E[S]; solved here by bisection from ρ and E[W] by hand."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.queueing import pk_mean_wait_ms
+    from solver.capacity.replica import load_point, window_ttft_quantile_ms
+
+    code = load_scenario(demo_scenario()).workload("code-completion")
+    assert code.arrival is not None and code.arrival.burst is None
+    profile = _demo_profile("code-completion", "L40S", 1)
+    top = 1000.0 / profile.prefill_mean_ms  # ρ = 1 [1/s]
+    rates, requests = np.array([0.3 * top, 0.85 * top]), np.array([700, 300])
+    tails = []
+    for rate in rates:
+        rho = rate / 1000 * profile.prefill_mean_ms
+        wait = pk_mean_wait_ms(rate / 1000, profile.prefill_mean_ms,
+                               profile.prefill_second_moment_ms2)
+        p95 = load_point(profile, float(rate), with_tpot_p95=False, replicas=1).ttft_p95_ms
+        shift = p95 - wait / rho * math.log(rho / 0.05)  # prompt + step, by the model's P95
+        tails.append((rho, wait / rho, shift))
+
+    def below(t: float) -> float:
+        return float(sum(n * (1 - rho * math.exp(-max(t - shift, 0) / theta)) * (t >= shift)
+                         for n, (rho, theta, shift) in zip(requests, tails, strict=True))
+                     / requests.sum())
+
+    lo, hi = 0.0, 1e6
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if below(mid) < 0.95 else (lo, mid)
+    got = window_ttft_quantile_ms(profile, rates, requests, replicas=1)
+    assert got == pytest.approx(hi, rel=0.01)
+    mean_rate = float(rates @ requests / requests.sum())
+    at_mean = load_point(profile, mean_rate, with_tpot_p95=False, replicas=1).ttft_p95_ms
+    assert abs(got / at_mean - 1) > 0.1  # the mixture is not the mean rate's P95
+
+
+def test_the_p95_over_one_minute_is_the_models_p95() -> None:
+    """With the Azure code trace's followers, a window of one minute (any number of
+    requests) gives the model's TTFT P95 at that minute's rate (its distribution's
+    0.95-quantile is :func:`load_point`'s: the largest over windows and the supremum); a
+    minute above what the replicas carry holding more than 5 % of the window's requests
+    makes the window's P95 infinite, fewer leave it finite."""
+    from solver.capacity.replica import load_point, window_ttft_quantile_ms
+
+    profile = _demo_profile("code-completion", "H100-SXM", 4, _code_with_trace_followers())
+    for rate, replicas in ((8.0, 1), (6.0, 3), (24.0, 3)):
+        p95 = load_point(profile, rate / replicas, with_tpot_p95=False,
+                         replicas=replicas).ttft_p95_ms
+        assert window_ttft_quantile_ms(profile, [rate], [500], replicas) == pytest.approx(
+            p95, rel=0.01)
+    over = 1.2 * 1000.0 / profile.prefill_mean_ms  # ρ = 1.2 on one replica
+    assert window_ttft_quantile_ms(profile, [8.0, over], [90, 10], 1) == math.inf
+    assert math.isfinite(window_ttft_quantile_ms(profile, [8.0, over], [97, 3], 1))

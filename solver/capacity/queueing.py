@@ -538,6 +538,50 @@ def ttft_quantile_ms(
     return step_ms + float(np.min(np.where(candidate < ends, candidate, np.inf)))
 
 
+def ttft_below(
+    own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: npt.ArrayLike,
+    ahead_pmf: npt.ArrayLike, mean_wait_ms: float, rho: float, step_ms: float,
+    t_ms: npt.ArrayLike,
+) -> FloatArray:
+    """``P(TTFT ≤ t)`` at each ``t_ms`` of the TTFT whose quantile :func:`ttft_quantile_ms`
+    returns (same arguments) [1]: on each cell ``[x_k, x_k+1)`` of the prefill parts' grid,
+    ``P(TTFT − t_d ≤ y) = C_k − ρ G_k exp(−(y − x_k) ÷ θ)``."""
+    x_ms, x_pmf = prefill_parts(own_ms, own_weights, ahead_ms, ahead_pmf)
+    below = np.cumsum(x_pmf)
+    y = np.asarray(t_ms, dtype=np.float64) - step_ms
+    k = np.searchsorted(x_ms, y, side="right") - 1
+    inside = k >= 0
+    k = np.maximum(k, 0)
+    theta = mean_wait_ms / rho if rho > 0 and mean_wait_ms > 0 else 0.0
+    if theta == 0.0:
+        return np.asarray(np.where(inside, below[k], 0.0), dtype=np.float64)
+    decay = np.exp(-x_ms / theta)
+    size = 2 * x_ms.size
+    tail = np.maximum(np.fft.irfft(np.fft.rfft(x_pmf, size) * np.fft.rfft(decay, size),
+                                   size)[:x_ms.size], 0.0)
+    at = below[k] - rho * tail[k] * np.exp(-np.maximum(y - x_ms[k], 0.0) / theta)
+    return np.asarray(np.where(inside, np.clip(at, 0.0, 1.0), 0.0), dtype=np.float64)
+
+
+def cdf_mixture_quantile_ms(t_ms: npt.ArrayLike, below: npt.ArrayLike, weights: npt.ArrayLike,
+                            q: float = 0.95) -> float:
+    """``q``-quantile of a mixture of distributions given on one grid [ms]: ``below[j, i] =
+    P(X_j ≤ t_i)`` (``t_ms`` increasing), component ``j`` with weight ``weights[j]``; the
+    mixture's CDF ``Σ_j w_j P(X_j ≤ t) ÷ Σ_j w_j`` is read linearly between the grid's points
+    (``inf`` where it stays below ``q`` on the grid)."""
+    t = np.asarray(t_ms, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    mixed = (w / w.sum()) @ np.atleast_2d(np.asarray(below, dtype=np.float64))
+    mixed = np.maximum.accumulate(mixed)
+    if mixed[-1] < q:
+        return math.inf
+    k = int(np.argmax(mixed >= q))
+    if k == 0:
+        return float(t[0])
+    share = (q - mixed[k - 1]) / (mixed[k] - mixed[k - 1])
+    return float(t[k - 1] + share * (t[k] - t[k - 1]))
+
+
 def _log_sum_exp(values: FloatArray, axis: int) -> FloatArray:
     """``ln Σ exp(values)`` along ``axis``, shifted by the largest term (no overflow)."""
     top = np.max(values, axis=axis, keepdims=True)
@@ -597,6 +641,26 @@ def sup_backlog_ttft_ms(
         return step_ms
     share = (q - below[k - 1]) / (below[k] - below[k - 1])
     return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))
+
+
+def sup_backlog_ttft_below(
+    own_ms: npt.ArrayLike, work_ms: npt.ArrayLike, weights: npt.ArrayLike,
+    instant_pmf: npt.ArrayLike, before_mean: npt.ArrayLike, before_variance: npt.ArrayLike,
+    replicas: float, drained_ms: npt.ArrayLike, step_ms: float, q: float = 0.95,
+    crossings: bool = True,
+) -> tuple[FloatArray, FloatArray]:
+    """The distribution whose ``q``-quantile :func:`sup_backlog_ttft_ms` returns (same
+    arguments): the grid's points [ms] and ``P(TTFT ≤ t)`` at each [1], read linearly between
+    them; the grid runs to where the backlog's tail is below ``(1 − q) × 10⁻³``."""
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / w.sum()
+    if float(w @ np.asarray(work_ms, dtype=np.float64)) <= 0:
+        x_ms, x_pmf = prefill_parts(own_ms, w, work_ms, np.array([1.0]))
+        return step_ms + x_ms, np.cumsum(x_pmf)
+    below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
+                                     drained_ms, q, crossings)
+    x_ms, x_pmf = prefill_parts(own_ms, w, work_ms, instant_pmf, extra_ms=top_ms)
+    return step_ms + x_ms, _with_backlog(x_pmf, below_v(x_ms))
 
 
 def _with_backlog(x_pmf: FloatArray, below_v: FloatArray) -> FloatArray:

@@ -22,7 +22,10 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   and counted explicitly: the prompts in a life are the request's followers within its wait
   and its life that reach its replica — the wait an arrival has, with the intensity of its
   burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
-  ahead of it (:func:`burst_ttft_ms`).
+  ahead of it (:func:`burst_ttft_ms`);
+* the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
+  the requests of a window whose rate changes from minute to minute as the mixture of the
+  minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
 
 Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
 for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
@@ -45,7 +48,9 @@ from models.workload import Workload
 from solver.capacity.memory import check_fit, max_stable_sequences
 from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
+    TTFT_GRID_CELLS,
     burst_share_pmf,
+    cdf_mixture_quantile_ms,
     cyclic_split_scv,
     dealt_pmf,
     kingman_factor,
@@ -55,10 +60,12 @@ from solver.capacity.queueing import (
     qna_factor,
     quantile_band_pmf,
     split_scv,
+    sup_backlog_ttft_below,
     sup_backlog_ttft_ms,
     sup_backlog_wait_ms,
     tpot_quantile_counts_ms,
     tpot_quantile_ms,
+    ttft_below,
     ttft_quantile_ms,
     wait_quantile_ms,
 )
@@ -489,27 +496,12 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     ``replicas``: the replicas the workload is divided over (default: the workload's peak ÷
     ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers.
     """
-    perf = profile.perf
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
     if rho >= 1:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False,
                          math.inf)
-    batch = 1  # sequences in decode, P95 [sequences]
-    step_ms = perf.decode_step_time_ms(1, round(profile.decode_context_tokens))
-    converged = False
-    for _ in range(MAX_BATCH_ITERATIONS):
-        tpot_ms = step_ms / (1 - rho)  # decode step stretched by the interleaved prefill share
-        in_decode = rate_per_ms * profile.output_tokens * tpot_ms  # Little's law [sequences]
-        next_batch = max(math.ceil(poisson_p95(in_decode)), 1)
-        if next_batch == batch:
-            converged = True
-            break
-        batch = next_batch  # rises monotonically from below to the least fixed point
-        if batch > profile.max_sequences:
-            converged = True  # the KV cache is already exceeded: no need to go on
-            break
-        step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    batch, step_ms, tpot_ms, converged = _decode_batch(profile, rate_rps)
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
     scv = profile.replica_scv(rate_rps)
@@ -538,6 +530,29 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)
+
+
+def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:
+    """The decode batch at ``rate_rps`` (``ρ < 1``): its Poisson P95 by fixed-point iteration
+    from 1 [sequences], its decode step [ms], the mean TPOT [ms], and whether the iteration
+    settled (or passed the KV cache)."""
+    perf = profile.perf
+    rate_per_ms = rate_rps / 1000.0
+    rho = rate_per_ms * profile.prefill_mean_ms
+    batch = 1  # sequences in decode, P95 [sequences]
+    step_ms = perf.decode_step_time_ms(1, round(profile.decode_context_tokens))
+    tpot_ms = step_ms / (1 - rho)
+    for _ in range(MAX_BATCH_ITERATIONS):
+        tpot_ms = step_ms / (1 - rho)  # decode step stretched by the interleaved prefill share
+        in_decode = rate_per_ms * profile.output_tokens * tpot_ms  # Little's law [sequences]
+        next_batch = max(math.ceil(poisson_p95(in_decode)), 1)
+        if next_batch == batch:
+            return batch, step_ms, tpot_ms, True
+        batch = next_batch  # rises monotonically from below to the least fixed point
+        if batch > profile.max_sequences:
+            return batch, step_ms, tpot_ms, True  # the KV cache is already exceeded
+        step_ms = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    return batch, step_ms, tpot_ms, False
 
 
 def prefill_drain(profile: LoadProfile, batch: int) -> float:
@@ -596,6 +611,83 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     if chernoff <= best or not profile.backlog_crossings:
         return max(best, chernoff)
     return max(best, sup_backlog_ttft_ms(*sup, crossings=True))
+
+
+def ttft_distribution(profile: LoadProfile, rate_rps: float, replicas: float | None = None
+                      ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The model's TTFT distribution at one replica carrying ``rate_rps``: points [ms] and
+    ``P(TTFT ≤ t)`` at each [1], read linearly between them; its 0.95-quantile is
+    :func:`load_point`'s TTFT P95 (``replicas`` as there).
+
+    With the trace's followers, the TTFT's quantile is the largest of each window's and the
+    backlog's supremum's (:func:`burst_ttft_ms`), so its distribution is the smallest of
+    theirs at each ``t``: ``min(min_T P(TTFT_T ≤ t + drain × T), P(TTFT_sup ≤ t))``, on the
+    supremum's grid (or, without it, on :data:`~solver.capacity.queueing.TTFT_GRID_CELLS`
+    points up to eight times the P95). Without followers, the P95 prompt's prefill + the
+    decode step + the wait's exponential tail ``P(W > x) = ρ exp(−ρ x ÷ E[W])``. Above what
+    the replica carries (``ρ ≥ 1`` or no settled batch) every TTFT is infinite: the
+    distribution is 0 everywhere."""
+    if replicas is None:
+        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
+    rate_per_ms = rate_rps / 1000.0
+    rho = rate_per_ms * profile.prefill_mean_ms
+    if rho >= 1:
+        return np.array([0.0]), np.array([0.0])
+    batch, step_ms, _, converged = _decode_batch(profile, rate_rps)
+    if not converged:
+        return np.array([0.0]), np.array([0.0])
+    service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
+    wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
+                              profile.prefill_second_moment_ms2)
+    if profile.followers is None:
+        wait_ms *= kingman_factor(profile.replica_scv(rate_rps), service_scv)
+        shift_ms = profile.prefill_p95_ms + step_ms
+        top_ms = shift_ms + wait_quantile_ms(wait_ms, rho, 1.0 - 1e-6) + 1.0
+        t_ms = np.linspace(0.0, top_ms, TTFT_GRID_CELLS)
+        wait_tail = (rho * np.exp(-rho * np.maximum(t_ms - shift_ms, 0.0) / wait_ms)
+                     if wait_ms > 0 else np.zeros_like(t_ms))
+        return t_ms, np.where(t_ms >= shift_ms, 1.0 - wait_tail, 0.0)
+    assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
+    wait_ms *= qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
+    drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+    own = chunked_prefill_ms(profile, batch)
+    windows_ms, ahead, before = _burst_windows(profile, replicas, share)
+    w, work = profile.prompt_weights, profile.prefill_work_ms
+    if profile.backlog_sup:
+        t_ms, below = sup_backlog_ttft_below(own, work, w, ahead[0], *before, replicas,
+                                             drain * windows_ms[1:], step_ms,
+                                             crossings=profile.backlog_crossings)
+    else:
+        p95 = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share, own)
+        t_ms = np.linspace(0.0, 8.0 * p95, TTFT_GRID_CELLS)
+        below = np.ones_like(t_ms)
+    for counts, window in zip(ahead, windows_ms, strict=True):
+        below = np.minimum(below, ttft_below(own, w, work, counts, wait_ms, rho, step_ms,
+                                             t_ms + drain * window))
+    return t_ms, below
+
+
+def window_ttft_quantile_ms(profile: LoadProfile, rates_rps: npt.ArrayLike,
+                            requests: npt.ArrayLike, replicas: float, q: float = 0.95) -> float:
+    """TTFT ``q``-quantile over the requests of a window whose arrival rate changes from one
+    part to the next [ms]: part ``k`` brings ``requests[k]`` requests at ``rates_rps[k]``,
+    divided over ``replicas`` equal replicas (each carries ``rates_rps[k] ÷ replicas``). A
+    request is a draw from the window's requests, so its TTFT's distribution is the mixture,
+    weighted by requests, of the model's at each part's rate (:func:`ttft_distribution`):
+    the quantile of ``Σ_k n_k P(TTFT_k ≤ t) ÷ Σ_k n_k`` (docs/capacity-model.md, "The P95
+    over a window's requests as a mixture over its minutes"). Each part is taken in its own
+    steady state, no backlog carried from one to the next: a part above what the replicas
+    carry counts as infinite TTFTs (``inf`` if they are more than ``1 − q`` of the
+    requests)."""
+    rates = np.asarray(rates_rps, dtype=np.float64)
+    weights = np.asarray(requests, dtype=np.float64)
+    keep = weights > 0
+    rates, weights = rates[keep], weights[keep]
+    unique, at = np.unique(rates, return_inverse=True)
+    parts = [ttft_distribution(profile, float(r) / replicas, replicas) for r in unique]
+    t_ms = np.unique(np.concatenate([t for t, _ in parts]))
+    below = np.array([np.interp(t_ms, t, f, left=0.0, right=float(f[-1])) for t, f in parts])
+    return cdf_mixture_quantile_ms(t_ms, below[at.ravel()], weights, q)
 
 
 def _burst_windows(profile: LoadProfile, replicas: float, stream_share: float
