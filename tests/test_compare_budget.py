@@ -126,6 +126,7 @@ def test_the_compare_baseline_over_periods_is_plans_result(tmp_path: Path) -> No
     assert baseline["status"] == plan["status"]
     assert baseline["cost_per_month"] == pytest.approx(plan["cost"]["per_month"])
     assert baseline["plan"]["solver"]["objective"] == pytest.approx(plan["solver"]["objective"])
+    assert json.loads(compared.stdout)["within_gap"] == []  # tiny sells no spot: same cost
 
 
 def _row(label: str, objective: float | None, bound: float | None,
@@ -170,17 +171,38 @@ def tiny_result() -> Compared:
     return Compared(Variant("tiny", tiny), planned.plan, planned.table)
 
 
-def test_the_workbook_says_it_under_the_comparison(tiny_result: Compared,
-                                                   tmp_path: Path) -> None:
+def _blurred(tiny_result: Compared) -> list[Compared]:
     """Two copies of one plan, the second's solver report made dearer with a wide gap (its
-    bound below the first's cost): the Comparison sheet says so under its table."""
+    bound below the first's cost)."""
     plan = tiny_result.plan
     cost = plan.solver.objective
     assert cost is not None
     dearer = plan.model_copy(update={"solver": plan.solver.model_copy(update={
         "objective": cost * 1.1, "bound": cost * 0.5, "gap": 1 - 0.5 / 1.1})})
-    results = [tiny_result, Compared(Variant("tiny spot=false", tiny_result.variant.scenario),
-                                     dearer, tiny_result.table)]
+    return [tiny_result, Compared(Variant("tiny spot=false", tiny_result.variant.scenario),
+                                  dearer, tiny_result.table)]
+
+
+def test_the_table_says_it_under_the_comparison(tiny_result: Compared, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import solver.cli.compare as cli_compare
+
+    results = _blurred(tiny_result)
+    monkeypatch.setattr(cli_compare, "plan_all", lambda *args, **kw: results)
+    res = CliRunner().invoke(main, ["compare", str(TINY), "--out", str(tmp_path / "c.xlsx")])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    expected = within_gap_lines([comparison_row(r) for r in results], "USD")
+    assert expected and "S2 tiny spot=false costs 175 USD/month more than S1 tiny" in expected[1]
+    at = lines.index(expected[0])
+    assert lines[at:at + 2] == expected
+    assert lines[at - 1].split()[1] == "GPUs"  # right under the table (its GPU rows last)
+
+
+def test_the_workbook_says_it_under_the_comparison(tiny_result: Compared,
+                                                   tmp_path: Path) -> None:
+    """The Comparison sheet says it under its table."""
+    results = _blurred(tiny_result)
     path = tmp_path / "c.xlsx"
     comparison_workbook(results).save(path)
     ws = openpyxl.load_workbook(path)[COMPARISON_SHEET]
