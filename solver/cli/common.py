@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from inputs import demo_scenario
 from models.loader import load_scenario
@@ -20,7 +21,7 @@ from models.scenario import Scenario
 from solver.solve import SOLVERS
 
 __all__ = ["echo_json", "finite", "json_option", "load", "scenario_argument", "solve_options",
-           "sources_of"]
+           "sources_of", "time_limit_given"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -46,6 +47,13 @@ def solve_options(time_limit_help: str = "Solver time limit [s].") -> Callable[[
         return f
 
     return apply
+
+
+def time_limit_given() -> bool:
+    """Whether this command's ``--time-limit`` was given rather than left at its default: a plan
+    over periods without one ends at its work limits (:func:`solver.solve.clock.horizon_limits`)."""
+    return click.get_current_context().get_parameter_source("time_limit_s") not in (
+        ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
 
 
 def scenario_argument(required: bool = False) -> Any:

@@ -15,6 +15,7 @@ from solver.cli.common import (
     load,
     solve_options,
     sources_of,
+    time_limit_given,
 )
 from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
@@ -30,6 +31,8 @@ from solver.studies.compare import (
     gpu_types,
     parse_vary,
     plan_all,
+    within_gap,
+    within_gap_lines,
 )
 from solver.studies.comparison_workbook import comparison_workbook_bytes
 
@@ -100,6 +103,9 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
             "survivability": row.survivability,
             "gap": row.gap, "plan": r.plan.model_dump(mode="json"),
         } for r, row in zip(results, rows, strict=True)],
+        # pairs whose cost difference lies within the dearer one's proven gap
+        "within_gap": [{"cheaper": rows[p.cheaper].label, "dearer": rows[p.dearer].label}
+                       for p in within_gap(rows)],
     }
 
 
@@ -110,7 +116,8 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
                    "spot=true,false | drop_gpu=none,H100-SXM. Repeat to combine.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("outputs/compare.xlsx"),
               show_default=True, help="Comparison workbook to write.")
-@solve_options("Solver time limit per scenario [s].")
+@solve_options("Solver time limit per scenario [s]. A scenario over periods without it is "
+               "planned as `plan` plans it: to its search limits, safety stop at 600 s.")
 @json_option
 def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, solver: str,
             time_limit_s: float, gap: float, as_json: bool) -> None:
@@ -130,7 +137,8 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
     finished: list[str] = []
     try:
         with OutputFile(out, "--out", inputs=sources_of(loaded)) as target:
-            results, rows = _compare(loaded, varies, solver, time_limit_s, gap, finished)
+            results, rows = _compare(loaded, varies, solver, time_limit_s, gap, finished,
+                                     limit_given=time_limit_given())
             target.commit(comparison_workbook_bytes(results))
     except KeyboardInterrupt:
         # was click's bare "Aborted!", exit 1: nothing said what was lost
@@ -144,16 +152,20 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
         return
     for line in render_table(results, rows, results[0].plan.cost.currency):
         click.echo(line)
+    for line in within_gap_lines(rows, results[0].plan.cost.currency):
+        click.echo(line)
     for line in cannot_meet_lines(results):
         click.echo(line)
     click.echo(f"wrote {out}")
 
 
 def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_limit_s: float,
-             gap: float, finished_labels: list[str] | None = None
+             gap: float, finished_labels: list[str] | None = None, limit_given: bool = True
              ) -> tuple[list[Compared], list[ComparisonRow]]:
     """Plan every variant, with progress on stderr; ``finished_labels`` gains each variant's
-    label as it finishes (what an interruption has to say)."""
+    label as it finishes (what an interruption has to say). Each variant is planned as
+    ``fleetplan plan`` plans it: its threads, and over periods without a time limit given
+    (``limit_given``) to its work limits with the safety stop (``SolveOptions``)."""
     variants = build_variants(loaded, [parse_vary(v) for v in varies])
     total = len(variants)
     click.echo(f"planning {plural(total, 'scenario')}…", err=True)
@@ -174,6 +186,6 @@ def _compare(loaded: list[Scenario], varies: tuple[str, ...], solver: str, time_
                    f"{status}, {cost}{gap} ({result.seconds:.1f} s, of which solve "
                    f"{plan.solver.seconds:.1f} s)", err=True)
 
-    results = plan_all(variants, SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS),
-                       progress)
+    options = SolveOptions(solver, time_limit_s, gap, COMPARE_THREADS, limit_given)
+    results = plan_all(variants, options, progress)
     return results, [comparison_row(r) for r in results]

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import click
-from click.core import ParameterSource
 
 from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
@@ -24,6 +23,7 @@ from solver.cli.common import (
     load,
     scenario_argument,
     solve_options,
+    time_limit_given,
 )
 from solver.cli.lead_times import with_lead_time_causes
 from solver.cli.progress import SolveReporter, stop_on_signals
@@ -55,7 +55,7 @@ from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
 from solver.program.orders import plan_date_of
 from solver.solve.assemble import solver_summary
-from solver.solve.clock import Deadline
+from solver.solve.clock import HORIZON_SAFETY_S, Deadline, horizon_limits
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import replay_misses
@@ -310,8 +310,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     verified fleet found so far, status ``interrupted``, with its proven bound.
     """
     deadline = Deadline(time_limit_s)
-    given = click.get_current_context().get_parameter_source("time_limit_s") not in (
-        ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    given = time_limit_given()
     sc = load(scenario)
     if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
         for line in scenario_warnings(sc, slo=False):
@@ -350,14 +349,6 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         raise SystemExit(1)  # the trace replay still misses an SLO after the last round
 
 
-#: The safety stop of a plan over periods when ``--time-limit`` is not given: its blocks solved
-#: whole and its joint solve end at limits counted in work, quarterly.yaml's in 90–250 s on a
-#: loaded 2-core machine (benchmarks/README.md, "Over periods"), so the default 60 s stopped it
-#: there and its plan depended on the load; stages planned in shares of the time (blocks too
-#: large to solve whole) still take the default limit [s].
-HORIZON_SAFETY_S = 600.0
-
-
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
           received: list[int], limit_given: bool = True, workers: int = 1
@@ -380,12 +371,11 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
             tables = cached_tables(sc.gpus_sold_or_held())  # planned with, then signed off
+            horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
             with stop_on_signals(deadline) as signals:
                 planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
-                                       table_for=tables, time_limit_s=HORIZON_SAFETY_S
-                                       if safety else time_limit_s,
-                                       share_limit_s=time_limit_s, stop=deadline,
-                                       workers=workers)
+                                       table_for=tables, time_limit_s=horizon_s,
+                                       share_limit_s=share_s, stop=deadline, workers=workers)
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None

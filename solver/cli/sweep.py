@@ -18,6 +18,7 @@ from solver.cli.common import (
     load,
     scenario_argument,
     solve_options,
+    time_limit_given,
 )
 from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
@@ -95,6 +96,7 @@ def _study(scenario: Scenario, varies: list[Vary], design: Design, options: Solv
         "scenario": scenario.name, "vary": [v.spec for v in varies],
         "design": "zip" if design.zip_levels else "grid", "samples": design.samples,
         "seed": design.seed, "solver": options.solver, "time_limit_s": options.time_limit_s,
+        "time_limit_given": options.time_limit_given,
         "gap": options.gap, "threads_per_plan": options.threads, "executor": executor,
         "fleetplan": fleetplan_version(), "variants": len(variants),
         "keys": [v.key for v in variants],
@@ -139,7 +141,8 @@ def _check_fresh(out: Path, resume: bool) -> None:
 @click.option("--resume", is_flag=True, help="Keep the finished variants in --out; plan the rest.")
 @click.option("--dry-run", is_flag=True, help="List the variants and plan nothing.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-@solve_options("Solver time limit per variant [s].")
+@solve_options("Solver time limit per variant [s]. A scenario over periods without it is "
+               "planned as `plan` plans it: to its search limits, safety stop at 600 s.")
 @json_option
 def command(scenario: Path | None, varies: tuple[str, ...], grid: bool, samples: int | None,
             seed: int, out: Path | None, workers: int | None, threads: int, ray: str | None,
@@ -157,7 +160,7 @@ def command(scenario: Path | None, varies: tuple[str, ...], grid: bool, samples:
                  inputs=(scenario,))
     specs = [parse_vary(v) for v in varies]
     design = Design(zip_levels=not grid, samples=samples, seed=seed)
-    options = SolveOptions(solver, time_limit_s, gap, threads)
+    options = SolveOptions(solver, time_limit_s, gap, threads, time_limit_given())
     variants = build_sweep(base, specs, design, options)
     if dry_run:
         _dry_run(variants, as_json)

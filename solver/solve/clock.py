@@ -20,6 +20,23 @@ from collections.abc import Callable, Iterator
 ASSEMBLE_SHARE = 0.03
 ASSEMBLE_MIN_S = 0.15
 
+#: The safety stop of a plan over periods when no ``--time-limit`` is given: its blocks solved
+#: whole and its joint solve end at limits counted in work, quarterly.yaml's in 90–250 s on a
+#: loaded 2-core machine (benchmarks/README.md, "Over periods"), so the default 60 s stopped it
+#: there and its plan depended on the load; stages planned in shares of the time (blocks too
+#: large to solve whole) still take the default limit [s].
+HORIZON_SAFETY_S = 600.0
+
+
+def horizon_limits(time_limit_s: float, limit_given: bool) -> tuple[float, float]:
+    """The clocks of a plan over periods, ``(time_limit_s, share_limit_s)`` of
+    :func:`~solver.solve.horizon.plan_horizon`, as ``fleetplan plan`` sets them — and so
+    ``compare`` and ``sweep`` for each variant over periods: a limit the user gave bounds both;
+    without one the stages limited in work end at their limits, the clock a safety stop at
+    :data:`HORIZON_SAFETY_S`, and the stages planned in shares of the time take the default
+    ``time_limit_s`` [s]."""
+    return (time_limit_s if limit_given else HORIZON_SAFETY_S), time_limit_s
+
 
 class Deadline:
     """A wall-clock deadline ``limit_s`` seconds from creation, and a stop request.

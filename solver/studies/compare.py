@@ -253,6 +253,15 @@ class ComparisonRow:
     """Smallest (capacity − demand) ÷ demand over every failure (not normal running) and
     workload the plan must survive, at the worst slice [1]; negative where a failure is not
     survived, ``None`` where no workload must survive one."""
+    objective: float | None = None
+    """The cost the solver minimised, of the fleet found: a month of one peak day's fleet
+    [currency/month], or over periods the horizon's objective [currency]; ``None`` without a
+    fleet."""
+    bound: float | None = None
+    """The solver's proven lower bound on that cost (no plan of this variant costs less), in
+    its units; ``None`` where nothing was proven."""
+    over_periods: bool = False
+    """Planned over periods (``objective`` and ``bound`` are then the horizon's)."""
 
 
 def survivability_verdict(plan: Plan) -> str:
@@ -284,9 +293,70 @@ def plan_row(label: str, plan: Plan) -> ComparisonRow:
         survivability=survivability_verdict(plan),
         gap=plan.solver.gap,
         survivability_margin=min(margins) if margins else None,
+        objective=plan.solver.objective if has_fleet else None,
+        bound=plan.solver.bound if has_fleet else None,
+        over_periods=plan.horizon is not None,
     )
 
 
 def gpu_types(rows: Sequence[ComparisonRow]) -> list[str]:
     """GPU types bought in any variant, sorted."""
     return sorted({g for r in rows for g in r.gpus_by_type})
+
+
+@dataclass(frozen=True)
+class WithinGap:
+    """Two variants whose cost difference the solver did not prove: the dearer one's proven
+    bound is at or below the cheaper one's cost, so its cheapest plan may cost no more — the
+    difference may be how far each solve got, not the purchase options."""
+
+    cheaper: int
+    """Index of the cheaper variant (0-based, as ``S1`` is 0)."""
+    dearer: int
+
+
+#: Pairs named under a comparison (every pair is found; the rest are counted).
+SHOWN_WITHIN_GAP = 10
+
+
+def within_gap(rows: Sequence[ComparisonRow]) -> list[WithinGap]:
+    """Every pair of variants with a fleet, planned alike (both over periods, or both one peak
+    day: their objectives share units), whose costs differ but whose difference lies within
+    the dearer one's proven gap: its bound ≤ the cheaper one's cost. Variants solved to
+    different gaps then compare how far each solve got (a variant stopped at a 60 % gap beside
+    one proven optimal), not what they buy. A variant without a bound is not paired."""
+    out = []
+    for i, j in itertools.combinations(range(len(rows)), 2):
+        a, b = rows[i], rows[j]
+        if (a.objective is None or b.objective is None or a.over_periods != b.over_periods
+                or math.isclose(a.objective, b.objective, rel_tol=1e-9)):
+            continue
+        cheaper, dearer = (i, j) if a.objective < b.objective else (j, i)
+        bound, cost = rows[dearer].bound, rows[cheaper].objective
+        if bound is not None and cost is not None and bound <= cost * (1 + 1e-9):
+            out.append(WithinGap(cheaper, dearer))
+    return out
+
+
+def within_gap_lines(rows: Sequence[ComparisonRow], currency: str) -> list[str]:
+    """What the table and the workbook say under the comparison about :func:`within_gap`'s
+    pairs (nothing where every difference is proven)."""
+    pairs = within_gap(rows)
+    if not pairs:
+        return []
+    lines = ["cost differences within the solver's gap (not real differences; a longer "
+             "--time-limit narrows the gaps):"]
+    for p in pairs[:SHOWN_WITHIN_GAP]:
+        low, high = rows[p.cheaper], rows[p.dearer]
+        assert low.objective is not None and high.objective is not None
+        assert high.bound is not None
+        unit = f"{currency} over the horizon" if high.over_periods else f"{currency}/month"
+        gap = "" if high.gap is None else f", gap {high.gap:.2%}"
+        lines.append(
+            f"  - S{p.dearer + 1} {high.label} costs {high.objective - low.objective:,.0f} "
+            f"{unit} more than S{p.cheaper + 1} {low.label}, but its cheapest plan is proven "
+            f"only to cost at least {high.bound:,.0f}{gap}, no more than S{p.cheaper + 1}'s "
+            f"{low.objective:,.0f}")
+    if len(pairs) > SHOWN_WITHIN_GAP:
+        lines.append(f"  … and {len(pairs) - SHOWN_WITHIN_GAP} more pairs")
+    return lines

@@ -41,12 +41,13 @@ from solver.outputs.xlsx_cells import (
     define_name,
     fit_columns,
     header,
+    note_line,
     print_setup,
     prose_widths,
     put,
     sheet_ref,
 )
-from solver.studies.compare import Compared, comparison_row, gpu_types
+from solver.studies.compare import Compared, comparison_row, gpu_types, within_gap_lines
 
 COMPARISON_SHEET = "Comparison"
 #: The detail sheets after the comparison, in order.
@@ -149,6 +150,9 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
         put(ws, last, c, Formula(f"SUM({letter}{gpu_top}:{letter}{last - 1})") if types else 0,
             COUNT)
     add_table(ws, "Comparison", 1, 1, len(labels) + 1, len(results) + 1)
+    # under the table: differences the solver did not prove, as the terminal table says them
+    for r, line in enumerate(within_gap_lines(rows, currency), start=len(labels) + 3):
+        note_line(ws, r, line.strip())
     ws.freeze_panes = "B2"
 
 

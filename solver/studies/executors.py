@@ -29,6 +29,7 @@ from models.capacity import CapacityTable
 from models.errors import InputError, MissingExtra, Problem
 from models.plan import Plan
 from models.scenario import Scenario
+from solver.solve import clock
 
 #: A task is tried this many times before it is reported as failed.
 MAX_ATTEMPTS = 2
@@ -47,6 +48,15 @@ class SolveOptions:
     threads: int = 1
     """Solver threads per plan, fixed for the study (never chosen by the executor): HiGHS's
     search may differ with its thread count, and a plan must not depend on where it ran."""
+    time_limit_given: bool = True
+    """Whether the user gave ``time_limit_s`` (``--time-limit``); ``False``: it is the
+    default, and a variant over periods is planned as ``fleetplan plan`` plans it without one —
+    to its work limits, the clock a safety stop (:func:`solver.solve.clock.horizon_limits`) —
+    so a variant's plan is the one ``plan`` makes of it."""
+
+    def horizon_limits(self) -> tuple[float, float]:
+        """``(time_limit_s, share_limit_s)`` of a variant planned over periods [s]."""
+        return clock.horizon_limits(self.time_limit_s, self.time_limit_given)
 
 
 @dataclass(frozen=True)
@@ -83,8 +93,9 @@ def plan_task(task: Task) -> Planned:
     options = task.options
     with solver_threads(options.threads):
         if task.scenario.multi_period:
-            plan = plan_horizon(task.scenario, solver=options.solver,
-                                time_limit_s=options.time_limit_s, gap=options.gap)
+            horizon_s, share_s = options.horizon_limits()
+            plan = plan_horizon(task.scenario, solver=options.solver, time_limit_s=horizon_s,
+                                share_limit_s=share_s, gap=options.gap)
             table = build_capacity_table(first_period_scenario(plan, task.scenario),
                                          task.scenario.gpus_sold_or_held())
         else:

@@ -88,10 +88,15 @@ def fleetplan_version() -> str:
 
 def variant_key(scenario: Scenario, options: SolveOptions) -> str:
     """Content hash of what decides a plan: the scenario (without its file paths), the solver,
-    its limits and threads, and fleetplan's version."""
-    content = {"scenario": scenario_fingerprint(scenario), "solver": options.solver,
-               "time_limit_s": float(options.time_limit_s), "gap": float(options.gap),
-               "threads": int(options.threads), "fleetplan": fleetplan_version()}
+    its limits (over periods without ``--time-limit``: the work limits' safety stop too) and
+    threads, and fleetplan's version."""
+    content: dict[str, Any] = {
+        "scenario": scenario_fingerprint(scenario), "solver": options.solver,
+        "time_limit_s": float(options.time_limit_s), "gap": float(options.gap),
+        "threads": int(options.threads), "fleetplan": fleetplan_version()}
+    if scenario.multi_period and not options.time_limit_given:
+        # planned to its work limits, the clock a safety stop: not the plan of a limit given
+        content["horizon_limits_s"] = list(options.horizon_limits())
     text = json.dumps(content, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
