@@ -134,6 +134,7 @@ def _row(label: str, objective: float | None, bound: float | None,
     gap = None if objective is None or bound is None else (objective - bound) / objective
     return ComparisonRow(label=label, status="time_limit", cost_per_month=objective,
                          per_million_tokens=None, gpus_by_type={}, reserved_share=None,
+                         committed_share=None,
                          survivability="n/a", gap=gap, objective=objective, bound=bound,
                          over_periods=over_periods)
 
