@@ -53,6 +53,9 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert [(r[0], r[5], r[7], r[8]) for r in orders] == [
         ("all (due before the re-plan)", 1, day(2027, 3, 4), day(2027, 4, 1)),
         ("high", 2, day(2027, 6, 3), day(2027, 7, 1))]
+    # the Upfront column says the terms' words: "None" (a string enum's label taken for
+    # Survivability.none's) read as an empty cell
+    assert [r[11] for r in orders] == ["no upfront", "no upfront"]
     order_by = next(c for c in ws["H"] if isinstance(c.value, dt.datetime))
     assert order_by.number_format == "yyyy-mm-dd"
     periods = [r for r in rows if r[0] in ("base", "high") and isinstance(r[2], dt.datetime)]
