@@ -3,6 +3,7 @@ every demand scenario with the independent verifier, which reads the inventory h
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -246,3 +247,50 @@ def test_simulate_replays_the_period_and_demand_scenario_named(
     assert len(doc["replicas"]) == sum(a.replicas for a in period.allocations
                                        if a.workload == "agent"
                                        and a.slice in (None, doc["slice"]))
+
+
+def test_the_contract_lists_the_configurations_of_later_periods(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """contract.yaml listed the first period's configurations only, so chat's after its
+    migration to Qwen2.5-72B (period 3) were never contract-checked: each later period's are
+    listed now, fingerprinted against that period's workloads, and a change to the migration
+    expires them (and only them), named by period."""
+    import yaml
+
+    from models.horizon import DemandScenario
+    from solver.outputs.contract import period_scenario
+    from solver.outputs.plan_dir import write_plan_outputs
+    from solver.program.periods import Period, block_scenario
+    from solver.solve.horizon import first_period_scenario
+
+    sc, plan = quarterly
+    # the contract's period scenario is the planner's (outputs may not import the program)
+    high = next(d for d in sc.demand_scenarios if d.name == "high")
+    assert period_scenario(sc, 3, "high") == block_scenario(
+        sc, high, Period(3, dt.date(2027, 10, 1), dt.date(2028, 1, 1), 3.0), dated=True)
+    assert period_scenario(sc, 2) == block_scenario(
+        sc, DemandScenario(name="base", probability=1.0),
+        Period(2, dt.date(2027, 7, 1), dt.date(2027, 10, 1), 3.0), dated=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    write_plan_outputs(plan, sc, out, first_period_scenario(plan, sc))
+    contract = yaml.safe_load((out / "contract.yaml").read_text())
+    assert [p["period"] for p in contract["periods"]] == [1, 2, 3]
+    assert {r["model"] for r in contract["rows"] if r["workload"] == "chat"} == {"Llama-3.1-70B"}
+    last = contract["periods"][2]
+    assert last["start"] == "2027-10-01"
+    chat = [r for r in last["rows"] if r["workload"] == "chat"]
+    assert chat and {(r["model"], r["runtime"]) for r in chat} == {("Qwen2.5-72B", "vllm-0.7")}
+    ok = CliRunner().invoke(main, ["check", str(QUARTERLY), "--contract",
+                                   str(out / "contract.yaml")])
+    assert ok.exit_code == 0, ok.output
+    changed = tmp_path / "q.yaml"
+    changed.write_text(QUARTERLY.read_text().replace(
+        "model: Qwen2.5-72B, runtime: vllm-0.7", "model: Qwen2.5-72B, runtime: vllm-0.6"))
+    result = CliRunner().invoke(main, ["check", str(changed), "--contract",
+                                       str(out / "contract.yaml"), "--json"])
+    assert result.exit_code == 1, result.output
+    expired = json.loads(result.stdout)["expired"]
+    assert expired and all((e["workload"], e["period"]) == ("chat", 3) for e in expired)
+    assert all("runtime changed from vllm-0.7 to vllm-0.6" in e["reasons"] for e in expired)

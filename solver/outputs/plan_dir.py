@@ -93,7 +93,7 @@ def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
         *write_procurement_outputs(plan, fleet, out_dir, table,
-                                   prepared_on(scenario.policy.as_of)),
+                                   prepared_on(scenario.policy.as_of), scenario),
     ]
 
 
@@ -107,14 +107,17 @@ def with_inventory(fleet_scenario: Scenario, scenario: Scenario) -> Scenario:
 
 def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,
                               table: CapacityTable | None = None,
-                              prepared: dt.date | None = None) -> list[Path]:
+                              prepared: dt.date | None = None,
+                              horizon_scenario: Scenario | None = None) -> list[Path]:
     """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
 
     ``table`` defaults to the capacity table of the GPUs the scenario sells or holds (the one
     the planner used: it is a pure function of the scenario); rows the trace replay de-rated
     are shown at the rate the plan runs them (:func:`solver.outputs.as_planned.as_planned`).
     ``prepared``: the day the workbook and report are dated (default: ``scenario``'s
-    ``policy.as_of``, else the day written).
+    ``policy.as_of``, else the day written). ``horizon_scenario``: for a plan over periods,
+    the scenario with its ``horizon`` (``scenario`` is the first period's), whose later
+    periods' configurations the contract lists too.
     """
     # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
     from solver.outputs.contract import write_contract
@@ -132,6 +135,6 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     out = Path(out_dir)
     return [
         write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE, prepared),
-        write_contract(plan, scenario, table, out / CONTRACT_FILE),
+        write_contract(plan, scenario, table, out / CONTRACT_FILE, horizon_scenario),
         *write_report(plan, scenario, table, out, prepared),
     ]
