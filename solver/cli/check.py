@@ -105,8 +105,7 @@ def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None =
 
     scenario = load(scenario_path)
     plan = read_plan(fleet_path)
-    chosen = () if plan is None else selected_periods(plan, period, demand_scenario,
-                                                      str(fleet_path))
+    chosen = selected_periods(plan, period, demand_scenario, str(fleet_path))
     table = build_capacity_table(scenario, fleet_file_gpus(fleet_path, scenario))
     fleet = load_fleet(fleet_path, scenario, table)  # validates the file, as for any plan
     if plan is None or plan.horizon is None or not chosen:

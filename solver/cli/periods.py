@@ -48,16 +48,18 @@ def _matches(p: PeriodPlan, period: str) -> bool:
     return p.start.isoformat() == text
 
 
-def selected_periods(plan: Plan, period: str | None, demand_scenario: str | None,
+def selected_periods(plan: Plan | None, period: str | None, demand_scenario: str | None,
                      file: str) -> tuple[PeriodPlan, ...]:
     """The periods of ``plan`` that ``--period`` and ``--demand-scenario`` name (every one
-    where an option is not given); an unknown name is a located :class:`InputError`."""
-    if plan.horizon is None:
+    where an option is not given); an unknown name, or either option on a fleet without
+    periods (an inventory, ``plan`` ``None``), is a located :class:`InputError`."""
+    if plan is None or plan.horizon is None:
         given = [o for o, v in (("--period", period), ("--demand-scenario", demand_scenario))
                  if v is not None]
         if given:
-            raise InputError([Problem(" and ".join(given), "", f"{file} is a plan of one peak "
-                                      "day, with no periods or demand scenarios",
+            what = "an inventory" if plan is None else "a plan of one peak day"
+            raise InputError([Problem(" and ".join(given), "", f"{file} is {what}, with no "
+                                      "periods or demand scenarios",
                                       "leave the option out, or give a plan.json planned over "
                                       "periods (a scenario with `horizon`)")])
         return ()
@@ -97,12 +99,13 @@ def cells(plan: Plan, scenario: Scenario, periods: tuple[PeriodPlan, ...]) -> It
 
 
 
-def one_cell(plan: Plan, scenario: Scenario, period: str | None, demand_scenario: str | None,
-             file: str) -> Cell | None:
+def one_cell(plan: Plan | None, scenario: Scenario, period: str | None,
+             demand_scenario: str | None, file: str) -> Cell | None:
     """The one cell a replay reads: the period and demand scenario named, the first period and
-    the scenario the plan shows where one is not; ``None`` for a plan of one peak day."""
-    first = shown_period(plan)
-    if first is None:
+    the scenario the plan shows where one is not; ``None`` for a plan of one peak day or an
+    inventory (``plan`` ``None``)."""
+    first = None if plan is None else shown_period(plan)
+    if plan is None or first is None:
         selected_periods(plan, period, demand_scenario, file)  # options on a one-day plan
         return None
     chosen = selected_periods(plan, period if period is not None else str(first.period),

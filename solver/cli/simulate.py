@@ -182,8 +182,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
     """
     sc = load(scenario)
     plan = read_plan(fleet_path)
-    cell = None if plan is None else one_cell(plan, sc, period, demand_scenario,
-                                              str(fleet_path))
+    cell = one_cell(plan, sc, period, demand_scenario, str(fleet_path))
     if cell is not None:
         load_fleet(fleet_path, sc)  # the file checked as any plan.json is
         sc = cell.scenario
