@@ -246,7 +246,9 @@ def render_cells(result: CheckResult) -> list[str]:
     n = plural(len(result.cells), "period × demand scenario cell")
     last = (f"OK: every required survival holds in each of the {n} checked" if not failed
             else f"FAIL: {len(failed)} of the {n} checked fail: " + ", ".join(
-                f"{c.demand_scenario} period {c.period} ({c.start})" for c in failed))
+                f"{c.demand_scenario} period {c.period} ({c.start})" for c in failed)
+            + f" (its matrix: --period {failed[0].period} --demand-scenario "
+              f"{failed[0].demand_scenario})")
     return ["every period of every demand scenario checked, each on its own fleet and demand "
             "(--period, --demand-scenario: one; the matrix above is one cell's):",
             *table_lines(["Demand scenario", Col("Period", right=True), "Start", "Verdict"],
