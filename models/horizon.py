@@ -140,6 +140,16 @@ class HeldNodes(Frozen):
     def _kind_is_purchase(cls, data: object) -> object:
         return kind_as_purchase(data)
 
+    @field_validator("nodes")
+    @classmethod
+    def _some_nodes(cls, nodes: int) -> int:
+        # a line of no nodes holds and prices nothing: it passed silently (a count left at 0
+        # in a template, or a line meant to be removed)
+        if nodes == 0:
+            raise ValueError("`nodes: 0` holds no node: give the number of nodes held (1 or "
+                             "more), or remove the line")
+        return nodes
+
     @model_validator(mode="after")
     def _named_once(self) -> HeldNodes:
         if self.gpu is None and self.instance_type is None:

@@ -185,12 +185,48 @@ def _unknown_key_fix(key: str, known: Sequence[str]) -> str:
     return "did you mean " + " or ".join(f"`{c}`" for c in close) + "? (else remove this key)"
 
 
+def _parent(data: Any, loc: Sequence[str | int]) -> Mapping[str, Any] | None:
+    """The mapping holding the key at ``loc`` in ``data`` (``None`` where there is none)."""
+    for part in loc[:-1]:
+        if isinstance(part, str) and isinstance(data, Mapping):
+            data = data.get(part)
+        elif isinstance(part, int) and isinstance(data, list | tuple) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data if isinstance(data, Mapping) else None
+
+
+def node_price_fix(value: object, line: Mapping[str, Any] | None) -> str | None:
+    """For ``price_per_node_hour`` (a node's price where the field is per GPU): the price per
+    GPU, divided by the node size where the line gives it (``gpus_per_node``, or an
+    ``instance_type`` of known size); ``None`` without the line."""
+    if line is None:
+        return None
+    from models.names import instance_shape
+
+    size = line.get("gpus_per_node")
+    how = "gpus_per_node"
+    if not (isinstance(size, int) and not isinstance(size, bool) and size > 0):
+        shape = (instance_shape(line["instance_type"])
+                 if isinstance(line.get("instance_type"), str) else None)
+        size, how = (None, "") if shape is None else (shape.gpus_per_node,
+                                                      f"a {line['instance_type']}")
+    if size is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return ("the field is `price_per_gpu_hour`, per GPU: divide the node's price by its "
+                "GPUs per node and write `price_per_gpu_hour: <that>`")
+    per_gpu = value / size
+    return (f"the field is `price_per_gpu_hour`, per GPU: write `price_per_gpu_hour: "
+            f"{per_gpu:.4g}` ({value:g} per node-hour ÷ {size} GPUs per node, {how})")
+
+
 def problems_from_validation(
     exc: ValidationError, file: str, prefix: Sequence[str | int] = (),
-    model: type[BaseModel] | None = None,
+    model: type[BaseModel] | None = None, data: Any = None,
 ) -> list[Problem]:
     """Turn a pydantic ValidationError into located problems with a fix each (an unknown key
-    of ``model`` gets the closest known keys)."""
+    of ``model`` gets the closest known keys; ``price_per_node_hour`` on a line of ``data``,
+    the price per GPU, divided by the line's node size)."""
     out: list[tuple[tuple[str | int, ...] | None, Problem]] = []  # (missing field, problem)
     errors = exc.errors(include_url=False)
     locs = [tuple(e["loc"]) for e in errors]
@@ -231,6 +267,8 @@ def problems_from_validation(
                 meant = (close[0], fix) if close else None
             else:
                 fix = meant[1]
+            if loc[-1] == "price_per_node_hour" and "price_per_gpu_hour" in known:
+                fix = node_price_fix(err.get("input"), _parent(data, err["loc"])) or fix
             if meant is not None and (*parent, meant[0]) in missing:
                 renamed.add((*parent, meant[0]))  # one problem, not this and "Field required"
                 if not fix.startswith("the field is"):
@@ -250,7 +288,7 @@ def validate_as(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(problems_from_validation(exc, file, prefix, model)) from None
+        raise InputError(problems_from_validation(exc, file, prefix, model, data)) from None
 
 
 #: Magnitude from which HiGHS reads a number as infinite (its ``infinite_bound``); no input of a

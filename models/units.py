@@ -112,3 +112,19 @@ def unit_value_fix(field: str, value: object) -> str | None:
     converted = _convert(number, unit, to)
     assert converted is not None
     return f"{plain}: `{field}: {_number(converted)}`"
+
+
+def renamed_column_fix(column: str, known: list[str]) -> tuple[str, str] | None:
+    """For a CSV column that is a known column in another unit of the same kind (``peak_rpm``
+    beside ``peak_rps``): the column meant and the fix, every value scaled; else ``None``."""
+    found = renamed_unit_fix(column, None, known)
+    if found is None:
+        return None
+    field = found[0]
+    unit, to = column.rsplit("_", 1)[1].lower(), unit_of(field)
+    assert to is not None
+    factor = UNITS[unit][1] / UNITS[to][1]
+    scale = (f"multiply every value by {_number(factor)}" if factor >= 1
+             else f"divide every value by {_number(1 / factor)}")
+    return field, (f"the column is `{field}`, in {_words(to)}: rename `{column}` to `{field}` "
+                   f"and {scale} ({unit} to {to})")

@@ -259,6 +259,17 @@ def test_cli_check_exit_codes_and_json(tmp_path: Path) -> None:
     assert "FAIL" in res.output and "never silently truncate context" in res.output
 
 
+def test_period_options_on_a_fleet_without_periods_are_refused(tmp_path: Path) -> None:
+    """--period and --demand-scenario pick a cell of a plan over periods; on an inventory they
+    would have been ignored, the check seeming to answer the question asked."""
+    fleet = _write(tmp_path, {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}]})
+    res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet",
+                                    str(fleet), "--period", "1"])
+    assert res.exit_code == 2
+    assert f"--period: {fleet} is an inventory, with no periods or demand scenarios" \
+        in res.output
+
+
 def test_the_verdict_names_the_failing_cells_not_a_count_of_slice_rows(tmp_path: Path) -> None:
     """Was "FAIL: 48 required rows fail" under a table showing two FAILS cells (a flat day's
     24 hourly slices each): the verdict names the cells as the table's rows and says in how

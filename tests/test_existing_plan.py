@@ -93,7 +93,7 @@ def test_the_workbook_of_a_replan_lists_the_orders_it_kept(tmp_path: Path) -> No
     kept = rows[title + 2]
     assert kept[:12] == ["all (placed)", "zone-a", "H100-SXM", "Reserved", None, 1, 1,
                          dt.datetime(2027, 3, 4), dt.datetime(2027, 4, 1),
-                         dt.datetime(2028, 4, 1), 12, "None"]
+                         dt.datetime(2028, 4, 1), 12, "no upfront"]
     assert kept[12] == 2.4
     assert rows[title + 1][15] == "Paid in its horizon [USD]"
     # its price came from the earlier plan, not from an inventory line of the user's

@@ -124,6 +124,18 @@ def test_bad_histories_are_located(text: str, where: str, words: str, tmp_path: 
     assert result.exit_code == 2 and where in result.output
 
 
+def test_a_peak_in_requests_per_minute_is_told_the_conversion(tmp_path: Path) -> None:
+    """A history whose peak column is `peak_rpm` was told only "missing columns: peak_rps":
+    the rate units of models/units.py give the column meant and the factor."""
+    path = tmp_path / "h.csv"
+    path.write_text("date,workload,peak_rpm\n2026-12-01,chat,600\n")
+    with pytest.raises(InputError) as err:
+        read_history(path)
+    (problem,) = err.value.problems
+    assert problem.fix == ("the column is `peak_rps`, in requests per second: rename "
+                           "`peak_rpm` to `peak_rps` and divide every value by 60 (rpm to rps)")
+
+
 def test_a_history_past_the_horizon_start_is_refused(tmp_path: Path) -> None:
     history = read_history(write_history(tmp_path / "h.csv"))
     with pytest.raises(InputError, match="past the horizon's start"):

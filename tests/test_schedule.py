@@ -53,6 +53,9 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert [(r[0], r[5], r[7], r[8]) for r in orders] == [
         ("all (due before the re-plan)", 1, day(2027, 3, 4), day(2027, 4, 1)),
         ("high", 2, day(2027, 6, 3), day(2027, 7, 1))]
+    # the Upfront column says the terms' words: "None" (a string enum's label taken for
+    # Survivability.none's) read as an empty cell
+    assert [r[11] for r in orders] == ["no upfront", "no upfront"]
     order_by = next(c for c in ws["H"] if isinstance(c.value, dt.datetime))
     assert order_by.number_format == "yyyy-mm-dd"
     periods = [r for r in rows if r[0] in ("base", "high") and isinstance(r[2], dt.datetime)]
@@ -583,3 +586,25 @@ def test_a_reservation_ending_inside_a_period_is_spent_up_to_its_end(tmp_path: P
     assert len(lines) == 2 and "at 0.450 USD/GPU-h, assumed" in lines[0]
     assert lines[1].endswith("carries no load in the plan there (part of its assumed-price "
                              "figure above)")
+
+
+def test_the_documents_date_the_plan_by_the_day_prepared_and_name_the_horizon_start(
+        tmp_path: Path) -> None:
+    """Over periods "Prepared on" (workbook and report) and the Assumptions' as_of showed the
+    horizon's start, the first period's as_of, while the note said "the scenario's as_of, else
+    the day written": a procurement document prepared in November read as dated January. The
+    day prepared and the horizon start are different facts: both are shown, each labelled."""
+    plan, sc = base_high()
+    assert isinstance(sc, Scenario)
+    assert plan.horizon is not None and plan.horizon.start == dt.date(2027, 1, 1)
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"as_of": "2026-11-20"})})
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    summary = {r[0].value: r for r in wb["Summary"].iter_rows() if r[0].value}
+    assert summary["Prepared on"][1].value == dt.datetime(2026, 11, 20)
+    assert "not the horizon's start" in summary["Prepared on"][2].value
+    assert summary["Horizon start"][1].value == dt.datetime(2027, 1, 1)
+    policy = {r[0].value: r[1].value for r in wb["Assumptions"].iter_rows() if r[0].value}
+    assert (policy["as_of"], policy["prepared on"]) == ("2027-01-01", "2026-11-20")
+    report = (tmp_path / "report.md").read_text()
+    assert "Prepared on 2026-11-20; the horizon starts 2027-01-01." in report

@@ -3,6 +3,7 @@ every demand scenario with the independent verifier, which reads the inventory h
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -134,18 +135,63 @@ def test_check_says_which_periods_fleet_its_matrix_is(
 ) -> None:
     """qa4 F8: on a plan over periods the failure matrix is the first period's fleet of the
     demand scenario shown; the screen said nothing, so a planner could read it as every
-    period's. It says so now, and ``--json`` gives the period."""
+    period's. It says so now (every cell is checked below it), and ``--json`` gives the
+    period."""
     from solver.outputs.plan_dir import plan_json
 
     _, plan = quarterly
     path = tmp_path / "plan.json"
     path.write_text(plan_json(plan))
     text = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path)])
-    assert ("a plan over periods: the failures below are checked on its first period's fleet "
-            "(from 2027-01-01, if demand follows `base`)") in text.output
+    assert ("a plan over periods: the matrix below is the fleet and demand of period 0 (from "
+            "2027-01-01) if demand follows `base`") in text.output
     as_json = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json"])
     assert json.loads(as_json.stdout)["period"] == {"start": "2027-01-01",
-                                                     "demand_scenario": "base"}
+                                                     "demand_scenario": "base", "period": 0}
+
+
+def test_check_checks_every_period_of_every_demand_scenario(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """A plan claims survivability in every period and demand scenario, and ``check`` tested
+    only the first period's fleet of the scenario shown: a later period of another scenario
+    with the agent's replicas gone passed (exit 0). Every cell is checked now, on its own
+    fleet and demand, with a verdict per cell; --period and --demand-scenario pick one."""
+    from solver.outputs.plan_dir import plan_json
+
+    _, plan = quarterly
+    path = tmp_path / "broken.json"
+    path.write_text(plan_json(_break(plan, "high", 2, "agent")))
+
+    def check(*options: str) -> Any:
+        return CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path),
+                                         *options])
+
+    every = check("--json")
+    assert every.exit_code == 1, every.output
+    cells = json.loads(every.stdout)["cells"]
+    assert len(cells) == 12
+    assert [(c["demand_scenario"], c["period"]) for c in cells if not c["ok"]] == [("high", 2)]
+    failing = next(c for c in cells if not c["ok"])
+    assert failing["start"] == "2027-07-01"
+    assert {b["workload"] for b in failing["broken"]} == {"agent"}
+    text = check()
+    assert text.exit_code == 1
+    assert ("FAIL: 1 of the 12 period × demand scenario cells checked fail: high period 2 "
+            "(2027-07-01)") in text.output
+    one = check("--period", "2", "--demand-scenario", "high", "--json")
+    assert one.exit_code == 1
+    doc = json.loads(one.stdout)
+    assert doc["period"] == {"start": "2027-07-01", "demand_scenario": "high", "period": 2}
+    assert len(doc["cells"]) == 1 and not doc["ok"]
+    assert any(r["workload"] == "agent" for r in doc["broken"])
+    # a period by its start date, every demand scenario of it: the break is not there
+    assert check("--period", "2027-04-01").exit_code == 0
+    assert check("--period", "2", "--demand-scenario", "base").exit_code == 0
+    wrong = check("--demand-scenario", "hihg")
+    assert wrong.exit_code == 2 and "did you mean `high`?" in wrong.output
+    late = check("--period", "7")
+    assert late.exit_code == 2 and "give one of 0 (or 2027-01-01)" in late.output
 
 
 def test_the_sign_off_reads_the_tables_the_plan_was_made_with(
@@ -169,3 +215,82 @@ def test_the_sign_off_reads_the_tables_the_plan_was_made_with(
     checks = list(signoff.period_checks(plan, sc, tables))
     assert len(checks) == 12
     assert all(verify_plan(f, s, t, over_periods=True) == [] for _, f, s, t in checks)
+
+
+def test_simulate_replays_the_period_and_demand_scenario_named(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """``simulate`` on a plan over periods replayed the first period's fleet whatever period a
+    planner meant: --period and --demand-scenario pick the period's own replicas (here the
+    agent's, dropped from `high` period 2 only)."""
+    from solver.outputs.plan_dir import plan_json
+
+    _, plan = quarterly
+    path = tmp_path / "broken.json"
+    path.write_text(plan_json(_break(plan, "high", 2, "agent")))
+    trace = tmp_path / "trace.csv"  # 60 requests, one a second, 600 tokens in, 50 out
+    trace.write_text("time_s,input_tokens,output_tokens\n"
+                     + "".join(f"{k},600,50\n" for k in range(60)))
+
+    def simulate(*options: str) -> Any:
+        return CliRunner().invoke(main, ["simulate", str(QUARTERLY), "--fleet", str(path),
+                                         "--trace", str(trace), "--workload", "agent",
+                                         "--json", *options])
+
+    gone = simulate("--period", "2027-07-01", "--demand-scenario", "high")
+    assert gone.exit_code == 2 and "no replicas of `agent` run in slice" in gone.output
+    kept = simulate("--period", "2", "--demand-scenario", "base")
+    assert kept.exit_code in (0, 1), kept.output
+    doc = json.loads(kept.stdout)
+    assert doc["period"] == {"period": 2, "start": "2027-07-01", "demand_scenario": "base"}
+    period = next(p for p in plan.periods if (p.scenario, p.period) == ("base", 2))
+    assert len(doc["replicas"]) == sum(a.replicas for a in period.allocations
+                                       if a.workload == "agent"
+                                       and a.slice in (None, doc["slice"]))
+
+
+def test_the_contract_lists_the_configurations_of_later_periods(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """contract.yaml listed the first period's configurations only, so chat's after its
+    migration to Qwen2.5-72B (period 3) were never contract-checked: each later period's are
+    listed now, fingerprinted against that period's workloads, and a change to the migration
+    expires them (and only them), named by period."""
+    import yaml
+
+    from models.horizon import DemandScenario
+    from solver.outputs.contract import period_scenario
+    from solver.outputs.plan_dir import write_plan_outputs
+    from solver.program.periods import Period, block_scenario
+    from solver.solve.horizon import first_period_scenario
+
+    sc, plan = quarterly
+    # the contract's period scenario is the planner's (outputs may not import the program)
+    high = next(d for d in sc.demand_scenarios if d.name == "high")
+    assert period_scenario(sc, 3, "high") == block_scenario(
+        sc, high, Period(3, dt.date(2027, 10, 1), dt.date(2028, 1, 1), 3.0), dated=True)
+    assert period_scenario(sc, 2) == block_scenario(
+        sc, DemandScenario(name="base", probability=1.0),
+        Period(2, dt.date(2027, 7, 1), dt.date(2027, 10, 1), 3.0), dated=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    write_plan_outputs(plan, sc, out, first_period_scenario(plan, sc))
+    contract = yaml.safe_load((out / "contract.yaml").read_text())
+    assert [p["period"] for p in contract["periods"]] == [1, 2, 3]
+    assert {r["model"] for r in contract["rows"] if r["workload"] == "chat"} == {"Llama-3.1-70B"}
+    last = contract["periods"][2]
+    assert last["start"] == "2027-10-01"
+    chat = [r for r in last["rows"] if r["workload"] == "chat"]
+    assert chat and {(r["model"], r["runtime"]) for r in chat} == {("Qwen2.5-72B", "vllm-0.7")}
+    ok = CliRunner().invoke(main, ["check", str(QUARTERLY), "--contract",
+                                   str(out / "contract.yaml")])
+    assert ok.exit_code == 0, ok.output
+    changed = tmp_path / "q.yaml"
+    changed.write_text(QUARTERLY.read_text().replace(
+        "model: Qwen2.5-72B, runtime: vllm-0.7", "model: Qwen2.5-72B, runtime: vllm-0.6"))
+    result = CliRunner().invoke(main, ["check", str(changed), "--contract",
+                                       str(out / "contract.yaml"), "--json"])
+    assert result.exit_code == 1, result.output
+    expired = json.loads(result.stdout)["expired"]
+    assert expired and all((e["workload"], e["period"]) == ("chat", 3) for e in expired)
+    assert all("runtime changed from vllm-0.7 to vllm-0.6" in e["reasons"] for e in expired)

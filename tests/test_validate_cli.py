@@ -396,3 +396,42 @@ def test_a_node_price_written_per_gpu_is_warned_of(tmp_path: Path) -> None:
     doc["zones"][0]["offers"][0]["on_demand"]["price_per_gpu_hour"] = 12.29
     path.write_text(yaml.safe_dump(doc))
     assert "price_per_gpu_hour" not in run(str(path)).stderr
+
+
+def test_an_inventory_line_priced_per_node_hour_is_told_the_price_per_gpu(
+        tmp_path: Path) -> None:
+    """``price_per_node_hour`` on a held line was told "did you mean price_per_gpu_hour" with
+    the node's price left to copy over, eight times too high: the fix gives the division where
+    the node size is known (an instance type, or gpus_per_node), and says to divide where not."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "q.yaml"
+    path.write_text(text.replace("price_per_gpu_hour: 4.50}", "price_per_node_hour: 36.0}"),
+                    encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 2
+    assert ("inventory[1].price_per_node_hour: unknown key `price_per_node_hour` — the field is "
+            "`price_per_gpu_hour`, per GPU: write `price_per_gpu_hour: 4.5` (36 per node-hour "
+            "÷ 8 GPUs per node, a p5.48xlarge)") in result.output
+    by_gpu = text.replace("instance_type: p5.48xlarge, nodes: 2, purchase: reserved",
+                          "gpu: H100-SXM, nodes: 2, purchase: reserved")
+    path.write_text(by_gpu.replace("price_per_gpu_hour: 4.50}", "price_per_node_hour: 36.0}"),
+                    encoding="utf-8")
+    assert "divide the node's price by its GPUs per node" in run(str(path)).output
+    path.write_text(by_gpu.replace("price_per_gpu_hour: 4.50}",
+                                   "gpus_per_node: 4, price_per_node_hour: 36.0}"),
+                    encoding="utf-8")
+    assert "write `price_per_gpu_hour: 9` (36 per node-hour ÷ 4 GPUs per node, gpus_per_node)" \
+        in run(str(path)).output
+
+
+def test_an_inventory_line_of_no_nodes_is_refused(tmp_path: Path) -> None:
+    """``nodes: 0`` on a held line was accepted: a line that holds and prices nothing, left at
+    0 in a template or meant to be removed. It is refused at its field, with the fix."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "q.yaml"
+    path.write_text(text.replace("gpu: H100-SXM, nodes: 2, purchase: owned",
+                                 "gpu: H100-SXM, nodes: 0, purchase: owned"), encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 2
+    assert (f"{path}: inventory[0].nodes: `nodes: 0` holds no node: give the number of nodes "
+            "held (1 or more), or remove the line") in result.output

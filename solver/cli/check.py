@@ -17,12 +17,26 @@ from models.inventory import Fleet
 from models.plan import Plan
 from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.periods import (
+    Cell,
+    cells,
+    demand_scenario_option,
+    period_option,
+    selected_periods,
+    shown_period,
+)
 from solver.cli.show import Col, table_lines
 from solver.cli.signoff import period_checks
 from solver.outputs.labels import failure_label, plural
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
-from solver.survivability.fleet import fleet_file_gpus, load_fleet, read_plan
+from solver.survivability.fleet import (
+    fit_to_nodes,
+    fleet_file_gpus,
+    fleet_from_plan,
+    load_fleet,
+    read_plan,
+)
 from solver.survivability.verify import verify_plan
 
 fleet_option = click.option(
@@ -32,6 +46,20 @@ fleet_option = click.option(
     type=click.Path(path_type=Path),
     help="plan.json, or an inventory YAML/JSON of owned nodes (and optionally their layout).",
 )
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    """One period of one demand scenario of a plan over periods, checked."""
+
+    demand_scenario: str
+    period: int
+    start: str
+    report: CheckReport
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok
 
 
 @dataclass(frozen=True)
@@ -47,28 +75,74 @@ class CheckResult:
     """verify_plan's findings when the fleet is a plan.json (``None`` for an inventory)."""
     period: tuple[str, str] | None = None
     """A plan over periods: the first day and demand scenario of the period whose fleet the
-    matrix checks (its first, of the scenario shown); ``None`` otherwise."""
+    matrix checks (the one --period and --demand-scenario name, else the first of the scenario
+    shown); ``None`` otherwise."""
+    cells: tuple[CellVerdict, ...] = ()
+    """A plan over periods: every period × demand scenario checked (those the options name),
+    in plan order; the matrix shows one of them (``period``)."""
+    period_index: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Every required survival holds: in the fleet checked, and in every cell checked."""
+        return self.report.ok and all(c.ok for c in self.cells)
 
     @property
     def exit_code(self) -> int:
-        """1 when a required survival (or the steady state) fails, else 0."""
-        return 0 if self.report.ok else 1
+        """1 when a required survival (or the steady state) fails in any cell, else 0."""
+        return 0 if self.ok else 1
 
 
-def run_check(scenario_path: Path | None, fleet_path: Path) -> CheckResult:
-    """Load the scenario and fleet, check every failure domain, plan the degradations."""
+def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None = None,
+              demand_scenario: str | None = None) -> CheckResult:
+    """Load the scenario and fleet, check every failure domain, plan the degradations.
+
+    A plan over periods is checked in every period of every demand scenario (or those
+    ``period`` and ``demand_scenario`` name, as :func:`solver.cli.periods.selected_periods`
+    reads them): each cell's own fleet against its own demand. The matrix shown is the named
+    cell's, else the first period's of the scenario the plan shows."""
     from solver.capacity.table import build_capacity_table
 
     scenario = load(scenario_path)
-    table = build_capacity_table(scenario, fleet_file_gpus(fleet_path, scenario))
-    fleet = load_fleet(fleet_path, scenario, table)
-    report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
-    plans = degradation_plans(report, fleet, scenario, table)
     plan = read_plan(fleet_path)
-    verification = None if plan is None else tuple(plan_findings(plan, scenario, table))
-    period = None if plan is None or plan.horizon is None else (
-        plan.horizon.start.isoformat(), plan.horizon.fleet_shown)
-    return CheckResult(scenario, table, fleet, report, plans, verification, period)
+    chosen = selected_periods(plan, period, demand_scenario, str(fleet_path))
+    table = build_capacity_table(scenario, fleet_file_gpus(fleet_path, scenario))
+    fleet = load_fleet(fleet_path, scenario, table)  # validates the file, as for any plan
+    if plan is None or plan.horizon is None or not chosen:
+        report = check_fleet(fleet, scenario, table, capacity_predictor(scenario))
+        plans = degradation_plans(report, fleet, scenario, table)
+        verification = None if plan is None else tuple(plan_findings(plan, scenario, table))
+        shown = None if plan is None or plan.horizon is None else (
+            plan.horizon.start.isoformat(), plan.horizon.fleet_shown)
+        return CheckResult(scenario, table, fleet, report, plans, verification, shown)
+    first = shown_period(plan)
+    show = chosen[0] if len(chosen) == 1 or first not in chosen else first
+    verdicts: list[CellVerdict] = []
+    findings: list[str] = []
+    shown_cell: tuple[Cell, Fleet, CheckReport] | None = None
+    for cell in cells(plan, scenario, chosen):
+        one = _cell_fleet(cell, fleet, str(fleet_path))
+        report = check_fleet(one, cell.scenario, cell.table, capacity_predictor(cell.scenario))
+        verdicts.append(CellVerdict(cell.period.scenario, cell.period.period,
+                                    cell.period.start.isoformat(), report))
+        findings += [f"{cell.label}: {row}" for row in verify_plan(
+            cell.fleet, cell.scenario, cell.table, over_periods=True)]
+        if cell.period == show:
+            shown_cell = (cell, one, report)
+    assert shown_cell is not None
+    cell, one, report = shown_cell
+    plans = degradation_plans(report, one, cell.scenario, cell.table)
+    return CheckResult(cell.scenario, cell.table, one, report, plans, tuple(findings),
+                       (show.start.isoformat(), show.scenario), tuple(verdicts), show.period)
+
+
+def _cell_fleet(cell: Cell, top: Fleet, source: str) -> Fleet:
+    """A cell's fleet: its period's replicas and nodes, less any no node holds; the notes of
+    the plan as a whole (its status) kept."""
+    fleet = fit_to_nodes(fleet_from_plan(cell.fleet, cell.scenario, source=source),
+                         cell.scenario)
+    status = tuple(n for n in top.notes if n.startswith("the plan's status is"))
+    return fleet.model_copy(update={"notes": (*status, *fleet.notes)})
 
 
 def plan_findings(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
@@ -97,7 +171,7 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     return {
         "scenario": result.report.scenario,
         "fleet": result.fleet.source,
-        "ok": result.report.ok,
+        "ok": result.ok,
         "laid_out_by_fleetplan": result.fleet.laid_out_by_fleetplan,
         "replicas_laid_out_by": laid_out_by(result),
         "notes": list(result.fleet.notes),
@@ -110,8 +184,14 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "rows": [r.model_dump(mode="json") for r in result.report.rows],
         "degradation": [p.model_dump(mode="json") for p in result.plans],
         "verification": None if result.verification is None else list(result.verification),
-        "period": None if result.period is None else {"start": result.period[0],
-                                                      "demand_scenario": result.period[1]},
+        "period": None if result.period is None else {
+            "start": result.period[0], "demand_scenario": result.period[1],
+            **({} if result.period_index is None else {"period": result.period_index})},
+        "cells": [{"demand_scenario": c.demand_scenario, "period": c.period, "start": c.start,
+                   "ok": c.ok,
+                   "broken": [{"failure": r.failure, "workload": r.workload, "slice": r.slice}
+                              for r in c.report.broken]}
+                  for c in result.cells],
         "replicas": [g.model_dump(mode="json") for g in result.fleet.replicas],
     }
 
@@ -153,6 +233,26 @@ def render_matrix(report: CheckReport, scenario: Scenario | None = None) -> list
             rows.append([f"No failure, at {scenario.policy.failure_utilization:.0%}",
                          *(_intact_cell(report, scenario, w) for w in report.workloads)])
     return table_lines(["Failure", *report.workloads], rows, indent=0)
+
+
+def render_cells(result: CheckResult) -> list[str]:
+    """A plan over periods: one verdict per period × demand scenario checked, and the line
+    saying whether every one holds."""
+    if not result.cells:
+        return []
+    rows = [(c.demand_scenario, c.period, c.start,
+             "holds" if c.ok else verdict_line(c.report)) for c in result.cells]
+    failed = [c for c in result.cells if not c.ok]
+    n = plural(len(result.cells), "period × demand scenario cell")
+    last = (f"OK: every required survival holds in each of the {n} checked" if not failed
+            else f"FAIL: {len(failed)} of the {n} checked fail: " + ", ".join(
+                f"{c.demand_scenario} period {c.period} ({c.start})" for c in failed)
+            + f" (its matrix: --period {failed[0].period} --demand-scenario "
+              f"{failed[0].demand_scenario})")
+    return ["every period of every demand scenario checked, each on its own fleet and demand "
+            "(--period, --demand-scenario: one; the matrix above is one cell's):",
+            *table_lines(["Demand scenario", Col("Period", right=True), "Start", "Verdict"],
+                         rows), last]
 
 
 def verdict_line(report: CheckReport) -> str:
@@ -253,13 +353,17 @@ def _check_contract(scenario: Path | None, contract_path: Path, as_json: bool) -
 @scenario_argument()
 @fleet_option
 @contract_option
+@period_option
+@demand_scenario_option
 @json_option
 def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path | None,
-            as_json: bool) -> None:
+            period: str | None, demand_scenario: str | None, as_json: bool) -> None:
     """Check FLEET against SCENARIO (default: the built-in demo) under every failure domain.
 
     Exit code 1 when a workload fails a failure it must survive (or its steady state). A
     plan.json is also re-verified with plain arithmetic (reported, not part of the exit code).
+    A plan over periods is checked in every period of every demand scenario, each on its own
+    fleet and demand (--period and --demand-scenario narrow it), and exits 1 when any fails.
     With --contract, also exit 1 when a contract row has expired.
     """
     if fleet_path is None and contract_path is None:
@@ -272,7 +376,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         if fleet_path is None:
             click.get_current_context().exit(contract_code)
     assert fleet_path is not None
-    result = run_check(scenario, fleet_path)
+    result = run_check(scenario, fleet_path, period, demand_scenario)
     if as_json:
         echo_json(to_json(result))
     else:
@@ -282,11 +386,16 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
         for note in fleet.notes:
             click.echo(f"note: {note}")
-        if result.period is not None:
+        if result.period is not None and not result.cells:
             click.echo(f"a plan over periods: the failures below are checked on its first "
                        f"period's fleet (from {result.period[0]}, if demand follows "
                        f"`{result.period[1]}`); the plan verification covers every period of "
                        "every demand scenario")
+        elif result.period is not None:
+            click.echo(f"a plan over periods: the matrix below is the fleet and demand of "
+                       f"period {result.period_index} (from {result.period[0]}) if demand "
+                       f"follows `{result.period[1]}`; the plan verification covers the "
+                       f"{plural(len(result.cells), 'cell')} checked")
         for line in [
             *render_matrix(result.report, result.scenario),
             *matrix_caption(result.scenario, result.report),
@@ -304,5 +413,10 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
             )
             for finding in result.verification:
                 click.echo(f"  - {finding}")
-        click.echo(verdict_line(result.report))
+        if result.cells:
+            click.echo("")
+            for line in render_cells(result):
+                click.echo(line)
+        else:
+            click.echo(verdict_line(result.report))
     click.get_current_context().exit(max(result.exit_code, contract_code))

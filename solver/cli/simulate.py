@@ -22,9 +22,11 @@ from models.errors import InputError, Problem, did_you_mean
 from models.inventory import Fleet
 from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.names import resolve_gpu
+from models.plan import PeriodPlan
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
+from solver.cli.periods import demand_scenario_option, one_cell, period_option
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.slo_verdict import (
     Group,
@@ -52,7 +54,7 @@ from solver.replay.engine import (
 from solver.replay.outages import Groups, node_loss
 from solver.replay.profile import minute_rates_rps
 from solver.replay.traces import Trace, TraceFormat, read_trace, scale_arrivals
-from solver.survivability.fleet import load_fleet
+from solver.survivability.fleet import fit_to_nodes, fleet_from_plan, load_fleet, read_plan
 
 #: Most replicas one replay builds (10^5 take ~5 s and 0.3 GB); a plan.json edited to 10^9
 #: replicas built one object per replica and never finished.
@@ -117,6 +119,8 @@ class SimulationRun:
     wall_seconds: float
     verdicts: tuple[SloVerdict, ...] = ()
     """TTFT and per-token: held or missed, over all requests and after each failure."""
+    period: PeriodPlan | None = None
+    """A plan over periods: the period (of a demand scenario) whose fleet and demand served."""
 
     @property
     def held(self) -> bool:
@@ -158,19 +162,30 @@ class SimulationRun:
               default=PreemptMode.recompute.value, show_default=True,
               help="What a request preempted for KV room becomes: its KV recomputed on "
                    "readmission, or swapped to host memory and back.")
+@period_option
+@demand_scenario_option
 @json_option
 def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str | None,
             workload_name: str | None, slice_name: str | None, rate_scale: float,
             fail_specs: tuple[str, ...], max_batched_tokens: int, max_seqs: int, preempt: str,
-            as_json: bool) -> None:
+            period: str | None, demand_scenario: str | None, as_json: bool) -> None:
     """Replay TRACE on the replicas FLEET gives a workload of SCENARIO (default: the demo).
 
     Ends with one verdict per SLO: its P95 over all requests, and over the requests arriving
     after each --fail, at most the SLO (held) or by how much it is missed; a request that got
     no answer counts as late. Exit 0 when every SLO held, 1 when one was missed, 2 on bad
     input.
+
+    A plan over periods replays the fleet of one period of one demand scenario (--period and
+    --demand-scenario; default: its first period of the scenario it shows), against that
+    period's workloads (a migration changes a workload's model) and demand.
     """
     sc = load(scenario)
+    plan = read_plan(fleet_path)
+    cell = one_cell(plan, sc, period, demand_scenario, str(fleet_path))
+    if cell is not None:
+        load_fleet(fleet_path, sc)  # the file checked as any plan.json is
+        sc = cell.scenario
     workload = pick_workload(sc, workload_name)
     slice_name = pick_slice(sc, workload, slice_name)
     if max_seqs >= max_batched_tokens:
@@ -180,7 +195,8 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                           prefix_cache_hit_rate=workload.prefix_cache_hit_rate,
                           preempt=PreemptMode(preempt),
                           max_context_tokens=sc.model(workload.model).max_context_tokens)
-    fleet = load_fleet(fleet_path, sc)
+    fleet = (load_fleet(fleet_path, sc) if cell is None else
+             fit_to_nodes(fleet_from_plan(cell.fleet, sc, source=str(fleet_path)), sc))
     count = sum(g.replicas for g in fleet.replicas if g.workload == workload.name
                 and (g.slice is None or g.slice == slice_name))
     if count > MAX_REPLAY_REPLICAS:
@@ -238,6 +254,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                       for f, end in zip(failures, ends, strict=True)),
         wall_seconds=wall_seconds,
         verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures)),
+        period=None if cell is None else cell.period,
     )
     if as_json:
         echo_json(to_json(run))
@@ -359,6 +376,9 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
         "verdicts": [verdict_json(v) for v in run.verdicts],
         "per_minute": per_minute(run),
     }
+    if run.period is not None:
+        out["period"] = {"period": run.period.period, "start": run.period.start.isoformat(),
+                         "demand_scenario": run.period.scenario}
     if run.failure is not None and run.before is not None and run.after is not None:
         out["failure"] = failure_json(run.failure)
         out["before_failure"] = summary_json(run.before)
@@ -445,6 +465,10 @@ def render(run: SimulationRun) -> str:
     lines = [f"workload {run.workload.name}, slice {run.slice_name}: "
              f"{len(run.replica_names)} replicas, trace rate ×{run.rate_scale:g}",
              *rate_lines(run)]
+    if run.period is not None:
+        lines.insert(1, f"a plan over periods: the fleet and demand of period "
+                        f"{run.period.period} (from {run.period.start}) if demand follows "
+                        f"`{run.period.scenario}` (--period, --demand-scenario)")
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
         # by arrival: a request streaming when its replica failed arrived before the failure,

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
-from models.common import CapacitySource, Frozen, Precision
+from models.common import CapacitySource, Frozen, OmitDefaults, Precision
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
 from models.measured import MeasuredCapacity
@@ -81,15 +81,31 @@ class ContractRow(Frozen):
     fingerprint: Fingerprint
 
 
-class Contract(Frozen):
+class PeriodRows(Frozen):
+    """The configurations a later period of a plan over periods runs, in any demand scenario:
+    after a model migration they are not the first period's. Each row is fingerprinted
+    against that period's workloads."""
+
+    period: int = Field(ge=1)
+    """The period's index, as plan.json's ``periods[].period`` (0, the first, is ``rows``)."""
+    start: dt.date
+    rows: tuple[ContractRow, ...]
+
+
+class Contract(OmitDefaults):
     """Everything in ``contract.yaml``."""
+
+    omit_when_default = ("periods",)
 
     version: int = CONTRACT_VERSION
     scenario: str
     plan_fingerprint: str = ""
     measured_max_age_days: int = Field(ge=1)
     rows: tuple[ContractRow, ...]
-    """Required, though it may be empty: a contract whose rows were cut off must not pass."""
+    """Required, though it may be empty: a contract whose rows were cut off must not pass.
+    Over periods: the first period's configurations (the fleet shown)."""
+    periods: tuple[PeriodRows, ...] = ()
+    """A plan over periods: the configurations of each later period (left out otherwise)."""
 
 
 class ExpiredRow(Frozen):
@@ -99,6 +115,9 @@ class ExpiredRow(Frozen):
     gpu: str
     tp: int
     reasons: tuple[str, ...]
+    period: int | None = None
+    """A later period's row of a plan over periods (``None``: the first period's, ``rows``)."""
+    start: dt.date | None = None
 
 
 def _measured_row(scenario: Scenario, wl: Workload, gpu: str, tp: int) -> MeasuredCapacity | None:
@@ -154,17 +173,69 @@ def _row(plan: Plan, scenario: Scenario, cap: CapacityRow) -> ContractRow:
     )
 
 
-def build_contract(plan: Plan, scenario: Scenario, table: CapacityTable) -> Contract:
-    """Contract rows for every configuration the plan buys replicas of, in table order."""
+def _rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> tuple[ContractRow, ...]:
+    """A row per configuration the plan's fleet runs replicas of, in table order."""
     rows = []
     for workload, gpu, tp in used_configs(plan, table):
         cap = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)),
                    None)
         if cap is not None:
             rows.append(_row(plan, scenario, cap))
+    return tuple(rows)
+
+
+def period_scenario(horizon_scenario: Scenario, period: int, demand: str | None = None
+                    ) -> Scenario:
+    """The single-period scenario of period ``period`` of a scenario with a ``horizon``, as
+    the planner sizes it (``solver.program.periods.block_scenario``, which outputs may not
+    import): its workloads as then (migrations done; demand of ``demand``, else unscaled),
+    measured rows aged to its start."""
+    from models.horizon import DemandScenario
+
+    h = horizon_scenario.horizon
+    assert h is not None
+    chosen = next((d for d in horizon_scenario.demand_scenarios if d.name == demand),
+                  DemandScenario(name="base", probability=1.0))
+    workloads = tuple(w.in_period(period, chosen.multiplier(w.name, period))
+                      for w in horizon_scenario.workloads)
+    policy = horizon_scenario.policy.model_copy(
+        update={"as_of": h.period_start(period).isoformat()})
+    return horizon_scenario.model_copy(update={"workloads": workloads, "policy": policy,
+                                               "inventory": (), "horizon": None,
+                                               "demand_scenarios": ()})
+
+
+def _later_periods(plan: Plan, horizon_scenario: Scenario) -> tuple[PeriodRows, ...]:
+    """Per later period, a row per configuration any demand scenario runs then, fingerprinted
+    against that period's workloads; its replicas the most any demand scenario runs."""
+    from solver.capacity.table import cached_tables
+    from solver.survivability.signoff import period_fleet
+
+    table_for = cached_tables(horizon_scenario.gpus_sold_or_held())
+    out = []
+    for k in sorted({p.period for p in plan.periods if p.period > 0}):
+        mine = [p for p in plan.periods if p.period == k]
+        by_config: dict[tuple[str, str, int], ContractRow] = {}
+        for p in mine:
+            one = period_scenario(horizon_scenario, k, p.scenario)
+            for row in _rows(period_fleet(plan, p), one, table_for(one)):
+                key = (row.workload, row.gpu, row.tp)
+                if key not in by_config or row.replicas_planned > by_config[key].replicas_planned:
+                    by_config[key] = row
+        out.append(PeriodRows(period=k, start=mine[0].start, rows=tuple(by_config.values())))
+    return tuple(out)
+
+
+def build_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
+                   horizon_scenario: Scenario | None = None) -> Contract:
+    """Contract rows for every configuration the plan buys replicas of, in table order; for a
+    plan over periods, given the scenario with its ``horizon`` (``scenario`` is then the first
+    period's), those of each later period too."""
+    later = (() if plan.horizon is None or horizon_scenario is None
+             or horizon_scenario.horizon is None else _later_periods(plan, horizon_scenario))
     return Contract(scenario=scenario.name, plan_fingerprint=plan.fingerprint,
                     measured_max_age_days=scenario.policy.measured_max_age_days,
-                    rows=tuple(rows))
+                    rows=_rows(plan, scenario, table), periods=later)
 
 
 def contract_yaml(contract: Contract) -> str:
@@ -179,10 +250,11 @@ def contract_yaml(contract: Contract) -> str:
 
 
 def write_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
-                   path: str | Path) -> Path:
-    """Write ``contract.yaml`` atomically; returns its path."""
+                   path: str | Path, horizon_scenario: Scenario | None = None) -> Path:
+    """Write ``contract.yaml`` atomically; returns its path (``horizon_scenario``: as
+    :func:`build_contract`)."""
     path = Path(path)
-    write_atomic(path, contract_yaml(build_contract(plan, scenario, table)))
+    write_atomic(path, contract_yaml(build_contract(plan, scenario, table, horizon_scenario)))
     return path
 
 
@@ -275,6 +347,18 @@ def check_contract(contract_path: str | Path, scenario: Scenario,
         reasons = expiry_reasons(row, scenario, as_of, max_age)
         if reasons:
             out.append(ExpiredRow(workload=row.workload, gpu=row.gpu, tp=row.tp, reasons=reasons))
+    for later in contract.periods:
+        # against the period's workloads (a migration done) where the scenario still plans
+        # that period; else against the scenario as it stands
+        h = scenario.horizon
+        one = (period_scenario(scenario, later.period)
+               if h is not None and later.period < h.count else scenario)
+        day = max(as_of, later.start)  # measured rows must last to the period's start
+        for row in later.rows:
+            reasons = expiry_reasons(row, one, day, max_age)
+            if reasons:
+                out.append(ExpiredRow(workload=row.workload, gpu=row.gpu, tp=row.tp,
+                                      reasons=reasons, period=later.period, start=later.start))
     return out
 
 
@@ -285,6 +369,7 @@ def render_expired(expired: list[ExpiredRow], contract_path: str | Path) -> list
     out = [f"contract {contract_path}: {len(expired)} row{'s' if len(expired) != 1 else ''} "
            "expired — re-test these configurations before relying on the plan"]
     for e in expired:
-        out.append(f"  {e.workload} on {e.gpu} TP{e.tp}:")
+        when = "" if e.period is None else f" (period {e.period}, from {e.start})"
+        out.append(f"  {e.workload} on {e.gpu} TP{e.tp}{when}:")
         out += [f"    - {reason}" for reason in e.reasons]
     return out

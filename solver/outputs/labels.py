@@ -17,6 +17,7 @@ from models.common import (
     PurchaseKind,
     SolveStatus,
     Survivability,
+    Upfront,
     WorkloadClass,
 )
 
@@ -27,23 +28,31 @@ __all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE",
            "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label", "label", "plural",
            "status_label"]
 
-_LABELS: dict[Enum, str] = {
-    PurchaseKind.reserved: "Reserved",
-    PurchaseKind.on_demand: "On-demand",
-    PurchaseKind.spot: "Spot",
-    PurchaseKind.owned: "Owned",
-    WorkloadClass.interactive: "Interactive",
-    WorkloadClass.batch: "Batch",
-    Survivability.none: "None",
-    Survivability.n_plus_1: "N+1 (a node)",
-    Survivability.zone_loss: "Zone loss",
-    CapacitySource.analytic: "Predicted",
-    CapacitySource.measured: "Measured",
-    Precision.bf16: "BF16",
-    Precision.fp8: "FP8",
-    Precision.int8: "INT8",
-    Precision.int4: "INT4",
-}
+_LABELS: tuple[tuple[Enum, str], ...] = (
+    (PurchaseKind.reserved, "Reserved"),
+    (PurchaseKind.on_demand, "On-demand"),
+    (PurchaseKind.spot, "Spot"),
+    (PurchaseKind.owned, "Owned"),
+    (WorkloadClass.interactive, "Interactive"),
+    (WorkloadClass.batch, "Batch"),
+    (Survivability.none, "None"),
+    (Survivability.n_plus_1, "N+1 (a node)"),
+    (Survivability.zone_loss, "Zone loss"),
+    (CapacitySource.analytic, "Predicted"),
+    (CapacitySource.measured, "Measured"),
+    (Precision.bf16, "BF16"),
+    (Precision.fp8, "FP8"),
+    (Precision.int8, "INT8"),
+    (Precision.int4, "INT4"),
+    (Upfront.none, "no upfront"),
+    (Upfront.partial, "partial upfront"),
+    (Upfront.all, "all upfront"),
+)
+#: :data:`_LABELS` by enum type and value: the schema's enums are string enums, equal (and
+#: hashed alike) where their values are, so a mapping keyed by the members alone took
+#: ``Upfront.none`` for ``Survivability.none`` ("None": the Schedule sheet's Upfront column
+#: read as an empty cell).
+_BY_TYPE: dict[tuple[type, str], str] = {(type(k), k.value): v for k, v in _LABELS}
 
 #: What a plan stopped at its time limit cannot promise (terminal and report.md say it): the
 #: search's progress in a given time depends on the machine and its load.
@@ -94,8 +103,8 @@ def label(value: Enum | str | None) -> str:
     """
     if value is None:
         return ""
-    if isinstance(value, Enum) and value in _LABELS:
-        return _LABELS[value]
+    if isinstance(value, Enum) and (type(value), value.value) in _BY_TYPE:
+        return _BY_TYPE[(type(value), value.value)]
     text = str(value.value if isinstance(value, Enum) else value)
     if isinstance(value, Enum):
         text = text.replace("_", " ")

@@ -8,6 +8,7 @@ whole; the core never does (the core never writes files).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -81,12 +82,18 @@ def write_plan_outputs(plan: Plan, scenario: Scenario, out_dir: Path,
     ``scenario``'s inventory, which the planner leaves out of a period's scenario: the workbook
     and report say which nodes of the fleet are already held (:mod:`solver.outputs.held`).
     ``table`` is its capacity table where the caller has it (default: built again from it).
+    The documents are dated the day the plan is prepared on, read from ``scenario``
+    (:func:`~solver.outputs.prepared.prepared_on`): a period's scenario has its start as
+    ``as_of``, which over a horizon is the horizon's start, a different fact.
     """
+    from solver.outputs.prepared import prepared_on
+
     fleet = scenario if fleet_scenario is None else with_inventory(fleet_scenario, scenario)
     return [
         write_plan_json(plan, scenario, out_dir),
         write_resolved_scenario(plan, scenario, out_dir),
-        *write_procurement_outputs(plan, fleet, out_dir, table),
+        *write_procurement_outputs(plan, fleet, out_dir, table,
+                                   prepared_on(scenario.policy.as_of), scenario),
     ]
 
 
@@ -99,12 +106,18 @@ def with_inventory(fleet_scenario: Scenario, scenario: Scenario) -> Scenario:
 
 
 def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Path,
-                              table: CapacityTable | None = None) -> list[Path]:
+                              table: CapacityTable | None = None,
+                              prepared: dt.date | None = None,
+                              horizon_scenario: Scenario | None = None) -> list[Path]:
     """Write ``plan.xlsx``, ``contract.yaml`` and ``report.md`` (with its charts) into ``out_dir``.
 
     ``table`` defaults to the capacity table of the GPUs the scenario sells or holds (the one
     the planner used: it is a pure function of the scenario); rows the trace replay de-rated
     are shown at the rate the plan runs them (:func:`solver.outputs.as_planned.as_planned`).
+    ``prepared``: the day the workbook and report are dated (default: ``scenario``'s
+    ``policy.as_of``, else the day written). ``horizon_scenario``: for a plan over periods,
+    the scenario with its ``horizon`` (``scenario`` is the first period's), whose later
+    periods' configurations the contract lists too.
     """
     # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
     from solver.outputs.contract import write_contract
@@ -121,7 +134,7 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
         table = as_planned(table, plan, scenario)
     out = Path(out_dir)
     return [
-        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE),
-        write_contract(plan, scenario, table, out / CONTRACT_FILE),
-        *write_report(plan, scenario, table, out),
+        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE, prepared),
+        write_contract(plan, scenario, table, out / CONTRACT_FILE, horizon_scenario),
+        *write_report(plan, scenario, table, out, prepared),
     ]

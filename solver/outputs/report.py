@@ -243,7 +243,10 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     day = prepared or prepared_on(scenario.policy.as_of)
     lines = [
         f"# Fleet plan: {markdown_text(plan.scenario)}", "",
-        f"Prepared on {day.isoformat()}. Status **{status_label(plan.status, s)}** "
+        f"Prepared on {day.isoformat()}"
+        + ("" if plan.horizon is None else
+           f"; the horizon starts {plan.horizon.start.isoformat()}")
+        + f". Status **{status_label(plan.status, s)}** "
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]
@@ -385,8 +388,9 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
 
 
 def write_report(plan: Plan, scenario: Scenario, table: CapacityTable,
-                 out_dir: str | Path) -> list[Path]:
-    """Write ``report.md`` and its PNG charts into ``out_dir``; returns the paths written."""
+                 out_dir: str | Path, prepared: dt.date | None = None) -> list[Path]:
+    """Write ``report.md`` and its PNG charts into ``out_dir``; returns the paths written
+    (``prepared``: as :func:`render_report`)."""
     out = Path(out_dir)
     written: list[Path] = []
     costs = cost_by_zone_gpu_and_kind(plan)
@@ -402,5 +406,5 @@ def write_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         write_atomic(out / PERIOD_CHART_FILE, png(capacity_by_period_figure(plan)))
         written.append(out / PERIOD_CHART_FILE)
     write_atomic(out / REPORT_FILE, render_report(plan, scenario, table,
-                                                  [p.name for p in written]))
+                                                  [p.name for p in written], prepared))
     return [out / REPORT_FILE, *written]

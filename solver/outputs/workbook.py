@@ -298,7 +298,13 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         ("Scenario", plan.scenario, None, "", None),
         ("Description", scenario.description, None, "", None),
         ("Prepared on", dt.datetime.combine(prepared, dt.time()), "yyyy-mm-dd",
-         "the scenario's as_of date, else the day the plan was written", PREPARED_ON),
+         "the day the plan was prepared: the scenario's policy.as_of, else the day it was "
+         "written" + ("" if plan.horizon is None else " (not the horizon's start, below)"),
+         PREPARED_ON),
+        *([] if plan.horizon is None else [
+            ("Horizon start", dt.datetime.combine(plan.horizon.start, dt.time()), "yyyy-mm-dd",
+             "first day of the first period: the fleet below is its, and the Assumptions' "
+             "as_of (measured rows are aged to it)", None)]),
         ("Input fingerprint", plan.fingerprint, None, "digest of the resolved scenario", None),
         ("Solver status", status_label(plan.status, plan.solver), None, "", None),
         ("Solver", plan.solver.name, None, "", None),
@@ -677,9 +683,12 @@ def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     ws.freeze_panes = "D2"
 
 
-def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
+def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario,
+                      prepared: dt.date | None = None) -> None:
     """What the plan rests on, assumed figures first: then policy, the catalog entries, models
-    and workloads (one column each), input files (the offers: the Offers sheet)."""
+    and workloads (one column each), input files (the offers: the Offers sheet). Over periods
+    the scenario's ``as_of`` is the first period's start, labelled so beside the day the plan
+    was prepared (``prepared``)."""
     p = scenario.policy
     r = 1
     assumed = plan_assumptions(plan, scenario)
@@ -695,7 +704,11 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         ("currency", p.currency, ""),
         ("memory_margin_fraction", p.memory_margin_fraction, "1"),
         ("measured_max_age_days", p.measured_max_age_days, "days"),
-        ("as_of", p.as_of, "date"),
+        *([("as_of", p.as_of, "date")] if plan.horizon is None else [
+            ("as_of", p.as_of, "date: the first period's start (the horizon's), that the "
+                               "fleet shown is sized for and measured rows are aged to"),
+            ("prepared on", None if prepared is None else prepared.isoformat(),
+             "date the plan was prepared (the scenario's as_of, else the day written)")]),
         ("share_nodes", p.share_nodes, ""),
         ("time_zone", p.time_zone, "hours of the day are in it"),
         ("time blocks", "; ".join(f"{b.name}: {','.join(map(str, b.hours))}"
@@ -809,7 +822,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_survivability(ws["Survivability"], plan, scenario)
     write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
-    write_assumptions(ws["Assumptions"], plan, scenario)
+    write_assumptions(ws["Assumptions"], plan, scenario, prepared)
     write_offers(ws["Offers"], plan, scenario)
     if plan.horizon is not None:  # a plan over periods: its orders and periods
         ws["Schedule"] = wb.create_sheet(names["Schedule"], index=wb.index(ws["Purchase plan"]))

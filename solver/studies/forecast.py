@@ -40,6 +40,7 @@ from models.errors import InputError, Problem, did_you_mean
 from models.horizon import Horizon
 from models.input_files import check_file
 from models.limits import MAX_TABLE_ROWS
+from models.units import renamed_column_fix
 
 #: Columns of a history file.
 DATE, WORKLOAD, PEAK = "date", "workload", "peak_rps"
@@ -161,7 +162,11 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
                                   f"{MAX_TABLE_ROWS:,} are read", "split the history")])
     missing = [c for c in (DATE, WORKLOAD, PEAK) if c not in columns]
     if missing:
+        # a peak in another rate unit (`peak_rpm`): the column meant and its values scaled
+        renamed = [fix for c in columns
+                   if (fix := renamed_column_fix(c.strip(), [PEAK])) is not None]
         raise InputError([Problem(file, "header", f"missing columns: {', '.join(missing)}",
+                                  renamed[0][1] if PEAK in missing and renamed else
                                   f"the header needs {DATE}, {WORKLOAD}, {PEAK} (one row per "
                                   "workload and day: the day's busiest request rate)")])
     problems: list[Problem] = []
