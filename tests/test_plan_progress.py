@@ -60,20 +60,8 @@ def test_quiet_prints_nothing_on_stderr_and_json_keeps_stdout_clean(tmp_path: Pa
 
 
 def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> None:
-    generated = generate_scenario("medium", seed=0, scale=25)
-    path = tmp_path / "medium-x25.yaml"
-    doc = scenario_file(generated).model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from solver.cli import main; main()", "plan", str(path),
-         "--time-limit", "600", "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    started = time.monotonic()
-    for line in proc.stderr:  # a line every 5 s off a terminal
-        if "best " in line or time.monotonic() - started > 300:
-            break
+    proc = _plan_medium_x25_until_first_fleet(tmp_path, out)
     proc.send_signal(signal.SIGINT)
     stopped = time.monotonic()
     stdout, _ = proc.communicate(timeout=120)
@@ -83,7 +71,7 @@ def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> 
     plan = Plan.model_validate_json((out / "plan.json").read_text())
     assert plan.status is SolveStatus.interrupted
     assert plan.solver.bound is not None and 0 < plan.solver.bound <= plan.cost.per_month
-    scenario = load_scenario(path)
+    scenario = load_scenario(tmp_path / "medium-x25.yaml")
     assert verify_plan(plan, scenario, build_capacity_table(scenario)) == []
 
 
@@ -126,20 +114,8 @@ def test_a_second_ctrl_c_soon_after_the_first_writes_nothing(tmp_path: Path) -> 
     "interrupted (Ctrl-C)" and writes nothing (docs/outputs.md); raised inside the solve it
     aborted the process (exit −6, "terminate called without an active exception")."""
     gap_s = 0.02
-    generated = generate_scenario("medium", seed=0, scale=25)
-    path = tmp_path / "medium-x25.yaml"
-    doc = scenario_file(generated).model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from solver.cli import main; main()", "plan", str(path),
-         "--time-limit", "600", "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    started = time.monotonic()
-    for line in proc.stderr:  # a line every 5 s off a terminal
-        if "best " in line or time.monotonic() - started > 300:
-            break
+    proc = _plan_medium_x25_until_first_fleet(tmp_path, out)
     proc.send_signal(signal.SIGINT)
     time.sleep(gap_s)
     proc.send_signal(signal.SIGINT)
@@ -172,3 +148,22 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
     assert plan.status is SolveStatus.interrupted and plan.verified
     assert plan.solver.bound is not None and plan.solver.objective is not None
     assert 0 < plan.solver.bound <= plan.solver.objective
+
+
+def _plan_medium_x25_until_first_fleet(tmp_path: Path, out: Path) -> subprocess.Popen[str]:
+    """``plan`` of the medium benchmark at ×25 (a 600-s limit), started in a process of its
+    own and returned once its progress names a best fleet (a line every 5 s off a terminal)."""
+    generated = generate_scenario("medium", seed=0, scale=25)
+    path = tmp_path / "medium-x25.yaml"
+    doc = scenario_file(generated).model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan", str(path),
+         "--time-limit", "600", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    started = time.monotonic()
+    for line in proc.stderr:
+        if "best " in line or time.monotonic() - started > 300:
+            break
+    return proc
