@@ -20,6 +20,7 @@ from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
 from solver.program.variables import BuildStopped, Program
+from solver.solve import stages as stages_module
 from solver.solve import strategy
 from solver.solve.clock import Deadline
 from solver.solve.highs import Model, Progress, RunResult, model_of, run
@@ -31,6 +32,7 @@ from solver.solve.stages import (
     dedicated,
     grouped,
     hours,
+    lp,
     run_stages,
     variables_bound,
 )
@@ -597,3 +599,37 @@ def test_with_few_replicas_per_slot_the_joint_solve_starts_from_the_incumbent(
     (call,) = calls
     assert call.get("when_proven") is None and outcome.report.objective is not None
     assert model.cost_of(call["start"]) == pytest.approx(outcome.report.objective)
+
+
+def _proven_by_joint(program: Program, gap: float) -> Context:
+    """three_blocks holding, as the joint solve's, a fleet one on-demand replica too many in each
+    block (5,840 against the optimum 3,650), proven within ``gap`` by the optimum as bound."""
+    model = model_of(program)
+    deadline = Deadline(30.0)
+    ctx = Context(program, model, Incumbent(model, deadline, gap), deadline, gap)
+    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    surplus = model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2}))
+    assert ctx.incumbent.offer(surplus, strategy.JOINT)
+    ctx.incumbent.raise_bound(3650.0, "test")
+    assert ctx.incumbent.proven()
+    return ctx
+
+
+def test_with_many_replicas_per_slot_a_fleet_the_joint_solve_proved_is_re_planned_slice_by_slice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # HiGHS ends at the first fleet it proves within the gap (small x25: 1,147,736 where the
+    # cold solve proved 1,147,215); the hours pass around it, in the time left, takes what each
+    # slice holds too many (three_blocks counted as many replicas per slot)
+    monkeypatch.setattr(stages_module, "FEW_REPLICAS", 0.0)
+    ctx = _proven_by_joint(three_blocks(), gap=0.4)
+    strategy._after_proof(ctx)
+    x, cost = ctx.incumbent.fleet()
+    assert cost == pytest.approx(3650.0) and x is not None and not ctx.model.broken_rows(x)
+    assert [s.name for s in ctx.incumbent.stages[-2:]] == [strategy.POLISH, strategy.CANONICAL]
+
+
+def test_with_few_replicas_per_slot_a_proven_fleet_is_only_given_its_canonical_allocation() -> None:
+    ctx = _proven_by_joint(three_blocks(), gap=0.4)  # 0.33 replicas per slot: the x1 path
+    strategy._after_proof(ctx)
+    assert ctx.incumbent.fleet()[1] == pytest.approx(5840.0)
+    assert strategy.POLISH not in {s.name for s in ctx.incumbent.stages}

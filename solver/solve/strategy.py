@@ -9,6 +9,9 @@ and the status and gap are decided). With shared nodes and HiGHS it is one chain
   limit — once the one-group stage is stopped by its budget, all of them within the first half
   (:data:`~solver.solve.stages.JOINT_SHARE`), the rest kept for the joint solve;
 - the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
+- once the fleet is proven with time left, where the LP holds many replicas per slot and the
+  joint solve found the fleet, the **polish**: the ``hours`` stage again around it
+  (:func:`_after_proof`);
 - once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
   they hold the program with, found from no start), so that a proven plan does not depend on
   which of the fleets of the same cost the search happened to end on.
@@ -221,8 +224,7 @@ def solve_shared(
             return None
         result = _recorded(ctx, JOINT, lambda: _joint(ctx, JOINT))
         ctx.until_s = None  # kept for the joint solve, which has ended
-        if incumbent.proven() and not deadline.expired():
-            run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
+        _after_proof(ctx)
         return result
 
     results = _in_threads(ctx, {JOINT: chain}, first=(), stop=lambda name, result: None)
@@ -230,11 +232,38 @@ def solve_shared(
     return program, _outcome(incumbent, ended)
 
 
-#: Names of the program's build, the joint solve and the canonical allocation in the plan's
-#: stages.
+#: Names of the program's build, the joint solve, the proven fleet's re-plan slice by slice
+#: and the canonical allocation in the plan's stages.
 BUILD = "build"
 JOINT = "joint"
+POLISH = "polish"
 CANONICAL = "canonical"
+
+
+def _found_by_joint(ctx: Context) -> bool:
+    """The LP holds many replicas per slot and the fleet held is one the joint solve found
+    (no ``hours`` pass has been made around it)."""
+    return many_replicas(ctx) and ctx.incumbent.source == JOINT
+
+
+def _after_proof(ctx: Context) -> None:
+    """Once the joint solve has proven the fleet within the gap, with time left: where the LP
+    holds many replicas per slot and the joint solve found the fleet, the ``hours`` stage
+    again around it (``polish``: each slice re-solved under the rest of the fleet); then the
+    canonical allocation of the fleet's nodes.
+
+    HiGHS ends at the first fleet it proves within the gap, and which fleet that is, is its
+    path's: at small ×25 the plan proved 1,147,736 in 35–46 s where the cold solve proved
+    1,147,215. One pass slice by slice around the proven fleet took it to 1,145,930 in 0.8 s;
+    HiGHS again from it, cutoff below its cost and a gap of 0.25 % or 0.5 %, found nothing in
+    20 s; freeing one GPU type's reserved nodes across its zones, nothing (benchmarks/README.md,
+    "Run J"). The pass's slices end on their gap (:data:`~solver.solve.stages.SLICE_GAP`), not
+    the clock, so a proven plan stays the same from run to run. Few replicas per slot (the ×1
+    sizes, the demo): the canonical allocation alone, as before."""
+    if not ctx.incumbent.proven() or ctx.deadline.expired():
+        return
+    run_stages(ctx, (Stage(POLISH, HOURS_SHARE, hours, _found_by_joint),
+                     Stage(CANONICAL, 1.0, canonical)))
 
 
 def _build(data: ProgramData, deadline: Deadline) -> tuple[Program, Model | None, float]:
