@@ -20,6 +20,7 @@ from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
 from solver.program.variables import BuildStopped, Program
+from solver.solve import stages as stages_module
 from solver.solve import strategy
 from solver.solve.clock import Deadline
 from solver.solve.highs import Model, Progress, RunResult, model_of, run
@@ -31,6 +32,7 @@ from solver.solve.stages import (
     dedicated,
     grouped,
     hours,
+    lp,
     run_stages,
     variables_bound,
 )
@@ -597,3 +599,70 @@ def test_with_few_replicas_per_slot_the_joint_solve_starts_from_the_incumbent(
     (call,) = calls
     assert call.get("when_proven") is None and outcome.report.objective is not None
     assert model.cost_of(call["start"]) == pytest.approx(outcome.report.objective)
+
+
+def _proven_by_joint(program: Program, gap: float) -> Context:
+    """three_blocks holding, as the joint solve's, a fleet one on-demand replica too many in each
+    block (5,840 against the optimum 3,650), proven within ``gap`` by the optimum as bound."""
+    model = model_of(program)
+    deadline = Deadline(30.0)
+    ctx = Context(program, model, Incumbent(model, deadline, gap), deadline, gap)
+    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    surplus = model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2}))
+    assert ctx.incumbent.offer(surplus, strategy.JOINT)
+    ctx.incumbent.raise_bound(3650.0, "test")
+    assert ctx.incumbent.proven()
+    return ctx
+
+
+def test_with_many_replicas_per_slot_a_fleet_the_joint_solve_proved_is_re_planned_slice_by_slice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # HiGHS ends at the first fleet it proves within the gap (small x25: 1,147,736 where the
+    # cold solve proved 1,147,215); the hours pass around it, in the time left, takes what each
+    # slice holds too many (three_blocks counted as many replicas per slot)
+    monkeypatch.setattr(stages_module, "FEW_REPLICAS", 0.0)
+    ctx = _proven_by_joint(three_blocks(), gap=0.4)
+    strategy._after_joint(ctx)
+    x, cost = ctx.incumbent.fleet()
+    assert cost == pytest.approx(3650.0) and x is not None and not ctx.model.broken_rows(x)
+    assert [s.name for s in ctx.incumbent.stages[-2:]] == [strategy.POLISH, strategy.CANONICAL]
+
+
+def test_with_few_replicas_per_slot_a_proven_fleet_is_only_given_its_canonical_allocation() -> None:
+    ctx = _proven_by_joint(three_blocks(), gap=0.4)  # 0.33 replicas per slot: the x1 path
+    strategy._after_joint(ctx)
+    assert ctx.incumbent.fleet()[1] == pytest.approx(5840.0)
+    assert strategy.POLISH not in {s.name for s in ctx.incumbent.stages}
+
+
+@pytest.mark.parametrize(("few_below", "halts"), [
+    (0.0, [False, False, True]),   # many replicas per slot: the polish's seconds kept
+    (10.0, [False, False, False]),  # few (the x1 path): the joint solve runs to the limit
+])
+def test_once_the_joint_solve_has_found_the_fleet_held_it_leaves_the_polish_its_seconds(
+        monkeypatch: pytest.MonkeyPatch, few_below: float, halts: list[bool]) -> None:
+    monkeypatch.setattr(stages_module, "FEW_REPLICAS", few_below)
+    now = [0.0]
+    program = three_blocks()
+    model = model_of(program)
+    deadline = Deadline(60.0, clock=lambda: now[0])
+    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    assert ctx.incumbent.offer(model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2})), "hours")
+    seen: list[bool] = []
+
+    def spy(model_: Model, deadline_: Deadline, limit_s: float, gap: float,
+            **kwargs: Any) -> RunResult:
+        halt = kwargs["halt"]
+        now[0] = deadline.limit_s - deadline.reserve_s - strategy.polish_s(ctx) - 1.0
+        seen.append(halt())  # the stages' fleet held, 1 s more than the polish's seconds left
+        kwargs["on_solution"](model.vector(fleet(program, 1, {"a": 1, "b": 2, "c": 2})))
+        assert ctx.incumbent.source == strategy.JOINT  # a cheaper fleet, the joint solve's
+        seen.append(halt())
+        now[0] += 2.0  # 1 s less than the polish's seconds left
+        seen.append(halt())
+        return RunResult(SolveStatus.time_limit, None, None, None, 0.0)
+
+    monkeypatch.setattr(strategy, "run", spy)
+    strategy._joint(ctx, strategy.JOINT)
+    assert seen == halts

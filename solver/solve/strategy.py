@@ -9,6 +9,9 @@ and the status and gap are decided). With shared nodes and HiGHS it is one chain
   limit — once the one-group stage is stopped by its budget, all of them within the first half
   (:data:`~solver.solve.stages.JOINT_SHARE`), the rest kept for the joint solve;
 - the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
+- where the LP holds many replicas per slot and the joint solve found the fleet, the
+  **polish**: the ``hours`` stage again around it, in the seconds the joint solve leaves it
+  (:func:`_after_joint`);
 - once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
   they hold the program with, found from no start), so that a proven plan does not depend on
   which of the fleets of the same cost the search happened to end on.
@@ -56,6 +59,7 @@ from solver.solve.neighbourhood import improve_start
 from solver.solve.stages import (
     GROUP_ABOVE_SLICES,
     GROUP_COUNTS,
+    SLICE_LEAST_S,
     Context,
     Stage,
     canonical,
@@ -85,6 +89,10 @@ HOURS_SHARE = 0.3
 #: (:func:`_joint`): small ×25 3.9 %, medium ×25 3.0 % and large ×100 2.2 % above the LP, held
 #: back; large ×25 11.4 %, handed over (benchmarks/README.md, "Run I") [1].
 NEAR_GAPS = 5.0
+#: Share of the limit the joint solve leaves to the polish once it has found the fleet held,
+#: with one slice's least time (:func:`polish_s`): 4.5 s of a 60-s limit; the pass at small
+#: ×25 takes 0.6–0.8 CPU-s, 3.3 s of wall time at load 8 [1].
+POLISH_SHARE = 0.05
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
@@ -221,8 +229,7 @@ def solve_shared(
             return None
         result = _recorded(ctx, JOINT, lambda: _joint(ctx, JOINT))
         ctx.until_s = None  # kept for the joint solve, which has ended
-        if incumbent.proven() and not deadline.expired():
-            run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
+        _after_joint(ctx)
         return result
 
     results = _in_threads(ctx, {JOINT: chain}, first=(), stop=lambda name, result: None)
@@ -230,11 +237,50 @@ def solve_shared(
     return program, _outcome(incumbent, ended)
 
 
-#: Names of the program's build, the joint solve and the canonical allocation in the plan's
-#: stages.
+#: Names of the program's build, the joint solve, the proven fleet's re-plan slice by slice
+#: and the canonical allocation in the plan's stages.
 BUILD = "build"
 JOINT = "joint"
+POLISH = "polish"
 CANONICAL = "canonical"
+
+
+def _found_by_joint(ctx: Context) -> bool:
+    """The LP holds many replicas per slot and the fleet held is one the joint solve found
+    (no ``hours`` pass has been made around it)."""
+    return many_replicas(ctx) and ctx.incumbent.source == JOINT
+
+
+def polish_s(ctx: Context) -> float:
+    """Seconds the joint solve leaves to the polish once it has found the fleet held, where
+    the LP holds many replicas per slot: :data:`POLISH_SHARE` of the limit and one slice's
+    least time (:data:`~solver.solve.stages.SLICE_LEAST_S`) [s]."""
+    return POLISH_SHARE * ctx.deadline.limit_s + SLICE_LEAST_S
+
+
+def _after_joint(ctx: Context) -> None:
+    """After the joint solve, with time left: where the LP holds many replicas per slot and
+    the joint solve found the fleet held, the ``hours`` stage again around it (``polish``: each
+    slice re-solved under the rest of the fleet); then, the fleet proven, the canonical
+    allocation of its nodes.
+
+    HiGHS ends at the first fleet it proves within the gap, and which fleet that is, is its
+    path's: at small ×25 the plan proved 1,147,736 in 35–46 s where the cold solve proved
+    1,147,215. One pass slice by slice around the proven fleet took it to 1,145,930 in 0.8 s,
+    and around HiGHS's unproven 1,149,762 (a loaded machine, 27.5 CPU-s) to 1,145,853 in 0.8
+    CPU-s; HiGHS again from the proven fleet, cutoff below its cost and a gap of 0.25 % or
+    0.5 %, found nothing in 20 s; freeing one GPU type's reserved nodes across its zones,
+    nothing (benchmarks/README.md, "Run J"). The joint solve leaves the polish its seconds
+    (:func:`polish_s`) only once it has found the fleet held (:func:`_joint`): at medium and
+    large ×25 it finds none, and runs to the limit as before. A pass's slices end on their
+    gap (:data:`~solver.solve.stages.SLICE_GAP`), not the clock, so a plan proven within its
+    limit stays the same from run to run. Few replicas per slot (the ×1 sizes, the demo): the
+    canonical allocation alone, as before."""
+    if ctx.deadline.expired():
+        return
+    run_stages(ctx, (Stage(POLISH, HOURS_SHARE, hours, _found_by_joint),))
+    if ctx.incumbent.proven() and not ctx.deadline.expired():
+        run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
 
 
 def _build(data: ProgramData, deadline: Deadline) -> tuple[Program, Model | None, float]:
@@ -348,8 +394,11 @@ def _joint(ctx: Context, name: str) -> RunResult:
     stages' fleet at 5 (benchmarks/README.md, "Run I"). Further from the bound (large ×25)
     the minute ends at the root, whose bound the stages' fleet may help (one pair: 866.0 k
     with it, 863.1 k without), and the fleet is handed over after HiGHS's first root cut
-    rounds (``start_after_cuts``): given before them it slowed them several-fold at ×100."""
+    rounds (``start_after_cuts``): given before them it slowed them several-fold at ×100.
+    With many replicas per slot, once HiGHS has found the fleet held it stops with
+    :func:`polish_s` left, for the polish (:func:`_after_joint`)."""
     many = many_replicas(ctx)
+    leave_s = polish_s(ctx) if many else 0.0
     gap = ctx.incumbent.gap()
     held_back = many and gap is not None and gap <= NEAR_GAPS * ctx.gap
     _, fleet = ctx.incumbent.newer_than(0)
@@ -361,7 +410,9 @@ def _joint(ctx: Context, name: str) -> RunResult:
                      start_after_cuts=many and not held_back,
                      on_progress=ctx.incumbent.progress,
                      on_solution=lambda x: ctx.incumbent.offer(x, name),
-                     halt=lambda: ctx.halt.is_set() or ctx.abandoned.is_set())
+                     halt=lambda: (ctx.halt.is_set() or ctx.abandoned.is_set()
+                                   or (ctx.incumbent.source == name
+                                       and ctx.deadline.left() < leave_s)))
         if result.x is not None:
             ctx.incumbent.offer(result.x, name)
         ctx.incumbent.raise_bound(result.bound, name)
