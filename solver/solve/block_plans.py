@@ -351,10 +351,11 @@ POLISH_EXTRA_S = 5.0
 #: was within 3 % of its 4-s fleet after 2 s (load 3-4; in another run, beside a test, one block
 #: had only its first fleet after 2 s) [s].
 WIDEN_MIN_S = 1.0
-#: Seconds :func:`lp_support_block` may take however small a block's share: the steps after
-#: it took 10–52 s at a 0.5-s share on the harness's × 25 blocks at load 6–10 (each builds
-#: about 25 programs), and the restriction found a second-quarter block's fleet in 10 s, not
-#: in 1.7–3 s [s].
+#: Seconds :func:`lp_support_block` may take however small a block's share, where the plan's
+#: deadline leaves each block left that much (else an equal part: :func:`block_limit_s`): the
+#: steps after it took 10–52 s at a 0.5-s share on the harness's × 25 blocks at load 6–10 (each
+#: builds about 25 programs), and the restriction found a second-quarter block's fleet in 10 s,
+#: not in 1.7–3 s [s].
 LP_SUPPORT_MIN_S = 10.0
 #: Seconds of the time limit a small block solved whole leaves to each block after it: a
 #: plan's deadline that cuts the blocks solved whole short leaves the rest their plans in
