@@ -57,3 +57,33 @@ def test_an_ample_deadline_leaves_a_block_its_floors() -> None:
 
     assert block_limit_s(200.0, 10) >= LP_SUPPORT_MIN_S + POLISH_EXTRA_S
     assert block_limit_s(3.0, 1) == 3.0
+
+
+def test_blocks_planned_after_a_slow_start_each_have_time(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """``plan_blocks`` with 40 s left for four distinct blocks planned in shares of the time,
+    each spending what its floors ask (``LP_SUPPORT_MIN_S`` and ``POLISH_EXTRA_S``) or what its
+    clock allows, on a clock that moves only as they spend: every block is planned, each with
+    about an equal part of the 40 s. With the floors drawn on the plan's deadline alone the
+    first three took 15, 15 and 10 s and the fourth was left unplanned."""
+    import solver.solve.block_plans as bp
+    from solver.solve.clock import Deadline
+
+    now = [0.0]
+    given: list[float] = []
+
+    def spending(data: object, solver: str, share_s: float, gap: float,
+                 deadline: Deadline | None = None) -> bp.Planned:
+        assert deadline is not None
+        given.append(deadline.left())
+        now[0] += min(max(share_s, bp.LP_SUPPORT_MIN_S) + bp.POLISH_EXTRA_S, deadline.left())
+        return bp.NOT_PLANNED_BLOCK
+
+    monkeypatch.setattr(bp, "plan_block", spending)
+    monkeypatch.setattr(bp, "is_direct", lambda *_: False)
+    data = build_horizon_data(quarterly([1, 2, 3, 4]), lambda _: TABLE)
+    deadline = Deadline(40.0, clock=lambda: now[0])
+    deadline.reserve_s = 0.0
+    bp.plan_blocks(data, [b.data for b in data.blocks], "highs", 1.0, 0.01, deadline=deadline)
+    assert len(given) == 4
+    assert min(given) >= 0.95 * 40.0 / 4  # less its own clock's assembly reserve (3 %)
