@@ -28,3 +28,62 @@ def test_blocks_held_at_the_orders_of_the_optimum() -> None:
     assert [r.polished[0][0] for r in rows] == pytest.approx([0.0, 730.0])
     total = markdown(rows, [(1.0, 1e-4)])[-1]
     assert total.startswith(f"| expected elastic | {QUARTER:,.0f} | {QUARTER:,.0f} |")
+
+
+@pytest.mark.parametrize("left_s", [12.0, 60.0, 95.0])
+def test_a_short_deadline_leaves_every_block_its_part(left_s: float) -> None:
+    """Ten blocks each running to the limit they are given (a loaded machine: the LP support's
+    floor and the polish each stopped by the clock alone) share what the deadline leaves: none
+    is left without time, the first no more than its part. The floors added on top gave the
+    blocks 10–15 s each until the deadline, and the last of the harness's × 25 blocks 0.6 s
+    and no fleet (a plan of 35.8 M from the fallback, 22 M otherwise)."""
+    from solver.solve.block_plans import LP_SUPPORT_MIN_S, block_limit_s
+
+    blocks, left, given = 10, left_s, []
+    for k in range(blocks, 0, -1):
+        own = block_limit_s(left, k)
+        given.append(own)
+        left -= own  # it ran to its limit
+    part = min(LP_SUPPORT_MIN_S, left_s / blocks)
+    assert all(g >= part - 1e-9 for g in given)
+    assert sum(given) <= left_s + 1e-9
+    assert given[0] <= max(part, left_s - (blocks - 1) * part) + 1e-9
+
+
+def test_an_ample_deadline_leaves_a_block_its_floors() -> None:
+    """With time for every block's floor, a block's own limit passes its LP support's floor
+    and its polish: the schedule of an unloaded machine is as before."""
+    from solver.solve.block_plans import LP_SUPPORT_MIN_S, POLISH_EXTRA_S, block_limit_s
+
+    assert block_limit_s(200.0, 10) >= LP_SUPPORT_MIN_S + POLISH_EXTRA_S
+    assert block_limit_s(3.0, 1) == 3.0
+
+
+def test_blocks_planned_after_a_slow_start_each_have_time(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """``plan_blocks`` with 40 s left for four distinct blocks planned in shares of the time,
+    each spending what its floors ask (``LP_SUPPORT_MIN_S`` and ``POLISH_EXTRA_S``) or what its
+    clock allows, on a clock that moves only as they spend: every block is planned, each with
+    about an equal part of the 40 s. With the floors drawn on the plan's deadline alone the
+    first three took 15, 15 and 10 s and the fourth was left unplanned."""
+    import solver.solve.block_plans as bp
+    from solver.solve.clock import Deadline
+
+    now = [0.0]
+    given: list[float] = []
+
+    def spending(data: object, solver: str, share_s: float, gap: float,
+                 deadline: Deadline | None = None) -> bp.Planned:
+        assert deadline is not None
+        given.append(deadline.left())
+        now[0] += min(max(share_s, bp.LP_SUPPORT_MIN_S) + bp.POLISH_EXTRA_S, deadline.left())
+        return bp.NOT_PLANNED_BLOCK
+
+    monkeypatch.setattr(bp, "plan_block", spending)
+    monkeypatch.setattr(bp, "is_direct", lambda *_: False)
+    data = build_horizon_data(quarterly([1, 2, 3, 4]), lambda _: TABLE)
+    deadline = Deadline(40.0, clock=lambda: now[0])
+    deadline.reserve_s = 0.0
+    bp.plan_blocks(data, [b.data for b in data.blocks], "highs", 1.0, 0.01, deadline=deadline)
+    assert len(given) == 4
+    assert min(given) >= 0.95 * 40.0 / 4  # less its own clock's assembly reserve (3 %)

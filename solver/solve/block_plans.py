@@ -351,10 +351,11 @@ POLISH_EXTRA_S = 5.0
 #: was within 3 % of its 4-s fleet after 2 s (load 3-4; in another run, beside a test, one block
 #: had only its first fleet after 2 s) [s].
 WIDEN_MIN_S = 1.0
-#: Seconds :func:`lp_support_block` may take however small a block's share: the steps after
-#: it took 10–52 s at a 0.5-s share on the harness's × 25 blocks at load 6–10 (each builds
-#: about 25 programs), and the restriction found a second-quarter block's fleet in 10 s, not
-#: in 1.7–3 s [s].
+#: Seconds :func:`lp_support_block` may take however small a block's share, where the plan's
+#: deadline leaves each block left that much (else an equal part: :func:`block_limit_s`): the
+#: steps after it took 10–52 s at a 0.5-s share on the harness's × 25 blocks at load 6–10 (each
+#: builds about 25 programs), and the restriction found a second-quarter block's fleet in 10 s,
+#: not in 1.7–3 s [s].
 LP_SUPPORT_MIN_S = 10.0
 #: Seconds of the time limit a small block solved whole leaves to each block after it: a
 #: plan's deadline that cuts the blocks solved whole short leaves the rest their plans in
@@ -421,7 +422,9 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 # of its two fleets): the fleet may differ from run to run
                 left = len([j for j in unique if j not in solved or j == same])
                 share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
-                shared = plan_block(programs[i], solver, share, gap, deadline)
+                own_clock = None if deadline is None else deadline.follower(
+                    block_limit_s(deadline.left(), left))
+                shared = plan_block(programs[i], solver, share, gap, own_clock)
                 if not cut or _cheaper(shared, solved[same]):
                     solved[same] = shared
                 out.timed = True
@@ -441,6 +444,23 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
+
+
+def block_limit_s(left_s: float, blocks_left: int) -> float:
+    """Seconds a block planned in a share of the time may take, polish and all, where the
+    plan's deadline leaves ``left_s`` for it and the ``blocks_left`` − 1 blocks after it: all
+    but ``LP_SUPPORT_MIN_S`` for each block after it, or, where the deadline does not leave
+    each that much, all but an equal part of ``left_s`` for each [s].
+
+    :func:`plan_block` gives a block's LP support at least ``LP_SUPPORT_MIN_S`` and its polish
+    ``POLISH_EXTRA_S`` more, each capped only by the deadline: the harness's ten distinct
+    × 25 blocks, starting 21 s into 120 under load, took 9–15 s each until the last had
+    0.6 s and no fleet, and the plan fell back to greedy fleets (35.8 M, where every block
+    planned gives 22.0–22.3 M: benchmarks/README.md, "Over periods"). Drawn from the
+    deadline, a loaded machine costs each block seconds instead of the last its fleet."""
+    if blocks_left <= 1:
+        return left_s
+    return max(left_s - (blocks_left - 1) * min(LP_SUPPORT_MIN_S, left_s / blocks_left), 0.0)
 
 
 def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: float,
