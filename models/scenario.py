@@ -7,6 +7,7 @@ form the solver reads: every GPU type, model, zone and offer spelled out, every 
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -179,6 +180,22 @@ class Scenario(OmitDefaults):
         names = {o.gpu for z in self.zones for o in z.offers}
         names |= {line.gpu for line in self.inventory if line.gpu is not None}
         return tuple(g.name for g in self.gpus if g.name in names)
+
+    def in_period(self, period: int, demand: DemandScenario,
+                  as_of: dt.date | None = None) -> Scenario:
+        """The single-period scenario of one period of a plan over periods: each workload as it
+        runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`),
+        measured rows aged to ``as_of`` where given (the period's first day), and no
+        inventory, horizon or demand scenarios of its own. The planner's blocks and the
+        contract of a plan over periods size a period through this one function."""
+        policy = self.policy
+        if as_of is not None:
+            policy = policy.model_copy(update={"as_of": as_of.isoformat()})
+        workloads = tuple(w.in_period(period, demand.multiplier(w.name, period))
+                          for w in self.workloads)
+        return self.model_copy(update={"workloads": workloads, "policy": policy,
+                                       "inventory": (), "horizon": None,
+                                       "demand_scenarios": ()})
 
     def node_sizes(self, gpu: str) -> tuple[int, ...]:
         """GPUs per node of the ``gpu`` nodes the scenario sells or holds, smallest first: each

@@ -30,13 +30,7 @@ from solver.cli.signoff import period_checks
 from solver.outputs.labels import failure_label, plural
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
-from solver.survivability.fleet import (
-    fit_to_nodes,
-    fleet_file_gpus,
-    fleet_from_plan,
-    load_fleet,
-    read_plan,
-)
+from solver.survivability.fleet import fleet_file_gpus, load_fleet, read_plan
 from solver.survivability.verify import verify_plan
 
 fleet_option = click.option(
@@ -139,8 +133,7 @@ def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None =
 def _cell_fleet(cell: Cell, top: Fleet, source: str) -> Fleet:
     """A cell's fleet: its period's replicas and nodes, less any no node holds; the notes of
     the plan as a whole (its status) kept."""
-    fleet = fit_to_nodes(fleet_from_plan(cell.fleet, cell.scenario, source=source),
-                         cell.scenario)
+    fleet = cell.node_fleet(source)
     status = tuple(n for n in top.notes if n.startswith("the plan's status is"))
     return fleet.model_copy(update={"notes": (*status, *fleet.notes)})
 

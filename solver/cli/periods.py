@@ -16,9 +16,11 @@ import click
 
 from models.capacity import CapacityTable
 from models.errors import InputError, Problem, did_you_mean
+from models.inventory import Fleet
 from models.plan import PeriodPlan, Plan
 from models.scenario import Scenario
 from solver.cli.signoff import period_checks
+from solver.survivability.fleet import fit_to_nodes, fleet_from_plan
 
 period_option = click.option(
     "--period", "period", default=None, metavar="N|YYYY-MM-DD",
@@ -39,6 +41,12 @@ class Cell:
     fleet: Plan
     scenario: Scenario
     table: CapacityTable
+
+    def node_fleet(self, source: str) -> Fleet:
+        """The cell's replicas on its nodes, as ``check`` and ``simulate`` read a fleet (less
+        any replica no node holds)."""
+        return fit_to_nodes(fleet_from_plan(self.fleet, self.scenario, source=source),
+                            self.scenario)
 
 
 def _matches(p: PeriodPlan, period: str) -> bool:
@@ -96,7 +104,6 @@ def cells(plan: Plan, scenario: Scenario, periods: tuple[PeriodPlan, ...]) -> It
     for p, (label, fleet, one, table) in zip(periods, period_checks(only, scenario),
                                              strict=True):
         yield Cell(p, label, fleet, one, table)
-
 
 
 def one_cell(plan: Plan | None, scenario: Scenario, period: str | None,

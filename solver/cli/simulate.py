@@ -54,7 +54,7 @@ from solver.replay.engine import (
 from solver.replay.outages import Groups, node_loss
 from solver.replay.profile import minute_rates_rps
 from solver.replay.traces import Trace, TraceFormat, read_trace, scale_arrivals
-from solver.survivability.fleet import fit_to_nodes, fleet_from_plan, load_fleet, read_plan
+from solver.survivability.fleet import load_fleet, read_plan
 
 #: Most replicas one replay builds (10^5 take ~5 s and 0.3 GB); a plan.json edited to 10^9
 #: replicas built one object per replica and never finished.
@@ -195,8 +195,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                           prefix_cache_hit_rate=workload.prefix_cache_hit_rate,
                           preempt=PreemptMode(preempt),
                           max_context_tokens=sc.model(workload.model).max_context_tokens)
-    fleet = (load_fleet(fleet_path, sc) if cell is None else
-             fit_to_nodes(fleet_from_plan(cell.fleet, sc, source=str(fleet_path)), sc))
+    fleet = load_fleet(fleet_path, sc) if cell is None else cell.node_fleet(str(fleet_path))
     count = sum(g.replicas for g in fleet.replicas if g.workload == workload.name
                 and (g.slice is None or g.slice == slice_name))
     if count > MAX_REPLAY_REPLICAS:

@@ -187,22 +187,16 @@ def _rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> tuple[Contrac
 def period_scenario(horizon_scenario: Scenario, period: int, demand: str | None = None
                     ) -> Scenario:
     """The single-period scenario of period ``period`` of a scenario with a ``horizon``, as
-    the planner sizes it (``solver.program.periods.block_scenario``, which outputs may not
-    import): its workloads as then (migrations done; demand of ``demand``, else unscaled),
-    measured rows aged to its start."""
+    the planner sizes it (:meth:`Scenario.in_period`, as ``solver.program.periods.
+    block_scenario`` does): its workloads as then (migrations done; demand of ``demand``, else
+    unscaled), measured rows aged to its start."""
     from models.horizon import DemandScenario
 
     h = horizon_scenario.horizon
     assert h is not None
     chosen = next((d for d in horizon_scenario.demand_scenarios if d.name == demand),
                   DemandScenario(name="base", probability=1.0))
-    workloads = tuple(w.in_period(period, chosen.multiplier(w.name, period))
-                      for w in horizon_scenario.workloads)
-    policy = horizon_scenario.policy.model_copy(
-        update={"as_of": h.period_start(period).isoformat()})
-    return horizon_scenario.model_copy(update={"workloads": workloads, "policy": policy,
-                                               "inventory": (), "horizon": None,
-                                               "demand_scenarios": ()})
+    return horizon_scenario.in_period(period, chosen, h.period_start(period))
 
 
 def _later_periods(plan: Plan, horizon_scenario: Scenario) -> tuple[PeriodRows, ...]:

@@ -158,15 +158,8 @@ def _periods(scenario: Scenario, plan_date: dt.date) -> tuple[Period, ...]:
 def block_scenario(scenario: Scenario, demand: DemandScenario, period: Period,
                    dated: bool) -> Scenario:
     """The single-period scenario of one block: demand grown, events added, migrations done,
-    measured rows aged to the period's start (``dated``)."""
-    policy = scenario.policy
-    if dated:
-        policy = policy.model_copy(update={"as_of": period.start.isoformat()})
-    workloads = tuple(w.in_period(period.index, demand.multiplier(w.name, period.index))
-                      for w in scenario.workloads)
-    return scenario.model_copy(update={"workloads": workloads, "policy": policy,
-                                       "inventory": (), "horizon": None,
-                                       "demand_scenarios": ()})
+    measured rows aged to the period's start (``dated``): :meth:`Scenario.in_period`."""
+    return scenario.in_period(period.index, demand, period.start if dated else None)
 
 
 def inventory_held(scenario: Scenario, periods: tuple[Period, ...]
