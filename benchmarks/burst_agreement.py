@@ -17,18 +17,22 @@ prints it (followers included; the burst divided over the serving replicas), wit
 window alone (the model before the supremum over windows), for the per-token P95 also the
 time-average wait (the model before the wait an arrival has, ``palm_wait=False``), and for
 both the backlog's tail by the Chernoff bound alone (the model before its expected
-upcrossings, ``backlog_crossings=False``). For the TTFT also the "minutes mixture": the P95
-over the window's requests as the quantile of the mixture, weighted by the window's requests
-in each, of the model's TTFT at each of the trace's (scaled) minutes the window overlaps, at
-that minute's rate (:func:`~solver.capacity.replica.window_ttft_quantile_ms`; a diagnosis of
-the model's response to the rate, not the table's model: docs/capacity-model.md, "The P95
-over a window's requests as a mixture over its minutes"). A diff is
+upcrossings, ``backlog_crossings=False``). For the TTFT also the model with the trace-wide SCV
+of the gaps in the wait behind earlier traffic (the model before that wait took the arrivals'
+variability over the TTFT SLO's window, ``wait_dispersion=False``), and the "minutes
+mixture": the P95 over the window's requests as the quantile of the mixture, weighted by the
+window's requests in each, of the model's TTFT at each of the trace's (scaled) minutes the
+window overlaps, at that minute's rate
+(:func:`~solver.capacity.replica.window_ttft_quantile_ms`; a diagnosis of the model's response
+to the rate, not the table's model: docs/capacity-model.md, "The P95 over a window's requests
+as a mixture over its minutes"). A diff is
 predicted ÷ replayed − 1: positive errs high (safe). ``--window-s 0``: the window is the
 busiest minute itself (60 s ÷ the scale), whose rate is the planned peak.
 
 Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--table] [--held-out]
 [--also WORKLOAD=GPU:TP:N ...]`` from the repository root (about ten seconds, and under a second
-per ``--also``). Prints a markdown table; ``--also`` adds fixed configurations, ``--table``
+per ``--also``). Prints a markdown table, then how many P95s are within 25 % of the replay
+(held-out rows apart); ``--also`` adds fixed configurations, ``--table``
 those of docs/capacity-model.md's table (:data:`TABLE_ALSO`), ``--held-out`` those held out
 from the last model change (:data:`HELD_OUT`); ``--attribute`` instead replays
 the agent's window with its lengths drawn from the lognormal through P50 and P95, or shuffled
@@ -261,8 +265,25 @@ def replay_case(scenario: Scenario, case: Case, trace: Trace,
     return out
 
 
-def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[str]:
-    """Two table rows (intact, node lost) for one trace."""
+#: P95s within 25 % of the replay, by (rows, column): rows ``tuned`` (every row but the
+#: held-out ones) or ``held-out``; columns ``TTFT`` and ``per-token`` of the model, ``TTFT,
+#: trace-wide SCV`` of the model before the wait's variability at the SLO's window.
+Tally = dict[tuple[str, str], list[int]]
+
+
+def _count(tally: Tally, rows: str, column: str, pred: float, sim: float) -> None:
+    """Count one P95 in ``tally`` as [within 25 %, more than 15 % low, all]."""
+    cell = tally.setdefault((rows, column), [0, 0, 0])
+    diff = pred / sim - 1 if sim > 0 and math.isfinite(pred) else math.inf
+    cell[0] += abs(diff) <= 0.25
+    cell[1] += diff < -0.15
+    cell[2] += 1
+
+
+def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
+        tally: Tally | None = None, held_out: bool = False) -> list[str]:
+    """Two table rows (intact, node lost) for one trace (counted in ``tally`` under
+    ``held-out`` or ``tuned``)."""
     wl = case.workload
     perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
     out = []
@@ -276,6 +297,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
                                replicas=r.serving)
         chernoff = load_point(replace(profile, backlog_crossings=False), r.per_replica_rps,
                               replicas=r.serving)
+        trace_scv = load_point(replace(profile, wait_dispersion=False), r.per_replica_rps,
+                               with_tpot_p95=False, replicas=r.serving)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -285,6 +308,7 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
                  _vs(scv.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(one_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(chernoff.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(trace_scv.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
@@ -293,6 +317,11 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float) -> list[s
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
+        if tally is not None:
+            rows = "held-out" if held_out else "tuned"
+            _count(tally, rows, "TTFT", bursty.ttft_p95_ms, s.ttft_ms.p95)
+            _count(tally, rows, "TTFT, trace-wide SCV", trace_scv.ttft_p95_ms, s.ttft_ms.p95)
+            _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
     return out
 
 
@@ -452,13 +481,20 @@ def main(argv: list[str]) -> None:
         return
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | Chernoff tail | "
-          "model | minutes mixture | TPOT P95 replay [ms] | Poisson pred | SCV only | "
+          "trace-wide SCV in the wait | model | minutes mixture | TPOT P95 replay [ms] | "
+          "Poisson pred | SCV only | "
           "time-average wait | Chernoff tail | model | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|")
+          "---:|---:|---:|---:|")
+    tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
-        for line in row(scenario, case, trace, args.window_s):
+        spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"
+        for line in row(scenario, case, trace, args.window_s, tally, spec in HELD_OUT):
             print(line, flush=True)
+    print()
+    print("P95s within 25 % of the replay (in brackets more than 15 % low), of the rows:")
+    for (rows, column), (within, low, every) in sorted(tally.items()):
+        print(f"- {rows}, {column}: {within} of {every} ({low})")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   and counted explicitly: the prompts in a life are the request's followers within its wait
   and its life that reach its replica — the wait an arrival has, with the intensity of its
   burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
-  ahead of it (:func:`burst_ttft_ms`);
+  ahead of it (:func:`burst_ttft_ms`); the wait behind earlier traffic is the GI/G/1 wait of
+  the stream dealt in turn over the replicas, its arrivals' variability taken over a window of
+  the TTFT SLO (:meth:`LoadProfile.wait_scv`);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
@@ -167,6 +169,13 @@ class LoadProfile:
     ahead make the wait and those behind land in the life, together one fewer than the
     batch); ``False``: independent of it (the model before, for
     ``benchmarks/burst_agreement.py``)."""
+    ttft_slo_ms: float = math.inf
+    """The workload's TTFT SLO [ms]: the time scale of the arrivals' variability in the wait
+    behind earlier traffic (:meth:`wait_scv`)."""
+    wait_dispersion: bool = True
+    """With followers, the wait behind earlier traffic takes the arrivals' variability over a
+    window of the TTFT SLO (:meth:`wait_scv`); ``False``: the trace-wide SCV of the gaps (the
+    model before it, for ``benchmarks/burst_agreement.py``)."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -177,6 +186,20 @@ class LoadProfile:
         """SCV of the arrivals at a replica carrying ``rate_rps`` of the workload [1]
         (:func:`~solver.capacity.queueing.split_scv`)."""
         return split_scv(self.arrival_scv, rate_rps / self.workload_rps)
+
+    def wait_scv(self, stream_share: float = 1.0) -> float:
+        """The arrivals' SCV in the wait behind earlier traffic (before it is dealt over the
+        replicas) [1]. With followers: their variance ÷ mean over a window of the TTFT SLO at
+        the rate evaluated (:meth:`follower_moments`) — the index of dispersion of the
+        stream's counts at the time scale the P95 is judged on, where the trace-wide SCV of
+        the gaps is its limit over ever longer windows (docs/capacity-model.md, "The
+        arrivals' variability in the wait, at the SLO's time scale"). Without followers, or
+        with :attr:`wait_dispersion` off: ``arrival_scv``."""
+        if (self.followers is None or not self.wait_dispersion
+                or not math.isfinite(self.ttft_slo_ms)):
+            return self.arrival_scv
+        mean, var = self.follower_moments([self.ttft_slo_ms], stream_share)
+        return float(var[0] / mean[0]) if mean[0] > 0 else self.arrival_scv
 
     def follower_moments(self, window_ms: npt.ArrayLike, stream_share: float = 1.0,
                          ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -307,6 +330,7 @@ def load_profile(
         prefill_work_ms=work,
         prefill_own_ms=np.array([perf.prefill_time_ms(*split) for split in splits]),
         followers=followers,
+        ttft_slo_ms=workload.slo.ttft_p95_ms,
     )
 
 
@@ -515,10 +539,11 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     else:
-        # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait
-        shared = qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
-        wait_ms *= shared
         drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+        # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait, its
+        # arrivals' variability over the TTFT SLO's window
+        wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
+                              service_scv, rho)
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
         ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share,
                                 chunked_prefill_ms(profile, batch))
@@ -648,8 +673,8 @@ def ttft_distribution(profile: LoadProfile, rate_rps: float, replicas: float | N
                      if wait_ms > 0 else np.zeros_like(t_ms))
         return t_ms, np.where(t_ms >= shift_ms, 1.0 - wait_tail, 0.0)
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
-    wait_ms *= qna_factor(cyclic_split_scv(profile.arrival_scv, replicas), service_scv, rho)
     drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+    wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas), service_scv, rho)
     own = chunked_prefill_ms(profile, batch)
     windows_ms, ahead, before = _burst_windows(profile, replicas, share)
     w, work = profile.prompt_weights, profile.prefill_work_ms
