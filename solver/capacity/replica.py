@@ -23,8 +23,7 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   and its life that reach its replica — the wait an arrival has, with the intensity of its
   burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
   ahead of it (:func:`burst_ttft_ms`); the wait behind earlier traffic is the GI/G/1 wait of
-  the stream dealt in turn over the replicas, its arrivals' variability taken over a window of
-  the TTFT SLO (:meth:`LoadProfile.wait_scv`);
+  the stream dealt in turn over the replicas (:meth:`LoadProfile.wait_scv`);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
@@ -172,10 +171,13 @@ class LoadProfile:
     ttft_slo_ms: float = math.inf
     """The workload's TTFT SLO [ms]: the time scale of the arrivals' variability in the wait
     behind earlier traffic (:meth:`wait_scv`)."""
-    wait_dispersion: bool = True
-    """With followers, the wait behind earlier traffic takes the arrivals' variability over a
-    window of the TTFT SLO (:meth:`wait_scv`); ``False``: the trace-wide SCV of the gaps (the
-    model before it, for ``benchmarks/burst_agreement.py``)."""
+    wait_dispersion: bool = False
+    """``True``: with followers, the wait behind earlier traffic takes the arrivals' variability
+    over a window of the TTFT SLO (:meth:`wait_scv`) — measured in
+    ``benchmarks/burst_agreement.py`` and not the default: closer to the replay of the busiest
+    minute, but the linked demo's first plan then misses its agent's 600-s replay
+    (docs/capacity-model.md, "The arrivals' variability in the wait, at the SLO's time
+    scale"); ``False``: the trace-wide SCV of the gaps."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -189,12 +191,12 @@ class LoadProfile:
 
     def wait_scv(self, stream_share: float = 1.0) -> float:
         """The arrivals' SCV in the wait behind earlier traffic (before it is dealt over the
-        replicas) [1]. With followers: their variance ÷ mean over a window of the TTFT SLO at
-        the rate evaluated (:meth:`follower_moments`) — the index of dispersion of the
-        stream's counts at the time scale the P95 is judged on, where the trace-wide SCV of
-        the gaps is its limit over ever longer windows (docs/capacity-model.md, "The
-        arrivals' variability in the wait, at the SLO's time scale"). Without followers, or
-        with :attr:`wait_dispersion` off: ``arrival_scv``."""
+        replicas) [1]: ``arrival_scv``, the trace-wide SCV of the gaps; with followers and
+        :attr:`wait_dispersion`, their variance ÷ mean over a window of the TTFT SLO at the
+        rate evaluated (:meth:`follower_moments`) — the index of dispersion of the stream's
+        counts at the time scale the P95 is judged on, where the SCV of the gaps is its limit
+        over ever longer windows (docs/capacity-model.md, "The arrivals' variability in the
+        wait, at the SLO's time scale")."""
         if (self.followers is None or not self.wait_dispersion
                 or not math.isfinite(self.ttft_slo_ms)):
             return self.arrival_scv
@@ -540,8 +542,7 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     else:
         drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
-        # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait, its
-        # arrivals' variability over the TTFT SLO's window
+        # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait
         wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
                               service_scv, rho)
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
