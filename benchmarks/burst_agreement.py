@@ -19,7 +19,10 @@ time-average wait (the model before the wait an arrival has, ``palm_wait=False``
 both the backlog's tail by the Chernoff bound alone (the model before its expected
 upcrossings, ``backlog_crossings=False``). For the TTFT also the model with the arrivals'
 variability over the TTFT SLO's window in the wait behind earlier traffic in place of the
-trace-wide SCV of the gaps (``wait_dispersion=True``; measured, not the default), and the
+trace-wide SCV of the gaps (``wait_dispersion=True``; measured, not the default), the TTFT
+P95 by Lindley's recursion over the trace's busiest minute, scaled to the rate evaluated and
+dealt in turn over the serving replicas (``with_trace``, ``trace_wait``; measured, not the
+default), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
@@ -68,6 +71,7 @@ from solver.capacity.replica import (
     load_profile,
     prefill_drain,
     window_ttft_quantile_ms,
+    with_trace,
 )
 from solver.capacity.table import build_capacity_table
 from solver.replay.engine import (
@@ -78,6 +82,7 @@ from solver.replay.engine import (
     replay,
     summarize,
 )
+from solver.replay.plan_replay import busiest_minute
 from solver.replay.profile import profile_trace, workload_fields
 from solver.replay.traces import Trace, read_trace
 
@@ -267,7 +272,8 @@ def replay_case(scenario: Scenario, case: Case, trace: Trace,
 
 #: P95s within 25 % of the replay, by (rows, column): rows ``tuned`` (every row but the
 #: held-out ones) or ``held-out``; columns ``TTFT`` and ``per-token`` of the model, ``TTFT, SCV
-#: over the SLO's window`` of the model with the wait's variability at the SLO's window.
+#: over the SLO's window`` of the model with the wait's variability at the SLO's window,
+#: ``TTFT, Lindley on the busiest minute`` of the trace-driven estimate.
 Tally = dict[tuple[str, str], list[int]]
 
 
@@ -286,6 +292,9 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
     ``held-out`` or ``tuned``)."""
     wl = case.workload
     perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
+    minute = busiest_minute(trace, max(wl.hourly_demand_rps()))
+    traced = with_trace(load_profile(perf, wl), minute.arrival_s, minute.input_tokens,
+                        wl.prefix_cache_hit_rate)
     out = []
     for r in replay_case(scenario, case, trace, window_s):
         s = r.summary
@@ -299,6 +308,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                               replicas=r.serving)
         slo_window = load_point(replace(profile, wait_dispersion=True), r.per_replica_rps,
                                 with_tpot_p95=False, replicas=r.serving)
+        on_trace = load_point(traced, r.per_replica_rps, with_tpot_p95=False,
+                              replicas=r.serving)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -310,6 +321,7 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(chernoff.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
@@ -321,6 +333,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
             rows = "held-out" if held_out else "tuned"
             _count(tally, rows, "TTFT", bursty.ttft_p95_ms, s.ttft_ms.p95)
             _count(tally, rows, "TTFT, SCV over the SLO's window", slo_window.ttft_p95_ms,
+                   s.ttft_ms.p95)
+            _count(tally, rows, "TTFT, Lindley on the busiest minute", on_trace.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
     return out
@@ -482,11 +496,11 @@ def main(argv: list[str]) -> None:
         return
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | Chernoff tail | "
-          "model | SCV over the SLO's window | minutes mixture | TPOT P95 replay [ms] | "
-          "Poisson pred | SCV only | "
+          "model | SCV over the SLO's window | Lindley on the busiest minute | "
+          "minutes mixture | TPOT P95 replay [ms] | Poisson pred | SCV only | "
           "time-average wait | Chernoff tail | model | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"

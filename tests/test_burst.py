@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from models.workload import Workload
+from solver.capacity.perf import ReplicaPerf
 from solver.capacity.queueing import (
     arrivals_label,
     burst_share_pmf,
@@ -987,3 +988,81 @@ def test_the_wait_behind_earlier_traffic_over_the_slo_window() -> None:
     assert slo_window.ttft_p95_ms < 0.85 * trace_wide.ttft_p95_ms
     assert load_point(load_profile(perf, code), rate, with_tpot_p95=False,
                       replicas=3) == trace_wide
+
+
+def _agent_profile_on_h200_tp4() -> tuple[Workload, ReplicaPerf, LoadProfile]:
+    """The agent (followers 5.6 at the instant, variance 30) on H200 × 4: workload, replica,
+    profile."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import load_profile
+
+    sc = load_scenario(demo_scenario())
+    agent = _agent_with_followers(5.6, 30.0)
+    perf = replica_perf(sc, agent.model, "H200", agent.precision, 4, agent.runtime)
+    return agent, perf, load_profile(perf, agent)
+
+
+def test_the_ttft_on_the_traces_own_arrivals_by_hand() -> None:
+    """``trace_wait``: the TTFT P95 is Lindley's recursion over the trace's arrivals. Three
+    8,000-token prompts at one instant on one replica wait 0, S and 2 S (S the marginal prefill
+    work of one), each TTFT that + its own prefill + one decode step, the P95 (linear) the
+    second's + 0.9 S; dealt in turn over three replicas none waits. Two prompts 1 ms apart at
+    the peak rate: the second waits S less the work drained in 1 ms (the drain ``c`` of the
+    decoding batch). Fails if the option does not reach ``load_point``."""
+    from dataclasses import replace
+
+    from solver.capacity.replica import cache_split, load_point, prefill_drain, with_trace
+
+    agent, perf, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    split = cache_split(8000.0, hit)
+    work, own = perf.prefill_marginal_ms(*split), perf.prefill_time_ms(*split)
+    rate = profile.workload_rps
+    burst = with_trace(profile, [0.0, 0.0, 0.0], [8000, 8000, 8000], hit)
+    point = load_point(burst, rate, with_tpot_p95=False, replicas=1)
+    batch = point.decode_seqs_p95
+    step = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    assert point.ttft_p95_ms == pytest.approx(own + step + 1.9 * work, rel=1e-9)
+    spread = load_point(burst, rate / 3, with_tpot_p95=False, replicas=3)
+    step3 = perf.decode_step_time_ms(spread.decode_seqs_p95, round(
+        spread.decode_seqs_p95 * profile.decode_context_tokens))
+    assert spread.ttft_p95_ms == pytest.approx(own + step3, rel=1e-9)
+    off = load_point(replace(burst, trace_wait=False), rate, with_tpot_p95=False, replicas=1)
+    assert off == load_point(profile, rate, with_tpot_p95=False, replicas=1)
+    assert off.ttft_p95_ms != pytest.approx(point.ttft_p95_ms, rel=1e-3)
+
+    pair = with_trace(profile, [5.0, 5.001], [8000, 8000], hit)  # times from the first
+    waited = work - prefill_drain(profile, batch) * 1.0
+    assert waited > 0
+    first, second = own + step, waited + own + step
+    assert load_point(pair, rate, with_tpot_p95=False, replicas=1).ttft_p95_ms == pytest.approx(
+        first + 0.95 * (second - first), rel=1e-9)
+
+
+def test_a_trace_without_lengths_takes_the_workloads_prompts() -> None:
+    """Without the trace's lengths each request's prefill is one of the workload's input-length
+    points, drawn with a fixed seed: the same every time."""
+    from solver.capacity.replica import with_trace
+
+    agent, _, profile = _agent_profile_on_h200_tp4()
+    drawn = with_trace(profile, np.arange(50) * 0.1, None, agent.prefix_cache_hit_rate)
+    again = with_trace(profile, np.arange(50) * 0.1, None, agent.prefix_cache_hit_rate)
+    assert drawn.trace_work_ms is not None and again.trace_work_ms is not None
+    assert profile.prefill_work_ms is not None
+    assert np.isin(drawn.trace_work_ms, profile.prefill_work_ms).all()
+    assert drawn.trace_work_ms.tolist() == again.trace_work_ms.tolist()
+    assert np.unique(drawn.trace_work_ms).size > 5
+
+
+def test_the_busiest_minute_scaled_to_the_peak() -> None:
+    """Two requests in the trace's first minute, four in its second: scaled so the second is 8
+    req/s (× 120), it lasts 0.5 s and holds those four, timed from its start."""
+    from solver.replay.plan_replay import busiest_minute
+
+    arrival = np.array([0.0, 30.0, 61.0, 75.0, 90.0, 119.0, 125.0])
+    trace = Trace("t", arrival, np.arange(7) + 100, np.ones(7, dtype=np.int64))
+    minute = busiest_minute(trace, 8.0)
+    assert minute.arrival_s == pytest.approx((arrival[2:6] - 60.0) / 120.0)
+    assert minute.input_tokens.tolist() == [102, 103, 104, 105]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from models.workload import TokenPercentiles
 from solver.capacity.queueing import (
     length_samples,
+    lindley_waits_ms,
     pk_mean_wait_ms,
     poisson_p95,
     tpot_quantile_ms,
@@ -235,3 +236,32 @@ def test_p5_above_p50_is_refused() -> None:
 
     with pytest.raises(ValidationError, match="p5 400 <= p50 350"):
         TokenPercentiles(p5=400, p50=350, p95=698, p99=1119)
+
+
+def test_lindley_waits_by_hand() -> None:
+    """Services 3, 1, 4, 2 ms, gaps 2, 5, 1 ms: W₁ = max(0, 0 + 3 − 2) = 1, W₂ = max(0, 1 + 1
+    − 5) = 0 (the queue empties), W₃ = max(0, 0 + 4 − 1) = 3; the first finds it empty."""
+    assert lindley_waits_ms([3.0, 1.0, 4.0, 2.0], [2.0, 5.0, 1.0]).tolist() == [0, 1, 0, 3]
+    assert lindley_waits_ms([5.0], []).tolist() == [0.0]
+    assert lindley_waits_ms([], []).size == 0
+    with pytest.raises(ValueError, match="need 2 gaps"):
+        lindley_waits_ms([1.0, 1.0, 1.0], [1.0])
+
+
+@pytest.mark.parametrize(("rho", "customers", "tolerance"),
+                         [(0.5, 200_000, 0.05), (0.8, 400_000, 0.08)])
+def test_lindley_waits_match_mm1(rho: float, customers: int, tolerance: float) -> None:
+    """Poisson arrivals at rate ρ, exponential service of mean 1 ms (M/M/1, seed 0): the
+    customers' waits have mean ρ ÷ (1 − ρ), P(W = 0) = 1 − ρ and P(W > t) = ρ e^(−(1 − ρ) t),
+    so P95 = ln(ρ ÷ 0.05) ÷ (1 − ρ) (Kleinrock, *Queueing Systems* I, §3.2). Statistical: over
+    seeds 0–5 the mean and the P95 came within 2.1 % (ρ = 0.5, 200,000 customers) and 3.3 %
+    (ρ = 0.8, 400,000) of the closed forms, so the tolerance (5 %, 8 %) is about four standard
+    deviations; P(W = 0) within 0.006."""
+    rng = np.random.default_rng(0)
+    service = rng.exponential(1.0, customers)
+    gaps = rng.exponential(1.0 / rho, customers - 1)
+    waits = lindley_waits_ms(service, gaps)
+    assert waits.mean() == pytest.approx(rho / (1 - rho), rel=tolerance)
+    assert float(np.percentile(waits, 95)) == pytest.approx(
+        math.log(rho / 0.05) / (1 - rho), rel=tolerance)
+    assert float((waits == 0).mean()) == pytest.approx(1 - rho, abs=0.006)

@@ -66,6 +66,26 @@ UPCROSSING_SLICES = 4
 UPCROSSING_CELLS = 1024
 
 
+def lindley_waits_ms(service_ms: npt.ArrayLike, gaps_ms: npt.ArrayLike) -> FloatArray:
+    """Each customer's wait in a single-server FIFO queue [ms], by Lindley's recursion
+    ``W₀ = 0``, ``W_(n+1) = max(0, W_n + S_n − A_(n+1))`` (D. V. Lindley, "The theory of queues
+    with a single server", *Proc. Cambridge Philosophical Society* 48(2), 1952): ``service_ms``
+    the customers' service times ``S_n`` in arrival order, ``gaps_ms`` the ``n − 1`` gaps
+    ``A_(n+1)`` between consecutive arrivals (the first customer finds the queue empty). Exact
+    for the given sequence; no distribution assumed."""
+    service = np.asarray(service_ms, dtype=np.float64)
+    gaps = np.asarray(gaps_ms, dtype=np.float64)
+    if gaps.size != max(service.size - 1, 0):
+        raise ValueError(f"{service.size} service times need {max(service.size - 1, 0)} gaps, "
+                         f"got {gaps.size}")
+    waits = np.zeros(service.size)
+    wait = 0.0
+    for n, (s, a) in enumerate(zip(service[:-1].tolist(), gaps.tolist(), strict=True), 1):
+        wait = max(0.0, wait + s - a)
+        waits[n] = wait
+    return waits
+
+
 def pk_mean_wait_ms(
     rate_per_ms: float, mean_service_ms: float, second_moment_service_ms2: float
 ) -> float:

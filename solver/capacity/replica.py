@@ -24,6 +24,9 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
   ahead of it (:func:`burst_ttft_ms`); the wait behind earlier traffic is the GI/G/1 wait of
   the stream dealt in turn over the replicas (:meth:`LoadProfile.wait_scv`);
+* with a trace's own arrivals (:func:`with_trace`, the busiest minute of a workload's
+  ``arrival.trace``; an option, :attr:`LoadProfile.trace_wait`), the TTFT P95 by Lindley's
+  recursion over those arrivals dealt in turn over the replicas (:func:`trace_ttft_p95_ms`);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
@@ -36,7 +39,7 @@ A fresh measured row for the same configuration overrides the analytic figure.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -56,6 +59,7 @@ from solver.capacity.queueing import (
     dealt_pmf,
     kingman_factor,
     length_samples,
+    lindley_waits_ms,
     pk_mean_wait_ms,
     poisson_p95,
     qna_factor,
@@ -178,6 +182,18 @@ class LoadProfile:
     minute, but the linked demo's first plan then misses its agent's 600-s replay
     (docs/capacity-model.md, "The arrivals' variability in the wait, at the SLO's time
     scale"); ``False``: the trace-wide SCV of the gaps."""
+    trace_arrival_ms: npt.NDArray[np.float64] | None = None
+    """Arrival times of a trace's busiest minute scaled so that minute's rate is
+    :attr:`workload_rps`, from its start [ms] (:func:`with_trace`); ``None``: no trace."""
+    trace_work_ms: npt.NDArray[np.float64] | None = None
+    """Marginal prefill work of each of those requests [ms]."""
+    trace_own_ms: npt.NDArray[np.float64] | None = None
+    """Prefill time of each of those requests' prompts alone [ms]."""
+    trace_wait: bool = False
+    """``True`` (with the trace's arrays): the TTFT P95 is Lindley's recursion over the trace's
+    busiest minute (:func:`trace_ttft_p95_ms`) — measured in ``benchmarks/burst_agreement.py``
+    and an option, not what ``plan`` sizes on (docs/capacity-model.md, "The TTFT P95 on the
+    trace's own arrivals"); ``False``: the follower model's TTFT."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -550,12 +566,71 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
                                 chunked_prefill_ms(profile, batch))
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
+    if profile.trace_wait and profile.trace_arrival_ms is not None:
+        ttft_ms = trace_ttft_p95_ms(profile, rate_rps, replicas, batch)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
                                 replicas, waits), tpot_ms)
                 if with_tpot_p95 else tpot_ms)
     return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch, batch <= profile.max_sequences,
                      tpot_ms)
+
+
+def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
+               input_tokens: npt.ArrayLike | None, cache_hit_rate: float,
+               trace_wait: bool = True) -> LoadProfile:
+    """``profile`` with a trace's busiest minute for :func:`trace_ttft_p95_ms`: its arrivals
+    ``arrival_s`` [s], scaled so that the minute's rate is the workload's peak (``scale_to:
+    peak_minute``, as the replay scales it; ``solver.replay.plan_replay.busiest_minute``),
+    and each request's prefill (marginal work and own time, :func:`cache_split` at
+    ``cache_hit_rate``) from its ``input_tokens``; ``None`` (a trace without lengths): the
+    workload's input-length points, drawn by their probabilities with a fixed seed (0)."""
+    arrival = np.asarray(arrival_s, dtype=np.float64)
+    arrival_ms = (arrival - (arrival[0] if arrival.size else 0.0)) * 1000.0
+    perf = profile.perf
+    if input_tokens is None:
+        assert profile.prefill_work_ms is not None and profile.prefill_own_ms is not None
+        rng = np.random.default_rng(0)
+        drawn = rng.choice(profile.prompt_weights.size, arrival.size, p=profile.prompt_weights)
+        work, own = profile.prefill_work_ms[drawn], profile.prefill_own_ms[drawn]
+    else:
+        lengths, where = np.unique(np.asarray(input_tokens), return_inverse=True)
+        splits = [cache_split(float(x), cache_hit_rate) for x in lengths]
+        work = np.array([perf.prefill_marginal_ms(*split) for split in splits])[where]
+        own = np.array([perf.prefill_time_ms(*split) for split in splits])[where]
+    return replace(profile, trace_arrival_ms=arrival_ms, trace_work_ms=work,
+                   trace_own_ms=own, trace_wait=trace_wait)
+
+
+def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
+                      q: float = 0.95) -> float:
+    """TTFT P95 of the trace's busiest minute at one replica carrying ``rate_rps`` [ms]: the
+    minute's arrivals (:func:`with_trace`) rescaled so each of ``k = max(1, round(replicas))``
+    replicas gets ``rate_rps``, dealt in turn over them (least-loaded routing, as the wait
+    behind earlier traffic is), and on each replica Lindley's recursion
+    (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work: the service ``S_n``
+    the request's marginal prefill work, the gap the work the replica drains between two of
+    its arrivals (``c × A``, ``c`` the prefill drain of the decoding ``batch``,
+    :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds, here on the real
+    sequence. A request's TTFT is its wait + its own prefill + one decode step; the P95 is
+    over the minute's requests (``numpy.percentile``, linear). Deterministic."""
+    assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+            and profile.trace_own_ms is not None)
+    arrival = profile.trace_arrival_ms
+    if arrival.size == 0:
+        return 0.0
+    k = max(1, round(replicas)) if math.isfinite(replicas) else 1
+    if rate_rps > 0 and math.isfinite(profile.workload_rps):
+        arrival = arrival * (profile.workload_rps / (rate_rps * k))
+    drain = prefill_drain(profile, batch)
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    ttft = []
+    for first in range(min(k, arrival.size)):
+        mine = np.arange(first, arrival.size, k)
+        waits = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
+        ttft.append(waits + profile.trace_own_ms[mine] + step_ms)
+    return float(np.percentile(np.concatenate(ttft), 100 * q))
 
 
 def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:

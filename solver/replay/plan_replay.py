@@ -106,6 +106,16 @@ def peak_window(trace: Trace, peak_rps: float, scale_to: str = "peak_minute",
                       warmup_s=start - begin)
 
 
+def busiest_minute(trace: Trace, peak_rps: float, scale_to: str = "peak_minute") -> Trace:
+    """The trace's busiest minute alone, its inter-arrival times divided as :func:`peak_window`
+    divides them (so at ``scale_to: peak_minute`` the minute's rate is ``peak_rps``), times
+    from the minute's start [s]: the arrivals the capacity model's trace-driven TTFT takes
+    (:func:`~solver.capacity.replica.with_trace`)."""
+    scale = peak_window(trace, peak_rps, scale_to, window_s=0.0, warmup_s=0.0).rate_scale
+    return peak_window(trace, peak_rps, scale_to, window_s=SECONDS_PER_MINUTE / scale,
+                       warmup_s=0.0).trace
+
+
 #: Checks already replayed, by workload and the allocations it had (see :func:`replay_plan`).
 ReplayCache = dict[tuple[str, str], list[tuple[ReplayCheck, frozenset[tuple[str, int]]]]]
 
