@@ -1008,9 +1008,9 @@ def test_the_ttft_on_the_traces_own_arrivals_by_hand() -> None:
     """``trace_wait``: the TTFT P95 is Lindley's recursion over the trace's arrivals. Three
     8,000-token prompts at one instant on one replica wait 0, S and 2 S (S the marginal prefill
     work of one), each TTFT that + its own prefill + one decode step, the P95 (linear) the
-    second's + 0.9 S; dealt in turn over three replicas none waits. Two prompts 1 ms apart at
-    the peak rate: the second waits S less the work drained in 1 ms (the drain ``c`` of the
-    decoding batch). Fails if the option does not reach ``load_point``."""
+    second's + 0.9 S; dealt in turn over three replicas, or at no load, none waits. Two prompts
+    1 ms apart at the peak rate: the second waits S less the work drained in 1 ms (the drain
+    ``c`` of the decoding batch). Fails if the option does not reach ``load_point``."""
     from dataclasses import replace
 
     from solver.capacity.replica import cache_split, load_point, prefill_drain, with_trace
@@ -1029,6 +1029,10 @@ def test_the_ttft_on_the_traces_own_arrivals_by_hand() -> None:
     step3 = perf.decode_step_time_ms(spread.decode_seqs_p95, round(
         spread.decode_seqs_p95 * profile.decode_context_tokens))
     assert spread.ttft_p95_ms == pytest.approx(own + step3, rel=1e-9)
+    idle = load_point(burst, 0.0, with_tpot_p95=False)  # no load: none waits
+    step0 = perf.decode_step_time_ms(idle.decode_seqs_p95, round(
+        idle.decode_seqs_p95 * profile.decode_context_tokens))
+    assert idle.ttft_p95_ms == pytest.approx(own + step0, rel=1e-9)
     off = load_point(replace(burst, trace_wait=False), rate, with_tpot_p95=False, replicas=1)
     assert off == load_point(profile, rate, with_tpot_p95=False, replicas=1)
     assert off.ttft_p95_ms != pytest.approx(point.ttft_p95_ms, rel=1e-3)

@@ -613,18 +613,21 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     its arrivals (``c × A``, ``c`` the prefill drain of the decoding ``batch``,
     :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds, here on the real
     sequence. A request's TTFT is its wait + its own prefill + one decode step; the P95 is
-    over the minute's requests (``numpy.percentile``, linear). Deterministic."""
+    over the minute's requests (``numpy.percentile``, linear); at no load (``rate_rps`` 0)
+    none waits. Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_own_ms is not None)
     arrival = profile.trace_arrival_ms
     if arrival.size == 0:
         return 0.0
-    k = max(1, round(replicas)) if math.isfinite(replicas) else 1
-    if rate_rps > 0 and math.isfinite(profile.workload_rps):
-        arrival = arrival * (profile.workload_rps / (rate_rps * k))
-    drain = prefill_drain(profile, batch)
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
+        return float(np.percentile(profile.trace_own_ms + step_ms, 100 * q))
+    k = max(1, round(replicas))
+    if math.isfinite(profile.workload_rps):
+        arrival = arrival * (profile.workload_rps / (rate_rps * k))
+    drain = prefill_drain(profile, batch)
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
