@@ -12,8 +12,10 @@ per-request TPOT is a Poisson mixture over the output-length distribution
 (:func:`ttft_quantile_ms`) and the backlog as the supremum over windows of the work beyond the
 replica's drain (:func:`sup_backlog_ttft_ms`, its tail the smaller of the largest Chernoff
 bound and the expected upcrossings, :func:`upcrossings`; the wait it implies for an arriving
-request, :func:`sup_backlog_wait_ms`). The reasons and assumptions are in
-docs/capacity-model.md ("Queueing model", "TPOT P95"). Pure functions.
+request, :func:`sup_backlog_wait_ms`). On a given sequence of arrivals and service times the
+waits are exact by Lindley's recursion (:func:`lindley_waits_ms`; the TTFT on a trace's own
+arrivals). The reasons and assumptions are in docs/capacity-model.md ("Queueing model", "TPOT
+P95", "The TTFT P95 on the trace's own arrivals"). Pure functions.
 """
 
 from __future__ import annotations
