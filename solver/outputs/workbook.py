@@ -40,7 +40,7 @@ from solver.outputs.assumptions import (
     utilization_assumed,
 )
 from solver.outputs.atomic import write_atomic
-from solver.outputs.contract import build_contract
+from solver.outputs.contract import Contract, ContractRow, build_contract
 from solver.outputs.figures import (
     PURCHASE_ORDER,
     DaySeries,
@@ -544,15 +544,29 @@ CONTRACT_TITLES = ("Configuration", "Workload", "Model", "Model digest", "Runtim
                    "Predicted SLO rate [req/s]", "Predicted TTFT P95 [ms]",
                    "Predicted decode P95 [ms/token]", "Latency slack at SLO rate [1]",
                    "Replicas planned (busiest slice)")
+CONTRACT_PERIOD_TITLES = ("Period", "From")
+"""Leading columns of a plan over periods: the period (0 the first) and its first day; a
+later period's replicas are the most any demand scenario runs (contract.yaml's ``periods``)."""
 
 
 def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
-                         table: CapacityTable) -> None:
+                         table: CapacityTable, contract: Contract | None = None) -> None:
     """The configuration rows the plan rests on (contract.yaml's rows): what a load test
-    measured and what the capacity model predicts in separate columns."""
-    header(ws, 1, CONTRACT_TITLES)
-    rows = build_contract(plan, scenario, table).rows
-    for r, row in enumerate(rows, start=2):
+    measured and what the capacity model predicts in separate columns. A plan over periods
+    lists every period's rows, as contract.yaml does (``contract``: built with the horizon
+    scenario), each led by its period and first day."""
+    contract = contract or build_contract(plan, scenario, table)
+    dated: list[tuple[int, dt.date | None, ContractRow]] = [
+        (0, plan.horizon.start if plan.horizon is not None else None, row)
+        for row in contract.rows]
+    dated += [(p.period, p.start, row) for p in contract.periods for row in p.rows]
+    lead = CONTRACT_PERIOD_TITLES if contract.periods else ()
+    header(ws, 1, [*lead, *CONTRACT_TITLES])
+    for r, (period, start, row) in enumerate(dated, start=2):
+        if lead:
+            put(ws, r, 1, period, COUNT)
+            put(ws, r, 2, dt.datetime.combine(start, dt.time()) if start else None,
+                "yyyy-mm-dd")
         measured = row.source is CapacitySource.measured
         on = row.fingerprint.measured_on
         got = (row.tested_peak_rps, row.ttft_p95_ms, row.decode_p95_ms_per_token)
@@ -566,9 +580,9 @@ def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
             *((None if measured else v, f) for v, f in zip(got, (RATE, "#,##0.0", "#,##0.00"),
                                                             strict=True)),
             (row.headroom, SHARE), (row.replicas_planned, COUNT))
-        for c, (v, fmt) in enumerate(values, start=1):
+        for c, (v, fmt) in enumerate(values, start=1 + len(lead)):
             put(ws, r, c, v, fmt)
-    add_table(ws, "Contract", 1, 1, len(rows) + 1, len(CONTRACT_TITLES))
+    add_table(ws, "Contract", 1, 1, len(dated) + 1, len(lead) + len(CONTRACT_TITLES))
     ws.freeze_panes = "B2"
 
 
@@ -803,9 +817,11 @@ def _unique_titles(ws: Worksheet) -> None:
 
 
 def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: CapacityTable,
-                    prepared: dt.date, names: Names | None = None) -> dict[str, str]:
+                    prepared: dt.date, names: Names | None = None,
+                    contract: Contract | None = None) -> dict[str, str]:
     """Append one plan's sheets to a workbook; returns the defined name of each Summary figure
-    (``cost_per_month`` …) by figure."""
+    (``cost_per_month`` …) by figure (``contract``: as contract.yaml's, every period's rows for
+    a plan over periods; default the first period's)."""
     names = names or Names()
     ws = {s: wb.create_sheet(names[s]) for s in SHEETS}
     data = wb.create_sheet(names[CHART_DATA])
@@ -820,7 +836,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_hourly(ws["Hourly"], plan, scenario, series)
     write_charts(ws["Charts"], data, plan, scenario, series)
     write_survivability(ws["Survivability"], plan, scenario)
-    write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
+    write_contract_sheet(ws["Capacity contract"], plan, scenario, table, contract)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
     write_assumptions(ws["Assumptions"], plan, scenario, prepared)
     write_offers(ws["Offers"], plan, scenario)
@@ -838,19 +854,24 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
 
 
 def plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
-                  prepared: dt.date | None = None) -> Workbook:
-    """The procurement workbook of one plan (``prepared``: default :func:`prepared_on`)."""
+                  prepared: dt.date | None = None, contract: Contract | None = None) -> Workbook:
+    """The procurement workbook of one plan (``prepared``: default :func:`prepared_on`;
+    ``contract``: as :func:`add_plan_sheets`)."""
     wb = Workbook()
     wb.remove(wb.active)
-    add_plan_sheets(wb, plan, scenario, table, prepared or prepared_on(scenario.policy.as_of))
+    add_plan_sheets(wb, plan, scenario, table, prepared or prepared_on(scenario.policy.as_of),
+                    contract=contract)
     return wb
 
 
 def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
-                        path: str | Path, prepared: dt.date | None = None) -> Path:
-    """Write ``plan.xlsx`` atomically, dated the day it is prepared on; returns its path."""
+                        path: str | Path, prepared: dt.date | None = None,
+                        contract: Contract | None = None) -> Path:
+    """Write ``plan.xlsx`` atomically, dated the day it is prepared on; returns its path
+    (``contract``: as :func:`add_plan_sheets`)."""
     path = Path(path)
     day = prepared or prepared_on(scenario.policy.as_of)
     stamp = dt.datetime.combine(day, dt.time())
-    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table, day), stamp))
+    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table, day, contract),
+                                      stamp))
     return path
