@@ -55,8 +55,14 @@ from solver.outputs.figures import (
     tightest_cases,
     tokens_per_month,
 )
-from solver.outputs.held import held_in_row, row_price_source
-from solver.outputs.labels import config_label, failure_label, label, status_label
+from solver.outputs.held import held_in_row, partly_held, row_price_source
+from solver.outputs.labels import (
+    PARTLY_HELD_RULE,
+    config_label,
+    failure_label,
+    label,
+    status_label,
+)
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule import SPENT_COUNTS
 from solver.outputs.schedule_sheet import write_schedule
@@ -252,18 +258,25 @@ def _first_period(plan: Plan) -> str:
             f": the first period's ({h.start}) if demand follows {h.fleet_shown}")
 
 
-def _yearly_rows(plan: Plan, names: Names, per_year: str, currency: str
+def _yearly_rows(plan: Plan, scenario: Scenario, names: Names, per_year: str, currency: str
                  ) -> list[tuple[str, Value, str | None, str, str | None]]:
     """Cost per year of a one-day plan; for a plan over periods, what each demand scenario
     spends inside the horizon instead (the first period × 12 read as the year's spend, though
-    later periods run another fleet)."""
+    later periods run another fleet), and of it each held reservation's payments in a period
+    it ends inside, where it carries no load (:func:`~solver.outputs.held.partly_held`)."""
     h = plan.horizon
     if h is None:
         return [("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
                  COST_PER_YEAR)]
-    return [(f"Spent inside the horizon if demand follows {s.scenario}", s.cost_in_horizon,
-             unit_format(MONEY, currency), f"{h.start} to {h.end}: {SPENT_COUNTS}", None)
-            for s in h.scenarios]
+    return [*((f"Spent inside the horizon if demand follows {s.scenario}", s.cost_in_horizon,
+               unit_format(MONEY, currency), f"{h.start} to {h.end}: {SPENT_COUNTS}", None)
+              for s in h.scenarios),
+            *((f"of which inventory[{p.index}], paid to {p.paid_to} carrying no load",
+               p.cost, unit_format(MONEY, currency),
+               f"in every demand scenario: {p.what}, paid for {p.months:.2g} months of a "
+               f"period it ends inside, where the plan counts none of its capacity ("
+               f"{PARTLY_HELD_RULE}; not pro rata)", None)
+              for p in partly_held(plan, scenario))]
 
 
 def _bound_row(plan: Plan, per_month: str, currency: str
@@ -313,7 +326,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         _bound_row(plan, per_month, currency),
         ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total"
          + _first_period(plan), COST_PER_MONTH),
-        *_yearly_rows(plan, names, per_year, currency),
+        *_yearly_rows(plan, scenario, names, per_year, currency),
         ("Tokens per month (input + output)", tokens_m, unit_format(RATE, "Mtok/month"), "",
          TOKENS_PER_MONTH),
         ("Output tokens per month", output_m, unit_format(RATE, "Mtok/month"), "",
