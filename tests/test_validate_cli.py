@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
@@ -473,3 +474,20 @@ def test_a_horizon_starting_in_the_past_is_warned_with_the_fix(tmp_path: Path) -
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
     assert past_start_warning(load_scenario(path), today) is None
     assert "horizon.start" not in run(str(path)).stderr
+
+
+def test_today_may_be_pinned_so_the_examples_stay_in_the_future(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """quarterly.yaml's horizon starts 2027-01-01: run on a later day, validate warns that it
+    starts in the past. The tests pin today (tests/conftest.py) so its tests, which expect no
+    warning, do not start failing then; unpinned, today is the clock's."""
+    import datetime as dt
+
+    from solver.cli.lead_times import TODAY_ENV, today_date
+
+    monkeypatch.setenv(TODAY_ENV, "2027-02-01")
+    assert today_date() == dt.date(2027, 2, 1)
+    assert "horizon.start 2027-01-01 is before today (2027-02-01)" in run(
+        str(scenarios_dir() / "quarterly.yaml")).stderr
+    monkeypatch.delenv(TODAY_ENV)
+    assert today_date() == dt.date.today()

@@ -13,6 +13,7 @@ them under that diagnosis. (In the CLI: outputs may not import the program.)
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -109,14 +110,26 @@ def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
     return plan.model_copy(update={"diagnosis": (*plan.diagnosis, *late)}) if late else plan
 
 
+TODAY_ENV = "FLEETPLAN_TODAY"
+"""Environment variable that stands for today's date (YYYY-MM-DD) in :func:`today_date`: the
+test suite pins it (tests/conftest.py), so the examples' 2027 horizons do not start "before
+today" when the tests run later."""
+
+
+def today_date() -> dt.date:
+    """Today, or the date ``FLEETPLAN_TODAY`` gives where it is set."""
+    pinned = os.environ.get(TODAY_ENV)
+    return dt.date.fromisoformat(pinned) if pinned else dt.date.today()
+
+
 def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str | None:
-    """A warning for a horizon that starts before ``today`` (default: the current date) where
+    """A warning for a horizon that starts before ``today`` (default: :func:`today_date`) where
     no ``policy.as_of`` says the plan is made on another day: the plan date is then the
     horizon's start, so orders due between it and today (which can no longer be placed) are
     planned as if they could be, and periods under way as if still to come. ``None`` where
     the start is today or later, or ``as_of`` is set (a plan re-run as it was made)."""
     h = scenario.horizon
-    today = today or dt.date.today()
+    today = today or today_date()
     if h is None or scenario.policy.as_of is not None or h.start >= today:
         return None
     begun = [q for q in range(h.count) if h.period_start(q) < today]
