@@ -148,6 +148,12 @@ def test_check_says_which_periods_fleet_its_matrix_is(
     as_json = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json"])
     assert json.loads(as_json.stdout)["period"] == {"start": "2027-01-01",
                                                      "demand_scenario": "base", "period": 0}
+    # --period alone: that period under the scenario shown (simulate's default too), not
+    # the first demand scenario listed (`low`, which the matrix showed)
+    later = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json",
+                                      "--period", "3"])
+    assert json.loads(later.stdout)["period"] == {"start": "2027-10-01",
+                                                   "demand_scenario": "base", "period": 3}
 
 
 def test_check_checks_every_period_of_every_demand_scenario(

@@ -120,7 +120,11 @@ def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None =
         return CheckResult(scenario, table, fleet, report, plans, verification, shown,
                            inventory_period=against)
     first = shown_period(plan)
-    show = chosen[0] if len(chosen) == 1 or first not in chosen else first
+    # the first period of the scenario shown, else (--period alone) the period named under
+    # the scenario shown, as simulate reads it: not the first demand scenario listed
+    show = (first if first in chosen else
+            next((c for c in chosen if first is not None and c.scenario == first.scenario),
+                 chosen[0]))
     verdicts: list[CellVerdict] = []
     findings: list[str] = []
     shown_cell: tuple[Cell, Fleet, CheckReport] | None = None
