@@ -264,6 +264,19 @@ def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Pat
     assert rows["Spent inside the horizon if demand follows high [USD]"] == [None,
                                                                             spent["high"]]
     assert "Cost per month (over periods: first period) [USD/month]" in rows
+    # what each plan orders, the decision it is made for (compare.xlsx had no order at all,
+    # and its GPU rows, the first period's, did not say so)
+    from solver.studies.comparison_workbook import LATER_GPUS, NOW_COMMITTED, NOW_GPUS
+
+    now = [[o for o in p.orders if o.scenario is None] for p in (held, both)]
+    later = [max([sum(o.gpus for o in p.orders if o.scenario == s.scenario)
+                  for s in p.horizon.scenarios], default=0) for p in (held, both)]
+    assert any(now) or any(later)  # else the rows below are vacuous
+    assert rows[f"{NOW_GPUS} [GPUs]"] == [sum(o.gpus for o in n) for n in now]
+    assert rows[f"{NOW_COMMITTED} [USD]"] == pytest.approx(
+        [sum(o.committed_total for o in n) for n in now])
+    assert rows[f"{LATER_GPUS} [GPUs]"] == later
+    assert "G GPUs (reserved + busiest elastic) (over periods: first period)" in rows
 
 
 def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
