@@ -300,6 +300,10 @@ def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) 
     assert high.split()[-1] == f"{spent['high']:,.0f}"
     assert any(line.startswith("cost [USD/month] (over periods: first period)")
                for line in lines)
+    now = next(line for line in lines if line.startswith("ordered now (every demand scenario)"))
+    assert now.split()[-2:] == [f"{sum(o.gpus for o in p.orders if o.scenario is None):,}"
+                                for p in (held, both)]
+    assert any(line.startswith("G GPUs (over periods: first period)") for line in lines)
 
 
 def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:
