@@ -275,6 +275,25 @@ def test_a_table_is_built_once_per_what_it_depends_on() -> None:
     assert build_capacity_table(aged) != build_capacity_table(measured)
 
 
+def test_a_bursty_workload_grown_gets_its_own_table() -> None:
+    """A workload with an `arrival.burst` divides its burst over the replicas carrying its
+    peak, so its SLO rate moves with the peak: the key left the peak out, and over periods a
+    grown period was sized, and signed off, at the first period's rates (a new user's trace-
+    linked assistant at 10.08 req/s ran its TP4 replicas at 10.18 req/s, the rate at 6 req/s,
+    where its own is 7.51). Its demand is in the key; a Poisson workload's is not."""
+    wl = chat(gpus=("H100-SXM",))
+    assert wl.arrival is not None
+    bursty = wl.model_copy(update={"arrival": wl.arrival.model_copy(
+        update={"burst": Burst(interarrival_scv=4.0)})})
+    sc = scenario(bursty)
+    grown = sc.model_copy(update={"workloads": (bursty.in_period(0, 3.0),)})
+    assert build_capacity_table(grown) != build_capacity_table(sc)  # the rates move
+    assert table_key(grown) != table_key(sc)
+    table_for = cached_tables(None)
+    assert table_for(sc) == build_capacity_table(sc)
+    assert table_for(grown) == build_capacity_table(grown)
+
+
 def test_measured_row_overrides_the_analytic_figure() -> None:
     w = chat()
     analytic = analytic_rps(w)

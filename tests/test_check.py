@@ -541,3 +541,56 @@ def test_a_plan_workbook_given_as_the_fleet_says_to_give_the_plan_json(tmp_path:
     # the plan.json it names is the fleet check reads
     assert runner.invoke(main, ["check", str(SCENARIOS / "tiny.yaml"),
                                 "--fleet", str(out / "plan.json")]).exit_code == 0
+
+
+def test_an_inventory_against_a_scenario_over_periods_is_checked_at_a_periods_demand(
+        tmp_path: Path) -> None:
+    """A new user checked the nodes they hold against their quarterly scenario (chat growing
+    ×2 by its first quarter): check used chat's `peak_rps` as written (12 req/s), its growth
+    and events ignored, said "OK" and named no demand; --period and --demand-scenario were
+    refused for an inventory. The inventory is now checked against the first period's demand
+    (`base`), or the period and demand scenario named, and says which."""
+    from inputs import scenarios_dir
+
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    chat = next(w for w in doc["workloads"] if w["name"] == "chat")
+    chat["growth"] = [2.0, 2.3, 2.6, 3.0]
+    sc = tmp_path / "q.yaml"
+    sc.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("nodes:\n"
+                   "  - {zone: use1-az1, instance_type: p5.48xlarge, nodes: 2}\n"
+                   "  - {zone: use1-az2, gpu: H100, nodes: 2}\n", encoding="utf-8")
+
+    def chat_demand(*options: str) -> tuple[float, dict[str, object], str]:
+        result = CliRunner().invoke(main, ["check", str(sc), "--fleet", str(inv), "--json",
+                                           *options])
+        assert result.exit_code in (0, 1), result.output
+        data = json.loads(result.stdout)
+        (demand,) = {r["demand_rps"] for r in data["rows"]
+                     if r["workload"] == "chat" and r["failure"] == "none"
+                     and r["slice"] == "evening"}
+        return demand, data["demand_of"], result.stdout
+
+    demand, of, _ = chat_demand()
+    assert demand == pytest.approx(12 * 2.0)
+    assert of == {"period": 0, "start": "2027-01-01", "demand_scenario": "base"}
+    demand, of, _ = chat_demand("--period", "2027-10-01", "--demand-scenario", "high")
+    assert demand == pytest.approx(12 * 3.0 * 2.0)  # its growth × high's ×2 in period 3
+    assert of == {"period": 3, "start": "2027-10-01", "demand_scenario": "high"}
+    shown = CliRunner().invoke(main, ["check", str(sc), "--fleet", str(inv), "--period", "1"])
+    assert ("an inventory against a scenario over periods: checked against the demand of "
+            "period 1 (from 2027-04-01) if demand follows `base`") in shown.output
+    wrong = CliRunner().invoke(main, ["check", str(sc), "--fleet", str(inv), "--period", "7"])
+    assert wrong.exit_code == 2 and "the scenario's horizon has no period `7`" in wrong.output
+    # simulate reads the inventory at the same period's workloads and demand
+    trace = tmp_path / "trace.csv"
+    trace.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "".join(
+        f"2023-11-16 18:15:{i // 4:02d}.{(i % 4) * 25:02d}0000,1000,100\n" for i in range(200)),
+        encoding="utf-8")
+    replay = CliRunner().invoke(main, ["simulate", str(sc), "--fleet", str(inv), "--trace",
+                                       str(trace), "--workload", "chat", "--period", "3",
+                                       "--demand-scenario", "high", "--json"])
+    assert replay.exit_code in (0, 1), replay.output
+    assert json.loads(replay.stdout)["demand_of"] == {"period": 3, "start": "2027-10-01",
+                                                      "demand_scenario": "high"}

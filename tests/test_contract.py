@@ -174,3 +174,46 @@ def test_a_runtime_fixed_cost_change_expires_the_analytic_row(tmp_path: Path) ->
     assert gone.reasons == ("vllm's fixed costs on H100-SXM are no longer in the runtime catalog",)
     # a contract that recorded no costs (written before, or none listed) is not expired by them
     assert check_contract(_write(tmp_path), sc) == []
+
+
+def _with_burst(sc: Scenario, scv: float | None, followers: bool = False) -> Scenario:
+    from models.workload import Burst, FollowerPoint
+
+    def bursty(w: object) -> object:
+        from models.workload import Workload
+
+        assert isinstance(w, Workload)
+        if w.name != "chat" or w.arrival is None:
+            return w
+        burst = None if scv is None else Burst(interarrival_scv=scv, followers=(
+            FollowerPoint(window_gaps=1.0, followers_mean=1.3, followers_variance=2.5),
+            FollowerPoint(window_gaps=10.0, followers_mean=13.2, followers_variance=122.8),
+        ) if followers else None)
+        return w.model_copy(update={"arrival": w.arrival.model_copy(update={"burst": burst})})
+
+    return sc.model_copy(update={"workloads": tuple(bursty(w) for w in sc.workloads)})
+
+
+def test_a_change_of_the_arrivals_burst_expires_the_analytic_row(tmp_path: Path) -> None:
+    """An analytic row's rate is sized for the workload's arrivals: a new user's assistant
+    linked to a trace (arrival.burst measured from it) had its TP4 rate at 10.18 req/s, 8.90
+    as Poisson, and `check --contract` said every row holds whatever the burst became.
+    The SCV and followers are in the fingerprint; a contract that recorded none (written
+    before) is not expired by them."""
+    poisson = make_scenario()
+    path = write_contract(make_plan(), poisson, make_table(), tmp_path / "contract.yaml")
+    assert check_contract(path, poisson) == []
+    (expired,) = check_contract(path, _with_burst(poisson, 1.2))
+    assert expired.workload == "chat"  # analytic; the measured row keeps its rate
+    assert expired.reasons == ("arrival burst inter-arrival SCV changed from 1.0 to 1.2",)
+    bursty = _with_burst(poisson, 1.2, followers=True)
+    path = write_contract(make_plan(), bursty, make_table(), tmp_path / "bursty.yaml")
+    assert check_contract(path, bursty) == []
+    (expired,) = check_contract(path, _with_burst(poisson, 1.2))
+    assert expired.reasons[0].startswith("arrival burst followers changed")
+    old = yaml.safe_load(_write(tmp_path).read_text())
+    for row in old["rows"]:
+        del row["fingerprint"]["arrival_scv"], row["fingerprint"]["burst_followers"]
+    before = tmp_path / "before.yaml"
+    before.write_text(yaml.safe_dump(old))
+    assert check_contract(before, _with_burst(poisson, 1.2)) == []

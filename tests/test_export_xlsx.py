@@ -428,3 +428,32 @@ def test_the_survivability_sheet_says_what_a_margin_counts(workbook_path: Path) 
     caption = str(ws.cell(row=below, column=1).value)
     assert "target utilization with no failure" in caption
     assert "after a failure (100%) in every failure row" in caption
+
+
+def test_an_offer_the_plan_orders_from_is_listed_though_the_first_fleet_runs_none(
+        tmp_path: Path) -> None:
+    """A new user's plan over periods ordered 1 reserved H100-SXM node in use1-az4 from
+    period 1 (at an assumed price); the first period's fleet ran none there, and the Offers
+    sheet left that offer out and counted it among the "other offers … not used by the
+    plan": the price ordered had no row or source in the workbook. An order's offer, and
+    a later period's, are offers the plan buys."""
+    from models.common import PurchaseKind, Upfront
+    from models.plan import Order
+    from solver.outputs.assumptions import offers_bought
+
+    plan, sc = make_plan(), make_scenario()
+    assert not any(n.gpu == "L4" for n in plan.nodes)
+    day = dt.date(2027, 4, 1)
+    order = Order(scenario=None, zone="z1", gpu="L4", purchase=PurchaseKind.reserved, nodes=1,
+                  gpus=8, order_period=0, order_by=dt.date(2027, 2, 18), usable_period=1,
+                  usable_from=day, expires=dt.date(2028, 4, 1), term_months=12,
+                  upfront=Upfront.none, price_per_gpu_hour=1.0, cost_per_month=5840.0,
+                  cost_in_horizon=52560.0, committed_total=70080.0)
+    ordered = plan.model_copy(update={"orders": (order,)})
+    bought, unused = offers_bought(ordered, sc)
+    assert ("z1", "L4") in {(b.zone, b.offer.gpu) for b in bought}
+    assert unused == ""
+    rows = _rows(openpyxl.load_workbook(write_plan_workbook(
+        ordered, sc, make_table(), tmp_path / "plan.xlsx"))["Offers"])
+    assert any(r[0] == "z1" and r[2] == "L4" for r in rows)
+    assert not any(isinstance(r[0], str) and "not used" in r[0] for r in rows)

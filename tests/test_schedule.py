@@ -264,6 +264,19 @@ def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Pat
     assert rows["Spent inside the horizon if demand follows high [USD]"] == [None,
                                                                             spent["high"]]
     assert "Cost per month (over periods: first period) [USD/month]" in rows
+    # what each plan orders, the decision it is made for (compare.xlsx had no order at all,
+    # and its GPU rows, the first period's, did not say so)
+    from solver.studies.comparison_workbook import LATER_GPUS, NOW_COMMITTED, NOW_GPUS
+
+    now = [[o for o in p.orders if o.scenario is None] for p in (held, both)]
+    later = [max([sum(o.gpus for o in p.orders if o.scenario == s.scenario)
+                  for s in p.horizon.scenarios], default=0) for p in (held, both)]
+    assert any(now) or any(later)  # else the rows below are vacuous
+    assert rows[f"{NOW_GPUS} [GPUs]"] == [sum(o.gpus for o in n) for n in now]
+    assert rows[f"{NOW_COMMITTED} [USD]"] == pytest.approx(
+        [sum(o.committed_total for o in n) for n in now])
+    assert rows[f"{LATER_GPUS} [GPUs]"] == later
+    assert "G GPUs (reserved + busiest elastic) (over periods: first period)" in rows
 
 
 def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
@@ -287,6 +300,10 @@ def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) 
     assert high.split()[-1] == f"{spent['high']:,.0f}"
     assert any(line.startswith("cost [USD/month] (over periods: first period)")
                for line in lines)
+    now = next(line for line in lines if line.startswith("ordered now (every demand scenario)"))
+    assert now.split()[-2:] == [f"{sum(o.gpus for o in p.orders if o.scenario is None):,}"
+                                for p in (held, both)]
+    assert any(line.startswith("G GPUs (over periods: first period)") for line in lines)
 
 
 def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:
@@ -586,6 +603,38 @@ def test_a_reservation_ending_inside_a_period_is_spent_up_to_its_end(tmp_path: P
     assert len(lines) == 2 and "at 0.450 USD/GPU-h, assumed" in lines[0]
     assert lines[1].endswith("carries no load in the plan there (part of its assumed-price "
                              "figure above)")
+
+
+def test_a_reservation_ending_inside_a_period_says_so_in_the_workbook_and_validate(
+        tmp_path: Path) -> None:
+    """The terminal and report said a reservation ending 2027-05-15 was paid to its end but
+    carried no load in that quarter; the workbook (read by procurement) said neither — its
+    Summary's spend included the six weeks unexplained — and validate said only "counts in
+    period 0". Both now say it, and why it is not counted pro rata (the quarter's fleet must
+    hold on its days after the end too)."""
+    from models.horizon import HeldNodes, InventoryKind
+    from solver.outputs.summary import summarize
+
+    line = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 5, 15),
+                     price_per_gpu_hour=0.5)
+    sc = quarterly([1, 1, 1, 1], inventory=[line])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = {r[0]: r for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Summary"]
+            .iter_rows(values_only=True) if r[0]}
+    six_weeks = 0.5 * 730 * 3 * 45 / 91
+    row = rows["of which inventory[0], paid to 2027-05-16 carrying no load"]
+    assert row[1] == pytest.approx(six_weeks)
+    assert row[2].startswith("in every demand scenario: 1 reserved G node in a, paid for 1.5 "
+                             "months of a period it ends inside, where the plan counts none "
+                             "of its capacity (a period counts only nodes held through the "
+                             "whole of it")
+    (held,) = [x for x in summarize(sc).over_time if x.startswith("inventory:")]
+    assert held.endswith("counts in period 0; ends inside period 1 (2027-04-01 to "
+                         "2027-07-01): paid to its end, no load counted there (a period "
+                         "counts only nodes held through the whole of it: its fleet must "
+                         "hold on each of its days, those after the reservation ends too)")
 
 
 def test_the_documents_date_the_plan_by_the_day_prepared_and_name_the_horizon_start(

@@ -148,6 +148,12 @@ def test_check_says_which_periods_fleet_its_matrix_is(
     as_json = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json"])
     assert json.loads(as_json.stdout)["period"] == {"start": "2027-01-01",
                                                      "demand_scenario": "base", "period": 0}
+    # --period alone: that period under the scenario shown (simulate's default too), not
+    # the first demand scenario listed (`low`, which the matrix showed)
+    later = CliRunner().invoke(main, ["check", str(QUARTERLY), "--fleet", str(path), "--json",
+                                      "--period", "3"])
+    assert json.loads(later.stdout)["period"] == {"start": "2027-10-01",
+                                                   "demand_scenario": "base", "period": 3}
 
 
 def test_check_checks_every_period_of_every_demand_scenario(
@@ -294,3 +300,36 @@ def test_the_contract_lists_the_configurations_of_later_periods(
     expired = json.loads(result.stdout)["expired"]
     assert expired and all((e["workload"], e["period"]) == ("chat", 3) for e in expired)
     assert all("runtime changed from vllm-0.7 to vllm-0.6" in e["reasons"] for e in expired)
+
+
+def test_the_workbook_contract_sheet_lists_every_period_as_contract_yaml_does(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path
+) -> None:
+    """plan.xlsx's *Capacity contract* showed the first period's rows only, so procurement
+    reading the workbook never saw chat's Qwen2.5-72B rows after its migration (period 3),
+    which contract.yaml lists: the sheet has contract.yaml's rows of every period, each led by
+    its period and first day."""
+    import openpyxl
+    import yaml
+
+    from solver.outputs.plan_dir import write_plan_outputs
+    from solver.solve.horizon import first_period_scenario
+
+    sc, plan = quarterly
+    out = tmp_path / "out"
+    out.mkdir()
+    write_plan_outputs(plan, sc, out, first_period_scenario(plan, sc))
+    contract = yaml.safe_load((out / "contract.yaml").read_text())
+    want = [(0, "2027-01-01", r["workload"], r["model"], r["tp"]) for r in contract["rows"]]
+    want += [(p["period"], p["start"], r["workload"], r["model"], r["tp"])
+             for p in contract["periods"] for r in p["rows"]]
+    ws = openpyxl.load_workbook(out / "plan.xlsx")["Capacity contract"]
+    rows = list(ws.iter_rows(values_only=True))
+    titles = rows[0]
+    assert titles[:2] == ("Period", "From")
+    col = {t: i for i, t in enumerate(titles)}
+    got = [(r[col["Period"]], r[col["From"]].date().isoformat(), r[col["Workload"]],
+            r[col["Model"]], int(r[col["Configuration"]].split(" TP")[1].split()[0]))
+           for r in rows[1:]]
+    assert got == want
+    assert ("Qwen2.5-72B" in {m for p, _, w, m, _ in got if p == 3 and w == "chat"})

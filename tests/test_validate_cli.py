@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
@@ -435,3 +436,58 @@ def test_an_inventory_line_of_no_nodes_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert (f"{path}: inventory[0].nodes: `nodes: 0` holds no node: give the number of nodes "
             "held (1 or more), or remove the line") in result.output
+
+
+def test_a_horizon_starting_in_the_past_is_warned_with_the_fix(tmp_path: Path) -> None:
+    """A new user's horizon from 2026-07-01, validated and planned on 2026-12-03, was accepted
+    silently: the plan was made as of 2026-07-01, its orders due from then (months before the
+    day it was run). It is warned, with `policy.as_of` (plan orders from today) and the first
+    period still to come named; `as_of` given, or a start not in the past, no warning."""
+    import datetime as dt
+
+    from models.loader import load_scenario
+    from solver.cli.lead_times import past_start_warning
+
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    doc["horizon"]["start"] = "2020-07-01"
+    doc["inventory"][1]["ends"] = "2021-06-30"
+    path = tmp_path / "past.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    sc = load_scenario(path)
+    today = dt.date(2020, 12, 3)
+    warning = past_start_warning(sc, today)
+    assert warning is not None
+    assert warning.startswith("horizon.start 2020-07-01 is before today (2020-12-03) and "
+                              "policy.as_of is not set: the plan is made as of 2020-07-01")
+    assert "periods 0, 1 (begun by today)" in warning
+    assert warning.endswith("set `policy.as_of: 2020-12-03` to plan orders from today, or move "
+                            "horizon.start to the first period still to come (2021-01-01)")
+    assert past_start_warning(sc, dt.date(2020, 7, 1)) is None  # starts today
+    assert "every period has begun" in (past_start_warning(sc, dt.date(2021, 6, 1)) or "")
+    # the command says it (the real clock: 2020 is past whatever day the test runs)
+    result = run("--json", str(path))
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["inventory_warnings"]
+    assert any(w.startswith("horizon.start 2020-07-01 is before today") for w in warnings)
+    assert "warning: horizon.start 2020-07-01 is before today" in result.stderr
+    doc["policy"]["as_of"] = "2020-07-01"  # the plan dated on purpose: as it was made
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert past_start_warning(load_scenario(path), today) is None
+    assert "horizon.start" not in run(str(path)).stderr
+
+
+def test_today_may_be_pinned_so_the_examples_stay_in_the_future(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """quarterly.yaml's horizon starts 2027-01-01: run on a later day, validate warns that it
+    starts in the past. The tests pin today (tests/conftest.py) so its tests, which expect no
+    warning, do not start failing then; unpinned, today is the clock's."""
+    import datetime as dt
+
+    from solver.cli.lead_times import TODAY_ENV, today_date
+
+    monkeypatch.setenv(TODAY_ENV, "2027-02-01")
+    assert today_date() == dt.date(2027, 2, 1)
+    assert "horizon.start 2027-01-01 is before today (2027-02-01)" in run(
+        str(scenarios_dir() / "quarterly.yaml")).stderr
+    monkeypatch.delenv(TODAY_ENV)
+    assert today_date() == dt.date.today()

@@ -19,8 +19,10 @@ from models.scenario import Scenario
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.periods import (
     Cell,
+    InventoryPeriod,
     cells,
     demand_scenario_option,
+    inventory_period,
     period_option,
     selected_periods,
     shown_period,
@@ -75,6 +77,9 @@ class CheckResult:
     """A plan over periods: every period × demand scenario checked (those the options name),
     in plan order; the matrix shows one of them (``period``)."""
     period_index: int | None = None
+    inventory_period: InventoryPeriod | None = None
+    """An inventory against a scenario over periods: the period and demand scenario whose
+    demand it is checked against (:func:`~solver.cli.periods.inventory_period`)."""
 
     @property
     def ok(self) -> bool:
@@ -99,7 +104,11 @@ def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None =
 
     scenario = load(scenario_path)
     plan = read_plan(fleet_path)
-    chosen = selected_periods(plan, period, demand_scenario, str(fleet_path))
+    against = None
+    if plan is None:  # an inventory: against one period's demand of a scenario over periods
+        against = inventory_period(scenario, period, demand_scenario, str(fleet_path))
+        scenario = scenario if against is None else against.scenario
+    chosen = selected_periods(plan, period, demand_scenario, str(fleet_path)) if plan else ()
     table = build_capacity_table(scenario, fleet_file_gpus(fleet_path, scenario))
     fleet = load_fleet(fleet_path, scenario, table)  # validates the file, as for any plan
     if plan is None or plan.horizon is None or not chosen:
@@ -108,9 +117,14 @@ def run_check(scenario_path: Path | None, fleet_path: Path, period: str | None =
         verification = None if plan is None else tuple(plan_findings(plan, scenario, table))
         shown = None if plan is None or plan.horizon is None else (
             plan.horizon.start.isoformat(), plan.horizon.fleet_shown)
-        return CheckResult(scenario, table, fleet, report, plans, verification, shown)
+        return CheckResult(scenario, table, fleet, report, plans, verification, shown,
+                           inventory_period=against)
     first = shown_period(plan)
-    show = chosen[0] if len(chosen) == 1 or first not in chosen else first
+    # the first period of the scenario shown, else (--period alone) the period named under
+    # the scenario shown, as simulate reads it: not the first demand scenario listed
+    show = (first if first in chosen else
+            next((c for c in chosen if first is not None and c.scenario == first.scenario),
+                 chosen[0]))
     verdicts: list[CellVerdict] = []
     findings: list[str] = []
     shown_cell: tuple[Cell, Fleet, CheckReport] | None = None
@@ -180,6 +194,10 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "period": None if result.period is None else {
             "start": result.period[0], "demand_scenario": result.period[1],
             **({} if result.period_index is None else {"period": result.period_index})},
+        **({} if result.inventory_period is None else {"demand_of": {
+            "period": result.inventory_period.period,
+            "start": result.inventory_period.start.isoformat(),
+            "demand_scenario": result.inventory_period.demand_scenario}}),
         "cells": [{"demand_scenario": c.demand_scenario, "period": c.period, "start": c.start,
                    "ok": c.ok,
                    "broken": [{"failure": r.failure, "workload": r.workload, "slice": r.slice}
@@ -379,6 +397,11 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
         for note in fleet.notes:
             click.echo(f"note: {note}")
+        if result.inventory_period is not None:
+            at = result.inventory_period
+            click.echo(f"an inventory against a scenario over periods: checked against the "
+                       f"demand of period {at.period} (from {at.start}) if demand follows "
+                       f"`{at.demand_scenario}` (--period, --demand-scenario: another)")
         if result.period is not None and not result.cells:
             click.echo(f"a plan over periods: the failures below are checked on its first "
                        f"period's fleet (from {result.period[0]}, if demand follows "

@@ -66,7 +66,12 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
         ["survivability", *(r.survivability for r in rows)],
         ["MIP gap", *(None if r.gap is None else f"{r.gap:.2%}" for r in rows)],
     ]
-    lines += [[f"{g} GPUs", *(f"{r.gpus_by_type.get(g, 0):,}" for r in rows)] for g in types]
+    if names:  # plans over periods: what each orders now, as the workbook's rows say
+        lines.append(["ordered now (every demand scenario) [GPUs]", *(
+            None if c.plan.horizon is None else
+            f"{sum(o.gpus for o in c.plan.orders if o.scenario is None):,}" for c in results)])
+    lines += [[f"{g} GPUs{first}", *(f"{r.gpus_by_type.get(g, 0):,}" for r in rows)]
+              for g in types]
     return table_lines(["", *(Col(f"S{i + 1}", right=True) for i in range(len(rows)))], lines,
                        indent=0)
 

@@ -13,6 +13,7 @@ them under that diagnosis. (In the CLI: outputs may not import the program.)
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -109,12 +110,52 @@ def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
     return plan.model_copy(update={"diagnosis": (*plan.diagnosis, *late)}) if late else plan
 
 
-def with_lead_times(summary: ScenarioSummary, scenario: Scenario) -> ScenarioSummary:
-    """``validate``'s summary with a warning per quote that serves no period and, among its
-    lines over time, from which period new orders serve at the earliest (after the horizon
-    and inventory lines)."""
+TODAY_ENV = "FLEETPLAN_TODAY"
+"""Environment variable that stands for today's date (YYYY-MM-DD) in :func:`today_date`: the
+test suite pins it (tests/conftest.py), so the examples' 2027 horizons do not start "before
+today" when the tests run later."""
+
+
+def today_date() -> dt.date:
+    """Today, or the date ``FLEETPLAN_TODAY`` gives where it is set."""
+    pinned = os.environ.get(TODAY_ENV)
+    return dt.date.fromisoformat(pinned) if pinned else dt.date.today()
+
+
+def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str | None:
+    """A warning for a horizon that starts before ``today`` (default: :func:`today_date`) where
+    no ``policy.as_of`` says the plan is made on another day: the plan date is then the
+    horizon's start, so orders due between it and today (which can no longer be placed) are
+    planned as if they could be, and periods under way as if still to come. ``None`` where
+    the start is today or later, or ``as_of`` is set (a plan re-run as it was made)."""
+    h = scenario.horizon
+    today = today or today_date()
+    if h is None or scenario.policy.as_of is not None or h.start >= today:
+        return None
+    begun = [q for q in range(h.count) if h.period_start(q) < today]
+    ahead = next((h.period_start(q) for q in range(h.count) if h.period_start(q) >= today),
+                 None)
+    move = (f"move horizon.start to the first period still to come ({ahead})"
+            if ahead is not None else
+            "move horizon.start to a day from today on (every period has begun)")
+    return (f"horizon.start {h.start} is before today ({today}) and policy.as_of is not set: "
+            f"the plan is made as of {h.start}, so orders due between then and today, which "
+            f"can no longer be placed, are planned as if they could be, and period"
+            f"{'s' if len(begun) > 1 else ''} {', '.join(map(str, begun))} (begun by today) "
+            f"as if still to come — set `policy.as_of: {today}` to plan orders from today, or "
+            f"{move}")
+
+
+def with_lead_times(summary: ScenarioSummary, scenario: Scenario,
+                    today: dt.date | None = None) -> ScenarioSummary:
+    """``validate``'s summary with a warning per quote that serves no period, a warning for a
+    horizon that starts before ``today`` (:func:`past_start_warning`) and, among its lines
+    over time, from which period new orders serve at the earliest (after the horizon and
+    inventory lines)."""
     late = late_orders(scenario)
-    warnings = tuple(lead_time_text(scenario, r) for r in late if r.first_period is None)
+    past = past_start_warning(scenario, today)
+    warnings = (*(() if past is None else (past,)),
+                *(lead_time_text(scenario, r) for r in late if r.first_period is None))
     first = first_period_line(scenario, late)
     lines = list(summary.over_time)
     if first is not None:

@@ -9,6 +9,7 @@ and spot), against its single-period scenario (:func:`solver.cli.signoff.period_
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import click
 
 from models.capacity import CapacityTable
 from models.errors import InputError, Problem, did_you_mean
+from models.horizon import DemandScenario
 from models.inventory import Fleet
 from models.plan import PeriodPlan, Plan
 from models.scenario import Scenario
@@ -88,6 +90,54 @@ def selected_periods(plan: Plan | None, period: str | None, demand_scenario: str
                                           f"{n} (or {start.isoformat()})" for n, start in known))])
         periods = mine
     return periods
+
+
+@dataclass(frozen=True)
+class InventoryPeriod:
+    """The period and demand scenario of a scenario over periods that an inventory is checked
+    against (an inventory has no periods of its own)."""
+
+    period: int
+    start: dt.date
+    demand_scenario: str
+    scenario: Scenario
+    """The period's single-period scenario: workloads grown, events on, migrations done."""
+
+
+def inventory_period(scenario: Scenario, period: str | None, demand_scenario: str | None,
+                     file: str) -> InventoryPeriod | None:
+    """An inventory checked against a scenario with a ``horizon``: the period ``--period``
+    names (default the first) under the demand scenario ``--demand-scenario`` names (default
+    `base`: the one so named, else each workload's own growth), as the planner sizes it
+    (:meth:`Scenario.in_period`). Before, the inventory was checked against each workload's
+    ``peak_rps`` as written, its growth and events ignored, and nothing said which demand.
+    ``None`` without a horizon (either option then is a located :class:`InputError`)."""
+    h = scenario.horizon
+    if h is None:
+        selected_periods(None, period, demand_scenario, file)
+        return None
+    names = [d.name for d in scenario.demand_scenarios]
+    name = demand_scenario if demand_scenario is not None else "base"
+    if demand_scenario is not None and name not in names:
+        raise InputError([Problem("--demand-scenario", "", f"the scenario has no demand "
+                                  f"scenario `{name}`", did_you_mean(name, names)
+                                  if names else "leave the option out: the scenario has no "
+                                  "`demand_scenarios`")])
+    demand = next((d for d in scenario.demand_scenarios if d.name == name),
+                  DemandScenario(name=name, probability=1.0))
+    k = 0
+    if period is not None:
+        text = period.strip()
+        found = [q for q in range(h.count)
+                 if (text.isdigit() and q == int(text)) or h.period_start(q).isoformat() == text]
+        if not found:
+            raise InputError([Problem("--period", "", f"the scenario's horizon has no period "
+                                      f"`{period}`", "give one of " + ", ".join(
+                                          f"{q} (or {h.period_start(q).isoformat()})"
+                                          for q in range(h.count)))])
+        k = found[0]
+    start = h.period_start(k)
+    return InventoryPeriod(k, start, name, scenario.in_period(k, demand, start))
 
 
 def shown_period(plan: Plan) -> PeriodPlan | None:

@@ -26,7 +26,13 @@ from models.plan import PeriodPlan
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
-from solver.cli.periods import demand_scenario_option, one_cell, period_option
+from solver.cli.periods import (
+    InventoryPeriod,
+    demand_scenario_option,
+    inventory_period,
+    one_cell,
+    period_option,
+)
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.slo_verdict import (
     Group,
@@ -121,6 +127,9 @@ class SimulationRun:
     """TTFT and per-token: held or missed, over all requests and after each failure."""
     period: PeriodPlan | None = None
     """A plan over periods: the period (of a demand scenario) whose fleet and demand served."""
+    inventory_period: InventoryPeriod | None = None
+    """An inventory against a scenario over periods: the period and demand scenario whose
+    demand and workloads it served (:func:`~solver.cli.periods.inventory_period`)."""
 
     @property
     def held(self) -> bool:
@@ -182,7 +191,12 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
     """
     sc = load(scenario)
     plan = read_plan(fleet_path)
-    cell = one_cell(plan, sc, period, demand_scenario, str(fleet_path))
+    against = None
+    if plan is None:  # an inventory: one period's demand of a scenario over periods
+        against = inventory_period(sc, period, demand_scenario, str(fleet_path))
+        sc = sc if against is None else against.scenario
+    cell = None if plan is None else one_cell(plan, sc, period, demand_scenario,
+                                              str(fleet_path))
     if cell is not None:
         load_fleet(fleet_path, sc)  # the file checked as any plan.json is
         sc = cell.scenario
@@ -254,6 +268,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         wall_seconds=wall_seconds,
         verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures)),
         period=None if cell is None else cell.period,
+        inventory_period=against,
     )
     if as_json:
         echo_json(to_json(run))
@@ -378,6 +393,10 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
     if run.period is not None:
         out["period"] = {"period": run.period.period, "start": run.period.start.isoformat(),
                          "demand_scenario": run.period.scenario}
+    if run.inventory_period is not None:
+        at = run.inventory_period
+        out["demand_of"] = {"period": at.period, "start": at.start.isoformat(),
+                            "demand_scenario": at.demand_scenario}
     if run.failure is not None and run.before is not None and run.after is not None:
         out["failure"] = failure_json(run.failure)
         out["before_failure"] = summary_json(run.before)
@@ -468,6 +487,11 @@ def render(run: SimulationRun) -> str:
         lines.insert(1, f"a plan over periods: the fleet and demand of period "
                         f"{run.period.period} (from {run.period.start}) if demand follows "
                         f"`{run.period.scenario}` (--period, --demand-scenario)")
+    if run.inventory_period is not None:
+        at = run.inventory_period
+        lines.insert(1, f"an inventory against a scenario over periods: the workloads and "
+                        f"demand of period {at.period} (from {at.start}) if demand follows "
+                        f"`{at.demand_scenario}` (--period, --demand-scenario: another)")
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
         # by arrival: a request streaming when its replica failed arrived before the failure,

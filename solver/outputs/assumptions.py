@@ -369,8 +369,13 @@ class OfferTerms:
 
 def offers_bought(plan: Plan, scenario: Scenario) -> tuple[list[OfferTerms], str]:
     """Every purchase kind of the offers of the (zone, GPU type) pairs the plan buys, in
-    scenario order; and one line counting the offers it does not use ("" when none)."""
-    used = {(n.zone, n.gpu) for n in plan.nodes}
+    scenario order; and one line counting the offers it does not use ("" when none). Over
+    periods the plan buys what any period's fleet runs and what it orders: the first
+    period's fleet alone left out an order's offer (its price and source) and called it
+    "not used by the plan"."""
+    used = ({(n.zone, n.gpu) for n in plan.nodes}
+            | {(n.zone, n.gpu) for p in plan.periods for n in p.nodes}
+            | {(o.zone, o.gpu) for o in plan.orders})
     rows: list[OfferTerms] = []
     unused: list[tuple[str, str]] = []
     for z in scenario.zones:

@@ -57,6 +57,12 @@ class Fingerprint(Frozen):
     slo_tpot_p95_ms: float
     input_tokens_p95: int
     output_tokens_p95: int
+    arrival_scv: float | None = None
+    """The workload's inter-arrival SCV (``arrival.burst``; 1: Poisson): an analytic row's
+    rate is sized for it [1]. ``None``: a contract written before it was recorded."""
+    burst_followers: tuple[tuple[float, float, float], ...] | None = None
+    """``arrival.burst.followers`` as (window in mean gaps, mean, variance), empty without:
+    the burst an analytic row's rate divides over the replicas. ``None``: as above."""
 
 
 class ContractRow(Frozen):
@@ -133,6 +139,7 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
     """The fingerprint of one configuration as the scenario stands."""
     measured = _measured_row(scenario, wl, gpu, tp) if source is CapacitySource.measured else None
     runtime = scenario.runtime(wl.runtime)
+    burst = None if wl.arrival is None else wl.arrival.burst
     return Fingerprint(
         model=wl.model,
         model_weights_digest=scenario.model(wl.model).weights_digest,
@@ -146,6 +153,10 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
         slo_tpot_p95_ms=wl.slo.tpot_p95_ms,
         input_tokens_p95=wl.input_tokens.p95,
         output_tokens_p95=wl.output_tokens.p95,
+        arrival_scv=1.0 if burst is None else float(burst.interarrival_scv),
+        burst_followers=() if burst is None or not burst.followers else tuple(
+            (float(f.window_gaps), float(f.followers_mean), float(f.followers_variance))
+            for f in burst.followers),
     )
 
 
@@ -309,6 +320,14 @@ def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
             reasons += _diff(f"{row.gpu} efficiency factor {field}",
                              getattr(old.efficiency, field), getattr(new.efficiency, field))
         reasons += _costs_diff(row.gpu, old.runtime, old.runtime_costs, new.runtime_costs)
+        # the arrivals' burst sizes an analytic rate (a contract written before it was
+        # recorded is not expired by its appearing)
+        if old.arrival_scv is not None:
+            reasons += _diff("arrival burst inter-arrival SCV", old.arrival_scv,
+                             new.arrival_scv)
+        if old.burst_followers is not None and old.burst_followers != new.burst_followers:
+            reasons.append("arrival burst followers changed (arrival.burst.followers: the "
+                           "trace it was measured from, or the block, changed)")
     return tuple(reasons)
 
 

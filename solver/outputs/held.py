@@ -182,13 +182,28 @@ def assumed_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
     return out
 
 
-def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
-    """Under "spent inside the horizon": held reservations that end inside a period, paid up
-    to their end there though the plan counts them in no such period (a period counts only
-    nodes held through the whole of it); none: []."""
+@dataclass(frozen=True)
+class PartlyHeld:
+    """A held reservation that ends inside a period: paid to its end there, no load."""
+
+    index: int
+    """Its place in the scenario's ``inventory``."""
+    what: str
+    """``1 reserved H100-SXM node in use1-az1``."""
+    paid_to: dt.date
+    """The day after its last (the outputs' "to")."""
+    months: float
+    """Months paid of periods it is not held through [months]."""
+    cost: float
+    """Paid for those months [currency]."""
+    price_given: bool
+
+
+def partly_held(plan: Plan, scenario: Scenario) -> list[PartlyHeld]:
+    """Held reservations that end inside a period of the plan, paid up to their end there
+    though the plan counts them in no such period (:data:`PARTLY_HELD_RULE`); none: []."""
     if plan.horizon is None:
         return []
-    cur = plan.cost.currency
     m = plan.horizon.period_months
     periods = sorted({(p.start, p.end) for p in plan.periods})
     out = []
@@ -200,10 +215,19 @@ def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
             continue
         cost = line.reserved_cost_per_month(scenario.held_reservation_price(line),
                                             scenario.policy.hours_per_month) * months
-        out.append(f"  of which {cost:,.0f} {cur} in every scenario is inventory[{i}] "
-                   f"({plural(line.nodes, f'reserved {line.gpu} node')} in {line.zone}) paid "
-                   f"to {day_after(line.ends)} for {months:.2g} months of a period it is not "
-                   "held through: it carries no load in the plan there"
-                   + ("" if line.price_per_gpu_hour is not None else
-                      " (part of its assumed-price figure above)"))
+        out.append(PartlyHeld(i, f"{plural(line.nodes, f'reserved {line.gpu} node')} in "
+                                 f"{line.zone}", day_after(line.ends), months, cost,
+                              line.price_per_gpu_hour is not None))
     return out
+
+
+def partly_held_spend_lines(plan: Plan, scenario: Scenario) -> list[str]:
+    """Under "spent inside the horizon": held reservations that end inside a period, paid up
+    to their end there though the plan counts them in no such period (a period counts only
+    nodes held through the whole of it); none: []."""
+    cur = plan.cost.currency
+    return [f"  of which {p.cost:,.0f} {cur} in every scenario is inventory[{p.index}] "
+            f"({p.what}) paid to {p.paid_to} for {p.months:.2g} months of a period it is not "
+            f"held through: it carries no load in the plan there"
+            + ("" if p.price_given else " (part of its assumed-price figure above)")
+            for p in partly_held(plan, scenario)]

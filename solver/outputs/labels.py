@@ -168,3 +168,9 @@ def failure_label(failure: str) -> str:
         bought = f" {label(PurchaseKind(kind)).lower()}" if kind in set(PurchaseKind) else ""
         return f"One {gpu}{bought} node in {zone} lost" if gpu else f"One node in {zone} lost"
     return failure
+
+
+PARTLY_HELD_RULE = ("a period counts only nodes held through the whole of it: its fleet "
+                    "must hold on each of its days, those after the reservation ends too")
+"""Why a held reservation ending inside a period carries no load there, not pro rata
+(``validate``'s inventory line, the workbook's Summary)."""

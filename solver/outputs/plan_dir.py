@@ -120,7 +120,7 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     periods' configurations the contract lists too.
     """
     # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
-    from solver.outputs.contract import write_contract
+    from solver.outputs.contract import build_contract, contract_yaml
     from solver.outputs.report import write_report
     from solver.outputs.workbook import write_plan_workbook
 
@@ -133,8 +133,13 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
 
         table = as_planned(table, plan, scenario)
     out = Path(out_dir)
+    # one contract, every period's rows, for contract.yaml and the workbook's sheet alike
+    contract = build_contract(plan, scenario, table, horizon_scenario)
+    workbook = write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE, prepared,
+                                   contract)
+    write_atomic(out / CONTRACT_FILE, contract_yaml(contract))
     return [
-        write_plan_workbook(plan, scenario, table, out / WORKBOOK_FILE, prepared),
-        write_contract(plan, scenario, table, out / CONTRACT_FILE, horizon_scenario),
+        workbook,
+        out / CONTRACT_FILE,
         *write_report(plan, scenario, table, out, prepared),
     ]

@@ -22,7 +22,7 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.measured import stale_measurements
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
-from solver.outputs.labels import TO_EXCLUSIVE, day_after, plural
+from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
 
 
@@ -317,6 +317,13 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
             elif len(periods) < h.count:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
                          f"{', '.join(map(str, periods))}")
+            ending = [q for q in range(h.count) if line.months_held_in_part(
+                h.period_start(q), h.period_start(q + 1), h.period_months) > 0]
+            if ending and line.purchase is InventoryKind.reserved:
+                q = ending[-1]
+                text += (f"; ends inside period {q} ({h.period_start(q)} to "
+                         f"{h.period_start(q + 1)}): paid to its end, no load counted there "
+                         f"({PARTLY_HELD_RULE})")
         lines.append(f"inventory: {text}")
     if not scenario.multi_period:
         # the single-period program sells no committed orders: an `owned` section was accepted

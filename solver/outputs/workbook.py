@@ -40,7 +40,7 @@ from solver.outputs.assumptions import (
     utilization_assumed,
 )
 from solver.outputs.atomic import write_atomic
-from solver.outputs.contract import build_contract
+from solver.outputs.contract import Contract, ContractRow, build_contract
 from solver.outputs.figures import (
     PURCHASE_ORDER,
     DaySeries,
@@ -55,8 +55,14 @@ from solver.outputs.figures import (
     tightest_cases,
     tokens_per_month,
 )
-from solver.outputs.held import held_in_row, row_price_source
-from solver.outputs.labels import config_label, failure_label, label, status_label
+from solver.outputs.held import held_in_row, partly_held, row_price_source
+from solver.outputs.labels import (
+    PARTLY_HELD_RULE,
+    config_label,
+    failure_label,
+    label,
+    status_label,
+)
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule import SPENT_COUNTS
 from solver.outputs.schedule_sheet import write_schedule
@@ -252,18 +258,25 @@ def _first_period(plan: Plan) -> str:
             f": the first period's ({h.start}) if demand follows {h.fleet_shown}")
 
 
-def _yearly_rows(plan: Plan, names: Names, per_year: str, currency: str
+def _yearly_rows(plan: Plan, scenario: Scenario, names: Names, per_year: str, currency: str
                  ) -> list[tuple[str, Value, str | None, str, str | None]]:
     """Cost per year of a one-day plan; for a plan over periods, what each demand scenario
     spends inside the horizon instead (the first period × 12 read as the year's spend, though
-    later periods run another fleet)."""
+    later periods run another fleet), and of it each held reservation's payments in a period
+    it ends inside, where it carries no load (:func:`~solver.outputs.held.partly_held`)."""
     h = plan.horizon
     if h is None:
         return [("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
                  COST_PER_YEAR)]
-    return [(f"Spent inside the horizon if demand follows {s.scenario}", s.cost_in_horizon,
-             unit_format(MONEY, currency), f"{h.start} to {h.end}: {SPENT_COUNTS}", None)
-            for s in h.scenarios]
+    return [*((f"Spent inside the horizon if demand follows {s.scenario}", s.cost_in_horizon,
+               unit_format(MONEY, currency), f"{h.start} to {h.end}: {SPENT_COUNTS}", None)
+              for s in h.scenarios),
+            *((f"of which inventory[{p.index}], paid to {p.paid_to} carrying no load",
+               p.cost, unit_format(MONEY, currency),
+               f"in every demand scenario: {p.what}, paid for {p.months:.2g} months of a "
+               f"period it ends inside, where the plan counts none of its capacity ("
+               f"{PARTLY_HELD_RULE}; not pro rata)", None)
+              for p in partly_held(plan, scenario))]
 
 
 def _bound_row(plan: Plan, per_month: str, currency: str
@@ -313,7 +326,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         _bound_row(plan, per_month, currency),
         ("Cost per month", Formula(total_ref), per_month, "the Purchase plan's total"
          + _first_period(plan), COST_PER_MONTH),
-        *_yearly_rows(plan, names, per_year, currency),
+        *_yearly_rows(plan, scenario, names, per_year, currency),
         ("Tokens per month (input + output)", tokens_m, unit_format(RATE, "Mtok/month"), "",
          TOKENS_PER_MONTH),
         ("Output tokens per month", output_m, unit_format(RATE, "Mtok/month"), "",
@@ -544,15 +557,29 @@ CONTRACT_TITLES = ("Configuration", "Workload", "Model", "Model digest", "Runtim
                    "Predicted SLO rate [req/s]", "Predicted TTFT P95 [ms]",
                    "Predicted decode P95 [ms/token]", "Latency slack at SLO rate [1]",
                    "Replicas planned (busiest slice)")
+CONTRACT_PERIOD_TITLES = ("Period", "From")
+"""Leading columns of a plan over periods: the period (0 the first) and its first day; a
+later period's replicas are the most any demand scenario runs (contract.yaml's ``periods``)."""
 
 
 def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
-                         table: CapacityTable) -> None:
+                         table: CapacityTable, contract: Contract | None = None) -> None:
     """The configuration rows the plan rests on (contract.yaml's rows): what a load test
-    measured and what the capacity model predicts in separate columns."""
-    header(ws, 1, CONTRACT_TITLES)
-    rows = build_contract(plan, scenario, table).rows
-    for r, row in enumerate(rows, start=2):
+    measured and what the capacity model predicts in separate columns. A plan over periods
+    lists every period's rows, as contract.yaml does (``contract``: built with the horizon
+    scenario), each led by its period and first day."""
+    contract = contract or build_contract(plan, scenario, table)
+    dated: list[tuple[int, dt.date | None, ContractRow]] = [
+        (0, plan.horizon.start if plan.horizon is not None else None, row)
+        for row in contract.rows]
+    dated += [(p.period, p.start, row) for p in contract.periods for row in p.rows]
+    lead = CONTRACT_PERIOD_TITLES if contract.periods else ()
+    header(ws, 1, [*lead, *CONTRACT_TITLES])
+    for r, (period, start, row) in enumerate(dated, start=2):
+        if lead:
+            put(ws, r, 1, period, COUNT)
+            put(ws, r, 2, dt.datetime.combine(start, dt.time()) if start else None,
+                "yyyy-mm-dd")
         measured = row.source is CapacitySource.measured
         on = row.fingerprint.measured_on
         got = (row.tested_peak_rps, row.ttft_p95_ms, row.decode_p95_ms_per_token)
@@ -566,9 +593,9 @@ def write_contract_sheet(ws: Worksheet, plan: Plan, scenario: Scenario,
             *((None if measured else v, f) for v, f in zip(got, (RATE, "#,##0.0", "#,##0.00"),
                                                             strict=True)),
             (row.headroom, SHARE), (row.replicas_planned, COUNT))
-        for c, (v, fmt) in enumerate(values, start=1):
+        for c, (v, fmt) in enumerate(values, start=1 + len(lead)):
             put(ws, r, c, v, fmt)
-    add_table(ws, "Contract", 1, 1, len(rows) + 1, len(CONTRACT_TITLES))
+    add_table(ws, "Contract", 1, 1, len(dated) + 1, len(lead) + len(CONTRACT_TITLES))
     ws.freeze_panes = "B2"
 
 
@@ -803,9 +830,11 @@ def _unique_titles(ws: Worksheet) -> None:
 
 
 def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: CapacityTable,
-                    prepared: dt.date, names: Names | None = None) -> dict[str, str]:
+                    prepared: dt.date, names: Names | None = None,
+                    contract: Contract | None = None) -> dict[str, str]:
     """Append one plan's sheets to a workbook; returns the defined name of each Summary figure
-    (``cost_per_month`` …) by figure."""
+    (``cost_per_month`` …) by figure (``contract``: as contract.yaml's, every period's rows for
+    a plan over periods; default the first period's)."""
     names = names or Names()
     ws = {s: wb.create_sheet(names[s]) for s in SHEETS}
     data = wb.create_sheet(names[CHART_DATA])
@@ -820,7 +849,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_hourly(ws["Hourly"], plan, scenario, series)
     write_charts(ws["Charts"], data, plan, scenario, series)
     write_survivability(ws["Survivability"], plan, scenario)
-    write_contract_sheet(ws["Capacity contract"], plan, scenario, table)
+    write_contract_sheet(ws["Capacity contract"], plan, scenario, table, contract)
     write_cost_attribution(ws["Cost attribution"], plan, currency)
     write_assumptions(ws["Assumptions"], plan, scenario, prepared)
     write_offers(ws["Offers"], plan, scenario)
@@ -838,19 +867,24 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
 
 
 def plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
-                  prepared: dt.date | None = None) -> Workbook:
-    """The procurement workbook of one plan (``prepared``: default :func:`prepared_on`)."""
+                  prepared: dt.date | None = None, contract: Contract | None = None) -> Workbook:
+    """The procurement workbook of one plan (``prepared``: default :func:`prepared_on`;
+    ``contract``: as :func:`add_plan_sheets`)."""
     wb = Workbook()
     wb.remove(wb.active)
-    add_plan_sheets(wb, plan, scenario, table, prepared or prepared_on(scenario.policy.as_of))
+    add_plan_sheets(wb, plan, scenario, table, prepared or prepared_on(scenario.policy.as_of),
+                    contract=contract)
     return wb
 
 
 def write_plan_workbook(plan: Plan, scenario: Scenario, table: CapacityTable,
-                        path: str | Path, prepared: dt.date | None = None) -> Path:
-    """Write ``plan.xlsx`` atomically, dated the day it is prepared on; returns its path."""
+                        path: str | Path, prepared: dt.date | None = None,
+                        contract: Contract | None = None) -> Path:
+    """Write ``plan.xlsx`` atomically, dated the day it is prepared on; returns its path
+    (``contract``: as :func:`add_plan_sheets`)."""
     path = Path(path)
     day = prepared or prepared_on(scenario.policy.as_of)
     stamp = dt.datetime.combine(day, dt.time())
-    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table, day), stamp))
+    write_atomic(path, workbook_bytes(plan_workbook(plan, scenario, table, day, contract),
+                                      stamp))
     return path

@@ -79,6 +79,13 @@ def horizon_scenarios(results: Sequence[Compared]) -> list[str]:
                               for s in r.plan.horizon.scenarios))
 
 
+NOW_GPUS = "Ordered now, the same in every demand scenario (due before the re-plan)"
+NOW_COMMITTED = "Committed by the orders now (their whole terms)"
+LATER_GPUS = "Ordered later, the most of any demand scenario"
+"""Rows of plans over periods: their orders (``plan.orders``), which the first period's GPUs
+below them do not show (an order serves from a later period)."""
+
+
 def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: int) -> None:
     """Side by side, one column per scenario: cost, $/Mtok, committed share
     (reserved + owned), survivability, GPUs.
@@ -103,10 +110,13 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
     labels += [f"Tokens per month{first} [Mtok/month]",
                f"Cost per million tokens{first} [{currency}/Mtok]",
                f"Committed share of cost (reserved + owned){first} [1]", "Survivability",
-               "MIP gap [1]",
-               "What cannot be met"]
+               "MIP gap [1]"]
+    labels += [f"{NOW_GPUS} [GPUs]", f"{NOW_COMMITTED} [{currency}]",
+               f"{LATER_GPUS} [GPUs]"] if spent else []
+    labels += ["What cannot be met"]
     types = gpu_types(rows)
-    labels += [f"{g} GPUs (reserved + busiest elastic)" for g in types] + ["All GPUs"]
+    labels += [f"{g} GPUs (reserved + busiest elastic){first}" for g in types]
+    labels += [f"All GPUs{first}"]
     at = {text.split(" [")[0]: r for r, text in enumerate(labels, start=2)}
     for text, r in zip(labels, at.values(), strict=True):
         put(ws, r, 1, text)
@@ -142,6 +152,16 @@ def write_comparison(ws: Worksheet, results: Sequence[Compared], purchase_last: 
             row.committed_share, SHARE)
         put(ws, at["Survivability"], c, row.survivability)
         put(ws, at["MIP gap"], c, row.gap, "0.00%")
+        if spent:  # what to order: the decision a plan over periods is made for
+            now = [o for o in res.plan.orders if o.scenario is None]
+            later: dict[str, int] = {}
+            for o in res.plan.orders:
+                if o.scenario is not None:
+                    later[o.scenario] = later.get(o.scenario, 0) + o.gpus
+            put(ws, at[NOW_GPUS], c, sum(o.gpus for o in now) if h else None, COUNT)
+            put(ws, at[NOW_COMMITTED], c, sum(o.committed_total for o in now) if h else None,
+                MONEY)
+            put(ws, at[LATER_GPUS], c, max(later.values(), default=0) if h else None, COUNT)
         put(ws, at["What cannot be met"], c,
             "; ".join(d.message for d in res.plan.diagnosis) or None)
         for j, g in enumerate(types):
