@@ -472,21 +472,29 @@ def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: 
     ``workers`` times the seconds) as long as ``SPARE_SHARE`` of the budget lasts; a block not
     planned by the ``deadline`` (or a stop request), ``NOT_PLANNED``; where a worker process
     died, the blocks it left are planned in this process as :func:`plan_blocks` plans them one
-    after the other."""
+    after the other.
+
+    Each block's clock leaves the blocks after it in its worker (the jobs are taken in turn:
+    every ``workers``-th one) their floors, as :func:`block_limit_s` draws them from the
+    deadline: the LP support's floor and the polish's seconds capped by the deadline alone let
+    a loaded machine's first blocks take the last ones' time."""
     from solver.solve.workers import Workers
 
     share_s = max(budget_s / len(programs), 0.5)
     budget_end = time.monotonic() + budget_s
     spare_end = time.monotonic() + budget_s * SPARE_SHARE
-    jobs = [(p, gap, share_s, share_s * (workers - 1), spare_end, workers) for p in programs]
-    with Workers(min(workers, len(programs))) as pool:
+    count = min(workers, len(programs))
+    jobs = [(p, gap, share_s, share_s * (workers - 1), spare_end, workers,
+             len(range(k + count, len(programs), count))) for k, p in enumerate(programs)]
+    with Workers(count) as pool:
         results = pool.map(_planned_in_worker, jobs, deadline)
     out: dict[int, Planned] = {}
     for k, r in enumerate(results):
         if r is None and not deadline.expired():  # a worker died: planned here instead
             left = sum(1 for j in range(k, len(programs)) if results[j] is None)
             r = plan_block(programs[k], "highs", max((budget_end - time.monotonic()) / left,
-                                                     0.5), gap, deadline)
+                                                     0.5), gap,
+                           deadline.follower(block_limit_s(deadline.left(), left)))
         out[k] = NOT_PLANNED_BLOCK if r is None else r
     return out
 
@@ -502,12 +510,15 @@ NOT_PLANNED_BLOCK: tuple[None, None, SolveOutcome] = (None, None, NOT_PLANNED)
 
 
 def _planned_in_worker(clock: Deadline, data: ProgramData, gap: float, share_s: float,
-                       spare_s: float, spare_end: float, per_slice: int) -> Planned:
-    """:func:`in_workers`' job, in a worker process: :func:`plan_block` on ``clock``, with
+                       spare_s: float, spare_end: float, per_slice: int, after: int = 0
+                       ) -> Planned:
+    """:func:`in_workers`' job, in a worker process: :func:`plan_block` on ``clock`` less the
+    floors of the ``after`` blocks its worker plans after it (:func:`block_limit_s`), with
     ``spare_s`` more for its hour-by-hour pass, at most what is left until ``spare_end`` (a
     ``time.monotonic`` reading) past its own share."""
     spare = min(spare_s, max(spare_end - time.monotonic() - share_s, 0.0))
-    return plan_block(data, "highs", share_s, gap, clock, spare_s=spare,
+    return plan_block(data, "highs", share_s, gap,
+                      clock.follower(block_limit_s(clock.left(), after + 1)), spare_s=spare,
                       per_slice=per_slice if spare > 0 else 1)
 
 
