@@ -592,6 +592,8 @@ def lp_relaxation(data: ProgramData, solver: str, time_limit_s: float
     block's integer optimum, and the committed nodes it runs per pool (fractions of nodes);
     ``None`` where it is not solved in time."""
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
+    if solver == "highs":
+        return _highs_relaxation(program, time_limit_s)
     for var in program.prob.variables():
         var.cat = pulp.LpContinuous
     outcome = solve(program.prob, solver, time_limit_s, 0.0)
@@ -602,6 +604,27 @@ def lp_relaxation(data: ProgramData, solver: str, time_limit_s: float
         if node.purchase in COMMITTED_KINDS:
             nodes[node.pool] = nodes.get(node.pool, 0.0) + float(y.varValue or 0.0)
     return outcome.report.objective, nodes
+
+
+def _highs_relaxation(program: Program, time_limit_s: float
+                      ) -> tuple[float, dict[PoolKey, float]] | None:
+    """:func:`lp_relaxation` by HiGHS on the program's arrays (:func:`~solver.solve.highs.
+    model_of`, primal simplex, as :func:`lp_support_block` solves its relaxation), not through
+    PuLP: PuLP's copy of a block and its dual simplex took 0.58 CPU-s of a medium × 1 block's
+    LP against 0.31 (build included), ten such LPs before the blocks' fleets (benchmarks/
+    README.md, "Over periods")."""
+    clock = Deadline(time_limit_s)
+    clock.reserve_s = 0.0  # the plan's own clock keeps the assembly's reserve
+    model = model_of(program)
+    relaxed = run(model, clock, time_limit_s, 0.0, relaxation=True)
+    if relaxed.status is not SolveStatus.optimal or relaxed.objective is None or (
+            relaxed.x is None):
+        return None
+    nodes: dict[PoolKey, float] = {}
+    for node, y in program.v.nodes.items():
+        if node.purchase in COMMITTED_KINDS:
+            nodes[node.pool] = nodes.get(node.pool, 0.0) + float(relaxed.x[model.index[y.name]])
+    return relaxed.objective, nodes
 
 
 def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
