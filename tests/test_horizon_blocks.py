@@ -144,3 +144,33 @@ def test_blocks_in_workers_after_a_slow_start_each_have_time(monkeypatch: pytest
     bp.in_workers(programs, 2, 1.0, 0.01, Deadline(40.0))
     assert len(given) == 10
     assert min(left for _, left in given) >= 0.95 * 40.0 / 5  # five blocks a worker
+
+
+def test_a_block_whose_widened_restriction_finds_no_fleet_keeps_its_greedy_fleet(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block whose LP support holds no fleet and whose widened restriction ends its time
+    without one (medium × 1 under load: its first fleets cost 2–3 times the block's greedy
+    fleet, or none was found and the plan fell back to greedy fleets of the priced blocks
+    with orders bought for them) keeps the greedy fleet of its own program within its stock:
+    a fleet that holds, said to be the greedy one, its bound the relaxation's."""
+    import solver.solve.block_plans as bp
+    from models.plan import SolveStatus
+    from solver.solve.highs import RunResult
+
+    data = build_horizon_data(quarterly([1, 2, 3, 4]), lambda _: TABLE)
+    calls: list[int] = []
+
+    def no_fleet(model: object, deadline: object, time_limit_s: float, gap: float,
+                 empty: object) -> RunResult:
+        calls.append(1)  # the support infeasible, then the widened restriction out of time
+        status = SolveStatus.infeasible if len(calls) == 1 else SolveStatus.time_limit
+        return RunResult(status, None, None, None, 0.0)
+
+    monkeypatch.setattr(bp, "_restricted", no_fleet)
+    program, values, outcome = bp.lp_support_block(data.blocks[3].data, 5.0, 0.01)
+    assert len(calls) == 2
+    assert values is not None and bp.holds_in(program, values)
+    assert outcome.has_solution and outcome.report.name == bp.GREEDY_FLOOR
+    assert outcome.report.objective == pytest.approx(bp._cost(program, values))
+    assert outcome.report.bound is not None
+    assert outcome.report.bound <= outcome.report.objective + 1e-6
