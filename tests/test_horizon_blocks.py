@@ -3,6 +3,8 @@ its relaxation, weighted by the probability and months of the blocks it stands f
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from benchmarks.horizon_blocks import held_rows, markdown
@@ -87,3 +89,88 @@ def test_blocks_planned_after_a_slow_start_each_have_time(monkeypatch: pytest.Mo
     bp.plan_blocks(data, [b.data for b in data.blocks], "highs", 1.0, 0.01, deadline=deadline)
     assert len(given) == 4
     assert min(given) >= 0.95 * 40.0 / 4  # less its own clock's assembly reserve (3 %)
+
+
+def test_blocks_in_workers_after_a_slow_start_each_have_time(monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """``in_workers`` (``--workers 2``) with 40 s left for ten distinct blocks, each spending
+    what its floors ask or what its clock allows, two workers taking the jobs in turn, each on
+    a clock that moves only as its own blocks spend: every block has time, about an equal
+    part of its worker's 40 s. With the floors capped by the plan's deadline alone (as before
+    ``block_limit_s`` reached the workers) each worker's first blocks took 15, 15 and 10 s and
+    its last two nothing."""
+    import solver.solve.block_plans as bp
+    import solver.solve.workers as workers_module
+    from solver.solve.clock import Deadline
+
+    given: list[tuple[int, float]] = []
+    now = [0.0]
+
+    def spending(data: object, solver: str, share_s: float, gap: float,
+                 deadline: Deadline | None = None, **_: object) -> bp.Planned:
+        assert deadline is not None
+        given.append((len(given), deadline.left()))
+        now[0] += min(max(share_s, bp.LP_SUPPORT_MIN_S) + bp.POLISH_EXTRA_S, deadline.left())
+        return bp.NOT_PLANNED_BLOCK
+
+    class TwoInTurn:
+        """Two workers, job k on worker k % 2, each with a clock of its own from 0 to 40 s."""
+
+        def __init__(self, count: int) -> None:
+            assert count == 2
+
+        def __enter__(self) -> TwoInTurn:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def map(self, fn: Any, jobs: list[tuple[Any, ...]], deadline: Deadline) -> list[Any]:
+            spent = [0.0, 0.0]
+            out = []
+            for k, job in enumerate(jobs):
+                now[0] = 0.0
+                clock = Deadline(40.0, clock=lambda: now[0])  # from the start of the blocks
+                clock.reserve_s = 0.0
+                now[0] = spent[k % 2]
+                out.append(fn(clock, *job))
+                spent[k % 2] = now[0]
+            return out
+
+    monkeypatch.setattr(bp, "plan_block", spending)
+    monkeypatch.setattr(workers_module, "Workers", TwoInTurn)
+    data = build_horizon_data(quarterly([1, 2, 3, 4]), lambda _: TABLE)
+    programs = [data.blocks[0].data] * 10
+    bp.in_workers(programs, 2, 1.0, 0.01, Deadline(40.0))
+    assert len(given) == 10
+    assert min(left for _, left in given) >= 0.95 * 40.0 / 5  # five blocks a worker
+
+
+def test_a_block_whose_widened_restriction_finds_no_fleet_keeps_its_greedy_fleet(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block whose LP support holds no fleet and whose widened restriction ends its time
+    without one (medium × 1 under load: its first fleets cost 2–3 times the block's greedy
+    fleet, or none was found and the plan fell back to greedy fleets of the priced blocks
+    with orders bought for them) keeps the greedy fleet of its own program within its stock:
+    a fleet that holds, said to be the greedy one, its bound the relaxation's."""
+    import solver.solve.block_plans as bp
+    from models.plan import SolveStatus
+    from solver.solve.highs import RunResult
+
+    data = build_horizon_data(quarterly([1, 2, 3, 4]), lambda _: TABLE)
+    calls: list[int] = []
+
+    def no_fleet(model: object, deadline: object, time_limit_s: float, gap: float,
+                 empty: object) -> RunResult:
+        calls.append(1)  # the support infeasible, then the widened restriction out of time
+        status = SolveStatus.infeasible if len(calls) == 1 else SolveStatus.time_limit
+        return RunResult(status, None, None, None, 0.0)
+
+    monkeypatch.setattr(bp, "_restricted", no_fleet)
+    program, values, outcome = bp.lp_support_block(data.blocks[3].data, 5.0, 0.01)
+    assert len(calls) == 2
+    assert values is not None and bp.holds_in(program, values)
+    assert outcome.has_solution and outcome.report.name == bp.GREEDY_FLOOR
+    assert outcome.report.objective == pytest.approx(bp._cost(program, values))
+    assert outcome.report.bound is not None
+    assert outcome.report.bound <= outcome.report.objective + 1e-6

@@ -333,3 +333,37 @@ def test_the_workbook_contract_sheet_lists_every_period_as_contract_yaml_does(
            for r in rows[1:]]
     assert got == want
     assert ("Qwen2.5-72B" in {m for p, _, w, m, _ in got if p == 3 and w == "chat"})
+
+
+def test_the_outputs_read_the_tables_the_plan_was_planned_with(
+    quarterly: tuple[Scenario, Plan], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``fleetplan plan`` over periods hands the outputs the capacity tables it planned and
+    signed off with: the workbook's first period and the contract's later periods build none
+    again (they built every one again: 2.5–3 s a plan of quarterly.yaml), and contract.yaml
+    is the same file."""
+    import solver.capacity.table as capacity_table
+    from solver.capacity.table import cached_tables
+    from solver.outputs.plan_dir import write_plan_outputs
+    from solver.solve.horizon import first_period_scenario
+
+    sc, plan = quarterly
+    shown = first_period_scenario(plan, sc)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    write_plan_outputs(plan, sc, alone, shown)
+    tables = cached_tables(sc.gpus_sold_or_held())
+    assert list(period_checks(plan, sc, tables))  # the sign-off fills the cache, as in plan
+    built: list[str] = []
+    real = capacity_table.build_capacity_table
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        built.append(args[0].name)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(capacity_table, "build_capacity_table", counted)
+    handed = tmp_path / "handed"
+    handed.mkdir()
+    write_plan_outputs(plan, sc, handed, shown, None, tables)
+    assert built == []
+    assert (handed / "contract.yaml").read_text() == (alone / "contract.yaml").read_text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import click
@@ -322,16 +322,16 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     received: list[int] = []
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
-        plan, shown, table = _plan(sc, solver, time_limit_s, gap, as_json, robust, no_replay,
-                                   quiet, deadline, received, limit_given=given,
-                                   workers=workers)
+        plan, shown, table, table_for = _plan(sc, solver, time_limit_s, gap, as_json, robust,
+                                              no_replay, quiet, deadline, received,
+                                              limit_given=given, workers=workers)
         if replanned is not None:
             plan = plan.model_copy(update={"replanned_from": replanned})
         if plan.status is SolveStatus.infeasible:
             plan = with_slo_causes(plan, sc, table or build_capacity_table(
                 sc, sc.gpus_sold_or_held()))
             plan = with_lead_time_causes(plan, sc)
-        write_plan_outputs(plan, sc, target.staging, shown, table)
+        write_plan_outputs(plan, sc, target.staging, shown, table, table_for)
         written = target.commit()
     if as_json:
         echo_json(plan.model_dump(mode="json"))
@@ -352,12 +352,15 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
           received: list[int], limit_given: bool = True, workers: int = 1
-          ) -> tuple[Plan, Scenario, CapacityTable | None]:
+          ) -> tuple[Plan, Scenario, CapacityTable | None,
+                     Callable[[Scenario], CapacityTable] | None]:
     """The plan of ``sc``, the single-period scenario its fleet was sized for (signed off
     by the independent verifier; a single-period plan replayed against the traces its workloads
     name unless ``no_replay``) and, for one period, the capacity table it was planned with (the
     outputs are written from it: building it again took as long as the solve at the largest
-    sizes under load); the signals that stopped the solve are added to ``received``.
+    sizes under load), over periods the tables it was planned with, by period scenario (the
+    outputs' first period and the contract's later ones); the signals that stopped the solve
+    are added to ``received``.
     Over periods a spinner with the elapsed time runs on a terminal meanwhile; one period shows
     the solve's progress (elapsed, best cost, bound, gap, stages)."""
     safety = sc.multi_period and not limit_given
@@ -378,7 +381,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                        share_limit_s=share_s, stop=deadline, workers=workers)
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
-        return plan, first_period_scenario(plan, sc), None
+        return plan, first_period_scenario(plan, sc), None, tables
     if not as_json and not quiet:
         click.echo(message, err=True)
     reporter = SolveReporter(sc.policy.currency, quiet=quiet)
@@ -408,4 +411,4 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         finally:
             reporter.close()
             received.extend(signals)
-    return with_gap_limit(plan, gap), sc, table
+    return with_gap_limit(plan, gap), sc, table, None

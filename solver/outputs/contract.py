@@ -13,6 +13,7 @@ expired and why.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -30,6 +31,10 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.outputs.atomic import write_atomic
 from solver.outputs.figures import used_configs
+
+#: The capacity table of a period's single-period scenario (the planner's cache of them:
+#: :func:`solver.capacity.table.cached_tables`).
+TableFor = Callable[[Scenario], CapacityTable]
 
 CONTRACT_VERSION = 1
 
@@ -210,13 +215,16 @@ def period_scenario(horizon_scenario: Scenario, period: int, demand: str | None 
     return horizon_scenario.in_period(period, chosen, h.period_start(period))
 
 
-def _later_periods(plan: Plan, horizon_scenario: Scenario) -> tuple[PeriodRows, ...]:
+def _later_periods(plan: Plan, horizon_scenario: Scenario, table_for: TableFor | None = None
+                   ) -> tuple[PeriodRows, ...]:
     """Per later period, a row per configuration any demand scenario runs then, fingerprinted
-    against that period's workloads; its replicas the most any demand scenario runs."""
+    against that period's workloads; its replicas the most any demand scenario runs.
+    ``table_for``: the capacity tables the plan was planned with, by period scenario (the
+    planner's cache; default: built here, once per table key)."""
     from solver.capacity.table import cached_tables
     from solver.survivability.signoff import period_fleet
 
-    table_for = cached_tables(horizon_scenario.gpus_sold_or_held())
+    table_for = table_for or cached_tables(horizon_scenario.gpus_sold_or_held())
     out = []
     for k in sorted({p.period for p in plan.periods if p.period > 0}):
         mine = [p for p in plan.periods if p.period == k]
@@ -232,12 +240,15 @@ def _later_periods(plan: Plan, horizon_scenario: Scenario) -> tuple[PeriodRows, 
 
 
 def build_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
-                   horizon_scenario: Scenario | None = None) -> Contract:
+                   horizon_scenario: Scenario | None = None, table_for: TableFor | None = None
+                   ) -> Contract:
     """Contract rows for every configuration the plan buys replicas of, in table order; for a
     plan over periods, given the scenario with its ``horizon`` (``scenario`` is then the first
-    period's), those of each later period too."""
+    period's), those of each later period too, on the tables ``table_for`` gives (the
+    planner's, where the caller has them: building them again took 2.5–3 s a plan)."""
     later = (() if plan.horizon is None or horizon_scenario is None
-             or horizon_scenario.horizon is None else _later_periods(plan, horizon_scenario))
+             or horizon_scenario.horizon is None
+             else _later_periods(plan, horizon_scenario, table_for))
     return Contract(scenario=scenario.name, plan_fingerprint=plan.fingerprint,
                     measured_max_age_days=scenario.policy.measured_max_age_days,
                     rows=_rows(plan, scenario, table), periods=later)
@@ -255,11 +266,13 @@ def contract_yaml(contract: Contract) -> str:
 
 
 def write_contract(plan: Plan, scenario: Scenario, table: CapacityTable,
-                   path: str | Path, horizon_scenario: Scenario | None = None) -> Path:
-    """Write ``contract.yaml`` atomically; returns its path (``horizon_scenario``: as
-    :func:`build_contract`)."""
+                   path: str | Path, horizon_scenario: Scenario | None = None,
+                   table_for: TableFor | None = None) -> Path:
+    """Write ``contract.yaml`` atomically; returns its path (``horizon_scenario``,
+    ``table_for``: as :func:`build_contract`)."""
     path = Path(path)
-    write_atomic(path, contract_yaml(build_contract(plan, scenario, table, horizon_scenario)))
+    write_atomic(path, contract_yaml(build_contract(plan, scenario, table, horizon_scenario,
+                                                    table_for)))
     return path
 
 

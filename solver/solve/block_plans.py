@@ -39,6 +39,7 @@ from solver.program.variables import Program
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
+from solver.solve.greedy import greedy_start
 from solver.solve.highs import (
     Model,
     Restriction,
@@ -173,6 +174,7 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
         program, outcome = solve_decomposed(data, solver, time_limit_s, gap)
         return program, _values(program) if outcome.has_solution else None, outcome
     started = time.perf_counter()
+    floor: dict[str, float] | None = None  # the LP support's greedy fleet, where it kept one
     if solver == "highs":
         supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
                                                   deadline), gap, widened_s=time_limit_s,
@@ -182,8 +184,14 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
                                      polish_slice_s=POLISH_SLICE_S * per_slice,
                                      polish_gap=POLISH_GAP / per_slice,
                                      widened_polish_s=capped(spare_s, deadline))
-        if supported[1] is not None or capped(STEP_MIN_S, deadline) < STEP_MIN_S:
+        left_s = time_limit_s - (time.perf_counter() - started)
+        if (supported[1] is not None and (supported[2].report.name != GREEDY_FLOOR
+                                         or left_s < SHARED_AFTER_S)) or capped(
+                STEP_MIN_S, deadline) < STEP_MIN_S:
+            # a greedy fleet is kept unless the share leaves time for the steps after it
+            # (at medium x 1 under load they found a fleet 0.6 % cheaper in 5 s past the limit)
             return supported
+        floor = supported[1]
         time_limit_s = capped(max(time_limit_s - (time.perf_counter() - started), 0.5),
                               deadline)
         started = time.perf_counter()
@@ -204,6 +212,8 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
             found = _values(shared)
             if best is None or _cost(program, found) < _cost(program, best):
                 best = found
+    if floor is not None and (best is None or _cost(program, floor) < _cost(program, best)):
+        best = floor  # the greedy fleet the LP support's step kept
     report = outcome.report.model_copy(update={"bound": bound})
     status = SolveStatus.feasible if best is not None else outcome.status
     return program, best, SolveOutcome(status, report, best is not None)
@@ -261,15 +271,26 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
                              replicas[~wide])
         seconds += result.seconds
     bound = relaxed.objective
-    if result.x is None or result.status is SolveStatus.infeasible:
+    values = None
+    if result.x is not None and result.status is not SolveStatus.infeasible:
+        x = np.where(model.integer, np.round(result.x), result.x)
+        values = model.named(x)
+        if not holds_in(program, values):
+            values = None
+    name = "highs"
+    if widened:
+        # the widened restriction's first fleets in a loaded plan's 2 s cost 2-3 times the
+        # block's greedy fleet within its stock, or none were found (medium x 1)
+        floor = greedy_start(program, within_stock=True)
+        if floor is not None and (values is None or _cost(program, floor) < _cost(program,
+                                                                                values)):
+            values, name = floor, GREEDY_FLOOR
+    if values is None:
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
             name="highs", seconds=seconds, bound=bound), False)
-    x = np.where(model.integer, np.round(result.x), result.x)
-    values = model.named(x)
-    if not holds_in(program, values):
-        return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
-            name="highs", seconds=seconds, bound=bound), False)
-    objective = float(result.objective if result.objective is not None else model.cost @ x)
+    x = model.vector(values)
+    objective = float(result.objective if result.objective is not None and name == "highs"
+                      else model.cost @ x)
     # the widened restriction's fleet already spans every zone, kind and hour of the
     # configurations: its blocks (medium × 1's) lost more to the seconds taken than they gained
     # (only seconds no other block would have, a worker's spare, polish it)
@@ -283,9 +304,16 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
                 polished)):
             values, objective = named, float(model.cost @ polished)
         seconds += polish.elapsed()
-    report = SolverReport(name="highs", seconds=seconds, objective=objective,
+    report = SolverReport(name=name, seconds=seconds, objective=objective,
                           bound=bound, gap=_gap(objective, bound))
     return program, values, SolveOutcome(SolveStatus.feasible, report, True)
+
+
+#: Solver name of the outcome of :func:`lp_support_block` whose fleet is the block's greedy
+#: fleet (:func:`~solver.solve.greedy.greedy_start` within its stock), cheaper than any fleet
+#: the widened restriction found in its time: where time is left, :func:`plan_block`'s steps
+#: after the LP support still run, and the cheaper fleet is kept.
+GREEDY_FLOOR = "greedy"
 
 
 #: Seconds HiGHS is given for each slice of :func:`polish_slices`, and the gap (of the whole
@@ -472,21 +500,29 @@ def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: 
     ``workers`` times the seconds) as long as ``SPARE_SHARE`` of the budget lasts; a block not
     planned by the ``deadline`` (or a stop request), ``NOT_PLANNED``; where a worker process
     died, the blocks it left are planned in this process as :func:`plan_blocks` plans them one
-    after the other."""
+    after the other.
+
+    Each block's clock leaves the blocks after it in its worker (the jobs are taken in turn:
+    every ``workers``-th one) their floors, as :func:`block_limit_s` draws them from the
+    deadline: the LP support's floor and the polish's seconds capped by the deadline alone let
+    a loaded machine's first blocks take the last ones' time."""
     from solver.solve.workers import Workers
 
     share_s = max(budget_s / len(programs), 0.5)
     budget_end = time.monotonic() + budget_s
     spare_end = time.monotonic() + budget_s * SPARE_SHARE
-    jobs = [(p, gap, share_s, share_s * (workers - 1), spare_end, workers) for p in programs]
-    with Workers(min(workers, len(programs))) as pool:
+    count = min(workers, len(programs))
+    jobs = [(p, gap, share_s, share_s * (workers - 1), spare_end, workers,
+             len(range(k + count, len(programs), count))) for k, p in enumerate(programs)]
+    with Workers(count) as pool:
         results = pool.map(_planned_in_worker, jobs, deadline)
     out: dict[int, Planned] = {}
     for k, r in enumerate(results):
         if r is None and not deadline.expired():  # a worker died: planned here instead
             left = sum(1 for j in range(k, len(programs)) if results[j] is None)
             r = plan_block(programs[k], "highs", max((budget_end - time.monotonic()) / left,
-                                                     0.5), gap, deadline)
+                                                     0.5), gap,
+                           deadline.follower(block_limit_s(deadline.left(), left)))
         out[k] = NOT_PLANNED_BLOCK if r is None else r
     return out
 
@@ -502,12 +538,15 @@ NOT_PLANNED_BLOCK: tuple[None, None, SolveOutcome] = (None, None, NOT_PLANNED)
 
 
 def _planned_in_worker(clock: Deadline, data: ProgramData, gap: float, share_s: float,
-                       spare_s: float, spare_end: float, per_slice: int) -> Planned:
-    """:func:`in_workers`' job, in a worker process: :func:`plan_block` on ``clock``, with
+                       spare_s: float, spare_end: float, per_slice: int, after: int = 0
+                       ) -> Planned:
+    """:func:`in_workers`' job, in a worker process: :func:`plan_block` on ``clock`` less the
+    floors of the ``after`` blocks its worker plans after it (:func:`block_limit_s`), with
     ``spare_s`` more for its hour-by-hour pass, at most what is left until ``spare_end`` (a
     ``time.monotonic`` reading) past its own share."""
     spare = min(spare_s, max(spare_end - time.monotonic() - share_s, 0.0))
-    return plan_block(data, "highs", share_s, gap, clock, spare_s=spare,
+    return plan_block(data, "highs", share_s, gap,
+                      clock.follower(block_limit_s(clock.left(), after + 1)), spare_s=spare,
                       per_slice=per_slice if spare > 0 else 1)
 
 
@@ -581,6 +620,8 @@ def lp_relaxation(data: ProgramData, solver: str, time_limit_s: float
     block's integer optimum, and the committed nodes it runs per pool (fractions of nodes);
     ``None`` where it is not solved in time."""
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
+    if solver == "highs":
+        return _highs_relaxation(program, time_limit_s)
     for var in program.prob.variables():
         var.cat = pulp.LpContinuous
     outcome = solve(program.prob, solver, time_limit_s, 0.0)
@@ -591,6 +632,27 @@ def lp_relaxation(data: ProgramData, solver: str, time_limit_s: float
         if node.purchase in COMMITTED_KINDS:
             nodes[node.pool] = nodes.get(node.pool, 0.0) + float(y.varValue or 0.0)
     return outcome.report.objective, nodes
+
+
+def _highs_relaxation(program: Program, time_limit_s: float
+                      ) -> tuple[float, dict[PoolKey, float]] | None:
+    """:func:`lp_relaxation` by HiGHS on the program's arrays (:func:`~solver.solve.highs.
+    model_of`, primal simplex, as :func:`lp_support_block` solves its relaxation), not through
+    PuLP: PuLP's copy of a block and its dual simplex took 0.58 CPU-s of a medium × 1 block's
+    LP against 0.31 (build included), ten such LPs before the blocks' fleets (benchmarks/
+    README.md, "Over periods")."""
+    clock = Deadline(time_limit_s)
+    clock.reserve_s = 0.0  # the plan's own clock keeps the assembly's reserve
+    model = model_of(program)
+    relaxed = run(model, clock, time_limit_s, 0.0, relaxation=True)
+    if relaxed.status is not SolveStatus.optimal or relaxed.objective is None or (
+            relaxed.x is None):
+        return None
+    nodes: dict[PoolKey, float] = {}
+    for node, y in program.v.nodes.items():
+        if node.purchase in COMMITTED_KINDS:
+            nodes[node.pool] = nodes.get(node.pool, 0.0) + float(relaxed.x[model.index[y.name]])
+    return relaxed.objective, nodes
 
 
 def lp_bound(data: ProgramData, solver: str, time_limit_s: float) -> float | None:
