@@ -296,6 +296,8 @@ def main() -> None:
     p.add_argument("--slice-limit", type=float, default=5.0, help="seconds per slice program")
     p.add_argument("--slice-gap", type=float, default=1e-4, help="relative gap per slice")
     p.add_argument("--theta", type=float, default=1.0, help="first Polyak step factor")
+    p.add_argument("--patience", type=int, default=3,
+                   help="steps without a better bound before θ halves")
     p.add_argument("--cpu-budget", type=float, default=float("inf"), help="CPU seconds")
     p.add_argument("--check", action="store_true", help="also the slices as LPs at the duals")
     args = p.parse_args()
@@ -323,7 +325,7 @@ def main() -> None:
               f"{st.norm:,.2f} | {st.slice_gaps:,.0f} |", flush=True)
 
     best, _ = maximise(lag, lam, mu, target, args.steps, theta=args.theta,
-                       cpu_budget_s=args.cpu_budget, report=show)
+                       patience=args.patience, cpu_budget_s=args.cpu_budget, report=show)
     print(f"best L {best:,.0f} (LP {lp_value:,.0f}, best known {target:,.0f}: "
           f"gap to it {(target - best) / target * 100:.2f} %, LP's "
           f"{(target - lp_value) / target * 100:.2f} %); {time.process_time() - t0:.0f} CPU-s")
