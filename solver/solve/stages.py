@@ -116,6 +116,9 @@ class Context:
     """The last grouped stage's groups and fleet: the next one's start."""
     until_s: float | None = None
     """Seconds on the clock by which every stage still to run ends (``None``: none set)."""
+    joint_x: Vector | None = None
+    """The cheapest fleet the joint solve found itself (not one it was handed), held or not:
+    the polish's start (:func:`~solver.solve.strategy._after_joint`)."""
 
     def halted(self) -> bool:
         return self.halt.is_set() or self.deadline.expired()
