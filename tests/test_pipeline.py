@@ -636,12 +636,13 @@ def test_with_few_replicas_per_slot_a_proven_fleet_is_only_given_its_canonical_a
     assert strategy.POLISH not in {s.name for s in ctx.incumbent.stages}
 
 
-def _held_by_the_stages(program: Program, gap: float) -> Context:
+def _held_by_the_stages(program: Program, gap: float,
+                        deadline: Deadline | None = None) -> Context:
     """three_blocks holding, as the stages', three reserved replicas and nothing on demand
     (4,380 against the optimum 3,650): a fleet ``hours`` cannot improve, its reserved
     replicas held and no slice holding one replica too many."""
     model = model_of(program)
-    deadline = Deadline(30.0)
+    deadline = deadline or Deadline(30.0)
     ctx = Context(program, model, Incumbent(model, deadline, gap), deadline, gap)
     run_stages(ctx, (Stage("lp", 0.5, lp),))
     assert ctx.incumbent.offer(model.vector(fleet(program, 3, {})), "hours")
@@ -666,6 +667,23 @@ def test_the_joint_solve_s_own_fleet_is_polished_where_it_found_none_below_the_s
     x, cost = ctx.incumbent.fleet()
     assert cost == pytest.approx(3650.0) and x is not None and not ctx.model.broken_rows(x)
     assert strategy.POLISH in {s.name for s in ctx.incumbent.stages}
+
+
+def test_the_polish_runs_its_slices_in_less_than_one_slice_s_least_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # HiGHS found its fleet with 1.4 s left (small x25, loaded): before the joint solve the
+    # hours stage ends with less than SLICE_LEAST_S left, as those seconds are the joint
+    # solve's; after it they are nobody's, and a slice at small x25 takes ~0.1 s
+    monkeypatch.setattr(stages_module, "FEW_REPLICAS", 0.0)
+    now = [0.0]
+    deadline = Deadline(30.0, clock=lambda: now[0])
+    now[0] = deadline.limit_s - deadline.reserve_s - 1.0  # 1 s left, on a clock standing still
+    assert deadline.left() < stages_module.SLICE_LEAST_S
+    program = three_blocks()
+    ctx = _held_by_the_stages(program, gap=0.4, deadline=deadline)
+    ctx.joint_x = ctx.model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2}))
+    strategy._after_joint(ctx)
+    assert ctx.incumbent.fleet()[1] == pytest.approx(3650.0)
 
 
 def test_a_joint_solve_s_own_fleet_far_above_the_fleet_held_is_not_polished(

@@ -61,6 +61,7 @@ from solver.solve.neighbourhood import improve_start
 from solver.solve.stages import (
     GROUP_ABOVE_SLICES,
     GROUP_COUNTS,
+    MIN_STAGE_S,
     SLICE_LEAST_S,
     Context,
     Stage,
@@ -102,6 +103,12 @@ POLISH_SHARE = 0.05
 #: itself on nothing cheaper; around fleets further above it on 1,147,054–1,176,157
 #: (benchmarks/README.md, "Run K") [1].
 POLISH_WITHIN_GAPS = 1.0
+#: The polish's slices run while this much is left [s] (before the joint solve ``hours`` ends
+#: with less than one slice's least time left, those seconds the joint solve's; after it they
+#: are nobody's): on a loaded machine HiGHS found its fleet with 1.4 s left in 3 of 10 runs
+#: at small ×25, where a pass's slices take ~0.1 s of wall time each (benchmarks/README.md,
+#: "Run K").
+POLISH_LEAST_LEFT_S = MIN_STAGE_S
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
@@ -275,7 +282,7 @@ def _polish(ctx: Context, budget: float) -> None:
         return
     side = ctx.incumbent.around(ctx.joint_x, JOINT)
     if side is not None:
-        hours(dataclasses.replace(ctx, incumbent=side), budget)
+        hours(dataclasses.replace(ctx, incumbent=side), budget, POLISH_LEAST_LEFT_S)
 
 
 def polish_s(ctx: Context) -> float:
