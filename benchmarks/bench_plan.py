@@ -78,12 +78,13 @@ CHILD_GRACE_S = 600.0
 #: ×100 a plan with the ``hours`` stage given 0.45 of the limit (an A/B variant, not kept).
 #: Medium ×25 is run I's plan (2026-12-03, 1,262,597 in four runs, verified), on that day's
 #: program (its LP 1,224,643 against run F's 1,220,949: the others may be stale the same way).
-#: Small ×25 is run J's plan with the ``polish`` stage (2026-12-03 13:54, 1,145,853 verified;
-#: run H's quiet plan without the ×25 path was 1,146,737): run F's 1,126,694 lay below every
-#: proven bound of today's program (run I: 1,136,259).
+#: Small ×25 is run K's plan with the ``polish`` stage around the joint solve's own fleet
+#: (2026-12-03 16:48, 1,145,833 verified; run J's 1,145,853; run H's quiet plan without the
+#: ×25 path was 1,146,737): run F's 1,126,694 lay below every proven bound of today's program
+#: (run I: 1,136,259).
 BEST_KNOWN: dict[tuple[str, int], float] = {
     ("small", 1): 96_341.0, ("medium", 1): 100_604.0, ("large", 1): 115_078.0,
-    ("small", 25): 1_145_853.0, ("medium", 25): 1_262_597.0, ("large", 25): 946_955.0,
+    ("small", 25): 1_145_833.0, ("medium", 25): 1_262_597.0, ("large", 25): 946_955.0,
     ("large", 100): 3_422_880.0,
 }
 

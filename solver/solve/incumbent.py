@@ -52,6 +52,8 @@ class Incumbent:
         self.rejected: list[tuple[str, list[str]]] = []
         """Fleets a stage offered that broke rows: (stage, the first rows broken)."""
         self.stages: list[SolverStage] = []
+        self.forward_to: Incumbent | None = None
+        """An incumbent every fleet held here is offered to as well (:meth:`around`)."""
         self._lock = threading.Lock()
         self._version = 0
         self._running: list[str] = []
@@ -61,6 +63,17 @@ class Incumbent:
     def offer(self, x: Vector, stage: str) -> bool:
         """Keep ``x`` if it breaks no row and is cheaper than the fleet held; whether kept."""
         return self._hold(x, stage, _cheaper)
+
+    def around(self, x: Vector, stage: str) -> Incumbent | None:
+        """An incumbent of its own holding ``x`` (``None`` where ``x`` breaks a row), with this
+        one's bound, whose every fleet is offered to this one too: a search around a fleet
+        dearer than the one held, that still hands on whatever beats it."""
+        side = Incumbent(self.model, self.deadline, self.target_gap)
+        side.raise_bound(self.bound, stage)
+        if not side.offer(x, stage):
+            return None
+        side.forward_to = self
+        return side
 
     def settle(self, x: Vector, stage: str) -> bool:
         """Hold ``x`` instead of the fleet held if it breaks no row and costs no more (the
@@ -88,6 +101,8 @@ class Incumbent:
             self.x, self.cost, self.source = x, held, stage
             self._version += 1
         self._report(stage)
+        if self.forward_to is not None:
+            self.forward_to.offer(x, stage)
         return True
 
     def raise_bound(self, bound: float | None, stage: str) -> None:

@@ -116,6 +116,9 @@ class Context:
     """The last grouped stage's groups and fleet: the next one's start."""
     until_s: float | None = None
     """Seconds on the clock by which every stage still to run ends (``None``: none set)."""
+    joint_x: Vector | None = None
+    """The cheapest fleet the joint solve found itself (not one it was handed), held or not:
+    the polish's start (:func:`~solver.solve.strategy._after_joint`)."""
 
     def halted(self) -> bool:
         return self.halt.is_set() or self.deadline.expired()
@@ -317,7 +320,7 @@ def _empty_slots(ctx: Context, x: Vector) -> Restriction:
     return Restriction(empty, zeros, zeros)
 
 
-def hours(ctx: Context, budget: float) -> None:
+def hours(ctx: Context, budget: float, least_left_s: float = SLICE_LEAST_S) -> None:
     """Slice by slice: each slice's own integer columns (its on-demand and spot nodes and
     replicas, their loss binaries) re-solved with every other integer column held at the
     incumbent's value, the slices whose incumbent costs most above the LP's first.
@@ -328,18 +331,21 @@ def hours(ctx: Context, budget: float) -> None:
     at ×25: it rounds each slice's hourly node counts as a whole. Volume rows spanning the
     slices stay in each restriction, met by the slices held; the fleet found is the program's.
     Each slice gets an equal part of what is left of the budget, at least
-    :data:`SLICE_LEAST_S`, so a slice that ends early leaves its seconds to the next.
+    :data:`SLICE_LEAST_S` (never more than is left), so a slice that ends early leaves its
+    seconds to the next; with less than ``least_left_s`` left the stage ends (before the joint
+    solve, whose seconds those are, :data:`SLICE_LEAST_S`).
     """
     own = slice_columns(ctx.program, ctx.model)
     ends = ctx.deadline.elapsed() + budget
-    while _hours_pass(ctx, own, ends):
+    while _hours_pass(ctx, own, ends, least_left_s):
         pass
 
 
-def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float) -> bool:
-    """One pass of :func:`hours` over the slices, ending by ``ends`` on the clock [s]; whether
-    it found a cheaper fleet and had every slice solved (then another pass may pay: the volume
-    rows tie the slices)."""
+def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float,
+                least_left_s: float = SLICE_LEAST_S) -> bool:
+    """One pass of :func:`hours` over the slices, ending by ``ends`` on the clock, or with
+    less than ``least_left_s`` left [s]; whether it found a cheaper fleet and had every slice
+    solved (then another pass may pay: the volume rows tie the slices)."""
     x, before = ctx.incumbent.fleet()
     if x is None or before is None:
         return False
@@ -347,9 +353,9 @@ def _hours_pass(ctx: Context, own: dict[str, npt.NDArray[np.int32]], ends: float
     order = costliest_first(model, own, x, ctx.lp_x)
     for i, s in enumerate(order):
         left = ends - ctx.deadline.elapsed()
-        if ctx.halted() or left < SLICE_LEAST_S:
+        if ctx.halted() or left < least_left_s:
             return False
-        per_slice = max(left / (len(order) - i), SLICE_LEAST_S)
+        per_slice = min(max(left / (len(order) - i), SLICE_LEAST_S), left)
         x, _ = ctx.incumbent.fleet()
         assert x is not None
         part = held_model(model, own[s], x)

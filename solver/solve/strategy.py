@@ -9,9 +9,9 @@ and the status and gap are decided). With shared nodes and HiGHS it is one chain
   limit — once the one-group stage is stopped by its budget, all of them within the first half
   (:data:`~solver.solve.stages.JOINT_SHARE`), the rest kept for the joint solve;
 - the **joint solve** — HiGHS on the whole program — from the incumbent for the time left;
-- where the LP holds many replicas per slot and the joint solve found the fleet, the
-  **polish**: the ``hours`` stage again around it, in the seconds the joint solve leaves it
-  (:func:`_after_joint`);
+- where the LP holds many replicas per slot and the joint solve found a fleet of its own
+  (held, or within a target gap of the fleet held), the **polish**: the ``hours`` stage again
+  around it, in the seconds the joint solve leaves it (:func:`_after_joint`);
 - once the fleet is proven, the **canonical** allocation of its nodes (the fewest replicas
   they hold the program with, found from no start), so that a proven plan does not depend on
   which of the fleets of the same cost the search happened to end on.
@@ -28,9 +28,11 @@ in :mod:`solver.solve.assemble`; an infeasible one is explained by
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pulp
 
 from models.capacity import CapacityTable
@@ -53,12 +55,13 @@ from solver.solve.backends import SolveOutcome, solve
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
-from solver.solve.highs import Model, Progress, RunResult, model_of, run
+from solver.solve.highs import Model, Progress, RunResult, Vector, model_of, run
 from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import improve_start
 from solver.solve.stages import (
     GROUP_ABOVE_SLICES,
     GROUP_COUNTS,
+    MIN_STAGE_S,
     SLICE_LEAST_S,
     Context,
     Stage,
@@ -89,10 +92,23 @@ HOURS_SHARE = 0.3
 #: (:func:`_joint`): small ×25 3.9 %, medium ×25 3.0 % and large ×100 2.2 % above the LP, held
 #: back; large ×25 11.4 %, handed over (benchmarks/README.md, "Run I") [1].
 NEAR_GAPS = 5.0
-#: Share of the limit the joint solve leaves to the polish once it has found the fleet held,
+#: Share of the limit the joint solve leaves to the polish once it has found a fleet to polish,
 #: with one slice's least time (:func:`polish_s`): 4.5 s of a 60-s limit; the pass at small
 #: ×25 takes 0.6–0.8 CPU-s, 3.3 s of wall time at load 8 [1].
 POLISH_SHARE = 0.05
+#: The joint solve's own fleet is polished where it costs at most this many target gaps more
+#: than the fleet held, though it is not held (:func:`_near_the_fleet_held`): at small ×25 the
+#: ``hours`` pass around each of HiGHS's fleets within 1 % of the stages' 1,150,164 (1,159,987
+#: down to 1,149,762; one quiet run) ended on 1,145,524–1,145,998, around the stages' fleet
+#: itself on nothing cheaper; around fleets further above it on 1,147,054–1,176,157
+#: (benchmarks/README.md, "Run L") [1].
+POLISH_WITHIN_GAPS = 1.0
+#: The polish's slices run while this much is left [s] (before the joint solve ``hours`` ends
+#: with less than one slice's least time left, those seconds the joint solve's; after it they
+#: are nobody's): on a loaded machine HiGHS found its fleet with 1.4 s left in 3 of 10 runs
+#: at small ×25, where a pass's slices take ~0.1 s of wall time each (benchmarks/README.md,
+#: "Run L").
+POLISH_LEAST_LEFT_S = MIN_STAGE_S
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
 ROUNDS = 1
 #: Share of the assembly reserve a solve may still overrun before it is left behind [1].
@@ -245,14 +261,32 @@ POLISH = "polish"
 CANONICAL = "canonical"
 
 
-def _found_by_joint(ctx: Context) -> bool:
-    """The LP holds many replicas per slot and the fleet held is one the joint solve found
-    (no ``hours`` pass has been made around it)."""
-    return many_replicas(ctx) and ctx.incumbent.source == JOINT
+def _near_the_fleet_held(ctx: Context) -> bool:
+    """The joint solve has found a fleet of its own (:attr:`Context.joint_x`, held or not)
+    within :data:`POLISH_WITHIN_GAPS` target gaps of the fleet held."""
+    _, held = ctx.incumbent.fleet()
+    return (ctx.joint_x is not None and held is not None
+            and ctx.model.cost_of(ctx.joint_x) <= held * (1 + POLISH_WITHIN_GAPS * ctx.gap))
+
+
+def _worth_polishing(ctx: Context) -> bool:
+    """The LP holds many replicas per slot and the joint solve found a fleet of its own near
+    the fleet held (no ``hours`` pass has been made around it)."""
+    return many_replicas(ctx) and _near_the_fleet_held(ctx)
+
+
+def _polish(ctx: Context, budget: float) -> None:
+    """The ``hours`` stage around the joint solve's own fleet, whether or not it is the fleet
+    held: what it finds below the fleet held is offered to the incumbent as it comes."""
+    if ctx.joint_x is None:
+        return
+    side = ctx.incumbent.around(ctx.joint_x, JOINT)
+    if side is not None:
+        hours(dataclasses.replace(ctx, incumbent=side), budget, POLISH_LEAST_LEFT_S)
 
 
 def polish_s(ctx: Context) -> float:
-    """Seconds the joint solve leaves to the polish once it has found the fleet held, where
+    """Seconds the joint solve leaves to the polish once it has found a fleet to polish, where
     the LP holds many replicas per slot: :data:`POLISH_SHARE` of the limit and one slice's
     least time (:data:`~solver.solve.stages.SLICE_LEAST_S`) [s]."""
     return POLISH_SHARE * ctx.deadline.limit_s + SLICE_LEAST_S
@@ -260,9 +294,9 @@ def polish_s(ctx: Context) -> float:
 
 def _after_joint(ctx: Context) -> None:
     """After the joint solve, with time left: where the LP holds many replicas per slot and
-    the joint solve found the fleet held, the ``hours`` stage again around it (``polish``: each
-    slice re-solved under the rest of the fleet); then, the fleet proven, the canonical
-    allocation of its nodes.
+    the joint solve found a fleet of its own near the fleet held (:func:`_worth_polishing`),
+    the ``hours`` stage again around that fleet (``polish``: each slice re-solved under the
+    rest of it); then, the fleet proven, the canonical allocation of its nodes.
 
     HiGHS ends at the first fleet it proves within the gap, and which fleet that is, is its
     path's: at small ×25 the plan proved 1,147,736 in 35–46 s where the cold solve proved
@@ -270,15 +304,20 @@ def _after_joint(ctx: Context) -> None:
     and around HiGHS's unproven 1,149,762 (a loaded machine, 27.5 CPU-s) to 1,145,853 in 0.8
     CPU-s; HiGHS again from the proven fleet, cutoff below its cost and a gap of 0.25 % or
     0.5 %, found nothing in 20 s; freeing one GPU type's reserved nodes across its zones,
-    nothing (benchmarks/README.md, "Run J"). The joint solve leaves the polish its seconds
-    (:func:`polish_s`) only once it has found the fleet held (:func:`_joint`): at medium and
-    large ×25 it finds none, and runs to the limit as before. A pass's slices end on their
-    gap (:data:`~solver.solve.stages.SLICE_GAP`), not the clock, so a plan proven within its
-    limit stays the same from run to run. Few replicas per slot (the ×1 sizes, the demo): the
-    canonical allocation alone, as before."""
+    nothing (benchmarks/README.md, "Run J"). The pass starts from HiGHS's own fleet even where
+    that is dearer than the fleet held: on a loaded machine HiGHS found nothing below the
+    stages' 1,150,164 in some runs (the plan was the stages' fleet, dearer than the cold
+    solve), and the stages' fleet is one ``hours`` has already ended on, where HiGHS's fleets
+    within 1 % above it were each one pass from 1,145,524–1,145,998 (:data:`POLISH_WITHIN_GAPS`;
+    benchmarks/README.md, "Run L"). The joint solve leaves the polish its seconds
+    (:func:`polish_s`) only once it has found such a fleet (:func:`_joint`): at medium and
+    large ×25 from the greedy start it finds none near, and runs to the limit as before. A
+    pass's slices end on their gap (:data:`~solver.solve.stages.SLICE_GAP`), not the clock, so
+    a plan proven within its limit stays the same from run to run. Few replicas per slot (the
+    ×1 sizes, the demo): the canonical allocation alone, as before."""
     if ctx.deadline.expired():
         return
-    run_stages(ctx, (Stage(POLISH, HOURS_SHARE, hours, _found_by_joint),))
+    run_stages(ctx, (Stage(POLISH, HOURS_SHARE, _polish, _worth_polishing),))
     if ctx.incumbent.proven() and not ctx.deadline.expired():
         run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
 
@@ -395,30 +434,49 @@ def _joint(ctx: Context, name: str) -> RunResult:
     the minute ends at the root, whose bound the stages' fleet may help (one pair: 866.0 k
     with it, 863.1 k without), and the fleet is handed over after HiGHS's first root cut
     rounds (``start_after_cuts``): given before them it slowed them several-fold at ×100.
-    With many replicas per slot, once HiGHS has found the fleet held it stops with
-    :func:`polish_s` left, for the polish (:func:`_after_joint`)."""
+    With many replicas per slot, once HiGHS has found a fleet of its own (not one it was
+    handed: :func:`_own`) near the fleet held it stops with :func:`polish_s` left, for the
+    polish (:func:`_after_joint`)."""
     many = many_replicas(ctx)
     leave_s = polish_s(ctx) if many else 0.0
     gap = ctx.incumbent.gap()
     held_back = many and gap is not None and gap <= NEAR_GAPS * ctx.gap
     _, fleet = ctx.incumbent.newer_than(0)
     start = ctx.first_x if held_back else fleet
+    handed = [x for x in (start, fleet if held_back else None) if x is not None]
+
+    def found(x: Vector) -> None:
+        ctx.incumbent.offer(x, name)
+        _own(ctx, x, handed)
+
     ctx.incumbent.running(name, True)
     try:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
                      when_proven=fleet if held_back else None,
                      start_after_cuts=many and not held_back,
                      on_progress=ctx.incumbent.progress,
-                     on_solution=lambda x: ctx.incumbent.offer(x, name),
+                     on_solution=found,
                      halt=lambda: (ctx.halt.is_set() or ctx.abandoned.is_set()
-                                   or (ctx.incumbent.source == name
-                                       and ctx.deadline.left() < leave_s)))
+                                   or (ctx.deadline.left() < leave_s
+                                       and _near_the_fleet_held(ctx))))
         if result.x is not None:
-            ctx.incumbent.offer(result.x, name)
+            found(result.x)
         ctx.incumbent.raise_bound(result.bound, name)
     finally:
         ctx.incumbent.running(name, False)
     return result
+
+
+def _own(ctx: Context, x: Vector, handed: Sequence[Vector]) -> None:
+    """Keep ``x``, a fleet the joint solve reports, as its own (:attr:`Context.joint_x`) where
+    it is none of the fleets it was ``handed`` (by its integer columns) and cheaper than the
+    one kept."""
+    model = ctx.model
+    ints = np.round(x[model.integer])
+    if any(np.array_equal(ints, np.round(h[model.integer])) for h in handed):
+        return
+    if ctx.joint_x is None or model.cost_of(x) < model.cost_of(ctx.joint_x):
+        ctx.joint_x = np.where(model.integer, np.round(x), x)
 
 
 def _rounds(ctx: Context, stages: Sequence[Stage]) -> None:
