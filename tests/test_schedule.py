@@ -653,6 +653,10 @@ def test_the_documents_date_the_plan_by_the_day_prepared_and_name_the_horizon_st
     assert summary["Prepared on"][1].value == dt.datetime(2026, 11, 20)
     assert "not the horizon's start" in summary["Prepared on"][2].value
     assert summary["Horizon start"][1].value == dt.datetime(2027, 1, 1)
+    # read "the fleet below is its, and the Assumptions' as_of" (a new user's finding)
+    assert summary["Horizon start"][2].value == (
+        "first day of the first period, whose fleet the sheets show; the Assumptions' as_of "
+        "(measured rows are aged to it)")
     policy = {r[0].value: r[1].value for r in wb["Assumptions"].iter_rows() if r[0].value}
     assert (policy["as_of"], policy["prepared on"]) == ("2027-01-01", "2026-11-20")
     report = (tmp_path / "report.md").read_text()
