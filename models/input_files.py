@@ -46,7 +46,7 @@ def check_file(path: Path, kind: str, file: str | None = None, where: str = "",
     except OSError as exc:
         raise refuse(f"{kind} file unreadable: {exc.strerror or exc}", "check the path") from None
     if stat.S_ISDIR(st.st_mode):
-        raise refuse(f"is a directory, not a {kind} file", "name the file")
+        raise refuse(f"is a directory, not a {kind} file", _file_in_directory(path, kind))
     if not stat.S_ISREG(st.st_mode):
         raise refuse(f"is not a regular file (a device, pipe or socket), not a {kind} file",
                      "name a regular file")
@@ -55,6 +55,23 @@ def check_file(path: Path, kind: str, file: str | None = None, where: str = "",
                      f"a {kind} file", "split it, or export a shorter range or fewer columns "
                      "(docs/limits.md)")
     return st.st_size
+
+
+_PLAN_DIRECTORY_FILES = ("plan.json", "scenario.resolved.yaml")
+"""What ``plan --out DIR`` writes that other commands read: the fleet (``--fleet``) and the
+scenario as planned."""
+
+
+def _file_in_directory(path: Path, kind: str) -> str:
+    """The fix for a directory given where a file of ``kind`` belongs: a plan's directory
+    (``plan --out``) named the way out of it — `check SCENARIO --fleet out/q1` told a new user
+    only "name the file"."""
+    if kind == "YAML or JSON document" and all((path / f).is_file()
+                                               for f in _PLAN_DIRECTORY_FILES):
+        fleet, scenario = (path / f for f in _PLAN_DIRECTORY_FILES)
+        return (f"name a file in this plan's directory: {fleet} (the fleet, for --fleet) or "
+                f"{scenario} (the scenario as planned)")
+    return "name the file"
 
 
 def read_bytes(path: Path, kind: str) -> bytes:

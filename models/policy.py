@@ -53,6 +53,13 @@ class Policy(OmitDefaults):
     """IANA time zone of the hours of the day (hourly shapes, batch windows, time blocks); the
     outputs label their hour axes with it."""
 
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date_as_written(cls, value: object) -> object:
+        """``as_of: 2027-02-01`` unquoted, as validate's warning and horizon.start write a
+        date, is a date to YAML, not a string: kept as its ISO text."""
+        return value.isoformat() if isinstance(value, dt.date) else value
+
     @field_validator("time_blocks")
     @classmethod
     def _partition(cls, blocks: tuple[TimeBlock, ...]) -> tuple[TimeBlock, ...]:

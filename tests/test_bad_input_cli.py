@@ -533,6 +533,22 @@ def test_plan_json_given_as_the_scenario_says_what_it_is(tmp_path: Path) -> None
     assert "1 problem in the input" in result.output
 
 
+def test_a_plans_directory_given_as_the_fleet_names_its_plan_json(tmp_path: Path) -> None:
+    # `check quarterly.yaml --fleet out/q1` (the directory `plan --out out/q1` wrote) said
+    # "is a directory, not a YAML or JSON document file — name the file", naming none.
+    tiny_plan(tmp_path)
+    planned = tmp_path / "planned"  # as `plan --out` wrote it
+    tiny = str(scenarios_dir() / "tiny.yaml")
+    assert_clean_error(run("check", tiny, "--fleet", str(planned)),
+                       f"{planned}: is a directory, not a YAML or JSON document file",
+                       f"name a file in this plan's directory: {planned / 'plan.json'} (the "
+                       f"fleet, for --fleet) or {planned / 'scenario.resolved.yaml'}")
+    assert run("check", tiny, "--fleet", str(planned / "plan.json")).exit_code == 0
+    # any other directory: as before
+    assert_clean_error(run("check", tiny, "--fleet", str(tmp_path)),
+                       f"{tmp_path}: is a directory, not a YAML or JSON document file — name "
+                       "the file")
+
 def test_inventory_given_as_the_scenario_says_what_it_is(tmp_path: Path) -> None:
     path = tmp_path / "owned.yaml"
     path.write_text("nodes:\n  - {zone: zone-a, gpu: H100-SXM, nodes: 1}\n", encoding="utf-8")

@@ -653,7 +653,39 @@ def test_the_documents_date_the_plan_by_the_day_prepared_and_name_the_horizon_st
     assert summary["Prepared on"][1].value == dt.datetime(2026, 11, 20)
     assert "not the horizon's start" in summary["Prepared on"][2].value
     assert summary["Horizon start"][1].value == dt.datetime(2027, 1, 1)
+    # read "the fleet below is its, and the Assumptions' as_of" (a new user's finding)
+    assert summary["Horizon start"][2].value == (
+        "first day of the first period, whose fleet the sheets show; the Assumptions' as_of "
+        "(measured rows are aged to it)")
     policy = {r[0].value: r[1].value for r in wb["Assumptions"].iter_rows() if r[0].value}
     assert (policy["as_of"], policy["prepared on"]) == ("2027-01-01", "2026-11-20")
     report = (tmp_path / "report.md").read_text()
     assert "Prepared on 2026-11-20; the horizon starts 2027-01-01." in report
+
+
+def test_an_owned_orders_paid_above_its_commitment_is_explained_under_the_orders() -> None:
+    """quarterly.yaml's owned order read 1,048,545 paid in horizon against a whole commitment of
+    1,000,000 in the Schedule sheet, with no word why (the terminal says "capital (… power and
+    hosting included)"): the sheet now says so under orders that buy hardware, and only there."""
+    from openpyxl import Workbook
+
+    from models.common import PurchaseKind
+    from solver.outputs.schedule_sheet import OWNED_PAID_NOTE, write_schedule
+
+    plan, _ = base_high()
+    reserved = plan.orders[0]
+    owned = reserved.model_copy(update={
+        "purchase": PurchaseKind.owned, "committed_total": 1_000_000.0,
+        "cost_in_horizon": 1_048_545.0})
+
+    def column_a(orders: tuple[object, ...]) -> list[object]:
+        ws = Workbook().active
+        write_schedule(ws, plan.model_copy(update={"orders": orders}))
+        return [c.value for c in ws["A"]]
+
+    cells = column_a((reserved, owned))
+    assert cells[2:5] == ["all (due before the re-plan)", "all (due before the re-plan)",
+                          OWNED_PAID_NOTE]
+    assert OWNED_PAID_NOTE.startswith("owned: Whole commitment = the capital; Paid in horizon "
+                                      "= the capital + power and hosting")
+    assert OWNED_PAID_NOTE not in column_a((reserved,))

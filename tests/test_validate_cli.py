@@ -476,6 +476,29 @@ def test_a_horizon_starting_in_the_past_is_warned_with_the_fix(tmp_path: Path) -
     assert "horizon.start" not in run(str(path)).stderr
 
 
+def test_the_past_start_fix_pasted_as_the_warning_writes_it_validates(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning says "set `policy.as_of: 2027-02-01`"; a new user typed that line into
+    quarterly.yaml's policy block and validate refused it ("policy.as_of: Input should be a
+    valid string"): YAML reads an unquoted date as a date. Pasted as written, it now plans
+    orders from that day and the warning is gone."""
+    import re
+
+    monkeypatch.setenv("FLEETPLAN_TODAY", "2027-02-01")
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    warned = run(str(scenarios_dir() / "quarterly.yaml"))
+    fix = re.search(r"set `(policy\.as_of: [0-9-]+)`", warned.stderr)
+    assert fix is not None, warned.stderr
+    line = fix.group(1).removeprefix("policy.")
+    assert line == "as_of: 2027-02-01"
+    assert text.count("\npolicy:\n") == 1
+    path = tmp_path / "quarterly.yaml"
+    path.write_text(text.replace("\npolicy:\n", f"\npolicy:\n  {line}\n"), encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    assert "horizon.start" not in result.stderr
+    assert "new orders (placed on the plan date, 2027-02-01)" in result.stdout
+
 def test_today_may_be_pinned_so_the_examples_stay_in_the_future(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """quarterly.yaml's horizon starts 2027-01-01: run on a later day, validate warns that it

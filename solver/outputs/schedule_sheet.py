@@ -11,9 +11,10 @@ from openpyxl.chart import LineChart, Reference
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from models.common import PurchaseKind
 from models.plan import Order, Plan
 from models.text import cell_text
-from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, put, section
+from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, note_line, put, section
 
 #: Number format of a date cell: a date Excel sorts and filters as one, shown as written.
 DATE = "yyyy-mm-dd"
@@ -41,6 +42,21 @@ def _order_rows(ws: Worksheet, r: int, orders: Sequence[Order], shared: str) -> 
     return r
 
 
+OWNED_PAID_NOTE = ("owned: Whole commitment = the capital; Paid in horizon = the capital + "
+                   "power and hosting inside the horizon, so it can be the larger")
+"""The line under orders that buy hardware: the terminal and report.md say "capital (… paid
+inside the horizon, power and hosting included)", the sheet's two columns said nothing, and
+an owned order's paid figure above its commitment read as an error (a new user's finding)."""
+
+
+def _owned_note(ws: Worksheet, r: int, orders: Sequence[Order]) -> int:
+    """:data:`OWNED_PAID_NOTE` on row ``r`` where an order is owned; the next free row."""
+    if not any(o.purchase is PurchaseKind.owned for o in orders):
+        return r
+    note_line(ws, r, OWNED_PAID_NOTE)
+    return r + 1
+
+
 def write_schedule(ws: Worksheet, plan: Plan) -> None:
     """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
     cur = plan.cost.currency
@@ -50,7 +66,8 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
               f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
               f"Paid in horizon [{cur}]", f"Whole commitment [{cur}]"]
     header(ws, 2, titles)
-    r = _order_rows(ws, 3, plan.orders, "all (due before the re-plan)")
+    r = _owned_note(ws, _order_rows(ws, 3, plan.orders, "all (due before the re-plan)"),
+                    plan.orders)
     r += 1
     kept = plan.replanned_from
     if kept is not None:
@@ -62,7 +79,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
                        + ("" if kept.kept else ": nothing (no order of it shared by every "
                           "demand scenario was due before this plan's date)"))
         header(ws, r + 1, [*titles[:-2], f"Paid in its horizon [{cur}]", titles[-1]])
-        r = _order_rows(ws, r + 2, kept.kept, "all (placed)") + 1
+        r = _owned_note(ws, _order_rows(ws, r + 2, kept.kept, "all (placed)"), kept.kept) + 1
     section(ws, r, "Periods: demand and usable capacity at the busiest slice [req/s]")
     workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
     header(ws, r + 1, ["Scenario", "Period", "Start", f"Cost [{cur}/month]",

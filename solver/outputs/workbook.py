@@ -316,7 +316,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
          PREPARED_ON),
         *([] if plan.horizon is None else [
             ("Horizon start", dt.datetime.combine(plan.horizon.start, dt.time()), "yyyy-mm-dd",
-             "first day of the first period: the fleet below is its, and the Assumptions' "
+             "first day of the first period, whose fleet the sheets show; the Assumptions' "
              "as_of (measured rows are aged to it)", None)]),
         ("Input fingerprint", plan.fingerprint, None, "digest of the resolved scenario", None),
         ("Solver status", status_label(plan.status, plan.solver), None, "", None),
