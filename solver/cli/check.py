@@ -194,10 +194,8 @@ def to_json(result: CheckResult) -> dict[str, Any]:
         "period": None if result.period is None else {
             "start": result.period[0], "demand_scenario": result.period[1],
             **({} if result.period_index is None else {"period": result.period_index})},
-        **({} if result.inventory_period is None else {"demand_of": {
-            "period": result.inventory_period.period,
-            "start": result.inventory_period.start.isoformat(),
-            "demand_scenario": result.inventory_period.demand_scenario}}),
+        **({} if result.inventory_period is None else {
+            "demand_of": result.inventory_period.as_json()}),
         "cells": [{"demand_scenario": c.demand_scenario, "period": c.period, "start": c.start,
                    "ok": c.ok,
                    "broken": [{"failure": r.failure, "workload": r.workload, "slice": r.slice}
@@ -398,10 +396,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         for note in fleet.notes:
             click.echo(f"note: {note}")
         if result.inventory_period is not None:
-            at = result.inventory_period
-            click.echo(f"an inventory against a scenario over periods: checked against the "
-                       f"demand of period {at.period} (from {at.start}) if demand follows "
-                       f"`{at.demand_scenario}` (--period, --demand-scenario: another)")
+            click.echo(result.inventory_period.line("checked against the demand"))
         if result.period is not None and not result.cells:
             click.echo(f"a plan over periods: the failures below are checked on its first "
                        f"period's fleet (from {result.period[0]}, if demand follows "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -102,6 +103,17 @@ class InventoryPeriod:
     demand_scenario: str
     scenario: Scenario
     """The period's single-period scenario: workloads grown, events on, migrations done."""
+
+    def as_json(self) -> dict[str, Any]:
+        """``demand_of`` in ``check --json`` and ``simulate --json``."""
+        return {"period": self.period, "start": self.start.isoformat(),
+                "demand_scenario": self.demand_scenario}
+
+    def line(self, what: str) -> str:
+        """The terminal's line saying which period's ``what`` an inventory was read against."""
+        return (f"an inventory against a scenario over periods: {what} of period {self.period} "
+                f"(from {self.start}) if demand follows `{self.demand_scenario}` (--period, "
+                f"--demand-scenario: another)")
 
 
 def inventory_period(scenario: Scenario, period: str | None, demand_scenario: str | None,

@@ -394,9 +394,7 @@ def to_json(run: SimulationRun) -> dict[str, Any]:
         out["period"] = {"period": run.period.period, "start": run.period.start.isoformat(),
                          "demand_scenario": run.period.scenario}
     if run.inventory_period is not None:
-        at = run.inventory_period
-        out["demand_of"] = {"period": at.period, "start": at.start.isoformat(),
-                            "demand_scenario": at.demand_scenario}
+        out["demand_of"] = run.inventory_period.as_json()
     if run.failure is not None and run.before is not None and run.after is not None:
         out["failure"] = failure_json(run.failure)
         out["before_failure"] = summary_json(run.before)
@@ -488,10 +486,7 @@ def render(run: SimulationRun) -> str:
                         f"{run.period.period} (from {run.period.start}) if demand follows "
                         f"`{run.period.scenario}` (--period, --demand-scenario)")
     if run.inventory_period is not None:
-        at = run.inventory_period
-        lines.insert(1, f"an inventory against a scenario over periods: the workloads and "
-                        f"demand of period {at.period} (from {at.start}) if demand follows "
-                        f"`{at.demand_scenario}` (--period, --demand-scenario: another)")
+        lines.insert(1, run.inventory_period.line("the workloads and demand"))
     columns = [("all requests", run.overall)]
     if run.failure is not None and run.before is not None and run.after is not None:
         # by arrival: a request streaming when its replica failed arrived before the failure,
