@@ -649,6 +649,18 @@ def _held_by_the_stages(program: Program, gap: float,
     return ctx
 
 
+def _on_a_clock(gap: float) -> tuple[Program, Model, Deadline, Context, list[float]]:
+    """three_blocks after its LP stage, on a 60-s deadline whose clock the test moves
+    (``now[0]``, seconds)."""
+    now = [0.0]
+    program = three_blocks()
+    model = model_of(program)
+    deadline = Deadline(60.0, clock=lambda: now[0])
+    ctx = Context(program, model, Incumbent(model, deadline, gap), deadline, gap)
+    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    return program, model, deadline, ctx, now
+
+
 def test_the_joint_solve_s_own_fleet_is_polished_where_it_found_none_below_the_stages_fleet(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # small x25 on a loaded machine: HiGHS ended on fleets of its own above the stages'
@@ -705,12 +717,7 @@ def test_the_joint_solve_keeps_its_own_fleet_and_leaves_the_polish_its_seconds_f
     # a fleet it finds itself near the fleet held is, though dearer than it: from then on the
     # joint solve stops with the polish's seconds left
     monkeypatch.setattr(stages_module, "FEW_REPLICAS", 0.0)
-    now = [0.0]
-    program = three_blocks()
-    model = model_of(program)
-    deadline = Deadline(60.0, clock=lambda: now[0])
-    ctx = Context(program, model, Incumbent(model, deadline, 0.4), deadline, 0.4)
-    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    program, model, deadline, ctx, now = _on_a_clock(0.4)
     held = model.vector(fleet(program, 3, {}))
     assert ctx.incumbent.offer(held, "hours")
     own = model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2}))
@@ -743,12 +750,7 @@ def test_the_joint_solve_keeps_its_own_fleet_and_leaves_the_polish_its_seconds_f
 def test_once_the_joint_solve_has_found_the_fleet_held_it_leaves_the_polish_its_seconds(
         monkeypatch: pytest.MonkeyPatch, few_below: float, halts: list[bool]) -> None:
     monkeypatch.setattr(stages_module, "FEW_REPLICAS", few_below)
-    now = [0.0]
-    program = three_blocks()
-    model = model_of(program)
-    deadline = Deadline(60.0, clock=lambda: now[0])
-    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
-    run_stages(ctx, (Stage("lp", 0.5, lp),))
+    program, model, deadline, ctx, now = _on_a_clock(0.01)
     assert ctx.incumbent.offer(model.vector(fleet(program, 1, {"a": 1, "b": 3, "c": 2})), "hours")
     seen: list[bool] = []
 
