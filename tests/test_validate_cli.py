@@ -442,7 +442,8 @@ def test_a_horizon_starting_in_the_past_is_warned_with_the_fix(tmp_path: Path) -
     """A new user's horizon from 2026-07-01, validated and planned on 2026-12-03, was accepted
     silently: the plan was made as of 2026-07-01, its orders due from then (months before the
     day it was run). It is warned, with `policy.as_of` (plan orders from today) and the first
-    period still to come named; `as_of` given, or a start not in the past, no warning."""
+    period still to come named — saying that orders are then placed on that day, so a lead
+    time serves a later period; `as_of` given, or a start not in the past, no warning."""
     import datetime as dt
 
     from models.loader import load_scenario
@@ -461,7 +462,9 @@ def test_a_horizon_starting_in_the_past_is_warned_with_the_fix(tmp_path: Path) -
                               "policy.as_of is not set: the plan is made as of 2020-07-01")
     assert "periods 0, 1 (begun by today)" in warning
     assert warning.endswith("set `policy.as_of: 2020-12-03` to plan orders from today, or move "
-                            "horizon.start to the first period still to come (2021-01-01)")
+                            "horizon.start to the first period still to come (2021-01-01), "
+                            "where orders are placed on that day and those with lead times "
+                            "serve later periods")
     assert past_start_warning(sc, dt.date(2020, 7, 1)) is None  # starts today
     assert "every period has begun" in (past_start_warning(sc, dt.date(2021, 6, 1)) or "")
     # the command says it (the real clock: 2020 is past whatever day the test runs)

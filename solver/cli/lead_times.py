@@ -135,7 +135,10 @@ def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str 
     begun = [q for q in range(h.count) if h.period_start(q) < today]
     ahead = next((h.period_start(q) for q in range(h.count) if h.period_start(q) >= today),
                  None)
-    move = (f"move horizon.start to the first period still to come ({ahead})"
+    # the plan date is never before the start (plan_date_of): a start moved ahead is the
+    # day orders are placed, so an order with a lead time serves a later period than that
+    move = (f"move horizon.start to the first period still to come ({ahead}), where orders "
+            "are placed on that day and those with lead times serve later periods"
             if ahead is not None else
             "move horizon.start to a day from today on (every period has begun)")
     return (f"horizon.start {h.start} is before today ({today}) and policy.as_of is not set: "
