@@ -181,11 +181,18 @@ class Scenario(OmitDefaults):
         names |= {line.gpu for line in self.inventory if line.gpu is not None}
         return tuple(g.name for g in self.gpus if g.name in names)
 
+    def rows_aged_to(self, start: dt.date) -> dt.date:
+        """The day a period starting on ``start`` ages its measured rows to: its start, or
+        ``policy.as_of`` where later (a period under way when the plan is made is sized with
+        the rows still valid that day, as ``check --contract`` ages them)."""
+        as_of = dt.date.fromisoformat(self.policy.as_of) if self.policy.as_of else None
+        return max(start, as_of) if as_of is not None else start
+
     def in_period(self, period: int, demand: DemandScenario,
                   as_of: dt.date | None = None) -> Scenario:
         """The single-period scenario of one period of a plan over periods: each workload as it
         runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`),
-        measured rows aged to ``as_of`` where given (the period's first day), and no
+        measured rows aged to ``as_of`` where given (:meth:`rows_aged_to`), and no
         inventory, horizon or demand scenarios of its own. The planner's blocks and the
         contract of a plan over periods size a period through this one function."""
         policy = self.policy

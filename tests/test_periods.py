@@ -305,6 +305,25 @@ def test_a_migration_expires_the_measured_row(tmp_path: Path) -> None:
     assert sources[0] == {"measured"} and sources[2] == {"analytic"}
 
 
+def test_a_period_under_way_ages_its_measured_rows_to_as_of(tmp_path: Path) -> None:
+    """A plan made on 2027-04-20 (``policy.as_of``) over quarters from 2027-01-01: the row
+    measured 2027-01-01 is 109 days old that day, past a 100-day limit, so the quarters under
+    way (0 and 1) are sized by the analytic rate, as ``check --contract`` ages rows to the
+    later of ``as_of`` and a period's start. Aged to the periods' starts instead (0 and 90
+    days), both kept a row that had expired on the day the plan was made."""
+    path = tmp_path / "m.yaml"
+    path.write_text((MIGRATION % 100).replace(
+        "migrations: [{from_period: 2, runtime: vllm-0.7}]", "growth: [1, 1, 1, 1]").replace(
+        "policy: {measured_max_age_days: 100}",
+        "policy: {measured_max_age_days: 100, as_of: 2027-04-20}"))
+    sc = load_scenario(path)
+    p = plan_horizon(sc, time_limit_s=20)
+    sources = {pp.period: {a.capacity_source.value for a in pp.allocations} for pp in p.periods}
+    assert sources == {0: {"analytic"}, 1: {"analytic"}, 2: {"analytic"}, 3: {"analytic"}}
+    assert sc.rows_aged_to(dt.date(2027, 7, 1)) == dt.date(2027, 7, 1)
+    assert sc.rows_aged_to(dt.date(2027, 1, 1)) == dt.date(2027, 4, 20)
+
+
 def test_a_single_period_scenario_plans_exactly_as_before(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scenario without horizon, inventory or demand scenarios never reaches the planner

@@ -149,7 +149,8 @@ def inventory_period(scenario: Scenario, period: str | None, demand_scenario: st
                                           for q in range(h.count)))])
         k = found[0]
     start = h.period_start(k)
-    return InventoryPeriod(k, start, name, scenario.in_period(k, demand, start))
+    return InventoryPeriod(k, start, name, scenario.in_period(k, demand,
+                                                           scenario.rows_aged_to(start)))
 
 
 def shown_period(plan: Plan) -> PeriodPlan | None:

@@ -205,14 +205,15 @@ def period_scenario(horizon_scenario: Scenario, period: int, demand: str | None 
     """The single-period scenario of period ``period`` of a scenario with a ``horizon``, as
     the planner sizes it (:meth:`Scenario.in_period`, as ``solver.program.periods.
     block_scenario`` does): its workloads as then (migrations done; demand of ``demand``, else
-    unscaled), measured rows aged to its start."""
+    unscaled), measured rows aged to its start or ``policy.as_of`` where later."""
     from models.horizon import DemandScenario
 
     h = horizon_scenario.horizon
     assert h is not None
     chosen = next((d for d in horizon_scenario.demand_scenarios if d.name == demand),
                   DemandScenario(name="base", probability=1.0))
-    return horizon_scenario.in_period(period, chosen, h.period_start(period))
+    return horizon_scenario.in_period(period, chosen,
+                                      horizon_scenario.rows_aged_to(h.period_start(period)))
 
 
 def _later_periods(plan: Plan, horizon_scenario: Scenario, table_for: TableFor | None = None

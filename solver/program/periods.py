@@ -158,8 +158,10 @@ def _periods(scenario: Scenario, plan_date: dt.date) -> tuple[Period, ...]:
 def block_scenario(scenario: Scenario, demand: DemandScenario, period: Period,
                    dated: bool) -> Scenario:
     """The single-period scenario of one block: demand grown, events added, migrations done,
-    measured rows aged to the period's start (``dated``): :meth:`Scenario.in_period`."""
-    return scenario.in_period(period.index, demand, period.start if dated else None)
+    measured rows aged to the period's start, or ``policy.as_of`` where later (``dated``:
+    :meth:`Scenario.rows_aged_to`): :meth:`Scenario.in_period`."""
+    return scenario.in_period(period.index, demand,
+                              scenario.rows_aged_to(period.start) if dated else None)
 
 
 def inventory_held(scenario: Scenario, periods: tuple[Period, ...]
