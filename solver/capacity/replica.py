@@ -667,7 +667,7 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
 def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
                       q: float = 0.95) -> float:
     """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
-    arrivals (:func:`with_trace`) rescaled so each of ``k = max(1, round(replicas))``
+    arrivals (:func:`with_trace`) rescaled so each of ``k = max(1, ⌈replicas⌉)``
     replicas gets ``rate_rps`` at the trace's busiest minute (times × ``peak ÷ (rate_rps ×
     k)``, ``peak`` the rate the times were scaled to), dealt in turn over them (least-loaded
     routing, as the wait behind earlier traffic is), and on each replica Lindley's recursion
@@ -696,7 +696,7 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
                         )[profile.trace_prompt]
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
         return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
-    k = max(1, round(replicas))
+    k = max(1, math.ceil(replicas - 1e-9))  # as many as carry the peak at this rate [replicas]
     peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
             else profile.workload_rps)
     if math.isfinite(peak):
