@@ -1096,6 +1096,23 @@ def test_the_window_inherits_the_warm_ups_queue_by_hand() -> None:
     assert slower.ttft_p95_ms < point.ttft_p95_ms
 
 
+def test_the_ttft_on_a_trace_between_whole_replicas_is_read_linearly() -> None:
+    """Replicas need not be whole where the rate evaluated is not a whole share of the peak:
+    at 1.25 replicas the TTFT P95 is 0.75 × that on one replica + 0.25 × that on two (each at
+    the rate), so it moves continuously with the rate instead of jumping where a rounded
+    count changes."""
+    from solver.capacity.replica import cache_split, trace_ttft_p95_ms, with_trace
+
+    agent, _, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    assert cache_split(8000.0, hit)[0] > 0
+    trace = with_trace(profile, np.arange(30) * 0.05, [8000] * 30, hit, peak_rps=20.0)
+    one, two = (trace_ttft_p95_ms(trace, 10.0, k, 8) for k in (1.0, 2.0))
+    assert one > two
+    assert trace_ttft_p95_ms(trace, 10.0, 1.25, 8) == pytest.approx(0.75 * one + 0.25 * two,
+                                                                    rel=1e-12)
+
+
 def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:
     """A workload whose ``arrival.trace`` carries the window the plan replays
     (``TraceLink.window``) is sized on Lindley's recursion over it by default

@@ -667,10 +667,12 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
 def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
                       q: float = 0.95) -> float:
     """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
-    arrivals (:func:`with_trace`) rescaled so each of ``k = max(1, ⌈replicas⌉)``
-    replicas gets ``rate_rps`` at the trace's busiest minute (times × ``peak ÷ (rate_rps ×
-    k)``, ``peak`` the rate the times were scaled to), dealt in turn over them (least-loaded
-    routing, as the wait behind earlier traffic is), and on each replica Lindley's recursion
+    arrivals (:func:`with_trace`) rescaled so each of ``k`` replicas gets ``rate_rps`` at the
+    trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
+    were scaled to), dealt in turn over them (least-loaded routing, as the wait behind
+    earlier traffic is). ``replicas`` ``x`` need not be whole: the P95 is read linearly
+    between ``k = ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
+    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion
     (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work from its first
     request on (the warm-up included, so the window inherits its queue): the service ``S_n``
     the request's marginal prefill work, the gap the work the replica drains between two of
@@ -696,17 +698,32 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
                         )[profile.trace_prompt]
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
         return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
-    k = max(1, math.ceil(replicas - 1e-9))  # as many as carry the peak at this rate [replicas]
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, q)
+    if share <= 0:
+        return below
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, q)
+    return (1 - share) * below + share * above
+
+
+def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
+                      after_wait_ms: npt.NDArray[np.float64], q: float) -> float:
+    """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
+    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step)."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    arrival = profile.trace_arrival_ms
+    counted = arrival >= profile.trace_since_ms
     peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
             else profile.workload_rps)
     if math.isfinite(peak):
         arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
         backlog = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
-        ttft.append((backlog / drain + own_ms[mine] + step_ms)[counted[mine]])
+        ttft.append((backlog / drain + after_wait_ms[mine])[counted[mine]])
     return float(np.percentile(np.concatenate(ttft), 100 * q))
 
 
