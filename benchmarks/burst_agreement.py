@@ -22,7 +22,10 @@ variability over the TTFT SLO's window in the wait behind earlier traffic in pla
 trace-wide SCV of the gaps (``wait_dispersion=True``; measured, not the default), the TTFT
 P95 by Lindley's recursion over the trace's busiest minute, scaled to the rate evaluated and
 dealt in turn over the serving replicas (``with_trace``, ``trace_wait``; measured, not the
-default), and the
+default), the same recursion over the cut the replay replays — warm-up included, so the
+window inherits its queue, the window's own lengths, the P95 over the window's requests, the
+busiest minute at the planned peak on the serving replicas (``peak_window``; what ``plan``
+sizes a traced workload's TTFT on: column "Lindley on the replayed window"), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
