@@ -153,8 +153,8 @@ def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
 def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> None:
     """compare and sweep plan without the replay, so each says so rather than put a cost
     beside plan's that may differ without a word (seen on a new user's scenario before the
-    TTFT was taken on the replayed window: compare 105,369 USD/month, plan 185,844). They size
-    a traced workload on the window `plan` replays (compare's workers too: the window travels
+    TTFT was taken on the replayed window: compare 105,369 USD/month, plan 185,844). compare
+    sizes a traced workload on the window `plan` replays (its workers too: the window travels
     with the scenario), so where plan's first round holds they cost the same; where it
     misses, plan buys more."""
     code, _, replayed = _plan(tmp_path)
