@@ -22,7 +22,10 @@ variability over the TTFT SLO's window in the wait behind earlier traffic in pla
 trace-wide SCV of the gaps (``wait_dispersion=True``; measured, not the default), the TTFT
 P95 by Lindley's recursion over the trace's busiest minute, scaled to the rate evaluated and
 dealt in turn over the serving replicas (``with_trace``, ``trace_wait``; measured, not the
-default), and the
+default), the same recursion over the cut the replay replays — warm-up included, so the
+window inherits its queue, the window's own lengths, the P95 over the window's requests, the
+busiest minute at the planned peak on the serving replicas (``peak_window``; what ``plan``
+sizes a traced workload's TTFT on: column "Lindley on the replayed window"), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
@@ -82,7 +85,7 @@ from solver.replay.engine import (
     replay,
     summarize,
 )
-from solver.replay.plan_replay import busiest_minute
+from solver.replay.plan_replay import PeakWindow, busiest_minute, peak_window
 from solver.replay.profile import profile_trace, workload_fields
 from solver.replay.traces import Trace, read_trace
 
@@ -193,6 +196,14 @@ def window(trace: Trace, peak_rps: float, window_s: float) -> tuple[Trace, float
     return cut, start - begin, in_window / (end - start)
 
 
+def replayed_window(trace: Trace, peak_rps: float, window_s: float) -> PeakWindow:
+    """:func:`window`'s cut as the plan's replay cuts it (``peak_window``, the same requests
+    and times): what the TTFT on the replayed window is taken over."""
+    scale = peak_window(trace, peak_rps, window_s=0.0, warmup_s=0.0).rate_scale
+    return peak_window(trace, peak_rps, window_s=window_s if window_s > 0 else 60.0 / scale,
+                       warmup_s=WARMUP_S)
+
+
 def window_minutes(trace: Trace, peak_rps: float, window_s: float
                    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     """The rate profile of :func:`window`'s window: for each of the trace's minutes (scaled as
@@ -295,6 +306,10 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
     minute = busiest_minute(trace, max(wl.hourly_demand_rps()))
     traced = with_trace(load_profile(perf, wl), minute.arrival_s, minute.input_tokens,
                         wl.prefix_cache_hit_rate)
+    peak = max(wl.hourly_demand_rps())
+    cut = replayed_window(trace, peak, window_s)
+    windowed = with_trace(load_profile(perf, wl), cut.trace.arrival_s, cut.trace.input_tokens,
+                           wl.prefix_cache_hit_rate, since_s=cut.start_s, peak_rps=peak)
     out = []
     for r in replay_case(scenario, case, trace, window_s):
         s = r.summary
@@ -310,6 +325,9 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                                 with_tpot_p95=False, replicas=r.serving)
         on_trace = load_point(traced, r.per_replica_rps, with_tpot_p95=False,
                               replicas=r.serving)
+        # the replayed arrivals as they are: the busiest minute at the peak, over the serving
+        on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
+                               replicas=r.serving)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -322,6 +340,7 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
@@ -335,6 +354,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
             _count(tally, rows, "TTFT, SCV over the SLO's window", slo_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "TTFT, Lindley on the busiest minute", on_trace.ttft_p95_ms,
+                   s.ttft_ms.p95)
+            _count(tally, rows, "TTFT, Lindley on the replayed window", on_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
     return out
@@ -497,10 +518,10 @@ def main(argv: list[str]) -> None:
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | Chernoff tail | "
           "model | SCV over the SLO's window | Lindley on the busiest minute | "
-          "minutes mixture | TPOT P95 replay [ms] | Poisson pred | SCV only | "
-          "time-average wait | Chernoff tail | model | replay [s] |")
+          "Lindley on the replayed window | minutes mixture | TPOT P95 replay [ms] | "
+          "Poisson pred | SCV only | time-average wait | Chernoff tail | model | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -140,6 +141,32 @@ class TraceLink(Frozen):
     scale_to: Literal["peak_minute", "peak_hour"] = "peak_minute"
     """What of the trace is scaled to the planned peak (``peak_rps``): its busiest minute, or
     its busiest hour's mean (the whole trace's mean when it spans under an hour)."""
+    _window: ReplayedArrivals | None = PrivateAttr(default=None)
+    """The arrivals ``plan`` replays of this trace (set by
+    ``solver.replay.plan_replay.with_replay_windows``, never read from a file): the capacity
+    model's TTFT from the trace (docs/capacity-model.md, "The TTFT P95 on the replayed
+    window")."""
+
+    @property
+    def window(self) -> ReplayedArrivals | None:
+        """The arrivals ``plan`` replays of this trace, where the scenario's loader cut them;
+        ``None``: not cut (the capacity model then uses its queueing estimate alone)."""
+        return self._window
+
+
+@dataclass(frozen=True)
+class ReplayedArrivals:
+    """A trace's arrivals as the plan's replay cuts them: scaled so its busiest minute (or
+    hour) is ``peak_rps``, warm-up and window, times from the cut's start."""
+
+    arrival_s: tuple[float, ...]
+    """Arrival times [s from the cut's start], rising."""
+    input_tokens: tuple[int, ...] | None
+    """Each request's prompt [tokens]; ``None``: the trace has no lengths."""
+    since_s: float
+    """Start of the window the replay's P95s are over (the warm-up before it) [s]."""
+    peak_rps: float
+    """The planned peak the times were scaled to [1/s]."""
 
 
 class Arrival(Frozen):

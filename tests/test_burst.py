@@ -1004,13 +1004,30 @@ def _agent_profile_on_h200_tp4() -> tuple[Workload, ReplicaPerf, LoadProfile]:
     return agent, perf, load_profile(perf, agent)
 
 
+def _chunked_own_ms(perf: ReplicaPerf, split: tuple[int, int], batch: int,
+                    context_tokens: float) -> tuple[float, float]:
+    """A prompt's own prefill in chunks of 2,048 tokens beside ``batch`` decoding sequences,
+    by hand: each chunk's iteration is the decode step ``t_d`` + what the chunk adds to it,
+    ``e_j = step(P_j, B, K, 1, C_j) − t_d``; returns (``Σ (t_d + e_j)``, ``t_d``) [ms]."""
+    new, cached = split
+    kv = round(batch * context_tokens)
+    step = perf.decode_step_time_ms(batch, kv)
+    own = 0.0
+    for start in range(0, new, 2048):
+        chunk = min(2048, new - start)
+        own += step + max(perf.step_time_ms(chunk, batch, kv, 1, cached + start) - step, 0.0)
+    return own, step
+
+
 def test_the_ttft_on_the_traces_own_arrivals_by_hand() -> None:
     """``trace_wait``: the TTFT P95 is Lindley's recursion over the trace's arrivals. Three
-    8,000-token prompts at one instant on one replica wait 0, S and 2 S (S the marginal prefill
-    work of one), each TTFT that + its own prefill + one decode step, the P95 (linear) the
-    second's + 0.9 S; dealt in turn over three replicas, or at no load, none waits. Two prompts
-    1 ms apart at the peak rate: the second waits S less the work drained in 1 ms (the drain
-    ``c`` of the decoding batch). Fails if the option does not reach ``load_point``."""
+    8,000-token prompts at one instant on one replica leave backlogs 0, S and 2 S of prefill
+    work (S the marginal work of one), which take 0, S ÷ c and 2 S ÷ c to drain (``c`` the
+    prefill drain of the decoding batch: work done per ms); each TTFT is that + its own
+    prefill in chunks beside the batch + one decode step, the P95 (linear) the second's +
+    0.9 S ÷ c; dealt in turn over three replicas, or at no load, none waits. Two prompts 1 ms
+    apart at the peak rate: the second's backlog is S less the work drained in 1 ms, ``S −
+    c``. Fails if the option does not reach ``load_point``."""
     from dataclasses import replace
 
     from solver.capacity.replica import cache_split, load_point, prefill_drain, with_trace
@@ -1018,31 +1035,110 @@ def test_the_ttft_on_the_traces_own_arrivals_by_hand() -> None:
     agent, perf, profile = _agent_profile_on_h200_tp4()
     hit = agent.prefix_cache_hit_rate
     split = cache_split(8000.0, hit)
-    work, own = perf.prefill_marginal_ms(*split), perf.prefill_time_ms(*split)
+    assert split[0] > 2048  # several chunks
+    work = perf.prefill_marginal_ms(*split)
     rate = profile.workload_rps
+    context = profile.decode_context_tokens
     burst = with_trace(profile, [0.0, 0.0, 0.0], [8000, 8000, 8000], hit)
     point = load_point(burst, rate, with_tpot_p95=False, replicas=1)
     batch = point.decode_seqs_p95
-    step = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
-    assert point.ttft_p95_ms == pytest.approx(own + step + 1.9 * work, rel=1e-9)
+    own, step = _chunked_own_ms(perf, split, batch, context)
+    c = prefill_drain(profile, batch)
+    assert 0 < c < 1
+    assert point.ttft_p95_ms == pytest.approx(own + step + 1.9 * work / c, rel=1e-9)
     spread = load_point(burst, rate / 3, with_tpot_p95=False, replicas=3)
-    step3 = perf.decode_step_time_ms(spread.decode_seqs_p95, round(
-        spread.decode_seqs_p95 * profile.decode_context_tokens))
-    assert spread.ttft_p95_ms == pytest.approx(own + step3, rel=1e-9)
+    own3, step3 = _chunked_own_ms(perf, split, spread.decode_seqs_p95, context)
+    assert spread.ttft_p95_ms == pytest.approx(own3 + step3, rel=1e-9)
     idle = load_point(burst, 0.0, with_tpot_p95=False)  # no load: none waits
-    step0 = perf.decode_step_time_ms(idle.decode_seqs_p95, round(
-        idle.decode_seqs_p95 * profile.decode_context_tokens))
-    assert idle.ttft_p95_ms == pytest.approx(own + step0, rel=1e-9)
+    own0, step0 = _chunked_own_ms(perf, split, idle.decode_seqs_p95, context)
+    assert idle.ttft_p95_ms == pytest.approx(own0 + step0, rel=1e-9)
     off = load_point(replace(burst, trace_wait=False), rate, with_tpot_p95=False, replicas=1)
     assert off == load_point(profile, rate, with_tpot_p95=False, replicas=1)
     assert off.ttft_p95_ms != pytest.approx(point.ttft_p95_ms, rel=1e-3)
 
     pair = with_trace(profile, [5.0, 5.001], [8000, 8000], hit)  # times from the first
-    waited = work - prefill_drain(profile, batch) * 1.0
-    assert waited > 0
-    first, second = own + step, waited + own + step
+    backlog = work - c * 1.0
+    assert backlog > 0
+    first, second = own + step, backlog / c + own + step
     assert load_point(pair, rate, with_tpot_p95=False, replicas=1).ttft_p95_ms == pytest.approx(
         first + 0.95 * (second - first), rel=1e-9)
+
+
+def test_the_window_inherits_the_warm_ups_queue_by_hand() -> None:
+    """The TTFT over a replayed window carries in the queue its warm-up left: three 8,000-token
+    prompts at 0 (the warm-up, before ``since_s`` = 0.5 ms) and one at 1 ms (the window) on one
+    replica. Lindley's backlogs are 0, S, 2 S, then ``2 S + S − c × 1 ms = 3 S − c``: the
+    window's one request waits ``(3 S − c) ÷ c``, and the P95 over the window is its TTFT
+    alone, ``(3 S − c) ÷ c`` + own prefill in chunks + one decode step. Starting the window
+    empty would give own + step; taking the warm-up's requests into the P95 would give
+    less than the window's one."""
+    from solver.capacity.replica import cache_split, load_point, prefill_drain, with_trace
+
+    agent, perf, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    split = cache_split(8000.0, hit)
+    work = perf.prefill_marginal_ms(*split)
+    rate = profile.workload_rps
+    cut = with_trace(profile, [0.0, 0.0, 0.0, 0.001], [8000] * 4, hit, since_s=0.0005,
+                     peak_rps=rate)
+    point = load_point(cut, rate, with_tpot_p95=False, replicas=1)
+    own, step = _chunked_own_ms(perf, split, point.decode_seqs_p95,
+                                profile.decode_context_tokens)
+    c = prefill_drain(profile, point.decode_seqs_p95)
+    inherited = 3 * work - c * 1.0  # [ms of prefill work]
+    assert inherited > 2 * work
+    assert point.ttft_p95_ms == pytest.approx(inherited / c + own + step, rel=1e-9)
+    alone = with_trace(profile, [0.001], [8000], hit, since_s=0.0005, peak_rps=rate)
+    assert load_point(alone, rate, with_tpot_p95=False, replicas=1).ttft_p95_ms == (
+        pytest.approx(own + step, rel=1e-9))
+    # the times scale with the rate: at half the peak's rate per replica they stretch × 2
+    slower = load_point(cut, rate / 2, with_tpot_p95=False, replicas=2)
+    assert slower.ttft_p95_ms < point.ttft_p95_ms
+
+
+def test_the_ttft_on_a_trace_between_whole_replicas_is_read_linearly() -> None:
+    """Replicas need not be whole where the rate evaluated is not a whole share of the peak:
+    at 1.25 replicas the TTFT P95 is 0.75 × that on one replica + 0.25 × that on two (each at
+    the rate), so it moves continuously with the rate instead of jumping where a rounded
+    count changes."""
+    from solver.capacity.replica import cache_split, trace_ttft_p95_ms, with_trace
+
+    agent, _, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    assert cache_split(8000.0, hit)[0] > 0
+    trace = with_trace(profile, np.arange(30) * 0.05, [8000] * 30, hit, peak_rps=20.0)
+    one, two = (trace_ttft_p95_ms(trace, 10.0, k, 8) for k in (1.0, 2.0))
+    assert one > two
+    assert trace_ttft_p95_ms(trace, 10.0, 1.25, 8) == pytest.approx(0.75 * one + 0.25 * two,
+                                                                    rel=1e-12)
+
+
+def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:
+    """A workload whose ``arrival.trace`` carries the window the plan replays
+    (``TraceLink.window``) is sized on Lindley's recursion over it by default
+    (``TRACE_WINDOW_TTFT``): its TTFT P95 is the trace's, not the queueing model's, and
+    ``trace_window=False`` gives the model. Fails if the default is turned off."""
+    from models.workload import ReplayedArrivals, TraceLink
+    from solver.capacity.replica import load_point, load_profile, trace_ttft_p95_ms
+
+    agent, perf, plain = _agent_profile_on_h200_tp4()
+    assert agent.arrival is not None
+    times = tuple(float(t) for t in np.arange(40) * 0.2)  # 5 req/s for 8 s
+    link = TraceLink(path="trace.jsonl")
+    link._window = ReplayedArrivals(times, (30000,) * 40, since_s=2.0, peak_rps=5.0)
+    traced = agent.model_copy(update={"arrival": agent.arrival.model_copy(
+        update={"trace": link})})
+    profile = load_profile(perf, traced)
+    assert profile.trace_wait and profile.trace_arrival_ms is not None
+    assert profile.trace_since_ms == pytest.approx(2000.0)
+    rate = 1.0
+    point = load_point(profile, rate, with_tpot_p95=False, replicas=5)
+    assert point.ttft_p95_ms == pytest.approx(
+        trace_ttft_p95_ms(profile, rate, 5, point.decode_seqs_p95), rel=1e-12)
+    model = load_point(plain, rate, with_tpot_p95=False, replicas=5)
+    assert point.ttft_p95_ms != pytest.approx(model.ttft_p95_ms, rel=1e-3)
+    assert load_point(load_profile(perf, traced, trace_window=False), rate,
+                      with_tpot_p95=False, replicas=5) == model
 
 
 def test_a_trace_without_lengths_takes_the_workloads_prompts() -> None:

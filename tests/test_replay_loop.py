@@ -29,8 +29,20 @@ from solver.solve.replay_loop import (
 from tests.plan_fixtures import chat_8b, h100_scenario_yaml
 
 #: A stated Poisson stream: the loop's tests size the bursty trace as Poisson so that its replay
-#: misses (a stated burst wins over the one measured from the trace).
+#: misses (a stated burst wins over the one measured from the trace; with the TTFT on the
+#: queueing model, :func:`model_ttft`).
 POISSON = {"interarrival_scv": 1}
+
+
+@pytest.fixture
+def model_ttft(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Size traced workloads on the queueing model's TTFT (``TRACE_WINDOW_TTFT`` off): the
+    loop's tests need a first plan whose replay misses, and sized on the replayed window's own
+    arrivals (the default) the bursty trace holds at once
+    (:func:`test_the_bursty_trace_sized_on_its_replayed_window_holds_at_once`)."""
+    from solver.capacity import replica
+
+    monkeypatch.setattr(replica, "TRACE_WINDOW_TTFT", False)
 
 
 def _scenario_yaml(stock: int, burst: dict[str, object] | None = POISSON) -> str:
@@ -65,7 +77,7 @@ def _replicas(data: dict[str, object]) -> int:
     return sum(a["replicas"] for a in data["allocations"])  # type: ignore[attr-defined,index,misc]
 
 
-def test_a_missed_replay_derates_and_replans(tmp_path: Path) -> None:
+def test_a_missed_replay_derates_and_replans(tmp_path: Path, model_ttft: None) -> None:
     code, out, data = _plan(tmp_path)
     assert code == 0, out
     checks = data["replay"]
@@ -86,7 +98,43 @@ def test_a_missed_replay_derates_and_replans(tmp_path: Path) -> None:
     assert _replicas(data) > _replicas(once)
 
 
-def test_a_replay_still_missing_says_so_and_exits_1(tmp_path: Path) -> None:
+def test_the_bursty_trace_sized_on_its_replayed_window_holds_at_once(tmp_path: Path) -> None:
+    """By default a traced workload's TTFT P95 is Lindley's recursion over the window the
+    replay replays (docs/capacity-model.md, "The TTFT P95 on the replayed window"): the bursty
+    trace stated Poisson, which the queueing model sizes short (the loop then de-rates and
+    re-plans, :func:`test_a_missed_replay_derates_and_replans`), holds in the first round,
+    and compare (which sizes on the same window, without replaying) buys the same fleet. Fails
+    if the default is turned off."""
+    code, out, data = _plan(tmp_path)
+    assert code == 0, out
+    checks = data["replay"]
+    assert isinstance(checks, list) and checks
+    assert {c["round"] for c in checks} == {1}
+    assert all(c["holds"] and c["ttft_p95_ms"] <= 500 for c in checks)
+    res = CliRunner().invoke(main, ["compare", str(tmp_path / "s.yaml"), "--out",
+                                    str(tmp_path / "c.xlsx"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["scenarios"][0]["cost_per_month"] == (
+        data["cost"]["per_month"])  # type: ignore[index]
+
+
+def test_the_loader_cuts_the_window_the_replay_replays(tmp_path: Path) -> None:
+    """The scenario's loader gives each linked trace the arrivals the plan's replay replays at
+    the workload's peak (``peak_window``: warm-up and window, the window's start), which the
+    capacity model's TTFT is taken over."""
+    from solver.cli.common import load
+    from solver.replay.plan_replay import read_linked
+
+    sc = load(_bursty(tmp_path))
+    link = sc.workloads[0].arrival.trace  # type: ignore[union-attr]
+    assert link is not None and link.window is not None
+    cut = peak_window(read_linked(link), 12.0)
+    assert link.window.arrival_s == tuple(cut.trace.arrival_s.tolist())
+    assert link.window.input_tokens == tuple(cut.trace.input_tokens.tolist())
+    assert link.window.since_s == cut.start_s and link.window.peak_rps == 12.0
+
+
+def test_a_replay_still_missing_says_so_and_exits_1(tmp_path: Path, model_ttft: None) -> None:
     _bursty(tmp_path, stock=1)  # one GPU: no re-plan can add a replica
     code, out, data = _plan(tmp_path)
     assert code == 1, out
@@ -103,10 +151,12 @@ def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
 
 
 def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> None:
-    """compare and sweep plan without the replay: on this trace their cost is the Poisson
-    fleet's, below what `plan` buys for the same scenario, so each says so rather than put a
-    cost beside plan's that differs without a word (seen on a new user's scenario: compare
-    105,369 USD/month, plan 185,844)."""
+    """compare and sweep plan without the replay, so each says so rather than put a cost
+    beside plan's that may differ without a word (seen on a new user's scenario before the
+    TTFT was taken on the replayed window: compare 105,369 USD/month, plan 185,844). compare
+    sizes a traced workload on the window `plan` replays (its workers too: the window travels
+    with the scenario), so where plan's first round holds they cost the same; where it
+    misses, plan buys more."""
     code, _, replayed = _plan(tmp_path)
     assert code == 0
     scenario = tmp_path / "s.yaml"
@@ -115,7 +165,7 @@ def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> 
                                "--json"])
     assert res.exit_code == 0, res.output
     compared = json.loads(res.stdout)["scenarios"][0]["cost_per_month"]
-    assert compared < replayed["cost"]["per_month"]  # type: ignore[index]
+    assert compared <= replayed["cost"]["per_month"]  # type: ignore[index]
     assert "trace replay: not run by compare: `chat` names a trace" in res.stderr
     assert "`fleetplan plan` replays them" in res.stderr
     swept = runner.invoke(main, ["sweep", str(scenario), "--vary",
@@ -140,7 +190,7 @@ def _pasted_block(runner: CliRunner, trace: Path) -> dict[str, object]:
 
 
 def test_a_trace_without_its_burst_block_is_planned_on_the_block_profile_prints(
-        tmp_path: Path) -> None:
+        tmp_path: Path, model_ttft: None) -> None:
     """A workload naming a trace but no arrival.burst was sized as Poisson and corrected only
     by the replay's de-rating (a new user's Azure code trace: 185,844 USD/month after three
     solves, 130,670 held at the first replay with the burst block pasted). The planner measures
@@ -184,9 +234,11 @@ def test_a_trace_without_its_burst_block_is_planned_on_the_block_profile_prints(
     assert "Poisson" not in report
 
 
-def test_a_stated_burst_wins_over_the_trace(tmp_path: Path) -> None:
+def test_a_stated_burst_wins_over_the_trace(tmp_path: Path, model_ttft: None) -> None:
     """A workload that states its burst is planned on it, whatever its trace measures: stated
-    Poisson, the capacity model buys fewer replicas than on the trace's measured block."""
+    Poisson, the capacity model buys fewer replicas than on the trace's measured block (with
+    the TTFT on the queueing model: by default a traced workload's TTFT is its replayed
+    window's, stated burst or not, and the block sets its per-token P95)."""
     runner = CliRunner()
     replicas = {}
     for name, burst in (("measured", None), ("stated", POISSON)):
@@ -321,7 +373,7 @@ def test_a_user_stop_ends_the_loop_after_a_round_that_missed() -> None:
 
 
 def test_ctrl_c_during_the_replay_says_interrupted_and_exits_130(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_ttft: None) -> None:
     """The command end to end: SIGINT arrives while round 1 replays (the bursty trace misses);
     the plan written is round 1's, `interrupted`, exit 130, and says it was not re-planned."""
     import os
@@ -429,7 +481,7 @@ def _assert_rerun_note(code: int, out: str, data: dict[str, object]) -> None:
 
 
 def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_ttft: None) -> None:
     """qa3 F7: the loop's first solve stopped at its time limit, the re-plan finished, and the
     plan said `feasible` with no word that a re-run may differ. The first solve's status is
     patched (the clock is not relied on): terminal, report.md and plan.json say so."""
@@ -458,7 +510,7 @@ def test_a_round_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ
 
 
 def test_a_replan_stopped_at_its_time_limit_makes_the_plan_say_a_rerun_may_differ(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_ttft: None) -> None:
     """The re-plan round's own solve stopped by the clock (patched: the clock is not relied
     on) makes the plan ``time_limit``, with the re-run note; it used to say ``feasible``."""
     import dataclasses

@@ -74,18 +74,18 @@ def lindley_waits_ms(service_ms: npt.ArrayLike, gaps_ms: npt.ArrayLike) -> Float
     with a single server", *Proc. Cambridge Philosophical Society* 48(2), 1952): ``service_ms``
     the customers' service times ``S_n`` in arrival order, ``gaps_ms`` the ``n − 1`` gaps
     ``A_(n+1)`` between consecutive arrivals (the first customer finds the queue empty). Exact
-    for the given sequence; no distribution assumed."""
+    for the given sequence; no distribution assumed. Computed in closed form: with the partial
+    sums ``P_0 = 0``, ``P_n = Σ_(i ≤ n) (S_(i−1) − A_i)``, the recursion unrolls to
+    ``W_n = P_n − min_(j ≤ n) P_j`` (the reflection of the random walk at 0)."""
     service = np.asarray(service_ms, dtype=np.float64)
     gaps = np.asarray(gaps_ms, dtype=np.float64)
     if gaps.size != max(service.size - 1, 0):
         raise ValueError(f"{service.size} service times need {max(service.size - 1, 0)} gaps, "
                          f"got {gaps.size}")
-    waits = np.zeros(service.size)
-    wait = 0.0
-    for n, (s, a) in enumerate(zip(service[:-1].tolist(), gaps.tolist(), strict=True), 1):
-        wait = max(0.0, wait + s - a)
-        waits[n] = wait
-    return waits
+    if service.size == 0:
+        return np.zeros(0)
+    walk = np.concatenate(([0.0], np.cumsum(service[:-1] - gaps)))  # P_n [ms]
+    return np.maximum(walk - np.minimum.accumulate(walk), 0.0)
 
 
 def pk_mean_wait_ms(

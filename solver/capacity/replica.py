@@ -24,9 +24,11 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   burst (:func:`burst_wait_ms`, :func:`burst_intensity`) — and the TTFT adds the burst-mates
   ahead of it (:func:`burst_ttft_ms`); the wait behind earlier traffic is the GI/G/1 wait of
   the stream dealt in turn over the replicas (:meth:`LoadProfile.wait_scv`);
-* with a trace's own arrivals (:func:`with_trace`, the busiest minute of a workload's
-  ``arrival.trace``; an option, :attr:`LoadProfile.trace_wait`), the TTFT P95 by Lindley's
-  recursion over those arrivals dealt in turn over the replicas (:func:`trace_ttft_p95_ms`);
+* with a trace's own arrivals (:func:`with_trace`: the window of a workload's
+  ``arrival.trace`` that the plan's replay replays, warm-up included, where the scenario's
+  loader cut it, :data:`TRACE_WINDOW_TTFT`; or the busiest minute alone, an option), the TTFT
+  P95 by Lindley's recursion over those arrivals dealt in turn over the replicas, over the
+  window's requests (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
@@ -183,17 +185,28 @@ class LoadProfile:
     (docs/capacity-model.md, "The arrivals' variability in the wait, at the SLO's time
     scale"); ``False``: the trace-wide SCV of the gaps."""
     trace_arrival_ms: npt.NDArray[np.float64] | None = None
-    """Arrival times of a trace's busiest minute scaled so that minute's rate is
-    :attr:`workload_rps`, from its start [ms] (:func:`with_trace`); ``None``: no trace."""
+    """Arrival times of a trace's requests scaled so its busiest minute's rate is
+    :attr:`trace_peak_rps`, from the first [ms] (:func:`with_trace`); ``None``: no trace."""
+    trace_since_ms: float = 0.0
+    """The TTFT P95 is over the requests arriving from this time on (the window; those
+    before it are the warm-up, whose queue the window inherits) [ms, as
+    :attr:`trace_arrival_ms`]."""
+    trace_peak_rps: float = math.inf
+    """The rate the trace's times were scaled to [1/s]; not finite: :attr:`workload_rps`."""
     trace_work_ms: npt.NDArray[np.float64] | None = None
     """Marginal prefill work of each of those requests [ms]."""
-    trace_own_ms: npt.NDArray[np.float64] | None = None
-    """Prefill time of each of those requests' prompts alone [ms]."""
+    trace_prompt: npt.NDArray[np.int64] | None = None
+    """Each of those requests' prompt: its row of :attr:`trace_chunk_tokens`."""
+    trace_chunk_tokens: npt.NDArray[np.float64] | None = None
+    """The chunks of the trace's distinct prompts (:func:`prompt_chunks`) [tokens]."""
+    trace_chunk_context_tokens: npt.NDArray[np.float64] | None = None
+    """The tokens before each of those chunks in the KV cache [tokens]."""
     trace_wait: bool = False
     """``True`` (with the trace's arrays): the TTFT P95 is Lindley's recursion over the trace's
-    busiest minute (:func:`trace_ttft_p95_ms`) — measured in ``benchmarks/burst_agreement.py``
-    and an option, not what ``plan`` sizes on (docs/capacity-model.md, "The TTFT P95 on the
-    trace's own arrivals"); ``False``: the follower model's TTFT."""
+    requests (:func:`trace_ttft_p95_ms`; docs/capacity-model.md, "The TTFT P95 on the trace's
+    own arrivals"); ``False``: the queueing model's TTFT. :func:`load_profile` sets it for a
+    workload whose ``arrival.trace`` carries the replayed window, as
+    :data:`TRACE_WINDOW_TTFT` says."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -297,27 +310,39 @@ def cache_split(input_tokens: float, cache_hit_rate: float) -> tuple[int, int]:
     return new, max(round(input_tokens) - new, 0)
 
 
-def load_profile(
-    perf: ReplicaPerf, workload: Workload, max_batched_tokens: int = MAX_BATCHED_TOKENS
-) -> LoadProfile:
-    """Prefill moments and decode figures of ``workload`` on the replica ``perf``.
-
-    The queue's service time is a prompt's marginal prefill work (it shares iterations, and so
-    the weight read and step overhead, with decode); a prompt's own latency is its full prefill.
-    Prompts are prefilled in chunks of ``max_batched_tokens`` [tokens]; the chunk moments feed
-    the TPOT P95.
-    """
-    hit = workload.prefix_cache_hit_rate
-    inputs = length_samples(workload.input_tokens)
-    splits = [cache_split(float(x), hit) for x in inputs.tokens]
-    work = np.array([perf.prefill_marginal_ms(*split) for split in splits])
-    most = max(math.ceil(new / max_batched_tokens) for new, _ in splits)
+def prompt_chunks(splits: list[tuple[int, int]], max_batched_tokens: int = MAX_BATCHED_TOKENS
+                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each prompt's prefill chunks, one row per (new, cached) split of :func:`cache_split`:
+    the new tokens of each chunk of at most ``max_batched_tokens`` [tokens] and the tokens
+    before it in the KV cache [tokens]; 0 past a prompt's last chunk."""
+    most = max((math.ceil(new / max_batched_tokens) for new, _ in splits), default=1)
     chunk_tokens = np.zeros((len(splits), most))
     chunk_context = np.zeros((len(splits), most))
     for row, (new, cached) in enumerate(splits):
         starts = np.arange(0, new, max_batched_tokens)
         chunk_tokens[row, :starts.size] = np.minimum(max_batched_tokens, new - starts)
         chunk_context[row, :starts.size] = cached + starts
+    return chunk_tokens, chunk_context
+
+
+def load_profile(
+    perf: ReplicaPerf, workload: Workload, max_batched_tokens: int = MAX_BATCHED_TOKENS,
+    trace_window: bool | None = None,
+) -> LoadProfile:
+    """Prefill moments and decode figures of ``workload`` on the replica ``perf``.
+
+    The queue's service time is a prompt's marginal prefill work (it shares iterations, and so
+    the weight read and step overhead, with decode); a prompt's own latency is its full prefill.
+    Prompts are prefilled in chunks of ``max_batched_tokens`` [tokens]; the chunk moments feed
+    the TPOT P95. ``trace_window`` (default :data:`TRACE_WINDOW_TTFT`): where the workload's
+    ``arrival.trace`` carries the window the plan's replay replays (``TraceLink.window``), the
+    TTFT P95 is Lindley's recursion over it (:func:`with_trace`, :func:`trace_ttft_p95_ms`).
+    """
+    hit = workload.prefix_cache_hit_rate
+    inputs = length_samples(workload.input_tokens)
+    splits = [cache_split(float(x), hit) for x in inputs.tokens]
+    work = np.array([perf.prefill_marginal_ms(*split) for split in splits])
+    chunk_tokens, chunk_context = prompt_chunks(splits, max_batched_tokens)
     outputs = length_samples(workload.output_tokens, TPOT_LENGTH_SAMPLES)
     steps = np.rint(outputs.tokens) - 1  # decode iterations after the first token [steps]
     decoding = steps >= 1  # a one-token output has no TPOT (the replay leaves it out too)
@@ -329,7 +354,7 @@ def load_profile(
     followers = (None if burst is None or not burst.followers else
                  np.array([(p.window_gaps, p.followers_mean, p.followers_variance)
                            for p in burst.followers]))
-    return LoadProfile(
+    profile = LoadProfile(
         perf=perf,
         prefill_mean_ms=inputs.expect(work),
         prefill_second_moment_ms2=inputs.expect(work * work),
@@ -350,6 +375,12 @@ def load_profile(
         followers=followers,
         ttft_slo_ms=workload.slo.ttft_p95_ms,
     )
+    window = None if workload.arrival is None or workload.arrival.trace is None else (
+        workload.arrival.trace.window)
+    if window is None or not (TRACE_WINDOW_TTFT if trace_window is None else trace_window):
+        return profile
+    return with_trace(profile, window.arrival_s, window.input_tokens, hit,
+                      since_s=window.since_s, peak_rps=window.peak_rps)
 
 
 def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDArray[np.float64]:
@@ -359,11 +390,17 @@ def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDAr
     per-sequence cost, less what the decode step's memory time already covers (roofline).
     Shape of ``profile.chunk_tokens``; 0 past a prompt's last chunk.
     """
-    perf = profile.perf
-    mixed = perf.step_times_ms(profile.chunk_tokens, batch, kv_tokens, 1,
-                               profile.chunk_context_tokens)
+    return _extra_ms(profile.perf, profile.chunk_tokens, profile.chunk_context_tokens, batch,
+                     kv_tokens)
+
+
+def _extra_ms(perf: ReplicaPerf, chunk_tokens: npt.NDArray[np.float64],
+              chunk_context: npt.NDArray[np.float64], batch: int, kv_tokens: int
+              ) -> npt.NDArray[np.float64]:
+    """:func:`chunk_extra_ms` of the chunks ``chunk_tokens`` after ``chunk_context`` [ms]."""
+    mixed = perf.step_times_ms(chunk_tokens, batch, kv_tokens, 1, chunk_context)
     extra = mixed - perf.decode_step_time_ms(batch, kv_tokens)
-    return np.where(profile.chunk_tokens > 0, np.maximum(extra, 0.0), 0.0)
+    return np.where(chunk_tokens > 0, np.maximum(extra, 0.0), 0.0)
 
 
 def chunked_prefill_ms(profile: LoadProfile, batch: int) -> npt.NDArray[np.float64]:
@@ -381,7 +418,13 @@ def chunked_prefill_ms(profile: LoadProfile, batch: int) -> npt.NDArray[np.float
 def _in_chunks_ms(profile: LoadProfile, step_ms: float, extra: npt.NDArray[np.float64]
                   ) -> npt.NDArray[np.float64]:
     """:func:`chunked_prefill_ms` from the decode step and the chunks' extra times [ms]."""
-    chunks = (profile.chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
+    return _chunks_ms(profile.chunk_tokens, step_ms, extra)
+
+
+def _chunks_ms(chunk_tokens: npt.NDArray[np.float64], step_ms: float,
+               extra: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each prompt's chunked prefill, ``k t_d + Σ e`` [ms] (:func:`chunked_prefill_ms`)."""
+    chunks = (chunk_tokens > 0).sum(axis=1)  # each prompt's chunks [iterations]
     return np.asarray(chunks * step_ms + extra.sum(axis=1), dtype=np.float64)
 
 
@@ -530,6 +573,13 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
     return min(t2 + d2 * d2 / (d1 - d2), t2 + 2 * d2)
 
 
+#: Whether :func:`load_profile` takes a traced workload's TTFT P95 from Lindley's recursion
+#: over the window the plan's replay replays (where the scenario's loader cut it,
+#: ``TraceLink.window``) in place of the queueing model's (docs/capacity-model.md, "The TTFT
+#: P95 on the replayed window"; measured in ``benchmarks/burst_agreement.py``).
+TRACE_WINDOW_TTFT = True
+
+
 def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
                replicas: float | None = None) -> LoadPoint:
     """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
@@ -553,6 +603,7 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
                               profile.prefill_second_moment_ms2)
     if replicas is None:
         replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
+    on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
     if profile.followers is None:
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
@@ -562,11 +613,12 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
                               service_scv, rho)
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
-        ttft_ms = burst_ttft_ms(profile, wait_ms, rho, step_ms, replicas, drain, share,
-                                chunked_prefill_ms(profile, batch))
+        ttft_ms = math.nan if on_trace else burst_ttft_ms(
+            profile, wait_ms, rho, step_ms, replicas, drain, share,
+            chunked_prefill_ms(profile, batch))
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
-    if profile.trace_wait and profile.trace_arrival_ms is not None:
+    if on_trace:  # the trace's own arrivals in place of the model's (the TPOT keeps its wait)
         ttft_ms = trace_ttft_p95_ms(profile, rate_rps, replicas, batch)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
@@ -578,61 +630,100 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
 
 def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
                input_tokens: npt.ArrayLike | None, cache_hit_rate: float,
-               trace_wait: bool = True) -> LoadProfile:
-    """``profile`` with a trace's busiest minute for :func:`trace_ttft_p95_ms`: its arrivals
-    ``arrival_s`` [s], scaled so that the minute's rate is the workload's peak (``scale_to:
-    peak_minute``, as the replay scales it; ``solver.replay.plan_replay.busiest_minute``),
-    and each request's prefill (marginal work and own time, :func:`cache_split` at
-    ``cache_hit_rate``) from its ``input_tokens``; ``None`` (a trace without lengths): the
-    workload's input-length points, drawn by their probabilities with a fixed seed (0)."""
+               trace_wait: bool = True, since_s: float | None = None,
+               peak_rps: float = math.inf) -> LoadProfile:
+    """``profile`` with a trace's requests for :func:`trace_ttft_p95_ms`: their arrivals
+    ``arrival_s`` [s], scaled so that the trace's busiest minute's rate is ``peak_rps`` (not
+    finite: the workload's peak) as the replay scales it (``scale_to: peak_minute``;
+    ``solver.replay.plan_replay.peak_window``), and each request's prefill (marginal work and
+    own time, :func:`cache_split` at ``cache_hit_rate``) from its ``input_tokens``; ``None`` (a
+    trace without lengths): the workload's input-length points, drawn by their probabilities
+    with a fixed seed (0). ``since_s``: the P95 is over the requests arriving from then on,
+    those before it a warm-up whose queue they inherit (the plan's replay window,
+    ``TraceLink.window``); ``None``: over all of them (the busiest minute alone,
+    ``solver.replay.plan_replay.busiest_minute``)."""
     arrival = np.asarray(arrival_s, dtype=np.float64)
-    arrival_ms = (arrival - (arrival[0] if arrival.size else 0.0)) * 1000.0
+    first_s = arrival[0] if arrival.size else 0.0
+    arrival_ms = (arrival - first_s) * 1000.0
+    since_ms = 0.0 if since_s is None else (since_s - first_s) * 1000.0
     perf = profile.perf
     if input_tokens is None:
-        assert profile.prefill_work_ms is not None and profile.prefill_own_ms is not None
+        assert profile.prefill_work_ms is not None
         rng = np.random.default_rng(0)
-        drawn = rng.choice(profile.prompt_weights.size, arrival.size, p=profile.prompt_weights)
-        work, own = profile.prefill_work_ms[drawn], profile.prefill_own_ms[drawn]
+        where = rng.choice(profile.prompt_weights.size, arrival.size, p=profile.prompt_weights)
+        work = profile.prefill_work_ms[where]
+        tokens, context = profile.chunk_tokens, profile.chunk_context_tokens
     else:
         lengths, where = np.unique(np.asarray(input_tokens), return_inverse=True)
         splits = [cache_split(float(x), cache_hit_rate) for x in lengths]
         work = np.array([perf.prefill_marginal_ms(*split) for split in splits])[where]
-        own = np.array([perf.prefill_time_ms(*split) for split in splits])[where]
+        tokens, context = prompt_chunks(splits)
     return replace(profile, trace_arrival_ms=arrival_ms, trace_work_ms=work,
-                   trace_own_ms=own, trace_wait=trace_wait)
+                   trace_prompt=np.asarray(where, dtype=np.int64).reshape(-1),
+                   trace_chunk_tokens=tokens, trace_chunk_context_tokens=context,
+                   trace_wait=trace_wait, trace_since_ms=since_ms, trace_peak_rps=peak_rps)
 
 
 def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
                       q: float = 0.95) -> float:
-    """TTFT P95 of the trace's busiest minute at one replica carrying ``rate_rps`` [ms]: the
-    minute's arrivals (:func:`with_trace`) rescaled so each of ``k = max(1, round(replicas))``
-    replicas gets ``rate_rps``, dealt in turn over them (least-loaded routing, as the wait
-    behind earlier traffic is), and on each replica Lindley's recursion
-    (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work: the service ``S_n``
+    """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
+    arrivals (:func:`with_trace`) rescaled so each of ``k`` replicas gets ``rate_rps`` at the
+    trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
+    were scaled to), dealt in turn over them (least-loaded routing, as the wait behind
+    earlier traffic is). ``replicas`` ``x`` need not be whole: the P95 is read linearly
+    between ``k = ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
+    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion
+    (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work from its first
+    request on (the warm-up included, so the window inherits its queue): the service ``S_n``
     the request's marginal prefill work, the gap the work the replica drains between two of
     its arrivals (``c × A``, ``c`` the prefill drain of the decoding ``batch``,
     :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds, here on the real
-    sequence. A request's TTFT is its wait + its own prefill + one decode step; the P95 is
-    over the minute's requests (``numpy.percentile``, linear); at no load (``rate_rps`` 0)
-    none waits. Deterministic."""
+    sequence; the backlog ``W_n`` of work takes ``W_n ÷ c`` to drain, the request's wait. A
+    request's TTFT is its wait + its own prefill in chunks beside the decoding batch
+    (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight); the P95 is over
+    the requests arriving from :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``,
+    linear); at no load (``rate_rps`` 0) none waits. Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
-            and profile.trace_own_ms is not None)
-    arrival = profile.trace_arrival_ms
-    if arrival.size == 0:
+            and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
+            and profile.trace_chunk_context_tokens is not None)
+    arrival, since_ms = profile.trace_arrival_ms, profile.trace_since_ms
+    counted = arrival >= since_ms
+    if not counted.any():
         return 0.0
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
+    tokens = profile.trace_chunk_tokens
+    own_ms = _chunks_ms(tokens, step_ms, _extra_ms(
+        profile.perf, tokens, profile.trace_chunk_context_tokens, batch, kv_tokens)
+                        )[profile.trace_prompt]
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
-        return float(np.percentile(profile.trace_own_ms + step_ms, 100 * q))
-    k = max(1, round(replicas))
-    if math.isfinite(profile.workload_rps):
-        arrival = arrival * (profile.workload_rps / (rate_rps * k))
-    drain = prefill_drain(profile, batch)
+        return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, q)
+    if share <= 0:
+        return below
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, q)
+    return (1 - share) * below + share * above
+
+
+def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
+                      after_wait_ms: npt.NDArray[np.float64], q: float) -> float:
+    """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
+    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step)."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    arrival = profile.trace_arrival_ms
+    counted = arrival >= profile.trace_since_ms
+    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
+            else profile.workload_rps)
+    if math.isfinite(peak):
+        arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
-        waits = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
-        ttft.append(waits + profile.trace_own_ms[mine] + step_ms)
+        backlog = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
+        ttft.append((backlog / drain + after_wait_ms[mine])[counted[mine]])
     return float(np.percentile(np.concatenate(ttft), 100 * q))
 
 

@@ -65,16 +65,19 @@ def load(scenario: Path | None) -> Scenario:
     """Load a scenario file, or the built-in demo when none is named; a workload that links a
     trace and states no ``arrival.burst`` gets the block measured from its trace, and a stated
     block naming ``measured_from`` is checked against that trace
-    (:func:`~solver.replay.trace_burst.with_trace_bursts`)."""
+    (:func:`~solver.replay.trace_burst.with_trace_bursts`); a linked trace carries the
+    arrivals the plan's replay replays, which the capacity model's TTFT is taken over
+    (:func:`~solver.replay.plan_replay.with_replay_windows`)."""
     sc = load_scenario(scenario if scenario is not None else demo_scenario())
     if not any(w.arrival is not None and (
-            (w.arrival.trace is not None and w.arrival.burst is None)
+            w.arrival.trace is not None
             or (w.arrival.burst is not None and w.arrival.burst.measured_from is not None))
                for w in sc.workloads):
         return sc
-    from solver.replay.trace_burst import with_trace_bursts  # numpy: only where a trace is
+    from solver.replay.plan_replay import with_replay_windows  # numpy: only where a trace is
+    from solver.replay.trace_burst import with_trace_bursts
 
-    return with_trace_bursts(sc)
+    return with_replay_windows(with_trace_bursts(sc))
 
 
 def sources_of(scenarios: Iterable[Scenario]) -> list[str]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Plan, ReplayCheck
 from models.scenario import Scenario
-from models.workload import TraceLink, Workload
+from models.workload import ReplayedArrivals, TraceLink, Workload
 from solver.replay.engine import (
     EngineConfig,
     Outage,
@@ -114,6 +114,42 @@ def busiest_minute(trace: Trace, peak_rps: float, scale_to: str = "peak_minute")
     scale = peak_window(trace, peak_rps, scale_to, window_s=0.0, warmup_s=0.0).rate_scale
     return peak_window(trace, peak_rps, scale_to, window_s=SECONDS_PER_MINUTE / scale,
                        warmup_s=0.0).trace
+
+
+#: Windows already cut, by (path, format, modification time [ns], size [bytes], peak [1/s],
+#: scale_to): a process that loads a scenario more than once reads each trace once per peak.
+_WINDOWS: dict[tuple[str, str | None, int, int, float, str], ReplayedArrivals] = {}
+
+
+def replayed_arrivals(link: TraceLink, peak_rps: float) -> ReplayedArrivals:
+    """The arrivals :func:`replay_plan` replays of the linked trace at the planned peak
+    ``peak_rps`` (:func:`peak_window`: warm-up and window), as the capacity model takes them
+    (``TraceLink.window``)."""
+    stat = Path(link.path).stat()
+    key = (link.path, link.format, stat.st_mtime_ns, stat.st_size, peak_rps, link.scale_to)
+    if key not in _WINDOWS:
+        cut = peak_window(read_linked(link), peak_rps, link.scale_to)
+        _WINDOWS[key] = ReplayedArrivals(
+            arrival_s=tuple(cut.trace.arrival_s.tolist()),
+            input_tokens=tuple(cut.trace.input_tokens.tolist()),
+            since_s=cut.start_s, peak_rps=peak_rps)
+    return _WINDOWS[key]
+
+
+def with_replay_windows(scenario: Scenario) -> Scenario:
+    """``scenario`` with each workload's linked trace carrying the arrivals the plan's replay
+    replays at its planned peak (:func:`replayed_arrivals`): the capacity model's TTFT P95 of
+    the workload is then taken over them (``solver.capacity.replica.load_profile``,
+    docs/capacity-model.md, "The TTFT P95 on the replayed window")."""
+    workloads = []
+    for w in scenario.workloads:
+        link = None if w.arrival is None else w.arrival.trace
+        if w.arrival is not None and link is not None:
+            cut = link.model_copy()
+            cut._window = replayed_arrivals(link, max(w.hourly_demand_rps()))
+            w = w.model_copy(update={"arrival": w.arrival.model_copy(update={"trace": cut})})
+        workloads.append(w)
+    return scenario.model_copy(update={"workloads": tuple(workloads)})
 
 
 #: Checks already replayed, by workload and the allocations it had (see :func:`replay_plan`).

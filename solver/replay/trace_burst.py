@@ -7,10 +7,12 @@ assumed ones: :func:`with_trace_bursts` measures the block from the trace exactl
 ``fleetplan profile`` prints it (:func:`~solver.replay.profile.workload_fields` of
 :func:`~solver.replay.profile.profile_trace`, rounded as printed) and puts it in the scenario,
 ``measured_from`` naming the trace, so the resolved scenario a plan writes carries it. A stated
-``burst`` always wins. A stated block that names ``measured_from`` (a plan's
-``scenario.resolved.yaml`` planned again) is checked against that trace: while its figures
-equal what profiling the trace gives it stays measured, and the notes say the scenario states
-it; once a figure was edited it is taken as stated (``measured_from`` dropped) and the notes
+``burst`` always wins (for the per-token P95: a traced workload's TTFT P95 is taken on the
+window its replay replays, ``solver.replay.plan_replay.with_replay_windows``). A stated block
+that names ``measured_from`` (a plan's ``scenario.resolved.yaml`` planned again) is checked
+against that trace: while its figures equal what profiling the trace gives it stays measured,
+and the notes say the scenario states it; once a figure was edited it is taken as stated
+(``measured_from`` dropped) and the notes
 say so. A trace of fewer than :data:`~solver.replay.profile.MIN_PEAK_MINUTES`
 whole minutes (its followers' windows are set by a busiest minute of a handful) or fewer than
 three arrivals apart in time gives none: the workload stays Poisson, and
