@@ -101,8 +101,8 @@ def candidates(given: GivenReserved, fleet: Vector | None, lp_x: Vector) -> dict
     """Reserved fleets to bound: the LP's rounded three ways, the fleet's and its neighbours."""
     upper = given.lag.model.upper[given.nodes]
     lp_r = lp_x[given.nodes]
-    out = {"LP's, rounded down": np.floor(lp_r + 1e-9), "LP's, to nearest": np.round(lp_r),
-           "LP's, rounded up": np.minimum(np.ceil(lp_r - 1e-9), upper)}
+    out = {"LP's rounded down": np.floor(lp_r + 1e-9), "LP's to nearest": np.round(lp_r),
+           "LP's rounded up": np.minimum(np.ceil(lp_r - 1e-9), upper)}
     if fleet is not None:
         r = np.round(fleet[given.nodes])
         out["the fleet's"] = r
@@ -112,7 +112,7 @@ def candidates(given: GivenReserved, fleet: Vector | None, lp_x: Vector) -> dict
                 moved = r.copy()
                 moved[i] += step
                 if moved[i] <= upper[i]:
-                    out[f"the fleet's, {step:+d} in {name}"] = moved
+                    out[f"the fleet's {step:+d} in {name}"] = moved
     return out
 
 
