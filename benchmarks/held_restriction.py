@@ -23,7 +23,7 @@ import argparse
 import dataclasses
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,22 +35,19 @@ if str(ROOT) not in sys.path:
 from benchmarks.bench_plan import parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import _scenario  # noqa: E402
 from models.capacity import CapacityTable  # noqa: E402
-from models.common import COMMITTED_KINDS  # noqa: E402
 from models.scenario import Scenario  # noqa: E402
 from solver.capacity.table import cached_tables  # noqa: E402
 from solver.program.build import build_program  # noqa: E402
 from solver.program.keys import PoolKey  # noqa: E402
 from solver.program.periods import (  # noqa: E402
     Block,
-    HorizonData,
-    HorizonProgram,
-    OrderKey,
     build_horizon_data,
     build_horizon_program,
 )
 from solver.program.variables import NameBook, Program, Variables  # noqa: E402
 from solver.solve.block_plans import BLOCK_FAMILIES, lp_relaxation  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
+from solver.solve.held_blocks import tightened, without_ties  # noqa: E402
 from solver.solve.highs import Model, held_model, model_of, run  # noqa: E402
 from solver.solve.horizon import _priced_block  # noqa: E402
 from solver.solve.order_choice import choose_orders, held_block  # noqa: E402
@@ -59,58 +56,9 @@ from solver.solve.order_choice import choose_orders, held_block  # noqa: E402
 LP_S = 20.0
 
 
-def _without_ties(model: Model) -> Model:
-    """``model`` without its tie rows (``tie_``; arrays only, its HiGHS copy left as it is):
-    left in with infinite bounds, they link a block's continuous columns to the other blocks'
-    of its group, whose rows :func:`held_model` then keeps with their replicas held at zero."""
-    kept = np.array([not name.startswith("tie_") for name in model.row_names])
-    counts = np.diff(model.starts)[kept]
-    entries = np.repeat(kept, np.diff(model.starts))
-    starts = np.zeros(len(counts) + 1, dtype=np.int32)
-    starts[1:] = np.cumsum(counts)
-    return dataclasses.replace(
-        model, row_lower=model.row_lower[kept], row_upper=model.row_upper[kept],
-        row_names=[n for n, k in zip(model.row_names, kept, strict=True) if k], starts=starts,
-        columns=model.columns[entries], values=model.values[entries])
-
-
-def _held_nodes(data: HorizonData, block: Block, pool: PoolKey,
-                orders: Mapping[tuple[str, OrderKey], int]) -> int:
-    """Nodes of a committed pool inventory and ``orders`` hold in ``block``'s period (as
-    :func:`held_block` stocks the pool)."""
-    return data.held.get((pool, block.period), 0) + sum(
-        n for (s, k), n in orders.items() if s == block.scenario and k.option.pool == pool
-        and block.period in data.held_periods(k))
-
-
-def _tightened(model: Model, hp: HorizonProgram, i: int,
-               orders: Mapping[tuple[str, OrderKey], int]) -> Model:
-    """``model`` with block ``i``'s node-loss big-Ms (the binary's coefficient in each
-    ``lossx`` row, :func:`~solver.program.families.node_loss`) of its committed pools capped by
-    the nodes ``orders`` hold, as :func:`held_block`'s stock caps
-    :func:`~solver.program.families.pool_capacity_bound` (none where that leaves at most one
-    node: the held block then has no binary and its loss is the pool's capacity)."""
-    block = hp.data.blocks[i]
-    program = hp.blocks[(block.scenario, block.period)]
-    capped_by_ell = np.full(model.columns_count, np.nan)  # the binary's new coefficient
-    binaries = np.zeros(model.columns_count, dtype=bool)
-    for (_, z, g, kind, _), ell in program.v.loss.items():
-        aux = next(a for a in program.v.aux if a.var is ell)
-        if kind not in COMMITTED_KINDS or aux.full is None:
-            continue
-        held = _held_nodes(hp.data, block, PoolKey(z, g, kind), orders)
-        bound_rps = min(aux.bound_rps, aux.node_rps * held)
-        capped_by_ell[model.index[ell.name]] = max(bound_rps - aux.node_rps, 0.0)
-        binaries[model.index[aux.full.name]] = True
-    rows_of = np.repeat(np.arange(len(model.row_lower)), np.diff(model.starts))
-    # a lossx row: its loss column at +1 and its binary at +(bound - node); lossm's at −node
-    row_coef = np.full(len(model.row_lower), np.nan)
-    at_ell = (model.values == 1.0) & ~np.isnan(capped_by_ell[model.columns])
-    row_coef[rows_of[at_ell]] = capped_by_ell[model.columns[at_ell]]
-    lossx = binaries[model.columns] & (model.values > 0) & ~np.isnan(row_coef[rows_of])
-    values = model.values.copy()
-    values[lossx] = row_coef[rows_of[lossx]]
-    return dataclasses.replace(model, values=values)
+#: The restriction's two steps, as the planner takes them (:mod:`solver.solve.held_blocks`).
+_without_ties = without_ties
+_tightened = tightened
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,9 @@ bound does not bound shared nodes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +42,7 @@ from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.greedy import greedy_start
+from solver.solve.held_blocks import HeldBlock, HeldBlocks, held_nodes
 from solver.solve.highs import (
     Model,
     Restriction,
@@ -90,6 +93,9 @@ class BlockPlans:
     may differ from run to run."""
     fleets: list[dict[ReplicaKey, int] | None] = dataclasses.field(default_factory=list)
     """Per block, the replicas of its fleet (``None``: none found, or not planned in time)."""
+    joint: Model | None = None
+    """The joint program's copy into HiGHS the blocks were taken from (``held``), if they
+    were: the joint solve takes it instead of copying the program again."""
 
     @property
     def complete(self) -> bool:
@@ -158,7 +164,8 @@ def capped(seconds: float, deadline: Deadline | None) -> float:
 
 
 def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
-               deadline: Deadline | None = None, spare_s: float = 0.0, per_slice: int = 1
+               deadline: Deadline | None = None, spare_s: float = 0.0, per_slice: int = 1,
+               held: HeldBlock | None = None
                ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """One block planned alone in a share of the time (module docstring): the block's program
     as the joint program holds it, the values of its fleet (``None``: none found) and the
@@ -167,7 +174,9 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     it leaves less than ``STEP_MIN_S`` is not run. ``spare_s``: seconds more for the
     hour-by-hour pass of a fleet found on the LP support (the whole pass of a widened one's),
     each hour given ``per_slice`` times ``POLISH_SLICE_S`` to ``POLISH_GAP`` ÷ ``per_slice``
-    (blocks planned side by side in worker processes: :func:`in_workers`)."""
+    (blocks planned side by side in worker processes: :func:`in_workers`). ``held``: the same
+    block taken from the joint program's arrays; the LP support's step then runs on it
+    (:func:`lp_support_held`), and a fleet it finds is named as the joint program names it."""
     gap = max(gap, BLOCK_START_GAP)
     time_limit_s = capped(time_limit_s, deadline)
     if not data.share_nodes:
@@ -176,14 +185,16 @@ def plan_block(data: ProgramData, solver: str, time_limit_s: float, gap: float,
     started = time.perf_counter()
     floor: dict[str, float] | None = None  # the LP support's greedy fleet, where it kept one
     if solver == "highs":
-        supported = lp_support_block(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S),
-                                                  deadline), gap, widened_s=time_limit_s,
-                                     polish_s=capped(max(time_limit_s, LP_SUPPORT_MIN_S)
-                                                     + POLISH_EXTRA_S + spare_s, deadline)
-                                     if POLISH else 0.0, stop=deadline,
-                                     polish_slice_s=POLISH_SLICE_S * per_slice,
-                                     polish_gap=POLISH_GAP / per_slice,
-                                     widened_polish_s=capped(spare_s, deadline))
+        support = lp_support_block if held is None else functools.partial(lp_support_held,
+                                                                           held)
+        supported = support(data, capped(max(time_limit_s, LP_SUPPORT_MIN_S), deadline), gap,
+                            widened_s=time_limit_s,
+                            polish_s=capped(max(time_limit_s, LP_SUPPORT_MIN_S)
+                                            + POLISH_EXTRA_S + spare_s, deadline)
+                            if POLISH else 0.0, stop=deadline,
+                            polish_slice_s=POLISH_SLICE_S * per_slice,
+                            polish_gap=POLISH_GAP / per_slice,
+                            widened_polish_s=capped(spare_s, deadline))
         left_s = time_limit_s - (time.perf_counter() - started)
         if (supported[1] is not None and (supported[2].report.name != GREEDY_FLOOR
                                          or left_s < SHARED_AFTER_S)) or capped(
@@ -252,6 +263,61 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
     model = model_of(program)
+
+    def floor() -> tuple[Program, dict[str, float]] | None:
+        found = greedy_start(program, within_stock=True)
+        return None if found is None else (program, found)
+
+    return _on_support(program, model, 1.0, lambda values, _: holds_in(program, values), floor,
+                       deadline, time_limit_s, gap, widened_s, polish_s, stop, polish_slice_s,
+                       polish_gap, widened_polish_s)
+
+
+def lp_support_held(held: HeldBlock, data: ProgramData, time_limit_s: float, gap: float,
+                    widened_s: float | None = None, polish_s: float = 0.0,
+                    stop: Deadline | None = None, polish_slice_s: float | None = None,
+                    polish_gap: float | None = None, widened_polish_s: float = 0.0
+                    ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
+    """:func:`lp_support_block` on a held block taken from the joint program's arrays
+    (:class:`~solver.solve.held_blocks.HeldBlock`; ``data``: the same block as
+    :func:`~solver.solve.order_choice.held_block` makes it), not built: its fleet is named as
+    the joint program names it (``b{i}_…``) and handed on with the block's program inside the
+    joint one, except a greedy floor (the widened restriction's, :data:`GREEDY_FLOOR`), which
+    is the block built from ``data``'s and named as it names it. The same steps, the same
+    fleets but for HiGHS's path through a program with its columns in another order; the
+    build and copy of the block (0.2–0.3 CPU-s a medium block) is left out except for that
+    floor (benchmarks/README.md, "Over periods")."""
+    deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
+    model = held.held.model
+    own = held.prefix
+
+    def holds(values: dict[str, float], x: npt.NDArray[np.float64]) -> bool:
+        return not model.broken_rows(x) and holds_in(held.program, values)
+
+    def floor() -> tuple[Program, dict[str, float]] | None:
+        program = build_program(data, families=BLOCK_FAMILIES, symmetry=False)
+        found = greedy_start(program, within_stock=True)
+        return None if found is None else (program, found)
+
+    program, values, outcome = _on_support(
+        held.program, model, held.weight, holds, floor, deadline, time_limit_s, gap, widened_s,
+        polish_s, stop, polish_slice_s, polish_gap, widened_polish_s)
+    if values is not None and program is held.program:
+        values = {name: v for name, v in values.items() if name.startswith(own)}
+    return program, values, outcome
+
+
+def _on_support(program: Program, model: Model, weight: float,
+                holds: Callable[[dict[str, float], npt.NDArray[np.float64]], bool],
+                floor: Callable[[], tuple[Program, dict[str, float]] | None],
+                deadline: Deadline, time_limit_s: float, gap: float, widened_s: float | None,
+                polish_s: float, stop: Deadline | None, polish_slice_s: float | None,
+                polish_gap: float | None, widened_polish_s: float
+                ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
+    """:func:`lp_support_block`'s steps on ``model`` (``program``'s columns, named alike;
+    its cost the block's per month times ``weight``): ``holds`` checks a fleet (values and
+    vector), ``floor`` gives the block's greedy fleet within its stock and the program that
+    names it."""
     relaxed = run(model, deadline, deadline.left(), 0.0, relaxation=True)
     if relaxed.x is None or relaxed.objective is None or relaxed.status is not SolveStatus.optimal:
         return program, None, SolveOutcome(relaxed.status, SolverReport(
@@ -270,25 +336,30 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
         result = _restricted(model, deadline, min(limit_s, deadline.left()), gap,
                              replicas[~wide])
         seconds += result.seconds
-    bound = relaxed.objective
+    bound = relaxed.objective / weight
     values = None
+    x = None
     if result.x is not None and result.status is not SolveStatus.infeasible:
         x = np.where(model.integer, np.round(result.x), result.x)
         values = model.named(x)
-        if not holds_in(program, values):
+        if not holds(values, x):
             values = None
     name = "highs"
     if widened:
         # the widened restriction's first fleets in a loaded plan's 2 s cost 2-3 times the
         # block's greedy fleet within its stock, or none were found (medium x 1)
-        floor = greedy_start(program, within_stock=True)
-        if floor is not None and (values is None or _cost(program, floor) < _cost(program,
-                                                                                values)):
-            values, name = floor, GREEDY_FLOOR
-    if values is None:
+        greedy = floor()
+        if greedy is not None and (values is None or _cost(*greedy) < _cost(program, values)):
+            if greedy[0] is not program:  # named as another program names it: handed on as is
+                found = _cost(*greedy)
+                report = SolverReport(name=GREEDY_FLOOR, seconds=seconds, objective=found,
+                                      bound=bound, gap=_gap(found, bound))
+                return greedy[0], greedy[1], SolveOutcome(SolveStatus.feasible, report, True)
+            values, name = greedy[1], GREEDY_FLOOR
+            x = model.vector(values)
+    if values is None or x is None:
         return program, None, SolveOutcome(SolveStatus.time_limit, SolverReport(
             name="highs", seconds=seconds, bound=bound), False)
-    x = model.vector(values)
     objective = float(result.objective if result.objective is not None and name == "highs"
                       else model.cost @ x)
     # the widened restriction's fleet already spans every zone, kind and hour of the
@@ -300,12 +371,12 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     if polish.limit_s >= slice_s:
         polished = polish_slices(program, model, x, relaxed.x, polish, slice_s,
                                  POLISH_GAP if polish_gap is None else polish_gap)
-        if float(model.cost @ polished) < objective and holds_in(program, named := model.named(
-                polished)):
+        if float(model.cost @ polished) < objective and holds(named := model.named(polished),
+                                                              polished):
             values, objective = named, float(model.cost @ polished)
         seconds += polish.elapsed()
-    report = SolverReport(name=name, seconds=seconds, objective=objective,
-                          bound=bound, gap=_gap(objective, bound))
+    report = SolverReport(name=name, seconds=seconds, objective=objective / weight,
+                          bound=bound, gap=_gap(objective / weight, bound))
     return program, values, SolveOutcome(SolveStatus.feasible, report, True)
 
 
@@ -399,7 +470,8 @@ STEP_MIN_S = 0.5
 
 def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 budget_s: float, gap: float, within: bool = False,
-                deadline: Deadline | None = None, workers: int = 1) -> BlockPlans:
+                deadline: Deadline | None = None, workers: int = 1,
+                held: HeldBlocks | None = None) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -412,7 +484,12 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     ``workers`` above 1, with a ``deadline``, HiGHS and every distinct block planned in a share
     of the time: the blocks are planned side by side in that many processes
     (:func:`in_workers`), each with the time it would have alone and the seconds the other
-    workers add given to its hour-by-hour pass."""
+    workers add given to its hour-by-hour pass.
+
+    ``held``: the same blocks (``programs``, with the orders held) taken from the joint
+    program's arrays; a block planned in a share of the time in this process then takes its
+    LP support's step on it (:func:`lp_support_held`), and its fleet is named as the joint
+    program names it (see :func:`as_named`)."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
         from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
@@ -452,14 +529,18 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 share = max((budget_s - (time.perf_counter() - started)) / left, 0.5)
                 own_clock = None if deadline is None else deadline.follower(
                     block_limit_s(deadline.left(), left))
-                shared = plan_block(programs[i], solver, share, gap, own_clock)
+                if held is None or solver != "highs" or not programs[i].share_nodes:
+                    shared = plan_block(programs[i], solver, share, gap, own_clock)
+                else:
+                    shared = plan_block(programs[i], solver, share, gap, own_clock,
+                                        held=held.block(i))
                 if not cut or _cheaper(shared, solved[same]):
                     solved[same] = shared
                 out.timed = True
-        planned.append(solved[same])
+        planned.append(solved[same] if same == i else _moved(solved[same], same, i, held))
     for i, block in enumerate(data.blocks):
         program, own, outcome = planned[i]
-        values = cheapest_of_period(data, planned, i)
+        values = cheapest_of_period(data, planned, i, held)
         if own is None and values is not None:  # another block's fleet holds this one
             outcome = SolveOutcome(SolveStatus.feasible, outcome.report, True)
         out.outcomes.append(outcome)
@@ -467,7 +548,8 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             out.fleets.append(None)
             continue
         out.fleets.append(replicas_of(program, values))
-        out.values.update({f"b{i}_{name}": v for name, v in values.items()})
+        out.values.update(values if _joint_named(program, i, held)
+                          else {f"b{i}_{name}": v for name, v in values.items()})
         for pool, n in committed_nodes(program, values).items():
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
@@ -590,26 +672,73 @@ def holds_in(program: Program, values: dict[str, float]) -> bool:
 Planned = tuple[Program | None, dict[str, float] | None, SolveOutcome]
 
 
-def cheapest_of_period(data: HorizonData, planned: list[Planned], i: int
-                       ) -> dict[str, float] | None:
+def _joint_named(program: Program | None, i: int, held: HeldBlocks | None) -> bool:
+    """Whether block ``i``'s plan is named as the joint program names it (its program the
+    block's inside the joint one: planned on :class:`~solver.solve.held_blocks.HeldBlock`)."""
+    return held is not None and program is not None and program is held.program(i)
+
+
+def as_named(values: dict[str, float], j: int, joint_j: bool, i: int, joint_i: bool
+             ) -> dict[str, float]:
+    """Block ``j``'s fleet (``joint_j``: named as the joint program names it, ``b{j}_…``;
+    else as the block built alone names it) named as block ``i``'s plan names its own
+    (``joint_i`` alike): the same columns, the blocks' programs being built from the same
+    families."""
+    if joint_j:
+        own = f"b{j}_"
+        values = {name[len(own):]: v for name, v in values.items() if name.startswith(own)
+                  and (joint_i or v != 0)}  # a block built alone leaves out some empty columns
+    return {f"b{i}_{name}": v for name, v in values.items()} if joint_i else values
+
+
+def _moved(plan: Planned, same: int, i: int, held: HeldBlocks | None) -> Planned:
+    """Block ``same``'s plan as block ``i``'s (the same block data): a plan named as the joint
+    program names it renamed to block ``i``'s columns, with its program; else as it is."""
+    program, values, outcome = plan
+    if held is None or not _joint_named(program, same, held):
+        return plan
+    return (held.program(i), None if values is None else as_named(values, same, True, i, True),
+            outcome)
+
+
+def _holds_held(held: HeldBlocks, i: int, values: dict[str, float]) -> bool:
+    """Whether ``values`` (named as the joint program names block ``i``) hold in the block
+    with the orders held: its rows and bounds in the joint program, and in each committed
+    pool no more nodes than inventory and the orders hold (the joint program's holding rows;
+    the tie rows are met by :func:`~solver.solve.horizon.tied`)."""
+    program = held.program(i)
+    block = held.hp.data.blocks[i]
+    return holds_in(program, values) and all(
+        n <= held_nodes(held.hp.data, block, pool, held.orders)
+        for pool, n in committed_nodes(program, values).items())
+
+
+def cheapest_of_period(data: HorizonData, planned: list[Planned], i: int,
+                       held: HeldBlocks | None = None) -> dict[str, float] | None:
     """Block ``i``'s fleet, or a cheaper one another block of the same period found that also
     holds block ``i`` (its program's rows and bounds), the cheapest (the first of equals).
 
     A block solved alone may stop at its time limit dearer than the fleet of a block of the same
     period with more demand, which holds its demand too: the low demand scenario then ran more
     on demand than base in the same quarter (qa3: 139,351 against 87,963 USD/month), and the
-    plan printed "if demand follows `low`, run up to 40 more L40S on-demand"."""
+    plan printed "if demand follows `low`, run up to 40 more L40S on-demand".
+
+    ``held``: as :func:`plan_blocks` was given it; a plan named as the joint program names it
+    is compared under its own names, and checked against the nodes the orders hold."""
     program, values, _ = planned[i]
     if program is None:
         return None
+    joint_i = _joint_named(program, i, held)
     best, cost = values, (None if values is None else _cost(program, values))
     for j, block in enumerate(data.blocks):
         other = planned[j][1]
         if j == i or block.period != data.blocks[i].period or other is None:
             continue
+        other = as_named(other, j, _joint_named(planned[j][0], j, held), i, joint_i)
         found = _cost(program, other)
-        if (cost is None or found < cost - 1e-6 * max(1.0, abs(cost))) and holds_in(program,
-                                                                                    other):
+        if (cost is None or found < cost - 1e-6 * max(1.0, abs(cost))) and (
+                _holds_held(held, i, other) if held is not None and joint_i
+                else holds_in(program, other)):
             best, cost = other, found
     return best
 

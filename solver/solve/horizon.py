@@ -77,7 +77,8 @@ from solver.solve.block_plans import (
 from solver.solve.clock import Deadline
 from solver.solve.diagnose import diagnose
 from solver.solve.greedy import greedy_start, keep_better
-from solver.solve.highs import Progress, model_of, run
+from solver.solve.held_blocks import HeldBlocks
+from solver.solve.highs import Model, Progress, model_of, run
 from solver.solve.order_choice import ORDER_CHOICE_S, choose_orders, held_block
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
@@ -160,7 +161,9 @@ def plan_horizon(
         if solver == "highs":
             # blocks planned in shares of the time: the joint solve runs to the time limit
             outcome = joint_solve(as_program, shares if timed else deadline, gap, start,
-                                  nodes=None if timed else JOINT_NODES)
+                                  nodes=None if timed else JOINT_NODES,
+                                  model=next((p.joint for p in tried if p.joint is not None),
+                                             None))
         else:
             left_s = max(shares_s - (time.perf_counter() - started), 0.5)
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
@@ -253,15 +256,17 @@ JOINT_NODES = 50
 def joint_solve(program: Program, deadline: Deadline, gap: float,
                 start: dict[str, float] | None, nodes: int | None = JOINT_NODES,
                 halt: Callable[[], bool] | None = None,
-                on_progress: Callable[[Progress], None] | None = None) -> SolveOutcome:
+                on_progress: Callable[[Progress], None] | None = None,
+                model: Model | None = None) -> SolveOutcome:
     """The joint program solved by HiGHS from ``start``, stopped by its gap or after ``nodes``
     nodes (the same fleet and bound on every run), or by ``deadline`` (status ``time_limit``;
     with ``nodes`` ``None`` the plan's time limit is its only stop) — its copy into HiGHS
     included: the copy of the × 25 harness case's program through PuLP took seconds the limit
     did not count (plans of 123–135 s for 120); its fleet, if any, loaded into the
-    variables."""
+    variables. ``model``: that copy, made already (the held blocks were taken from it)."""
     try:
-        model = model_of(program, stop=deadline.expired)
+        if model is None:
+            model = model_of(program, stop=deadline.expired)
     except BuildStopped:
         return SolveOutcome(SolveStatus.time_limit, SolverReport(name="highs", seconds=0.0),
                             False)
@@ -623,10 +628,23 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
         data, running, solver, capped(ORDER_CHOICE_S, deadline))
     if chosen is None:
         return Start(None, bound, True)
+    joint, held = None, None
+    if HELD_FROM_JOINT and workers <= 1 and hp.worst is None and not _spent(deadline):
+        # the held blocks from the joint program's arrays; the joint solve takes the same copy
+        joint = model_of(Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                                 data.blocks[0].data))
+        held = HeldBlocks(hp, joint, chosen)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                        left_s, gap, deadline=deadline, workers=workers)
+                        left_s, gap, deadline=deadline, workers=workers, held=held)
+    plans.joint = joint
     return Start(_with_orders(hp, plans, chosen), bound, True, (plans,))
+
+
+#: Whether the blocks planned with the chosen orders held take their LP support's step on the
+#: joint program's arrays (:class:`~solver.solve.held_blocks.HeldBlocks`) instead of each being
+#: built and copied again (one process, expected cost) [bool].
+HELD_FROM_JOINT = True
 
 
 #: A block's fleet as a fallback assembles it: found, not proven.
