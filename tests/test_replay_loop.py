@@ -134,6 +134,25 @@ def test_the_loader_cuts_the_window_the_replay_replays(tmp_path: Path) -> None:
     assert link.window.since_s == cut.start_s and link.window.peak_rps == 12.0
 
 
+def test_a_sweep_variant_keeps_its_trace_window_cut_at_its_own_peak(tmp_path: Path) -> None:
+    """A sweep rebuilds each variant from the scenario's document, which never holds the
+    replayed window: without cutting it again, the variant's traced workload was sized on the
+    queueing model while ``plan`` sized it on the window. Each variant's window is the cut at
+    its own peak."""
+    from solver.cli.common import load
+    from solver.studies.executors import SolveOptions
+    from solver.studies.sweep import Design, build_sweep
+    from solver.studies.sweep_spec import parse_vary
+
+    base = load(_bursty(tmp_path))
+    variants = build_sweep(base, [parse_vary("workloads.chat.arrival.peak_rps=12,24")],
+                           Design(), SolveOptions())
+    for variant, peak in zip(variants, (12.0, 24.0), strict=True):
+        link = variant.scenario.workloads[0].arrival.trace  # type: ignore[union-attr]
+        assert link is not None and link.window is not None
+        assert link.window.peak_rps == peak
+
+
 def test_a_replay_still_missing_says_so_and_exits_1(tmp_path: Path, model_ttft: None) -> None:
     _bursty(tmp_path, stock=1)  # one GPU: no re-plan can add a replica
     code, out, data = _plan(tmp_path)

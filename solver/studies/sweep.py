@@ -168,7 +168,21 @@ def _apply(base: Scenario, changes: Sequence[tuple[Vary, Level | float]],
             fn = replace(change, drawn=True)
         set_path(doc, vary.key, fn, f"{vary.key}={text}")
         state = doc
-    return state if isinstance(state, Scenario) else validated(state)
+    if isinstance(state, Scenario):
+        return state
+    return _with_windows(base, validated(state))
+
+
+def _with_windows(base: Scenario, variant: Scenario) -> Scenario:
+    """``variant`` (rebuilt from a document, which never holds the replayed window a loaded
+    scenario's traces carry) with its traces' windows cut again where ``base``'s carried one,
+    so a traced workload's TTFT is sized on the window as ``plan`` sizes it (the cut at the
+    variant's own peak)."""
+    if not any(w.arrival is not None and w.arrival.trace is not None
+               and w.arrival.trace.window is not None for w in base.workloads):
+        return variant
+    from solver.replay.plan_replay import with_replay_windows  # numpy: only where a trace is
+    return with_replay_windows(variant)
 
 
 def _shown(value: str | float, factor: bool) -> str:
