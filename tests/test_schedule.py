@@ -35,8 +35,12 @@ def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
     assert lines[now + 1].startswith("  order 1 G (1 node) in a by 2027-03-04: reserved 12 "
                                      "months, upfront none, 0.450 USD/GPU-h; serving 2027-04-01 "
                                      "to 2028-04-01; 3,942 USD committed")
-    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
-            "(demand +200% on `base`'s, capacity on all its GPUs 0% above its demand)") in lines
+    # what to buy, not only how many: kind and terms, the days served, the commitment of the
+    # two extra nodes (2 x 0.45 x 8,760 = 7,884)
+    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03 (2 nodes: reserved 12 "
+            "months, upfront none, 0.450 USD/GPU-h; serving 2027-07-01 to 2028-07-01; 7,884 USD "
+            "committed); it serves chat (demand +200% on `base`'s, capacity on all its GPUs 0% "
+            "above its demand)") in lines
     assert any(line.startswith("objective (expected minimised: new orders as the program "
                                "charges them, on-demand and spot; held inventory left out")
                and "expected 12,264" in line for line in lines)
@@ -554,9 +558,9 @@ def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
         "status": SolveStatus.feasible, "solver": plan.solver.model_copy(update={"gap": 0.216}),
         "periods": tuple(roomy(p) for p in plan.periods)})
     lines = schedule_lines(stopped)
-    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
-            "(demand +200% on `base`'s, capacity on all its GPUs 200% above its demand)"
-            ) in lines
+    assert any(line.startswith("if demand follows `high`, order 2 more G in a by 2027-06-03 (")
+               and line.endswith("; it serves chat (demand +200% on `base`'s, capacity on all "
+                                 "its GPUs 200% above its demand)") for line in lines)
     assert any(line.startswith(
         "these differences from `base` are from a plan not proven optimal (feasible, gap "
         "21.6%): capacity above demand may be slack that a search that goes further removes, "
@@ -689,3 +693,24 @@ def test_an_owned_orders_paid_above_its_commitment_is_explained_under_the_orders
     assert OWNED_PAID_NOTE.startswith("owned: Whole commitment = the capital; Paid in horizon "
                                       "= the capital + power and hosting")
     assert OWNED_PAID_NOTE not in column_a((reserved,))
+
+
+def test_an_extra_order_says_its_share_of_an_owned_order() -> None:
+    """A new user's "if demand follows `high`, order 8 more H100-SXM in dc-east-1 by
+    2027-07-09" did not say to buy the node outright rather than reserve it, nor what it
+    commits. One node more than base's of a three-node owned order: a third of its capital."""
+    from models.common import PurchaseKind
+    from models.common import Upfront
+    from models.plan import Order
+    from solver.outputs.schedule import extra_order_line
+
+    owned = Order(scenario="high", zone="dc-east-1", gpu="H100-SXM",
+                  purchase=PurchaseKind.owned, nodes=3, gpus=24, order_period=2,
+                  order_by=dt.date(2027, 7, 9), usable_period=3,
+                  usable_from=dt.date(2027, 10, 1), expires=dt.date(2031, 10, 1),
+                  term_months=48, upfront=Upfront.all, price_per_gpu_hour=1.316,
+                  cost_per_month=3 * 7684.08, cost_in_horizon=3 * 285552.25,
+                  committed_total=3 * 280000.0)
+    assert extra_order_line(owned, 1, "USD") == (
+        "order 8 more H100-SXM in dc-east-1 by 2027-07-09 (1 node: owned, 1.316 USD/GPU-h with "
+        "capital, power and hosting; serving 2027-10-01 to 2031-10-01; 280,000 USD capital)")
