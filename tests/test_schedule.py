@@ -699,8 +699,7 @@ def test_an_extra_order_says_its_share_of_an_owned_order() -> None:
     """A new user's "if demand follows `high`, order 8 more H100-SXM in dc-east-1 by
     2027-07-09" did not say to buy the node outright rather than reserve it, nor what it
     commits. One node more than base's of a three-node owned order: a third of its capital."""
-    from models.common import PurchaseKind
-    from models.common import Upfront
+    from models.common import PurchaseKind, Upfront
     from models.plan import Order
     from solver.outputs.schedule import extra_order_line
 
