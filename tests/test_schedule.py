@@ -713,3 +713,36 @@ def test_an_extra_order_says_its_share_of_an_owned_order() -> None:
     assert extra_order_line(owned, 1, "USD") == (
         "order 8 more H100-SXM in dc-east-1 by 2027-07-09 (1 node: owned, 1.316 USD/GPU-h with "
         "capital, power and hosting; serving 2027-10-01 to 2031-10-01; 280,000 USD capital)")
+
+
+def test_a_fallback_fleet_after_a_long_build_says_where_the_time_went() -> None:
+    """A new user's re-plan (a workload linked to a bursty trace: one capacity table per
+    period and demand scenario) spent 632 s of its 600 s safety stop building them; the search
+    had 0.3 s, and the plan said only "no stage found a fleet within the time limit". The build
+    is the plan's first stage, and a fallback that the build left no time says so, in seconds."""
+    from models.common import SolveStatus
+    from models.plan import BUILD_STAGE, FALLBACK_STAGE, SolverStage
+    from solver.cli.plan import fallback_lines
+
+    plan, _ = base_high()
+    assert plan.solver.stages[0].name == BUILD_STAGE
+    assert plan.solver.build_seconds is not None and plan.solver.build_seconds >= 0
+    assert not fallback_lines(plan)
+    stages = (SolverStage(name=BUILD_STAGE, seconds=631.9), SolverStage(name="blocks",
+                                                                      seconds=0.2),
+              SolverStage(name=FALLBACK_STAGE, seconds=0.1))
+    slow = plan.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"seconds": 632.4, "objective": 722_653.0,
+                                       "stages": stages}))})
+    line = fallback_lines(slow)[0]
+    assert line.startswith("  no stage found a fleet within the time limit (building the "
+                           "capacity tables and the program took 632 s of its 632 s, leaving "
+                           "the search 0.5 s): this is the fallback fleet, 722,653 USD")
+    assert line.endswith("re-plan with a --time-limit well above the 632 s the build took "
+                         "before acting on it")
+    # a search that had the time and found nothing is not put down to the build
+    searched = slow.model_copy(update={"solver": slow.solver.model_copy(update={"stages": (
+        SolverStage(name=BUILD_STAGE, seconds=2.0), *stages[1:])})})
+    assert "building the capacity tables" not in fallback_lines(searched)[0]
+    assert fallback_lines(searched)[0].endswith("re-plan with a longer --time-limit before "
+                                                "acting on it")
