@@ -125,6 +125,8 @@ def _fix_for(error_type: str, msg: str, field: str = "") -> str:
 #: Fixes for the schema's own consistency checks, found by a phrase of their message.
 VALUE_ERROR_FIXES = (
     ("percentiles must rise", "order them so that p50 <= p95 <= p99"),
+    ("growth multipliers must be > 0", "give each period's demand as a multiple of the stated "
+     "one: 1 unchanged, 1.2 a 20 % rise, 0.9 a 10 % fall (never 0 or below)"),
     ("needs 24 values", "give one share per hour of the day, hours 0 to 23"),
     ("must lie in [0, 1]", "give each hour's demand as a share of the peak, 0 to 1"),
     ("window hours must lie", "use hours 0 to 23"),
