@@ -746,3 +746,25 @@ def test_a_fallback_fleet_after_a_long_build_says_where_the_time_went() -> None:
     assert "building the capacity tables" not in fallback_lines(searched)[0]
     assert fallback_lines(searched)[0].endswith("re-plan with a longer --time-limit before "
                                                 "acting on it")
+
+
+def test_the_pools_sheet_counts_replicas_on_owned_nodes(tmp_path: Path) -> None:
+    """Two owned nodes held carry 2 of the 3 replicas (above): a new user's Pools sheet showed
+    a pool on owned nodes with 0 reserved, 0 on-demand and 0 spot replicas — no column for
+    owned ones — while plan.json ran 9 replicas there. The sheet's replicas add up to
+    plan.json's, owned ones in their own column."""
+    from models.common import PurchaseKind
+    from models.horizon import HeldNodes
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2, running_cost_per_node_month=50)
+    sc = quarterly([3, 3, 3, 3], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = list(openpyxl.load_workbook(tmp_path / "plan.xlsx")["Pools"].iter_rows(
+        values_only=True))
+    pools = [dict(zip(rows[0], r, strict=False)) for r in rows[1:] if r[0] is not None]
+    owned = sum(a.replicas for a in plan.allocations if a.purchase is PurchaseKind.owned)
+    reserved = sum(a.replicas for a in plan.allocations if a.purchase is PurchaseKind.reserved)
+    assert owned == 2 and reserved == 1
+    assert sum(p["Owned replicas"] for p in pools) == owned
+    assert sum(p["Reserved replicas"] for p in pools) == reserved
