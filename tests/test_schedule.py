@@ -281,6 +281,12 @@ def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Pat
         [sum(o.committed_total for o in n) for n in now])
     assert rows[f"{LATER_GPUS} [GPUs]"] == later
     assert "G GPUs (reserved + busiest elastic) (over periods: first period)" in rows
+    # the figure each plan is the cheapest by, beside what it spends: an owned order's whole
+    # capital in the spend made a variant with 30 % more demand read cheaper
+    from solver.studies.comparison_workbook import OBJECTIVE
+
+    assert rows[f"{OBJECTIVE} [USD]"] == pytest.approx(
+        [h.expected_cost for h in (held.horizon, both.horizon)])
 
 
 def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
@@ -308,6 +314,10 @@ def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) 
     assert now.split()[-2:] == [f"{sum(o.gpus for o in p.orders if o.scenario is None):,}"
                                 for p in (held, both)]
     assert any(line.startswith("G GPUs (over periods: first period)") for line in lines)
+    objective = next(line for line in lines if line.startswith("objective, as minimised"))
+    assert held.horizon is not None
+    assert objective.split()[-2:] == [f"{h.expected_cost:,.0f}"
+                                      for h in (held.horizon, both.horizon)]
 
 
 def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:

@@ -29,6 +29,7 @@ from solver.studies.compare import (
     build_variants,
     comparison_row,
     gpu_types,
+    objective_cost,
     parse_vary,
     plan_all,
     within_gap,
@@ -59,6 +60,9 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
         ["status", *(status_label(c.plan.status, c.plan.solver).lower() for c in results)],
         [f"cost [{currency}/month]{first}", *(_money(r.cost_per_month) for r in rows)],
         *spent,
+        *([[f"objective, as minimised [{currency}]", *(
+            None if c.plan.horizon is None else _money(objective_cost(c.plan.horizon))
+            for c in results)]] if names else []),
         [f"cost [{currency}/Mtok]{first}", *(None if r.per_million_tokens is None
                                              else f"{r.per_million_tokens:,.3f}" for r in rows)],
         ["committed share (reserved + owned)",
