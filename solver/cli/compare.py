@@ -55,14 +55,15 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
     first = " (over periods: first period)" if names else ""
     spent: list[list[object]] = [[f"spent inside the horizon, {n} [{currency}]",
                                   *(_money(spend.get(n)) for spend in spends)] for n in names]
+    if names:  # what each plan minimised: the spend counts an owned order's whole capital
+        spent.append([f"objective, as minimised [{currency}]", *(
+            None if c.plan.horizon is None else _money(objective_cost(c.plan.horizon))
+            for c in results)])
     lines: list[list[object]] = [
         ["scenario", *(r.label for r in rows)],
         ["status", *(status_label(c.plan.status, c.plan.solver).lower() for c in results)],
         [f"cost [{currency}/month]{first}", *(_money(r.cost_per_month) for r in rows)],
         *spent,
-        *([[f"objective, as minimised [{currency}]", *(
-            None if c.plan.horizon is None else _money(objective_cost(c.plan.horizon))
-            for c in results)]] if names else []),
         [f"cost [{currency}/Mtok]{first}", *(None if r.per_million_tokens is None
                                              else f"{r.per_million_tokens:,.3f}" for r in rows)],
         ["committed share (reserved + owned)",
