@@ -54,6 +54,22 @@ class MissingExtra(InputError):
     subject = "the environment (not the input)"
 
 
+#: Where a GPU type or model the built-in catalog lacks is added (:func:`or_add`).
+ADD_GPU = "`catalog: {gpus: [...]}` (fields of models.catalog.GpuType; inputs/catalog/README.md)"
+ADD_MODEL = ("`catalog: {models: [...]}` (fields of models.catalog.LlmSpec; "
+             "inputs/catalog/README.md)")
+
+
+def or_add(suggestion: str, where: str) -> str:
+    """``suggestion`` (:func:`did_you_mean`'s) and how to add a name the catalog lacks to the
+    scenario (``where``: :data:`ADD_GPU`, :data:`ADD_MODEL`): a new user's `A800` got "did you
+    mean `H200` or `B200` or `A10G`?" and no word that a scenario can add a GPU type."""
+    head = "Or add it" if suggestion.endswith("?") else "or add it"
+    sep = " " if suggestion.endswith("?") else "; "
+    return (f"{suggestion}{sep}{head}, if the built-in catalog lacks it, under the scenario's "
+            f"{where}")
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """A fix suggestion for an unknown name: the closest known names, else the full list (or,
     with none known, that there are none)."""

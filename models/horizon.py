@@ -83,9 +83,12 @@ class DemandScenario(Frozen):
     def _positive(
         cls, growth: tuple[float, ...] | dict[str, tuple[float, ...]]
     ) -> tuple[float, ...] | dict[str, tuple[float, ...]]:
-        lists = growth.values() if isinstance(growth, dict) else [growth]
-        if any(g <= 0 for path in lists for g in path):
-            raise ValueError("growth multipliers must be > 0")
+        lists = growth.items() if isinstance(growth, dict) else [("", growth)]
+        bad = [f"{name}[{i}] is {g:g}" for name, path in lists for i, g in enumerate(path)
+               if g <= 0]
+        if bad:
+            raise ValueError("growth multipliers must be > 0 (one per planning period): "
+                             + ", ".join(bad))
         return growth
 
     def multiplier(self, workload: str, period: int) -> float:

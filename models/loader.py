@@ -29,7 +29,15 @@ from models.canonical import (
 )
 from models.catalog import GpuType, LlmSpec
 from models.documents import read_document
-from models.errors import InputError, Problem, did_you_mean, format_location
+from models.errors import (
+    ADD_GPU,
+    ADD_MODEL,
+    InputError,
+    Problem,
+    did_you_mean,
+    format_location,
+    or_add,
+)
 from models.input_files import PUBLIC_TRACES, check_file, missing_trace_fix
 from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
@@ -117,6 +125,8 @@ def _fix_for(error_type: str, msg: str, field: str = "") -> str:
 #: Fixes for the schema's own consistency checks, found by a phrase of their message.
 VALUE_ERROR_FIXES = (
     ("percentiles must rise", "order them so that p50 <= p95 <= p99"),
+    ("growth multipliers must be > 0", "give each period's demand as a multiple of the stated "
+     "one: 1 unchanged, 1.2 a 20 % rise, 0.9 a 10 % fall (never 0 or below)"),
     ("needs 24 values", "give one share per hour of the day, hours 0 to 23"),
     ("must lie in [0, 1]", "give each hour's demand as a share of the peak, 0 to 1"),
     ("window hours must lie", "use hours 0 to 23"),
@@ -586,11 +596,11 @@ def check_references(scenario: Scenario, file: str,
                 where = offer_where(scenario, zi, oi, offer_paths)
                 problems.append(Problem(file, f"{where}.gpu",
                                         f"unknown GPU `{offer.gpu}`",
-                                        did_you_mean(offer.gpu, gpu_names)))
+                                        or_add(did_you_mean(offer.gpu, gpu_names), ADD_GPU)))
     for wi, wl in enumerate(scenario.workloads):
         if wl.model not in model_names:
             problems.append(Problem(file, f"workloads[{wi}].model", f"unknown model `{wl.model}`",
-                                    did_you_mean(wl.model, model_names)))
+                                    or_add(did_you_mean(wl.model, model_names), ADD_MODEL)))
         else:
             spec = scenario.model(wl.model)
             longest = wl.input_tokens.p99 + wl.output_tokens.p99
@@ -614,7 +624,8 @@ def check_references(scenario: Scenario, file: str,
         for gi, gpu in enumerate(wl.allowed_gpus or ()):
             if gpu not in gpu_names:
                 problems.append(Problem(file, f"workloads[{wi}].allowed_gpus[{gi}]",
-                                        f"unknown GPU `{gpu}`", did_you_mean(gpu, gpu_names)))
+                                        f"unknown GPU `{gpu}`",
+                                        or_add(did_you_mean(gpu, gpu_names), ADD_GPU)))
     if scenario.policy.as_of is not None:
         try:
             dt.date.fromisoformat(scenario.policy.as_of)

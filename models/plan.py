@@ -37,6 +37,9 @@ class SolverStage(Frozen):
 #: and its fleet was built without a solver (solver/solve/horizon.py, ``fallback_fleet``).
 FALLBACK_STAGE = "fallback"
 
+#: The first stage of a plan: building its capacity tables and program, inside its time limit.
+BUILD_STAGE = "build"
+
 
 class SolverReport(OmitDefaults):
     """What the solver said: who, how long, and how close to proven optimal."""
@@ -61,6 +64,12 @@ class SolverReport(OmitDefaults):
     def fallback(self) -> bool:
         """The fleet is the fallback (``FALLBACK_STAGE``): no stage found one in time."""
         return any(s.name == FALLBACK_STAGE for s in self.stages)
+
+    @property
+    def build_seconds(self) -> float | None:
+        """Wall time of building the capacity tables and the program (``BUILD_STAGE``) [s];
+        ``None``: not recorded."""
+        return next((s.seconds for s in self.stages if s.name == BUILD_STAGE), None)
 
 
 class Cost(Frozen):

@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from inputs import catalog_dir
-from models.errors import InputError, Problem, did_you_mean
+from models.errors import ADD_GPU, InputError, Problem, did_you_mean, or_add
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
 from models.names import instance_shape, resolve_gpu
 from models.scenario import Scenario
@@ -125,7 +125,8 @@ def resolve_inventory(scenario: Scenario, file: str) -> tuple[tuple[HeldNodes, .
         assert gpu is not None
         found_gpu, per_node, why = resolve_gpu(gpu, gpus)
         if found_gpu is None:
-            problems.append(Problem(file, f"{where}.gpu", f"unknown GPU `{gpu}`", why))
+            problems.append(Problem(file, f"{where}.gpu", f"unknown GPU `{gpu}`",
+                                    or_add(why, ADD_GPU)))
             continue
         gpu, node = found_gpu, node or per_node
         if line.zone not in zones:

@@ -302,8 +302,10 @@ class Workload(OmitDefaults):
     @field_validator("growth")
     @classmethod
     def _positive_growth(cls, growth: tuple[float, ...]) -> tuple[float, ...]:
-        if any(g <= 0 for g in growth):
-            raise ValueError("growth multipliers must be > 0 (one per planning period)")
+        bad = [f"[{i}] is {g:g}" for i, g in enumerate(growth) if g <= 0]
+        if bad:
+            raise ValueError("growth multipliers must be > 0 (one per planning period): "
+                             + ", ".join(bad))
         return growth
 
     @model_validator(mode="after")

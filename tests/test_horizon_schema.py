@@ -320,3 +320,21 @@ def test_the_quarterly_example_validates() -> None:
     assert (chat.in_period(3).model, chat.in_period(2).model) == ("Qwen2.5-72B",
                                                                   "Llama-3.1-70B")
     assert sc.workload("agent").in_period(2).arrival.peak_rps == pytest.approx(1.5 * 1.4 + 1)
+
+
+def test_a_growth_at_or_below_zero_names_its_period_value_and_fix(tmp_path: Path) -> None:
+    """A new user's negative growth said only "growth multipliers must be > 0", with no fix
+    and no word of which of the four it was; a demand scenario's said less still. Each names the
+    period and value, and the fix says what a multiplier is."""
+    doc = quarterly_doc()
+    doc["workloads"][0]["growth"] = [1.0, 1.5, -2.0, 2.5]
+    doc["demand_scenarios"][0]["growth"] = [1, 0.9, 0, 0.7]
+    doc["demand_scenarios"][2]["growth"] = {"chat": [1, 1.2, -1.5, 2]}
+    with pytest.raises(InputError) as err:
+        load_doc(doc, tmp_path)
+    found = {p.location: p for p in err.value.problems}
+    assert found["workloads[0].growth"].message.endswith("per planning period): [2] is -2")
+    assert found["demand_scenarios[0].growth"].message.endswith("): [2] is 0")
+    assert found["demand_scenarios[2].growth"].message.endswith("): chat[2] is -1.5")
+    for p in found.values():
+        assert "0.9 a 10 % fall" in p.fix, p

@@ -107,3 +107,18 @@ def test_ruff_lints_solver_outputs_and_skips_only_the_generated_folder() -> None
     ours = {p.resolve() for p in (ROOT / "solver" / "outputs").glob("*.py")}
     assert ours and ours <= files
     assert not any(f.is_relative_to(ROOT / "outputs") for f in files)
+
+
+def test_a_test_module_importing_another_collects_under_the_pytest_script() -> None:
+    """``.venv/bin/pytest tests/test_schedule.py`` (the console script, which puts no working
+    directory on ``sys.path``) failed at collection in a fresh clone and in every worktree:
+    ``No module named 'tests'`` — test_schedule imports tests.test_periods, and an editable
+    install maps only models, solver and inputs. ``python -m pytest`` worked only because
+    ``-m`` adds the working directory; ``-P`` runs it as the script does."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-P", "-m", "pytest", "--collect-only", "-q",
+                          "-p", "no:cacheprovider", "tests/test_schedule.py"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:]

@@ -341,6 +341,30 @@ def test_unknown_gpu_in_allowed_list_and_offer(tmp_path: Path) -> None:
     assert "`L40S`" in offer.fix
 
 
+def test_a_name_the_catalog_lacks_says_how_to_add_it(tmp_path: Path) -> None:
+    """A new user's `A800` offer got "did you mean `H200` or `B200` or `A10G`?" and nothing
+    else: a GPU type or model the built-in catalog lacks is added in the scenario, and the fix
+    says where — in the offer, the allowed list and the model alike; and the fix it names
+    works: the same offer with the GPU type under `catalog: {gpus: [...]}` loads."""
+    doc = base_doc()
+    doc["workloads"][0]["model"] = "Llama-4-Scout"
+    doc["workloads"][0]["allowed_gpus"] = ["A800"]
+    doc["zones"][0]["offers"][0]["gpu"] = "A800"
+    problems = problems_of(write(tmp_path, doc))
+    for where in ("zones[0].offers[0].gpu", "workloads[0].allowed_gpus[0]"):
+        fix = only(problems, where).fix
+        assert "under the scenario's `catalog: {gpus: [...]}`" in fix, fix
+        assert fix.startswith("did you mean")  # the closest names still come first
+    assert "under the scenario's `catalog: {models: [...]}`" in only(
+        problems, "workloads[0].model").fix
+    doc["workloads"][0]["model"] = base_doc()["workloads"][0]["model"]
+    doc["catalog"] = {"gpus": [{"name": "A800", "memory_gib": 80.0,
+                                "hbm_bandwidth_gb_per_s": 2039, "bf16_tflops": 312,
+                                "link_bandwidth_gb_per_s": 200, "gpus_per_node": 8,
+                                "source": "vendor sheet"}]}
+    assert load_scenario(write(tmp_path, doc)).gpu("A800").memory_gib == 80.0
+
+
 def test_unknown_zone_in_price_table(tmp_path: Path) -> None:
     doc = base_doc()
     doc["price_tables"] = [{"path": "builtin:aws", "zones": ["use1az1"], "gpus": ["L4"]}]

@@ -143,3 +143,21 @@ def test_the_trace_walk_through_prints_what_docs_replay_shows(
             if line == "…" or " s, gap " in line:
                 continue
             assert line in printed, (command, line)  # found after the line before it
+
+
+def test_the_quarterly_keys_name_every_field_a_scenario_must_give() -> None:
+    """A new user wrote an offer's `owned:` block from the README's list of its keys and got
+    "owned.stock_gpus: Field required": the list left out `stock_gpus`. Every required field
+    of owned hardware, a reserved quote and an inventory line, and the inventory's price (which
+    `validate` asks for where it is missing), is in the README's list."""
+    from models.horizon import HeldNodes
+    from models.offers import OwnedTerms, ReservedTerms
+
+    text = README.read_text()
+    section = text[text.index("A scenario gains `horizon:"):text.index("## Scenarios")]
+    for model in (OwnedTerms, ReservedTerms, HeldNodes):
+        for name, field in model.model_fields.items():
+            if field.is_required():
+                assert name in section, f"{model.__name__}.{name}"
+    assert "price_per_gpu_hour}" in section  # an inventory line's own price
+    assert "counted from 0" in section

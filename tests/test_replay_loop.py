@@ -3,6 +3,7 @@ the rounds are recorded, bounded, and a plan still missing says so and exits 1."
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -674,3 +675,28 @@ def test_refit_share_is_bounded_and_starts_as_the_square() -> None:
     assert refit_share(0.5, None, (1.0, 0.4)) == pytest.approx(0.25)  # no P95: halved
     # the P95 did not fall with the rate: no fit, the square of the ratio from the share used
     assert refit_share(0.5, 0.8, (1.0, 0.9)) == pytest.approx(0.5 * 0.64)
+
+
+def test_compare_over_periods_does_not_send_the_user_to_a_replay_plan_does_not_run() -> None:
+    """A new user's compare of a scenario over periods with a linked trace said "`fleetplan
+    plan` replays them and may buy more": `plan` replays no plan over periods (it says so), so
+    the note names the replay that exists, `simulate` of a period's fleet."""
+    from inputs import demo_scenario
+    from models.horizon import Horizon
+    from models.loader import load_scenario
+    from models.workload import TraceLink
+    from solver.cli.replay_step import not_replayed_note
+
+    demo = load_scenario(demo_scenario())
+    chat = demo.workloads[0]
+    assert chat.arrival is not None
+    linked = chat.model_copy(update={"arrival": chat.arrival.model_copy(
+        update={"trace": TraceLink(path="t.csv")})})
+    one_day = demo.model_copy(update={"workloads": (linked, *demo.workloads[1:])})
+    periods = one_day.model_copy(update={"horizon": Horizon(start=dt.date(2027, 1, 1), count=4)})
+    assert periods.multi_period and not one_day.multi_period
+    day_note, period_note = (not_replayed_note([sc], "compare") for sc in (one_day, periods))
+    assert day_note is not None and "`fleetplan plan` replays them" in day_note
+    assert period_note is not None and "`fleetplan plan` replays" not in period_note
+    assert "fleetplan simulate SCENARIO --fleet plan.json" in period_note
+    assert "--period N" in period_note

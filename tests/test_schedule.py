@@ -35,8 +35,12 @@ def test_the_lines_say_what_to_order_now_and_what_high_adds() -> None:
     assert lines[now + 1].startswith("  order 1 G (1 node) in a by 2027-03-04: reserved 12 "
                                      "months, upfront none, 0.450 USD/GPU-h; serving 2027-04-01 "
                                      "to 2028-04-01; 3,942 USD committed")
-    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
-            "(demand +200% on `base`'s, capacity on all its GPUs 0% above its demand)") in lines
+    # what to buy, not only how many: kind and terms, the days served, the commitment of the
+    # two extra nodes (2 x 0.45 x 8,760 = 7,884)
+    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03 (2 nodes: reserved 12 "
+            "months, upfront none, 0.450 USD/GPU-h; serving 2027-07-01 to 2028-07-01; 7,884 USD "
+            "committed); it serves chat (demand +200% on `base`'s, capacity on all its GPUs 0% "
+            "above its demand)") in lines
     assert any(line.startswith("objective (expected minimised: new orders as the program "
                                "charges them, on-demand and spot; held inventory left out")
                and "expected 12,264" in line for line in lines)
@@ -277,6 +281,12 @@ def test_the_comparison_workbook_gives_each_plan_its_horizon_spend(tmp_path: Pat
         [sum(o.committed_total for o in n) for n in now])
     assert rows[f"{LATER_GPUS} [GPUs]"] == later
     assert "G GPUs (reserved + busiest elastic) (over periods: first period)" in rows
+    # the figure each plan is the cheapest by, beside what it spends: an owned order's whole
+    # capital in the spend made a variant with 30 % more demand read cheaper
+    from solver.studies.comparison_workbook import OBJECTIVE
+
+    assert rows[f"{OBJECTIVE} [USD]"] == pytest.approx(
+        [h.expected_cost for h in (held.horizon, both.horizon)])
 
 
 def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) -> None:
@@ -304,6 +314,10 @@ def test_the_comparison_table_gives_each_plan_its_horizon_spend(tmp_path: Path) 
     assert now.split()[-2:] == [f"{sum(o.gpus for o in p.orders if o.scenario is None):,}"
                                 for p in (held, both)]
     assert any(line.startswith("G GPUs (over periods: first period)") for line in lines)
+    objective = next(line for line in lines if line.startswith("objective, as minimised"))
+    assert held.horizon is not None
+    assert objective.split()[-2:] == [f"{h.expected_cost:,.0f}"
+                                      for h in (held.horizon, both.horizon)]
 
 
 def test_orders_due_now_of_an_unproven_plan_carry_a_warning() -> None:
@@ -554,9 +568,9 @@ def test_what_high_runs_beyond_base_says_whether_it_is_need_or_slack() -> None:
         "status": SolveStatus.feasible, "solver": plan.solver.model_copy(update={"gap": 0.216}),
         "periods": tuple(roomy(p) for p in plan.periods)})
     lines = schedule_lines(stopped)
-    assert ("if demand follows `high`, order 2 more G in a by 2027-06-03; it serves chat "
-            "(demand +200% on `base`'s, capacity on all its GPUs 200% above its demand)"
-            ) in lines
+    assert any(line.startswith("if demand follows `high`, order 2 more G in a by 2027-06-03 (")
+               and line.endswith("; it serves chat (demand +200% on `base`'s, capacity on all "
+                                 "its GPUs 200% above its demand)") for line in lines)
     assert any(line.startswith(
         "these differences from `base` are from a plan not proven optimal (feasible, gap "
         "21.6%): capacity above demand may be slack that a search that goes further removes, "
@@ -689,3 +703,78 @@ def test_an_owned_orders_paid_above_its_commitment_is_explained_under_the_orders
     assert OWNED_PAID_NOTE.startswith("owned: Whole commitment = the capital; Paid in horizon "
                                       "= the capital + power and hosting")
     assert OWNED_PAID_NOTE not in column_a((reserved,))
+
+
+def test_an_extra_order_says_its_share_of_an_owned_order() -> None:
+    """A new user's "if demand follows `high`, order 8 more H100-SXM in dc-east-1 by
+    2027-07-09" did not say to buy the node outright rather than reserve it, nor what it
+    commits. One node more than base's of a three-node owned order: a third of its capital."""
+    from models.common import PurchaseKind, Upfront
+    from models.plan import Order
+    from solver.outputs.schedule import extra_order_line
+
+    owned = Order(scenario="high", zone="dc-east-1", gpu="H100-SXM",
+                  purchase=PurchaseKind.owned, nodes=3, gpus=24, order_period=2,
+                  order_by=dt.date(2027, 7, 9), usable_period=3,
+                  usable_from=dt.date(2027, 10, 1), expires=dt.date(2031, 10, 1),
+                  term_months=48, upfront=Upfront.all, price_per_gpu_hour=1.316,
+                  cost_per_month=3 * 7684.08, cost_in_horizon=3 * 285552.25,
+                  committed_total=3 * 280000.0)
+    assert extra_order_line(owned, 1, "USD") == (
+        "order 8 more H100-SXM in dc-east-1 by 2027-07-09 (1 node: owned, 1.316 USD/GPU-h with "
+        "capital, power and hosting; serving 2027-10-01 to 2031-10-01; 280,000 USD capital)")
+
+
+def test_a_fallback_fleet_after_a_long_build_says_where_the_time_went() -> None:
+    """A new user's re-plan (a workload linked to a bursty trace: one capacity table per
+    period and demand scenario) spent 632 s of its 600 s safety stop building them; the search
+    had 0.3 s, and the plan said only "no stage found a fleet within the time limit". The build
+    is the plan's first stage, and a fallback that the build left no time says so, in seconds."""
+    from models.common import SolveStatus
+    from models.plan import BUILD_STAGE, FALLBACK_STAGE, SolverStage
+    from solver.cli.plan import fallback_lines
+
+    plan, _ = base_high()
+    assert plan.solver.stages[0].name == BUILD_STAGE
+    assert plan.solver.build_seconds is not None and plan.solver.build_seconds >= 0
+    assert not fallback_lines(plan)
+    stages = (SolverStage(name=BUILD_STAGE, seconds=631.9), SolverStage(name="blocks",
+                                                                      seconds=0.2),
+              SolverStage(name=FALLBACK_STAGE, seconds=0.1))
+    slow = plan.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"seconds": 632.4, "objective": 722_653.0,
+                                       "stages": stages}))})
+    line = fallback_lines(slow)[0]
+    assert line.startswith("  no stage found a fleet within the time limit (building the "
+                           "capacity tables and the program took 632 s of its 632 s, leaving "
+                           "the search 0.5 s): this is the fallback fleet, 722,653 USD")
+    assert line.endswith("re-plan with a --time-limit well above the 632 s the build took "
+                         "before acting on it")
+    # a search that had the time and found nothing is not put down to the build
+    searched = slow.model_copy(update={"solver": slow.solver.model_copy(update={"stages": (
+        SolverStage(name=BUILD_STAGE, seconds=2.0), *stages[1:])})})
+    assert "building the capacity tables" not in fallback_lines(searched)[0]
+    assert fallback_lines(searched)[0].endswith("re-plan with a longer --time-limit before "
+                                                "acting on it")
+
+
+def test_the_pools_sheet_counts_replicas_on_owned_nodes(tmp_path: Path) -> None:
+    """Two owned nodes held carry 2 of the 3 replicas (above): a new user's Pools sheet showed
+    a pool on owned nodes with 0 reserved, 0 on-demand and 0 spot replicas — no column for
+    owned ones — while plan.json ran 9 replicas there. The sheet's replicas add up to
+    plan.json's, owned ones in their own column."""
+    from models.common import PurchaseKind
+    from models.horizon import HeldNodes
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2, running_cost_per_node_month=50)
+    sc = quarterly([3, 3, 3, 3], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = list(openpyxl.load_workbook(tmp_path / "plan.xlsx")["Pools"].iter_rows(
+        values_only=True))
+    pools = [dict(zip(rows[0], r, strict=False)) for r in rows[1:] if r[0] is not None]
+    owned = sum(a.replicas for a in plan.allocations if a.purchase is PurchaseKind.owned)
+    reserved = sum(a.replicas for a in plan.allocations if a.purchase is PurchaseKind.reserved)
+    assert owned == 2 and reserved == 1
+    assert sum(p["Owned replicas"] for p in pools) == owned
+    assert sum(p["Reserved replicas"] for p in pools) == reserved

@@ -29,6 +29,7 @@ from solver.studies.compare import (
     build_variants,
     comparison_row,
     gpu_types,
+    objective_cost,
     parse_vary,
     plan_all,
     within_gap,
@@ -54,6 +55,10 @@ def render_table(results: list[Compared], rows: list[ComparisonRow], currency: s
     first = " (over periods: first period)" if names else ""
     spent: list[list[object]] = [[f"spent inside the horizon, {n} [{currency}]",
                                   *(_money(spend.get(n)) for spend in spends)] for n in names]
+    if names:  # what each plan minimised: the spend counts an owned order's whole capital
+        spent.append([f"objective, as minimised [{currency}]", *(
+            None if c.plan.horizon is None else _money(objective_cost(c.plan.horizon))
+            for c in results)])
     lines: list[list[object]] = [
         ["scenario", *(r.label for r in rows)],
         ["status", *(status_label(c.plan.status, c.plan.solver).lower() for c in results)],

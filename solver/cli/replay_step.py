@@ -32,10 +32,17 @@ def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
     names = sorted({name for sc in scenarios for name in linked_workloads(sc)})
     if not names:
         return None
-    return (f"trace replay: not run by {command}: {', '.join(f'`{n}`' for n in names)} "
+    head = (f"trace replay: not run by {command}: {', '.join(f'`{n}`' for n in names)} "
             f"{'names a trace' if len(names) == 1 else 'name traces'} (arrival.trace), sized "
-            "here by the capacity model alone; `fleetplan plan` replays them and may buy more "
-            "for the same scenario (docs/replay.md, \"Replay in the plan\")")
+            "here by the capacity model alone; ")
+    if all(sc.multi_period for sc in scenarios if linked_workloads(sc)):
+        # `plan` replays no plan over periods either: "plan replays them and may buy more"
+        # sent a new user to a plan that sized the same way
+        return (head + "so does `fleetplan plan` over periods: replay a period's fleet with "
+                "`fleetplan simulate SCENARIO --fleet plan.json --trace TRACE --period N "
+                "--demand-scenario NAME` (docs/replay.md, \"Replay in the plan\")")
+    return (head + "`fleetplan plan` replays them and may buy more for the same scenario "
+            "(docs/replay.md, \"Replay in the plan\")")
 
 
 def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[CapacityTable], Plan],

@@ -48,6 +48,20 @@ def order_line(o: Order, currency: str) -> str:
             f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; {commitment}")
 
 
+def extra_order_line(o: Order, nodes: int, currency: str) -> str:
+    """``nodes`` of order ``o`` beyond base's, as a sentence that says what to buy: the kind and
+    terms, the days it serves and what those nodes commit. A new user's "if demand follows
+    `high`, order 8 more H100-SXM in dc-east-1 by 2027-07-09" did not say whether to reserve
+    or buy them, for how long, or at what cost — what procurement asks first."""
+    share = nodes / o.nodes
+    committed = o.committed_total * share
+    what = (f"{committed:,.0f} {currency} capital" if o.purchase is PurchaseKind.owned
+            else f"{committed:,.0f} {currency} committed")
+    return (f"order {nodes * (o.gpus // o.nodes)} more {o.gpu} in {o.zone} by {o.order_by} "
+            f"({plural(nodes, 'node')}: {_quote(o, currency)}; serving {o.usable_from} to "
+            f"{o.expires}; {what})")
+
+
 def kept_lines(plan: Plan) -> list[str]:
     """A re-plan's orders kept from the earlier plan, as placed (none: [])."""
     r = plan.replanned_from
@@ -271,9 +285,8 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
         if name == BASE or BASE not in scenarios:
             continue
         for o, nodes in _extra(plan, name):
-            gpus = nodes * (o.gpus // o.nodes)
-            out.append(f"if demand follows `{name}`, order {gpus} more {o.gpu} in {o.zone} by "
-                       f"{o.order_by}{_what_it_serves(plan, name, o.usable_period, o.gpu)}")
+            out.append(f"if demand follows `{name}`, {extra_order_line(o, nodes, cur)}"
+                       f"{_what_it_serves(plan, name, o.usable_period, o.gpu)}")
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios)

@@ -383,7 +383,7 @@ def _cap_row(table: CapacityTable, workload: str, gpu: str, tp: int) -> Capacity
 
 
 POOL_TITLES = ("Workload", "Tenant", "Class", "Model", "Precision", "GPU",
-               "TP [GPUs per replica]", "Zone", "Reserved replicas",
+               "TP [GPUs per replica]", "Zone", "Reserved replicas", "Owned replicas",
                "On-demand replicas (busiest slice)", "Spot replicas (busiest slice)",
                "SLO-holding rate [req/s per replica]", "Capacity",
                "Runtime costs fitted on (another GPU)", "Target utilization [1]",
@@ -423,7 +423,10 @@ def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
             *((v, None) for v in lead),
             (workload, None), (wl.tenant, None), (wl.workload_class, None), (wl.model, None),
             (wl.precision, None), (gpu, None), (tp, COUNT), (zone, None),
-            (by_kind[PurchaseKind.reserved], COUNT), (by_kind[PurchaseKind.on_demand], COUNT),
+            # owned replicas in a column of their own: without it a pool on owned nodes (a
+            # plan with an inventory) read 0 replicas of every kind
+            (by_kind[PurchaseKind.reserved], COUNT), (by_kind[PurchaseKind.owned], COUNT),
+            (by_kind[PurchaseKind.on_demand], COUNT),
             (by_kind[PurchaseKind.spot], COUNT), (mine[0].replica_capacity_rps, RATE),
             (mine[0].capacity_source, None), (mine[0].costs_fitted_on, None),
             (wl.utilization, _maybe_assumed(SHARE, utilization_assumed(wl))), (peak, RATE),

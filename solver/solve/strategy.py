@@ -37,6 +37,7 @@ import pulp
 
 from models.capacity import CapacityTable
 from models.plan import (
+    BUILD_STAGE,
     Cost,
     Plan,
     Slice,
@@ -255,7 +256,7 @@ def solve_shared(
 
 #: Names of the program's build, the joint solve, the proven fleet's re-plan slice by slice
 #: and the canonical allocation in the plan's stages.
-BUILD = "build"
+BUILD = BUILD_STAGE
 JOINT = "joint"
 POLISH = "polish"
 CANONICAL = "canonical"
