@@ -374,6 +374,32 @@ def test_predict_at_rate_measured_is_scaled_to_the_measurement() -> None:
     assert not predict_at_rate(sc, w, row, 40.0).holds
 
 
+def test_predict_at_rate_builds_each_configuration_once_with_a_memo(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` asks the model about one configuration at many rates (each failure, each
+    period): with a memo its profile and SLO-holding point are built once, and every answer is
+    the one without it. (A check over periods spent most of its minutes rebuilding them.)"""
+    import solver.capacity.replica as replica
+
+    w = chat()
+    sc = scenario(w, (measured_row(),))
+    rows = [r for r in build_capacity_table(sc).rows if r.gpu == "H100-SXM"]
+    rates = (1.0, 9.0, 18.0, 40.0)
+    plain = [predict_at_rate(sc, w, r, x) for r in rows for x in rates]
+    built: list[int] = []
+    searched: list[int] = []
+    real_profile, real_point = replica._profile_for, replica.slo_holding_point
+    monkeypatch.setattr(replica, "_profile_for",
+                        lambda *a: built.append(1) or real_profile(*a))
+    monkeypatch.setattr(replica, "slo_holding_point",
+                        lambda *a: searched.append(1) or real_point(*a))
+    memo: replica.PredictMemo = {}
+    kept = [predict_at_rate(sc, w, r, x, memo) for _ in range(2) for r in rows for x in rates]
+    assert kept == plain + plain
+    assert len(built) == len(rows)
+    assert len(searched) == sum(r.source is CapacitySource.measured for r in rows) >= 1
+
+
 # --- directions the model must respect (property tests) -----------------------------------
 
 lengths = st.integers(min_value=200, max_value=6000)

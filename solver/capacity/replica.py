@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from models.common import CapacitySource
+from models.common import CapacitySource, Precision
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.memory import check_fit, max_stable_sequences
@@ -1018,24 +1018,41 @@ def _profile_for(scenario: Scenario, workload: Workload, row: CapacityRow) -> Lo
     return load_profile(perf, workload)
 
 
+#: What :func:`predict_at_rate` keeps between calls on one scenario (``memo``): per workload and
+#: configuration, its load profile, whether its SLO-holding point was looked for, and that point.
+PredictMemo = dict[tuple[Workload, str, str, Precision, int],
+                   tuple["LoadProfile | None", bool, "LoadPoint | None"]]
+
+
 def predict_at_rate(
-    scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float
+    scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float,
+    memo: PredictMemo | None = None,
 ) -> LatencyPrediction:
     """P95 latencies of one replica of ``row`` carrying ``rate_rps`` requests/s.
 
     Analytic rows: the model at that rate. Measured rows: the analytic curve at the same share of
     the SLO-holding rate, scaled so that at ``row.slo_rps`` it gives the measured latencies (if
     the model cannot place the configuration, the measured latencies hold up to the tested rate
-    and nothing holds beyond it).
+    and nothing holds beyond it). ``memo`` (one per scenario): the profile and the SLO-holding
+    point of a workload's configuration, built once for the many rates a check asks about
+    (each failure and period of ``check`` asks again).
     """
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
     utilization = rate_rps / row.slo_rps
-    profile = _profile_for(scenario, workload, row)
+    key = (workload, row.model, row.gpu, row.precision, row.tp)
+    profile, looked, reference = (memo[key] if memo is not None and key in memo
+                                  else (_profile_for(scenario, workload, row), False, None))
+    if memo is not None:
+        memo[key] = (profile, looked, reference)
     if row.source is CapacitySource.analytic and profile is not None:
         point = load_point(profile, rate_rps)
         return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
                                  point.holds(ttft_slo, tpot_slo))
-    reference = None if profile is None else slo_holding_point(profile, ttft_slo, tpot_slo)[0]
+    if not looked:
+        reference = (None if profile is None
+                     else slo_holding_point(profile, ttft_slo, tpot_slo)[0])
+        if memo is not None:
+            memo[key] = (profile, True, reference)
     if profile is None or reference is None:
         within = utilization <= 1
         ttft = row.ttft_p95_ms if within else math.inf

@@ -118,11 +118,14 @@ def _margin_key(row: CheckRow) -> float:
 
 
 def capacity_predictor(scenario: Scenario) -> Predictor:
-    """The capacity model's ``predict_at_rate`` as a :data:`Predictor`."""
-    from solver.capacity.replica import predict_at_rate
+    """The capacity model's ``predict_at_rate`` as a :data:`Predictor`, each configuration's
+    load profile built once for the scenario."""
+    from solver.capacity.replica import PredictMemo, predict_at_rate
+
+    memo: PredictMemo = {}
 
     def predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
-        p = predict_at_rate(scenario, workload, row, rate_rps)
+        p = predict_at_rate(scenario, workload, row, rate_rps, memo)
         return LatencyAtLoad(ttft_p95_ms=p.ttft_p95_ms, tpot_p95_ms=p.tpot_p95_ms, holds=p.holds)
 
     return predict
