@@ -401,32 +401,12 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
                         integer=2 * 8 * 730.0)
 
 
-def test_two_nodes_cut_tightens_shared_relaxation_and_keeps_the_optimum(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Shared nodes (the default), one zone-loss pool of 5 req/s in three zones, each selling a
-    # "big" 8-GPU node (1.0 $/GPU-h, 5,840 $/month; one-GPU replicas of 2 req/s, 16 per node)
-    # and a "small" 1-GPU node (3.0 $/GPU-h, 2,190 $/month, 1 req/s). Optimum: a big node in
-    # each of two zones, 3 replicas each (losing one zone leaves 6 ≥ 5): 11,680 $/month (one big
-    # node and the small nodes its zone's loss needs: 5,840 + 5 × 2,190 = 16,790). A big node's
-    # replicas are small (q = 0.4), so the two-replicas cut asks only for 3.75 of them; the zone
-    # cover rows ask for one big node outside each zone: 0.5 in each, 1.5 × 5,840 = 8,760. With
-    # the two-nodes cut B ≥ 2: the integer optimum.
-    zones = [zone(z, offer("BIG", reserved=(1.0, 64)),
-                  offer("SMALL", reserved=(3.0, 64), gpus_per_node=1)) for z in ("a", "b", "c")]
-    sc = scenario([workload("p", 5.0, utilization=1.0, survivability="zone_loss")], zones)
-    assert sc.policy.share_nodes
-    tb = table(row("p", "BIG", 1, 2.0), row("p", "SMALL", 1, 1.0))
-    assert_cut_tightens(monkeypatch, sc, tb, "add_two_nodes_cut", lambda *args: None,
-                        relaxed_with=2 * 8 * 730.0, relaxed_without=1.5 * 8 * 730.0,
-                        integer=2 * 8 * 730.0)
-
-
 @pytest.mark.parametrize("seed", range(16))
 def test_cuts_keep_the_optimum_on_random_shared_fleets(seed: int) -> None:
-    # Seeded tiny shared-node fleets with big and small nodes (where the node cuts bind): the
-    # program with every cut and the program with none (itself checked against enumeration in
-    # tests/test_bruteforce*.py) have the same optimum. A cut asking one node too many fails here.
+    # Seeded tiny shared-node fleets with big and small nodes, N+1 and zone loss (where the
+    # node cover and two-replicas cuts bind): the program with every cut and the program with
+    # none (itself checked against enumeration in tests/test_bruteforce*.py) have the same
+    # optimum. A cut asking one replica or node too many fails here.
     rng = random.Random(seed)
     zones = [zone(z, offer("BIG", reserved=(rng.choice([1.0, 1.5]), 32),
                            on_demand=(rng.choice([2.0, 3.0]), 16)),

@@ -59,9 +59,12 @@ def add_node_cover_cuts(
     demand because one such node alone already meets it: the integer points are the same, the LP
     relaxation much tighter where nodes are large against the demand. Rows of integers only let
     the solver round them (mixed-integer rounding), which the replica rows hide. Implied by C1 and
-    C6 (and C4 for the zone rows), so they are added only with those families. Workloads that
-    must survive a failure also get :func:`add_survivor_cover` and the two-nodes cut
-    (:func:`add_two_nodes_cut`; with shared nodes the two-replicas cut as well).
+    C6 (and C4 for the zone rows), so they are added only with those families. Zone loss (and
+    N+1 with dedicated pools) adds :math:`\sum_p c_p y_{ps} \ge d_{ws} + \min_p c_p` over
+    non-spot pools with :math:`c_p = \min(\phi M_{wp}, d_{ws})`: what is left after losing a zone
+    (a node) that holds some of ``w`` still carries the demand, and that zone (node) held at least
+    one node of some pool (a dedicated node loses exactly :math:`\phi M`). With :math:`c_p = d`
+    it reads "at least two nodes", which the LP relaxation otherwise spreads thin.
     """
     for w in data.workloads:
         if w.name in data.volume_requests:
@@ -80,13 +83,12 @@ def add_node_cover_cuts(
             survives = firm and ((w.survivability is Survivability.zone_loss and zone_loss) or (
                 w.survivability is Survivability.n_plus_1 and n_plus_1))
             if survives and (w.survivability is Survivability.zone_loss or not data.share_nodes):
-                # with shared nodes N+1's version is implied by the two-nodes cut (measured:
-                # benchmarks/README.md, "A tighter program for the demo")
-                add_survivor_cover(prob, data, v, w.name, s, firm, need)
+                prob += pulp.LpAffineExpression([(v.nodes[p], c) for p, c in firm.items()]) >= (
+                    need + min(firm.values())), v.names.name("covern1", w.name, s)
             if survives and data.share_nodes:
                 add_two_replicas_cut(prob, data, v, w.name, s, w.survivability, need)
-            if survives:
-                # with dedicated pools only the node version (the replica cut, whose replicas
+            elif survives:
+                # a dedicated node is lost whole: count nodes (the replica cut, whose replicas
                 # are small where nodes are big, slowed these sub-programs: docs/program.md)
                 add_two_nodes_cut(prob, data, v, w.name, s, w.survivability, need)
             if not zone_loss or w.survivability is not Survivability.zone_loss:
@@ -95,32 +97,6 @@ def add_node_cover_cuts(
                 prob += pulp.LpAffineExpression([
                     (v.nodes[p], c) for p, c in firm.items() if p.zone != z]) >= need, (
                         v.names.name("coverzone", w.name, z, s))
-
-
-def add_survivor_cover(
-    prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, s: str,
-    firm: dict[NodeKey, float], need: float,
-) -> None:
-    r"""Valid cut: the nodes left after a failure carry the demand, and one node was lost.
-
-    :math:`\sum_p c_p y_{ps} \ge d_{ws} + \min_p c_p` over the non-spot pools ``p`` of ``w``,
-    :math:`c_p = \min(\phi M_{wp}, d_{ws})` (``firm``). A node holds at most :math:`\phi M_p` of
-    ``w`` at :math:`\phi`, and a coefficient capped at ``d`` is still at least what its node
-    adds to any sum that must reach ``d``. Zone loss: some zone ``z`` holds some of ``w`` (at least
-    one node, so at least :math:`\min c`), and the nodes outside it carry ``d`` (C4). N+1: some
-    pool ``p`` holds :math:`X_p > 0` (so :math:`y_p \ge 1`); if :math:`X_p \le M_p` its loss is
-    :math:`X_p` (C3) and the other pools carry ``d``; if :math:`X_p > M_p` the pool has two nodes
-    or more and losing :math:`M_p` leaves ``d``, so all nodes but one of ``p`` carry ``d``. Either
-    way the pool's node counted once more adds :math:`c_p \ge \min c`. Dedicated nodes are lost
-    whole, the same cases. With :math:`c_p = d` it reads "at least two nodes", which the LP
-    relaxation otherwise spreads thin. Added for zone loss, and for N+1 with dedicated pools:
-    with shared nodes the N+1 row is implied by the two-nodes cut, which is added there too:
-    each coefficient :math:`c_p / d` is at least :math:`(1 + q_{min})/2` times the node's weight
-    in that cut (1 for a big node, :math:`2q/(1+q)` for a small one), so a right-hand side of 2
-    there gives :math:`1 + q_{min}` here.
-    """
-    prob += pulp.LpAffineExpression([(v.nodes[p], c) for p, c in firm.items()]) >= (
-        need + min(firm.values())), v.names.name("covern1", w, s)
 
 
 def add_two_replicas_cut(
@@ -179,7 +155,7 @@ def add_two_nodes_cut(
     prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, s: str,
     survivability: Survivability, need: float,
 ) -> None:
-    r"""Valid cut: two whole *big* nodes, or enough capacity in *small* ones.
+    r"""Valid cut for dedicated pools: two whole *big* nodes, or enough capacity in *small* ones.
 
     The node version of :func:`add_two_replicas_cut`. A dedicated node runs its fullest packing
     and is lost whole, so a non-spot node group is *big* for ``w`` when one node alone carries
@@ -194,18 +170,6 @@ def add_two_nodes_cut(
     rows weigh a big node as :math:`d`, so their relaxation holds 0.2 of a big node in each zone;
     this one asks for two (or the small nodes' equivalent); its effect on the largest
     benchmark's sub-programs is measured in docs/program.md.
-
-    *Shared nodes.* The cut reads node counts only, and every node count of a shared fleet
-    (every node of a pool with slots of ``w``, holding ``w`` or not) is one of a fleet of ``w``
-    alone on dedicated nodes that survives the same failures: give each node ``w``'s fullest
-    packing. Its capacity in a pool, :math:`\phi M_p y_p`, is at least the shared
-    :math:`X_p`, and losing one of its nodes takes :math:`\phi M_p`, no more than what the
-    shared pool lost (:math:`\min(X_p, \phi M_p)`) plus what the packing added there
-    (:math:`\ge \phi M_p - X_p` wherever :math:`y_p \ge 1`); a zone's loss leaves at least the
-    shared capacity outside it. So the cases above hold. The relaxation reads a fractional
-    node as big for every workload at once, which weakens it with shared nodes, but on the demo
-    it raises the LP relaxation by about a tenth (benchmarks/README.md, "A tighter program for
-    the demo").
     """
     phi = data.failure_utilization
     pools = sorted({node_key(data, k) for k in v.by_slice.get((w, s), [])
