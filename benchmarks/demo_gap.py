@@ -98,6 +98,7 @@ def integrality(data: ProgramData, threads: int, limit_s: float) -> None:
     lp = _highs(model, threads, relax=True).getInfo().objective_function_value
     started = time.process_time()
     info = _highs(model, threads, limit_s=limit_s).getInfo()
+    print("| program | cost | bound | search |\n|---|---:|---:|---|")
     print(f"| LP relaxation | {lp:,.0f} | | |\n| optimum (0.1 %) | "
           f"{info.objective_function_value:,.0f} | {info.mip_dual_bound:,.0f} | "
           f"{info.mip_node_count} nodes, {time.process_time() - started:.1f} CPU s |")
