@@ -6,6 +6,7 @@ hours is paid h × 730 / 24 hours a month (12 h → 365 h).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 
 import pulp
@@ -398,6 +399,34 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
     assert_cut_tightens(monkeypatch, sc, tb, "add_two_nodes_cut", lambda *args: None,
                         relaxed_with=2 * 8 * 730.0, relaxed_without=1.5 * 8 * 730.0,
                         integer=2 * 8 * 730.0)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_cuts_keep_the_optimum_on_random_shared_fleets(seed: int) -> None:
+    # Seeded tiny shared-node fleets with big and small nodes, N+1 and zone loss (where the
+    # node cover and two-replicas cuts bind): the program with every cut and the program with
+    # none (itself checked against enumeration in tests/test_bruteforce*.py) have the same
+    # optimum. A cut asking one replica or node too many fails here.
+    rng = random.Random(seed)
+    zones = [zone(z, offer("BIG", reserved=(rng.choice([1.0, 1.5]), 32),
+                           on_demand=(rng.choice([2.0, 3.0]), 16)),
+                  offer("SMALL", reserved=(rng.choice([2.0, 4.0]), 16),
+                        gpus_per_node=rng.choice([1, 2])))
+             for z in ("a", "b", "c")[:rng.choice([2, 3])]]
+    names = ("p", "q")[:rng.choice([1, 2])]
+    sc = scenario([workload(n, rng.choice([2.0, 5.0, 9.0]), shape=HALF_AT_NIGHT, utilization=0.8,
+                            survivability=rng.choice(["n_plus_1", "zone_loss"]))
+                   for n in names], zones, time_blocks=DAY_NIGHT)
+    tb = table(*(r for n in names for r in (
+        row(n, "BIG", 1, rng.choice([1.5, 2.5, 6.0])), row(n, "BIG", 2, rng.choice([4.0, 7.0])),
+        row(n, "SMALL", 1, rng.choice([0.8, 1.2])))))
+    data = build_program_data(sc, tb)
+    costs = []
+    for kwargs in ({}, {"symmetry": False, "cuts": False}):
+        program = build_program(data, **kwargs)
+        assert solve(program.prob, gap=1e-9).status is SolveStatus.optimal
+        costs.append(float(pulp.value(program.prob.objective)))
+    assert costs[0] == pytest.approx(costs[1], rel=1e-9)
 
 
 def test_two_replicas_cut_weighs_a_small_replica_by_what_its_loss_leaves(
