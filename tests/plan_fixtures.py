@@ -154,6 +154,22 @@ def three_blocks() -> Program:
     return build_program(data)
 
 
+def shared_two_node_fleet(
+    time_blocks: tuple[TimeBlock, ...] = ALL_DAY, shape: Sequence[float] | None = None,
+) -> tuple[Scenario, CapacityTable]:
+    """Shared nodes (the default), one zone-loss pool of 5 req/s at its peak in three zones, each
+    selling a "big" 8-GPU node (1.0 $/GPU-h, 5,840 $/month; one-GPU replicas of 2 req/s, 16 per
+    node) and a "small" 1-GPU node (3.0 $/GPU-h, 2,190 $/month, 1 req/s). Optimum: a big node
+    in each of two zones, 11,680 $/month (tests/test_program.py works it out); the LP relaxation
+    without the two-nodes cut holds half a big node in each zone, 8,760."""
+    zones = [zone(z, offer("BIG", reserved=(1.0, 64)),
+                  offer("SMALL", reserved=(3.0, 64), gpus_per_node=1)) for z in ("a", "b", "c")]
+    sc = scenario([workload("p", 5.0, shape=shape, utilization=1.0, survivability="zone_loss")],
+                  zones, time_blocks=time_blocks)
+    assert sc.policy.share_nodes
+    return sc, table(row("p", "BIG", 1, 2.0), row("p", "SMALL", 1, 1.0))
+
+
 def fleet(program: Program, reserved: int, elastic: dict[str, int]) -> dict[str, float]:
     """Values of :func:`three_blocks`' fleet of ``reserved`` replicas and ``elastic`` on-demand
     replicas per block, checked against every row (``start_from_replicas``)."""

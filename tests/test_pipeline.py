@@ -43,6 +43,7 @@ from tests.plan_fixtures import (
     offer,
     row,
     scenario,
+    shared_two_node_fleet,
     table,
     three_blocks,
     workload,
@@ -339,6 +340,49 @@ def test_every_stage_is_recorded_with_the_cost_and_bound_it_left() -> None:
     assert stages[-1].cost_after == pytest.approx(plan.cost.per_month)
     assert plan.solver.bound is not None and plan.solver.bound <= plan.cost.per_month + 1e-6
     assert verify_plan(plan, sc, tb) == []
+
+
+def _relaxed(program: Program) -> float:
+    """Optimal cost of ``program``'s LP relaxation (its variables made continuous)."""
+    relaxed = program.prob.deepcopy()
+    for var in relaxed.variables():
+        var.cat = pulp.LpContinuous
+    relaxed.solve(pulp.HiGHS(msg=False))
+    assert pulp.LpStatus[relaxed.status] == "Optimal"
+    return float(pulp.value(relaxed.objective))
+
+
+def test_the_joint_program_has_the_two_nodes_cut_and_the_grouped_stage_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tests/plan_fixtures.shared_two_node_fleet over day and night (half the peak at night):
+    # shared nodes, big 8-GPU nodes whose one-GPU replicas are small for the demand. The joint
+    # program's relaxation with the two-nodes cut asks for two big nodes, 11,680 (the optimum);
+    # without it half a big node in each of three zones, 8,760. The one-group stage builds its
+    # own program without the cut (it slowed that stage's search: benchmarks/README.md, "A
+    # tighter program for the demo"), so its relaxation is 8,760.
+    time_blocks = blocks(("night", [*range(0, 6), *range(18, 24)]), ("day", range(6, 18)))
+    shape = [1.0 if 6 <= h < 18 else 0.5 for h in range(24)]
+    data = build_program_data(*shared_two_node_fleet(time_blocks, shape))
+    program, outcome = strategy.solve_shared(data, "highs", 20.0, 1e-9)
+    assert outcome.status is SolveStatus.optimal
+    assert outcome.report.objective == pytest.approx(2 * 8 * 730.0)
+    assert _relaxed(program) == pytest.approx(2 * 8 * 730.0)
+
+    built: list[Program] = []
+    real = stages_module.build_program
+
+    def spy(*args: Any, **kwargs: Any) -> Program:
+        built.append(real(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(stages_module, "build_program", spy)
+    model = model_of(program)
+    ctx = Context(program, model, Incumbent(model, Deadline(30.0), 0.01), Deadline(30.0), 0.01)
+    run_stages(ctx, (Stage("grouped-1", 1.0, grouped(1)),))
+    assert len(built) == 1 and len(built[0].data.slices) == 1
+    assert _relaxed(built[0]) == pytest.approx(1.5 * 8 * 730.0)
+    assert ctx.incumbent.cost == pytest.approx(2 * 8 * 730.0)
 
 
 def test_a_short_limit_still_makes_the_greedy_fleet() -> None:

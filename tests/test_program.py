@@ -21,10 +21,20 @@ from solver.program import families
 from solver.program.build import build_program
 from solver.program.data import build_program_data
 from solver.program.families import FAMILIES, add_no_spot_for_interactive
+from solver.program.variables import Program
 from solver.solve.backends import solve
 from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
-from tests.plan_fixtures import blocks, offer, row, scenario, table, workload, zone
+from tests.plan_fixtures import (
+    blocks,
+    offer,
+    row,
+    scenario,
+    shared_two_node_fleet,
+    table,
+    workload,
+    zone,
+)
 
 DAY_NIGHT = blocks(("night", [*range(0, 6), *range(18, 24)]), ("day", range(6, 18)))
 #: 1.0 of the peak from 06:00 to 18:00, half of it otherwise.
@@ -401,12 +411,39 @@ def test_two_nodes_cut_tightens_dedicated_relaxation_and_keeps_the_optimum(
                         integer=2 * 8 * 730.0)
 
 
+def _relaxed(program: Program) -> float:
+    """Optimal cost of ``program``'s LP relaxation (its variables made continuous)."""
+    for var in program.prob.variables():
+        var.cat = pulp.LpContinuous
+    assert solve(program.prob).status is SolveStatus.optimal
+    return float(pulp.value(program.prob.objective))
+
+
+def test_two_nodes_cut_tightens_shared_relaxation_where_asked_and_keeps_the_optimum() -> None:
+    # tests/plan_fixtures.shared_two_node_fleet: shared nodes, one zone-loss pool of 5 req/s in
+    # three zones selling a big 8-GPU node (replicas of 2 req/s) and a small 1-GPU node (1 req/s).
+    # Optimum: a big node in each of two zones, 3 replicas each (losing one zone leaves 6 ≥ 5):
+    # 11,680 $/month (one big node and the small nodes its zone's loss needs: 5,840 + 5 ×
+    # 2,190 = 16,790). A big node's replicas are small (q = 0.4), so the two-replicas cut asks
+    # only for 3.75 of them; the zone cover rows ask for one big node outside each zone: 0.5 in
+    # each, 1.5 × 5,840 = 8,760. With the two-nodes cut B ≥ 2: the integer optimum. Shared
+    # nodes get it only where asked (the joint solve: test_strategy.py).
+    data = build_program_data(*shared_two_node_fleet())
+    assert _relaxed(build_program(data)) == pytest.approx(1.5 * 8 * 730.0)
+    assert _relaxed(build_program(data, shared_two_nodes=True)) == pytest.approx(2 * 8 * 730.0)
+    for asked in (False, True):
+        program = build_program(data, shared_two_nodes=asked)
+        assert solve(program.prob, gap=1e-9).status is SolveStatus.optimal
+        assert pulp.value(program.prob.objective) == pytest.approx(2 * 8 * 730.0)
+
+
 @pytest.mark.parametrize("seed", range(16))
 def test_cuts_keep_the_optimum_on_random_shared_fleets(seed: int) -> None:
     # Seeded tiny shared-node fleets with big and small nodes, N+1 and zone loss (where the
     # node cover and two-replicas cuts bind): the program with every cut and the program with
     # none (itself checked against enumeration in tests/test_bruteforce*.py) have the same
-    # optimum. A cut asking one replica or node too many fails here.
+    # optimum, and so has the joint solve's program (the two-nodes cut on shared nodes too).
+    # A cut asking one replica or node too many fails here.
     rng = random.Random(seed)
     zones = [zone(z, offer("BIG", reserved=(rng.choice([1.0, 1.5]), 32),
                            on_demand=(rng.choice([2.0, 3.0]), 16)),
@@ -422,11 +459,12 @@ def test_cuts_keep_the_optimum_on_random_shared_fleets(seed: int) -> None:
         row(n, "SMALL", 1, rng.choice([0.8, 1.2])))))
     data = build_program_data(sc, tb)
     costs = []
-    for kwargs in ({}, {"symmetry": False, "cuts": False}):
+    for kwargs in ({}, {"shared_two_nodes": True}, {"symmetry": False, "cuts": False}):
         program = build_program(data, **kwargs)
         assert solve(program.prob, gap=1e-9).status is SolveStatus.optimal
         costs.append(float(pulp.value(program.prob.objective)))
-    assert costs[0] == pytest.approx(costs[1], rel=1e-9)
+    assert costs[0] == pytest.approx(costs[2], rel=1e-9)
+    assert costs[1] == pytest.approx(costs[2], rel=1e-9)
 
 
 def test_two_replicas_cut_weighs_a_small_replica_by_what_its_loss_leaves(

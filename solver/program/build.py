@@ -111,11 +111,14 @@ def build_program(
     symmetry: bool = True,
     cuts: bool = True,
     stop: Callable[[], bool] | None = None,
+    shared_two_nodes: bool = False,
 ) -> Program:
     """Build the program: variables, then each constraint family, then the objective.
 
     ``families`` selects constraint families by name (tests drop one to show it matters);
-    ``elastic`` adds a slack to each requirement (for diagnosis). ``stop`` is asked after the
+    ``elastic`` adds a slack to each requirement (for diagnosis). ``shared_two_nodes`` adds the
+    two-nodes cut with shared nodes too (:func:`~solver.program.cuts.add_two_nodes_cut`; the
+    joint solve asks for it, the grouped stages do not). ``stop`` is asked after the
     variables, between families and row by row: once true, the build raises
     :class:`~solver.program.variables.BuildStopped` with the variables (never stopped before
     they are made: a bound needs them).
@@ -136,7 +139,7 @@ def build_program(
     v.check()
     if cuts and not elastic and {"demand", "nodes"} <= chosen:
         add_node_cover_cuts(prob, data, v, zone_loss="zone_loss" in chosen,
-                            n_plus_1="n_plus_1" in chosen)
+                            n_plus_1="n_plus_1" in chosen, shared_two_nodes=shared_two_nodes)
     v.check()
     prob += v.cost
     return Program(prob, v, data)

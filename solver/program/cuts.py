@@ -49,7 +49,7 @@ def add_zone_symmetry(prob: pulp.LpProblem, data: ProgramData, v: Variables) -> 
 
 def add_node_cover_cuts(
     prob: pulp.LpProblem, data: ProgramData, v: Variables, zone_loss: bool = True,
-    n_plus_1: bool = True,
+    n_plus_1: bool = True, shared_two_nodes: bool = False,
 ) -> None:
     r"""Valid cuts on node counts alone: the nodes running in a slice could carry the demand.
 
@@ -64,7 +64,11 @@ def add_node_cover_cuts(
     non-spot pools with :math:`c_p = \min(\phi M_{wp}, d_{ws})`: what is left after losing a zone
     (a node) that holds some of ``w`` still carries the demand, and that zone (node) held at least
     one node of some pool (a dedicated node loses exactly :math:`\phi M`). With :math:`c_p = d`
-    it reads "at least two nodes", which the LP relaxation otherwise spreads thin.
+    it reads "at least two nodes", which the LP relaxation otherwise spreads thin. Workloads
+    that must survive a failure also get the two-replicas cut (shared nodes) or the two-nodes
+    cut (dedicated pools), and with shared nodes the two-nodes cut as well when
+    ``shared_two_nodes`` (valid there too: :func:`add_two_nodes_cut`; asked for by the joint
+    solve only, :func:`solver.program.build.build_program`).
     """
     for w in data.workloads:
         if w.name in data.volume_requests:
@@ -87,7 +91,7 @@ def add_node_cover_cuts(
                     need + min(firm.values())), v.names.name("covern1", w.name, s)
             if survives and data.share_nodes:
                 add_two_replicas_cut(prob, data, v, w.name, s, w.survivability, need)
-            elif survives:
+            if survives and (shared_two_nodes or not data.share_nodes):
                 # a dedicated node is lost whole: count nodes (the replica cut, whose replicas
                 # are small where nodes are big, slowed these sub-programs: docs/program.md)
                 add_two_nodes_cut(prob, data, v, w.name, s, w.survivability, need)
@@ -155,7 +159,7 @@ def add_two_nodes_cut(
     prob: pulp.LpProblem, data: ProgramData, v: Variables, w: str, s: str,
     survivability: Survivability, need: float,
 ) -> None:
-    r"""Valid cut for dedicated pools: two whole *big* nodes, or enough capacity in *small* ones.
+    r"""Valid cut: two whole *big* nodes, or enough capacity in *small* ones.
 
     The node version of :func:`add_two_replicas_cut`. A dedicated node runs its fullest packing
     and is lost whole, so a non-spot node group is *big* for ``w`` when one node alone carries
@@ -170,6 +174,19 @@ def add_two_nodes_cut(
     rows weigh a big node as :math:`d`, so their relaxation holds 0.2 of a big node in each zone;
     this one asks for two (or the small nodes' equivalent); its effect on the largest
     benchmark's sub-programs is measured in docs/program.md.
+
+    *Shared nodes.* The cut reads node counts only, and every node count of a shared fleet
+    (every node of a pool with slots of ``w``, holding ``w`` or not) is one of a fleet of ``w``
+    alone on dedicated nodes that survives the same failures: give each node ``w``'s fullest
+    packing. Its capacity in a pool, :math:`\phi M_p y_p`, is at least the shared
+    :math:`X_p`, and losing one of its nodes takes :math:`\phi M_p`, no more than what the
+    shared pool lost (:math:`\min(X_p, \phi M_p)`) plus what the packing added there
+    (:math:`\ge \phi M_p - X_p` wherever :math:`y_p \ge 1`); a zone's loss leaves at least the
+    shared capacity outside it. So the cases above hold. The relaxation reads a fractional
+    node as big for every workload at once; on the demo it raises the LP relaxation from
+    94,229 to 104,125, and it is added with shared nodes only where asked
+    (``shared_two_nodes``: the joint solve, not the grouped stages, whose search it slowed;
+    benchmarks/README.md, "A tighter program for the demo").
     """
     phi = data.failure_utilization
     pools = sorted({node_key(data, k) for k in v.by_slice.get((w, s), [])

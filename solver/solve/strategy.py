@@ -230,7 +230,7 @@ def solve_shared(
     deadline = deadline or Deadline(time_limit_s)
     if solver != "highs":
         return solve_shared_cbc(data, solver, deadline, gap, on_progress)
-    program, model, build_s = _build(data, deadline)
+    program, model, build_s = _build(data, deadline, shared_two_nodes=True)
     if model is None:
         return program, _unbuilt(program, deadline, build_s, "highs")
     incumbent = Incumbent(model, deadline, gap, on_progress)
@@ -323,9 +323,15 @@ def _after_joint(ctx: Context) -> None:
         run_stages(ctx, (Stage(CANONICAL, 1.0, canonical),))
 
 
-def _build(data: ProgramData, deadline: Deadline) -> tuple[Program, Model | None, float]:
+def _build(data: ProgramData, deadline: Deadline, shared_two_nodes: bool = False,
+           ) -> tuple[Program, Model | None, float]:
     """The program, its HiGHS model (``None``: the clock ran out, or the user stopped the plan,
     before it was built) and the seconds the build took.
+
+    ``shared_two_nodes``: the HiGHS chain's joint program carries the two-nodes cut with shared
+    nodes too (:func:`~solver.program.cuts.add_two_nodes_cut`); the grouped stages build their
+    own programs without it (:func:`~solver.solve.stages.grouped`), as it slowed their search
+    (benchmarks/README.md, "A tighter program for the demo").
 
     The build is part of the time limit and takes seconds at the largest sizes (large ×1:
     ~0.8 s of CPU, twice that in wall time on a loaded machine), so it asks the clock as it
@@ -333,7 +339,7 @@ def _build(data: ProgramData, deadline: Deadline) -> tuple[Program, Model | None
     returns a program holding its variables alone: enough for a bound, never solved."""
     started = deadline.elapsed()
     try:
-        program = build_program(data, stop=deadline.expired)
+        program = build_program(data, stop=deadline.expired, shared_two_nodes=shared_two_nodes)
         return program, model_of(program, stop=deadline.expired), deadline.elapsed() - started
     except BuildStopped as stopped:
         partial = Program(pulp.LpProblem("fleet", pulp.LpMinimize), stopped.variables, data)
