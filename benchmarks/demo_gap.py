@@ -12,8 +12,10 @@ each measurement one after the other in this process, HiGHS on ``--threads`` thr
 2. ``cuts``: the LP relaxation and the root bound (HiGHS after its root cut rounds, one
    branch-and-bound node) of the program as built, and with each family of valid cuts of
    :mod:`solver.program.cuts` left out (zone symmetry, node cover rows, two-replicas cut), and
-   with the two-nodes cut (:func:`~solver.program.cuts.add_two_nodes_cut`, dedicated pools
-   only) added on shared nodes — valid there too (docs/program.md), tried and not kept;
+   with the two-nodes cut (:func:`~solver.program.cuts.add_two_nodes_cut`; on shared nodes
+   only where ``build_program(shared_two_nodes=True)`` asks, as the joint solve does) added on
+   shared nodes — valid there too (docs/program.md); ``build_program`` here is called without
+   that option, so "as built" is the grouped stages' kind of program;
 3. ``search``: the node count and CPU seconds of HiGHS proving ``--gap`` on the one-group
    program (the pipeline's ``grouped-1`` stage, no start) and on the whole program from its
    optimum (the joint solve, whose start is near it), over ``--seeds``, as built and with the
@@ -121,7 +123,8 @@ def integrality(data: ProgramData, threads: int, limit_s: float) -> None:
 
 
 def _with_two_nodes(prob: Any, data: ProgramData, v: Any, w: str, s: str, *args: Any) -> None:
-    """The two-replicas cut and, with shared nodes too, the two-nodes cut (tried, not kept)."""
+    """The two-replicas cut and, with shared nodes too, the two-nodes cut (the joint solve's
+    program has it: ``build_program(shared_two_nodes=True)``)."""
     ORIGINAL["add_two_replicas_cut"](prob, data, v, w, s, *args)
     cuts_module.add_two_nodes_cut(prob, data, v, w, s, *args)
 
