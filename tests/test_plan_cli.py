@@ -420,3 +420,35 @@ def test_a_plan_over_periods_stops_its_build_at_the_time_limit(
     assert not out.exists()
     assert 1 <= len(evaluated) <= 6  # stopped within a configuration of the limit
     assert took_s < 5.0
+
+
+def test_ctrl_c_during_the_build_of_a_plan_over_periods_stops_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first Ctrl-C asks the solve to stop with its best fleet; during the capacity tables'
+    build (a minute for a traced plan under load) the build went on to its end regardless.
+    Now the build stops at its next configuration: there is no fleet yet, so it ends as an
+    interrupted command does, exit 130, nothing written. Fails if the build ignores the
+    stop request."""
+    import os
+    import signal
+
+    from inputs import scenarios_dir
+    from solver.capacity import table as table_module
+
+    evaluated: list[str] = []
+    row = table_module.configuration_row
+
+    def interrupted_row(*args: Any) -> Any:
+        evaluated.append(args[1].name)
+        if len(evaluated) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return row(*args)
+
+    monkeypatch.setattr(table_module, "configuration_row", interrupted_row)
+    out = tmp_path / "q"
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "quarterly.yaml"),
+                                       "--out", str(out), "--quiet", "--time-limit", "600"])
+    assert result.exit_code == 130, result.output
+    assert "interrupted (Ctrl-C)" in result.output
+    assert not out.exists()
+    assert len(evaluated) == 2  # the configuration after the signal was not evaluated

@@ -377,8 +377,14 @@ class BuildClock:
 
     def check(self, built: int) -> None:
         """Raise a located :class:`InputError` (``--time-limit``) once the limit has passed
-        while tables are still being built; nothing once the plan's build is over."""
-        if not self.watching or self.clock.elapsed() <= self.limit_s:
+        while tables are still being built, :class:`KeyboardInterrupt` once the user stopped
+        the plan (Ctrl-C, SIGTERM: a build of a minute ignored them; there is no fleet yet to
+        write); nothing once the plan's build is over."""
+        if not self.watching:
+            return
+        if self.clock.stopped:
+            raise KeyboardInterrupt
+        if self.clock.elapsed() <= self.limit_s:
             return
         elapsed = self.clock.elapsed()
         bursty = [w.name for w in self.scenario.workloads
