@@ -24,7 +24,7 @@ from solver.capacity.queueing import (
     tpot_quantile_ms,
     ttft_quantile_ms,
 )
-from solver.capacity.replica import LoadProfile
+from solver.capacity.replica import LoadPoint, LoadProfile
 from solver.replay.profile import burstiness, profile_trace, workload_fields
 from solver.replay.traces import Trace
 
@@ -1166,3 +1166,68 @@ def test_the_busiest_minute_scaled_to_the_peak() -> None:
     minute = busiest_minute(trace, 8.0)
     assert minute.arrival_s == pytest.approx((arrival[2:6] - 60.0) / 120.0)
     assert minute.input_tokens.tolist() == [102, 103, 104, 105]
+
+
+def _plain_search(profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float
+                  ) -> tuple[LoadPoint, str]:
+    """The SLO search done plainly, every rate's whole point: the halvings without the TPOT
+    P95, then, where the TPOT P95 breaks, the Illinois steps
+    (:func:`~solver.capacity.replica.slo_holding_point` as it was before it skipped the TTFT
+    where the KV cache or the mean TPOT already break, and in the TPOT P95's steps)."""
+    from solver.capacity.replica import BISECTION_STEPS, RATE_TOLERANCE, load_point
+
+    low, high = 0.0, 1000.0 / profile.prefill_mean_ms
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2
+        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms):
+            low = mid
+        else:
+            high = mid
+    breaks = load_point(profile, low)
+    if breaks.holds(ttft_slo_ms, tpot_slo_ms):
+        return breaks, "halvings"
+    holds = load_point(profile, 0.0)
+    lo, hi = holds.tpot_p95_ms - tpot_slo_ms, breaks.tpot_p95_ms - tpot_slo_ms
+    side = 0
+    for _ in range(BISECTION_STEPS):
+        width = breaks.rate_rps - holds.rate_rps
+        if width <= RATE_TOLERANCE * breaks.rate_rps:
+            break
+        rate = breaks.rate_rps - hi * width / (hi - lo)
+        if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(hi):
+            rate = holds.rate_rps + width / 2
+        point = load_point(profile, rate)
+        excess = point.tpot_p95_ms - tpot_slo_ms
+        if excess <= 0:
+            holds, lo, hi, side = point, excess, hi / 2 if side == -1 else hi, -1
+        else:
+            breaks, hi, lo, side = point, excess, lo / 2 if side == 1 else lo, 1
+    return holds, "tpot"
+
+
+@pytest.mark.parametrize("peak_scale", [1.0, 1.7])
+@pytest.mark.parametrize(("ttft_slo_ms", "tpot_slo_ms"), [(2000.0, 200.0), (600.0, 200.0),
+                                                          (2000.0, 25.0)])
+def test_the_slo_search_skips_only_what_it_does_not_read(
+        peak_scale: float, ttft_slo_ms: float, tpot_slo_ms: float) -> None:
+    """A traced, bursty workload's SLO-holding point (the TTFT on the trace's window, the
+    followers in the TPOT P95), at two peaks as a plan over periods builds them: the search
+    skips the TTFT where the KV cache or the mean TPOT break and in the TPOT P95's steps, and
+    gives the point the plain search gives, bit for bit — the halvings' rate where the TTFT,
+    KV cache or mean TPOT stop it; where the TPOT P95 does, the whole point at its rate (its
+    TTFT computed, not the NaN of a skipped step). Fails if a skip changes an answer."""
+    from dataclasses import replace
+
+    from solver.capacity.replica import slo_holding_point, with_trace
+
+    agent, _, profile = _agent_profile_on_h200_tp4()
+    rng = np.random.default_rng(3)
+    arrival_s = np.sort(rng.uniform(0.0, 60.0, 400))
+    arrival_s[100:140] = arrival_s[100]  # a burst of 40 at one instant
+    lengths = rng.choice([500, 2000, 9000], arrival_s.size)
+    traced = with_trace(replace(profile, workload_rps=profile.workload_rps * peak_scale),
+                        arrival_s, lengths, agent.prefix_cache_hit_rate, since_s=20.0)
+    point, limit = slo_holding_point(traced, ttft_slo_ms, tpot_slo_ms)
+    plain, stage = _plain_search(traced, ttft_slo_ms, tpot_slo_ms)
+    assert point == plain  # every field equal: a NaN TTFT would not be
+    assert (limit == "tpot") == (stage == "tpot")

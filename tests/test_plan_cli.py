@@ -385,3 +385,70 @@ def test_ctrl_c_before_the_solve_says_so_and_exits_130(
     assert "Aborted!" not in res.output
     assert "interrupted (Ctrl-C): stopped; no output was written in part" in res.stderr
     assert not (out / "plan.json").exists()
+
+
+def test_a_plan_over_periods_stops_its_build_at_the_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan over periods builds its capacity tables before it solves anything, and the build
+    did not look at the clock: a new user's traced plan with ``--time-limit 20`` ran 103 s at
+    load 6.5. Each configuration here takes 0.2 s more (a traced workload's take seconds): with
+    0.5 s the build stops after a few of them, with a located error saying what to do, exit 2,
+    and no output directory. Fails if the build does not watch the clock."""
+    import time
+
+    from inputs import scenarios_dir
+    from solver.capacity import table as table_module
+
+    evaluated: list[str] = []
+    row = table_module.configuration_row
+
+    def slow_row(*args: Any) -> Any:
+        evaluated.append(args[1].name)
+        time.sleep(0.2)
+        return row(*args)
+
+    monkeypatch.setattr(table_module, "configuration_row", slow_row)
+    out = tmp_path / "q"
+    began = time.perf_counter()
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "quarterly.yaml"),
+                                       "--out", str(out), "--quiet", "--time-limit", "0.5"])
+    took_s = time.perf_counter() - began
+    assert result.exit_code == 2, result.output
+    assert "--time-limit: the time limit (0.5 s) ran out while building the capacity tables" in (
+        result.output)
+    assert "give a --time-limit well above the build" in result.output
+    assert not out.exists()
+    assert 1 <= len(evaluated) <= 6  # stopped within a configuration of the limit
+    assert took_s < 5.0
+
+
+def test_ctrl_c_during_the_build_of_a_plan_over_periods_stops_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first Ctrl-C asks the solve to stop with its best fleet; during the capacity tables'
+    build (a minute for a traced plan under load) the build went on to its end regardless.
+    Now the build stops at its next configuration: there is no fleet yet, so it ends as an
+    interrupted command does, exit 130, nothing written. Fails if the build ignores the
+    stop request."""
+    import os
+    import signal
+
+    from inputs import scenarios_dir
+    from solver.capacity import table as table_module
+
+    evaluated: list[str] = []
+    row = table_module.configuration_row
+
+    def interrupted_row(*args: Any) -> Any:
+        evaluated.append(args[1].name)
+        if len(evaluated) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return row(*args)
+
+    monkeypatch.setattr(table_module, "configuration_row", interrupted_row)
+    out = tmp_path / "q"
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "quarterly.yaml"),
+                                       "--out", str(out), "--quiet", "--time-limit", "600"])
+    assert result.exit_code == 130, result.output
+    assert "interrupted (Ctrl-C)" in result.output
+    assert not out.exists()
+    assert len(evaluated) == 2  # the configuration after the signal was not evaluated

@@ -581,10 +581,12 @@ TRACE_WINDOW_TTFT = True
 
 
 def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
-               replicas: float | None = None) -> LoadPoint:
+               replicas: float | None = None, with_ttft: bool = True) -> LoadPoint:
     """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
 
     ``with_tpot_p95=False`` skips the TPOT P95 (the costly part) and puts the mean in its place.
+    ``with_ttft=False`` skips the TTFT P95 (NaN in its place; the TPOT does not read it): the
+    TPOT P95 search's steps, whose TTFT no one reads (:func:`_tpot_edge`).
     ``replicas``: the replicas the workload is divided over (default: the workload's peak ÷
     ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers.
     """
@@ -613,12 +615,14 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
                               service_scv, rho)
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
-        ttft_ms = math.nan if on_trace else burst_ttft_ms(
+        ttft_ms = math.nan if on_trace or not with_ttft else burst_ttft_ms(
             profile, wait_ms, rho, step_ms, replicas, drain, share,
             chunked_prefill_ms(profile, batch))
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
-    if on_trace:  # the trace's own arrivals in place of the model's (the TPOT keeps its wait)
+    if not with_ttft:
+        ttft_ms = math.nan
+    elif on_trace:  # the trace's own arrivals in place of the model's (the TPOT keeps its wait)
         ttft_ms = trace_ttft_p95_ms(profile, rate_rps, replicas, batch)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
@@ -966,7 +970,7 @@ def slo_holding_point(
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
     for _ in range(BISECTION_STEPS):
         mid = (low + high) / 2
-        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms):
+        if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms):
             low = mid
         else:
             high = mid
@@ -976,6 +980,20 @@ def slo_holding_point(
     else:
         best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms), "tpot"
     return (best if best.rate_rps > 0 else None), limit
+
+
+def _holds_without_p95(profile: LoadProfile, rate_rps: float, ttft_slo_ms: float,
+                       tpot_slo_ms: float) -> bool:
+    """``load_point(profile, rate_rps, with_tpot_p95=False).holds(...)``, its TTFT (the costly
+    part with a trace's window or followers) computed only where the KV cache and the mean
+    TPOT hold: the same answer, the SLO search's halvings above the mean TPOT's limit cheap."""
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms
+    if rho >= 1:
+        return False
+    batch, _, tpot_ms, converged = _decode_batch(profile, rate_rps)
+    if not converged or batch > profile.max_sequences or not tpot_ms <= tpot_slo_ms:
+        return False
+    return load_point(profile, rate_rps, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms)
 
 
 def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float
@@ -991,7 +1009,7 @@ def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_s
         rate = breaks.rate_rps - excess_high * width / (excess_high - excess_low)
         if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(excess_high):
             rate = holds.rate_rps + width / 2
-        point = load_point(profile, rate)
+        point = load_point(profile, rate, with_ttft=False)
         excess = point.tpot_p95_ms - tpot_slo_ms
         if excess <= 0:
             holds, excess_low = point, excess
@@ -1001,7 +1019,8 @@ def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_s
             breaks, excess_high = point, excess
             excess_low = excess_low / 2 if side == 1 else excess_low
             side = 1
-    return holds
+    # the steps skipped the TTFT: the point returned has it (the same rate, the same point)
+    return holds if not math.isnan(holds.ttft_p95_ms) else load_point(profile, holds.rate_rps)
 
 
 # --- predictions at a given rate -----------------------------------------------------------

@@ -109,7 +109,8 @@ def borrowed_note(gpu: str, fitted_on: str) -> str:
 
 
 def build_capacity_table(
-    scenario: Scenario, gpus: Collection[str] | None = None
+    scenario: Scenario, gpus: Collection[str] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> CapacityTable:
     """Every workload × allowed GPU × TP: a row when it can serve, else a rejection.
 
@@ -118,6 +119,8 @@ def build_capacity_table(
     passes :meth:`~models.scenario.Scenario.gpus_sold_or_held`: its program places no other,
     and each row costs a load profile.
     Rows are ordered by workload (scenario order), then :func:`cost_key`, GPU and TP.
+    ``check`` is called before each configuration and may raise to stop the build (a plan's
+    clock: a traced workload's configuration takes seconds).
     """
     rows: list[CapacityRow] = []
     rejected: list[RejectedConfig] = []
@@ -127,6 +130,8 @@ def build_capacity_table(
         for gpu_name in (g for g in allowed if gpus is None or g in gpus):
             gpu = scenario.gpu(gpu_name)
             for tp in tp_degrees(gpu):
+                if check is not None:
+                    check()
                 result = configuration_row(scenario, workload, gpu, tp)
                 if isinstance(result, CapacityRow):
                     mine.append(result)
@@ -159,15 +164,19 @@ def table_key(scenario: Scenario) -> str:
     return scenario.model_dump_json(exclude=exclude)
 
 
-def cached_tables(gpus: Collection[str] | None) -> Callable[[Scenario], CapacityTable]:
+def cached_tables(gpus: Collection[str] | None, check: Callable[[int], None] | None = None,
+                  ) -> Callable[[Scenario], CapacityTable]:
     """:func:`build_capacity_table` of ``gpus``, built once per :func:`table_key`: for the
-    scenarios of one plan's periods and demand scenarios."""
+    scenarios of one plan's periods and demand scenarios. ``check`` is called with the number
+    of tables built so far before each configuration a build evaluates, and may raise to stop
+    it (:func:`build_capacity_table`)."""
     cache: dict[str, CapacityTable] = {}
 
     def table_for(scenario: Scenario) -> CapacityTable:
         key = table_key(scenario)
         if key not in cache:
-            cache[key] = build_capacity_table(scenario, gpus)
+            cache[key] = build_capacity_table(
+                scenario, gpus, None if check is None else lambda: check(len(cache)))
         return cache[key]
 
     return table_for

@@ -362,6 +362,53 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         raise SystemExit(1)  # the trace replay still misses an SLO after the last round
 
 
+class BuildClock:
+    """The plan's clock over its capacity tables' build: a plan over periods builds a table
+    per distinct :func:`~solver.capacity.table.table_key` (with a bursty or traced workload,
+    one per peak of each period and demand scenario, seconds each) before anything is solved,
+    and the build did not look at the clock — a new user's ``--time-limit 20`` ran 103 s at
+    load 6.5, and a plan's fleet depended on the load. :meth:`check` (before each
+    configuration) stops the build once ``limit_s`` has passed, with what the user can do."""
+
+    def __init__(self, scenario: Scenario, clock: Deadline, limit_s: float, given: bool
+                 ) -> None:
+        self.scenario, self.clock, self.limit_s, self.given = scenario, clock, limit_s, given
+        self.watching = True
+
+    def check(self, built: int) -> None:
+        """Raise a located :class:`InputError` (``--time-limit``) once the limit has passed
+        while tables are still being built, :class:`KeyboardInterrupt` once the user stopped
+        the plan (Ctrl-C, SIGTERM: a build of a minute ignored them; there is no fleet yet to
+        write); nothing once the plan's build is over."""
+        if not self.watching:
+            return
+        if self.clock.stopped:
+            raise KeyboardInterrupt
+        if self.clock.elapsed() <= self.limit_s:
+            return
+        elapsed = self.clock.elapsed()
+        bursty = [w.name for w in self.scenario.workloads
+                  if w.arrival is not None and w.arrival.burst is not None]
+        why = ("" if not bursty else
+               f"; {', '.join(f'`{n}`' for n in bursty)} "
+               f"{'is' if len(bursty) == 1 else 'are'} bursty, so each period and demand "
+               "scenario whose peak differs gets a table of its own")
+        per_table_s = elapsed / max(built, 1)
+        if self.given:
+            fix = (f"give a --time-limit well above the build (at this machine's load each "
+                   f"table took about {per_table_s:.0f} s), or leave --time-limit out: a plan "
+                   f"over periods then ends at its search limits, with a safety stop at "
+                   f"{HORIZON_SAFETY_S:g} s")
+        else:
+            fix = ("run it on a less loaded machine, or cut the periods or demand scenarios "
+                   "whose peaks differ")
+        raise InputError([Problem(
+            "--time-limit", "", f"the {'time limit' if self.given else 'safety stop'} "
+            f"({self.limit_s:g} s) ran out while building "
+            f"the capacity tables, before anything was solved: {elapsed:.1f} s, "
+            f"{plural(built, 'table')} built{why}; no plan was written", fix)])
+
+
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
           received: list[int], limit_given: bool = True, workers: int = 1
@@ -386,12 +433,18 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             if linked_workloads(sc) and not no_replay and not as_json:
                 click.echo("trace replay: not run for a plan over periods (it replays one "
                            "peak day's fleet)", err=True)
-            tables = cached_tables(sc.gpus_sold_or_held())  # planned with, then signed off
             horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
+            watch = BuildClock(sc, deadline, horizon_s, limit_given)
+            # planned with, then signed off (the clock watches the build inside the plan only)
+            tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
             with stop_on_signals(deadline) as signals:
-                planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
-                                       table_for=tables, time_limit_s=horizon_s,
-                                       share_limit_s=share_s, stop=deadline, workers=workers)
+                try:
+                    planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
+                                           table_for=tables, time_limit_s=horizon_s,
+                                           share_limit_s=share_s, stop=deadline,
+                                           workers=workers)
+                finally:
+                    watch.watching = False
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None, tables
