@@ -1168,48 +1168,33 @@ def test_the_busiest_minute_scaled_to_the_peak() -> None:
     assert minute.input_tokens.tolist() == [102, 103, 104, 105]
 
 
-def _plain_search(profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float
-                  ) -> tuple[LoadPoint, str]:
-    """The SLO search done plainly, every rate's whole point: the halvings without the TPOT
-    P95, then, where the TPOT P95 breaks, the Illinois steps
-    (:func:`~solver.capacity.replica.slo_holding_point` as it was before it skipped the TTFT
-    where the KV cache or the mean TPOT already break, and in the TPOT P95's steps)."""
-    from solver.capacity.replica import BISECTION_STEPS, RATE_TOLERANCE, load_point
+def _plain_search(monkeypatch: pytest.MonkeyPatch, profile: LoadProfile, ttft_slo_ms: float,
+                  tpot_slo_ms: float) -> tuple[LoadPoint | None, str]:
+    """The SLO search done plainly, every rate's whole point: :func:`~solver.capacity.replica.
+    slo_holding_point` with its two skips undone (each halving's point evaluated whole, every
+    TPOT P95 step's TTFT computed) — the search as it was before it skipped the TTFT where the
+    KV cache or the mean TPOT already break, and in the TPOT P95's steps."""
+    from solver.capacity import replica
 
-    low, high = 0.0, 1000.0 / profile.prefill_mean_ms
-    for _ in range(BISECTION_STEPS):
-        mid = (low + high) / 2
-        if load_point(profile, mid, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms):
-            low = mid
-        else:
-            high = mid
-    breaks = load_point(profile, low)
-    if breaks.holds(ttft_slo_ms, tpot_slo_ms):
-        return breaks, "halvings"
-    holds = load_point(profile, 0.0)
-    lo, hi = holds.tpot_p95_ms - tpot_slo_ms, breaks.tpot_p95_ms - tpot_slo_ms
-    side = 0
-    for _ in range(BISECTION_STEPS):
-        width = breaks.rate_rps - holds.rate_rps
-        if width <= RATE_TOLERANCE * breaks.rate_rps:
-            break
-        rate = breaks.rate_rps - hi * width / (hi - lo)
-        if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(hi):
-            rate = holds.rate_rps + width / 2
-        point = load_point(profile, rate)
-        excess = point.tpot_p95_ms - tpot_slo_ms
-        if excess <= 0:
-            holds, lo, hi, side = point, excess, hi / 2 if side == -1 else hi, -1
-        else:
-            breaks, hi, lo, side = point, excess, lo / 2 if side == 1 else lo, 1
-    return holds, "tpot"
+    whole = replica.load_point
+
+    def every_ttft(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
+                   replicas: float | None = None, with_ttft: bool = True) -> LoadPoint:
+        return whole(profile, rate_rps, with_tpot_p95, replicas)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(replica, "load_point", every_ttft)
+        patch.setattr(replica, "_holds_without_p95", lambda p, r, t, tp: every_ttft(
+            p, r, with_tpot_p95=False).holds(t, tp))
+        return replica.slo_holding_point(profile, ttft_slo_ms, tpot_slo_ms)
 
 
 @pytest.mark.parametrize("peak_scale", [1.0, 1.7])
 @pytest.mark.parametrize(("ttft_slo_ms", "tpot_slo_ms"), [(2000.0, 200.0), (600.0, 200.0),
                                                           (2000.0, 25.0)])
 def test_the_slo_search_skips_only_what_it_does_not_read(
-        peak_scale: float, ttft_slo_ms: float, tpot_slo_ms: float) -> None:
+        monkeypatch: pytest.MonkeyPatch, peak_scale: float, ttft_slo_ms: float,
+        tpot_slo_ms: float) -> None:
     """A traced, bursty workload's SLO-holding point (the TTFT on the trace's window, the
     followers in the TPOT P95), at two peaks as a plan over periods builds them: the search
     skips the TTFT where the KV cache or the mean TPOT break and in the TPOT P95's steps, and
@@ -1228,6 +1213,6 @@ def test_the_slo_search_skips_only_what_it_does_not_read(
     traced = with_trace(replace(profile, workload_rps=profile.workload_rps * peak_scale),
                         arrival_s, lengths, agent.prefix_cache_hit_rate, since_s=20.0)
     point, limit = slo_holding_point(traced, ttft_slo_ms, tpot_slo_ms)
-    plain, stage = _plain_search(traced, ttft_slo_ms, tpot_slo_ms)
+    plain, plain_limit = _plain_search(monkeypatch, traced, ttft_slo_ms, tpot_slo_ms)
     assert point == plain  # every field equal: a NaN TTFT would not be
-    assert (limit == "tpot") == (stage == "tpot")
+    assert limit == plain_limit
