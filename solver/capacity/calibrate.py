@@ -255,19 +255,10 @@ RUNTIME_KINDS: frozenset[MeasurementKind] = frozenset({
 
 #: Kinds the factors are fitted on. ``gemm_ms`` is predicted and reported as a check of the
 #: compute efficiency only: a serving engine's prefill is more than its GEMMs.
-FIT_KINDS: frozenset[MeasurementKind] = frozenset({
-    MeasurementKind.prefill_ms,
-    MeasurementKind.decode_step_ms,
+FIT_KINDS: frozenset[MeasurementKind] = RUNTIME_KINDS | {
     MeasurementKind.allreduce_ms,
-    MeasurementKind.max_output_tokens_per_s,
-    MeasurementKind.ttft_ms,
-    MeasurementKind.tpot_ms,
-    MeasurementKind.output_tokens_per_s,
-    MeasurementKind.batch_e2e_ms,
-    MeasurementKind.batch_output_tokens_per_s,
-    MeasurementKind.first_token_ms,
     MeasurementKind.decode_attention_ms,
-})
+}
 
 #: Policy used for the memory margin when sizing the KV cache of a measured configuration.
 DEFAULT_POLICY = Policy()
