@@ -41,6 +41,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import (
     RERUN_NOTE,
+    TO_EXCLUSIVE,
     WORK_LIMIT_HELP,
     WORK_LIMIT_NOTE,
     config_label,
@@ -287,9 +288,9 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
     sc = keep_orders(sc, earlier, str(existing))  # refuses a plan of one peak day
     assert h is not None
     if today >= h.end:
-        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end}, which ended "
-                   f"before this plan's date {today}: its orders may have been re-planned "
-                   "since; give the latest plan.json", err=True)
+        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end} ({TO_EXCLUSIVE}), "
+                   f"which ended before this plan's date {today}: its orders may have been "
+                   "re-planned since; give the latest plan.json", err=True)
     return sc, Replanned(file=str(existing), scenario=earlier.scenario, plan_date=h.plan_date,
                          kept=earlier.placed_before(today))
 

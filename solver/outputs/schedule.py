@@ -21,6 +21,9 @@ from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
 
+#: Purchase kinds bought per slice, beside which a committed node can sit idle.
+ELASTIC = (PurchaseKind.on_demand, PurchaseKind.spot)
+
 #: A gap above which the orders due now carry a warning: the plan is not proven, and on a
 #: year's commitments 5 % is more than the minutes a longer solve costs.
 LARGE_GAP = 0.05
@@ -214,29 +217,66 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     return out
 
 
+def idle_reason(period: PeriodPlan, g: PeriodGpus) -> str | None:
+    """Why committed nodes of ``g`` carry no replica in ``period``, where the plan tells it:
+
+    - nothing on-demand or spot runs then: the rest of the fleet carries the demand, and a
+      replica here would spare nothing bought;
+    - what runs on demand then sits outside the node's zone and serves only workloads that
+      must keep their SLO with that zone lost (``zone_loss``, the period's ``zone:<zone>``
+      survivability rows; spot counts for no zone loss, C4): capacity in the zone counts for
+      nothing toward that loss, so the capacity outside it must carry them whatever the node
+      runs (a new user's owned node idle beside on-demand capacity, with no word why).
+
+    ``None`` otherwise (spot runs, or on-demand serves a workload the node's zone loss does
+    not bind, or runs in the node's zone): the plan alone does not say why.
+    """
+    elastic = [a for a in period.allocations if a.purchase in ELASTIC and a.replicas > 0]
+    if not elastic:
+        return "nothing on-demand or spot runs then: the rest of the fleet carries the demand"
+    lose_zone = f"zone:{g.zone}"
+    bound = {r.workload for r in period.survivability if r.failure == lose_zone}
+    served = sorted({a.workload for a in elastic})
+    if (any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in elastic)
+            or not set(served) <= bound):
+        return None
+    where = ", ".join(f"{e.gpus} {e.gpu} in {e.zone}" for e in sorted(
+        period.gpus, key=lambda e: (e.gpu, e.zone)) if e.purchase is PurchaseKind.on_demand
+        and e.gpus)
+    return (f"zone loss of {g.zone}: {', '.join(f'`{w}`' for w in served)} must hold with "
+            f"{g.zone} lost, this node with it, so the capacity outside {g.zone}, with the "
+            f"on-demand GPUs running there ({where}, the most in any slice), carries "
+            f"{'its' if len(served) == 1 else 'their'} demand whatever runs here")
+
+
 def _idle_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     """Committed nodes that carry no replica, one line per run of consecutive periods with the
-    same idle nodes (a node idle all year was a line per quarter)."""
-    runs: list[tuple[str, PeriodGpus, dt.date, dt.date]] = []
+    same idle nodes and the same reason (a node idle all year was a line per quarter), with
+    the reason where the plan tells it (:func:`idle_reason`)."""
+    runs: list[tuple[str, PeriodGpus, dt.date, dt.date, str | None]] = []
     for p in sorted(plan.periods, key=lambda p: (scenarios.index(p.scenario)
                                                 if p.scenario in scenarios else len(scenarios),
                                                 p.scenario, p.start)):
         for g in p.gpus:
             if not g.idle_nodes:
                 continue
-            same = next((i for i, (s, h, _, end) in enumerate(runs)
+            why = idle_reason(p, g)
+            same = next((i for i, (s, h, _, end, was) in enumerate(runs)
                          if s == p.scenario and end == p.start and h.idle_nodes == g.idle_nodes
-                         and (h.zone, h.gpu, h.purchase) == (g.zone, g.gpu, g.purchase)), None)
+                         and (h.zone, h.gpu, h.purchase) == (g.zone, g.gpu, g.purchase)
+                         and was == why), None)
             if same is None:
-                runs.append((p.scenario, g, p.start, p.end))
+                runs.append((p.scenario, g, p.start, p.end, why))
             else:
-                runs[same] = (*runs[same][:3], p.end)
+                s, h, start, _, was = runs[same]
+                runs[same] = (s, h, start, p.end, was)
     out = []
-    for scenario, g, start, end in runs:
+    for scenario, g, start, end, why in runs:
         where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
         held = plural(g.idle_nodes, f"{g.purchase.value.replace('_', '-')} {g.gpu} node")
         out.append(f"idle from {start} to {end}{where}: {held} in {g.zone} "
-                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica")
+                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica"
+                   + (f" — {why}" if why else ""))
     return out
 
 
