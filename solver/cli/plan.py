@@ -370,8 +370,8 @@ class BuildClock:
     and the build did not look at the clock — a new user's ``--time-limit 20`` ran 103 s at
     load 6.5, and a plan's fleet depended on the load. A single-period plan builds one table,
     which with a bursty workload takes seconds too (benchmarks/README.md, "A single-period
-    plan's capacity table against the clock"). :meth:`check` (before each configuration) stops the build once ``limit_s`` has passed,
-    with what the user can do."""
+    plan's capacity table against the clock"). :meth:`check` (before each configuration) stops
+    the build once ``limit_s`` has passed, with what the user can do."""
 
     def __init__(self, scenario: Scenario, clock: Deadline, limit_s: float, given: bool
                  ) -> None:
