@@ -228,8 +228,9 @@ def test_an_idle_owned_node_beside_on_demand_says_the_zone_loss_it_cannot_cover(
 
 def test_an_idle_node_gets_no_reason_the_plan_does_not_tell() -> None:
     """The zone-loss reason holds only where every workload on demand must survive the loss of
-    the idle node's zone and runs outside it; spot counts for no zone loss. Nothing running on
-    demand or spot is a reason of its own."""
+    the idle node's zone and runs outside it; spot counts for no zone loss. A workload whose
+    allowed_gpus leave out the node's GPU, and nothing running on demand or spot, are reasons
+    of their own."""
     from models.common import PurchaseKind
     from solver.outputs.schedule import idle_reason
 
@@ -249,6 +250,15 @@ def test_an_idle_node_gets_no_reason_the_plan_does_not_tell() -> None:
     inside = period.model_copy(update={"allocations": tuple(
         a.model_copy(update={"zone": "a"}) for a in period.allocations)})
     assert idle_reason(inside, owned) is None
+    # on spot, but for a workload that may not run on G: quarterly.yaml's owned H100-SXM node
+    # idle beside spot L40S serving nightly-summaries (allowed_gpus: L4, L40S, A10G)
+    _, sc = _zone_loss_beside_on_demand()
+    assert idle_reason(spot, owned, sc) is None  # chat may run on G
+    only_h = sc.model_copy(update={"workloads": tuple(
+        w.model_copy(update={"allowed_gpus": ("H",)}) for w in sc.workloads)})
+    assert idle_reason(spot, owned, only_h) == ("`chat` runs on demand or spot then and may not "
+                                                "run on G (allowed_gpus)")
+    assert idle_reason(unbound, owned, only_h) == idle_reason(spot, owned, only_h)
     # nothing elastic runs at all
     bare = period.model_copy(update={"allocations": ()})
     assert idle_reason(bare, owned) == ("nothing on-demand or spot runs then: the rest of the "

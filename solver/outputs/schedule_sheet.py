@@ -13,6 +13,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from models.common import PurchaseKind
 from models.plan import Order, Plan
+from models.scenario import Scenario
 from models.text import cell_text
 from solver.outputs.schedule import idle_reason
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, note_line, put, section
@@ -58,7 +59,7 @@ def _owned_note(ws: Worksheet, r: int, orders: Sequence[Order]) -> int:
     return r + 1
 
 
-def write_schedule(ws: Worksheet, plan: Plan) -> None:
+def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) -> None:
     """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
     cur = plan.cost.currency
     section(ws, 1, "Orders")
@@ -106,7 +107,7 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     for p in plan.periods:
         for g in p.gpus:
             # the reason the terminal and report.md give, where the plan tells it
-            why = idle_reason(p, g) if g.idle_nodes else None
+            why = idle_reason(p, g, scenario) if g.idle_nodes else None
             row: list[Value] = [p.scenario, p.period, g.zone, g.gpu, g.purchase, g.gpus,
                                 g.busy_gpus, g.idle_nodes, why]
             for c, cell in enumerate(row, start=1):

@@ -881,7 +881,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_offers(ws["Offers"], plan, scenario)
     if plan.horizon is not None:  # a plan over periods: its orders and periods
         ws["Schedule"] = wb.create_sheet(names["Schedule"], index=wb.index(ws["Purchase plan"]))
-        write_schedule(ws["Schedule"], plan)
+        write_schedule(ws["Schedule"], plan, scenario)
     frame = PrintFrame(plan.scenario, plan.fingerprint, prepared.isoformat())
     for title, sheet in ws.items():
         _unique_titles(sheet)
