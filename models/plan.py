@@ -231,7 +231,9 @@ class Order(Frozen):
     usable_period: int
     usable_from: dt.date
     expires: dt.date
-    """End of the term (owned: of the life the capital is amortised over)."""
+    """The day after the term's last day (owned: of the life the capital is amortised over):
+    every end date of a plan is the day after the last, as an inventory line's ``ends`` is
+    not (its last day held; docs/outputs.md, "Dates")."""
     term_months: int
     upfront: Upfront
     price_per_gpu_hour: float
@@ -264,6 +266,7 @@ class HorizonSummary(Frozen):
 
     start: dt.date
     end: dt.date
+    """The day after the horizon's last day (its last period's ``end``)."""
     period_months: float
     plan_date: dt.date
     replan_date: dt.date

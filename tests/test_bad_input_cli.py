@@ -902,3 +902,19 @@ def test_a_trace_read_in_the_wrong_format_says_so_once(tmp_path: Path) -> None:
     assert_clean_error(run("profile", str(mooncake), "--format", "azure"),
                        "--format azure: the file reads as JSON lines (Mooncake)",
                        "give --format mooncake")
+
+
+def test_an_unknown_command_lists_the_commands_and_where_a_plan_is_read() -> None:
+    """Was click's "No such command 'show'." alone: a new user typed `fleetplan show` to read
+    the plan just made, and nothing named the commands or report.md."""
+    from solver.cli import COMMANDS
+
+    shown = run("show")
+    assert shown.exit_code == 2
+    assert_clean_error(shown, "no command `show`", "report.md", "outputs/<scenario name>/",
+                       "--out", *COMMANDS)
+    typo = run("plna")
+    assert_clean_error(typo, "Did you mean `plan`?")
+    assert "Did you mean" not in shown.output  # no command is near `show`
+    as_json = json.loads(run("show", "--json").stdout)
+    assert as_json["valid"] is False and "report.md" in as_json["error"]

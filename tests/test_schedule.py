@@ -164,7 +164,105 @@ def test_a_node_idle_for_several_periods_is_one_line() -> None:
         with_idle(p) for p in plan.periods)}))
     idle_lines = [line for line in lines if line.startswith("idle ")]
     assert idle_lines == [f"idle from {base[1].start} to {base[-1].end} (`base`): 1 reserved "
-                          f"{g.gpu} node in {g.zone} carries no replica"]
+                          f"{g.gpu} node in {g.zone} carries no replica — nothing on-demand or "
+                          "spot runs then: the rest of the fleet carries the demand"]
+
+
+def _zone_loss_beside_on_demand() -> tuple[Plan, Scenario]:
+    """``chat`` (2 req/s, zone loss) over zones a, b, c: one owned 1-GPU G node held in a
+    (1 req/s), on-demand 2-GPU H nodes in b and c (1 req/s a GPU). The plan runs 1 replica in
+    each zone; the owned one is then taken off (as a plan with another tie-break leaves it),
+    which the other two zones' loss rows still allow: b + c = 2 covers the loss of a."""
+    from models.horizon import HeldNodes, Horizon
+    from models.offers import Offer, OnDemandTerms
+    from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
+
+    g = Offer(gpu="G", gpus_per_node=1,
+              on_demand=OnDemandTerms(price_per_gpu_hour=100.0, stock_gpus=8))
+    h = Offer(gpu="H", gpus_per_node=2,
+              on_demand=OnDemandTerms(price_per_gpu_hour=1.0, stock_gpus=8))
+    sc = scenario([workload("chat", 2.0, utilization=1.0, survivability="zone_loss")],
+                  [zone("a", g), zone("b", h), zone("c", h)], gpus=[gpu("G", 1), gpu("H", 2)])
+    sc = sc.model_copy(update={
+        "horizon": Horizon(start=dt.date(2027, 1, 1), period_months=3, count=1),
+        "inventory": (HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                running_cost_per_node_month=50),)})
+    rows = table(row("chat", "G", 1, 1.0), row("chat", "H", 1, 1.0))
+    plan = plan_horizon(sc, table_for=lambda _: rows, time_limit_s=20, gap=1e-6)
+    (period,) = plan.periods
+    owned = next(x for x in period.gpus if x.zone == "a")
+    assert owned.purchase.value == "owned" and owned.busy_gpus == 1  # as planned
+    assert {r.failure for r in period.survivability} >= {"zone:a", "zone:b", "zone:c"}
+    idle = period.model_copy(update={
+        "allocations": tuple(a for a in period.allocations if a.zone != "a"),
+        "gpus": tuple(x.model_copy(update={"busy_gpus": 0, "idle_nodes": 1})
+                      if x.zone == "a" else x for x in period.gpus)})
+    return plan.model_copy(update={"periods": (idle,)}), sc
+
+
+def test_an_idle_owned_node_beside_on_demand_says_the_zone_loss_it_cannot_cover(
+        tmp_path: Path) -> None:
+    """Was: "idle …: 1 owned G node in a carries no replica", with on-demand GPUs running in
+    b and c and no word why: `chat` must hold with zone a lost, so the capacity outside a
+    carries its demand whatever runs in a. The reason is in the terminal's and report.md's
+    line, and in the Schedule sheet's "Why idle" column."""
+    plan, sc = _zone_loss_beside_on_demand()
+    (line,) = [x for x in schedule_lines(plan) if x.startswith("idle ")]
+    assert line == ("idle from 2027-01-01 to 2027-04-01: 1 owned G node in a carries no "
+                    "replica — zone loss of a: `chat` must hold with a lost, this node with "
+                    "it, so the capacity outside a, with the on-demand GPUs running there "
+                    "(2 H in b, 2 H in c, the most in any slice), carries its demand whatever "
+                    "runs here")
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    # report.md: the same line as a list item, the workload's name as code
+    assert f"- {line}" in (tmp_path / "report.md").read_text()
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    cells = [[c.value for c in r] for r in wb["Schedule"].iter_rows()]
+    head = next(r for r in cells if r[:2] == ["Scenario", "Period"] and "Why idle" in r)
+    (held,) = [r for r in cells if r[2:5] == ["a", "G", "Owned"]]
+    assert held[head.index("Idle nodes")] == 1
+    assert held[head.index("Why idle")] == line.split(" — ", 1)[1]
+    assert all(r[head.index("Why idle")] is None for r in cells
+               if r[2:5] in (["b", "H", "On-demand"], ["c", "H", "On-demand"]))
+
+
+def test_an_idle_node_gets_no_reason_the_plan_does_not_tell() -> None:
+    """The zone-loss reason holds only where every workload on demand must survive the loss of
+    the idle node's zone and runs outside it; spot counts for no zone loss. A workload whose
+    allowed_gpus leave out the node's GPU, and nothing running on demand or spot, are reasons
+    of their own."""
+    from models.common import PurchaseKind
+    from solver.outputs.schedule import idle_reason
+
+    plan, _ = _zone_loss_beside_on_demand()
+    (period,) = plan.periods
+    owned = next(x for x in period.gpus if x.zone == "a")
+    assert idle_reason(period, owned) is not None
+    # chat asked for no zone loss: its zone rows gone
+    unbound = period.model_copy(update={"survivability": tuple(
+        r for r in period.survivability if not r.failure.startswith("zone:"))})
+    assert idle_reason(unbound, owned) is None
+    # the same replicas on spot: spot carries no zone loss
+    spot = period.model_copy(update={"allocations": tuple(
+        a.model_copy(update={"purchase": PurchaseKind.spot}) for a in period.allocations)})
+    assert idle_reason(spot, owned) is None
+    # on demand in the idle node's own zone: a replica there could have been on the node
+    inside = period.model_copy(update={"allocations": tuple(
+        a.model_copy(update={"zone": "a"}) for a in period.allocations)})
+    assert idle_reason(inside, owned) is None
+    # on spot, but for a workload that may not run on G: quarterly.yaml's owned H100-SXM node
+    # idle beside spot L40S serving nightly-summaries (allowed_gpus: L4, L40S, A10G)
+    _, sc = _zone_loss_beside_on_demand()
+    assert idle_reason(spot, owned, sc) is None  # chat may run on G
+    only_h = sc.model_copy(update={"workloads": tuple(
+        w.model_copy(update={"allowed_gpus": ("H",)}) for w in sc.workloads)})
+    assert idle_reason(spot, owned, only_h) == ("`chat` runs on demand or spot then and may not "
+                                                "run on G (allowed_gpus)")
+    assert idle_reason(unbound, owned, only_h) == idle_reason(spot, owned, only_h)
+    # nothing elastic runs at all
+    bare = period.model_copy(update={"allocations": ()})
+    assert idle_reason(bare, owned) == ("nothing on-demand or spot runs then: the rest of the "
+                                        "fleet carries the demand")
 
 
 def test_an_owned_order_says_its_capital_and_what_is_paid_on_top() -> None:
@@ -675,6 +773,37 @@ def test_the_documents_date_the_plan_by_the_day_prepared_and_name_the_horizon_st
     assert (policy["as_of"], policy["prepared on"]) == ("2027-01-01", "2026-11-20")
     report = (tmp_path / "report.md").read_text()
     assert "Prepared on 2026-11-20; the horizon starts 2027-01-01." in report
+
+
+def test_the_summary_sheet_gives_the_objective_beside_the_spend_and_the_dates_convention(
+        tmp_path: Path) -> None:
+    """The Summary sheet gave what each demand scenario spends inside the horizon, not the
+    figure the plan minimised (compare's table and workbook give both); and its "A to B" spans
+    never said that B is the day after the last (the Schedule sheet's column does)."""
+    from solver.outputs.labels import OBJECTIVE_AS_MINIMISED, TO_EXCLUSIVE
+    from solver.studies.comparison_workbook import OBJECTIVE
+
+    plan, sc = base_high()
+    assert isinstance(sc, Scenario) and plan.horizon is not None
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    wb = openpyxl.load_workbook(tmp_path / "plan.xlsx")
+    summary = {r[0].value: r for r in wb["Summary"].iter_rows() if r[0].value}
+    assert OBJECTIVE == OBJECTIVE_AS_MINIMISED  # the comparison workbook's words
+    objective = summary[OBJECTIVE_AS_MINIMISED]
+    # expected: 0.5 × base + 0.5 × high, the program's own figure, not a spend
+    weighted = sum(s.probability * s.cost for s in plan.horizon.scenarios)
+    assert objective[1].value == pytest.approx(weighted)
+    assert objective[1].value == pytest.approx(plan.horizon.expected_cost)
+    assert objective[1].value != pytest.approx(
+        max(s.cost_in_horizon for s in plan.horizon.scenarios))
+    assert "probability-weighted (expected)" in objective[2].value
+    horizon = summary["Horizon"]
+    assert horizon[1].value == "2027-01-01 to 2028-01-01"
+    assert horizon[2].value.startswith(TO_EXCLUSIVE)
+    # the row order a reader meets: the spends, then the objective
+    labels = [r[0].value for r in wb["Summary"].iter_rows() if r[0].value]
+    assert labels.index(OBJECTIVE_AS_MINIMISED) > max(
+        i for i, v in enumerate(labels) if str(v).startswith("Spent inside the horizon"))
 
 
 def test_an_owned_orders_paid_above_its_commitment_is_explained_under_the_orders() -> None:

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inputs import scenarios_dir
+from models.loader import load_scenario
 from solver.cli import main
 
 
@@ -236,6 +237,16 @@ def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
             "carries no load in the plan (a period counts only nodes held through the whole of "
             "it), and its payments inside the horizon are counted in what it spends") in warning
     assert "remove the line" not in warning
+    # `plan` prints this warning on stderr alone, without validate's horizon line that says
+    # once what "to" means: a new user read "ends: 2026-06-15" in their file as "to
+    # 2026-06-16" there with no word why; the warning now says it itself
+    from solver.outputs.labels import TO_EXCLUSIVE
+
+    assert " to 2027-02-16 " in warning
+    assert warning.endswith(f"({TO_EXCLUSIVE}; its `ends: 2027-02-15` is the last day held)")
+    from solver.cli.validate import scenario_warnings
+
+    assert f"warning: {warning}" in scenario_warnings(load_scenario(ending), slo=False)
 
 
 def test_growth_written_as_percentages_is_warned(tmp_path: Path) -> None:

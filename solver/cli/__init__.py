@@ -13,6 +13,7 @@ from :data:`COMMANDS` without importing any of them.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import json
 import os
@@ -84,6 +85,15 @@ class FleetplanGroup(click.Group):
         command: click.Command = importlib.import_module(f"solver.cli.{entry.module}").command
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """A command :data:`COMMANDS` lacks fails with :func:`unknown_command_message`: click's
+        "No such command 'show'." named neither the commands nor where a plan's summary is."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:  # args[0]: the name it could not find
+            raise click.UsageError(unknown_command_message(str(args[0])), ctx) from exc
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from :data:`COMMANDS`: no command module is imported for help."""
         with formatter.section("Commands"):
@@ -114,6 +124,19 @@ class FleetplanGroup(click.Group):
                 # sweep say more where they catch it themselves)
                 click.echo(INTERRUPTED, err=True)
                 ctx.exit(INTERRUPTED_EXIT)
+
+
+def unknown_command_message(name: str) -> str:
+    """What ``fleetplan NAME`` says when no command is NAME: the closest command names, every
+    command, and where a plan is read by people (a new user typed ``fleetplan show`` after
+    ``plan`` to see it: ``report.md`` in the plan's output directory)."""
+    close = difflib.get_close_matches(name, COMMANDS, n=2)
+    maybe = f" Did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+    return (f"no command `{name}`.{maybe} The commands: {', '.join(COMMANDS)} "
+            "(`fleetplan --help` says what each does). To read a plan: `fleetplan plan` writes "
+            "its human-readable summary to report.md in the plan's output directory "
+            "(outputs/<scenario name>/report.md, or the directory given by --out), beside "
+            "plan.xlsx and plan.json.")
 
 
 #: What a command stopped by Ctrl-C says: every output is written whole (staged, then renamed)

@@ -20,6 +20,7 @@ from solver.cli.common import (
 from solver.cli.replay_step import not_replayed_note
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile, check_output
+from solver.outputs.figures import objective_cost
 from solver.outputs.labels import plural, status_label
 from solver.studies.compare import (
     COMPARE_THREADS,
@@ -29,7 +30,6 @@ from solver.studies.compare import (
     build_variants,
     comparison_row,
     gpu_types,
-    objective_cost,
     parse_vary,
     plan_all,
     within_gap,

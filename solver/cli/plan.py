@@ -41,6 +41,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.labels import (
     RERUN_NOTE,
+    TO_EXCLUSIVE,
     WORK_LIMIT_HELP,
     WORK_LIMIT_NOTE,
     config_label,
@@ -287,9 +288,9 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
     sc = keep_orders(sc, earlier, str(existing))  # refuses a plan of one peak day
     assert h is not None
     if today >= h.end:
-        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end}, which ended "
-                   f"before this plan's date {today}: its orders may have been re-planned "
-                   "since; give the latest plan.json", err=True)
+        click.echo(f"warning: --existing {existing} covers {h.start} to {h.end} ({TO_EXCLUSIVE}), "
+                   f"which ended before this plan's date {today}: its orders may have been "
+                   "re-planned since; give the latest plan.json", err=True)
     return sc, Replanned(file=str(existing), scenario=earlier.scenario, plan_date=h.plan_date,
                          kept=earlier.placed_before(today))
 
@@ -367,8 +368,10 @@ class BuildClock:
     per distinct :func:`~solver.capacity.table.table_key` (with a bursty or traced workload,
     one per peak of each period and demand scenario, seconds each) before anything is solved,
     and the build did not look at the clock — a new user's ``--time-limit 20`` ran 103 s at
-    load 6.5, and a plan's fleet depended on the load. :meth:`check` (before each
-    configuration) stops the build once ``limit_s`` has passed, with what the user can do."""
+    load 6.5, and a plan's fleet depended on the load. A single-period plan builds one table,
+    which with a bursty workload takes seconds too (benchmarks/README.md, "A single-period
+    plan's capacity table against the clock"). :meth:`check` (before each configuration) stops
+    the build once ``limit_s`` has passed, with what the user can do."""
 
     def __init__(self, scenario: Scenario, clock: Deadline, limit_s: float, given: bool
                  ) -> None:
@@ -387,6 +390,8 @@ class BuildClock:
         if self.clock.elapsed() <= self.limit_s:
             return
         elapsed = self.clock.elapsed()
+        if not self.scenario.multi_period:
+            raise self._one_table_error(elapsed)
         bursty = [w.name for w in self.scenario.workloads
                   if w.arrival is not None and w.arrival.burst is not None]
         why = ("" if not bursty else
@@ -407,6 +412,27 @@ class BuildClock:
             f"({self.limit_s:g} s) ran out while building "
             f"the capacity tables, before anything was solved: {elapsed:.1f} s, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
+
+
+    def _one_table_error(self, elapsed: float) -> InputError:
+        """A single-period plan's one table outlasted the limit: which workloads make its
+        configurations slow (bursty ones: benchmarks/README.md, "A single-period plan's
+        capacity table against the clock"), and what to give."""
+        bursty = [w.name for w in self.scenario.workloads
+                  if w.arrival is not None and w.arrival.burst is not None]
+        why = ("" if not bursty else
+               f"; {', '.join(f'`{n}`' for n in bursty)} "
+               f"{'is' if len(bursty) == 1 else 'are'} bursty (arrival.burst, or measured from "
+               "a linked trace), and each configuration's latency under bursts takes seconds "
+               "to compute")
+        fix = (f"give a --time-limit well above the build (at this machine's load it had "
+               f"taken {elapsed:.0f} s and was not done)" if self.given else
+               f"give a --time-limit above the default {self.limit_s:g} s, or run it on a "
+               "less loaded machine")
+        return InputError([Problem(
+            "--time-limit", "", f"the time limit ({self.limit_s:g} s) ran out while building "
+            f"the capacity table, before anything was solved: {elapsed:.1f} s{why}; no plan "
+            "was written", fix)])
 
 
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
@@ -469,7 +495,9 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                          solver=solver, time_limit_s=time_limit_s,
                                          gap=gap), sc, table)
 
-    table = build_capacity_table(sc, sc.gpus_sold_or_held())
+    watch = BuildClock(sc, deadline, time_limit_s, limit_given)
+    table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
+    watch.watching = False  # a replay's later rounds build on clocks of their own
     with stop_on_signals(deadline) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
-from models.plan import Plan, Slice
+from models.plan import HorizonSummary, Plan, Slice
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
 from solver.survivability.failures import spot_available_share
@@ -311,3 +311,9 @@ def day_series(plan: Plan, scenario: Scenario) -> tuple[DaySeries, ...]:
             batch_window=wl.batch.window_hours if wl.batch is not None else (),
         ))
     return tuple(out)
+
+
+def objective_cost(h: HorizonSummary) -> float:
+    """A plan over periods' objective as minimised: the expected cost, or (``--robust``) the
+    worst demand scenario's [currency]."""
+    return h.worst_cost if h.objective == "worst_case" else h.expected_cost

@@ -24,9 +24,9 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE",
-           "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label", "label", "plural",
-           "status_label"]
+__all__ = ["OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP",
+           "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label",
+           "label", "plural", "status_label"]
 
 _LABELS: tuple[tuple[Enum, str], ...] = (
     (PurchaseKind.reserved, "Reserved"),
@@ -76,6 +76,13 @@ WORK_LIMIT_HELP = ("a longer --time-limit gives this same plan: the search's wor
                    "smaller program is searched further in the same work: fewer periods or "
                    "demand scenarios, or dedicated pools (policy.share_nodes: false), which "
                    "cost more (docs/program.md, \"Same input, same plan over periods\")")
+
+
+#: The figure a plan over periods is the cheapest by, named as the Summary sheet and the
+#: comparison workbook both name it (:func:`solver.outputs.figures.objective_cost`).
+OBJECTIVE_AS_MINIMISED = ("Objective over the horizon, as the plan minimised it (orders as the "
+                          "program charges them, owned hardware amortised; held inventory left "
+                          "out)")
 
 
 #: The one convention of dates on screen: a span runs from its first day "to" the day after

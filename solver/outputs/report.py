@@ -82,12 +82,13 @@ def _money(value: float | None) -> str:
 
 
 def _schedule_items(plan: Plan, scenario: Scenario) -> list[str]:
-    """The schedule's lines as a Markdown list: a demand scenario's name as code (the terminal
-    writes it between backticks, which plain text would show escaped), an order under the line
-    that introduces it as a nested item."""
+    """The schedule's lines as a Markdown list: a demand scenario's or workload's name as code
+    (the terminal writes it between backticks, which plain text would show escaped), an order
+    under the line that introduces it as a nested item."""
     names = [s.scenario for s in plan.horizon.scenarios] if plan.horizon is not None else []
     if plan.replanned_from is not None:  # the earlier plan's scenario, in its kept line
         names.append(plan.replanned_from.scenario)
+    names += [w.name for w in scenario.workloads]  # an idle node's reason names workloads
     items = []
     for line in schedule_lines(plan, scenario):
         text = markdown_text(line.strip())

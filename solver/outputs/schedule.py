@@ -21,6 +21,9 @@ from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
 
+#: Purchase kinds bought per slice, beside which a committed node can sit idle.
+ELASTIC = (PurchaseKind.on_demand, PurchaseKind.spot)
+
 #: A gap above which the orders due now carry a warning: the plan is not proven, and on a
 #: year's commitments 5 % is more than the minutes a longer solve costs.
 LARGE_GAP = 0.05
@@ -214,29 +217,89 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> list[str]:
     return out
 
 
-def _idle_lines(plan: Plan, scenarios: list[str]) -> list[str]:
+def idle_reason(period: PeriodPlan, g: PeriodGpus, scenario: Scenario | None = None
+                ) -> str | None:
+    """Why committed nodes of ``g`` carry no replica in ``period``, where the plan (and the
+    scenario's ``allowed_gpus``) tells it:
+
+    - nothing on-demand or spot runs then: the rest of the fleet carries the demand, and a
+      replica here would spare nothing bought;
+    - what runs on demand or spot serves only workloads that may not run on the node's GPU
+      (their ``allowed_gpus``: quarterly.yaml's owned H100-SXM node idle beside spot L40S
+      serving `nightly-summaries`, which allows L4, L40S and A10G);
+    - what runs on demand then (of the other workloads) sits outside the node's zone and
+      serves only workloads that must keep their SLO with that zone lost (``zone_loss``, the
+      period's ``zone:<zone>`` survivability rows; spot counts for no zone loss, C4): capacity
+      in the zone counts for nothing toward that loss, so the capacity outside it must carry
+      them whatever the node runs (a new user's owned node idle beside on-demand capacity,
+      with no word why).
+
+    ``None`` otherwise (spot for a workload that may run on the GPU, or on-demand serving a
+    workload the node's zone loss does not bind, or running in the node's zone): the plan
+    alone does not say why.
+    """
+    elastic = [a for a in period.allocations if a.purchase in ELASTIC and a.replicas > 0]
+    if not elastic:
+        return "nothing on-demand or spot runs then: the rest of the fleet carries the demand"
+    allowed = {} if scenario is None else {w.name: w.allowed_gpus for w in scenario.workloads}
+    barred = sorted({a.workload for a in elastic
+                     if allowed.get(a.workload) and g.gpu not in (allowed[a.workload] or ())})
+    others = [a for a in elastic if a.workload not in barred]
+    said = ([] if not barred else [
+        f"{_named(barred)} {'runs' if len(barred) == 1 else 'run'} on demand or spot then and "
+        f"may not run on {g.gpu} (allowed_gpus)"])
+    if not others:
+        return said[0]
+    lose_zone = f"zone:{g.zone}"
+    bound = {r.workload for r in period.survivability if r.failure == lose_zone}
+    served = sorted({a.workload for a in others})
+    if (any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in others)
+            or not set(served) <= bound):
+        return None
+    where = ", ".join(f"{e.gpus} {e.gpu} in {e.zone}" for e in sorted(
+        period.gpus, key=lambda e: (e.gpu, e.zone)) if e.purchase is PurchaseKind.on_demand
+        and e.gpus)
+    return "; ".join([
+        f"zone loss of {g.zone}: {_named(served)} must hold with {g.zone} lost, this node "
+        f"with it, so the capacity outside {g.zone}, with the on-demand GPUs running there "
+        f"({where}, the most in any slice), carries {'its' if len(served) == 1 else 'their'} "
+        "demand whatever runs here", *said])
+
+
+def _named(workloads: list[str]) -> str:
+    """```chat`, `agent``` (the report shows each as code)."""
+    return ", ".join(f"`{w}`" for w in workloads)
+
+
+def _idle_lines(plan: Plan, scenarios: list[str], scenario: Scenario | None = None
+                ) -> list[str]:
     """Committed nodes that carry no replica, one line per run of consecutive periods with the
-    same idle nodes (a node idle all year was a line per quarter)."""
-    runs: list[tuple[str, PeriodGpus, dt.date, dt.date]] = []
+    same idle nodes and the same reason (a node idle all year was a line per quarter), with
+    the reason where the plan tells it (:func:`idle_reason`)."""
+    runs: list[tuple[str, PeriodGpus, dt.date, dt.date, str | None]] = []
     for p in sorted(plan.periods, key=lambda p: (scenarios.index(p.scenario)
                                                 if p.scenario in scenarios else len(scenarios),
                                                 p.scenario, p.start)):
         for g in p.gpus:
             if not g.idle_nodes:
                 continue
-            same = next((i for i, (s, h, _, end) in enumerate(runs)
+            why = idle_reason(p, g, scenario)
+            same = next((i for i, (s, h, _, end, was) in enumerate(runs)
                          if s == p.scenario and end == p.start and h.idle_nodes == g.idle_nodes
-                         and (h.zone, h.gpu, h.purchase) == (g.zone, g.gpu, g.purchase)), None)
+                         and (h.zone, h.gpu, h.purchase) == (g.zone, g.gpu, g.purchase)
+                         and was == why), None)
             if same is None:
-                runs.append((p.scenario, g, p.start, p.end))
+                runs.append((p.scenario, g, p.start, p.end, why))
             else:
-                runs[same] = (*runs[same][:3], p.end)
+                s, h, start, _, was = runs[same]
+                runs[same] = (s, h, start, p.end, was)
     out = []
-    for scenario, g, start, end in runs:
-        where = f" (`{scenario}`)" if len(scenarios) > 1 else ""
+    for demand, g, start, end, why in runs:
+        where = f" (`{demand}`)" if len(scenarios) > 1 else ""
         held = plural(g.idle_nodes, f"{g.purchase.value.replace('_', '-')} {g.gpu} node")
         out.append(f"idle from {start} to {end}{where}: {held} in {g.zone} "
-                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica")
+                   f"{'carries' if g.idle_nodes == 1 else 'carry'} no replica"
+                   + (f" — {why}" if why else ""))
     return out
 
 
@@ -289,7 +352,7 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
                        f"{_what_it_serves(plan, name, o.usable_period, o.gpu)}")
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
-    out += _idle_lines(plan, scenarios)
+    out += _idle_lines(plan, scenarios, scenario)
     return [*out, *cost_lines(plan, scenario)]
 
 

@@ -13,7 +13,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from models.common import PurchaseKind
 from models.plan import Order, Plan
+from models.scenario import Scenario
 from models.text import cell_text
+from solver.outputs.schedule import idle_reason
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, note_line, put, section
 
 #: Number format of a date cell: a date Excel sorts and filters as one, shown as written.
@@ -57,7 +59,7 @@ def _owned_note(ws: Worksheet, r: int, orders: Sequence[Order]) -> int:
     return r + 1
 
 
-def write_schedule(ws: Worksheet, plan: Plan) -> None:
+def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) -> None:
     """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
     cur = plan.cost.currency
     section(ws, 1, "Orders")
@@ -100,14 +102,16 @@ def write_schedule(ws: Worksheet, plan: Plan) -> None:
     r += 1
     section(ws, r, "Capacity held and running")
     header(ws, r + 1, ["Scenario", "Period", "Zone", "GPU", "Purchase", "GPUs", "Busy GPUs",
-                       "Idle nodes"])
+                       "Idle nodes", "Why idle"])
     r += 2
     for p in plan.periods:
         for g in p.gpus:
+            # the reason the terminal and report.md give, where the plan tells it
+            why = idle_reason(p, g, scenario) if g.idle_nodes else None
             row: list[Value] = [p.scenario, p.period, g.zone, g.gpu, g.purchase, g.gpus,
-                                g.busy_gpus, g.idle_nodes]
+                                g.busy_gpus, g.idle_nodes, why]
             for c, cell in enumerate(row, start=1):
-                put(ws, r, c, cell, COUNT if c >= 6 else None)
+                put(ws, r, c, cell, COUNT if 6 <= c <= 8 else None)
             r += 1
     # right of every used column (the orders' 17 are wider than the periods' block), one
     # column left blank, so no chart hides a cell

@@ -279,6 +279,14 @@ def growth_warnings(scenario: Scenario) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _dates_said(line: HeldNodes) -> str:
+    """How a warning's dates read: a warning stands alone (`plan` prints it on stderr without
+    validate's horizon line, which says :data:`TO_EXCLUSIVE` once), and a line written
+    ``ends: 2026-06-15`` read "to 2026-06-16" there with no word why."""
+    last = "" if line.ends is None else f"; its `ends: {line.ends}` is the last day held"
+    return f" ({TO_EXCLUSIVE}{last})"
+
+
 def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What ``validate`` says of planning over time (:attr:`ScenarioSummary.over_time`), and
     the inventory lines and owned terms that count for nothing (a reservation that ended before
@@ -309,11 +317,12 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                                 f"the horizon ({h.start} to {h.end}): it carries no load in "
                                 "the plan (a period counts only nodes held through the whole "
                                 "of it), and its payments inside the horizon are counted in "
-                                "what it spends — if it is renewed, give the renewal's `ends`")
+                                "what it spends — if it is renewed, give the renewal's `ends`"
+                                + _dates_said(line))
             elif not periods:
                 warnings.append(f"inventory[{i}]: {text} is held through no whole period of "
                                 f"the horizon ({h.start} to {h.end}): it counts for nothing — "
-                                "correct its dates or remove the line")
+                                "correct its dates or remove the line" + _dates_said(line))
             elif len(periods) < h.count:
                 text += (f"; counts in period{'s' if len(periods) > 1 else ''} "
                          f"{', '.join(map(str, periods))}")

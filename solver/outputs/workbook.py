@@ -48,6 +48,7 @@ from solver.outputs.figures import (
     day_series,
     gpus_by,
     intact_at_failure_utilization,
+    objective_cost,
     peak_utilization,
     slice_figures,
     survivability_margins,
@@ -57,7 +58,9 @@ from solver.outputs.figures import (
 )
 from solver.outputs.held import held_in_row, partly_held, row_price_source
 from solver.outputs.labels import (
+    OBJECTIVE_AS_MINIMISED,
     PARTLY_HELD_RULE,
+    TO_EXCLUSIVE,
     config_label,
     failure_label,
     label,
@@ -263,7 +266,10 @@ def _yearly_rows(plan: Plan, scenario: Scenario, names: Names, per_year: str, cu
     """Cost per year of a one-day plan; for a plan over periods, what each demand scenario
     spends inside the horizon instead (the first period × 12 read as the year's spend, though
     later periods run another fleet), and of it each held reservation's payments in a period
-    it ends inside, where it carries no load (:func:`~solver.outputs.held.partly_held`)."""
+    it ends inside, where it carries no load (:func:`~solver.outputs.held.partly_held`); then
+    the objective the plan minimised, worded as the comparison workbook words it (the spend
+    counts an owned order's whole capital: a plan read dearer by its spend can be the cheaper
+    by what it was planned to minimise)."""
     h = plan.horizon
     if h is None:
         return [("Cost per year", Formula(f"{names.name(COST_PER_MONTH)}*12"), per_year, "",
@@ -276,7 +282,13 @@ def _yearly_rows(plan: Plan, scenario: Scenario, names: Names, per_year: str, cu
                f"in every demand scenario: {p.what}, paid for {p.months:.2g} months of a "
                f"period it ends inside, where the plan counts none of its capacity ("
                f"{PARTLY_HELD_RULE}; not pro rata)", None)
-              for p in partly_held(plan, scenario))]
+              for p in partly_held(plan, scenario)),
+            (OBJECTIVE_AS_MINIMISED, objective_cost(h), unit_format(MONEY, currency),
+             f"{h.start} to {h.end}: the "
+             + ("probability-weighted (expected) cost of the demand scenarios"
+                if h.objective == "expected" else "worst demand scenario's cost (--robust)")
+             + ", the figure the plan is the cheapest by (each demand scenario's: plan.json's "
+               "horizon.scenarios[].cost)", None)]
 
 
 def _bound_row(plan: Plan, per_month: str, currency: str
@@ -291,6 +303,20 @@ def _bound_row(plan: Plan, per_month: str, currency: str
             f"{h.start} to {h.end}: no plan's {h.objective.replace('_', ' ')} cost over the "
             "horizon is lower (the objective: new orders, on-demand and spot; held inventory "
             "left out)", None)
+
+
+def _horizon_rows(plan: Plan) -> list[tuple[str, Value, str | None, str, str | None]]:
+    """A plan over periods: its horizon's first day, and the horizon with the convention of
+    every "A to B" of the workbook (the day after the last: the sheets' spans read otherwise as
+    ending a day late beside an inventory line's last day held)."""
+    h = plan.horizon
+    if h is None:
+        return []
+    return [("Horizon start", dt.datetime.combine(h.start, dt.time()), "yyyy-mm-dd",
+             "first day of the first period, whose fleet the sheets show; the Assumptions' "
+             "as_of (measured rows are aged to it)", None),
+            ("Horizon", f"{h.start} to {h.end}", None,
+             f"{TO_EXCLUSIVE}, in every \"A to B\" of this workbook", None)]
 
 
 def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
@@ -314,10 +340,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
          "the day the plan was prepared: the scenario's policy.as_of, else the day it was "
          "written" + ("" if plan.horizon is None else " (not the horizon's start, below)"),
          PREPARED_ON),
-        *([] if plan.horizon is None else [
-            ("Horizon start", dt.datetime.combine(plan.horizon.start, dt.time()), "yyyy-mm-dd",
-             "first day of the first period, whose fleet the sheets show; the Assumptions' "
-             "as_of (measured rows are aged to it)", None)]),
+        *_horizon_rows(plan),
         ("Input fingerprint", plan.fingerprint, None, "digest of the resolved scenario", None),
         ("Solver status", status_label(plan.status, plan.solver), None, "", None),
         ("Solver", plan.solver.name, None, "", None),
@@ -858,7 +881,7 @@ def add_plan_sheets(wb: Workbook, plan: Plan, scenario: Scenario, table: Capacit
     write_offers(ws["Offers"], plan, scenario)
     if plan.horizon is not None:  # a plan over periods: its orders and periods
         ws["Schedule"] = wb.create_sheet(names["Schedule"], index=wb.index(ws["Purchase plan"]))
-        write_schedule(ws["Schedule"], plan)
+        write_schedule(ws["Schedule"], plan, scenario)
     frame = PrintFrame(plan.scenario, plan.fingerprint, prepared.isoformat())
     for title, sheet in ws.items():
         _unique_titles(sheet)

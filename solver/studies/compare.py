@@ -26,7 +26,7 @@ from models.common import Survivability
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import SOLVER_INFINITY
 from models.offers import Zone
-from models.plan import HorizonSummary, Plan
+from models.plan import Plan
 from models.scenario import Scenario
 from solver.outputs.figures import (
     committed_share,
@@ -73,12 +73,6 @@ class Compared:
     seconds: float = 0.0
     """Wall time of planning it, capacity table included [s] (the plan's solver time is a
     part of it)."""
-
-
-def objective_cost(h: HorizonSummary) -> float:
-    """A plan over periods' objective as minimised: the expected cost, or (``--robust``) the
-    worst demand scenario's [currency]."""
-    return h.worst_cost if h.objective == "worst_case" else h.expected_cost
 
 
 def parse_vary(spec: str) -> tuple[str, tuple[str, ...]]:

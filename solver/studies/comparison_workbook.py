@@ -18,8 +18,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from solver.outputs.assumptions import ASSUMED, assumed_figures
-from solver.outputs.figures import survivability_margins, tightest_cases
-from solver.outputs.labels import failure_label, plural, status_label
+from solver.outputs.figures import objective_cost, survivability_margins, tightest_cases
+from solver.outputs.labels import OBJECTIVE_AS_MINIMISED, failure_label, plural, status_label
 from solver.outputs.prepared import prepared_on
 from solver.outputs.workbook import (
     POOL_TITLES,
@@ -51,7 +51,6 @@ from solver.studies.compare import (
     Compared,
     comparison_row,
     gpu_types,
-    objective_cost,
     within_gap_lines,
 )
 
@@ -85,8 +84,7 @@ def horizon_scenarios(results: Sequence[Compared]) -> list[str]:
                               for s in r.plan.horizon.scenarios))
 
 
-OBJECTIVE = ("Objective over the horizon, as the plan minimised it (orders as the program "
-             "charges them, owned hardware amortised; held inventory left out)")
+OBJECTIVE = OBJECTIVE_AS_MINIMISED
 """The figure a plan over periods is the cheapest by: "spent inside the horizon" counts an owned
 order's whole capital, so a variant with 30 % more demand that reserved instead of buying
 spent 437,001 where the other spent 674,090, though its objective was higher (366,456 against
