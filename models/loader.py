@@ -12,6 +12,7 @@ import csv
 import datetime as dt
 import difflib
 import math
+import re
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -187,6 +188,18 @@ def known_keys(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
                    for n, f in s.model_fields.items()})
 
 
+def _choice_fix(value: Any, expected: str) -> str:
+    """The allowed value a misspelt choice stands for (``zoneloss``, ``on-demand``,
+    ``Reserve``), case, ``-`` and spaces aside; empty when none is close. ``expected`` is
+    pydantic's list of the allowed values, each quoted (``'none', 'n_plus_1' or 'zone_loss'``)."""
+    allowed = re.findall(r"'([^']*)'", expected)
+    if not isinstance(value, str) or not allowed:
+        return ""
+    typed = re.sub(r"[\s-]+", "_", value.strip()).lower()
+    close = difflib.get_close_matches(typed, allowed, n=2, cutoff=0.75)
+    return "did you mean " + " or ".join(f"`{c}`" for c in close) + "?" if close else ""
+
+
 def _unknown_key_fix(key: str, known: Sequence[str]) -> str:
     """The fix for an unknown key: the closest keys that schema has, where one is close."""
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
@@ -260,6 +273,8 @@ def problems_from_validation(
         fix = _fix_for(err["type"], msg, field)
         if err["type"].endswith(("_parsing", "_type")):
             fix = unit_value_fix(field, err.get("input")) or fix
+        if err["type"] in ("enum", "literal_error"):
+            fix = _choice_fix(err.get("input"), err.get("ctx", {}).get("expected", "")) or fix
         if err["type"] in MAPPING_ERRORS and field not in SHAPE_EXAMPLES and model is not None:
             keys = known_keys(model, field_path(err["loc"]))
             if keys:

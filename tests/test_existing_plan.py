@@ -137,3 +137,31 @@ def test_plan_prints_the_warnings_validate_gives(tmp_path: Path) -> None:
     planned = CliRunner().invoke(main, ["plan", str(q1), "--out", str(tmp_path / "o")])
     assert planned.exit_code == 0, planned.output
     assert said[0] in planned.stderr
+
+
+def test_an_inventory_without_a_horizon_says_it_is_planned_from_today(tmp_path: Path) -> None:
+    """With an inventory and no horizon the plan is one month from the day it is run, so the
+    same scenario gave other dates on another day, and nothing said so (a new user's
+    finding); `policy.as_of` pins the day, and the note goes."""
+    import datetime as dt
+
+    from tests.plan_fixtures import h100_scenario_yaml
+
+    doc = yaml.safe_load(h100_scenario_yaml("held"))
+    doc["inventory"] = [{"zone": "zone-a", "gpu": "H100-SXM", "gpus_per_node": 1, "nodes": 1,
+                         "purchase": "reserved", "price_per_gpu_hour": 0.8,
+                         "ends": "2099-12-31"}]
+    path = tmp_path / "held.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    today = dt.date.today().isoformat()
+    planned = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "a")])
+    assert planned.exit_code == 0, planned.output
+    assert (f"note: no `horizon`: planned over one month from today ({today}), so the same "
+            f"scenario planned on another day gives other dates — give `policy.as_of: "
+            f"{today}`") in planned.stderr
+    doc["policy"]["as_of"] = "2027-01-01"
+    path.write_text(yaml.safe_dump(doc))
+    pinned = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "b")])
+    assert pinned.exit_code == 0, pinned.output
+    assert "no `horizon`" not in pinned.stderr
+    assert "horizon 2027-01-01 to 2027-02-01 (1 period of 1 month" in pinned.stdout

@@ -113,6 +113,8 @@ def test_the_command_writes_the_block(tmp_path: Path) -> None:
     ("date,workload,peak_rps\n2026-13-01,chat,3\n", "row 2.date", "not a date"),
     ("date,workload,peak_rps\n2026-12-01,chat,-3\n", "row 2.peak_rps", "not a positive rate"),
     ("date,workload,peak_rps\n2026-12-01,chat,3\n", "workload", "1 days of history"),
+    # was a TypeError traceback (NaT compared with the horizon's start): a header alone
+    ("date,workload,peak_rps\n", "row 2", "no rows of history"),
 ])
 def test_bad_histories_are_located(text: str, where: str, words: str, tmp_path: Path) -> None:
     path = tmp_path / "h.csv"
@@ -301,3 +303,13 @@ def test_a_history_workload_the_scenario_lacks_is_refused_with_its_workloads(
     # without a scenario any workload name is forecast
     assert CliRunner().invoke(main, ["forecast", str(history), "--start",
                                      "2027-01-01"]).exit_code == 0
+
+
+def test_a_missing_history_is_named_beside_a_missing_start(tmp_path: Path) -> None:
+    """``forecast nothere.csv`` said only that --start was missing: the user gave it, found the
+    file missing next, and fixed one problem a run (a new user's finding)."""
+    missing = tmp_path / "nothere.csv"
+    result = CliRunner().invoke(main, ["forecast", str(missing)])
+    assert result.exit_code == 2
+    assert f"{missing}: file not found" in result.output
+    assert "--start: no horizon to forecast over" in result.output

@@ -206,6 +206,25 @@ def test_unknown_key_suggests_the_keys_its_place_holds(tmp_path: Path) -> None:
     assert only(problems, "colour").fix == "remove this key or check its spelling"
 
 
+def test_a_misspelt_choice_suggests_the_allowed_value_meant(tmp_path: Path) -> None:
+    """`survivability: zoneloss` and an inventory's `purchase: on-demand` (as the docs' prose
+    writes it) got "use one of the allowed values" and no word of which (a new user's
+    finding); a value close to none keeps that fix."""
+    doc = base_doc()
+    doc["workloads"][0]["survivability"] = "zoneloss"
+    doc["workloads"][0]["class"] = "Interactive"
+    doc["workloads"][0]["precision"] = "half"
+    problems = problems_of(write(tmp_path, doc))
+    assert only(problems, "workloads[0].survivability").fix == "did you mean `zone_loss`?"
+    assert only(problems, "workloads[0].class").fix == "did you mean `interactive`?"
+    assert only(problems, "workloads[0].precision").fix == "use one of the allowed values"
+    doc = base_doc()
+    doc["zones"][0]["offers"][1]["owned"] = None
+    doc["inventory"] = [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1, "purchase": "Reserve"}]
+    assert only(problems_of(write(tmp_path, doc)), "inventory[0].purchase").fix == (
+        "did you mean `reserved`?")
+
+
 def test_wrong_type(tmp_path: Path) -> None:
     doc = base_doc()
     doc["workloads"][0]["arrival"]["peak_rps"] = "fast"

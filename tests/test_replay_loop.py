@@ -170,6 +170,25 @@ def test_a_trace_not_found_is_a_clean_error(tmp_path: Path) -> None:
     assert "workloads[0].arrival.trace.path" in res.output and "not found" in res.output
 
 
+@pytest.mark.parametrize("burst", [None, POISSON])
+@pytest.mark.parametrize(("text", "words"), [
+    ("", "empty file"), ("time_s,input_tokens,output_tokens\n", "the trace has no requests")])
+def test_an_empty_linked_trace_is_named_with_the_scenario_field_that_links_it(
+        tmp_path: Path, text: str, words: str, burst: dict[str, object] | None) -> None:
+    """An empty trace was refused naming the trace alone (`bursty.csv: line 1: empty file…`):
+    not the scenario, nor the workload or field that links it (a new user's finding). Read for
+    its burst block (none stated) or for its replayed window (one stated), the same error."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(_scenario_yaml(4, burst))
+    (tmp_path / "bursty.csv").write_text(text)
+    res = CliRunner().invoke(main, ["validate", str(scenario)])
+    assert res.exit_code == 2, res.output
+    assert f"{scenario}: workloads[0].arrival.trace.path: trace {tmp_path / 'bursty.csv'}" in (
+        res.output)
+    assert words in res.output and "link a trace with requests" in res.output
+    assert "Traceback" not in res.output
+
+
 def test_compare_and_sweep_say_they_do_not_replay_the_traces(tmp_path: Path) -> None:
     """compare and sweep plan without the replay, so each says so rather than put a cost
     beside plan's that may differ without a word (seen on a new user's scenario before the

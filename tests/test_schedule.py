@@ -907,3 +907,13 @@ def test_the_pools_sheet_counts_replicas_on_owned_nodes(tmp_path: Path) -> None:
     assert owned == 2 and reserved == 1
     assert sum(p["Owned replicas"] for p in pools) == owned
     assert sum(p["Reserved replicas"] for p in pools) == reserved
+
+
+def test_a_horizon_of_one_period_is_not_called_periods() -> None:
+    """A scenario with an inventory and no horizon is one period of one month, and its plan
+    said "(1 periods of 1 month; …)" (a new user's finding); several are still "periods"."""
+    one = plan_horizon(quarterly([1]), table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert schedule_lines(one)[0].startswith("horizon 2027-01-01 to 2027-04-01 (1 period of 3 "
+                                             "months; ")
+    four, _ = base_high()
+    assert "(4 periods of 3 months; " in schedule_lines(four)[0]

@@ -158,6 +158,21 @@ def test_missing_and_empty_files(tmp_path: Path) -> None:
         read_trace(empty)
 
 
+@pytest.mark.parametrize("name", ["empty.jsonl", "empty.csv", "blank.jsonl"])
+def test_an_empty_file_is_said_to_hold_no_requests_whatever_its_format(
+        tmp_path: Path, name: str) -> None:
+    """An empty Mooncake ``.jsonl`` was told "no CSV header — start with a header row naming
+    the columns": advice for another format (a new user's finding)."""
+    path = tmp_path / name
+    path.write_text("\n  \n" if name.startswith("blank") else "")
+    for fmt in (None, TraceFormat.mooncake, TraceFormat.azure, TraceFormat.csv):
+        with pytest.raises(InputError) as err:
+            read_trace(path, fmt)
+        (problem,) = err.value.problems
+        assert problem.message == "empty file: no requests" and "CSV header" not in str(problem)
+        assert "JSON lines" in problem.fix and "header row" in problem.fix
+
+
 def test_lognormal_params_hit_median_and_p95() -> None:
     mu, sigma = lognormal_params(100, 400)
     assert np.exp(mu) == pytest.approx(100)

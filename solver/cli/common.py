@@ -16,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from inputs import demo_scenario
+from models.errors import InputError
 from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.solve import SOLVERS
@@ -75,9 +76,12 @@ def load(scenario: Path | None) -> Scenario:
                for w in sc.workloads):
         return sc
     from solver.replay.plan_replay import with_replay_windows  # numpy: only where a trace is
-    from solver.replay.trace_burst import with_trace_bursts
+    from solver.replay.trace_burst import located_in_scenario, with_trace_bursts
 
-    return with_replay_windows(with_trace_bursts(sc))
+    try:
+        return with_replay_windows(with_trace_bursts(sc))
+    except InputError as err:  # a linked trace unreadable: named with the field linking it
+        raise type(err)(located_in_scenario(sc, err.problems)) from None
 
 
 def sources_of(scenarios: Iterable[Scenario]) -> list[str]:

@@ -182,10 +182,19 @@ def _forecast(history: Path, scenario: Scenario | None, start: dt.datetime | Non
               period_months: int | None, periods: int | None, trend: str,
               ) -> tuple[tuple[WorkloadForecast, ...], Horizon, dict[str, Any]]:
     """The forecasts of HISTORY over the horizon, and the scenario block they make."""
-    horizon = _horizon(scenario, start, period_months, periods)
-    frame = read_history(history, None if scenario is None else
-                         [w.name for w in scenario.workloads],
-                         "" if scenario is None else scenario.name)
+    problems: list[Problem] = []  # both at once: a missing HISTORY was hidden behind --start
+    try:
+        horizon = _horizon(scenario, start, period_months, periods)
+    except InputError as err:
+        problems += err.problems
+    try:
+        frame = read_history(history, None if scenario is None else
+                             [w.name for w in scenario.workloads],
+                             "" if scenario is None else scenario.name)
+    except InputError as err:
+        problems += err.problems
+    if problems:
+        raise InputError(problems)
     references = None if scenario is None else {
         w.name: w.arrival.peak_rps for w in scenario.workloads if w.arrival is not None}
     forecasts = forecast(frame, horizon, references, Trend(trend), str(history))

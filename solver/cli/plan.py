@@ -204,6 +204,18 @@ def fallback_lines(plan: Plan) -> list[str]:
             f"hold it), not a searched plan: {then} before acting on it"]
 
 
+def today_note(sc: Scenario) -> str:
+    """A plan from an inventory without a ``horizon`` or ``policy.as_of`` is one month from
+    the day it is run (docs/program.md): its dates, and so its plan, change with the day for
+    the same scenario, which nothing said (a new user's finding). Empty otherwise."""
+    if not sc.multi_period or sc.horizon is not None or sc.policy.as_of is not None:
+        return ""
+    today = plan_date_of(sc).isoformat()
+    return (f"note: no `horizon`: planned over one month from today ({today}), so the same "
+            "scenario planned on another day gives other dates — give `policy.as_of: "
+            f"{today}` (or a `horizon`) to plan from a fixed day")
+
+
 def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
     """The readable summary."""
     cur = plan.cost.currency
@@ -329,6 +341,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
         for line in scenario_warnings(sc, slo=False):
             click.echo(line, err=True)
+        if today_note(sc):
+            click.echo(today_note(sc), err=True)
     replanned = None
     if existing is not None:
         sc, replanned = keep_earlier_orders(sc, existing)

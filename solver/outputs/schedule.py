@@ -331,7 +331,8 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     scenarios = [s.scenario for s in h.scenarios]
     now = [o for o in plan.orders if o.scenario is None]
     months = f"{h.period_months:g} month{'' if h.period_months == 1 else 's'}"
-    out = [f"horizon {h.start} to {h.end} ({len({p.period for p in plan.periods})} periods of "
+    count = len({p.period for p in plan.periods})
+    out = [f"horizon {h.start} to {h.end} ({count} period{'' if count == 1 else 's'} of "
            f"{months}; {TO_EXCLUSIVE}), planned on {h.plan_date}, re-planned by "
            f"{h.replan_date}"]
     out += kept_lines(plan)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.errors import InputError
+from models.errors import InputError, Problem
 from models.scenario import Scenario
 from models.workload import Burst, TraceLink, Workload
 from solver.replay.profile import MIN_PEAK_MINUTES, profile_trace, workload_fields
@@ -145,4 +145,25 @@ def trace_burst_warnings(scenario: Scenario) -> list[str]:
                    f"be measured from the trace ({why}): it is sized as a Poisson stream, and "
                    f"{then} — give arrival.burst as `fleetplan profile` prints it for a longer "
                    f"trace of the same traffic")
+    return out
+
+
+def located_in_scenario(scenario: Scenario, problems: tuple[Problem, ...]) -> list[Problem]:
+    """``problems`` found reading the traces the scenario links, each a trace's one located at
+    the workload field linking it, in the scenario's file (``sources[0]``): an empty trace was
+    refused naming the trace alone, not which scenario, workload and field link it. Problems
+    of no linked trace are kept as they are."""
+    file = scenario.sources[0] if scenario.sources else scenario.name
+    links = [(i, Path(w.arrival.trace.path)) for i, w in enumerate(scenario.workloads)
+             if w.arrival is not None and w.arrival.trace is not None]
+    out = []
+    for p in problems:
+        at = [i for i, path in links if Path(p.file) == path]
+        if not at:
+            out.append(p)
+            continue
+        where = f"{p.file}: {p.location}" if p.location else p.file
+        out += [Problem(file, f"workloads[{i}].arrival.trace.path", f"trace {where}: {p.message}",
+                        f"{p.fix}; or link a trace with requests" if p.fix else
+                        "link a trace with requests") for i in at]
     return out

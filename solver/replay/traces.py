@@ -111,6 +111,10 @@ def detect_format(path: Path) -> TraceFormat:
     """Guess the format: JSON lines are Mooncake; a CSV with the Azure header is Azure. A
     load-test result or a Prometheus export is refused, saying which command reads it."""
     head = _read_head(path)
+    if not head.strip():  # was "no CSV header", said of an empty Mooncake .jsonl too
+        raise InputError([Problem(str(path), "", "empty file: no requests",
+                                  "give one request a line: JSON lines (Mooncake), or a CSV "
+                                  "with a header row naming the columns")])
     foreign = foreign_json(path, head, "a request trace")
     if foreign is not None:
         raise foreign

@@ -169,6 +169,10 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
                                   renamed[0][1] if PEAK in missing and renamed else
                                   f"the header needs {DATE}, {WORKLOAD}, {PEAK} (one row per "
                                   "workload and day: the day's busiest request rate)")])
+    if not rows:  # a header alone: nothing to fit (was a traceback on the empty date column)
+        raise InputError([Problem(file, "row 2", "no rows of history: the file holds its "
+                                  "header only", f"give one row per workload and day ({DATE}, "
+                                  f"{WORKLOAD}, {PEAK}), at least {MIN_DAYS} days a workload")])
     problems: list[Problem] = []
     seen: dict[tuple[str, str], int] = {}
     days: dict[str, int] = {}
