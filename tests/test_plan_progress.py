@@ -49,6 +49,26 @@ def test_off_a_terminal_the_reporter_writes_a_line_every_few_seconds() -> None:
     assert quiet.getvalue() == ""
 
 
+def test_the_heartbeat_writes_the_last_state_heard_when_no_one_reports() -> None:
+    """A plan over periods plans its blocks for tens of seconds with no solve reporting: the
+    heartbeat repeats the last fleet, bound and stage heard, on the plan's clock."""
+    from solver.solve.clock import Deadline as Clock
+
+    out = io.StringIO()
+    reporter = SolveReporter("USD", stream=out, every_s=0.05)
+    reporter(Progress(0.0, 10.0, 5.0), "blocks")
+    with reporter.heartbeat(Clock(60.0)):
+        time.sleep(0.4)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3, lines  # the first, then beats
+    assert all(line.endswith("best 10 USD/month  bound 5  gap 50.0%  [blocks]")
+               for line in lines), lines
+    silent = io.StringIO()
+    with SolveReporter("USD", quiet=True, stream=silent, every_s=0.01).heartbeat(Clock(9.0)):
+        time.sleep(0.05)
+    assert silent.getvalue() == ""
+
+
 def test_quiet_prints_nothing_on_stderr_and_json_keeps_stdout_clean(tmp_path: Path) -> None:
     quiet = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(tmp_path / "q"),
                                       "--quiet"])
@@ -137,9 +157,16 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     assert "planning quarterly" in proc.stderr.readline()  # the capacity tables come next
-    # past the build, into the search (minutes): at 4 s the build was still running at load ~8,
-    # whose own stop (exit 130, nothing written) failed this test's premise, not the plan
-    time.sleep(12.0)
+    # past the build, into the search, told by the progress lines off a terminal (a fixed
+    # sleep of 4 s, then 12, met the build at load ~8, whose own stop — exit 130, nothing
+    # written — is not this test's case); a plan over periods printed none before
+    started, stages = time.monotonic(), []
+    for line in proc.stderr:
+        stages.append(line.rsplit("[", 1)[-1].rstrip("]\n"))
+        if "best " in line or time.monotonic() - started > 240:
+            break
+    assert "best " in line, stages  # a fleet found, and said
+    assert "build done" in stages, stages
     proc.send_signal(signal.SIGINT)
     stopped = time.monotonic()
     stdout, _ = proc.communicate(timeout=300)

@@ -28,7 +28,7 @@ from solver.cli.common import (
 from solver.cli.lead_times import with_lead_time_causes
 from solver.cli.progress import SolveReporter, stop_on_signals
 from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
-from solver.cli.show import Col, progress, table_lines
+from solver.cli.show import Col, is_terminal, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
 from solver.cli.validate import scenario_warnings
 from solver.outputs.assumptions import borrowed_sentence
@@ -461,14 +461,18 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     sizes under load), over periods the tables it was planned with, by period scenario (the
     outputs' first period and the contract's later ones); the signals that stopped the solve
     are added to ``received``.
-    Over periods a spinner with the elapsed time runs on a terminal meanwhile; one period shows
-    the solve's progress (elapsed, best cost, bound, gap, stages)."""
+    The solve's progress (elapsed, best cost, bound, gap, stage) goes to stderr; over periods
+    on a terminal a spinner with the elapsed time instead."""
     safety = sc.multi_period and not limit_given
     limit = (f"search limited in work, safety stop {HORIZON_SAFETY_S:g} s" if safety
              else f"time limit {time_limit_s:g} s")
     message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
                f"{plural(len(sc.zones), 'zone')} ({limit})…")
     if sc.multi_period:
+        # off a terminal a line every few seconds (elapsed, best, bound, gap, stage), as one
+        # period prints; on one the spinner shows the elapsed time and owns the line
+        reporter = SolveReporter(sc.policy.currency,
+                                 quiet=quiet or as_json or is_terminal(err=True))
         with progress(message, enabled=not as_json and not quiet):
             if linked_workloads(sc) and not no_replay and not as_json:
                 click.echo("trace replay: not run for a plan over periods (it replays one "
@@ -477,14 +481,15 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
-            with stop_on_signals(deadline) as signals:
+            with stop_on_signals(deadline) as signals, reporter.heartbeat(deadline):
                 try:
                     planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
                                            table_for=tables, time_limit_s=horizon_s,
                                            share_limit_s=share_s, stop=deadline,
-                                           workers=workers)
+                                           workers=workers, on_progress=reporter)
                 finally:
                     watch.watching = False
+                    reporter.close()
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
         return plan, first_period_scenario(plan, sc), None, tables

@@ -60,11 +60,13 @@ class SolveReporter:
         self._last = -float("inf")
         self._drawn = False
         self._lock = threading.Lock()
+        self._heard: tuple[Progress, str] | None = None
 
     def __call__(self, p: Progress, stage: str) -> None:
         if self.quiet:
             return
         with self._lock:
+            self._heard = (p, stage)
             now = time.monotonic()
             if now - self._last < self.every_s:
                 return
@@ -79,6 +81,33 @@ class SolveReporter:
                 self.stream.flush()
             except (OSError, ValueError):  # stderr closed (a pipe's reader gone): stop showing
                 self.quiet = True
+
+    @contextlib.contextmanager
+    def heartbeat(self, clock: Deadline) -> Iterator[None]:
+        """While inside, a line at least every ``every_s`` even when no stage or solve reports
+        (a plan over periods plans its blocks for tens of seconds without a word): the last
+        fleet, bound and stage heard, with the elapsed time on ``clock``."""
+        if self.quiet:
+            yield
+            return
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(self.every_s):
+                with self._lock:
+                    due = time.monotonic() - self._last >= self.every_s
+                    heard = self._heard
+                if due:
+                    p, stage = heard if heard is not None else (Progress(0.0, None, None), "")
+                    self(Progress(clock.elapsed(), p.cost, p.bound), stage)
+
+        thread = threading.Thread(target=beat, name="progress-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def close(self) -> None:
         """End the line drawn on a terminal."""

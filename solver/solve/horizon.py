@@ -101,6 +101,7 @@ def plan_horizon(
     share_limit_s: float | None = None,
     stop: Deadline | None = None,
     workers: int = 1,
+    on_progress: Callable[[Progress, str], None] | None = None,
 ) -> Plan:
     """The cheapest orders and fleets over a scenario's horizon (or from its inventory).
 
@@ -112,7 +113,10 @@ def plan_horizon(
     user's clock (Ctrl-C): its stop request ends every stage, and the best fleet so far comes
     out ``interrupted`` with its bound. ``workers``: processes the blocks planned in shares of
     the time are planned in side by side
-    (:func:`~solver.solve.block_plans.plan_blocks`; 1: one after the other, in this one)."""
+    (:func:`~solver.solve.block_plans.plan_blocks`; 1: one after the other, in this one).
+    ``on_progress``: told where the plan stands (seconds on ``stop``'s clock, best fleet's
+    cost, best bound) and the stage — as each stage begins and ends, and while HiGHS solves
+    the joint program (``plan``'s progress lines: a plan over periods was silent for minutes)."""
     started = time.perf_counter()
     if workers > 1:
         from solver.solve.workers import warm_up
@@ -135,15 +139,16 @@ def plan_horizon(
     whole = all(is_direct(b.data, solver) for b in data.blocks)
     as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                          data.blocks[0].data)
-    stages = _Stages()
+    stages = _Stages(stop, on_progress)
     # the capacity tables (one per distinct period demand of a bursty workload) and the
     # program, inside the time limit: a new user's re-plan spent 632 s of a 600 s safety stop
     # building them and took the fallback fleet, and nothing said where the time had gone
     stages.add(BUILD_STAGE, started, None, None)
     cold = None
     if solver == "highs" and not whole and not any(b.data.share_nodes for b in data.blocks):
-        began = time.perf_counter()
-        cold = cold_joint_solve(as_program, shares, gap, built_s)
+        began = stages.begin(COLD_STAGE)
+        cold = cold_joint_solve(as_program, shares, gap, built_s,
+                                on_progress=stages.forward(COLD_STAGE))
         stages.add(COLD_STAGE, began, cold.outcome.report.objective
                    if cold.outcome.has_solution else None, cold.outcome.report.bound)
     tried: tuple[BlockPlans, ...] = ()
@@ -151,7 +156,7 @@ def plan_horizon(
         outcome = keep_better(as_program, cold.outcome, None, started, gap)
         timed = True
     else:
-        began = time.perf_counter()
+        began = stages.begin(BLOCKS_STAGE)
         start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
             * START_SHARE, gap, deadline if whole else shares, workers=workers)
@@ -162,13 +167,13 @@ def plan_horizon(
                 start is None or objective_of(as_program, cold.values)
                 < objective_of(as_program, start)):
             start = cold.values  # the cold solve's fleet is the cheaper start
-        began = time.perf_counter()
+        began = stages.begin(JOINT_STAGE)
         if solver == "highs":
             # blocks planned in shares of the time: the joint solve runs to the time limit
             outcome = joint_solve(as_program, shares if timed else deadline, gap, start,
                                   nodes=None if timed else JOINT_NODES,
                                   model=next((p.joint for p in tried if p.joint is not None),
-                                             None))
+                                             None), on_progress=stages.forward(JOINT_STAGE))
         else:
             left_s = max(shares_s - (time.perf_counter() - started), 0.5)
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
@@ -180,7 +185,7 @@ def plan_horizon(
     if stages.bound is None and outcome.status is not SolveStatus.infeasible:
         # no stage proved a bound (stopped early, Ctrl-C): the joint program's LP relaxation,
         # the least a plan carries (0.3 s on quarterly.yaml)
-        began = time.perf_counter()
+        began = stages.begin(LP_STAGE)
         relaxed = run(model_of(as_program), Deadline(LP_BOUND_S), LP_BOUND_S, 0.0,
                       relaxation=True)
         stages.add(LP_STAGE, began, None, relaxed.objective
@@ -229,12 +234,35 @@ JOINT_STAGE = "joint"
 class _Stages:
     """The stages of a plan over periods as they end: the best fleet's cost and the best
     bound after each (every stage's bound bounds the joint program: the cold and joint solves'
-    are HiGHS's on it, the blocks' a sum of relaxations of its blocks)."""
+    are HiGHS's on it, the blocks' a sum of relaxations of its blocks). Each stage's end, and a
+    running HiGHS solve's progress, go to ``on_progress`` with the seconds on ``clock``."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Deadline,
+                 on_progress: Callable[[Progress, str], None] | None = None) -> None:
         self.done: list[SolverStage] = []
         self.cost: float | None = None
         self.bound: float | None = None
+        self.clock, self.on_progress = clock, on_progress
+
+    def forward(self, stage: str) -> Callable[[Progress], None] | None:
+        """What a HiGHS solve of ``stage`` reports its progress to: the best of its and the
+        earlier stages' fleet and bound, on the plan's clock (``None``: no one listens)."""
+        if self.on_progress is None:
+            return None
+        tell = self.on_progress
+
+        def heard(p: Progress) -> None:
+            costs = [c for c in (p.cost, self.cost) if c is not None]
+            bounds = [b for b in (p.bound, self.bound) if b is not None]
+            tell(Progress(self.clock.elapsed(), min(costs) if costs else None,
+                          max(bounds) if bounds else None), stage)
+        return heard
+
+    def begin(self, name: str) -> float:
+        """Say that stage ``name`` begins; the ``time.perf_counter()`` reading it began at."""
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound), name)
+        return time.perf_counter()
 
     def add(self, name: str, began: float, cost: float | None, bound: float | None) -> None:
         """A stage that began at ``began`` (a ``time.perf_counter()`` reading) and ended now,
@@ -245,6 +273,9 @@ class _Stages:
             self.bound = bound if self.bound is None else max(self.bound, bound)
         self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
                                      cost_after=self.cost, bound_after=self.bound))
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound),
+                             f"{name} done")
 
     def recorded(self, outcome: SolveOutcome) -> SolveOutcome:
         """``outcome`` with these stages in its report."""
@@ -313,13 +344,14 @@ class ColdSolve:
     abandoned: bool
 
 
-def cold_joint_solve(program: Program, clock: Deadline, gap: float, built_s: float
-                     ) -> ColdSolve:
+def cold_joint_solve(program: Program, clock: Deadline, gap: float, built_s: float,
+                     on_progress: Callable[[Progress], None] | None = None) -> ColdSolve:
     """The joint program solved by HiGHS alone, no start, until ``clock`` expires or its gap
     is reached; abandoned once ``COLD_CHECK_SHARE`` of the time after the build has passed
     without a fleet within ``COLD_KEEP_GAP`` of its bound (then it stops there; at load 6–7 the
     × 25 dedicated case's cold solve ended 71.5 % from its bound, and the blocks' start does
-    better). The fleet found, if any, is in the variables and in ``values``."""
+    better). The fleet found, if any, is in the variables and in ``values``; its progress goes
+    to ``on_progress`` too."""
     check_at_s = built_s + (clock.limit_s - built_s) * COLD_CHECK_SHARE
     seen: list[Progress] = []
     abandoned = [False]
@@ -334,8 +366,13 @@ def cold_joint_solve(program: Program, clock: Deadline, gap: float, built_s: flo
         abandoned[0] = not seen or far(seen[-1])
         return abandoned[0]
 
+    def heard(progress: Progress) -> None:
+        seen.append(progress)
+        if on_progress is not None:
+            on_progress(progress)
+
     outcome = joint_solve(program, clock, gap, None, nodes=None, halt=halt,
-                          on_progress=seen.append)
+                          on_progress=heard)
     values = ({v.name: float(v.varValue or 0.0) for v in program.prob.variables()}
               if outcome.has_solution else None)
     return ColdSolve(outcome, values, abandoned[0])
