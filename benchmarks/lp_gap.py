@@ -7,7 +7,11 @@ measurement one after the other in this process, HiGHS on one thread:
    LP's cost those rows carry);
 2. ``integer``: the program with integrality kept on one set of columns only — the reserved
    node counts, every node count (replicas continuous), the all-day columns (reserved nodes,
-   replicas and node-loss binaries) — solved for ``--limit`` seconds: where rounding costs;
+   replicas and node-loss binaries), the hourly columns (every integer column but the all-day
+   ones), every integer column — solved for ``--limit`` seconds: where rounding costs
+   (``--sets`` picks some; ``--as-planned`` builds the program as the joint solve does; with the
+   all-day set, the fleet found caps any master over reserved nodes' packings with continuous
+   hourly columns: :func:`integer`);
 3. ``counts``: node-count cuts — per slice, the nodes running are at least the least number
    the LP relaxation can run that slice with, rounded up; per slice and zone, the same for
    non-spot nodes outside the zone (what survives its loss) — and the LP with them (whether
@@ -28,6 +32,7 @@ Run (from the repository root; a few minutes at large ×25)::
 
     .venv/bin/python benchmarks/lp_gap.py --case large:25 --limit 60
     .venv/bin/python benchmarks/lp_gap.py --case medium:25 --limit 60 --only fixed,lagrangian
+    .venv/bin/python benchmarks/lp_gap.py --case large:25 --only integer --sets all-day --as-planned
 """
 
 from __future__ import annotations
@@ -105,8 +110,8 @@ def families(size: str, scale: int) -> None:
 def integer(size: str, scale: int, limit_s: float, only: Iterable[str] = (),
             as_planned: bool = False) -> None:
     """Integrality kept on one set of columns at a time (all five, or those named in
-    ``only``: ``reserved``, ``nodes``, ``all-day``, ``hourly``, ``all``). ``as_planned`` builds the program
-    as the plan's joint solve does (with the shared two-nodes cut).
+    ``only``: ``reserved``, ``nodes``, ``all-day``, ``hourly``, ``all``). ``as_planned`` builds
+    the program as the plan's joint solve does (with the shared two-nodes cut).
 
     With integrality on the all-day columns only, the optimum is an upper bound on the value of
     any master whose columns are reserved nodes' packings (which replicas a reserved node holds)
