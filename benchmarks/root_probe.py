@@ -62,36 +62,50 @@ def _highs(model: Model, relax: bool) -> Any:
     return h
 
 
-def aggregated_covers(program: Program, model: Model) -> list[Row]:
-    """One aggregated node cover row per slice, weighted by the LP's demand duals (module
-    docstring), each scaled to a lower bound of 1."""
+def demand_duals(program: Program, model: Model) -> dict[tuple[str, str], float]:
+    """The LP relaxation's duals of the demand rows (C1) with fixed demand, by (workload,
+    slice), as magnitudes."""
     data: ProgramData = program.data
-    v = program.v
     h = _highs(model, True)
     h.run()
     duals = np.abs(np.array(h.getSolution().row_dual))
     row_of = {n: i for i, n in enumerate(model.row_names)}
-    rows: list[Row] = []
-    for s in (sl.name for sl in data.slices):
-        weights: dict[str, float] = {}
-        for w in data.workloads:
-            if w.name in data.volume_requests or data.demand_rps.get((w.name, s), 0.0) <= 0:
-                continue
+    out: dict[tuple[str, str], float] = {}
+    for w in data.workloads:
+        if w.name in data.volume_requests:
+            continue
+        for s in data.demand_slices(w.name):
             # the name the builder generated first for this row (a fresh book: no suffix),
             # checked against the row's demand
             i = row_of[NameBook().name("demand", w.name, s)]
             if abs(model.row_lower[i] - data.demand_rps[(w.name, s)]) > 1e-6:
                 raise RuntimeError(f"row {model.row_names[i]} is not {w.name}'s demand in {s}")
-            weights[w.name] = float(duals[i])
+            out[(w.name, s)] = float(duals[i])
+    return out
+
+
+def aggregated_covers(program: Program, model: Model,
+                      weights: dict[tuple[str, str], float] | None = None) -> list[Row]:
+    """One aggregated node cover row per slice (module docstring), each scaled to a lower
+    bound of 1; ``weights`` the λ by (workload, slice), ≥ 0 (default: :func:`demand_duals`).
+    A slice whose weighted demand is zero gets no row."""
+    data: ProgramData = program.data
+    v = program.v
+    lam_of = demand_duals(program, model) if weights is None else weights
+    rows: list[Row] = []
+    for s in (sl.name for sl in data.slices):
+        weights_s = {w.name: lam_of.get((w.name, s), 0.0) for w in data.workloads
+                     if w.name not in data.volume_requests
+                     and data.demand_rps.get((w.name, s), 0.0) > 0}
         per_node: dict[NodeKey, float] = defaultdict(float)
-        for name, lam in weights.items():
+        for name, lam in weights_s.items():
             utilization = next(x.utilization for x in data.workloads if x.name == name)
             for k in v.by_slice.get((name, s), []):
                 p = node_key(data, k)
                 offer = v.offer[p.pool]
                 gpu_rate = lam * utilization * offer.available_share * v.rate[k] / k.tp
                 per_node[p] = max(per_node[p], gpu_rate * offer.gpus_per_node)
-        need = sum(lam * data.demand_rps[(name, s)] for name, lam in weights.items())
+        need = sum(lam * data.demand_rps[(name, s)] for name, lam in weights_s.items())
         if need <= 0:
             continue
         keys = sorted(per_node, key=NodeKey.sort_key)
