@@ -17,6 +17,9 @@ says little), stopped at ``--cpu``. The programs, one after the other in the ord
   valid because every GPU serves at most one replica of one workload, and implied by the LP
   relaxation (so it moves the LP by nothing); the weights are the LP's duals of the demand rows.
   Volume workloads are left out (their rows span slices).
+- ``aggzone``: ``planned`` with the same rows from C4 instead, one per slice and zone: the
+  zone-loss workloads' non-spot capacity outside the zone, at φ, over the non-spot node
+  groups outside it; weights each demand's inverse.
 
 Run (from the repository root)::
 
@@ -40,6 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
 from benchmarks.lp_gap import _data  # noqa: E402
+from models.common import Survivability  # noqa: E402
 from solver.program.build import build_program  # noqa: E402
 from solver.program.data import ProgramData  # noqa: E402
 from solver.program.keys import NodeKey  # noqa: E402
@@ -85,33 +89,55 @@ def demand_duals(program: Program, model: Model) -> dict[tuple[str, str], float]
 
 
 def aggregated_covers(program: Program, model: Model,
-                      weights: dict[tuple[str, str], float] | None = None) -> list[Row]:
+                      weights: dict[tuple[str, str], float] | None = None,
+                      lost_zones: bool = False) -> list[Row]:
     """One aggregated node cover row per slice (module docstring), each scaled to a lower
     bound of 1; ``weights`` the λ by (workload, slice), ≥ 0 (default: :func:`demand_duals`).
-    A slice whose weighted demand is zero gets no row."""
+    A slice whose weighted demand is zero gets no row.
+
+    ``lost_zones``: one row per slice and zone from C4 instead — the zone-loss workloads'
+    non-spot capacity outside the zone, at φ, meets their demand — over the non-spot node
+    groups outside it (default weights: each demand's inverse)."""
     data: ProgramData = program.data
-    v = program.v
-    lam_of = demand_duals(program, model) if weights is None else weights
+    if weights is None:
+        weights = ({k: 1.0 / d for k, d in data.demand_rps.items() if d > 0} if lost_zones
+                   else demand_duals(program, model))
+    workloads = [w for w in data.workloads if w.name not in data.volume_requests
+                 and (not lost_zones or w.survivability is Survivability.zone_loss)]
     rows: list[Row] = []
     for s in (sl.name for sl in data.slices):
-        weights_s = {w.name: lam_of.get((w.name, s), 0.0) for w in data.workloads
-                     if w.name not in data.volume_requests
-                     and data.demand_rps.get((w.name, s), 0.0) > 0}
-        per_node: dict[NodeKey, float] = defaultdict(float)
-        for name, lam in weights_s.items():
-            utilization = next(x.utilization for x in data.workloads if x.name == name)
-            for k in v.by_slice.get((name, s), []):
-                p = node_key(data, k)
-                offer = v.offer[p.pool]
-                gpu_rate = lam * utilization * offer.available_share * v.rate[k] / k.tp
-                per_node[p] = max(per_node[p], gpu_rate * offer.gpus_per_node)
-        need = sum(lam * data.demand_rps[(name, s)] for name, lam in weights_s.items())
-        if need <= 0:
-            continue
-        keys = sorted(per_node, key=NodeKey.sort_key)
-        rows.append((np.array([model.index[v.nodes[p].name] for p in keys], dtype=np.int32),
-                     np.array([per_node[p] / need for p in keys]), 1.0))
+        lam = {w.name: weights.get((w.name, s), 0.0) for w in workloads
+               if data.demand_rps.get((w.name, s), 0.0) > 0}
+        share = {w.name: data.failure_utilization if lost_zones else w.utilization
+                 for w in workloads}
+        for lost in (data.zones if lost_zones else (None,)):
+            row = _cover(program, model, s, lam, share, lost)
+            if row is not None:
+                rows.append(row)
     return rows
+
+
+def _cover(program: Program, model: Model, s: str, lam: dict[str, float],
+           share: dict[str, float], lost: str | None) -> Row | None:
+    """Σ_p e_p n_p y_p ≥ Σ_w λ_w d_ws over the node groups of slice ``s`` (``lost``: the
+    non-spot ones outside that zone), scaled to 1; ``None`` where the right side is zero."""
+    data: ProgramData = program.data
+    v = program.v
+    per_node: dict[NodeKey, float] = defaultdict(float)
+    for name, weight in lam.items():
+        for k in v.by_slice.get((name, s), []):
+            if lost is not None and (k.spot or k.zone == lost):
+                continue
+            p = node_key(data, k)
+            offer = v.offer[p.pool]
+            gpu_rate = weight * share[name] * offer.available_share * v.rate[k] / k.tp
+            per_node[p] = max(per_node[p], gpu_rate * offer.gpus_per_node)
+    need = sum(weight * data.demand_rps[(name, s)] for name, weight in lam.items())
+    if need <= 0:
+        return None
+    keys = sorted(per_node, key=NodeKey.sort_key)
+    return (np.array([model.index[v.nodes[p].name] for p in keys], dtype=np.int32),
+            np.array([per_node[p] / need for p in keys]), 1.0)
 
 
 def probe(model: Model, rows: list[Row], cpu_s: float, every_s: float) -> tuple[list[float], float]:
@@ -145,15 +171,20 @@ def main() -> None:
     p.add_argument("--cpu", type=float, default=30.0, help="CPU seconds per program")
     p.add_argument("--every", type=float, default=5.0, help="CPU seconds between readings")
     p.add_argument("--programs", default="planned,nocuts,agg",
-                   help="of planned,nocuts,agg, in order (repeat one to run it again)")
+                   help="of planned,nocuts,agg,aggzone, in order (repeat one to run it again)")
     args = p.parse_args()
     size, scale = args.case.split(":")
     data = _data(size, int(scale))
     planned = build_program(data, shared_two_nodes=True)
-    models = {"planned": model_of(planned), "agg": model_of(planned)}
+    models = {"planned": model_of(planned), "agg": model_of(planned),
+              "aggzone": model_of(planned)}
     if "nocuts" in args.programs:
         models["nocuts"] = model_of(build_program(data, cuts=False))
-    extra = {"agg": aggregated_covers(planned, models["agg"])} if "agg" in args.programs else {}
+    extra = {}
+    if "agg" in args.programs.split(","):
+        extra["agg"] = aggregated_covers(planned, models["agg"])
+    if "aggzone" in args.programs:
+        extra["aggzone"] = aggregated_covers(planned, models["aggzone"], lost_zones=True)
     marks = np.arange(args.every, args.cpu + 1e-9, args.every)
     print(f"{args.case}; bound at each {args.every:g} CPU-s")
     print("| program | load | " + " | ".join(f"{m:g}" for m in marks) + " | end |")

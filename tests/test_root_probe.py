@@ -67,12 +67,15 @@ def _least_activity(rows: Sequence[Row], x: np.ndarray) -> float:
     return min(float(coefs @ x[cols]) for cols, coefs, _ in rows)
 
 
+@pytest.mark.parametrize("lost_zones", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_every_fleet_meets_the_rows_whatever_it_costs(seed: int) -> None:
+def test_every_fleet_meets_the_rows_whatever_it_costs(seed: int, lost_zones: bool) -> None:
     program, model = _program(seed)
     rng = np.random.default_rng(seed)
-    rows = [row for lam in _weights(program, rng) for row in aggregated_covers(program, model, lam)]
-    assert len(rows) == 3 * 24  # one a slice with fixed demand, for each λ
+    rows = [row for lam in _weights(program, rng)
+            for row in aggregated_covers(program, model, lam, lost_zones=lost_zones)]
+    # one a slice with fixed demand (and zone lost: chat asks for zone loss), for each λ
+    assert len(rows) == 3 * 24 * (len(program.data.zones) if lost_zones else 1)
     for cost in [model.cost] + [model.cost * rng.uniform(0.1, 10.0, model.columns_count)
                                 for _ in range(2)]:
         _, x = _solve(model, cost)  # an integer fleet, cheap at its own prices
