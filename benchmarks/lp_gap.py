@@ -7,7 +7,11 @@ measurement one after the other in this process, HiGHS on one thread:
    LP's cost those rows carry);
 2. ``integer``: the program with integrality kept on one set of columns only — the reserved
    node counts, every node count (replicas continuous), the all-day columns (reserved nodes,
-   replicas and node-loss binaries) — solved for ``--limit`` seconds: where rounding costs;
+   replicas and node-loss binaries), the hourly columns (every integer column but the all-day
+   ones), every integer column — solved for ``--limit`` seconds: where rounding costs
+   (``--sets`` picks some; ``--as-planned`` builds the program as the joint solve does; with the
+   all-day set, the fleet found caps any master over reserved nodes' packings with continuous
+   hourly columns: :func:`integer`);
 3. ``counts``: node-count cuts — per slice, the nodes running are at least the least number
    the LP relaxation can run that slice with, rounded up; per slice and zone, the same for
    non-spot nodes outside the zone (what survives its loss) — and the LP with them (whether
@@ -28,6 +32,7 @@ Run (from the repository root; a few minutes at large ×25)::
 
     .venv/bin/python benchmarks/lp_gap.py --case large:25 --limit 60
     .venv/bin/python benchmarks/lp_gap.py --case medium:25 --limit 60 --only fixed,lagrangian
+    .venv/bin/python benchmarks/lp_gap.py --case large:25 --only integer --sets all-day --as-planned
 """
 
 from __future__ import annotations
@@ -102,17 +107,33 @@ def families(size: str, scale: int) -> None:
         print(f"| LP without {', '.join(left_out) or '—'} | {value:,.0f} |")
 
 
-def integer(size: str, scale: int, limit_s: float) -> None:
-    program = build_program(_data(size, scale))
+def integer(size: str, scale: int, limit_s: float, only: Iterable[str] = (),
+            as_planned: bool = False) -> None:
+    """Integrality kept on one set of columns at a time (all five, or those named in
+    ``only``: ``reserved``, ``nodes``, ``all-day``, ``hourly``, ``all``). ``as_planned`` builds
+    the program as the plan's joint solve does (with the shared two-nodes cut).
+
+    With integrality on the all-day columns only, the optimum is an upper bound on the value of
+    any master whose columns are reserved nodes' packings (which replicas a reserved node holds)
+    shared by every slice and whose hourly columns are continuous: each fleet of that program
+    splits into whole-node packings (C6 packs whole replicas into whole nodes exactly), so it
+    is a point of that master at the same cost, and the master's optimum is at most its cost.
+    The fleet found (not the bound) is what caps the master."""
+    program = build_program(_data(size, scale), shared_two_nodes=as_planned)
     model = model_of(program)
     sets = {
         "reserved node counts": _cols(model, (y for k, y in program.v.nodes.items()
                                               if k.slice is None)),
         "every node count": _cols(model, program.v.nodes.values()),
         "all-day columns": _all_day(program, model),
+        "hourly columns (all-day continuous)": (set(np.flatnonzero(model.integer).tolist())
+                                                - _all_day(program, model)),
         "every integer column": set(np.flatnonzero(model.integer).tolist()),
     }
-    for name, cols in sets.items():
+    keys = dict(zip(("reserved", "nodes", "all-day", "hourly", "all"), sets, strict=True))
+    chosen = [keys[k] for k in only] if only else list(sets)
+    for name in chosen:
+        cols = sets[name]
         started = time.perf_counter()
         h = _highs(model, limit_s, False, integer=cols)
         info = h.getInfo()  # type: ignore[attr-defined]
@@ -315,6 +336,10 @@ def main() -> None:
                    help="seconds per slice's integer program (lagrangian)")
     p.add_argument("--only", default="families,integer,counts",
                    help="of families,integer,counts,fixed,lagrangian")
+    p.add_argument("--sets", default="",
+                   help="integer: of reserved,nodes,all-day,hourly,all (default all five)")
+    p.add_argument("--as-planned", action="store_true",
+                   help="integer: the program as the joint solve has it (shared two-nodes cut)")
     args = p.parse_args()
     size, scale = args.case.split(":")
     print(f"{args.case}, load {Path('/proc/loadavg').read_text().split()[0]}")
@@ -322,7 +347,8 @@ def main() -> None:
         families(size, int(scale))
     if "integer" in args.only:
         print("| integrality kept on | fleet | bound | B&B nodes | s |")
-        integer(size, int(scale), args.limit)
+        integer(size, int(scale), args.limit,
+                [k.strip() for k in args.sets.split(",") if k.strip()], args.as_planned)
     if "counts" in args.only:
         counts(size, int(scale))
     if "fixed" in args.only:
