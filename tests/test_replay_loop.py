@@ -296,10 +296,32 @@ def test_a_stated_burst_wins_over_the_trace(tmp_path: Path, model_ttft: None) ->
     assert "bursty, inter-arrival SCV 1 |" in report and "measured from" not in report
 
 
+def test_a_plan_over_periods_replays_its_first_period_and_reports_a_miss(
+        tmp_path: Path, model_ttft: None) -> None:
+    """Over periods the first period's fleet is replayed, one round, no re-plan: a miss is
+    the plan's verdict (status line, exit 1). Was: an owned node or a horizon added to a
+    scenario turned its replay off, and the Poisson-sized fleet below left as `optimal`."""
+    scenario = _bursty(tmp_path)
+    doc = yaml.safe_load(scenario.read_text())
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
+    doc["workloads"][0]["growth"] = [1, 1]
+    scenario.write_text(yaml.safe_dump(doc))
+    code, out, data = _plan(tmp_path)
+    checks = data["replay"]
+    assert isinstance(checks, list) and checks, out
+    assert {c["round"] for c in checks} == {1} and {c["workload"] for c in checks} == {"chat"}
+    assert not checks[0]["holds"] and checks[0]["ttft_p95_ms"] > 500  # as the loop's round 1
+    assert all(c["derated"] == [] for c in checks)  # nothing re-planned on it
+    assert code == 1 and "trace replay MISSES" in out, out
+    assert "the first period's fleet" in out
+    code, out, once = _plan(tmp_path, "--no-replay")
+    assert code == 0 and not once.get("replay"), out
+
+
 def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path) -> None:
     """A trace of under MIN_PEAK_MINUTES whole minutes gives no burst block: the workload is
-    sized as Poisson, and validate and plan say so and why (over periods: nothing corrects
-    it)."""
+    sized as Poisson, and validate and plan say so and why (over periods: no re-plan
+    corrects it)."""
     scenario = _bursty(tmp_path, burst=None, minutes=5)
     runner = CliRunner()
     checked = runner.invoke(main, ["validate", str(scenario)])
@@ -314,13 +336,13 @@ def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path) -> None:
     assert planned.exit_code == 0 and warning in planned.stderr
     report = (tmp_path / "o" / "report.md").read_text()
     assert "Poisson (assumed)" in report
-    doc = yaml.safe_load(scenario.read_text())  # over periods: no replay corrects it
+    doc = yaml.safe_load(scenario.read_text())  # over periods: no re-plan corrects it
     doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
     doc["workloads"][0]["growth"] = [1, 1]
     scenario.write_text(yaml.safe_dump(doc))
     periods = runner.invoke(main, ["validate", str(scenario)])
-    assert "a plan over periods does not replay the trace, so nothing corrects that" in (
-        periods.stderr)
+    assert ("a plan over periods replays its first period's fleet but is not re-planned on "
+            "it, so nothing corrects that") in periods.stderr
 
 
 # --- the loop with stand-in solve and replay ------------------------------------------------------
@@ -698,8 +720,9 @@ def test_refit_share_is_bounded_and_starts_as_the_square() -> None:
 
 def test_compare_over_periods_does_not_send_the_user_to_a_replay_plan_does_not_run() -> None:
     """A new user's compare of a scenario over periods with a linked trace said "`fleetplan
-    plan` replays them and may buy more": `plan` replays no plan over periods (it says so), so
-    the note names the replay that exists, `simulate` of a period's fleet."""
+    plan` replays them and may buy more": `plan` over periods replays its first period only,
+    re-planning nothing, so the note names the replay that exists, `simulate` of a period's
+    fleet."""
     from inputs import demo_scenario
     from models.horizon import Horizon
     from models.loader import load_scenario

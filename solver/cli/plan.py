@@ -27,7 +27,12 @@ from solver.cli.common import (
 )
 from solver.cli.lead_times import with_lead_time_causes
 from solver.cli.progress import SolveReporter, stop_on_signals
-from solver.cli.replay_step import linked_workloads, replay_lines, replayed_plan, status_note
+from solver.cli.replay_step import (
+    replay_lines,
+    replayed_first_period,
+    replayed_plan,
+    status_note,
+)
 from solver.cli.show import Col, is_terminal, progress, table_lines
 from solver.cli.signoff import sign_off, sign_off_periods
 from solver.cli.validate import scenario_warnings
@@ -474,9 +479,6 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         reporter = SolveReporter(sc.policy.currency,
                                  quiet=quiet or as_json or is_terminal(err=True))
         with progress(message, enabled=not as_json and not quiet):
-            if linked_workloads(sc) and not no_replay and not as_json:
-                click.echo("trace replay: not run for a plan over periods (it replays one "
-                           "peak day's fleet)", err=True)
             horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
@@ -492,7 +494,10 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                     reporter.close()
             received.extend(signals)
             plan = with_gap_limit(sign_off_periods(planned, sc, tables), gap)
-        return plan, first_period_scenario(plan, sc), None, tables
+        first = first_period_scenario(plan, sc)
+        if not no_replay and not deadline.stopped:
+            plan = replayed_first_period(plan, first, quiet or as_json)
+        return plan, first, None, tables
     if not as_json and not quiet:
         click.echo(message, err=True)
     reporter = SolveReporter(sc.policy.currency, quiet=quiet)

@@ -36,9 +36,10 @@ def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
             f"{'names a trace' if len(names) == 1 else 'name traces'} (arrival.trace), sized "
             "here by the capacity model alone; ")
     if all(sc.multi_period for sc in scenarios if linked_workloads(sc)):
-        # `plan` replays no plan over periods either: "plan replays them and may buy more"
-        # sent a new user to a plan that sized the same way
-        return (head + "so does `fleetplan plan` over periods: replay a period's fleet with "
+        # `plan` over periods replays its first period's fleet without re-planning: "plan
+        # replays them and may buy more" sent a new user to a plan that sized the same way
+        return (head + "so does `fleetplan plan` over periods (it replays its first period's "
+                "fleet, and re-plans nothing on it): replay a period's fleet with "
                 "`fleetplan simulate SCENARIO --fleet plan.json --trace TRACE --period N "
                 "--demand-scenario NAME` (docs/replay.md, \"Replay in the plan\")")
     return (head + "`fleetplan plan` replays them and may buy more for the same scenario "
@@ -83,6 +84,27 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
     if stopped and plan.status in (SolveStatus.optimal, SolveStatus.feasible):
         plan = plan.model_copy(update={"status": SolveStatus.time_limit})
     return plan
+
+
+def replayed_first_period(plan: Plan, first: Scenario, quiet: bool) -> Plan:
+    """A plan over periods with its first period's fleet replayed (one round, no re-plan:
+    the loop's de-rating re-plans one peak day, not the orders of a horizon) against the
+    traces its workloads name, at that period's peak, intact and after every failure each
+    must survive; ``first`` is the scenario that fleet was sized for. A miss is reported
+    (status line, exit 1) as after a last round — an owned node added to a scenario made it a
+    plan over periods and turned its replay off without a miss being possible."""
+    names = linked_workloads(first)
+    if not names or plan.status not in (SolveStatus.optimal, SolveStatus.feasible,
+                                        SolveStatus.time_limit) or not plan.allocations:
+        return plan
+    if not quiet:
+        click.echo(f"trace replay: the first period's fleet, replaying the traces of "
+                   f"{', '.join(names)} at its peak (one round: a plan over periods is not "
+                   "re-planned on what it measures)…", err=True)
+    traces = {wl.name: read_linked(wl.arrival.trace) for wl in first.workloads
+              if wl.name in names and wl.arrival is not None and wl.arrival.trace is not None}
+    checks, _ = replay_plan(plan, first, traces, 1)
+    return plan.model_copy(update={"replay": tuple(checks)})
 
 
 def status_note(plan: Plan) -> str:

@@ -137,7 +137,8 @@ def trace_burst_warnings(scenario: Scenario) -> list[str]:
         if link is None:
             continue
         why = measure(link).why_not or "it gives no burst block"
-        then = ("a plan over periods does not replay the trace, so nothing corrects that"
+        then = ("a plan over periods replays its first period's fleet but is not re-planned "
+                "on it, so nothing corrects that"
                 if scenario.multi_period else
                 "only the plan's trace replay corrects that, by de-rating every configuration "
                 "of it where the replay misses, which may buy more than the traffic needs")
