@@ -11,6 +11,12 @@ periods")::
 
     .venv/bin/python benchmarks/horizon_trace.py --case medium:1 --limit 60 [--table t.json]
 
+``--steps`` also traces the steps inside each block planned in a share of the time: every
+restricted HiGHS solve of its LP support (the support itself, then the widened restriction where
+the support holds no fleet) and the hour-by-hour pass, each with its wall and CPU seconds, its
+status, cost and bound as HiGHS reports them (in the joint objective's units for a held block:
+the block's cost a month × its weight, probability × months).
+
 To trace an older tree, copy this file into it and run it there (its ``solver`` is then the
 one imported; the first line printed names it).
 """
@@ -86,6 +92,31 @@ def install() -> None:
         _trace(h, name, lambda o: str(getattr(o, "outcome", o).report.objective))
 
 
+def install_steps() -> None:
+    """Trace the restricted solves and the hour-by-hour pass inside each block's plan."""
+    import solver.solve.block_plans as bp
+
+    def timed(name: str, show: Callable[[tuple[Any, ...], Any], str]) -> None:
+        f = getattr(bp, name, None)
+        if f is None:
+            return
+
+        @functools.wraps(f)
+        def traced(*args: Any, **kw: Any) -> Any:
+            began, cpu = time.perf_counter(), time.process_time()
+            out = f(*args, **kw)
+            _log(f"  {name} {time.perf_counter() - began:.1f} s, "
+                 f"{time.process_time() - cpu:.1f} CPU-s: {show(args, out)}")
+            return out
+
+        setattr(bp, name, traced)
+
+    timed("_restricted", lambda a, r: f"{r.status.value}, cost {_money(r.objective)}, bound "
+          f"{_money(r.bound)}, {len(a[4])} columns fixed to zero, limit {a[2]:.1f} s")
+    timed("polish_slices", lambda a, x: f"{float(a[1].cost @ a[2]):,.0f} -> "
+          f"{float(a[1].cost @ x):,.0f} in a clock of {a[4].limit_s:.1f} s")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--case", default="medium:1")
@@ -93,6 +124,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dedicated", dest="share_nodes", action="store_false")
     p.add_argument("--table", type=Path, default=None)
     p.add_argument("--save-table", type=Path, default=None)
+    p.add_argument("--steps", action="store_true",
+                   help="also trace each block's restricted solves and hour-by-hour pass")
     args = p.parse_args(argv)
     (size, scale), = parse_cases("", "", args.case)
     import solver.solve.horizon as h
@@ -118,6 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         kw["table_for"] = lambda _: table
         print(f"capacity table from {args.table}", flush=True)
     install()
+    if args.steps:
+        install_steps()
     _STARTED[0] = time.perf_counter()
     cpu = time.process_time()
     plan = h.plan_horizon(sc, time_limit_s=args.limit, **kw)

@@ -161,7 +161,7 @@ def test_a_block_whose_widened_restriction_finds_no_fleet_keeps_its_greedy_fleet
     calls: list[int] = []
 
     def no_fleet(model: object, deadline: object, time_limit_s: float, gap: float,
-                 empty: object) -> RunResult:
+                 empty: object, **watch: object) -> RunResult:
         calls.append(1)  # the support infeasible, then the widened restriction out of time
         status = SolveStatus.infeasible if len(calls) == 1 else SolveStatus.time_limit
         return RunResult(status, None, None, None, 0.0)

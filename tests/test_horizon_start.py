@@ -492,17 +492,21 @@ def test_a_shared_block_is_polished_in_what_its_share_leaves(
     assert len(calls) == (1 if polish else 0)
 
 
-def test_a_widened_restriction_s_fleet_is_not_polished(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The support of the widened test's block holds no fleet; the widened restriction's fleet
-    spans every zone and hour of its configurations and is kept as it is (medium × 1's blocks,
-    all widened, were dearer with the polish's seconds taken)."""
+@pytest.mark.parametrize("widen_pass", [True, False])
+def test_a_widened_restriction_s_fleet_is_polished_only_in_its_own_time(
+        monkeypatch: pytest.MonkeyPatch, widen_pass: bool) -> None:
+    """The support of the widened test's block holds no fleet; the widened restriction proves
+    its optimum at once and, where ``WIDEN_PASS``, the rest of its own 10 s re-solves the fleet
+    hour by hour (the optimum stays); the polish's own seconds (``polish_s``) are not taken for
+    it (medium × 1's blocks, all widened, were dearer with those seconds taken)."""
     from solver.solve import block_plans
 
     calls = polish_calls(monkeypatch)
+    monkeypatch.setattr(block_plans, "WIDEN_PASS", widen_pass)
     data = widened_block()
     _, values, outcome = block_plans.lp_support_block(data, 10.0, 0.01, polish_s=10.0)
     assert values is not None and outcome.report.objective == pytest.approx(730 + 1460)
-    assert calls == []
+    assert len(calls) == (1 if widen_pass else 0)
 
 
 def test_workers_are_capped_at_the_cores_so_one_core_plans_blocks_one_after_the_other(
