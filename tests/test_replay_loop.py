@@ -132,6 +132,7 @@ def test_the_loader_cuts_the_window_the_replay_replays(tmp_path: Path) -> None:
     cut = peak_window(read_linked(link), 12.0)
     assert link.window.arrival_s == tuple(cut.trace.arrival_s.tolist())
     assert link.window.input_tokens == tuple(cut.trace.input_tokens.tolist())
+    assert link.window.output_tokens == tuple(cut.trace.output_tokens.tolist())
     assert link.window.since_s == cut.start_s and link.window.peak_rps == 12.0
 
 

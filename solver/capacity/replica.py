@@ -60,6 +60,7 @@ from solver.capacity.queueing import (
     cyclic_split_scv,
     dealt_pmf,
     kingman_factor,
+    least_outstanding_waits_ms,
     length_samples,
     lindley_waits_ms,
     pk_mean_wait_ms,
@@ -201,6 +202,15 @@ class LoadProfile:
     """The chunks of the trace's distinct prompts (:func:`prompt_chunks`) [tokens]."""
     trace_chunk_context_tokens: npt.NDArray[np.float64] | None = None
     """The tokens before each of those chunks in the KV cache [tokens]."""
+    trace_least_outstanding: bool = True
+    """With :attr:`trace_wait`, the trace's requests go to the replica with the fewest
+    requests routed there and not finished, as the replay's router sends them
+    (:func:`~solver.capacity.queueing.least_outstanding_waits_ms`); ``False``: dealt in turn
+    over the replicas (the model before, for ``benchmarks/burst_agreement.py``)."""
+    trace_decode_steps: npt.NDArray[np.float64] | None = None
+    """Each of those requests' decode iterations after its first token, output − 1 (at least
+    0) [steps]: how long it stays counted at its replica by the router
+    (:func:`trace_ttft_p95_ms`)."""
     trace_wait: bool = False
     """``True`` (with the trace's arrays): the TTFT P95 is Lindley's recursion over the trace's
     requests (:func:`trace_ttft_p95_ms`; docs/capacity-model.md, "The TTFT P95 on the trace's
@@ -380,7 +390,8 @@ def load_profile(
     if window is None or not (TRACE_WINDOW_TTFT if trace_window is None else trace_window):
         return profile
     return with_trace(profile, window.arrival_s, window.input_tokens, hit,
-                      since_s=window.since_s, peak_rps=window.peak_rps)
+                      since_s=window.since_s, peak_rps=window.peak_rps,
+                      output_tokens=window.output_tokens)
 
 
 def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDArray[np.float64]:
@@ -635,7 +646,8 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
 def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
                input_tokens: npt.ArrayLike | None, cache_hit_rate: float,
                trace_wait: bool = True, since_s: float | None = None,
-               peak_rps: float = math.inf) -> LoadProfile:
+               peak_rps: float = math.inf, output_tokens: npt.ArrayLike | None = None
+               ) -> LoadProfile:
     """``profile`` with a trace's requests for :func:`trace_ttft_p95_ms`: their arrivals
     ``arrival_s`` [s], scaled so that the trace's busiest minute's rate is ``peak_rps`` (not
     finite: the workload's peak) as the replay scales it (``scale_to: peak_minute``;
@@ -645,7 +657,9 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
     with a fixed seed (0). ``since_s``: the P95 is over the requests arriving from then on,
     those before it a warm-up whose queue they inherit (the plan's replay window,
     ``TraceLink.window``); ``None``: over all of them (the busiest minute alone,
-    ``solver.replay.plan_replay.busiest_minute``)."""
+    ``solver.replay.plan_replay.busiest_minute``). ``output_tokens``: each request's output
+    [tokens], how long it decodes (and so stays counted by the router) after its first
+    token; ``None``: the workload's typical output for every request."""
     arrival = np.asarray(arrival_s, dtype=np.float64)
     first_s = arrival[0] if arrival.size else 0.0
     arrival_ms = (arrival - first_s) * 1000.0
@@ -662,7 +676,13 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
         splits = [cache_split(float(x), cache_hit_rate) for x in lengths]
         work = np.array([perf.prefill_marginal_ms(*split) for split in splits])[where]
         tokens, context = prompt_chunks(splits)
+    outputs = (np.full(arrival.size, profile.output_tokens) if output_tokens is None
+               else np.asarray(output_tokens, dtype=np.float64).reshape(-1))
+    if outputs.size != arrival.size:
+        raise ValueError(f"{arrival.size} arrivals need {arrival.size} output lengths, "
+                         f"got {outputs.size}")
     return replace(profile, trace_arrival_ms=arrival_ms, trace_work_ms=work,
+                   trace_decode_steps=np.maximum(np.rint(outputs) - 1, 0.0),
                    trace_prompt=np.asarray(where, dtype=np.int64).reshape(-1),
                    trace_chunk_tokens=tokens, trace_chunk_context_tokens=context,
                    trace_wait=trace_wait, trace_since_ms=since_ms, trace_peak_rps=peak_rps)
@@ -673,20 +693,22 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
     arrivals (:func:`with_trace`) rescaled so each of ``k`` replicas gets ``rate_rps`` at the
     trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
-    were scaled to), dealt in turn over them (least-loaded routing, as the wait behind
-    earlier traffic is). ``replicas`` ``x`` need not be whole: the P95 is read linearly
-    between ``k = ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
-    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion
-    (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work from its first
-    request on (the warm-up included, so the window inherits its queue): the service ``S_n``
-    the request's marginal prefill work, the gap the work the replica drains between two of
-    its arrivals (``c × A``, ``c`` the prefill drain of the decoding ``batch``,
-    :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds, here on the real
-    sequence; the backlog ``W_n`` of work takes ``W_n ÷ c`` to drain, the request's wait. A
-    request's TTFT is its wait + its own prefill in chunks beside the decoding batch
-    (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight); the P95 is over
-    the requests arriving from :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``,
-    linear); at no load (``rate_rps`` 0) none waits. Deterministic."""
+    were scaled to), each sent, as it arrives, to the replica with the fewest requests routed
+    there and not finished (the replay's router; ties to the first), a request counted there
+    until its first token and ``output − 1`` decode iterations of the mean per-token time
+    ``t_d ÷ (1 − ρ)`` after it (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt
+    in turn). ``replicas`` ``x`` need not be whole: the P95 is read linearly between ``k =
+    ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
+    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion in prefill work
+    from its first request on (the warm-up included, so the window inherits its queue): the
+    service ``S_n`` the request's marginal prefill work, drained at ``c`` per ms (``c`` the
+    prefill drain of the decoding ``batch``, :func:`prefill_drain`) — the backlog
+    :func:`burst_ttft_ms` bounds, here on the real sequence; the backlog ``W_n`` of work takes
+    ``W_n ÷ c`` to drain, the request's wait. A request's TTFT is its wait + its own prefill
+    in chunks beside the decoding batch (:func:`chunked_prefill_ms`) + one decode step (the
+    iteration in flight); the P95 is over the requests arriving from
+    :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``, linear); at no load
+    (``rate_rps`` 0) none waits. Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
             and profile.trace_chunk_context_tokens is not None)
@@ -702,20 +724,24 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
                         )[profile.trace_prompt]
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
         return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
+    tpot_ms = step_ms / (1 - rho) if rho < 1 else math.inf  # the mean per-token time
     low = max(1, math.floor(replicas))  # [replicas]
     share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
     drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
-    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, q)
+    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, tpot_ms, q)
     if share <= 0:
         return below
-    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, q)
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, tpot_ms, q)
     return (1 - share) * below + share * above
 
 
 def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
-                      after_wait_ms: npt.NDArray[np.float64], q: float) -> float:
+                      after_wait_ms: npt.NDArray[np.float64], tpot_ms: float, q: float
+                      ) -> float:
     """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
-    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step)."""
+    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step), then
+    counted by the router for its decode iterations × ``tpot_ms``."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
     arrival = profile.trace_arrival_ms
     counted = arrival >= profile.trace_since_ms
@@ -723,6 +749,12 @@ def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: floa
             else profile.workload_rps)
     if math.isfinite(peak):
         arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    if profile.trace_least_outstanding:
+        steps = (profile.trace_decode_steps if profile.trace_decode_steps is not None
+                 else np.full(arrival.size, max(round(profile.output_tokens) - 1, 0)))
+        waits, _ = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
+                                              after_wait_ms, steps * tpot_ms, k)
+        return float(np.percentile((waits + after_wait_ms)[counted], 100 * q))
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
