@@ -27,7 +27,9 @@ window inherits its queue, the window's own lengths, the P95 over the window's r
 busiest minute at the planned peak on the serving replicas (``peak_window``; what ``plan``
 sizes a traced workload's TTFT on: column "Lindley on the replayed window", each request sent
 to the replica with the fewest requests outstanding as the replay's router sends it; column
-"…, dealt in turn": the requests dealt in turn over the replicas, the model before), and the
+"…, dealt in turn": the requests dealt in turn over the replicas, the model before; and the
+per-token P95 on that routed window, ``trace_tpot_p95_ms``, a diagnosis: column "on the
+replayed window" of the per-token P95s), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
@@ -75,6 +77,7 @@ from solver.capacity.replica import (
     load_point,
     load_profile,
     prefill_drain,
+    trace_tpot_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -333,6 +336,9 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
         on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
                                replicas=r.serving)
         dealt = load_point(in_turn, peak / r.serving, with_tpot_p95=False, replicas=r.serving)
+        # the per-token P95 on the same routed window (a diagnosis, not the model's)
+        window_tpot = trace_tpot_p95_ms(windowed, peak / r.serving, r.serving,
+                                        on_window.decode_seqs_p95)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -352,7 +358,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(time_wait.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
+                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _vs(window_tpot, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
         if tally is not None:
             rows = "held-out" if held_out else "tuned"
@@ -366,6 +373,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
             _count(tally, rows, "TTFT, Lindley on the replayed window", on_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
+            _count(tally, rows, "per-token on the replayed window", window_tpot,
+                   s.tpot_ms.p95)
     return out
 
 
@@ -528,9 +537,10 @@ def main(argv: list[str]) -> None:
           "model | SCV over the SLO's window | Lindley on the busiest minute | "
           "Lindley on the replayed window, dealt in turn | Lindley on the replayed window | "
           "minutes mixture | TPOT P95 replay [ms] | "
-          "Poisson pred | SCV only | time-average wait | Chernoff tail | model | replay [s] |")
+          "Poisson pred | SCV only | time-average wait | Chernoff tail | model | "
+          "on the replayed window | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"

@@ -1145,6 +1145,36 @@ def test_the_ttft_on_a_trace_routes_as_the_replay_does() -> None:
     assert in_turn.ttft_p95_ms == pytest.approx(own + step, rel=1e-9)
 
 
+def test_the_per_token_p95_on_a_trace_by_hand() -> None:
+    """``trace_tpot_p95_ms``: on one replica, a request with 2,000 output tokens (m = 1,999
+    decode iterations of ``t_d``) at 0, and an 8,000-token prompt (work S, drain c) at 1 s,
+    while the first decodes. The second's prefill keeps the queue busy for S ÷ c, doing S of
+    work, all in the first's life: it lives ``m t_d + S``, per token ``t_d + S ÷ m``; the
+    second (two output tokens, m = 1) decodes alone after its prefill: ``t_d``. The P95 of
+    the two (linear) is ``t_d + 0.95 S ÷ m``."""
+    from solver.capacity.replica import (
+        cache_split,
+        load_point,
+        prefill_drain,
+        trace_tpot_p95_ms,
+        with_trace,
+    )
+
+    agent, perf, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    work = perf.prefill_marginal_ms(*cache_split(8000.0, hit))
+    rate = 1.0
+    trace = with_trace(profile, [0.0, 1.0], [100, 8000], hit, peak_rps=rate,
+                       output_tokens=[2000, 2])
+    batch = load_point(trace, rate, with_tpot_p95=False, replicas=1).decode_seqs_p95
+    step = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    c = prefill_drain(profile, batch)
+    assert 1000.0 + work / c < 1999 * step  # the second's prefill lies in the first's life
+    first, second = step + work / 1999, step
+    assert trace_tpot_p95_ms(trace, rate, 1, batch) == pytest.approx(
+        second + 0.95 * (first - second), rel=1e-9)
+
+
 def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:
     """A workload whose ``arrival.trace`` carries the window the plan replays
     (``TraceLink.window``) is sized on Lindley's recursion over it by default

@@ -113,22 +113,28 @@ def least_outstanding_waits_ms(arrival_ms: npt.ArrayLike, service_ms: npt.ArrayL
         raise ValueError("arrival, service, after-wait and decode times differ in length")
     if servers < 1:
         raise ValueError(f"servers must be at least 1, got {servers}")
+    if servers == 1:  # no choice to make: Lindley's recursion, in closed form
+        return (lindley_waits_ms(service, np.diff(arrival)),
+                np.zeros(len(arrival), dtype=np.int64))
     empties = [-math.inf] * servers  # F_s: when each server's queue empties [ms]
     counts = [0] * servers  # customers at each server, not yet gone [1]
     leaving: list[tuple[float, int]] = []  # (instant it is gone [ms], its server)
-    waits = np.zeros(len(arrival))
-    chosen = np.zeros(len(arrival), dtype=np.int64)
-    for n, t in enumerate(arrival):
+    pop, push, index = heapq.heappop, heapq.heappush, counts.index
+    waits: list[float] = []
+    chosen: list[int] = []
+    for t, work, rest in zip(arrival, service, (a + d for a, d in zip(after, decode,
+                                                                      strict=True)),
+                             strict=True):
         while leaving and leaving[0][0] <= t:
-            counts[heapq.heappop(leaving)[1]] -= 1
-        s = counts.index(min(counts))
+            counts[pop(leaving)[1]] -= 1
+        s = index(min(counts))
         start = empties[s] if empties[s] > t else t
-        empties[s] = start + service[n]
+        empties[s] = start + work
         counts[s] += 1
-        waits[n] = start - t
-        chosen[n] = s
-        heapq.heappush(leaving, (start + after[n] + decode[n], s))
-    return waits, chosen
+        waits.append(start - t)
+        chosen.append(s)
+        push(leaving, (start + rest, s))
+    return np.asarray(waits, dtype=np.float64), np.asarray(chosen, dtype=np.int64)
 
 
 def pk_mean_wait_ms(

@@ -716,24 +716,61 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     counted = arrival >= since_ms
     if not counted.any():
         return 0.0
+    step_ms, after_ms = _trace_after_wait_ms(profile, batch)
+    if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
+        return float(np.percentile(after_ms[counted], 100 * q))
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
+    tpot_ms = step_ms / (1 - rho) if rho < 1 else math.inf  # the mean per-token time
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, after_ms, tpot_ms, q)
+    if share <= 0:
+        return below
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, after_ms, tpot_ms, q)
+    return (1 - share) * below + share * above
+
+
+def _trace_after_wait_ms(profile: LoadProfile, batch: int
+                         ) -> tuple[float, npt.NDArray[np.float64]]:
+    """The decode step at ``batch`` [ms] and each trace request's TTFT after its wait: its
+    own prefill in chunks beside the batch + one step [ms]."""
+    assert (profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
+            and profile.trace_chunk_context_tokens is not None)
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
     tokens = profile.trace_chunk_tokens
     own_ms = _chunks_ms(tokens, step_ms, _extra_ms(
         profile.perf, tokens, profile.trace_chunk_context_tokens, batch, kv_tokens)
                         )[profile.trace_prompt]
-    if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
-        return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
-    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
-    tpot_ms = step_ms / (1 - rho) if rho < 1 else math.inf  # the mean per-token time
-    low = max(1, math.floor(replicas))  # [replicas]
-    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
-    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, tpot_ms, q)
-    if share <= 0:
-        return below
-    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, tpot_ms, q)
-    return (1 - share) * below + share * above
+    return step_ms, own_ms + step_ms
+
+
+def _trace_steps(profile: LoadProfile) -> npt.NDArray[np.float64]:
+    """Each trace request's decode iterations after its first token [steps]."""
+    assert profile.trace_arrival_ms is not None
+    if profile.trace_decode_steps is not None:
+        return profile.trace_decode_steps
+    return np.full(profile.trace_arrival_ms.size, max(round(profile.output_tokens) - 1, 0),
+                   dtype=np.float64)
+
+
+def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, drain: float,
+                  after_wait_ms: npt.NDArray[np.float64], tpot_ms: float
+                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                             npt.NDArray[np.int64]]:
+    """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], each request's wait
+    [ms] and replica, routed to the fewest outstanding (:func:`trace_ttft_p95_ms`)."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    arrival = profile.trace_arrival_ms
+    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
+            else profile.workload_rps)
+    if math.isfinite(peak):
+        arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    waits, servers = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
+                                                after_wait_ms, _trace_steps(profile) * tpot_ms,
+                                                k)
+    return arrival, waits, servers
 
 
 def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
@@ -750,10 +787,7 @@ def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: floa
     if math.isfinite(peak):
         arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
     if profile.trace_least_outstanding:
-        steps = (profile.trace_decode_steps if profile.trace_decode_steps is not None
-                 else np.full(arrival.size, max(round(profile.output_tokens) - 1, 0)))
-        waits, _ = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
-                                              after_wait_ms, steps * tpot_ms, k)
+        _, waits, _ = _trace_routed(profile, rate_rps, k, drain, after_wait_ms, tpot_ms)
         return float(np.percentile((waits + after_wait_ms)[counted], 100 * q))
     ttft = []
     for first in range(min(k, arrival.size)):
@@ -761,6 +795,80 @@ def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: floa
         backlog = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
         ttft.append((backlog / drain + after_wait_ms[mine])[counted[mine]])
     return float(np.percentile(np.concatenate(ttft), 100 * q))
+
+
+def trace_tpot_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
+                      q: float = 0.95) -> float:
+    """Per-token P95 of the trace's requests at one replica carrying ``rate_rps`` [ms], on
+    the same routed window as :func:`trace_ttft_p95_ms` (a diagnosis measured in
+    ``benchmarks/burst_agreement.py``; :func:`load_point`'s per-token P95 stays the model's).
+
+    Each request is routed as there (fewest outstanding), its replica's prefill queue busy
+    over ``[start_n, start_n + S_n ÷ c]`` for each request sent to it. A request with ``m ≥ 1``
+    decode iterations after its first token ``f`` lives ``L = m t_d + c |busy ∩ [f, f + L]|``:
+    each of its iterations a decode step ``t_d`` (at the decoding ``batch``), and the prefill
+    work its replica does during its life (at ``c`` per ms while prompts queue) added to it,
+    chunk by chunk. ``L`` is the least fixed point, reached from ``m t_d`` by iteration (it
+    rises and ``c < 1``; :data:`TRACE_LIFE_ITERATIONS`); its per-token time is ``L ÷ m``. The
+    P95 is over the window's requests with ``m ≥ 1`` (``numpy.percentile``, linear), read
+    linearly between ``⌊x⌋`` and ``⌈x⌉`` replicas as the TTFT is. Deterministic."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    step_ms, after_ms = _trace_after_wait_ms(profile, batch)
+    steps = _trace_steps(profile)
+    counted = (profile.trace_arrival_ms >= profile.trace_since_ms) & (steps >= 1)
+    if not counted.any():
+        return math.nan
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
+    if rate_rps <= 0 or not math.isfinite(replicas) or rho >= 1:
+        return step_ms if rate_rps <= 0 or not math.isfinite(replicas) else math.inf
+    tpot_ms = step_ms / (1 - rho)
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # [1]
+    values = []
+    for k in (low, low + 1) if share > 0 else (low,):
+        arrival, waits, servers = _trace_routed(profile, rate_rps, k, drain, after_ms, tpot_ms)
+        start = arrival + waits  # its prefill's turn in its replica's queue [ms]
+        end = start + profile.trace_work_ms / drain
+        first = start + after_ms  # its first token [ms]
+        life = steps * step_ms
+        for replica in range(k):
+            mine = servers == replica
+            if not mine.any():
+                continue
+            knots, busy = _busy_time(start[mine], end[mine])
+            f, m = first[mine], steps[mine]
+            before = np.interp(f, knots, busy)
+            lived = m * step_ms
+            for _ in range(TRACE_LIFE_ITERATIONS):
+                lived = m * step_ms + drain * (np.interp(f + lived, knots, busy) - before)
+            life[mine] = lived
+        values.append(float(np.percentile(life[counted] / steps[counted], 100 * q)))
+    return values[0] if share <= 0 else (1 - share) * values[0] + share * values[1]
+
+
+#: Iterations of a request's decode life in :func:`trace_tpot_p95_ms` (from ``m t_d`` up; each
+#: step's change shrinks by ``c < 1`` at most) [1].
+TRACE_LIFE_ITERATIONS = 30
+
+
+def _busy_time(starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The union of the intervals ``[starts, ends]`` as a piecewise-linear cumulative busy
+    time: knots [ms] and the busy time up to each [ms] (read with ``numpy.interp``)."""
+    order = np.argsort(starts, kind="stable")
+    merged: list[list[float]] = []
+    for a, b in zip(starts[order].tolist(), ends[order].tolist(), strict=True):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    spans = np.asarray(merged, dtype=np.float64).reshape(-1, 2)
+    knots = spans.reshape(-1)
+    busy = np.zeros(knots.size)
+    busy[1::2] = np.cumsum(spans[:, 1] - spans[:, 0])
+    busy[2::2] = busy[1:-1:2]
+    return knots, busy
 
 
 def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:
