@@ -27,8 +27,10 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
 * with a trace's own arrivals (:func:`with_trace`: the window of a workload's
   ``arrival.trace`` that the plan's replay replays, warm-up included, where the scenario's
   loader cut it, :data:`TRACE_WINDOW_TTFT`; or the busiest minute alone, an option), the TTFT
-  P95 by Lindley's recursion over those arrivals dealt in turn over the replicas, over the
-  window's requests (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`);
+  P95 by Lindley's recursion over those arrivals, each sent to the replica with the fewest
+  requests outstanding as the replay's router sends it, over the window's requests
+  (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`); on the same routed window, the
+  per-token P95 as a diagnosis (:func:`trace_tpot_p95_ms`, not :func:`load_point`'s);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
