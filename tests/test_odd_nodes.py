@@ -1,7 +1,8 @@
 """Whole replicas on odd nodes, read by the verifier, ``check`` and the workbook.
 
 Three TP2 replicas use 6 GPUs but need three 3-GPU nodes (one replica each; the odd GPU of each
-runs a TP1 replica, the canonical step filling paid GPUs); the program's rows are tested in tests/test_program.py and tests/test_bruteforce_nodes.py.
+runs a TP1 replica, the canonical step filling paid GPUs); the program's rows are tested in
+tests/test_program.py and tests/test_bruteforce_nodes.py.
 """
 
 from __future__ import annotations
