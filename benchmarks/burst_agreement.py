@@ -25,7 +25,11 @@ dealt in turn over the serving replicas (``with_trace``, ``trace_wait``; measure
 default), the same recursion over the cut the replay replays — warm-up included, so the
 window inherits its queue, the window's own lengths, the P95 over the window's requests, the
 busiest minute at the planned peak on the serving replicas (``peak_window``; what ``plan``
-sizes a traced workload's TTFT on: column "Lindley on the replayed window"), and the
+sizes a traced workload's TTFT on: column "Lindley on the replayed window", each request sent
+to the replica with the fewest requests outstanding as the replay's router sends it; column
+"…, dealt in turn": the requests dealt in turn over the replicas, the model before; and the
+per-token P95 on that routed window, ``trace_tpot_p95_ms``, a diagnosis: column "on the
+replayed window" of the per-token P95s), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
@@ -73,6 +77,7 @@ from solver.capacity.replica import (
     load_point,
     load_profile,
     prefill_drain,
+    trace_tpot_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -305,11 +310,13 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
     perf = replica_perf(scenario, wl.model, case.gpu, wl.precision, case.tp, wl.runtime)
     minute = busiest_minute(trace, max(wl.hourly_demand_rps()))
     traced = with_trace(load_profile(perf, wl), minute.arrival_s, minute.input_tokens,
-                        wl.prefix_cache_hit_rate)
+                        wl.prefix_cache_hit_rate, output_tokens=minute.output_tokens)
     peak = max(wl.hourly_demand_rps())
     cut = replayed_window(trace, peak, window_s)
     windowed = with_trace(load_profile(perf, wl), cut.trace.arrival_s, cut.trace.input_tokens,
-                           wl.prefix_cache_hit_rate, since_s=cut.start_s, peak_rps=peak)
+                           wl.prefix_cache_hit_rate, since_s=cut.start_s, peak_rps=peak,
+                           output_tokens=cut.trace.output_tokens)
+    in_turn = replace(windowed, trace_least_outstanding=False)
     out = []
     for r in replay_case(scenario, case, trace, window_s):
         s = r.summary
@@ -328,6 +335,10 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
         # the replayed arrivals as they are: the busiest minute at the peak, over the serving
         on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
                                replicas=r.serving)
+        dealt = load_point(in_turn, peak / r.serving, with_tpot_p95=False, replicas=r.serving)
+        # the per-token P95 on the same routed window (a diagnosis, not the model's)
+        window_tpot = trace_tpot_p95_ms(windowed, peak / r.serving, r.serving,
+                                        on_window.decode_seqs_p95)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -340,13 +351,15 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(bursty.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(dealt.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(time_wait.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
+                 _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _vs(window_tpot, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
         if tally is not None:
             rows = "held-out" if held_out else "tuned"
@@ -355,9 +368,13 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                    s.ttft_ms.p95)
             _count(tally, rows, "TTFT, Lindley on the busiest minute", on_trace.ttft_p95_ms,
                    s.ttft_ms.p95)
+            _count(tally, rows, "TTFT, Lindley on the replayed window, dealt in turn",
+                   dealt.ttft_p95_ms, s.ttft_ms.p95)
             _count(tally, rows, "TTFT, Lindley on the replayed window", on_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
+            _count(tally, rows, "per-token on the replayed window", window_tpot,
+                   s.tpot_ms.p95)
     return out
 
 
@@ -518,10 +535,12 @@ def main(argv: list[str]) -> None:
     print("| workload | GPU × TP | case | replicas | window rate [req/s] | requests | "
           "TTFT P95 replay [ms] | Poisson pred | SCV only | largest window | Chernoff tail | "
           "model | SCV over the SLO's window | Lindley on the busiest minute | "
-          "Lindley on the replayed window | minutes mixture | TPOT P95 replay [ms] | "
-          "Poisson pred | SCV only | time-average wait | Chernoff tail | model | replay [s] |")
+          "Lindley on the replayed window, dealt in turn | Lindley on the replayed window | "
+          "minutes mixture | TPOT P95 replay [ms] | "
+          "Poisson pred | SCV only | time-average wait | Chernoff tail | model | "
+          "on the replayed window | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"

@@ -167,6 +167,8 @@ class ReplayedArrivals:
     """Start of the window the replay's P95s are over (the warm-up before it) [s]."""
     peak_rps: float
     """The planned peak the times were scaled to [1/s]."""
+    output_tokens: tuple[int, ...] | None = None
+    """Each request's output [tokens]; ``None``: the workload's typical output for each."""
 
 
 class Arrival(Frozen):

@@ -1113,6 +1113,68 @@ def test_the_ttft_on_a_trace_between_whole_replicas_is_read_linearly() -> None:
                                                                     rel=1e-12)
 
 
+def test_the_ttft_on_a_trace_routes_as_the_replay_does() -> None:
+    """The trace's requests go where the replay's router sends them, the replica with the
+    fewest requests routed there and not finished, not dealt in turn. Two replicas at the
+    peak, 8,000-token prompts (work S, drain c, own prefill + step ``a``): at 0 three
+    requests — the first (one output token) and the third on replica 0, the second (5,000
+    output tokens, still decoding at 5 s) on replica 1; at 5 s (the window) two more. Replica
+    0 has finished both of its own, so both go there, the second behind the first: TTFTs
+    ``a`` and ``S ÷ c + a``, the P95 ``a + 0.95 S ÷ c``. Dealt in turn they would go one to
+    each replica, both queues empty: P95 ``a``. Fails if the routing is dealt in turn."""
+    from dataclasses import replace
+
+    from solver.capacity.replica import cache_split, load_point, prefill_drain, with_trace
+
+    agent, perf, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    split = cache_split(8000.0, hit)
+    work = perf.prefill_marginal_ms(*split)
+    peak = 2.0
+    trace = with_trace(profile, [0.0, 0.0, 0.0, 5.0, 5.0], [8000] * 5, hit, since_s=4.0,
+                       peak_rps=peak, output_tokens=[1, 5000, 1, 1, 1])
+    point = load_point(trace, peak / 2, with_tpot_p95=False, replicas=2)
+    own, step = _chunked_own_ms(perf, split, point.decode_seqs_p95,
+                                profile.decode_context_tokens)
+    c = prefill_drain(profile, point.decode_seqs_p95)
+    assert 2 * work / c + own + step < 5000.0  # replica 0 is done with both by 5 s
+    assert 4999 * step > 5000.0  # the long one still decodes at 5 s
+    assert point.ttft_p95_ms == pytest.approx(own + step + 0.95 * work / c, rel=1e-9)
+    in_turn = load_point(replace(trace, trace_least_outstanding=False), peak / 2,
+                         with_tpot_p95=False, replicas=2)
+    assert in_turn.ttft_p95_ms == pytest.approx(own + step, rel=1e-9)
+
+
+def test_the_per_token_p95_on_a_trace_by_hand() -> None:
+    """``trace_tpot_p95_ms``: on one replica, a request with 2,000 output tokens (m = 1,999
+    decode iterations of ``t_d``) at 0, and an 8,000-token prompt (work S, drain c) at 1 s,
+    while the first decodes. The second's prefill keeps the queue busy for S ÷ c, doing S of
+    work, all in the first's life: it lives ``m t_d + S``, per token ``t_d + S ÷ m``; the
+    second (two output tokens, m = 1) decodes alone after its prefill: ``t_d``. The P95 of
+    the two (linear) is ``t_d + 0.95 S ÷ m``."""
+    from solver.capacity.replica import (
+        cache_split,
+        load_point,
+        prefill_drain,
+        trace_tpot_p95_ms,
+        with_trace,
+    )
+
+    agent, perf, profile = _agent_profile_on_h200_tp4()
+    hit = agent.prefix_cache_hit_rate
+    work = perf.prefill_marginal_ms(*cache_split(8000.0, hit))
+    rate = 1.0
+    trace = with_trace(profile, [0.0, 1.0], [100, 8000], hit, peak_rps=rate,
+                       output_tokens=[2000, 2])
+    batch = load_point(trace, rate, with_tpot_p95=False, replicas=1).decode_seqs_p95
+    step = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
+    c = prefill_drain(profile, batch)
+    assert 1000.0 + work / c < 1999 * step  # the second's prefill lies in the first's life
+    first, second = step + work / 1999, step
+    assert trace_tpot_p95_ms(trace, rate, 1, batch) == pytest.approx(
+        second + 0.95 * (first - second), rel=1e-9)
+
+
 def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:
     """A workload whose ``arrival.trace`` carries the window the plan replays
     (``TraceLink.window``) is sized on Lindley's recursion over it by default
@@ -1125,11 +1187,14 @@ def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_worklo
     assert agent.arrival is not None
     times = tuple(float(t) for t in np.arange(40) * 0.2)  # 5 req/s for 8 s
     link = TraceLink(path="trace.jsonl")
-    link._window = ReplayedArrivals(times, (30000,) * 40, since_s=2.0, peak_rps=5.0)
+    link._window = ReplayedArrivals(times, (30000,) * 40, since_s=2.0, peak_rps=5.0,
+                                    output_tokens=(1, 300) * 20)
     traced = agent.model_copy(update={"arrival": agent.arrival.model_copy(
         update={"trace": link})})
     profile = load_profile(perf, traced)
     assert profile.trace_wait and profile.trace_arrival_ms is not None
+    assert profile.trace_decode_steps is not None  # each request's output, less its first
+    assert profile.trace_decode_steps.tolist() == [0.0, 299.0] * 20
     assert profile.trace_since_ms == pytest.approx(2000.0)
     rate = 1.0
     point = load_point(profile, rate, with_tpot_p95=False, replicas=5)

@@ -67,6 +67,14 @@ def _holds_everywhere(name: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
     last = max(c["round"] for c in plan["replay"])
     checks = [c for c in plan["replay"] if c["round"] == last]
     assert all(c["holds"] for c in checks)
+    # a round that missed by an order of magnitude is called out, in the terminal and report
+    gross = {(c["round"], c["workload"]) for c in plan["replay"]
+             if max((c[k] or 0) / c[s] for k, s in (("ttft_p95_ms", "ttft_slo_ms"),
+                                                     ("tpot_p95_ms", "tpot_slo_ms"))) >= 10}
+    report = (out / "report.md").read_text()
+    for round_, workload in gross:
+        assert f"warning: round {round_}: {workload} missed by " in res.output
+        assert f"**Warning:** round {round_}: {workload} missed by " in report
     assert {c["workload"] for c in checks} == set(LINKS[name])
     # every required failure was replayed: each pool serving a workload that asks for N+1
     # lost its fullest node, each zone it runs in for zone loss

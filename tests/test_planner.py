@@ -47,16 +47,17 @@ def test_cost_and_cost_per_million_tokens_by_hand() -> None:
 
 
 def test_shared_node_cost_is_split_by_gpus_used() -> None:
-    # One 8-GPU node at 1.0 $/GPU-h = 5,840 / month; `big` uses 4 GPUs (TP4), `small` 2 (TP2).
-    # Idle GPUs are shared pro rata: big 4/6 × 5,840 = 3,893.33, small 2/6 × 5,840 = 1,946.67.
+    # One 7-GPU node at 1.0 $/GPU-h = 5,110 / month; `big` uses 4 GPUs (TP4), `small` 2 (TP2);
+    # the 7th fits no replica (the canonical step fills paid GPUs where a replica fits).
+    # Idle GPUs are shared pro rata: big 4/6 × 5,110 = 3,406.67, small 2/6 × 5,110 = 1,703.33.
     sc = scenario([workload("big", 10.0, utilization=1.0), workload("small", 10.0,
                                                                      utilization=1.0)],
-                  [zone("a", offer(reserved=(1.0, 8)))])
+                  [zone("a", offer(reserved=(1.0, 8), gpus_per_node=7))])
     sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": True})})
     tb = table(row("big", "H100", 4, 10.0), row("small", "H100", 2, 10.0))
     plan = plan_scenario(sc, tb)
     costs = {c.workload: c.cost_per_month for c in plan.workload_costs}
-    assert costs == {"big": pytest.approx(5840 * 4 / 6), "small": pytest.approx(5840 * 2 / 6)}
+    assert costs == {"big": pytest.approx(5110 * 4 / 6), "small": pytest.approx(5110 * 2 / 6)}
     # each allocation costs its own GPUs: big 1 × TP4 = 4 GPUs × 1.0 × 730 = 2,920; small 1 × TP2
     # = 2 GPUs → 1,460 (a replica is tp GPUs, not one)
     assert [(a.workload, a.replicas, a.gpus, a.cost_per_month) for a in plan.allocations] == [

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from models.workload import TokenPercentiles
 from solver.capacity.queueing import (
+    least_outstanding_waits_ms,
     length_samples,
     lindley_waits_ms,
     pk_mean_wait_ms,
@@ -246,6 +247,30 @@ def test_lindley_waits_by_hand() -> None:
     assert lindley_waits_ms([], []).size == 0
     with pytest.raises(ValueError, match="need 2 gaps"):
         lindley_waits_ms([1.0, 1.0, 1.0], [1.0])
+
+
+def test_least_outstanding_routing_by_hand() -> None:
+    """Two servers; each customer goes to the one with fewer customers not yet gone (ties to
+    the first), and stays counted there until wait + after-wait + decode after arriving:
+    - at 0 (service 1, after 1, decode 100): both empty, server 0; gone at 101;
+    - at 2 (service 5, after 1, decode 0): counts 1, 0, server 1, no wait; its queue empties
+      at 7; gone at 3;
+    - at 4 (service 1, after 1, decode 0): the one at 2 is gone, counts 1, 0, server 1 again,
+      where the queue empties at 7: waits 3 — dealt in turn it would have gone to server 0,
+      whose queue emptied at 1, and not waited; gone at 4 + 3 + 1 = 8;
+    - at 101 (service 1): the first is gone at that instant, before it is routed: counts 0, 0,
+      server 0, no wait."""
+    waits, servers = least_outstanding_waits_ms(
+        [0.0, 2.0, 4.0, 101.0], [1.0, 5.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0],
+        [100.0, 0.0, 0.0, 0.0], 2)
+    assert waits.tolist() == [0.0, 0.0, 3.0, 0.0]
+    assert servers.tolist() == [0, 1, 1, 0]
+    # on one server it is Lindley's recursion
+    one, _ = least_outstanding_waits_ms([0.0, 2.0, 7.0, 8.0], [3.0, 1.0, 4.0, 2.0],
+                                        [0.0] * 4, [0.0] * 4, 1)
+    assert one.tolist() == lindley_waits_ms([3.0, 1.0, 4.0, 2.0], [2.0, 5.0, 1.0]).tolist()
+    with pytest.raises(ValueError, match="differ in length"):
+        least_outstanding_waits_ms([0.0], [1.0, 1.0], [0.0], [0.0], 1)
 
 
 @pytest.mark.parametrize(("rho", "customers", "tolerance"),

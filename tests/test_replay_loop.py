@@ -132,6 +132,7 @@ def test_the_loader_cuts_the_window_the_replay_replays(tmp_path: Path) -> None:
     cut = peak_window(read_linked(link), 12.0)
     assert link.window.arrival_s == tuple(cut.trace.arrival_s.tolist())
     assert link.window.input_tokens == tuple(cut.trace.input_tokens.tolist())
+    assert link.window.output_tokens == tuple(cut.trace.output_tokens.tolist())
     assert link.window.since_s == cut.start_s and link.window.peak_rps == 12.0
 
 
@@ -742,3 +743,38 @@ def test_compare_over_periods_does_not_send_the_user_to_a_replay_plan_does_not_r
     assert period_note is not None and "`fleetplan plan` replays" not in period_note
     assert "fleetplan simulate SCENARIO --fleet plan.json" in period_note
     assert "--period N" in period_note
+
+
+# --- a miss by an order of magnitude is called out ----------------------------------------------
+
+
+def test_a_miss_by_an_order_of_magnitude_is_called_out_with_its_measured_rows() -> None:
+    """twenty_rps linked to the Azure conversation trace: its first fleet, sized on a measured
+    row of 18 req/s per replica, missed by 58x after a node loss (the survivors above what the
+    replay's analytic step times serve) and the loop fixed it in round 2; the final table showed
+    only round 2, so nothing told the reader that a --no-replay plan would have been that fleet.
+    The terminal's and the report's replay sections now say so, naming the measured row; a
+    miss under the factor is left to the round tables."""
+    from solver.cli.replay_step import replay_lines
+    from solver.outputs.replay_words import GROSS_MISS_FACTOR, gross_misses, overshoot
+
+    gross = _check(1, 57_953.0, False).model_copy(update={"failure": "node:z/A/on_demand",
+                                                         "tpot_p95_ms": 183.7})
+    mild = _check(1, 100 * (GROSS_MISS_FACTOR - 1), False)
+    held = _check(2, 50.0, True)
+    plan = _fleet_plan(9.0).model_copy(update={"replay": (mild, gross, held)})
+    assert overshoot(gross) == pytest.approx(579.53)
+    lines = gross_misses(plan)
+    assert len(lines) == 1  # the worse of round 1's two misses, once
+    assert lines[0].startswith("round 1: w missed by 580× after node:z/A/on_demand (TTFT P95 "
+                               "57,953 ms against 100, per-token 183.7 against 50)")
+    assert "--no-replay would be that round's fleet" in lines[0]
+    assert "sized from a measured row" not in lines[0]  # the stand-in plan is analytic
+    measured = plan.allocations[0].model_copy(update={"capacity_source": CapacitySource.measured})
+    plan = plan.model_copy(update={"allocations": (measured,)})
+    assert "A TP1 is sized from a measured row" in gross_misses(plan)[0]
+    assert f"  warning: {gross_misses(plan)[0]}" in replay_lines(plan)
+    from solver.outputs.report import replay_section
+
+    assert f"- **Warning:** {gross_misses(plan)[0]}." in replay_section(plan)
+    assert gross_misses(plan.model_copy(update={"replay": (mild, held)})) == []

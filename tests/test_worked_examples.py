@@ -59,13 +59,16 @@ def test_twenty_rps_n_plus_1_on_eight_gpu_nodes_needs_a_second_node() -> None:
     # On 8-GPU nodes a node holds ⌊8 / 2⌋ = 4 replicas, so one node carries all the replicas
     # the demand needs and losing it loses them all. N+1 needs capacity outside the fullest node:
     # x − min(x, 4) ≥ ⌈20 / 18⌉ = 2 → x = 6 replicas on 2 nodes = 16 GPUs × 2.0 × 730 = 23,360.
-    # Shared nodes (policy.share_nodes) plan exactly those 6 replicas.
+    # Shared nodes (policy.share_nodes) need those 6 replicas, and run 8: the nodes are paid
+    # whole, and the canonical step fills their idle GPUs (before 2026-12-04 it chose the fewest
+    # replicas, 6: linked to the conversation trace, the shipped example's first fleet then
+    # missed its TTFT SLO by 58× after a node loss in the replay, docs/capacity-model.md)
     plan = twenty("n_plus_1", gpus_per_node=8, share_nodes=True)
-    assert replicas(plan) == 6
+    assert replicas(plan) == 8
     assert sum(n.gpus for n in plan.nodes) == 16
     assert plan.cost.per_month == pytest.approx(23360.0)
     node_rows = [r for r in plan.survivability if r.failure.startswith("node:")]
-    assert [(r.capacity_rps, r.holds) for r in node_rows] == [(36.0, True)]  # 2 left × 18
+    assert [(r.capacity_rps, r.holds) for r in node_rows] == [(72.0, True)]  # 4 left × 18
     # A dedicated pool (the default) runs its fullest packing on every node it pays for: the
     # same 2 nodes, 16 GPUs and 23,360, now holding 2 × 4 = 8 replicas; losing one leaves 4 × 18.
     dedicated = twenty("n_plus_1", gpus_per_node=8)
@@ -90,8 +93,10 @@ def test_twenty_rps_shipped_scenario_uses_its_measured_row() -> None:
     tp2 = [a for a in plan.allocations if a.tp == 2]
     assert tp2 and all(a.replica_capacity_rps == 18.0 and a.capacity_source.value == "measured"
                        for a in tp2)
-    # p5 nodes hold 8 H100: N+1 needs two of them (as above), one per zone or both in one.
+    # p5 nodes hold 8 H100: N+1 needs two of them (as above), one per zone or both in one,
+    # and every GPU of them runs a TP2 replica (2 a node would do: the idle 4 are paid for)
     assert sum(n.gpus for n in plan.nodes) == 16
+    assert sum(a.replicas * a.tp for a in tp2) == 16
     assert all(r.holds for r in plan.survivability)
 
 

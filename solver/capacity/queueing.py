@@ -20,6 +20,7 @@ P95", "The TTFT P95 on the trace's own arrivals"). Pure functions.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +87,54 @@ def lindley_waits_ms(service_ms: npt.ArrayLike, gaps_ms: npt.ArrayLike) -> Float
         return np.zeros(0)
     walk = np.concatenate(([0.0], np.cumsum(service[:-1] - gaps)))  # P_n [ms]
     return np.maximum(walk - np.minimum.accumulate(walk), 0.0)
+
+
+def least_outstanding_waits_ms(arrival_ms: npt.ArrayLike, service_ms: npt.ArrayLike,
+                               after_wait_ms: npt.ArrayLike, decode_ms: npt.ArrayLike,
+                               servers: int) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Each customer's wait [ms] and server when each goes, on arrival, to the server with
+    the fewest customers sent there and not yet gone (ties to the lowest index), each server
+    a FIFO queue: the router of the replay (``solver.replay.engine``, least outstanding
+    requests), with each replica's prefill as one server.
+
+    Customer ``n`` arrives at ``arrival_ms[n]`` (rising), occupies its server's queue for
+    ``service_ms[n]``, and stays counted at that server until ``wait + after_wait_ms[n] +
+    decode_ms[n]`` after its arrival (its first token, then its decode life) — a server's
+    count is its requests waiting, in prefill and decoding. On its server ``s`` the wait is
+    Lindley's, ``W = max(0, F_s − t)`` with ``F_s`` the instant the server's queue empties,
+    which then becomes ``max(F_s, t) + S``. A customer that leaves at the instant another
+    arrives is gone before it is routed (as the replay completes a step before routing).
+    Deterministic; sequential (the route depends on earlier waits)."""
+    arrival = np.asarray(arrival_ms, dtype=np.float64).tolist()
+    service = np.asarray(service_ms, dtype=np.float64).tolist()
+    after = np.asarray(after_wait_ms, dtype=np.float64).tolist()
+    decode = np.asarray(decode_ms, dtype=np.float64).tolist()
+    if not len(arrival) == len(service) == len(after) == len(decode):
+        raise ValueError("arrival, service, after-wait and decode times differ in length")
+    if servers < 1:
+        raise ValueError(f"servers must be at least 1, got {servers}")
+    if servers == 1:  # no choice to make: Lindley's recursion, in closed form
+        return (lindley_waits_ms(service, np.diff(arrival)),
+                np.zeros(len(arrival), dtype=np.int64))
+    empties = [-math.inf] * servers  # F_s: when each server's queue empties [ms]
+    counts = [0] * servers  # customers at each server, not yet gone [1]
+    leaving: list[tuple[float, int]] = []  # (instant it is gone [ms], its server)
+    pop, push, index = heapq.heappop, heapq.heappush, counts.index
+    waits: list[float] = []
+    chosen: list[int] = []
+    for t, work, rest in zip(arrival, service, (a + d for a, d in zip(after, decode,
+                                                                      strict=True)),
+                             strict=True):
+        while leaving and leaving[0][0] <= t:
+            counts[pop(leaving)[1]] -= 1
+        s = index(min(counts))
+        start = empties[s] if empties[s] > t else t
+        empties[s] = start + work
+        counts[s] += 1
+        waits.append(start - t)
+        chosen.append(s)
+        push(leaving, (start + rest, s))
+    return np.asarray(waits, dtype=np.float64), np.asarray(chosen, dtype=np.int64)
 
 
 def pk_mean_wait_ms(

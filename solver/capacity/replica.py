@@ -27,8 +27,10 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
 * with a trace's own arrivals (:func:`with_trace`: the window of a workload's
   ``arrival.trace`` that the plan's replay replays, warm-up included, where the scenario's
   loader cut it, :data:`TRACE_WINDOW_TTFT`; or the busiest minute alone, an option), the TTFT
-  P95 by Lindley's recursion over those arrivals dealt in turn over the replicas, over the
-  window's requests (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`);
+  P95 by Lindley's recursion over those arrivals, each sent to the replica with the fewest
+  requests outstanding as the replay's router sends it, over the window's requests
+  (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`); on the same routed window, the
+  per-token P95 as a diagnosis (:func:`trace_tpot_p95_ms`, not :func:`load_point`'s);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
@@ -60,6 +62,7 @@ from solver.capacity.queueing import (
     cyclic_split_scv,
     dealt_pmf,
     kingman_factor,
+    least_outstanding_waits_ms,
     length_samples,
     lindley_waits_ms,
     pk_mean_wait_ms,
@@ -201,6 +204,15 @@ class LoadProfile:
     """The chunks of the trace's distinct prompts (:func:`prompt_chunks`) [tokens]."""
     trace_chunk_context_tokens: npt.NDArray[np.float64] | None = None
     """The tokens before each of those chunks in the KV cache [tokens]."""
+    trace_least_outstanding: bool = True
+    """With :attr:`trace_wait`, the trace's requests go to the replica with the fewest
+    requests routed there and not finished, as the replay's router sends them
+    (:func:`~solver.capacity.queueing.least_outstanding_waits_ms`); ``False``: dealt in turn
+    over the replicas (the model before, for ``benchmarks/burst_agreement.py``)."""
+    trace_decode_steps: npt.NDArray[np.float64] | None = None
+    """Each of those requests' decode iterations after its first token, output − 1 (at least
+    0) [steps]: how long it stays counted at its replica by the router
+    (:func:`trace_ttft_p95_ms`)."""
     trace_wait: bool = False
     """``True`` (with the trace's arrays): the TTFT P95 is Lindley's recursion over the trace's
     requests (:func:`trace_ttft_p95_ms`; docs/capacity-model.md, "The TTFT P95 on the trace's
@@ -380,7 +392,8 @@ def load_profile(
     if window is None or not (TRACE_WINDOW_TTFT if trace_window is None else trace_window):
         return profile
     return with_trace(profile, window.arrival_s, window.input_tokens, hit,
-                      since_s=window.since_s, peak_rps=window.peak_rps)
+                      since_s=window.since_s, peak_rps=window.peak_rps,
+                      output_tokens=window.output_tokens)
 
 
 def chunk_extra_ms(profile: LoadProfile, batch: int, kv_tokens: int) -> npt.NDArray[np.float64]:
@@ -635,7 +648,8 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
 def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
                input_tokens: npt.ArrayLike | None, cache_hit_rate: float,
                trace_wait: bool = True, since_s: float | None = None,
-               peak_rps: float = math.inf) -> LoadProfile:
+               peak_rps: float = math.inf, output_tokens: npt.ArrayLike | None = None
+               ) -> LoadProfile:
     """``profile`` with a trace's requests for :func:`trace_ttft_p95_ms`: their arrivals
     ``arrival_s`` [s], scaled so that the trace's busiest minute's rate is ``peak_rps`` (not
     finite: the workload's peak) as the replay scales it (``scale_to: peak_minute``;
@@ -645,7 +659,9 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
     with a fixed seed (0). ``since_s``: the P95 is over the requests arriving from then on,
     those before it a warm-up whose queue they inherit (the plan's replay window,
     ``TraceLink.window``); ``None``: over all of them (the busiest minute alone,
-    ``solver.replay.plan_replay.busiest_minute``)."""
+    ``solver.replay.plan_replay.busiest_minute``). ``output_tokens``: each request's output
+    [tokens], how long it decodes (and so stays counted by the router) after its first
+    token; ``None``: the workload's typical output for every request."""
     arrival = np.asarray(arrival_s, dtype=np.float64)
     first_s = arrival[0] if arrival.size else 0.0
     arrival_ms = (arrival - first_s) * 1000.0
@@ -662,7 +678,13 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
         splits = [cache_split(float(x), cache_hit_rate) for x in lengths]
         work = np.array([perf.prefill_marginal_ms(*split) for split in splits])[where]
         tokens, context = prompt_chunks(splits)
+    outputs = (np.full(arrival.size, profile.output_tokens) if output_tokens is None
+               else np.asarray(output_tokens, dtype=np.float64).reshape(-1))
+    if outputs.size != arrival.size:
+        raise ValueError(f"{arrival.size} arrivals need {arrival.size} output lengths, "
+                         f"got {outputs.size}")
     return replace(profile, trace_arrival_ms=arrival_ms, trace_work_ms=work,
+                   trace_decode_steps=np.maximum(np.rint(outputs) - 1, 0.0),
                    trace_prompt=np.asarray(where, dtype=np.int64).reshape(-1),
                    trace_chunk_tokens=tokens, trace_chunk_context_tokens=context,
                    trace_wait=trace_wait, trace_since_ms=since_ms, trace_peak_rps=peak_rps)
@@ -673,20 +695,22 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
     arrivals (:func:`with_trace`) rescaled so each of ``k`` replicas gets ``rate_rps`` at the
     trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
-    were scaled to), dealt in turn over them (least-loaded routing, as the wait behind
-    earlier traffic is). ``replicas`` ``x`` need not be whole: the P95 is read linearly
-    between ``k = ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
-    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion
-    (:func:`~solver.capacity.queueing.lindley_waits_ms`) in prefill work from its first
-    request on (the warm-up included, so the window inherits its queue): the service ``S_n``
-    the request's marginal prefill work, the gap the work the replica drains between two of
-    its arrivals (``c × A``, ``c`` the prefill drain of the decoding ``batch``,
-    :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds, here on the real
-    sequence; the backlog ``W_n`` of work takes ``W_n ÷ c`` to drain, the request's wait. A
-    request's TTFT is its wait + its own prefill in chunks beside the decoding batch
-    (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight); the P95 is over
-    the requests arriving from :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``,
-    linear); at no load (``rate_rps`` 0) none waits. Deterministic."""
+    were scaled to), each sent, as it arrives, to the replica with the fewest requests routed
+    there and not finished (the replay's router; ties to the first), a request counted there
+    until its first token and ``output − 1`` decode iterations of the mean per-token time
+    ``t_d ÷ (1 − ρ)`` after it (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt
+    in turn). ``replicas`` ``x`` need not be whole: the P95 is read linearly between ``k =
+    ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
+    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion in prefill work
+    from its first request on (the warm-up included, so the window inherits its queue): the
+    service ``S_n`` the request's marginal prefill work, drained at ``c`` per ms (``c`` the
+    prefill drain of the decoding ``batch``, :func:`prefill_drain`) — the backlog
+    :func:`burst_ttft_ms` bounds, here on the real sequence; the backlog ``W_n`` of work takes
+    ``W_n ÷ c`` to drain, the request's wait. A request's TTFT is its wait + its own prefill
+    in chunks beside the decoding batch (:func:`chunked_prefill_ms`) + one decode step (the
+    iteration in flight); the P95 is over the requests arriving from
+    :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``, linear); at no load
+    (``rate_rps`` 0) none waits. Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
             and profile.trace_chunk_context_tokens is not None)
@@ -694,28 +718,69 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     counted = arrival >= since_ms
     if not counted.any():
         return 0.0
+    step_ms, after_ms = _trace_after_wait_ms(profile, batch)
+    if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
+        return float(np.percentile(after_ms[counted], 100 * q))
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
+    tpot_ms = step_ms / (1 - rho) if rho < 1 else math.inf  # the mean per-token time
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, after_ms, tpot_ms, q)
+    if share <= 0:
+        return below
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, after_ms, tpot_ms, q)
+    return (1 - share) * below + share * above
+
+
+def _trace_after_wait_ms(profile: LoadProfile, batch: int
+                         ) -> tuple[float, npt.NDArray[np.float64]]:
+    """The decode step at ``batch`` [ms] and each trace request's TTFT after its wait: its
+    own prefill in chunks beside the batch + one step [ms]."""
+    assert (profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
+            and profile.trace_chunk_context_tokens is not None)
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
     tokens = profile.trace_chunk_tokens
     own_ms = _chunks_ms(tokens, step_ms, _extra_ms(
         profile.perf, tokens, profile.trace_chunk_context_tokens, batch, kv_tokens)
                         )[profile.trace_prompt]
-    if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
-        return float(np.percentile(own_ms[counted] + step_ms, 100 * q))
-    low = max(1, math.floor(replicas))  # [replicas]
-    share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
-    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, own_ms + step_ms, q)
-    if share <= 0:
-        return below
-    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, own_ms + step_ms, q)
-    return (1 - share) * below + share * above
+    return step_ms, own_ms + step_ms
+
+
+def _trace_steps(profile: LoadProfile) -> npt.NDArray[np.float64]:
+    """Each trace request's decode iterations after its first token [steps]."""
+    assert profile.trace_arrival_ms is not None
+    if profile.trace_decode_steps is not None:
+        return profile.trace_decode_steps
+    return np.full(profile.trace_arrival_ms.size, max(round(profile.output_tokens) - 1, 0),
+                   dtype=np.float64)
+
+
+def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, drain: float,
+                  after_wait_ms: npt.NDArray[np.float64], tpot_ms: float
+                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                             npt.NDArray[np.int64]]:
+    """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], each request's wait
+    [ms] and replica, routed to the fewest outstanding (:func:`trace_ttft_p95_ms`)."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    arrival = profile.trace_arrival_ms
+    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
+            else profile.workload_rps)
+    if math.isfinite(peak):
+        arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    waits, servers = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
+                                                after_wait_ms, _trace_steps(profile) * tpot_ms,
+                                                k)
+    return arrival, waits, servers
 
 
 def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
-                      after_wait_ms: npt.NDArray[np.float64], q: float) -> float:
+                      after_wait_ms: npt.NDArray[np.float64], tpot_ms: float, q: float
+                      ) -> float:
     """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
-    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step)."""
+    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step), then
+    counted by the router for its decode iterations × ``tpot_ms``."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
     arrival = profile.trace_arrival_ms
     counted = arrival >= profile.trace_since_ms
@@ -723,12 +788,89 @@ def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: floa
             else profile.workload_rps)
     if math.isfinite(peak):
         arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    if profile.trace_least_outstanding:
+        _, waits, _ = _trace_routed(profile, rate_rps, k, drain, after_wait_ms, tpot_ms)
+        return float(np.percentile((waits + after_wait_ms)[counted], 100 * q))
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
         backlog = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
         ttft.append((backlog / drain + after_wait_ms[mine])[counted[mine]])
     return float(np.percentile(np.concatenate(ttft), 100 * q))
+
+
+def trace_tpot_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
+                      q: float = 0.95) -> float:
+    """Per-token P95 of the trace's requests at one replica carrying ``rate_rps`` [ms], on
+    the same routed window as :func:`trace_ttft_p95_ms` (a diagnosis measured in
+    ``benchmarks/burst_agreement.py``; :func:`load_point`'s per-token P95 stays the model's).
+
+    Each request is routed as there (fewest outstanding), its replica's prefill queue busy
+    over ``[start_n, start_n + S_n ÷ c]`` for each request sent to it. A request with ``m ≥ 1``
+    decode iterations after its first token ``f`` lives ``L = m t_d + c |busy ∩ [f, f + L]|``:
+    each of its iterations a decode step ``t_d`` (at the decoding ``batch``), and the prefill
+    work its replica does during its life (at ``c`` per ms while prompts queue) added to it,
+    chunk by chunk. ``L`` is the least fixed point, reached from ``m t_d`` by iteration (it
+    rises and ``c < 1``; :data:`TRACE_LIFE_ITERATIONS`); its per-token time is ``L ÷ m``. The
+    P95 is over the window's requests with ``m ≥ 1`` (``numpy.percentile``, linear), read
+    linearly between ``⌊x⌋`` and ``⌈x⌉`` replicas as the TTFT is. Deterministic."""
+    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
+    step_ms, after_ms = _trace_after_wait_ms(profile, batch)
+    steps = _trace_steps(profile)
+    counted = (profile.trace_arrival_ms >= profile.trace_since_ms) & (steps >= 1)
+    if not counted.any():
+        return math.nan
+    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
+    if rate_rps <= 0 or not math.isfinite(replicas) or rho >= 1:
+        return step_ms if rate_rps <= 0 or not math.isfinite(replicas) else math.inf
+    tpot_ms = step_ms / (1 - rho)
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    low = max(1, math.floor(replicas))  # [replicas]
+    share = min(max(replicas - low, 0.0), 1.0)  # [1]
+    values = []
+    for k in (low, low + 1) if share > 0 else (low,):
+        arrival, waits, servers = _trace_routed(profile, rate_rps, k, drain, after_ms, tpot_ms)
+        start = arrival + waits  # its prefill's turn in its replica's queue [ms]
+        end = start + profile.trace_work_ms / drain
+        first = start + after_ms  # its first token [ms]
+        life = steps * step_ms
+        for replica in range(k):
+            mine = servers == replica
+            if not mine.any():
+                continue
+            knots, busy = _busy_time(start[mine], end[mine])
+            f, m = first[mine], steps[mine]
+            before = np.interp(f, knots, busy)
+            lived = m * step_ms
+            for _ in range(TRACE_LIFE_ITERATIONS):
+                lived = m * step_ms + drain * (np.interp(f + lived, knots, busy) - before)
+            life[mine] = lived
+        values.append(float(np.percentile(life[counted] / steps[counted], 100 * q)))
+    return values[0] if share <= 0 else (1 - share) * values[0] + share * values[1]
+
+
+#: Iterations of a request's decode life in :func:`trace_tpot_p95_ms` (from ``m t_d`` up; each
+#: step's change shrinks by ``c < 1`` at most) [1].
+TRACE_LIFE_ITERATIONS = 30
+
+
+def _busy_time(starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64]
+               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The union of the intervals ``[starts, ends]`` as a piecewise-linear cumulative busy
+    time: knots [ms] and the busy time up to each [ms] (read with ``numpy.interp``)."""
+    order = np.argsort(starts, kind="stable")
+    merged: list[list[float]] = []
+    for a, b in zip(starts[order].tolist(), ends[order].tolist(), strict=True):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    spans = np.asarray(merged, dtype=np.float64).reshape(-1, 2)
+    knots = spans.reshape(-1)
+    busy = np.zeros(knots.size)
+    busy[1::2] = np.cumsum(spans[:, 1] - spans[:, 0])
+    busy[2::2] = busy[1:-1:2]
+    return knots, busy
 
 
 def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:

@@ -4,6 +4,7 @@ report.md and the workbook say the same."""
 
 from __future__ import annotations
 
+from models.common import CapacitySource
 from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Plan, ReplayCheck
 
 
@@ -38,3 +39,55 @@ def window_words(c: ReplayCheck) -> str:
         text += (f" — under the standard {REPLAY_WINDOW_S:.0f} s after {REPLAY_WARMUP_S:.0f} s "
                  "(the trace is too short around its busiest minute): a hold is weak evidence")
     return text
+
+
+#: A replay check whose P95 exceeds its SLO by this factor or more is called out, in every
+#: round: a miss of an order of magnitude is not a burst the loop's de-rating tunes away but
+#: the replicas left carrying more than they serve in the replay (a queue that grows through
+#: the window), and a plan made with ``--no-replay`` would have been that round's fleet
+#: (docs/capacity-model.md, "A miss by an order of magnitude: a measured row the replay does not
+#: reproduce") [1].
+GROSS_MISS_FACTOR = 10.0
+
+
+def overshoot(c: ReplayCheck) -> float:
+    """The larger of the check's P95 ÷ SLO ratios, TTFT and per-token [1] (0 where neither
+    was measured)."""
+    ratios = [p95 / slo for p95, slo in ((c.ttft_p95_ms, c.ttft_slo_ms),
+                                          (c.tpot_p95_ms, c.tpot_slo_ms)) if p95 is not None]
+    return max(ratios, default=0.0)
+
+
+def gross_misses(plan: Plan) -> list[str]:
+    """A line for each round and workload whose replay missed an SLO by
+    :data:`GROSS_MISS_FACTOR` or more (its worst check), naming the workload's configurations
+    that the plan sizes from measured rows: the replay runs the analytic step times, so it
+    checks a measured row only as far as the analytic model agrees with it."""
+    worst: dict[tuple[int, str], ReplayCheck] = {}
+    for c in plan.replay:
+        if overshoot(c) < GROSS_MISS_FACTOR:
+            continue
+        key = (c.round, c.workload)
+        if key not in worst or overshoot(c) > overshoot(worst[key]):
+            worst[key] = c
+    lines = []
+    for (round_, name), c in sorted(worst.items()):
+        measured = sorted({f"{a.gpu} TP{a.tp}" for a in plan.allocations
+                           if a.workload == name and a.capacity_source is CapacitySource.measured})
+        ttft = "—" if c.ttft_p95_ms is None else f"{c.ttft_p95_ms:,.0f}"
+        tpot = "—" if c.tpot_p95_ms is None else f"{c.tpot_p95_ms:,.1f}"
+        text = (f"round {round_}: {name} missed by {overshoot(c):,.0f}× "
+                f"{'intact' if c.failure == 'none' else 'after ' + c.failure} (TTFT P95 {ttft} "
+                f"ms against {c.ttft_slo_ms:,.0f}, per-token {tpot} against "
+                f"{c.tpot_slo_ms:g}): the replicas left carried more than they serve in the "
+                "replay, a queue that grows, not a burst; a plan made with --no-replay would be "
+                "that round's fleet")
+        if measured:
+            text += (f". {', '.join(measured)} {'is' if len(measured) == 1 else 'are'} sized "
+                     "from a measured row, the replay runs the analytic step times: where they "
+                     "disagree this far, check the row (docs/capacity-model.md, \"A miss by an "
+                     "order of magnitude\")")
+        else:
+            text += " (docs/capacity-model.md, \"A miss by an order of magnitude\")"
+        lines.append(text)
+    return lines

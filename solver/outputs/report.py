@@ -57,7 +57,7 @@ from solver.outputs.plan_dir import (
     REPORT_FILE,
 )
 from solver.outputs.prepared import prepared_on
-from solver.outputs.replay_words import window_lines
+from solver.outputs.replay_words import gross_misses, window_lines
 from solver.outputs.schedule import SPENT_COUNTS, schedule_lines, work_limited
 
 
@@ -220,6 +220,7 @@ def replay_section(plan: Plan) -> list[str]:
             "de-rated their workloads' configurations (plan.json `replay` has every round)."
             if last > 1 else "Round 1: the first solve, replayed.")
     windows = window_lines(plan)
+    gross = gross_misses(plan)
     return ["## Trace replay at the planned peak", "",
             "Each workload's trace scaled to its planned peak, replayed on the plan's replicas "
             f"over the {REPLAY_WINDOW_S:.0f} s around its busiest minute after "
@@ -227,6 +228,7 @@ def replay_section(plan: Plan) -> list[str]:
             "after each failure it must survive (docs/replay.md, \"Replay in the plan\"). "
             + note, "",
             *([] if not windows else [*(f"- {markdown_text(w)}" for w in windows), ""]),
+            *([] if not gross else [*(f"- **Warning:** {markdown_text(g)}." for g in gross), ""]),
             *_table(["Workload", "Failure", "Slice", "Requests", "TTFT P95 / SLO [ms]",
                      "Per-token P95 / SLO [ms]", "Within both SLOs", "Result"], rows)]
 

@@ -132,7 +132,8 @@ def replayed_arrivals(link: TraceLink, peak_rps: float) -> ReplayedArrivals:
         _WINDOWS[key] = ReplayedArrivals(
             arrival_s=tuple(cut.trace.arrival_s.tolist()),
             input_tokens=tuple(cut.trace.input_tokens.tolist()),
-            since_s=cut.start_s, peak_rps=peak_rps)
+            since_s=cut.start_s, peak_rps=peak_rps,
+            output_tokens=tuple(cut.trace.output_tokens.tolist()))
     return _WINDOWS[key]
 
 

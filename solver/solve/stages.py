@@ -423,9 +423,24 @@ def canonical(ctx: Context, budget: float) -> None:
         return
     nodes = ctx.model.columns_named([y.name for y in ctx.program.v.nodes.values()])
     held = np.round(x[nodes])
-    replicas = ctx.model.columns_named([v.name for v in ctx.program.v.replicas.values()])
+    keys = list(ctx.program.v.replicas)
+    replicas = ctx.model.columns_named([ctx.program.v.replicas[k].name for k in keys])
     objective = np.zeros(ctx.model.columns_count)
-    objective[replicas] = 1.0
+    data, v = ctx.program.data, ctx.program.v
+    rates = [_rate(v, k, data.workload(k.workload).utilization) for k in keys]  # [1/s]
+    peak: dict[str, float] = {}  # each workload's busiest demand, else its best replica [1/s]
+    for (name, _), rps in data.demand_rps.items():
+        peak[name] = max(peak.get(name, 0.0), rps)
+    for k, rate in zip(keys, rates, strict=True):
+        if peak.get(k.workload, 0.0) <= 0.0:
+            peak[k.workload] = max(rate, *(r for q, r in zip(keys, rates, strict=True)
+                                           if q.workload == k.workload))
+    share = np.array([rate / peak[k.workload] for k, rate in zip(keys, rates, strict=True)])
+    free = ctx.model.cost[replicas] == 0.0  # a replica costs nothing beyond its node's GPUs
+    # the paid nodes' GPUs filled with the most capacity, as shares of each workload's peak (a
+    # replica that carries a cost of its own: the fewest), never more cost: an idle GPU of a
+    # paid node is headroom thrown away (docs/program.md, `canonical`)
+    objective[replicas] = np.where(free, -share, 1.0)
     result = _run(ctx, ctx.model, budget, restriction=Restriction(nodes, held, held),
                   objective=objective)
     if result.status is SolveStatus.optimal and result.x is not None:
