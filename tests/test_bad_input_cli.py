@@ -232,7 +232,9 @@ def test_template_from_a_workbook_never_overwrites_it(tmp_path: Path) -> None:
     (("plan", "--time-limit", "nan"), "--time-limit"),
     (("plan", "--time-limit", "5", "--gap", "nan"), "--gap"),
     (("calibrate", "x.csv", "--held-out-share", "nan"), "--held-out-share"),
-    (("simulate", "--fleet", "f.json", "--trace", "t.csv", "--rate-scale", "nan"),
+    # --rate-scale first: options are checked in the order typed, and f.json and t.csv are
+    # missing (each said so, naming its option, when it comes first).
+    (("simulate", "--rate-scale", "nan", "--fleet", "f.json", "--trace", "t.csv"),
      "--rate-scale"),
 ])
 def test_non_finite_option_values_are_usage_errors(args: tuple[str, ...], option: str) -> None:
@@ -779,11 +781,21 @@ def test_json_on_bad_input_is_a_json_error_naming_file_field_and_fix(tmp_path: P
 
 
 def test_json_on_a_missing_file_or_bad_option_is_json_too(tmp_path: Path) -> None:
+    (tmp_path / "f.json").write_text("{}", encoding="utf-8")
     result = CliRunner().invoke(main, ["check", str(tmp_path / "none.yaml"), "--fleet",
                                        str(tmp_path / "f.json"), "--json"])
     assert result.exit_code == 2
     data = json.loads(result.stdout)
     assert data["valid"] is False and data["problems"][0]["file"].endswith("none.yaml")
+    # A missing --fleet is refused as the options are read, before the scenario is read.
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "none.yaml"), "--fleet",
+                                       str(tmp_path / "g.json"), "--json"])
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert data["valid"] is False and data["problems"][0] == {
+        "file": str(tmp_path / "g.json"), "field": "",
+        "message": "file not found (the path given to --fleet)",
+        "fix": "check the path given to --fleet"}
     result = CliRunner().invoke(main, ["validate", "--json", "--no-such-option"])
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"] == "No such option '--no-such-option'."

@@ -585,6 +585,41 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
     assert "| 1 node owned (inventory): capital spent |" in report
 
 
+def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
+        tmp_path: Path) -> None:
+    """A new user's report.md read "reservation to 2027-07-01" in the GPUs table of a line
+    written `ends: 2027-06-30`, and nothing beside that table said the date after "to" is the
+    day after the last (only the schedule line and the workbook's column header did). Owned
+    nodes held with no end show no date, and no note."""
+    from models.horizon import HeldNodes, InventoryKind
+    from models.offers import OwnedTerms
+    from solver.outputs.labels import TO_EXCLUSIVE
+
+    owned_terms = OwnedTerms(capex_per_node=40_000, life_months=48, gpu_tdp_w=700,
+                             node_overhead_w=300, average_utilization=0.6, price_per_kwh=0.1,
+                             pue=1.3, hosting_per_node_month=100, stock_gpus=8,
+                             lead_time_weeks=16)
+
+    def report_of(inventory: list[HeldNodes], out: Path) -> str:
+        sc = quarterly([2, 2, 2, 2], owned=owned_terms, inventory=inventory, lead_weeks=8)
+        plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+        write_plan_outputs(plan, sc, out, first_period_scenario(plan, sc))
+        return (out / "report.md").read_text()
+
+    report = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                  purchase=InventoryKind.reserved, ends=dt.date(2027, 6, 30),
+                                  price_per_gpu_hour=0.5)], tmp_path / "reserved")
+    gpus = report.split("## GPUs")[1].split("## Workloads")[0]
+    assert "| 1 node held (inventory): reservation to 2027-07-01 |" in gpus
+    assert (f"Already held: {TO_EXCLUSIVE}, as in every \"A to B\" of this report (an "
+            "inventory line's `ends` is its last day held, so `ends: 2027-06-30` reads \"to "
+            "2027-07-01\").") in gpus
+    owned = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                 purchase=InventoryKind.owned)], tmp_path / "owned")
+    gpus = owned.split("## GPUs")[1].split("## Workloads")[0]
+    assert "| Already held |" in gpus and "Already held: " not in gpus
+
+
 def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
         tmp_path: Path) -> None:
     """A new user's inventory line held a reservation with no price: the planner priced it at

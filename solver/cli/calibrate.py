@@ -26,7 +26,7 @@ from solver.capacity.calibrate import (
     runtimes_document,
 )
 from solver.capacity.perfdata import Measurement, read_measurements_csv, read_shared_perf
-from solver.cli.common import echo_json, finite, json_option
+from solver.cli.common import echo_json, finite, given_file, json_option
 from solver.cli.show import Col, progress, table_lines
 from solver.outputs.atomic import write_atomic
 from solver.outputs.destinations import OutputFile
@@ -191,6 +191,7 @@ def _print_table(cal: Calibration, out: Path) -> None:
 @click.option("--builtin", is_flag=True,
               help="Write the built-in calibrated layer inputs/catalog/efficiency.yaml instead.")
 @click.option("--overlay", "overlays", multiple=True, type=click.Path(path_type=Path),
+              callback=given_file(),
               help="Catalog overlay adding the GPUs/models the measurements name (repeatable).")
 @click.option("--held-out-share", type=click.FloatRange(0, 1, max_open=True),
               default=HELD_OUT_SHARE, show_default=True, callback=finite,

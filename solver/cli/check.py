@@ -17,7 +17,7 @@ from models.errors import InputError
 from models.inventory import Fleet
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.cli.common import echo_json, json_option, load, scenario_argument
+from solver.cli.common import echo_json, given_file, json_option, load, scenario_argument
 from solver.cli.periods import (
     Cell,
     InventoryPeriod,
@@ -41,6 +41,7 @@ fleet_option = click.option(
     "fleet_path",
     required=False,
     type=click.Path(path_type=Path),
+    callback=given_file(),
     help="plan.json, or an inventory YAML/JSON of owned nodes (and optionally their layout).",
 )
 
@@ -340,6 +341,7 @@ def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) 
 
 contract_option = click.option(
     "--contract", "contract_path", type=click.Path(path_type=Path), default=None,
+    callback=given_file(),
     help="contract.yaml written beside a plan: report rows whose inputs changed (then --fleet "
          "may be omitted).",
 )

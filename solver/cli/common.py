@@ -16,13 +16,13 @@ import click
 from click.core import ParameterSource
 
 from inputs import demo_scenario
-from models.errors import InputError
+from models.errors import InputError, Problem
 from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.solve import SOLVERS
 
-__all__ = ["echo_json", "finite", "json_option", "load", "scenario_argument", "solve_options",
-           "sources_of", "time_limit_given"]
+__all__ = ["echo_json", "finite", "given_file", "json_option", "load", "scenario_argument",
+           "solve_options", "sources_of", "time_limit_given"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -55,6 +55,33 @@ def time_limit_given() -> bool:
     over periods without one ends at its work limits (:func:`solver.solve.clock.horizon_limits`)."""
     return click.get_current_context().get_parameter_source("time_limit_s") not in (
         ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
+def given_file(fix: Callable[[Path], str] | None = None) -> Callable[..., Any]:
+    """Callback for an option that names a file to read: a path not found is refused naming the
+    option, the path and the fix (an :class:`InputError`, exit 2) — `check --fleet nothere.json`
+    said "nothere.json: file not found — check the path", with no word of which option it was.
+    ``fix`` gives a fix of the option's own for the path (e.g. where a public trace is got).
+    Every other refusal (a directory, a device, too large) stays the reader's."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        option = max(param.opts, key=len)
+        paths = value if isinstance(value, tuple) else (value,)
+        for path in paths:
+            if path is None:
+                continue
+            try:
+                path.stat()
+            except FileNotFoundError:
+                raise InputError([Problem(
+                    str(path), "", f"file not found (the path given to {option})",
+                    fix(path) if fix is not None else f"check the path given to {option}",
+                )]) from None
+            except (OSError, ValueError):  # unreadable, a NUL byte: the reader says which
+                continue
+        return value
+
+    return check
 
 
 def scenario_argument(required: bool = False) -> Any:

@@ -30,7 +30,7 @@ from solver.capacity.memory import (
 from solver.capacity.perf import perf_model, runtime_efficiency
 from solver.capacity.replica import closed_loop
 from solver.capacity.table import borrowed_note, costs_fitted_elsewhere
-from solver.cli.common import echo_json, json_option, load
+from solver.cli.common import echo_json, given_file, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label
 
@@ -171,7 +171,7 @@ def estimate(
 @click.option("--runtime", default="vllm", show_default=True,
               help="Serving runtime whose fixed costs the step times take (a runtime catalog "
                    "name, e.g. vllm, trtllm).")
-@click.option("--scenario", type=click.Path(path_type=Path), default=None,
+@click.option("--scenario", type=click.Path(path_type=Path), default=None, callback=given_file(),
               help="Take the catalog, policy and measured rows from this scenario "
                    "(default: the built-in catalog).")
 @json_option

@@ -17,7 +17,7 @@ import yaml
 from models.errors import InputError, MissingExtra, Problem
 from models.horizon import Horizon
 from models.scenario import Scenario
-from solver.cli.common import echo_json, json_option, load
+from solver.cli.common import echo_json, given_file, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
@@ -134,6 +134,7 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
 @click.command("forecast")
 @click.argument("history", type=click.Path(path_type=Path))
 @click.option("--scenario", "scenario_path", type=click.Path(path_type=Path), default=None,
+              callback=given_file(),
               help="Scenario whose horizon and workload peak_rps the growth is relative to.")
 @click.option("--start", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
               help="First day of the horizon (default: the scenario's).")

@@ -27,7 +27,7 @@ from solver.capacity.bench.points import BenchPoint, LoadKind
 from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
 from solver.capacity.measured import staleness
-from solver.cli.common import echo_json, finite, json_option
+from solver.cli.common import echo_json, finite, given_file, json_option
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.outputs.labels import config_label
@@ -140,7 +140,7 @@ def _summary(holding: SloHolding, row: MeasuredCapacity, notes: list[str],
               help="Engine and version, as workloads name it (default: the files' engine).")
 @click.option("--precision", type=click.Choice([p.value for p in Precision]), default=None,
               help="Weight precision tested (default: the model name's suffix, else bf16).")
-@click.option("--scenario", type=click.Path(path_type=Path), default=None,
+@click.option("--scenario", type=click.Path(path_type=Path), default=None, callback=given_file(),
               help="Take the workload's SLO, model, precision and runtime where not given, and "
                    "check the row against it.")
 @click.option("--workload", default=None, help="Workload the row stands for.")

@@ -19,6 +19,7 @@ from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli.common import (
     echo_json,
+    given_file,
     json_option,
     load,
     scenario_argument,
@@ -320,6 +321,7 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
                "limits, with a safety stop at 600 s; blocks too large to solve whole share 60 s.")
 @json_option
 @click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
+              callback=given_file(),
               help="An earlier plan.json over periods: keep the orders it placed already "
                    "(due before this plan's date) and re-plan the rest.")
 @click.option("--robust", is_flag=True, help="Over demand scenarios: minimise the worst "

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from solver.cli.common import echo_json, json_option
+from solver.cli.common import echo_json, given_file, json_option
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import plural
 from solver.replay.profile import TraceProfile, profile_trace, workload_fields
@@ -33,6 +33,7 @@ PASTE_HINT = "\n".join([
 @click.option("--format", "fmt", type=click.Choice([f.value for f in TraceFormat]),
               default=None, help="Trace format (default: detected from the file).")
 @click.option("--prometheus", type=click.Path(path_type=Path), default=None,
+              callback=given_file(),
               help="Profile a Prometheus export of vLLM's metrics (range-query JSON or CSV) "
                    "instead of a trace.")
 @json_option

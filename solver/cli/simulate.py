@@ -19,13 +19,21 @@ import click
 
 from models.common import PurchaseKind
 from models.errors import InputError, Problem, did_you_mean
+from models.input_files import missing_trace_fix
 from models.inventory import Fleet
 from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.names import resolve_gpu
 from models.plan import PeriodPlan
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.cli.common import echo_json, finite, json_option, load, scenario_argument
+from solver.cli.common import (
+    echo_json,
+    finite,
+    given_file,
+    json_option,
+    load,
+    scenario_argument,
+)
 from solver.cli.periods import (
     InventoryPeriod,
     demand_scenario_option,
@@ -145,8 +153,10 @@ class SimulationRun:
 @click.command("simulate")
 @scenario_argument()
 @click.option("--fleet", "fleet_path", required=True, type=click.Path(path_type=Path),
+              callback=given_file(),
               help="plan.json, or an inventory YAML/JSON of owned nodes.")
 @click.option("--trace", "trace_path", required=True, type=click.Path(path_type=Path),
+              callback=given_file(missing_trace_fix),
               help="Request trace (Azure CSV, Mooncake JSONL or a CSV with named columns).")
 @click.option("--format", "fmt", type=click.Choice([f.value for f in TraceFormat]),
               default=None, help="Trace format (default: detected from the file).")

@@ -13,7 +13,7 @@ from models.errors import InputError, Problem, format_location
 from models.loader import read_document, validate_as
 from models.scenario import ScenarioFile
 from models.scenario_workbook import read_scenario_workbook
-from solver.cli.common import echo_json, json_option
+from solver.cli.common import echo_json, given_file, json_option
 from solver.outputs.destinations import OutputFile
 from solver.outputs.scenario_template import scenario_workbook_bytes, template_scenario
 
@@ -92,6 +92,7 @@ def not_held(raw: ScenarioFile, workbook: bytes, source: Path) -> list[Problem]:
 @click.option("--out", "out", type=click.Path(path_type=Path), default=Path("scenario.xlsx"),
               show_default=True, help="Workbook to write.")
 @click.option("--from", "source", type=click.Path(path_type=Path), default=None,
+              callback=given_file(),
               help="Fill the workbook with this YAML/JSON scenario instead of the example.")
 @click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
 @json_option

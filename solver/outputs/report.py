@@ -49,7 +49,14 @@ from solver.outputs.figures import (
     used_configs,
 )
 from solver.outputs.held import held_in_row
-from solver.outputs.labels import RERUN_NOTE, config_label, failure_label, label, status_label
+from solver.outputs.labels import (
+    RERUN_NOTE,
+    TO_EXCLUSIVE,
+    config_label,
+    failure_label,
+    label,
+    status_label,
+)
 from solver.outputs.plan_dir import (
     COST_CHART_FILE,
     DAY_CHART_FILE,
@@ -306,6 +313,12 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                   "cheapest reserved quote, marked assumed), owned nodes held their power and "
                   "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
                   "price's source.", ""]
+        if any(" to " in text for text in held.values()):
+            # "reservation to 2027-07-01" of a line written `ends: 2027-06-30` said nothing of
+            # the day after beside it: only the schedule line and the sheet's header said it
+            lines += [f"Already held: {TO_EXCLUSIVE}, as in every \"A to B\" of this report "
+                      "(an inventory line's `ends` is its last day held, so `ends: 2027-06-30` "
+                      "reads \"to 2027-07-01\").", ""]
     lines += ["## Workloads", "",
               "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
