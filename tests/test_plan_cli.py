@@ -387,16 +387,12 @@ def test_ctrl_c_before_the_solve_says_so_and_exits_130(
     assert not (out / "plan.json").exists()
 
 
-def test_a_plan_over_periods_stops_its_build_at_the_time_limit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A plan over periods builds its capacity tables before it solves anything, and the build
-    did not look at the clock: a new user's traced plan with ``--time-limit 20`` ran 103 s at
-    load 6.5. Each configuration here takes 0.2 s more (a traced workload's take seconds): with
-    0.5 s the build stops after a few of them, with a located error saying what to do, exit 2,
-    and no output directory. Fails if the build does not watch the clock."""
+
+def _slow_configurations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each capacity-table configuration takes 0.2 s more (a traced workload's seconds, made
+    cheap to test); the workloads of those evaluated, in order."""
     import time
 
-    from inputs import scenarios_dir
     from solver.capacity import table as table_module
 
     evaluated: list[str] = []
@@ -408,6 +404,21 @@ def test_a_plan_over_periods_stops_its_build_at_the_time_limit(
         return row(*args)
 
     monkeypatch.setattr(table_module, "configuration_row", slow_row)
+    return evaluated
+
+
+def test_a_plan_over_periods_stops_its_build_at_the_time_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan over periods builds its capacity tables before it solves anything, and the build
+    did not look at the clock: a new user's traced plan with ``--time-limit 20`` ran 103 s at
+    load 6.5. Each configuration here takes 0.2 s more (a traced workload's take seconds): with
+    0.5 s the build stops after a few of them, with a located error saying what to do, exit 2,
+    and no output directory. Fails if the build does not watch the clock."""
+    import time
+
+    from inputs import scenarios_dir
+
+    evaluated = _slow_configurations(monkeypatch)
     out = tmp_path / "q"
     began = time.perf_counter()
     result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "quarterly.yaml"),
@@ -431,17 +442,8 @@ def test_a_single_period_plan_stops_its_build_at_the_time_limit(
     no output directory. Fails if the single-period build does not watch the clock."""
     import time
 
-    from solver.capacity import table as table_module
 
-    evaluated: list[str] = []
-    row = table_module.configuration_row
-
-    def slow_row(*args: Any) -> Any:
-        evaluated.append(args[1].name)
-        time.sleep(0.2)
-        return row(*args)
-
-    monkeypatch.setattr(table_module, "configuration_row", slow_row)
+    evaluated = _slow_configurations(monkeypatch)
     out = tmp_path / "t"
     began = time.perf_counter()
     result = CliRunner().invoke(main, ["plan", str(TINY), "--out", str(out), "--quiet",
