@@ -48,19 +48,26 @@ from solver.program.build import build_program  # noqa: E402
 from solver.program.data import ProgramData  # noqa: E402
 from solver.program.keys import NodeKey  # noqa: E402
 from solver.program.variables import NameBook, Program, node_key  # noqa: E402
+from solver.solve.backends import THREADS  # noqa: E402
 from solver.solve.highs import Model, model_of  # noqa: E402
 
 #: A row of node counts: model columns, coefficients, lower bound.
 Row = tuple[npt.NDArray[np.int32], npt.NDArray[np.float64], float]
 
 
-def _highs(model: Model, relax: bool) -> Any:
+def _highs(model: Model, relax: bool, threads: int | None = None) -> Any:
+    """A HiGHS instance of ``model``; ``threads``: the planner's (``THREADS``) by default. HiGHS
+    keeps one thread pool per process and refuses a run asking for another count (status
+    error, no solution: in the test suite, after the planner's 2-thread solves), so a count of
+    its own first resets that pool."""
     import highspy
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(model.lp)
-    h.setOptionValue("threads", 1)
+    if threads is not None and threads != THREADS.get():
+        highspy.Highs.resetGlobalScheduler(True)
+    h.setOptionValue("threads", THREADS.get() if threads is None else threads)
     if relax:
         h.setOptionValue("solve_relaxation", True)
     return h
@@ -144,7 +151,7 @@ def probe(model: Model, rows: list[Row], cpu_s: float, every_s: float) -> tuple[
     """The root's bound at each ``every_s`` CPU seconds up to ``cpu_s``, and at the end."""
     import highspy
 
-    h = _highs(model, False)
+    h = _highs(model, False, threads=1)  # the root's bound per CPU second of one thread
     for cols, coefs, lower in rows:
         h.addRow(lower, highspy.kHighsInf, len(cols), cols, coefs)
     h.setOptionValue("time_limit", 3600.0)

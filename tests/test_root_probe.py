@@ -21,6 +21,7 @@ from solver.capacity.table import build_capacity_table  # noqa: E402
 from solver.program.build import build_program  # noqa: E402
 from solver.program.data import build_program_data  # noqa: E402
 from solver.program.variables import Program  # noqa: E402
+from solver.solve.backends import THREADS  # noqa: E402
 from solver.solve.highs import Model, model_of  # noqa: E402
 
 #: tests/test_slice_lagrange.py's tiny programs (3 workloads, 2 GPU types, 2 zones, 24 slices),
@@ -52,7 +53,8 @@ def _solve(model: Model, cost: np.ndarray, rows: Sequence[Row] = (), relax: bool
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(model.lp)
-    for option, value in (("threads", 1), ("time_limit", 5.0), ("mip_rel_gap", 0.05),
+    # the planner's thread count: HiGHS refuses another once its pool exists in the process
+    for option, value in (("threads", THREADS.get()), ("time_limit", 5.0), ("mip_rel_gap", 0.05),
                           ("random_seed", 0), ("solve_relaxation", relax)):
         h.setOptionValue(option, value)
     h.changeColsCost(model.columns_count, np.arange(model.columns_count, dtype=np.int32), cost)
