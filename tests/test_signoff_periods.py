@@ -190,6 +190,11 @@ def test_check_checks_every_period_of_every_demand_scenario(
     assert text.exit_code == 1
     assert ("FAIL: 1 of the 12 period × demand scenario cells checked fail: high period 2 "
             "(2027-07-01)") in text.output
+    one_text = check("--period", "2", "--demand-scenario", "high")
+    assert ("FAIL: the one period × demand scenario cell checked fails: high period 2 "
+            "(2027-07-01)") in one_text.output  # was "1 of the 1 … cell checked fail"
+    assert "OK: every required survival holds in the one period × demand scenario cell " \
+        "checked" in check("--period", "1", "--demand-scenario", "high").output
     one = check("--period", "2", "--demand-scenario", "high", "--json")
     assert one.exit_code == 1
     doc = json.loads(one.stdout)

@@ -255,8 +255,13 @@ def render_cells(result: CheckResult) -> list[str]:
              "holds" if c.ok else verdict_line(c.report)) for c in result.cells]
     failed = [c for c in result.cells if not c.ok]
     n = plural(len(result.cells), "period × demand scenario cell")
-    last = (f"OK: every required survival holds in each of the {n} checked" if not failed
-            else f"FAIL: {len(failed)} of the {n} checked fail: " + ", ".join(
+    # one cell (--period and --demand-scenario): "each of the 1 … cell" read as a slip
+    whole = ("the one period × demand scenario cell checked" if len(result.cells) == 1 else
+             f"each of the {n} checked")
+    failing = ("FAIL: the one period × demand scenario cell checked fails: "
+               if len(result.cells) == 1 else f"FAIL: {len(failed)} of the {n} checked fail: ")
+    last = (f"OK: every required survival holds in {whole}" if not failed
+            else failing + ", ".join(
                 f"{c.demand_scenario} period {c.period} ({c.start})" for c in failed)
             + f" (its matrix: --period {failed[0].period} --demand-scenario "
               f"{failed[0].demand_scenario})")
