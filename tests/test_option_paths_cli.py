@@ -75,3 +75,19 @@ def test_a_missing_option_file_is_located_in_json_too(tmp_path: Path) -> None:
         "file": str(missing), "field": "",
         "message": "file not found (the path given to --existing)",
         "fix": "check the path given to --existing"}]
+
+
+def test_a_trace_refused_by_its_reader_names_the_option_too(tmp_path: Path) -> None:
+    """Not only a missing file: an empty trace given to `simulate --trace` said "empty.csv:
+    empty file: no requests" with no word of the option that gave it."""
+    out = tmp_path / "plan"
+    planned = CliRunner().invoke(main, ["plan", TINY, "--out", str(out), "--quiet"])
+    assert planned.exit_code == 0, planned.output
+    empty = tmp_path / "empty.csv"
+    empty.write_text("", encoding="utf-8")
+    workload = json.loads((out / "plan.json").read_text())["allocations"][0]["workload"]
+    result = CliRunner().invoke(main, ["simulate", TINY, "--fleet", str(out / "plan.json"),
+                                       "--trace", str(empty), "--workload", workload])
+    assert result.exit_code == 2, result.output
+    assert f"{empty}: empty file: no requests (the path given to --trace)" in result.output
+    assert "Traceback" not in result.output

@@ -6,9 +6,11 @@ files need (solver.outputs.atomic, solver.outputs.destinations) is imported by t
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,8 +23,8 @@ from models.loader import load_scenario
 from models.scenario import Scenario
 from solver.solve import SOLVERS
 
-__all__ = ["echo_json", "finite", "given_file", "json_option", "load", "scenario_argument",
-           "solve_options", "sources_of", "time_limit_given"]
+__all__ = ["echo_json", "finite", "given_file", "json_option", "load", "read_as_given",
+           "scenario_argument", "solve_options", "sources_of", "time_limit_given"]
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
@@ -82,6 +84,20 @@ def given_file(fix: Callable[[Path], str] | None = None) -> Callable[..., Any]:
         return value
 
     return check
+
+
+@contextlib.contextmanager
+def read_as_given(option: str, path: Path) -> Iterator[None]:
+    """Inside, a reader's refusal of ``path`` says it is the path given to ``option``, as a
+    path not found does (:func:`given_file`): `simulate --trace empty.csv` said "empty.csv:
+    empty file: no requests" with no word of the option."""
+    try:
+        yield
+    except InputError as err:
+        named = f" (the path given to {option})"
+        raise InputError([dataclasses.replace(p, message=p.message + named)
+                          if p.file == str(path) and named not in p.message else p
+                          for p in err.problems]) from None
 
 
 def scenario_argument(required: bool = False) -> Any:

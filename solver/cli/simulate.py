@@ -32,6 +32,7 @@ from solver.cli.common import (
     given_file,
     json_option,
     load,
+    read_as_given,
     scenario_argument,
 )
 from solver.cli.periods import (
@@ -239,7 +240,8 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         raise InputError([Problem(str(fleet_path), "",
                                   f"no replicas of `{workload.name}` run in slice `{slice_name}`",
                                   "choose another --workload or --slice")])
-    unscaled = read_trace(trace_path, TraceFormat(fmt) if fmt else None)
+    with read_as_given("--trace", trace_path):
+        unscaled = read_trace(trace_path, TraceFormat(fmt) if fmt else None)
     rate = replayed_rate(unscaled, rate_scale, sc, workload, slice_name)
     trace = scale_arrivals(unscaled, rate_scale)
     if len(trace) > MAX_REPLAY_REQUESTS:
