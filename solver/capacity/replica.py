@@ -757,18 +757,26 @@ def _trace_steps(profile: LoadProfile) -> npt.NDArray[np.float64]:
                    dtype=np.float64)
 
 
+def _trace_arrival_on_ms(profile: LoadProfile, rate_rps: float, k: int
+                         ) -> npt.NDArray[np.float64]:
+    """The trace's arrivals [ms] rescaled so each of ``k`` replicas gets ``rate_rps`` at the
+    busiest minute (:func:`trace_ttft_p95_ms`)."""
+    assert profile.trace_arrival_ms is not None
+    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
+            else profile.workload_rps)
+    if not math.isfinite(peak):
+        return profile.trace_arrival_ms
+    return profile.trace_arrival_ms * (peak / (rate_rps * k))  # the window's instant too
+
+
 def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, drain: float,
                   after_wait_ms: npt.NDArray[np.float64], tpot_ms: float
                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
                              npt.NDArray[np.int64]]:
     """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], each request's wait
     [ms] and replica, routed to the fewest outstanding (:func:`trace_ttft_p95_ms`)."""
-    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
-    arrival = profile.trace_arrival_ms
-    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
-            else profile.workload_rps)
-    if math.isfinite(peak):
-        arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    assert profile.trace_work_ms is not None
+    arrival = _trace_arrival_on_ms(profile, rate_rps, k)
     waits, servers = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
                                                 after_wait_ms, _trace_steps(profile) * tpot_ms,
                                                 k)
@@ -782,15 +790,11 @@ def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: floa
     TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step), then
     counted by the router for its decode iterations × ``tpot_ms``."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
-    arrival = profile.trace_arrival_ms
-    counted = arrival >= profile.trace_since_ms
-    peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
-            else profile.workload_rps)
-    if math.isfinite(peak):
-        arrival = arrival * (peak / (rate_rps * k))  # the window's instant scales with it
+    counted = profile.trace_arrival_ms >= profile.trace_since_ms
     if profile.trace_least_outstanding:
         _, waits, _ = _trace_routed(profile, rate_rps, k, drain, after_wait_ms, tpot_ms)
         return float(np.percentile((waits + after_wait_ms)[counted], 100 * q))
+    arrival = _trace_arrival_on_ms(profile, rate_rps, k)
     ttft = []
     for first in range(min(k, arrival.size)):
         mine = np.arange(first, arrival.size, k)
