@@ -348,8 +348,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
         for line in scenario_warnings(sc, slo=False):
             click.echo(line, err=True)
-        if today_note(sc):
-            click.echo(today_note(sc), err=True)
+        if note := today_note(sc):
+            click.echo(note, err=True)
     replanned = None
     if existing is not None:
         sc, replanned = keep_earlier_orders(sc, existing)
@@ -413,12 +413,8 @@ class BuildClock:
         elapsed = self.clock.elapsed()
         if not self.scenario.multi_period:
             raise self._one_table_error(elapsed)
-        bursty = [w.name for w in self.scenario.workloads
-                  if w.arrival is not None and w.arrival.burst is not None]
-        why = ("" if not bursty else
-               f"; {', '.join(f'`{n}`' for n in bursty)} "
-               f"{'is' if len(bursty) == 1 else 'are'} bursty, so each period and demand "
-               "scenario whose peak differs gets a table of its own")
+        why = self._bursty(", so each period and demand scenario whose peak differs gets "
+                           "a table of its own")
         per_table_s = elapsed / max(built, 1)
         if self.given:
             fix = (f"give a --time-limit well above the build (at this machine's load each "
@@ -434,18 +430,22 @@ class BuildClock:
             f"the capacity tables, before anything was solved: {elapsed:.1f} s, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
 
+    def _bursty(self, then: str) -> str:
+        """``; `a`, `b` are bursty<then>`` for the scenario's bursty workloads (what makes a
+        table's configurations slow), empty when none is."""
+        bursty = [w.name for w in self.scenario.workloads
+                  if w.arrival is not None and w.arrival.burst is not None]
+        if not bursty:
+            return ""
+        return (f"; {', '.join(f'`{n}`' for n in bursty)} "
+                f"{'is' if len(bursty) == 1 else 'are'} bursty{then}")
 
     def _one_table_error(self, elapsed: float) -> InputError:
         """A single-period plan's one table outlasted the limit: which workloads make its
         configurations slow (bursty ones: benchmarks/README.md, "A single-period plan's
         capacity table against the clock"), and what to give."""
-        bursty = [w.name for w in self.scenario.workloads
-                  if w.arrival is not None and w.arrival.burst is not None]
-        why = ("" if not bursty else
-               f"; {', '.join(f'`{n}`' for n in bursty)} "
-               f"{'is' if len(bursty) == 1 else 'are'} bursty (arrival.burst, or measured from "
-               "a linked trace), and each configuration's latency under bursts takes seconds "
-               "to compute")
+        why = self._bursty(" (arrival.burst, or measured from a linked trace), and each "
+                           "configuration's latency under bursts takes seconds to compute")
         fix = (f"give a --time-limit well above the build (at this machine's load it had "
                f"taken {elapsed:.0f} s and was not done)" if self.given else
                f"give a --time-limit above the default {self.limit_s:g} s, or run it on a "

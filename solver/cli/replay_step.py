@@ -24,6 +24,12 @@ def linked_workloads(scenario: Scenario) -> list[str]:
             if w.arrival is not None and w.arrival.trace is not None]
 
 
+def linked_traces(scenario: Scenario) -> dict[str, Trace]:
+    """Each workload that names a trace → the trace, read."""
+    return {w.name: read_linked(w.arrival.trace) for w in scenario.workloads
+            if w.arrival is not None and w.arrival.trace is not None}
+
+
 def not_replayed_note(scenarios: list[Scenario], command: str) -> str | None:
     """What ``command`` (``compare``, ``sweep``: many plans, none replayed) says when workloads
     name a trace: its costs are the capacity model's alone, and ``plan`` of the same scenario,
@@ -55,11 +61,7 @@ def replayed_plan(scenario: Scenario, table: CapacityTable, solve: Callable[[Cap
     names = linked_workloads(scenario)
     if not names:
         return solve(table)
-    traces: dict[str, Trace] = {}
-    for wl in scenario.workloads:
-        if wl.name in names and wl.arrival is not None and wl.arrival.trace is not None:
-            traces[wl.name] = read_linked(wl.arrival.trace)
-
+    traces = linked_traces(scenario)
     cache: ReplayCache = {}
 
     def replay(plan: Plan, round_: int) -> tuple[list[ReplayCheck], list[Miss]]:
@@ -101,9 +103,7 @@ def replayed_first_period(plan: Plan, first: Scenario, quiet: bool) -> Plan:
         click.echo(f"trace replay: the first period's fleet, replaying the traces of "
                    f"{', '.join(names)} at its peak (one round: a plan over periods is not "
                    "re-planned on what it measures)…", err=True)
-    traces = {wl.name: read_linked(wl.arrival.trace) for wl in first.workloads
-              if wl.name in names and wl.arrival is not None and wl.arrival.trace is not None}
-    checks, _ = replay_plan(plan, first, traces, 1)
+    checks, _ = replay_plan(plan, first, linked_traces(first), 1)
     return plan.model_copy(update={"replay": tuple(checks)})
 
 
