@@ -234,8 +234,9 @@ JOINT_STAGE = "joint"
 class _Stages:
     """The stages of a plan over periods as they end: the best fleet's cost and the best
     bound after each (every stage's bound bounds the joint program: the cold and joint solves'
-    are HiGHS's on it, the blocks' a sum of relaxations of its blocks). Each stage's end, and a
-    running HiGHS solve's progress, go to ``on_progress`` with the seconds on ``clock``."""
+    are HiGHS's on it, the blocks' a sum of relaxations of its blocks). Each stage's beginning
+    and end, and a running HiGHS solve's progress, go to ``on_progress`` with the seconds on
+    ``clock``."""
 
     def __init__(self, clock: Deadline,
                  on_progress: Callable[[Progress, str], None] | None = None) -> None:
@@ -258,10 +259,14 @@ class _Stages:
                           max(bounds) if bounds else None), stage)
         return heard
 
+    def _say(self, stage: str) -> None:
+        """Tell ``on_progress`` the best fleet and bound so far, at ``stage``."""
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound), stage)
+
     def begin(self, name: str) -> float:
         """Say that stage ``name`` begins; the ``time.perf_counter()`` reading it began at."""
-        if self.on_progress is not None:
-            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound), name)
+        self._say(name)
         return time.perf_counter()
 
     def add(self, name: str, began: float, cost: float | None, bound: float | None) -> None:
@@ -273,9 +278,7 @@ class _Stages:
             self.bound = bound if self.bound is None else max(self.bound, bound)
         self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
                                      cost_after=self.cost, bound_after=self.bound))
-        if self.on_progress is not None:
-            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound),
-                             f"{name} done")
+        self._say(f"{name} done")
 
     def recorded(self, outcome: SolveOutcome) -> SolveOutcome:
         """``outcome`` with these stages in its report."""
