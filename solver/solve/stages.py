@@ -428,13 +428,14 @@ def canonical(ctx: Context, budget: float) -> None:
     objective = np.zeros(ctx.model.columns_count)
     data, v = ctx.program.data, ctx.program.v
     rates = [_rate(v, k, data.workload(k.workload).utilization) for k in keys]  # [1/s]
-    peak: dict[str, float] = {}  # each workload's busiest demand, else its best replica [1/s]
+    busiest: dict[str, float] = {}  # each workload's busiest demand [1/s]
     for (name, _), rps in data.demand_rps.items():
-        peak[name] = max(peak.get(name, 0.0), rps)
+        busiest[name] = max(busiest.get(name, 0.0), rps)
+    best: dict[str, float] = {}  # each workload's best replica [1/s]
     for k, rate in zip(keys, rates, strict=True):
-        if peak.get(k.workload, 0.0) <= 0.0:
-            peak[k.workload] = max(rate, *(r for q, r in zip(keys, rates, strict=True)
-                                           if q.workload == k.workload))
+        best[k.workload] = max(best.get(k.workload, rate), rate)
+    # each workload's busiest demand, else (no demand rate in any slice) its best replica
+    peak = {w: busiest[w] if busiest.get(w, 0.0) > 0.0 else rate for w, rate in best.items()}
     share = np.array([rate / peak[k.workload] for k, rate in zip(keys, rates, strict=True)])
     free = ctx.model.cost[replicas] == 0.0  # a replica costs nothing beyond its node's GPUs
     # the paid nodes' GPUs filled with the most capacity, as shares of each workload's peak (a
