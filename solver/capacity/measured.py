@@ -11,6 +11,7 @@ from models.measured import MeasuredCapacity
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.memory import tp_degrees
+from solver.capacity.perf import compute_tflops, perf_model
 
 
 def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
@@ -49,6 +50,60 @@ def stale_measurements(scenario: Scenario) -> list[str]:
         elif row.tp not in tp_degrees(scenario.gpu(row.gpu)):
             out.append(f"{where}: not used: TP{row.tp} is not a candidate degree on {row.gpu} "
                        f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
+    return out
+
+
+def physics_ceilings(scenario: Scenario, row: MeasuredCapacity) -> tuple[float, float]:
+    """The most requests a second a replica of ``row``'s configuration can carry for its
+    workload at the GPU's datasheet peaks, whatever the runtime: (compute, HBM) [req/s].
+
+    Compute: every prompt token not served from the prefix cache and every output token goes
+    through the linear layers, 2 × (active − embedding) parameters FLOP a token
+    (:attr:`ReplicaPerf.flops_per_token`), at ``tp`` × the datasheet's dense TFLOPS.
+    HBM: each iteration reads the weights once on every GPU
+    (:meth:`ReplicaPerf.weights_read_bytes`), so ``max_stable_sequences`` sequences decode at
+    most that many tokens an iteration and an iteration takes at least the read at the
+    datasheet's bandwidth. Lengths are the workload's P50s (a mean is at least its median for
+    the right-skewed lengths traffic has), attention and every overhead left out — so a
+    measured rate above either ceiling cannot be what the replica
+    carried.
+    """
+    workload = scenario.workload(row.workload)
+    gpu = scenario.gpu(row.gpu)
+    perf = perf_model(scenario.model(workload.model), gpu, row.precision, row.tp)
+    prompt_tokens = workload.input_tokens.p50 * (1.0 - workload.prefix_cache_hit_rate)
+    output_tokens = workload.output_tokens.p50
+    flops_per_request = perf.flops_per_token * (prompt_tokens + output_tokens)  # [FLOP]
+    peak_flops_per_s = compute_tflops(gpu, row.precision) * 1e12 * row.tp  # [FLOP/s]
+    compute_rps = peak_flops_per_s / flops_per_request
+    read_s = perf.weights_read_bytes(row.max_stable_sequences) / (
+        gpu.hbm_bandwidth_gb_per_s * 1e9)  # [s] a decode iteration at least
+    hbm_rps = row.max_stable_sequences / read_s / output_tokens
+    return compute_rps, hbm_rps
+
+
+def implausible_measurements(scenario: Scenario) -> list[str]:
+    """One warning per used measured row whose rate is above :func:`physics_ceilings`: the row
+    still overrides the analytic model (measured beats theoretical), but a rate no GPU can
+    carry is a load test that measured something else — a burst, shorter requests, cache hits."""
+    out = []
+    for i, row in enumerate(scenario.measured):
+        if staleness(scenario, row) is not None:
+            continue
+        compute_rps, hbm_rps = physics_ceilings(scenario, row)
+        ceiling, what = min((compute_rps, "compute (datasheet TFLOPS, P50 lengths)"),
+                            (hbm_rps, f"HBM bandwidth ({row.max_stable_sequences} sequences "
+                                      f"an iteration, P50 output)"))
+        if row.tested_peak_rps <= ceiling:
+            continue
+        out.append(
+            f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on}): "
+            f"tested_peak_rps {row.tested_peak_rps:g} is above what the replica's {what} "
+            f"allows, {ceiling:.3g} req/s ({row.tested_peak_rps / ceiling:.0%} of it) — the row "
+            f"is used as given; check that the test ran the workload's lengths "
+            f"(input P50 {scenario.workload(row.workload).input_tokens.p50:g}, output P50 "
+            f"{scenario.workload(row.workload).output_tokens.p50:g} tokens) at a steady rate, "
+            f"or lower tested_peak_rps")
     return out
 
 

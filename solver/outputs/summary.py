@@ -20,7 +20,7 @@ from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.measured import stale_measurements
+from solver.capacity.measured import implausible_measurements, stale_measurements
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
@@ -114,7 +114,8 @@ class ScenarioSummary(OmitDefaults):
     catalog_model_count: int
     measured: tuple[MeasuredSummary, ...]
     measured_warnings: tuple[str, ...]
-    """Measured rows that will not be used, each with why (stale, or no matching candidate)."""
+    """Measured rows that will not be used, each with why (stale, or no matching candidate),
+    and used rows whose rate is above what the GPU's datasheet allows."""
     peak_tokens_per_s: float
     """Sum of every workload's peak tokens/s (an upper bound: peaks need not coincide)."""
     sources: tuple[str, ...]
@@ -395,7 +396,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         catalog_gpu_count=len(scenario.gpus),
         catalog_model_count=len(scenario.models),
         measured=measured,
-        measured_warnings=tuple(stale_measurements(scenario)),
+        measured_warnings=(*stale_measurements(scenario), *implausible_measurements(scenario)),
         peak_tokens_per_s=sum(w.peak_tokens_per_s for w in workloads),
         sources=scenario.sources,
         over_time=planning,
