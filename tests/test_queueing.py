@@ -326,3 +326,13 @@ def test_lindley_waits_match_mm1(rho: float, customers: int, tolerance: float) -
     assert float(np.percentile(waits, 95)) == pytest.approx(
         math.log(rho / 0.05) / (1 - rho), rel=tolerance)
     assert float((waits == 0).mean()) == pytest.approx(1 - rho, abs=0.006)
+
+
+def test_busy_time_by_hand() -> None:
+    """The union of [0, 2], [5, 6] and [1, 3] (out of order) is [0, 3] and [5, 6]: knots 0,
+    3, 5, 6 with 0, 3, 3, 4 ms of busy time up to each."""
+    from solver.capacity.queueing import busy_time
+
+    knots, busy = busy_time(np.array([0.0, 5.0, 1.0]), np.array([2.0, 6.0, 3.0]))
+    assert knots.tolist() == [0.0, 3.0, 5.0, 6.0]
+    assert busy.tolist() == [0.0, 3.0, 3.0, 4.0]

@@ -149,12 +149,13 @@ def _routed(arrival: list[float], service: list[float], after: list[float],
 
     Each server keeps its queue's busy time as its current busy period ``[P_s, F_s]`` and
     the busy time of the periods before, ``D_s``: its clock is ``V_s(τ) = τ − share (D_s +
-    min(τ, F_s) − P_s)`` for ``τ ≥ P_s``. A customer sent there waits for its first token
-    ``f`` (a heap by ``f``); once ``f`` has passed, ``V_s(f)`` is final and its life ends at
-    ``K = V_s(f) + decode`` on that clock (a heap by ``K``). A heap of instants holds, for
-    each server, the next at which one of its customers moves on as things stand; a
-    customer routed there can only delay its lives, so that entry is replaced (the old one
-    known stale by the server's version)."""
+    min(τ, F_s) − P_s)`` for ``τ ≥ P_s``, which reaches ``K`` at ``(K + share (D_s − P_s)) ÷
+    (1 − share)`` within the period and at ``K + share (D_s + F_s − P_s)`` after it. A
+    customer sent there waits for its first token ``f`` (a heap by ``f``); once ``f`` has
+    passed, ``V_s(f)`` is final and its life ends at ``K = V_s(f) + decode`` on that clock (a
+    heap by ``K``). A heap of instants holds, for each server, the next at which one of its
+    customers moves on as things stand (``nexts``; an entry that is not its server's is
+    stale): a customer routed there can only delay its lives, so the instant is recomputed."""
     first = arrival[0] if arrival else 0.0
     empties = [first] * servers  # F_s: when each server's queue empties [ms]
     period = [first] * servers  # P_s: when its current busy period began [ms]
@@ -162,65 +163,70 @@ def _routed(arrival: list[float], service: list[float], after: list[float],
     counts = [0] * servers  # customers at each server, not yet gone [1]
     coming: list[list[tuple[float, int]]] = [[] for _ in range(servers)]  # (f, customer)
     lives: list[list[tuple[float, int]]] = [[] for _ in range(servers)]  # (K, customer)
-    version = [0] * servers
-    events: list[tuple[float, int, int]] = []  # (next instant at server s, version, s)
+    nexts = [math.inf] * servers  # the instant server s has something to do [ms]
+    events: list[tuple[float, int]] = []  # (instant, s)
     waits = [0.0] * len(arrival)
     chosen = [0] * len(arrival)
     gone = [0.0] * len(arrival)
     keep = 1.0 - share
+    inf = math.inf
     pop, push, index = heapq.heappop, heapq.heappush, counts.index
-
-    def clock(s: int, tau: float) -> float:
-        """``V_s(τ)`` with the busy time known now (final up to the last arrival) [ms]."""
-        return tau - share * (earlier[s] + min(tau, empties[s]) - period[s])
-
-    def end_of(s: int, key: float) -> float:
-        """The instant ``V_s`` reaches ``key`` with the busy time known now [ms]."""
-        busy = earlier[s] + empties[s] - period[s]
-        if key <= empties[s] - share * busy:  # within the current busy period
-            return (key + share * (earlier[s] - period[s])) / keep
-        return key + share * busy
 
     def settle(s: int, t: float) -> None:
         """Server ``s`` at ``t``: first tokens passed start their lives, ended lives leave,
         and its next instant is queued."""
         soon, mine = coming[s], lives[s]
+        e, p, d = empties[s], period[s], earlier[s]
         while soon and soon[0][0] <= t:
             f, n = pop(soon)
-            push(mine, (clock(s, f) + decode[n], n))
-        end = math.inf
-        while mine:
-            end = end_of(s, mine[0][0])
-            if end > t:
-                break
-            gone[pop(mine)[1]] = end
-            counts[s] -= 1
-            end = math.inf
-        nxt = min(end, soon[0][0]) if soon else end
-        version[s] += 1
-        if nxt < math.inf:
-            push(events, (nxt, version[s], s))
+            push(mine, (f - share * (d + (f if f < e else e) - p) + decode[n], n))
+        end = inf
+        if mine:
+            busy = d + e - p  # [ms]
+            last = e - share * busy  # V_s(F_s) [ms]
+            while mine:
+                key = mine[0][0]
+                end = (key + share * (d - p)) / keep if key <= last else key + share * busy
+                if end > t:
+                    break
+                gone[pop(mine)[1]] = end
+                counts[s] -= 1
+                end = inf
+        nxt = soon[0][0] if soon and soon[0][0] < end else end
+        nexts[s] = nxt
+        if nxt < inf:
+            push(events, (nxt, s))
 
-    for n, (t, work) in enumerate(zip(arrival, service, strict=True)):
+    for n, t in enumerate(arrival):
         while events and events[0][0] <= t:
-            _, v, s = pop(events)
-            if v == version[s]:
+            at, s = pop(events)
+            if at == nexts[s]:
                 settle(s, t)
         s = index(min(counts))
-        if empties[s] > t:
-            start = empties[s]
-            empties[s] = start + work
+        e = empties[s]
+        if e > t:
+            start = e
         else:
-            earlier[s] += empties[s] - period[s]
+            earlier[s] += e - period[s]
             start = period[s] = t
-            empties[s] = t + work
+        e = empties[s] = start + service[n]
         counts[s] += 1
         waits[n] = start - t
         chosen[n] = s
-        push(coming[s], (start + after[n], n))
-        settle(s, t)
+        soon = coming[s]
+        push(soon, (start + after[n], n))
+        nxt = soon[0][0]
+        mine = lives[s]
+        if mine:  # its first life ends later now: the busy period grew
+            key, p, d = mine[0][0], period[s], earlier[s]
+            busy = d + e - p  # [ms]
+            end = ((key + share * (d - p)) / keep if key <= e - share * busy
+                   else key + share * busy)
+            nxt = end if end < nxt else nxt
+        nexts[s] = nxt
+        push(events, (nxt, s))
     for s in range(servers):  # the lives that end after the last arrival
-        settle(s, math.inf)
+        settle(s, inf)
     return Routed(np.asarray(waits, dtype=np.float64), np.asarray(chosen, dtype=np.int64),
                   np.asarray(gone, dtype=np.float64))
 
@@ -242,15 +248,13 @@ def _gone_ms(start: FloatArray, end: FloatArray, first: FloatArray, decode: Floa
 def busy_time(starts: FloatArray, ends: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The union of the intervals ``[starts, ends]`` as a piecewise-linear cumulative busy
     time: knots [ms] and the busy time up to each [ms] (read with ``numpy.interp``; flat before
-    the first knot and after the last)."""
+    the first knot and after the last). In start order, an interval opens a new span where it
+    starts after every earlier one has ended."""
     order = np.argsort(starts, kind="stable")
-    merged: list[list[float]] = []
-    for a, b in zip(starts[order].tolist(), ends[order].tolist(), strict=True):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    spans = np.asarray(merged, dtype=np.float64).reshape(-1, 2)
+    start, end = starts[order], np.maximum.accumulate(ends[order])
+    opens = np.concatenate(([True], start[1:] > end[:-1]))  # a span begins
+    closes = np.concatenate((opens[1:], [True]))  # a span ends
+    spans = np.column_stack((start[opens], end[closes]))
     knots = spans.reshape(-1)
     busy = np.zeros(knots.size)
     busy[1::2] = np.cumsum(spans[:, 1] - spans[:, 0])

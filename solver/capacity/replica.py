@@ -84,8 +84,13 @@ from solver.capacity.queueing import (
 if TYPE_CHECKING:  # a row's type only: validate's SLO check imports this module at start-up
     from models.capacity import CapacityRow
 
-#: Halvings of the rate interval when searching the SLO-holding rate [1].
+#: Halvings of the rate interval when searching the SLO-holding rate, at most [1].
 BISECTION_STEPS = 60
+#: Relative width of the rate interval at which the SLO-holding rate's halvings stop [1]:
+#: far below any figure the rate is read to, and each halving beyond it costs a TTFT (with a
+#: traced window, a routed recursion over it: about half the capacity table's time went
+#: into halvings past this width).
+BISECTION_TOLERANCE = 1e-9
 #: Relative width of the rate interval at which the TPOT P95 search stops [1].
 RATE_TOLERANCE = 1e-4
 #: Fixed-point iterations allowed for the decode batch at one rate [1].
@@ -1079,8 +1084,9 @@ def slo_holding_point(
     """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
 
     Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
-    limit rises with the rate: :data:`BISECTION_STEPS` halvings find the largest rate holding
-    the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
+    limit rises with the rate: halvings (at most :data:`BISECTION_STEPS`, until the interval is
+    within :data:`BISECTION_TOLERANCE` of its top) find the largest rate holding the TTFT, the
+    KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
     the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate holding it to
     :data:`RATE_TOLERANCE` (each step computes a P95).
     """
@@ -1096,6 +1102,8 @@ def slo_holding_point(
                       f"{ttft_slo_ms:g} ms even at no load")
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
     for _ in range(BISECTION_STEPS):
+        if high - low <= BISECTION_TOLERANCE * high:
+            break
         mid = (low + high) / 2
         if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms):
             low = mid
