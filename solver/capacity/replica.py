@@ -86,10 +86,11 @@ if TYPE_CHECKING:  # a row's type only: validate's SLO check imports this module
 
 #: Halvings of the rate interval when searching the SLO-holding rate, at most [1].
 BISECTION_STEPS = 60
-#: Relative width of the rate interval at which the SLO-holding rate's halvings stop [1]:
-#: far below any figure the rate is read to, and each halving beyond it costs a TTFT (with a
-#: traced window, a routed recursion over it: about half the capacity table's time went
-#: into halvings past this width).
+#: Relative width of the rate interval at which the SLO-holding rate's halvings stop where
+#: the TTFT is a traced window's routed recursion [1]: far below any figure the rate is read
+#: to, and each halving beyond it costs a recursion over the window (about half the linked
+#: demo's capacity table went into halvings past this width). Without a traced window the
+#: halvings run all :data:`BISECTION_STEPS` (cheap; a plan's rows as before, to the bit).
 BISECTION_TOLERANCE = 1e-9
 #: Relative width of the rate interval at which the TPOT P95 search stops [1].
 RATE_TOLERANCE = 1e-4
@@ -1084,11 +1085,11 @@ def slo_holding_point(
     """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
 
     Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
-    limit rises with the rate: halvings (at most :data:`BISECTION_STEPS`, until the interval is
-    within :data:`BISECTION_TOLERANCE` of its top) find the largest rate holding the TTFT, the
-    KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
-    the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate holding it to
-    :data:`RATE_TOLERANCE` (each step computes a P95).
+    limit rises with the rate: :data:`BISECTION_STEPS` halvings (with a traced window's TTFT,
+    until the interval is within :data:`BISECTION_TOLERANCE` of its top) find the largest
+    rate holding the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the
+    mean), then, if the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate
+    holding it to :data:`RATE_TOLERANCE` (each step computes a P95).
     """
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
@@ -1101,8 +1102,10 @@ def slo_holding_point(
         return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
                       f"{ttft_slo_ms:g} ms even at no load")
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
+    tolerance = (BISECTION_TOLERANCE
+                 if profile.trace_wait and profile.trace_arrival_ms is not None else 0.0)
     for _ in range(BISECTION_STEPS):
-        if high - low <= BISECTION_TOLERANCE * high:
+        if high - low <= tolerance * high:
             break
         mid = (low + high) / 2
         if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms):
