@@ -35,7 +35,10 @@ weighted by the window's requests in each, of the model's TTFT at each of the tr
 (scaled) minutes the window overlaps, at that minute's rate
 (:func:`~solver.capacity.replica.window_ttft_quantile_ms`; a diagnosis of the model's response
 to the rate, not the table's model: docs/capacity-model.md, "The P95 over a window's requests
-as a mixture over its minutes"). A diff is predicted ÷ replayed − 1: positive errs high
+as a mixture over its minutes"). Where the model refuses the rate (``ρ ≥ 1``: beyond what a
+replica carries) the cell of "Lindley on the replayed window" adds the recursion run past
+the refusal, its decode batch the most the KV cache holds (a diagnosis: the window's P95 of
+an overload, which grows with the window). A diff is predicted ÷ replayed − 1: positive errs high
 (safe). ``--window-s 0``: the window is the busiest minute itself (60 s ÷ the scale), whose
 rate is the planned peak.
 
@@ -78,6 +81,7 @@ from solver.capacity.replica import (
     load_profile,
     prefill_drain,
     trace_tpot_p95_ms,
+    trace_ttft_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -336,6 +340,11 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
         on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
                                replicas=r.serving)
         dealt = load_point(in_turn, peak / r.serving, with_tpot_p95=False, replicas=r.serving)
+        # beyond what the model lets a replica carry (ρ ≥ 1) it refuses; the recursion itself,
+        # its decoders at the most the KV cache holds, says what the window would see
+        past = (trace_ttft_p95_ms(windowed, peak / r.serving, r.serving,
+                                  windowed.max_sequences)
+                if math.isinf(on_window.ttft_p95_ms) else math.nan)
         # the per-token P95 on the same routed window (a diagnosis, not the model's)
         window_tpot = trace_tpot_p95_ms(windowed, peak / r.serving, r.serving,
                                         on_window.decode_seqs_p95)
@@ -352,7 +361,9 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(dealt.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
-                 _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
+                 _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}")
+                 + ("" if math.isnan(past) else
+                    f"; past the refusal {_vs(past, s.ttft_ms.p95, '{:,.0f}')}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),

@@ -791,10 +791,10 @@ def test_a_long_prompt_is_prefilled_in_chunks_with_the_decode_batch() -> None:
     from solver.capacity.queueing import cyclic_split_scv, pk_mean_wait_ms, qna_factor
     from solver.capacity.replica import (
         burst_ttft_ms,
+        chunk_share,
         chunked_prefill_ms,
         load_point,
         load_profile,
-        prefill_drain,
     )
 
     sc = load_scenario(demo_scenario())
@@ -816,7 +816,7 @@ def test_a_long_prompt_is_prefilled_in_chunks_with_the_decode_batch() -> None:
                               ) * qna_factor(cyclic_split_scv(profile.arrival_scv, 2),
                                              service_scv, rho)
     args = (profile, wait_ms, rho, profile.perf.decode_step_time_ms(
-        seqs, round(seqs * profile.decode_context_tokens)), 2, prefill_drain(profile, seqs),
+        seqs, round(seqs * profile.decode_context_tokens)), 2, chunk_share(profile, seqs),
         profile.stream_share(4.0, 2))
     in_chunks = burst_ttft_ms(*args, own_ms=chunked_prefill_ms(profile, seqs))
     assert point.ttft_p95_ms == pytest.approx(in_chunks, rel=1e-12)  # load_point's own prefill
@@ -1148,12 +1148,15 @@ def test_the_ttft_on_a_trace_routes_as_the_replay_does() -> None:
 def test_the_per_token_p95_on_a_trace_by_hand() -> None:
     """``trace_tpot_p95_ms``: on one replica, a request with 2,000 output tokens (m = 1,999
     decode iterations of ``t_d``) at 0, and an 8,000-token prompt (work S, drain c) at 1 s,
-    while the first decodes. The second's prefill keeps the queue busy for S ÷ c, doing S of
-    work, all in the first's life: it lives ``m t_d + S``, per token ``t_d + S ÷ m``; the
-    second (two output tokens, m = 1) decodes alone after its prefill: ``t_d``. The P95 of
-    the two (linear) is ``t_d + 0.95 S ÷ m``."""
+    while the first decodes. The second's prefill keeps the queue busy for S ÷ c, all in the
+    first's life, where each iteration carries a chunk and the decode step is ``1 − s`` of it
+    (``s`` the chunk share): the first lives ``m t_d + s S ÷ c``, per token ``t_d + s S ÷ (c
+    m)``; the second (two output tokens, m = 1) decodes alone after its prefill: ``t_d``. The
+    P95 of the two (linear) is ``t_d + 0.95 s S ÷ (c m)``. Fails if the life is not slowed
+    by the queue (``t_d`` for both) or is slowed by the work ``S`` in place of the time."""
     from solver.capacity.replica import (
         cache_split,
+        chunk_share,
         load_point,
         prefill_drain,
         trace_tpot_p95_ms,
@@ -1168,11 +1171,46 @@ def test_the_per_token_p95_on_a_trace_by_hand() -> None:
                        output_tokens=[2000, 2])
     batch = load_point(trace, rate, with_tpot_p95=False, replicas=1).decode_seqs_p95
     step = perf.decode_step_time_ms(batch, round(batch * profile.decode_context_tokens))
-    c = prefill_drain(profile, batch)
+    c, s = prefill_drain(profile, batch), chunk_share(profile, batch)
+    assert 0 < s < c < 1
     assert 1000.0 + work / c < 1999 * step  # the second's prefill lies in the first's life
-    first, second = step + work / 1999, step
+    first, second = step + s * work / c / 1999, step
     assert trace_tpot_p95_ms(trace, rate, 1, batch) == pytest.approx(
         second + 0.95 * (first - second), rel=1e-9)
+
+
+def test_the_prefill_drain_is_work_per_ms_by_hand() -> None:
+    """While prompts queue each iteration is the decode step ``t_d`` and a full chunk of
+    2,048 tokens that adds ``e`` to it: the drain is the chunk's marginal prefill work (the
+    unit a prompt's work S is in) per ms of that iteration, ``S_c ÷ (t_d + e)``, and the
+    chunk's share of the time ``e ÷ (t_d + e)``. On one L40S (Llama-3.1-8B, the demo's code
+    completion) the decode step's memory time hides under the chunk's compute, so ``e`` is
+    well below ``S_c`` and the drain well above the share: a backlog of work drained at the
+    share took up to a fifth longer than the iterations that drain it (fails if the drain is
+    the share again)."""
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+    from solver.capacity.perf import replica_perf
+    from solver.capacity.replica import (
+        MAX_BATCHED_TOKENS,
+        chunk_share,
+        load_profile,
+        prefill_drain,
+    )
+
+    sc = load_scenario(demo_scenario())
+    code = sc.workload("code-completion")
+    perf = replica_perf(sc, code.model, "L40S", code.precision, 1, code.runtime)
+    profile = load_profile(perf, code)
+    batch = 10
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    step = perf.decode_step_time_ms(batch, kv_tokens)
+    iteration = perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens)
+    chunk_work = perf.prefill_marginal_ms(MAX_BATCHED_TOKENS)
+    assert prefill_drain(profile, batch) == pytest.approx(chunk_work / iteration, rel=1e-12)
+    assert chunk_share(profile, batch) == pytest.approx((iteration - step) / iteration,
+                                                        rel=1e-12)
+    assert prefill_drain(profile, batch) > 1.15 * chunk_share(profile, batch)
 
 
 def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:

@@ -251,7 +251,8 @@ def test_lindley_waits_by_hand() -> None:
 
 def test_least_outstanding_routing_by_hand() -> None:
     """Two servers; each customer goes to the one with fewer customers not yet gone (ties to
-    the first), and stays counted there until wait + after-wait + decode after arriving:
+    the first), and stays counted there until wait + after-wait + decode after arriving (no
+    chunk share: its life is not slowed):
     - at 0 (service 1, after 1, decode 100): both empty, server 0; gone at 101;
     - at 2 (service 5, after 1, decode 0): counts 1, 0, server 1, no wait; its queue empties
       at 7; gone at 3;
@@ -259,18 +260,53 @@ def test_least_outstanding_routing_by_hand() -> None:
       where the queue empties at 7: waits 3 — dealt in turn it would have gone to server 0,
       whose queue emptied at 1, and not waited; gone at 4 + 3 + 1 = 8;
     - at 101 (service 1): the first is gone at that instant, before it is routed: counts 0, 0,
-      server 0, no wait."""
-    waits, servers = least_outstanding_waits_ms(
+      server 0, no wait; gone at 102."""
+    routed = least_outstanding_waits_ms(
         [0.0, 2.0, 4.0, 101.0], [1.0, 5.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0],
         [100.0, 0.0, 0.0, 0.0], 2)
-    assert waits.tolist() == [0.0, 0.0, 3.0, 0.0]
-    assert servers.tolist() == [0, 1, 1, 0]
+    assert routed.waits_ms.tolist() == [0.0, 0.0, 3.0, 0.0]
+    assert routed.servers.tolist() == [0, 1, 1, 0]
+    assert routed.gone_ms.tolist() == [101.0, 3.0, 8.0, 102.0]
     # on one server it is Lindley's recursion
-    one, _ = least_outstanding_waits_ms([0.0, 2.0, 7.0, 8.0], [3.0, 1.0, 4.0, 2.0],
-                                        [0.0] * 4, [0.0] * 4, 1)
-    assert one.tolist() == lindley_waits_ms([3.0, 1.0, 4.0, 2.0], [2.0, 5.0, 1.0]).tolist()
+    one = least_outstanding_waits_ms([0.0, 2.0, 7.0, 8.0], [3.0, 1.0, 4.0, 2.0],
+                                     [0.0] * 4, [0.0] * 4, 1)
+    assert one.waits_ms.tolist() == lindley_waits_ms([3.0, 1.0, 4.0, 2.0],
+                                                     [2.0, 5.0, 1.0]).tolist()
     with pytest.raises(ValueError, match="differ in length"):
         least_outstanding_waits_ms([0.0], [1.0, 1.0], [0.0], [0.0], 1)
+    with pytest.raises(ValueError, match="chunk_share"):
+        least_outstanding_waits_ms([0.0], [1.0], [0.0], [0.0], 2, chunk_share=1.0)
+
+
+def test_a_life_slowed_by_its_servers_queue_keeps_it_counted_by_hand() -> None:
+    """With a chunk share ``a`` = 0.5 a decode life runs at half speed while its server's
+    queue is busy, so it stays counted longer and the router steers around that server:
+    - at 0, A (service 4, after 4, decode 3): server 0, first token at 4;
+    - at 1, B (service 1, after 1, decode 100): counts 1, 0, server 1; first token at 2;
+    - at 3, C (service 4, after 4, decode 0): counts 1, 1, server 0, behind A: waits 1, the
+      queue busy over [4, 8], first token and gone at 8. A's life from 4: ``g − 4 − a |[4, g]
+      ∩ [4, 8]| = 3`` gives ``g = 9``, not 7;
+    - at 7, D (service 1, after 1, decode 0): A and C still at server 0, B at server 1: counts
+      2, 1, server 1, no wait, gone at 8; its prefill [7, 8] lies in B's life, which ends at
+      ``102 + a × 1 = 102.5``.
+    Without the share (``a`` = 0) A is gone at 7, the instant D arrives, so D finds counts
+    1, 1 and goes to server 0, behind C: waits 1; B's server stays idle, B gone at 102. The
+    one-server closed form gives A and C's
+    figures alone: waits 0, 1; gone at 9 and 8."""
+    arrival, service = [0.0, 1.0, 3.0, 7.0], [4.0, 1.0, 4.0, 1.0]
+    after, decode = [4.0, 1.0, 4.0, 1.0], [3.0, 100.0, 0.0, 0.0]
+    slowed = least_outstanding_waits_ms(arrival, service, after, decode, 2, chunk_share=0.5)
+    assert slowed.servers.tolist() == [0, 1, 0, 1]
+    assert slowed.waits_ms.tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert slowed.gone_ms.tolist() == pytest.approx([9.0, 102.5, 8.0, 8.0], abs=1e-12)
+    plain = least_outstanding_waits_ms(arrival, service, after, decode, 2)
+    assert plain.servers.tolist() == [0, 1, 0, 0]
+    assert plain.waits_ms.tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert plain.gone_ms.tolist() == [7.0, 102.0, 8.0, 9.0]
+    alone = least_outstanding_waits_ms([0.0, 3.0], [4.0, 4.0], [4.0, 4.0], [3.0, 0.0], 1,
+                                       chunk_share=0.5)
+    assert alone.waits_ms.tolist() == [0.0, 1.0]
+    assert alone.gone_ms.tolist() == pytest.approx([9.0, 8.0], abs=1e-12)
 
 
 @pytest.mark.parametrize(("rho", "customers", "tolerance"),
@@ -290,3 +326,13 @@ def test_lindley_waits_match_mm1(rho: float, customers: int, tolerance: float) -
     assert float(np.percentile(waits, 95)) == pytest.approx(
         math.log(rho / 0.05) / (1 - rho), rel=tolerance)
     assert float((waits == 0).mean()) == pytest.approx(1 - rho, abs=0.006)
+
+
+def test_busy_time_by_hand() -> None:
+    """The union of [0, 2], [5, 6] and [1, 3] (out of order) is [0, 3] and [5, 6]: knots 0,
+    3, 5, 6 with 0, 3, 3, 4 ms of busy time up to each."""
+    from solver.capacity.queueing import busy_time
+
+    knots, busy = busy_time(np.array([0.0, 5.0, 1.0]), np.array([2.0, 6.0, 3.0]))
+    assert knots.tolist() == [0.0, 3.0, 5.0, 6.0]
+    assert busy.tolist() == [0.0, 3.0, 3.0, 4.0]

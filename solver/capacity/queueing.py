@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -89,52 +90,176 @@ def lindley_waits_ms(service_ms: npt.ArrayLike, gaps_ms: npt.ArrayLike) -> Float
     return np.maximum(walk - np.minimum.accumulate(walk), 0.0)
 
 
+class Routed(NamedTuple):
+    """What :func:`least_outstanding_waits_ms` gives for each customer."""
+
+    waits_ms: FloatArray
+    """Its wait in its server's queue [ms]."""
+    servers: npt.NDArray[np.int64]
+    """The server it went to."""
+    gone_ms: FloatArray
+    """The instant it stops being counted at its server: the end of its decode life [ms]."""
+
+
 def least_outstanding_waits_ms(arrival_ms: npt.ArrayLike, service_ms: npt.ArrayLike,
                                after_wait_ms: npt.ArrayLike, decode_ms: npt.ArrayLike,
-                               servers: int) -> tuple[FloatArray, npt.NDArray[np.int64]]:
-    """Each customer's wait [ms] and server when each goes, on arrival, to the server with
-    the fewest customers sent there and not yet gone (ties to the lowest index), each server
-    a FIFO queue: the router of the replay (``solver.replay.engine``, least outstanding
+                               servers: int, chunk_share: float = 0.0) -> Routed:
+    """Each customer's wait [ms], server and end when each goes, on arrival, to the server
+    with the fewest customers sent there and not yet gone (ties to the lowest index), each
+    server a FIFO queue: the router of the replay (``solver.replay.engine``, least outstanding
     requests), with each replica's prefill as one server.
 
-    Customer ``n`` arrives at ``arrival_ms[n]`` (rising), occupies its server's queue for
-    ``service_ms[n]``, and stays counted at that server until ``wait + after_wait_ms[n] +
-    decode_ms[n]`` after its arrival (its first token, then its decode life) — a server's
-    count is its requests waiting, in prefill and decoding. On its server ``s`` the wait is
-    Lindley's, ``W = max(0, F_s − t)`` with ``F_s`` the instant the server's queue empties,
-    which then becomes ``max(F_s, t) + S``. A customer that leaves at the instant another
-    arrives is gone before it is routed (as the replay completes a step before routing).
-    Deterministic; sequential (the route depends on earlier waits)."""
-    arrival = np.asarray(arrival_ms, dtype=np.float64).tolist()
-    service = np.asarray(service_ms, dtype=np.float64).tolist()
-    after = np.asarray(after_wait_ms, dtype=np.float64).tolist()
-    decode = np.asarray(decode_ms, dtype=np.float64).tolist()
-    if not len(arrival) == len(service) == len(after) == len(decode):
+    Customer ``n`` arrives at ``arrival_ms[n]`` (rising) and occupies its server's queue for
+    ``service_ms[n]``; on its server ``s`` the wait is Lindley's, ``W = max(0, F_s − t)`` with
+    ``F_s`` the instant the server's queue empties, which then becomes ``max(F_s, t) + S``.
+    Its first token comes ``after_wait_ms[n]`` after its wait, at ``f``; it then stays
+    counted for its decode life: ``decode_ms[n]`` of decode steps, slowed while its server's
+    queue is busy, where every iteration carries a prefill chunk and the decode step is only
+    ``1 − chunk_share`` of it. So it is gone at the ``g`` where ``g − f − chunk_share ×
+    |busy ∩ [f, g]| = decode_ms[n]`` (``busy`` the server's queue busy, ``[start, start + S]``
+    of each customer sent there; ``chunk_share`` 0: gone ``decode_ms`` after its first token).
+    Exact and causal: the busy time up to any instant is known once the customers arriving
+    before it are routed. A customer that leaves at the instant another arrives is gone before
+    it is routed (as the replay completes a step before routing). Deterministic; sequential
+    (the route depends on earlier waits and lives), computed on each server's clock
+    ``V(τ) = τ − chunk_share × busy(τ)``: a life ends where ``V`` has advanced by
+    ``decode_ms`` from ``V(f)``."""
+    arrival = np.asarray(arrival_ms, dtype=np.float64)
+    service = np.asarray(service_ms, dtype=np.float64)
+    after = np.asarray(after_wait_ms, dtype=np.float64)
+    decode = np.asarray(decode_ms, dtype=np.float64)
+    if not arrival.size == service.size == after.size == decode.size:
         raise ValueError("arrival, service, after-wait and decode times differ in length")
     if servers < 1:
         raise ValueError(f"servers must be at least 1, got {servers}")
-    if servers == 1:  # no choice to make: Lindley's recursion, in closed form
-        return (lindley_waits_ms(service, np.diff(arrival)),
-                np.zeros(len(arrival), dtype=np.int64))
-    empties = [-math.inf] * servers  # F_s: when each server's queue empties [ms]
+    if not 0.0 <= chunk_share < 1.0:
+        raise ValueError(f"chunk_share must lie in [0, 1), got {chunk_share}")
+    if servers == 1:  # no choice to make: Lindley's recursion and the clock, in closed form
+        waits = lindley_waits_ms(service, np.diff(arrival))
+        start = arrival + waits
+        gone = _gone_ms(start, start + service, start + after, decode, chunk_share)
+        return Routed(waits, np.zeros(arrival.size, dtype=np.int64), gone)
+    return _routed(arrival.tolist(), service.tolist(), after.tolist(), decode.tolist(),
+                   servers, chunk_share)
+
+
+def _routed(arrival: list[float], service: list[float], after: list[float],
+            decode: list[float], servers: int, share: float) -> Routed:
+    """:func:`least_outstanding_waits_ms` on two or more servers, one customer at a time.
+
+    Each server keeps its queue's busy time as its current busy period ``[P_s, F_s]`` and
+    the busy time of the periods before, ``D_s``: its clock is ``V_s(τ) = τ − share (D_s +
+    min(τ, F_s) − P_s)`` for ``τ ≥ P_s``, which reaches ``K`` at ``(K + share (D_s − P_s)) ÷
+    (1 − share)`` within the period and at ``K + share (D_s + F_s − P_s)`` after it. A
+    customer sent there waits for its first token ``f`` (a heap by ``f``); once ``f`` has
+    passed, ``V_s(f)`` is final and its life ends at ``K = V_s(f) + decode`` on that clock (a
+    heap by ``K``). A heap of instants holds, for each server, the next at which one of its
+    customers moves on as things stand (``nexts``; an entry that is not its server's is
+    stale): a customer routed there can only delay its lives, so the instant is recomputed."""
+    first = arrival[0] if arrival else 0.0
+    empties = [first] * servers  # F_s: when each server's queue empties [ms]
+    period = [first] * servers  # P_s: when its current busy period began [ms]
+    earlier = [0.0] * servers  # D_s: busy time of its earlier periods [ms]
     counts = [0] * servers  # customers at each server, not yet gone [1]
-    leaving: list[tuple[float, int]] = []  # (instant it is gone [ms], its server)
+    coming: list[list[tuple[float, int]]] = [[] for _ in range(servers)]  # (f, customer)
+    lives: list[list[tuple[float, int]]] = [[] for _ in range(servers)]  # (K, customer)
+    nexts = [math.inf] * servers  # the instant server s has something to do [ms]
+    events: list[tuple[float, int]] = []  # (instant, s)
+    waits = [0.0] * len(arrival)
+    chosen = [0] * len(arrival)
+    gone = [0.0] * len(arrival)
+    keep = 1.0 - share
+    inf = math.inf
     pop, push, index = heapq.heappop, heapq.heappush, counts.index
-    waits: list[float] = []
-    chosen: list[int] = []
-    for t, work, rest in zip(arrival, service, (a + d for a, d in zip(after, decode,
-                                                                      strict=True)),
-                             strict=True):
-        while leaving and leaving[0][0] <= t:
-            counts[pop(leaving)[1]] -= 1
+
+    def settle(s: int, t: float) -> None:
+        """Server ``s`` at ``t``: first tokens passed start their lives, ended lives leave,
+        and its next instant is queued."""
+        soon, mine = coming[s], lives[s]
+        e, p, d = empties[s], period[s], earlier[s]
+        while soon and soon[0][0] <= t:
+            f, n = pop(soon)
+            push(mine, (f - share * (d + (f if f < e else e) - p) + decode[n], n))
+        end = inf
+        if mine:
+            busy = d + e - p  # [ms]
+            last = e - share * busy  # V_s(F_s) [ms]
+            while mine:
+                key = mine[0][0]
+                end = (key + share * (d - p)) / keep if key <= last else key + share * busy
+                if end > t:
+                    break
+                gone[pop(mine)[1]] = end
+                counts[s] -= 1
+                end = inf
+        nxt = soon[0][0] if soon and soon[0][0] < end else end
+        nexts[s] = nxt
+        if nxt < inf:
+            push(events, (nxt, s))
+
+    for n, t in enumerate(arrival):
+        while events and events[0][0] <= t:
+            at, s = pop(events)
+            if at == nexts[s]:
+                settle(s, t)
         s = index(min(counts))
-        start = empties[s] if empties[s] > t else t
-        empties[s] = start + work
+        e = empties[s]
+        if e > t:
+            start = e
+        else:
+            earlier[s] += e - period[s]
+            start = period[s] = t
+        e = empties[s] = start + service[n]
         counts[s] += 1
-        waits.append(start - t)
-        chosen.append(s)
-        push(leaving, (start + rest, s))
-    return np.asarray(waits, dtype=np.float64), np.asarray(chosen, dtype=np.int64)
+        waits[n] = start - t
+        chosen[n] = s
+        soon = coming[s]
+        push(soon, (start + after[n], n))
+        nxt = soon[0][0]
+        mine = lives[s]
+        if mine:  # its first life ends later now: the busy period grew
+            key, p, d = mine[0][0], period[s], earlier[s]
+            busy = d + e - p  # [ms]
+            end = ((key + share * (d - p)) / keep if key <= e - share * busy
+                   else key + share * busy)
+            nxt = end if end < nxt else nxt
+        nexts[s] = nxt
+        push(events, (nxt, s))
+    for s in range(servers):  # the lives that end after the last arrival
+        settle(s, inf)
+    return Routed(np.asarray(waits, dtype=np.float64), np.asarray(chosen, dtype=np.int64),
+                  np.asarray(gone, dtype=np.float64))
+
+
+def _gone_ms(start: FloatArray, end: FloatArray, first: FloatArray, decode: FloatArray,
+             share: float) -> FloatArray:
+    """On one server whose queue is busy over the union of ``[start, end]``: the instant each
+    life of ``decode`` [ms] beginning at ``first`` ends on the clock ``V(τ) = τ − share ×
+    busy(τ)`` (:func:`least_outstanding_waits_ms`) [ms]."""
+    if start.size == 0:
+        return np.zeros(0)
+    knots, busy = busy_time(start, end)
+    clock = knots - share * busy  # V at the knots, rising [ms]
+    key = first - share * np.interp(first, knots, busy) + decode
+    return np.where(key >= clock[-1], key + share * busy[-1],
+                    np.interp(key, clock, knots))
+
+
+def busy_time(starts: FloatArray, ends: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The union of the intervals ``[starts, ends]`` as a piecewise-linear cumulative busy
+    time: knots [ms] and the busy time up to each [ms] (read with ``numpy.interp``; flat before
+    the first knot and after the last). In start order, an interval opens a new span where it
+    starts after every earlier one has ended."""
+    order = np.argsort(starts, kind="stable")
+    start, end = starts[order], np.maximum.accumulate(ends[order])
+    opens = np.concatenate(([True], start[1:] > end[:-1]))  # a span begins
+    closes = np.concatenate((opens[1:], [True]))  # a span ends
+    spans = np.column_stack((start[opens], end[closes]))
+    knots = spans.reshape(-1)
+    busy = np.zeros(knots.size)
+    busy[1::2] = np.cumsum(spans[:, 1] - spans[:, 0])
+    busy[2::2] = busy[1:-1:2]
+    return knots, busy
 
 
 def pk_mean_wait_ms(

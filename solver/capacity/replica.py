@@ -57,6 +57,7 @@ from solver.capacity.memory import check_fit, max_stable_sequences
 from solver.capacity.perf import ReplicaPerf, perf_model, scenario_efficiency
 from solver.capacity.queueing import (
     TTFT_GRID_CELLS,
+    Routed,
     burst_share_pmf,
     cdf_mixture_quantile_ms,
     cyclic_split_scv,
@@ -83,8 +84,14 @@ from solver.capacity.queueing import (
 if TYPE_CHECKING:  # a row's type only: validate's SLO check imports this module at start-up
     from models.capacity import CapacityRow
 
-#: Halvings of the rate interval when searching the SLO-holding rate [1].
+#: Halvings of the rate interval when searching the SLO-holding rate, at most [1].
 BISECTION_STEPS = 60
+#: Relative width of the rate interval at which the SLO-holding rate's halvings stop where
+#: the TTFT is a traced window's routed recursion [1]: far below any figure the rate is read
+#: to, and each halving beyond it costs a recursion over the window (about half the linked
+#: demo's capacity table went into halvings past this width). Without a traced window the
+#: halvings run all :data:`BISECTION_STEPS` (cheap; a plan's rows as before, to the bit).
+BISECTION_TOLERANCE = 1e-9
 #: Relative width of the rate interval at which the TPOT P95 search stops [1].
 RATE_TOLERANCE = 1e-4
 #: Fixed-point iterations allowed for the decode batch at one rate [1].
@@ -623,7 +630,9 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
     else:
-        drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+        # the follower model drains its backlog at the chunk's share of an iteration, as it was
+        # measured (docs/capacity-model.md, "The prefill drain in work": not moved to work)
+        drain, share = chunk_share(profile, batch), profile.stream_share(rate_rps, replicas)
         # the stream dealt in turn over the replicas (least-loaded routing): the QNA wait
         wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
                               service_scv, rho)
@@ -697,20 +706,23 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
     were scaled to), each sent, as it arrives, to the replica with the fewest requests routed
     there and not finished (the replay's router; ties to the first), a request counted there
-    until its first token and ``output − 1`` decode iterations of the mean per-token time
-    ``t_d ÷ (1 − ρ)`` after it (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt
-    in turn). ``replicas`` ``x`` need not be whole: the P95 is read linearly between ``k =
-    ⌊x⌋`` and ``⌈x⌉`` (at least 1), so it moves continuously with the rate
-    (:func:`_trace_ttft_on_ms` of each). On each replica Lindley's recursion in prefill work
-    from its first request on (the warm-up included, so the window inherits its queue): the
-    service ``S_n`` the request's marginal prefill work, drained at ``c`` per ms (``c`` the
-    prefill drain of the decoding ``batch``, :func:`prefill_drain`) — the backlog
-    :func:`burst_ttft_ms` bounds, here on the real sequence; the backlog ``W_n`` of work takes
-    ``W_n ÷ c`` to drain, the request's wait. A request's TTFT is its wait + its own prefill
-    in chunks beside the decoding batch (:func:`chunked_prefill_ms`) + one decode step (the
-    iteration in flight); the P95 is over the requests arriving from
-    :attr:`LoadProfile.trace_since_ms` on (``numpy.percentile``, linear); at no load
-    (``rate_rps`` 0) none waits. Deterministic."""
+    until its first token and then its decode life: ``output − 1`` decode steps ``t_d`` of the
+    decoding ``batch``, each slowed to ``t_d + e`` while that replica's prefill queue is busy
+    (every iteration then carries a chunk, :func:`chunk_share`), so a replica busy with a
+    burst keeps its requests counted longer and the router steers around it as the replay's
+    does (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt in turn; docs/
+    capacity-model.md, "The router's count: each request's decode life on its replica").
+    ``replicas`` ``x`` need not be whole: the P95 is read linearly between ``k = ⌊x⌋`` and
+    ``⌈x⌉`` (at least 1), so it moves continuously with the rate (:func:`_trace_ttft_on_ms`
+    of each). On each replica Lindley's recursion in prefill work from its first request on
+    (the warm-up included, so the window inherits its queue): the service ``S_n`` the
+    request's marginal prefill work, drained at ``c`` per ms (``c`` the prefill drain of the
+    decoding ``batch``, :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds,
+    here on the real sequence; the backlog ``W_n`` of work takes ``W_n ÷ c`` to drain, the
+    request's wait. A request's TTFT is its wait + its own prefill in chunks beside the
+    decoding batch (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight);
+    the P95 is over the requests arriving from :attr:`LoadProfile.trace_since_ms` on
+    (``numpy.percentile``, linear); at no load (``rate_rps`` 0) none waits. Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
             and profile.trace_chunk_context_tokens is not None)
@@ -721,15 +733,12 @@ def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     step_ms, after_ms = _trace_after_wait_ms(profile, batch)
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
         return float(np.percentile(after_ms[counted], 100 * q))
-    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
-    tpot_ms = step_ms / (1 - rho) if rho < 1 else math.inf  # the mean per-token time
     low = max(1, math.floor(replicas))  # [replicas]
     share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
-    below = _trace_ttft_on_ms(profile, rate_rps, low, drain, after_ms, tpot_ms, q)
+    below = _trace_ttft_on_ms(profile, rate_rps, low, batch, step_ms, after_ms, q)
     if share <= 0:
         return below
-    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, drain, after_ms, tpot_ms, q)
+    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, batch, step_ms, after_ms, q)
     return (1 - share) * below + share * above
 
 
@@ -769,31 +778,31 @@ def _trace_arrival_on_ms(profile: LoadProfile, rate_rps: float, k: int
     return profile.trace_arrival_ms * (peak / (rate_rps * k))  # the window's instant too
 
 
-def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, drain: float,
-                  after_wait_ms: npt.NDArray[np.float64], tpot_ms: float
-                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
-                             npt.NDArray[np.int64]]:
-    """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], each request's wait
-    [ms] and replica, routed to the fewest outstanding (:func:`trace_ttft_p95_ms`)."""
+def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, batch: int, step_ms: float,
+                  after_wait_ms: npt.NDArray[np.float64]
+                  ) -> tuple[npt.NDArray[np.float64], Routed]:
+    """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], and each request's
+    wait, replica and the end of its decode life, routed to the fewest outstanding
+    (:func:`trace_ttft_p95_ms`)."""
     assert profile.trace_work_ms is not None
     arrival = _trace_arrival_on_ms(profile, rate_rps, k)
-    waits, servers = least_outstanding_waits_ms(arrival, profile.trace_work_ms / drain,
-                                                after_wait_ms, _trace_steps(profile) * tpot_ms,
-                                                k)
-    return arrival, waits, servers
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
+    return arrival, least_outstanding_waits_ms(
+        arrival, profile.trace_work_ms / drain, after_wait_ms, _trace_steps(profile) * step_ms,
+        k, chunk_share(profile, batch))
 
 
-def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, drain: float,
-                      after_wait_ms: npt.NDArray[np.float64], tpot_ms: float, q: float
+def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, batch: int,
+                      step_ms: float, after_wait_ms: npt.NDArray[np.float64], q: float
                       ) -> float:
     """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
-    TTFT its backlog ÷ ``drain`` + ``after_wait_ms`` (its own prefill and the step), then
-    counted by the router for its decode iterations × ``tpot_ms``."""
+    TTFT its backlog ÷ the drain + ``after_wait_ms`` (its own prefill and the step)."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
     counted = profile.trace_arrival_ms >= profile.trace_since_ms
     if profile.trace_least_outstanding:
-        _, waits, _ = _trace_routed(profile, rate_rps, k, drain, after_wait_ms, tpot_ms)
-        return float(np.percentile((waits + after_wait_ms)[counted], 100 * q))
+        _, routed = _trace_routed(profile, rate_rps, k, batch, step_ms, after_wait_ms)
+        return float(np.percentile((routed.waits_ms + after_wait_ms)[counted], 100 * q))
+    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
     arrival = _trace_arrival_on_ms(profile, rate_rps, k)
     ttft = []
     for first in range(min(k, arrival.size)):
@@ -809,15 +818,15 @@ def trace_tpot_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     the same routed window as :func:`trace_ttft_p95_ms` (a diagnosis measured in
     ``benchmarks/burst_agreement.py``; :func:`load_point`'s per-token P95 stays the model's).
 
-    Each request is routed as there (fewest outstanding), its replica's prefill queue busy
-    over ``[start_n, start_n + S_n ÷ c]`` for each request sent to it. A request with ``m ≥ 1``
-    decode iterations after its first token ``f`` lives ``L = m t_d + c |busy ∩ [f, f + L]|``:
-    each of its iterations a decode step ``t_d`` (at the decoding ``batch``), and the prefill
-    work its replica does during its life (at ``c`` per ms while prompts queue) added to it,
-    chunk by chunk. ``L`` is the least fixed point, reached from ``m t_d`` by iteration (it
-    rises and ``c < 1``; :data:`TRACE_LIFE_ITERATIONS`); its per-token time is ``L ÷ m``. The
-    P95 is over the window's requests with ``m ≥ 1`` (``numpy.percentile``, linear), read
-    linearly between ``⌊x⌋`` and ``⌈x⌉`` replicas as the TTFT is. Deterministic."""
+    Each request's decode life is the one the router counts it for
+    (:func:`~solver.capacity.queueing.least_outstanding_waits_ms`): ``m ≥ 1`` decode
+    iterations after its first token ``f``, each a decode step ``t_d`` (at the decoding
+    ``batch``) stretched to ``t_d + e`` while its replica's prefill queue is busy (its busy
+    time ``[start_n, start_n + S_n ÷ c]`` of each request sent there), so it lives ``L = m
+    t_d + s |busy ∩ [f, f + L]|`` (``s`` :func:`chunk_share`); its per-token time is ``L ÷
+    m``. The P95 is over the window's requests with ``m ≥ 1`` (``numpy.percentile``,
+    linear), read linearly between ``⌊x⌋`` and ``⌈x⌉`` replicas as the TTFT is.
+    Deterministic."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
     step_ms, after_ms = _trace_after_wait_ms(profile, batch)
     steps = _trace_steps(profile)
@@ -827,54 +836,14 @@ def trace_tpot_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, ba
     rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
     if rate_rps <= 0 or not math.isfinite(replicas) or rho >= 1:
         return step_ms if rate_rps <= 0 or not math.isfinite(replicas) else math.inf
-    tpot_ms = step_ms / (1 - rho)
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
     low = max(1, math.floor(replicas))  # [replicas]
     share = min(max(replicas - low, 0.0), 1.0)  # [1]
     values = []
     for k in (low, low + 1) if share > 0 else (low,):
-        arrival, waits, servers = _trace_routed(profile, rate_rps, k, drain, after_ms, tpot_ms)
-        start = arrival + waits  # its prefill's turn in its replica's queue [ms]
-        end = start + profile.trace_work_ms / drain
-        first = start + after_ms  # its first token [ms]
-        life = steps * step_ms
-        for replica in range(k):
-            mine = servers == replica
-            if not mine.any():
-                continue
-            knots, busy = _busy_time(start[mine], end[mine])
-            f, m = first[mine], steps[mine]
-            before = np.interp(f, knots, busy)
-            lived = m * step_ms
-            for _ in range(TRACE_LIFE_ITERATIONS):
-                lived = m * step_ms + drain * (np.interp(f + lived, knots, busy) - before)
-            life[mine] = lived
+        arrival, routed = _trace_routed(profile, rate_rps, k, batch, step_ms, after_ms)
+        life = routed.gone_ms - (arrival + routed.waits_ms + after_ms)  # [ms]
         values.append(float(np.percentile(life[counted] / steps[counted], 100 * q)))
     return values[0] if share <= 0 else (1 - share) * values[0] + share * values[1]
-
-
-#: Iterations of a request's decode life in :func:`trace_tpot_p95_ms` (from ``m t_d`` up; each
-#: step's change shrinks by ``c < 1`` at most) [1].
-TRACE_LIFE_ITERATIONS = 30
-
-
-def _busy_time(starts: npt.NDArray[np.float64], ends: npt.NDArray[np.float64]
-               ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """The union of the intervals ``[starts, ends]`` as a piecewise-linear cumulative busy
-    time: knots [ms] and the busy time up to each [ms] (read with ``numpy.interp``)."""
-    order = np.argsort(starts, kind="stable")
-    merged: list[list[float]] = []
-    for a, b in zip(starts[order].tolist(), ends[order].tolist(), strict=True):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    spans = np.asarray(merged, dtype=np.float64).reshape(-1, 2)
-    knots = spans.reshape(-1)
-    busy = np.zeros(knots.size)
-    busy[1::2] = np.cumsum(spans[:, 1] - spans[:, 0])
-    busy[2::2] = busy[1:-1:2]
-    return knots, busy
 
 
 def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:
@@ -902,8 +871,26 @@ def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, fl
 
 def prefill_drain(profile: LoadProfile, batch: int) -> float:
     """Prefill work a replica decoding ``batch`` sequences does per ms while prompts queue [1]:
-    ``e ÷ (t_d + e)``, ``e`` what a full chunk of :data:`MAX_BATCHED_TOKENS` adds to the decode
-    step ``t_d`` (each iteration carries the decode step and one chunk)."""
+    ``S_c ÷ (t_d + e)``, each iteration then the decode step ``t_d`` and a full chunk of
+    :data:`MAX_BATCHED_TOKENS` that adds ``e`` to it, and carries the chunk's marginal prefill
+    work ``S_c`` (:meth:`~solver.capacity.perf.ReplicaPerf.prefill_marginal_ms`: the unit a
+    prompt's work ``S`` is counted in): the drain of the trace's recursion
+    (:func:`trace_ttft_p95_ms`). Until 2026-12-04 that took ``e ÷ (t_d + e)``, the share of
+    the iteration's time the chunk adds (:func:`chunk_share`), which is not work: where the
+    decode step's memory time hides under the chunk's compute (the L40S) ``e`` is well below
+    ``S_c`` and the backlog was drained up to 20 % too slowly. The follower model
+    (:func:`burst_ttft_ms`, :func:`burst_wait_ms`) still drains at :func:`chunk_share`, as it
+    was measured (docs/capacity-model.md, "The prefill drain in work")."""
+    kv_tokens = round(batch * profile.decode_context_tokens)
+    return (profile.perf.prefill_marginal_ms(MAX_BATCHED_TOKENS)
+            / profile.perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens))
+
+
+def chunk_share(profile: LoadProfile, batch: int) -> float:
+    """Share of an iteration's time a full prefill chunk adds to the decode step of ``batch``
+    sequences [1]: ``e ÷ (t_d + e)``, ``e`` what a chunk of :data:`MAX_BATCHED_TOKENS` adds to
+    the decode step ``t_d``. While prompts queue every iteration carries a chunk, so a
+    decoding request advances ``1 − chunk_share`` as fast as between them."""
     kv_tokens = round(batch * profile.decode_context_tokens)
     step_ms = profile.perf.decode_step_time_ms(batch, kv_tokens)
     chunk_ms = profile.perf.step_time_ms(MAX_BATCHED_TOKENS, batch, kv_tokens) - step_ms
@@ -993,7 +980,7 @@ def ttft_distribution(profile: LoadProfile, rate_rps: float, replicas: float | N
                      if wait_ms > 0 else np.zeros_like(t_ms))
         return t_ms, np.where(t_ms >= shift_ms, 1.0 - wait_tail, 0.0)
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
-    drain, share = prefill_drain(profile, batch), profile.stream_share(rate_rps, replicas)
+    drain, share = chunk_share(profile, batch), profile.stream_share(rate_rps, replicas)
     wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas), service_scv, rho)
     own = chunked_prefill_ms(profile, batch)
     windows_ms, ahead, before = _burst_windows(profile, replicas, share)
@@ -1098,10 +1085,11 @@ def slo_holding_point(
     """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
 
     Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
-    limit rises with the rate: :data:`BISECTION_STEPS` halvings find the largest rate holding
-    the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the mean), then, if
-    the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate holding it to
-    :data:`RATE_TOLERANCE` (each step computes a P95).
+    limit rises with the rate: :data:`BISECTION_STEPS` halvings (with a traced window's TTFT,
+    until the interval is within :data:`BISECTION_TOLERANCE` of its top) find the largest
+    rate holding the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the
+    mean), then, if the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate
+    holding it to :data:`RATE_TOLERANCE` (each step computes a P95).
     """
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
@@ -1114,7 +1102,11 @@ def slo_holding_point(
         return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
                       f"{ttft_slo_ms:g} ms even at no load")
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
+    tolerance = (BISECTION_TOLERANCE
+                 if profile.trace_wait and profile.trace_arrival_ms is not None else 0.0)
     for _ in range(BISECTION_STEPS):
+        if high - low <= tolerance * high:
+            break
         mid = (low + high) / 2
         if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms):
             low = mid
