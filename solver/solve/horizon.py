@@ -859,7 +859,8 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
         return line.reserved_cost_per_month(scenario.held_reservation_price(line), hours)
     running = line.running_cost_per_node_month
     if running is None:
-        assert offer is not None and offer.owned is not None
+        assert offer is not None and offer.owned is not None, (
+            "Scenario validation refuses an owned line with no running cost and no owned terms")
         running = offer.owned.running_per_node_month(line.gpus_per_node, hours)
     return running * line.nodes
 
