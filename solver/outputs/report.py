@@ -48,7 +48,7 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.held import held_in_row
+from solver.outputs.held import Held, held_in_row
 from solver.outputs.labels import (
     RERUN_NOTE,
     TO_EXCLUSIVE,
@@ -74,13 +74,13 @@ def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     return [*out, ""]
 
 
-def _held_texts(plan: Plan, scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], str]:
-    """What of each committed pool is the scenario's inventory, in words (empty: none)."""
+def _held_rows(plan: Plan, scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], Held]:
+    """What of each committed pool is the scenario's inventory (empty: none)."""
     out = {}
     for n in plan.nodes:
         held = held_in_row(plan, scenario, n, None, plan.cost.currency)
         if held is not None:
-            out[(n.zone, n.gpu, n.purchase)] = held.text
+            out[(n.zone, n.gpu, n.purchase)] = held
     return out
 
 
@@ -301,19 +301,20 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         lines += [f"![Monthly cost by zone, GPU type and purchase kind]({COST_CHART_FILE})", ""]
     lines += ["## GPUs", "",
               "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
-    held = _held_texts(plan, scenario)
+    held = _held_rows(plan, scenario)
     lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]",
                      *(["Already held"] if held else [])],
                     [[scenario.zone_label(c.zone), c.gpu, label(c.purchase), c.gpus,
                       _money(c.cost_per_month),
-                      *([held.get((c.zone, c.gpu, c.purchase), "")] if held else [])]
+                      *([h.text if (h := held.get((c.zone, c.gpu, c.purchase))) else ""]
+                        if held else [])]
                      for c in gpu_counts(plan)])
     if held:
         lines += ["Held reservations cost their own price (a line stating none: the zone's "
                   "cheapest reserved quote, marked assumed), owned nodes held their power and "
                   "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
                   "price's source.", ""]
-        if any(" to " in text for text in held.values()):
+        if any(h.to is not None for h in held.values()):
             # "reservation to 2027-07-01" of a line written `ends: 2027-06-30` said nothing of
             # the day after beside it: only the schedule line and the sheet's header said it
             lines += [f"Already held: {TO_EXCLUSIVE}, as in every \"A to B\" of this report "
