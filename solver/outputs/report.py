@@ -14,7 +14,14 @@ from pathlib import Path
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
-from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Allocation, Plan, SolveStatus
+from models.plan import (
+    REPLAY_WARMUP_S,
+    REPLAY_WINDOW_S,
+    Allocation,
+    HorizonStart,
+    Plan,
+    SolveStatus,
+)
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.workload import Workload
@@ -50,6 +57,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.held import Held, held_in_row
 from solver.outputs.labels import (
+    FROM_TODAY,
     RERUN_NOTE,
     TO_EXCLUSIVE,
     config_label,
@@ -255,7 +263,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         f"# Fleet plan: {markdown_text(plan.scenario)}", "",
         f"Prepared on {day.isoformat()}"
         + ("" if plan.horizon is None else
-           f"; the horizon starts {plan.horizon.start.isoformat()}")
+           f"; the horizon starts {plan.horizon.start.isoformat()}"
+           + (f" ({FROM_TODAY})" if plan.horizon.start_from is HorizonStart.today else ""))
         + f". Status **{status_label(plan.status, s)}** "
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
