@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.capacity import CapacityTable
-from models.common import PurchaseKind
+from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
 from models.plan import (
     REPLAY_WARMUP_S,
@@ -185,6 +185,23 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
     return rows
 
 
+def _measured_lines(plan: Plan, table: CapacityTable) -> list[str]:
+    """Each configuration the plan sizes from a measured row, with the load test and the
+    analytic figure it overrides (the capacity row's note: a new user's plan said *measured*
+    and nowhere what the model would have given; ``capacity --explain`` alone did)."""
+    out = []
+    for workload, gpu, tp in used_configs(plan, table):
+        row = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)
+                    and r.source is CapacitySource.measured), None)
+        if row is not None:
+            config = config_label(gpu, tp, row.precision)
+            out.append(f"- {markdown_text(workload)}, {config}: {markdown_text(row.note)}")
+    if not out:
+        return []
+    return ["Rates measured by a load test, not predicted (docs/capacity-model.md, \"Measured "
+            "rows override\"):", "", *out, ""]
+
+
 def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str]:
     """Offers of the (zone, GPU) pairs the plan buys, each assumed figure marked; and one line
     summarising the offers the plan does not use."""
@@ -332,13 +349,15 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     lines += ["## Workloads", "",
               "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
-              "Latency: predicted P95 at the SLO-holding rate / SLO; latency slack: the share of "
+              "Latency: P95 at the SLO-holding rate / SLO, predicted or measured as the rate "
+              "is; latency slack: the share of "
               "the tighter SLO left unused at that rate (near 0 by construction: the rate is "
               "where an SLO binds).", ""]
     lines += _table(["Workload", "Tenant", "Configuration", "Replicas", "Rate [req/s/replica]",
                      "Peak demand [req/s]", "Utilization at peak", "Capacity headroom",
                      "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate"],
                     _workload_rows(plan, scenario, table))
+    lines += _measured_lines(plan, table)
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
     share = _share(scenario.policy.failure_utilization)
