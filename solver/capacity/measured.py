@@ -49,21 +49,29 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     return "; ".join(reasons) or None
 
 
+def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why a measured row is not used (``stale, not used: …`` or ``not used: …``, no such
+    candidate), or ``None`` when it stands for its configuration."""
+    reason = staleness(scenario, row)
+    if reason is not None:
+        return f"stale, not used: {reason}"
+    allowed = scenario.workload(row.workload).allowed_gpus
+    if allowed is not None and row.gpu not in allowed:
+        return f"not used: {row.gpu} is not in the workload's allowed_gpus"
+    if row.tp not in tp_degrees(scenario.gpu(row.gpu)):
+        return (f"not used: TP{row.tp} is not a candidate degree on {row.gpu} "
+                f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
+    return None
+
+
 def stale_measurements(scenario: Scenario) -> list[str]:
     """One warning per measured row that is not used, with why (stale, or no such candidate)."""
     out = []
     for i, row in enumerate(scenario.measured):
-        where = f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on})"
-        reason = staleness(scenario, row)
-        if reason is not None:
-            out.append(f"{where}: stale, not used: {reason}")
-            continue
-        allowed = scenario.workload(row.workload).allowed_gpus
-        if allowed is not None and row.gpu not in allowed:
-            out.append(f"{where}: not used: {row.gpu} is not in the workload's allowed_gpus")
-        elif row.tp not in tp_degrees(scenario.gpu(row.gpu)):
-            out.append(f"{where}: not used: TP{row.tp} is not a candidate degree on {row.gpu} "
-                       f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
+        why = unused_because(scenario, row)
+        if why is not None:
+            out.append(f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, "
+                       f"{row.measured_on}): {why}")
     return out
 
 
