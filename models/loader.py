@@ -766,10 +766,12 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
         policy=raw.policy,
         runtimes=runtimes,
         sources=tuple(all_sources),
-        inventory=raw.inventory,
         horizon=raw.horizon,
         demand_scenarios=raw.demand_scenarios,
     )
+    # the file's inventory lines as written (common names, instance types), not validated as a
+    # Scenario's: `checked` resolves them and locates each problem in the file
+    scenario = scenario.model_copy(update={"inventory": raw.inventory})
     # the file's own zones: merging with imported ones keeps one entry per id
     problems += duplicate_zone_ids([z.id for z in explicit], file)
     return checked(scenario, file, problems, offer_paths)

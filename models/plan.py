@@ -8,6 +8,7 @@ policy's failure utilization; a measured row's ``tested_peak_rps`` is its SLO-ho
 from __future__ import annotations
 
 import datetime as dt
+from enum import StrEnum
 
 from pydantic import Field
 
@@ -261,10 +262,24 @@ class ScenarioCost(Frozen):
     """Every order's whole commitment [currency]."""
 
 
+class HorizonStart(StrEnum):
+    """Where a plan's horizon start came from."""
+
+    horizon = "horizon"
+    """The scenario's ``horizon.start``."""
+    as_of = "as_of"
+    """No ``horizon``: ``policy.as_of``."""
+    today = "today"
+    """No ``horizon`` and no ``policy.as_of``: the day the plan was made, so the same scenario
+    planned on another day has other dates (and measured rows other ages)."""
+
+
 class HorizonSummary(Frozen):
     """The horizon a plan covers and what it costs."""
 
     start: dt.date
+    start_from: HorizonStart | None = None
+    """Where ``start`` came from; ``None`` in a plan.json written before it was recorded."""
     end: dt.date
     """The day after the horizon's last day (its last period's ``end``)."""
     period_months: float

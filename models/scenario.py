@@ -10,11 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from models.catalog import GpuType, LlmSpec
 from models.common import CatalogLayout, Frozen, OmitDefaults
-from models.horizon import DemandScenario, HeldNodes, Horizon
+from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.limits import LimitedList, Name, Real, Text, Whole, bounded
 from models.measured import MeasuredCapacity
 from models.offers import Offer, ReservedTerms, Zone
@@ -121,6 +121,30 @@ class Scenario(OmitDefaults):
     """Nodes already held; each names its ``gpu`` and ``gpus_per_node`` once resolved."""
     horizon: Horizon | None = None
     demand_scenarios: tuple[DemandScenario, ...] = ()
+
+    @field_validator("inventory")
+    @classmethod
+    def _owned_lines_priced(cls, inventory: tuple[HeldNodes, ...],
+                            info: ValidationInfo) -> tuple[HeldNodes, ...]:
+        """An owned line states its running cost, or its zone's offer for its GPU has ``owned``
+        terms to price it from. The loader says so of a scenario file, located
+        (:func:`models.planning_checks.resolve_inventory`); a scenario built in code met a bare
+        ``assert`` in the planner instead. Lines not resolved yet (named by instance type or a
+        common GPU name, or in a zone the scenario lacks) are the loader's to check."""
+        zones = {z.id: z for z in info.data.get("zones", ())}
+        gpus = {g.name for g in info.data.get("gpus", ())}
+        bad = [f"inventory[{i}] ({line.nodes} owned {line.gpu} node(s) in {line.zone})"
+               for i, line in enumerate(inventory)
+               if line.purchase is InventoryKind.owned and line.running_cost_per_node_month is None
+               and line.gpu in gpus and line.zone in zones
+               and not any(o.gpu == line.gpu and o.owned is not None
+                           for o in zones[line.zone].offers)]
+        if bad:
+            raise ValueError(
+                f"{'; '.join(bad)}: no running cost, and the zone has no `owned` terms for that "
+                "GPU to price it from — give the line's running_cost_per_node_month (power and "
+                "hosting), or `owned` terms in the zone's offer")
+        return inventory
 
     @property
     def multi_period(self) -> bool:

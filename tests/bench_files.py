@@ -305,10 +305,18 @@ def aiperf(x: Load, kind: str = "concurrency") -> dict[str, Any]:
             "input_config": _aiperf_config(x, kind)}
 
 
+#: Tags AIPerf 0.1 gave the metrics later releases name in full (its ``TTFTMetric.tag =
+#: "ttft"``, ``TTSTMetric.tag = "ttst"``; ai-dynamo/aiperf ``aiperf/metrics/types/``, and its
+#: ``examples/artifacts/run1/profile_export_aiperf.json``).
+AIPERF_01_TAGS = {"time_to_first_token": "ttft", "time_to_second_token": "ttst"}
+
+
 def aiperf_01(x: Load, kind: str = "concurrency") -> dict[str, Any]:
-    """AIPerf 0.1 ``profile_export_aiperf.json``: the metrics under ``records``."""
-    records = {tag: {"tag": tag, "header": tag.replace("_", " ").title(), **m, "count": 500}
-               for tag, m in _perf_metrics(x).items()}
+    """AIPerf 0.1 ``profile_export_aiperf.json``: the metrics under ``records``, by 0.1's tags."""
+    records = {AIPERF_01_TAGS.get(name, name): {"tag": AIPERF_01_TAGS.get(name, name),
+                                                "header": name.replace("_", " ").title(), **m,
+                                                "count": 500}
+               for name, m in _perf_metrics(x).items()}
     errors = ([{"error_details": {"code": 500, "type": "InternalServerError",
                                   "message": "Server encountered an internal error"},
                 "count": x.failed}] if x.failed else [])

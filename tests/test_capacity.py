@@ -9,13 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from inputs import demo_scenario
 from models.capacity import CapacityRow, RejectedConfig
 from models.catalog import EfficiencyFactors, GpuType, LlmSpec
 from models.common import CapacitySource, Precision, PurchaseKind
 from models.horizon import HeldNodes, InventoryKind
+from models.loader import load_scenario
 from models.measured import MeasuredCapacity
 from models.offers import Offer, OnDemandTerms, ReservedTerms, Zone
 from models.policy import Policy
+from models.runtime import resolve_runtime
 from models.scenario import Scenario
 from models.workload import Arrival, Burst, Slo, TokenPercentiles, Workload
 from solver.capacity.measured import stale_measurements
@@ -316,6 +319,11 @@ def test_measured_row_overrides_the_analytic_figure() -> None:
         ({"measured_on": dt.date(2025, 1, 1)}, "older than the policy's 180"),
         ({"runtime": "trtllm"}, "runtime trtllm differs"),
         ({"precision": Precision.bf16}, "precision bf16 differs"),
+        # measured against a looser SLO than chat's (TTFT 1,500 ms, per-token 60 ms): the row's
+        # rate does not hold this one (was: used at 18 req/s, latency slack below zero)
+        ({"ttft_p95_ms": 1600.0}, "its TTFT P95 1,600 ms at 18 req/s is above the workload's "
+                                  "SLO of 1,500 ms"),
+        ({"decode_p95_ms_per_token": 61.0}, "its per-token P95 61 ms at 18 req/s is above"),
     ],
 )
 def test_stale_measured_row_is_not_used(override: dict[str, object], reason: str) -> None:
@@ -328,6 +336,33 @@ def test_stale_measured_row_is_not_used(override: dict[str, object], reason: str
     warnings = stale_measurements(sc)
     assert len(warnings) == 1
     assert reason in warnings[0]
+
+
+def test_a_measured_row_at_its_slo_exactly_is_fresh() -> None:
+    """import-bench interpolates the rate to where a P95 reaches its SLO: a row at the SLO
+    itself (chat: 1,500 ms, 60 ms per token) still stands for the workload."""
+    w = chat()
+    sc = scenario(w, (measured_row(ttft_p95_ms=1500.0, decode_p95_ms_per_token=60.0),))
+    row = configuration_row(sc, w, H100, 2)
+    assert isinstance(row, CapacityRow)
+    assert row.source is CapacitySource.measured
+    assert stale_measurements(sc) == []
+
+
+def test_scheduler_settings_named_in_the_runtime_expire_a_measured_row() -> None:
+    """Scheduler settings are not fields of the schema; docs/capacity-model.md says to name
+    them in the runtime: the built-in catalog still selects its vllm entry by prefix, and a row
+    measured under other settings is stale."""
+    runtimes = load_scenario(demo_scenario()).runtimes
+    vllm = resolve_runtime("vllm", runtimes)
+    assert vllm is not None and resolve_runtime("vllm-0.8.4-mns512", runtimes) is vllm
+    w = chat(runtime="vllm-0.8.4-mns512")
+    stale = scenario(w, (measured_row(runtime="vllm-0.8.4-mns256"),))
+    assert "runtime vllm-0.8.4-mns256 differs from the workload's vllm-0.8.4-mns512" in (
+        stale_measurements(stale)[0])
+    fresh = scenario(w, (measured_row(runtime="vllm-0.8.4-mns512"),))
+    row = configuration_row(fresh, w, H100, 2)
+    assert isinstance(row, CapacityRow) and row.source is CapacitySource.measured
 
 
 def test_digest_mismatch_is_stale() -> None:

@@ -165,3 +165,23 @@ def test_an_inventory_without_a_horizon_says_it_is_planned_from_today(tmp_path: 
     assert pinned.exit_code == 0, pinned.output
     assert "no `horizon`" not in pinned.stderr
     assert "horizon 2027-01-01 to 2027-02-01 (1 period of 1 month" in pinned.stdout
+    # plan.json, report.md and the workbook keep where the start came from (they did not say
+    # it was the day of planning: the note above was on stderr alone)
+    import openpyxl
+
+    from solver.outputs.labels import FROM_TODAY
+
+    def start_from(out: str) -> tuple[str, str, str]:
+        plan = json.loads((tmp_path / out / "plan.json").read_text())
+        report = (tmp_path / out / "report.md").read_text().splitlines()[2]
+        ws = openpyxl.load_workbook(tmp_path / out / "plan.xlsx")["Summary"]
+        note = next(r[2] for r in ws.iter_rows(values_only=True) if r[0] == "Horizon start")
+        return plan["horizon"]["start_from"], report, note
+
+    found, report, note = start_from("a")
+    assert found == "today"
+    assert f"the horizon starts {today} ({FROM_TODAY})." in report
+    assert note.endswith(f"; {FROM_TODAY}")
+    found, report, note = start_from("b")
+    assert found == "as_of"
+    assert FROM_TODAY not in report and FROM_TODAY not in note

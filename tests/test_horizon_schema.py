@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from pydantic import ValidationError
 
 from inputs import demo_scenario
 from models.common import FINGERPRINT_CONTEXT, Precision, PurchaseKind, Upfront
@@ -20,6 +21,7 @@ from models.errors import InputError
 from models.horizon import DemandScenario, HeldNodes, Horizon, add_months
 from models.loader import load_scenario
 from models.offers import Offer, OwnedTerms, ReservedTerms
+from models.scenario import Scenario
 from solver.cli import main
 
 
@@ -261,6 +263,10 @@ def test_held_nodes_shape() -> None:
     (lambda d: d["inventory"][1].pop("running_cost_per_node_month") and d["inventory"][1].update(
         instance_type="p4d.24xlarge"), "inventory[1].running_cost_per_node_month",
      "no `owned` terms"),
+    # the GPU by its catalog name: the loader locates it (Scenario's own check is not reached)
+    (lambda d: d["inventory"][1].pop("running_cost_per_node_month") and d["inventory"][1].update(
+        instance_type=None, gpu="L4"), "inventory[1].running_cost_per_node_month",
+     "no `owned` terms"),
     (lambda d: d.pop("horizon"), "workloads[0].growth", "needs a planning horizon"),
 ])
 def test_inconsistent_planning_inputs_are_located(
@@ -270,6 +276,25 @@ def test_inconsistent_planning_inputs_are_located(
     edit(doc)
     found = problems_of(doc, tmp_path)
     assert any(loc == where and words in message for loc, message in found), found
+
+
+def test_an_owned_line_built_in_code_without_a_running_cost_is_refused_by_the_scenario(
+        tmp_path: Path) -> None:
+    """Was: a Scenario built in code (not read from a file) with an owned line that states no
+    running cost, in a zone whose offer for its GPU has no ``owned`` terms, validated, and
+    planning it stopped at a bare ``assert`` in solver/solve/horizon.py. The scenario now
+    refuses it, naming the line and the fix; an owned line the zone's owned terms price (H100-SXM
+    in zone-a), or that states its running cost, is accepted."""
+    sc = load_doc(quarterly_doc(), tmp_path)
+    fields = {name: getattr(sc, name) for name in type(sc).model_fields}
+    unpriced = HeldNodes(zone="zone-a", gpu="L4", gpus_per_node=1, nodes=1)
+    with pytest.raises(ValidationError, match=r"inventory\[2\] \(1 owned L4 node\(s\) in zone-a\)"
+                       r": no running cost.*running_cost_per_node_month"):
+        Scenario(**{**fields, "inventory": (*sc.inventory, unpriced)})
+    priced = unpriced.model_copy(update={"running_cost_per_node_month": 50.0})
+    by_terms = HeldNodes(zone="zone-a", gpu="H100-SXM", gpus_per_node=8, nodes=1)
+    ok = Scenario(**{**fields, "inventory": (*sc.inventory, priced, by_terms)})
+    assert len(ok.inventory) == 4
 
 
 def test_an_offer_is_located_at_the_files_own_index_beside_a_price_table(

@@ -160,6 +160,13 @@ def test_a_plan_from_an_imported_sweep_uses_the_measured_rate(tmp_path: Path) ->
     assert set(per_slice.values()) == {3}
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"{RATE:,.3f} (measured)" in report
+    # and says what the capacity model would have given for the configuration it overrides
+    # (it said *measured* alone: only `capacity --explain` named the analytic figure)
+    overrides = [line for line in report.splitlines()
+                 if line.startswith("- chat, H100-SXM BF16 TP1 (1 GPU): measured vllm load "
+                                    "test of 2026-09-21 (Llama-3.1-8B on H100-SXM TP1, bf16) "
+                                    "overrides the analytic model: ")]
+    assert len(overrides) == 1 and overrides[0].endswith(" req/s"), report
     pools = _workbook_pools(out / "plan.xlsx")
     assert {p["Capacity"] for p in pools if p["GPU"] == "H100-SXM"} == {"Measured"}
     with (tmp_path / "measured.csv").open(encoding="utf-8") as fh:

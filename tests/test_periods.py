@@ -152,6 +152,7 @@ def test_a_plan_over_periods_that_orders_nothing_writes_empty_orders() -> None:
     dumped = json.loads(p.model_dump_json())
     assert dumped["orders"] == []
     assert len(dumped["periods"]) == 4
+    assert dumped["horizon"]["start_from"] == "horizon"  # the scenario's own horizon.start
     assert Plan.model_validate(dumped) == p
 
 

@@ -600,24 +600,39 @@ def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
                              pue=1.3, hosting_per_node_month=100, stock_gpus=8,
                              lead_time_weeks=16)
 
-    def report_of(inventory: list[HeldNodes], out: Path) -> str:
+    from solver.outputs.held import held_in_row
+
+    def report_of(inventory: list[HeldNodes], out: Path) -> tuple[str, list[dt.date | None]]:
+        """report.md, and the date after "to" each held row of the plan shows (the flag the
+        note is written from: it was found by looking for " to " in the rows' text)."""
         sc = quarterly([2, 2, 2, 2], owned=owned_terms, inventory=inventory, lead_weeks=8)
         plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
         write_plan_outputs(plan, sc, out, first_period_scenario(plan, sc))
-        return (out / "report.md").read_text()
+        held = [held_in_row(plan, sc, n, None, plan.cost.currency) for n in plan.nodes]
+        return (out / "report.md").read_text(), [h.to for h in held if h is not None]
 
-    report = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
-                                  purchase=InventoryKind.reserved, ends=dt.date(2027, 6, 30),
-                                  price_per_gpu_hour=0.5)], tmp_path / "reserved")
+    report, shown = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                         purchase=InventoryKind.reserved,
+                                         ends=dt.date(2027, 6, 30), price_per_gpu_hour=0.5)],
+                              tmp_path / "reserved")
+    assert shown == [dt.date(2027, 7, 1)]
     gpus = report.split("## GPUs")[1].split("## Workloads")[0]
     assert "| 1 node held (inventory): reservation to 2027-07-01 |" in gpus
     assert (f"Already held: {TO_EXCLUSIVE}, as in every \"A to B\" of this report (an "
             "inventory line's `ends` is its last day held, so `ends: 2027-06-30` reads \"to "
             "2027-07-01\").") in gpus
-    owned = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
-                                 purchase=InventoryKind.owned)], tmp_path / "owned")
+    owned, shown = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                        purchase=InventoryKind.owned)], tmp_path / "owned")
+    assert shown == [None]
     gpus = owned.split("## GPUs")[1].split("## Workloads")[0]
     assert "| Already held |" in gpus and "Already held: " not in gpus
+    # owned nodes retired inside the horizon show the day after their last, and the note
+    retired, shown = report_of([HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                                          purchase=InventoryKind.owned,
+                                          ends=dt.date(2027, 12, 30))], tmp_path / "retired")
+    assert shown == [dt.date(2027, 12, 31)]
+    gpus = retired.split("## GPUs")[1].split("## Workloads")[0]
+    assert "capital spent, held to 2027-12-31 |" in gpus and "Already held: " in gpus
 
 
 def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(

@@ -16,6 +16,8 @@ from solver.outputs.units import field_header, field_label, field_unit
     ("allreduce_latency_us", "All-reduce latency [µs]"),
     ("runtime_overhead_gib", "Runtime overhead [GiB]"),
     ("runtime_overhead_fraction", "Runtime overhead fraction [1]"),
+    # the Assumptions sheet read "Kv bandwidth efficiency [1]"
+    ("kv_bandwidth_efficiency", "KV bandwidth efficiency [1]"),
 ])
 def test_headers(name: str, header: str) -> None:
     assert field_header(name) == header

@@ -179,6 +179,13 @@ def test_stale_measured_row_is_a_warning_not_an_error(tmp_path: Path) -> None:
     (warning,) = data["measured_warnings"]
     assert "stale, not used: measured 382 days ago, older than the policy's 180" in warning
     assert f"warning: {warning}" in result.stderr
+    # the summary's list of measured rows marks it too (it read as any row in use)
+    assert [m["used"] for m in data["measured"]] == [False]
+    text = run(str(path))
+    assert ("H100-SXM FP8 TP2 (2 GPUs): 72 sequences, 18 req/s (measured 2026-10-15) — not "
+            "used (the warning above says why)") in text.stdout
+    fresh = run(str(scenarios_dir() / "twenty_rps.yaml"))
+    assert "not used" not in fresh.output
 
 
 def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> None:

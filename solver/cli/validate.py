@@ -85,7 +85,8 @@ def render(summary: ScenarioSummary) -> list[str]:
             lines.append(f"  {m.workload}: {m.model} on "
                          f"{config_label(m.gpu, m.tp, m.precision)}: "
                          f"{m.max_stable_sequences} sequences, {m.tested_peak_rps:g} req/s "
-                         f"(measured {m.measured_on})")
+                         f"(measured {m.measured_on})"
+                         + ("" if m.used else " — not used (the warning above says why)"))
     return lines
 
 

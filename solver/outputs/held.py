@@ -36,6 +36,10 @@ class Held:
     """Where the held nodes' price comes from."""
     price_assumed: bool = False
     """A held reservation's price is the planner's rule, its inventory line stating none."""
+    to: dt.date | None = None
+    """The end the text shows after "to": the day after the last day held (a reservation's
+    ``ends``, an owned node's retirement); ``None`` when the text shows no date. Outputs that
+    say what "to" means beside the text read this, not the text."""
 
     @property
     def all_held(self) -> bool:
@@ -122,17 +126,17 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
     found = assumed_held_prices(scenario)
     assumed = [a for line in lines if (a := _assumed(found, line)) is not None]
     if n.purchase is PurchaseKind.reserved:
-        ends = min(line.ends for line in lines if line.ends is not None)
-        text = f"{share} held (inventory): reservation to {day_after(ends)}"
+        to: dt.date | None = day_after(min(line.ends for line in lines if line.ends is not None))
+        text = f"{share} held (inventory): reservation to {to}"
         text += "".join(f"; price {assumed_price_text(a, currency)}" for a in assumed)
     else:
         retired = [line.ends for line in lines if line.ends is not None]
-        text = f"{share} owned (inventory): capital spent" + (
-            f", held to {day_after(min(retired))}" if retired else "")
+        to = day_after(min(retired)) if retired else None
+        text = f"{share} owned (inventory): capital spent" + (f", held to {to}" if to else "")
     source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency,
                                                   kept_from(plan, line))
                                      for line in lines))
-    return Held(count, n.nodes, text, source, price_assumed=bool(assumed))
+    return Held(count, n.nodes, text, source, price_assumed=bool(assumed), to=to)
 
 
 def owned_source(offer: Offer, currency: str) -> str:

@@ -24,7 +24,7 @@ from models.common import (
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import SolverReport
 
-__all__ = ["OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP",
+__all__ = ["FROM_TODAY", "OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP",
            "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label",
            "label", "plural", "status_label"]
 
@@ -88,6 +88,11 @@ OBJECTIVE_AS_MINIMISED = ("Objective over the horizon, as the plan minimised it 
 #: The one convention of dates on screen: a span runs from its first day "to" the day after
 #: its last (as the horizon, its periods and an order's term end), said once per output.
 TO_EXCLUSIVE = "a date after \"to\" is the day after the last"
+
+#: Beside a horizon start taken from the day of planning (``HorizonStart.today``; plan.json
+#: ``horizon.start_from``).
+FROM_TODAY = ("the day it was planned: the scenario gives no `horizon` and no `policy.as_of`, "
+              "so planned on another day its dates differ (give `policy.as_of` to fix them)")
 
 
 def day_after(day: dt.date) -> dt.date:

@@ -12,9 +12,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.capacity import CapacityTable
-from models.common import PurchaseKind
+from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, SpotTerms
-from models.plan import REPLAY_WARMUP_S, REPLAY_WINDOW_S, Allocation, Plan, SolveStatus
+from models.plan import (
+    REPLAY_WARMUP_S,
+    REPLAY_WINDOW_S,
+    Allocation,
+    HorizonStart,
+    Plan,
+    SolveStatus,
+)
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.workload import Workload
@@ -48,8 +55,9 @@ from solver.outputs.figures import (
     tenant_costs,
     used_configs,
 )
-from solver.outputs.held import held_in_row
+from solver.outputs.held import Held, held_in_row
 from solver.outputs.labels import (
+    FROM_TODAY,
     RERUN_NOTE,
     TO_EXCLUSIVE,
     config_label,
@@ -74,13 +82,13 @@ def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     return [*out, ""]
 
 
-def _held_texts(plan: Plan, scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], str]:
-    """What of each committed pool is the scenario's inventory, in words (empty: none)."""
+def _held_rows(plan: Plan, scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], Held]:
+    """What of each committed pool is the scenario's inventory (empty: none)."""
     out = {}
     for n in plan.nodes:
         held = held_in_row(plan, scenario, n, None, plan.cost.currency)
         if held is not None:
-            out[(n.zone, n.gpu, n.purchase)] = held.text
+            out[(n.zone, n.gpu, n.purchase)] = held
     return out
 
 
@@ -177,6 +185,23 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
     return rows
 
 
+def _measured_lines(plan: Plan, table: CapacityTable) -> list[str]:
+    """Each configuration the plan sizes from a measured row, with the load test and the
+    analytic figure it overrides (the capacity row's note: a new user's plan said *measured*
+    and nowhere what the model would have given; ``capacity --explain`` alone did)."""
+    out = []
+    for workload, gpu, tp in used_configs(plan, table):
+        row = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)
+                    and r.source is CapacitySource.measured), None)
+        if row is not None:
+            config = config_label(gpu, tp, row.precision)
+            out.append(f"- {markdown_text(workload)}, {config}: {markdown_text(row.note)}")
+    if not out:
+        return []
+    return ["Rates measured by a load test, not predicted (docs/capacity-model.md, \"Measured "
+            "rows override\"):", "", *out, ""]
+
+
 def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str]:
     """Offers of the (zone, GPU) pairs the plan buys, each assumed figure marked; and one line
     summarising the offers the plan does not use."""
@@ -255,7 +280,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         f"# Fleet plan: {markdown_text(plan.scenario)}", "",
         f"Prepared on {day.isoformat()}"
         + ("" if plan.horizon is None else
-           f"; the horizon starts {plan.horizon.start.isoformat()}")
+           f"; the horizon starts {plan.horizon.start.isoformat()}"
+           + (f" ({FROM_TODAY})" if plan.horizon.start_from is HorizonStart.today else ""))
         + f". Status **{status_label(plan.status, s)}** "
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
@@ -301,19 +327,20 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         lines += [f"![Monthly cost by zone, GPU type and purchase kind]({COST_CHART_FILE})", ""]
     lines += ["## GPUs", "",
               "Reserved GPUs as bought; on-demand and spot at their busiest slice.", ""]
-    held = _held_texts(plan, scenario)
+    held = _held_rows(plan, scenario)
     lines += _table(["Zone", "GPU", "Purchase", "GPUs", f"Cost [{cur}/month]",
                      *(["Already held"] if held else [])],
                     [[scenario.zone_label(c.zone), c.gpu, label(c.purchase), c.gpus,
                       _money(c.cost_per_month),
-                      *([held.get((c.zone, c.gpu, c.purchase), "")] if held else [])]
+                      *([h.text if (h := held.get((c.zone, c.gpu, c.purchase))) else ""]
+                        if held else [])]
                      for c in gpu_counts(plan)])
     if held:
         lines += ["Held reservations cost their own price (a line stating none: the zone's "
                   "cheapest reserved quote, marked assumed), owned nodes held their power and "
                   "hosting only (the capital is spent): plan.xlsx, Purchase plan, gives each "
                   "price's source.", ""]
-        if any(" to " in text for text in held.values()):
+        if any(h.to is not None for h in held.values()):
             # "reservation to 2027-07-01" of a line written `ends: 2027-06-30` said nothing of
             # the day after beside it: only the schedule line and the sheet's header said it
             lines += [f"Already held: {TO_EXCLUSIVE}, as in every \"A to B\" of this report "
@@ -322,13 +349,15 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     lines += ["## Workloads", "",
               "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
-              "Latency: predicted P95 at the SLO-holding rate / SLO; latency slack: the share of "
+              "Latency: P95 at the SLO-holding rate / SLO, predicted or measured as the rate "
+              "is; latency slack: the share of "
               "the tighter SLO left unused at that rate (near 0 by construction: the rate is "
               "where an SLO binds).", ""]
     lines += _table(["Workload", "Tenant", "Configuration", "Replicas", "Rate [req/s/replica]",
                      "Peak demand [req/s]", "Utilization at peak", "Capacity headroom",
                      "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate"],
                     _workload_rows(plan, scenario, table))
+    lines += _measured_lines(plan, table)
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
     share = _share(scenario.policy.failure_utilization)

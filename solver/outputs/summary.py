@@ -20,7 +20,7 @@ from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.measured import implausible_measurements, stale_measurements
+from solver.capacity.measured import implausible_measurements, stale_measurements, unused_because
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
@@ -94,6 +94,8 @@ class MeasuredSummary(Frozen):
     max_stable_sequences: int
     tested_peak_rps: float
     measured_on: str
+    used: bool = True
+    """False: stale, or no candidate matches it (``measured_warnings`` says why)."""
 
 
 class ScenarioSummary(OmitDefaults):
@@ -381,7 +383,8 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
     measured = tuple(
         MeasuredSummary(workload=m.workload, model=m.model, gpu=m.gpu, precision=m.precision,
                         tp=m.tp, max_stable_sequences=m.max_stable_sequences,
-                        tested_peak_rps=m.tested_peak_rps, measured_on=m.measured_on.isoformat())
+                        tested_peak_rps=m.tested_peak_rps, measured_on=m.measured_on.isoformat(),
+                        used=unused_because(scenario, m) is None)
         for m in scenario.measured
     )
     workloads = tuple(summarize_workload(w) for w in scenario.workloads)

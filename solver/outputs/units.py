@@ -20,7 +20,8 @@ UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 
 #: Abbreviations in names spelled out for people.
-WORDS: dict[str, str] = {"seq": "sequence", "allreduce": "all-reduce", "nccl": "NCCL"}
+WORDS: dict[str, str] = {"seq": "sequence", "allreduce": "all-reduce", "nccl": "NCCL",
+                         "kv": "KV"}
 
 
 def _split(name: str) -> tuple[list[str], str, str]:

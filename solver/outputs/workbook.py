@@ -27,7 +27,7 @@ from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
-from models.plan import NodeCount, Plan
+from models.plan import HorizonStart, NodeCount, Plan
 from models.scenario import Scenario
 from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
@@ -58,6 +58,7 @@ from solver.outputs.figures import (
 )
 from solver.outputs.held import held_in_row, partly_held, row_price_source
 from solver.outputs.labels import (
+    FROM_TODAY,
     OBJECTIVE_AS_MINIMISED,
     PARTLY_HELD_RULE,
     TO_EXCLUSIVE,
@@ -314,7 +315,8 @@ def _horizon_rows(plan: Plan) -> list[tuple[str, Value, str | None, str, str | N
         return []
     return [("Horizon start", dt.datetime.combine(h.start, dt.time()), "yyyy-mm-dd",
              "first day of the first period, whose fleet the sheets show; the Assumptions' "
-             "as_of (measured rows are aged to it)", None),
+             "as_of (measured rows are aged to it)"
+             + (f"; {FROM_TODAY}" if h.start_from is HorizonStart.today else ""), None),
             ("Horizon", f"{h.start} to {h.end}", None,
              f"{TO_EXCLUSIVE}, in every \"A to B\" of this workbook", None)]
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from models.common import PurchaseKind, Upfront
+from models.plan import HorizonStart
 from models.scenario import Scenario
 from solver.program.keys import PoolKey
 
@@ -58,6 +59,14 @@ def plan_date_of(scenario: Scenario) -> dt.date:
     if scenario.horizon is None:
         return as_of or dt.date.today()
     return max(scenario.horizon.start, as_of) if as_of else scenario.horizon.start
+
+
+def horizon_start_from(scenario: Scenario) -> HorizonStart:
+    """Where a plan's horizon start comes from: the scenario's ``horizon``, else ``policy.as_of``,
+    else the day it is planned (:func:`plan_date_of`)."""
+    if scenario.horizon is not None:
+        return HorizonStart.horizon
+    return HorizonStart.as_of if scenario.policy.as_of else HorizonStart.today
 
 
 def lead_days(lead_time_weeks: float) -> int:

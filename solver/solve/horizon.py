@@ -42,7 +42,7 @@ from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey, ReplicaKey
-from solver.program.orders import plan_date_of
+from solver.program.orders import horizon_start_from, plan_date_of
 from solver.program.periods import (
     BASE,
     Block,
@@ -859,7 +859,8 @@ def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
         return line.reserved_cost_per_month(scenario.held_reservation_price(line), hours)
     running = line.running_cost_per_node_month
     if running is None:
-        assert offer is not None and offer.owned is not None
+        assert offer is not None and offer.owned is not None, (
+            "Scenario validation refuses an owned line with no running cost and no owned terms")
         running = offer.owned.running_per_node_month(line.gpus_per_node, hours)
     return running * line.nodes
 
@@ -1047,7 +1048,8 @@ def assemble(base: Plan, scenario: Scenario, hp: HorizonProgram, robust: bool) -
     shown = shown_scenario(data)
     first = plans[(shown, 0)]
     horizon = HorizonSummary(
-        start=data.periods[0].start, end=data.periods[-1].end,
+        start=data.periods[0].start, start_from=horizon_start_from(scenario),
+        end=data.periods[-1].end,
         period_months=data.periods[0].months, plan_date=data.plan_date,
         replan_date=data.replan_date, objective="worst_case" if robust else "expected",
         commitments=data.commitments.value,

@@ -12,9 +12,10 @@ Layouts read, by their keys:
   ``input_config`` as AIPerf's, ``start_time``, ``error_request_count`` and, in newer releases,
   ``schema_version`` and ``aiperf_version``.
 
-Metrics read: ``request_throughput`` (requests/sec), ``time_to_first_token`` and
-``inter_token_latency`` P95 (both tools' inter-token latency is (request latency − TTFT) ÷
-(output tokens − 1): the SLO's per-token figure; P99 as an upper bound where P95 is absent),
+Metrics read: ``request_throughput`` (requests/sec), ``time_to_first_token`` (AIPerf 0.1's tag:
+``ttft``) and ``inter_token_latency`` P95 (both tools' inter-token latency is (request latency −
+TTFT) ÷ (output tokens − 1): the SLO's per-token figure; P99 as an upper bound where P95 is
+absent),
 ``request_latency`` mean, ``request_count``, ``error_request_count``. Times are converted from
 their ``unit`` (``ns``, ``us``, ``ms``, ``s``/``sec``). Neither tool records the serving engine;
 GenAI-Perf records no date.
@@ -35,6 +36,10 @@ TOOL_AIPERF_01 = "AIPerf profile_export_aiperf.json (AIPerf 0.1, metrics under r
 TOOL_AIPERF = "AIPerf profile_export_aiperf.json (AIPerf 0.2 and later)"
 #: Milliseconds per unit of time as the tools name them.
 MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
+#: The time to first token by the name each release writes: GenAI-Perf and AIPerf 0.2 and later
+#: ``time_to_first_token``, AIPerf 0.1 its tag ``ttft`` (aiperf/metrics/types/ttft_metric.py of
+#: ai-dynamo/aiperf 0.1, and the profile export in its examples/artifacts/run1).
+TTFT_NAMES = ("time_to_first_token", "ttft")
 
 
 def _metrics(doc: Any) -> Mapping[str, Any] | None:
@@ -98,11 +103,12 @@ def perf_export_point(doc: Mapping[str, Any], file: str) -> BenchPoint:
     assert metrics is not None
     tool = _tool(doc)
     throughput = number(metrics["request_throughput"], "avg", file, "request_throughput") or 0.0
-    ttft = _time_ms(metrics, "time_to_first_token", "p95", file)
+    ttft_name = next((n for n in TTFT_NAMES if n in metrics), TTFT_NAMES[0])
+    ttft = _time_ms(metrics, ttft_name, "p95", file)
     itl = _time_ms(metrics, "inter_token_latency", "p95", file)
     basis = PercentileBasis.p95
     if ttft is None or itl is None:
-        ttft = _time_ms(metrics, "time_to_first_token", "p99", file)
+        ttft = _time_ms(metrics, ttft_name, "p99", file)
         itl = _time_ms(metrics, "inter_token_latency", "p99", file)
         basis = PercentileBasis.p99_bound
     if ttft is None or itl is None:
