@@ -2,7 +2,7 @@
 branches on the reserved fleet (issue 15).
 
 The program's cost splits into a reserved fleet ``R`` (one integer node count per zone and GPU
-type, common to every hour) and each hour's on-demand and spot nodes. Two measurements, each
+type, common to every hour) and each hour's on-demand and spot nodes. The measurements, each
 HiGHS on one thread, one after the other in this process:
 
 1. ``long``: the whole program (as the plan's joint solve builds it) from a fleet, for
@@ -14,22 +14,31 @@ HiGHS on one thread, one after the other in this process:
    ``bound(R)`` is any lower bound of the program with the reserved node counts held at ``R``.
    It reaches ``--target`` only if ``bound(R) ≥ target`` at *every* ``R`` in the set — at the
    fleet's own reserved fleet ``R*`` in particular, since the fleet itself is a point there
-   (its leaf's optimum is at most the fleet's cost). So this measures, at ``R*`` and at its
-   neighbours (one node more or less in one pool): ``LP(R)``; HiGHS's bound on the program
-   with ``R`` held, per CPU second (the strongest leaf bound a 60-s plan could buy: any
-   per-hour rounding cut valid given ``R`` is a cut HiGHS could find, and every hour's integer
-   program given ``R`` is what its tree explores); and
+   (its leaf's optimum is at most the fleet's cost). So this measures ``LP(R)`` at ``R*`` and
+   at its neighbours (one node more or less in one pool), and at ``R*``: the slice split's
+   bound given ``R*`` (every hour's integer program given it, each with its own reserved
+   replicas: benchmarks/reserved_bound.py — what rounding each hour's nodes given ``R`` can
+   give at most, at those multipliers) and HiGHS's bound on the program with ``R*`` held, per
+   CPU second;
 3. ``ranges``: how many reserved fleets the disjunction holds — each reserved node count's
    least and largest value over the LP relaxation with the cost at most ``--target`` (a fleet
-   outside those ranges costs more than the target, so no leaf is needed there).
+   outside those ranges costs more than the target, so no leaf is needed there);
+4. ``count``: of the reserved fleets of the GPU type the fleet reserves alone, at most
+   ``--most`` nodes in all, the share whose LP(R) is below the target (``--samples`` drawn
+   uniformly): a floor on the leaves whose bound must reach the target.
 
-Run (from the repository root; the fleet from ``solve_shared`` at 60 s, saved as a column
-vector)::
+Run (from the repository root; a ``--fleet`` file that does not exist is made by
+``solve_shared`` at ``--limit`` seconds, saved as a column vector, and the script stops: run it
+again for the measurements, in a process whose HiGHS runs on one thread)::
 
     nice -n 19 .venv/bin/python benchmarks/reserved_branch.py --case large:25 \
         --fleet FLEET.npy --only long --cpu 1200 --every 60
     nice -n 19 .venv/bin/python benchmarks/reserved_branch.py --case large:25 \
-        --fleet FLEET.npy --only given,ranges --cpu 120 --every 15
+        --fleet FLEET.npy --only ranges,given --cpu 150 --every 15 --slice-limit 5
+    nice -n 19 .venv/bin/python benchmarks/reserved_branch.py --case large:25 \
+        --fleet FLEET.npy --only count --samples 300 --most 16
+
+Results: benchmarks/README.md, "Large ×25 past the hourly rounding".
 """
 
 from __future__ import annotations
@@ -298,7 +307,6 @@ def count(program: Program, model: Model, x: Vector, target: float, samples: int
 
 def main() -> None:
     global HIGHS_THREADS
-    HIGHS_THREADS = 1  # a process of its own: measured on one thread
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--case", default="large:25", help="size:scale")
@@ -313,17 +321,28 @@ def main() -> None:
                    help="the bound a 2-%% proof of the best known fleet needs")
     p.add_argument("--slice-limit", type=float, default=5.0,
                    help="given: seconds per hour's program of the slice split (0: skip it)")
+    p.add_argument("--limit", type=float, default=60.0,
+                   help="the plan's time limit when the fleet is made [s]")
     args = p.parse_args()
     size, scale = args.case.split(":")
     print(f"{args.case}, load {os.getloadavg()[0]:.2f}, "
           f"{time.strftime('%H:%M', time.gmtime())} UTC", flush=True)
+    if not args.fleet.exists():
+        from solver.solve.strategy import solve_shared
+
+        made, outcome = solve_shared(_data(size, int(scale)), "highs", args.limit, 0.01)
+        np.save(args.fleet, np.array([float(v.varValue or 0.0) for v in made.prob.variables()]))
+        print(f"saved {args.fleet}: {outcome.report.objective:,.0f} (bound "
+              f"{outcome.report.bound:,.0f}); run again for the measurements")
+        return
+    HIGHS_THREADS = 1  # the measurements: one thread, in a process that has not planned
     program = build_program(_data(size, int(scale)), shared_two_nodes=True)
     model = model_of(program)
     x = np.load(args.fleet)
-    broken = model.broken_rows(x)
-    if broken:
-        raise SystemExit(f"{args.fleet}: the fleet breaks {len(broken)} rows ({broken[:3]}); "
-                         "save it from the same program")
+    if x.shape != (model.columns_count,) or model.broken_rows(x):
+        raise SystemExit(f"{args.fleet}: not a fleet of this program ({x.shape[0]} values for "
+                         f"{model.columns_count} columns, or rows broken); delete it to have "
+                         "the plan make one")
     only = {s.strip() for s in args.only.split(",")}
     if "long" in only:
         long(model, x, args.cpu, args.every)
