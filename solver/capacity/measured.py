@@ -71,9 +71,13 @@ def stale_measurements(scenario: Scenario) -> list[str]:
     for i, row in enumerate(scenario.measured):
         why = unused_because(scenario, row)
         if why is not None:
-            out.append(f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, "
-                       f"{row.measured_on}): {why}")
+            out.append(f"{_where(i, row)}: {why}")
     return out
+
+
+def _where(i: int, row: MeasuredCapacity) -> str:
+    """A measured row as a warning names it: its index in the scenario and what it measured."""
+    return f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on})"
 
 
 def physics_ceilings(scenario: Scenario, row: MeasuredCapacity) -> tuple[float, float]:
@@ -88,8 +92,7 @@ def physics_ceilings(scenario: Scenario, row: MeasuredCapacity) -> tuple[float, 
     most that many tokens an iteration and an iteration takes at least the read at the
     datasheet's bandwidth. Lengths are the workload's P50s (a mean is at least its median for
     the right-skewed lengths traffic has), attention and every overhead left out — so a
-    measured rate above either ceiling cannot be what the replica
-    carried.
+    measured rate above either ceiling cannot be what the replica carried.
     """
     workload = scenario.workload(row.workload)
     gpu = scenario.gpu(row.gpu)
@@ -111,7 +114,7 @@ def implausible_measurements(scenario: Scenario) -> list[str]:
     carry is a load test that measured something else — a burst, shorter requests, cache hits."""
     out = []
     for i, row in enumerate(scenario.measured):
-        if staleness(scenario, row) is not None:
+        if unused_because(scenario, row) is not None:
             continue
         compute_rps, hbm_rps = physics_ceilings(scenario, row)
         ceiling, what = min((compute_rps, "compute (datasheet TFLOPS, P50 lengths)"),
@@ -120,10 +123,10 @@ def implausible_measurements(scenario: Scenario) -> list[str]:
         if row.tested_peak_rps <= ceiling:
             continue
         out.append(
-            f"measured[{i}] ({row.workload} on {row.gpu} TP{row.tp}, {row.measured_on}): "
-            f"tested_peak_rps {row.tested_peak_rps:g} is above what the replica's {what} "
-            f"allows, {ceiling:.3g} req/s ({row.tested_peak_rps / ceiling:.0%} of it) — the row "
-            f"is used as given; check that the test ran the workload's lengths "
+            f"{_where(i, row)}: tested_peak_rps {row.tested_peak_rps:g} is above what the "
+            f"replica's {what} allows, {ceiling:.3g} req/s "
+            f"({row.tested_peak_rps / ceiling:.0%} of it) — the row is used as given; check "
+            f"that the test ran the workload's lengths "
             f"(input P50 {scenario.workload(row.workload).input_tokens.p50:g}, output P50 "
             f"{scenario.workload(row.workload).output_tokens.p50:g} tokens) at a steady rate, "
             f"or lower tested_peak_rps")
