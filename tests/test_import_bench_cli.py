@@ -194,3 +194,26 @@ def test_profile_given_a_guidellm_report_or_prometheus_export_says_what_it_is(
                           '"result": []}}', encoding="utf-8")
     result = CliRunner().invoke(main, ["profile", str(prometheus)])
     assert result.exit_code == 2 and "fleetplan profile --prometheus" in result.output
+
+
+def test_a_row_above_the_workloads_datasheet_ceiling_is_said_at_import(tmp_path: Path) -> None:
+    """The sweep holds 4.925 req/s; the scenario's workload asks 20,000-token prompts, which an
+    H100-SXM's 989 BF16 TFLOPS carries at most 989e12 ÷ (2 × 7.0e9 × 20,200) ≈ 3.5 req/s of:
+    the test did not run the workload's lengths, and import-bench says so (the row is still
+    written)."""
+    sc = scenario(tmp_path)
+    doc = yaml.safe_load(sc.read_text(encoding="utf-8"))
+    doc["workloads"][0]["input_tokens"] = {"p50": 20000, "p95": 20000, "p99": 20000}
+    sc.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    out = tmp_path / "measured.csv"
+    result = run(*sweep_files(tmp_path), "--gpu", "H100", "--tp", "1", "--scenario", str(sc),
+                 "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "for chat: tested_peak_rps 4.92" in result.output
+    assert "above what the replica's compute (datasheet TFLOPS, P50 lengths) allows" in (
+        result.output)
+    assert load_measured_csv(out)
+    # at the sweep's own lengths the same files warn of nothing
+    assert "above what the replica's" not in run(
+        *sweep_files(tmp_path), "--gpu", "H100", "--tp", "1", "--scenario", str(scenario(tmp_path))
+    ).output

@@ -108,6 +108,23 @@ def physics_ceilings(scenario: Scenario, row: MeasuredCapacity) -> tuple[float, 
     return compute_rps, hbm_rps
 
 
+def above_ceiling(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why a used row's rate is above :func:`physics_ceilings` (which ceiling, what it
+    allows, what to check), or ``None`` when it is not."""
+    compute_rps, hbm_rps = physics_ceilings(scenario, row)
+    ceiling, what = min((compute_rps, "compute (datasheet TFLOPS, P50 lengths)"),
+                        (hbm_rps, f"HBM bandwidth ({row.max_stable_sequences} sequences "
+                                  f"an iteration, P50 output)"))
+    if row.tested_peak_rps <= ceiling:
+        return None
+    workload = scenario.workload(row.workload)
+    return (f"tested_peak_rps {row.tested_peak_rps:g} is above what the replica's {what} "
+            f"allows, {ceiling:.3g} req/s ({row.tested_peak_rps / ceiling:.0%} of it) — the "
+            f"row is used as given; check that the test ran the workload's lengths (input P50 "
+            f"{workload.input_tokens.p50:g}, output P50 {workload.output_tokens.p50:g} tokens) "
+            f"at a steady rate, or lower tested_peak_rps")
+
+
 def implausible_measurements(scenario: Scenario) -> list[str]:
     """One warning per used measured row whose rate is above :func:`physics_ceilings`: the row
     still overrides the analytic model (measured beats theoretical), but a rate no GPU can
@@ -116,20 +133,9 @@ def implausible_measurements(scenario: Scenario) -> list[str]:
     for i, row in enumerate(scenario.measured):
         if unused_because(scenario, row) is not None:
             continue
-        compute_rps, hbm_rps = physics_ceilings(scenario, row)
-        ceiling, what = min((compute_rps, "compute (datasheet TFLOPS, P50 lengths)"),
-                            (hbm_rps, f"HBM bandwidth ({row.max_stable_sequences} sequences "
-                                      f"an iteration, P50 output)"))
-        if row.tested_peak_rps <= ceiling:
-            continue
-        out.append(
-            f"{_where(i, row)}: tested_peak_rps {row.tested_peak_rps:g} is above what the "
-            f"replica's {what} allows, {ceiling:.3g} req/s "
-            f"({row.tested_peak_rps / ceiling:.0%} of it) — the row is used as given; check "
-            f"that the test ran the workload's lengths "
-            f"(input P50 {scenario.workload(row.workload).input_tokens.p50:g}, output P50 "
-            f"{scenario.workload(row.workload).output_tokens.p50:g} tokens) at a steady rate, "
-            f"or lower tested_peak_rps")
+        why = above_ceiling(scenario, row)
+        if why is not None:
+            out.append(f"{_where(i, row)}: {why}")
     return out
 
 
