@@ -66,3 +66,8 @@ class CapacityTable(Frozen):
     def for_workload(self, workload: str) -> tuple[CapacityRow, ...]:
         """Candidates of one workload."""
         return tuple(r for r in self.rows if r.workload == workload)
+
+    def row(self, workload: str, gpu: str, tp: int) -> CapacityRow | None:
+        """The candidate of ``workload`` on ``gpu`` at ``tp``, if the table has it."""
+        return next((r for r in self.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)),
+                    None)

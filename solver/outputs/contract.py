@@ -193,8 +193,7 @@ def _rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> tuple[Contrac
     """A row per configuration the plan's fleet runs replicas of, in table order."""
     rows = []
     for workload, gpu, tp in used_configs(plan, table):
-        cap = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)),
-                   None)
+        cap = table.row(workload, gpu, tp)
         if cap is not None:
             rows.append(_row(plan, scenario, cap))
     return tuple(rows)

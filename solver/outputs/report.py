@@ -171,8 +171,7 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
             for a in mine:
                 if a.slice is not None:
                     per_slice[a.slice] += a.replicas
-            cap = next((r for r in table.rows
-                        if (r.workload, r.gpu, r.tp) == (wl.name, gpu, tp)), None)
+            cap = table.row(wl.name, gpu, tp)
             rows.append([
                 wl.name, wl.tenant, config_label(gpu, tp, wl.precision),
                 f"{reserved} + {max(per_slice.values(), default=0)}",
@@ -191,9 +190,8 @@ def _measured_lines(plan: Plan, table: CapacityTable) -> list[str]:
     and nowhere what the model would have given; ``capacity --explain`` alone did)."""
     out = []
     for workload, gpu, tp in used_configs(plan, table):
-        row = next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)
-                    and r.source is CapacitySource.measured), None)
-        if row is not None:
+        row = table.row(workload, gpu, tp)
+        if row is not None and row.source is CapacitySource.measured:
             config = config_label(gpu, tp, row.precision)
             out.append(f"- {markdown_text(workload)}, {config}: {markdown_text(row.note)}")
     if not out:

@@ -23,7 +23,7 @@ from openpyxl.formatting.rule import FormulaRule
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from models.capacity import CapacityRow, CapacityTable
+from models.capacity import CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
@@ -403,10 +403,6 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
     return cells
 
 
-def _cap_row(table: CapacityTable, workload: str, gpu: str, tp: int) -> CapacityRow | None:
-    return next((r for r in table.rows if (r.workload, r.gpu, r.tp) == (workload, gpu, tp)), None)
-
-
 POOL_TITLES = ("Workload", "Tenant", "Class", "Model", "Precision", "GPU",
                "TP [GPUs per replica]", "Zone", "Reserved replicas", "Owned replicas",
                "On-demand replicas (busiest slice)", "Spot replicas (busiest slice)",
@@ -442,7 +438,7 @@ def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
                 if a.purchase is kind:
                     per_slice[a.slice] = per_slice.get(a.slice, 0) + a.replicas
             by_kind[kind] = max(per_slice.values(), default=0)
-        cap = _cap_row(table, workload, gpu, tp)
+        cap = table.row(workload, gpu, tp)
         peak = max((f.demand_rps for f in figures if f.workload == workload), default=0.0)
         values: list[tuple[Value, str | None]] = [
             *((v, None) for v in lead),
