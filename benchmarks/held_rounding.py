@@ -37,10 +37,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
 from benchmarks.bench_plan import parse_cases  # noqa: E402
-from benchmarks.held_widened import LP_S, held_blocks  # noqa: E402
+from benchmarks.held_widened import block_support, held_blocks  # noqa: E402
 from solver.capacity.node_fit import nodes_needed  # noqa: E402
 from solver.program.variables import Program, node_key  # noqa: E402
-from solver.solve.block_plans import LP_EMPTY  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.highs import Model, Restriction, held_model, run, slice_columns  # noqa: E402
 
@@ -122,17 +121,10 @@ def main(argv: list[str] | None = None) -> None:
     (size, scale), = parse_cases("", "", args.case)
     blocks, distinct = held_blocks(size, scale)
     for i in distinct:
-        hb = blocks.block(i)
-        model, program, weight = hb.held.model, hb.program, hb.weight
-        relaxed = run(model, Deadline(LP_S), LP_S, 0.0, relaxation=True)
+        model, program, weight, relaxed, keys, columns, runs, support = block_support(
+            blocks, i, args.seconds, 0.02)
         assert relaxed.x is not None and relaxed.objective is not None
         lp = relaxed.objective / weight
-        keys = list(program.v.replicas)
-        columns = model.columns_named([program.v.replicas[k].name for k in keys])
-        runs = relaxed.x[columns] >= LP_EMPTY
-        zeros = np.zeros(int((~runs).sum()))
-        support = run(model, Deadline(args.seconds), args.seconds, 0.02,
-                      restriction=Restriction(columns[~runs], zeros, zeros))
         block = blocks.hp.data.blocks[i]
         print(f"block {i} ({block.scenario}, period {block.period}): LP {lp:,.0f} a month; "
               f"support {support.status.value}", flush=True)

@@ -29,8 +29,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -39,7 +41,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.bench_plan import parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import _scenario  # noqa: E402
 from solver.capacity.table import cached_tables  # noqa: E402
-from solver.program.keys import PoolKey  # noqa: E402
+from solver.program.keys import PoolKey, ReplicaKey  # noqa: E402
 from solver.program.periods import build_horizon_data, build_horizon_program  # noqa: E402
 from solver.program.variables import NameBook, Program, Variables  # noqa: E402
 from solver.solve.block_plans import (  # noqa: E402
@@ -49,7 +51,7 @@ from solver.solve.block_plans import (  # noqa: E402
 )
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.held_blocks import HeldBlocks  # noqa: E402
-from solver.solve.highs import Progress, Restriction, model_of, run  # noqa: E402
+from solver.solve.highs import Model, Progress, Restriction, RunResult, model_of, run  # noqa: E402
 from solver.solve.horizon import _priced_block  # noqa: E402
 from solver.solve.order_choice import choose_orders, held_block  # noqa: E402
 
@@ -88,6 +90,37 @@ def _improvements(seen: list[Progress], weight: float) -> str:
     return "; ".join(out)
 
 
+class BlockSupport(NamedTuple):
+    """A held block, its LP, and the planner's first try at it: the MIP on the LP's support."""
+
+    model: Model
+    program: Program
+    weight: float
+    relaxed: RunResult
+    keys: list[ReplicaKey]
+    columns: npt.NDArray[np.int32]
+    """The replica columns of ``keys``, in the model."""
+    runs: npt.NDArray[np.bool_]
+    """Which of them the LP runs."""
+    support: RunResult
+
+
+def block_support(blocks: HeldBlocks, i: int, seconds: float, gap: float) -> BlockSupport:
+    """Held block ``i``'s LP (:data:`LP_S`) and its MIP restricted to the LP's support
+    (``seconds``, ``gap``), as the planner tries it first."""
+    hb = blocks.block(i)
+    model, program = hb.held.model, hb.program
+    relaxed = run(model, Deadline(LP_S), LP_S, 0.0, relaxation=True)
+    assert relaxed.x is not None and relaxed.objective is not None
+    keys = list(program.v.replicas)
+    columns = model.columns_named([program.v.replicas[k].name for k in keys])
+    runs = relaxed.x[columns] >= LP_EMPTY
+    zeros = np.zeros(int((~runs).sum()))
+    support = run(model, Deadline(seconds), seconds, gap,
+                  restriction=Restriction(columns[~runs], zeros, zeros))
+    return BlockSupport(model, program, hb.weight, relaxed, keys, columns, runs, support)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--case", default="medium:25")
@@ -99,16 +132,9 @@ def main(argv: list[str] | None = None) -> None:
     splits = [float(f) for f in args.split.split(",") if f]
     blocks, distinct = held_blocks(size, scale)
     for i in distinct:
-        hb = blocks.block(i)
-        model, program, weight = hb.held.model, hb.program, hb.weight
-        relaxed = run(model, Deadline(LP_S), LP_S, 0.0, relaxation=True)
+        model, program, weight, relaxed, keys, columns, runs, support = block_support(
+            blocks, i, args.seconds, args.gap)
         assert relaxed.x is not None and relaxed.objective is not None
-        keys = list(program.v.replicas)
-        columns = model.columns_named([program.v.replicas[k].name for k in keys])
-        runs = relaxed.x[columns] >= LP_EMPTY
-        zeros = np.zeros(int((~runs).sum()))
-        support = run(model, Deadline(args.seconds), args.seconds, args.gap,
-                      restriction=Restriction(columns[~runs], zeros, zeros))
         print(f"block {i} ({blocks.hp.data.blocks[i].scenario}, period "
               f"{blocks.hp.data.blocks[i].period}): LP {relaxed.objective / weight:,.0f} "
               f"a month; support {int(runs.sum())} of {len(keys)} replica columns, "
