@@ -59,7 +59,7 @@ from solver.solve.order_choice import choose_orders, held_block  # noqa: E402
 LP_S = 30.0
 
 
-def held_blocks(size: str, scale: float) -> tuple[HeldBlocks, list[int]]:
+def held_blocks(size: str, scale: int) -> tuple[HeldBlocks, list[int]]:
     """The case's blocks held at the orders the planner chooses, and the index of the first of
     each group of equal held blocks (the planner plans each group once)."""
     scenario = _scenario(size, scale, 0, True)
