@@ -121,6 +121,16 @@ def block_support(blocks: HeldBlocks, i: int, seconds: float, gap: float) -> Blo
     return BlockSupport(model, program, hb.weight, relaxed, keys, columns, runs, support)
 
 
+def widened_restriction(bs: BlockSupport) -> Restriction:
+    """The planner's widened restriction of a held block: every replica column of the
+    configurations (workload, GPU, TP) its LP runs free, the others at zero."""
+    used = {(k.workload, k.gpu, k.tp) for k, on in zip(bs.keys, bs.runs, strict=True) if on}
+    wide = np.array([(k.workload, k.gpu, k.tp) in used for k in bs.keys], dtype=bool)
+    empty = bs.columns[~wide]
+    zeros = np.zeros(len(empty))
+    return Restriction(empty, zeros, zeros)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--case", default="medium:25")
@@ -132,8 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     splits = [float(f) for f in args.split.split(",") if f]
     blocks, distinct = held_blocks(size, scale)
     for i in distinct:
-        model, program, weight, relaxed, keys, columns, runs, support = block_support(
-            blocks, i, args.seconds, args.gap)
+        bs = block_support(blocks, i, args.seconds, args.gap)
+        model, program, weight, relaxed, keys, _, runs, support = bs
         assert relaxed.x is not None and relaxed.objective is not None
         print(f"block {i} ({blocks.hp.data.blocks[i].scenario}, period "
               f"{blocks.hp.data.blocks[i].period}): LP {relaxed.objective / weight:,.0f} "
@@ -141,15 +151,11 @@ def main(argv: list[str] | None = None) -> None:
               f"{support.status.value}", flush=True)
         if support.x is not None:
             continue  # the planner keeps the support's fleet here
-        used = {(k.workload, k.gpu, k.tp) for k, on in zip(keys, runs, strict=True) if on}
-        wide = np.array([(k.workload, k.gpu, k.tp) in used for k in keys], dtype=bool)
-        empty = columns[~wide]
-        zeros = np.zeros(len(empty))
         for share in [1.0, *splits]:
             seen: list[Progress] = []
             began, cpu = time.perf_counter(), time.process_time()
             found = run(model, Deadline(share * args.seconds), share * args.seconds, args.gap,
-                        restriction=Restriction(empty, zeros, zeros), on_progress=seen.append)
+                        restriction=widened_restriction(bs), on_progress=seen.append)
             if found.x is None or found.objective is None:
                 print(f"  {'widened' if share == 1.0 else f'split {share}'}: no fleet")
                 continue
