@@ -109,9 +109,21 @@ def csv_text(text: str) -> str:
     return text
 
 
+#: Significant digits a CSV writes a float with: as many as a double holds to the last one
+#: a decimal round trip keeps, so ``15.8 + 0.5 × 7.8`` is written ``19.7`` and not the
+#: ``19.700000000000003`` of its binary value (a new user's measured.csv).
+CSV_DIGITS = 15
+
+
 def csv_cell(value: object) -> object:
-    """A value for a CSV writer: text made inert (:func:`csv_text`), anything else as it is."""
-    return csv_text(value) if isinstance(value, str) else value
+    """A value for a CSV writer: text made inert (:func:`csv_text`), a finite float to
+    :data:`CSV_DIGITS` significant digits (no binary noise in the last place), anything else
+    as it is."""
+    if isinstance(value, str):
+        return csv_text(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{CSV_DIGITS}g}")
+    return value
 
 
 def _is_number(text: str) -> bool:

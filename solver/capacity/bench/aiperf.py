@@ -16,7 +16,8 @@ Metrics read: ``request_throughput`` (requests/sec), ``time_to_first_token`` (AI
 ``ttft``) and ``inter_token_latency`` P95 (both tools' inter-token latency is (request latency −
 TTFT) ÷ (output tokens − 1): the SLO's per-token figure; P99 as an upper bound where P95 is
 absent),
-``request_latency`` mean, ``request_count``, ``error_request_count``. Times are converted from
+``request_latency`` mean, ``request_count``, ``error_request_count``, ``input_sequence_length``
+and ``output_sequence_length`` (mean, P50, P95 [tokens]). Times are converted from
 their ``unit`` (``ns``, ``us``, ``ms``, ``s``/``sec``). Neither tool records the serving engine;
 GenAI-Perf records no date.
 """
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from models.errors import InputError, Problem
-from solver.capacity.bench.points import BenchPoint, LoadKind, PercentileBasis, number
+from solver.capacity.bench.points import BenchPoint, Lengths, LoadKind, PercentileBasis, number
 
 TOOL_GENAI = "GenAI-Perf profile_export_genai_perf.json"
 TOOL_AIPERF_01 = "AIPerf profile_export_aiperf.json (AIPerf 0.1, metrics under records)"
@@ -147,4 +148,16 @@ def perf_export_point(doc: Mapping[str, Any], file: str) -> BenchPoint:
         mean_e2e_ms=_time_ms(metrics, "request_latency", "avg", file),
         sequences=load if kind is LoadKind.concurrency else None,
         sequences_basis="the run's concurrency" if kind is LoadKind.concurrency else "",
-        measured_on=measured_on, engine=None, model=str(model) if model else None)
+        measured_on=measured_on, engine=None, model=str(model) if model else None,
+        input_tokens=_lengths(metrics, "input_sequence_length", file),
+        output_tokens=_lengths(metrics, "output_sequence_length", file))
+
+
+def _lengths(metrics: Mapping[str, Any], name: str, file: str) -> Lengths | None:
+    """Mean, median and P95 of a sequence-length metric [tokens] (``None``: not exported)."""
+    metric = metrics.get(name)
+    if not isinstance(metric, dict):
+        return None
+    lengths = Lengths(*(number(metric, stat, file, name, required=False)
+                        for stat in ("avg", "p50", "p95")))
+    return lengths if lengths.known else None
