@@ -50,7 +50,7 @@ from models.planning_checks import (
     offer_where,
     resolve_inventory,
 )
-from models.runtime import RuntimeSpec
+from models.runtime import RuntimeSpec, unknown_runtime_problem
 from models.scenario import Scenario, ScenarioFile
 from models.text import csv_uncell
 from models.units import renamed_unit_fix, unit_value_fix
@@ -635,12 +635,9 @@ def check_references(scenario: Scenario, file: str,
                     f"{spec.max_context_tokens}",
                     "lower the percentiles or pick a longer-context model; fleetplan never "
                     "truncates context"))
-        if scenario.runtimes and scenario.runtime(wl.runtime) is None:
-            names = [n for r in scenario.runtimes for n in r.names()]
-            problems.append(Problem(
-                file, f"workloads[{wi}].runtime", f"unknown runtime `{wl.runtime}`",
-                did_you_mean(wl.runtime, names) + "; or add the runtime and its costs in a "
-                "catalog overlay (`runtimes:`, docs/calibration.md)"))
+        unknown = unknown_runtime_problem(wl.runtime, scenario.runtimes, file,
+                                          f"workloads[{wi}].runtime")
+        problems += [] if unknown is None else [unknown]
         if wl.allowed_gpus == ():
             problems.append(Problem(file, f"workloads[{wi}].allowed_gpus",
                                     "empty list: no GPU type may run this workload",
