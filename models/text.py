@@ -17,8 +17,9 @@ import re
 import unicodedata
 from typing import TextIO
 
-__all__ = ["FORMULA_STARTS", "InertStream", "cell_text", "chart_text", "csv_cell", "csv_text",
-           "csv_uncell", "markdown_code", "markdown_text", "terminal_text"]
+__all__ = ["CSV_DIGITS", "FORMULA_STARTS", "InertStream", "cell_text", "chart_text", "csv_cell",
+           "csv_text", "csv_uncell", "decimal_float", "markdown_code", "markdown_text",
+           "terminal_text"]
 
 #: Unicode categories shown escaped on a terminal: controls, format characters (bidirectional
 #: overrides, zero-width), line and paragraph separators, unassigned and private use.
@@ -121,9 +122,16 @@ def csv_cell(value: object) -> object:
     as it is."""
     if isinstance(value, str):
         return csv_text(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.{CSV_DIGITS}g}")
+    if isinstance(value, float):
+        return decimal_float(value)
     return value
+
+
+def decimal_float(value: float) -> float:
+    """A finite float rounded to :data:`CSV_DIGITS` significant digits: the decimal it stands
+    for (``19.7`` for ``19.700000000000003``), for the CSV and workbook writers; NaN and
+    infinities as they are."""
+    return float(f"{value:.{CSV_DIGITS}g}") if math.isfinite(value) else value
 
 
 def _is_number(text: str) -> bool:
