@@ -56,7 +56,9 @@ def test_guidellm_and_aiperf_distributions_give_mean_median_and_p95(tmp_path: Pa
     # AIPerf avg 1,000, p50 0.6 × 1,000, p95 1,000
     (g, *_) = read_bench_file(bf.write_json(tmp_path / "g.json", bf.guidellm_04(SWEEP)))
     (a,) = read_bench_file(bf.write_json(tmp_path / "a.json", bf.aiperf(SWEEP[0])))
-    for point in (g, a):
+    # AIPerf 0.1 tags them isl and osl, under records
+    (a01,) = read_bench_file(bf.write_json(tmp_path / "a01.json", bf.aiperf_01(SWEEP[0])))
+    for point in (g, a, a01):
         assert point.input_tokens is not None and point.output_tokens is not None
         assert (point.input_tokens.mean, point.input_tokens.p50, point.input_tokens.p95) == (
             pytest.approx(1000), pytest.approx(600), pytest.approx(1000))
