@@ -195,6 +195,9 @@ RANGES: dict[str, Range] = {
                             low_open=True),
     "memory_margin_fraction": Range(0, 1, "1", "a share of GPU memory", high_open=True),
     "measured_max_age_days": Range(1, 36_500, "days", "a century"),
+    "measured_length_tolerance": Range(0, 10, "1", "a share of the workload's length; 10 "
+                                       "(1,000 %) accepts any test"),
+    "tested_tokens": Range(0, 1e7, "tokens", _TOKENS, low_open=True),
     "memory_gib": Range(0.5, 1e4, "GiB", "the largest GPUs hold a few hundred GiB"),
     "hbm_bandwidth_gb_per_s": Range(1, 1e6, "GB/s", _BANDWIDTH),
     "link_bandwidth_gb_per_s": Range(0.1, 1e6, "GB/s", _BANDWIDTH),

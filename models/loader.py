@@ -50,7 +50,7 @@ from models.planning_checks import (
     offer_where,
     resolve_inventory,
 )
-from models.runtime import RuntimeSpec
+from models.runtime import RuntimeSpec, unknown_runtime_problem
 from models.scenario import Scenario, ScenarioFile
 from models.text import csv_uncell
 from models.units import renamed_unit_fix, unit_value_fix
@@ -524,15 +524,19 @@ def _resolve_path(base: Path, ref: str) -> Path:
     return path if path.is_absolute() else (base.parent / path)
 
 
-def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
-    """Measured capacity rows from a configuration-matrix CSV (one row per tested config)."""
+def load_measured_csv(path: Path, label: str | None = None) -> tuple[MeasuredCapacity, ...]:
+    """Measured capacity rows from a configuration-matrix CSV (one row per tested config), each
+    with its ``origin``: the file as ``label`` names it (default: the path) and its line."""
     if not path.exists():
         raise InputError([Problem(str(path), "", "file not found", "check `measured_csv`")])
     check_file(path, "CSV table")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:  # Excel writes a BOM
             reader = csv.DictReader(fh)
-            rows = list(reader)
+            rows, lines = [], []
+            for row in reader:
+                rows.append(row)
+                lines.append(reader.line_num)  # the row's last line (a quoted cell may span)
             columns = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError([Problem(str(path), "", f"cannot read: {exc}",
@@ -547,12 +551,17 @@ def load_measured_csv(path: Path) -> tuple[MeasuredCapacity, ...]:
     if len(rows) > MAX_TABLE_ROWS:
         raise InputError([Problem(str(path), "", f"{len(rows):,} rows; at most "
                                   f"{MAX_TABLE_ROWS:,} are read", "split the table")])
+    if "origin" in columns:
+        raise InputError([Problem(str(path), "header", "`origin` is not a column",
+                                  "remove it: fleetplan records the file and line of each row")])
     out, problems = validate_rows(
         MeasuredCapacity, ({k: (csv_uncell(v) if v else None) for k, v in row.items() if k}
                            for row in rows), str(path), "row")
     if problems:
         raise InputError(problems)
-    return tuple(out)
+    name = label or str(path)
+    return tuple(r.model_copy(update={"origin": f"{name} line {line}"})
+                 for r, line in zip(out, lines, strict=True))
 
 
 def validate_rows(
@@ -626,12 +635,9 @@ def check_references(scenario: Scenario, file: str,
                     f"{spec.max_context_tokens}",
                     "lower the percentiles or pick a longer-context model; fleetplan never "
                     "truncates context"))
-        if scenario.runtimes and scenario.runtime(wl.runtime) is None:
-            names = [n for r in scenario.runtimes for n in r.names()]
-            problems.append(Problem(
-                file, f"workloads[{wi}].runtime", f"unknown runtime `{wl.runtime}`",
-                did_you_mean(wl.runtime, names) + "; or add the runtime and its costs in a "
-                "catalog overlay (`runtimes:`, docs/calibration.md)"))
+        unknown = unknown_runtime_problem(wl.runtime, scenario.runtimes, file,
+                                          f"workloads[{wi}].runtime")
+        problems += [] if unknown is None else [unknown]
         if wl.allowed_gpus == ():
             problems.append(Problem(file, f"workloads[{wi}].allowed_gpus",
                                     "empty list: no GPU type may run this workload",
@@ -741,11 +747,14 @@ def resolve(raw: ScenarioFile, path: Path, measured_optional: bool = False) -> S
             offer_paths.update({(z.id, o.gpu): f"price_tables[{ti}] ({o.gpu} in {z.id})"
                                 for z in zones for o in z.offers})
             all_sources.append(str(table_path))
-    measured = raw.measured
+    # each row says where it was read (a row of scenario.resolved.yaml keeps its first origin)
+    measured = tuple(r if r.origin else r.model_copy(update={"origin": f"{path.name} "
+                                                             f"measured[{i}]"})
+                     for i, r in enumerate(raw.measured))
     if raw.measured_csv is not None:
         csv_path = _resolve_path(path, raw.measured_csv)
         if csv_path.exists() or not measured_optional:
-            measured = (*measured, *load_measured_csv(csv_path))
+            measured = (*measured, *load_measured_csv(csv_path, raw.measured_csv))
             all_sources.append(str(csv_path))
     gpu_names = [g.name for g in gpus]
     aliases = model_aliases(models)

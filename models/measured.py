@@ -19,7 +19,9 @@ class MeasuredCapacity(OmitDefaults):
     test held the workload's TTFT and per-token P95.
     """
 
-    omit_when_default = ("source",)
+    omit_when_default = ("source", *(f"{d}_tokens_{s}" for d in ("input", "output")
+                                      for s in ("mean", "p50", "p95")), "origin")
+    label_fields = ("origin",)
 
     model: Name
     model_digest: Text | None = None
@@ -33,13 +35,35 @@ class MeasuredCapacity(OmitDefaults):
     ttft_p95_ms: Real = bounded("ttft_p95_ms")
     decode_p95_ms_per_token: Real = bounded("decode_p95_ms_per_token")
     measured_on: dt.date
+    input_tokens_mean: Real | None = bounded("tested_tokens", None)
+    """Mean prompt length the load test sent [tokens]; ``None``: the files do not say."""
+    input_tokens_p50: Real | None = bounded("tested_tokens", None)
+    """Median prompt length of the test [tokens] (``None``: not recorded)."""
+    input_tokens_p95: Real | None = bounded("tested_tokens", None)
+    """95th-percentile prompt length of the test [tokens] (``None``: not recorded)."""
+    output_tokens_mean: Real | None = bounded("tested_tokens", None)
+    """Mean output length of the test [tokens] (``None``: not recorded)."""
+    output_tokens_p50: Real | None = bounded("tested_tokens", None)
+    """Median output length of the test [tokens] (``None``: not recorded)."""
+    output_tokens_p95: Real | None = bounded("tested_tokens", None)
+    """95th-percentile output length of the test [tokens] (``None``: not recorded)."""
     source: Text | None = None
     """Where the row came from (``fleetplan import-bench`` writes the tool, the files and how
     the rate was found)."""
+    origin: Text | None = None
+    """Where the scenario read the row: ``measured.csv line 3`` or ``chat.yaml measured[0]``
+    (set by the loader, kept by ``scenario.resolved.yaml``; not a CSV column)."""
+
+    def tested_lengths(self, direction: str) -> dict[str, float]:
+        """The recorded lengths of ``direction`` (``input`` or ``output``) by statistic
+        (``mean``, ``p50``, ``p95``), leaving out those not recorded [tokens]."""
+        values = {s: getattr(self, f"{direction}_tokens_{s}") for s in ("mean", "p50", "p95")}
+        return {s: v for s, v in values.items() if v is not None}
 
 
-#: Columns of a measured-capacity CSV, in the order fleetplan writes them.
-MEASURED_COLUMNS = tuple(MeasuredCapacity.model_fields)
+#: Columns of a measured-capacity CSV, in the order fleetplan writes them (``origin`` is where
+#: the scenario read a row, not a column).
+MEASURED_COLUMNS = tuple(f for f in MeasuredCapacity.model_fields if f != "origin")
 
 
 def measured_csv(rows: Iterable[MeasuredCapacity]) -> str:

@@ -93,7 +93,7 @@ class Slice(Frozen):
 class Allocation(OmitDefaults):
     """Replicas of one workload in one configuration, zone and purchase kind (and slice)."""
 
-    omit_when_default = ("costs_fitted_on",)
+    omit_when_default = ("costs_fitted_on", "measured_row")
 
     workload: str
     zone: str
@@ -114,6 +114,10 @@ class Allocation(OmitDefaults):
     measurement of the runtime on ``gpu`` stands behind the rate;
     :func:`solver.capacity.table.borrowed_costs`). ``None`` (left out of ``plan.json``): the
     GPU's own costs, or a measured rate."""
+    measured_row: str | None = None
+    """A measured rate: the row it comes from — file and line (or scenario entry), test date,
+    the load test it records, the token lengths tested
+    (:func:`solver.capacity.measured.provenance`). ``None`` (left out): a predicted rate."""
 
 
 class NodeCount(Frozen):

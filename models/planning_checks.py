@@ -17,6 +17,7 @@ from inputs import catalog_dir
 from models.errors import ADD_GPU, InputError, Problem, did_you_mean, or_add
 from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
 from models.names import instance_shape, resolve_gpu
+from models.runtime import unknown_runtime_problem
 from models.scenario import Scenario
 
 if TYPE_CHECKING:  # a type only: the loader runs these checks on every scenario it reads
@@ -203,6 +204,11 @@ def horizon_problems(scenario: Scenario, file: str,
                                         f"period {period} is past the horizon's last "
                                         f"({count - 1})", f"give a period from 0 to {count - 1}"))
         for j, m in enumerate(w.migrations):
+            # a migration's runtime as a workload's: an unknown one planned its periods on the
+            # GPU's bare factors, with no runtime's costs and nothing said (`runtime: sglang`)
+            unknown = None if m.runtime is None else unknown_runtime_problem(
+                m.runtime, scenario.runtimes, file, f"workloads[{i}].migrations[{j}].runtime")
+            problems += [] if unknown is None else [unknown]
             if m.model is None:
                 continue
             if m.model not in models:

@@ -27,7 +27,7 @@ def hourly_blocks() -> tuple[TimeBlock, ...]:
 class Policy(OmitDefaults):
     """Rules of the plan: time base, failure headroom, money, and how old a measurement may be."""
 
-    omit_when_default = ("time_zone",)
+    omit_when_default = ("time_zone", "measured_length_tolerance")
 
     hours_per_month: Real = bounded("hours_per_month", 730.0)
     """Hours in the month the costs are per [h]; at most 31 × 24 = 744."""
@@ -40,6 +40,10 @@ class Policy(OmitDefaults):
     """Share of GPU memory kept free as a safety margin, beyond runtime overhead [1]."""
     measured_max_age_days: Whole = bounded("measured_max_age_days", 180)
     """A measured capacity row older than this is stale and not used [days]."""
+    measured_length_tolerance: Real = bounded("measured_length_tolerance", 0.2)
+    """A measured row whose test's P50 or P95 token lengths (input or output) differ from the
+    workload's by more than this share of the workload's is stale and not used [1]
+    (docs/capacity-model.md, "Lengths a row was measured at")."""
     as_of: Name | None = None
     """Date (ISO) the plan is made for; measured-row ages count to it. Default: today."""
     share_nodes: bool = True

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from models.common import Frozen
+from models.errors import Problem, did_you_mean
 
 
 class RuntimeCosts(Frozen):
@@ -104,3 +105,21 @@ def resolve_runtime(runtime: str, runtimes: Iterable[RuntimeSpec]) -> RuntimeSpe
             if _continues(runtime, name) and (best is None or len(name) > best[0]):
                 best = (len(name), spec)
     return None if best is None else best[1]
+
+
+def unknown_runtime_problem(runtime: str, runtimes: Iterable[RuntimeSpec], file: str,
+                            where: str) -> Problem | None:
+    """The problem of a runtime the runtime catalog has no entry for (its fixed costs set every
+    predicted rate; planned without them, the rate would rest on no calibration of any
+    runtime), naming what the catalog has and the fix; ``None`` when it resolves."""
+    specs = list(runtimes)
+    if not specs or resolve_runtime(runtime, specs) is not None:
+        return None
+    names = [n for r in specs for n in r.names()]
+    return Problem(file, where, f"unknown runtime `{runtime}`: the runtime catalog has no "
+                   "fixed costs for it, and a predicted rate needs them",
+                   did_you_mean(runtime, names) + "; plan on a runtime the calibration has "
+                   "(docs/calibration.md lists them and the GPUs each was fitted on), or add "
+                   f"`{runtime}` and its per-GPU costs in a catalog overlay (`runtimes:`, fitted "
+                   "with `fleetplan calibrate` on your measurements)")
+

@@ -161,6 +161,9 @@ POLICY_SETTINGS = (
     _c("as_of", "date", kind="date"),
     _c("time_blocks", "name: hours; …", kind="blocks",
        help="Slices of the peak day, e.g. night: 0-7; day: 8-23 (default: 24 one-hour slices)."),
+    _c("measured_length_tolerance", "1", kind="number",
+       help="A measured row whose test lengths (P50, P95) differ from the workload's by more "
+            "than this share is stale (default 0.2)."),
 )
 
 

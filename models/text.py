@@ -17,8 +17,9 @@ import re
 import unicodedata
 from typing import TextIO
 
-__all__ = ["FORMULA_STARTS", "InertStream", "cell_text", "chart_text", "csv_cell", "csv_text",
-           "csv_uncell", "markdown_code", "markdown_text", "terminal_text"]
+__all__ = ["CSV_DIGITS", "FORMULA_STARTS", "InertStream", "cell_text", "chart_text", "csv_cell",
+           "csv_text", "csv_uncell", "decimal_float", "markdown_code", "markdown_text",
+           "terminal_text"]
 
 #: Unicode categories shown escaped on a terminal: controls, format characters (bidirectional
 #: overrides, zero-width), line and paragraph separators, unassigned and private use.
@@ -109,9 +110,28 @@ def csv_text(text: str) -> str:
     return text
 
 
+#: Significant digits a CSV writes a float with: as many as a double holds to the last one
+#: a decimal round trip keeps, so ``15.8 + 0.5 × 7.8`` is written ``19.7`` and not the
+#: ``19.700000000000003`` of its binary value (a new user's measured.csv).
+CSV_DIGITS = 15
+
+
 def csv_cell(value: object) -> object:
-    """A value for a CSV writer: text made inert (:func:`csv_text`), anything else as it is."""
-    return csv_text(value) if isinstance(value, str) else value
+    """A value for a CSV writer: text made inert (:func:`csv_text`), a finite float to
+    :data:`CSV_DIGITS` significant digits (no binary noise in the last place), anything else
+    as it is."""
+    if isinstance(value, str):
+        return csv_text(value)
+    if isinstance(value, float):
+        return decimal_float(value)
+    return value
+
+
+def decimal_float(value: float) -> float:
+    """A finite float rounded to :data:`CSV_DIGITS` significant digits: the decimal it stands
+    for (``19.7`` for ``19.700000000000003``), for the CSV and workbook writers; NaN and
+    infinities as they are."""
+    return float(f"{value:.{CSV_DIGITS}g}") if math.isfinite(value) else value
 
 
 def _is_number(text: str) -> bool:

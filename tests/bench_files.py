@@ -307,8 +307,10 @@ def aiperf(x: Load, kind: str = "concurrency") -> dict[str, Any]:
 
 #: Tags AIPerf 0.1 gave the metrics later releases name in full (its ``TTFTMetric.tag =
 #: "ttft"``, ``TTSTMetric.tag = "ttst"``; ai-dynamo/aiperf ``aiperf/metrics/types/``, and its
-#: ``examples/artifacts/run1/profile_export_aiperf.json``).
-AIPERF_01_TAGS = {"time_to_first_token": "ttft", "time_to_second_token": "ttst"}
+#: ``examples/artifacts/run1/profile_export_aiperf.json``; ``MetricTag.ISL = "isl"``,
+#: ``OSL = "osl"`` in ``aiperf/common/enums/metric_enums.py``).
+AIPERF_01_TAGS = {"time_to_first_token": "ttft", "time_to_second_token": "ttst",
+                  "input_sequence_length": "isl", "output_sequence_length": "osl"}
 
 
 def aiperf_01(x: Load, kind: str = "concurrency") -> dict[str, Any]:

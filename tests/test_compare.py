@@ -332,6 +332,20 @@ def test_an_infeasible_variant_is_compared_not_crashed(tmp_path: Path) -> None:
     assert pd.isna(frame.loc["What cannot be met"].iloc[0])
 
 
+def test_an_infeasible_comparison_exits_0_as_its_help_says(tmp_path: Path) -> None:
+    """A new user's compare of variants none of which had a fleet exited 0 where plan exits 1,
+    and nothing said compare's exit codes: its --help now does, and this holds it to them."""
+    help_text = " ".join(CliRunner().invoke(main, ["compare", "--help"]).output.split())
+    assert ("Exit 0 when every scenario was planned, an infeasible one included (its column "
+            "says what cannot be met); 2 on bad input.") in help_text
+    result = CliRunner().invoke(main, ["compare", str(TINY), "--vary", "growth=100,200",
+                                       "--out", str(tmp_path / "c.xlsx"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert {s["status"] for s in json.loads(result.stdout)["scenarios"]} == {"infeasible"}
+    bad = CliRunner().invoke(main, ["compare", str(TINY), "--out", str(tmp_path / "c.csv")])
+    assert bad.exit_code == 2
+
+
 def test_the_table_says_each_status_as_the_progress_lines_do(
         tiny_results: list[Compared]) -> None:
     """Was: the table said `optimal` where the progress line above it said "proven within 1.00%

@@ -213,7 +213,7 @@ def test_validate_warns_about_stale_measured_rows(scenario_file: Path) -> None:
     code, _, err = run("validate", str(scenario_file))
     assert code == 0
     assert "measured[1] (chat on H100-SXM TP4, 2026-10-20): stale, not used" in err
-    assert "measured[0]" not in err
+    assert "measured[0] (chat on H100-SXM TP2, 2026-10-20): stale" not in err
 
 
 def test_the_documented_estimate_figures_are_what_estimate_prints() -> None:

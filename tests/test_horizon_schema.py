@@ -249,6 +249,11 @@ def test_held_nodes_shape() -> None:
      "workloads[0].events[0].from_period", "past the horizon"),
     (lambda d: d["workloads"][0]["migrations"][0].update(model="Llama-9"),
      "workloads[0].migrations[0].model", "unknown model"),
+    # a runtime the calibration has no costs for: a new user's `runtime: sglang` validated and
+    # its periods were planned on the GPU's bare factors, no runtime's costs, nothing said
+    (lambda d: d["workloads"][0]["migrations"][0].update(runtime="sglang"),
+     "workloads[0].migrations[0].runtime",
+     "unknown runtime `sglang`: the runtime catalog has no fixed costs for it"),
     (lambda d: d["demand_scenarios"][0].update(probability=0.5), "demand_scenarios",
      "sum to 1.25"),
     (lambda d: d["demand_scenarios"][1].update(name="low"), "demand_scenarios[1].name",

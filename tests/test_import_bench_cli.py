@@ -164,11 +164,22 @@ def test_a_plan_from_an_imported_sweep_uses_the_measured_rate(tmp_path: Path) ->
     # (it said *measured* alone: only `capacity --explain` named the analytic figure)
     overrides = [line for line in report.splitlines()
                  if line.startswith("- chat, H100-SXM BF16 TP1 (1 GPU): measured vllm load "
-                                    "test of 2026-09-21 (Llama-3.1-8B on H100-SXM TP1, bf16) "
-                                    "overrides the analytic model: ")]
+                                    "test of 2026-09-21 (Llama-3.1-8B on H100-SXM TP1, bf16; "
+                                    "measured.csv line 2; fleetplan import-bench: vLLM bench "
+                                    "serve (vLLM \\>= 0.9) (vllm-rate2.json, ")]
     assert len(overrides) == 1 and overrides[0].endswith(" req/s"), report
+    assert ("tested at input mean 1,000; output mean 200 tokens) overrides the analytic model: "
+            in overrides[0])
+    # plan.json names the row each measured rate comes from: file and line, date, load test
+    assert {a["measured_row"] for a in h100} == {
+        "measured.csv line 2; measured 2026-09-21; fleetplan import-bench: vLLM bench serve "
+        "(vLLM >= 0.9) (vllm-rate2.json, vllm-rate4.json, vllm-rate6.json and 1 more); "
+        "interpolated between 3.95 and 5.9 req/s; tested at input mean 1,000; output mean 200 "
+        "tokens"}
     pools = _workbook_pools(out / "plan.xlsx")
     assert {p["Capacity"] for p in pools if p["GPU"] == "H100-SXM"} == {"Measured"}
+    assert {p["Measured row (file and line, date, load test, lengths tested)"] for p in pools
+            if p["GPU"] == "H100-SXM"} == {a["measured_row"] for a in h100}
     with (tmp_path / "measured.csv").open(encoding="utf-8") as fh:
         assert next(csv.reader(fh))[-1] == "source"
 
@@ -200,7 +211,8 @@ def test_a_row_above_the_workloads_datasheet_ceiling_is_said_at_import(tmp_path:
     """The sweep holds 4.925 req/s; the scenario's workload asks 20,000-token prompts, which an
     H100-SXM's 989 BF16 TFLOPS carries at most 989e12 ÷ (2 × 7.0e9 × 20,200) ≈ 3.5 req/s of:
     the test did not run the workload's lengths, and import-bench says so (the row is still
-    written)."""
+    written). Files that record their lengths (vLLM's token totals: 1,000 in a prompt) make
+    the row stale outright; files that do not are checked against the datasheet ceiling."""
     sc = scenario(tmp_path)
     doc = yaml.safe_load(sc.read_text(encoding="utf-8"))
     doc["workloads"][0]["input_tokens"] = {"p50": 20000, "p95": 20000, "p99": 20000}
@@ -208,6 +220,15 @@ def test_a_row_above_the_workloads_datasheet_ceiling_is_said_at_import(tmp_path:
     out = tmp_path / "measured.csv"
     result = run(*sweep_files(tmp_path), "--gpu", "H100", "--tp", "1", "--scenario", str(sc),
                  "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert ("the plan will not use this row for chat: its test's input mean was 1,000 tokens, "
+            "the workload's P50 is 20,000 (-95%") in result.output
+    bare = []  # the same runs without their token totals
+    for x in SWEEP:
+        run_doc = bf.vllm_new(x)
+        del run_doc["total_input_tokens"], run_doc["total_output_tokens"]
+        bare.append(str(bf.write_json(tmp_path / f"bare-rate{x.load:g}.json", run_doc)))
+    result = run(*bare, "--gpu", "H100", "--tp", "1", "--scenario", str(sc), "--out", str(out))
     assert result.exit_code == 0, result.output
     assert "for chat: tested_peak_rps 4.92" in result.output
     assert "above what the replica's compute (datasheet TFLOPS, P50 lengths) allows" in (

@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from models.workload import Workload
+from solver.cli import main
 from solver.cli.profile import PASTE_HINT
 from solver.replay.profile import (
     MIN_PEAK_MINUTES,
@@ -303,3 +305,30 @@ def test_the_hint_above_the_block_says_how_to_paste_it(tmp_path: Path) -> None:
     assert chat.arrival is not None and chat.arrival.peak_rps == pytest.approx(
         yaml.safe_load(block)["arrival"]["peak_rps"])
     assert chat.input_tokens.p95 == yaml.safe_load(block)["input_tokens"]["p95"]
+
+
+def _mooncake(path: Path, timestamps_ms: list[int]) -> Path:
+    path.write_text("".join(json.dumps({"timestamp": t, "input_length": 1000,
+                                        "output_length": 100}) + "\n"
+                            for t in timestamps_ms), encoding="utf-8")
+    return path
+
+
+def test_a_trace_recorded_in_batches_says_its_burst_figures_are_the_batching(
+        tmp_path: Path) -> None:
+    """Mooncake's conversation trace stamps about ten arrivals at once every 3 s (90 % of its
+    gaps are 0 ms): its busiest second, SCV and followers were printed as traffic, no warning.
+    Here 11 minutes of 10 arrivals every 3,000 ms: 9 of every 10 gaps are 0 → 90 % tied."""
+    batched = _mooncake(tmp_path / "batched.jsonl",
+                        [3000 * b for b in range(220) for _ in range(10)])
+    result = CliRunner().invoke(main, ["profile", str(batched), "--json"])
+    assert result.exit_code == 0, result.output
+    (warning,) = [w for w in json.loads(result.stdout)["warnings"] if "batches" in w]
+    assert warning.startswith("90% of the trace's arrivals have the previous arrival's very "
+                              "timestamp (it records arrivals in batches, the batches 3 s apart")
+    text = CliRunner().invoke(main, ["profile", str(batched)]).output
+    assert "# warning: arrival.burst measures the trace's recorded batches" in text
+    # the same arrivals 300 ms apart, one at a time: no batches, no warning
+    spread = _mooncake(tmp_path / "spread.jsonl", [300 * i for i in range(2200)])
+    result = CliRunner().invoke(main, ["profile", str(spread), "--json"])
+    assert not [w for w in json.loads(result.stdout)["warnings"] if "batches" in w]

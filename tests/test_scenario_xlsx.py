@@ -31,7 +31,10 @@ SHEETS = ["README", "scenario", "workloads", "offers", "measured", "price_tables
 
 
 def _without_sources(sc: Scenario) -> Scenario:
-    return sc.model_copy(update={"sources": ()})
+    """The scenario without where it was read from: its files, and each measured row's file
+    and line (a workbook names its CSV relative to itself)."""
+    return sc.model_copy(update={"sources": (), "measured": tuple(
+        m.model_copy(update={"origin": None}) for m in sc.measured)})
 
 
 def _column(ws: object, key: str) -> int:

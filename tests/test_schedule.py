@@ -75,6 +75,29 @@ def test_the_workbook_and_report_carry_the_schedule(tmp_path: Path) -> None:
     assert report[heading:].splitlines()[1].startswith("  - order 1 G (1 node) in a by ")
 
 
+#: Schedule columns that are words or dates, not quantities, or counts named by their unit
+#: (as the Purchase plan sheet's): no bracketed unit to carry.
+WORDS = {"Nodes", "GPUs", "Busy GPUs", "Idle nodes", "Scenario", "Zone", "GPU", "Purchase",
+         "Instance type", "Order by", "Usable from", "Held to (day after the last)", "Upfront",
+         "Price assumed", "Period", "Start",
+         "Why idle", "Orders", "Capacity held and running"}  # the last two: section titles
+
+
+def test_every_quantity_column_names_its_unit_and_no_float_carries_binary_noise(
+        tmp_path: Path) -> None:
+    """A new user's Schedule sheet said `chat demand`, `GPUs`, `Nodes` with no unit, and
+    stored a quoted 6.36 USD/GPU-hour as 6.359999999999999 (the formula bar shows it)."""
+    plan, sc = base_high()
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))  # type: ignore[arg-type]
+    ws = openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+    headers = [c.value for r in ws.iter_rows() for c in r if c.font.b and c.value]
+    assert "chat demand [req/s]" in headers and "chat capacity [req/s]" in headers
+    unitless = {h for h in headers if "[" not in h and h not in WORDS}
+    assert unitless == set()
+    floats = [c.value for r in ws.iter_rows() for c in r if isinstance(c.value, float)]
+    assert floats and all(repr(v) == repr(float(f"{v:.15g}")) for v in floats)
+
+
 def test_no_chart_covers_a_used_cell(tmp_path: Path) -> None:
     """A new user's Schedule sheet had its first chart at O2, over the orders' cost, paid in
     horizon and whole commitment columns: the anchor was counted from the periods' columns."""

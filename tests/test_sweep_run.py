@@ -37,7 +37,7 @@ from solver.studies.sweep_results import results_csv, results_table
 from solver.studies.sweep_runner import Progress, run_sweep
 from solver.studies.sweep_spec import parse_vary
 from solver.studies.sweep_store import SweepStore, without_timings
-from solver.studies.sweep_workbook import SWEEP_SHEET, TORNADO_SHEET
+from solver.studies.sweep_workbook import SWEEP_SHEET, TORNADO_SHEET, column_title
 from solver.studies.tornado import swings
 
 TINY = scenarios_dir() / "tiny.yaml"
@@ -145,8 +145,14 @@ def test_workbook_holds_the_table_and_the_swings(tiny_sweep: Path) -> None:
     assert wb.sheetnames == [SWEEP_SHEET, TORNADO_SHEET, "Study"]
     table = pd.read_excel(tiny_sweep / "sweep.xlsx", sheet_name=SWEEP_SHEET)
     csv = pd.read_csv(tiny_sweep / "sweep.csv")
-    assert list(table.columns) == list(csv.columns)
-    assert list(table["cost_per_month"]) == pytest.approx(list(csv["cost_per_month"]))
+    # the sheet titles each column with its unit (a new user's sheet said cost_per_month,
+    # plan_seconds), the CSV keeps the keys --json gives
+    assert list(table.columns) == [column_title(c, "USD") for c in csv.columns]
+    assert {"Cost [USD/month]", "Cost per million tokens [USD/Mtok]", "Plan time [s]",
+            "GPUs, all types [GPUs]", "MIP gap [1]"} <= set(table.columns)
+    assert all("_" not in c for c in table.columns if not c.startswith(
+        ("workloads.", "zones.", "policy.")))
+    assert list(table["Cost [USD/month]"]) == pytest.approx(list(csv["cost_per_month"]))
     assert len(wb[TORNADO_SHEET]._images) == 1  # the chart
     assert (tiny_sweep / "tornado.png").read_bytes().startswith(b"\x89PNG")
 

@@ -2,6 +2,7 @@
 
 A measured row overrides the analytic model for its configuration while it is fresh: same model (and
 weights digest), runtime and precision as the workload, P95s at its rate within the workload's SLO,
+token lengths tested within the policy's tolerance of the workload's (where the row records them),
 and younger than the policy's maximum age counted to the scenario's ``as_of`` date.
 """
 
@@ -43,11 +44,51 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
             reasons.append(f"its {what} {measured:,.4g} {unit} at {row.tested_peak_rps:.4g} "
                            f"req/s is above the workload's SLO of {limit:,.4g} {unit} (import "
                            "the load test again against this SLO)")
+    reasons += length_mismatches(row, workload, scenario.policy.measured_length_tolerance)
     age_days = (scenario.policy.as_of_date() - row.measured_on).days
     if age_days > scenario.policy.measured_max_age_days:
         reasons.append(f"measured {age_days} days ago, older than the policy's "
                        f"{scenario.policy.measured_max_age_days}")
     return "; ".join(reasons) or None
+
+
+def length_mismatches(row: MeasuredCapacity, workload: Workload, tolerance: float
+                      ) -> list[str]:
+    """Why the lengths a row was tested at do not stand for the workload's: each recorded P50
+    or P95 (input, output) more than ``tolerance`` × the workload's away from it. A row that
+    records only a mean is held to the workload's mean (its P50 where it gives none). Empty
+    when the lengths match, or the row records none (:func:`unknown_lengths` says so)."""
+    out = []
+    for direction in ("input", "output"):
+        tested = row.tested_lengths(direction)
+        stats = getattr(workload, f"{direction}_tokens")
+        pairs = [(s.upper(), tested[s], float(getattr(stats, s))) for s in ("p50", "p95")
+                 if s in tested]
+        if not pairs and "mean" in tested:
+            pairs = [("mean", tested["mean"], stats.typical)]
+        for what, got, want in pairs:
+            if abs(got - want) > tolerance * want:
+                their = what if what != "mean" or stats.mean is not None else "P50"
+                out.append(f"its test's {direction} {what} was {got:,.0f} tokens, the workload's "
+                           f"{their} is {want:,.0f} ({got / want - 1:+.0%}, beyond "
+                           f"policy.measured_length_tolerance ±{tolerance:.0%}; load-test "
+                           "the workload's lengths and import the files again)")
+    return out
+
+
+def unknown_lengths(scenario: Scenario) -> list[str]:
+    """One note per used measured row that records no token lengths of a direction: the plan
+    cannot tell whether the workload's lengths still match its test."""
+    out = []
+    for i, row in enumerate(scenario.measured):
+        missing = [d for d in ("input", "output") if not row.tested_lengths(d)]
+        if missing and unused_because(scenario, row) is None:
+            fields = ", ".join(f"{d}_tokens_p50/_p95" for d in missing)
+            out.append(f"{_where(i, row)}: records no {' or '.join(missing)} token lengths, so "
+                       "whether its test stands for the workload's lengths is unknown (give "
+                       f"the row's {fields} as tested, or import the load test with fleetplan "
+                       "import-bench, which records them where the files do)")
+    return out
 
 
 def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
@@ -137,6 +178,23 @@ def implausible_measurements(scenario: Scenario) -> list[str]:
         if why is not None:
             out.append(f"{_where(i, row)}: {why}")
     return out
+
+
+def provenance(row: MeasuredCapacity, dated: bool = True) -> str:
+    """Where a measured row's figure comes from, as the outputs name it: the file and line (or
+    scenario entry) it was read from, its date (``dated``), the tests it records, the token
+    lengths tested."""
+    parts = [row.origin or "a measured row given without a file"]
+    if dated:
+        parts.append(f"measured {row.measured_on}")
+    if row.source:
+        parts.append(row.source)
+    lengths = [f"{d} " + ", ".join(f"{'mean' if s == 'mean' else s.upper()} {v:,.0f}"
+                                   for s, v in row.tested_lengths(d).items())
+               for d in ("input", "output") if row.tested_lengths(d)]
+    parts.append(f"tested at {'; '.join(lengths)} tokens" if lengths
+                 else "token lengths tested not recorded")
+    return "; ".join(parts)
 
 
 def fresh_measurement(

@@ -370,5 +370,8 @@ def to_frame(measurements: Iterable[Measurement]) -> pd.DataFrame:
 
 
 def to_csv_text(measurements: Sequence[Measurement]) -> str:
-    """The measurements as ``MEASUREMENTS.csv`` text (what :func:`read_measurements_csv` reads)."""
-    return str(to_frame(measurements).map(csv_cell).to_csv(index=False, lineterminator="\n"))
+    """The measurements as ``MEASUREMENTS.csv`` text (what :func:`read_measurements_csv` reads):
+    text made inert, numbers at their full binary value (not :func:`csv_cell`'s 15 digits), so
+    a fit from the file is the fit from the measurements, bit for bit."""
+    return str(to_frame(measurements).map(lambda v: csv_cell(v) if isinstance(v, str) else v)
+               .to_csv(index=False, lineterminator="\n"))

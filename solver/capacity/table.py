@@ -16,7 +16,7 @@ from models.common import CapacitySource
 from models.runtime import RuntimeSpec
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.measured import fresh_measurement
+from solver.capacity.measured import fresh_measurement, provenance
 from solver.capacity.memory import max_stable_sequences, tp_degrees
 from solver.capacity.perf import ReplicaPerf, workload_perf
 from solver.capacity.pricing import cheapest_prices, cost_key, cost_per_million_tokens
@@ -69,7 +69,8 @@ def configuration_row(
                       else f"not a candidate ({limit})")
         note = (f"measured {measured.runtime} load test of {measured.measured_on} "
                 f"({measured.model} on {measured.gpu} TP{measured.tp}, "
-                f"{measured.precision.value}) overrides the analytic model: {model_says}")
+                f"{measured.precision.value}; {provenance(measured, dated=False)}) overrides "
+                f"the analytic model: {model_says}")
         return _row(scenario, workload, spec, gpu, tp, CapacitySource.measured,
                     measured.max_stable_sequences, measured.tested_peak_rps,
                     measured.ttft_p95_ms, measured.decode_p95_ms_per_token, perf, note)

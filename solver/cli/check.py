@@ -391,7 +391,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
     plan.json is also re-verified with plain arithmetic (reported, not part of the exit code).
     A plan over periods is checked in every period of every demand scenario, each on its own
     fleet and demand (--period and --demand-scenario narrow it), and exits 1 when any fails.
-    With --contract, also exit 1 when a contract row has expired.
+    With --contract, also exit 1 when a contract row has expired. Exit 2 on bad input.
     """
     if fleet_path is None and contract_path is None:
         raise click.UsageError("give --fleet (a plan.json or inventory), --contract, or both")

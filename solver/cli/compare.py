@@ -135,6 +135,8 @@ def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, sol
 
     Writes one workbook: a side-by-side sheet, then one table per topic (purchase plan, pools,
     survivability, cost, assumed figures) over every scenario, and prints the same table.
+    Exit 0 when every scenario was planned, an infeasible one included (its column says what
+    cannot be met); 2 on bad input.
     """
     if out.suffix.lower() != ".xlsx":
         raise InputError([Problem(str(out), "", "the comparison is an Excel workbook",

@@ -96,11 +96,16 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
     warning = prof.peak_warning(what)
     if warning is not None:
         lines.append(f"  warning: {warning}")
+    batched = prof.batching_warning(what)
+    if batched is not None:
+        lines.append(f"  warning: {batched}")
     lines += [
         "",
         PASTE_HINT,
         *([f"# warning: arrival.peak_rps is a floor, not a peak ({what} too short; above)"]
           if warning is not None else []),
+        *([f"# warning: arrival.burst measures the {what}'s recorded batches, not its "
+           "traffic (above)"] if batched is not None else []),
         yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from models.plan import Plan
 from models.runtime import RuntimeCosts
 from models.scenario import Scenario
 from models.workload import Workload
+from solver.capacity.measured import length_mismatches, provenance
 from solver.outputs.atomic import write_atomic
 from solver.outputs.figures import used_configs
 
@@ -70,8 +71,10 @@ class Fingerprint(Frozen):
     the burst an analytic row's rate divides over the replicas. ``None``: as above."""
 
 
-class ContractRow(Frozen):
+class ContractRow(OmitDefaults):
     """One configuration-matrix row of the contract."""
+
+    omit_when_default = ("measured_row",)
 
     workload: str
     model: str
@@ -90,6 +93,9 @@ class ContractRow(Frozen):
     replicas_planned: int
     """Most replicas of this configuration running in any one slice, over all zones."""
     fingerprint: Fingerprint
+    measured_row: str | None = None
+    """A measured rate: the row it comes from (file and line, date, load test, lengths tested:
+    :func:`solver.capacity.measured.provenance`); left out for a predicted one."""
 
 
 class PeriodRows(Frozen):
@@ -178,6 +184,8 @@ def _peak_replicas(plan: Plan, workload: str, gpu: str, tp: int) -> int:
 
 def _row(plan: Plan, scenario: Scenario, cap: CapacityRow) -> ContractRow:
     wl = scenario.workload(cap.workload)
+    measured = (_measured_row(scenario, wl, cap.gpu, cap.tp)
+                if cap.source is CapacitySource.measured else None)
     return ContractRow(
         workload=cap.workload, model=cap.model, model_digest=cap.model_digest, gpu=cap.gpu,
         runtime=cap.runtime, precision=cap.precision, tp=cap.tp,
@@ -186,6 +194,7 @@ def _row(plan: Plan, scenario: Scenario, cap: CapacityRow) -> ContractRow:
         headroom=cap.headroom, source=cap.source,
         replicas_planned=_peak_replicas(plan, cap.workload, cap.gpu, cap.tp),
         fingerprint=fingerprint_of(scenario, wl, cap.gpu, cap.tp, cap.source),
+        measured_row=None if measured is None else provenance(measured),
     )
 
 
@@ -323,6 +332,10 @@ def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
             reasons.append("the measured row it rests on is no longer in the scenario")
         else:
             reasons += _diff("measured row date", old.measured_on, new.measured_on)
+            measured = _measured_row(scenario, wl, row.gpu, row.tp)
+            if measured is not None:  # the workload's lengths moved away from the test's
+                reasons += length_mismatches(measured, wl,
+                                             scenario.policy.measured_length_tolerance)
         if old.measured_on is not None:
             age = (as_of - old.measured_on).days
             if age > max_age_days:

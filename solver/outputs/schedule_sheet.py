@@ -85,7 +85,8 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
     section(ws, r, "Periods: demand and usable capacity at the busiest slice [req/s]")
     workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
     header(ws, r + 1, ["Scenario", "Period", "Start", f"Cost [{cur}/month]",
-                       *(f"{w} {kind}" for w in workloads for kind in ("demand", "capacity"))])
+                       *(f"{w} {kind} [req/s]" for w in workloads
+                         for kind in ("demand", "capacity"))])
     first = r + 2
     r = first
     for p in plan.periods:

@@ -20,7 +20,12 @@ from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.measured import implausible_measurements, stale_measurements, unused_because
+from solver.capacity.measured import (
+    implausible_measurements,
+    stale_measurements,
+    unknown_lengths,
+    unused_because,
+)
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
 from solver.outputs.slo_cause import slo_misses
@@ -399,7 +404,8 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         catalog_gpu_count=len(scenario.gpus),
         catalog_model_count=len(scenario.models),
         measured=measured,
-        measured_warnings=(*stale_measurements(scenario), *implausible_measurements(scenario)),
+        measured_warnings=(*stale_measurements(scenario), *implausible_measurements(scenario),
+                           *unknown_lengths(scenario)),
         peak_tokens_per_s=sum(w.peak_tokens_per_s for w in workloads),
         sources=scenario.sources,
         over_time=planning,

@@ -23,7 +23,7 @@ from openpyxl.worksheet.properties import PageSetupProperties
 from openpyxl.worksheet.table import Table, TableStyleInfo
 from openpyxl.worksheet.worksheet import Worksheet
 
-from models.text import FORMULA_STARTS, cell_text
+from models.text import FORMULA_STARTS, cell_text, decimal_float
 from solver.outputs.labels import label
 
 MONEY = "#,##0.00"
@@ -94,6 +94,10 @@ def put(ws: Worksheet, row: int, col: int, value: Value, number_format: str | No
         cell.data_type = "s"  # openpyxl would otherwise take "=…" for a formula
         if text.startswith(FORMULA_STARTS):
             cell.quotePrefix = True  # and Excel/LibreOffice keep it as text when edited
+    elif isinstance(value, float):
+        # the decimal the figure stands for, not its binary value's last digits: a quoted
+        # 6.36 USD/GPU-hour was stored 6.359999999999999 (shown so in the formula bar)
+        cell.value = decimal_float(value)
     else:
         cell.value = value
     if number_format is not None:

@@ -42,6 +42,10 @@ SECONDS_PER_DAY = 86400.0
 #: Whole minutes a trace needs before its busiest minute is offered as the planning peak: the
 #: busiest of fewer minutes is the largest of a handful of samples (docs/replay.md).
 MIN_PEAK_MINUTES = 10
+#: Share of arrivals with the previous arrival's very timestamp from which a trace is taken to
+#: record its arrivals in batches (Mooncake's conversation trace: 90 % of gaps are 0 ms, the
+#: rest about 3 s; the Azure traces and Mooncake's synthetic one: at most 0.3 %).
+BATCHED_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,27 @@ class TraceProfile:
     hourly_shape: tuple[float, ...] | None
     burstiness: Burstiness | None = None
     """``None`` where the source has no arrival times (a metrics export)."""
+    tied_share: float | None = None
+    """Share of the gaps between consecutive arrivals that are zero: arrivals stamped with the
+    previous one's time [1] (``None`` without arrival times)."""
+    batch_gap_s: float | None = None
+    """Median of the gaps that are not zero [s] (``None`` where there is none)."""
+
+    def batching_warning(self, what: str = "trace") -> str | None:
+        """Why the burst figures measure the trace's recording, not its traffic (else
+        ``None``): at least :data:`BATCHED_SHARE` of its arrivals share the previous arrival's
+        timestamp, so arrivals come in recorded batches and every burst figure — the busiest
+        second, the inter-arrival SCV, the followers within a batch's span — is the batching."""
+        if self.tied_share is None or self.tied_share < BATCHED_SHARE:
+            return None
+        apart = ("" if self.batch_gap_s is None
+                 else f", the batches {self.batch_gap_s:,.3g} s apart at the median")
+        return (f"{self.tied_share:.0%} of the {what}'s arrivals have the previous arrival's "
+                f"very timestamp (it records arrivals in batches{apart}): its burst figures "
+                "(busiest 1 s, inter-arrival SCV, followers) measure that batching, not "
+                "necessarily the traffic, and the capacity model would size replicas for it; "
+                "leave arrival.burst out of the block (Poisson) or take it from a trace with "
+                "finer timestamps")
 
     @property
     def whole_minutes(self) -> int:
@@ -147,7 +172,7 @@ class TraceProfile:
     def as_json(self) -> dict[str, Any]:
         """The ``profile --json`` object (keys fixed by the CLI contract; later keys added at
         the end)."""
-        warning = self.peak_warning()
+        warnings = [w for w in (self.peak_warning(), self.batching_warning()) if w is not None]
         return {
             "requests": self.requests,
             "duration_s": self.duration_s,
@@ -159,7 +184,7 @@ class TraceProfile:
             "prefix_reuse": self.prefix_reuse,
             "burstiness": None if self.burstiness is None else self.burstiness.as_dict(),
             "peak_rps": self.suggested_peak_rps,
-            "warnings": [] if warning is None else [warning],
+            "warnings": warnings,
         }
 
 
@@ -185,7 +210,18 @@ def profile_trace(trace: Trace) -> TraceProfile:
         prefix_reuse=prefix_reuse(trace.prefix_block_ids),
         hourly_shape=hourly_shape(trace),
         burstiness=burstiness(trace, peak),
+        **_ties(trace.arrival_s),
     )
+
+
+def _ties(arrival_s: np.ndarray) -> dict[str, float | None]:
+    """``tied_share`` and ``batch_gap_s`` of arrival times (seconds, in order)."""
+    gaps = np.diff(arrival_s)
+    if not gaps.size:
+        return {"tied_share": None, "batch_gap_s": None}
+    apart = gaps[gaps > 0]
+    return {"tied_share": float((gaps == 0).mean()),
+            "batch_gap_s": float(np.median(apart)) if apart.size else None}
 
 
 def burstiness(trace: Trace, peak_rps: float | None = None) -> Burstiness:

@@ -23,6 +23,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, SECONDS_PER_HOUR, Workload
+from solver.capacity.measured import fresh_measurement, provenance
 from solver.capacity.table import borrowed_costs
 from solver.program.variables import Program
 from solver.solve.backends import integer_value
@@ -48,6 +49,12 @@ def extract_fleet(
     members = {s.name: s.blocks for s in data.slices}
     sources = {(c.workload, c.gpu, c.tp): c.source for c in data.candidates}
     runtimes = {w.name: w.runtime for w in scenario.workloads}
+    rows_from: dict[tuple[str, str, int], str] = {}
+    for (w, g, tp), source in sources.items():
+        measured = (fresh_measurement(scenario, scenario.workload(w), g, tp)
+                    if source is CapacitySource.measured else None)
+        if measured is not None:
+            rows_from[(w, g, tp)] = provenance(measured)
     allocations: list[Allocation] = []
     for key, x in v.replicas.items():
         replicas = integer_value(x)
@@ -63,6 +70,7 @@ def extract_fleet(
                 cost_per_month=gpus * price * scenario.policy.paid_hours_per_month(kind, block),
                 costs_fitted_on=None if sources[(w, g, tp)] is not CapacitySource.analytic
                 else borrowed_costs(scenario, runtimes[w], g),
+                measured_row=rows_from.get((w, g, tp)),
             ))
     counts: dict[tuple[str, str, PurchaseKind, str | None], int] = defaultdict(int)
     for group, y in v.nodes.items():

@@ -27,6 +27,30 @@ FORMATS = {"cost_per_month": MONEY, "cost_per_million_tokens": "#,##0.0000", "ga
            "plan_seconds": "0.0"}
 
 
+#: The Sweep sheet's title of each column of the table (``sweep.csv`` keeps the keys, as
+#: ``--json`` does): what it is and its unit; ``{cur}`` is the plan's currency.
+TITLES = {"variant": "Variant", "label": "Label", "key": "Key", "sample": "Sample",
+          "status": "Status", "currency": "Currency", "cost_per_month": "Cost [{cur}/month]",
+          "cost_per_million_tokens": "Cost per million tokens [{cur}/Mtok]",
+          "gap": "MIP gap [1]", "survivability": "Survivability",
+          "survivability_margin": "Survivability margin [1]",
+          "reserved_share": "Reserved share of cost [1]",
+          "committed_share": "Committed share of cost (reserved + owned) [1]",
+          "gpus_total": "GPUs, all types [GPUs]", "plan_seconds": "Plan time [s]",
+          "attempts": "Attempts", "error": "Error", "diagnosis": "Diagnosis"}
+
+
+def column_title(column: str, currency: str) -> str:
+    """The Sweep sheet's header of a table column: :data:`TITLES`, ``GPUs <type> [GPUs]`` for
+    ``gpus_<type>``, and a varied key as its path (its unit is the field's: the path names
+    it)."""
+    if column in TITLES:
+        return TITLES[column].format(cur=currency)
+    if column.startswith("gpus_"):
+        return f"GPUs {column.removeprefix('gpus_')} [GPUs]"
+    return column
+
+
 def _cell(value: Any) -> Any:
     """A table value as a cell: NaN (pandas' empty) is an empty cell."""
     if isinstance(value, float) and math.isnan(value):
@@ -34,9 +58,9 @@ def _cell(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def write_table(ws: Worksheet, frame: pd.DataFrame) -> None:
-    """The results table, one variant a row, under a header row."""
-    header(ws, 1, [str(c) for c in frame.columns])
+def write_table(ws: Worksheet, frame: pd.DataFrame, currency: str) -> None:
+    """The results table, one variant a row, under a header row of titles with units."""
+    header(ws, 1, [column_title(str(c), currency) for c in frame.columns])
     for r, values in enumerate(frame.itertuples(index=False), start=2):
         for c, (column, value) in enumerate(zip(frame.columns, values, strict=True), start=1):
             fmt = COUNT if str(column).startswith("gpus_") else FORMATS.get(str(column))
@@ -79,7 +103,7 @@ def sweep_workbook_bytes(frame: pd.DataFrame, bars: Sequence[Swing], chart: byte
     ws = wb.active
     assert ws is not None
     ws.title = SWEEP_SHEET
-    write_table(ws, frame)
+    write_table(ws, frame, currency)
     fit_columns(ws)
     write_swings(wb.create_sheet(TORNADO_SHEET), bars, currency, chart)
     write_study(wb.create_sheet(STUDY_SHEET), study)

@@ -16,9 +16,10 @@ Metrics read: ``request_throughput`` (requests/sec), ``time_to_first_token`` (AI
 ``ttft``) and ``inter_token_latency`` P95 (both tools' inter-token latency is (request latency −
 TTFT) ÷ (output tokens − 1): the SLO's per-token figure; P99 as an upper bound where P95 is
 absent),
-``request_latency`` mean, ``request_count``, ``error_request_count``. Times are converted from
-their ``unit`` (``ns``, ``us``, ``ms``, ``s``/``sec``). Neither tool records the serving engine;
-GenAI-Perf records no date.
+``request_latency`` mean, ``request_count``, ``error_request_count``, ``input_sequence_length``
+and ``output_sequence_length`` (AIPerf 0.1's tags: ``isl``, ``osl``; mean, P50, P95 [tokens]).
+Times are converted from their ``unit`` (``ns``, ``us``, ``ms``, ``s``/``sec``). Neither tool
+records the serving engine; GenAI-Perf records no date.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from models.errors import InputError, Problem
-from solver.capacity.bench.points import BenchPoint, LoadKind, PercentileBasis, number
+from solver.capacity.bench.points import BenchPoint, Lengths, LoadKind, PercentileBasis, number
 
 TOOL_GENAI = "GenAI-Perf profile_export_genai_perf.json"
 TOOL_AIPERF_01 = "AIPerf profile_export_aiperf.json (AIPerf 0.1, metrics under records)"
@@ -40,6 +41,11 @@ MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "sec
 #: ``time_to_first_token``, AIPerf 0.1 its tag ``ttft`` (aiperf/metrics/types/ttft_metric.py of
 #: ai-dynamo/aiperf 0.1, and the profile export in its examples/artifacts/run1).
 TTFT_NAMES = ("time_to_first_token", "ttft")
+#: The input and output sequence lengths [tokens] by the names each release writes: AIPerf 0.1's
+#: tags are ``isl`` and ``osl`` (its ``MetricTag.ISL``/``OSL``, aiperf/common/enums/
+#: metric_enums.py of 0.1), later releases and GenAI-Perf write them in full.
+ISL_NAMES = ("input_sequence_length", "isl")
+OSL_NAMES = ("output_sequence_length", "osl")
 
 
 def _metrics(doc: Any) -> Mapping[str, Any] | None:
@@ -147,4 +153,18 @@ def perf_export_point(doc: Mapping[str, Any], file: str) -> BenchPoint:
         mean_e2e_ms=_time_ms(metrics, "request_latency", "avg", file),
         sequences=load if kind is LoadKind.concurrency else None,
         sequences_basis="the run's concurrency" if kind is LoadKind.concurrency else "",
-        measured_on=measured_on, engine=None, model=str(model) if model else None)
+        measured_on=measured_on, engine=None, model=str(model) if model else None,
+        input_tokens=_lengths(metrics, ISL_NAMES, file),
+        output_tokens=_lengths(metrics, OSL_NAMES, file))
+
+
+def _lengths(metrics: Mapping[str, Any], names: tuple[str, ...], file: str) -> Lengths | None:
+    """Mean, median and P95 of a sequence-length metric, by the first of ``names`` exported
+    [tokens] (``None``: none is)."""
+    name = next((n for n in names if isinstance(metrics.get(n), dict)), None)
+    if name is None:
+        return None
+    metric = metrics[name]
+    lengths = Lengths(*(number(metric, stat, file, name, required=False)
+                        for stat in ("avg", "p50", "p95")))
+    return lengths if lengths.known else None

@@ -15,7 +15,8 @@ Each metric is a distribution per request status (``successful``, ``errored``, â
 throughput), ``time_to_first_token_ms`` and ``inter_token_latency_ms`` P95 of the successful
 requests (GuideLLM's inter-token latency excludes the first token: the SLO's per-token figure;
 its ``time_per_output_token_ms`` includes it and is not used), ``request_latency.successful.mean``
-[s], ``request_concurrency.successful.max`` (peak in flight), errored counts, the strategy
+[s], ``request_concurrency.successful.max`` (peak in flight), ``prompt_token_count`` and
+``output_token_count`` (mean, median, P95 of the successful requests), errored counts, the strategy
 (``synchronous``, ``concurrent`` with ``streams``, ``throughput``, ``constant``/``poisson`` with
 ``rate``) and the start time [s since 1970]. GuideLLM does not record the serving engine.
 """
@@ -30,6 +31,7 @@ from models.errors import InputError, Problem
 from solver.capacity.bench.points import (
     MS_PER_S,
     BenchPoint,
+    Lengths,
     LoadKind,
     PercentileBasis,
     epoch_date,
@@ -127,5 +129,24 @@ def guidellm_points(report: Mapping[str, Any], file: str) -> list[BenchPoint]:
             failed=_count(bench, "errored") or 0, mean_e2e_ms=mean_e2e, sequences=sequences,
             sequences_basis=seq_basis,
             measured_on=epoch_date(float(start)) if isinstance(start, int | float) else None,
-            engine=None, model=str(model) if model else None))
+            engine=None, model=str(model) if model else None,
+            input_tokens=_lengths(metrics, "prompt_token_count", file, where),
+            output_tokens=_lengths(metrics, "output_token_count", file, where)))
     return points
+
+
+def _lengths(metrics: Mapping[str, Any], name: str, file: str, where: str) -> Lengths | None:
+    """Mean, median and P95 of a token-count distribution of the successful requests
+    (``None`` where the report has none)."""
+    dist = metrics.get(name)
+    dist = dist.get("successful") if isinstance(dist, dict) else None
+    if not isinstance(dist, dict):
+        return None
+    at = f"{where}.metrics.{name}.successful"
+    found = dist.get("percentiles")
+    percentiles: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    median = (number(percentiles, "p50", file, f"{at}.percentiles", required=False)
+              if "p50" in percentiles else number(dist, "median", file, at, required=False))
+    lengths = Lengths(mean=number(dist, "mean", file, at, required=False), p50=median,
+                      p95=number(percentiles, "p95", file, f"{at}.percentiles", required=False))
+    return lengths if lengths.known else None

@@ -45,6 +45,30 @@ class PercentileBasis(StrEnum):
 
 
 @dataclass(frozen=True)
+class Lengths:
+    """Token lengths of the requests a run sent (prompt) or received (output) [tokens]; a
+    statistic the file does not give is ``None``."""
+
+    mean: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+
+    @classmethod
+    def of_samples(cls, samples: Sequence[float]) -> Lengths | None:
+        """Mean, median and P95 (numpy's linear interpolation) of per-request lengths."""
+        if not samples:
+            return None
+        values = np.asarray(samples, dtype=np.float64)
+        return cls(float(values.mean()), float(np.percentile(values, 50)),
+                   float(np.percentile(values, 95)))
+
+    @property
+    def known(self) -> bool:
+        """The file gives at least one of the statistics."""
+        return any(v is not None for v in (self.mean, self.p50, self.p95))
+
+
+@dataclass(frozen=True)
 class BenchPoint:
     """One tested load (see the module docstring); latencies in ms, rates in requests/s."""
 
@@ -74,6 +98,10 @@ class BenchPoint:
     """Serving engine and version the file names (``vllm``, ``vllm-0.6.3``), else ``None``."""
     model: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    input_tokens: Lengths | None = None
+    """Prompt lengths the run sent, where the file records them (``None``: it does not)."""
+    output_tokens: Lengths | None = None
+    """Output lengths the run received, where the file records them."""
 
     @property
     def failed_share(self) -> float:

@@ -99,8 +99,26 @@ def measured_row(points: Sequence[BenchPoint], holding: SloHolding, spec: RowSpe
         workload=spec.workload, max_stable_sequences=max(1, math.ceil(holding.sequences - 1e-9)),
         tested_peak_rps=holding.rate_rps, ttft_p95_ms=holding.ttft_p95_ms,
         decode_p95_ms_per_token=holding.tpot_p95_ms, measured_on=measured_on,
-        source=source_text(points, holding))
+        source=source_text(points, holding), **tested_lengths(holding.below))
+    if not (row.tested_lengths("input") and row.tested_lengths("output")):
+        notes.append("token lengths: the files do not record the prompt and output lengths "
+                     "tested, so a plan cannot tell whether the workload's still match them "
+                     "(vLLM: --save-detailed, or the totals vLLM saves by default)")
     return row, notes
+
+
+def tested_lengths(point: BenchPoint) -> dict[str, float]:
+    """The row's ``input_tokens_*``/``output_tokens_*`` fields from the load its rate rests on
+    (the last that held), those the file records [tokens]."""
+    out: dict[str, float] = {}
+    for direction, lengths in (("input", point.input_tokens), ("output", point.output_tokens)):
+        if lengths is None:
+            continue
+        for stat in ("mean", "p50", "p95"):
+            value = getattr(lengths, stat)
+            if value is not None and value > 0:
+                out[f"{direction}_tokens_{stat}"] = round(value, 1)
+    return out
 
 
 def source_text(points: Sequence[BenchPoint], holding: SloHolding) -> str:

@@ -15,6 +15,9 @@ objects, each with the swept parameters and ``run_number``). Fields read (vLLM's
 - ``mean_e2el_ms`` (with ``e2el`` among ``--percentile-metrics``), else mean TTFT + mean TPOT ×
   (mean output tokens − 1), for Little's law; ``max_concurrent_requests`` (newer vLLM: the peak
   in flight);
+- token lengths: ``input_lens``/``output_lens`` per request (``--save-detailed``) give the
+  mean, median and P95, else ``total_input_tokens``/``total_output_tokens`` ÷ ``completed``
+  the mean alone;
 - ``date`` (``%Y%m%d-%H%M%S``), ``model_id``, ``backend`` (``vllm``, ``sglang``, ``tgi``, … name
   the engine; ``openai``/``openai-chat`` do not), and a version from ``--metadata``
   (``vllm_version=…``, ``engine_version=…`` or ``version=…``).
@@ -30,6 +33,7 @@ from models.errors import InputError, Problem
 from solver.capacity.bench.points import (
     MS_PER_S,
     BenchPoint,
+    Lengths,
     LoadKind,
     PercentileBasis,
     number,
@@ -165,6 +169,7 @@ def vllm_point(doc: Mapping[str, Any], file: str, where: str) -> BenchPoint:
         sequences = number(doc, "max_concurrent_requests", file, where)
         seq_basis = "the peak in flight vLLM observed"
     new = "failed" in doc or "endpoint_type" in doc
+    input_tokens, output_tokens = _lengths(doc, completed, file, where)
     return BenchPoint(
         file=file, where=where, tool=TOOL_NEW if new else TOOL_OLD, load_kind=kind, load=load,
         throughput_rps=throughput, ttft_p95_ms=ttft, tpot_p95_ms=tpot, basis=basis,
@@ -172,4 +177,26 @@ def vllm_point(doc: Mapping[str, Any], file: str, where: str) -> BenchPoint:
         sequences_basis=seq_basis,
         measured_on=parse_date(str(doc.get("date", "")), ("%Y%m%d-%H%M%S", "%Y-%m-%d")),
         engine=_engine(doc), model=str(doc["model_id"]) if doc.get("model_id") else None,
-        notes=tuple(notes))
+        notes=tuple(notes), input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def _lengths(doc: Mapping[str, Any], completed: int, file: str, where: str
+             ) -> tuple[Lengths | None, Lengths | None]:
+    """(prompt, output) lengths of the successful requests: mean, median and P95 of the
+    per-request ``input_lens``/``output_lens`` (``--save-detailed``, and every result of
+    ``benchmark_serving.py``), else the mean ``total_input_tokens`` ÷ ``completed`` (the
+    totals count successful requests); ``None`` where neither is in the file."""
+    errors = doc.get("errors")
+    out: list[Lengths | None] = []
+    for direction in ("input", "output"):
+        lens = doc.get(f"{direction}_lens")
+        if isinstance(lens, list) and lens and all(
+                isinstance(n, int) and not isinstance(n, bool) for n in lens):
+            ok = [n for i, n in enumerate(lens) if not (
+                isinstance(errors, list) and i < len(errors) and errors[i])]
+            if ok:
+                out.append(Lengths.of_samples(ok))
+                continue
+        total = number(doc, f"total_{direction}_tokens", file, where, required=False)
+        out.append(Lengths(mean=total / completed) if total and completed else None)
+    return out[0], out[1]
