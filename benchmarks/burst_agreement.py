@@ -76,12 +76,13 @@ from models.workload import TokenPercentiles, Workload
 from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import length_samples
 from solver.capacity.replica import (
+    LoadPoint,
+    TraceP95,
     cache_split,
     load_point,
     load_profile,
     prefill_drain,
-    trace_tpot_p95_ms,
-    trace_ttft_p95_ms,
+    trace_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -334,20 +335,17 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                               replicas=r.serving)
         slo_window = load_point(replace(profile, wait_dispersion=True), r.per_replica_rps,
                                 with_tpot_p95=False, replicas=r.serving)
-        on_trace = load_point(traced, r.per_replica_rps, with_tpot_p95=False,
-                              replicas=r.serving)
+        on_trace = load_point(traced, r.per_replica_rps, replicas=r.serving)
         # the replayed arrivals as they are: the busiest minute at the peak, over the serving
-        on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
-                               replicas=r.serving)
-        dealt = load_point(in_turn, peak / r.serving, with_tpot_p95=False, replicas=r.serving)
-        # beyond what the model lets a replica carry (ρ ≥ 1) it refuses; the recursion itself,
-        # its decoders at the most the KV cache holds, says what the window would see
-        past = (trace_ttft_p95_ms(windowed, peak / r.serving, r.serving,
-                                  windowed.max_sequences)
-                if math.isinf(on_window.ttft_p95_ms) else math.nan)
-        # the per-token P95 on the same routed window (a diagnosis, not the model's)
-        window_tpot = trace_tpot_p95_ms(windowed, peak / r.serving, r.serving,
-                                        on_window.decode_seqs_p95)
+        # replicas — what plan sizes a traced workload on, both P95s from one routing pass
+        on_window = load_point(windowed, peak / r.serving, replicas=r.serving)
+        dealt = load_point(in_turn, peak / r.serving, replicas=r.serving)
+        # beyond what the model lets a replica carry (ρ ≥ 1) it refuses, and so does the
+        # planner; the recursion itself, its decoders at the most the KV cache holds, says
+        # what the window would see (a diagnosis: the model has no decode batch there)
+        refused = not math.isfinite(on_window.ttft_p95_ms)
+        past = (trace_p95_ms(windowed, peak / r.serving, r.serving, windowed.max_sequences)
+                if refused else None)
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -361,16 +359,16 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(dealt.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
-                 _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}")
-                 + ("" if math.isnan(past) else
-                    f"; past the refusal {_vs(past, s.ttft_ms.p95, '{:,.0f}')}"),
+                 _model(on_window, past, "ttft_ms", s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(time_wait.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _vs(window_tpot, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
+                 _vs(dealt.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _model(on_window, past, "tpot_ms", s.tpot_ms.p95, "{:.1f}"),
+                 f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
         if tally is not None:
             rows = "held-out" if held_out else "tuned"
@@ -384,8 +382,12 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
             _count(tally, rows, "TTFT, Lindley on the replayed window", on_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
-            _count(tally, rows, "per-token on the replayed window", window_tpot,
+            _count(tally, rows, "per-token on the replayed window, dealt in turn",
+                   dealt.tpot_p95_ms, s.tpot_ms.p95)
+            _count(tally, rows, "per-token on the replayed window", on_window.tpot_p95_ms,
                    s.tpot_ms.p95)
+            if refused:
+                _count(tally, rows, "refused for planning (rho >= 1)", math.nan, s.ttft_ms.p95)
     return out
 
 
@@ -492,6 +494,17 @@ def _vs(pred: float, sim: float, fmt: str) -> str:
     return f"{fmt.format(pred)} ({diff})"
 
 
+def _model(point: LoadPoint, past: TraceP95 | None, which: str, sim: float, fmt: str) -> str:
+    """The model's cell for a traced window: ``point``'s P95 (``which``: ``ttft_ms`` or
+    ``tpot_ms``) against the replay, or, where the model refuses the rate (``ρ ≥ 1``, as the
+    planner does), that refusal and the recursion run past it (``past``, a diagnosis)."""
+    pred = point.ttft_p95_ms if which == "ttft_ms" else point.tpot_p95_ms
+    if math.isfinite(pred) or past is None:
+        return _vs(pred, sim, fmt)
+    return (f"refused for planning (ρ = {point.prefill_share:.2f}); past the refusal "
+            f"{_vs(getattr(past, which), sim, fmt)}")
+
+
 def main(argv: list[str]) -> None:
     """Print the table."""
     parser = argparse.ArgumentParser()
@@ -549,9 +562,9 @@ def main(argv: list[str]) -> None:
           "Lindley on the replayed window, dealt in turn | Lindley on the replayed window | "
           "minutes mixture | TPOT P95 replay [ms] | "
           "Poisson pred | SCV only | time-average wait | Chernoff tail | model | "
-          "on the replayed window | replay [s] |")
+          "on the replayed window, dealt in turn | on the replayed window | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"
