@@ -36,7 +36,8 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
 
 Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
-for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
+for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95 (on a trace's
+window the halvings alone, each point's routing pass giving both P95s).
 A fresh measured row for the same configuration overrides the analytic figure.
 """
 
