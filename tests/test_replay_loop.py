@@ -645,6 +645,29 @@ def test_the_standard_window_and_warm_up_are_recorded_and_hold_plainly() -> None
     assert check.model_copy(update={"holds": False, "warmup_s": 0.0}).verdict == "MISSES"
 
 
+def test_a_measured_burst_of_a_workload_sized_on_its_window_is_said_to_size_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A traced workload is sized on its replayed window, TTFT and per-token P95 both
+    (docs/capacity-model.md, "The model's per-token P95 on a traced window"), so the burst
+    block measured from its trace sizes nothing, and the note says so rather than inviting the
+    user to state another block to plan on; with the window's sizing off, the block sets the
+    P95s and the note says to state one. Fails if the note still says a stated block plans on
+    another where it would not."""
+    from solver.capacity import replica
+
+    scenario = _bursty(tmp_path, burst=None)
+    runner = CliRunner()
+    said = runner.invoke(main, ["validate", str(scenario)])
+    assert said.exit_code == 0, said.output
+    assert ("— the scenario states none; reported only: its TTFT and per-token P95 are sized "
+            "on the trace's replayed window, not on this block") in said.stderr
+    assert "to plan on another" not in said.stderr
+    monkeypatch.setattr(replica, "TRACE_WINDOW_TTFT", False)
+    off = runner.invoke(main, ["validate", str(scenario)])
+    assert off.exit_code == 0, off.output
+    assert "— the scenario states none; state arrival.burst to plan on another" in off.stderr
+
+
 def test_a_resolved_scenario_planned_again_says_what_it_states(tmp_path: Path) -> None:
     """A new user planned again from outputs/…/scenario.resolved.yaml: the note said "the
     scenario states none" of the burst block it states (measured_from the trace), and after

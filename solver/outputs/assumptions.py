@@ -97,12 +97,29 @@ def measured_bursts(scenario: Scenario) -> list[str]:
             continue
         said = f"`{w.name}`: arrival.burst measured from its trace ({burst.measured_from}; " \
                f"inter-arrival SCV {burst.interarrival_scv:.3g}), as `fleetplan profile` prints it"
+        if _sized_on_window(w):  # the block sizes nothing: both P95s are the window's
+            how = ("the scenario states none" if burst.planner_measured else
+                   "as the scenario states it (with measured_from), equal to what profiling "
+                   "that trace gives")
+            out.append(f"{said} — {how}; reported only: its TTFT and per-token P95 are sized "
+                       f"on the trace's replayed window, not on this block")
+            continue
         out.append(f"{said} — the scenario states none; state arrival.burst to plan on another"
                    if burst.planner_measured else
                    f"{said} — as the scenario states it (with measured_from), equal to what "
                    f"profiling that trace gives; edit a figure to plan on another (it is then "
                    f"taken as stated)")
     return out
+
+
+def _sized_on_window(workload: Workload) -> bool:
+    """The workload's trace carries the window its replay replays and the capacity model sizes
+    it there (both P95s: docs/capacity-model.md, "The model's per-token P95 on a traced
+    window"), so its ``arrival.burst`` sizes nothing."""
+    from solver.capacity import replica  # the default read when asked (a test may turn it off)
+
+    trace = workload.arrival.trace if workload.arrival is not None else None
+    return trace is not None and trace.window is not None and replica.TRACE_WINDOW_TTFT
 
 
 def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:
