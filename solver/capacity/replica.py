@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -600,6 +601,24 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
 #: P95 on the replayed window"; measured in ``benchmarks/burst_agreement.py``).
 TRACE_WINDOW_TTFT = True
 
+
+
+def trace_window_sizing(workload: Workload) -> str | None:
+    """What the capacity model sizes ``workload`` on, in words for the outputs, where it is
+    its trace's replayed window (:func:`load_profile`: the trace carries the window ``plan``
+    replays and :data:`TRACE_WINDOW_TTFT` is on): the trace's file, the window and warm-up
+    [s] and ``scale_to``. Both P95s are the window's; the decode batch, and so the KV cache
+    check, are still Little's law on Poisson arrivals at the replica's rate
+    (:func:`_decode_batch`), which the words say too. ``None``: sized on the queueing model
+    (its ``arrival.burst``, else Poisson)."""
+    trace = workload.arrival.trace if workload.arrival is not None else None
+    window = trace.window if trace is not None else None
+    if trace is None or window is None or not TRACE_WINDOW_TTFT:
+        return None
+    span_s = window.arrival_s[-1] - window.since_s if window.arrival_s else 0.0  # [s]
+    return (f"trace window: {Path(trace.path).name}, {span_s:.0f} s at its busiest minute "
+            f"after a {window.since_s:.0f}-s warm-up, scale_to {trace.scale_to} (TTFT and "
+            f"per-token P95); decode batch and KV check: Poisson at the rate")
 
 def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
                replicas: float | None = None, with_ttft: bool = True) -> LoadPoint:
