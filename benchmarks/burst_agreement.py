@@ -36,12 +36,12 @@ weighted by the window's requests in each, of the model's TTFT at each of the tr
 (scaled) minutes the window overlaps, at that minute's rate
 (:func:`~solver.capacity.replica.window_ttft_quantile_ms`; a diagnosis of the model's response
 to the rate, not the table's model: docs/capacity-model.md, "The P95 over a window's requests
-as a mixture over its minutes"). Where the model refuses the rate (``ρ ≥ 1`` of prefill:
-beyond what a replica carries, and what no plan relies on) the two cells "… on the replayed
-window" say "refused for planning" and add the routing pass run past the refusal, its decode
-batch the most the KV cache holds (a diagnosis the model does not make: it has no decode
-batch there; the window's P95 of an overload, which grows with the window); the summary
-names those rows and counts them outside 25 %. A diff is predicted ÷ replayed − 1: positive
+as a mixture over its minutes"). Where the rate overloads a replica (``ρ ≥ 1`` of prefill:
+beyond what a replica carries, and what no plan relies on) the model's two cells "… on the
+replayed window" are the window's overload as the model gives it (the routing pass with the
+decode batch the most the KV cache holds, a point that never holds: the P95 grows with the
+window) and say so ("overloaded, never holds for planning"); they are counted as any other,
+and the summary names those rows. A diff is predicted ÷ replayed − 1: positive
 errs high (safe). ``--window-s 0``: the window is the busiest minute itself (60 s ÷ the
 scale), whose rate is the planned peak.
 
@@ -81,12 +81,10 @@ from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import length_samples
 from solver.capacity.replica import (
     LoadPoint,
-    TraceP95,
     cache_split,
     load_point,
     load_profile,
     prefill_drain,
-    trace_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -300,7 +298,7 @@ def replay_case(scenario: Scenario, case: Case, trace: Trace,
 #: ``TTFT, SCV over the SLO's window`` of the model with the wait's variability at the SLO's
 #: window, ``TTFT, Lindley on the busiest minute`` of the trace-driven estimate, ``…, on the
 #: replayed window`` of the model a traced workload is sized on — as [within 25 %, more than
-#: 15 % low, all]; under column ``refused for planning`` the rows that model refuses.
+#: 15 % low, all]; under column ``overloaded`` the rows that model overloads (ρ ≥ 1).
 Tally = dict[tuple[str, str], list[Any]]
 
 
@@ -346,12 +344,9 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
         # replicas — what plan sizes a traced workload on, both P95s from one routing pass
         on_window = load_point(windowed, peak / r.serving, replicas=r.serving)
         dealt = load_point(in_turn, peak / r.serving, replicas=r.serving)
-        # beyond what the model lets a replica carry (ρ ≥ 1) it refuses, and so does the
-        # planner; the recursion itself, its decoders at the most the KV cache holds, says
-        # what the window would see (a diagnosis: the model has no decode batch there)
-        refused = not math.isfinite(on_window.ttft_p95_ms)
-        past = (trace_p95_ms(windowed, peak / r.serving, r.serving, windowed.max_sequences)
-                if refused else None)
+        # beyond what a replica carries (ρ ≥ 1) the model gives the window's overload, its
+        # decoders at the most the KV cache holds; such a point never holds for planning
+        overloaded = not on_window.stable
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -365,7 +360,7 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(dealt.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
-                 _model(on_window, past, "ttft_ms", s.ttft_ms.p95, "{:,.0f}"),
+                 _model(on_window, "ttft_ms", s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
@@ -373,7 +368,7 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(dealt.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _model(on_window, past, "tpot_ms", s.tpot_ms.p95, "{:.1f}"),
+                 _model(on_window, "tpot_ms", s.tpot_ms.p95, "{:.1f}"),
                  f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
         if tally is not None:
@@ -392,8 +387,8 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                    dealt.tpot_p95_ms, s.tpot_ms.p95)
             _count(tally, rows, "per-token on the replayed window", on_window.tpot_p95_ms,
                    s.tpot_ms.p95)
-            if refused:  # counted outside 25 % above; named at the end
-                tally.setdefault((rows, "refused for planning"), []).append(
+            if overloaded:  # counted above as any other; named at the end
+                tally.setdefault((rows, "overloaded"), []).append(
                     f"{wl.name} {case.gpu} × {case.tp} × {case.replicas} {r.label}, "
                     f"{r.serving} serving (ρ = {on_window.prefill_share:.2f})")
     return out
@@ -502,15 +497,15 @@ def _vs(pred: float, sim: float, fmt: str) -> str:
     return f"{fmt.format(pred)} ({diff})"
 
 
-def _model(point: LoadPoint, past: TraceP95 | None, which: str, sim: float, fmt: str) -> str:
+def _model(point: LoadPoint, which: str, sim: float, fmt: str) -> str:
     """The model's cell for a traced window: ``point``'s P95 (``which``: ``ttft_ms`` or
     ``tpot_ms``) against the replay, or, where the model refuses the rate (``ρ ≥ 1``, as the
     planner does), that refusal and the recursion run past it (``past``, a diagnosis)."""
     pred = point.ttft_p95_ms if which == "ttft_ms" else point.tpot_p95_ms
-    if math.isfinite(pred) or past is None:
+    if point.stable:
         return _vs(pred, sim, fmt)
-    return (f"refused for planning (ρ = {point.prefill_share:.2f}); past the refusal "
-            f"{_vs(getattr(past, which), sim, fmt)}")
+    return (f"{_vs(pred, sim, fmt)}; ρ = {point.prefill_share:.2f}, overloaded: never holds "
+            f"for planning")
 
 
 def main(argv: list[str]) -> None:
@@ -581,13 +576,14 @@ def main(argv: list[str]) -> None:
     print()
     print("P95s within 25 % of the replay (in brackets more than 15 % low), of the rows:")
     for (rows, column), counts in sorted(tally.items()):
-        if column != "refused for planning":
+        if column != "overloaded":
             within, low, every = counts
             print(f"- {rows}, {column}: {within} of {every} ({low})")
     for (rows, column), named in sorted(tally.items()):
-        if column == "refused for planning":
-            print(f"- {rows}, refused for planning (ρ ≥ 1 of prefill at the rate: no plan "
-                  f"relies on such a replica; counted outside 25 % above): {'; '.join(named)}")
+        if column == "overloaded":
+            print(f"- {rows}, overloaded (ρ ≥ 1 of prefill at the rate: the model's P95 is "
+                  f"the window's overload, counted above; it never holds, so no plan relies "
+                  f"on such a replica): {'; '.join(named)}")
 
 
 if __name__ == "__main__":

@@ -1262,27 +1262,61 @@ def test_load_profile_takes_the_p95s_over_the_replayed_window_of_a_traced_worklo
     assert load_point(profile, rate, with_ttft=False, replicas=5) == point
 
 
-def test_a_traced_replica_past_its_prefill_is_refused() -> None:
-    """At ``ρ ≥ 1`` of prefill alone a replica carries no rate in the model, on a trace's window
-    too: ``load_point`` refuses it (both P95s infinite, it does not hold), so no plan relies
-    on it — though the recursion run past the refusal, at a decode batch given to it, is
-    finite over a window of finite length (the overload's P95, which grows with the window;
-    ``benchmarks/burst_agreement.py`` prints it as a diagnosis). Fails if the refusal is
-    skipped for a traced window."""
-    import math
-
-    from solver.capacity.replica import load_point, trace_p95_ms, with_trace
+def _overloaded(arrivals: int) -> tuple[LoadProfile, float]:
+    """The agent on H200 TP4 with a window of ``arrivals`` prompts of 30,000 tokens at
+    ``ρ = 1.02`` of prefill alone (the first 10 a warm-up), and that rate [req/s]."""
+    from solver.capacity.replica import with_trace
 
     agent, _, profile = _agent_profile_on_h200_tp4()
     rate = 1.02 * 1000.0 / profile.prefill_mean_ms  # ρ = 1.02 [req/s]
-    trace = with_trace(profile, np.arange(60) / rate, [30000] * 60,
+    trace = with_trace(profile, np.arange(arrivals) / rate, [30000] * arrivals,
                        agent.prefix_cache_hit_rate, since_s=10.0 / rate, peak_rps=rate)
+    return trace, rate
+
+
+def test_a_traced_replica_past_its_prefill_decodes_at_its_kv_cap_and_never_holds() -> None:
+    """At ``ρ ≥ 1`` of prefill alone the decode batch's fixed point has no solution. On an
+    endless Poisson stream the model has no P95 there (infinite); on a traced window, of
+    finite length, the overloaded replica decodes the most sequences its KV cache holds while
+    its queue grows over the window, and ``load_point`` gives the routing pass's P95s there —
+    finite, growing with the window's length, and never holding, whatever the SLOs (fails if
+    the overload is refused again on a window, or if ``holds`` forgets ``ρ ≥ 1``)."""
+    import math
+    from dataclasses import replace
+
+    from solver.capacity.replica import load_point, trace_p95_ms
+
+    trace, rate = _overloaded(60)
     point = load_point(trace, rate, replicas=1)
-    assert point.prefill_share == pytest.approx(1.02)
-    assert math.isinf(point.ttft_p95_ms) and math.isinf(point.tpot_p95_ms)
+    assert point.prefill_share == pytest.approx(1.02) and not point.stable
+    assert point.decode_seqs_p95 == trace.max_sequences
+    full = trace_p95_ms(trace, rate, 1, trace.max_sequences)
+    assert (point.ttft_p95_ms, point.tpot_p95_ms) == (full.ttft_ms, full.tpot_ms)
+    assert math.isfinite(point.ttft_p95_ms) and math.isfinite(point.tpot_p95_ms)
     assert not point.holds(math.inf, math.inf)
-    past = trace_p95_ms(trace, rate, 1, profile.max_sequences)
-    assert math.isfinite(past.ttft_ms) and math.isfinite(past.tpot_ms)
+    assert point.limit(math.inf, math.inf) == "saturation"
+    longer, _ = _overloaded(120)  # the queue grows over the window: so does its P95
+    assert load_point(longer, rate, replicas=1).ttft_p95_ms > 1.2 * point.ttft_p95_ms
+    endless = load_point(replace(trace, trace_arrival_ms=None), rate, replicas=1)
+    assert math.isinf(endless.ttft_p95_ms) and math.isinf(endless.tpot_p95_ms)
+
+
+def test_the_planner_never_sizes_a_traced_replica_past_its_prefill() -> None:
+    """With SLOs nothing breaks and a KV cache nothing fills, the largest rate the SLO search
+    gives a traced replica is below ``ρ = 1`` (its limit saturation): the finite P95s of an
+    overloaded window are never a rate the planner relies on."""
+    import math
+    from dataclasses import replace
+
+    from solver.capacity.replica import load_point, slo_holding_point
+
+    trace, _ = _overloaded(60)
+    best, limit = slo_holding_point(replace(trace, max_sequences=10**9), 1e12, 1e12)
+    assert best is not None and limit == "saturation"
+    assert best.stable and best.holds(math.inf, math.inf) and best.prefill_share < 1
+    past = load_point(replace(trace, max_sequences=10**9), 1.02 * best.rate_rps / (
+        best.prefill_share), replicas=1)  # ρ = 1.02: finite, and not taken
+    assert math.isfinite(past.ttft_p95_ms) and not past.holds(math.inf, math.inf)
 
 
 def test_a_trace_without_lengths_takes_the_workloads_prompts() -> None:

@@ -308,13 +308,21 @@ class LoadPoint:
     tpot_mean_ms: float
     """Mean time per output token over the tokens decoded [ms]."""
 
+    @property
+    def stable(self) -> bool:
+        """The replica's prefill keeps up (``ρ < 1``): its queue does not grow without bound.
+        Past it a traced window's P95s are finite (the window's overload, :func:`load_point`)
+        but grow with the window's length, so such a point never holds."""
+        return self.prefill_share < 1
+
     def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
         """The point is stable, fits the KV cache and holds both SLOs."""
-        return self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms and self.tpot_p95_ms <= tpot_slo_ms
+        return (self.stable and self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms
+                and self.tpot_p95_ms <= tpot_slo_ms)
 
     def limit(self, ttft_slo_ms: float, tpot_slo_ms: float) -> str:
         """The first limit this point breaks (``none`` when it holds)."""
-        if math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
+        if not self.stable or math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
             return "saturation"
         if not self.kv_fits:
             return "kv_cache"
@@ -602,7 +610,6 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
 TRACE_WINDOW_TTFT = True
 
 
-
 def trace_window_sizing(workload: Workload) -> str | None:
     """What the capacity model sizes ``workload`` on, in words for the outputs, where it is
     its trace's replayed window (:func:`load_profile`: the trace carries the window ``plan``
@@ -636,15 +643,24 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     """
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
+    on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
+    if replicas is None:
+        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
     if rho >= 1:
-        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False,
+        if not on_trace:  # a stream without end: the queue grows without bound
+            return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1,
+                             False, math.inf)
+        # a finite window: the decode batch's fixed point has no solution, and the overloaded
+        # replica decodes the most its KV cache holds while its queue grows over the window,
+        # which the routing pass follows; finite, but never holding (LoadPoint.stable)
+        full = max(profile.max_sequences, 1)  # [sequences]
+        ttft_ms, tpot_p95 = trace_p95_ms(profile, rate_rps, replicas, full)
+        return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, full, profile.max_sequences >= 1,
                          math.inf)
     batch, step_ms, tpot_ms, converged = _decode_batch(profile, rate_rps)
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
-    if replicas is None:
-        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
-    if profile.trace_wait and profile.trace_arrival_ms is not None:
+    if on_trace:
         # the trace's own arrivals in place of the model's: one routed pass gives both P95s
         ttft_ms, tpot_p95 = trace_p95_ms(profile, rate_rps, replicas, batch)
         return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch,
@@ -768,7 +784,8 @@ def trace_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: 
     ``x`` need not be whole: each P95 is read linearly between ``k = ⌊x⌋`` and ``⌈x⌉`` (at
     least 1), so it moves continuously with the rate. At no load (``rate_rps`` 0) none waits
     and each decode step is ``t_d``. There is no refusal here: past ``ρ ≥ 1`` the recursion
-    is the window's overload (:func:`load_point` refuses first). Deterministic."""
+    is the window's overload (:func:`load_point` runs it there at the most sequences the KV
+    cache holds, a point that never holds). Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
             and profile.trace_chunk_context_tokens is not None)
@@ -1248,8 +1265,8 @@ def predict_at_rate(
     point = load_point(profile, utilization * reference.rate_rps)
     ttft = point.ttft_p95_ms * row.ttft_p95_ms / reference.ttft_p95_ms
     tpot = point.tpot_p95_ms * row.tpot_p95_ms / reference.tpot_p95_ms
-    return LatencyPrediction(ttft, tpot, utilization,
-                             point.kv_fits and ttft <= ttft_slo and tpot <= tpot_slo)
+    return LatencyPrediction(ttft, tpot, utilization, point.stable and point.kv_fits
+                             and ttft <= ttft_slo and tpot <= tpot_slo)
 
 
 # --- closed loop (fleetplan estimate) ------------------------------------------------------
