@@ -499,8 +499,8 @@ def _vs(pred: float, sim: float, fmt: str) -> str:
 
 def _model(point: LoadPoint, which: str, sim: float, fmt: str) -> str:
     """The model's cell for a traced window: ``point``'s P95 (``which``: ``ttft_ms`` or
-    ``tpot_ms``) against the replay, or, where the model refuses the rate (``ρ ≥ 1``, as the
-    planner does), that refusal and the recursion run past it (``past``, a diagnosis)."""
+    ``tpot_ms``) against the replay; where the rate overloads the replica (``ρ ≥ 1``) it is
+    the window's overload at the KV cap, marked as a point that never holds for planning."""
     pred = point.ttft_p95_ms if which == "ttft_ms" else point.tpot_p95_ms
     if point.stable:
         return _vs(pred, sim, fmt)
