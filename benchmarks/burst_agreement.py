@@ -25,22 +25,25 @@ dealt in turn over the serving replicas (``with_trace``, ``trace_wait``; measure
 default), the same recursion over the cut the replay replays — warm-up included, so the
 window inherits its queue, the window's own lengths, the P95 over the window's requests, the
 busiest minute at the planned peak on the serving replicas (``peak_window``; what ``plan``
-sizes a traced workload's TTFT on: column "Lindley on the replayed window", each request sent
-to the replica with the fewest requests outstanding as the replay's router sends it; column
-"…, dealt in turn": the requests dealt in turn over the replicas, the model before; and the
-per-token P95 on that routed window, ``trace_tpot_p95_ms``, a diagnosis: column "on the
-replayed window" of the per-token P95s), and the
+sizes a traced workload on, ``load_point`` of the window's profile: column "Lindley on the
+replayed window", each request sent to the replica with the fewest requests outstanding as
+the replay's router sends it, and from the same routing pass the per-token P95, each
+request's decode life on its replica, column "on the replayed window" of the per-token
+P95s; columns "…, dealt in turn": the requests dealt in turn over the replicas, the model
+before), and the
 "minutes mixture": the P95 over the window's requests as the quantile of the mixture,
 weighted by the window's requests in each, of the model's TTFT at each of the trace's
 (scaled) minutes the window overlaps, at that minute's rate
 (:func:`~solver.capacity.replica.window_ttft_quantile_ms`; a diagnosis of the model's response
 to the rate, not the table's model: docs/capacity-model.md, "The P95 over a window's requests
-as a mixture over its minutes"). Where the model refuses the rate (``ρ ≥ 1``: beyond what a
-replica carries) the cell of "Lindley on the replayed window" adds the recursion run past
-the refusal, its decode batch the most the KV cache holds (a diagnosis: the window's P95 of
-an overload, which grows with the window). A diff is predicted ÷ replayed − 1: positive errs high
-(safe). ``--window-s 0``: the window is the busiest minute itself (60 s ÷ the scale), whose
-rate is the planned peak.
+as a mixture over its minutes"). Where the rate overloads a replica (``ρ ≥ 1`` of prefill:
+beyond what a replica carries, and what no plan relies on) the model's two cells "… on the
+replayed window" are the window's overload as the model gives it (the routing pass with the
+decode batch the most the KV cache holds, a point that never holds: the P95 grows with the
+window) and say so ("overloaded, never holds for planning"); they are counted as any other,
+and the summary names those rows. A diff is predicted ÷ replayed − 1: positive
+errs high (safe). ``--window-s 0``: the window is the busiest minute itself (60 s ÷ the
+scale), whose rate is the planned peak.
 
 Run: ``.venv/bin/python benchmarks/burst_agreement.py [--window-s 600] [--table] [--held-out]
 [--also WORKLOAD=GPU:TP:N ...]`` from the repository root (about ten seconds, and under a second
@@ -65,6 +68,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -76,12 +80,11 @@ from models.workload import TokenPercentiles, Workload
 from solver.capacity.perf import replica_perf
 from solver.capacity.queueing import length_samples
 from solver.capacity.replica import (
+    LoadPoint,
     cache_split,
     load_point,
     load_profile,
     prefill_drain,
-    trace_tpot_p95_ms,
-    trace_ttft_p95_ms,
     window_ttft_quantile_ms,
     with_trace,
 )
@@ -291,10 +294,12 @@ def replay_case(scenario: Scenario, case: Case, trace: Trace,
 
 
 #: P95s within 25 % of the replay, by (rows, column): rows ``tuned`` (every row but the
-#: held-out ones) or ``held-out``; columns ``TTFT`` and ``per-token`` of the model, ``TTFT, SCV
-#: over the SLO's window`` of the model with the wait's variability at the SLO's window,
-#: ``TTFT, Lindley on the busiest minute`` of the trace-driven estimate.
-Tally = dict[tuple[str, str], list[int]]
+#: held-out ones) or ``held-out``; columns ``TTFT`` and ``per-token`` of the follower model,
+#: ``TTFT, SCV over the SLO's window`` of the model with the wait's variability at the SLO's
+#: window, ``TTFT, Lindley on the busiest minute`` of the trace-driven estimate, ``…, on the
+#: replayed window`` of the model a traced workload is sized on — as [within 25 %, more than
+#: 15 % low, all]; under column ``overloaded`` the rows that model overloads (ρ ≥ 1).
+Tally = dict[tuple[str, str], list[Any]]
 
 
 def _count(tally: Tally, rows: str, column: str, pred: float, sim: float) -> None:
@@ -334,20 +339,14 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                               replicas=r.serving)
         slo_window = load_point(replace(profile, wait_dispersion=True), r.per_replica_rps,
                                 with_tpot_p95=False, replicas=r.serving)
-        on_trace = load_point(traced, r.per_replica_rps, with_tpot_p95=False,
-                              replicas=r.serving)
+        on_trace = load_point(traced, r.per_replica_rps, replicas=r.serving)
         # the replayed arrivals as they are: the busiest minute at the peak, over the serving
-        on_window = load_point(windowed, peak / r.serving, with_tpot_p95=False,
-                               replicas=r.serving)
-        dealt = load_point(in_turn, peak / r.serving, with_tpot_p95=False, replicas=r.serving)
-        # beyond what the model lets a replica carry (ρ ≥ 1) it refuses; the recursion itself,
-        # its decoders at the most the KV cache holds, says what the window would see
-        past = (trace_ttft_p95_ms(windowed, peak / r.serving, r.serving,
-                                  windowed.max_sequences)
-                if math.isinf(on_window.ttft_p95_ms) else math.nan)
-        # the per-token P95 on the same routed window (a diagnosis, not the model's)
-        window_tpot = trace_tpot_p95_ms(windowed, peak / r.serving, r.serving,
-                                        on_window.decode_seqs_p95)
+        # replicas — what plan sizes a traced workload on, both P95s from one routing pass
+        on_window = load_point(windowed, peak / r.serving, replicas=r.serving)
+        dealt = load_point(in_turn, peak / r.serving, replicas=r.serving)
+        # beyond what a replica carries (ρ ≥ 1) the model gives the window's overload, its
+        # decoders at the most the KV cache holds; such a point never holds for planning
+        overloaded = not on_window.stable
         minutes = window_ttft_quantile_ms(profile, r.minute_rps, r.minute_requests, r.serving)
         poisson = load_point(load_profile(perf, case.poisson), r.per_replica_rps)
         scv = load_point(load_profile(perf, case.scv_only), r.per_replica_rps)
@@ -361,16 +360,16 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
                  _vs(slo_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(on_trace.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
                  _vs(dealt.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}"),
-                 _vs(on_window.ttft_p95_ms, s.ttft_ms.p95, "{:,.0f}")
-                 + ("" if math.isnan(past) else
-                    f"; past the refusal {_vs(past, s.ttft_ms.p95, '{:,.0f}')}"),
+                 _model(on_window, "ttft_ms", s.ttft_ms.p95, "{:,.0f}"),
                  _vs(minutes, s.ttft_ms.p95, "{:,.0f}"), f"{s.tpot_ms.p95:.1f}",
                  _vs(poisson.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(scv.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(time_wait.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(chernoff.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
                  _vs(bursty.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
-                 _vs(window_tpot, s.tpot_ms.p95, "{:.1f}"), f"{r.seconds:.1f}"]
+                 _vs(dealt.tpot_p95_ms, s.tpot_ms.p95, "{:.1f}"),
+                 _model(on_window, "tpot_ms", s.tpot_ms.p95, "{:.1f}"),
+                 f"{r.seconds:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
         if tally is not None:
             rows = "held-out" if held_out else "tuned"
@@ -384,8 +383,14 @@ def row(scenario: Scenario, case: Case, trace: Trace, window_s: float,
             _count(tally, rows, "TTFT, Lindley on the replayed window", on_window.ttft_p95_ms,
                    s.ttft_ms.p95)
             _count(tally, rows, "per-token", bursty.tpot_p95_ms, s.tpot_ms.p95)
-            _count(tally, rows, "per-token on the replayed window", window_tpot,
+            _count(tally, rows, "per-token on the replayed window, dealt in turn",
+                   dealt.tpot_p95_ms, s.tpot_ms.p95)
+            _count(tally, rows, "per-token on the replayed window", on_window.tpot_p95_ms,
                    s.tpot_ms.p95)
+            if overloaded:  # counted above as any other; named at the end
+                tally.setdefault((rows, "overloaded"), []).append(
+                    f"{wl.name} {case.gpu} × {case.tp} × {case.replicas} {r.label}, "
+                    f"{r.serving} serving (ρ = {on_window.prefill_share:.2f})")
     return out
 
 
@@ -492,6 +497,17 @@ def _vs(pred: float, sim: float, fmt: str) -> str:
     return f"{fmt.format(pred)} ({diff})"
 
 
+def _model(point: LoadPoint, which: str, sim: float, fmt: str) -> str:
+    """The model's cell for a traced window: ``point``'s P95 (``which``: ``ttft_ms`` or
+    ``tpot_ms``) against the replay; where the rate overloads the replica (``ρ ≥ 1``) it is
+    the window's overload at the KV cap, marked as a point that never holds for planning."""
+    pred = point.ttft_p95_ms if which == "ttft_ms" else point.tpot_p95_ms
+    if point.stable:
+        return _vs(pred, sim, fmt)
+    return (f"{_vs(pred, sim, fmt)}; ρ = {point.prefill_share:.2f}, overloaded: never holds "
+            f"for planning")
+
+
 def main(argv: list[str]) -> None:
     """Print the table."""
     parser = argparse.ArgumentParser()
@@ -549,9 +565,9 @@ def main(argv: list[str]) -> None:
           "Lindley on the replayed window, dealt in turn | Lindley on the replayed window | "
           "minutes mixture | TPOT P95 replay [ms] | "
           "Poisson pred | SCV only | time-average wait | Chernoff tail | model | "
-          "on the replayed window | replay [s] |")
+          "on the replayed window, dealt in turn | on the replayed window | replay [s] |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     tally: Tally = {}
     for case, trace in cases(scenario, args.traces, args.also):
         spec = f"{case.workload.name}={case.gpu}:{case.tp}:{case.replicas}"
@@ -559,8 +575,15 @@ def main(argv: list[str]) -> None:
             print(line, flush=True)
     print()
     print("P95s within 25 % of the replay (in brackets more than 15 % low), of the rows:")
-    for (rows, column), (within, low, every) in sorted(tally.items()):
-        print(f"- {rows}, {column}: {within} of {every} ({low})")
+    for (rows, column), counts in sorted(tally.items()):
+        if column != "overloaded":
+            within, low, every = counts
+            print(f"- {rows}, {column}: {within} of {every} ({low})")
+    for (rows, column), named in sorted(tally.items()):
+        if column == "overloaded":
+            print(f"- {rows}, overloaded (ρ ≥ 1 of prefill at the rate: the model's P95 is "
+                  f"the window's overload, counted above; it never holds, so no plan relies "
+                  f"on such a replica): {'; '.join(named)}")
 
 
 if __name__ == "__main__":

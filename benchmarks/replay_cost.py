@@ -12,6 +12,12 @@ conversation; ``scale_to: peak_minute``), planned in one process:
 4. with ``--also-full``, the loop as it was before re-plans: every round a whole re-solve and a
    replay of every workload.
 
+The scenario is loaded as ``fleetplan plan`` loads it (``solver.cli.common.load``): each linked
+workload given the burst block measured from its trace and the window its replay replays, so
+the capacity table sizes a traced workload on that window as ``plan`` does (``--model``: the
+scenario as ``load_scenario`` gives it, sized on the queueing model, as this script did until
+2026-12-04).
+
 Prints the seconds of each, the replay's share of (1), the loop's wall time against (1) —
 and, since (3) repeats (1)'s solve and a solve's time varies by tens of per cent on a loaded
 machine, what the loop adds to it measured inside the loop (its replays and re-plans), against
@@ -23,8 +29,8 @@ holding one node of a workload and that node), and each re-plan is also run from
 start alone (before its plus-one-node start, solver.solve.replan), on the same inputs and timed
 beside it: the in-loop addition before and after in one run (the loop's wall time leaves both
 out), and the script stops if the two replays' checks differ. Run from the repository root:
-``.venv/bin/python benchmarks/replay_cost.py [--time-limit S]`` (several minutes: up to three
-solves of the demo).
+``.venv/bin/python benchmarks/replay_cost.py [--time-limit S] [--model]`` (several minutes: up to
+three solves of the demo).
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ from models.scenario import Scenario
 from models.workload import TraceLink
 from solver.capacity.table import build_capacity_table
 from solver.outputs.plan_dir import write_plan_outputs
-from solver.replay.plan_replay import ReplayCache, read_linked, replay_plan
+from solver.replay.plan_replay import ReplayCache, read_linked, replay_plan, with_replay_windows
+from solver.replay.trace_burst import with_trace_bursts
 from solver.solve.assemble import solver_summary
 from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import plan_with_replay
@@ -53,8 +60,9 @@ LINKS = {"chat": "AzureLLMInferenceTrace_conv.csv",
          "agent": "mooncake_conversation_trace.jsonl"}
 
 
-def linked_demo(traces: Path) -> Scenario:
-    """The demo with its interactive workloads naming the shared traces."""
+def linked_demo(traces: Path, as_plan: bool = True) -> Scenario:
+    """The demo with its interactive workloads naming the shared traces (``as_plan``: with
+    the burst blocks and replayed windows ``fleetplan plan``'s loader gives them)."""
     sc = load_scenario(demo_scenario())
     workloads = []
     for wl in sc.workloads:
@@ -63,7 +71,8 @@ def linked_demo(traces: Path) -> Scenario:
             wl = wl.model_copy(update={"arrival": wl.arrival.model_copy(
                 update={"trace": link})})
         workloads.append(wl)
-    return sc.model_copy(update={"workloads": tuple(workloads)})
+    linked = sc.model_copy(update={"workloads": tuple(workloads)})
+    return with_replay_windows(with_trace_bursts(linked)) if as_plan else linked
 
 
 def main(argv: list[str]) -> None:
@@ -74,10 +83,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--also-full", action="store_true",
                         help="also run the loop that solves the whole program again each round "
                              "and replays every workload (the loop before 2026-12-02)")
+    parser.add_argument("--model", action="store_true",
+                        help="size the traced workloads on the queueing model (the scenario as "
+                             "load_scenario gives it), not on their replayed windows as plan does")
     args = parser.parse_args(argv)
     if not args.traces.is_dir():
         sys.exit(f"no traces at {args.traces}")
-    sc = linked_demo(args.traces)
+    sc = linked_demo(args.traces, as_plan=not args.model)
     out = Path(tempfile.mkdtemp())
 
     def solve(table: object) -> object:

@@ -1101,16 +1101,16 @@ def test_the_ttft_on_a_trace_between_whole_replicas_is_read_linearly() -> None:
     at 1.25 replicas the TTFT P95 is 0.75 × that on one replica + 0.25 × that on two (each at
     the rate), so it moves continuously with the rate instead of jumping where a rounded
     count changes."""
-    from solver.capacity.replica import cache_split, trace_ttft_p95_ms, with_trace
+    from solver.capacity.replica import cache_split, trace_p95_ms, with_trace
 
     agent, _, profile = _agent_profile_on_h200_tp4()
     hit = agent.prefix_cache_hit_rate
     assert cache_split(8000.0, hit)[0] > 0
     trace = with_trace(profile, np.arange(30) * 0.05, [8000] * 30, hit, peak_rps=20.0)
-    one, two = (trace_ttft_p95_ms(trace, 10.0, k, 8) for k in (1.0, 2.0))
+    one, two = (trace_p95_ms(trace, 10.0, k, 8).ttft_ms for k in (1.0, 2.0))
     assert one > two
-    assert trace_ttft_p95_ms(trace, 10.0, 1.25, 8) == pytest.approx(0.75 * one + 0.25 * two,
-                                                                    rel=1e-12)
+    assert trace_p95_ms(trace, 10.0, 1.25, 8).ttft_ms == pytest.approx(
+        0.75 * one + 0.25 * two, rel=1e-12)
 
 
 def test_the_ttft_on_a_trace_routes_as_the_replay_does() -> None:
@@ -1146,20 +1146,25 @@ def test_the_ttft_on_a_trace_routes_as_the_replay_does() -> None:
 
 
 def test_the_per_token_p95_on_a_trace_by_hand() -> None:
-    """``trace_tpot_p95_ms``: on one replica, a request with 2,000 output tokens (m = 1,999
+    """``trace_p95_ms``: on one replica, a request with 2,000 output tokens (m = 1,999
     decode iterations of ``t_d``) at 0, and an 8,000-token prompt (work S, drain c) at 1 s,
     while the first decodes. The second's prefill keeps the queue busy for S ÷ c, all in the
     first's life, where each iteration carries a chunk and the decode step is ``1 − s`` of it
     (``s`` the chunk share): the first lives ``m t_d + s S ÷ c``, per token ``t_d + s S ÷ (c
     m)``; the second (two output tokens, m = 1) decodes alone after its prefill: ``t_d``. The
     P95 of the two (linear) is ``t_d + 0.95 s S ÷ (c m)``. Fails if the life is not slowed
-    by the queue (``t_d`` for both) or is slowed by the work ``S`` in place of the time."""
+    by the queue (``t_d`` for both) or is slowed by the work ``S`` in place of the time.
+    ``load_point`` gives the same per-token P95 and its TTFT from the same pass (fails if a
+    traced window's per-token P95 is the queueing model's again); dealt in turn on one
+    replica, the same lives."""
+    from dataclasses import replace
+
     from solver.capacity.replica import (
         cache_split,
         chunk_share,
         load_point,
         prefill_drain,
-        trace_tpot_p95_ms,
+        trace_p95_ms,
         with_trace,
     )
 
@@ -1175,8 +1180,15 @@ def test_the_per_token_p95_on_a_trace_by_hand() -> None:
     assert 0 < s < c < 1
     assert 1000.0 + work / c < 1999 * step  # the second's prefill lies in the first's life
     first, second = step + s * work / c / 1999, step
-    assert trace_tpot_p95_ms(trace, rate, 1, batch) == pytest.approx(
+    assert trace_p95_ms(trace, rate, 1, batch).tpot_ms == pytest.approx(
         second + 0.95 * (first - second), rel=1e-9)
+    point = load_point(trace, rate, replicas=1)
+    assert point.tpot_p95_ms == pytest.approx(second + 0.95 * (first - second), rel=1e-9)
+    assert point.ttft_p95_ms == trace_p95_ms(trace, rate, 1, batch).ttft_ms
+    model = load_point(profile, rate, replicas=1)  # the queueing model's, not the trace's
+    assert model.tpot_p95_ms != pytest.approx(point.tpot_p95_ms, rel=1e-2)
+    in_turn = load_point(replace(trace, trace_least_outstanding=False), rate, replicas=1)
+    assert in_turn.tpot_p95_ms == pytest.approx(point.tpot_p95_ms, rel=1e-9)
 
 
 def test_the_prefill_drain_is_work_per_ms_by_hand() -> None:
@@ -1213,13 +1225,14 @@ def test_the_prefill_drain_is_work_per_ms_by_hand() -> None:
     assert prefill_drain(profile, batch) > 1.15 * chunk_share(profile, batch)
 
 
-def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_workload() -> None:
+def test_load_profile_takes_the_p95s_over_the_replayed_window_of_a_traced_workload() -> None:
     """A workload whose ``arrival.trace`` carries the window the plan replays
-    (``TraceLink.window``) is sized on Lindley's recursion over it by default
-    (``TRACE_WINDOW_TTFT``): its TTFT P95 is the trace's, not the queueing model's, and
-    ``trace_window=False`` gives the model. Fails if the default is turned off."""
+    (``TraceLink.window``) is sized on the routing pass over it by default
+    (``TRACE_WINDOW_TTFT``): its TTFT P95 and per-token P95 are the trace's, not the queueing
+    model's, and ``trace_window=False`` gives the model. Fails if the default is turned off,
+    or if the per-token P95 is the model's."""
     from models.workload import ReplayedArrivals, TraceLink
-    from solver.capacity.replica import load_point, load_profile, trace_ttft_p95_ms
+    from solver.capacity.replica import load_point, load_profile, trace_p95_ms
 
     agent, perf, plain = _agent_profile_on_h200_tp4()
     assert agent.arrival is not None
@@ -1235,13 +1248,75 @@ def test_load_profile_takes_the_ttft_over_the_replayed_window_of_a_traced_worklo
     assert profile.trace_decode_steps.tolist() == [0.0, 299.0] * 20
     assert profile.trace_since_ms == pytest.approx(2000.0)
     rate = 1.0
-    point = load_point(profile, rate, with_tpot_p95=False, replicas=5)
-    assert point.ttft_p95_ms == pytest.approx(
-        trace_ttft_p95_ms(profile, rate, 5, point.decode_seqs_p95), rel=1e-12)
-    model = load_point(plain, rate, with_tpot_p95=False, replicas=5)
+    point = load_point(profile, rate, replicas=5)
+    on_window = trace_p95_ms(profile, rate, 5, point.decode_seqs_p95)
+    assert point.ttft_p95_ms == pytest.approx(on_window.ttft_ms, rel=1e-12)
+    assert point.tpot_p95_ms == pytest.approx(on_window.tpot_ms, rel=1e-12)
+    model = load_point(plain, rate, replicas=5)
     assert point.ttft_p95_ms != pytest.approx(model.ttft_p95_ms, rel=1e-3)
+    assert point.tpot_p95_ms != pytest.approx(model.tpot_p95_ms, rel=1e-3)
     assert load_point(load_profile(perf, traced, trace_window=False), rate,
-                      with_tpot_p95=False, replicas=5) == model
+                      replicas=5) == model
+    # one pass gives both: the flags that skip one P95 of the model skip nothing here
+    assert load_point(profile, rate, with_tpot_p95=False, replicas=5) == point
+    assert load_point(profile, rate, with_ttft=False, replicas=5) == point
+
+
+def _overloaded(arrivals: int) -> tuple[LoadProfile, float]:
+    """The agent on H200 TP4 with a window of ``arrivals`` prompts of 30,000 tokens at
+    ``ρ = 1.02`` of prefill alone (the first 10 a warm-up), and that rate [req/s]."""
+    from solver.capacity.replica import with_trace
+
+    agent, _, profile = _agent_profile_on_h200_tp4()
+    rate = 1.02 * 1000.0 / profile.prefill_mean_ms  # ρ = 1.02 [req/s]
+    trace = with_trace(profile, np.arange(arrivals) / rate, [30000] * arrivals,
+                       agent.prefix_cache_hit_rate, since_s=10.0 / rate, peak_rps=rate)
+    return trace, rate
+
+
+def test_a_traced_replica_past_its_prefill_decodes_at_its_kv_cap_and_never_holds() -> None:
+    """At ``ρ ≥ 1`` of prefill alone the decode batch's fixed point has no solution. On an
+    endless Poisson stream the model has no P95 there (infinite); on a traced window, of
+    finite length, the overloaded replica decodes the most sequences its KV cache holds while
+    its queue grows over the window, and ``load_point`` gives the routing pass's P95s there —
+    finite, growing with the window's length, and never holding, whatever the SLOs (fails if
+    the overload is refused again on a window, or if ``holds`` forgets ``ρ ≥ 1``)."""
+    import math
+    from dataclasses import replace
+
+    from solver.capacity.replica import load_point, trace_p95_ms
+
+    trace, rate = _overloaded(60)
+    point = load_point(trace, rate, replicas=1)
+    assert point.prefill_share == pytest.approx(1.02) and not point.stable
+    assert point.decode_seqs_p95 == trace.max_sequences
+    full = trace_p95_ms(trace, rate, 1, trace.max_sequences)
+    assert (point.ttft_p95_ms, point.tpot_p95_ms) == (full.ttft_ms, full.tpot_ms)
+    assert math.isfinite(point.ttft_p95_ms) and math.isfinite(point.tpot_p95_ms)
+    assert not point.holds(math.inf, math.inf)
+    assert point.limit(math.inf, math.inf) == "saturation"
+    longer, _ = _overloaded(120)  # the queue grows over the window: so does its P95
+    assert load_point(longer, rate, replicas=1).ttft_p95_ms > 1.2 * point.ttft_p95_ms
+    endless = load_point(replace(trace, trace_arrival_ms=None), rate, replicas=1)
+    assert math.isinf(endless.ttft_p95_ms) and math.isinf(endless.tpot_p95_ms)
+
+
+def test_the_planner_never_sizes_a_traced_replica_past_its_prefill() -> None:
+    """With SLOs nothing breaks and a KV cache nothing fills, the largest rate the SLO search
+    gives a traced replica is below ``ρ = 1`` (its limit saturation): the finite P95s of an
+    overloaded window are never a rate the planner relies on."""
+    import math
+    from dataclasses import replace
+
+    from solver.capacity.replica import load_point, slo_holding_point
+
+    trace, _ = _overloaded(60)
+    best, limit = slo_holding_point(replace(trace, max_sequences=10**9), 1e12, 1e12)
+    assert best is not None and limit == "saturation"
+    assert best.stable and best.holds(math.inf, math.inf) and best.prefill_share < 1
+    past = load_point(replace(trace, max_sequences=10**9), 1.02 * best.rate_rps / (
+        best.prefill_share), replicas=1)  # ρ = 1.02: finite, and not taken
+    assert math.isfinite(past.ttft_p95_ms) and not past.holds(math.inf, math.inf)
 
 
 def test_a_trace_without_lengths_takes_the_workloads_prompts() -> None:
@@ -1303,7 +1378,10 @@ def test_the_slo_search_skips_only_what_it_does_not_read(
     skips the TTFT where the KV cache or the mean TPOT break and in the TPOT P95's steps, and
     gives the point the plain search gives, bit for bit — the halvings' rate where the TTFT,
     KV cache or mean TPOT stop it; where the TPOT P95 does, the whole point at its rate (its
-    TTFT computed, not the NaN of a skipped step). Fails if a skip changes an answer."""
+    TTFT computed, not the NaN of a skipped step). On the trace's window the per-token P95 is
+    the routing pass's, which may lie below the model's mean TPOT, so the mean is not read
+    there (with the 25-ms SLO at 1.7 × the peak, a search that stops where the mean breaks
+    ends at a lower rate than the plain one). Fails if a skip changes an answer."""
     from dataclasses import replace
 
     from solver.capacity.replica import slo_holding_point, with_trace

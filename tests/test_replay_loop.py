@@ -319,10 +319,10 @@ def test_a_plan_over_periods_replays_its_first_period_and_reports_a_miss(
     assert code == 0 and not once.get("replay"), out
 
 
-def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path) -> None:
-    """A trace of under MIN_PEAK_MINUTES whole minutes gives no burst block: the workload is
-    sized as Poisson, and validate and plan say so and why (over periods: no re-plan
-    corrects it)."""
+def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path, model_ttft: None) -> None:
+    """A trace of under MIN_PEAK_MINUTES whole minutes gives no burst block: sized on the
+    queueing model (``TRACE_WINDOW_TTFT`` off) the workload is sized as Poisson, and validate
+    and plan say so and why (over periods: no re-plan corrects it)."""
     scenario = _bursty(tmp_path, burst=None, minutes=5)
     runner = CliRunner()
     checked = runner.invoke(main, ["validate", str(scenario)])
@@ -344,6 +344,47 @@ def test_a_trace_too_short_to_measure_is_warned_of(tmp_path: Path) -> None:
     periods = runner.invoke(main, ["validate", str(scenario)])
     assert ("a plan over periods replays its first period's fleet but is not re-planned on "
             "it, so nothing corrects that") in periods.stderr
+
+
+#: How the outputs name what the short trace's workload is sized on by default: its replayed
+#: window. The 5-minute trace (4 req/s) scaled to the planned 12 req/s spans 100 s, shorter
+#: than the replay's window, so it is cut whole: no warm-up, its last arrival at 294 s ÷ 3 = 98 s.
+SHORT_WINDOW = ("trace window: bursty.csv, 98 s at its busiest minute after a 0-s warm-up, "
+                "scale_to peak_minute (TTFT and per-token P95); decode batch and KV check: "
+                "Poisson at the rate")
+
+
+def test_a_trace_too_short_to_measure_names_the_window_it_is_sized_on(tmp_path: Path) -> None:
+    """By default a traced workload is sized on its replayed window, not as Poisson: the
+    warning of a trace too short to measure, the report's and the workbook's Arrivals and the
+    assumptions say the window (file, span, warm-up, scale_to) and that the decode batch and
+    KV check still take Poisson arrivals (fails on the old "sized as a Poisson stream" and
+    "Poisson (assumed)")."""
+    from openpyxl import load_workbook
+
+    scenario = _bursty(tmp_path, burst=None, minutes=5)
+    runner = CliRunner()
+    planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o"),
+                                   "--no-replay"])
+    assert planned.exit_code == 0, planned.output
+    warning = next(line for line in planned.stderr.splitlines() if "names a trace" in line)
+    assert "Poisson stream" not in warning
+    assert ("none can be measured from the trace (it spans 4 whole minutes, under the 10 a "
+            "burst block is measured over): it is sized on the trace's replayed window "
+            "(trace window: bursty.csv, ") in warning
+    assert "link a longer trace of the same traffic" in warning
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "Poisson (assumed)" not in report
+    row = next(line for line in report.splitlines() if line.startswith("| chat | Llama"))
+    label = row.split(" | ")[3]
+    assert label == SHORT_WINDOW and f"({SHORT_WINDOW})" in warning
+    assert ("| Decode batch and KV cache (assumed) | Poisson at the planned rate | chat |"
+            in report)
+    assert "| Arrivals (assumed) |" not in report  # no Poisson assumption left for chat
+    wb = load_workbook(next((tmp_path / "o").glob("*.xlsx")), read_only=True)
+    cells = {str(c) for ws in wb.worksheets for r in ws.iter_rows(values_only=True) for c in r
+             if c is not None}
+    assert SHORT_WINDOW in cells and "Poisson (assumed)" not in cells
 
 
 # --- the loop with stand-in solve and replay ------------------------------------------------------
@@ -645,6 +686,29 @@ def test_the_standard_window_and_warm_up_are_recorded_and_hold_plainly() -> None
     assert check.model_copy(update={"holds": False, "warmup_s": 0.0}).verdict == "MISSES"
 
 
+def test_a_measured_burst_of_a_workload_sized_on_its_window_is_said_to_size_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A traced workload is sized on its replayed window, TTFT and per-token P95 both
+    (docs/capacity-model.md, "The model's per-token P95 on a traced window"), so the burst
+    block measured from its trace sizes nothing, and the note says so rather than inviting the
+    user to state another block to plan on; with the window's sizing off, the block sets the
+    P95s and the note says to state one. Fails if the note still says a stated block plans on
+    another where it would not."""
+    from solver.capacity import replica
+
+    scenario = _bursty(tmp_path, burst=None)
+    runner = CliRunner()
+    said = runner.invoke(main, ["validate", str(scenario)])
+    assert said.exit_code == 0, said.output
+    assert ("— the scenario states none; reported only: its TTFT and per-token P95 are sized "
+            "on the trace's replayed window, not on this block") in said.stderr
+    assert "to plan on another" not in said.stderr
+    monkeypatch.setattr(replica, "TRACE_WINDOW_TTFT", False)
+    off = runner.invoke(main, ["validate", str(scenario)])
+    assert off.exit_code == 0, off.output
+    assert "— the scenario states none; state arrival.burst to plan on another" in off.stderr
+
+
 def test_a_resolved_scenario_planned_again_says_what_it_states(tmp_path: Path) -> None:
     """A new user planned again from outputs/…/scenario.resolved.yaml: the note said "the
     scenario states none" of the burst block it states (measured_from the trace), and after
@@ -678,7 +742,8 @@ def test_a_resolved_scenario_planned_again_says_what_it_states(tmp_path: Path) -
         "workloads"][0]["arrival"]["burst"]
     assert burst["interarrival_scv"] == 4.0 and "measured_from" not in burst
     report = (tmp_path / "e" / "report.md").read_text()
-    assert "inter-arrival SCV 4" in report and "measured from" not in report
+    # sized on its replayed window, the report's Arrivals name the window, not the block
+    assert "| trace window: bursty.csv, " in report and "measured from" not in report
 
 
 def test_two_rounds_of_derating_refit_from_the_original_rate_and_do_not_multiply() -> None:

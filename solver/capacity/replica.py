@@ -28,15 +28,16 @@ evaluates a replica at a request rate λ (docs/capacity-model.md, "Replica capac
   ``arrival.trace`` that the plan's replay replays, warm-up included, where the scenario's
   loader cut it, :data:`TRACE_WINDOW_TTFT`; or the busiest minute alone, an option), the TTFT
   P95 by Lindley's recursion over those arrivals, each sent to the replica with the fewest
-  requests outstanding as the replay's router sends it, over the window's requests
-  (:func:`trace_ttft_p95_ms`, :attr:`LoadProfile.trace_wait`); on the same routed window, the
-  per-token P95 as a diagnosis (:func:`trace_tpot_p95_ms`, not :func:`load_point`'s);
+  requests outstanding as the replay's router sends it, over the window's requests, and
+  from the same routing pass the per-token P95, each request's decode life on its replica
+  (:func:`trace_p95_ms`, :attr:`LoadProfile.trace_wait`);
 * the TTFT's whole distribution at a rate (:func:`ttft_distribution`), and the quantile over
   the requests of a window whose rate changes from minute to minute as the mixture of the
   minutes' distributions (:func:`window_ttft_quantile_ms`; ``benchmarks/burst_agreement.py``).
 
 Everything rises with λ, so the SLO-holding rate is found by search (deterministic): 60 halvings
-for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95.
+for the TTFT, the KV cache and the mean TPOT, then regula falsi for the TPOT P95 (on a trace's
+window the halvings alone, each point's routing pass giving both P95s).
 A fresh measured row for the same configuration overrides the analytic figure.
 """
 
@@ -44,8 +45,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -65,7 +67,6 @@ from solver.capacity.queueing import (
     kingman_factor,
     least_outstanding_waits_ms,
     length_samples,
-    lindley_waits_ms,
     pk_mean_wait_ms,
     poisson_p95,
     qna_factor,
@@ -219,13 +220,14 @@ class LoadProfile:
     trace_decode_steps: npt.NDArray[np.float64] | None = None
     """Each of those requests' decode iterations after its first token, output − 1 (at least
     0) [steps]: how long it stays counted at its replica by the router
-    (:func:`trace_ttft_p95_ms`)."""
+    (:func:`trace_p95_ms`)."""
     trace_wait: bool = False
     """``True`` (with the trace's arrays): the TTFT P95 is Lindley's recursion over the trace's
-    requests (:func:`trace_ttft_p95_ms`; docs/capacity-model.md, "The TTFT P95 on the trace's
-    own arrivals"); ``False``: the queueing model's TTFT. :func:`load_profile` sets it for a
-    workload whose ``arrival.trace`` carries the replayed window, as
-    :data:`TRACE_WINDOW_TTFT` says."""
+    requests and the per-token P95 their decode lives, from one routing pass
+    (:func:`trace_p95_ms`; docs/capacity-model.md, "The TTFT P95 on the trace's own
+    arrivals", "The per-token P95 on the routed window"); ``False``: the queueing model's.
+    :func:`load_profile` sets it for a workload whose ``arrival.trace`` carries the replayed
+    window, as :data:`TRACE_WINDOW_TTFT` says."""
     backlog_crossings: bool = True
     """With :attr:`backlog_sup`, the backlog's tail is also bounded by its expected upcrossings
     (:func:`~solver.capacity.queueing.upcrossings`), the smaller taken; ``False``: the
@@ -306,13 +308,21 @@ class LoadPoint:
     tpot_mean_ms: float
     """Mean time per output token over the tokens decoded [ms]."""
 
+    @property
+    def stable(self) -> bool:
+        """The replica's prefill keeps up (``ρ < 1``): its queue does not grow without bound.
+        Past it a traced window's P95s are finite (the window's overload, :func:`load_point`)
+        but grow with the window's length, so such a point never holds."""
+        return self.prefill_share < 1
+
     def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
         """The point is stable, fits the KV cache and holds both SLOs."""
-        return self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms and self.tpot_p95_ms <= tpot_slo_ms
+        return (self.stable and self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms
+                and self.tpot_p95_ms <= tpot_slo_ms)
 
     def limit(self, ttft_slo_ms: float, tpot_slo_ms: float) -> str:
         """The first limit this point breaks (``none`` when it holds)."""
-        if math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
+        if not self.stable or math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
             return "saturation"
         if not self.kv_fits:
             return "kv_cache"
@@ -355,7 +365,7 @@ def load_profile(
     Prompts are prefilled in chunks of ``max_batched_tokens`` [tokens]; the chunk moments feed
     the TPOT P95. ``trace_window`` (default :data:`TRACE_WINDOW_TTFT`): where the workload's
     ``arrival.trace`` carries the window the plan's replay replays (``TraceLink.window``), the
-    TTFT P95 is Lindley's recursion over it (:func:`with_trace`, :func:`trace_ttft_p95_ms`).
+    TTFT P95 is Lindley's recursion over it (:func:`with_trace`, :func:`trace_p95_ms`).
     """
     hit = workload.prefix_cache_hit_rate
     inputs = length_samples(workload.input_tokens)
@@ -600,32 +610,66 @@ def aitken_limit(t0: float, t1: float, t2: float) -> float:
 TRACE_WINDOW_TTFT = True
 
 
+def trace_window_sizing(workload: Workload) -> str | None:
+    """What the capacity model sizes ``workload`` on, in words for the outputs, where it is
+    its trace's replayed window (:func:`load_profile`: the trace carries the window ``plan``
+    replays and :data:`TRACE_WINDOW_TTFT` is on): the trace's file, the window and warm-up
+    [s] and ``scale_to``. Both P95s are the window's; the decode batch, and so the KV cache
+    check, are still Little's law on Poisson arrivals at the replica's rate
+    (:func:`_decode_batch`), which the words say too. ``None``: sized on the queueing model
+    (its ``arrival.burst``, else Poisson)."""
+    trace = workload.arrival.trace if workload.arrival is not None else None
+    window = trace.window if trace is not None else None
+    if trace is None or window is None or not TRACE_WINDOW_TTFT:
+        return None
+    span_s = window.arrival_s[-1] - window.since_s if window.arrival_s else 0.0  # [s]
+    return (f"trace window: {Path(trace.path).name}, {span_s:.0f} s at its busiest minute "
+            f"after a {window.since_s:.0f}-s warm-up, scale_to {trace.scale_to} (TTFT and "
+            f"per-token P95); decode batch and KV check: Poisson at the rate")
+
 def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True,
                replicas: float | None = None, with_ttft: bool = True) -> LoadPoint:
     """Evaluate one replica carrying ``rate_rps`` requests/s (see the module docstring).
 
     ``with_tpot_p95=False`` skips the TPOT P95 (the costly part) and puts the mean in its place.
     ``with_ttft=False`` skips the TTFT P95 (NaN in its place; the TPOT does not read it): the
-    TPOT P95 search's steps, whose TTFT no one reads (:func:`_tpot_edge`).
+    TPOT P95 search's steps, whose TTFT no one reads (:func:`_tpot_edge`). On a trace's
+    window (:attr:`LoadProfile.trace_wait`) both P95s come from one routing pass
+    (:func:`trace_p95_ms`) and neither flag skips anything: the pass is the cost, and it
+    gives both.
     ``replicas``: the replicas the workload is divided over (default: the workload's peak ÷
-    ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers.
+    ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers
+    and window.
     """
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
+    on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
+    if replicas is None:
+        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
     if rho >= 1:
-        return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1, False,
+        if not on_trace:  # a stream without end: the queue grows without bound
+            return LoadPoint(rate_rps, math.inf, math.inf, rho, profile.max_sequences + 1,
+                             False, math.inf)
+        # a finite window: the decode batch's fixed point has no solution, and the overloaded
+        # replica decodes the most its KV cache holds while its queue grows over the window,
+        # which the routing pass follows; finite, but never holding (LoadPoint.stable)
+        full = max(profile.max_sequences, 1)  # [sequences]
+        ttft_ms, tpot_p95 = trace_p95_ms(profile, rate_rps, replicas, full)
+        return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, full, profile.max_sequences >= 1,
                          math.inf)
     batch, step_ms, tpot_ms, converged = _decode_batch(profile, rate_rps)
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
+    if on_trace:
+        # the trace's own arrivals in place of the model's: one routed pass gives both P95s
+        ttft_ms, tpot_p95 = trace_p95_ms(profile, rate_rps, replicas, batch)
+        return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, batch,
+                         batch <= profile.max_sequences, tpot_ms)
     scv = profile.replica_scv(rate_rps)
     waits = None  # the wait an arrival has, with followers (burst_wait_ms)
     service_scv = profile.prefill_second_moment_ms2 / profile.prefill_mean_ms ** 2 - 1.0
     wait_ms = pk_mean_wait_ms(rate_per_ms, profile.prefill_mean_ms,
                               profile.prefill_second_moment_ms2)
-    if replicas is None:
-        replicas = profile.workload_rps / rate_rps if rate_rps > 0 else math.inf
-    on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
     if profile.followers is None:
         wait_ms *= kingman_factor(scv, service_scv)
         ttft_ms = profile.prefill_p95_ms + wait_quantile_ms(wait_ms, rho) + step_ms
@@ -637,15 +681,13 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
         wait_ms *= qna_factor(cyclic_split_scv(profile.wait_scv(share), replicas),
                               service_scv, rho)
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
-        ttft_ms = math.nan if on_trace or not with_ttft else burst_ttft_ms(
+        ttft_ms = math.nan if not with_ttft else burst_ttft_ms(
             profile, wait_ms, rho, step_ms, replicas, drain, share,
             chunked_prefill_ms(profile, batch))
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
     if not with_ttft:
         ttft_ms = math.nan
-    elif on_trace:  # the trace's own arrivals in place of the model's (the TPOT keeps its wait)
-        ttft_ms = trace_ttft_p95_ms(profile, rate_rps, replicas, batch)
     # the P95 is never taken below the mean of the P95 batch (a floor: the batch may be larger)
     tpot_p95 = (max(tpot_p95_ms(profile, rate_rps, batch, tpot_ms, wait_ms, rho, scv,
                                 replicas, waits), tpot_ms)
@@ -659,7 +701,7 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
                trace_wait: bool = True, since_s: float | None = None,
                peak_rps: float = math.inf, output_tokens: npt.ArrayLike | None = None
                ) -> LoadProfile:
-    """``profile`` with a trace's requests for :func:`trace_ttft_p95_ms`: their arrivals
+    """``profile`` with a trace's requests for :func:`trace_p95_ms`: their arrivals
     ``arrival_s`` [s], scaled so that the trace's busiest minute's rate is ``peak_rps`` (not
     finite: the workload's peak) as the replay scales it (``scale_to: peak_minute``;
     ``solver.replay.plan_replay.peak_window``), and each request's prefill (marginal work and
@@ -699,47 +741,69 @@ def with_trace(profile: LoadProfile, arrival_s: npt.ArrayLike,
                    trace_wait=trace_wait, trace_since_ms=since_ms, trace_peak_rps=peak_rps)
 
 
-def trace_ttft_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
-                      q: float = 0.95) -> float:
-    """TTFT P95 of the trace's requests at one replica carrying ``rate_rps`` [ms]: their
-    arrivals (:func:`with_trace`) rescaled so each of ``k`` replicas gets ``rate_rps`` at the
-    trace's busiest minute (times × ``peak ÷ (rate_rps × k)``, ``peak`` the rate the times
-    were scaled to), each sent, as it arrives, to the replica with the fewest requests routed
-    there and not finished (the replay's router; ties to the first), a request counted there
-    until its first token and then its decode life: ``output − 1`` decode steps ``t_d`` of the
-    decoding ``batch``, each slowed to ``t_d + e`` while that replica's prefill queue is busy
-    (every iteration then carries a chunk, :func:`chunk_share`), so a replica busy with a
-    burst keeps its requests counted longer and the router steers around it as the replay's
-    does (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt in turn; docs/
-    capacity-model.md, "The router's count: each request's decode life on its replica").
-    ``replicas`` ``x`` need not be whole: the P95 is read linearly between ``k = ⌊x⌋`` and
-    ``⌈x⌉`` (at least 1), so it moves continuously with the rate (:func:`_trace_ttft_on_ms`
-    of each). On each replica Lindley's recursion in prefill work from its first request on
+class TraceP95(NamedTuple):
+    """The P95s of a traced window's requests at one replica rate, from one routing pass
+    (:func:`trace_p95_ms`) [ms]."""
+
+    ttft_ms: float
+    """TTFT P95 over the window's requests [ms]."""
+    tpot_ms: float
+    """Per-token P95 over the window's requests with at least one decode iteration after
+    the first token (the decode step where none has) [ms]."""
+
+
+def trace_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
+                 q: float = 0.95) -> TraceP95:
+    """TTFT and per-token P95 of the trace's requests at one replica carrying ``rate_rps``
+    [ms], both from one routing pass: what :func:`load_point` gives for a traced window
+    (docs/capacity-model.md, "The TTFT P95 on the replayed window" and "The per-token P95 on
+    the routed window").
+
+    **Routing.** The requests' arrivals (:func:`with_trace`) are rescaled so each of ``k``
+    replicas gets ``rate_rps`` at the trace's busiest minute (times × ``peak ÷ (rate_rps ×
+    k)``, ``peak`` the rate the times were scaled to), and each is sent, as it arrives, to
+    the replica with the fewest requests routed there and not finished (the replay's router;
+    ties to the first), counted there until its first token and then for its decode life
+    (:attr:`LoadProfile.trace_least_outstanding`; ``False``: dealt in turn over the replicas).
+
+    **TTFT.** On each replica Lindley's recursion in prefill work from its first request on
     (the warm-up included, so the window inherits its queue): the service ``S_n`` the
-    request's marginal prefill work, drained at ``c`` per ms (``c`` the prefill drain of the
-    decoding ``batch``, :func:`prefill_drain`) — the backlog :func:`burst_ttft_ms` bounds,
-    here on the real sequence; the backlog ``W_n`` of work takes ``W_n ÷ c`` to drain, the
-    request's wait. A request's TTFT is its wait + its own prefill in chunks beside the
-    decoding batch (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight);
-    the P95 is over the requests arriving from :attr:`LoadProfile.trace_since_ms` on
-    (``numpy.percentile``, linear); at no load (``rate_rps`` 0) none waits. Deterministic."""
+    request's marginal prefill work, drained at ``c`` per ms (:func:`prefill_drain` of the
+    decoding ``batch``); the backlog ``W_n`` takes ``W_n ÷ c`` to drain, the request's wait.
+    Its TTFT is that wait + its own prefill in chunks beside the decoding batch
+    (:func:`chunked_prefill_ms`) + one decode step (the iteration in flight).
+
+    **Per-token.** Its decode life, the one the router counts it for: ``m = output − 1``
+    decode steps ``t_d`` at the decoding ``batch``, each stretched to ``t_d + e`` while its
+    replica's prefill queue is busy (``[start_n, start_n + S_n ÷ c]`` of each request sent
+    there), so from its first token ``f`` it lives ``L = m t_d + s |busy ∩ [f, f + L]|``
+    (``s`` :func:`chunk_share`); its per-token time is ``L ÷ m``.
+
+    The P95s are over the requests arriving from :attr:`LoadProfile.trace_since_ms` on (the
+    per-token one over those with ``m ≥ 1``; ``numpy.percentile``, linear). ``replicas``
+    ``x`` need not be whole: each P95 is read linearly between ``k = ⌊x⌋`` and ``⌈x⌉`` (at
+    least 1), so it moves continuously with the rate. At no load (``rate_rps`` 0) none waits
+    and each decode step is ``t_d``. There is no refusal here: past ``ρ ≥ 1`` the recursion
+    is the window's overload (:func:`load_point` runs it there at the most sequences the KV
+    cache holds, a point that never holds). Deterministic."""
     assert (profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
             and profile.trace_prompt is not None and profile.trace_chunk_tokens is not None
             and profile.trace_chunk_context_tokens is not None)
     arrival, since_ms = profile.trace_arrival_ms, profile.trace_since_ms
     counted = arrival >= since_ms
-    if not counted.any():
-        return 0.0
     step_ms, after_ms = _trace_after_wait_ms(profile, batch)
+    if not counted.any():
+        return TraceP95(0.0, step_ms)
     if rate_rps <= 0 or not math.isfinite(replicas):  # no load: every request finds it empty
-        return float(np.percentile(after_ms[counted], 100 * q))
+        return TraceP95(float(np.percentile(after_ms[counted], 100 * q)), step_ms)
     low = max(1, math.floor(replicas))  # [replicas]
     share = min(max(replicas - low, 0.0), 1.0)  # of the next replica [1]
-    below = _trace_ttft_on_ms(profile, rate_rps, low, batch, step_ms, after_ms, q)
+    below = _trace_on_ms(profile, rate_rps, low, batch, step_ms, after_ms, q)
     if share <= 0:
         return below
-    above = _trace_ttft_on_ms(profile, rate_rps, low + 1, batch, step_ms, after_ms, q)
-    return (1 - share) * below + share * above
+    above = _trace_on_ms(profile, rate_rps, low + 1, batch, step_ms, after_ms, q)
+    return TraceP95((1 - share) * below.ttft_ms + share * above.ttft_ms,
+                    (1 - share) * below.tpot_ms + share * above.tpot_ms)
 
 
 def _trace_after_wait_ms(profile: LoadProfile, batch: int
@@ -769,7 +833,7 @@ def _trace_steps(profile: LoadProfile) -> npt.NDArray[np.float64]:
 def _trace_arrival_on_ms(profile: LoadProfile, rate_rps: float, k: int
                          ) -> npt.NDArray[np.float64]:
     """The trace's arrivals [ms] rescaled so each of ``k`` replicas gets ``rate_rps`` at the
-    busiest minute (:func:`trace_ttft_p95_ms`)."""
+    busiest minute (:func:`trace_p95_ms`)."""
     assert profile.trace_arrival_ms is not None
     peak = (profile.trace_peak_rps if math.isfinite(profile.trace_peak_rps)
             else profile.workload_rps)
@@ -783,7 +847,7 @@ def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, batch: int, ste
                   ) -> tuple[npt.NDArray[np.float64], Routed]:
     """The trace's arrivals scaled to ``k`` replicas at ``rate_rps`` [ms], and each request's
     wait, replica and the end of its decode life, routed to the fewest outstanding
-    (:func:`trace_ttft_p95_ms`)."""
+    (:func:`trace_p95_ms`)."""
     assert profile.trace_work_ms is not None
     arrival = _trace_arrival_on_ms(profile, rate_rps, k)
     drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
@@ -792,58 +856,34 @@ def _trace_routed(profile: LoadProfile, rate_rps: float, k: int, batch: int, ste
         k, chunk_share(profile, batch))
 
 
-def _trace_ttft_on_ms(profile: LoadProfile, rate_rps: float, k: int, batch: int,
-                      step_ms: float, after_wait_ms: npt.NDArray[np.float64], q: float
-                      ) -> float:
-    """:func:`trace_ttft_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's
-    TTFT its backlog ÷ the drain + ``after_wait_ms`` (its own prefill and the step)."""
+def _trace_on_ms(profile: LoadProfile, rate_rps: float, k: int, batch: int, step_ms: float,
+                 after_wait_ms: npt.NDArray[np.float64], q: float) -> TraceP95:
+    """:func:`trace_p95_ms` on ``k`` replicas, each at ``rate_rps`` [ms]: a request's TTFT its
+    wait + ``after_wait_ms`` (its own prefill and the step), its per-token time its decode
+    life ÷ its decode steps."""
     assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
     counted = profile.trace_arrival_ms >= profile.trace_since_ms
-    if profile.trace_least_outstanding:
-        _, routed = _trace_routed(profile, rate_rps, k, batch, step_ms, after_wait_ms)
-        return float(np.percentile((routed.waits_ms + after_wait_ms)[counted], 100 * q))
-    drain = max(prefill_drain(profile, batch), 1e-12)  # [1]
-    arrival = _trace_arrival_on_ms(profile, rate_rps, k)
-    ttft = []
-    for first in range(min(k, arrival.size)):
-        mine = np.arange(first, arrival.size, k)
-        backlog = lindley_waits_ms(profile.trace_work_ms[mine], drain * np.diff(arrival[mine]))
-        ttft.append((backlog / drain + after_wait_ms[mine])[counted[mine]])
-    return float(np.percentile(np.concatenate(ttft), 100 * q))
-
-
-def trace_tpot_p95_ms(profile: LoadProfile, rate_rps: float, replicas: float, batch: int,
-                      q: float = 0.95) -> float:
-    """Per-token P95 of the trace's requests at one replica carrying ``rate_rps`` [ms], on
-    the same routed window as :func:`trace_ttft_p95_ms` (a diagnosis measured in
-    ``benchmarks/burst_agreement.py``; :func:`load_point`'s per-token P95 stays the model's).
-
-    Each request's decode life is the one the router counts it for
-    (:func:`~solver.capacity.queueing.least_outstanding_waits_ms`): ``m ≥ 1`` decode
-    iterations after its first token ``f``, each a decode step ``t_d`` (at the decoding
-    ``batch``) stretched to ``t_d + e`` while its replica's prefill queue is busy (its busy
-    time ``[start_n, start_n + S_n ÷ c]`` of each request sent there), so it lives ``L = m
-    t_d + s |busy ∩ [f, f + L]|`` (``s`` :func:`chunk_share`); its per-token time is ``L ÷
-    m``. The P95 is over the window's requests with ``m ≥ 1`` (``numpy.percentile``,
-    linear), read linearly between ``⌊x⌋`` and ``⌈x⌉`` replicas as the TTFT is.
-    Deterministic."""
-    assert profile.trace_arrival_ms is not None and profile.trace_work_ms is not None
-    step_ms, after_ms = _trace_after_wait_ms(profile, batch)
     steps = _trace_steps(profile)
-    counted = (profile.trace_arrival_ms >= profile.trace_since_ms) & (steps >= 1)
-    if not counted.any():
-        return math.nan
-    rho = rate_rps / 1000.0 * profile.prefill_mean_ms  # [1]
-    if rate_rps <= 0 or not math.isfinite(replicas) or rho >= 1:
-        return step_ms if rate_rps <= 0 or not math.isfinite(replicas) else math.inf
-    low = max(1, math.floor(replicas))  # [replicas]
-    share = min(max(replicas - low, 0.0), 1.0)  # [1]
-    values = []
-    for k in (low, low + 1) if share > 0 else (low,):
-        arrival, routed = _trace_routed(profile, rate_rps, k, batch, step_ms, after_ms)
-        life = routed.gone_ms - (arrival + routed.waits_ms + after_ms)  # [ms]
-        values.append(float(np.percentile(life[counted] / steps[counted], 100 * q)))
-    return values[0] if share <= 0 else (1 - share) * values[0] + share * values[1]
+    if profile.trace_least_outstanding:
+        arrival, routed = _trace_routed(profile, rate_rps, k, batch, step_ms, after_wait_ms)
+        waits, gone = routed.waits_ms, routed.gone_ms
+    else:  # dealt in turn: each replica its own queue, the same recursion and lives on it
+        arrival = _trace_arrival_on_ms(profile, rate_rps, k)
+        service = profile.trace_work_ms / max(prefill_drain(profile, batch), 1e-12)  # [ms]
+        share = chunk_share(profile, batch)
+        waits, gone = np.zeros(arrival.size), np.zeros(arrival.size)
+        for first in range(min(k, arrival.size)):
+            mine = np.arange(first, arrival.size, k)
+            alone = least_outstanding_waits_ms(arrival[mine], service[mine],
+                                               after_wait_ms[mine], steps[mine] * step_ms,
+                                               1, share)
+            waits[mine], gone[mine] = alone.waits_ms, alone.gone_ms
+    ttft = waits + after_wait_ms  # [ms]
+    decoding = counted & (steps >= 1)
+    tpot = ((gone - (arrival + ttft))[decoding] / steps[decoding]  # [ms per token]
+            if decoding.any() else np.array([step_ms]))
+    return TraceP95(float(np.percentile(ttft[counted], 100 * q)),
+                    float(np.percentile(tpot, 100 * q)))
 
 
 def _decode_batch(profile: LoadProfile, rate_rps: float) -> tuple[int, float, float, bool]:
@@ -875,7 +915,7 @@ def prefill_drain(profile: LoadProfile, batch: int) -> float:
     :data:`MAX_BATCHED_TOKENS` that adds ``e`` to it, and carries the chunk's marginal prefill
     work ``S_c`` (:meth:`~solver.capacity.perf.ReplicaPerf.prefill_marginal_ms`: the unit a
     prompt's work ``S`` is counted in): the drain of the trace's recursion
-    (:func:`trace_ttft_p95_ms`). Until 2026-12-04 that took ``e ÷ (t_d + e)``, the share of
+    (:func:`trace_p95_ms`). Until 2026-12-04 that took ``e ÷ (t_d + e)``, the share of
     the iteration's time the chunk adds (:func:`chunk_share`), which is not work: where the
     decode step's memory time hides under the chunk's compute (the L40S) ``e`` is well below
     ``S_c`` and the backlog was drained up to 20 % too slowly. The follower model
@@ -1089,7 +1129,9 @@ def slo_holding_point(
     until the interval is within :data:`BISECTION_TOLERANCE` of its top) find the largest
     rate holding the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the
     mean), then, if the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate
-    holding it to :data:`RATE_TOLERANCE` (each step computes a P95).
+    holding it to :data:`RATE_TOLERANCE` (each step computes a P95). On a traced window
+    the halvings alone find it: each point's routing pass gives its TTFT and per-token P95
+    together (:func:`trace_p95_ms`), and the mean TPOT is not a limit there.
     """
     idle = load_point(profile, 0.0)
     if not idle.holds(ttft_slo_ms, tpot_slo_ms):
@@ -1124,12 +1166,17 @@ def _holds_without_p95(profile: LoadProfile, rate_rps: float, ttft_slo_ms: float
                        tpot_slo_ms: float) -> bool:
     """``load_point(profile, rate_rps, with_tpot_p95=False).holds(...)``, its TTFT (the costly
     part with a trace's window or followers) computed only where the KV cache and the mean
-    TPOT hold: the same answer, the SLO search's halvings above the mean TPOT's limit cheap."""
+    TPOT hold: the same answer, the SLO search's halvings above the mean TPOT's limit cheap.
+    On a trace's window the per-token P95 is the routing pass's, not the mean's (it may lie
+    below the model's mean at the P95 batch), so there the mean is not read and only the KV
+    cache is checked before the pass."""
     rho = rate_rps / 1000.0 * profile.prefill_mean_ms
     if rho >= 1:
         return False
     batch, _, tpot_ms, converged = _decode_batch(profile, rate_rps)
-    if not converged or batch > profile.max_sequences or not tpot_ms <= tpot_slo_ms:
+    on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
+    if (not converged or batch > profile.max_sequences
+            or not (on_trace or tpot_ms <= tpot_slo_ms)):
         return False
     return load_point(profile, rate_rps, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms)
 
@@ -1218,8 +1265,8 @@ def predict_at_rate(
     point = load_point(profile, utilization * reference.rate_rps)
     ttft = point.ttft_p95_ms * row.ttft_p95_ms / reference.ttft_p95_ms
     tpot = point.tpot_p95_ms * row.tpot_p95_ms / reference.tpot_p95_ms
-    return LatencyPrediction(ttft, tpot, utilization,
-                             point.kv_fits and ttft <= ttft_slo and tpot <= tpot_slo)
+    return LatencyPrediction(ttft, tpot, utilization, point.stable and point.kv_fits
+                             and ttft <= ttft_slo and tpot <= tpot_slo)
 
 
 # --- closed loop (fleetplan estimate) ------------------------------------------------------

@@ -38,6 +38,7 @@ __all__ = [
     "plan_assumptions",
     "price_source",
     "utilization_assumed",
+    "window_sizing",
 ]
 
 #: Purchase kinds in the order a price table lists them.
@@ -74,8 +75,10 @@ def utilization_assumed(workload: Workload) -> bool:
 
 def arrivals_assumed(workload: Workload) -> bool:
     """Interactive arrivals are taken as a Poisson stream when the scenario gives no
-    burstiness (``arrival.burst``)."""
-    return workload.arrival is not None and workload.arrival.burst is None
+    burstiness (``arrival.burst``) and the workload is not sized on its trace's replayed
+    window (:func:`window_sizing`: there only its decode batch is)."""
+    return (workload.arrival is not None and workload.arrival.burst is None
+            and window_sizing(workload) is None)
 
 
 def measured_bursts(scenario: Scenario) -> list[str]:
@@ -97,12 +100,29 @@ def measured_bursts(scenario: Scenario) -> list[str]:
             continue
         said = f"`{w.name}`: arrival.burst measured from its trace ({burst.measured_from}; " \
                f"inter-arrival SCV {burst.interarrival_scv:.3g}), as `fleetplan profile` prints it"
+        if window_sizing(w) is not None:  # the block sizes nothing: both P95s are the window's
+            how = ("the scenario states none" if burst.planner_measured else
+                   "as the scenario states it (with measured_from), equal to what profiling "
+                   "that trace gives")
+            out.append(f"{said} — {how}; reported only: its TTFT and per-token P95 are sized "
+                       f"on the trace's replayed window, not on this block")
+            continue
         out.append(f"{said} — the scenario states none; state arrival.burst to plan on another"
                    if burst.planner_measured else
                    f"{said} — as the scenario states it (with measured_from), equal to what "
                    f"profiling that trace gives; edit a figure to plan on another (it is then "
                    f"taken as stated)")
     return out
+
+
+def window_sizing(workload: Workload) -> str | None:
+    """What the capacity model sizes the workload on, in words, where it is its trace's
+    replayed window (both P95s: docs/capacity-model.md, "The model's per-token P95 on a traced
+    window"; its ``arrival.burst`` then sizes nothing); ``None``: the queueing model
+    (``solver.capacity.replica.trace_window_sizing``)."""
+    from solver.capacity import replica  # the default read when asked (a test may turn it off)
+
+    return replica.trace_window_sizing(workload)
 
 
 def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:
@@ -254,6 +274,14 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
         out.append(Assumption(
             "Arrivals", "Poisson at the planned rate", ", ".join(w.name for w in poisson),
             "no burstiness given: real traffic may be burstier"))
+    windowed = [w for w in scenario.workloads if window_sizing(w) is not None]
+    if windowed:
+        out.append(Assumption(
+            "Decode batch and KV cache", "Poisson at the planned rate",
+            ", ".join(w.name for w in windowed),
+            "TTFT and per-token P95 are sized on the trace's replayed window; the decode "
+            "batch (Little's law, Poisson P95) that sets the decode step and the KV check is "
+            "not taken from the trace"))
     held = _held_price_assumption(scenario)
     return (*out, *([held] if held is not None else []))
 

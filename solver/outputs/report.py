@@ -34,6 +34,7 @@ from solver.outputs.assumptions import (
     plan_assumptions,
     price_source,
     utilization_assumed,
+    window_sizing,
 )
 from solver.outputs.atomic import write_atomic
 from solver.outputs.charts import (
@@ -221,10 +222,12 @@ def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str
 
 
 def _arrivals(w: Workload) -> str:
-    """How the queueing model takes a workload's arrivals: the burst it states, else Poisson
-    (marked assumed), or a batch window."""
+    """What the capacity model sizes a workload's arrivals on: its trace's replayed window,
+    else the burst it states, else Poisson (marked assumed), or a batch window."""
     if w.arrival is None:
         return "batch window"
+    if (window := window_sizing(w)) is not None:
+        return window
     if w.arrival.burst is not None:
         return arrivals_label(w.arrival.burst.interarrival_scv,
                               w.arrival.burst.followers is not None,

@@ -7,16 +7,17 @@ assumed ones: :func:`with_trace_bursts` measures the block from the trace exactl
 ``fleetplan profile`` prints it (:func:`~solver.replay.profile.workload_fields` of
 :func:`~solver.replay.profile.profile_trace`, rounded as printed) and puts it in the scenario,
 ``measured_from`` naming the trace, so the resolved scenario a plan writes carries it. A stated
-``burst`` always wins (for the per-token P95: a traced workload's TTFT P95 is taken on the
-window its replay replays, ``solver.replay.plan_replay.with_replay_windows``). A stated block
+``burst`` always wins where the queueing model sizes the workload (where the trace carries
+the window its replay replays, ``solver.replay.plan_replay.with_replay_windows``, both P95s
+are taken on that window and the block sizes nothing). A stated block
 that names ``measured_from`` (a plan's ``scenario.resolved.yaml`` planned again) is checked
 against that trace: while its figures equal what profiling the trace gives it stays measured,
 and the notes say the scenario states it; once a figure was edited it is taken as stated
 (``measured_from`` dropped) and the notes
 say so. A trace of fewer than :data:`~solver.replay.profile.MIN_PEAK_MINUTES`
 whole minutes (its followers' windows are set by a busiest minute of a handful) or fewer than
-three arrivals apart in time gives none: the workload stays Poisson, and
-:func:`trace_burst_warnings` says why.
+three arrivals apart in time gives none: the workload stays Poisson (or, cut to its replayed
+window, is sized on that short trace's window), and :func:`trace_burst_warnings` says why.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from models.errors import InputError, Problem
 from models.scenario import Scenario
 from models.workload import Burst, TraceLink, Workload
+from solver.capacity.replica import trace_window_sizing
 from solver.replay.profile import MIN_PEAK_MINUTES, profile_trace, workload_fields
 from solver.replay.traces import TraceFormat, read_trace
 
@@ -130,13 +132,22 @@ def with_trace_bursts(scenario: Scenario) -> Scenario:
 
 def trace_burst_warnings(scenario: Scenario) -> list[str]:
     """A warning for each workload that links a trace, states no burst, and whose trace gives
-    none (after :func:`with_trace_bursts`: the only ones left): it is sized as Poisson."""
+    none (after :func:`with_trace_bursts`: the only ones left): it is sized as Poisson, or,
+    where it is sized on the trace's replayed window (``trace_window_sizing``), on that
+    window, whose bursts a trace this short may not hold."""
     out = []
     for w in scenario.workloads:
         link = _unstated(w)
         if link is None:
             continue
         why = measure(link).why_not or "it gives no burst block"
+        if (window := trace_window_sizing(w)) is not None:
+            out.append(f"`{w.name}` names a trace ({link.path}) but no arrival.burst, and none "
+                       f"can be measured from the trace ({why}): it is sized on the trace's "
+                       f"replayed window ({window}), which a trace this short may cut "
+                       f"from traffic calmer than the real peak — link a longer trace of the "
+                       f"same traffic")
+            continue
         then = ("a plan over periods replays its first period's fleet but is not re-planned "
                 "on it, so nothing corrects that"
                 if scenario.multi_period else
