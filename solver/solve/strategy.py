@@ -71,6 +71,8 @@ from solver.solve.stages import (
     dedicated,
     elastic,
     few_replicas,
+    finer_groups_pay,
+    finer_groups_skipped,
     greedy,
     grouped,
     hours,
@@ -79,6 +81,7 @@ from solver.solve.stages import (
     many_replicas,
     run_stages,
     shrink,
+    spot,
     support,
     variables_bound,
 )
@@ -186,8 +189,9 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
               Stage("hours", HOURS_SHARE, hours, many_replicas)]
     slices = len(data.slices)
     if slices > GROUP_ABOVE_SLICES:
-        stages += [Stage(f"grouped-{n}", 0.15, grouped(n), few_replicas)
-                   for n in GROUP_COUNTS if n < slices]
+        counts = [n for n in GROUP_COUNTS if n < slices]
+        stages += [Stage(f"grouped-{n}", 0.15, grouped(n), finer_groups_pay) for n in counts]
+        stages.append(Stage("spot", 0.05, spot, finer_groups_skipped(counts[-1])))
     elif slices > 1:
         stages += [Stage("dedicated", 0.25, dedicated, few_replicas),
                    Stage("grouped-1", 0.3, grouped(1), few_replicas)]
