@@ -273,13 +273,11 @@ def finer_groups_pay(ctx: Context) -> bool:
     stopped by its budget: a finer one (twice the slices of one not solved in its share) would
     be stopped too, its fleet what the clock left.
 
-    At large ×1 ``grouped-2`` ran to its budget in every run recorded (9.1–9.5 s of a 60-s
-    limit) and ``grouped-4`` after it too (9.2 s), taking 123,843 to 118,489, where the spot
-    neighbourhood of ``grouped-2``'s fleet (:func:`spot`) took it to 118,584 in 0.4 s; the
-    joint solve, whose tree proves large ×1's gap, gets those seconds. At medium ×1
-    ``grouped-2`` proves its gap (3.7 s), and its path is left as it was
-    (benchmarks/README.md, "Run O"). The one-group stage stopped has its own rule
-    (:func:`_keep_for_joint`)."""
+    At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded, and the spot
+    neighbourhood of its fleet (:func:`spot`) reached in under a second about what
+    ``grouped-4`` reached in its whole share; medium ×1's ``grouped-2`` proves its gap, so its
+    stages are unchanged (benchmarks/README.md, "Run O"). The one-group stage stopped has its
+    own rule (:func:`_keep_for_joint`)."""
     return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
 
 
@@ -430,9 +428,9 @@ def spot(ctx: Context, budget: float) -> None:
     ``elastic`` holds the reserved replicas with the reserved nodes, so a replica cannot move
     between a reserved node and an hour's spot nodes; ``support`` holds every slot the LP and
     the incumbent leave empty. Here the nodes paid for all day or bought on demand stay, and
-    what runs on them is chosen again with the spot nodes hour by hour: a program HiGHS
-    solves in under a second at large ×1, where it found the fleet the joint solve's tree
-    found after ~57 CPU-s (benchmarks/README.md, "Run N")."""
+    what runs on them is chosen again with the spot nodes hour by hour: a restriction HiGHS
+    solves in under a second at large ×1, where it found the fleet the joint solve's tree finds
+    late in its search (benchmarks/README.md, "Run N", "Run O")."""
     x, _ = ctx.incumbent.fleet()
     if x is None:
         return
