@@ -273,11 +273,11 @@ def finer_groups_pay(ctx: Context) -> bool:
     stopped by its budget: a finer one (twice the slices of one not solved in its share) would
     be stopped too, its fleet what the clock left.
 
-    At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded, and the spot
-    neighbourhood of its fleet (:func:`spot`) reached in under a second about what
-    ``grouped-4`` reached in its whole share; medium ×1's ``grouped-2`` proves its gap, so its
-    stages are unchanged (benchmarks/README.md, "Run O"). The one-group stage stopped has its
-    own rule (:func:`_keep_for_joint`)."""
+    At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded; where it had found
+    a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
+    second about what ``grouped-4`` reached in its whole share. Medium ×1's ``grouped-2``
+    proves its gap, so its stages are unchanged (benchmarks/README.md, "Run O"). The
+    one-group stage stopped has its own rule (:func:`_keep_for_joint`)."""
     return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
 
 
