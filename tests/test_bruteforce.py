@@ -171,3 +171,95 @@ def test_program_matches_exhaustive_enumeration(seed: int, share_nodes: bool) ->
         assert plan.status is SolveStatus.optimal
         assert plan.cost.per_month == pytest.approx(expected, rel=1e-9)
         assert verify_plan(plan, sc, tb) == []
+
+
+# --- the spot neighbourhood: reserved and on-demand nodes held --------------------------------
+
+
+def _with_spot(seed: int) -> bool:
+    """Spot is sold and the two halves differ (the program plans equal halves as one slice,
+    so the oracle's slots of the second would not be the program's)."""
+    case = make_case(seed)
+    return (any(k is S for _, k in case.offers)
+            and all(case.demand[(w, "x")] != case.demand[(w, "y")] for w in case.rate))
+
+
+SPOT_SEEDS = [s for s in range(80) if _with_spot(s)][:12]
+
+
+def _non_spot_nodes(case: Case, x: dict[tuple[str, str, PurchaseKind, str | None], int],
+                    ) -> dict[tuple[str, PurchaseKind, str | None], int]:
+    """Shared whole nodes of every reserved and on-demand pool a fleet fills [nodes]."""
+    out: dict[tuple[str, PurchaseKind, str | None], int] = {}
+    for (_, z, k, s), n in x.items():
+        if k is not S:
+            out[(z, k, s)] = out.get((z, k, s), 0) + n
+    return {key: math.ceil(n / case.node) for key, n in out.items()}
+
+
+@pytest.mark.parametrize("seed", SPOT_SEEDS)
+def test_the_spot_stage_finds_the_cheapest_fleet_of_its_neighbourhood_and_breaks_no_row(
+    seed: int,
+) -> None:
+    # From a feasible fleet chosen at random (every replica count enumerated, shared nodes),
+    # the spot stage holds the reserved and on-demand node counts and frees the spot nodes and
+    # every replica. Its fleet must meet every rule (checked here with the oracle's own
+    # arithmetic) and cost what the cheapest enumerated fleet within those held nodes costs:
+    # every non-spot pool at most its held nodes (paid whether filled or not), spot paid for
+    # the nodes it fills.
+    from solver.program.build import build_program
+    from solver.program.data import build_program_data
+    from solver.program.keys import ReplicaKey
+    from solver.program.values import start_from_replicas
+    from solver.solve.clock import Deadline
+    from solver.solve.highs import model_of
+    from solver.solve.incumbent import Incumbent
+    from solver.solve.stages import Context, Stage, run_stages, spot
+
+    case = make_case(seed)
+    sc = case.sc.model_copy(update={
+        "policy": case.sc.policy.model_copy(update={"share_nodes": True})})
+    keys = slots(case)
+    limits = [math.ceil(max(case.demand[(w, s)] for s in "xy")
+                        / (case.rate[w] * min(case.util[w], 1.0))) + case.node
+              for w, *_ in keys]
+    fleets = [x for counts in itertools.product(*(range(m + 1) for m in limits))
+              if fleet_cost(case, x := dict(zip(keys, counts, strict=True)), True) is not None
+              and all(feasible(case, x, s) for s in "xy")]
+    if not fleets:
+        pytest.skip("no feasible fleet on this seed")
+    start = random.Random(seed).choice(fleets)
+    held = _non_spot_nodes(case, start)
+
+    def held_cost(x: dict[tuple[str, str, PurchaseKind, str | None], int]) -> float | None:
+        nodes = _non_spot_nodes(case, x)
+        if any(n > held.get(key, 0) for key, n in nodes.items()):
+            return None
+        spot_only = {k: n for k, n in x.items() if k[2] is S}
+        spot_cost = fleet_cost(case, spot_only, True)
+        if spot_cost is None:
+            return None
+        paid = sum(n * case.node * case.offers[(z, k)][0]
+                   * (HOURS_PER_MONTH if k is R else SLICE_HOURS)
+                   for (z, k, _), n in held.items())
+        return paid + spot_cost
+
+    expected = min(c for x in fleets if (c := held_cost(x)) is not None)
+
+    tb = table(*(row(w, "H100", 1, r) for w, r in case.rate.items()))
+    program = build_program(build_program_data(sc, tb))
+    model = model_of(program)
+    values = start_from_replicas(program, {ReplicaKey(w, "H100", 1, z, k, s): n
+                                           for (w, z, k, s), n in start.items() if n})
+    assert values is not None
+    deadline = Deadline(30.0)
+    ctx = Context(program, model, Incumbent(model, deadline, 1e-9), deadline, 1e-9)
+    assert ctx.incumbent.offer(model.vector(values), "start")
+    run_stages(ctx, (Stage("spot", 1.0, spot),))
+    x, cost = ctx.incumbent.fleet()
+    assert x is not None and cost is not None
+    found = {(w, z, k, s): round(x[model.index[program.v.replicas[
+        ReplicaKey(w, "H100", 1, z, k, s)].name]]) for (w, z, k, s) in keys}
+    assert all(feasible(case, found, s) for s in "xy")
+    assert held_cost(found) is not None  # within the held reserved and on-demand nodes
+    assert cost == pytest.approx(expected, rel=1e-9)

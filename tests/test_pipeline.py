@@ -34,6 +34,7 @@ from solver.solve.stages import (
     hours,
     lp,
     run_stages,
+    spot,
     variables_bound,
 )
 from solver.survivability.verify import verify_plan
@@ -57,7 +58,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.generate import generate_scenario  # noqa: E402
 from solver.capacity.table import build_capacity_table  # noqa: E402
 
-R, D = PurchaseKind.reserved, PurchaseKind.on_demand
+R, D, S = PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot
 
 
 # --- the clock ----------------------------------------------------------------------------------
@@ -237,6 +238,92 @@ def test_a_grouped_stage_stopped_by_its_budget_keeps_half_the_limit_for_the_join
     else:
         assert ctx.until_s is None
         assert budgets[0] == pytest.approx(54.0)  # 0.9 of the limit
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_finer_grouped_stage_stopped_by_its_budget_is_followed_by_spot_not_a_finer_one(
+    monkeypatch: pytest.MonkeyPatch, cut: bool,
+) -> None:
+    # The small benchmark scenario (24 slices, few replicas per slot): each grouped program
+    # is proved in well under a second, and the stages are grouped-1, -2, -4. Made to look
+    # stopped by its budget (fleet kept, status time_limit), grouped-2 ends the grouped
+    # stages and the spot neighbourhood of its fleet runs instead of grouped-4; proved, the
+    # grouped stages run as before and spot does not. A stopped grouped-1 alone (its own rule:
+    # half the limit kept for the joint solve) leaves grouped-2 and -4 to run.
+    from solver.solve import stages
+
+    sc = generate_scenario("small", seed=0)
+    data = build_program_data(sc, build_capacity_table(sc))
+    program = build_program(data)
+    model = model_of(program)
+    deadline = Deadline(60.0)
+    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    real = stages.run
+    grouped_cols: list[int] = []
+
+    def stopped(model_: Model, *args: Any, **kwargs: Any) -> RunResult:
+        result = real(model_, *args, **kwargs)
+        if model_ is not model and kwargs.get("restriction") is None:  # a grouped program
+            grouped_cols.append(model_.columns_count)
+            if cut and len(grouped_cols) == 2:  # the second: grouped-2's
+                return RunResult(SolveStatus.time_limit, result.x, result.objective,
+                                 result.bound, result.seconds)
+        return result
+
+    monkeypatch.setattr(stages, "run", stopped)
+    chosen = [s for s in strategy.shared_stages(data)
+              if s.name == "lp" or s.name.startswith("grouped") or s.name == "spot"]
+    assert [s.name for s in chosen] == ["lp", "grouped-1", "grouped-2", "grouped-4", "spot"]
+    run_stages(ctx, chosen)
+    names = [s.name for s in ctx.incumbent.stages]
+    if cut:
+        assert names == ["lp", "grouped-1", "grouped-2", "spot"]
+        assert ctx.stopped_groups == {2}
+    else:
+        assert names == ["lp", "grouped-1", "grouped-2", "grouped-4"]
+        assert ctx.stopped_groups == set()
+    assert ctx.until_s is None  # grouped-1 proved: no half of the limit kept
+
+
+def _spot_case() -> tuple[Program, Model]:
+    """A batch pool over two half-day slices at 30 and 10 req/s (a 1-GPU replica holds 10 at
+    utilization 1), 1-GPU nodes at 2.0 (reserved), 3.0 (on demand) and 1.0 (spot, never
+    interrupted) per GPU-hour: 2.0 × 730 h = 1,460 a month for a reserved node; a half-day
+    slice is 365 h a month, 3.0 × 365 = 1,095 for an on-demand node and 365 for a spot one."""
+    sc = scenario([workload("w", 30.0, cls="batch", utilization=1.0,
+                            shape=[1.0] * 12 + [1 / 3] * 12)],
+                  [zone("z", offer(reserved=(2.0, 64), on_demand=(3.0, 64), spot=(1.0, 64, 0.0),
+                                   gpus_per_node=1))],
+                  time_blocks=blocks(("x", range(12)), ("y", range(12, 24))))
+    program = build_program(build_program_data(sc, table(row("w", "H100", 1, 10.0))))
+    return program, model_of(program)
+
+
+def test_the_spot_stage_holds_reserved_and_on_demand_nodes_and_re_plans_spot() -> None:
+    # From 1 reserved node, 1 on-demand node in x, 2 spot in x and 1 spot in y (surplus: the
+    # reserved replica alone carries y's 10 req/s): 1,460 + 1,095 + 3 × 365 = 3,650. With the
+    # reserved and on-demand nodes held, x needs one spot replica beside them and y none:
+    # 1,460 + 1,095 + 365 = 2,920. (Freeing the on-demand node too — ``elastic`` — would reach
+    # 1,460 + 2 × 365 = 2,190: this stage holds it.)
+    from solver.program.values import start_from_replicas
+
+    program, model = _spot_case()
+    start = start_from_replicas(program, {
+        ReplicaKey("w", "H100", 1, "z", R, None): 1, ReplicaKey("w", "H100", 1, "z", D, "x"): 1,
+        ReplicaKey("w", "H100", 1, "z", S, "x"): 2, ReplicaKey("w", "H100", 1, "z", S, "y"): 1})
+    assert start is not None
+    deadline = Deadline(30.0)
+    ctx = Context(program, model, Incumbent(model, deadline, 1e-9), deadline, 1e-9)
+    assert ctx.incumbent.offer(model.vector(start), "start")
+    assert ctx.incumbent.cost == pytest.approx(3_650.0)
+    run_stages(ctx, (Stage("spot", 1.0, spot),))
+    x, cost = ctx.incumbent.fleet()
+    assert cost == pytest.approx(2_920.0)  # 1,460 + 1,095 + 365
+    assert x is not None and not model.broken_rows(x)
+    assert ctx.incumbent.source == "spot" and ctx.incumbent.stages[-1].name == "spot"
+    nodes = {k: round(x[model.index[y.name]]) for k, y in program.v.nodes.items()}
+    assert {(k.purchase, k.slice): n for k, n in nodes.items() if n} == {
+        (R, None): 1, (D, "x"): 1, (S, "x"): 1}
 
 
 @pytest.mark.parametrize(("reserved", "elastic", "cost"), [

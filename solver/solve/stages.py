@@ -14,7 +14,10 @@ soon as its own bound proves it: a stage that does not pay costs little.
   a restriction of shared nodes (:mod:`solver.solve.decompose`).
 - ``grouped-1``, ``grouped-2``, ``grouped-4`` (programs of many slices): the fleets of programs
   whose slices are grouped at their busiest demand (:mod:`solver.solve.aggregate`), each group
-  count started from the one before.
+  count started from the one before; a count of more than one group stopped by its budget ends
+  them, and ``spot`` runs in the place of the finer ones.
+- ``spot``: the incumbent's reserved and on-demand node counts held, its spot nodes and every
+  replica re-planned (:func:`spot`).
 - ``lp-support``: the program with every replica slot the LP relaxation leaves empty fixed to
   zero (a relaxation-induced neighbourhood); ``support`` the same with the incumbent's slots
   added, around each new incumbent.
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from models.common import PurchaseKind
 from models.plan import SolveStatus
 from models.workload import SECONDS_PER_HOUR
 from solver.program.build import build_program
@@ -116,6 +120,8 @@ class Context:
     """The last grouped stage's groups and fleet: the next one's start."""
     until_s: float | None = None
     """Seconds on the clock by which every stage still to run ends (``None``: none set)."""
+    stopped_groups: set[int] = field(default_factory=set)
+    """Group counts whose grouped stage was stopped by its budget (its gap not proved)."""
     joint_x: Vector | None = None
     """The cheapest fleet the joint solve found itself (not one it was handed), held or not:
     the polish's start (:func:`~solver.solve.strategy._after_joint`)."""
@@ -247,8 +253,10 @@ def grouped(count: int) -> Callable[[Context, float], None]:
         # against 840, 5.8 s against 3.2 s CPU), and the group's fleet is wanted even where
         # it is dearer than the incumbent: it starts the next group count
         result = _run(ctx, model, budget, start=_grouped_start(ctx, program, model, groups))
-        if count == 1 and result.status is not SolveStatus.optimal:
-            _keep_for_joint(ctx)
+        if result.status is not SolveStatus.optimal:
+            ctx.stopped_groups.add(count)
+            if count == 1:
+                _keep_for_joint(ctx)
         if result.x is None:
             return
         fleet = {k: n for k, var in program.v.replicas.items()
@@ -258,6 +266,29 @@ def grouped(count: int) -> Callable[[Context, float], None]:
         _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet), f"grouped-{count}")
 
     return act
+
+
+def finer_groups_pay(ctx: Context) -> bool:
+    """The LP holds few replicas per slot and no grouped stage of more than one group has been
+    stopped by its budget: a finer one (twice the slices of one not solved in its share) would
+    be stopped too, its fleet what the clock left.
+
+    At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded; where it had found
+    a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
+    second about what ``grouped-4`` reached in its whole share. Medium ×1's ``grouped-2``
+    proves its gap, so its stages are unchanged (benchmarks/README.md, "Run O"). The
+    one-group stage stopped has its own rule (:func:`_keep_for_joint`)."""
+    return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
+
+
+def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
+    """Whether the grouped stages ended before ``finest`` groups (:func:`finer_groups_pay`):
+    the ``spot`` stage runs in their place."""
+
+    def skipped(ctx: Context) -> bool:
+        return few_replicas(ctx) and any(1 < c < finest for c in ctx.stopped_groups)
+
+    return skipped
 
 
 def _keep_for_joint(ctx: Context) -> None:
@@ -388,6 +419,25 @@ def shrink(ctx: Context, budget: float) -> None:
         return
     cols = ctx.model.columns_named([v.name for v in reserved_variables(ctx.program)])
     _improve(ctx, budget, Restriction(cols, ctx.model.lower[cols], np.round(x[cols])), "shrink")
+
+
+def spot(ctx: Context, budget: float) -> None:
+    """The incumbent's reserved and on-demand node counts held; its spot nodes and every
+    replica (on the held nodes too) re-planned.
+
+    ``elastic`` holds the reserved replicas with the reserved nodes, so a replica cannot move
+    between a reserved node and an hour's spot nodes; ``support`` holds every slot the LP and
+    the incumbent leave empty. Here the nodes paid for all day or bought on demand stay, and
+    what runs on them is chosen again with the spot nodes hour by hour: a restriction HiGHS
+    solves in under a second at large ×1, where it found the fleet the joint solve's tree finds
+    late in its search (benchmarks/README.md, "Run N", "Run O")."""
+    x, _ = ctx.incumbent.fleet()
+    if x is None:
+        return
+    held = [y.name for k, y in ctx.program.v.nodes.items() if k.purchase is not PurchaseKind.spot]
+    cols = ctx.model.columns_named(held)
+    values = np.round(x[cols])
+    _improve(ctx, budget, Restriction(cols, values, values), "spot")
 
 
 def _improve(ctx: Context, budget: float, restriction: Restriction, stage: str) -> None:

@@ -71,6 +71,8 @@ from solver.solve.stages import (
     dedicated,
     elastic,
     few_replicas,
+    finer_groups_pay,
+    finer_groups_skipped,
     greedy,
     grouped,
     hours,
@@ -79,6 +81,7 @@ from solver.solve.stages import (
     many_replicas,
     run_stages,
     shrink,
+    spot,
     support,
     variables_bound,
 )
@@ -171,7 +174,9 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
 
     Where the LP holds few replicas per slot (a node-rounding puzzle: the ×1 benchmark sizes,
     the demo), hourly programs start from grouped slices and programs of few slices from the
-    dedicated-pool fleet and the static fleet at the day's peak, the cheaper kept; then —
+    dedicated-pool fleet and the static fleet at the day's peak, the cheaper kept (a grouped
+    stage of more than one group stopped by its budget ends the grouped stages, and ``spot``
+    runs in the place of the finer ones: :func:`~solver.solve.stages.finer_groups_pay`); then —
     except on programs of a few slices, whose two starts need no more (on the demo the LP's
     support found nothing in 3 of 3 runs, and took ~1 s) — the LP's support. Where it holds
     many (×25, ×100), the LP's support first, for up to a quarter of the limit: grouping slices
@@ -186,8 +191,9 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
               Stage("hours", HOURS_SHARE, hours, many_replicas)]
     slices = len(data.slices)
     if slices > GROUP_ABOVE_SLICES:
-        stages += [Stage(f"grouped-{n}", 0.15, grouped(n), few_replicas)
-                   for n in GROUP_COUNTS if n < slices]
+        counts = [n for n in GROUP_COUNTS if n < slices]
+        stages += [Stage(f"grouped-{n}", 0.15, grouped(n), finer_groups_pay) for n in counts]
+        stages.append(Stage("spot", 0.05, spot, finer_groups_skipped(counts[-1])))
     elif slices > 1:
         stages += [Stage("dedicated", 0.25, dedicated, few_replicas),
                    Stage("grouped-1", 0.3, grouped(1), few_replicas)]
