@@ -17,13 +17,14 @@ For every case (a scenario file written into OUT):
    comes within ``CLOSE`` of an SLO is run again with two more seeds; a miss is called only
    when every seed misses.
 
-Cases: the generated ``small`` size (``benchmarks/generate.py``) over seeds and scales, and
-mutations of it (odd node sizes 1/3/5/6/7 per GPU type, a budget at the plan's own cost, no spot
-offers), plus hand-written edge cases (``hand_cases``).
+Cases: generated sizes (``benchmarks/generate.py``; ``small`` by default) over seeds and
+scales, and mutations of each (odd node sizes 1/3/5/6/7 per GPU type, no spot offers, a budget
+at the plan's own cost rounded up to the cent), plus hand-written edge cases (``hand_cases``).
 
-Run: ``nice -n 19 .venv/bin/python benchmarks/trust_sweep.py OUT [--seeds 0-5] [--scales 1,3]
-[--time-limit 10] [--only NAME]``. Writes ``OUT/results.jsonl`` (one line per command run) and
-prints a summary table. Figures and the command of each run: benchmarks/README.md,
+Run: ``nice -n 19 .venv/bin/python benchmarks/trust_sweep.py OUT [--sizes small,medium]
+[--seeds 0-5] [--scales 1,3] [--time-limit 10] [--only NAME,…]``. Writes ``OUT/results.jsonl``
+(one line per command run) and prints one line per command; ``trust_sweep.py --summarize
+OUT/results.jsonl…`` counts them. Figures and the command of each run: benchmarks/README.md,
 "Trust sweep".
 """
 
@@ -232,7 +233,7 @@ def hand_cases() -> Iterator[tuple[str, Doc]]:
         z["offers"][0]["on_demand"]["stock_gpus"] = z["offers"][0]["gpus_per_node"] * 4
     yield "agent-odd", d
     # owned nodes of 3 GPUs held where the zone's offer sells 8-GPU nodes
-    yield "inventory-3gpu-in-8gpu-zone", {
+    inv3: Doc = {
         "name": "inv3", "description": "owned 3-GPU nodes beside an 8-GPU offer",
         "zones": [{"id": zid, "region": "r1", "offers": [
             {"gpu": "H100-SXM", "gpus_per_node": 8, "price_source": "hand",
@@ -243,6 +244,20 @@ def hand_cases() -> Iterator[tuple[str, Doc]]:
         "workloads": [two_zone["workloads"][0]],
         "policy": two_zone["policy"],
     }
+    yield "inventory-3gpu-in-8gpu-zone", inv3
+    # the same nodes in a zone that sells no H100 at all (the catalog's size is 8)
+    d = copy.deepcopy(inv3)
+    d["zones"].append({"id": "onprem", "region": "r2", "offers": [
+        {"gpu": "L4", "gpus_per_node": 8, "price_source": "hand",
+         "on_demand": {"price_per_gpu_hour": 1.0, "stock_gpus": 8}}]})
+    d["inventory"][0]["zone"] = "onprem"
+    yield "inventory-3gpu-no-offer", d
+    # reserved 3-GPU nodes where the zone's reserved quote sells 8-GPU nodes: refused or right
+    d = copy.deepcopy(inv3)
+    d["zones"][0]["offers"][0]["reserved"] = {"price_per_gpu_hour": 2.4, "stock_gpus": 16}
+    d["inventory"][0].update(purchase="reserved", ends="2027-12-31", price_per_gpu_hour=2.0)
+    d["inventory"][0].pop("running_cost_per_node_month")
+    yield "inventory-reserved-3gpu-in-8gpu-quote", d
 
 
 # --- one case ------------------------------------------------------------------------------
@@ -420,7 +435,52 @@ def run_case(name: str, doc: Doc, out: Path, time_limit_s: float) -> list[Doc]:
     return records
 
 
+def summarize(paths: list[Path]) -> list[str]:
+    """Counts over results files: plans by exit code and status, checks, replays and the
+    closest replays to their SLO (P95 ÷ SLO, the worse of TTFT and per-token)."""
+    recs = [json.loads(line) for p in paths for line in p.read_text("utf-8").splitlines()
+            if line.strip()]
+    plans = [r for r in recs if r["cmd"] == "plan"]
+    by: dict[str, int] = {}
+    for r in plans:
+        key = f"exit {r['rc']} {r.get('status') or 'refused'}"
+        by[key] = by.get(key, 0) + 1
+    checks = [r for r in recs if r["cmd"] == "check"]
+    sims = [r for r in recs if r["cmd"] == "simulate" and "holds_after" in r]
+    seeds_run = sum(1 + len(r.get("seeds", [])) for r in sims)
+    lines = [
+        f"plans: {len(plans)} ({', '.join(f'{k}: {n}' for k, n in sorted(by.items()))}); "
+        f"verified false: {sum(r.get('verified') is False for r in plans)}; "
+        f"bound above cost with a fleet: "
+        f"{sum(bool(r.get('bound_above_cost')) and bool(r.get('gpus')) for r in plans)}",
+        f"checks: {len(checks)}, exit 0 and no verifier finding: "
+        f"{sum(r['rc'] == 0 and r.get('ok') and not r.get('verification') for r in checks)}",
+        f"replays: {len(sims)} ({seeds_run} with the extra seeds), "
+        f"intact {sum(r['fail'] is None for r in sims)}, after a failure "
+        f"{sum(r['fail'] is not None for r in sims)}, in check's tightest slice "
+        f"{sum('tightest_margin_pct' in r for r in sims)}; "
+        f"held {sum(r['holds_after'] for r in sims)}, "
+        f"missed at every seed {sum(bool(r.get('miss_all_seeds')) for r in sims)}",
+    ]
+
+    def ratio(r: Doc) -> float:
+        return max((r["ttft_p95_ms"] or float("inf")) / r["ttft_slo_ms"],
+                   (r["tpot_p95_ms"] or float("inf")) / r["tpot_slo_ms"])
+    lines.append("closest replays (P95 ÷ SLO, worse of the two):")
+    for r in sorted(sims, key=ratio, reverse=True)[:5]:
+        lines.append(f"  {ratio(r):.3f} {r['case']} {r['workload']} slice {r.get('slice')} "
+                     f"{r['rate_rps']:.3g} req/s fail {r['fail']}: TTFT {r['ttft_p95_ms']:.0f}"
+                     f"/{r['ttft_slo_ms']:.0f}, TPOT {r['tpot_p95_ms']:.1f}/{r['tpot_slo_ms']:.0f}"
+                     f" ms")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--summarize":
+        print("\n".join(summarize([Path(x) for x in argv[1:]])))
+        return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--seeds", default="0-3", help="generated seeds, e.g. 0-5 or 1,4")
