@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from models.inventory import FleetReplicaGroup
 from models.loader import load_scenario
 from solver.capacity.perf import replica_perf
 from solver.capacity.table import build_capacity_table
@@ -55,12 +56,12 @@ def main(argv: list[str] | None = None) -> None:
                      if b.name == SLICE for h in b.hours)
     cfg = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate)
 
-    def specs(keep: list[tuple[object, int]]) -> list[ReplicaSpec]:
+    def specs(keep: list[tuple[FleetReplicaGroup, int]]) -> list[ReplicaSpec]:
         out = []
         for g, n in keep:
-            perf = replica_perf(sc, wl.model, g.gpu, g.precision, g.tp)  # type: ignore[attr-defined]
-            out += [ReplicaSpec(f"{g.zone}/{g.gpu}/tp{g.tp}#{i}", g.zone, perf,  # type: ignore[attr-defined]
-                                weight=g.slo_rps) for i in range(n)]  # type: ignore[attr-defined]
+            perf = replica_perf(sc, wl.model, g.gpu, g.precision, g.tp)
+            out += [ReplicaSpec(f"{g.zone}/{g.gpu}/tp{g.tp}#{i}", g.zone, perf, weight=g.slo_rps)
+                    for i in range(n)]
         return out
 
     survivors = [(g, g.replicas) for g in groups if (g.zone, g.gpu) != LOST]

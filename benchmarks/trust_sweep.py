@@ -149,7 +149,7 @@ def hand_cases() -> Iterator[tuple[str, Doc]]:
         d["zones"][0]["offers"][1]["reserved"]["stock_gpus"] = 4
         yield f"tiny-above-one-{rps}", d
     # N+1 with a single node per pool; 3-GPU nodes and a 70B model (TP2 on 3-GPU nodes)
-    two_zone = {
+    two_zone: Doc = {
         "name": "n1-single",
         "description": "N+1 where every pool has one node; odd node sizes.",
         "zones": [
