@@ -13,6 +13,11 @@ the parts apart, each at its share of the rate, with the same seeded Poisson tra
 - the survivors together at the planned demand, weighted by SLO-holding rate (as the plan's
   replay routes), and with the L40S left out (the H100 alone at the same demand).
 
+With the replay's former router (least ``(outstanding + 1) ÷ weight`` over every replica) the
+survivors together replayed exactly as the H100 alone: the L40S took no request. Since the
+two-level router (a configuration by its capacity, then least-loaded) they take their share and
+the survivors hold (benchmarks/README.md, "Trust sweep").
+
 Run: ``nice -n 19 .venv/bin/python benchmarks/mixed_pool_probe.py SCENARIO PLAN_JSON
 [--seeds 1,2,3]`` with the case's ``scenario.yaml`` and ``plan/plan.json`` as trust_sweep
 writes them (``/tmp/adv17/run9/small-s5-x2/``).
