@@ -7,9 +7,9 @@ TTFT/TPOT P95 are set beside ``solver.capacity.replica.predict_at_rate`` at the 
 replay's mean TPOT beside the model's mean, ``LoadPoint.tpot_mean_ms``). Then each
 workload's replicas of its peak slice are replayed together at the workload's peak rate, intact
 and after the failures it must survive (one node of each pool; each zone for a zone loss).
-The replay routes each request to the replica with the fewest outstanding requests per unit of its
-SLO-holding rate (``solver.replay.engine.fleet_replicas`` sets the weights), the capacity-weighted
-split the plan assumes, so no separate weighted-routing replay is needed.
+The replay splits requests over configurations in proportion to their SLO-holding capacity, then
+routes to the least-loaded replica inside each (``solver.replay.engine``; ``fleet_replicas`` sets
+the weights), the split the plan assumes, so no separate weighted-routing replay is needed.
 
 Run: ``/work/venv/bin/python benchmarks/replay_agreement.py [PLAN_JSON]`` from the repository
 root (without PLAN_JSON the demo is planned first, about 25 s). Prints two markdown tables.

@@ -61,6 +61,23 @@ def test_budget_too_small_reports_the_cheapest_cost() -> None:
     assert "costs about 2,920 USD/month; the budget allows 2,000 (short by 920)" in short.message
 
 
+def test_budget_short_beside_stock_does_not_call_its_fleet_the_cheapest() -> None:
+    # 30 req/s at 10 per 1-GPU replica: 3 GPUs, stock 2 → 1 beyond stock; 3 × 2.0 × 730 =
+    # 4,380 > budget 2,000 → short 2,380. That fleet breaks the stock, so it is no fleet "that
+    # meets every requirement" (the message said so, as it did of a relaxation stopped at its
+    # time limit that cost 4x the cheapest fleet).
+    sc = scenario([workload("w", 30.0, utilization=1.0)],
+                  [zone("a", offer(reserved=(2.0, 2), gpus_per_node=1))], budget=2000.0)
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    by_kind = {s.requirement: s for s in plan.diagnosis}
+    assert set(by_kind) == {"stock", "budget"}
+    assert by_kind["budget"].message == (
+        "the fleet of the smallest relaxation found (with the other shortfalls listed; not "
+        "proven the cheapest) costs about 4,380 USD/month; the budget allows 2,000 (short by "
+        "2,380)")
+
+
 def test_workload_without_candidates_is_named() -> None:
     # The table has no row for `orphan`: nothing can carry its 5 req/s.
     sc = scenario([workload("w", 10.0, utilization=1.0), workload("orphan", 5.0)],

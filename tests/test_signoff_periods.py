@@ -377,3 +377,42 @@ def test_the_outputs_read_the_tables_the_plan_was_planned_with(
     write_plan_outputs(plan, sc, handed, shown, None, tables)
     assert built == []
     assert (handed / "contract.yaml").read_text() == (alone / "contract.yaml").read_text()
+
+
+def test_inventory_nodes_of_their_own_size_are_verified_at_that_size(tmp_path: Path) -> None:
+    """Owned 3-GPU nodes held in a zone whose offer sells 8-GPU nodes (on demand only, so the
+    owned pool's size is the inventory's): the plan holds them as 3 nodes of 3 GPUs, and the
+    verifier reads that size. It read the zone offer's 8, so `plan` exited 3 ("gpus 9 != nodes
+    3 × 8 GPUs per node", a bug in fleetplan) on a scenario that validates (trust sweep,
+    benchmarks/README.md)."""
+    doc = {
+        "name": "inv3",
+        "zones": [{"id": z, "region": "r1", "offers": [
+            {"gpu": "H100-SXM", "gpus_per_node": 8, "price_source": "hand",
+             "on_demand": {"price_per_gpu_hour": 4.0, "stock_gpus": 16}}]}
+            for z in ("za", "zb")],
+        "inventory": [{"zone": "za", "gpu": "H100-SXM", "gpus_per_node": 3, "nodes": 3,
+                       "purchase": "owned", "running_cost_per_node_month": 100}],
+        "workloads": [{"name": "chat", "model": "Llama-3.1-8B", "precision": "bf16",
+                       "class": "interactive", "arrival": {"peak_rps": 8.0},
+                       "input_tokens": {"p50": 1000, "p95": 1500, "p99": 2000},
+                       "output_tokens": {"p50": 200, "p95": 300, "p99": 400},
+                       "slo": {"ttft_p95_ms": 1000, "tpot_p95_ms": 50},
+                       "survivability": "n_plus_1"}],
+        "policy": {"as_of": "2026-12-01",
+                   "time_blocks": [{"name": "day", "hours": list(range(24))}]},
+    }
+    path = tmp_path / "inv3.yaml"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "plan"
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(out), "--quiet",
+                                       "--time-limit", "20"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    assert plan["verified"] is True
+    owned = [n for n in plan["nodes"] if n["purchase"] == "owned"]
+    assert [(n["zone"], n["nodes"], n["gpus"]) for n in owned] == [("za", 3, 9)]
+    checked = CliRunner().invoke(main, ["check", str(path), "--fleet", str(out / "plan.json"),
+                                        "--json"])
+    assert checked.exit_code == 0, checked.output
+    assert json.loads(checked.output)["verification"] == []

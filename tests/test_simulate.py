@@ -20,6 +20,7 @@ from solver.replay.engine import (
     EngineConfig,
     PreemptMode,
     ReplayResult,
+    ReplicaLoss,
     ReplicaSpec,
     Status,
     StepModel,
@@ -206,6 +207,75 @@ def test_routing_shares_load_in_proportion_to_weight() -> None:
     assert res.ttft_ms.tolist() == [30.0, 30.0, 20.0]
 
 
+def test_configurations_split_in_proportion_to_live_capacity() -> None:
+    """Two configurations: A (two replicas of weight 3) and B (one of weight 2). Requests 1 s apart
+    each run alone, so the TTFT says which configuration served it: A 10 + 0.01 × 1000 = 20 ms,
+    B 30 + 10 = 40 ms."""
+    a_model, b_model = LinearStep(a=10.0), LinearStep(a=30.0)
+    reps = [ReplicaSpec("a0", "z1", a_model, weight=3.0), ReplicaSpec("b0", "z1", b_model,
+                                                                      weight=2.0),
+            ReplicaSpec("a1", "z2", LinearStep(a=10.0), weight=3.0)]  # equal perf: config A
+    trace = _trace([(1000.0 * k, 1000, 1) for k in range(18)])
+    # Smooth weighted round-robin, counters (A, B): +(6, 2) → A (−2, 2); +→ (4, 4) tie → A
+    # (−4, 4); → (2, 6) → B (2, −2); → (8, 0) → A (0, 0): A A B A, 3 : 1 = 6 : 2.
+    # a0 is lost at 7.5 s: the counters restart on the survivors, A 3 and B 2: (3, 2) → A
+    # (−2, 2); (1, 4) → B (1, −1); (4, 1) → A (−1, 1); (2, 3) → B (2, −2); (5, 0) → A (0, 0).
+    res = replay(trace, reps, failure=ReplicaLoss(frozenset({"a0"}), 7.5))
+    a, b = 20.0, 40.0
+    assert res.ttft_ms.tolist() == [a, a, b, a] * 2 + [a, b, a, b, a] * 2
+
+
+def test_mixed_pool_gives_each_configuration_its_capacity_share() -> None:
+    """The trust sweep's miss in miniature: one big replica and 30 small ones at an 83-fold
+    capacity ratio, loaded to 90 % of the summed capacity.
+
+    Big: 4 + 0.3 × decoders [ms] a step, so a 25 ms TPOT holds up to 70 decoders (weight 50
+    req/s); small: 20 + 4 × decoders, 24 ms with one (weight 0.6 req/s). The former
+    least-(outstanding + 1) ÷ weight router let the big replica take every request until it
+    had 83 outstanding (an idle small one scores 1 ÷ 0.6 = 1.7): TPOT P95 28.2 ms on this trace
+    and the small replicas mostly idle. Split by configuration capacity, the big replica gets
+    50 ÷ 68 of the arrivals and stays near 17 ms; the small ones run one request at a time.
+    """
+    big, small = LinearStep(a=4.0, b=0.002, c=0.3), LinearStep(a=20.0, b=0.02, c=4.0)
+    reps = [ReplicaSpec("big", "z", big, weight=50.0)]
+    reps += [ReplicaSpec(f"s{k}", "z", small, weight=0.6) for k in range(30)]
+    rng = np.random.default_rng(1)
+    n = 3000
+    arrival_s = np.cumsum(rng.exponential(1 / (0.9 * 68.0), n))
+    trace = Trace(source="t", arrival_s=arrival_s, input_tokens=np.full(n, 200, dtype=np.int64),
+                  output_tokens=np.full(n, 50, dtype=np.int64))
+    res = replay(trace, reps)
+    assert (res.status == Status.completed).all()
+    assert np.percentile(res.tpot_ms, 95) < 25.0
+    on_big = res.tpot_ms < 22.0  # a small replica's TPOT is at least 24 ms
+    assert on_big.mean() == pytest.approx(50 / 68, abs=0.01)
+
+
+def test_homogeneous_fleet_routes_least_loaded_as_before() -> None:
+    """Replicas of equal performance models (separate objects, two zones) are one configuration:
+    the router is plain least-loaded, as the step-by-step reference routes it."""
+    rng = np.random.default_rng(3)
+    rows = sorted((float(t), int(i), int(o)) for t, i, o in zip(
+        rng.uniform(0, 3000, 200), rng.integers(50, 900, 200), rng.integers(1, 40, 200),
+        strict=True))
+    trace = _trace(rows)
+    models = [LinearStep(a=3.0, b=0.02, c=0.5, e=0.004, kv_capacity_tokens=4000)
+              for _ in range(4)]
+    zones = ["a", "b", "a", "b"]
+    cfg = EngineConfig(max_batched_tokens=256, max_seqs=4)
+    specs = [ReplicaSpec(f"r{k}", z, m) for k, (z, m) in enumerate(zip(zones, models,
+                                                                          strict=True))]
+    failure = ZoneFailure(zone="a", at_s=1.5)
+    res = replay(trace, specs, cfg, failure)
+    first, finish, status = reference(trace, models, zones, cfg, failure)
+    assert res.status.tolist() == status
+    arrival = trace.arrival_s * 1000
+    assert np.allclose(res.ttft_ms, np.asarray(first) - arrival, rtol=1e-9, atol=1e-6,
+                       equal_nan=True)
+    assert np.allclose(res.e2e_ms, np.asarray(finish) - arrival, rtol=1e-9, atol=1e-6,
+                       equal_nan=True)
+
+
 def test_routing_weight_must_be_positive() -> None:
     with pytest.raises(ValueError, match="weight must be positive"):
         ReplicaSpec("r0", "a", LinearStep(), weight=0.0)
@@ -265,6 +335,7 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
     prefill: list[list[list[int]]] = [[] for _ in models]  # [request, left, in kv, prompt]
     dec: list[dict[int, list[int]]] = [{} for _ in models]  # request → [left, context]
     load = [0] * size
+    credit: dict[LinearStep | RooflineStep, float] = {}  # round-robin counter per configuration
     busy: list[float | None] = [None] * size  # end of the iteration in progress
     chunk: list[list[tuple[list[int], int]]] = [[] for _ in models]
     fail_ms = math.inf if failure is None else failure.at_s * 1000
@@ -297,7 +368,16 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
         if not fits:
             status[i] = 1 if any(alive) else 2
             return
-        r = min(fits, key=lambda j: load[j])
+        groups: dict[LinearStep | RooflineStep, list[int]] = {}  # configuration → replicas
+        for r in fits:
+            groups.setdefault(models[r], []).append(r)
+        pick = next(iter(groups))
+        if len(groups) > 1:  # smooth weighted round-robin over live capacity (weights 1)
+            for g, members in groups.items():
+                credit[g] = credit.get(g, 0.0) + len(members)
+            pick = max(groups, key=lambda g: credit[g])  # the first on ties
+            credit[pick] -= len(fits)
+        r = min(groups[pick], key=lambda j: load[j])
         load[r] += 1
         wait[r].append(i)
         if len(wait[r]) == 1:
@@ -351,6 +431,7 @@ def reference(trace: Trace, models: Sequence[LinearStep | RooflineStep], zones: 
                             status[i], first[i] = 3, math.nan
                         else:
                             orphans.append(i)
+            credit.clear()  # the split restarts on the survivors' capacity
             for i in sorted(orphans):
                 route(i)
             fail_ms = math.inf
@@ -403,13 +484,16 @@ def test_engine_matches_step_by_step_reference(rows: list[tuple[float, int, int]
 
 @settings(max_examples=60, deadline=None)
 @given(rows=rows, caps=st.lists(st.integers(300, 3000), min_size=2, max_size=3),
-       fail_at=st.one_of(st.none(), st.floats(0, 500)), max_seqs=st.integers(1, 4))
+       fail_at=st.one_of(st.none(), st.floats(0, 500)), max_seqs=st.integers(1, 4),
+       shared=st.booleans())
 def test_fleet_with_failure_matches_step_by_step_reference(
         rows: list[tuple[float, int, int]], caps: list[int], fail_at: float | None,
-        max_seqs: int) -> None:
+        max_seqs: int, shared: bool) -> None:
     trace = _trace(sorted(rows))
     models = [LinearStep(a=3.0 + k, b=0.02, c=0.5, e=0.004, kv_capacity_tokens=cap)
               for k, cap in enumerate(caps)]
+    if shared and len(models) == 3:  # replicas 0 and 2 form one configuration
+        models[2] = models[0]
     zones = ["a", "b", "a"][: len(models)]
     failure = None if fail_at is None else ZoneFailure(zone="a", at_s=fail_at / 1000)
     cfg = EngineConfig(max_batched_tokens=256, max_seqs=max_seqs)
@@ -684,7 +768,6 @@ def test_kv_use_counts_tokens_decoded_inside_a_run() -> None:
 @given(rows=rows, fail_at=st.floats(0, 500))
 def test_losing_the_named_replicas_equals_losing_their_zone(
         rows: list[tuple[float, int, int]], fail_at: float) -> None:
-    from solver.replay.engine import ReplicaLoss
 
     trace = _trace(sorted(rows))
     specs = [ReplicaSpec(f"r{k}", z, LinearStep(a=3.0 + k, b=0.02, c=0.5, e=0.004,
@@ -699,7 +782,6 @@ def test_losing_the_named_replicas_equals_losing_their_zone(
 
 
 def test_several_failures_happen_in_time_order() -> None:
-    from solver.replay.engine import ReplicaLoss
 
     specs = [ReplicaSpec("a0", "a", LinearStep()), ReplicaSpec("b0", "b", LinearStep())]
     trace = _trace([(0, 100, 2), (100, 100, 2), (300, 100, 2)])

@@ -1,10 +1,18 @@
 """Discrete-event replay of a request trace on a set of replicas (continuous batching).
 
-Requests arrive at their trace times and go to the least-loaded live replica that can hold them:
-fewest requests routed there and not finished, per unit of the replica's ``weight`` (its
-SLO-holding rate when replaying a plan, so replicas share load in proportion to their capacity,
-as the plan assumes); ties to the lowest index. A replica runs
-iterations as a continuous-batching engine with chunked prefill does (vLLM's scheduler):
+Requests arrive at their trace times and are routed in two levels, as a mixed fleet is deployed
+(one deployment per configuration behind a weighted traffic split, least-request inside each):
+
+- a **configuration** (replicas whose performance models are equal: same GPU, TP and precision,
+  whatever the zone) is picked in proportion to its live capacity, the sum of its live replicas'
+  ``weight`` (their SLO-holding rates when replaying a plan, the split the plan assumes), by smooth
+  weighted round-robin (deterministic, no RNG) among the configurations whose KV cache can hold
+  the request; the counters restart when a failure changes the live replicas;
+- within it, the replica with the fewest requests routed there and not finished, per unit of its
+  ``weight``; ties to the lowest index. With one configuration this is the whole router.
+
+A replica runs iterations as a continuous-batching engine with chunked prefill does (vLLM's
+scheduler):
 
 - Admission: a request is admitted when its prompt's KV fits beside the KV in use and the one
   token each decoding request writes next, and fewer than ``max_seqs`` are running; else it
@@ -107,8 +115,10 @@ class ReplicaSpec:
     zone: str
     perf: StepModel
     weight: float = 1.0
-    """Routing weight: a replica of twice the weight is sent twice the outstanding requests
-    (the SLO-holding rate in a plan replay) [1]."""
+    """Routing weight: the replica's capacity (the SLO-holding rate in a plan replay). A
+    configuration (replicas of equal ``perf``) gets arrivals in proportion to its live replicas'
+    summed weights; inside it a replica of twice the weight is sent twice the outstanding
+    requests [req/s, or any unit shared by all replicas]."""
 
     def __post_init__(self) -> None:
         if not self.weight > 0:
@@ -397,6 +407,20 @@ class _Engine:
         self.trace = trace
         self.loads = [0] * len(self.reps)  # requests routed to each replica and not finished
         self.weights = [spec.weight for spec in replicas]  # routing weight of each replica
+        # configuration of each replica: the first replica (in order) with an equal perf model
+        perfs: list[StepModel] = []
+        self.config_of: list[int] = []
+        for spec in replicas:
+            c = next((k for k, p in enumerate(perfs) if p == spec.perf), len(perfs))
+            if c == len(perfs):
+                perfs.append(spec.perf)
+            self.config_of.append(c)
+        self.n_configs = len(perfs)
+        self.members: list[list[int]] = []  # live replicas of each configuration, in order
+        self.config_weight: list[float] = []  # their summed weights: live capacity [req/s]
+        self.config_cap: list[int] = []  # KV capacity of a replica of each configuration
+        self.live_configs: list[int] = []  # configurations with a live replica, in order
+        self.swrr: list[float] = []  # smooth weighted round-robin counters [req/s]
         self.alive: list[int] = []
         self.min_cap = self.max_cap = -1
         self._set_alive()
@@ -479,13 +503,17 @@ class _Engine:
         if self.max_context is not None and need > self.max_context:
             self.status[i] = Status.rejected_too_long
             return
-        if need <= self.min_cap:
-            r = min(alive, key=load_after)  # first of the least loaded per unit of weight
-        elif need <= self.max_cap:
-            r = min((j for j in alive if self.reps[j].cap >= need), key=load_after)
-        else:
+        if need > self.max_cap:
             self.status[i] = Status.rejected_too_long if alive else Status.rejected_no_replica
             return
+        if self.n_configs == 1:  # one configuration: its live replicas are ``alive``
+            members = alive
+        else:
+            configs = self.live_configs
+            if need > self.min_cap:
+                configs = [c for c in configs if self.config_cap[c] >= need]
+            members = self.members[self._pick_config(configs)]
+        r = min(members, key=load_after)  # first of the least loaded per unit of weight
         best = self.reps[r]
         loads[r] += 1
         self.queued += 1
@@ -494,12 +522,34 @@ class _Engine:
         else:
             best.wait_q.append(i)
 
+    def _pick_config(self, configs: list[int]) -> int:
+        """Smooth weighted round-robin (nginx's): each candidate configuration's counter gains its
+        live capacity, the largest counter wins (the first on ties) and gives back the candidates'
+        total, so over any run of arrivals each gets its share of capacity, evenly interleaved."""
+        cur, w = self.swrr, self.config_weight
+        best, total = configs[0], 0.0
+        for c in configs:
+            cur[c] += w[c]
+            total += w[c]
+            if cur[c] > cur[best]:
+                best = c
+        cur[best] -= total
+        return best
+
     def _set_alive(self) -> None:
-        """Indices of live replicas and the smallest and largest KV capacity among them."""
+        """Indices of live replicas and the smallest and largest KV capacity among them; each
+        configuration's live replicas and capacity, and the round-robin counters restarted."""
         self.alive = [r.index for r in self.reps if r.alive]
         caps = [self.reps[j].cap for j in self.alive]
         self.min_cap = min(caps, default=-1)
         self.max_cap = max(caps, default=-1)
+        self.members = [[] for _ in range(self.n_configs)]
+        for j in self.alive:
+            self.members[self.config_of[j]].append(j)
+        self.config_weight = [sum(self.weights[j] for j in m) for m in self.members]
+        self.config_cap = [self.reps[m[0]].cap if m else -1 for m in self.members]
+        self.live_configs = [c for c in range(self.n_configs) if self.members[c]]
+        self.swrr = [0.0] * self.n_configs
 
     def _admit(self, rep: _Replica, i: int) -> bool:
         """Admit request ``i`` if its prompt's KV fits beside the KV in use and the next token of

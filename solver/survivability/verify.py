@@ -112,6 +112,17 @@ def _table_row(table: CapacityTable, wl: Workload, gpu: str, tp: int) -> Capacit
     return candidates[0] if candidates else None
 
 
+def _gpus_per_node(scenario: Scenario, zone: str, gpu: str, purchase: PurchaseKind) -> int:
+    """GPUs per node of a pool: the inventory's node size where it holds nodes of that pool
+    (the program refuses inventory of another size than an offer of the same pool sells, so a
+    pool holds one size), else the zone offer's, else the GPU type's [GPUs]."""
+    for line in scenario.inventory:
+        if (line.zone, line.gpu, line.purchase.pool_kind) == (zone, gpu, purchase) \
+                and line.gpus_per_node is not None:
+            return line.gpus_per_node
+    return offer_gpus_per_node(scenario, zone, gpu)
+
+
 def _held_nodes(scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], int]:
     """Nodes the scenario's inventory holds per committed pool (zone, GPU, kind)."""
     held: dict[tuple[str, str, PurchaseKind], int] = defaultdict(int)
@@ -176,7 +187,7 @@ def _check_references(plan: Plan, scenario: Scenario, table: CapacityTable) -> l
         if n.zone not in zones or not _sells(scenario, n.zone, n.gpu, n.purchase):
             out.append(f"node row {i}: zone {n.zone} does not sell {n.gpu} as {n.purchase}")
             continue
-        gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
+        gpn = _gpus_per_node(scenario, n.zone, n.gpu, n.purchase)
         if n.gpus != n.nodes * gpn:
             out.append(
                 f"node row {i} ({n.zone} {n.gpu} {n.purchase}): gpus {n.gpus} != "
@@ -250,7 +261,7 @@ def _stock_gpus(scenario: Scenario, pool: tuple[str, str, PurchaseKind], over_pe
     quote's stock, or ``over_periods`` every quote's, as orders of each quote are limited by its
     own; owned: the hardware's stock) [GPUs]."""
     zone, gpu, purchase = pool
-    held = _held_nodes(scenario).get(pool, 0) * offer_gpus_per_node(scenario, zone, gpu)
+    held = _held_nodes(scenario).get(pool, 0) * _gpus_per_node(scenario, zone, gpu, purchase)
     offer = _offer(scenario, zone, gpu)
     if offer is None:
         return held
@@ -275,7 +286,7 @@ def _check_stock(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...],
                 f"stock {stock}"
             )
     for (zone, gpu, purchase), nodes in sorted(_held_nodes(scenario).items()):
-        held = nodes * offer_gpus_per_node(scenario, zone, gpu)
+        held = nodes * _gpus_per_node(scenario, zone, gpu, purchase)
         for b in blocks:
             if gpus.get((zone, gpu, purchase, b.name), 0) < held:
                 out.append(
@@ -290,7 +301,7 @@ def _check_nodes(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) 
     held: dict[tuple[str, str, PurchaseKind, str], dict[int, int]] = defaultdict(
         lambda: defaultdict(int))
     for a in plan.allocations:
-        gpn = offer_gpus_per_node(scenario, a.zone, a.gpu)
+        gpn = _gpus_per_node(scenario, a.zone, a.gpu, a.purchase)
         if a.tp > gpn:
             out.append(f"nodes: {a.workload} tp{a.tp} does not fit a {gpn}-GPU {a.gpu} node")
             continue
@@ -304,7 +315,7 @@ def _check_nodes(plan: Plan, scenario: Scenario, blocks: tuple[TimeBlock, ...]) 
                 bought[(n.zone, n.gpu, n.purchase, b.name)] += n.nodes
     for key, replicas in sorted(held.items()):
         zone, gpu, purchase, name = key
-        gpn = offer_gpus_per_node(scenario, zone, gpu)
+        gpn = _gpus_per_node(scenario, zone, gpu, purchase)
         free = {gpn: bought.get(key, 0)}
         left = sum(n - place_whole(free, tp, n) for tp, n in sorted(replicas.items(),
                                                                     reverse=True))
@@ -414,7 +425,7 @@ def _offer_price(scenario: Scenario, n: NodeCount) -> float:
     assert offer is not None  # checked with the references
     if n.purchase is PurchaseKind.owned:
         assert offer.owned is not None  # checked with the references
-        gpn = offer_gpus_per_node(scenario, n.zone, n.gpu)
+        gpn = _gpus_per_node(scenario, n.zone, n.gpu, n.purchase)
         hours = scenario.policy.hours_per_month
         return offer.owned.cost_per_node_month(gpn, hours) / (gpn * hours)
     terms = offer.terms(n.purchase)
