@@ -18,6 +18,7 @@ from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, Sp
 from models.plan import Allocation, Plan
 from models.scenario import Scenario
 from models.workload import DEFAULT_TARGET_UTILIZATION, Workload
+from solver.capacity.queueing import arrivals_label
 from solver.outputs.labels import label, plural
 
 __all__ = [
@@ -123,6 +124,21 @@ def window_sizing(workload: Workload) -> str | None:
     from solver.capacity import replica  # the default read when asked (a test may turn it off)
 
     return replica.trace_window_sizing(workload)
+
+
+def arrivals_text(workload: Workload) -> str:
+    """What the capacity model sizes a workload's arrivals on, as the report's and workbook's
+    Arrivals columns say it: its trace's replayed window, else the burst it states, else Poisson
+    (marked assumed), or a batch window."""
+    if workload.arrival is None:
+        return "batch window"
+    if (window := window_sizing(workload)) is not None:
+        return window
+    burst = workload.arrival.burst
+    if burst is not None:
+        return arrivals_label(burst.interarrival_scv, burst.followers is not None,
+                              burst.measured_from)
+    return f"Poisson ({ASSUMED})" if arrivals_assumed(workload) else "Poisson"
 
 
 def _offers_with(scenario: Scenario, figure: AssumedFigure) -> list[tuple[str, Offer]]:

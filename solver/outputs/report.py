@@ -24,17 +24,14 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
-from models.workload import Workload
-from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
-    arrivals_assumed,
+    arrivals_text,
     offer_assumes,
     offers_bought,
     plan_assumptions,
     price_source,
     utilization_assumed,
-    window_sizing,
 )
 from solver.outputs.atomic import write_atomic
 from solver.outputs.charts import (
@@ -219,20 +216,6 @@ def _price_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[object]], str
             if isinstance(t, SpotTerms) else "—",
             price_source(o, kind) or "scenario"])
     return rows, unused
-
-
-def _arrivals(w: Workload) -> str:
-    """What the capacity model sizes a workload's arrivals on: its trace's replayed window,
-    else the burst it states, else Poisson (marked assumed), or a batch window."""
-    if w.arrival is None:
-        return "batch window"
-    if (window := window_sizing(w)) is not None:
-        return window
-    if w.arrival.burst is not None:
-        return arrivals_label(w.arrival.burst.interarrival_scv,
-                              w.arrival.burst.followers is not None,
-                              w.arrival.burst.measured_from)
-    return _assumed("Poisson", arrivals_assumed(w))
 
 
 def replay_section(plan: Plan) -> list[str]:
@@ -423,7 +406,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                     [[w.name, w.model,
                       f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
                       if w.batch else "",
-                      _arrivals(w),
+                      arrivals_text(w),
                       f"{w.input_tokens.p50}/{w.input_tokens.p95}",
                       f"{w.output_tokens.p50}/{w.output_tokens.p95}",
                       f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",

@@ -29,17 +29,14 @@ from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
 from models.plan import HorizonStart, NodeCount, Plan
 from models.scenario import Scenario
-from models.workload import Workload
-from solver.capacity.queueing import arrivals_label
 from solver.outputs.assumptions import (
     ASSUMED,
-    arrivals_assumed,
+    arrivals_text,
     offer_assumes,
     offers_bought,
     plan_assumptions,
     price_source,
     utilization_assumed,
-    window_sizing,
 )
 from solver.outputs.atomic import write_atomic
 from solver.outputs.contract import Contract, ContractRow, build_contract
@@ -741,20 +738,6 @@ def write_offers(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
     ws.freeze_panes = "D2"
 
 
-def _arrivals(w: Workload) -> str:
-    """What the capacity model sizes a workload's arrivals on: its trace's replayed window,
-    else the burst it states, else Poisson (marked assumed), or a batch window."""
-    if w.arrival is None:
-        return "batch window"
-    if (window := window_sizing(w)) is not None:
-        return window
-    if w.arrival.burst is not None:
-        return arrivals_label(w.arrival.burst.interarrival_scv,
-                              w.arrival.burst.followers is not None,
-                              w.arrival.burst.measured_from)
-    return f"Poisson ({ASSUMED})" if arrivals_assumed(w) else "Poisson"
-
-
 def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario,
                       prepared: dt.date | None = None) -> None:
     """What the plan rests on, assumed figures first: then policy, the catalog entries, models
@@ -827,7 +810,7 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario,
         ("Precision", [label(w.precision) for w in wls]),
         ("Runtime", [w.runtime for w in wls]),
         ("Peak [req/s]", [w.arrival.peak_rps if w.arrival else None for w in wls]),
-        ("Arrivals", [_arrivals(w) for w in wls]),
+        ("Arrivals", [arrivals_text(w) for w in wls]),
         ("Batch volume [req/day]", [w.batch.daily_requests if w.batch else None for w in wls]),
         (f"Batch window [hours, {p.time_zone}]",
          [",".join(map(str, w.batch.window_hours)) if w.batch else None for w in wls]),
