@@ -200,6 +200,18 @@ def test_a_few_slices_start_from_the_cheaper_of_the_dedicated_and_the_static_fle
     assert names[:2] == ["build", "greedy"] and names[-2:] == ["joint", "canonical"]
 
 
+def _small_context() -> tuple[ProgramData, Model, Deadline, Context]:
+    """The small benchmark scenario's program data, its joint model, a 60-s deadline and a
+    stage context over them (gap 1 %)."""
+    sc = generate_scenario("small", seed=0)
+    data = build_program_data(sc, build_capacity_table(sc))
+    program = build_program(data)
+    model = model_of(program)
+    deadline = Deadline(60.0)
+    return data, model, deadline, Context(program, model, Incumbent(model, deadline, 0.01),
+                                          deadline, 0.01)
+
+
 @pytest.mark.parametrize("cut", [False, True])
 def test_a_grouped_stage_stopped_by_its_budget_keeps_half_the_limit_for_the_joint_solve(
     monkeypatch: pytest.MonkeyPatch, cut: bool,
@@ -210,12 +222,7 @@ def test_a_grouped_stage_stopped_by_its_budget_keeps_half_the_limit_for_the_join
     # ends, half of the 60-s limit; proved, it sets none and a stage gets its own share.
     from solver.solve import stages
 
-    sc = generate_scenario("small", seed=0)
-    data = build_program_data(sc, build_capacity_table(sc))
-    program = build_program(data)
-    model = model_of(program)
-    deadline = Deadline(60.0)
-    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    _, model, deadline, ctx = _small_context()
     real = stages.run
 
     def stopped(model_: Model, *args: Any, **kwargs: Any) -> RunResult:
@@ -252,12 +259,7 @@ def test_a_finer_grouped_stage_stopped_by_its_budget_is_followed_by_spot_not_a_f
     # half the limit kept for the joint solve) leaves grouped-2 and -4 to run.
     from solver.solve import stages
 
-    sc = generate_scenario("small", seed=0)
-    data = build_program_data(sc, build_capacity_table(sc))
-    program = build_program(data)
-    model = model_of(program)
-    deadline = Deadline(60.0)
-    ctx = Context(program, model, Incumbent(model, deadline, 0.01), deadline, 0.01)
+    data, model, _, ctx = _small_context()
     real = stages.run
     grouped_cols: list[int] = []
 
