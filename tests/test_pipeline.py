@@ -132,9 +132,11 @@ def test_status_and_gap_are_decided_from_what_the_incumbent_holds() -> None:
     model = model_of(program)
     best = model.vector(fleet(program, 1, {"b": 2, "c": 1}))
     inc = Incumbent(model, Deadline(60.0), 0.01)
-    assert inc.outcome(infeasible=True).status is SolveStatus.infeasible
     inc.raise_bound(2000.0, "lp")
-    assert inc.outcome().status is SolveStatus.time_limit  # no fleet, not proven infeasible
+    proven = inc.outcome(infeasible=True)  # no fleet meets the program: no finite bound
+    assert proven.status is SolveStatus.infeasible and proven.bound is None
+    stopped = inc.outcome()  # no fleet, not proven infeasible: the bound stands
+    assert stopped.status is SolveStatus.time_limit and stopped.bound == pytest.approx(2000.0)
     inc.offer(best, "x")
     out = inc.outcome(timed_out=True)
     assert out.status is SolveStatus.time_limit

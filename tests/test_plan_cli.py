@@ -150,6 +150,7 @@ def test_infeasible_scenario_exits_1_with_the_diagnosis(tmp_path: Path) -> None:
     assert "the budget allows 100" in result.output
     data = json.loads((tmp_path / "o" / "plan.json").read_text())
     assert data["status"] == "infeasible" and data["diagnosis"]
+    assert data["solver"]["bound"] is None  # never a bound above a cost of nothing
 
 
 def test_bad_input_is_a_clean_error(tmp_path: Path) -> None:

@@ -179,7 +179,8 @@ class Incumbent:
         ``optimal`` when the fleet is proven within the target gap; else ``interrupted`` when a
         stop was asked for; ``time_limit`` when the clock ran out (or a stage stopped on its
         own time limit) holding a fleet; ``feasible`` otherwise. Without a fleet: ``infeasible``
-        if the joint solve proved it, ``interrupted`` if stopped, else ``time_limit``.
+        if the joint solve proved it (no bound then), ``interrupted`` if stopped, else
+        ``time_limit``.
         """
         with self._lock:
             cost, bound = self.cost, self._bound()
@@ -191,7 +192,8 @@ class Incumbent:
                 status = SolveStatus.interrupted
             else:
                 status = SolveStatus.time_limit
-            return Status(status, None, bound)
+            # a program proven infeasible has no finite bound: no fleet meets it at any cost
+            return Status(status, None, None if status is SolveStatus.infeasible else bound)
         if gap is not None and gap <= self.target_gap + GAP_TOL:
             status = SolveStatus.optimal
         elif self.deadline.stopped:
