@@ -263,9 +263,16 @@ def test_homogeneous_fleet_routes_least_loaded_as_before() -> None:
               for _ in range(4)]
     zones = ["a", "b", "a", "b"]
     cfg = EngineConfig(max_batched_tokens=256, max_seqs=4)
+    _matches_reference(trace, models, zones, cfg, ZoneFailure(zone="a", at_s=1.5))
+
+
+def _matches_reference(trace: Trace, models: Sequence[LinearStep | RooflineStep],
+                       zones: Sequence[str], cfg: EngineConfig, failure: ZoneFailure | None
+                       ) -> None:
+    """The engine's replay of one replica a model (in ``zones``) is the step-by-step
+    reference's: every request's status, TTFT and end-to-end time."""
     specs = [ReplicaSpec(f"r{k}", z, m) for k, (z, m) in enumerate(zip(zones, models,
                                                                           strict=True))]
-    failure = ZoneFailure(zone="a", at_s=1.5)
     res = replay(trace, specs, cfg, failure)
     first, finish, status = reference(trace, models, zones, cfg, failure)
     assert res.status.tolist() == status
@@ -497,16 +504,7 @@ def test_fleet_with_failure_matches_step_by_step_reference(
     zones = ["a", "b", "a"][: len(models)]
     failure = None if fail_at is None else ZoneFailure(zone="a", at_s=fail_at / 1000)
     cfg = EngineConfig(max_batched_tokens=256, max_seqs=max_seqs)
-    specs = [ReplicaSpec(f"r{k}", z, m) for k, (z, m) in enumerate(zip(zones, models,
-                                                                          strict=True))]
-    res = replay(trace, specs, cfg, failure)
-    first, finish, status = reference(trace, models, zones, cfg, failure)
-    assert res.status.tolist() == status
-    arrival = trace.arrival_s * 1000
-    assert np.allclose(res.ttft_ms, np.asarray(first) - arrival, rtol=1e-9, atol=1e-6,
-                       equal_nan=True)
-    assert np.allclose(res.e2e_ms, np.asarray(finish) - arrival, rtol=1e-9, atol=1e-6,
-                       equal_nan=True)
+    _matches_reference(trace, models, zones, cfg, failure)
 
 
 def test_roofline_kink_stays_close_to_reference() -> None:
