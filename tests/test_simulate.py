@@ -134,6 +134,19 @@ def test_admits_a_prompt_that_fits_without_reserving_its_output() -> None:
     assert res.preemptions.tolist() == [0, 0]
 
 
+def test_arrival_mid_decode_run_sees_the_kv_the_run_has_written() -> None:
+    model = LinearStep(kv_capacity_tokens=1060)
+    res = replay(_trace([(0, 1000, 20), (100, 55, 1)]), _one(model))
+    # r0: prefill 0–20, then one decode run of 19 steps × 11 ms → finishes at 229. At 100 its run
+    # has written 7 tokens (7 × 11 = 77 ≤ 80): 1,007 in use, so r1's 55-token prompt and r0's next
+    # token do not fit (1,007 + 55 + 1 > 1,060) and r1 waits — it is not admitted on the run's
+    # starting 1,000 and then preempted at the next boundary. When r0 finishes, r1 prefills
+    # 10 + 0.55 = 10.55 ms → first token at 239.55 (TTFT 139.55).
+    assert res.ttft_ms.tolist() == pytest.approx([20.0, 139.55])
+    assert res.e2e_ms[0] == pytest.approx(229.0)
+    assert res.preemptions.tolist() == [0, 0]
+
+
 def test_rejects_what_exceeds_the_models_context() -> None:
     cfg = EngineConfig(max_context_tokens=1100)
     res = replay(_trace([(0, 1000, 100), (1, 1000, 101)]), _one(), cfg)

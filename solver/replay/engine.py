@@ -482,14 +482,19 @@ class _Engine:
         for rep in self.reps:
             if not rep.alive:
                 continue
-            used += rep.k_dec + rep.k_pre
+            used += rep.k_dec + rep.k_pre + self._run_kv(rep, t)
             cap += rep.cap
-            if rep.seg_kind == _DECODE and t > rep.seg_start:
-                j = self._steps_until(rep, t - rep.seg_start)
-                if rep.seg_start + j * rep.seg_t0 + rep.seg_s * j * (j - 1) / 2 > t:
-                    j -= 1  # the step in progress has not written its tokens yet
-                used += len(rep.dec_heap) * min(j, rep.seg_steps)
         return used / cap if cap else math.nan
+
+    def _run_kv(self, rep: _Replica, t: float) -> int:
+        """KV tokens the decode run in progress on ``rep`` has written by ``t`` (its steps
+        finished by then; ``k_dec`` counts them only when the run ends) [tokens]."""
+        if rep.seg_kind != _DECODE or t <= rep.seg_start:
+            return 0
+        j = self._steps_until(rep, t - rep.seg_start)
+        if rep.seg_start + j * rep.seg_t0 + rep.seg_s * j * (j - 1) / 2 > t:
+            j -= 1  # the step in progress has not written its tokens yet
+        return len(rep.dec_heap) * min(j, rep.seg_steps)
 
     # -- routing and admission --
 
@@ -517,7 +522,7 @@ class _Engine:
         best = self.reps[r]
         loads[r] += 1
         self.queued += 1
-        if not best.wait_q and self._admit(best, i):
+        if not best.wait_q and self._admit(best, i, self._run_kv(best, t)):
             self._on_admitted(best, t)
         else:
             best.wait_q.append(i)
@@ -551,9 +556,10 @@ class _Engine:
         self.live_configs = [c for c in range(self.n_configs) if self.members[c]]
         self.swrr = [0.0] * self.n_configs
 
-    def _admit(self, rep: _Replica, i: int) -> bool:
+    def _admit(self, rep: _Replica, i: int, run_kv: int = 0) -> bool:
         """Admit request ``i`` if its prompt's KV fits beside the KV in use and the next token of
-        every decoding request, and a sequence slot is free.
+        every decoding request, and a sequence slot is free; ``run_kv``: the KV a decode run in
+        progress has written so far (an arrival mid-run sees it; a run's end has counted it).
 
         A request preempted by recomputation prefills its prompt and the tokens it had
         generated; one swapped out resumes decoding once its KV is copied back.
@@ -564,7 +570,7 @@ class _Engine:
         n_in, gen = self.inputs[i], self.gen[i]
         if self.swapped[i]:  # its KV comes back from the host: decode resumes
             context = n_in + gen - 1  # [tokens]
-            if rep.k_dec + rep.alloc_pre + context + n_dec + 1 > rep.cap:
+            if rep.k_dec + run_kv + rep.alloc_pre + context + n_dec + 1 > rep.cap:
                 return False
             self.swapped[i] = False
             rep.k_dec += context
@@ -572,7 +578,7 @@ class _Engine:
             heapq.heappush(rep.dec_heap, (rep.iters + self.outputs[i] - gen, i))
             return True
         prompt = n_in + gen  # [tokens]
-        if rep.k_dec + rep.alloc_pre + prompt + n_dec > rep.cap:
+        if rep.k_dec + run_kv + rep.alloc_pre + prompt + n_dec > rep.cap:
             return False
         cached = min(int(n_in * self.hit), prompt - 1)  # the last prompt token is always computed
         rep.prefill_q.append([i, prompt - cached, cached, prompt])
