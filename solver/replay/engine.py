@@ -76,6 +76,10 @@ DEFAULT_MAX_BATCHED_TOKENS = 2048
 DEFAULT_MAX_SEQS = 256
 #: KV use is sampled at the first arrival of each interval this long [ms].
 KV_SAMPLE_MS = 6000.0
+#: An iteration ending this close after a failure counts as ending at it, so its tokens are
+#: delivered: a decode run's closed-form end and the same steps summed one by one differ by
+#: float rounding (a ulp or two), and the tie must not decide a stream's fate [ms].
+FAILURE_TIE_MS = 1e-6
 #: Host-to-GPU bandwidth a swapped KV cache moves at: PCIe Gen4 x16 in practice [GB/s].
 DEFAULT_SWAP_GB_PER_S = 25.0
 
@@ -442,7 +446,7 @@ class _Engine:
         for i in range(n):
             t = arrival_ms[i]
             while t >= fail_ms:
-                self._advance(fail_ms)
+                self._advance(fail_ms + FAILURE_TIE_MS)
                 self._fail(fail_ms, failures.popleft())
                 fail_ms = failures[0].at_s * MS_PER_S if failures else math.inf
             while heap and heap[0][0] <= t:
@@ -462,7 +466,7 @@ class _Engine:
                 queue_max[m] = self.queued
         while failures:
             fail_ms = failures[0].at_s * MS_PER_S
-            self._advance(fail_ms)
+            self._advance(fail_ms + FAILURE_TIE_MS)
             self._fail(fail_ms, failures.popleft())
         self._advance(math.inf)
         return self._result(queue_max, kv_use)
