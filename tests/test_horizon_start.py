@@ -566,3 +566,14 @@ def test_blocks_planned_in_worker_processes_plan_as_one_after_the_other(
     assert len({round(block_plans._cost(p[0], p[1] or {})) for p in planned.values()
                 if p[0] is not None}) > 1  # blocks that differ: a mix-up would show
     assert plans.complete
+
+
+def test_each_block_planned_is_told_to_progress_by_its_scenario_and_period() -> None:
+    """A plan whose blocks take minutes says which it plans (a new user's forecast-sized plan
+    printed 300 s of "no fleet yet [blocks]"): one message per distinct block each pass,
+    naming its demand scenario and its period's first day. Demand 1, 1, 1, 2: quarters 0-2
+    are one block, quarter 3 another; planned alone, then again with the orders chosen."""
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    told: list[str] = []
+    horizon_start(hp, "highs", 10.0, 1e-6, on_block=told.append)
+    assert told == ["block 1 of 2: base, 2027-01-01", "block 2 of 2: base, 2027-10-01"] * 2

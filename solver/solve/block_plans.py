@@ -503,7 +503,8 @@ STEP_MIN_S = 0.5
 def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 budget_s: float, gap: float, within: bool = False,
                 deadline: Deadline | None = None, workers: int = 1,
-                held: HeldBlocks | None = None) -> BlockPlans:
+                held: HeldBlocks | None = None,
+                on_block: Callable[[str], None] | None = None) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -521,7 +522,10 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     ``held``: the same blocks (``programs``, with the orders held) taken from the joint
     program's arrays; a block planned in a share of the time in this process then takes its
     LP support's step on it (:func:`lp_support_held`), and its fleet is named as the joint
-    program names it (see :func:`as_named`)."""
+    program names it (see :func:`as_named`).
+
+    ``on_block``: told which block is planned next (``block 3 of 10: base, 2027-04-01``), so a
+    plan whose blocks take minutes shows where it is."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
         from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
@@ -536,8 +540,14 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
         solved = {i: solved[k] for k, i in enumerate(unique)}
         out.timed = True
     planned: list[Planned] = []
+    begun: set[int] = set()
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
+        if same not in solved and on_block is not None:
+            begun.add(same)
+            block = data.blocks[i]
+            on_block(f"block {len(begun)} of {len(unique)}: {block.scenario}, "
+                     f"{data.periods[block.period].start.isoformat()}")
         if same not in solved:
             expired = deadline is not None and deadline.expired()
             if expired or (within and time.perf_counter() - started > budget_s):

@@ -159,7 +159,8 @@ def plan_horizon(
         began = stages.begin(BLOCKS_STAGE)
         start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
-            * START_SHARE, gap, deadline if whole else shares, workers=workers)
+            * START_SHARE, gap, deadline if whole else shares, workers=workers,
+            on_block=lambda what: stages.say(f"{BLOCKS_STAGE} — {what}"))
         stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
                                                                                   start),
                    block_bound)
@@ -259,14 +260,14 @@ class _Stages:
                           max(bounds) if bounds else None), stage)
         return heard
 
-    def _say(self, stage: str) -> None:
+    def say(self, stage: str) -> None:
         """Tell ``on_progress`` the best fleet and bound so far, at ``stage``."""
         if self.on_progress is not None:
             self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound), stage)
 
     def begin(self, name: str) -> float:
         """Say that stage ``name`` begins; the ``time.perf_counter()`` reading it began at."""
-        self._say(name)
+        self.say(name)
         return time.perf_counter()
 
     def add(self, name: str, began: float, cost: float | None, bound: float | None) -> None:
@@ -278,7 +279,7 @@ class _Stages:
             self.bound = bound if self.bound is None else max(self.bound, bound)
         self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
                                      cost_after=self.cost, bound_after=self.bound))
-        self._say(f"{name} done")
+        self.say(f"{name} done")
 
     def recorded(self, outcome: SolveOutcome) -> SolveOutcome:
         """``outcome`` with these stages in its report."""
@@ -570,7 +571,8 @@ class Start(NamedTuple):
 
 
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
-                  deadline: Deadline | None = None, workers: int = 1) -> Start:
+                  deadline: Deadline | None = None, workers: int = 1,
+                  on_block: Callable[[str], None] | None = None) -> Start:
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
@@ -586,14 +588,16 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     ``--robust``) of Σ over periods months × the block's bound (its own, or its LP
     relaxation's) − its inventory credit, ``None`` where a block has none. Where some block is
     too large to be solved whole under a node limit, :func:`_start_from_relaxations` instead.
+    ``on_block``: told which block each pass plans next (progress).
     """
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
     if FIRST_PASS_LP and solver == "highs" and not all(is_direct(p, solver) for p, _ in priced):
-        return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline, workers)
+        return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline, workers,
+                                       on_block)
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
-                        deadline=deadline, workers=workers)
+                        deadline=deadline, workers=workers, on_block=on_block)
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -616,7 +620,8 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                             left_s, gap, within=True, deadline=deadline, workers=workers)
+                             left_s, gap, within=True, deadline=deadline, workers=workers,
+                             on_block=on_block)
         timed |= again.timed
         tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
@@ -647,7 +652,8 @@ FIRST_PASS_LP = True
 
 def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
                             solver: str, budget_s: float, gap: float, deadline: Deadline | None,
-                            workers: int = 1) -> Start:
+                            workers: int = 1, on_block: Callable[[str], None] | None = None
+                            ) -> Start:
     """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
     relaxation gives its bound and the committed nodes it runs (fractions); the orders
     :func:`~solver.solve.order_choice.choose_orders` picks against those; then the blocks are
@@ -681,7 +687,8 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
         held = HeldBlocks(hp, joint, chosen)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                        left_s, gap, deadline=deadline, workers=workers, held=held)
+                        left_s, gap, deadline=deadline, workers=workers, held=held,
+                        on_block=on_block)
     plans.joint = joint
     return Start(_with_orders(hp, plans, chosen), bound, True, (plans,))
 
