@@ -710,6 +710,9 @@ def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
     assumptions = [[c.value for c in r] for r in wb["Assumptions"].iter_rows()]
     assert any(r[0] == "Held reservation price (assumed)" and r[1] == "0.450 USD/GPU-hour"
                for r in assumptions)
+    schedule = [list(r) for r in wb["Schedule"].iter_rows(values_only=True)]
+    assert ["a", "G", "Reserved", None, 1, 1, dt.datetime(2027, 1, 1), dt.datetime(2028, 1, 1),
+            pytest.approx(0.45), "assumed", "inventory[0]"] in [r[:11] for r in schedule]
     report = (tmp_path / "report.md").read_text()
     assert f"; price {rule} |" in report  # the GPU table's Already held column
     assert "of which 3,942 USD in every scenario is inventory[0]" in report
@@ -990,3 +993,34 @@ def test_a_horizon_of_one_period_is_not_called_periods() -> None:
                                              "months; ")
     four, _ = base_high()
     assert "(4 periods of 3 months; " in schedule_lines(four)[0]
+
+
+def test_the_schedule_sheet_lists_the_inventory_and_the_day_each_line_ends(
+        tmp_path: Path) -> None:
+    """A new user reading the Schedule sheet as procurement found every new order's expiry on
+    it, but not the held reservation ending inside the horizon (the renewal to decide on):
+    only the Purchase plan sheet, of the first period alone, named it. The sheet now lists each
+    inventory line with the day after its last day held and its price, stated or assumed."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = [HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                      purchase=InventoryKind.reserved, ends=dt.date(2027, 5, 15),
+                      price_per_gpu_hour=0.5),
+            HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2,
+                      purchase=InventoryKind.owned, running_cost_per_node_month=50)]
+    sc = quarterly([3, 3, 3, 3], inventory=held)
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+            .iter_rows(values_only=True)]
+    start = next(i for i, r in enumerate(rows)
+                 if r[0] == "Held (inventory): nodes the plan starts from")
+    assert rows[start + 1][:11] == [
+        "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs", "Usable from",
+        "Held to (day after the last)", "Price [USD/GPU-hour]", "Price assumed", "From"]
+    horizon_start = dt.datetime(2027, 1, 1)
+    assert rows[start + 2][:11] == ["a", "G", "Reserved", None, 1, 1, horizon_start,
+                                    dt.datetime(2027, 5, 16), 0.5, "stated", "inventory[0]"]
+    assert rows[start + 3][:11] == ["a", "G", "Owned", None, 2, 2, horizon_start, None, None,
+                                    None, "inventory[1]"]
+    assert rows[start + 4][0].startswith("held: what the plan starts from")
