@@ -1024,3 +1024,29 @@ def test_the_schedule_sheet_lists_the_inventory_and_the_day_each_line_ends(
     assert rows[start + 3][:11] == ["a", "G", "Owned", None, 2, 2, horizon_start, None, None,
                                     None, "inventory[1]"]
     assert rows[start + 4][0].startswith("held: what the plan starts from")
+
+
+def test_a_plan_that_orders_nothing_says_so_under_the_orders_header(tmp_path: Path) -> None:
+    """A new user's re-plan printed "order now: nothing", and its Schedule sheet showed the
+    orders' header with no row under it, as if the sheet were cut short."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 12, 31),
+                     price_per_gpu_hour=0.5)
+    sc = quarterly([1, 1, 1, 1], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert plan.orders == ()  # the held node carries the 1 req/s all year
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+            .iter_rows(values_only=True)]
+    assert rows[1][0] == "Scenario"  # the orders' header
+    assert rows[2][0] == ("nothing ordered: the plan buys no reservation or hardware in any "
+                          "demand scenario")
+    # a plan with orders has no such line
+    plan, sc = base_high()
+    assert plan.orders
+    write_plan_outputs(plan, sc, tmp_path / "ordered", first_period_scenario(plan, sc))
+    cells = [r[0] for r in openpyxl.load_workbook(tmp_path / "ordered" / "plan.xlsx")["Schedule"]
+             .iter_rows(values_only=True)]
+    assert not any(str(c).startswith("nothing ordered") for c in cells)

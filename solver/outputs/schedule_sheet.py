@@ -56,6 +56,10 @@ inside the horizon, power and hosting included)", the sheet's two columns said n
 an owned order's paid figure above its commitment read as an error (a new user's finding)."""
 
 
+NO_ORDERS_NOTE = "nothing ordered: the plan buys no reservation or hardware in any demand scenario"
+"""The line under an empty orders table."""
+
+
 def _owned_note(ws: Worksheet, r: int, orders: Sequence[Order]) -> int:
     """:data:`OWNED_PAID_NOTE` on row ``r`` where an order is owned; the next free row."""
     if not any(o.purchase is PurchaseKind.owned for o in orders):
@@ -116,6 +120,11 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
     header(ws, 2, titles)
     r = _owned_note(ws, _order_rows(ws, 3, plan.orders, "all (due before the re-plan)"),
                     plan.orders)
+    if not plan.orders:
+        # the terminal and report.md say "order now: nothing"; a header with no row under it
+        # read as a sheet cut short (a new user's re-plan)
+        note_line(ws, r, NO_ORDERS_NOTE)
+        r += 1
     r += 1
     kept = plan.replanned_from
     if kept is not None:
