@@ -1050,3 +1050,36 @@ def test_a_plan_that_orders_nothing_says_so_under_the_orders_header(tmp_path: Pa
     cells = [r[0] for r in openpyxl.load_workbook(tmp_path / "ordered" / "plan.xlsx")["Schedule"]
              .iter_rows(values_only=True)]
     assert not any(str(c).startswith("nothing ordered") for c in cells)
+
+
+def test_an_idle_node_beside_zone_loss_nodes_names_what_rides_in_their_spare_gpus() -> None:
+    """A new user's re-plan: 2 owned H100-SXM nodes idle, "carry no replica" and no reason,
+    while `agent` (N+1) ran on on-demand H200 nodes outside the owned zone — nodes bought for
+    `chat`'s loss of that zone, `agent` in their spare GPUs. The zone-loss reason now holds
+    there too, naming the rider; a rider that needs nodes of its own gets no reason."""
+    from solver.outputs.schedule import idle_reason
+
+    plan, _ = _zone_loss_beside_on_demand()
+    (period,) = plan.periods
+    owned = next(x for x in period.gpus if x.zone == "a")
+    chat_b = next(a for a in period.allocations if a.zone == "b")
+    # `agent` takes the second GPU of chat's 2-GPU node in b: no node more is bought for it
+    rider = chat_b.model_copy(update={"workload": "agent"})
+    shared = period.model_copy(update={"allocations": (*period.allocations, rider)})
+    assert idle_reason(shared, owned) == (
+        "zone loss of a: `chat` must hold with a lost, this node with it, so the capacity "
+        "outside a, with the on-demand GPUs running there (2 H in b, 2 H in c, the most in any "
+        "slice), carries its demand whatever runs here; `agent` runs in the spare GPUs of "
+        "those on-demand nodes, which the zone loss needs whole")
+    # `agent` on 2 GPUs more in b: the pool is 2 nodes where chat needs 1 — it could have run
+    # on the idle node instead, and the plan does not say why it did not
+    wide = rider.model_copy(update={"gpus": 2, "replicas": 2})
+    grown = tuple(n.model_copy(update={"nodes": 2, "gpus": 4}) if n.zone == "b" else n
+                  for n in period.nodes)
+    own_node = period.model_copy(update={"allocations": (*period.allocations, wide),
+                                         "nodes": grown})
+    assert idle_reason(own_node, owned) is None
+    # `agent` alone in a pool where no zone-loss workload runs: no reason either
+    alone = rider.model_copy(update={"slice": "night"})
+    night = period.model_copy(update={"allocations": (*period.allocations, alone)})
+    assert idle_reason(night, owned) is None

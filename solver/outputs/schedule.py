@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from models.common import PurchaseKind
 from models.horizon import CommitmentCost
-from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
+from models.plan import Allocation, Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines, partly_held_spend_lines
 from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
@@ -232,7 +232,8 @@ def idle_reason(period: PeriodPlan, g: PeriodGpus, scenario: Scenario | None = N
       period's ``zone:<zone>`` survivability rows; spot counts for no zone loss, C4): capacity
       in the zone counts for nothing toward that loss, so the capacity outside it must carry
       them whatever the node runs (a new user's owned node idle beside on-demand capacity,
-      with no word why).
+      with no word why); other workloads on demand there are named when they ride in the
+      spare GPUs of nodes the bound workloads need whole (:func:`_in_spare_gpus`).
 
     ``None`` otherwise (spot for a workload that may run on the GPU, or on-demand serving a
     workload the node's zone loss does not bind, or running in the node's zone): the plan
@@ -252,18 +253,45 @@ def idle_reason(period: PeriodPlan, g: PeriodGpus, scenario: Scenario | None = N
         return said[0]
     lose_zone = f"zone:{g.zone}"
     bound = {r.workload for r in period.survivability if r.failure == lose_zone}
-    served = sorted({a.workload for a in others})
-    if (any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in others)
-            or not set(served) <= bound):
+    if any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in others):
+        return None
+    served = sorted({a.workload for a in others if a.workload in bound})
+    riders = sorted({a.workload for a in others if a.workload not in bound})
+    if not served or (riders and not _in_spare_gpus(period, others, bound)):
         return None
     where = ", ".join(f"{e.gpus} {e.gpu} in {e.zone}" for e in sorted(
         period.gpus, key=lambda e: (e.gpu, e.zone)) if e.purchase is PurchaseKind.on_demand
         and e.gpus)
+    ride = ([] if not riders else [
+        f"{_named(riders)} {'runs' if len(riders) == 1 else 'run'} in the spare GPUs of those "
+        "on-demand nodes, which the zone loss needs whole"])
     return "; ".join([
         f"zone loss of {g.zone}: {_named(served)} must hold with {g.zone} lost, this node "
         f"with it, so the capacity outside {g.zone}, with the on-demand GPUs running there "
         f"({where}, the most in any slice), carries {'its' if len(served) == 1 else 'their'} "
-        "demand whatever runs here", *said])
+        "demand whatever runs here", *ride, *said])
+
+
+def _in_spare_gpus(period: PeriodPlan, on_demand: list[Allocation], bound: set[str]) -> bool:
+    """Every on-demand replica of a workload not in ``bound`` sits on a node pool (zone, GPU,
+    slice) whose nodes the ``bound`` workloads' replicas there need anyway, whole nodes
+    counted: it rides in their spare GPUs, and moving it to an idle node would buy nothing
+    less (a new user's owned nodes idle beside on-demand H200 nodes bought for chat's zone
+    loss, `agent` in their spare GPUs, got no reason)."""
+    for a in on_demand:
+        if a.workload in bound:
+            continue
+        pool = (a.zone, a.gpu, a.purchase, a.slice)
+        node = next((n for n in period.nodes
+                     if (n.zone, n.gpu, n.purchase, n.slice) == pool and n.nodes), None)
+        needed = sum(b.gpus for b in on_demand
+                     if (b.zone, b.gpu, b.purchase, b.slice) == pool and b.workload in bound)
+        if node is None or needed == 0:
+            return False
+        size = node.gpus // node.nodes
+        if -(-needed // size) < node.nodes:  # ceil: the bound replicas' whole nodes
+            return False
+    return True
 
 
 def _named(workloads: list[str]) -> str:
