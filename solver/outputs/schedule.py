@@ -408,7 +408,36 @@ def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "
-            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}"]
+            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}",
+            *_dearer_lines(plan)]
+
+
+def _dearer_lines(plan: Plan) -> list[str]:
+    """A demand scenario that costs more than base in the objective though its demand is no
+    higher in any period: base's own fleet and orders would serve it, so the plan is not the
+    cheapest for it — the gap bounds the objective (expected or worst), not each scenario's
+    cost. A new user's re-plan, proven within 0.92 %, spent more under `low` than under
+    `base`, with no word why."""
+    h = plan.horizon
+    if h is None:
+        return []
+    base = next((s for s in h.scenarios if s.scenario == BASE), None)
+    if base is None:
+        return []
+    periods = sorted({p.period for p in plan.periods})
+    cur = plan.cost.currency
+    gap = plan.solver.gap
+    how = status_label(plan.status, plan.solver).lower()
+    how += "" if gap is None or "%" in how else f", gap {gap:.1%}"
+    bounded = h.objective.replace("_", " ")
+    return [f"`{s.scenario}` costs {s.cost - base.cost:,.0f} {cur} more than `{BASE}` in the "
+            f"objective ({s.cost:,.0f} against {base.cost:,.0f}) though its demand is no higher "
+            f"in any period: `{BASE}`'s fleet would serve it, so this plan is not the "
+            f"cheapest for `{s.scenario}` ({how}: the gap bounds the {bounded} cost, not each "
+            "scenario's)"
+            for s in h.scenarios
+            if s.scenario != BASE and s.cost > base.cost * (1 + 1e-9) + 0.5
+            and all(_no_more_demand(plan, s.scenario, q) for q in periods)]
 
 
 def counted(commitments: str) -> str:
