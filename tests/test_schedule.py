@@ -1114,3 +1114,43 @@ def test_a_scenario_of_no_higher_demand_that_costs_more_than_base_is_said_so() -
     same = dearer.model_copy(update={"horizon": h.model_copy(update={"scenarios": (
         base, ScenarioCost(**{**high.model_dump(), "cost": base.cost}))})})
     assert not any("more than `base` in the objective" in x for x in schedule_lines(same))
+
+
+def test_on_demand_all_day_in_the_last_period_beside_a_cheaper_reservation_says_why() -> None:
+    """A new user's plan ran H200 on demand all day in its last quarter, where the zone's
+    reserved price was 40 % lower, and ordered no reservation; report.md said only
+    "reservations counted for their whole term". A line now says that a reservation for them
+    would be counted for 12 months against 3 on demand — the horizon's end — and that a later
+    re-plan decides."""
+    from models.horizon import CommitmentCost
+    from models.offers import ReservedTerms
+
+    plan, sc = _zone_loss_beside_on_demand()  # 1 on-demand 2-GPU H node in b and in c, 1.0/h
+
+    def with_reserved(price: float) -> Scenario:
+        zones = tuple(z.model_copy(update={"offers": tuple(
+            o.model_copy(update={"reserved": ReservedTerms(price_per_gpu_hour=price,
+                                                           stock_gpus=8)})
+            if o.gpu == "H" else o for o in z.offers)}) for z in sc.zones)
+        return sc.model_copy(update={"zones": zones})
+
+    def said(scenario: Scenario, p: Plan = plan) -> list[str]:
+        return [x for x in schedule_lines(p, scenario) if x.startswith("in the last period")]
+
+    assert said(sc) == []  # no reserved offer
+    # 0.5 × 12 months = 6 > 1.0 × 3 months on demand: the whole term is what stops it
+    (line,) = said(with_reserved(0.5))
+    assert line.startswith("in the last period (from 2027-01-01, `")
+    assert line.endswith("4 GPUs run on demand all day (4 H) where the zone's reserved price "
+                         "is lower: a reservation for them would serve at most 3 months inside "
+                         "the horizon and is counted for its whole term (12 months or more), "
+                         "more than those months cost on demand; a later re-plan, with periods "
+                         "after these, decides whether to reserve them (`horizon.commitments: "
+                         "inside_horizon` counts only the months inside; docs/program.md)")
+    # 0.2 × 12 = 2.4 < 3: cheaper over its whole term too; the end is not the reason
+    assert said(with_reserved(0.2)) == []
+    # reservations counted for their months inside: no such line
+    assert plan.horizon is not None
+    inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
+        update={"commitments": CommitmentCost.inside_horizon})})
+    assert said(with_reserved(0.5), inside) == []

@@ -382,7 +382,57 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios, scenario)
+    out += _horizon_end_lines(plan, scenario)
     return [*out, *cost_lines(plan, scenario)]
+
+
+def _horizon_end_lines(plan: Plan, scenario: Scenario | None) -> list[str]:
+    """On-demand GPUs running all day (in every slice) in the last period (of ``base``, else
+    the first scenario) where the zone sells the GPU reserved for less per GPU-hour: with
+    reservations counted for their whole term, one ordered for the last period is paid mostly
+    after the horizon, so the plan orders none — the horizon's end, not a finding that on
+    demand is cheaper (a new user's plan ran H200 on demand all day in its last quarter and
+    ordered no reservation: report.md only said "reservations counted for their whole term").
+    GPUs on demand in some slices only are left out: a reservation runs all day."""
+    h = plan.horizon
+    names = [s.name for s in plan.slices]
+    if (h is None or scenario is None or h.commitments != CommitmentCost.whole_term
+            or not plan.periods or not names):
+        return []
+    shown = [s.scenario for s in h.scenarios]
+    name = BASE if BASE in shown else shown[0]
+    last = max((p for p in plan.periods if p.scenario == name), key=lambda p: p.period)
+    running: dict[tuple[str, str, str], int] = defaultdict(int)
+    for n in last.nodes:
+        if n.purchase is PurchaseKind.on_demand and n.slice is not None:
+            running[(n.zone, n.gpu, n.slice)] += n.gpus
+    offers = {(z.id, o.gpu): o for z in scenario.zones for o in z.offers}
+    cheaper: dict[str, int] = defaultdict(int)
+    terms: set[int] = set()
+    for zone, gpu in sorted({(z, g) for z, g, _ in running}):
+        all_day = min(running[(zone, gpu, s)] for s in names)
+        offer = offers.get((zone, gpu))
+        if all_day == 0 or offer is None or offer.on_demand is None:
+            continue
+        od = offer.on_demand.price_per_gpu_hour
+        # cheaper by the hour, dearer over its whole term than the period's months on demand
+        below = [q for q in offer.reserved_quotes if q.price_per_gpu_hour < od
+                 and q.price_per_gpu_hour * q.commitment_months > od * h.period_months]
+        if below:
+            cheaper[gpu] += all_day
+            terms.add(min(q.commitment_months for q in below))
+    if not cheaper:
+        return []
+    total = sum(cheaper.values())
+    parts = ", ".join(f"{n} {gpu}" for gpu, n in sorted(cheaper.items()))
+    return [f"in the last period (from {last.start}, `{name}`) {total} GPUs run on demand all "
+            f"day ({parts}) where the zone's reserved price is lower: a reservation for them "
+            f"would serve at most {h.period_months:g} months inside the horizon and is counted "
+            f"for its whole term ({min(terms)} months or more), more than those months cost "
+            "on demand; a later re-plan, with periods after these, decides whether to reserve "
+            "them "
+            "(`horizon.commitments: inside_horizon` counts only the months inside; "
+            "docs/program.md)"]
 
 
 #: What ``horizon.scenarios[].cost_in_horizon`` counts, in words (docs/outputs.md).
