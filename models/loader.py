@@ -243,6 +243,21 @@ def node_price_fix(value: object, line: Mapping[str, Any] | None) -> str | None:
             f"{per_gpu:.4g}` ({value:g} per node-hour ÷ {size} GPUs per node, {how})")
 
 
+def growth_by_workload_fix(value: object, data: Any) -> str:
+    """For a top-level ``growth`` (``fleetplan forecast --out`` writes one, workload by
+    workload, to be moved): where each list goes, ``workloads[i].growth``. A new user pasted
+    the file whole and was told "remove this key or check its spelling"."""
+    names = [w.get("name") for w in data.get("workloads", [])
+             if isinstance(w, Mapping)] if isinstance(data, Mapping) else []
+    where = []
+    if isinstance(value, Mapping):
+        where = [f"`{name}`'s to workloads[{names.index(name)}].growth" if name in names
+                 else f"`{name}`'s to its workload (none is named so)" for name in value]
+    moves = f" ({'; '.join(where)})" if where else ""
+    return ("growth is per workload: move each list under its workload, as `growth: [...]` "
+            f"beside its arrival{moves}, and remove this key")
+
+
 def problems_from_validation(
     exc: ValidationError, file: str, prefix: Sequence[str | int] = (),
     model: type[BaseModel] | None = None, data: Any = None,
@@ -294,6 +309,8 @@ def problems_from_validation(
                 fix = meant[1]
             if loc[-1] == "price_per_node_hour" and "price_per_gpu_hour" in known:
                 fix = node_price_fix(err.get("input"), _parent(data, err["loc"])) or fix
+            if field_path(err["loc"]) == ("growth",) and "workloads" in known:
+                fix = growth_by_workload_fix(err.get("input"), data)
             if meant is not None and (*parent, meant[0]) in missing:
                 renamed.add((*parent, meant[0]))  # one problem, not this and "Field required"
                 if not fix.startswith("the field is"):

@@ -594,3 +594,28 @@ def test_an_inventory_against_a_scenario_over_periods_is_checked_at_a_periods_de
     assert replay.exit_code in (0, 1), replay.output
     assert json.loads(replay.stdout)["demand_of"] == {"period": 3, "start": "2027-10-01",
                                                       "demand_scenario": "high"}
+
+
+def test_a_margin_under_one_percent_shows_its_decimal_and_sign() -> None:
+    """A new user's quarterly check: a zone loss left code-completion 0.134 of 27.46 req/s
+    short, and the matrix read "fails -0% (not required)" beside another cell's "holds +0%",
+    as if a margin of 0 both held and failed. Under 1 % the margin has one decimal."""
+    from solver.cli.check import render_matrix
+
+    def row(failure: str, capacity: float, demand: float, holds: bool) -> CheckRow:
+        return CheckRow(failure=failure, failure_kind="zone", workload="w", slice="day",
+                        required=False, capacity_rps=capacity, demand_rps=demand, replicas=1,
+                        utilization=None, ttft_p95_ms=None, tpot_p95_ms=None,
+                        latency_holds=None, holds=holds,
+                        margin_pct=(capacity - demand) / demand * 100)
+
+    report = CheckReport(scenario="s", fleet="f", failures=("zone:a", "zone:b", "zone:c"),
+                         workloads=("w",),
+                         rows=(row("zone:a", 27.326, 27.46, False),  # −0.49 %
+                               row("zone:b", 27.58, 27.46, True),  # +0.44 %
+                               row("zone:c", 30.0, 27.46, True)))  # +9.25 %
+    text = "\n".join(render_matrix(report))
+    assert "fails -0.5% (not required)" in text
+    assert "holds +0.4%" in text
+    assert "holds +9%" in text
+    assert "-0%" not in text and "+0%" not in text

@@ -96,6 +96,12 @@ def test_the_workbook_of_a_replan_lists_the_orders_it_kept(tmp_path: Path) -> No
                          dt.datetime(2028, 4, 1), 12, "no upfront"]
     assert kept[12] == 2.4
     assert rows[title + 1][15] == "Paid in its horizon [USD]"
+    # and among the inventory held, the day it ends and where it comes from
+    held = next(i for i, r in enumerate(rows) if r[0] == "Held (inventory): nodes the plan "
+                "starts from")
+    assert rows[held + 2][:11] == ["zone-a", "H100-SXM", "Reserved", None, 1, 1,
+                                   dt.datetime(2027, 4, 1), dt.datetime(2028, 4, 1), 2.4,
+                                   "stated", f"kept from {earlier}"]
     # its price came from the earlier plan, not from an inventory line of the user's
     purchase = openpyxl.load_workbook(tmp_path / "o2" / "plan.xlsx")["Purchase plan"]
     heads = [c.value for c in purchase[1]]

@@ -710,6 +710,9 @@ def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
     assumptions = [[c.value for c in r] for r in wb["Assumptions"].iter_rows()]
     assert any(r[0] == "Held reservation price (assumed)" and r[1] == "0.450 USD/GPU-hour"
                for r in assumptions)
+    schedule = [list(r) for r in wb["Schedule"].iter_rows(values_only=True)]
+    assert ["a", "G", "Reserved", None, 1, 1, dt.datetime(2027, 1, 1), dt.datetime(2028, 1, 1),
+            pytest.approx(0.45), "assumed", "inventory[0]"] in [r[:11] for r in schedule]
     report = (tmp_path / "report.md").read_text()
     assert f"; price {rule} |" in report  # the GPU table's Already held column
     assert "of which 3,942 USD in every scenario is inventory[0]" in report
@@ -990,3 +993,164 @@ def test_a_horizon_of_one_period_is_not_called_periods() -> None:
                                              "months; ")
     four, _ = base_high()
     assert "(4 periods of 3 months; " in schedule_lines(four)[0]
+
+
+def test_the_schedule_sheet_lists_the_inventory_and_the_day_each_line_ends(
+        tmp_path: Path) -> None:
+    """A new user reading the Schedule sheet as procurement found every new order's expiry on
+    it, but not the held reservation ending inside the horizon (the renewal to decide on):
+    only the Purchase plan sheet, of the first period alone, named it. The sheet now lists each
+    inventory line with the day after its last day held and its price, stated or assumed."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = [HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                      purchase=InventoryKind.reserved, ends=dt.date(2027, 5, 15),
+                      price_per_gpu_hour=0.5),
+            HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=2,
+                      purchase=InventoryKind.owned, running_cost_per_node_month=50)]
+    sc = quarterly([3, 3, 3, 3], inventory=held)
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+            .iter_rows(values_only=True)]
+    start = next(i for i, r in enumerate(rows)
+                 if r[0] == "Held (inventory): nodes the plan starts from")
+    assert rows[start + 1][:11] == [
+        "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs", "Usable from",
+        "Held to (day after the last)", "Price [USD/GPU-hour]", "Price assumed", "From"]
+    horizon_start = dt.datetime(2027, 1, 1)
+    assert rows[start + 2][:11] == ["a", "G", "Reserved", None, 1, 1, horizon_start,
+                                    dt.datetime(2027, 5, 16), 0.5, "stated", "inventory[0]"]
+    assert rows[start + 3][:11] == ["a", "G", "Owned", None, 2, 2, horizon_start, None, None,
+                                    None, "inventory[1]"]
+    assert rows[start + 4][0].startswith("held: what the plan starts from")
+
+
+def test_a_plan_that_orders_nothing_says_so_under_the_orders_header(tmp_path: Path) -> None:
+    """A new user's re-plan printed "order now: nothing", and its Schedule sheet showed the
+    orders' header with no row under it, as if the sheet were cut short."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 12, 31),
+                     price_per_gpu_hour=0.5)
+    sc = quarterly([1, 1, 1, 1], inventory=[held])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert plan.orders == ()  # the held node carries the 1 req/s all year
+    write_plan_outputs(plan, sc, tmp_path, first_period_scenario(plan, sc))
+    rows = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+            .iter_rows(values_only=True)]
+    assert rows[1][0] == "Scenario"  # the orders' header
+    assert rows[2][0] == ("nothing ordered: the plan buys no reservation or hardware in any "
+                          "demand scenario")
+    # a plan with orders has no such line
+    plan, sc = base_high()
+    assert plan.orders
+    write_plan_outputs(plan, sc, tmp_path / "ordered", first_period_scenario(plan, sc))
+    cells = [r[0] for r in openpyxl.load_workbook(tmp_path / "ordered" / "plan.xlsx")["Schedule"]
+             .iter_rows(values_only=True)]
+    assert not any(str(c).startswith("nothing ordered") for c in cells)
+
+
+def test_an_idle_node_beside_zone_loss_nodes_names_what_rides_in_their_spare_gpus() -> None:
+    """A new user's re-plan: 2 owned H100-SXM nodes idle, "carry no replica" and no reason,
+    while `agent` (N+1) ran on on-demand H200 nodes outside the owned zone — nodes bought for
+    `chat`'s loss of that zone, `agent` in their spare GPUs. The zone-loss reason now holds
+    there too, naming the rider; a rider that needs nodes of its own gets no reason."""
+    from solver.outputs.schedule import idle_reason
+
+    plan, _ = _zone_loss_beside_on_demand()
+    (period,) = plan.periods
+    owned = next(x for x in period.gpus if x.zone == "a")
+    chat_b = next(a for a in period.allocations if a.zone == "b")
+    # `agent` takes the second GPU of chat's 2-GPU node in b: no node more is bought for it
+    rider = chat_b.model_copy(update={"workload": "agent"})
+    shared = period.model_copy(update={"allocations": (*period.allocations, rider)})
+    assert idle_reason(shared, owned) == (
+        "zone loss of a: `chat` must hold with a lost, this node with it, so the capacity "
+        "outside a, with the on-demand GPUs running there (2 H in b, 2 H in c, the most in any "
+        "slice), carries its demand whatever runs here; `agent` runs in the spare GPUs of "
+        "those on-demand nodes, which the zone loss needs whole")
+    # `agent` on 2 GPUs more in b: the pool is 2 nodes where chat needs 1 — it could have run
+    # on the idle node instead, and the plan does not say why it did not
+    wide = rider.model_copy(update={"gpus": 2, "replicas": 2})
+    grown = tuple(n.model_copy(update={"nodes": 2, "gpus": 4}) if n.zone == "b" else n
+                  for n in period.nodes)
+    own_node = period.model_copy(update={"allocations": (*period.allocations, wide),
+                                         "nodes": grown})
+    assert idle_reason(own_node, owned) is None
+    # `agent` alone in a pool where no zone-loss workload runs: no reason either
+    alone = rider.model_copy(update={"slice": "night"})
+    night = period.model_copy(update={"allocations": (*period.allocations, alone)})
+    assert idle_reason(night, owned) is None
+
+
+def test_a_scenario_of_no_higher_demand_that_costs_more_than_base_is_said_so() -> None:
+    """A new user's re-plan, proven within 0.92 %, spent 903,938 USD under `low` and 903,711
+    under `base`, though low's demand was below base's everywhere: the gap bounds the
+    expected cost, not each scenario's, and nothing said so."""
+    from models.plan import ScenarioCost
+
+    plan, _ = base_high()
+    h = plan.horizon
+    assert h is not None
+    assert not any("more than `base` in the objective" in x for x in schedule_lines(plan))
+    base, high = h.scenarios
+    assert high.cost > base.cost  # high's demand is higher: costing more says nothing
+    # high's demand made no higher than base's (its periods given base's demand), and dearer
+    demand = {(p.period, w.workload): w for p in plan.periods if p.scenario == "base"
+              for w in p.workloads}
+    level = tuple(p.model_copy(update={"workloads": tuple(
+        demand[(p.period, w.workload)] for w in p.workloads)}) if p.scenario == "high" else p
+        for p in plan.periods)
+    dearer = plan.model_copy(update={"periods": level})
+    (line,) = [x for x in schedule_lines(dearer) if "more than `base` in the objective" in x]
+    assert line.startswith(f"`high` costs {high.cost - base.cost:,.0f} USD more than `base` in "
+                           f"the objective ({high.cost:,.0f} against {base.cost:,.0f}) though "
+                           "its demand is no higher in any period: `base`'s fleet would serve "
+                           "it, so this plan is not the cheapest for `high` (")
+    assert line.endswith(": the gap bounds the expected cost, not each scenario's)")
+    # no dearer: no line
+    same = dearer.model_copy(update={"horizon": h.model_copy(update={"scenarios": (
+        base, ScenarioCost(**{**high.model_dump(), "cost": base.cost}))})})
+    assert not any("more than `base` in the objective" in x for x in schedule_lines(same))
+
+
+def test_on_demand_all_day_in_the_last_period_beside_a_cheaper_reservation_says_why() -> None:
+    """A new user's plan ran H200 on demand all day in its last quarter, where the zone's
+    reserved price was 40 % lower, and ordered no reservation; report.md said only
+    "reservations counted for their whole term". A line now says that a reservation for them
+    would be counted for 12 months against 3 on demand — the horizon's end — and that a later
+    re-plan decides."""
+    from models.horizon import CommitmentCost
+    from models.offers import ReservedTerms
+
+    plan, sc = _zone_loss_beside_on_demand()  # 1 on-demand 2-GPU H node in b and in c, 1.0/h
+
+    def with_reserved(price: float) -> Scenario:
+        zones = tuple(z.model_copy(update={"offers": tuple(
+            o.model_copy(update={"reserved": ReservedTerms(price_per_gpu_hour=price,
+                                                           stock_gpus=8)})
+            if o.gpu == "H" else o for o in z.offers)}) for z in sc.zones)
+        return sc.model_copy(update={"zones": zones})
+
+    def said(scenario: Scenario, p: Plan = plan) -> list[str]:
+        return [x for x in schedule_lines(p, scenario) if x.startswith("in the last period")]
+
+    assert said(sc) == []  # no reserved offer
+    # 0.5 × 12 months = 6 > 1.0 × 3 months on demand: the whole term is what stops it
+    (line,) = said(with_reserved(0.5))
+    assert line.startswith("in the last period (from 2027-01-01, `")
+    assert line.endswith("4 GPUs run on demand all day (4 H) where the zone's reserved price "
+                         "is lower: a reservation for them would serve at most 3 months inside "
+                         "the horizon and is counted for its whole term (12 months or more), "
+                         "more than those months cost on demand; a later re-plan, with periods "
+                         "after these, decides whether to reserve them (`horizon.commitments: "
+                         "inside_horizon` counts only the months inside; docs/program.md)")
+    # 0.2 × 12 = 2.4 < 3: cheaper over its whole term too; the end is not the reason
+    assert said(with_reserved(0.2)) == []
+    # reservations counted for their months inside: no such line
+    assert plan.horizon is not None
+    inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
+        update={"commitments": CommitmentCost.inside_horizon})})
+    assert said(with_reserved(0.5), inside) == []

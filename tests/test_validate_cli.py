@@ -277,6 +277,42 @@ def test_growth_written_as_percentages_is_warned(tmp_path: Path) -> None:
     assert "growth_warnings" not in run("--json", str(scenarios_dir() / "quarterly.yaml")).stdout
 
 
+def test_steep_forecast_growth_is_not_read_as_percentages(tmp_path: Path) -> None:
+    """A new user pasted `forecast`'s growth of a fast-growing pool, [2.23, 3.865, 6.7, 11.811]
+    (multipliers), and was told "if these are percentages, write [0.0223, …]": 2 % of the
+    peak. An entry under 10 cannot be a percentage of the peak; the list is named as steep."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    steep = tmp_path / "steep.yaml"
+    steep.write_text(text.replace("growth: [1.0, 1.2, 1.4, 1.6]",
+                                  "growth: [2.23, 3.865, 6.7, 11.811]"), encoding="utf-8")
+    result = run("--json", str(steep))
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["growth_warnings"]
+    assert warnings == [
+        "workloads[2].growth (agent): ×11.811 in period 3 — growth multiplies the peak (1.2 is "
+        "+20 %): the peak ×11.811 by period 3, from ×2.23 in period 0 — check that it is meant"]
+    assert "percentage" not in warnings[0]
+
+
+def test_forecast_growth_pasted_at_the_top_level_is_told_where_each_list_goes(
+        tmp_path: Path) -> None:
+    """A new user pasted `fleetplan forecast --out`'s file whole into a scenario: its `growth:`
+    (lists by workload name) stayed at the top level, and validate said "unknown key `growth`
+    — remove this key or check its spelling", as if it were a typo."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    pasted = tmp_path / "pasted.yaml"
+    pasted.write_text(text + "growth:\n  agent: [1.1, 1.2, 1.3, 1.4]\n  chatt: [1, 1, 1, 1]\n",
+                      encoding="utf-8")
+    result = run("--json", str(pasted))
+    assert result.exit_code == 2
+    (problem,) = json.loads(result.stdout)["problems"]
+    assert problem["field"] == "growth"
+    assert problem["fix"] == (
+        "growth is per workload: move each list under its workload, as `growth: [...]` beside "
+        "its arrival (`agent`'s to workloads[2].growth; `chatt`'s to its workload (none is "
+        "named so)), and remove this key")
+
+
 def test_owned_terms_in_a_one_day_scenario_are_warned_to_buy_nothing(tmp_path: Path) -> None:
     """A new user's scenario with an offer selling `owned` hardware and no horizon validated
     silently, and its plan bought none of it (infeasible: "`chat` is 20 req/s short"): owned

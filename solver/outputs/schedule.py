@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from models.common import PurchaseKind
 from models.horizon import CommitmentCost
-from models.plan import Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
+from models.plan import Allocation, Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines, partly_held_spend_lines
 from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
@@ -232,7 +232,8 @@ def idle_reason(period: PeriodPlan, g: PeriodGpus, scenario: Scenario | None = N
       period's ``zone:<zone>`` survivability rows; spot counts for no zone loss, C4): capacity
       in the zone counts for nothing toward that loss, so the capacity outside it must carry
       them whatever the node runs (a new user's owned node idle beside on-demand capacity,
-      with no word why).
+      with no word why); other workloads on demand there are named when they ride in the
+      spare GPUs of nodes the bound workloads need whole (:func:`_in_spare_gpus`).
 
     ``None`` otherwise (spot for a workload that may run on the GPU, or on-demand serving a
     workload the node's zone loss does not bind, or running in the node's zone): the plan
@@ -252,18 +253,45 @@ def idle_reason(period: PeriodPlan, g: PeriodGpus, scenario: Scenario | None = N
         return said[0]
     lose_zone = f"zone:{g.zone}"
     bound = {r.workload for r in period.survivability if r.failure == lose_zone}
-    served = sorted({a.workload for a in others})
-    if (any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in others)
-            or not set(served) <= bound):
+    if any(a.purchase is PurchaseKind.spot or a.zone == g.zone for a in others):
+        return None
+    served = sorted({a.workload for a in others if a.workload in bound})
+    riders = sorted({a.workload for a in others if a.workload not in bound})
+    if not served or (riders and not _in_spare_gpus(period, others, bound)):
         return None
     where = ", ".join(f"{e.gpus} {e.gpu} in {e.zone}" for e in sorted(
         period.gpus, key=lambda e: (e.gpu, e.zone)) if e.purchase is PurchaseKind.on_demand
         and e.gpus)
+    ride = ([] if not riders else [
+        f"{_named(riders)} {'runs' if len(riders) == 1 else 'run'} in the spare GPUs of those "
+        "on-demand nodes, which the zone loss needs whole"])
     return "; ".join([
         f"zone loss of {g.zone}: {_named(served)} must hold with {g.zone} lost, this node "
         f"with it, so the capacity outside {g.zone}, with the on-demand GPUs running there "
         f"({where}, the most in any slice), carries {'its' if len(served) == 1 else 'their'} "
-        "demand whatever runs here", *said])
+        "demand whatever runs here", *ride, *said])
+
+
+def _in_spare_gpus(period: PeriodPlan, on_demand: list[Allocation], bound: set[str]) -> bool:
+    """Every on-demand replica of a workload not in ``bound`` sits on a node pool (zone, GPU,
+    slice) whose nodes the ``bound`` workloads' replicas there need anyway, whole nodes
+    counted: it rides in their spare GPUs, and moving it to an idle node would buy nothing
+    less (a new user's owned nodes idle beside on-demand H200 nodes bought for chat's zone
+    loss, `agent` in their spare GPUs, got no reason)."""
+    for a in on_demand:
+        if a.workload in bound:
+            continue
+        pool = (a.zone, a.gpu, a.purchase, a.slice)
+        node = next((n for n in period.nodes
+                     if (n.zone, n.gpu, n.purchase, n.slice) == pool and n.nodes), None)
+        needed = sum(b.gpus for b in on_demand
+                     if (b.zone, b.gpu, b.purchase, b.slice) == pool and b.workload in bound)
+        if node is None or needed == 0:
+            return False
+        size = node.gpus // node.nodes
+        if -(-needed // size) < node.nodes:  # ceil: the bound replicas' whole nodes
+            return False
+    return True
 
 
 def _named(workloads: list[str]) -> str:
@@ -354,7 +382,57 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     out += _elastic_lines(plan, scenarios)
     out += slack_lines(plan, out)
     out += _idle_lines(plan, scenarios, scenario)
+    out += _horizon_end_lines(plan, scenario)
     return [*out, *cost_lines(plan, scenario)]
+
+
+def _horizon_end_lines(plan: Plan, scenario: Scenario | None) -> list[str]:
+    """On-demand GPUs running all day (in every slice) in the last period (of ``base``, else
+    the first scenario) where the zone sells the GPU reserved for less per GPU-hour: with
+    reservations counted for their whole term, one ordered for the last period is paid mostly
+    after the horizon, so the plan orders none — the horizon's end, not a finding that on
+    demand is cheaper (a new user's plan ran H200 on demand all day in its last quarter and
+    ordered no reservation: report.md only said "reservations counted for their whole term").
+    GPUs on demand in some slices only are left out: a reservation runs all day."""
+    h = plan.horizon
+    names = [s.name for s in plan.slices]
+    if (h is None or scenario is None or h.commitments != CommitmentCost.whole_term
+            or not plan.periods or not names):
+        return []
+    shown = [s.scenario for s in h.scenarios]
+    name = BASE if BASE in shown else shown[0]
+    last = max((p for p in plan.periods if p.scenario == name), key=lambda p: p.period)
+    running: dict[tuple[str, str, str], int] = defaultdict(int)
+    for n in last.nodes:
+        if n.purchase is PurchaseKind.on_demand and n.slice is not None:
+            running[(n.zone, n.gpu, n.slice)] += n.gpus
+    offers = {(z.id, o.gpu): o for z in scenario.zones for o in z.offers}
+    cheaper: dict[str, int] = defaultdict(int)
+    terms: set[int] = set()
+    for zone, gpu in sorted({(z, g) for z, g, _ in running}):
+        all_day = min(running[(zone, gpu, s)] for s in names)
+        offer = offers.get((zone, gpu))
+        if all_day == 0 or offer is None or offer.on_demand is None:
+            continue
+        od = offer.on_demand.price_per_gpu_hour
+        # cheaper by the hour, dearer over its whole term than the period's months on demand
+        below = [q for q in offer.reserved_quotes if q.price_per_gpu_hour < od
+                 and q.price_per_gpu_hour * q.commitment_months > od * h.period_months]
+        if below:
+            cheaper[gpu] += all_day
+            terms.add(min(q.commitment_months for q in below))
+    if not cheaper:
+        return []
+    total = sum(cheaper.values())
+    parts = ", ".join(f"{n} {gpu}" for gpu, n in sorted(cheaper.items()))
+    return [f"in the last period (from {last.start}, `{name}`) {total} GPUs run on demand all "
+            f"day ({parts}) where the zone's reserved price is lower: a reservation for them "
+            f"would serve at most {h.period_months:g} months inside the horizon and is counted "
+            f"for its whole term ({min(terms)} months or more), more than those months cost "
+            "on demand; a later re-plan, with periods after these, decides whether to reserve "
+            "them "
+            "(`horizon.commitments: inside_horizon` counts only the months inside; "
+            "docs/program.md)"]
 
 
 #: What ``horizon.scenarios[].cost_in_horizon`` counts, in words (docs/outputs.md).
@@ -380,7 +458,36 @@ def cost_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
             f"objective ({h.objective.replace('_', ' ')} minimised: new orders as the program "
             "charges them, on-demand and spot; held inventory left out, it costs the same "
             f"whatever the plan): expected {h.expected_cost:,.0f} "
-            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}"]
+            f"{cur}, worst {h.worst_cost:,.0f} ({costs}); {counted(h.commitments)}",
+            *_dearer_lines(plan)]
+
+
+def _dearer_lines(plan: Plan) -> list[str]:
+    """A demand scenario that costs more than base in the objective though its demand is no
+    higher in any period: base's own fleet and orders would serve it, so the plan is not the
+    cheapest for it — the gap bounds the objective (expected or worst), not each scenario's
+    cost. A new user's re-plan, proven within 0.92 %, spent more under `low` than under
+    `base`, with no word why."""
+    h = plan.horizon
+    if h is None:
+        return []
+    base = next((s for s in h.scenarios if s.scenario == BASE), None)
+    if base is None:
+        return []
+    periods = sorted({p.period for p in plan.periods})
+    cur = plan.cost.currency
+    gap = plan.solver.gap
+    how = status_label(plan.status, plan.solver).lower()
+    how += "" if gap is None or "%" in how else f", gap {gap:.1%}"
+    bounded = h.objective.replace("_", " ")
+    return [f"`{s.scenario}` costs {s.cost - base.cost:,.0f} {cur} more than `{BASE}` in the "
+            f"objective ({s.cost:,.0f} against {base.cost:,.0f}) though its demand is no higher "
+            f"in any period: `{BASE}`'s fleet would serve it, so this plan is not the "
+            f"cheapest for `{s.scenario}` ({how}: the gap bounds the {bounded} cost, not each "
+            "scenario's)"
+            for s in h.scenarios
+            if s.scenario != BASE and s.cost > base.cost * (1 + 1e-9) + 0.5
+            and all(_no_more_demand(plan, s.scenario, q) for q in periods)]
 
 
 def counted(commitments: str) -> str:

@@ -1,6 +1,7 @@
 """The workbook's *Schedule* sheet of a plan over periods: orders with their order-by dates,
-arrivals and expiries, each period's demand and usable capacity per scenario (with a chart per
-workload), and the committed capacity held and idle. Read off the plan (docs/outputs.md)."""
+arrivals and expiries, the inventory held with the day each line ends, each period's demand and
+usable capacity per scenario (with a chart per workload), and the committed capacity held and
+idle. Read off the plan (docs/outputs.md)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.common import PurchaseKind
+from models.horizon import InventoryKind
 from models.plan import Order, Plan
 from models.scenario import Scenario
 from models.text import cell_text
+from solver.outputs.assumptions import assumed_held_prices
+from solver.outputs.held import kept_from
+from solver.outputs.labels import day_after
 from solver.outputs.schedule import idle_reason
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, note_line, put, section
 
@@ -51,12 +56,57 @@ inside the horizon, power and hosting included)", the sheet's two columns said n
 an owned order's paid figure above its commitment read as an error (a new user's finding)."""
 
 
+NO_ORDERS_NOTE = "nothing ordered: the plan buys no reservation or hardware in any demand scenario"
+"""The line under an empty orders table."""
+
+
 def _owned_note(ws: Worksheet, r: int, orders: Sequence[Order]) -> int:
     """:data:`OWNED_PAID_NOTE` on row ``r`` where an order is owned; the next free row."""
     if not any(o.purchase is PurchaseKind.owned for o in orders):
         return r
     note_line(ws, r, OWNED_PAID_NOTE)
     return r + 1
+
+
+HELD_NOTE = ("held: what the plan starts from (a reservation cannot be released early; it "
+             "ends the day before \"Held to\": renew it by a new order)")
+
+
+def _held_rows(ws: Worksheet, r: int, plan: Plan, scenario: Scenario) -> int:
+    """The scenario's inventory lines from row ``r`` (a section, a header, a row a line, a
+    note), each with the day it stops counting; returns the next free row, ``r`` when there
+    is no inventory. The sheet listed new orders' expiries only: a held reservation ending
+    inside the horizon, the renewal procurement must decide on, was on no row of it (a new
+    user's finding); the Purchase plan sheet shows the first period's fleet alone."""
+    if not scenario.inventory:
+        return r
+    cur = plan.cost.currency
+    assumed = {a.index: a.price_per_gpu_hour for a in assumed_held_prices(scenario)}
+    start = plan.horizon.start if plan.horizon is not None else None
+    section(ws, r, "Held (inventory): nodes the plan starts from")
+    header(ws, r + 1, ["Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
+                       "Usable from", "Held to (day after the last)",
+                       f"Price [{cur}/GPU-hour]", "Price assumed", "From"])
+    r += 2
+    for i, line in enumerate(scenario.inventory):
+        reserved = line.purchase is InventoryKind.reserved
+        price = line.price_per_gpu_hour if line.price_per_gpu_hour is not None else assumed.get(i)
+        usable = line.available_from or start
+        kept = kept_from(plan, line)
+        cells: list[Value] = [
+            line.zone, line.gpu, line.purchase.pool_kind, line.instance_type, line.nodes,
+            None if line.gpus_per_node is None else line.nodes * line.gpus_per_node,
+            None if usable is None else _day(usable),
+            None if line.ends is None else _day(day_after(line.ends)),
+            price if reserved else None,
+            ("assumed" if i in assumed else "stated") if reserved else None,
+            f"kept from {kept}" if kept is not None else f"inventory[{i}]"]
+        formats = {5: COUNT, 6: COUNT, 7: DATE, 8: DATE, 9: RATE}
+        for c, value in enumerate(cells, start=1):
+            put(ws, r, c, value, formats.get(c))
+        r += 1
+    note_line(ws, r, HELD_NOTE)
+    return r + 2
 
 
 def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) -> None:
@@ -70,6 +120,11 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
     header(ws, 2, titles)
     r = _owned_note(ws, _order_rows(ws, 3, plan.orders, "all (due before the re-plan)"),
                     plan.orders)
+    if not plan.orders:
+        # the terminal and report.md say "order now: nothing"; a header with no row under it
+        # read as a sheet cut short (a new user's re-plan)
+        note_line(ws, r, NO_ORDERS_NOTE)
+        r += 1
     r += 1
     kept = plan.replanned_from
     if kept is not None:
@@ -82,6 +137,8 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
                           "demand scenario was due before this plan's date)"))
         header(ws, r + 1, [*titles[:-2], f"Paid in its horizon [{cur}]", titles[-1]])
         r = _owned_note(ws, _order_rows(ws, r + 2, kept.kept, "all (placed)"), kept.kept) + 1
+    if scenario is not None:
+        r = _held_rows(ws, r, plan, scenario)
     section(ws, r, "Periods: demand and usable capacity at the busiest slice [req/s]")
     workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
     header(ws, r + 1, ["Scenario", "Period", "Start", f"Cost [{cur}/month]",

@@ -135,7 +135,8 @@ class ScenarioSummary(OmitDefaults):
     count for nothing."""
     growth_warnings: tuple[str, ...] = ()
     """Each growth list with a multiplier of :data:`PERCENT_LIKE_GROWTH` or more: written as
-    percentages, most likely (``[100, 120, 140]`` planned 100 times the peak)."""
+    percentages, most likely, when every entry is (``[100, 120, 140]`` planned 100 times the
+    peak); else a steep growth to check (``[2.23, …, 11.8]``, not percentages)."""
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
@@ -264,9 +265,12 @@ PERCENT_LIKE_GROWTH = 10.0
 
 def growth_warnings(scenario: Scenario) -> tuple[str, ...]:
     """Growth lists (a workload's, a demand scenario's) with a multiplier of
-    :data:`PERCENT_LIKE_GROWTH` or more, each with the list as multipliers: validated as
-    written, ``growth: [100, 120, 140, 170]`` planned each quarter at 100 to 170 times the
-    workload's peak."""
+    :data:`PERCENT_LIKE_GROWTH` or more: validated as written, ``growth: [100, 120, 140, 170]``
+    planned each quarter at 100 to 170 times the workload's peak, so a list whose every entry
+    is that large is given back as multipliers; one with an entry under it cannot be
+    percentages of the peak (a fall of over 90 %) and is named as a steep growth, with no
+    rewrite (a new user's `forecast` growth ``[2.23, 3.865, 6.7, 11.811]`` was told to write
+    ``[0.0223, …]``, 2 % of the peak)."""
     paths: list[tuple[str, tuple[float, ...]]] = [
         (f"workloads[{i}].growth ({w.name})", w.growth) for i, w in enumerate(scenario.workloads)]
     for j, d in enumerate(scenario.demand_scenarios):
@@ -280,9 +284,17 @@ def growth_warnings(scenario: Scenario) -> tuple[str, ...]:
         if not growth or max(growth) < PERCENT_LIKE_GROWTH:
             continue
         q = growth.index(max(growth))
+        said = (f"{where}: ×{max(growth):g} in period {q} — growth multiplies the peak "
+                "(1.2 is +20 %)")
+        if min(growth) < PERCENT_LIKE_GROWTH:
+            # A list read as percentages of the peak has no entry under 10 (that would be a
+            # fall of over 90 %): [2.23, 3.865, 6.7, 11.811], as `forecast` writes a fast
+            # history's growth, is multipliers, and ÷ 100 would plan 2 % of the peak.
+            out.append(f"{said}: the peak ×{max(growth):g} by period {q}, "
+                       f"from ×{growth[0]:g} in period 0 — check that it is meant")
+            continue
         meant = ", ".join(f"{g / 100:g}" for g in growth)
-        out.append(f"{where}: ×{max(growth):g} in period {q} — growth multiplies the peak "
-                   "(1.2 is +20 %), it is not a percentage: if these are percentages, write "
+        out.append(f"{said}, it is not a percentage: if these are percentages, write "
                    f"[{meant}]")
     return tuple(out)
 
