@@ -14,8 +14,9 @@ soon as its own bound proves it: a stage that does not pay costs little.
   a restriction of shared nodes (:mod:`solver.solve.decompose`).
 - ``grouped-1``, ``grouped-2``, ``grouped-4`` (programs of many slices): the fleets of programs
   whose slices are grouped at their busiest demand (:mod:`solver.solve.aggregate`), each group
-  count started from the one before; a count of more than one group stopped by its budget ends
-  them, and ``spot`` runs in the place of the finer ones.
+  count started from the one before; a count of more than one group stopped by its budget
+  after finding a fleet the incumbent kept ends them, and ``spot`` runs in the place of the
+  finer ones.
 - ``spot``: the incumbent's reserved and on-demand node counts held, its spot nodes and every
   replica re-planned (:func:`spot`).
 - ``lp-support``: the program with every replica slot the LP relaxation leaves empty fixed to
@@ -122,6 +123,9 @@ class Context:
     """Seconds on the clock by which every stage still to run ends (``None``: none set)."""
     stopped_groups: set[int] = field(default_factory=set)
     """Group counts whose grouped stage was stopped by its budget (its gap not proved)."""
+    kept_groups: set[int] = field(default_factory=set)
+    """Group counts whose grouped stage's fleet the incumbent kept (cheaper than the one held:
+    a fleet of the stage's own, not the start it was given)."""
     joint_x: Vector | None = None
     """The cheapest fleet the joint solve found itself (not one it was handed), held or not:
     the polish's start (:func:`~solver.solve.strategy._after_joint`)."""
@@ -263,22 +267,25 @@ def grouped(count: int) -> Callable[[Context, float], None]:
                  if (n := round(result.x[model.index[var.name]])) > 0}
         ctx.grouped_fleet = (groups, fleet)
         full = tuple((s.name,) for s in data.slices)
-        _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet), f"grouped-{count}")
+        if _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet),
+                           f"grouped-{count}"):
+            ctx.kept_groups.add(count)
 
     return act
 
 
 def finer_groups_pay(ctx: Context) -> bool:
-    """The LP holds few replicas per slot and no grouped stage of more than one group has been
-    stopped by its budget: a finer one (twice the slices of one not solved in its share) would
-    be stopped too, its fleet what the clock left.
+    """The LP holds few replicas per slot and no grouped stage of more than one group has ended
+    the grouped stages (:func:`_ending_groups`).
 
     At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded; where it had found
     a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
-    second about what ``grouped-4`` reached in its whole share. Medium ×1's ``grouped-2``
-    proves its gap, so its stages are unchanged (benchmarks/README.md, "Run O"). The
-    one-group stage stopped has its own rule (:func:`_keep_for_joint`)."""
-    return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
+    second about what ``grouped-4`` reached in its whole share. Where it had found none (it
+    ended on ``grouped-1``'s fleet), ``spot`` found nothing from there and ``grouped-4`` once
+    found 118,489 (benchmarks/README.md, "Run O"), so ``grouped-4`` still runs. Medium ×1's
+    ``grouped-2`` proves its gap, so its stages are unchanged. The one-group stage stopped has
+    its own rule (:func:`_keep_for_joint`)."""
+    return few_replicas(ctx) and not _ending_groups(ctx)
 
 
 def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
@@ -286,9 +293,17 @@ def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
     the ``spot`` stage runs in their place."""
 
     def skipped(ctx: Context) -> bool:
-        return few_replicas(ctx) and any(1 < c < finest for c in ctx.stopped_groups)
+        return few_replicas(ctx) and any(c < finest for c in _ending_groups(ctx))
 
     return skipped
+
+
+def _ending_groups(ctx: Context) -> set[int]:
+    """Group counts of more than one group whose stage was stopped by its budget after finding
+    a fleet the incumbent kept: a finer count (twice the slices of one not solved in its share)
+    would be stopped too, and the spot neighbourhood of the fleet found is quicker. Decided by
+    what the stages reported (stopped or proved, fleet kept or not), not by the clock."""
+    return {c for c in ctx.stopped_groups & ctx.kept_groups if c > 1}
 
 
 def _keep_for_joint(ctx: Context) -> None:
