@@ -249,7 +249,7 @@ def test_a_grouped_stage_stopped_by_its_budget_keeps_half_the_limit_for_the_join
         assert budgets[0] == pytest.approx(54.0)  # 0.9 of the limit
 
 
-@pytest.mark.parametrize("cut", ["proved", "own-fleet", "no-fleet"])
+@pytest.mark.parametrize("cut", ["proved", "own-fleet", "no-fleet", "no-fleet-after-cut-1"])
 def test_a_finer_grouped_stage_stopped_with_a_fleet_of_its_own_is_followed_by_spot(
     monkeypatch: pytest.MonkeyPatch, cut: str,
 ) -> None:
@@ -264,7 +264,10 @@ def test_a_finer_grouped_stage_stopped_with_a_fleet_of_its_own_is_followed_by_sp
     # the grouped stages and the spot neighbourhood of its fleet runs instead of grouped-4.
     # Made to look stopped on the start it was given (grouped-1's fleet, which the incumbent
     # already holds), it found no fleet of its own: grouped-4 runs as before and spot does not.
-    # Proved, the grouped stages run as before.
+    # Proved, the grouped stages run as before. With grouped-1 made to look stopped too (its
+    # fleet kept; the stages then end at half the limit, kept for the joint solve), grouped-2
+    # stopped on its start ends the grouped stages as well: grouped-4 would spend the seconds
+    # before that mark that the neighbourhoods after spot use.
     from solver.solve import stages
 
     shape = [1.0 - i / 100 for i in range(12)] + [0.5 - i / 100 for i in range(12)]
@@ -285,6 +288,9 @@ def test_a_finer_grouped_stage_stopped_with_a_fleet_of_its_own_is_followed_by_sp
         result = real(model_, *args, **kwargs)
         if model_ is not model and kwargs.get("restriction") is None:  # a grouped program
             grouped_runs += 1
+            if cut == "no-fleet-after-cut-1" and grouped_runs == 1:  # grouped-1's
+                return RunResult(SolveStatus.time_limit, result.x, result.objective,
+                                 result.bound, result.seconds)
             if cut != "proved" and grouped_runs == 2:  # the second: grouped-2's
                 x = result.x if cut == "own-fleet" else kwargs["start"]
                 assert x is not None
@@ -302,12 +308,16 @@ def test_a_finer_grouped_stage_stopped_with_a_fleet_of_its_own_is_followed_by_sp
     assert after["grouped-1"] == pytest.approx(2_920.0)  # 2 × 1,460
     if cut == "own-fleet":
         assert after["grouped-2"] == pytest.approx(2_555.0)  # 1,460 + 12 × 91.25: kept
+    elif cut != "proved":
+        assert after["grouped-2"] == pytest.approx(2_920.0)  # its start, nothing its own
+    if cut in ("own-fleet", "no-fleet-after-cut-1"):
         assert names == ["lp", "grouped-1", "grouped-2", "spot"]
     else:
-        if cut == "no-fleet":
-            assert after["grouped-2"] == pytest.approx(2_920.0)  # its start, nothing its own
         assert names == ["lp", "grouped-1", "grouped-2", "grouped-4"]
-    assert ctx.until_s is None  # grouped-1 proved: no half of the limit kept
+    if cut == "no-fleet-after-cut-1":
+        assert ctx.until_s == pytest.approx(30.0)  # half the 60-s limit kept for the joint
+    else:
+        assert ctx.until_s is None  # grouped-1 proved: no half of the limit kept
 
 
 def _spot_case() -> tuple[Program, Model]:

@@ -282,7 +282,8 @@ def finer_groups_pay(ctx: Context) -> bool:
     a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
     second about what ``grouped-4`` reached in its whole share. Where it had found none (it
     ended on ``grouped-1``'s fleet), ``spot`` found nothing from there and ``grouped-4`` once
-    found 118,489 (benchmarks/README.md, "Run O"), so ``grouped-4`` still runs. Medium ×1's
+    found 118,489 (benchmarks/README.md, "Run O"), so ``grouped-4`` still runs — unless the
+    one-group stage was stopped too (:func:`_ending_groups`). Medium ×1's
     ``grouped-2`` proves its gap, so its stages are unchanged. The one-group stage stopped has
     its own rule (:func:`_keep_for_joint`)."""
     return few_replicas(ctx) and not _ending_groups(ctx)
@@ -300,10 +301,18 @@ def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
 
 def _ending_groups(ctx: Context) -> set[int]:
     """Group counts of more than one group whose stage was stopped by its budget after finding
-    a fleet the incumbent kept: a finer count (twice the slices of one not solved in its share)
-    would be stopped too, and the spot neighbourhood of the fleet found is quicker. Decided by
-    what the stages reported (stopped or proved, fleet kept or not), not by the clock."""
-    return {c for c in ctx.stopped_groups & ctx.kept_groups if c > 1}
+    a fleet the incumbent kept, or after a stopped one-group stage: they end the grouped stages.
+
+    A finer count (twice the slices of one not solved in its share) would be stopped too. With
+    a fleet of the stopped stage's own, the spot neighbourhood of that fleet is quicker. After
+    a stopped one-group stage the stages end at half the limit (:func:`_keep_for_joint`), and a
+    finer grouped stage ran to that mark and left the neighbourhoods no time: at large ×1 under
+    load ``grouped-4`` then found nothing (124,646 and 129,080) where ``spot`` and the
+    neighbourhoods after it reached 119,120 and 124,975 (benchmarks/README.md, "Run P").
+    Decided by what the stages reported (stopped or proved, fleet kept or not), not by the
+    clock."""
+    cut = 1 in ctx.stopped_groups
+    return {c for c in ctx.stopped_groups if c > 1 and (cut or c in ctx.kept_groups)}
 
 
 def _keep_for_joint(ctx: Context) -> None:
