@@ -14,9 +14,8 @@ soon as its own bound proves it: a stage that does not pay costs little.
   a restriction of shared nodes (:mod:`solver.solve.decompose`).
 - ``grouped-1``, ``grouped-2``, ``grouped-4`` (programs of many slices): the fleets of programs
   whose slices are grouped at their busiest demand (:mod:`solver.solve.aggregate`), each group
-  count started from the one before; a count of more than one group stopped by its budget
-  after finding a fleet the incumbent kept ends them, and ``spot`` runs in the place of the
-  finer ones.
+  count started from the one before; a count of more than one group stopped by its budget ends
+  them, and ``spot`` runs in the place of the finer ones.
 - ``spot``: the incumbent's reserved and on-demand node counts held, its spot nodes and every
   replica re-planned (:func:`spot`).
 - ``lp-support``: the program with every replica slot the LP relaxation leaves empty fixed to
@@ -123,9 +122,6 @@ class Context:
     """Seconds on the clock by which every stage still to run ends (``None``: none set)."""
     stopped_groups: set[int] = field(default_factory=set)
     """Group counts whose grouped stage was stopped by its budget (its gap not proved)."""
-    kept_groups: set[int] = field(default_factory=set)
-    """Group counts whose grouped stage's fleet the incumbent kept (cheaper than the one held:
-    a fleet of the stage's own, not the start it was given)."""
     joint_x: Vector | None = None
     """The cheapest fleet the joint solve found itself (not one it was handed), held or not:
     the polish's start (:func:`~solver.solve.strategy._after_joint`)."""
@@ -267,26 +263,22 @@ def grouped(count: int) -> Callable[[Context, float], None]:
                  if (n := round(result.x[model.index[var.name]])) > 0}
         ctx.grouped_fleet = (groups, fleet)
         full = tuple((s.name,) for s in data.slices)
-        if _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet),
-                           f"grouped-{count}"):
-            ctx.kept_groups.add(count)
+        _offer_replicas(ctx, expand_fleet(ctx.program, full, groups, fleet), f"grouped-{count}")
 
     return act
 
 
 def finer_groups_pay(ctx: Context) -> bool:
-    """The LP holds few replicas per slot and no grouped stage of more than one group has ended
-    the grouped stages (:func:`_ending_groups`).
+    """The LP holds few replicas per slot and no grouped stage of more than one group has been
+    stopped by its budget: a finer one (twice the slices of one not solved in its share) would
+    be stopped too, its fleet what the clock left.
 
     At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded; where it had found
     a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
-    second about what ``grouped-4`` reached in its whole share. Where it had found none (it
-    ended on ``grouped-1``'s fleet), ``spot`` found nothing from there and ``grouped-4`` once
-    found 118,489 (benchmarks/README.md, "Run O"), so ``grouped-4`` still runs — unless the
-    one-group stage was stopped too (:func:`_ending_groups`). Medium ×1's
-    ``grouped-2`` proves its gap, so its stages are unchanged. The one-group stage stopped has
-    its own rule (:func:`_keep_for_joint`)."""
-    return few_replicas(ctx) and not _ending_groups(ctx)
+    second about what ``grouped-4`` reached in its whole share. Medium ×1's ``grouped-2``
+    proves its gap, so its stages are unchanged (benchmarks/README.md, "Run O"). The
+    one-group stage stopped has its own rule (:func:`_keep_for_joint`)."""
+    return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
 
 
 def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
@@ -294,25 +286,9 @@ def finer_groups_skipped(finest: int) -> Callable[[Context], bool]:
     the ``spot`` stage runs in their place."""
 
     def skipped(ctx: Context) -> bool:
-        return few_replicas(ctx) and any(c < finest for c in _ending_groups(ctx))
+        return few_replicas(ctx) and any(1 < c < finest for c in ctx.stopped_groups)
 
     return skipped
-
-
-def _ending_groups(ctx: Context) -> set[int]:
-    """Group counts of more than one group whose stage was stopped by its budget after finding
-    a fleet the incumbent kept, or after a stopped one-group stage: they end the grouped stages.
-
-    A finer count (twice the slices of one not solved in its share) would be stopped too. With
-    a fleet of the stopped stage's own, the spot neighbourhood of that fleet is quicker. After
-    a stopped one-group stage the stages end at half the limit (:func:`_keep_for_joint`), and a
-    finer grouped stage ran to that mark and left the neighbourhoods no time: at large ×1 under
-    load ``grouped-4`` then found nothing (124,646 and 129,080) where ``spot`` and the
-    neighbourhoods after it reached 119,120 and 124,975 (benchmarks/README.md, "Run P").
-    Decided by what the stages reported (stopped or proved, fleet kept or not), not by the
-    clock."""
-    cut = 1 in ctx.stopped_groups
-    return {c for c in ctx.stopped_groups if c > 1 and (cut or c in ctx.kept_groups)}
 
 
 def _keep_for_joint(ctx: Context) -> None:

@@ -175,9 +175,8 @@ def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
     Where the LP holds few replicas per slot (a node-rounding puzzle: the ×1 benchmark sizes,
     the demo), hourly programs start from grouped slices and programs of few slices from the
     dedicated-pool fleet and the static fleet at the day's peak, the cheaper kept (a grouped
-    stage of more than one group stopped by its budget after finding a fleet the incumbent
-    kept ends the grouped stages, and ``spot`` runs in the place of the finer ones:
-    :func:`~solver.solve.stages.finer_groups_pay`); then —
+    stage of more than one group stopped by its budget ends the grouped stages, and ``spot``
+    runs in the place of the finer ones: :func:`~solver.solve.stages.finer_groups_pay`); then —
     except on programs of a few slices, whose two starts need no more (on the demo the LP's
     support found nothing in 3 of 3 runs, and took ~1 s) — the LP's support. Where it holds
     many (×25, ×100), the LP's support first, for up to a quarter of the limit: grouping slices
