@@ -526,3 +526,15 @@ def test_a_budget_no_fleet_was_found_within_in_time_exits_1_saying_why(tmp_path:
     assert f"no fleet costs less than {bound:,.0f} (the bound), so a fleet within the budget " \
            "may exist" in line["message"]
     assert "## Why no fleet was found" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("command", ["plan", "compare", "sweep"])
+def test_time_limit_help_gives_the_default_of_one_period_and_of_a_plan_over_periods(
+        command: str) -> None:
+    # click printed `[default: 60.0]`, untrue of a plan over periods: without --time-limit it
+    # ends at its work limits, a safety stop at 600 s (solver.solve.clock.horizon_limits)
+    text = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    option = text[text.index("--time-limit"):text.index("--gap")]
+    assert "[default: 60" not in option
+    assert "default: 60 s for a " in option and "of one period" in option
+    assert "safety stop at 600 s" in option

@@ -323,8 +323,10 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: outputs/<scenario name>/).")
-@solve_options("Solver time limit [s]. A plan over periods without it ends at its search "
-               "limits, with a safety stop at 600 s; blocks too large to solve whole share 60 s.")
+@solve_options("Solver time limit [s]; default: {default:g} s for a plan of one period. A plan "
+               "over periods (a horizon, an inventory or demand scenarios) without it ends at "
+               "its search limits, with a safety stop at {safety:g} s; its blocks too large to "
+               "solve whole share {default:g} s.")
 @json_option
 @click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
               callback=given_file(),
