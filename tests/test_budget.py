@@ -94,6 +94,7 @@ def test_a_budget_below_the_bound_stops_the_search_at_once_as_infeasible() -> No
     assert result.outcome.status is SolveStatus.infeasible and not result.outcome.has_solution
     assert result.outcome.report.bound is None  # no fleet meets it at any cost
     assert clocks[0].stop_reason == OVER_BUDGET and not deadline.stopped
+    assert (clocks[0].started, clocks[0].limit_s) == (deadline.started, deadline.limit_s)
     assert result.outcome.report.seconds < 30.0  # a stop, not the 60-s limit
     assert result.diagnosis == ()  # an infeasible plan's diagnosis is the elastic program's
 

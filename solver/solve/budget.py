@@ -17,12 +17,13 @@ from nothing: a budget set at the cost the same scenario reached without one in 
 no fleet and an empty diagnosis in 11 of 14 scenarios (benchmarks/README.md, "Trust sweep").
 Searched without it, a fleet above the budget is a start for the next stage, never the plan.
 
-The search stops as soon as its bound exceeds the budget (a stop of a clock of its own, which
-follows the plan's: a user's Ctrl-C still stops it). Where it ends before its time limit on a
-fleet above the budget proven within the plan's gap (the budget inside that gap), HiGHS searches
-the budgeted program itself for the time left (stage ``budget``). Where no fleet within the
-budget is found, the plan's diagnosis says so: the cheapest fleet found, the bound, and whether
-a fleet within the budget may exist.
+The search runs on a twin of the plan's clock (:meth:`~solver.solve.clock.Deadline.twin`: the
+same limit and start, so its stages get the plan's shares and take the unbudgeted plan's path;
+a user's Ctrl-C still stops it) and stops as soon as its bound exceeds the budget. Where it ends
+before its time limit on a fleet above the budget proven within the plan's gap (the budget
+inside that gap), HiGHS searches the budgeted program itself for the time left (stage
+``budget``). Where no fleet within the budget is found, the plan's diagnosis says so: the
+cheapest fleet found, the bound, and whether a fleet within the budget may exist.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
     if budget is None:
         raise ValueError("solve_within_budget needs a program with a monthly budget")
     limit = budget_limit(budget)
-    clock = deadline.follower(deadline.limit_s - deadline.elapsed())
+    clock = deadline.twin()  # the plan's shares: the search is the unbudgeted plan's
 
     def progress(seen: Progress, stages: str) -> None:
         if seen.bound is not None and seen.bound > limit and not clock.stopped:
