@@ -98,7 +98,7 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
         found = _search_within(program, outcome, limit, deadline, gap, on_progress)
         if found is not None and found.has_solution:
             return BudgetedSolve(program, found)
-        if found is not None:  # proven: nothing within the budget
+        if found is not None:  # none: proven (infeasible) or stopped by the clock
             outcome = found
         report = outcome.report.model_copy(update={"seconds": deadline.elapsed()})
     bound = report.bound
@@ -120,9 +120,10 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
 def _search_within(program: Program, outcome: SolveOutcome, limit: float, deadline: Deadline,
                    gap: float, on_progress: OnProgress | None) -> SolveOutcome | None:
     """HiGHS on the program with its cost at most ``limit`` for the time left, from no start
-    (the fleet held is above it): the outcome with its fleet loaded, ``None`` where it found
-    none, status ``infeasible`` where it proved that none exists (its stage recorded). Its bound
-    is the larger of its own and the unbudgeted search's."""
+    (the fleet held is above it): the outcome with its fleet loaded; without one, status
+    ``infeasible`` where it proved that none exists, else ``time_limit`` (its stage recorded
+    either way); ``None`` where too little time was left to start. Its bound is the larger of
+    its own and the unbudgeted search's."""
     if deadline.left() < BUDGET_LEAST_S:
         return None
     model = model_of(program)
@@ -140,14 +141,12 @@ def _search_within(program: Program, outcome: SolveOutcome, limit: float, deadli
     incumbent.raise_bound(result.bound, BUDGET_STAGE)
     incumbent.record(BUDGET_STAGE, deadline.elapsed() - started)
     x, _ = incumbent.fleet()
-    if x is None and result.status is not SolveStatus.infeasible:
-        return None
     status = incumbent.outcome(infeasible=result.status is SolveStatus.infeasible,
-                               timed_out=result.status is SolveStatus.time_limit)
+                               timed_out=result.status is not SolveStatus.optimal)
     ours = incumbent.report(outcome.report.name, status)
     report = ours.model_copy(update={"stages": (*outcome.report.stages, *ours.stages)})
     if x is None:
-        return SolveOutcome(SolveStatus.infeasible, report, False)
+        return SolveOutcome(status.status, report, False)
     model.load(x)
     return SolveOutcome(status.status, report, True)
 
