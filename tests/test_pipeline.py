@@ -107,6 +107,23 @@ def test_a_stop_request_reaches_the_clocks_that_follow_it() -> None:
     assert not Deadline(5.0).follower(5.0).stopped
 
 
+def test_a_twin_clock_keeps_the_limit_and_start_and_stops_alone() -> None:
+    """A budgeted plan searches on a twin of its clock (solver.solve.budget): the same shares
+    and deadline as the plan's (a follower made after the capacity table was built had a
+    shorter limit, and its stages other shares), stopped with the plan, or alone."""
+    now = [0.0]
+    plan = Deadline(10.0, clock=lambda: now[0])
+    now[0] = 3.0
+    twin = plan.twin()
+    assert (twin.limit_s, twin.left(), twin.share(0.15)) == (
+        plan.limit_s, plan.left(), plan.share(0.15))
+    twin.stop("bound above the budget")
+    assert twin.expired() and not plan.stopped
+    other = plan.twin()
+    plan.stop("SIGINT")
+    assert other.stopped and other.stop_reason == "SIGINT"
+
+
 # --- the incumbent --------------------------------------------------------------------------------
 
 

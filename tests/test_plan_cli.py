@@ -489,3 +489,52 @@ def test_ctrl_c_during_the_build_of_a_plan_over_periods_stops_it(
     assert "interrupted (Ctrl-C)" in result.output
     assert not out.exists()
     assert len(evaluated) == 2  # the configuration after the signal was not evaluated
+
+
+def test_a_budget_no_fleet_was_found_within_in_time_exits_1_saying_why(tmp_path: Path) -> None:
+    # The trust sweep's small seed 1 x3 (benchmarks/README.md, "Trust sweep"): no fleet costs
+    # less than 137,444 (a 60-s plan's bound), so none is within a budget of 137,000, and a
+    # 3-s search does not prove it (its bound ~129 k). Before, the plan ended `time_limit`
+    # with no fleet and an empty diagnosis; now its diagnosis gives the cheapest fleet found,
+    # the bound, and that a fleet within the budget may exist.
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # benchmarks/ is not an installed package
+    from benchmarks.generate import generate_scenario, scenario_file
+
+    doc = scenario_file(generate_scenario("small", seed=1, scale=3)).model_dump(
+        mode="json", by_alias=True, exclude_defaults=True)
+    doc.setdefault("policy", {})["monthly_budget"] = 137_000.0
+    path = tmp_path / "x3.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(out), "--time-limit",
+                                       "3", "--no-replay", "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "before any fleet within the budget (policy.monthly_budget) was found" in (
+        result.output)
+    assert "no fleet found:" in result.output
+    data = json.loads((out / "plan.json").read_text())
+    assert data["status"] == "time_limit" and not data["allocations"]
+    [line] = data["diagnosis"]
+    bound = data["solver"]["bound"]
+    assert line["requirement"] == "budget" and bound is not None and bound < 137_000.0
+    assert line["message"].startswith(
+        "no fleet within the budget of 137,000 USD/month was found in 3 s: ")
+    assert f"no fleet costs less than {bound:,.0f} (the bound), so a fleet within the budget " \
+           "may exist" in line["message"]
+    assert "## Why no fleet was found" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize("command", ["plan", "compare", "sweep"])
+def test_time_limit_help_gives_the_default_of_one_period_and_of_a_plan_over_periods(
+        command: str) -> None:
+    # click printed `[default: 60.0]`, untrue of a plan over periods: without --time-limit it
+    # ends at its work limits, a safety stop at 600 s (solver.solve.clock.horizon_limits)
+    text = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    option = text[text.index("--time-limit"):text.index("--gap")]
+    assert "[default: 60" not in option
+    assert "default: 60 s for a " in option and "of one period" in option
+    assert "safety stop at 600 s" in option

@@ -332,3 +332,38 @@ def test_a_trace_recorded_in_batches_says_its_burst_figures_are_the_batching(
     spread = _mooncake(tmp_path / "spread.jsonl", [300 * i for i in range(2200)])
     result = CliRunner().invoke(main, ["profile", str(spread), "--json"])
     assert not [w for w in json.loads(result.stdout)["warnings"] if "batches" in w]
+
+
+def test_validate_and_plan_warn_of_a_linked_trace_recorded_in_batches_as_profile_does(
+        tmp_path: Path) -> None:
+    """`profile` warned of a trace recorded in batches; `validate` and `plan` of a scenario
+    linking it said nothing, though the workload is sized on those arrivals (its replayed
+    window) and replayed on them. The same words begin both warnings
+    (:meth:`TraceProfile.batched_arrivals`); the same arrivals one at a time give none."""
+    from tests.plan_fixtures import chat_8b, h100_scenario_yaml
+
+    batched = _mooncake(tmp_path / "batched.jsonl",
+                        [3000 * b for b in range(220) for _ in range(10)])
+    spread = _mooncake(tmp_path / "spread.jsonl", [300 * i for i in range(2200)])
+    fact = profile_trace(read_trace(batched)).batched_arrivals()
+    assert fact is not None and profile_trace(read_trace(spread)).batched_arrivals() is None
+    runner = CliRunner()
+    for trace in (batched, spread):
+        scenario = tmp_path / f"{trace.stem}.yaml"
+        scenario.write_text(h100_scenario_yaml(trace.stem, chat_8b(
+            arrival={"peak_rps": 4, "trace": {"path": trace.name}})))
+        checked = runner.invoke(main, ["validate", str(scenario)])
+        planned = runner.invoke(main, ["plan", str(scenario), "--out", str(tmp_path / trace.stem),
+                                       "--no-replay", "--quiet"])
+        assert checked.exit_code == 0 and planned.exit_code == 0, planned.output
+        for result in (checked, planned):
+            said = [line for line in result.stderr.splitlines() if "in batches" in line]
+            if trace is spread:
+                assert said == []
+                continue
+            [line] = said
+            assert line.startswith(f"warning: `chat` links {batched}: {fact}: it is sized on "
+                                   "the replay of its window (trace window: batched.jsonl, ")
+            assert line.endswith("the fleet may be sized for the recording, not the traffic: "
+                                 "link a trace of the same traffic with finer timestamps, or "
+                                 "leave arrival.trace out and give arrival.burst (else Poisson)")

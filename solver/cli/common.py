@@ -31,14 +31,28 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def solve_options(time_limit_help: str = "Solver time limit [s].") -> Callable[[F], F]:
+#: ``--time-limit`` when not given, for a plan of one period [s] (over periods: the work limits
+#: and the safety stop, :func:`solver.solve.clock.horizon_limits`).
+TIME_LIMIT_S = 60.0
+
+
+def solve_options(time_limit_help: str = "Solver time limit [s] (default: {default:g})."
+                  ) -> Callable[[F], F]:
     """``--solver``, ``--time-limit`` (``time_limit_s``) and ``--gap``: every command that
-    solves the integer program takes the same three."""
+    solves the integer program takes the same three.
+
+    ``time_limit_help`` says the limit's default itself (``{default}``: :data:`TIME_LIMIT_S`,
+    ``{safety}``: :data:`~solver.solve.clock.HORIZON_SAFETY_S`): click's ``[default: 60.0]``
+    was untrue of a plan over periods, which without the option ends at its work limits."""
+    from solver.solve.clock import HORIZON_SAFETY_S  # the clock alone: no solver imported
+
     options = (
         click.option("--solver", type=click.Choice(SOLVERS), default="highs", show_default=True,
                      help="MIP solver."),
         click.option("--time-limit", "time_limit_s", type=click.FloatRange(min=0.1),
-                     default=60.0, show_default=True, help=time_limit_help, callback=finite),
+                     default=TIME_LIMIT_S,
+                     help=time_limit_help.format(default=TIME_LIMIT_S, safety=HORIZON_SAFETY_S),
+                     callback=finite),
         click.option("--gap", type=click.FloatRange(min=0.0, max=1.0), default=0.01,
                      show_default=True, help="Relative MIP gap at which to stop.",
                      callback=finite),

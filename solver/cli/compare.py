@@ -126,8 +126,9 @@ def to_json(results: list[Compared], rows: list[ComparisonRow], out: Path) -> di
                    "spot=true,false | drop_gpu=none,H100-SXM. Repeat to combine.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("outputs/compare.xlsx"),
               show_default=True, help="Comparison workbook to write.")
-@solve_options("Solver time limit per scenario [s]. A scenario over periods without it is "
-               "planned as `plan` plans it: to its search limits, safety stop at 600 s.")
+@solve_options("Solver time limit per scenario [s]; default: {default:g} s for a scenario of "
+               "one period. A scenario over periods without it is planned as `plan` plans it: "
+               "to its search limits, safety stop at {safety:g} s.")
 @json_option
 def command(scenarios: tuple[Path, ...], varies: tuple[str, ...], out: Path, solver: str,
             time_limit_s: float, gap: float, as_json: bool) -> None:

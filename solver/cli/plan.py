@@ -155,8 +155,11 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
             f"stopped before any fleet was found; no fleet costs less than {s.bound:,.0f} "
             f"{cur}/month"]
     if not plan.allocations and s.bound is not None and h is None:
-        return [f"stopped at the time limit before any fleet was found (the capacity table "
-                f"and the program are built within it); no fleet costs less than "
+        # with a budget, fleets above it may have been found: the diagnosis gives the cheapest
+        within = (" within the budget (policy.monthly_budget)"
+                  if scenario.policy.monthly_budget is not None else "")
+        return [f"stopped at the time limit before any fleet{within} was found (the capacity "
+                f"table and the program are built within it); no fleet costs less than "
                 f"{s.bound:,.0f} {cur}/month", "  to find one: a longer --time-limit"]
     if s.gap is None or s.bound is None:
         return [f"stopped at its search limit with nothing proven: {WORK_LIMIT_NOTE}"
@@ -235,7 +238,10 @@ def render(plan: Plan, scenario: Scenario, written: list[Path]) -> list[str]:
         out.append(f"the fleet below is the first period's ({plan.horizon.start}) if demand "
                    f"follows `{plan.horizon.fleet_shown}`:")
     if plan.status not in HAS_FLEET or not plan.nodes:
-        out.append("no fleet meets every requirement:" if plan.diagnosis else "no fleet found")
+        # only a proven infeasible plan is one no fleet meets; else (a budget none was found
+        # within in time: solver.solve.budget) the diagnosis says why none was found
+        out.append(("no fleet meets every requirement:" if plan.status is SolveStatus.infeasible
+                    else "no fleet found:") if plan.diagnosis else "no fleet found")
         out += [f"  - {d.message}" for d in plan.diagnosis]
     else:
         c = plan.cost
@@ -317,8 +323,10 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: outputs/<scenario name>/).")
-@solve_options("Solver time limit [s]. A plan over periods without it ends at its search "
-               "limits, with a safety stop at 600 s; blocks too large to solve whole share 60 s.")
+@solve_options("Solver time limit [s]; default: {default:g} s for a plan of one period. A plan "
+               "over periods (a horizon, an inventory or demand scenarios) without it ends at "
+               "its search limits, with a safety stop at {safety:g} s; its blocks too large to "
+               "solve whole share {default:g} s.")
 @json_option
 @click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
               callback=given_file(),

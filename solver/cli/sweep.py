@@ -141,8 +141,9 @@ def _check_fresh(out: Path, resume: bool) -> None:
 @click.option("--resume", is_flag=True, help="Keep the finished variants in --out; plan the rest.")
 @click.option("--dry-run", is_flag=True, help="List the variants and plan nothing.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr.")
-@solve_options("Solver time limit per variant [s]. A scenario over periods without it is "
-               "planned as `plan` plans it: to its search limits, safety stop at 600 s.")
+@solve_options("Solver time limit per variant [s]; default: {default:g} s for a scenario of "
+               "one period. A scenario over periods without it is planned as `plan` plans it: "
+               "to its search limits, safety stop at {safety:g} s.")
 @json_option
 def command(scenario: Path | None, varies: tuple[str, ...], grid: bool, samples: int | None,
             seed: int, out: Path | None, workers: int | None, threads: int, ray: str | None,

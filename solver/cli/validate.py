@@ -95,7 +95,8 @@ def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
     lines: a burst block measured from a linked trace (a note); measured rows the capacity
     model will not use; inventory and order quotes that count for nothing; an SLO no
     configuration meets (``slo``: `plan` names those in its diagnosis instead); a trace without
-    its burst block that gives none; a node's price written per GPU."""
+    its burst block that gives none, or that records its arrivals in batches; a node's price
+    written per GPU."""
     return [*(f"note: {n}" for n in summary.trace_notes),
             *(f"warning: {w}" for w in (
                 *summary.measured_warnings, *summary.inventory_warnings,
@@ -109,12 +110,14 @@ def summary_of(scenario: Scenario) -> ScenarioSummary:
     (the program's date rule), and linked traces no burst block can be measured from (the
     replay's profile)."""
     summary = with_lead_times(summarize(scenario), scenario)
-    if not any(w.arrival is not None and w.arrival.trace is not None and w.arrival.burst is None
+    if not any(w.arrival is not None and w.arrival.trace is not None
                for w in scenario.workloads):
         return summary
-    from solver.replay.trace_burst import trace_burst_warnings  # numpy: only where a trace is
+    # numpy: only where a trace is
+    from solver.replay.trace_burst import batched_trace_warnings, trace_burst_warnings
 
-    return summary.model_copy(update={"trace_warnings": tuple(trace_burst_warnings(scenario))})
+    return summary.model_copy(update={"trace_warnings": (
+        *trace_burst_warnings(scenario), *batched_trace_warnings(scenario))})
 
 
 def scenario_warnings(scenario: Scenario, slo: bool = True) -> list[str]:

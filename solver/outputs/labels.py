@@ -22,11 +22,11 @@ from models.common import (
 )
 
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
-    from models.plan import SolverReport
+    from models.plan import Plan, SolverReport
 
 __all__ = ["FROM_TODAY", "OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP",
-           "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after", "failure_label",
-           "label", "plural", "status_label"]
+           "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after", "diagnosis_title",
+           "failure_label", "label", "plural", "status_label"]
 
 _LABELS: tuple[tuple[Enum, str], ...] = (
     (PurchaseKind.reserved, "Reserved"),
@@ -186,3 +186,12 @@ PARTLY_HELD_RULE = ("a period counts only nodes held through the whole of it: it
                     "must hold on each of its days, those after the reservation ends too")
 """Why a held reservation ending inside a period carries no load there, not pro rata
 (``validate``'s inventory line, the workbook's Summary)."""
+
+
+def diagnosis_title(plan: Plan) -> str:
+    """The heading of a plan's diagnosis in the report and the workbook: an infeasible
+    scenario's, or (a budget no fleet was found within in time: solver.solve.budget) why no
+    fleet was found, which is not proven infeasible."""
+    if plan.status is SolveStatus.infeasible:
+        return "Why the scenario is infeasible"
+    return "Why no fleet was found"

@@ -59,6 +59,7 @@ from solver.outputs.labels import (
     RERUN_NOTE,
     TO_EXCLUSIVE,
     config_label,
+    diagnosis_title,
     failure_label,
     label,
     status_label,
@@ -286,7 +287,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                               for a in assumptions)
                   + ". They are listed first under Assumptions.", ""]
     if plan.diagnosis:
-        lines += ["## Why the scenario is infeasible", ""]
+        lines += [f"## {diagnosis_title(plan)}", ""]
         lines += _table(["Requirement", "Workload", "Zone", "GPU", "Slice", "Short by", "Message"],
                         [[d.requirement, d.workload or "", d.zone or "", d.gpu or "",
                           d.slice or "", f"{d.amount:,.2f} {d.unit}", d.message]

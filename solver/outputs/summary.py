@@ -142,8 +142,9 @@ class ScenarioSummary(OmitDefaults):
     fastest figure and the fix, as an infeasible ``plan`` names it."""
     trace_warnings: tuple[str, ...] = ()
     """Each workload that names a trace but gives no burstiness, and whose trace gives none
-    (too short): sized as Poisson, corrected only by the plan's replay (set by the CLI:
-    solver.replay.trace_burst.trace_burst_warnings)."""
+    (too short): sized as Poisson, corrected only by the plan's replay; and each whose linked
+    trace records its arrivals in batches (set by the CLI:
+    solver.replay.trace_burst.trace_burst_warnings, batched_trace_warnings)."""
     trace_notes: tuple[str, ...] = ()
     """Each workload whose burstiness the planner measured from its trace (it states none):
     solver.outputs.assumptions.measured_bursts."""

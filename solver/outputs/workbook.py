@@ -62,6 +62,7 @@ from solver.outputs.labels import (
     PARTLY_HELD_RULE,
     TO_EXCLUSIVE,
     config_label,
+    diagnosis_title,
     failure_label,
     label,
     status_label,
@@ -389,7 +390,7 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
         tallest = max(tallest, len(counts))
     r += tallest + 3
     if plan.diagnosis:
-        section(ws, r, "Why the scenario is infeasible")
+        section(ws, r, diagnosis_title(plan))
         header(ws, r + 1, ["Requirement", "Workload", "Zone", "GPU", "Slice", "Amount", "Unit",
                            "Message"])
         for i, s in enumerate(plan.diagnosis, start=r + 2):

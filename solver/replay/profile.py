@@ -118,17 +118,28 @@ class TraceProfile:
     batch_gap_s: float | None = None
     """Median of the gaps that are not zero [s] (``None`` where there is none)."""
 
-    def batching_warning(self, what: str = "trace") -> str | None:
-        """Why the burst figures measure the trace's recording, not its traffic (else
-        ``None``): at least :data:`BATCHED_SHARE` of its arrivals share the previous arrival's
-        timestamp, so arrivals come in recorded batches and every burst figure — the busiest
-        second, the inter-arrival SCV, the followers within a batch's span — is the batching."""
+    def batched_arrivals(self, what: str = "trace") -> str | None:
+        """That the trace records its arrivals in batches, in words (else ``None``): at least
+        :data:`BATCHED_SHARE` of its arrivals share the previous arrival's timestamp. The one
+        test and wording of it, which ``profile``'s warning (:meth:`batching_warning`) and
+        ``validate``'s and ``plan``'s for a linked trace
+        (:func:`solver.replay.trace_burst.batched_trace_warnings`) begin with."""
         if self.tied_share is None or self.tied_share < BATCHED_SHARE:
             return None
         apart = ("" if self.batch_gap_s is None
                  else f", the batches {self.batch_gap_s:,.3g} s apart at the median")
         return (f"{self.tied_share:.0%} of the {what}'s arrivals have the previous arrival's "
-                f"very timestamp (it records arrivals in batches{apart}): its burst figures "
+                f"very timestamp (it records arrivals in batches{apart})")
+
+    def batching_warning(self, what: str = "trace") -> str | None:
+        """Why the burst figures measure the trace's recording, not its traffic (else
+        ``None``): arrivals come in recorded batches (:meth:`batched_arrivals`), so every burst
+        figure — the busiest second, the inter-arrival SCV, the followers within a batch's
+        span — is the batching."""
+        batched = self.batched_arrivals(what)
+        if batched is None:
+            return None
+        return (f"{batched}: its burst figures "
                 "(busiest 1 s, inter-arrival SCV, followers) measure that batching, not "
                 "necessarily the traffic, and the capacity model would size replicas for it; "
                 "leave arrival.burst out of the block (Poisson) or take it from a trace with "

@@ -39,6 +39,9 @@ class Measured:
 
     burst: Burst | None
     why_not: str | None = None
+    batched: str | None = None
+    """That the trace records its arrivals in batches
+    (:meth:`~solver.replay.profile.TraceProfile.batched_arrivals`), else ``None``."""
 
 
 #: Measured blocks by (path, format, modification time [ns], size [bytes]): a process that loads
@@ -59,14 +62,16 @@ def measure(link: TraceLink) -> Measured:
 
 def _measure(path: Path, fmt: str | None) -> Measured:
     profile = profile_trace(read_trace(path, TraceFormat(fmt) if fmt else None))
+    batched = profile.batched_arrivals()
     minutes = profile.whole_minutes
     if minutes < MIN_PEAK_MINUTES:
         return Measured(None, f"it spans {minutes} whole minute{'' if minutes == 1 else 's'}, "
-                              f"under the {MIN_PEAK_MINUTES} a burst block is measured over")
+                              f"under the {MIN_PEAK_MINUTES} a burst block is measured over",
+                        batched)
     block = workload_fields(profile)["arrival"].get("burst")
     if block is None:
-        return Measured(None, "it has fewer than three arrivals apart in time")
-    return Measured(Burst.model_validate({**block, "measured_from": str(path)}))
+        return Measured(None, "it has fewer than three arrivals apart in time", batched)
+    return Measured(Burst.model_validate({**block, "measured_from": str(path)}), None, batched)
 
 
 def _figures(burst: Burst) -> dict[str, object]:
@@ -157,6 +162,38 @@ def trace_burst_warnings(scenario: Scenario) -> list[str]:
                    f"be measured from the trace ({why}): it is sized as a Poisson stream, and "
                    f"{then} — give arrival.burst as `fleetplan profile` prints it for a longer "
                    f"trace of the same traffic")
+    return out
+
+
+def batched_trace_warnings(scenario: Scenario) -> list[str]:
+    """A warning for each workload whose linked trace records its arrivals in batches (as
+    ``fleetplan profile`` warns of the trace: Mooncake's conversation trace stamps about ten
+    arrivals at once every 3 s): what the plan sizes on those arrivals, and that its replay
+    replays each batch as simultaneous arrivals. Read on the scenario as the CLI loads it
+    (bursts measured, windows cut: :func:`solver.cli.common.load`)."""
+    out = []
+    for w in scenario.workloads:
+        link = w.arrival.trace if w.arrival is not None else None
+        if link is None:
+            continue
+        batched = measure(link).batched
+        if batched is None:
+            continue
+        burst = w.arrival.burst if w.arrival is not None else None
+        window = trace_window_sizing(w)
+        if window is not None:
+            sized = f"it is sized on the replay of its window ({window})"
+        elif burst is not None and burst.measured_from is not None and (
+                Path(burst.measured_from) == Path(link.path)):
+            sized = "it is sized with the burst block measured from them"
+        else:
+            sized = "the capacity model does not read them"
+        out.append(f"`{w.name}` links {link.path}: {batched}: {sized}, and the plan's trace "
+                   "replay (unless --no-replay) replays each batch as arrivals at one instant, "
+                   "which the traffic may not have had — the fleet may be sized for the "
+                   "recording, not the "
+                   "traffic: link a trace of the same traffic with finer timestamps, or leave "
+                   "arrival.trace out and give arrival.burst (else Poisson)")
     return out
 
 

@@ -88,6 +88,17 @@ class Deadline:
             follower.stop(self.stop_reason or "interrupted")
         return follower
 
+    def twin(self) -> Deadline:
+        """A clock of this one's limit and start — the same shares, the same deadline — that
+        this one's stop request stops too, and that can be stopped alone: a search that ends
+        on a condition of its own (its bound above the budget, :mod:`solver.solve.budget`)
+        without stopping the plan. A follower started later has a shorter limit and so
+        smaller shares: a budgeted plan's stages, given them, took another path than the same
+        plan without the budget (the trust sweep's medium ×2)."""
+        twin = self.follower(self.limit_s)
+        twin.started = self.started
+        return twin
+
     @property
     def stopped(self) -> bool:
         """Whether a stop was asked for."""

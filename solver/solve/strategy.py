@@ -40,6 +40,7 @@ from models.plan import (
     BUILD_STAGE,
     Cost,
     Plan,
+    Shortfall,
     Slice,
     SolverReport,
     SolverStage,
@@ -53,6 +54,7 @@ from solver.program.variables import BuildStopped, Program
 from solver.solve.aggregate import aggregated_start
 from solver.solve.assemble import bound_within_cost, complete_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, solve
+from solver.solve.budget import solve_within_budget
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import diagnose
@@ -146,11 +148,19 @@ def plan_scenario(
 
         capacity_table = build_capacity_table(scenario, scenario.gpus_sold_or_held())
     data = build_program_data(scenario, capacity_table)
-    if not data.share_nodes:  # dedicated pools: one sub-program per workload
-        program, outcome = solve_dedicated(data, solver, deadline, gap, on_progress)
-    else:
-        program, outcome = solve_shared(data, solver, time_limit_s, gap, deadline=deadline,
-                                        on_progress=on_progress)
+
+    def solve_on(d: ProgramData, clock: Deadline,
+                 told: OnProgress | None) -> tuple[Program, SolveOutcome]:
+        if not d.share_nodes:  # dedicated pools: one sub-program per workload
+            return solve_dedicated(d, solver, clock, gap, told)
+        return solve_shared(d, solver, time_limit_s, gap, deadline=clock, on_progress=told)
+
+    not_found: tuple[Shortfall, ...] = ()
+    if data.monthly_budget is None:
+        program, outcome = solve_on(data, deadline, on_progress)
+    else:  # searched without its budget row, judged against it (solver.solve.budget)
+        budgeted = solve_within_budget(data, solve_on, deadline, gap, solver, on_progress)
+        program, outcome, not_found = budgeted.program, budgeted.outcome, budgeted.diagnosis
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
     base = Plan(
         scenario=scenario.name, status=outcome.status, solver=outcome.report,
@@ -164,7 +174,7 @@ def plan_scenario(
                                   time_limit_s=max(deadline.left(), 1.0),
                                   shown_limit_s=deadline.limit_s)
             return base.model_copy(update={"diagnosis": shortfalls})
-        return base
+        return base.model_copy(update={"diagnosis": not_found})
     return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
 
 

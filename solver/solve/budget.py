@@ -1,0 +1,170 @@
+"""A plan with a monthly budget: the program searched without its budget row, the budget
+judged on what the search found.
+
+The budget row (C7, docs/program.md) bounds the objective itself: cost ≤ B. So the budgeted
+program's fleets are exactly the unbudgeted program's fleets of cost at most B, and
+
+- a fleet the unbudgeted search finds that costs at most B is a fleet of the budgeted program,
+  and the cheapest fleet of the one search is the cheapest of the other wherever it is within
+  the budget;
+- a lower bound of the unbudgeted program bounds the budgeted one; above B it proves that no
+  fleet meets every requirement within the budget (the plan is then ``infeasible``).
+
+With the row in the program, every start the stages make (the greedy fleet, the grouped slices
+at their busiest demand, the dedicated pools) costs more than a budget set near the optimum, so
+none is kept, the neighbourhoods have no incumbent to search around, and the joint solve starts
+from nothing: a budget set at the cost the same scenario reached without one in 10 s ended with
+no fleet and an empty diagnosis in 11 of 14 scenarios (benchmarks/README.md, "Trust sweep").
+Searched without it, a fleet above the budget is a start for the next stage, never the plan.
+
+The search runs on a twin of the plan's clock (:meth:`~solver.solve.clock.Deadline.twin`: the
+same limit and start, so its stages get the plan's shares and take the unbudgeted plan's path;
+a user's Ctrl-C still stops it) and stops as soon as its bound exceeds the budget. Where it ends
+before its time limit on a fleet above the budget proven within the plan's gap (the budget
+inside that gap), HiGHS searches the budgeted program itself for the time left (stage
+``budget``). Where no fleet within the budget is found, the plan's diagnosis says so: the
+cheapest fleet found, the bound, and whether a fleet within the budget may exist.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.plan import Shortfall, SolveStatus
+from solver.program.data import ProgramData
+from solver.program.variables import Program
+from solver.solve.backends import SolveOutcome
+from solver.solve.clock import Deadline
+from solver.solve.highs import ROW_TOL, Progress, Vector, model_of, run
+from solver.solve.incumbent import Incumbent
+
+#: What a progress report says: where the solve stands, and the stages running.
+OnProgress = Callable[[Progress, str], None]
+#: A path of the plan's solve (shared or dedicated pools, HiGHS or CBC): its program and
+#: outcome for the program data given, on the clock given, telling progress.
+Solve = Callable[[ProgramData, Deadline, OnProgress], tuple[Program, SolveOutcome]]
+#: Why the budget's own clock was stopped: the bound rose above the budget.
+OVER_BUDGET = "bound above the budget"
+#: Name of the search of the budgeted program itself in the plan's stages.
+BUDGET_STAGE = "budget"
+#: Least time worth that search [s].
+BUDGET_LEAST_S = 0.2
+
+
+@dataclass(frozen=True)
+class BudgetedSolve:
+    """The plan's program and outcome under a budget, and (no fleet within the budget found,
+    none proven impossible) the diagnosis that says so."""
+
+    program: Program
+    outcome: SolveOutcome
+    diagnosis: tuple[Shortfall, ...] = ()
+
+
+def budget_limit(budget: float) -> float:
+    """The most a fleet within ``budget`` may cost: the budget row's own tolerance
+    (:data:`~solver.solve.highs.ROW_TOL`, as every row is checked) [currency/month]."""
+    return budget + ROW_TOL * max(1.0, abs(budget))
+
+
+def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap: float,
+                        solver: str, on_progress: OnProgress | None = None) -> BudgetedSolve:
+    """``solve`` the program without its budget row, then keep its fleet only within the
+    budget (see the module docstring). ``deadline`` is the plan's clock."""
+    budget = data.monthly_budget
+    if budget is None:
+        raise ValueError("solve_within_budget needs a program with a monthly budget")
+    limit = budget_limit(budget)
+    clock = deadline.twin()  # the plan's shares: the search is the unbudgeted plan's
+
+    def progress(seen: Progress, stages: str) -> None:
+        if seen.bound is not None and seen.bound > limit and not clock.stopped:
+            clock.stop(OVER_BUDGET)  # no fleet within the budget: nothing left to search
+        if on_progress is not None:  # a fleet above the budget is no plan: not shown as one
+            cost = seen.cost if seen.cost is not None and seen.cost <= limit else None
+            on_progress(Progress(seen.seconds, cost, seen.bound), stages)
+
+    program, outcome = solve(dataclasses.replace(data, monthly_budget=None), clock, progress)
+    report = outcome.report
+    cost = report.objective if outcome.has_solution else None
+    if cost is not None and cost <= limit:
+        return BudgetedSolve(program, outcome)
+    if outcome.status is SolveStatus.optimal and solver == "highs" and cost is not None:
+        # proven within the gap above the budget, with time left: search within the budget
+        found = _search_within(program, outcome, limit, deadline, gap, on_progress)
+        if found is not None and found.has_solution:
+            return BudgetedSolve(program, found)
+        if found is not None:  # none: proven (infeasible) or stopped by the clock
+            outcome = found
+        report = outcome.report.model_copy(update={"seconds": deadline.elapsed()})
+    bound = report.bound
+    if outcome.status is SolveStatus.infeasible or (bound is not None and bound > limit):
+        # no fleet within the budget exists: the plan's diagnosis is the elastic program's
+        return BudgetedSolve(program, SolveOutcome(SolveStatus.infeasible, report.model_copy(
+            update={"gap": None, "bound": None, "objective": None}), False))
+    status = (SolveStatus.interrupted if deadline.stopped
+              else outcome.status if outcome.status is SolveStatus.error
+              else SolveStatus.time_limit)
+    none = SolveOutcome(status, report.model_copy(update={"gap": None, "objective": None}),
+                        False)
+    if status is not SolveStatus.time_limit:  # stopped by the user, or the solver failed
+        return BudgetedSolve(program, none)
+    return BudgetedSolve(program, none,
+                         (_not_found(budget, cost, bound, deadline.limit_s, data.currency),))
+
+
+def _search_within(program: Program, outcome: SolveOutcome, limit: float, deadline: Deadline,
+                   gap: float, on_progress: OnProgress | None) -> SolveOutcome | None:
+    """HiGHS on the program with its cost at most ``limit`` for the time left, from no start
+    (the fleet held is above it): the outcome with its fleet loaded; without one, status
+    ``infeasible`` where it proved that none exists, else ``time_limit`` (its stage recorded
+    either way); ``None`` where too little time was left to start. Its bound is the larger of
+    its own and the unbudgeted search's."""
+    if deadline.left() < BUDGET_LEAST_S:
+        return None
+    model = model_of(program)
+    incumbent = Incumbent(model, deadline, gap, on_progress)
+    incumbent.raise_bound(outcome.report.bound, BUDGET_STAGE)
+    started = deadline.elapsed()
+
+    def offer(x: Vector) -> bool:  # HiGHS holds the cutoff row to its own tolerance
+        within = model.cost_of(np.where(model.integer, np.round(x), x)) <= limit
+        return within and incumbent.offer(x, BUDGET_STAGE)
+
+    result = run(model, deadline, deadline.left(), gap, cutoff=limit, on_solution=offer)
+    if result.x is not None:
+        offer(result.x)
+    incumbent.raise_bound(result.bound, BUDGET_STAGE)
+    incumbent.record(BUDGET_STAGE, deadline.elapsed() - started)
+    x, _ = incumbent.fleet()
+    status = incumbent.outcome(infeasible=result.status is SolveStatus.infeasible,
+                               timed_out=result.status is not SolveStatus.optimal)
+    ours = incumbent.report(outcome.report.name, status)
+    report = ours.model_copy(update={"stages": (*outcome.report.stages, *ours.stages)})
+    if x is None:
+        return SolveOutcome(status.status, report, False)
+    model.load(x)
+    return SolveOutcome(status.status, report, True)
+
+
+def _not_found(budget: float, cost: float | None, bound: float | None, limit_s: float,
+               currency: str) -> Shortfall:
+    """The diagnosis of a plan that found no fleet within the budget in its time and did not
+    prove that none exists."""
+    found = (f"the cheapest fleet found that meets every other requirement costs {cost:,.0f} "
+             f"{currency}/month, {cost - budget:,.0f} over it" if cost is not None else
+             "no fleet was found at any cost")
+    if bound is None:
+        may = "so a fleet within the budget may exist"
+    else:
+        may = (f"no fleet costs less than {bound:,.0f} (the bound), so a fleet within the "
+               "budget may exist")
+    return Shortfall(
+        requirement="budget", amount=0.0 if cost is None else max(cost - budget, 0.0),
+        unit="currency/month",
+        message=f"no fleet within the budget of {budget:,.0f} {currency}/month was found in "
+                f"{limit_s:g} s: {found}; {may} — raise --time-limit, or the budget")
