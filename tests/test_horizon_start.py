@@ -462,7 +462,8 @@ def test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest() -> N
 def test_each_slice_of_the_polish_stops_at_its_gap_of_its_own_cost(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The polish of :func:`test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest`
-    hands HiGHS each slice's gap as a share of the slice's own cost, not of the whole block's
+    with ``of_slice`` hands HiGHS each slice's gap as a share of the slice's own cost, not of
+    the whole block's
     (HiGHS's relative gap counts the held columns' cost too): each slice's 3 on-demand replicas
     cost 3 × 730 = 2,190 of the fleet's 1,460 + 9 × 730 = 8,030, so the first slice stops at
     0.02 × 2,190 / 8,030; that slice re-solved to 0, the next at 0.02 × 2,190 / 5,840, the last
@@ -486,7 +487,7 @@ def test_each_slice_of_the_polish_stops_at_its_gap_of_its_own_cost(
     monkeypatch.setattr(block_plans, "run", spy)
     start = model.vector(fleet(program, 1, {"a": 3, "b": 3, "c": 3}))
     polished = block_plans.polish_slices(program, model, start, relaxed.x, Deadline(30.0),
-                                         gap=0.02)
+                                         gap=0.02, of_slice=True)
     assert float(model.cost @ polished) == pytest.approx(3650)
     assert gaps == pytest.approx([0.02 * 2190 / 8030, 0.02 * 2190 / 5840, 0.02 * 2190 / 4380])
 
