@@ -405,25 +405,23 @@ def _on_support(program: Program, model: Model, weight: float,
 GREEDY_FLOOR = "greedy"
 
 
-#: Seconds HiGHS is given for each slice of :func:`polish_slices`, and the gap (of the whole
-#: block's cost) it stops at: on two held blocks of the harness's × 25 case (07:20 UTC
-#: 2026-12-03, load 3.5–4.9) a pass at 0.5 s and 0.2 % took 4–5 s and cut their fleets by 1.6 %
-#: and 2.8 %; at 1 s and 0.1 %, 16 s for 2.9 % and 3.5 %; at 0.3 s and 0.01 %, 6 s for 0.06 %
-#: and 0.8 % (benchmarks/README.md, "Over periods") [s], [1]. Counted on each hour's own cost
-#: instead (``of_slice``: 0.2 % of the whole is about 5 % of an hour of 24), 2 % of the hour
-#: took the ten distinct × 25 held blocks' passes from 1.057 to 1.047 times their LPs in 55
-#: CPU-s against 33 (benchmarks/held_hours.py), and the plan was cheaper in four same-run pairs
-#: of five but its gap smaller in only three (the joint root lost its seconds at low load):
-#: not the planner's default (benchmarks/README.md, "The hour-by-hour pass stopped at a gap of
-#: the hour's own cost").
+#: Seconds HiGHS is given for each slice of :func:`polish_slices`, and the gap it stops at, of
+#: the slice's own cost (its columns' at the fleet it starts from; the rest held). Counted on
+#: the whole block's cost (0.2 % until 2026-12-04: about 5 % of an hour of 24) the pass left
+#: the ten distinct × 25 held blocks 1.057 times their LPs in 33 CPU-s; at 2 % of the hour,
+#: 1.047 in 55 (benchmarks/held_hours.py). In seven same-run plan pairs against that main
+#: the plan was cheaper in six (median −0.46 %) and its gap smaller in four (median 4.65 %
+#: against 5.08 %): at low load the longer passes take the joint root's seconds
+#: (benchmarks/README.md, "The hour-by-hour pass stopped at a gap of the hour's own cost")
+#: [s], [1].
 POLISH_SLICE_S = 0.5
-POLISH_GAP = 2e-3
+POLISH_GAP = 0.02
 
 
 def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
                   lp_x: npt.NDArray[np.float64], clock: Deadline,
                   slice_s: float = POLISH_SLICE_S, gap: float = POLISH_GAP,
-                  of_slice: bool = False) -> npt.NDArray[np.float64]:
+                  of_slice: bool = True) -> npt.NDArray[np.float64]:
     """A block's fleet ``x`` re-solved one slice at a time, every other column held at its
     value (:func:`~solver.solve.highs.held_model`), each slice for ``slice_s`` or until
     within ``gap`` of the slice's own cost (``of_slice``; else of the whole block's cost, the
