@@ -409,9 +409,10 @@ GREEDY_FLOOR = "greedy"
 #: the slice's own cost (its columns' at the fleet it starts from; the rest held). Counted on
 #: the whole block's cost (0.2 % until 2026-12-04: about 5 % of an hour of 24) the pass left
 #: the ten distinct × 25 held blocks 1.057 times their LPs in 33 CPU-s; at 2 % of the hour,
-#: 1.047 in 55 (benchmarks/held_hours.py). In seven same-run plan pairs against that main
-#: the plan was cheaper in six (median −0.46 %) and its gap smaller in four (median 4.65 %
-#: against 5.08 %): at low load the longer passes take the joint root's seconds
+#: 1.047 in 55 (benchmarks/held_hours.py). In nine same-run plan pairs against that main
+#: the plan was cheaper in eight (median −0.48 %) and its gap smaller in six (median −0.18
+#: points; 2.98–3.34 % against 3.52–3.55 % given a core): at load 2–5 the longer passes can
+#: take the joint root's seconds
 #: (benchmarks/README.md, "The hour-by-hour pass stopped at a gap of the hour's own cost")
 #: [s], [1].
 POLISH_SLICE_S = 0.5
