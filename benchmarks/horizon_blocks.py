@@ -7,9 +7,10 @@ orders and each block's fleet, and for each distinct block as
 free, stocked with what the orders hold): the plan's fleet of it (cost a month), its LP
 relaxation, HiGHS on the whole block from that fleet for ``--whole-s`` (its fleet and bound;
 0: not run), and :func:`~solver.solve.block_plans.polish_slices` from that fleet, one pass
-over every slice, at each ``--slice SECONDS:GAP`` (per slice; the fleet found and the pass's
-seconds). The last row is each column's expected elastic cost, Σ over blocks of probability ×
-months × the block's figure.
+over every slice, at each ``--slice SECONDS:GAP`` (per slice, the gap of the whole block's
+cost as this script has always counted it; the fleet found and the pass's seconds). The
+last row is each column's expected elastic cost, Σ over blocks of probability × months × the
+block's figure.
 
 Run (from the repository root; the plan's limit plus about a minute a block per setting)::
 
@@ -89,7 +90,8 @@ def held_rows(hp: HorizonProgram, values: dict[str, float], whole_s: float,
                 row.whole = (found.objective, found.bound)
         for slice_s, gap in slices:
             started = time.perf_counter()
-            y = polish_slices(program, model, x, relaxed.x, Deadline(3600.0), slice_s, gap)
+            y = polish_slices(program, model, x, relaxed.x, Deadline(3600.0), slice_s, gap,
+                              of_slice=False)
             assert holds_in(program, model.named(y))
             row.polished.append((float(model.cost @ y), time.perf_counter() - started))
         rows.append((held, row))

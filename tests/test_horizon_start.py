@@ -459,6 +459,39 @@ def test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest() -> N
     assert float(model.cost @ kept) == pytest.approx(6 * 730)
 
 
+def test_each_slice_of_the_polish_stops_at_its_gap_of_its_own_cost(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The polish of :func:`test_a_fleet_polished_slice_by_slice_rounds_each_hour_at_its_cheapest`
+    with ``of_slice`` hands HiGHS each slice's gap as a share of the slice's own cost, not of
+    the whole block's
+    (HiGHS's relative gap counts the held columns' cost too): each slice's 3 on-demand replicas
+    cost 3 × 730 = 2,190 of the fleet's 1,460 + 9 × 730 = 8,030, so the first slice stops at
+    0.02 × 2,190 / 8,030; that slice re-solved to 0, the next at 0.02 × 2,190 / 5,840, the last
+    at 0.02 × 2,190 / 4,380 (at 0.02 of the whole, an hour of 24 could stop ~48 % above its
+    optimum)."""
+    from solver.solve import block_plans
+    from solver.solve.clock import Deadline
+    from solver.solve.highs import model_of, run
+    from tests.plan_fixtures import fleet, three_blocks
+
+    program = three_blocks()
+    model = model_of(program)
+    relaxed = run(model, Deadline(10.0), 10.0, 0.0, relaxation=True)
+    assert relaxed.x is not None
+    gaps: list[float] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        gaps.append(float(args[3]))  # type: ignore[arg-type]
+        return run(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(block_plans, "run", spy)
+    start = model.vector(fleet(program, 1, {"a": 3, "b": 3, "c": 3}))
+    polished = block_plans.polish_slices(program, model, start, relaxed.x, Deadline(30.0),
+                                         gap=0.02, of_slice=True)
+    assert float(model.cost @ polished) == pytest.approx(3650)
+    assert gaps == pytest.approx([0.02 * 2190 / 8030, 0.02 * 2190 / 5840, 0.02 * 2190 / 4380])
+
+
 def polish_calls(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """A list that grows by one at each call of ``block_plans.polish_slices`` (which still
     runs)."""

@@ -405,24 +405,30 @@ def _on_support(program: Program, model: Model, weight: float,
 GREEDY_FLOOR = "greedy"
 
 
-#: Seconds HiGHS is given for each slice of :func:`polish_slices`, and the gap (of the whole
-#: block's cost) it stops at: on two held blocks of the harness's × 25 case (07:20 UTC
-#: 2026-12-03, load 3.5–4.9) a pass at 0.5 s and 0.2 % took 4–5 s and cut their fleets by 1.6 %
-#: and 2.8 %; at 1 s and 0.1 %, 16 s for 2.9 % and 3.5 %; at 0.3 s and 0.01 %, 6 s for 0.06 %
-#: and 0.8 % (benchmarks/README.md, "Over periods") [s], [1].
+#: Seconds HiGHS is given for each slice of :func:`polish_slices`, and the gap it stops at, of
+#: the slice's own cost (its columns' at the fleet it starts from; the rest held). Counted on
+#: the whole block's cost (0.2 % until 2026-12-04: about 5 % of an hour of 24) the pass left
+#: the ten distinct × 25 held blocks 1.057 times their LPs in 33 CPU-s; at 2 % of the hour,
+#: 1.047 in 55 (benchmarks/held_hours.py). In nine same-run plan pairs against that main
+#: the plan was cheaper in eight (median −0.48 %) and its gap smaller in six (median −0.18
+#: points; 2.98–3.34 % against 3.52–3.55 % given a core): at load 2–5 the longer passes can
+#: take the joint root's seconds
+#: (benchmarks/README.md, "The hour-by-hour pass stopped at a gap of the hour's own cost")
+#: [s], [1].
 POLISH_SLICE_S = 0.5
-POLISH_GAP = 2e-3
+POLISH_GAP = 0.02
 
 
 def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
                   lp_x: npt.NDArray[np.float64], clock: Deadline,
-                  slice_s: float = POLISH_SLICE_S, gap: float = POLISH_GAP
-                  ) -> npt.NDArray[np.float64]:
+                  slice_s: float = POLISH_SLICE_S, gap: float = POLISH_GAP,
+                  of_slice: bool = True) -> npt.NDArray[np.float64]:
     """A block's fleet ``x`` re-solved one slice at a time, every other column held at its
     value (:func:`~solver.solve.highs.held_model`), each slice for ``slice_s`` or until
-    within ``gap`` of the whole block's cost, the slices whose fleet costs most above the
-    relaxation ``lp_x`` first, until ``clock`` has less than a slice's time left; the cheapest
-    fleet found.
+    within ``gap`` of the slice's own cost (``of_slice``; else of the whole block's cost, the
+    other slices' included), the slices whose fleet costs most above the relaxation ``lp_x``
+    first, until ``clock`` has less than a slice's time left; the cheapest fleet found. With
+    ``of_slice``, a slice whose own columns cost nothing (none able to cost less) is skipped.
 
     Each such program is a restriction of the block (its fleets are the block's); with the
     committed replicas held, slices share only the volume rows of batch windows, and those stay
@@ -434,7 +440,14 @@ def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
         if clock.left() < slice_s:
             break
         part = held_model(model, own[s], x)
-        found = run(part.model, clock, slice_s, gap, start=x[part.columns])
+        slice_gap = gap
+        if of_slice:  # HiGHS's relative gap counts the held columns' cost (the offset) too
+            mine = part.model.cost_of(x[part.columns])
+            if mine <= 0.0 and bool((part.model.cost >= 0.0).all()):
+                continue  # nothing cheaper than nothing
+            whole = mine + float(part.model.lp.offset_)
+            slice_gap = gap * max(mine, 0.0) / whole if whole > 0.0 else gap
+        found = run(part.model, clock, slice_s, slice_gap, start=x[part.columns])
         if found.x is None or found.status is SolveStatus.infeasible:
             continue
         y = part.expand(np.where(part.model.integer, np.round(found.x), found.x))
