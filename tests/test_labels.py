@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from models.common import CapacitySource, Precision, PurchaseKind, Survivability
 from models.plan import SolveStatus
-from solver.outputs.labels import config_label, failure_label, label, plural, status_label
+from solver.cli import plan as plan_cli
+from solver.outputs.figures import Margin
+from solver.outputs.labels import (
+    config_label,
+    failure_label,
+    label,
+    margin_label,
+    plural,
+    status_label,
+)
 
 
 def test_a_configuration_spells_out_the_gpus_a_replica_spans() -> None:
@@ -67,3 +78,15 @@ def test_a_fallback_fleet_is_named_in_the_status_whether_the_clock_or_the_user_s
     assert status_label(SolveStatus.interrupted, searched) == "Interrupted"
     assert (status_label(SolveStatus.time_limit, fallback)
             == "Stopped at the time limit, fallback fleet")
+
+
+def test_a_margin_under_one_percent_shows_a_decimal_so_zero_is_not_both_held_and_failed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [margin_label(m) for m in (0.003, -0.005, 0.0, 0.4, -0.25)] == [
+        "+0.3%", "-0.5%", "+0.0%", "+40%", "-25%"]
+    # plan's survivability table (the demo's chat read "+0%" at a margin of 0.3 %)
+    margins = [Margin("zone:a", "chat", "day", 20.06, 20.0, 0.003, True),
+               Margin("zone:b", "chat", "day", 30.0, 20.0, 0.5, True)]
+    monkeypatch.setattr(plan_cli, "survivability_margins", lambda _plan: margins)
+    table = "\n".join(plan_cli.survivability_lines(None))  # type: ignore[arg-type]
+    assert "+0.3%" in table and "+0%" not in table

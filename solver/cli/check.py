@@ -30,7 +30,7 @@ from solver.cli.periods import (
 )
 from solver.cli.show import Col, progress, table_lines
 from solver.cli.signoff import period_checks
-from solver.outputs.labels import failure_label, plural
+from solver.outputs.labels import failure_label, margin_label, plural
 from solver.survivability.check import CheckReport, capacity_predictor, check_fleet
 from solver.survivability.degrade import DegradationPlan, degradation_plans
 from solver.survivability.fleet import fleet_file_gpus, load_fleet, read_plan
@@ -207,18 +207,11 @@ def to_json(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def margin_text(pct: float) -> str:
-    """A matrix cell's margin: whole percent, one decimal under 1 % (a zone loss leaving
-    code-completion 0.134 of 27.5 req/s short read "fails -0%" beside "holds +0%", as if
-    a margin of 0 both failed and held)."""
-    return f"{pct:+.{1 if abs(pct) < 1 else 0}f}%"
-
-
 def _cell(report: CheckReport, failure: str, workload: str) -> str | None:
     row = report.cell(failure, workload)
     if row is None:
         return None  # not checked: the workload does not ask to survive this failure
-    margin = "" if row.margin_pct is None else f" {margin_text(row.margin_pct)}"
+    margin = "" if row.margin_pct is None else f" {margin_label(row.margin_pct / 100)}"
     if row.holds:
         return f"holds{margin}"
     return f"FAILS{margin}" if row.required else f"fails{margin} {NOT_REQUIRED}"
@@ -237,7 +230,7 @@ def _intact_cell(report: CheckReport, scenario: Scenario, workload: str) -> str 
         return None
     capacity = (row.capacity_rps / wl.utilization
                 * scenario.policy.failure_utilization)
-    return f"{(capacity - row.demand_rps) / row.demand_rps:+.0%}"
+    return margin_label((capacity - row.demand_rps) / row.demand_rps)
 
 
 def render_matrix(report: CheckReport, scenario: Scenario | None = None) -> list[str]:

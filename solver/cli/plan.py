@@ -53,6 +53,7 @@ from solver.outputs.labels import (
     config_label,
     failure_label,
     label,
+    margin_label,
     plural,
     status_label,
 )
@@ -125,10 +126,11 @@ def survivability_lines(plan: Plan) -> list[str]:
     for w, items in sorted(by_workload.items()):
         failing = sorted(m.failure for m in items if not m.holds)
         tightest = min(items, key=lambda m: (m.margin, m.failure))
+        assert tightest.margin is not None  # kept above only with a margin
         verdict = "holds" if not failing else "FAILS " + ", ".join(
             failure_label(f) for f in failing)
         rows.append((w, len(items), verdict, failure_label(tightest.failure),
-                     f"{tightest.margin:+.0%}"))
+                     margin_label(tightest.margin)))
     if not rows:
         return ["  no workload asks to survive the loss of a node or a zone"]
     return table_lines(["Workload", Col("Failures checked", right=True), "Result",
