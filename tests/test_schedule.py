@@ -121,7 +121,10 @@ def test_the_objective_line_says_how_reservations_and_owned_hardware_are_counted
     assert plan.horizon is not None and plan.horizon.commitments == "whole_term"
     objective = cost_lines(plan)[-1]
     assert objective.endswith("; reservations counted for their whole term; owned hardware at "
-                              "its amortised cost inside the horizon")
+                              "its amortised cost inside the horizon (its capital past the "
+                              "horizon's end is not charged, a reservation's months past it "
+                              "are: owned compares cheaper by that; horizon.commitments "
+                              "set to inside_horizon counts both inside the horizon)")
     inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
         update={"commitments": "inside_horizon"})})
     assert cost_lines(inside)[-1].endswith("; reservations counted for their months inside the "

@@ -495,7 +495,11 @@ def counted(commitments: str) -> str:
     whole term (or its months inside the horizon), owned hardware always its amortised cost
     for its months inside (docs/program.md, "Planning periods", says why)."""
     if commitments == CommitmentCost.whole_term:
+        # said where it is read: against a reservation, owned hardware is favoured by this
+        # (a new user's plan ordered 1,000,000 USD of owned nodes and the report never said so)
         return ("reservations counted for their whole term; owned hardware at its amortised "
-                "cost inside the horizon")
+                "cost inside the horizon (its capital past the horizon's end is not charged, a "
+                "reservation's months past it are: owned compares cheaper by that; "
+                "horizon.commitments set to inside_horizon counts both inside the horizon)")
     return ("reservations counted for their months inside the horizon; owned hardware at its "
             "amortised cost inside the horizon")
