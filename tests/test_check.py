@@ -18,7 +18,12 @@ from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
 from solver.cli import main
 from solver.survivability.check import CheckReport, CheckRow, LatencyAtLoad, check_fleet
-from solver.survivability.degrade import DegradeAction, degradation_plans, output_cap_fraction
+from solver.survivability.degrade import (
+    DegradationPlan,
+    DegradeAction,
+    degradation_plans,
+    output_cap_fraction,
+)
 from solver.survivability.fleet import fleet_from_plan, load_fleet
 from tests import fleet_cases as fc
 
@@ -176,24 +181,44 @@ def test_output_cap_fraction_hand_computed() -> None:
     assert output_cap_fraction(tokens, row) == pytest.approx(6000 / 7000 * 0.0625)
 
 
+_DEGRADE_FLEET = {
+    # z1: 1 node, 4 chat tp2. z2: 2 nodes, 4 chat tp2 + 8 summarize tp1 (reserved, laid out in
+    # every slice; summarize's volume runs only in its window).
+    "nodes": [
+        {"zone": "z1", "gpu": "H100", "nodes": 1},
+        {"zone": "z2", "gpu": "H100", "nodes": 2},
+    ],
+    "layout": [
+        {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+        {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
+        {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8},
+    ],
+}
+
+
+def _summarize_window(sc: Scenario, hours: tuple[int, ...]) -> Scenario:
+    """``sc`` with summarize's daily volume placed in ``hours`` instead of 0–5."""
+    chat, summarize = sc.workloads
+    assert summarize.batch is not None
+    batch = summarize.batch.model_copy(update={"window_hours": hours})
+    return sc.model_copy(
+        update={"workloads": (chat, summarize.model_copy(update={"batch": batch}))}
+    )
+
+
+def _zone_z1_chat(
+    tmp_path: Path, sc: Scenario, table: CapacityTable, doc: object = None
+) -> DegradationPlan:
+    fleet = load_fleet(_write(tmp_path, doc or _DEGRADE_FLEET), sc, table)
+    report = check_fleet(fleet, sc, table)
+    plans = {(p.failure, p.workload): p for p in degradation_plans(report, fleet, sc, table)}
+    return plans[("zone:z1", "chat")]
+
+
 def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
-    # z1: 1 node, 4 chat tp2. z2: 2 nodes, 4 chat tp2 + 8 summarize tp1 (reserved, all day).
-    doc = {
-        "nodes": [
-            {"zone": "z1", "gpu": "H100", "nodes": 1},
-            {"zone": "z2", "gpu": "H100", "nodes": 2},
-        ],
-        "layout": [
-            {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
-            {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
-            {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8},
-        ],
-    }
-    sc = fc.scenario()
-    fleet = load_fleet(_write(tmp_path, doc), sc, fc.table())
-    report = check_fleet(fleet, sc, fc.table())
-    plans = {(p.failure, p.workload): p for p in degradation_plans(report, fleet, sc, fc.table())}
-    p = plans[("zone:z1", "chat")]
+    # summarize's window moved into the day: it runs when chat is short, so it is paused
+    sc = _summarize_window(fc.scenario(), (8, 9, 10, 11, 12, 13))
+    p = _zone_z1_chat(tmp_path, sc, fc.table())
     # after losing z1: 4 × 2.0 = 8 rps for 12 → short 4 rps by day
     assert (p.slice, p.shortfall_rps) == ("day", pytest.approx(4.0))
     assert [s.action for s in p.steps] == [
@@ -204,12 +229,61 @@ def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
     # 1. summarize's 8 z2 GPUs: ⌈4 / 2.0⌉ = 2 chat tp2 replicas (4 GPUs) cover the 4 rps
     assert p.steps[0].frees_rps == pytest.approx(4.0)
     assert p.steps[0].frees_gpus == 4
+    assert p.steps[0].detail == "pause summarize: 4 GPUs become chat replicas"
     # 2. (8 + 4) rps × f / (1 − f), f = 6/7 × 0.0625
     f = 6 / 7 * 0.0625
     assert p.steps[1].frees_rps == pytest.approx(12 * f / (1 - f))
     # 3. nothing left to shed
     assert p.steps[2].frees_rps == 0.0
     assert "never silently truncate context or swap models" in p.never
+
+
+def test_degradation_outside_the_batch_window_uses_idle_gpus(tmp_path: Path) -> None:
+    # summarize's window is 0–5 (night); chat is short by day, when summarize's GPUs are idle
+    # anyway: they are taken as idle GPUs, not "paused" (a user read "pause nightly-summaries"
+    # in an evening its 02–07 h window does not touch).
+    p = _zone_z1_chat(tmp_path, fc.scenario(), fc.table())
+    assert p.slice == "day"
+    step = p.steps[0]
+    assert step.action is DegradeAction.use_idle_batch_gpus
+    assert (step.frees_rps, step.frees_gpus) == (pytest.approx(4.0), 4)
+    assert step.detail == (
+        "summarize (window hours 0–5) does not run in day: its GPUs are idle there; "
+        "4 of them become chat replicas"
+    )
+    assert "pause" not in step.detail
+
+
+def test_degradation_step_that_frees_nothing_says_why(tmp_path: Path) -> None:
+    # chat runs only on L4 (z1); summarize's H100 GPUs in z2 carry no chat configuration, so
+    # pausing it frees nothing for chat: said as "nothing to pause", not "0 GPUs become …"
+    table = CapacityTable(
+        rows=tuple(r for r in fc.table().rows if r.workload != "chat" or r.gpu == "L4")
+    )
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "L4", "nodes": 1},
+            {"zone": "z2", "gpu": "H100", "nodes": 2},
+        ],
+        "layout": [
+            {"workload": "chat", "zone": "z1", "gpu": "L4", "tp": 1, "replicas": 4},
+            {"workload": "summarize", "zone": "z2", "gpu": "H100", "tp": 1, "replicas": 8},
+        ],
+    }
+    sc = _summarize_window(fc.scenario(), tuple(range(24)))
+    chat, summarize = sc.workloads
+    p = _zone_z1_chat(tmp_path, sc, table, doc)
+    step = p.steps[0]
+    assert step.action is DegradeAction.pause_batch
+    assert (step.frees_rps, step.frees_gpus) == (0.0, 0)
+    assert step.detail == (
+        "nothing to pause for chat: chat has no configuration on H100 that fits and holds its SLO"
+    )
+    # a GPU type chat may not use is named as such
+    only_l4 = chat.model_copy(update={"allowed_gpus": ("L4",)})
+    sc = sc.model_copy(update={"workloads": (only_l4, summarize)})
+    step = _zone_z1_chat(tmp_path, sc, table, doc).steps[0]
+    assert step.detail == "nothing to pause for chat: chat may not run on H100"
 
 
 def test_degradation_sheds_what_is_left(tmp_path: Path) -> None:

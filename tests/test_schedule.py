@@ -549,15 +549,24 @@ def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix(
 
     same = plan.model_copy(update={"periods": tuple(
         at_base_demand(p) if p.scenario == "high" else p for p in plan.periods)})
-    line = (f"if demand follows `high`, it runs up to 3 G spot GPUs more than `base` (the "
-            f"period from {start}: 3 against 0); its demand there is no higher than `base`'s")
-    assert f"{line}: it carries the same demand with another mix of GPUs" in schedule_lines(same)
+    # (high also runs 2 on-demand G beyond base's in the first period at that demand: the two
+    # fold into one line, tests below)
+    (folded,) = [x for x in schedule_lines(same) if x.startswith("if demand follows `high`, it")]
+    assert folded.startswith("if demand follows `high`, it runs more on-demand or spot GPUs than "
+                             "`base` where its demand is no higher than `base`'s: up to ")
+    assert f"3 G spot GPUs in the period from {start} (3 against 0)" in folded
+    assert folded.endswith("; it carries the same demand with another mix of GPUs")
     # not proven: the search's, not the demand's (qa1's fresh clone: at a 34 % gap `low` ran
     # 16 more H100 on-demand than `base` in the first quarter, at the same demand)
     stopped = same.model_copy(update={"status": SolveStatus.time_limit, "solver": (
         plan.solver.model_copy(update={"gap": 0.34}))})
-    assert (f"{line}: the plan is not proven optimal (stopped at the time limit, gap 34.0%), "
-            "and a longer --time-limit may do without them") in schedule_lines(stopped)
+    (folded,) = [x for x in schedule_lines(stopped)
+                 if x.startswith("if demand follows `high`, it")]
+    assert folded.endswith("; the plan is not proven optimal (stopped at the time limit, gap "
+                           "34.0%), and a longer --time-limit may do without them")
+    # one GPU type at one reason: the single line as before
+    line = (f"if demand follows `high`, it runs up to 3 G spot GPUs more than `base` (the "
+            f"period from {start}: 3 against 0); its demand there is no higher than `base`'s")
     # fewer committed GPUs than base's then: the spot GPUs stand in for them
     def without_reserved(p: PeriodPlan) -> PeriodPlan:
         kept = tuple(g for g in p.gpus if g.purchase is not PurchaseKind.reserved)
@@ -570,6 +579,54 @@ def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix(
         without_reserved(p) if p.scenario == "high" else p for p in same.periods)})
     assert (f"{line}, and it holds {held} fewer reserved or owned GPUs then: these stand in for "
             "them") in schedule_lines(fewer)
+
+
+def test_gpus_beyond_base_at_no_higher_demand_fold_into_one_line_after_higher_demand() -> None:
+    """A new user's plan at a 21 % gap: four "if demand follows `low`, it runs up to N … more
+    than `base` …; a search that goes further may do without them" lines, one per GPU type,
+    came before what `high` needs. A scenario's GPUs beyond base's where its demand is no
+    higher fold into one line for the same reason, after the lines of higher demand."""
+    from models.common import PurchaseKind
+    from models.plan import PeriodGpus, SolveStatus
+
+    plan, _ = base_high()
+    h = plan.horizon
+    assert h is not None
+
+    def extra(p: PeriodPlan, period: int, purchase: PurchaseKind, gpus: int) -> PeriodPlan:
+        more = PeriodGpus(zone="a", gpu="G", purchase=purchase, gpus=gpus, busy_gpus=gpus,
+                          idle_nodes=0)
+        return p.model_copy(update={"gpus": (*p.gpus, more)}) if p.period == period else p
+
+    # `high` (growth 3 from the second period) runs 3 spot GPUs where base runs none: higher
+    # demand. `low`, at base's demand, runs 3 spot GPUs in period 2 and 2 on-demand in period 3.
+    high = [extra(p, 2, PurchaseKind.spot, 3) for p in plan.periods if p.scenario == "high"]
+    base = [p for p in plan.periods if p.scenario == "base"]
+    low = [extra(extra(p.model_copy(update={"scenario": "low"}), 2, PurchaseKind.spot, 3),
+                 3, PurchaseKind.on_demand, 2) for p in base]
+    on_demand_base = sum(g.gpus for p in base if p.period == 3 for g in p.gpus
+                         if g.purchase is PurchaseKind.on_demand)
+    high_cost = next(c for c in h.scenarios if c.scenario == "high")
+    horizon = h.model_copy(update={"scenarios": (
+        high_cost.model_copy(update={"scenario": "low"}), *h.scenarios)})
+    plan = plan.model_copy(update={
+        "periods": (*low, *base, *high), "horizon": horizon,
+        "status": SolveStatus.time_limit,
+        "solver": plan.solver.model_copy(update={"gap": 0.34})})
+    starts = {p.period: p.start for p in base}
+    lines = schedule_lines(plan)
+    lows = [i for i, line in enumerate(lines) if line.startswith("if demand follows `low`")]
+    highs = [i for i, line in enumerate(lines) if line.startswith("if demand follows `high`, "
+                                                                  "it runs up to")]
+    assert len(lows) == 1 and highs, lines
+    assert lows[0] > max(highs)  # after what `high` needs
+    assert lines[lows[0]] == (
+        "if demand follows `low`, it runs more on-demand or spot GPUs than `base` where its "
+        f"demand is no higher than `base`'s: up to 2 G on-demand GPUs in the period from "
+        f"{starts[3]} ({on_demand_base + 2} against {on_demand_base}), 3 G spot GPUs in the "
+        f"period from {starts[2]} (3 against 0); the plan is not proven optimal (stopped at the "
+        "time limit, gap 34.0%), and a longer --time-limit may do without them")
+    assert "it serves chat (demand +200%" in lines[highs[0]]
 
 
 def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: Path) -> None:

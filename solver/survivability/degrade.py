@@ -7,6 +7,10 @@ workload after the failure:
    non-spot GPUs of a type the broken workload has a configuration for hand their GPUs over:
    ⌊GPUs / tp⌋ replicas of the broken workload's best configuration on that GPU, at slo_rps ×
    failure utilization. GPUs of another type are paused too but free no capacity for it.
+   In a slice outside a batch workload's window (a daily volume runs only in its window hours)
+   its GPUs are idle anyway: they are taken as idle GPUs (``use_idle_batch_gpus`` when nothing
+   is paused), not "paused". A step that frees nothing says why ("nothing to pause for agent:
+   agent may not run on L40S") instead of "0 GPUs become … replicas".
 2. **Cap very long outputs (at the output P95) and hold new sessions.** Requests beyond the P95
    length take the decode share of the excess tokens; capping them frees that share:
    f = decode share × E[max(0, L − P95)] ÷ mean output, with the tail read from the
@@ -24,6 +28,8 @@ import math
 from collections import defaultdict
 from enum import StrEnum
 
+from pydantic import Field
+
 from models.capacity import CapacityRow, CapacityTable
 from models.common import Frozen, Survivability, WorkloadClass
 from models.inventory import Fleet
@@ -31,7 +37,13 @@ from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import TokenPercentiles, Workload
 from solver.survivability.check import WINDOW, CheckReport, CheckRow
-from solver.survivability.failures import Failure, FailureKind, failure_domains, surviving_replicas
+from solver.survivability.failures import (
+    Failure,
+    FailureKind,
+    block_hours_in_window,
+    failure_domains,
+    surviving_replicas,
+)
 
 #: E[max(0, L − P95)] ÷ (P99 − P95) for the percentile tail described in the module docstring:
 #: ∫ from 0.95 to 0.99 of (q − 0.95)/0.04 dq = 0.02, plus 0.01 × (1 + 1.25)/2 = 0.01125.
@@ -49,6 +61,8 @@ class DegradeAction(StrEnum):
     pause_batch = "pause_batch"
     cap_output = "cap_output"
     shed_by_quota = "shed_by_quota"
+    use_idle_batch_gpus = "use_idle_batch_gpus"
+    """Step 1 in a slice outside every donor batch workload's window: its GPUs idle there."""
 
 
 class DegradeStep(Frozen):
@@ -147,7 +161,8 @@ def _plan_for(
     shortfall = row.demand_rps - row.capacity_rps
     util = scenario.policy.failure_utilization
     slice_names = [row.slice] if row.slice != WINDOW else list(blocks)
-    # 1. pause low-priority batch on GPUs that survive the failure
+    # 1. pause low-priority batch on GPUs that survive the failure (or, in a slice outside a
+    # batch workload's window, take its GPUs that are idle there anyway)
     donors = [
         w
         for w in scenario.workloads
@@ -155,43 +170,60 @@ def _plan_for(
         and w.survivability is Survivability.none
         and w.name != wl.name
     ]
-    freed_rps, freed_gpus, paused, other_gpus = 0.0, 0, [], 0
-    pool_gpus: dict[tuple[str, str], int] = defaultdict(int)
+    running: dict[tuple[str, str], int] = defaultdict(int)  # (zone, gpu) → GPUs of batch at work
+    idle: dict[tuple[str, str], int] = defaultdict(int)  # (zone, gpu) → GPUs of batch off-window
+    paused: list[str] = []
+    idle_donors: list[Workload] = []
     for donor in donors:
         seen: set[tuple[str, str, int, str]] = set()
         for name in slice_names:
             for g, n in surviving_replicas(fleet, donor, scenario, name, failure):
                 key = (g.zone, g.gpu, g.tp, g.purchase.value)
-                if n > 0 and key not in seen:
-                    seen.add(key)
-                    pool_gpus[(g.zone, g.gpu)] += n * g.tp
-                    if donor.name not in paused:
-                        paused.append(donor.name)
-    for (zone, gpu), gpus in sorted(pool_gpus.items()):
-        gpus -= donated[(zone, gpu)]
-        best = _best_row(table, wl, gpu)
-        if best is None or gpus <= 0:
-            other_gpus += max(gpus, 0)
-            continue
-        need = max(shortfall - freed_rps, 0.0)
-        take = min(gpus // best.tp, _replicas_for(need, best.slo_rps * util))
-        freed_rps += take * best.slo_rps * util  # [1/s]
-        freed_gpus += take * best.tp
-        donated[(zone, gpu)] += take * best.tp
-    detail = (
-        f"pause {', '.join(paused)}: {freed_gpus} GPUs become {wl.name} replicas"
-        if paused
-        else "no low-priority batch workload to pause"
-    )
-    if other_gpus:
-        detail += f"; {other_gpus} other GPUs freed carry no {wl.name} configuration"
+                if n <= 0 or key in seen:
+                    continue
+                seen.add(key)
+                at_work = any(
+                    block_hours_in_window(donor, blocks[s]) > 0
+                    for s in (slice_names if g.slice is None else [name])
+                )
+                (running if at_work else idle)[(g.zone, g.gpu)] += n * g.tp
+                if at_work and donor.name not in paused:
+                    paused.append(donor.name)
+                if not at_work and donor not in idle_donors:
+                    idle_donors.append(donor)
+    need = shortfall
+    idle_use = _hand_over(idle, wl, need, util, table, donated)
+    pause_use = _hand_over(running, wl, need - idle_use.rps, util, table, donated)
+    freed_rps = idle_use.rps + pause_use.rps
+    parts = []
+    if idle_donors:
+        parts.append(_idle_text(idle_donors, row.slice, idle_use, wl))
+    if paused:
+        parts.append(
+            f"pause {', '.join(paused)}: {pause_use.gpus} GPUs become {wl.name} replicas"
+            if pause_use.gpus
+            else f"nothing to pause for {wl.name}: {_why_none(pause_use, wl)}"
+        )
+        if pause_use.gpus and pause_use.no_config:
+            parts.append(
+                f"{sum(pause_use.no_config.values())} other GPUs freed carry no "
+                f"{wl.name} configuration"
+            )
+    elif not idle_donors:
+        parts.append("no low-priority batch workload to pause")
     steps = [
         DegradeStep(
             order=1,
-            action=DegradeAction.pause_batch,
+            action=(
+                DegradeAction.pause_batch
+                if paused or not idle_donors
+                else DegradeAction.use_idle_batch_gpus
+            ),
             frees_rps=freed_rps,
-            frees_gpus=freed_gpus + other_gpus,
-            detail=detail,
+            frees_gpus=idle_use.gpus
+            + pause_use.gpus
+            + (sum(pause_use.no_config.values()) if pause_use.gpus else 0),
+            detail="; ".join(parts),
         )
     ]
     # 2. cap outputs at P95 and hold new sessions
@@ -248,3 +280,94 @@ def _replicas_for(need_rps: float, per_replica_rps: float) -> int:
     if need_rps <= 0:
         return 0
     return math.ceil(need_rps / per_replica_rps - 1e-9)
+
+
+class _HandOver(Frozen):
+    """What a set of batch GPU pools gives a short workload."""
+
+    rps: float = 0.0
+    """Capacity freed for the short workload [1/s]."""
+    gpus: int = 0
+    """GPUs that become its replicas [1]."""
+    no_config: dict[str, int] = Field(default_factory=dict)
+    """GPU type → GPUs of it the short workload has no configuration on [1]."""
+    taken_gpus: int = 0
+    """GPUs already handed to a workload short after the same failure [1]."""
+    covered: bool = False
+    """Whether the shortfall was met before these pools were used."""
+
+
+def _hand_over(
+    pools: dict[tuple[str, str], int],
+    wl: Workload,
+    need_rps: float,
+    util: float,
+    table: CapacityTable,
+    donated: dict[tuple[str, str], int],
+) -> _HandOver:
+    """Turn batch GPU pools into replicas of ``wl`` up to ``need_rps``, marking them donated."""
+    rps, gpus, taken, covered = 0.0, 0, 0, False
+    no_config: dict[str, int] = defaultdict(int)
+    for (zone, gpu), pool in sorted(pools.items()):
+        left = pool - donated[(zone, gpu)]
+        best = _best_row(table, wl, gpu)
+        if best is None:
+            no_config[gpu] += max(left, 0)
+            continue
+        if left <= 0:
+            taken += pool
+            continue
+        n = min(left // best.tp, _replicas_for(need_rps - rps, best.slo_rps * util))
+        if n == 0 and need_rps - rps <= 0:
+            covered = True
+        rps += n * best.slo_rps * util  # [1/s]
+        gpus += n * best.tp
+        donated[(zone, gpu)] += n * best.tp
+    return _HandOver(
+        rps=rps, gpus=gpus, no_config=dict(no_config), taken_gpus=taken, covered=covered
+    )
+
+
+def _why_none(use: _HandOver, wl: Workload) -> str:
+    """Why batch GPUs gave ``wl`` nothing, for a step that frees nothing."""
+    why = []
+    for gpu in sorted(use.no_config):
+        allowed = wl.allowed_gpus is None or gpu in wl.allowed_gpus
+        why.append(
+            f"{wl.name} has no configuration on {gpu} that fits and holds its SLO"
+            if allowed
+            else f"{wl.name} may not run on {gpu}"
+        )
+    if use.taken_gpus:
+        why.append(
+            f"their {use.taken_gpus} GPUs {wl.name} could use went to a workload short after "
+            f"the same failure first"
+        )
+    if use.covered:
+        why.append("the steps before cover the shortfall")
+    return "; ".join(why) or "their GPUs hold too few for one replica"
+
+
+def _hours_text(hours: tuple[int, ...]) -> str:
+    """Hours as ranges of consecutive hours: (2, 3, 4, 5, 6, 7) → ``2–7`` [h]."""
+    runs: list[list[int]] = []
+    for h in sorted(hours):
+        if runs and h == runs[-1][-1] + 1:
+            runs[-1].append(h)
+        else:
+            runs.append([h])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
+def _idle_text(donors: list[Workload], slice_name: str, use: _HandOver, wl: Workload) -> str:
+    """The GPUs of batch workloads outside their window in a slice: idle, not paused."""
+    off = ", ".join(
+        f"{d.name} (window hours {_hours_text(d.batch.window_hours)})" if d.batch else d.name
+        for d in donors
+    )
+    head = f"{off} does not run in {slice_name}: its GPUs are idle there"
+    if len(donors) > 1:
+        head = f"{off} do not run in {slice_name}: their GPUs are idle there"
+    if use.gpus:
+        return f"{head}; {use.gpus} of them become {wl.name} replicas"
+    return f"{head}, but give {wl.name} nothing: {_why_none(use, wl)}"
