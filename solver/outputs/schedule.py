@@ -136,8 +136,7 @@ def _why_more(plan: Plan, name: str, period: int) -> str:
         return (f"{head}, and it holds {fewer} fewer reserved or owned GPUs then: these stand in "
                 "for them")
     if plan.status is not SolveStatus.optimal:
-        how = status_label(plan.status, plan.solver).lower() + (
-            "" if plan.solver.gap is None else f", gap {plan.solver.gap:.1%}")
+        how = _how(plan)
         return (f"{head}: the plan is not proven optimal ({how}), and {_more_search(plan)} "
                 "may do without them")
     return f"{head}: it carries the same demand with another mix of GPUs"
@@ -170,6 +169,15 @@ def _what_it_serves(plan: Plan, name: str, period: int, gpu: str) -> str:
     return f"; it serves {', '.join(parts)}" if parts else ""
 
 
+def _how(plan: Plan, no_gap: str = "") -> str:
+    """The plan's status as the lines about an unproven plan say it: its label in lower case
+    and its gap where the label does not give one (``no_gap`` where there is none)."""
+    how = status_label(plan.status, plan.solver).lower()
+    if "%" in how:  # "proven within 0.92% of the cheapest"
+        return how
+    return how + (no_gap if plan.solver.gap is None else f", gap {plan.solver.gap:.1%}")
+
+
 def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
     """Under the lines comparing a scenario with base, in a plan not proven near the
     cheapest: its capacity above demand may be the search's slack (one line, not one a
@@ -178,8 +186,7 @@ def slack_lines(plan: Plan, lines: list[str]) -> list[str]:
     if (not any("; it serves " in line for line in lines) or plan.status is SolveStatus.optimal
             or (gap is not None and gap <= LARGE_GAP)):
         return []
-    how = status_label(plan.status, plan.solver).lower() + (
-        "" if gap is None else f", gap {gap:.1%}")
+    how = _how(plan)
     return [f"these differences from `{BASE}` are from a plan not proven optimal ({how}): "
             f"capacity above demand may be slack that {_more_search(plan)} removes, not what "
             "the demand needs"]
@@ -360,8 +367,7 @@ def unproven_lines(plan: Plan) -> list[str]:
     gap = plan.solver.gap
     if plan.status is SolveStatus.optimal or (gap is not None and gap <= LARGE_GAP):
         return []
-    how = status_label(plan.status, plan.solver).lower() + (
-        f", gap {gap:.1%}" if gap is not None else ", no bound")
+    how = _how(plan, no_gap=", no bound")
     if work_limited(plan):
         return [f"these orders are from a plan not proven optimal ({how}: the cheapest plan may "
                 "cost up to that much less, and order otherwise); it stopped at its search "
@@ -501,9 +507,7 @@ def _dearer_lines(plan: Plan) -> list[str]:
         return []
     periods = sorted({p.period for p in plan.periods})
     cur = plan.cost.currency
-    gap = plan.solver.gap
-    how = status_label(plan.status, plan.solver).lower()
-    how += "" if gap is None or "%" in how else f", gap {gap:.1%}"
+    how = _how(plan)
     bounded = h.objective.replace("_", " ")
     return [f"`{s.scenario}` costs {s.cost - base.cost:,.0f} {cur} more than `{BASE}` in the "
             f"objective ({s.cost:,.0f} against {base.cost:,.0f}) though its demand is no higher "
