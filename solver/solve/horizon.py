@@ -614,7 +614,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
         return Start(None, bound, timed, (first,))
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
     chosen, chosen_timed = (None, True) if _spent(deadline) else choose_orders(
-        data, first.running, solver, capped(ORDER_CHOICE_S, deadline))
+        data, first.running, solver, capped(ORDER_CHOICE_S, deadline), robust=hp.worst is not None)
     timed |= chosen_timed
     tried = [first]
     if chosen is not None:
@@ -676,7 +676,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
         for pool, nodes in r[1].items():
             running[(block.scenario, block.period, pool)] = nodes
     chosen, _ = (None, True) if _spent(deadline) else choose_orders(
-        data, running, solver, capped(ORDER_CHOICE_S, deadline))
+        data, running, solver, capped(ORDER_CHOICE_S, deadline), robust=hp.worst is not None)
     if chosen is None:
         return Start(None, bound, True)
     joint, held = None, None

@@ -8,8 +8,15 @@ last period costs a whole term. This small integer program chooses orders ``u`` 
 program's P3–P5: lead time, order stock, orders due before the re-plan shared) and a shortfall
 ``z ≥ 0`` per block and pool run on demand all day instead:
 
-    min Σ_ξ p_ξ (Σ order cost · u + Σ_q months · on-demand node-month · z)
+    min Σ_ξ p_ξ c_ξ,   c_ξ = Σ order cost · u + Σ_q months · on-demand node-month · z
     s.t. inventory + Σ orders held in q + z ≥ R[ξ, q, pool]
+
+With ``--robust`` the joint program minimises the worst c_ξ, and so does the choice
+(min θ, θ ≥ c_ξ), then among the choices of that worst cost the expected one (the worst
+scenario's cost alone leaves the others' later orders free: any at most θ would do). Chosen
+by expected cost, the start of a robust plan whose blocks are too large to be solved whole
+held the expected choice's orders (tests/test_horizon_start.py: a worst of 18,396 where the
+least is 14,016), and the joint solve of a large program may not move far from its start.
 
 The blocks are then planned again with each committed pool at the nodes these orders hold,
 free (:func:`held_block`): a fleet the joint program accepts as it stands.
@@ -18,6 +25,7 @@ free (:func:`held_block`): a fleet the joint program accepts as it stands.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping
 
 import pulp
@@ -50,17 +58,20 @@ def _placeable(data: HorizonData, key: OrderKey) -> bool:
 
 
 def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], float],
-                  solver: str, time_limit_s: float = ORDER_CHOICE_S
+                  solver: str, time_limit_s: float = ORDER_CHOICE_S, robust: bool = False
                   ) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
     """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
     that is cheaper (module docstring), ``None`` where no choice was found in time
     (``time_limit_s``, at most ``ORDER_CHOICE_S``); and whether the choice stopped at its
-    time limit (then it may differ from run to run)."""
+    time limit (then it may differ from run to run). ``robust``: the least worst scenario's
+    cost first, then the least expected cost at that worst (the joint objective of
+    ``--robust``)."""
+    started = time.perf_counter()
     prob = pulp.LpProblem("order_choice", pulp.LpMinimize)
     keys = [k for k in data.order_keys if _placeable(data, k)]
     u = {(s.name, k): prob.add_variable(f"u_{i}_{j}", 0, cat="Integer")
          for i, s in enumerate(data.scenarios) for j, k in enumerate(keys)}
-    cost: list[pulp.LpAffineExpression] = []
+    cost: dict[str, list[pulp.LpAffineExpression]] = {s.name: [] for s in data.scenarios}
     pools = sorted({pool for _, _, pool in running}, key=lambda p: (p.zone, p.gpu,
                                                                     p.purchase.value))
     for s in data.scenarios:
@@ -75,26 +86,48 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
                 if on_demand is None:
                     prob += held >= need
                     continue
-                z = prob.add_variable(f"z_{s.name}_{q}_{len(cost)}", 0)
+                z = prob.add_variable(f"z_{s.name}_{q}_{len(cost[s.name])}", 0)
                 prob += held + z >= need
-                cost.append(s.probability * period.months * on_demand * z)
+                cost[s.name].append(period.months * on_demand * z)
         for option in data.options:
             for q in range(len(data.periods)):
                 held = [u[(s.name, k)] for k in keys if k.option == option
                         and q in data.held_periods(k)]
                 if held:
                     prob += option.gpus_per_node * pulp.lpSum(held) <= option.stock_gpus
-        cost += [s.probability * data.order_cost(k) * u[(s.name, k)] for k in keys]
+        cost[s.name] += [data.order_cost(k) * u[(s.name, k)] for k in keys]
     first = data.scenarios[0].name
     for (name, k), var in u.items():
         if name != first and data.order_by(k) < data.replan_date:
             prob += var == u[(first, k)]
-    prob += pulp.lpSum(cost)
-    outcome = solve(prob, solver, min(time_limit_s, ORDER_CHOICE_S), 1e-4)
-    timed = outcome.status is SolveStatus.time_limit
+    limit_s = min(time_limit_s, ORDER_CHOICE_S)
+    expected = pulp.lpSum(s.probability * pulp.lpSum(cost[s.name]) for s in data.scenarios)
+    timed, start, at_worst = False, None, None
+    if robust:
+        worst = prob.add_variable("theta", 0)
+        for s in data.scenarios:
+            prob += worst >= pulp.lpSum(cost[s.name])
+        prob.setObjective(pulp.LpAffineExpression([(worst, 1.0)]))
+        outcome = solve(prob, solver, limit_s, 1e-4)
+        timed = outcome.status is SolveStatus.time_limit
+        if not outcome.has_solution or outcome.report.objective is None:
+            return None, timed
+        # the worst as found, then the cheapest expected cost at it, from this choice
+        start = {v.name: float(v.varValue or 0.0) for v in prob.variables()}
+        at_worst = _chosen(u)
+        prob += worst <= outcome.report.objective * (1 + 1e-9) + 1e-6
+        limit_s = max(limit_s - (time.perf_counter() - started), 0.1)
+    prob.setObjective(expected)
+    outcome = solve(prob, solver, limit_s, 1e-4, start=start)
+    timed |= outcome.status is SolveStatus.time_limit
     if not outcome.has_solution:
-        return None, timed
-    return {key: integer_value(var) for key, var in u.items() if integer_value(var) > 0}, timed
+        return at_worst, timed
+    return _chosen(u), timed
+
+
+def _chosen(u: Mapping[tuple[str, OrderKey], pulp.LpVariable]) -> dict[tuple[str, OrderKey], int]:
+    """The orders of a solved choice: nodes per (demand scenario, order), the non-zero ones."""
+    return {key: integer_value(var) for key, var in u.items() if integer_value(var) > 0}
 
 
 def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, OrderKey], int]
