@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from dataclasses import dataclass
 
 from models.common import PurchaseKind
 from models.horizon import CommitmentCost
@@ -124,22 +125,35 @@ def _more_search(plan: Plan) -> str:
     return "a search that goes further" if work_limited(plan) else "a longer --time-limit"
 
 
-def _why_more(plan: Plan, name: str, period: int) -> str:
+@dataclass(frozen=True)
+class WhyMore:
+    """Why a scenario whose demand is no higher than base's runs more elastic GPUs: the
+    ``reason``, and how it follows the clause saying the demand is no higher (``joiner``)."""
+
+    reason: str
+    joiner: str = ": "
+
+    def clause(self) -> str:
+        """The reason after one line's GPUs: ``; its demand there is no higher than `base`'s:
+        …``."""
+        return f"; its demand there is no higher than `{BASE}`'s{self.joiner}{self.reason}"
+
+
+def _why_more(plan: Plan, name: str, period: int) -> WhyMore | None:
     """Why a scenario whose demand is no higher than base's runs more elastic GPUs of a type:
     it holds fewer committed GPUs then, or the plan is not proven optimal, or (proven) the same
-    demand is carried by another mix of GPUs. Empty when its demand is higher somewhere."""
+    demand is carried by another mix of GPUs. ``None`` when its demand is higher somewhere."""
     if not _no_more_demand(plan, name, period):
-        return ""
+        return None
     fewer = _committed_gpus(plan, BASE, period) - _committed_gpus(plan, name, period)
-    head = f"; its demand there is no higher than `{BASE}`'s"
     if fewer > 0:
-        return (f"{head}, and it holds {fewer} fewer reserved or owned GPUs then: these stand in "
-                "for them")
+        return WhyMore(f"it holds {fewer} fewer reserved or owned GPUs then: these stand in "
+                       "for them", joiner=", and ")
     if plan.status is not SolveStatus.optimal:
         how = _how(plan)
-        return (f"{head}: the plan is not proven optimal ({how}), and {_more_search(plan)} "
-                "may do without them")
-    return f"{head}: it carries the same demand with another mix of GPUs"
+        return WhyMore(f"the plan is not proven optimal ({how}), and {_more_search(plan)} "
+                       "may do without them")
+    return WhyMore("it carries the same demand with another mix of GPUs")
 
 
 def _period(plan: Plan, scenario: str, period: int) -> PeriodPlan | None:
@@ -210,7 +224,7 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> tuple[list[str], list[st
     # (scenario, why) → the GPUs it runs beyond base's where its demand is no higher: folded
     # into one line a scenario, after the lines of demand that is higher (a new user's plan at
     # a 21 % gap gave four "if `low` … may do without them" lines before what `high` needs)
-    folded: dict[tuple[str, str], list[tuple[str, dt.date, int, int]]] = defaultdict(list)
+    folded: dict[tuple[str, WhyMore], list[tuple[str, dt.date, int, int]]] = defaultdict(list)
     for name in scenarios:
         if name == BASE:
             continue
@@ -224,7 +238,7 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> tuple[list[str], list[st
             ran, base = running[(name, q, gpu, kind)], running[(BASE, q, gpu, kind)]
             what = f"{extra} {gpu} {kind.value.replace('_', '-')} GPUs"
             why = _why_more(plan, name, q)
-            if why:
+            if why is not None:
                 folded[(name, why)].append((what, starts[q], ran, base))
                 continue
             out.append(f"if demand follows `{name}`, it runs up to {what} more than `{BASE}` "
@@ -235,15 +249,13 @@ def _elastic_lines(plan: Plan, scenarios: list[str]) -> tuple[list[str], list[st
         if len(items) == 1:
             (what, start, ran, base), = items
             lines.append(f"if demand follows `{name}`, it runs up to {what} more than `{BASE}` "
-                         f"(the period from {start}: {ran} against {base}){why}")
+                         f"(the period from {start}: {ran} against {base}){why.clause()}")
             continue
-        tail = why.removeprefix(f"; its demand there is no higher than `{BASE}`'s")
-        reason = tail.removeprefix(": ") if tail.startswith(": ") else tail.removeprefix(", and ")
         listed = ", ".join(f"{what} in the period from {start} ({ran} against {base})"
                            for what, start, ran, base in items)
         lines.append(f"if demand follows `{name}`, it runs more on-demand or spot GPUs than "
                      f"`{BASE}` where its demand is no higher than `{BASE}`'s: up to {listed}; "
-                     f"{reason}")
+                     f"{why.reason}")
     return out, lines
 
 
