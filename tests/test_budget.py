@@ -96,7 +96,13 @@ def test_a_budget_below_the_bound_stops_the_search_at_once_as_infeasible() -> No
     assert clocks[0].stop_reason == OVER_BUDGET and not deadline.stopped
     assert (clocks[0].started, clocks[0].limit_s) == (deadline.started, deadline.limit_s)
     assert result.outcome.report.seconds < 30.0  # a stop, not the 60-s limit
-    assert result.diagnosis == ()  # an infeasible plan's diagnosis is the elastic program's
+    # the budget alone is short (the search found fleets meeting every other requirement), by
+    # at least the bound's excess over it: the search's own answer, not the elastic program's
+    [short] = result.diagnosis
+    assert short.requirement == "budget" and short.amount > 13_000  # bound ≥ ~113.6 k
+    assert short.message.startswith("no fleet within the budget of 100,000 USD/month meets "
+                                    "every requirement: no fleet that meets every other "
+                                    f"requirement costs less than {100_000 + short.amount:,.0f}")
 
 
 def _table(sc: Scenario, budget: float) -> tuple[Scenario, CapacityTable]:

@@ -150,5 +150,7 @@ def test_an_elastic_search_stopped_by_its_time_limit_says_so(
     plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)), time_limit_s=5.0)
     assert plan.status is SolveStatus.infeasible
     assert [s.requirement for s in plan.diagnosis] == ["stock", "solver"]
+    # its share of the limit (strategy.DIAGNOSE_SHARE), not all that was left of it
     assert plan.diagnosis[1].message.startswith(
-        "the search for the smallest relaxation stopped at its time limit (5 s)")
+        "the search for the smallest relaxation stopped at its time limit (1.2 s, its share of "
+        "the 5-s --time-limit)")

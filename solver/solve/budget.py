@@ -24,11 +24,22 @@ before its time limit on a fleet above the budget proven within the plan's gap (
 inside that gap), HiGHS searches the budgeted program itself for the time left (stage
 ``budget``). Where no fleet within the budget is found, the plan's diagnosis says so: the
 cheapest fleet found, the bound, and whether a fleet within the budget may exist.
+
+Where the budget is out of reach (the bound above it, or the budgeted program proven to have
+no fleet) and the search found a fleet that meets every other requirement, the budget is the
+one requirement not met, and the search itself says by how much: between its bound and its
+fleet's cost. After its bound passes the budget it keeps searching up to
+:data:`NARROW_SHARE` of the limit to narrow that range, then stops. The elastic program
+(:mod:`solver.solve.diagnose`) is left to plans where no fleet was found at any cost: given
+the time left, it took the whole limit of the demo with its budget at half the plan's cost,
+and stopped on a relaxation dearer than the plan without a budget that also left demand
+unmet (benchmarks/README.md, "A budget out of reach").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -53,6 +64,10 @@ OVER_BUDGET = "bound above the budget"
 BUDGET_STAGE = "budget"
 #: Least time worth that search [s].
 BUDGET_LEAST_S = 0.2
+#: Share of the plan's limit the search may run to once its bound has passed the budget,
+#: narrowing how far above the budget the cheapest fleet is (the diagnosis's range): a "no"
+#: should not take as long as a plan [1].
+NARROW_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -80,17 +95,29 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
         raise ValueError("solve_within_budget needs a program with a monthly budget")
     limit = budget_limit(budget)
     clock = deadline.twin()  # the plan's shares: the search is the unbudgeted plan's
+    narrow_s = NARROW_SHARE * deadline.limit_s
+    timers: list[threading.Timer] = []
 
     def progress(seen: Progress, stages: str) -> None:
-        if seen.bound is not None and seen.bound > limit and not clock.stopped:
-            clock.stop(OVER_BUDGET)  # no fleet within the budget: nothing left to search
+        if seen.bound is not None and seen.bound > limit and not clock.stopped and not timers:
+            # no fleet within the budget: searched on to narrow by how much, then stopped
+            timers.append(threading.Timer(max(narrow_s - clock.elapsed(), 0.0), clock.stop,
+                                          (OVER_BUDGET,)))
+            timers[0].daemon = True
+            timers[0].start()
         if on_progress is not None:  # a fleet above the budget is no plan: not shown as one
             cost = seen.cost if seen.cost is not None and seen.cost <= limit else None
             on_progress(Progress(seen.seconds, cost, seen.bound), stages)
 
-    program, outcome = solve(dataclasses.replace(data, monthly_budget=None), clock, progress)
+    try:
+        program, outcome = solve(dataclasses.replace(data, monthly_budget=None), clock,
+                                 progress)
+    finally:
+        for timer in timers:
+            timer.cancel()
     report = outcome.report
     cost = report.objective if outcome.has_solution else None
+    searched_bound = report.bound  # the program's without the budget: it bounds the cheapest
     if cost is not None and cost <= limit:
         return BudgetedSolve(program, outcome)
     if outcome.status is SolveStatus.optimal and solver == "highs" and cost is not None:
@@ -103,9 +130,16 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
         report = outcome.report.model_copy(update={"seconds": deadline.elapsed()})
     bound = report.bound
     if outcome.status is SolveStatus.infeasible or (bound is not None and bound > limit):
-        # no fleet within the budget exists: the plan's diagnosis is the elastic program's
-        return BudgetedSolve(program, SolveOutcome(SolveStatus.infeasible, report.model_copy(
-            update={"gap": None, "bound": None, "objective": None}), False))
+        # no fleet within the budget exists: with a fleet that meets every other requirement,
+        # the budget alone falls short, by how much the search says; else the plan's
+        # diagnosis is the elastic program's
+        none = SolveOutcome(SolveStatus.infeasible, report.model_copy(
+            update={"gap": None, "bound": None, "objective": None}), False)
+        if cost is None:
+            return BudgetedSolve(program, none)
+        least = max((b for b in (bound, searched_bound) if b is not None), default=None)
+        return BudgetedSolve(program, none, (_over_budget(budget, cost, least, gap,
+                                                          deadline.elapsed(), data.currency),))
     status = (SolveStatus.interrupted if deadline.stopped
               else outcome.status if outcome.status is SolveStatus.error
               else SolveStatus.time_limit)
@@ -149,6 +183,31 @@ def _search_within(program: Program, outcome: SolveOutcome, limit: float, deadli
         return SolveOutcome(status.status, report, False)
     model.load(x)
     return SolveOutcome(status.status, report, True)
+
+
+def _over_budget(budget: float, cost: float, bound: float | None, gap: float,
+                 seconds: float, currency: str) -> Shortfall:
+    """The diagnosis of a budget out of reach, from a fleet that meets every other
+    requirement (``cost``) and the search's ``bound`` (below the budget where the budgeted
+    program was proven to have no fleet): the cheapest such fleet's cost where the two are
+    within the plan's ``gap``, else the range it lies in. ``amount``: the least shortfall
+    proven [currency/month]."""
+    least = max(bound if bound is not None else budget, budget)
+    head = f"no fleet within the budget of {budget:,.0f} {currency}/month meets every " \
+           "requirement"
+    if cost - least <= gap * cost:
+        return Shortfall(
+            requirement="budget", amount=cost - budget, unit="currency/month",
+            message=f"{head}: the cheapest fleet that meets every other requirement costs about "
+                    f"{cost:,.0f} {currency}/month; the budget allows {budget:,.0f} (short by "
+                    f"{cost - budget:,.0f})")
+    return Shortfall(
+        requirement="budget", amount=least - budget, unit="currency/month",
+        message=f"{head}: no fleet that meets every other requirement costs less than "
+                f"{least:,.0f} {currency}/month (the bound its search proved in {seconds:.0f} "
+                f"s), and the cheapest it found costs {cost:,.0f}; the budget allows "
+                f"{budget:,.0f} (short by {least - budget:,.0f} to {cost - budget:,.0f}; a "
+                "longer --time-limit narrows the range)")
 
 
 def _not_found(budget: float, cost: float | None, bound: float | None, limit_s: float,

@@ -12,6 +12,7 @@ same program without the survival families needs less beyond stock.
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 
 import pulp
@@ -26,6 +27,8 @@ from solver.program.keys import PoolKey, RowKey
 from solver.program.variables import Program, Slack
 from solver.solve.backends import real_value, solve
 
+#: Least time for the elastic program without the survival families, after the first [s].
+ELASTIC_LEAST_S = 1.0
 #: A slack below this is zero.
 SLACK_TOLERANCE = 1e-6
 #: Objective weights per unit of slack (see the module docstring).
@@ -106,9 +109,10 @@ def diagnose(
     shown_limit_s: float | None = None,
 ) -> tuple[Shortfall, ...]:
     """What an infeasible scenario cannot meet, and by how much, searched within
-    ``time_limit_s`` (what is left of the plan's clock); ``shown_limit_s`` is the limit a
+    ``time_limit_s`` in all (the plan's share for it); ``shown_limit_s`` is the limit a
     message names (default ``time_limit_s``): the user's ``--time-limit``."""
     families = tuple(FAMILIES)
+    started = time.perf_counter()
     program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
         return (Shortfall(requirement="solver", amount=0.0, unit="",
@@ -118,8 +122,9 @@ def diagnose(
     need = _stock_need(program)
     plain: dict[PoolKey, tuple[float, str | None]] = {}
     if need:
+        left_s = max(time_limit_s - (time.perf_counter() - started), ELASTIC_LEAST_S)
         relaxed, _ = solve_elastic(
-            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, time_limit_s)
+            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, left_s)
         plain = _stock_need(relaxed) if relaxed is not None else {}
     for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
                                                                       i[0].purchase.value)):
@@ -165,10 +170,18 @@ def diagnose(
         out.append(Shortfall(
             requirement="solver", amount=0.0, unit="",
             message=f"the search for the smallest relaxation stopped at its time limit "
-                    f"({shown_limit_s or time_limit_s:g} s): the shortfalls above admit a fleet "
-                    "but may not be the least, or name every workload that is short; raise "
-                    "--time-limit"))
+                    f"({_limit_words(time_limit_s, shown_limit_s)}): the shortfalls above admit "
+                    "a fleet but may not be the least, or name every workload that is short; "
+                    "raise --time-limit"))
     return tuple(out)
+
+
+def _limit_words(time_limit_s: float, shown_limit_s: float | None) -> str:
+    """``60 s``, or ``15 s, its share of the 60-s --time-limit`` where the diagnosis had a
+    share of the user's limit."""
+    if shown_limit_s is None or abs(shown_limit_s - time_limit_s) < 0.5:
+        return f"{shown_limit_s or time_limit_s:g} s"
+    return f"{round(time_limit_s, 1):g} s, its share of the {shown_limit_s:g}-s --time-limit"
 
 
 def _requirement_shortfall(
