@@ -538,3 +538,18 @@ def test_time_limit_help_gives_the_default_of_one_period_and_of_a_plan_over_peri
     assert "[default: 60" not in option
     assert "default: 60 s for a " in option and "of one period" in option
     assert "safety stop at 600 s" in option
+
+
+def test_a_plan_over_periods_without_a_time_limit_says_up_front_how_long_and_how_to_cap_it(
+        ) -> None:
+    # a forecast-sized plan ran 361 s "to its search limits", its progress "no fleet yet" for
+    # minutes; its first line said "search limited in work, safety stop 600 s" and no more
+    from solver.cli.plan import planning_line
+
+    quarterly = load_scenario(Path(__file__).resolve().parents[1] / "inputs" / "scenarios"
+                              / "quarterly.yaml")
+    line = planning_line(quarterly, 60.0, limit_given=False)
+    assert line.startswith("planning quarterly: 4 workloads, 6 zones (search limited in work: "
+                           "it may take minutes, at most 600 s (its safety stop); "
+                           "--time-limit SECONDS stops it sooner")
+    assert planning_line(quarterly, 120.0, limit_given=True).endswith("(time limit 120 s)…")

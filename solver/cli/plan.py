@@ -466,6 +466,22 @@ class BuildClock:
             "was written", fix)])
 
 
+def planning_line(sc: Scenario, time_limit_s: float, limit_given: bool) -> str:
+    """The line a plan begins with: what it plans and what will stop it. A plan over periods
+    without ``--time-limit`` ends at its search's work limits, which on a large input takes
+    minutes (a forecast-sized one ran 361 s, its progress lines "no fleet yet" for minutes,
+    and nothing said up front how long it might take or how to cap it): the line says at
+    most how long, and how to stop it sooner."""
+    if sc.multi_period and not limit_given:
+        limit = (f"search limited in work: it may take minutes, at most {HORIZON_SAFETY_S:g} s "
+                 "(its safety stop); --time-limit SECONDS stops it sooner, at a plan that then "
+                 "depends on the machine's load")
+    else:
+        limit = f"time limit {time_limit_s:g} s"
+    return (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
+            f"{plural(len(sc.zones), 'zone')} ({limit})…")
+
+
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
           received: list[int], limit_given: bool = True, workers: int = 1
@@ -480,11 +496,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     are added to ``received``.
     The solve's progress (elapsed, best cost, bound, gap, stage) goes to stderr; over periods
     on a terminal a spinner with the elapsed time instead."""
-    safety = sc.multi_period and not limit_given
-    limit = (f"search limited in work, safety stop {HORIZON_SAFETY_S:g} s" if safety
-             else f"time limit {time_limit_s:g} s")
-    message = (f"planning {sc.name}: {plural(len(sc.workloads), 'workload')}, "
-               f"{plural(len(sc.zones), 'zone')} ({limit})…")
+    message = planning_line(sc, time_limit_s, limit_given)
     if sc.multi_period:
         # off a terminal a line every few seconds (elapsed, best, bound, gap, stage), as one
         # period prints; on one the spinner shows the elapsed time and owns the line
