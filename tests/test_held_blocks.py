@@ -75,18 +75,16 @@ def test_held_blocks_are_not_built_and_plan_the_optimum(monkeypatch: pytest.Monk
         assert len(built) == 4 and plans.joint is None
 
 
-@pytest.mark.parametrize("robust", [False, True])
-def test_a_held_block_from_the_joint_arrays_plans_as_the_block_built(robust: bool) -> None:
+def test_a_held_block_from_the_joint_arrays_plans_as_the_block_built() -> None:
     """Every block of a two-scenario case with the orders held: the LP support's step on
     the joint program's arrays has the built block's bound and fleet cost (both proven at
     gap 0), and its fleet, named as the joint program names it, runs the built one's
-    replicas. With ``--robust`` too: the joint objective (the worst scenario's cost, θ) gives
-    the blocks' columns no cost, so they are costed as the expected objective costs them."""
+    replicas."""
     from models.common import PurchaseKind
     from solver.program.keys import PoolKey
 
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH, demands=TWO),
-                                                  lambda _: TABLE), robust=robust)
+                                                  lambda _: TABLE))
     data = hp.data
     pool = PoolKey("a", "G", PurchaseKind.reserved)
     running = {(b.scenario, b.period, pool): 1.0 for b in data.blocks}
@@ -166,23 +164,12 @@ def test_names_moved_between_blocks_and_back() -> None:
     assert block_plans.as_named({"x_a": 2.0}, 3, False, 7, False) == {"x_a": 2.0}
 
 
-def test_robust_plans_take_their_held_blocks_from_the_joint_arrays(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ``--robust`` the held blocks come from the joint program's arrays as with the
-    expected cost (built again, they took a robust plan's time limit: quarterly.yaml at
-    --time-limit 120 left its joint solve 0.2 s where the expected plan's had 21 s), and the
-    joint solve is handed that copy, its objective the worst scenario's cost (θ): the start
-    is the least worst of tests/test_horizon_start.py's case, 3,942 × 3 + 2,190 = 14,016."""
-    from tests.test_horizon_start import TWO_NEEDS, _two_scenarios
-
-    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
-    data, _ = _two_scenarios(TWO_NEEDS)
-    hp = build_horizon_program(data, robust=True)
-    built = _builds(monkeypatch)
-    start, _, _, (plans,) = horizon_start(hp, "highs", 20.0, 1e-6, deadline=Deadline(60.0))
-    assert start is not None and plans.joint is not None
-    assert all(any(o.price_per_gpu_hour > 0 for o in d.offers) for d in built)  # none held
-    assert hp.worst is not None and plans.joint.cost[plans.joint.index[hp.worst.name]] == 1.0
-    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                      data.blocks[0].data)
-    assert objective_of(program, start) == pytest.approx(14_016)
+def test_robust_plans_take_the_built_blocks() -> None:
+    """With ``--robust`` the joint objective is the worst scenario's cost alone: the blocks'
+    columns cost nothing there, so no held block is taken from its arrays."""
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE),
+                               robust=True)
+    joint = model_of(Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                             hp.data.blocks[0].data))
+    with pytest.raises(ValueError, match="robust"):
+        HeldBlocks(hp, joint, {})

@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pulp
 
 from models.common import COMMITTED_KINDS
 from solver.program.keys import PoolKey
@@ -40,12 +39,11 @@ from solver.program.variables import Program
 from solver.solve.highs import Held, Model, held_model
 
 
-def without_ties(model: Model, also: tuple[str, ...] = ()) -> Model:
+def without_ties(model: Model) -> Model:
     """``model`` without its tie rows (``tie_``; arrays only, its HiGHS copy left as it is):
     left in with infinite bounds, they link a block's continuous columns to the other blocks'
-    of its group, whose rows :func:`held_model` then keeps with their replicas held at zero.
-    ``also``: prefixes of more rows left out."""
-    kept = np.array([not name.startswith(("tie_", *also)) for name in model.row_names])
+    of its group, whose rows :func:`held_model` then keeps with their replicas held at zero."""
+    kept = np.array([not name.startswith("tie_") for name in model.row_names])
     counts = np.diff(model.starts)[kept]
     entries = np.repeat(kept, np.diff(model.starts))
     starts = np.zeros(len(counts) + 1, dtype=np.int32)
@@ -54,18 +52,6 @@ def without_ties(model: Model, also: tuple[str, ...] = ()) -> Model:
         model, row_lower=model.row_lower[kept], row_upper=model.row_upper[kept],
         row_names=[n for n, k in zip(model.row_names, kept, strict=True) if k], starts=starts,
         columns=model.columns[entries], values=model.values[entries])
-
-
-def priced_as_expected(hp: HorizonProgram, joint: Model) -> Model:
-    r"""``joint`` (arrays only) with every column costed as the expected objective
-    :math:`\sum_\xi p_\xi c_\xi` costs it: with ``--robust`` the joint objective is
-    :math:`\theta` alone and a block's columns cost nothing there, where each held block is
-    planned at its own cheapest (its scenario's probability × its period's months × its cost
-    per month, as :class:`HeldBlock` weighs it); without the rows ``θ ≥ c_ξ`` (``worst_``),
-    which would link every block's columns to θ's, freed with them (:func:`held_model`)."""
-    expected = pulp.lpSum(s.probability * hp.cost[s.name] for s in hp.data.scenarios)
-    cost = np.array([float(expected.get(var, 0.0)) for var in joint.variables])
-    return without_ties(dataclasses.replace(joint, cost=cost), also=("worst_",))
 
 
 def held_nodes(data: HorizonData, block: Block, pool: PoolKey,
@@ -134,9 +120,12 @@ class HeldBlocks:
 
     def __init__(self, hp: HorizonProgram, joint: Model,
                  orders: Mapping[tuple[str, OrderKey], int]) -> None:
+        if hp.worst is not None:
+            raise ValueError("held blocks from the joint arrays need the expected-cost "
+                             "objective (with --robust the blocks' columns cost nothing)")
         self.hp = hp
         self.orders = dict(orders)
-        self.untied = without_ties(joint if hp.worst is None else priced_as_expected(hp, joint))
+        self.untied = without_ties(joint)
         self.x = np.zeros(joint.columns_count)
         for (s, key), var in hp.orders.items():
             self.x[joint.index[var.name]] = self.orders.get((s, key), 0)

@@ -680,7 +680,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
     if chosen is None:
         return Start(None, bound, True)
     joint, held = None, None
-    if HELD_FROM_JOINT and workers <= 1 and not _spent(deadline):
+    if HELD_FROM_JOINT and workers <= 1 and hp.worst is None and not _spent(deadline):
         # the held blocks from the joint program's arrays; the joint solve takes the same copy
         joint = model_of(Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                                  data.blocks[0].data))
@@ -695,8 +695,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
 
 #: Whether the blocks planned with the chosen orders held take their LP support's step on the
 #: joint program's arrays (:class:`~solver.solve.held_blocks.HeldBlocks`) instead of each being
-#: built and copied again (one process; with ``--robust`` too, costed as the expected objective
-#: costs them: :func:`~solver.solve.held_blocks.priced_as_expected`) [bool].
+#: built and copied again (one process, expected cost) [bool].
 HELD_FROM_JOINT = True
 
 
