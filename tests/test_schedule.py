@@ -1214,3 +1214,29 @@ def test_on_demand_all_day_in_the_last_period_beside_a_cheaper_reservation_says_
     inside = plan.model_copy(update={"horizon": plan.horizon.model_copy(
         update={"commitments": CommitmentCost.inside_horizon})})
     assert said(with_reserved(0.5), inside) == []
+
+
+def test_orders_due_now_that_take_the_whole_stock_say_both_objectives_order_them() -> None:
+    """tests/test_periods.py's two scenarios (low 1 node a quarter, high 1 then 3; lead 4
+    weeks, so the reservations serving from quarter 1 are due before the re-plan and shared):
+    with a stock of 3 the expected cost orders r = 1 now and the worst case (--robust) r = 3,
+    its whole stock; with a stock of 1 both order r = 1, the stock, and the schedule says why
+    the two objectives order alike. A stock not taken whole says nothing."""
+    from tests.test_periods import TWO
+    from tests.test_periods import plan as planned
+
+    def shared(stock: int, robust: bool) -> tuple[list[int], list[str]]:
+        sc = quarterly([1, 1, 1, 1], lead_weeks=4, demands=TWO, reserved_stock=stock)
+        p = planned(sc, robust=robust)
+        lines = [x for x in schedule_lines(p, sc) if "whole stock" in x]
+        return [o.nodes for o in p.orders if o.scenario is None], lines
+
+    assert shared(3, robust=False) == ([1], [])
+    assert shared(3, robust=True) == ([3], [
+        "  the G (reserved 12 months, upfront none) in a ordered now are the offer's whole "
+        "stock (3 GPUs): no demand scenario can order more of it, so the worst case (--robust) "
+        "and the expected cost, wanting this much or more, order the same; more needs more "
+        "stock (stock_gpus)"])
+    for robust in (False, True):
+        nodes, lines = shared(1, robust)
+        assert nodes == [1] and len(lines) == 1 and "whole stock (1 GPU)" in lines[0]

@@ -373,6 +373,44 @@ def _idle_lines(plan: Plan, scenarios: list[str], scenario: Scenario | None = No
     return out
 
 
+def _order_stock_gpus(o: Order, scenario: Scenario) -> int | None:
+    """The stock of the quote (or owned terms) an order is placed under [GPUs]; ``None``
+    where the scenario has no such offer."""
+    offer = next((f for z in scenario.zones if z.id == o.zone for f in z.offers
+                  if f.gpu == o.gpu), None)
+    if offer is None:
+        return None
+    if o.purchase is PurchaseKind.owned:
+        return None if offer.owned is None else offer.owned.stock_gpus
+    return next((q.stock_gpus for q in offer.reserved_quotes
+                 if (q.term_months, q.upfront) == (o.term_months, o.upfront)), None)
+
+
+def at_stock_lines(now: list[Order], scenario: Scenario | None) -> list[str]:
+    """Under the orders due now (shared by every demand scenario): those that take their
+    offer's whole stock. Their size is the stock's, not the demand's, so any objective that
+    wants them orders the same: ``--robust`` on quarterly.yaml ordered the expected plan's 4
+    owned H100 nodes, the 32 GPUs the on-premise offer can deliver, and nothing said why."""
+    if scenario is None:
+        return []
+    taken: dict[tuple[str, str, PurchaseKind, int, str], int] = defaultdict(int)
+    for o in now:
+        taken[(o.zone, o.gpu, o.purchase, o.term_months, o.upfront.value)] += o.gpus
+    out = []
+    for o in now:
+        key = (o.zone, o.gpu, o.purchase, o.term_months, o.upfront.value)
+        stock = _order_stock_gpus(o, scenario)
+        if key not in taken or stock is None or taken.pop(key) < stock:
+            continue
+        kind = ("owned" if o.purchase is PurchaseKind.owned
+                else f"reserved {o.term_months} months, upfront {o.upfront.value}")
+        out.append(f"  the {o.gpu} ({kind}) in {o.zone} ordered now are the offer's whole "
+                   f"stock ({plural(stock, 'GPU')}): no demand scenario can order more of it, "
+                   "so the worst case (--robust) and the expected cost, wanting this much or "
+                   "more, order the same; more needs more stock (stock_gpus)")
+    return out
+
+
 def unproven_lines(plan: Plan) -> list[str]:
     """A warning under the orders due now when the plan is not proven near the cheapest: a
     planner acts on those lines, and a cheaper plan may order otherwise."""
@@ -408,6 +446,7 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
                else "orders:")
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
+    out += at_stock_lines(now, scenario) if len(scenarios) > 1 else []
     out += unproven_lines(plan) if now else []
     for name in scenarios:
         later = [o for o in plan.orders if o.scenario == name]
