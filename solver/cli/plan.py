@@ -175,7 +175,7 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     # not called the best verified fleet so far
     out = [("stopped by the user: the best verified fleet so far; "
             if stopped and not s.fallback else "")
-           + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
+           + f"{why}: {what}, so {above_cheapest(s.gap)}"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
@@ -185,6 +185,18 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
                 f"  to narrow it: {WORK_LIMIT_HELP}"]
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
+
+
+def above_cheapest(gap: float) -> str:
+    """How far above the cheapest a fleet of relative ``gap`` may be: the gap is
+    (cost − bound) ÷ cost (HiGHS's), so the cost is at most gap ÷ (1 − gap) above the bound,
+    and so above the cheapest. Read as "gap above" it was far too low where the gap is large:
+    a new user's 2-s plan at 8,667,533 USD/month against a bound of 1,315,241 (gap 84.8 %) was
+    said to be "at most 84.8% above the cheapest" — it may be 559 % above. With no bound above
+    zero (gap 1) nothing limits it."""
+    if gap >= 1.0:
+        return "nothing yet limits how far above the cheapest this one is (no bound above 0)"
+    return f"this one is at most {gap / (1.0 - gap):,.1%} above the cheapest"
 
 
 #: Share of a plan's seconds its build took above which a fallback fleet is put down to the
