@@ -27,7 +27,7 @@ from solver.cli.common import (
     time_limit_given,
 )
 from solver.cli.lead_times import with_lead_time_causes
-from solver.cli.progress import SolveReporter, stop_on_signals
+from solver.cli.progress import STOP_NOTICE, SolveReporter, stop_on_signals
 from solver.cli.replay_step import (
     replay_lines,
     replayed_first_period,
@@ -507,7 +507,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
-            with stop_on_signals(deadline) as signals, reporter.heartbeat(deadline):
+            with (stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals,
+                  reporter.heartbeat(deadline)):
                 try:
                     planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
                                            table_for=tables, time_limit_s=horizon_s,
@@ -546,7 +547,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     watch = BuildClock(sc, deadline, time_limit_s, limit_given)
     table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
     watch.watching = False  # a replay's later rounds build on clocks of their own
-    with stop_on_signals(deadline) as signals:
+    with stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(
                 sc, table, solve, as_json, replan, user_stopped=lambda: deadline.stopped)
