@@ -12,6 +12,7 @@ same program without the survival families needs less beyond stock.
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 
 import pulp
@@ -33,6 +34,20 @@ STOCK_WEIGHT_PER_GPU = 1.0
 BUDGET_WEIGHT_PER_SHARE = 1000.0
 REQUIREMENT_WEIGHT_PER_SHARE = 1e5
 SURVIVAL_FAMILIES = ("n_plus_1", "zone_loss")
+#: The least an elastic solve is given when the diagnosis's time is spent, as its callers give
+#: the diagnosis itself at least this much of a spent clock [s].
+ELASTIC_MIN_S = 1.0
+#: Share of the diagnosis's time the first elastic solve (every family) may take; the second
+#: (without the survival families), which says whether a stock shortfall is for survival, gets
+#: the rest: given 1 s after the first had taken all, it said "to survive losing dc-b" of
+#: pools the first and a fair second said were short "to carry its demand" [1].
+ELASTIC_FIRST_SHARE = 0.5
+
+
+def seconds_left(ends: float) -> float:
+    """Seconds to ``ends`` (a ``time.perf_counter()`` reading), at least
+    :data:`ELASTIC_MIN_S` [s]: the diagnosis's elastic solves share one time limit."""
+    return max(ends - time.perf_counter(), ELASTIC_MIN_S)
 
 
 def _weight(data: ProgramData, slack: Slack) -> float:
@@ -106,10 +121,14 @@ def diagnose(
     shown_limit_s: float | None = None,
 ) -> tuple[Shortfall, ...]:
     """What an infeasible scenario cannot meet, and by how much, searched within
-    ``time_limit_s`` (what is left of the plan's clock); ``shown_limit_s`` is the limit a
-    message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    ``time_limit_s`` (what is left of the plan's clock) in all: its two elastic solves share
+    it, the first at most :data:`ELASTIC_FIRST_SHARE` of it (each was given the whole of it:
+    a new user's plan short of stock ran 124 s on a 60-s limit); ``shown_limit_s`` is the
+    limit a message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    ends = time.perf_counter() + time_limit_s
     families = tuple(FAMILIES)
-    program, proven = solve_elastic(data, families, solver, time_limit_s)
+    program, proven = solve_elastic(data, families, solver,
+                                    max(ELASTIC_FIRST_SHARE * time_limit_s, ELASTIC_MIN_S))
     if program is None:
         return (Shortfall(requirement="solver", amount=0.0, unit="",
                           message="even the elastic program found no fleet within the time "
@@ -119,7 +138,8 @@ def diagnose(
     plain: dict[PoolKey, tuple[float, str | None]] = {}
     if need:
         relaxed, _ = solve_elastic(
-            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, time_limit_s)
+            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver,
+            seconds_left(ends))
         plain = _stock_need(relaxed) if relaxed is not None else {}
     for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
                                                                       i[0].purchase.value)):
