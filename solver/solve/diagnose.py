@@ -37,11 +37,6 @@ SURVIVAL_FAMILIES = ("n_plus_1", "zone_loss")
 #: The least an elastic solve is given when the diagnosis's time is spent, as its callers give
 #: the diagnosis itself at least this much of a spent clock [s].
 ELASTIC_MIN_S = 1.0
-#: Share of the diagnosis's time the first elastic solve (every family) may take; the second
-#: (without the survival families), which says whether a stock shortfall is for survival, gets
-#: the rest: given 1 s after the first had taken all, it said "to survive losing dc-b" of
-#: pools the first and a fair second said were short "to carry its demand" [1].
-ELASTIC_FIRST_SHARE = 0.5
 
 
 def seconds_left(ends: float) -> float:
@@ -121,14 +116,16 @@ def diagnose(
     shown_limit_s: float | None = None,
 ) -> tuple[Shortfall, ...]:
     """What an infeasible scenario cannot meet, and by how much, searched within
-    ``time_limit_s`` (what is left of the plan's clock) in all: its two elastic solves share
-    it, the first at most :data:`ELASTIC_FIRST_SHARE` of it (each was given the whole of it:
-    a new user's plan short of stock ran 124 s on a 60-s limit); ``shown_limit_s`` is the
-    limit a message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    ``time_limit_s`` (what is left of the plan's clock) in all: the first elastic solve
+    (every family) may take it, the second (without the survival families, where stock falls
+    short) gets what the first left, at least :data:`ELASTIC_MIN_S` — each was given the
+    whole of it, and a new user's plan short of stock ran 124 s on a 60-s limit. Splitting it
+    in halves instead left the first too little where no second follows: an unmeetable SLO's
+    diagnosis then named two workloads short that are not. ``shown_limit_s`` is the limit a
+    message names (default ``time_limit_s``): the user's ``--time-limit``."""
     ends = time.perf_counter() + time_limit_s
     families = tuple(FAMILIES)
-    program, proven = solve_elastic(data, families, solver,
-                                    max(ELASTIC_FIRST_SHARE * time_limit_s, ELASTIC_MIN_S))
+    program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
         return (Shortfall(requirement="solver", amount=0.0, unit="",
                           message="even the elastic program found no fleet within the time "
