@@ -25,6 +25,7 @@ from models.limits import MAX_RATE_SCALE, MAX_REPLAY_REQUESTS, MIN_RATE_SCALE
 from models.names import resolve_gpu
 from models.plan import PeriodPlan
 from models.scenario import Scenario
+from models.units import amount_text
 from models.workload import Workload
 from solver.cli.common import (
     echo_json,
@@ -483,7 +484,8 @@ def rate_lines(run: SimulationRun) -> list[str]:
     return [f"replayed at {r.mean_rps:,.2f} req/s mean, {r.busiest_minute_rps:,.2f} req/s in "
             "the busiest minute",
             f"planned for {r.planned_rps:,.2f} req/s in slice {run.slice_name}: --rate-scale "
-            f"{r.mean_scale:.3g} replays the mean at it, {r.busiest_minute_scale:.3g} the "
+            f"{amount_text(r.mean_scale, grouped=False)} replays the mean at it, "
+            f"{amount_text(r.busiest_minute_scale, grouped=False)} the "
             "busiest minute"]
 
 
@@ -526,7 +528,7 @@ def render(run: SimulationRun) -> str:
                      f"{below} of {len(attain)} minutes below 95 %")
     if r.queue_depth_max.size:
         q = int(r.queue_depth_max.argmax())
-        lines.append(f"queue depth: at most {int(r.queue_depth_max[q])} requests waiting for "
+        lines.append(f"queue depth: at most {int(r.queue_depth_max[q]):,} requests waiting for "
                      f"a first token (minute {q})")
     kv = [(float(v), m) for m, v in enumerate(r.kv_use) if not math.isnan(v)]
     if kv:

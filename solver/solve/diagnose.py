@@ -20,6 +20,7 @@ import pulp
 from models.common import Survivability
 from models.plan import Shortfall, SolveStatus
 from models.scenario import Scenario
+from models.units import amount_text
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.families import FAMILIES
@@ -207,6 +208,7 @@ def _requirement_shortfall(
         )
     w, sl = row.workload, row.slice
     assert w is not None
+    short = amount_text(amount, 4)  # 2.98e+05 requests/day read as 297,600
     has_candidates = bool(data.candidates_of(w))
     if row.family == "demand":
         where = f" in {sl}" if sl else " over its window"
@@ -214,12 +216,12 @@ def _requirement_shortfall(
                  " — no configuration of it fits any GPU that a zone sells (check allowed_gpus "
                  "and the capacity table)")
         return Shortfall(requirement="demand", workload=w, slice=sl, amount=amount, unit=unit,
-                         message=f"`{w}` is {amount:,.4g} {unit} short of its demand{where}{cause}")
+                         message=f"`{w}` is {short} {unit} short of its demand{where}{cause}")
     if row.family == "zone_loss":
         z = row.zone
         return Shortfall(
             requirement="zone_loss", workload=w, zone=z, slice=sl, amount=amount, unit=unit,
-            message=f"`{w}` is {amount:,.4g} {unit} short after losing {z}"
+            message=f"`{w}` is {short} {unit} short after losing {z}"
                     f"{'' if sl is None else ' in ' + sl}: no other zone sells enough non-spot "
                     "capacity of its configurations",
         )
@@ -228,10 +230,10 @@ def _requirement_shortfall(
     if row.spot_node:  # the row "losing a spot node": only non-spot capacity counts
         return Shortfall(
             requirement="n_plus_1", workload=w, slice=sl, amount=amount, unit=unit,
-            message=f"`{w}` is {amount:,.4g} {unit} short{during} counting only its non-spot "
+            message=f"`{w}` is {short} {unit} short{during} counting only its non-spot "
                     "capacity (spot never counts after a failure)",
         )
     return Shortfall(
         requirement="n_plus_1", workload=w, zone=z, gpu=g, slice=sl, amount=amount, unit=unit,
-        message=f"`{w}` is {amount:,.4g} {unit} short{during} after losing a {g} node in {z}",
+        message=f"`{w}` is {short} {unit} short{during} after losing a {g} node in {z}",
     )
