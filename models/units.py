@@ -50,6 +50,16 @@ def _words(unit: str) -> str:
     return UNIT_WORDS.get(unit, unit)
 
 
+def amount_text(value: float, digits: int = 3, grouped: bool = True) -> str:
+    """A quantity as a person reads it: ``digits`` significant digits below
+    ``10 ** (digits - 1)``, a whole number at or above, with thousands separators where
+    ``grouped`` (off for a value to type back as an option). ``:.3g`` wrote a fleet's figures
+    as ``4.56e+03 rps`` and ``2.98e+05 requests/day``."""
+    if abs(value) >= 10 ** (digits - 1):
+        return f"{value:,.0f}" if grouped else f"{value:.0f}"
+    return f"{value:.{digits}g}"
+
+
 def _number(value: float) -> str:
     """A converted value as a person writes it: 1000, 0.5, 74.51."""
     if value == int(value) and abs(value) < 1e15:

@@ -215,6 +215,24 @@ def _zone_z1_chat(
     return plans[("zone:z1", "chat")]
 
 
+def test_degradation_lines_of_a_large_fleet_read_as_numbers(tmp_path: Path) -> None:
+    # a new user's ~1,000-GPU fleet: "short 4.56e+03 rps", "+4.55e+03 rps" in check's text
+    from solver.cli.check import render_degradation
+
+    sc, table = fc.scenario(), fc.table()
+    fleet = load_fleet(_write(tmp_path, _DEGRADE_FLEET), sc, table)
+    report = check_fleet(fleet, sc, table)
+    plans = degradation_plans(report, fleet, sc, table)
+    assert plans
+    big = tuple(p.model_copy(update={"shortfall_rps": 4560.4, "steps": tuple(
+        s.model_copy(update={"frees_rps": 4553.2}) for s in p.steps)}) for p in plans)
+    lines = render_degradation(big, report)
+    assert f"  {plans[0].failure} → {plans[0].workload}" in lines[1]
+    assert lines[1].endswith(f": short 4,560 rps ({plans[0].slice})"), lines[1]
+    assert lines[2].startswith("    1. ") and " +4,553 rps: " in lines[2], lines[2]
+    assert not any("e+0" in line for line in lines), lines
+
+
 def test_degradation_pauses_batch_first(tmp_path: Path) -> None:
     # summarize's window moved into the day: it runs when chat is short, so it is paused
     sc = _summarize_window(fc.scenario(), (8, 9, 10, 11, 12, 13))

@@ -176,6 +176,32 @@ def test_without_a_scenario_the_demo_is_planned(tmp_path: Path) -> None:
         assert data["status"] in ("optimal", "time_limit", "feasible")
 
 
+def test_a_large_gap_is_not_read_as_the_share_above_the_cheapest() -> None:
+    """A new user's 2-s plan of a ~1,300-GPU fleet: 8,667,533.33 USD/month against a bound of
+    1,315,241 — gap (cost − bound) ÷ cost = 84.8 % — was said to be "at most 84.8% above the
+    cheapest"; it may be 8,667,533.33 ÷ 1,315,241 − 1 = 559.0 % above. A bound of 0 limits
+    nothing."""
+    from models.plan import SolveStatus
+    from solver.cli.plan import render
+    from solver.solve.strategy import plan_scenario
+
+    sc = load_scenario(TINY)
+    plan = plan_scenario(sc, build_capacity_table(sc))
+    cost, bound = 8_667_533.333333334, 1_315_241.0
+    stopped = plan.model_copy(update={
+        "status": SolveStatus.time_limit,
+        "solver": plan.solver.model_copy(update={
+            "bound": bound, "objective": cost, "gap": (cost - bound) / cost})})
+    line = render(stopped, sc, [])[1]
+    assert line.endswith("so this one is at most 559.0% above the cheapest"), line
+    nothing = stopped.model_copy(update={"solver": stopped.solver.model_copy(update={
+        "bound": 0.0, "gap": 1.0})})
+    line = render(nothing, sc, [])[1]
+    assert "no fleet costs less than 0 USD/month" in line
+    assert line.endswith("nothing yet limits how far above the cheapest this one is "
+                         "(no bound above 0)"), line
+
+
 def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
     from models.plan import SolveStatus
     from solver.cli.plan import render
@@ -191,7 +217,8 @@ def test_a_plan_stopped_at_its_time_limit_says_what_it_proves() -> None:
         "solver": plan.solver.model_copy(update={"bound": 0.8 * cost, "gap": 0.2})})
     lines = render(stopped, sc, [])
     assert f"no fleet costs less than {0.8 * cost:,.0f} USD/month" in lines[1]
-    assert "at most 20.0% above the cheapest" in lines[1]
+    # the gap (0.2) is relative to the cost: the cost is 1 ÷ 0.8 = 1.25 times the bound
+    assert "at most 25.0% above the cheapest" in lines[1]
     assert "--time-limit" in lines[2]
     assert sc.policy.share_nodes and "policy.share_nodes: false" in lines[2]
     dedicated = sc.model_copy(update={"policy": sc.policy.model_copy(

@@ -84,15 +84,49 @@ def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> 
     proc = _plan_medium_x25_until_first_fleet(tmp_path, out)
     proc.send_signal(signal.SIGINT)
     stopped = time.monotonic()
-    stdout, _ = proc.communicate(timeout=120)
+    stdout, stderr = proc.communicate(timeout=120)
     assert time.monotonic() - stopped < 60  # it stops, it does not run its ten minutes
     assert proc.returncode == 128 + signal.SIGINT, stdout
+    # said at once: the files take seconds to write, and a second Ctrl-C writes nothing
+    assert "SIGINT received: stopping the search; writing the best verified fleet" in stderr
     assert "interrupted" in stdout and "stopped by the user" in stdout
     plan = Plan.model_validate_json((out / "plan.json").read_text())
     assert plan.status is SolveStatus.interrupted
     assert plan.solver.bound is not None and 0 < plan.solver.bound <= plan.cost.per_month
     scenario = load_scenario(tmp_path / "medium-x25.yaml")
     assert verify_plan(plan, scenario, build_capacity_table(scenario)) == []
+
+
+#: What the child of the next test runs: a stop request waited for, as ``plan`` solves.
+_ONE_SIGNAL = """
+import time
+from solver.cli.progress import STOP_NOTICE, stop_on_signals
+from solver.solve.clock import Deadline
+clock = Deadline(60)
+with stop_on_signals(clock, STOP_NOTICE) as received:
+    print("ready", flush=True)
+    while not clock.stopped:
+        time.sleep(0.01)
+    time.sleep(0.3)  # the plan's files being written: a second signal would abort them
+print("written after", len(received), flush=True)
+"""
+
+
+def test_the_first_signal_is_answered_at_once_on_stderr() -> None:
+    """A new user's Ctrl-C of a ~1,300-GPU plan: nothing was said for the 4–7 s its files
+    took to write, so they pressed it again, and the second writes nothing. The first is
+    answered on stderr at once, naming the signal and what a second one does; stdout keeps
+    only what the command prints."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-c", _ONE_SIGNAL], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        assert stdout.strip() == "written after 1", (stdout, stderr)
+        assert stderr == (f"{sig.name} received: stopping the search; writing the best "
+                          "verified fleet so far (Ctrl-C again stops without writing "
+                          "anything)\n"), stderr
 
 
 #: What the child of the next test runs: two Ctrl-C arrive while its main thread is in a long C

@@ -1050,3 +1050,37 @@ def test_cli_counts_of_one_read_in_the_singular(tmp_path: Path,
     lines = shown(one).splitlines()
     assert "1 request without a first token re-routed, 1 streaming request failed" in lines
     assert any(line.startswith("node:zone-a/H100-SXM (1 replica: ") for line in lines), lines
+
+
+def test_cli_warns_when_the_trace_lengths_are_not_the_workloads(tmp_path: Path) -> None:
+    """A new user replayed a 230-token tagging pool with a trace of 1,469-token prompts and
+    read "MISSED by 4,350.7 ms (+2175%)" with no word that the requests were not the
+    workload's. The fixture's trace (600 in, 50 out) against chat's P50/P95 of 500/1,500 in
+    and 100/300 out: input P95 −60 %, output P50 −50 %, P95 −83 % are beyond ±20 %; input P50
+    +20 % is not."""
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    scenario, plan, trace = _files(tmp_path)
+    args = ["simulate", str(scenario), "--fleet", str(plan), "--trace", str(trace),
+            "--workload", "chat"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    warned = [line for line in res.stderr.splitlines() if line.startswith("warning: ")]
+    assert [w.split(" (")[0] for w in warned] == [
+        "warning: the trace's input P95 is 600 tokens, workload `chat`'s 1,500",
+        "warning: the trace's output P50 is 50 tokens, workload `chat`'s 100",
+        "warning: the trace's output P95 is 50 tokens, workload `chat`'s 300"]
+    assert "(-60%, beyond policy.measured_length_tolerance ±20%)" in warned[0]
+    assert all("warning" not in line for line in res.stdout.splitlines())
+    as_json = CliRunner().invoke(main, [*args, "--json"])
+    assert as_json.exit_code == 0 and "warning" not in as_json.output
+    json.loads(as_json.stdout)
+    matching = tmp_path / "matching.csv"  # 500 in and 100 out, with a tail of 1,500 / 300
+    matching.write_text("time_s,input_tokens,output_tokens\n" + "".join(
+        f"{k * 0.5},{1500 if k % 10 == 0 else 500},{300 if k % 10 == 0 else 100}\n"
+        for k in range(240)))
+    res = CliRunner().invoke(main, [*args[:5], str(matching), *args[6:]])
+    assert res.exit_code == 0, res.output
+    assert "warning" not in res.stderr

@@ -33,3 +33,20 @@ def test_every_efficiency_factor_has_a_unit() -> None:
 def test_a_name_without_a_unit_is_refused() -> None:
     with pytest.raises(ValueError, match="carries no unit"):
         field_unit("peak_rps_guess")
+
+
+@pytest.mark.parametrize(("value", "digits", "grouped", "text"), [
+    (4560.4, 3, True, "4,560"),  # `check` wrote "short 4.56e+03 rps"
+    (297600.0, 4, True, "297,600"),  # the diagnosis wrote "2.98e+05 requests/day"
+    (1953.2, 3, False, "1953"),  # an option value to type back: `--rate-scale 1953`
+    (999.6, 3, True, "1,000"),  # rounded up to 1,000, not "1e+03"
+    (99.96, 3, True, "100"),
+    (36.2249, 4, True, "36.22"),
+    (5.92, 3, True, "5.92"),
+    (0.0, 3, True, "0"),
+])
+def test_amounts_read_as_numbers_not_exponents(value: float, digits: int, grouped: bool,
+                                              text: str) -> None:
+    from models.units import amount_text
+
+    assert amount_text(value, digits, grouped) == text

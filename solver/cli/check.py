@@ -17,6 +17,7 @@ from models.errors import InputError
 from models.inventory import Fleet
 from models.plan import Plan
 from models.scenario import Scenario
+from models.units import amount_text
 from solver.cli.common import echo_json, given_file, json_option, load, scenario_argument
 from solver.cli.periods import (
     Cell,
@@ -336,10 +337,11 @@ def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) 
     for p in plans:
         tag = " [must survive]" if (p.failure, p.workload) in required else ""
         out.append(
-            f"  {p.failure} → {p.workload}{tag}: short {p.shortfall_rps:.3g} rps ({p.slice})"
+            f"  {p.failure} → {p.workload}{tag}: short {amount_text(p.shortfall_rps)} rps "
+            f"({p.slice})"
         )
         for s in p.steps:
-            out.append(f"    {s.order}. {s.action} +{s.frees_rps:.3g} rps: {s.detail}")
+            out.append(f"    {s.order}. {s.action} +{amount_text(s.frees_rps)} rps: {s.detail}")
     out.append(f"  {plans[0].never}")
     return out
 

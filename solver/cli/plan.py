@@ -27,7 +27,7 @@ from solver.cli.common import (
     time_limit_given,
 )
 from solver.cli.lead_times import with_lead_time_causes
-from solver.cli.progress import SolveReporter, stop_on_signals
+from solver.cli.progress import STOP_NOTICE, SolveReporter, stop_on_signals
 from solver.cli.replay_step import (
     replay_lines,
     replayed_first_period,
@@ -175,7 +175,7 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
     # not called the best verified fleet so far
     out = [("stopped by the user: the best verified fleet so far; "
             if stopped and not s.fallback else "")
-           + f"{why}: {what}, so this one is at most {s.gap:.1%} above the cheapest"]
+           + f"{why}: {what}, so {above_cheapest(s.gap)}"]
     hint = "a longer --time-limit"
     if scenario.policy.share_nodes:
         hint += ("; or dedicated pools (policy.share_nodes: false), which are solved workload by "
@@ -185,6 +185,18 @@ def unproven_lines(plan: Plan, scenario: Scenario) -> list[str]:
                 f"  to narrow it: {WORK_LIMIT_HELP}"]
     return [*out, f"  to narrow it: {hint} (docs/program.md, \"Where the gap comes from\")",
             *([] if stopped else [f"  stopped at the time limit: {RERUN_NOTE}"])]
+
+
+def above_cheapest(gap: float) -> str:
+    """How far above the cheapest a fleet of relative ``gap`` may be: the gap is
+    (cost − bound) ÷ cost (HiGHS's), so the cost is at most gap ÷ (1 − gap) above the bound,
+    and so above the cheapest. Read as "gap above" it was far too low where the gap is large:
+    a new user's 2-s plan at 8,667,533 USD/month against a bound of 1,315,241 (gap 84.8 %) was
+    said to be "at most 84.8% above the cheapest" — it may be 559 % above. With no bound above
+    zero (gap 1) nothing limits it."""
+    if gap >= 1.0:
+        return "nothing yet limits how far above the cheapest this one is (no bound above 0)"
+    return f"this one is at most {gap / (1.0 - gap):,.1%} above the cheapest"
 
 
 #: Share of a plan's seconds its build took above which a fallback fleet is put down to the
@@ -507,7 +519,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
-            with stop_on_signals(deadline) as signals, reporter.heartbeat(deadline):
+            with (stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals,
+                  reporter.heartbeat(deadline)):
                 try:
                     planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
                                            table_for=tables, time_limit_s=horizon_s,
@@ -546,7 +559,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     watch = BuildClock(sc, deadline, time_limit_s, limit_given)
     table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
     watch.watching = False  # a replay's later rounds build on clocks of their own
-    with stop_on_signals(deadline) as signals:
+    with stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(
                 sc, table, solve, as_json, replan, user_stopped=lambda: deadline.stopped)

@@ -118,12 +118,21 @@ class SolveReporter:
                 self._drawn = False
 
 
+#: What the first signal is answered with on stderr (``plan`` without ``--quiet``): the plan's
+#: files take seconds to write after the stop (4–7 s for a ~1,300-GPU fleet at load 6), and
+#: with nothing said a new user pressed Ctrl-C again, which writes nothing.
+STOP_NOTICE = ("{name} received: stopping the search; writing the best verified fleet so far "
+               "(Ctrl-C again stops without writing anything)")
+
+
 @contextlib.contextmanager
-def stop_on_signals(deadline: Deadline) -> Iterator[list[int]]:
+def stop_on_signals(deadline: Deadline, notice: str | None = None) -> Iterator[list[int]]:
     """SIGINT and SIGTERM stop ``deadline`` (the solve ends with its best fleet) while inside;
     a SIGINT after another signal raises :class:`KeyboardInterrupt` — at once, or where a
     native solve runs, as soon as the stopped solve returns (at the latest on leaving the
-    block). Yields the signals received."""
+    block). ``notice`` (``{name}``: the signal's) is written to stderr on the first signal,
+    unbuffered, so it shows at once whatever the main thread is doing. Yields the signals
+    received."""
     received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield received  # handlers can only be set in the main thread
@@ -146,6 +155,8 @@ def stop_on_signals(deadline: Deadline) -> Iterator[list[int]]:
                 if not native_running():
                     raise KeyboardInterrupt
                 return
+        if notice is not None and not received:
+            _say(notice.format(name=signal.Signals(signum).name))
         received.append(signum)
         deadline.stop(signal.Signals(signum).name)
 
@@ -161,6 +172,14 @@ def stop_on_signals(deadline: Deadline) -> Iterator[list[int]]:
         os.close(write_fd)
     if abort[0]:  # a second Ctrl-C during a native solve: raised now that it has returned
         raise KeyboardInterrupt
+
+
+def _say(line: str) -> None:
+    """``line`` on stderr straight to its descriptor (no buffer a handler could re-enter), on a
+    line of its own where a terminal shows a progress line being redrawn."""
+    start = "\r\033[K" if os.isatty(2) else ""
+    with contextlib.suppress(OSError):  # stderr closed: nothing to tell
+        os.write(2, f"{start}{line}\n".encode(errors="replace"))
 
 
 def _drain(fd: int) -> bytes:

@@ -24,6 +24,7 @@ from models.plan import (
 )
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
+from models.units import amount_text
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_text,
@@ -405,7 +406,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                      "Typical input/output [tokens] (mean, else P50)",
                      "SLO TTFT/per-token P95 [ms]", "Survivability", "Target utilization"],
                     [[w.name, w.model,
-                      f"{w.arrival.peak_rps:g}" if w.arrival else f"{w.batch.daily_requests:g}/day"
+                      amount_text(w.arrival.peak_rps, 4) if w.arrival
+                      else f"{w.batch.daily_requests:,.0f}/day"
                       if w.batch else "",
                       arrivals_text(w),
                       f"{w.input_tokens.p50}/{w.input_tokens.p95}",

@@ -20,6 +20,7 @@ import pulp
 from models.common import Survivability
 from models.plan import Shortfall, SolveStatus
 from models.scenario import Scenario
+from models.units import amount_text
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.families import FAMILIES
@@ -27,8 +28,6 @@ from solver.program.keys import PoolKey, RowKey
 from solver.program.variables import Program, Slack
 from solver.solve.backends import real_value, solve
 
-#: Least time for the elastic program without the survival families, after the first [s].
-ELASTIC_LEAST_S = 1.0
 #: A slack below this is zero.
 SLACK_TOLERANCE = 1e-6
 #: Objective weights per unit of slack (see the module docstring).
@@ -36,6 +35,15 @@ STOCK_WEIGHT_PER_GPU = 1.0
 BUDGET_WEIGHT_PER_SHARE = 1000.0
 REQUIREMENT_WEIGHT_PER_SHARE = 1e5
 SURVIVAL_FAMILIES = ("n_plus_1", "zone_loss")
+#: The least an elastic solve is given when the diagnosis's time is spent, as its callers give
+#: the diagnosis itself at least this much of a spent clock [s].
+ELASTIC_MIN_S = 1.0
+
+
+def seconds_left(ends: float) -> float:
+    """Seconds to ``ends`` (a ``time.perf_counter()`` reading), at least
+    :data:`ELASTIC_MIN_S` [s]: the diagnosis's elastic solves share one time limit."""
+    return max(ends - time.perf_counter(), ELASTIC_MIN_S)
 
 
 def _weight(data: ProgramData, slack: Slack) -> float:
@@ -109,10 +117,15 @@ def diagnose(
     shown_limit_s: float | None = None,
 ) -> tuple[Shortfall, ...]:
     """What an infeasible scenario cannot meet, and by how much, searched within
-    ``time_limit_s`` in all (the plan's share for it); ``shown_limit_s`` is the limit a
+    ``time_limit_s`` (what is left of the plan's clock) in all: the first elastic solve
+    (every family) may take it, the second (without the survival families, where stock falls
+    short) gets what the first left, at least :data:`ELASTIC_MIN_S` — each was given the
+    whole of it, and a new user's plan short of stock ran 124 s on a 60-s limit. Splitting it
+    in halves instead left the first too little where no second follows: an unmeetable SLO's
+    diagnosis then named two workloads short that are not. ``shown_limit_s`` is the limit a
     message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    ends = time.perf_counter() + time_limit_s
     families = tuple(FAMILIES)
-    started = time.perf_counter()
     program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
         return (Shortfall(requirement="solver", amount=0.0, unit="",
@@ -122,9 +135,9 @@ def diagnose(
     need = _stock_need(program)
     plain: dict[PoolKey, tuple[float, str | None]] = {}
     if need:
-        left_s = max(time_limit_s - (time.perf_counter() - started), ELASTIC_LEAST_S)
         relaxed, _ = solve_elastic(
-            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver, left_s)
+            data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver,
+            seconds_left(ends))
         plain = _stock_need(relaxed) if relaxed is not None else {}
     for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
                                                                       i[0].purchase.value)):
@@ -177,11 +190,11 @@ def diagnose(
 
 
 def _limit_words(time_limit_s: float, shown_limit_s: float | None) -> str:
-    """``60 s``, or ``15 s, its share of the 60-s --time-limit`` where the diagnosis had a
-    share of the user's limit."""
+    """``60 s``, or ``41 s left of the 60-s --time-limit`` where the diagnosis had what the
+    plan's search left of the user's limit."""
     if shown_limit_s is None or abs(shown_limit_s - time_limit_s) < 0.5:
         return f"{shown_limit_s or time_limit_s:g} s"
-    return f"{round(time_limit_s, 1):g} s, its share of the {shown_limit_s:g}-s --time-limit"
+    return f"{round(time_limit_s, 1):g} s left of the {shown_limit_s:g}-s --time-limit"
 
 
 def _requirement_shortfall(
@@ -203,6 +216,7 @@ def _requirement_shortfall(
         )
     w, sl = row.workload, row.slice
     assert w is not None
+    short = amount_text(amount, 4)  # 2.98e+05 requests/day read as 297,600
     has_candidates = bool(data.candidates_of(w))
     if row.family == "demand":
         where = f" in {sl}" if sl else " over its window"
@@ -210,12 +224,12 @@ def _requirement_shortfall(
                  " — no configuration of it fits any GPU that a zone sells (check allowed_gpus "
                  "and the capacity table)")
         return Shortfall(requirement="demand", workload=w, slice=sl, amount=amount, unit=unit,
-                         message=f"`{w}` is {amount:,.4g} {unit} short of its demand{where}{cause}")
+                         message=f"`{w}` is {short} {unit} short of its demand{where}{cause}")
     if row.family == "zone_loss":
         z = row.zone
         return Shortfall(
             requirement="zone_loss", workload=w, zone=z, slice=sl, amount=amount, unit=unit,
-            message=f"`{w}` is {amount:,.4g} {unit} short after losing {z}"
+            message=f"`{w}` is {short} {unit} short after losing {z}"
                     f"{'' if sl is None else ' in ' + sl}: no other zone sells enough non-spot "
                     "capacity of its configurations",
         )
@@ -224,10 +238,10 @@ def _requirement_shortfall(
     if row.spot_node:  # the row "losing a spot node": only non-spot capacity counts
         return Shortfall(
             requirement="n_plus_1", workload=w, slice=sl, amount=amount, unit=unit,
-            message=f"`{w}` is {amount:,.4g} {unit} short{during} counting only its non-spot "
+            message=f"`{w}` is {short} {unit} short{during} counting only its non-spot "
                     "capacity (spot never counts after a failure)",
         )
     return Shortfall(
         requirement="n_plus_1", workload=w, zone=z, gpu=g, slice=sl, amount=amount, unit=unit,
-        message=f"`{w}` is {amount:,.4g} {unit} short{during} after losing a {g} node in {z}",
+        message=f"`{w}` is {short} {unit} short{during} after losing a {g} node in {z}",
     )

@@ -76,7 +76,7 @@ from solver.solve.block_plans import (
     replicas_of,
 )
 from solver.solve.clock import Deadline
-from solver.solve.diagnose import diagnose
+from solver.solve.diagnose import ELASTIC_MIN_S, diagnose, seconds_left
 from solver.solve.greedy import greedy_start, keep_better
 from solver.solve.held_blocks import HeldBlocks
 from solver.solve.highs import Model, Progress, model_of, run
@@ -215,8 +215,9 @@ def plan_horizon(
                 slices=slices, fingerprint=scenario_fingerprint(scenario))
     if not outcome.has_solution:
         if outcome.status is SolveStatus.infeasible:
-            return base.model_copy(update={"diagnosis": diagnose_blocks(data, solver,
-                                                                        time_limit_s)})
+            # what is left of the plan's clock, as a single-period plan's diagnosis gets
+            return base.model_copy(update={"diagnosis": diagnose_blocks(
+                data, solver, max(deadline.left(), ELASTIC_MIN_S))})
         return base
     return assemble(base, scenario, hp, robust)
 
@@ -420,9 +421,11 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                     ) -> tuple[Shortfall, ...]:
     """What cannot be met: the shortfalls of the first period (of the first demand scenario)
     that cannot be met on its own, committed capacity as much as its stock allows; where every
-    period can, the orders' lead times, stock or budget keep them from being met together."""
+    period can, the orders' lead times, stock or budget keep them from being met together.
+    The blocks' diagnoses share ``time_limit_s`` (each was given the whole of it)."""
+    ends = time.perf_counter() + time_limit_s
     for block in data.blocks:
-        found = diagnose(block.workloads, block.data, solver, time_limit_s)
+        found = diagnose(block.workloads, block.data, solver, seconds_left(ends))
         if found:
             where = f"{block.scenario}, period {block.period} ({data.periods[block.period].start})"
             return tuple(s.model_copy(update={"message": f"{where}: {s.message}"})

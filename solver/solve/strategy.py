@@ -124,10 +124,6 @@ GRACE = 0.25
 #: (under 4 s of limit it never ran, so a loaded machine could leave a 2-s demo plan with no
 #: fleet at all).
 GREEDY = Stage("greedy", 0.05, greedy, least_s=0.05)
-#: Share of the limit the diagnosis of a scenario without a fleet may take (the elastic
-#: program, :mod:`solver.solve.diagnose`), at most what is left: given all that was left it
-#: took the whole limit, and the user waited as long for a "no" as for a plan [1].
-DIAGNOSE_SHARE = 0.25
 
 
 def plan_scenario(
@@ -177,7 +173,7 @@ def plan_scenario(
             # the budget alone out of reach: the search said by how much (solver.solve.budget)
             shortfalls = not_found or diagnose(
                 scenario, data, solver=solver,
-                time_limit_s=min(max(deadline.left(), 1.0), DIAGNOSE_SHARE * deadline.limit_s),
+                time_limit_s=max(deadline.left(), 1.0),
                 shown_limit_s=deadline.limit_s)
             return base.model_copy(update={"diagnosis": shortfalls})
         return base.model_copy(update={"diagnosis": not_found})

@@ -35,6 +35,7 @@ from models.common import Frozen, Survivability, WorkloadClass
 from models.inventory import Fleet
 from models.policy import TimeBlock
 from models.scenario import Scenario
+from models.units import amount_text
 from models.workload import TokenPercentiles, Workload
 from solver.survivability.check import WINDOW, CheckReport, CheckRow
 from solver.survivability.failures import (
@@ -259,7 +260,7 @@ def _plan_for(
             action=DegradeAction.shed_by_quota,
             frees_rps=rest,
             detail=(
-                f"queue or reject {rest:.3g} rps of tenant {wl.tenant} by quota"
+                f"queue or reject {amount_text(rest)} rps of tenant {wl.tenant} by quota"
                 if rest > 0
                 else "nothing left to shed"
             ),
