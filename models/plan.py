@@ -235,6 +235,10 @@ class Order(Frozen):
     """Last day to order for the nodes to serve from ``usable_from`` (lead time)."""
     usable_period: int
     usable_from: dt.date
+    arrives_from: dt.date | None = None
+    """Set where lead times are not applied (an inventory without a horizon: one month from
+    the plan date) and this order, placed on the plan date, cannot serve from ``usable_from``:
+    the first day it can (``order_by`` is then the plan date, not a day already past)."""
     expires: dt.date
     """The day after the term's last day (owned: of the life the capital is amortised over):
     every end date of a plan is the day after the last, as an inventory line's ``ends`` is

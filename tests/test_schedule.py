@@ -1241,3 +1241,30 @@ def test_orders_due_now_that_take_the_whole_stock_say_both_objectives_order_them
     for robust in (False, True):
         nodes, lines = shared(1, robust)
         assert nodes == [1] and len(lines) == 1 and "whole stock (1 GPU)" in lines[0]
+
+
+def test_an_order_of_a_month_without_a_horizon_says_when_it_really_serves() -> None:
+    """With an inventory and no horizon the plan is one month from the plan date, lead times
+    not applied; a new user's plan said "order 32 H100-SXM … by 2026-08-14 … serving
+    2026-12-04" on 2026-12-04, for a 16-week lead time: a day already past, and a service
+    date the hardware cannot meet. The order is now due on the plan date, and its line says
+    the day it can serve from and that the month's fleet counts it from the start."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = [HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                      purchase=InventoryKind.owned, running_cost_per_node_month=50)]
+    sc = quarterly([1], peak=3.0, lead_weeks=8, inventory=held).model_copy(
+        update={"horizon": None})
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    [order] = plan.orders
+    today = plan.orders[0].usable_from
+    assert order.order_by == today  # not 8 weeks before it
+    assert order.arrives_from == today + dt.timedelta(weeks=8)
+    [line] = [x for x in schedule_lines(plan) if x.strip().startswith("order ")]
+    assert line.endswith(
+        f"placed on {today} it serves from {today + dt.timedelta(weeks=8)}, and the month's "
+        "fleet counts it from the start (give the scenario a horizon to plan around the lead "
+        "time)")
+    with_lead = quarterly([1], peak=3.0, lead_weeks=8, inventory=held)  # a horizon: applied
+    assert all(o.arrives_from is None for o in plan_horizon(
+        with_lead, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6).orders)

@@ -48,8 +48,14 @@ def order_line(o: Order, currency: str) -> str:
     commitment = (f"{o.committed_total:,.0f} {currency} capital ({paid}, power and hosting "
                   "included)" if o.purchase is PurchaseKind.owned else
                   f"{o.committed_total:,.0f} {currency} committed ({paid})")
-    return (f"order {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone} by {o.order_by}: "
+    line = (f"order {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone} by {o.order_by}: "
             f"{_quote(o, currency)}; serving {o.usable_from} to {o.expires}; {commitment}")
+    if o.arrives_from is None:
+        return line
+    # one month without a horizon: its lead time is not applied; say when it really serves
+    return (f"{line}; its lead time is not applied in a plan of one month: placed on "
+            f"{o.order_by} it serves from {o.arrives_from}, and the month's fleet counts it "
+            "from the start (give the scenario a horizon to plan around the lead time)")
 
 
 def extra_order_line(o: Order, nodes: int, currency: str) -> str:

@@ -42,7 +42,7 @@ from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey, ReplicaKey
-from solver.program.orders import horizon_start_from, plan_date_of
+from solver.program.orders import arrives, horizon_start_from, plan_date_of
 from solver.program.periods import (
     BASE,
     Block,
@@ -988,13 +988,16 @@ def _orders(hp: HorizonProgram, scenario: Scenario) -> tuple[Order, ...]:
             share = option.upfront_share
             inside = committed * share + (1 - share) * option.cost_per_node_month * nodes * (
                 months_in)
-        order_by = data.order_by(key)
+        order_by, late = data.order_by(key), None
+        if not data.lead_times and order_by < data.plan_date:
+            # one month without a horizon: placed today, it serves from its lead time on
+            order_by, late = data.plan_date, arrives(data.plan_date, option.lead_time_weeks)
         out.append(Order(
             scenario=None if shared or len(data.scenarios) == 1 else name,
             zone=option.pool.zone, gpu=option.pool.gpu, purchase=option.pool.purchase,
             instance_type=option.instance_type, nodes=nodes, gpus=nodes * option.gpus_per_node,
             order_period=_period_of(data, order_by), order_by=order_by,
-            usable_period=key.arrival, usable_from=start,
+            usable_period=key.arrival, usable_from=start, arrives_from=late,
             expires=add_months(start, option.term_months), term_months=option.term_months,
             upfront=option.upfront, price_per_gpu_hour=option.cost_per_node_month / (
                 option.gpus_per_node * hours),
