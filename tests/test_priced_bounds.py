@@ -40,3 +40,16 @@ def test_the_long_run_from_the_plans_fleet_ends_at_the_optimum() -> None:
     assert best == pytest.approx(cost)
     assert best_bound == pytest.approx(cost, rel=1e-6)
     assert parts is not None and parts["total"] == pytest.approx(cost)
+
+
+def test_the_orders_of_a_fleet_are_read_back_as_the_order_choice_keys_them() -> None:
+    """benchmarks/held_orders.py: the optimum of demand 1, 1, 1, 2 nodes holds one 12-month
+    reservation from the first quarter; read from its values by column name, that is the one
+    order, keyed (scenario, order) as ``choose_orders`` keys it."""
+    from benchmarks.held_orders import orders_of
+    from benchmarks.horizon_long import plan_and_program
+    from tests.test_horizon_start import GROWTH
+
+    hp, values, _, _ = plan_and_program(quarterly(GROWTH), 20.0, lambda _: TABLE)
+    orders = orders_of(hp.data, values)
+    assert [(s, k.arrival, n) for (s, k), n in orders.items()] == [("base", 0, 1)]
