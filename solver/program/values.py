@@ -93,8 +93,11 @@ def set_auxiliaries(program: Program, values: dict[str, float]) -> None:
 
 
 def objective_of(program: Program, values: dict[str, float]) -> float:
-    """Monthly cost of a start (for reports and tests)."""
-    return float(sum(coef * values[var.name] for var, coef in program.v.cost.items()))
+    """Monthly cost of a start (for reports and tests), a column missing from ``values`` read
+    as zero (as :func:`violated_rows`, :func:`load_values` and a solver's start read it): a
+    plan over periods at medium × 25, load 10, stopped on a ``KeyError`` here, its blocks'
+    fleet checked against every row and then not costed."""
+    return float(sum(coef * values.get(var.name, 0.0) for var, coef in program.v.cost.items()))
 
 
 def load_values(program: Program, values: dict[str, float]) -> None:
