@@ -921,3 +921,24 @@ def test_once_the_joint_solve_has_found_the_fleet_held_it_leaves_the_polish_its_
     monkeypatch.setattr(strategy, "run", spy)
     strategy._joint(ctx, strategy.JOINT)
     assert seen == halts
+
+
+def test_the_greedy_stage_takes_the_fleet_within_stock_where_the_workloads_together_break_it(
+) -> None:
+    """Two workloads each cheapest on 2 of the 3 reserved GPUs in stock: their greedy fleets
+    together break the stock, so the greedy stage had no fleet, and a short plan at scale
+    took HiGHS's first incumbent (a new user's: every GPU on offer). The stage now falls back
+    to the fleet within stock: 3 reserved at 1 $/GPU-h and 1 on demand at 2."""
+    from solver.solve.stages import greedy
+    from tests.plan_fixtures import gpu
+
+    sc = scenario([workload(w, 2.0, utilization=1.0) for w in ("x", "y")],
+                  [zone("a", offer(reserved=(1.0, 3), on_demand=(2.0, 64)))],
+                  gpus=[gpu("H100", 1)])
+    program = build_program(build_program_data(sc, table(row("x", "H100", 1, 1.0),
+                                                         row("y", "H100", 1, 1.0))))
+    model = model_of(program)
+    ctx = Context(program, model, Incumbent(model, Deadline(30.0), 0.01), Deadline(30.0), 0.01)
+    run_stages(ctx, (Stage("greedy", 0.5, greedy),))
+    assert ctx.incumbent.source == "greedy"
+    assert ctx.incumbent.cost == pytest.approx((3 * 1.0 + 1 * 2.0) * program.data.hours_per_month)
