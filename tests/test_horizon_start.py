@@ -634,3 +634,21 @@ def test_a_pass_within_its_budget_plans_its_last_blocks_while_the_deadline_allow
                                     deadline=deadline)
     assert plans.complete is planned
     assert [o.has_solution for o in plans.outcomes] == [planned] * len(data.blocks)
+
+
+def test_blocks_a_cut_second_pass_left_take_their_first_fleets() -> None:
+    """The second pass cut before its first block (a budget of 0 s and a deadline that leaves
+    less than ``BLOCK_RESERVE_S`` a block): its blocks take the first pass's fleets, which the
+    orders chosen from them hold here (demand 2 nodes in every quarter: one block, two
+    reserved nodes held all year), so the pass gives a start. Before, the pass was dropped
+    whole and only the greedy orders' start was left."""
+    from solver.solve.clock import Deadline
+
+    hp = build_horizon_program(build_horizon_data(quarterly([2, 2, 2, 2]), lambda _: TABLE))
+    deadline = Deadline(0.5, clock=lambda: 0.0)  # a clock that does not move
+    deadline.reserve_s = 0.0
+    start, _, _, tried = horizon_start(hp, "highs", 0.0, 1e-6, deadline=deadline)
+    assert start is not None and len(tried) == 2
+    first, again = tried
+    assert again.complete
+    assert again.values == first.values

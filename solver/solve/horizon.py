@@ -619,9 +619,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     tried = [first]
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
-        again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
-                             left_s, gap, within=True, deadline=deadline, workers=workers,
-                             on_block=on_block)
+        again = first_where_unplanned(data, plan_blocks(
+            data, [held_block(data, b, chosen) for b in data.blocks], solver, left_s, gap,
+            within=True, deadline=deadline, workers=workers, on_block=on_block), first)
         timed |= again.timed
         tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
@@ -630,6 +630,34 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
+
+
+def first_where_unplanned(data: HorizonData, plans: BlockPlans, first: BlockPlans
+                          ) -> BlockPlans:
+    """``plans`` (the blocks planned again with the chosen orders held) with each block it left
+    unplanned for want of time taking its fleet of the ``first`` pass, where it has one: a
+    pass cut for one block no longer drops the other blocks' fleets. Whether the whole holds
+    is the joint program's rows' to say (:func:`_with_orders`): a block's first fleet may run
+    committed nodes the chosen orders do not hold.
+
+    A forecast-sized plan at ``--time-limit 180`` on a loaded machine spent the limit on the
+    first pass and left the second none: with the second pass dropped it took the greedy
+    orders' fleet (benchmarks/README.md, "Over periods")."""
+    if plans.complete:
+        return plans
+    values, running = dict(plans.values), dict(plans.running)
+    outcomes, fleets = list(plans.outcomes), list(plans.fleets)
+    for i, block in enumerate(data.blocks):
+        if outcomes[i].has_solution or not first.outcomes[i].has_solution:
+            continue
+        own = f"b{i}_"  # both passes name a block's columns so (no held arrays here)
+        values.update({name: x for name, x in first.values.items() if name.startswith(own)})
+        running.update({(scenario, period, pool): n
+                        for (scenario, period, pool), n in first.running.items()
+                        if (scenario, period) == (block.scenario, block.period)})
+        outcomes[i], fleets[i] = first.outcomes[i], first.fleets[i]
+    return dataclasses.replace(plans, values=values, running=running, outcomes=outcomes,
+                               fleets=fleets)
 
 
 def _spent(deadline: Deadline | None) -> bool:
