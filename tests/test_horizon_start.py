@@ -652,3 +652,22 @@ def test_blocks_a_cut_second_pass_left_take_their_first_fleets() -> None:
     first, again = tried
     assert again.complete
     assert again.values == first.values
+
+
+def test_a_block_a_cut_second_pass_left_runs_on_demand_what_the_orders_do_not_hold() -> None:
+    """Demand 1, 1, 1, 2, the second pass cut before its first block: quarter 3's first fleet
+    runs 2 reserved nodes where the chosen orders hold 1, so that block takes its greedy fleet
+    held at the orders (the held node and one on demand) and the start costs the optimum,
+    3,942 + 2,190. Taking the first fleet as it is breaks the holding rows; dropping the pass
+    leaves the greedy orders' start, 2 × 3,942."""
+    from solver.solve.clock import Deadline
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    deadline = Deadline(0.5, clock=lambda: 0.0)  # a clock that does not move
+    deadline.reserve_s = 0.0
+    start, _, _, tried = horizon_start(hp, "highs", 0.0, 1e-6, deadline=deadline)
+    assert start is not None and len(tried) == 2
+    assert not any(tried[1].outcomes[i].report.name == "highs" for i in range(4))  # not solved
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
