@@ -618,11 +618,10 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
 def _can_finish(todo: int, deadline: Deadline | None, dropped: bool) -> bool:
     """Whether a ``within`` pass past its budget still plans its ``todo`` blocks left: while
     the plan's ``deadline`` leaves each of them ``BLOCK_RESERVE_S`` (the reserve a block solved
-    whole keeps for each block after it) and no block of the pass was left unplanned (the
-    blocks left then take their first pass's fleets where the orders hold them:
-    :func:`~solver.solve.horizon.first_where_unplanned`; the joint solve keeps its seconds).
+    whole keeps for each block after it) and no block of the pass was left unplanned (the pass
+    is then incomplete: its fleets are not used).
 
-    A pass cut for one block used to drop its start, and the plan took the greedy orders': a
+    A pass cut for one block drops its start, and the plan takes the greedy orders': a
     forecast-sized plan at ``--time-limit 120`` whose last block began a few ms past its
     budget came out far dearer than the same plan with that block planned, and which one a
     user got depended on the machine's load (benchmarks/README.md, "Over periods")."""

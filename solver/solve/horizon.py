@@ -62,7 +62,6 @@ from solver.program.values import (
     violated_rows,
 )
 from solver.program.variables import BuildStopped, NameBook, Program, Variables
-from solver.solve import held_blocks
 from solver.solve.assemble import extract_fleet, finish_plan, scenario_fingerprint
 from solver.solve.backends import SolveOutcome, integer_value, solve
 from solver.solve.block_plans import (
@@ -620,9 +619,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     tried = [first]
     if chosen is not None:
         left_s = budget_s - (time.perf_counter() - started)
-        again = first_where_unplanned(hp, plan_blocks(
-            data, [held_block(data, b, chosen) for b in data.blocks], solver, left_s, gap,
-            within=True, deadline=deadline, workers=workers, on_block=on_block), first, chosen)
+        again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
+                             left_s, gap, within=True, deadline=deadline, workers=workers,
+                             on_block=on_block)
         timed |= again.timed
         tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
@@ -631,44 +630,6 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
-
-
-def first_where_unplanned(hp: HorizonProgram, plans: BlockPlans, first: BlockPlans,
-                          orders: dict[tuple[str, OrderKey], int]) -> BlockPlans:
-    """``plans`` (the blocks planned again with ``orders`` held) with each block it left
-    unplanned for want of time given a fleet those orders hold, built without a solver: its
-    fleet of the ``first`` pass where it runs no more committed nodes than the orders hold,
-    else the greedy fleet of the block held at them (:func:`_greedy_fleet`: the held nodes
-    first, the rest elastic). A pass cut for one block no longer drops the other blocks'
-    fleets; the joint program's rows still decide whether the whole holds
-    (:func:`_with_orders`).
-
-    Under load the first pass of a forecast-sized plan can spend the whole limit and leave the
-    second none: with the pass dropped the plan took the greedy orders' fleet, which buys a
-    whole term for each committed node any block ran (benchmarks/README.md, "Over periods")."""
-    if plans.complete:
-        return plans
-    data = hp.data
-    values, running = dict(plans.values), dict(plans.running)
-    outcomes, fleets = list(plans.outcomes), list(plans.fleets)
-    for i, block in enumerate(data.blocks):
-        if outcomes[i].has_solution:
-            continue
-        program = hp.blocks[(block.scenario, block.period)]  # named as the passes name it
-        fleet = first.fleets[i] if i < len(first.fleets) else None
-        own = None if fleet is None else start_from_replicas(program, fleet)
-        if own is None or any(n > held_blocks.held_nodes(data, block, pool, orders)
-                              for pool, n in committed_nodes(program, own).items()):
-            fleet = _greedy_fleet(held_block(data, block, orders))
-            own = None if fleet is None else start_from_replicas(program, fleet)
-        if own is None or fleet is None:
-            continue
-        values.update(own)
-        for pool, n in committed_nodes(program, own).items():
-            running[(block.scenario, block.period, pool)] = n
-        outcomes[i], fleets[i] = _ASSEMBLED, fleet
-    return dataclasses.replace(plans, values=values, running=running, outcomes=outcomes,
-                               fleets=fleets)
 
 
 def _spent(deadline: Deadline | None) -> bool:
