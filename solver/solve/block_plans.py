@@ -522,10 +522,12 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
     period under two demand scenarios of the same multiplier) takes its plan. ``within``:
-    once ``budget_s`` is spent, the blocks left are not planned (the plans are then
-    incomplete). Past ``deadline`` (the plan's time limit) no block is planned either, nor a
-    small block the deadline stopped without a fleet planned again: its outcome is then
-    ``NOT_PLANNED`` or its solve's, and its fleet ``None``.
+    once ``budget_s`` is spent, the blocks left are planned only while the ``deadline`` leaves
+    ``BLOCK_RESERVE_S`` for each and none was left unplanned (:func:`_can_finish`); else they
+    are not planned (the plans are then incomplete). Past ``deadline`` (the plan's time
+    limit) no block is planned either, nor a small block the deadline stopped without a fleet
+    planned again: its outcome is then ``NOT_PLANNED`` or its solve's, and its fleet
+    ``None``.
 
     ``workers`` above 1, with a ``deadline``, HiGHS and every distinct block planned in a share
     of the time: the blocks are planned side by side in that many processes
@@ -554,6 +556,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
         out.timed = True
     planned: list[Planned] = []
     begun: set[int] = set()
+    dropped = False  # a block of this pass was left unplanned
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
         if same not in solved and on_block is not None:
@@ -563,13 +566,14 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                      f"{data.periods[block.period].start.isoformat()}")
         if same not in solved:
             expired = deadline is not None and deadline.expired()
-            if expired or (within and time.perf_counter() - started > budget_s):
+            todo = len([j for j in unique if j not in solved])
+            if expired or (within and time.perf_counter() - started > budget_s
+                           and not _can_finish(todo, deadline, dropped)):
                 solved[same] = (None, None, NOT_PLANNED)
-                out.timed = True
+                out.timed = dropped = True
             elif deadline is not None and is_direct(programs[i], solver):
                 # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
                 # plans in shares of the time
-                todo = len([j for j in unique if j not in solved])
                 clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
                     solved[same] = direct_block(programs[i], clock, gap,
@@ -609,6 +613,20 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
+
+
+def _can_finish(todo: int, deadline: Deadline | None, dropped: bool) -> bool:
+    """Whether a ``within`` pass past its budget still plans its ``todo`` blocks left: while
+    the plan's ``deadline`` leaves each of them ``BLOCK_RESERVE_S`` (the reserve a block solved
+    whole keeps for each block after it) and no block of the pass was left unplanned (the pass
+    is then incomplete: its fleets are not used).
+
+    A pass cut for one block drops its start, and the plan takes the greedy orders': a
+    forecast-sized plan at ``--time-limit 120`` whose last block began a few ms past its
+    budget came out far dearer than the same plan with that block planned, and which one a
+    user got depended on the machine's load (benchmarks/README.md, "Over periods")."""
+    return (not dropped and deadline is not None
+            and todo * BLOCK_RESERVE_S <= deadline.left())
 
 
 def block_limit_s(left_s: float, blocks_left: int) -> float:
