@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bench_plan import _cpu_s, parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import _scenario  # noqa: E402
+from models.plan import Plan  # noqa: E402
 from solver.capacity.table import cached_tables  # noqa: E402
 from solver.program.periods import (  # noqa: E402
     HorizonProgram,
@@ -94,9 +95,10 @@ def blocks_bound(hp: HorizonProgram) -> tuple[float, float]:
     return total, time.perf_counter() - started
 
 
-def planned(scenario: object, limit_s: float) -> tuple[float, float | None, Split, float, float,
-                                                        str]:
-    """``plan_horizon`` at ``limit_s``: expected cost, bound, split, wall and CPU s, status."""
+def captured_plan(scenario: object, limit_s: float, table_for: object = None
+                  ) -> tuple[Plan, HorizonProgram, dict[str, float], float, float]:
+    """``plan_horizon`` at ``limit_s`` (``table_for``: as it takes it), its joint program
+    caught on its way to ``assemble``, the plan's values of it, and wall and CPU s."""
     captured: list[HorizonProgram] = []
     assemble = horizon.assemble
 
@@ -107,13 +109,22 @@ def planned(scenario: object, limit_s: float) -> tuple[float, float | None, Spli
     horizon.assemble = keep  # type: ignore[assignment]
     try:
         cpu, started = _cpu_s(), time.perf_counter()
-        plan = horizon.plan_horizon(scenario, time_limit_s=limit_s)  # type: ignore[arg-type]
+        plan = horizon.plan_horizon(scenario, time_limit_s=limit_s,  # type: ignore[arg-type]
+                                    table_for=table_for)  # type: ignore[arg-type]
         wall, cpu = time.perf_counter() - started, _cpu_s() - cpu
     finally:
         horizon.assemble = assemble  # type: ignore[assignment]
     assert plan.horizon is not None and captured
     hp = captured[0]
     values = {v.name: float(v.varValue or 0.0) for v in hp.prob.variables()}
+    return plan, hp, values, wall, cpu
+
+
+def planned(scenario: object, limit_s: float) -> tuple[float, float | None, Split, float, float,
+                                                        str]:
+    """``plan_horizon`` at ``limit_s``: expected cost, bound, split, wall and CPU s, status."""
+    plan, hp, values, wall, cpu = captured_plan(scenario, limit_s)
+    assert plan.horizon is not None
     return (plan.horizon.expected_cost, plan.solver.bound, split(hp, values), wall, cpu,
             plan.status.value)
 

@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bench_plan import _cpu_s, parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import _scenario  # noqa: E402
-from benchmarks.horizon_gap import Split, split  # noqa: E402
+from benchmarks.horizon_gap import Split, captured_plan, split  # noqa: E402
 from solver.program.periods import HorizonProgram  # noqa: E402
 from solver.program.variables import NameBook, Program, Variables  # noqa: E402
 from solver.solve import horizon  # noqa: E402
@@ -52,23 +52,8 @@ def plan_and_program(scenario: object, limit_s: float, table_for: object = None
                      ) -> tuple[HorizonProgram, dict[str, float], float, float | None]:
     """``plan_horizon`` at ``limit_s`` (``table_for``: as it takes it): its joint program, the
     plan's values of it, its expected cost and bound."""
-    captured: list[HorizonProgram] = []
-    assemble = horizon.assemble
-
-    def keep(base, sc, hp, robust):  # type: ignore[no-untyped-def]
-        captured.append(hp)
-        return assemble(base, sc, hp, robust)
-
-    horizon.assemble = keep  # type: ignore[assignment]
-    try:
-        cpu, started = _cpu_s(), time.perf_counter()
-        plan = horizon.plan_horizon(scenario, time_limit_s=limit_s,  # type: ignore[arg-type]
-                                    table_for=table_for)  # type: ignore[arg-type]
-        wall, cpu = time.perf_counter() - started, _cpu_s() - cpu
-    finally:
-        horizon.assemble = assemble  # type: ignore[assignment]
-    assert plan.horizon is not None and captured
-    hp = captured[0]
+    plan, hp, values, wall, cpu = captured_plan(scenario, limit_s, table_for)
+    assert plan.horizon is not None
     print(f"plan at {limit_s:g} s: {plan.horizon.expected_cost:,.0f}, bound "
           f"{plan.solver.bound or 0:,.0f} ({plan.status.value}, gap "
           f"{100 * (plan.solver.gap or 0):.2f} %), wall {wall:.1f} s, CPU {cpu:.1f} s; "
@@ -76,7 +61,6 @@ def plan_and_program(scenario: object, limit_s: float, table_for: object = None
     for stage in plan.solver.stages:
         print(f"  stage {stage.name}: {stage.seconds:.1f} s, cost {stage.cost_after or 0:,.0f},"
               f" bound {stage.bound_after or 0:,.0f}", flush=True)
-    values = {v.name: float(v.varValue or 0.0) for v in hp.prob.variables()}
     return hp, values, plan.horizon.expected_cost, plan.solver.bound
 
 
