@@ -8,13 +8,15 @@ import dataclasses
 
 import pytest
 
+from models.horizon import HeldNodes, InventoryKind
 from models.scenario import Scenario
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey
 from solver.program.periods import HorizonData, OrderKey, build_horizon_data, build_horizon_program
 from solver.program.values import objective_of
 from solver.program.variables import NameBook, Program, Variables
-from solver.solve.horizon import _greedy_orders, horizon_start
+from solver.solve.highs import Progress
+from solver.solve.horizon import BlockNews, _greedy_orders, horizon_start, plan_horizon
 from solver.solve.order_choice import choose_orders, held_block
 from tests.test_periods import QUARTER, TABLE, quarterly
 
@@ -610,6 +612,68 @@ def test_each_block_planned_is_told_to_progress_by_its_scenario_and_period() -> 
     told: list[str] = []
     horizon_start(hp, "highs", 10.0, 1e-6, on_block=told.append)
     assert told == ["block 1 of 2: base, 2027-01-01", "block 2 of 2: base, 2027-10-01"] * 2
+
+
+def test_each_block_s_own_solve_is_told_to_progress() -> None:
+    """A new user's one-block plan printed "no fleet yet  bound –" for 76 s while its block's
+    solve had a fleet and a bound: each block's own solve reports them, per month as its
+    program counts them. Demand 1, 1, 1, 2 (GROWTH), reserved priced at 985.5 a quarter
+    (328.5 a month): planned alone, quarters 0-2 run one node (328.5), quarter 3 two (657);
+    with the one order chosen held (free), quarters 0-2 buy nothing elastic and quarter 3 its
+    second node on demand (730 a month). Several blocks: no figure bounds the whole plan. The
+    orders that hold what the first pass ran (two terms, 7,884) make a fleet of the whole
+    plan, told as soon as it is known."""
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    news: list[BlockNews] = []
+    fleets: list[float] = []
+    horizon_start(hp, "highs", 10.0, 1e-6, on_block_news=news.append, on_fleet=fleets.append)
+    assert fleets == [pytest.approx(2 * 3942.0)]
+    ended = [n for n in news if n.cost is not None]
+    alone = [(n.cost, n.bound) for n in ended if not n.held]
+    held = [(n.cost, n.bound) for n in ended if n.held]
+    assert alone[-2:] == [pytest.approx((328.5, 328.5)), pytest.approx((657.0, 657.0))]
+    assert held[-2:] == [pytest.approx((0.0, 0.0)), pytest.approx((730.0, 730.0))]
+    assert all(n.plan_bound is None for n in news)
+    assert ended[-2].text() == ": its own program, orders held 0/month, bound 0"
+    assert ended[-1].text() == ": its own program, orders held 730/month, bound 730, gap 0.0%"
+
+
+def test_a_block_that_is_the_whole_plan_tells_the_plan_s_bound() -> None:
+    """One period, one demand scenario, an owned node held: the block is the whole plan, and
+    its bound (months × its own − the inventory's credit) bounds it, as the blocks' bound the
+    plan keeps does. Demand 2 nodes in one quarter: the owned one (held at no running cost)
+    and one on demand (730 a month, 2,190 the quarter; a reservation's term is charged whole
+    inside the horizon: 3,942)."""
+    owned = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                      purchase=InventoryKind.owned, running_cost_per_node_month=0.0)
+    hp = build_horizon_program(build_horizon_data(quarterly([2], inventory=[owned]),
+                                                  lambda _: TABLE))
+    news: list[BlockNews] = []
+    _, bound, _, _ = horizon_start(hp, "highs", 10.0, 1e-6, on_block_news=news.append)
+    alone = [n for n in news if not n.held and n.cost is not None]
+    assert alone and (alone[-1].cost, alone[-1].plan_bound) == pytest.approx((730.0, QUARTER))
+    assert bound == pytest.approx(QUARTER)  # the blocks' bound the plan keeps: the same
+    # planned again with the orders chosen held (none), the same fleet; its figures bound
+    # nothing of the plan
+    assert (news[-1].held, news[-1].cost, news[-1].plan_bound) == (True, 730.0, None)
+
+
+def test_a_plan_of_one_block_shows_its_bound_and_fleet_while_the_blocks_are_planned() -> None:
+    """The plan's progress during the blocks' stage (``plan``'s lines): the block's own
+    figures in the stage's label, the bound it proves as the plan's, and the first pass's
+    fleet of the whole plan as the best before the blocks' stage ends (the same scenario as
+    above: 2,190 both)."""
+    owned = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                      purchase=InventoryKind.owned, running_cost_per_node_month=0.0)
+    heard: list[tuple[Progress, str]] = []
+    plan_horizon(quarterly([2], inventory=[owned]), table_for=lambda _: TABLE,
+                 time_limit_s=20, gap=1e-6, on_progress=lambda p, s: heard.append((p, s)))
+    stages = [s for _, s in heard]
+    during = heard[stages.index("blocks"):stages.index("blocks done")]
+    assert ("blocks — block 1 of 1: base, 2027-01-01: its own program 730/month, bound 730, "
+            "gap 0.0%") in [s for _, s in during], stages
+    assert during[-1][0].bound == pytest.approx(QUARTER)
+    assert during[-1][0].cost == pytest.approx(QUARTER)
 
 
 # Two demand scenarios (tests/test_periods.py, TWO): low needs 1 node every quarter, high 1

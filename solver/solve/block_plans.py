@@ -128,11 +128,13 @@ def is_direct(data: ProgramData, solver: str) -> bool:
     return solver == "highs" and replica_columns(data) <= DIRECT_COLUMNS
 
 
-def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool = False
+def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool = False,
+                 on_progress: Callable[[Progress], None] | None = None
                  ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block solved whole by one HiGHS solve to ``BLOCK_START_GAP`` (or ``gap``, if wider),
     stopped after ``BLOCK_NODES`` nodes, or by ``deadline`` as a safety (status
-    ``time_limit``).
+    ``time_limit``); HiGHS's progress on the block's own program (its fleet's cost and its
+    bound) goes to ``on_progress``.
 
     ``alone``: the block is the whole program (one period, one demand scenario); its
     interchangeable zones are then ordered as the single-period program orders them
@@ -143,7 +145,8 @@ def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool 
     0.73 M without)."""
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=alone)
     model = model_of(program)
-    result = run(model, deadline, deadline.left(), max(gap, BLOCK_START_GAP), nodes=BLOCK_NODES)
+    result = run(model, deadline, deadline.left(), max(gap, BLOCK_START_GAP), nodes=BLOCK_NODES,
+                 on_progress=on_progress)
     found = result.x is not None and result.status is not SolveStatus.infeasible
     values = None
     if result.x is not None and found:
@@ -517,7 +520,8 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 budget_s: float, gap: float, within: bool = False,
                 deadline: Deadline | None = None, workers: int = 1,
                 held: HeldBlocks | None = None,
-                on_block: Callable[[str], None] | None = None) -> BlockPlans:
+                on_block: Callable[[str], None] | None = None,
+                on_progress: Callable[[int, Progress], None] | None = None) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -540,7 +544,9 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     program names it (see :func:`as_named`).
 
     ``on_block``: told which block is planned next (``block 3 of 10: base, 2027-04-01``), so a
-    plan whose blocks take minutes shows where it is."""
+    plan whose blocks take minutes shows where it is. ``on_progress``: told, with the block's
+    index, its own program's best fleet cost and bound (per month, as the block's program
+    counts them) while a block solved whole runs, and as each block planned here ends."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
         from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
@@ -559,6 +565,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     dropped = False  # a block of this pass was left unplanned
     for i in range(len(data.blocks)):
         same = next(j for j in unique if programs[j] == programs[i])
+        fresh = same not in solved  # planned in this pass, here
         if same not in solved and on_block is not None:
             begun.add(same)
             block = data.blocks[i]
@@ -576,8 +583,10 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 # plans in shares of the time
                 clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
-                    solved[same] = direct_block(programs[i], clock, gap,
-                                                alone=len(data.blocks) == 1)
+                    solved[same] = direct_block(
+                        programs[i], clock, gap, alone=len(data.blocks) == 1,
+                        on_progress=None if on_progress is None else functools.partial(
+                            on_progress, same))
                     out.timed |= solved[same][2].status is SolveStatus.time_limit
             cut = same in solved and solved[same][0] is not None and (
                 solved[same][2].status is SolveStatus.time_limit)
@@ -596,6 +605,8 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 if not cut or _cheaper(shared, solved[same]):
                     solved[same] = shared
                 out.timed = True
+            if on_progress is not None and fresh and same in solved:
+                on_progress(same, _ended(solved[same]))
         planned.append(solved[same] if same == i else _moved(solved[same], same, i, held))
     for i, block in enumerate(data.blocks):
         program, own, outcome = planned[i]
@@ -613,6 +624,16 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
+
+
+def _ended(planned: Planned) -> Progress:
+    """A block's plan as progress: its fleet's cost and its bound on its own program (the
+    seconds are the caller's to set)."""
+    program, values, outcome = planned
+    cost = None if program is None or values is None else _cost(program, values)
+    if program is None:  # not planned
+        return Progress(0.0, None, None)
+    return Progress(0.0, cost, outcome.report.bound)
 
 
 def _can_finish(todo: int, deadline: Deadline | None, dropped: bool) -> bool:

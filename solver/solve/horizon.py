@@ -160,7 +160,7 @@ def plan_horizon(
         start, block_bound, timed, tried = horizon_start(
             hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
             * START_SHARE, gap, deadline if whole else shares, workers=workers,
-            on_block=lambda what: stages.say(f"{BLOCKS_STAGE} — {what}"))
+            on_block=stages.block, on_block_news=stages.block_news, on_fleet=stages.fleet)
         stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
                                                                                   start),
                    block_bound)
@@ -246,6 +246,9 @@ class _Stages:
         self.cost: float | None = None
         self.bound: float | None = None
         self.clock, self.on_progress = clock, on_progress
+        self.planning = ""  # the block being planned (``block 2 of 5: base, 2027-04-01``)
+        # a fleet and a bound of the plan heard inside a stage, shown before it ends
+        self.heard: Progress = Progress(0.0, None, None)
 
     def forward(self, stage: str) -> Callable[[Progress], None] | None:
         """What a HiGHS solve of ``stage`` reports its progress to: the best of its and the
@@ -255,16 +258,44 @@ class _Stages:
         tell = self.on_progress
 
         def heard(p: Progress) -> None:
-            costs = [c for c in (p.cost, self.cost) if c is not None]
-            bounds = [b for b in (p.bound, self.bound) if b is not None]
-            tell(Progress(self.clock.elapsed(), min(costs) if costs else None,
-                          max(bounds) if bounds else None), stage)
+            tell(self.best(p.cost, p.bound), stage)
         return heard
+
+    def best(self, cost: float | None = None, bound: float | None = None) -> Progress:
+        """The cheapest fleet and the highest bound of the plan known now (``cost``,
+        ``bound``: ones more, of the stage running), on the plan's clock."""
+        costs = [c for c in (cost, self.cost, self.heard.cost) if c is not None]
+        bounds = [b for b in (bound, self.bound, self.heard.bound) if b is not None]
+        return Progress(self.clock.elapsed(), min(costs) if costs else None,
+                        max(bounds) if bounds else None)
 
     def say(self, stage: str) -> None:
         """Tell ``on_progress`` the best fleet and bound so far, at ``stage``."""
         if self.on_progress is not None:
-            self.on_progress(Progress(self.clock.elapsed(), self.cost, self.bound), stage)
+            self.on_progress(self.best(), stage)
+
+    def fleet(self, cost: float) -> None:
+        """A fleet of the whole plan costing ``cost`` found inside the blocks' stage (the
+        first pass's, with its orders), told at once."""
+        self.heard = Progress(0.0, cost if self.heard.cost is None
+                              else min(cost, self.heard.cost), self.heard.bound)
+        self.say(f"{BLOCKS_STAGE} — {self.planning}" if self.planning else BLOCKS_STAGE)
+
+    def block(self, what: str) -> None:
+        """Say that the blocks' stage plans ``what`` (a block) next."""
+        self.planning = what
+        self.say(f"{BLOCKS_STAGE} — {what}")
+
+    def block_news(self, news: BlockNews) -> None:
+        """Tell ``on_progress`` where the block being planned stands, in the stage's label
+        (its figures are the block's, not the plan's); a bound on the whole plan it proves
+        (a block that is the whole plan) is shown as the plan's from then on (the blocks'
+        stage records the same bound as it ends)."""
+        if news.plan_bound is not None and (self.heard.bound is None
+                                            or news.plan_bound > self.heard.bound):
+            self.heard = Progress(0.0, self.heard.cost, news.plan_bound)
+        if self.on_progress is not None:
+            self.on_progress(self.best(), f"{BLOCKS_STAGE} — {self.planning}{news.text()}")
 
     def begin(self, name: str) -> float:
         """Say that stage ``name`` begins; the ``time.perf_counter()`` reading it began at."""
@@ -286,6 +317,51 @@ class _Stages:
         """``outcome`` with these stages in its report."""
         report = outcome.report.model_copy(update={"stages": tuple(self.done)})
         return dataclasses.replace(outcome, report=report)
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockNews:
+    """Where one block's own solve stands (:func:`horizon_start`): its program's best fleet
+    and bound per month, as that program counts them — planned alone (``held`` false) with
+    every committed node, inventory included, priced at the cheapest order that holds it
+    (:func:`_priced_block`); planned with orders held (``held``), on-demand and spot only, the
+    orders held free. Neither is a figure of the plan (an order's cost, an inventory's
+    credit and the other blocks are not in it); ``plan_bound`` is, where the block planned
+    alone is the whole plan (one period, one demand scenario): months × its bound − its
+    inventory's credit, as the blocks' bound the plan keeps (:func:`_blocks_bound`).
+    ``None``: not known (yet)."""
+
+    cost: float | None
+    bound: float | None
+    held: bool
+    plan_bound: float | None = None
+
+    def text(self) -> str:
+        """``: its own program 1,134,211/month, bound 1,104,125, gap 2.7%`` (``""`` while
+        neither is known)."""
+        if self.cost is None and self.bound is None:
+            return ""
+        parts = ["no fleet yet" if self.cost is None else f"{self.cost:,.0f}/month"]
+        parts += [] if self.bound is None else [f"bound {self.bound:,.0f}"]
+        if self.cost is not None and self.bound is not None and self.cost > 0:
+            parts.append(f"gap {max(self.cost - self.bound, 0.0) / self.cost:.1%}")
+        what = "its own program, orders held" if self.held else "its own program"
+        return f": {what} " + ", ".join(parts)
+
+
+def _news_of(hp: HorizonProgram, credits: Sequence[float] | None,
+             tell: Callable[[BlockNews], None]) -> Callable[[int, Progress], None]:
+    """What :func:`~solver.solve.block_plans.plan_blocks` reports a block's own progress to:
+    its figures as :class:`BlockNews` to ``tell`` — blocks priced alone with their inventory
+    ``credits``, or (``None``) planned with orders held."""
+    data = hp.data
+
+    def told(i: int, p: Progress) -> None:
+        plan_bound = None
+        if credits is not None and len(data.blocks) == 1 and p.bound is not None:
+            plan_bound = _blocks_bound(hp, [p.bound], list(credits))
+        tell(BlockNews(p.cost, p.bound, credits is None, plan_bound))
+    return told
 
 
 #: Branch-and-bound nodes of the joint solve from the first fleet: its root (cuts) gives the
@@ -575,7 +651,9 @@ class Start(NamedTuple):
 
 def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                   deadline: Deadline | None = None, workers: int = 1,
-                  on_block: Callable[[str], None] | None = None) -> Start:
+                  on_block: Callable[[str], None] | None = None,
+                  on_block_news: Callable[[BlockNews], None] | None = None,
+                  on_fleet: Callable[[float], None] | None = None) -> Start:
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
@@ -591,16 +669,21 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     ``--robust``) of Σ over periods months × the block's bound (its own, or its LP
     relaxation's) − its inventory credit, ``None`` where a block has none. Where some block is
     too large to be solved whole under a node limit, :func:`_start_from_relaxations` instead.
-    ``on_block``: told which block each pass plans next (progress).
+    ``on_block``: told which block each pass plans next (progress); ``on_block_news``: where
+    its own solve stands (:class:`BlockNews`) while it is planned and as it ends;
+    ``on_fleet``: the cost of the first pass's fleet of the whole plan, once it is known (the
+    pass after it takes as long again).
     """
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
     if FIRST_PASS_LP and solver == "highs" and not all(is_direct(p, solver) for p, _ in priced):
         return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline, workers,
-                                       on_block)
+                                       on_block, on_block_news)
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
-                        deadline=deadline, workers=workers, on_block=on_block)
+                        deadline=deadline, workers=workers, on_block=on_block,
+                        on_progress=None if on_block_news is None else _news_of(
+                            hp, [credit for _, credit in priced], on_block_news))
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -616,6 +699,10 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if not first.complete:
         return Start(None, bound, timed, (first,))
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
+    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                         data.blocks[0].data)
+    if on_fleet is not None and starts[0] is not None:
+        on_fleet(objective_of(as_program, starts[0]))
     chosen, chosen_timed = (None, True) if _spent(deadline) else choose_orders(
         data, first.running, solver, capped(ORDER_CHOICE_S, deadline), robust=hp.worst is not None)
     timed |= chosen_timed
@@ -624,12 +711,11 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                              left_s, gap, within=True, deadline=deadline, workers=workers,
-                             on_block=on_block)
+                             on_block=on_block, on_progress=None if on_block_news is None
+                             else _news_of(hp, None, on_block_news))
         timed |= again.timed
         tried.append(again)
         starts.append(_with_orders(hp, again, chosen))
-    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                         data.blocks[0].data)
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
@@ -655,7 +741,8 @@ FIRST_PASS_LP = True
 
 def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
                             solver: str, budget_s: float, gap: float, deadline: Deadline | None,
-                            workers: int = 1, on_block: Callable[[str], None] | None = None
+                            workers: int = 1, on_block: Callable[[str], None] | None = None,
+                            on_block_news: Callable[[BlockNews], None] | None = None
                             ) -> Start:
     """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
     relaxation gives its bound and the committed nodes it runs (fractions); the orders
@@ -691,7 +778,8 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                         left_s, gap, deadline=deadline, workers=workers, held=held,
-                        on_block=on_block)
+                        on_block=on_block, on_progress=None if on_block_news is None
+                        else _news_of(hp, None, on_block_news))
     plans.joint = joint
     return Start(_with_orders(hp, plans, chosen), bound, True, (plans,))
 
