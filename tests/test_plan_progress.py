@@ -4,7 +4,9 @@ Ctrl-C (SIGINT) or SIGTERM writing the best verified fleet as an ``interrupted``
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -56,17 +58,42 @@ def test_the_heartbeat_writes_the_last_state_heard_when_no_one_reports() -> None
 
     out = io.StringIO()
     reporter = SolveReporter("USD", stream=out, every_s=0.05)
-    reporter(Progress(0.0, 10.0, 5.0), "blocks")
     with reporter.heartbeat(Clock(60.0)):
+        reporter(Progress(0.0, 10.0, 5.0), "blocks")
         time.sleep(0.4)
     lines = out.getvalue().splitlines()
-    assert len(lines) >= 3, lines  # the first, then beats
+    assert len(lines) >= 3, lines  # beats
     assert all(line.endswith("best 10 USD/month  bound 5  gap 50.0%  [blocks]")
                for line in lines), lines
     silent = io.StringIO()
     with SolveReporter("USD", quiet=True, stream=silent, every_s=0.01).heartbeat(Clock(9.0)):
         time.sleep(0.05)
     assert silent.getvalue() == ""
+
+
+def test_off_a_terminal_the_lines_come_on_the_clock_with_the_latest_state() -> None:
+    """A new user's single-period plan at load 6: the first line showed the capacity stage's
+    weak bound (394,057) though the LP's (1,315,220) was proven 0.04 s later, and the lines
+    came 5.6–6.1 s apart (written when HiGHS reported). Inside the heartbeat each line is
+    written at a multiple of the interval on the solve's clock, with what was heard last."""
+    from solver.solve.clock import Deadline as Clock
+
+    out = io.StringIO()
+    reporter = SolveReporter("USD", stream=out, every_s=0.2)
+    clock = Clock(60.0)
+    with reporter.heartbeat(clock):
+        reporter(Progress(clock.elapsed(), None, 394_057.0), "capacity")
+        time.sleep(0.02)
+        reporter(Progress(clock.elapsed(), None, 1_315_220.0), "lp")
+        while clock.elapsed() < 0.9:  # a solve reporting every 30 ms
+            time.sleep(0.03)
+            reporter(Progress(clock.elapsed(), None, 1_315_220.0), "hours")
+    lines = out.getvalue().splitlines()
+    assert lines and "394,057" not in out.getvalue(), lines
+    assert 3 <= len(lines) <= 5, lines  # at 0.2, 0.4, 0.6, 0.8 s
+    seconds = [float(line.split()[0]) for line in lines]
+    assert all(0.1 < b - a < 0.3 for a, b in itertools.pairwise(seconds)), seconds
+    assert all(line.endswith("bound 1,315,220  gap –  [hours]") for line in lines), lines
 
 
 def test_quiet_prints_nothing_on_stderr_and_json_keeps_stdout_clean(tmp_path: Path) -> None:
@@ -194,13 +221,17 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
     # past the build, into the search, told by the progress lines off a terminal (a fixed
     # sleep of 4 s, then 12, met the build at load ~8, whose own stop — exit 130, nothing
     # written — is not this test's case); a plan over periods printed none before
-    started, stages = time.monotonic(), []
+    started, stages, lines = time.monotonic(), [], []
     for line in proc.stderr:
         stages.append(line.rsplit("[", 1)[-1].rstrip("]\n"))
+        lines.append(line)
         if "best " in line or time.monotonic() - started > 240:
             break
     assert "best " in line, stages  # a fleet found, and said
-    assert "build done" in stages, stages
+    # lines on the plan's clock, each 5 s (the stages between them are not each shown)
+    seconds = [float(s.split()[0]) for s in lines if re.match(r"\s*[\d.]+ s  ", s)]
+    assert len(seconds) >= 2, lines
+    assert all(4.0 < b - a < 6.5 for a, b in itertools.pairwise(seconds)), lines
     proc.send_signal(signal.SIGINT)
     stopped = time.monotonic()
     stdout, _ = proc.communicate(timeout=300)

@@ -546,8 +546,9 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         clock = clocks.pop() if clocks else Deadline(time_limit_s)
         if deadline.stopped:
             clock.stop(deadline.stop_reason or "interrupted")
-        plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap,
-                             deadline=clock, on_progress=reporter)
+        with reporter.heartbeat(clock):  # off a terminal, a line at each 5 s on its clock
+            plan = plan_scenario(sc, table, solver=solver, time_limit_s=time_limit_s, gap=gap,
+                                 deadline=clock, on_progress=reporter)
         return sign_off(plan, sc, table)
 
     def replan(table: CapacityTable, previous: Plan, workloads: frozenset[str]) -> Plan:
