@@ -11,13 +11,16 @@ the closest names.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from models.catalog import LlmSpec
 from models.errors import InputError, Problem
 from models.measured import MeasuredCapacity
 from models.names import ZoneName, precision_hint, resolve_gpu, resolve_model, zone_id_for
-from models.offers import AssumedFigure, Offer, Zone
+from models.offers import AssumedFigure, Offer, OwnedTerms, ReservedTerms, Zone
 from models.workload import Workload
+
+_Led = TypeVar("_Led", ReservedTerms, OwnedTerms)
 
 
 def model_aliases(models: Sequence[LlmSpec]) -> dict[str, tuple[str, ...]]:
@@ -77,9 +80,23 @@ def defaulted(offer: Offer) -> tuple[AssumedFigure, ...]:
     return tuple(f for f in AssumedFigure if f in found)
 
 
+def _lead_time_flagged(terms: _Led) -> _Led:
+    """Reserved or owned terms marked ``lead_time_assumed`` where the scenario gives no
+    ``lead_time_weeks`` (its 0 weeks is then nobody's figure)."""
+    if "lead_time_weeks" in terms.model_fields_set or terms.lead_time_assumed:
+        return terms
+    return terms.model_copy(update={"lead_time_assumed": True})
+
+
 def _offer(offer: Offer, gpus: Sequence[str]) -> Offer:
     found, per_node, _ = resolve_gpu(offer.gpu, gpus)
     update: dict[str, object] = {"assumed": defaulted(offer)}
+    if isinstance(offer.reserved, tuple):
+        update["reserved"] = tuple(_lead_time_flagged(q) for q in offer.reserved)
+    elif offer.reserved is not None:
+        update["reserved"] = _lead_time_flagged(offer.reserved)
+    if offer.owned is not None:
+        update["owned"] = _lead_time_flagged(offer.owned)
     if found is None:
         return offer.model_copy(update=update)
     update["gpu"] = found

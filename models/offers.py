@@ -48,8 +48,8 @@ class ReservedTerms(OmitDefaults):
     commitment spread over the term's hours — however it is paid (``upfront``).
     """
 
-    omit_when_default = ("upfront", "upfront_share", "assumed")
-    label_fields = ("assumed",)
+    omit_when_default = ("upfront", "upfront_share", "assumed", "lead_time_assumed")
+    label_fields = ("assumed", "lead_time_assumed")
 
     price_per_gpu_hour: Real = bounded("price_per_gpu_hour")
     stock_gpus: Whole = bounded("stock_gpus")
@@ -67,6 +67,9 @@ class ReservedTerms(OmitDefaults):
     """Share of the commitment paid at the start of a ``partial`` term [1] (default 0.5)."""
     assumed: bool = False
     """The price is assumed, not quoted: a discount applied to on-demand by a price table."""
+    lead_time_assumed: bool = False
+    """The quote gives no ``lead_time_weeks``: its 0 weeks is assumed (over periods an order
+    then serves from the period it is placed in); set when the scenario is read."""
 
     @property
     def term_months(self) -> int:
@@ -91,7 +94,7 @@ class ReservedTerms(OmitDefaults):
         return self
 
 
-class OwnedTerms(Frozen):
+class OwnedTerms(OmitDefaults):
     """Hardware bought outright: capital amortised over its life, plus power and hosting.
 
     Cost per node and month: ``capex_per_node / life_months`` + power
@@ -119,6 +122,12 @@ class OwnedTerms(Frozen):
     """GPUs that can be delivered (and racked) in this zone."""
     lead_time_weeks: Real = bounded("lead_time_weeks", 0.0)
     """Time from order to a node in service [weeks]."""
+    lead_time_assumed: bool = False
+    """The scenario gives no ``lead_time_weeks``: its 0 weeks is assumed (over periods a node
+    ordered then serves from the period it is ordered in); set when the scenario is read."""
+
+    omit_when_default = ("lead_time_assumed",)
+    label_fields = ("lead_time_assumed",)
 
     def power_per_node_month(self, gpus_per_node: int, hours_per_month: float) -> float:
         """Electricity of one node over a month [currency/(node·month)]."""

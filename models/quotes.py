@@ -14,8 +14,9 @@ One row per zone × GPU × purchase kind; the header names at least :data:`QUOTE
   up front is compared by its total over the term ÷ the hours of the term, as providers state
   "effective hourly" rates; ``upfront`` (``none``, ``partial``, ``all``; blank = none) says how
   it is paid (:class:`~models.offers.ReservedTerms`).
-- ``term_months`` (reserved, required) and ``lead_time_weeks`` (reserved, default 0) apply to
-  reserved quotes only; ``stock_gpus`` blank takes the price table's assumed stock for the kind.
+- ``term_months`` (reserved, required) and ``lead_time_weeks`` (reserved; blank: 0, labelled
+  *assumed*) apply to reserved quotes only; ``stock_gpus`` blank takes the price table's
+  assumed stock for the kind.
 - Optional columns: ``upfront_share`` (partial upfront: the share paid at the start, default
   0.5), ``region`` (default: the zone's region from the mapping, else the zone id),
   ``instance_type`` and ``gpus_per_node`` (default: the GPU type's node size), ``source``.
@@ -217,7 +218,8 @@ def _read_row(row: pd.Series, line: int, file: str, table: PriceTable,
     if kind is PurchaseKind.reserved:
         rows.reserved.setdefault(key, []).append(ReservedTerms(
             price_per_gpu_hour=price, stock_gpus=gpus_in_stock, commitment_months=int(term or 12),
-            lead_time_weeks=lead or 0.0, upfront=Upfront(upfront), upfront_share=share))
+            lead_time_weeks=lead or 0.0, lead_time_assumed=lead is None, upfront=Upfront(upfront),
+            upfront_share=share))
     elif kind is PurchaseKind.on_demand:
         terms[kind] = OnDemandTerms(price_per_gpu_hour=price, stock_gpus=gpus_in_stock,
                                     startup_minutes=table.on_demand_startup_minutes)

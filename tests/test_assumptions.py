@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from inputs import demo_scenario, scenarios_dir
 from models.errors import InputError
 from models.loader import load_scenario
-from models.offers import AssumedFigure
+from models.offers import AssumedFigure, Offer
+from models.scenario import Scenario
 from solver.outputs.assumptions import assumed_figures, offer_assumes
 from solver.outputs.plan_dir import resolved_scenario_yaml
+from solver.solve.assemble import scenario_fingerprint
 
 
 def test_the_demo_assumes_what_its_price_table_cannot_say() -> None:
@@ -31,9 +34,50 @@ def test_the_demo_assumes_what_its_price_table_cannot_say() -> None:
     assert offer.reserved_quotes[0].assumed
 
 
-def test_tiny_gives_every_offer_figure_itself() -> None:
+def test_tiny_gives_every_offer_figure_itself_but_its_lead_times() -> None:
     tiny = load_scenario(scenarios_dir() / "tiny.yaml")
-    assert [a.figure for a in assumed_figures(tiny)] == ["Target utilization", "Arrivals"]
+    found = {a.figure: a for a in assumed_figures(tiny)}
+    assert list(found) == ["Target utilization", "Arrivals", "Lead time"]
+    # its two reserved quotes give no lead_time_weeks: 0 weeks, nobody's figure
+    assert (found["Lead time"].value, found["Lead time"].applies_to) == (
+        "0 weeks", "2 reserved quotes in 1 zone")
+
+
+def test_a_quote_without_a_lead_time_is_assumed_and_warned_of_over_periods(
+        tmp_path: Path) -> None:
+    """A new user's reserved quote without ``lead_time_weeks`` was 0 weeks, shown as "0" in
+    the workbook's Offers sheet and listed nowhere as assumed; over periods its orders serve
+    at once. Listed, kept through scenario.resolved.yaml, and warned of with a horizon; the
+    quotes that give one (quarterly.yaml's) are not."""
+    from solver.outputs.summary import over_time
+
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    quotes = doc["zones"][0]["offers"][0]["reserved"]  # use1-az1's H100-SXM: 12 and 36 months
+    del quotes[0]["lead_time_weeks"]
+    path = tmp_path / "quarterly.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    sc = load_scenario(path)
+
+    def h100(scenario: Scenario) -> Offer:
+        return next(o for o in scenario.zone("use1-az1").offers if o.gpu == "H100-SXM")
+
+    quote = h100(sc).reserved_quotes
+    assert [(q.lead_time_weeks, q.lead_time_assumed) for q in quote] == [(0, True), (8, False)]
+    assert next(a for a in assumed_figures(sc) if a.figure == "Lead time").applies_to == (
+        "1 reserved quote in 1 zone")
+    _, warnings = over_time(sc)
+    said = [w for w in warnings if "lead_time_weeks" in w]
+    assert said == ["use1-az1: H100-SXM's 12-month reserved "
+                    "quote gives no lead_time_weeks: 0 weeks assumed, so an order serves "
+                    "from the period it is placed in — give the provider's lead time"]
+    again = tmp_path / "resolved.yaml"
+    again.write_text(resolved_scenario_yaml(sc), encoding="utf-8")
+    read = load_scenario(again)  # 0 written out is still nobody's figure
+    assert [q.lead_time_assumed for q in h100(read).reserved_quotes] == [
+        True, False]
+    assert scenario_fingerprint(read) == scenario_fingerprint(sc)
+    assert not [w for w in over_time(load_scenario(scenarios_dir() / "quarterly.yaml"))[1]
+                if "lead_time_weeks" in w]
 
 
 def test_the_resolved_scenario_says_so_and_keeps_it(tmp_path: Path) -> None:

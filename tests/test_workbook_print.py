@@ -194,3 +194,22 @@ def test_a_three_variant_comparison_prints_in_eight_pages(tmp_path: Path) -> Non
     pages = _pdf(path)
     assert len(pages) <= COMPARISON_PAGES
     _one_page_wide(pages, openpyxl.load_workbook(path), ("Comparison", *DETAIL_SHEETS))
+
+
+def test_a_lead_time_nobody_gave_says_assumed(tmp_path: Path) -> None:
+    """tiny.yaml's reserved quotes give no lead_time_weeks: the Offers sheet showed "0" and
+    nothing listed it (a new user's finding); now the cell, the Assumptions sheet and the
+    report say *assumed*."""
+    from inputs import scenarios_dir
+
+    scenario = load_scenario(scenarios_dir() / "tiny.yaml")
+    table = build_capacity_table(scenario)
+    plan = plan_scenario(scenario, table, time_limit_s=TIME_LIMIT_S)
+    wb = openpyxl.load_workbook(write_plan_workbook(plan, scenario, table, tmp_path / "t.xlsx"))
+    offers = wb["Offers"]
+    heads = [c.value for c in offers[1]]
+    reserved = [r for r in offers.iter_rows(min_row=2) if r[3].value == "Reserved"]
+    assert reserved and all(r[heads.index("Lead time [weeks]")].value == 0 and r[heads.index(
+        "Lead time [weeks]")].number_format.endswith('" (assumed)"') for r in reserved)
+    assert "Lead time (assumed)" in [r[0] for r in wb["Assumptions"].iter_rows(values_only=True)]
+    assert "| Lead time (assumed) | 0 weeks |" in render_report(plan, scenario, table)

@@ -298,8 +298,27 @@ def assumed_figures(scenario: Scenario) -> tuple[Assumption, ...]:
             "TTFT and per-token P95 are sized on the trace's replayed window; the decode "
             "batch (Little's law, Poisson P95) that sets the decode step and the KV check is "
             "not taken from the trace"))
+    lead = _lead_time_assumption(scenario)
     held = _held_price_assumption(scenario)
-    return (*out, *([held] if held is not None else []))
+    return (*out, *([lead] if lead is not None else []), *([held] if held is not None else []))
+
+
+def _lead_time_assumption(scenario: Scenario) -> Assumption | None:
+    """Reserved quotes and owned hardware that give no lead time: 0 weeks, nobody's figure
+    (over periods an order then serves from the period it is placed in)."""
+    quotes = [z.id for z in scenario.zones for o in z.offers for q in o.reserved_quotes
+              if q.lead_time_assumed]
+    owned = [z.id for z in scenario.zones for o in z.offers
+             if o.owned is not None and o.owned.lead_time_assumed]
+    if not quotes and not owned:
+        return None
+    what = " and ".join(x for x in (
+        plural(len(quotes), "reserved quote") if quotes else "",
+        plural(len(owned), "owned offer") if owned else "") if x)
+    return Assumption(
+        "Lead time", "0 weeks", f"{what} in {plural(len({*quotes, *owned}), 'zone')}",
+        "the scenario gives none: an order serves from the day it is placed (over periods, "
+        "from the period it is ordered in) — give lead_time_weeks")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from models.common import (
     WorkloadClass,
 )
 from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
+from models.offers import Offer
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
 from models.workload import Workload
@@ -300,6 +301,16 @@ def growth_warnings(scenario: Scenario) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _lead_times_left_out(offer: Offer) -> list[str]:
+    """The offer's reserved quotes and owned terms that give no lead time, in words."""
+    quotes = offer.reserved_quotes
+    out = [(f"{q.term_months}-month reserved quote" if len(quotes) > 1 else "reserved quote")
+           for q in quotes if q.lead_time_assumed]
+    if offer.owned is not None and offer.owned.lead_time_assumed:
+        out.append("`owned` hardware")
+    return out
+
+
 def _dates_said(line: HeldNodes) -> str:
     """How a warning's dates read: a warning stands alone (`plan` prints it on stderr without
     validate's horizon line, which says :data:`TO_EXCLUSIVE` once), and a line written
@@ -365,6 +376,14 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                      "procurement\"), or sell the GPU there as reserved or on-demand"
                      for zone in scenario.zones for offer in zone.offers
                      if offer.owned is not None]
+    if h is not None:
+        # over periods a lead time decides the period an order first serves: a quote that
+        # gives none served at once, shown as "0" weeks and listed nowhere as assumed
+        warnings += [f"{zone.id}: {offer.gpu}'s {what} gives no lead_time_weeks: 0 weeks "
+                     f"{ASSUMED}, so an order serves from the period it is placed in — give "
+                     "the provider's lead time"
+                     for zone in scenario.zones for offer in zone.offers
+                     for what in _lead_times_left_out(offer)]
     if scenario.demand_scenarios:
         lines.append("demand scenarios: " + ", ".join(
             f"{d.name} (probability {d.probability:g})" for d in scenario.demand_scenarios))

@@ -226,7 +226,7 @@ def purchase_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
                 and new_nodes):
             term_assumed = offer is not None and offer_assumes(offer, AssumedFigure.reserved_term)
             put(ws, r, col["Lead time"], quote.lead_time_weeks,
-                _maybe_assumed("0.0", term_assumed))
+                _maybe_assumed("0.0", term_assumed or quote.lead_time_assumed))
             put(ws, r, col["Commitment"], quote.commitment_months,
                 _maybe_assumed(COUNT, term_assumed))
         if terms is not None and offer is not None and new_nodes:
@@ -709,7 +709,8 @@ def _offer_rows(plan: Plan, scenario: Scenario) -> tuple[list[list[Value | Cell]
                 o, AssumedFigure.reserved_price))),
             (t.stock_gpus, _maybe_assumed(COUNT, offer_assumes(o, AssumedFigure.stock))),
             (res.commitment_months if res else None, _maybe_assumed(COUNT, term)),
-            (res.lead_time_weeks if res else None, _maybe_assumed("0.0", term)),
+            (res.lead_time_weeks if res else None, _maybe_assumed(
+                "0.0", term or (res is not None and res.lead_time_assumed))),
             (t.startup_minutes if isinstance(t, OnDemandTerms) else None,
              _maybe_assumed("0", offer_assumes(o, AssumedFigure.on_demand_startup))),
             (t.interruption_rate_per_hour if isinstance(t, SpotTerms) else None,
