@@ -634,8 +634,8 @@ def test_each_block_s_own_solve_is_told_to_progress() -> None:
     assert alone[-2:] == [pytest.approx((328.5, 328.5)), pytest.approx((657.0, 657.0))]
     assert held[-2:] == [pytest.approx((0.0, 0.0)), pytest.approx((730.0, 730.0))]
     assert all(n.plan_bound is None for n in news)
-    assert ended[-2].text() == ": its own program, orders held 0/month, bound 0"
-    assert ended[-1].text() == ": its own program, orders held 730/month, bound 730, gap 0.0%"
+    assert ended[-2].text() == ": its own program (orders held): 0/month, bound 0"
+    assert ended[-1].text() == ": its own program (orders held): 730/month, bound 730, gap 0.0%"
 
 
 def test_a_block_that_is_the_whole_plan_tells_the_plan_s_bound() -> None:
@@ -670,7 +670,7 @@ def test_a_plan_of_one_block_shows_its_bound_and_fleet_while_the_blocks_are_plan
                  time_limit_s=20, gap=1e-6, on_progress=lambda p, s: heard.append((p, s)))
     stages = [s for _, s in heard]
     during = heard[stages.index("blocks"):stages.index("blocks done")]
-    assert ("blocks — block 1 of 1: base, 2027-01-01: its own program 730/month, bound 730, "
+    assert ("blocks — block 1 of 1: base, 2027-01-01: its own program: 730/month, bound 730, "
             "gap 0.0%") in [s for _, s in during], stages
     assert during[-1][0].bound == pytest.approx(QUARTER)
     assert during[-1][0].cost == pytest.approx(QUARTER)

@@ -337,7 +337,7 @@ class BlockNews:
     plan_bound: float | None = None
 
     def text(self) -> str:
-        """``: its own program 1,134,211/month, bound 1,104,125, gap 2.7%`` (``""`` while
+        """``: its own program: 1,100,746/month, bound 1,070,526, gap 2.7%`` (``""`` while
         neither is known)."""
         if self.cost is None and self.bound is None:
             return ""
@@ -345,8 +345,8 @@ class BlockNews:
         parts += [] if self.bound is None else [f"bound {self.bound:,.0f}"]
         if self.cost is not None and self.bound is not None and self.cost > 0:
             parts.append(f"gap {max(self.cost - self.bound, 0.0) / self.cost:.1%}")
-        what = "its own program, orders held" if self.held else "its own program"
-        return f": {what} " + ", ".join(parts)
+        what = "its own program (orders held)" if self.held else "its own program"
+        return f": {what}: " + ", ".join(parts)
 
 
 def _news_of(hp: HorizonProgram, credits: Sequence[float] | None,
