@@ -158,6 +158,28 @@ def test_an_elastic_solve_without_an_answer_falls_back_on_the_greedy_fleet(
     assert plan.diagnosis[0].message.startswith("`w` needs 3 H100 GPUs (on_demand) in a")
 
 
+def test_stock_short_in_several_pools_says_the_total_first_and_why_per_workload() -> None:
+    # w: 40 req/s at 10 per 1-GPU replica, surviving the loss of any of 3 zones that sell 1
+    # reserved GPU each. Demand alone needs 4 GPUs (1 beyond the 3 in stock, in any one zone);
+    # surviving a zone's loss needs 20 req/s in each zone: 2 GPUs each, 6 in all, 3 beyond.
+    # First the GPU type's line (what the offers hold, what the fleet runs, where beyond), then
+    # one line per pool, each with the same reason: which pool the demand-only relaxation put
+    # its 1 GPU in is arbitrary, and the per-pool reason changed from run to run with it.
+    sc = scenario([workload("w", 40.0, utilization=1.0, survivability="zone_loss")],
+                  [zone(z, offer(reserved=(2.0, 1), gpus_per_node=1)) for z in "abc"])
+    plan = plan_scenario(sc, table(row("w", "H100", 1, 10.0)))
+    assert plan.status is SolveStatus.infeasible
+    first, *pools = plan.diagnosis
+    assert (first.requirement, first.workload, first.gpu, first.amount) == (
+        "stock", None, "H100", 3.0)
+    assert first.message == (
+        "H100: the offers hold 3 GPUs in all (3 zones; on-demand and spot at a time); the fleet "
+        "found runs 6 at its peak, 3 beyond stock (a reserved +1, b reserved +1, c reserved +1)")
+    assert [(p.zone, p.amount) for p in pools] == [("a", 1.0), ("b", 1.0), ("c", 1.0)]
+    assert all(p.message.endswith("to carry its demand and survive losing a zone; stock "
+                                  "allows 1: 1 more than stock") for p in pools), pools
+
+
 def test_zone_loss_with_a_single_zone_is_short_by_the_whole_demand() -> None:
     # One zone: after losing it nothing is left, whatever is bought → short 20 req/s.
     sc = scenario([workload("w", 20.0, utilization=1.0, survivability="zone_loss")],

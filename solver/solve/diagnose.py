@@ -188,18 +188,73 @@ def _users(program: Program, pool: PoolKey, sl: str | None) -> dict[str, int]:
     return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
 
 
-def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | None:
-    """The zone whose loss leaves ``w`` the least capacity (other than the pool's own)."""
-    data, v = program.data, program.v
-    best: tuple[float, str] | None = None
-    for z in data.zones:
-        if z == lost_zone_of_pool:
-            continue
-        left = sum(v.rate[k] * real_value(v.replicas[k]) for k in v.replicas
-                   if k.workload == w and k.zone != z and not k.spot)
-        if best is None or left < best[0]:
-            best = (left, z)
-    return None if best is None else best[1]
+def _beyond(need: dict[PoolKey, tuple[float, str | None]]) -> int:
+    """GPUs beyond stock in all, each pool at its worst slice [GPUs]."""
+    return sum(math.ceil(amount - SLACK_TOLERANCE) for amount, _ in need.values())
+
+
+def _why(data: ProgramData, w: str, zone: str, surviving: bool, demand_fits: bool) -> str:
+    """Why ``w`` needs a pool of ``zone`` beyond its stock, decided per workload from the two
+    relaxations' totals — never from which pool a relaxation happened to put the excess in
+    (pools interchangeable for it: the same input read "to carry its demand" in one run and
+    "to survive losing dc-b" in the next). The zone lost is named only where it is the one
+    other zone."""
+    surv = data.workload(w).survivability if w != "(any workload)" else None
+    if surv is None or surv is Survivability.none or not surviving:
+        return "to carry its demand"
+    if surv is Survivability.zone_loss:
+        others = [z for z in data.zones if z != zone]
+        loss = f"losing {others[0]}" if len(others) == 1 else "losing a zone"
+    else:
+        loss = "losing a node"
+    return f"to survive {loss}" if demand_fits else f"to carry its demand and survive {loss}"
+
+
+def stock_summary(program: Program, need: dict[PoolKey, tuple[float, str | None]],
+                  proven: bool) -> list[Shortfall]:
+    """The stock shortfall in all, then per GPU type: what the offers hold, what the fleet of
+    the relaxation runs, and where it goes beyond — before the line per pool and workload (a
+    new user's 24 such lines gave no total); the total only where several GPU types fall
+    short. ``proven``: the relaxation is the least, so the total beyond stock is the least any
+    fleet meeting every other requirement needs."""
+    v = program.v
+    running: dict[tuple[PoolKey, str | None], int] = defaultdict(int)
+    for key, y in v.nodes.items():
+        running[(key.pool, key.slice)] += round(real_value(y)) * v.offer[key.pool].gpus_per_node
+    peak: dict[PoolKey, int] = defaultdict(int)
+    for (pool, _), count in running.items():
+        peak[pool] = max(peak[pool], count)
+    out: list[Shortfall] = []
+    total = _beyond(need)
+    gpus = sorted({pool.gpu for pool in need})
+    least = "at least " if proven else ""
+    by_gpu = "; ".join(f"{g} {_beyond({p: n for p, n in need.items() if p.gpu == g}):,}"
+                       for g in gpus)
+    if len(gpus) > 1:  # of one GPU type its own line says it all
+        out.append(Shortfall(
+            requirement="stock", amount=float(total), unit="GPUs",
+            message=f"in all, the fleet needs {least}{total:,} GPUs more than the offers' "
+                    f"stock ({by_gpu})"
+                    f"{'' if proven else ' (the relaxation found: not proven least)'}"))
+    for g in gpus:
+        pools = [PoolKey(*p) for p in v.offer if p[1] == g]
+        held = sum(v.offer[p].stock_gpus for p in pools)
+        runs = sum(peak[p] for p in pools)
+        short = {p: n for p, n in need.items() if p.gpu == g}
+        where = ", ".join(f"{p.zone} {p.purchase.value} +{math.ceil(a - SLACK_TOLERANCE):,}"
+                          for p, (a, _) in sorted(short.items()))
+        out.append(Shortfall(
+            requirement="stock", gpu=g, amount=float(_beyond(short)), unit="GPUs",
+            message=f"{g}: the offers hold {held:,} GPUs in all ({_zones(pools)}; on-demand "
+                    f"and spot at a time); the fleet found runs {runs:,} at its peak, "
+                    f"{_beyond(short):,} beyond stock ({where})"))
+    return out
+
+
+def _zones(pools: list[PoolKey]) -> str:
+    """``3 zones`` or ``zone a``: where the offers of a GPU type are."""
+    zones = sorted({p.zone for p in pools})
+    return f"zone {zones[0]}" if len(zones) == 1 else f"{len(zones)} zones"
 
 
 def diagnose(
@@ -233,7 +288,11 @@ def diagnose(
         relaxed, _ = solve_elastic(
             data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver,
             seconds_left(ends))
-        plain = _stock_need(relaxed) if relaxed is not None else {}
+        # no answer without the survival families: nothing said to be for survival alone
+        plain = _stock_need(relaxed) if relaxed is not None else dict(need)
+        if len(need) > 1:
+            out += stock_summary(program, need, proven)
+    surviving = _beyond(plain) < _beyond(need)
     for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
                                                                       i[0].purchase.value)):
         z, g, kind = pool.zone, pool.gpu, pool.purchase.value
@@ -243,14 +302,7 @@ def diagnose(
         users = _users(program, pool, sl)
         total = sum(users.values())
         for w in users or ["(any workload)"]:
-            why = "to carry its demand"
-            if plain.get(pool, (0.0, None))[0] < amount - SLACK_TOLERANCE:
-                surv = data.workload(w).survivability if w != "(any workload)" else None
-                if surv is Survivability.zone_loss:
-                    lost = _tightest_zone(program, w, z)
-                    why = f"to survive losing {lost}" if lost else "to survive losing a zone"
-                elif surv is Survivability.n_plus_1:
-                    why = "to survive losing a node"
+            why = _why(data, w, z, surviving, not plain)
             # a pool several workloads share is short for all of them: say how much is whose
             share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
                      if len(users) > 1 else "")
