@@ -143,15 +143,15 @@ def solve_elastic(
     """Build and solve the elastic program: the program (``None`` if even that has no
     solution) and whether its relaxation is proven smallest (else the time limit stopped it).
     Where :func:`elastic_start` relaxes less than the solve's answer (or the solve has none),
-    the start is the answer, in the variables: at a 5-s limit HiGHS left `short-tagging`
-    9.5 % short of its demand where the greedy fleet needs only GPUs beyond stock; HiGHS given
-    that start as its incumbent ended dearer than from none (672 GPUs beyond stock where it
-    found 160 alone in 15 s: docs/diagnosis.md)."""
+    the start is the answer, in the variables: at a short limit HiGHS may leave a workload
+    short of its demand where the greedy fleet needs only GPUs beyond stock; given the start
+    as its incumbent, it ended on larger relaxations than from none (benchmarks/README.md,
+    "Diagnosis a planner can act on")."""
     program = build_program(data, families=families, elastic=True)
     weighted = pulp.lpSum(_weight(data, s) * s.var for s in program.v.slacks)
     program.prob.setObjective(weighted + 1e-9 * program.v.cost)
     began = time.perf_counter()
-    start = elastic_start(program)  # first, on the same clock: 0.3 s at ~650 GPUs, 24 slices
+    start = elastic_start(program)  # first, on the same clock
     left_s = max(time_limit_s - (time.perf_counter() - began), ELASTIC_MIN_S)
     outcome = solve(program.prob, solver, left_s, gap=1e-4)
     if outcome.status is SolveStatus.optimal:
@@ -267,8 +267,10 @@ def diagnose(
     short) gets what the first left, at least :data:`ELASTIC_MIN_S` — each was given the
     whole of it, and a new user's plan short of stock ran 124 s on a 60-s limit. Splitting it
     in halves instead left the first too little where no second follows: an unmeetable SLO's
-    diagnosis then named two workloads short that are not. ``shown_limit_s`` is the limit a
-    message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    diagnosis then named two workloads short that are not. A workload no configuration serves
+    (:func:`unservable`) is one whole-demand line, and the elastic program is the rest's.
+    ``shown_limit_s`` is the limit a message names (default ``time_limit_s``): the user's
+    ``--time-limit``."""
     ends = time.perf_counter() + time_limit_s
     culprits = unservable(data)
     out: list[Shortfall] = [unservable_shortfall(data, w) for w in culprits]

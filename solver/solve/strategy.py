@@ -213,7 +213,7 @@ def _without_unservable(
     it has one, the diagnosis names the culprits alone; where it has none, it adds the rest's
     own diagnosis. Diagnosed together, the culprits' forced slack dwarfed every other row of
     the elastic program, and a 20-s plan named two workloads short that a plan without the
-    culprit carries (docs/diagnosis.md)."""
+    culprit carries (benchmarks/README.md, "Diagnosis a planner can act on")."""
     named = tuple(unservable_shortfall(data, w) for w in culprits)
     rest = without_workloads(data, culprits)
     if not rest.workloads:
