@@ -221,6 +221,26 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 
+def test_a_budget_over_periods_no_plan_was_found_within_says_what_the_periods_cost() -> None:
+    """The plan above with a budget of 500 a month per period (P6): no stage has time, and the
+    fallback fleet (two reserved nodes held all year, 2 × 0.45 × 730 = 657 a month in every
+    quarter) breaks the budget, so there is no fleet. Before, the plan said only "no fleet
+    found"; now what the periods cost without the budget, and by how much the dearest is over."""
+    from models.plan import SolveStatus
+    from solver.solve.horizon import plan_horizon
+
+    sc = quarterly(GROWTH)
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(
+        update={"monthly_budget": 500.0})})
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=1e-3, gap=1e-6)
+    assert plan.status is SolveStatus.time_limit and not plan.allocations
+    [short] = plan.diagnosis
+    assert (short.requirement, short.unit) == ("budget", "currency/month")
+    assert short.amount == pytest.approx(2 * 0.45 * 730 - 500)
+    assert "the periods cost 657 USD/month each, 4 of 4 above the budget, the dearest period 3 " \
+           "(2027-10-01) 157 over it: a budget of 657 holds that plan" in short.message
+
+
 def test_blocks_too_large_to_solve_whole_are_relaxed_first_and_planned_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the blocks are too large to be solved whole under a node limit (here the size

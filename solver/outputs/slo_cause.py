@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from models.common import SolveStatus
 from models.scenario import Scenario
+from models.units import amount_text
 from models.workload import Workload
 from solver.capacity.slo_floor import Fastest, slo_floor
 from solver.outputs.labels import config_label
@@ -106,10 +107,15 @@ def with_slo_causes(plan: Plan, scenario: Scenario, table: CapacityTable) -> Pla
     rest = [d for d in plan.diagnosis if d.workload not in causes]
     shown: list[Shortfall] = []
     for name, found in causes.items():
-        n = sum(d.workload == name for d in plan.diagnosis)
+        own = [d for d in plan.diagnosis if d.workload == name]
         last = found[-1]
-        found[-1] = last.model_copy(update={"message": (
-            f"{last.message}; the {n} demand and survival shortfall(s) of `{name}` follow from "
-            "this and are not listed")})
+        if len(own) == 1 and own[0].requirement == "demand" and own[0].slice is None:
+            # the one whole-demand line of a workload nothing serves (solver.solve.diagnose)
+            then = (f"so all of its demand ({amount_text(own[0].amount, 4)} {own[0].unit}) "
+                    "is short")
+        else:
+            then = (f"the {len(own)} demand and survival shortfall(s) of `{name}` follow from "
+                    "this and are not listed")
+        found[-1] = last.model_copy(update={"message": f"{last.message}; {then}"})
         shown += found
     return plan.model_copy(update={"diagnosis": (*shown, *rest)})

@@ -266,6 +266,8 @@ class HorizonProgram:
     worst: pulp.LpVariable | None = None
     ties: list[list[int]] = field(default_factory=list)
     """Groups of blocks (indices into ``data.blocks``) that run one fleet (:func:`add_ties`)."""
+    budget_rows: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Name of each block's budget row (P6), by (demand scenario, period)."""
 
 
 Coupling = Callable[[HorizonProgram], None]
@@ -345,8 +347,8 @@ def add_period_budget(hp: HorizonProgram) -> None:
     if hp.data.monthly_budget is None:
         return
     for (scenario, period) in hp.blocks:
-        hp.prob += monthly_cost(hp, scenario, period) <= hp.data.monthly_budget, (
-            f"budget_{scenario}_{period}")
+        name = hp.budget_rows[(scenario, period)] = f"budget_{scenario}_{period}"
+        hp.prob += monthly_cost(hp, scenario, period) <= hp.data.monthly_budget, name
 
 
 def _option_label(option: OrderOption) -> str:

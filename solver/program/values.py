@@ -15,7 +15,8 @@ from solver.program.variables import Program, node_key
 EPS = 1e-9
 
 
-def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str, float] | None:
+def start_from_replicas(program: Program, x: dict[ReplicaKey, int], checked: bool = True
+                        ) -> dict[str, float] | None:
     """Values for every variable (by name) of a fleet given by its replica counts.
 
     Nodes are the fewest whole nodes per pool (whole replicas packed:
@@ -23,6 +24,8 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
     (the smallest node loss). ``None`` when a slot is not in the program or the fleet breaks
     any row of it (stock and the budget are checked first, as the nodes are counted): a start
     is checked against every row before it is handed to a solver or compared with a fleet.
+    ``checked=False``: the values whatever rows they break (``None`` only for a slot not in the
+    program), for the elastic program of a diagnosis, whose slacks then take up the breaks.
     """
     data, v = program.data, program.v
     if not data.share_nodes:
@@ -39,14 +42,14 @@ def start_from_replicas(program: Program, x: dict[ReplicaKey, int]) -> dict[str,
         o = v.offer[key.pool]
         nodes = nodes_needed(held.get(key, {}), o.gpus_per_node)
         bought[key.stock] = bought.get(key.stock, 0) + nodes * o.gpus_per_node
-        if bought[key.stock] > data.stock_left(o, key.slice):
+        if checked and bought[key.stock] > data.stock_left(o, key.slice):
             return None
         values[y.name] = float(nodes)
         cost += v.cost.get(y, 0.0) * nodes
-    if data.monthly_budget is not None and cost > data.monthly_budget:
+    if checked and data.monthly_budget is not None and cost > data.monthly_budget:
         return None
     set_auxiliaries(program, values)
-    return None if violated_rows(program, values) else values
+    return None if checked and violated_rows(program, values) else values
 
 
 def replicas_by_group(

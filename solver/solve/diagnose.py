@@ -11,6 +11,7 @@ same program without the survival families needs less beyond stock.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import defaultdict
@@ -25,8 +26,10 @@ from solver.program.build import build_program
 from solver.program.data import ProgramData
 from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey, RowKey
+from solver.program.values import load_values, start_from_replicas
 from solver.program.variables import Program, Slack
 from solver.solve.backends import real_value, solve
+from solver.solve.greedy import greedy_fleet
 
 #: A slack below this is zero.
 SLACK_TOLERANCE = 1e-6
@@ -35,6 +38,8 @@ STOCK_WEIGHT_PER_GPU = 1.0
 BUDGET_WEIGHT_PER_SHARE = 1000.0
 REQUIREMENT_WEIGHT_PER_SHARE = 1e5
 SURVIVAL_FAMILIES = ("n_plus_1", "zone_loss")
+#: A start relaxes less than a solve's answer when its weighted slack is this share below it [1].
+START_BETTER = 1e-6
 #: The least an elastic solve is given when the diagnosis's time is spent, as its callers give
 #: the diagnosis itself at least this much of a spent clock [s].
 ELASTIC_MIN_S = 1.0
@@ -60,17 +65,102 @@ def _weight(data: ProgramData, slack: Slack) -> float:
     return REQUIREMENT_WEIGHT_PER_SHARE / scale
 
 
+def unservable(data: ProgramData) -> tuple[str, ...]:
+    """Workloads with demand that no configuration serves (no candidate: an SLO no allowed
+    configuration meets, a model no GPU a zone sells holds): each falls short by its whole
+    demand whatever the fleet, known from the capacity table before anything is solved."""
+    return tuple(w.name for w in data.workloads
+                 if data.demand_slices(w.name) and not data.candidates_of(w.name))
+
+
+def without_workloads(data: ProgramData, names: tuple[str, ...]) -> ProgramData:
+    """``data`` with the workloads ``names`` and their demand left out (the slices as they
+    were grouped): the program of the rest."""
+    gone = set(names)
+    return dataclasses.replace(
+        data, workloads=tuple(w for w in data.workloads if w.name not in gone),
+        candidates=tuple(c for c in data.candidates if c.workload not in gone),
+        dropped=tuple(c for c in data.dropped if c.workload not in gone),
+        demand_rps={k: d for k, d in data.demand_rps.items() if k[0] not in gone},
+        volume_requests={w: n for w, n in data.volume_requests.items() if w not in gone},
+        hours_in_window={k: h for k, h in data.hours_in_window.items() if k[0] not in gone})
+
+
+def unservable_shortfall(data: ProgramData, w: str) -> Shortfall:
+    """The one shortfall of a workload no configuration serves: its whole demand (the daily
+    volume, or the peak rate), instead of a line per slice and failure that all follow from it."""
+    if w in data.volume_requests:
+        amount, unit, what = data.volume_requests[w], "requests/day", "its daily volume"
+    else:
+        amount = max((d for (ww, _), d in data.demand_rps.items() if ww == w), default=0.0)
+        unit, what = "req/s", "its peak"
+    return Shortfall(
+        requirement="demand", workload=w, amount=amount, unit=unit,
+        message=f"`{w}` cannot be served at all: no configuration of it fits any GPU that a "
+                "zone sells (check allowed_gpus and the capacity table), so the whole of "
+                f"{what}, {amount_text(amount, 4)} {unit}, is short")
+
+
+def elastic_start(program: Program) -> dict[str, float] | None:
+    """A fleet for the elastic ``program`` that needs no search: the greedy fleet
+    (:func:`~solver.solve.greedy.greedy_fleet`) with every row it breaks taken up by that
+    row's slack — of the fleet that ignores stock and the one that keeps to the stock left
+    where a workload fits in it, the one of smaller weighted slack; ``None`` where neither
+    exists (a workload with no fleet at any stock)."""
+    slack_of = {s.var.name: s for s in program.v.slacks}
+    best: tuple[float, dict[str, float]] | None = None
+    for within in (False, True):
+        fleet = greedy_fleet(program, within_stock=within, over_stock=True)
+        values = None if fleet is None else start_from_replicas(program, fleet, checked=False)
+        if values is None:
+            continue
+        for row in program.prob.constraints():
+            coefs = dict(row.items())
+            slack = next((var for var in coefs if var.name in slack_of), None)
+            if slack is None:
+                continue
+            lhs = sum(c * values.get(var.name, 0.0) for var, c in coefs.items()
+                      if var is not slack) + row.constant
+            broken = -lhs if row.sense == pulp.LpConstraintGE else lhs
+            values[slack.name] = max(broken, 0.0) / abs(coefs[slack])
+        weighted = weighted_slack(program, values)
+        if best is None or weighted < best[0]:
+            best = (weighted, values)
+    return None if best is None else best[1]
+
+
+def weighted_slack(program: Program, values: dict[str, float] | None = None) -> float:
+    """The elastic objective without its cost term: of ``values`` (by name), else of the
+    solution in the variables."""
+    return sum(_weight(program.data, s) * (real_value(s.var) if values is None
+                                           else values.get(s.var.name, 0.0))
+               for s in program.v.slacks)
+
+
 def solve_elastic(
     data: ProgramData, families: tuple[str, ...], solver: str, time_limit_s: float
 ) -> tuple[Program | None, bool]:
     """Build and solve the elastic program: the program (``None`` if even that has no
-    solution) and whether its relaxation is proven smallest (else the time limit stopped it)."""
+    solution) and whether its relaxation is proven smallest (else the time limit stopped it).
+    Where :func:`elastic_start` relaxes less than the solve's answer (or the solve has none),
+    the start is the answer, in the variables: at a short limit HiGHS may leave a workload
+    short of its demand where the greedy fleet needs only GPUs beyond stock; given the start
+    as its incumbent, it ended on larger relaxations than from none (benchmarks/README.md,
+    "Diagnosis a planner can act on")."""
     program = build_program(data, families=families, elastic=True)
     weighted = pulp.lpSum(_weight(data, s) * s.var for s in program.v.slacks)
     program.prob.setObjective(weighted + 1e-9 * program.v.cost)
-    outcome = solve(program.prob, solver, time_limit_s, gap=1e-4)
-    proven = outcome.status is SolveStatus.optimal
-    return (program if outcome.has_solution else None), proven
+    began = time.perf_counter()
+    start = elastic_start(program)  # first, on the same clock
+    left_s = max(time_limit_s - (time.perf_counter() - began), ELASTIC_MIN_S)
+    outcome = solve(program.prob, solver, left_s, gap=1e-4)
+    if outcome.status is SolveStatus.optimal:
+        return program, True
+    if start is not None and (not outcome.has_solution or weighted_slack(program, start)
+                              < weighted_slack(program) * (1 - START_BETTER)):
+        load_values(program, start)
+        return program, False
+    return (program if outcome.has_solution else None), False
 
 
 def _stock_need(program: Program) -> dict[PoolKey, tuple[float, str | None]]:
@@ -98,18 +188,73 @@ def _users(program: Program, pool: PoolKey, sl: str | None) -> dict[str, int]:
     return dict(sorted(gpus.items(), key=lambda item: (-item[1], item[0])))
 
 
-def _tightest_zone(program: Program, w: str, lost_zone_of_pool: str) -> str | None:
-    """The zone whose loss leaves ``w`` the least capacity (other than the pool's own)."""
-    data, v = program.data, program.v
-    best: tuple[float, str] | None = None
-    for z in data.zones:
-        if z == lost_zone_of_pool:
-            continue
-        left = sum(v.rate[k] * real_value(v.replicas[k]) for k in v.replicas
-                   if k.workload == w and k.zone != z and not k.spot)
-        if best is None or left < best[0]:
-            best = (left, z)
-    return None if best is None else best[1]
+def _beyond(need: dict[PoolKey, tuple[float, str | None]]) -> int:
+    """GPUs beyond stock in all, each pool at its worst slice [GPUs]."""
+    return sum(math.ceil(amount - SLACK_TOLERANCE) for amount, _ in need.values())
+
+
+def _why(data: ProgramData, w: str, zone: str, surviving: bool, demand_fits: bool) -> str:
+    """Why ``w`` needs a pool of ``zone`` beyond its stock, decided per workload from the two
+    relaxations' totals — never from which pool a relaxation happened to put the excess in
+    (pools interchangeable for it: the same input read "to carry its demand" in one run and
+    "to survive losing dc-b" in the next). The zone lost is named only where it is the one
+    other zone."""
+    surv = data.workload(w).survivability if w != "(any workload)" else None
+    if surv is None or surv is Survivability.none or not surviving:
+        return "to carry its demand"
+    if surv is Survivability.zone_loss:
+        others = [z for z in data.zones if z != zone]
+        loss = f"losing {others[0]}" if len(others) == 1 else "losing a zone"
+    else:
+        loss = "losing a node"
+    return f"to survive {loss}" if demand_fits else f"to carry its demand and survive {loss}"
+
+
+def stock_summary(program: Program, need: dict[PoolKey, tuple[float, str | None]],
+                  proven: bool) -> list[Shortfall]:
+    """The stock shortfall in all, then per GPU type: what the offers hold, what the fleet of
+    the relaxation runs, and where it goes beyond — before the line per pool and workload (a
+    new user's 24 such lines gave no total); the total only where several GPU types fall
+    short. ``proven``: the relaxation is the least, so the total beyond stock is the least any
+    fleet meeting every other requirement needs."""
+    v = program.v
+    running: dict[tuple[PoolKey, str | None], int] = defaultdict(int)
+    for key, y in v.nodes.items():
+        running[(key.pool, key.slice)] += round(real_value(y)) * v.offer[key.pool].gpus_per_node
+    peak: dict[PoolKey, int] = defaultdict(int)
+    for (pool, _), count in running.items():
+        peak[pool] = max(peak[pool], count)
+    out: list[Shortfall] = []
+    total = _beyond(need)
+    gpus = sorted({pool.gpu for pool in need})
+    least = "at least " if proven else ""
+    by_gpu = "; ".join(f"{g} {_beyond({p: n for p, n in need.items() if p.gpu == g}):,}"
+                       for g in gpus)
+    if len(gpus) > 1:  # of one GPU type its own line says it all
+        out.append(Shortfall(
+            requirement="stock", amount=float(total), unit="GPUs",
+            message=f"in all, the fleet needs {least}{total:,} GPUs more than the offers' "
+                    f"stock ({by_gpu})"
+                    f"{'' if proven else ' (the relaxation found: not proven least)'}"))
+    for g in gpus:
+        pools = [PoolKey(*p) for p in v.offer if p[1] == g]
+        held = sum(v.offer[p].stock_gpus for p in pools)
+        runs = sum(peak[p] for p in pools)
+        short = {p: n for p, n in need.items() if p.gpu == g}
+        where = ", ".join(f"{p.zone} {p.purchase.value} +{math.ceil(a - SLACK_TOLERANCE):,}"
+                          for p, (a, _) in sorted(short.items()))
+        out.append(Shortfall(
+            requirement="stock", gpu=g, amount=float(_beyond(short)), unit="GPUs",
+            message=f"{g}: the offers hold {held:,} GPUs in all ({_zones(pools)}; on-demand "
+                    f"and spot at a time); the fleet found runs {runs:,} at its peak, "
+                    f"{_beyond(short):,} beyond stock ({where})"))
+    return out
+
+
+def _zones(pools: list[PoolKey]) -> str:
+    """``3 zones`` or ``zone a``: where the offers of a GPU type are."""
+    zones = sorted({p.zone for p in pools})
+    return f"zone {zones[0]}" if len(zones) == 1 else f"{len(zones)} zones"
 
 
 def diagnose(
@@ -122,23 +267,34 @@ def diagnose(
     short) gets what the first left, at least :data:`ELASTIC_MIN_S` — each was given the
     whole of it, and a new user's plan short of stock ran 124 s on a 60-s limit. Splitting it
     in halves instead left the first too little where no second follows: an unmeetable SLO's
-    diagnosis then named two workloads short that are not. ``shown_limit_s`` is the limit a
-    message names (default ``time_limit_s``): the user's ``--time-limit``."""
+    diagnosis then named two workloads short that are not. A workload no configuration serves
+    (:func:`unservable`) is one whole-demand line, and the elastic program is the rest's.
+    ``shown_limit_s`` is the limit a message names (default ``time_limit_s``): the user's
+    ``--time-limit``."""
     ends = time.perf_counter() + time_limit_s
+    culprits = unservable(data)
+    out: list[Shortfall] = [unservable_shortfall(data, w) for w in culprits]
+    if culprits:  # their shortfall is known; the elastic program weighs only the rest's
+        data = without_workloads(data, culprits)
+        if not data.workloads:
+            return tuple(out)
     families = tuple(FAMILIES)
     program, proven = solve_elastic(data, families, solver, time_limit_s)
     if program is None:
-        return (Shortfall(requirement="solver", amount=0.0, unit="",
-                          message="even the elastic program found no fleet within the time "
-                                  "limit; raise --time-limit"),)
-    out: list[Shortfall] = []
+        return (*out, Shortfall(requirement="solver", amount=0.0, unit="",
+                                message="even the elastic program found no fleet within the "
+                                        "time limit; raise --time-limit"))
     need = _stock_need(program)
     plain: dict[PoolKey, tuple[float, str | None]] = {}
     if need:
         relaxed, _ = solve_elastic(
             data, tuple(f for f in families if f not in SURVIVAL_FAMILIES), solver,
             seconds_left(ends))
-        plain = _stock_need(relaxed) if relaxed is not None else {}
+        # no answer without the survival families: nothing said to be for survival alone
+        plain = _stock_need(relaxed) if relaxed is not None else dict(need)
+        if len(need) > 1:
+            out += stock_summary(program, need, proven)
+    surviving = _beyond(plain) < _beyond(need)
     for pool, (amount, sl) in sorted(need.items(), key=lambda i: (i[0].zone, i[0].gpu,
                                                                       i[0].purchase.value)):
         z, g, kind = pool.zone, pool.gpu, pool.purchase.value
@@ -148,14 +304,7 @@ def diagnose(
         users = _users(program, pool, sl)
         total = sum(users.values())
         for w in users or ["(any workload)"]:
-            why = "to carry its demand"
-            if plain.get(pool, (0.0, None))[0] < amount - SLACK_TOLERANCE:
-                surv = data.workload(w).survivability if w != "(any workload)" else None
-                if surv is Survivability.zone_loss:
-                    lost = _tightest_zone(program, w, z)
-                    why = f"to survive losing {lost}" if lost else "to survive losing a zone"
-                elif surv is Survivability.n_plus_1:
-                    why = "to survive losing a node"
+            why = _why(data, w, z, surviving, not plain)
             # a pool several workloads share is short for all of them: say how much is whose
             share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
                      if len(users) > 1 else "")

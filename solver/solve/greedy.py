@@ -148,22 +148,34 @@ def _workload_plan(program: Program, w: str, left: Stock | None = None
     return None if best is None else best[1]
 
 
+def greedy_fleet(program: Program, within_stock: bool = False, over_stock: bool = False
+                 ) -> dict[ReplicaKey, int] | None:
+    """Replicas of the greedy fleet (:func:`greedy_start`), or ``None`` where a workload finds
+    no fleet. With ``within_stock`` and ``over_stock``, a workload the stock left cannot hold
+    takes the fleet it would take with no stock at all (a diagnosis's start, whose excess
+    over stock is the elastic program's slack)."""
+    x: dict[ReplicaKey, int] = {}
+    left = _stock(program) if within_stock else None
+    for w in program.data.workloads:
+        plan = _workload_plan(program, w.name, left)
+        if plan is None and over_stock:
+            plan = _workload_plan(program, w.name)
+        if plan is None:
+            return None
+        x.update(plan)
+        if left is not None:
+            _take(program, left, plan)
+    return x
+
+
 def greedy_start(program: Program, within_stock: bool = False) -> dict[str, float] | None:
     """Values for every variable of ``program`` (by name), or ``None`` if the greedy fleet fails.
 
     ``within_stock``: workload by workload, each takes only what the stock left by those
     before holds, and an owned pool may be the committed base (a plan over periods' fallback,
     whose blocks hold their inventory as pools of little stock at no price)."""
-    x: dict[ReplicaKey, int] = {}
-    left = _stock(program) if within_stock else None
-    for w in program.data.workloads:
-        plan = _workload_plan(program, w.name, left)
-        if plan is None:
-            return None
-        x.update(plan)
-        if left is not None:
-            _take(program, left, plan)
-    return start_from_replicas(program, x)
+    x = greedy_fleet(program, within_stock)
+    return None if x is None else start_from_replicas(program, x)
 
 
 def _solution_holds(program: Program) -> bool:

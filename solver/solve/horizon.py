@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeVar
 
 from models.capacity import CapacityTable
@@ -53,6 +53,7 @@ from solver.program.periods import (
     block_scenario,
     build_horizon_data,
     build_horizon_program,
+    monthly_cost,
 )
 from solver.program.values import (
     load_values,
@@ -218,6 +219,10 @@ def plan_horizon(
             # what is left of the plan's clock, as a single-period plan's diagnosis gets
             return base.model_copy(update={"diagnosis": diagnose_blocks(
                 data, solver, max(deadline.left(), ELASTIC_MIN_S))})
+        if data.monthly_budget is not None and not stop.stopped:
+            # none within the budget in time: what the periods cost without it
+            return base.model_copy(update={"diagnosis": budget_diagnosis(
+                hp, tried, deadline.limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
 
@@ -597,9 +602,10 @@ FIRST_PASS_SHARE = 0.5
 
 
 def _with_orders(hp: HorizonProgram, plans: BlockPlans,
-                 orders: dict[tuple[str, OrderKey], int] | None) -> dict[str, float] | None:
+                 orders: dict[tuple[str, OrderKey], int] | None,
+                 skip: frozenset[str] = frozenset()) -> dict[str, float] | None:
     """The blocks' values and the orders as values of the joint program, ``None`` where they
-    break one of its rows."""
+    break one of its rows (but the rows named in ``skip``)."""
     if orders is None or not plans.complete:
         return None
     values = tied(hp, plans.values)
@@ -612,7 +618,8 @@ def _with_orders(hp: HorizonProgram, plans: BlockPlans,
             sum(c * values.get(v.name, 0.0) for v, c in hp.cost[s.name].items())
             for s in hp.data.scenarios)
     as_program = Program(hp.prob, Variables(names=NameBook()), hp.data.blocks[0].data)
-    return None if violated_rows(as_program, values) else values
+    broken = [r for r in violated_rows(as_program, values) if r not in skip]
+    return None if broken else values
 
 
 def tied(hp: HorizonProgram, values: dict[str, float]) -> dict[str, float]:
@@ -794,16 +801,16 @@ HELD_FROM_JOINT = True
 _ASSEMBLED = SolveOutcome(SolveStatus.feasible, SolverReport(name="greedy", seconds=0.0), True)
 
 
-def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = ()
-                   ) -> dict[str, float] | None:
+def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
+                   skip: frozenset[str] = frozenset()) -> dict[str, float] | None:
     """A fleet of the joint program built without a solver, for a plan whose stages found
     none within its time limit: each block's fleet as the first pass of ``tried`` that planned
     it left it, else the greedy fleet (:func:`~solver.solve.greedy.greedy_start`) of the block
     priced alone (:func:`_priced_block`), else of its elastic offers alone; orders bought to
     hold the committed nodes they run (:func:`_greedy_orders`). Where those orders cannot be
     placed or the fleet breaks a row of the joint program (:func:`_with_orders` checks them
-    all), every block's greedy fleet on its elastic offers alone, ordering nothing. ``None``
-    where neither holds."""
+    all but those named in ``skip``), every block's greedy fleet on its elastic offers alone,
+    ordering nothing. ``None`` where neither holds."""
     data = hp.data
     greedy: list[tuple[ProgramData, dict[ReplicaKey, int] | None]] = []
 
@@ -824,9 +831,9 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = ()
                       and p.fleets[i] is not None), None)
         fleets.append(fleet or greedy_of(_priced_block(data, block)[0])
                       or greedy_of(elastic(block)))
-    found = _joint_fleet(hp, fleets)
+    found = _joint_fleet(hp, fleets, skip)
     if found is None:
-        found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks])
+        found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks], skip)
     return found
 
 
@@ -839,8 +846,8 @@ def _greedy_fleet(data: ProgramData) -> dict[ReplicaKey, int] | None:
     return replicas_of(program, values)
 
 
-def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None]
-                 ) -> dict[str, float] | None:
+def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None],
+                 skip: frozenset[str] = frozenset()) -> dict[str, float] | None:
     """Per block the replicas of a fleet, as values of the joint program: each block's nodes
     and auxiliaries as its program in the joint one implies them
     (:func:`~solver.program.values.start_from_replicas`), orders bought to hold the committed
@@ -859,7 +866,49 @@ def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | No
             k = (block.scenario, block.period, pool)
             running[k] = running.get(k, 0) + n
     plans = BlockPlans(values, running, [_ASSEMBLED] * len(data.blocks))
-    return _with_orders(hp, plans, _greedy_orders(data, running))
+    return _with_orders(hp, plans, _greedy_orders(data, running), skip)
+
+
+def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: float
+                     ) -> tuple[Shortfall, ...]:
+    """Why a plan over periods with a budget (P6: each period's monthly cost) found no fleet
+    in ``limit_s``: the fallback fleet (:func:`fallback_fleet`) built without the budget rows,
+    each period's monthly cost in it, and how far the dearest is above the budget — not the
+    cheapest such fleet, so said to be an upper figure. Before, such a plan said only "no
+    fleet found" (``quarterly.yaml`` with ``monthly_budget: 31000``: benchmarks/README.md)."""
+    data = hp.data
+    budget = data.monthly_budget
+    assert budget is not None
+    cur = data.blocks[0].data.currency
+    head = (f"no plan within the budget of {budget:,.0f} {cur}/month (each period's monthly "
+            f"cost, policy.monthly_budget) was found in {limit_s:g} s")
+    values = fallback_fleet(hp, tried, frozenset(hp.budget_rows.values()))
+    if values is None:
+        return (Shortfall(requirement="budget", amount=0.0, unit="currency/month",
+                          message=f"{head}, nor a fleet without it; raise --time-limit"),)
+    costs = {}
+    for key in hp.blocks:
+        expr = monthly_cost(hp, *key)
+        costs[key] = sum(c * values.get(v.name, 0.0) for v, c in expr.items()) + expr.constant
+    (scenario, period), dearest = max(costs.items(), key=lambda i: (i[1], i[0]))
+    over = sum(c > budget for c in costs.values())
+    where = (f"period {period} ({data.periods[period].start})" if len(data.scenarios) == 1
+             else f"`{scenario}`, period {period} ({data.periods[period].start})")
+    return (Shortfall(
+        requirement="budget", amount=max(dearest - budget, 0.0), unit="currency/month",
+        message=f"{head}. Planned without it (each period's fleet as far as it was planned, "
+                "else a greedy one, and the orders that hold it: not the cheapest), the "
+                f"periods cost {_cost_range(costs.values(), f'{cur}/month')}, "
+                f"{over} of {len(costs)} above the budget, the dearest {where} "
+                f"{max(dearest - budget, 0.0):,.0f} over it: a budget of {dearest:,.0f} holds "
+                "that plan; whether one within a lower budget exists is not known — raise "
+                "--time-limit to search for it"),)
+
+
+def _cost_range(costs: Iterable[float], unit: str) -> str:
+    """``35,020 to 93,943 USD/month``, or ``657 USD/month each`` where they round alike."""
+    low, high = f"{min(costs):,.0f}", f"{max(costs):,.0f}"
+    return f"{low} {unit} each" if low == high else f"{low} to {high} {unit}"
 
 
 def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[BlockPlans],

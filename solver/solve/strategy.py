@@ -57,7 +57,12 @@ from solver.solve.backends import SolveOutcome, solve
 from solver.solve.budget import solve_within_budget
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
-from solver.solve.diagnose import diagnose
+from solver.solve.diagnose import (
+    diagnose,
+    unservable,
+    unservable_shortfall,
+    without_workloads,
+)
 from solver.solve.highs import Model, Progress, RunResult, Vector, model_of, run
 from solver.solve.incumbent import Incumbent
 from solver.solve.neighbourhood import improve_start
@@ -155,19 +160,30 @@ def plan_scenario(
             return solve_dedicated(d, solver, clock, gap, told)
         return solve_shared(d, solver, time_limit_s, gap, deadline=clock, on_progress=told)
 
-    not_found: tuple[Shortfall, ...] = ()
-    if data.monthly_budget is None:
-        program, outcome = solve_on(data, deadline, on_progress)
-    else:  # searched without its budget row, judged against it (solver.solve.budget)
-        budgeted = solve_within_budget(data, solve_on, deadline, gap, solver, on_progress)
-        program, outcome, not_found = budgeted.program, budgeted.outcome, budgeted.diagnosis
+    def solved(d: ProgramData, clock: Deadline, told: OnProgress | None
+               ) -> tuple[Program, SolveOutcome, tuple[Shortfall, ...]]:
+        if d.monthly_budget is None:
+            return (*solve_on(d, clock, told), ())
+        # searched without its budget row, judged against it (solver.solve.budget)
+        budgeted = solve_within_budget(d, solve_on, clock, gap, solver, told)
+        return budgeted.program, budgeted.outcome, budgeted.diagnosis
+
     slices = tuple(Slice(name=b.name, hours=b.hours) for b in scenario.policy.time_blocks)
-    base = Plan(
-        scenario=scenario.name, status=outcome.status, solver=outcome.report,
-        cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
-                  currency=scenario.policy.currency),
-        slices=slices, fingerprint=scenario_fingerprint(scenario),
-    )
+
+    def plan_of(outcome: SolveOutcome) -> Plan:
+        return Plan(
+            scenario=scenario.name, status=outcome.status, solver=outcome.report,
+            cost=Cost(per_month=0.0, per_million_tokens=None, per_million_output_tokens=None,
+                      currency=scenario.policy.currency),
+            slices=slices, fingerprint=scenario_fingerprint(scenario),
+        )
+
+    culprits = unservable(data)
+    if culprits:
+        return _without_unservable(scenario, data, culprits, solved, plan_of, deadline, solver,
+                                   on_progress)
+    program, outcome, not_found = solved(data, deadline, on_progress)
+    base = plan_of(outcome)
     if not outcome.has_solution:
         if outcome.status is SolveStatus.infeasible:
             # the budget alone out of reach: the search said by how much (solver.solve.budget)
@@ -178,6 +194,63 @@ def plan_scenario(
             return base.model_copy(update={"diagnosis": shortfalls})
         return base.model_copy(update={"diagnosis": not_found})
     return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
+
+
+#: Why the search of the workloads left beside one no configuration serves was stopped.
+REST_FOUND = "the other workloads have a fleet"
+
+
+def _without_unservable(
+    scenario: Scenario, data: ProgramData, culprits: tuple[str, ...],
+    solved: Callable[[ProgramData, Deadline, OnProgress | None],
+                     tuple[Program, SolveOutcome, tuple[Shortfall, ...]]],
+    plan_of: Callable[[SolveOutcome], Plan], deadline: Deadline, solver: str,
+    on_progress: OnProgress | None,
+) -> Plan:
+    """The plan of a scenario some of whose workloads no configuration serves
+    (:func:`~solver.solve.diagnose.unservable`): infeasible, whatever the fleet. The rest is
+    planned as a plan would be, on a twin of the plan's clock stopped at its first fleet: where
+    it has one, the diagnosis names the culprits alone; where it has none, it adds the rest's
+    own diagnosis. Diagnosed together, the culprits' forced slack dwarfed every other row of
+    the elastic program, and a 20-s plan named two workloads short that a plan without the
+    culprit carries (benchmarks/README.md, "Diagnosis a planner can act on")."""
+    named = tuple(unservable_shortfall(data, w) for w in culprits)
+    rest = without_workloads(data, culprits)
+    if not rest.workloads:
+        return plan_of(SolveOutcome(SolveStatus.infeasible,
+                                    SolverReport(name=solver, seconds=deadline.elapsed()),
+                                    False)).model_copy(update={"diagnosis": named})
+    clock = deadline.twin()
+
+    def told(seen: Progress, stages: str) -> None:
+        if seen.cost is not None and not clock.stopped:
+            clock.stop(REST_FOUND)  # a fleet for the rest: that is all the diagnosis asks
+        if on_progress is not None:  # the rest's fleet is not the plan's: no cost shown
+            on_progress(Progress(seen.seconds, None, None), stages)
+
+    _, outcome, not_found = solved(rest, clock, told)
+    others = ", ".join(f"`{w.name}`" for w in rest.workloads)
+    if outcome.has_solution:
+        said: tuple[Shortfall, ...] = (Shortfall(
+            requirement="others", amount=0.0, unit="",
+            message=f"without {' and '.join(f'`{w}`' for w in culprits)}, the other "
+                    f"workloads ({others}) are met: a fleet was found for them (plan them "
+                    "alone for the cheapest)"),)
+    elif outcome.status is SolveStatus.infeasible:
+        said = not_found or diagnose(scenario, rest, solver=solver,
+                                     time_limit_s=max(deadline.left(), 1.0),
+                                     shown_limit_s=deadline.limit_s)
+    else:  # stopped by the clock (or the user) before the rest had a fleet
+        said = (*not_found, Shortfall(
+            requirement="solver", amount=0.0, unit="",
+            message=f"no fleet was found for the other workloads ({others}) within the time "
+                    "limit, so whether they can be met without "
+                    f"{' and '.join(f'`{w}`' for w in culprits)} is not known; raise "
+                    "--time-limit"))
+    report = outcome.report.model_copy(update={
+        "seconds": deadline.elapsed(), "objective": None, "bound": None, "gap": None})
+    return plan_of(SolveOutcome(SolveStatus.infeasible, report, False)).model_copy(
+        update={"diagnosis": (*named, *said)})
 
 
 def shared_stages(data: ProgramData) -> tuple[Stage, ...]:
