@@ -19,7 +19,8 @@ from models.common import (
 from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
-from models.workload import Workload
+from models.units import amount_text
+from models.workload import DemandEvent, Workload
 from solver.capacity.measured import (
     implausible_measurements,
     stale_measurements,
@@ -374,7 +375,7 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
         parts = []
         if w.growth:
             parts.append("growth " + ", ".join(f"×{g:g}" for g in w.growth))
-        parts += [f"`{e.name}` from period {e.from_period}" for e in w.events]
+        parts += [_event_text(e, w) for e in w.events]
         for m in w.migrations:
             to = ", ".join(str(v) for v in (m.model, m.precision and m.precision.value,
                                             m.runtime) if v)
@@ -382,6 +383,18 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if parts:
             lines.append(f"{w.name}: " + "; ".join(parts))
     return tuple(lines), tuple(warnings)
+
+
+def _event_text(event: DemandEvent, workload: Workload) -> str:
+    """What an event adds and from when (``eu-launch`` "adds 1 req/s from period 2"), and,
+    where the workload grows after it starts, that the growth leaves it as stated
+    (:meth:`~models.workload.Workload.in_period`). A new user's launch with ``growth: [1, 1,
+    1.5, 2]`` read as growing, while its 40 req/s stayed 40 in every period."""
+    added = (f"{amount_text(event.add_peak_rps)} req/s" if event.add_peak_rps is not None
+             else f"{amount_text(event.add_daily_requests or 0.0)} requests/day")
+    grows = any(g != 1.0 for g in workload.growth[event.from_period:])
+    return (f"`{event.name}` adds {added} from period {event.from_period}"
+            + (" (growth does not scale it)" if grows else ""))
 
 
 def summarize(scenario: Scenario) -> ScenarioSummary:
