@@ -252,6 +252,26 @@ def test_an_event_says_what_it_adds_and_only_where_growth_follows_that_growth_le
             "requests/day from period 1 (growth does not scale it)") in lines
 
 
+def test_held_nodes_no_workload_may_run_on_are_a_warning(tmp_path: Path) -> None:
+    """A new user typed p4de.24xlarge (A100-80GB) for the reserved H200 nodes' p5en.48xlarge:
+    validate accepted it without a word, and the plan held and paid them, idle in every
+    period. quarterly.yaml's reservation so mistyped: no workload allows A100-80GB."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    typo = text.replace("{zone: use1-az1, instance_type: p5.48xlarge, nodes: 2,",
+                        "{zone: use1-az1, instance_type: p4de.24xlarge, nodes: 2,")
+    assert typo != text
+    path = tmp_path / "typo.yaml"
+    path.write_text(typo, encoding="utf-8")
+    result = run("--json", str(path))
+    assert result.exit_code == 0, result.output
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("inventory[1]: 2 reserved A100-80GB nodes (p4de.24xlarge, 8 GPUs "
+                              "each) in use1-az1")
+    assert ("no workload may run on A100-80GB (every workload's allowed_gpus leaves it out), "
+            "so these nodes are held and run idle") in warning
+    assert "warning" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
+
+
 def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
         tmp_path: Path) -> None:
     """A new user's reservation ending 2027-05-15 in a horizon from 2027-04-01 was told "it

@@ -355,6 +355,14 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 text += (f"; ends inside period {q} ({h.period_start(q)} to "
                          f"{h.period_start(q + 1)}): paid to its end, no load counted there "
                          f"({PARTLY_HELD_RULE})")
+        if not any(w.allowed_gpus is None or line.gpu in w.allowed_gpus
+                   for w in scenario.workloads):
+            # a new user's p4de.24xlarge (A100-80GB) typed for p5en.48xlarge (H200): accepted,
+            # paid, and idle in every period, said only by the plan's idle lines
+            warnings.append(f"inventory[{i}]: {_held_text(line, cur)}: no workload may run on "
+                            f"{line.gpu} (every workload's allowed_gpus leaves it out), so "
+                            "these nodes are held and run idle — check the line's gpu or "
+                            f"instance_type, or add {line.gpu} to allowed_gpus where it serves")
         lines.append(f"inventory: {text}")
     if not scenario.multi_period:
         # the single-period program sells no committed orders: an `owned` section was accepted
