@@ -90,7 +90,15 @@ def kept_lines(plan: Plan) -> list[str]:
                 "before this plan's date)"]
     return [head, *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due "
                     f"{o.order_by}: {_quote(o, cur)}; serving {o.usable_from} to {o.expires}"
-                    for o in r.kept)]
+                    for o in r.kept), KEPT_STOCK]
+
+
+#: Under the kept orders: they are held like inventory, and an offer's ``stock_gpus`` limits
+#: only what a plan adds, so the same stock is sold again on top of them (a new user's
+#: re-plan ordered 5 + 2 more of an 8-node owned stock the first quarter had taken 7 of).
+KEPT_STOCK = ("  these are held on top of each offer's stock_gpus, which limits only what this "
+              "plan adds: lower an offer's stock by what its seller has already delivered or "
+              "committed of it")
 
 
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
