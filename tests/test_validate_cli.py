@@ -272,6 +272,28 @@ def test_held_nodes_no_workload_may_run_on_are_a_warning(tmp_path: Path) -> None
     assert "warning" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
 
 
+def test_a_migration_to_a_model_no_gpu_holds_is_a_warning_naming_it(tmp_path: Path) -> None:
+    """A new user's chat migrated to DeepSeek-V3 BF16 from period 2 (about 1.25 TiB of weights;
+    H200 × 8 holds 1.1): validate said nothing, and the plan, infeasible after 37 s, listed 15
+    shortfalls of period 2, none naming the migration or the model."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    moved = text.replace("migrations: [{from_period: 3, model: Qwen2.5-72B, runtime: vllm-0.7}]",
+                         "migrations: [{from_period: 3, model: DeepSeek-V3, precision: bf16}]")
+    assert moved != text
+    path = tmp_path / "moved.yaml"
+    path.write_text(moved, encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    (warning,) = [w for w in result.stderr.splitlines() if "holds it" in w]
+    assert warning.startswith(
+        "warning: workloads[0].migrations[0]: from period 3 `chat` runs DeepSeek-V3 BF16 and no "
+        "GPU it may use that a zone sells holds it at any TP (H100-SXM TP8 (8 GPUs): weights ")
+    assert "H200 TP8 (8 GPUs): weights" in warning and "L40S" in warning
+    assert warning.endswith("— allow a GPU with more memory, or give a lower precision or a "
+                            "smaller model")
+    assert "holds it" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
+
+
 def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(
         tmp_path: Path) -> None:
     """A new user's reservation ending 2027-05-15 in a horizon from 2027-04-01 was told "it

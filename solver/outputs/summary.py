@@ -29,7 +29,7 @@ from solver.capacity.measured import (
 )
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
-from solver.outputs.slo_cause import slo_misses
+from solver.outputs.slo_cause import fit_miss, slo_misses
 
 
 class WorkloadSummary(Frozen):
@@ -108,7 +108,7 @@ class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
     omit_when_default = ("over_time", "inventory_warnings", "growth_warnings", "slo_warnings",
-                         "trace_warnings",
+                         "fit_warnings", "trace_warnings",
                          "price_warnings", "trace_notes")
 
     name: str
@@ -141,6 +141,9 @@ class ScenarioSummary(OmitDefaults):
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
+    fit_warnings: tuple[str, ...] = ()
+    """Each workload, and each period a migration starts, whose model no allowed GPU a zone
+    sells holds at any TP, with each GPU's reason (solver.outputs.slo_cause.fit_miss)."""
     trace_warnings: tuple[str, ...] = ()
     """Each workload that names a trace but gives no burstiness, and whose trace gives none
     (too short): sized as Poisson, corrected only by the plan's replay; and each whose linked
@@ -405,6 +408,22 @@ def _event_text(event: DemandEvent, workload: Workload) -> str:
             + (" (growth does not scale it)" if grows else ""))
 
 
+def fit_warnings(scenario: Scenario) -> tuple[str, ...]:
+    """:func:`~solver.outputs.slo_cause.fit_miss` of each workload as stated and as each of its
+    migrations has it from the period it starts (located there: the plan's diagnosis names
+    neither)."""
+    out: list[str] = []
+    for i, w in enumerate(scenario.workloads):
+        miss = fit_miss(scenario, w)
+        if miss is not None:
+            out.append(f"workloads[{i}]: {miss}")
+        for j, m in enumerate(w.migrations):
+            miss = fit_miss(scenario, w.in_period(m.from_period))
+            if miss is not None:
+                out.append(f"workloads[{i}].migrations[{j}]: from period {m.from_period} {miss}")
+    return tuple(out)
+
+
 def summarize(scenario: Scenario) -> ScenarioSummary:
     """The one-screen summary of a resolved scenario."""
     regions: dict[str, list[ZoneSummary]] = {}
@@ -447,6 +466,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         growth_warnings=growth_warnings(scenario),
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
+        fit_warnings=fit_warnings(scenario),
         trace_notes=tuple(measured_bursts(scenario)),
         price_warnings=(*node_price_warnings(scenario.zones, {g.name: g for g in scenario.gpus}),
                         *held_node_price_warnings(scenario.inventory)),
