@@ -44,6 +44,11 @@ def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: P
             "  1 H100-SXM (1 node) in zone-a, due 2027-03-04: reserved 12 months, upfront none, "
             "2.400 USD/GPU-h; serving 2027-04-01")
     assert kept in again.output
+    # the stock of the offer it came from is sold again on top of it unless lowered (a new
+    # user's re-plan ordered 5 + 2 more of an 8-node stock the first quarter took 7 of)
+    assert ("  these are held on top of each offer's stock_gpus, which limits only what this "
+            "plan adds: lower an offer's stock by what its seller has already delivered or "
+            "committed of it") in again.output.splitlines()
     report = (tmp_path / "o2" / "report.md").read_text()
     assert f"- kept from {earlier} of 2027-01-01 (scenario `tq`), placed and held:" in report
     assert "  - 1 H100-SXM (1 node) in zone-a, due 2027-03-04" in report

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -38,6 +39,25 @@ def test_a_progress_line_says_elapsed_time_best_cost_bound_gap_and_stage() -> No
     line = progress_line(Progress(12.34, 1_000_000.0, 900_000.0), "joint + lp", "USD")
     assert line == "  12.3 s  best 1,000,000 USD/month  bound 900,000  gap 10.0%  [joint + lp]"
     assert "no fleet yet" in progress_line(Progress(0.5, None, 10.0), "", "USD")
+
+
+def test_over_periods_the_progress_lines_give_the_cost_over_the_horizon(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan over periods minimises a cost over the whole horizon; its progress lines said
+    ``best 849,555 USD/month`` for a new user's expected cost over a year (849,555 over the
+    horizon: the summary's bound says so), ten times the monthly figure a planner reads."""
+    doc = yaml.safe_load(TINY.read_text(encoding="utf-8"))
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
+    doc["workloads"][0]["growth"] = [1.0, 1.5]
+    path = tmp_path / "tiny_periods.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    monkeypatch.setattr("solver.cli.progress.LINE_EVERY_S", 0.0)  # every report a line
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    best = [line for line in result.stderr.splitlines() if " best " in line]
+    assert best, result.stderr
+    assert all(" USD over the horizon " in line for line in best), best
+    assert "/month" not in "".join(best)
 
 
 def test_off_a_terminal_the_reporter_writes_a_line_every_few_seconds() -> None:

@@ -1268,3 +1268,32 @@ def test_an_order_of_a_month_without_a_horizon_says_when_it_really_serves() -> N
     with_lead = quarterly([1], peak=3.0, lead_weeks=8, inventory=held)  # a horizon: applied
     assert all(o.arrives_from is None for o in plan_horizon(
         with_lead, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6).orders)
+
+
+def test_a_reservation_ending_inside_the_horizon_says_whether_an_order_renews_it() -> None:
+    """One G node carries the demand all year; the one held is reserved to 2027-06-30. From
+    2027-07-01 the node is needed two quarters: on demand 2 × 2,190 = 4,380, or a 12-month term
+    8,760 × p — renewed at p = 0.45 (3,942), not at p = 0.55 (4,818). Nothing on the terminal
+    said either (a new user's 8 reserved H200 nodes ending mid-2027: only the workbook's
+    "Held to")."""
+    from models.horizon import HeldNodes, InventoryKind
+
+    held = HeldNodes(zone="a", gpu="G", gpus_per_node=1, nodes=1,
+                     purchase=InventoryKind.reserved, ends=dt.date(2027, 6, 30),
+                     price_per_gpu_hour=0.45)
+    said = "reservation ending inside the horizon: 1 reserved G node held in a to 2027-07-01: "
+    for price, line in (
+            (0.45, said + "reserved G orders in a above serve after them: 1 node from "
+                          "2027-07-01"),
+            (0.55, said + "not renewed — no reserved G order in a follows them in any demand "
+                          "scenario; the rest of the fleet carries their load from then")):
+        sc = quarterly([1, 1, 1, 1], reserved=price, inventory=[held])
+        plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+        assert [(o.usable_from, o.nodes) for o in plan.orders] == (
+            [(dt.date(2027, 7, 1), 1)] if price < 0.5 else [])
+        assert line in schedule_lines(plan, sc)
+    # a reservation held past the horizon's end is not said to end inside it
+    lasting = held.model_copy(update={"ends": dt.date(2028, 6, 30)})
+    sc = quarterly([1, 1, 1, 1], inventory=[lasting])
+    plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
+    assert not any("reservation ending" in line for line in schedule_lines(plan, sc))

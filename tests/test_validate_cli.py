@@ -211,7 +211,10 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
         "    low: ×1, ×0.9, ×0.85, ×0.8 on each workload's own growth, period by period",
         "    base: each workload's own growth",
         "    high: ×1, ×1.3, ×1.6, ×2 on each workload's own growth, period by period",
-        "  agent: growth ×1, ×1.2, ×1.4, ×1.6; `eu-launch` from period 2",
+        # what the launch adds, and that the agent's growth leaves it as stated: a new user's
+        # launch with growth [1, 1, 1.5, 2] read as growing, and stayed at its 40 req/s
+        "  agent: growth ×1, ×1.2, ×1.4, ×1.6; `eu-launch` adds 1 req/s from period 2 (growth "
+        "does not scale it)",
     ):
         assert line in out.splitlines(), line
     assert "migrates to Qwen2.5-72B, vllm-0.7 from period 3" in out
@@ -226,6 +229,69 @@ def test_a_quarterly_scenario_shows_what_it_plans_over_time(tmp_path: Path) -> N
     assert ("is held through no whole period of the horizon (2027-01-01 to 2028-01-01): it "
             "counts for nothing — correct its dates or remove the line") in warning
     assert f"warning: {warning}" in result.stderr
+
+
+def test_an_event_says_what_it_adds_and_only_where_growth_follows_that_growth_leaves_it(
+        tmp_path: Path) -> None:
+    """Growth multiplies a workload's own demand, not an event's (Workload.in_period): the
+    summary says so where the workload grows after the event starts, and not where it does
+    not; a batch event adds requests a day."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    flat = text.replace("    growth: [1.0, 1.2, 1.4, 1.6]\n", "").replace(
+        "    growth: [1.0, 1.0, 1.25, 1.25]\n",
+        "    growth: [1.0, 1.0, 1.25, 1.25]\n"
+        "    events: [{name: archive, from_period: 1, add_daily_requests: 50000}]\n")
+    assert flat.count("events:") == 2
+    path = tmp_path / "flat.yaml"
+    path.write_text(flat, encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "  agent: `eu-launch` adds 1 req/s from period 2" in lines
+    assert ("  nightly-summaries: growth ×1, ×1, ×1.25, ×1.25; `archive` adds 50,000 "
+            "requests/day from period 1 (growth does not scale it)") in lines
+
+
+def test_held_nodes_no_workload_may_run_on_are_a_warning(tmp_path: Path) -> None:
+    """A new user typed p4de.24xlarge (A100-80GB) for the reserved H200 nodes' p5en.48xlarge:
+    validate accepted it without a word, and the plan held and paid them, idle in every
+    period. quarterly.yaml's reservation so mistyped: no workload allows A100-80GB."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    typo = text.replace("{zone: use1-az1, instance_type: p5.48xlarge, nodes: 2,",
+                        "{zone: use1-az1, instance_type: p4de.24xlarge, nodes: 2,")
+    assert typo != text
+    path = tmp_path / "typo.yaml"
+    path.write_text(typo, encoding="utf-8")
+    result = run("--json", str(path))
+    assert result.exit_code == 0, result.output
+    (warning,) = json.loads(result.stdout)["inventory_warnings"]
+    assert warning.startswith("inventory[1]: 2 reserved A100-80GB nodes (p4de.24xlarge, 8 GPUs "
+                              "each) in use1-az1")
+    assert ("no workload may run on A100-80GB (every workload's allowed_gpus leaves it out), "
+            "so these nodes are held and run idle") in warning
+    assert "warning" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
+
+
+def test_a_migration_to_a_model_no_gpu_holds_is_a_warning_naming_it(tmp_path: Path) -> None:
+    """A new user's chat migrated to DeepSeek-V3 BF16 from period 2 (about 1.25 TiB of weights;
+    H200 × 8 holds 1.1): validate said nothing, and the plan, infeasible after 37 s, listed 15
+    shortfalls of period 2, none naming the migration or the model."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    moved = text.replace("migrations: [{from_period: 3, model: Qwen2.5-72B, runtime: vllm-0.7}]",
+                         "migrations: [{from_period: 3, model: DeepSeek-V3, precision: bf16}]")
+    assert moved != text
+    path = tmp_path / "moved.yaml"
+    path.write_text(moved, encoding="utf-8")
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    (warning,) = [w for w in result.stderr.splitlines() if "holds it" in w]
+    assert warning.startswith(
+        "warning: workloads[0].migrations[0]: from period 3 `chat` runs DeepSeek-V3 BF16 and no "
+        "GPU it may use that a zone sells holds it at any TP (H100-SXM TP8 (8 GPUs): weights ")
+    assert "H200 TP8 (8 GPUs): weights" in warning and "L40S" in warning
+    assert warning.endswith("— allow a GPU with more memory, or give a lower precision or a "
+                            "smaller model")
+    assert "holds it" not in run(str(scenarios_dir() / "quarterly.yaml")).stderr
 
 
 def test_a_reservation_ending_inside_the_first_period_is_not_told_to_be_removed(

@@ -513,7 +513,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         # off a terminal a line every few seconds (elapsed, best, bound, gap, stage), as one
         # period prints; on one the spinner shows the elapsed time and owns the line
         reporter = SolveReporter(sc.policy.currency,
-                                 quiet=quiet or as_json or is_terminal(err=True))
+                                 quiet=quiet or as_json or is_terminal(err=True),
+                                 per=" over the horizon")  # the objective: not per month
         with progress(message, enabled=not as_json and not quiet):
             horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
             watch = BuildClock(sc, deadline, horizon_s, limit_given)

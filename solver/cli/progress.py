@@ -42,9 +42,11 @@ LINE_EVERY_S = 5.0
 REDRAW_EVERY_S = 0.25
 
 
-def progress_line(p: Progress, stage: str, currency: str) -> str:
-    """``  12.3 s  best 1,234,567 USD/month  bound 1,100,000  gap 10.9 %  [joint]``."""
-    cost = "no fleet yet" if p.cost is None else f"best {p.cost:,.0f} {currency}/month"
+def progress_line(p: Progress, stage: str, currency: str, per: str = "/month") -> str:
+    """``  12.3 s  best 1,234,567 USD/month  bound 1,100,000  gap 10.9 %  [joint]``; ``per``
+    follows the currency: over periods the objective is a cost over the whole horizon
+    (`` over the horizon``), as the summary's bound says."""
+    cost = "no fleet yet" if p.cost is None else f"best {p.cost:,.0f} {currency}{per}"
     bound = "bound –" if p.bound is None else f"bound {p.bound:,.0f}"
     gap = ("gap –" if p.cost is None or p.bound is None or p.cost <= 0
            else f"gap {max(p.cost - p.bound, 0.0) / p.cost:.1%}")
@@ -55,9 +57,10 @@ class SolveReporter:
     """Progress of one solve on ``stream`` (stderr): rate-limited, thread-safe."""
 
     def __init__(self, currency: str, quiet: bool = False, stream: TextIO | None = None,
-                 every_s: float | None = None) -> None:
+                 every_s: float | None = None, per: str = "/month") -> None:
         self.stream = stream or sys.stderr
         self.currency = currency
+        self.per = per
         self.quiet = quiet
         self.tty = self.stream.isatty()
         self.every_s = every_s if every_s is not None else (
@@ -79,7 +82,7 @@ class SolveReporter:
     def _write(self, p: Progress, stage: str) -> None:
         """The line of ``p`` at ``stage``, now (the lock held)."""
         self._last = time.monotonic()
-        line = progress_line(p, stage, self.currency)
+        line = progress_line(p, stage, self.currency, self.per)
         try:
             if self.tty:
                 self.stream.write(f"\r\033[K{line}")

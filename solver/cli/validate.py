@@ -101,7 +101,8 @@ def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
             *(f"warning: {w}" for w in (
                 *summary.measured_warnings, *summary.inventory_warnings,
                 *summary.growth_warnings,
-                *(summary.slo_warnings if slo else ()), *summary.trace_warnings,
+                *(summary.slo_warnings if slo else ()), *summary.fit_warnings,
+                *summary.trace_warnings,
                 *summary.price_warnings))]
 
 

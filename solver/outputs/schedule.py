@@ -13,11 +13,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from models.common import PurchaseKind
-from models.horizon import CommitmentCost
+from models.horizon import CommitmentCost, InventoryKind
 from models.plan import Allocation, Order, PeriodGpus, PeriodPlan, Plan, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.held import assumed_spend_lines, partly_held_spend_lines
-from solver.outputs.labels import TO_EXCLUSIVE, WORK_LIMIT_SHORT, plural, status_label
+from solver.outputs.labels import (
+    TO_EXCLUSIVE,
+    WORK_LIMIT_SHORT,
+    day_after,
+    plural,
+    status_label,
+)
 
 #: Name of the demand scenario orders are compared with ("if demand follows `high`").
 BASE = "base"
@@ -84,7 +90,15 @@ def kept_lines(plan: Plan) -> list[str]:
                 "before this plan's date)"]
     return [head, *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due "
                     f"{o.order_by}: {_quote(o, cur)}; serving {o.usable_from} to {o.expires}"
-                    for o in r.kept)]
+                    for o in r.kept), KEPT_STOCK]
+
+
+#: Under the kept orders: they are held like inventory, and an offer's ``stock_gpus`` limits
+#: only what a plan adds, so the same stock is sold again on top of them (a new user's
+#: re-plan ordered 5 + 2 more of an 8-node owned stock the first quarter had taken 7 of).
+KEPT_STOCK = ("  these are held on top of each offer's stock_gpus, which limits only what this "
+              "plan adds: lower an offer's stock by what its seller has already delivered or "
+              "committed of it")
 
 
 def _extra(plan: Plan, scenario: str) -> list[tuple[Order, int]]:
@@ -470,8 +484,44 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     out += slack_lines(plan, out)
     out += not_higher
     out += _idle_lines(plan, scenarios, scenario)
+    out += _expiring_lines(plan, scenario)
     out += _horizon_end_lines(plan, scenario)
     return [*out, *cost_lines(plan, scenario)]
+
+
+def _expiring_lines(plan: Plan, scenario: Scenario | None) -> list[str]:
+    """Each held reservation that ends inside the horizon, and the reserved orders of its zone
+    and GPU serving from its end on, or that none does: whether to renew an expiring
+    reservation is a buyer's first question, and only the workbook's Held table ("Held to")
+    told it (a new user's 8 reserved H200 nodes ending mid-2027: nothing on the terminal said
+    the plan lets them go)."""
+    h = plan.horizon
+    if h is None or scenario is None:
+        return []
+    out = []
+    for line in scenario.inventory:
+        gpu = line.gpu
+        if line.purchase is not InventoryKind.reserved or line.ends is None or gpu is None:
+            continue
+        end = day_after(line.ends)
+        if not h.start < end < h.end:
+            continue
+        held = (f"reservation ending inside the horizon: "
+                f"{plural(line.nodes, f'reserved {gpu} node')} held in {line.zone} to {end}")
+        renewals = [o for o in plan.orders if o.zone == line.zone and o.gpu == gpu
+                    and o.purchase is PurchaseKind.reserved and o.expires > end]
+        if not renewals:
+            out.append(f"{held}: not renewed — no reserved {gpu} order in {line.zone} "
+                       "follows them in any demand scenario; the rest of the fleet carries "
+                       "their load from then")
+            continue
+        said = "; ".join(
+            f"{plural(o.nodes, 'node')} from {o.usable_from}"
+            + (f" if demand follows `{o.scenario}`" if o.scenario is not None else "")
+            for o in renewals)
+        out.append(f"{held}: reserved {gpu} orders in {line.zone} above serve after them: "
+                   f"{said}")
+    return out
 
 
 def _horizon_end_lines(plan: Plan, scenario: Scenario | None) -> list[str]:

@@ -17,6 +17,8 @@ from models.common import SolveStatus
 from models.scenario import Scenario
 from models.units import amount_text
 from models.workload import Workload
+from solver.capacity.memory import tp_degrees
+from solver.capacity.perf import workload_perf
 from solver.capacity.slo_floor import Fastest, slo_floor
 from solver.outputs.labels import config_label
 
@@ -75,6 +77,30 @@ def slo_misses(scenario: Scenario, workload: Workload) -> list[SloMiss]:
     missed("TTFT", "slo.ttft_p95_ms", workload.slo.ttft_p95_ms, floor.ttft,
            "the fastest time to first token of a P95 prompt on any allowed configuration")
     return out
+
+
+def fit_miss(scenario: Scenario, workload: Workload) -> str | None:
+    """Why no allowed GPU that a zone sells holds ``workload``'s model at its precision at any
+    TP its nodes hold (each GPU's reason at its largest such TP), else ``None``: an infeasible
+    plan then says only that no configuration fits, over periods once per shortfall, and not
+    which model (a new user's migration to DeepSeek-V3 BF16: 15 lines, the migration unnamed)."""
+    if slo_floor(scenario, workload).ttft is not None:
+        return None
+    sold = {o.gpu for z in scenario.zones for o in z.offers}
+    allowed = workload.allowed_gpus or tuple(g.name for g in scenario.gpus)
+    reasons = []
+    for name in (n for n in allowed if n in sold):
+        largest = max(scenario.node_sizes(name))
+        tp = max(t for t in tp_degrees(scenario.gpu(name)) if t <= largest)
+        reason = workload_perf(scenario, workload, scenario.gpu(name), tp)
+        if isinstance(reason, str):
+            reasons.append(f"{config_label(name, tp)}: {reason}")
+    if not reasons:
+        return None  # no allowed GPU is sold: validate says so where it lists the offers
+    return (f"`{workload.name}` runs {workload.model} {workload.precision.value.upper()} and no "
+            f"GPU it "
+            f"may use that a zone sells holds it at any TP ({'; '.join(reasons)}) — allow a GPU "
+            "with more memory, or give a lower precision or a smaller model")
 
 
 def slo_shortfalls(scenario: Scenario, workload: Workload) -> list[Shortfall]:

@@ -20,7 +20,8 @@ from models.horizon import DemandScenario, HeldNodes, Horizon, InventoryKind
 from models.offers import Offer
 from models.prices import held_node_price_warnings, node_price_warnings
 from models.scenario import Scenario
-from models.workload import Workload
+from models.units import amount_text
+from models.workload import DemandEvent, Workload
 from solver.capacity.measured import (
     implausible_measurements,
     stale_measurements,
@@ -29,7 +30,7 @@ from solver.capacity.measured import (
 )
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
 from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
-from solver.outputs.slo_cause import slo_misses
+from solver.outputs.slo_cause import fit_miss, slo_misses
 
 
 class WorkloadSummary(Frozen):
@@ -108,7 +109,7 @@ class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
     omit_when_default = ("over_time", "inventory_warnings", "growth_warnings", "slo_warnings",
-                         "trace_warnings",
+                         "fit_warnings", "trace_warnings",
                          "price_warnings", "trace_notes")
 
     name: str
@@ -141,6 +142,9 @@ class ScenarioSummary(OmitDefaults):
     slo_warnings: tuple[str, ...] = ()
     """Each SLO that no allowed configuration a zone sells meets even at no load, with the
     fastest figure and the fix, as an infeasible ``plan`` names it."""
+    fit_warnings: tuple[str, ...] = ()
+    """Each workload, and each period a migration starts, whose model no allowed GPU a zone
+    sells holds at any TP, with each GPU's reason (solver.outputs.slo_cause.fit_miss)."""
     trace_warnings: tuple[str, ...] = ()
     """Each workload that names a trace but gives no burstiness, and whose trace gives none
     (too short): sized as Poisson, corrected only by the plan's replay; and each whose linked
@@ -365,6 +369,14 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 text += (f"; ends inside period {q} ({h.period_start(q)} to "
                          f"{h.period_start(q + 1)}): paid to its end, no load counted there "
                          f"({PARTLY_HELD_RULE})")
+        if not any(w.allowed_gpus is None or line.gpu in w.allowed_gpus
+                   for w in scenario.workloads):
+            # a new user's p4de.24xlarge (A100-80GB) typed for p5en.48xlarge (H200): accepted,
+            # paid, and idle in every period, said only by the plan's idle lines
+            warnings.append(f"inventory[{i}]: {_held_text(line, cur)}: no workload may run on "
+                            f"{line.gpu} (every workload's allowed_gpus leaves it out), so "
+                            "these nodes are held and run idle — check the line's gpu or "
+                            f"instance_type, or add {line.gpu} to allowed_gpus where it serves")
         lines.append(f"inventory: {text}")
     if not scenario.multi_period:
         # the single-period program sells no committed orders: an `owned` section was accepted
@@ -393,7 +405,7 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
         parts = []
         if w.growth:
             parts.append("growth " + ", ".join(f"×{g:g}" for g in w.growth))
-        parts += [f"`{e.name}` from period {e.from_period}" for e in w.events]
+        parts += [_event_text(e, w) for e in w.events]
         for m in w.migrations:
             to = ", ".join(str(v) for v in (m.model, m.precision and m.precision.value,
                                             m.runtime) if v)
@@ -401,6 +413,34 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if parts:
             lines.append(f"{w.name}: " + "; ".join(parts))
     return tuple(lines), tuple(warnings)
+
+
+def _event_text(event: DemandEvent, workload: Workload) -> str:
+    """What an event adds and from when (``eu-launch`` "adds 1 req/s from period 2"), and,
+    where the workload grows after it starts, that the growth leaves it as stated
+    (:meth:`~models.workload.Workload.in_period`). A new user's launch with ``growth: [1, 1,
+    1.5, 2]`` read as growing, while its 40 req/s stayed 40 in every period."""
+    added = (f"{amount_text(event.add_peak_rps)} req/s" if event.add_peak_rps is not None
+             else f"{amount_text(event.add_daily_requests or 0.0)} requests/day")
+    grows = any(g != 1.0 for g in workload.growth[event.from_period:])
+    return (f"`{event.name}` adds {added} from period {event.from_period}"
+            + (" (growth does not scale it)" if grows else ""))
+
+
+def fit_warnings(scenario: Scenario) -> tuple[str, ...]:
+    """:func:`~solver.outputs.slo_cause.fit_miss` of each workload as stated and as each of its
+    migrations has it from the period it starts (located there: the plan's diagnosis names
+    neither)."""
+    out: list[str] = []
+    for i, w in enumerate(scenario.workloads):
+        miss = fit_miss(scenario, w)
+        if miss is not None:
+            out.append(f"workloads[{i}]: {miss}")
+        for j, m in enumerate(w.migrations):
+            miss = fit_miss(scenario, w.in_period(m.from_period))
+            if miss is not None:
+                out.append(f"workloads[{i}].migrations[{j}]: from period {m.from_period} {miss}")
+    return tuple(out)
 
 
 def summarize(scenario: Scenario) -> ScenarioSummary:
@@ -445,6 +485,7 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         growth_warnings=growth_warnings(scenario),
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
+        fit_warnings=fit_warnings(scenario),
         trace_notes=tuple(measured_bursts(scenario)),
         price_warnings=(*node_price_warnings(scenario.zones, {g.name: g for g in scenario.gpus}),
                         *held_node_price_warnings(scenario.inventory)),
