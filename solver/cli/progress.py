@@ -104,18 +104,22 @@ class SolveReporter:
             yield
             return
         done = threading.Event()
-        ticking = not self.tty
+        ticking = not self.tty and self.every_s > 0  # every_s 0: each report is a line
         with self._lock:
             self._heard = None  # an earlier solve's state is not this one's
             self._ticking = ticking
 
+        def next_tick() -> int:
+            """The multiple of ``every_s`` the next line is due at (0 unless ticking)."""
+            return math.floor(clock.elapsed() / self.every_s) + 1 if ticking else 0
+
         def beat() -> None:
-            tick = math.floor(clock.elapsed() / self.every_s) + 1  # the next line's multiple
+            tick = next_tick()
             while not done.wait(max(tick * self.every_s - clock.elapsed(), 0.0) if ticking
-                                else self.every_s):
+                                else max(self.every_s, 0.05)):
                 if ticking and clock.elapsed() < tick * self.every_s:
                     continue  # woken early: the line is due at its multiple
-                tick = math.floor(clock.elapsed() / self.every_s) + 1
+                tick = next_tick()
                 with self._lock:
                     if self.quiet or not (ticking or time.monotonic() - self._last
                                           >= self.every_s):
