@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from models.loader import load_scenario
-from solver.cli.plan import WRITE_SHARE_MOST, keep_time_to_write
+from solver.cli.plan import SOLVE_SHARE_LEAST, WRITE_SHARE_MOST, keep_time_to_write
 from solver.outputs.plan_dir import (
     WRITE_CPU_PER_WORKLOAD_S,
     WRITE_CPU_S,
@@ -66,16 +66,27 @@ def test_the_write_reserve_grows_with_the_workloads_and_the_slowdown() -> None:
     assert write_seconds(demo, 3.0) == pytest.approx(3.4875)
 
 
-def test_a_short_limit_keeps_back_at_most_half_of_itself_for_writing() -> None:
+def test_the_time_kept_to_write_leaves_the_solve_a_quarter_of_the_limit_and_half_at_least(
+        ) -> None:
     demo = load_scenario(DEMO)
     wall, cpu = time.perf_counter(), time.process_time()
     slow = Origin(wall - 8.0, cpu - 1.0)  # slowdown 8: 1.1625 × 8 = 9.3 s to write
-    short = Deadline(4.0)
+    now = [0.0]
+    short = Deadline(4.0, clock=lambda: now[0])
     keep_time_to_write(short, demo, slow)
-    assert short.kept_back_s == pytest.approx(WRITE_SHARE_MOST * 4.0)
-    long = Deadline(60.0)
+    assert short.kept_back_s == pytest.approx(WRITE_SHARE_MOST * 4.0)  # not 9.3 s
+    long = Deadline(60.0, clock=lambda: now[0])
     keep_time_to_write(long, demo, slow)
     assert long.kept_back_s == pytest.approx(write_seconds(demo, 8.0), rel=0.01)
+    # the start and the table took 13 s of 20: 20 − 0.6 (assembly) − 13 = 6.4 s left, of which
+    # the solve keeps 5 s (a quarter of 20), so 1.4 s is kept back, not 9.3 s
+    late = Deadline(20.0, clock=lambda: now[0], started=-13.0)
+    keep_time_to_write(late, demo, slow)
+    assert late.kept_back_s == pytest.approx(20.0 - late.reserve_s - 13.0
+                                             - SOLVE_SHARE_LEAST * 20.0)
+    later = Deadline(20.0, clock=lambda: now[0], started=-16.0)
+    keep_time_to_write(later, demo, slow)
+    assert later.kept_back_s == 0.0  # nothing kept back: the solve has less than 5 s left
 
 
 def test_the_process_start_is_read_not_the_first_import() -> None:

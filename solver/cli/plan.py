@@ -511,17 +511,24 @@ def planning_line(sc: Scenario, time_limit_s: float, limit_given: bool) -> str:
 
 #: The most of a limit kept back for writing the outputs: a short limit still gets a solve [1].
 WRITE_SHARE_MOST = 0.5
+#: The least of a limit the solve keeps in front of it when time is kept back for writing: at
+#: load 10–13 the start and the demo's capacity table took 13 s of a 20-s limit, the writing's
+#: 7 s were kept back, and the plan came out in 20.4 s without a fleet (main's, in 38 s, had
+#: one); a plan late by up to its writing is worth more than one on time without a fleet [1].
+SOLVE_SHARE_LEAST = 0.25
 
 
 def keep_time_to_write(deadline: Deadline, sc: Scenario, origin: Origin) -> None:
     """End the solve early enough for the outputs to be written inside the limit: the writing's
     CPU seconds (:func:`~solver.outputs.plan_dir.write_seconds`) stretched by how much this
     machine has slowed the command so far (wall ÷ CPU seconds since ``origin``, while only the
-    main thread worked), at most :data:`WRITE_SHARE_MOST` of the limit; the writers' libraries
+    main thread worked), at most :data:`WRITE_SHARE_MOST` of the limit, and never so much that
+    the solve has less than :data:`SOLVE_SHARE_LEAST` of the limit left; the writers' libraries
     are imported beside the solve meanwhile. (A plan's files were written after its limit:
     20 s became 26–32 s of wall time at load 5–8.)"""
+    spare_s = max(deadline.left() - SOLVE_SHARE_LEAST * deadline.limit_s, 0.0)
     deadline.keep_back(min(write_seconds(sc, origin.slowdown()),
-                           WRITE_SHARE_MOST * deadline.limit_s))
+                           WRITE_SHARE_MOST * deadline.limit_s, spare_s))
     import_writers_beside()
 
 
