@@ -435,6 +435,8 @@ class BuildClock:
                  ) -> None:
         self.scenario, self.clock, self.limit_s, self.given = scenario, clock, limit_s, given
         self.watching = True
+        self.began_s = clock.elapsed()
+        """Seconds on the clock before the build: the start-up and reading the scenario."""
 
     def check(self, built: int) -> None:
         """Raise a located :class:`InputError` (``--time-limit``) once the limit has passed
@@ -464,8 +466,14 @@ class BuildClock:
         raise InputError([Problem(
             "--time-limit", "", f"the {'time limit' if self.given else 'safety stop'} "
             f"({self.limit_s:g} s) ran out while building "
-            f"the capacity tables, before anything was solved: {elapsed:.1f} s, "
+            f"the capacity tables, before anything was solved: {elapsed:.1f} s{self._before()}, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
+
+    def _before(self) -> str:
+        """`` (N s of them before the build: …)``: the limit counts from the process's start,
+        which at load 13 took seconds of a short one before any table was built."""
+        return (f" ({self.began_s:.1f} s of them before the build: the start-up and reading "
+                "the scenario)")
 
     def _bursty(self, then: str) -> str:
         """``; `a`, `b` are bursty<then>`` for the scenario's bursty workloads (what makes a
@@ -489,7 +497,8 @@ class BuildClock:
                "less loaded machine")
         return InputError([Problem(
             "--time-limit", "", f"the time limit ({self.limit_s:g} s) ran out while building "
-            f"the capacity table, before anything was solved: {elapsed:.1f} s{why}; no plan of "
+            f"the capacity table, before anything was solved: {elapsed:.1f} s{self._before()}"
+            f"{why}; no plan of "
             f"`{self.scenario.name}` was written", fix)])
 
 
