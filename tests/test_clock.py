@@ -74,19 +74,36 @@ def test_the_time_kept_to_write_leaves_the_solve_a_quarter_of_the_limit_and_half
     now = [0.0]
     short = Deadline(4.0, clock=lambda: now[0])
     keep_time_to_write(short, demo, slow)
-    assert short.kept_back_s == pytest.approx(WRITE_SHARE_MOST * 4.0)  # not 9.3 s
+    assert short.pending_s == pytest.approx(WRITE_SHARE_MOST * 4.0)  # not 9.3 s
     long = Deadline(60.0, clock=lambda: now[0])
     keep_time_to_write(long, demo, slow)
-    assert long.kept_back_s == pytest.approx(write_seconds(demo, 8.0), rel=0.01)
+    assert long.pending_s == pytest.approx(write_seconds(demo, 8.0), rel=0.01)
     # the start and the table took 13 s of 20: 20 − 0.6 (assembly) − 13 = 6.4 s left, of which
     # the solve keeps 5 s (a quarter of 20), so 1.4 s is kept back, not 9.3 s
     late = Deadline(20.0, clock=lambda: now[0], started=-13.0)
     keep_time_to_write(late, demo, slow)
-    assert late.kept_back_s == pytest.approx(20.0 - late.reserve_s - 13.0
-                                             - SOLVE_SHARE_LEAST * 20.0)
+    assert late.pending_s == pytest.approx(20.0 - late.reserve_s - 13.0
+                                           - SOLVE_SHARE_LEAST * 20.0)
     later = Deadline(20.0, clock=lambda: now[0], started=-16.0)
     keep_time_to_write(later, demo, slow)
-    assert later.kept_back_s == 0.0  # nothing kept back: the solve has less than 5 s left
+    assert later.pending_s == 0.0  # nothing kept back: the solve has less than 5 s left
+
+
+def test_the_time_to_write_is_kept_back_once_the_solve_holds_a_fleet() -> None:
+    """Before a fleet, the solve keeps the whole limit (kept back from the start, at load
+    18–20 it left large ×25's 60 s without a fleet); the first fleet held shortens it."""
+    from solver.capacity.table import build_capacity_table
+    from solver.solve.strategy import plan_scenario
+
+    d = Deadline(20.0)
+    d.keep_back_after_a_fleet(3.0)
+    assert (d.limit_s, d.pending_s) == (20.0, 3.0)
+    tiny = load_scenario(TINY)
+    plan = plan_scenario(tiny, build_capacity_table(tiny), deadline=d)
+    assert plan.allocations  # a fleet was held, so the 3 s were kept back
+    assert (d.limit_s, d.kept_back_s, d.pending_s) == (17.0, 3.0, 0.0)
+    d.fleet_found()  # once only
+    assert d.limit_s == 17.0
 
 
 def test_the_process_start_is_read_not_the_first_import() -> None:

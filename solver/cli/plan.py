@@ -532,12 +532,13 @@ def keep_time_to_write(deadline: Deadline, sc: Scenario, origin: Origin) -> None
     CPU seconds (:func:`~solver.outputs.plan_dir.write_seconds`) stretched by how much this
     machine has slowed the command so far (wall ÷ CPU seconds since ``origin``, while only the
     main thread worked), at most :data:`WRITE_SHARE_MOST` of the limit, and never so much that
-    the solve has less than :data:`SOLVE_SHARE_LEAST` of the limit left; the writers' libraries
-    are imported beside the solve meanwhile. (A plan's files were written after its limit:
+    the solve has less than :data:`SOLVE_SHARE_LEAST` of the limit left — kept back once the
+    solve holds a fleet (until then it keeps the whole limit); the writers' libraries are
+    imported beside the solve meanwhile. (A plan's files were written after its limit:
     20 s became 26–32 s of wall time at load 5–8.)"""
     spare_s = max(deadline.left() - SOLVE_SHARE_LEAST * deadline.limit_s, 0.0)
-    deadline.keep_back(min(write_seconds(sc, origin.slowdown()),
-                           WRITE_SHARE_MOST * deadline.limit_s, spare_s))
+    deadline.keep_back_after_a_fleet(min(write_seconds(sc, origin.slowdown()),
+                                         WRITE_SHARE_MOST * deadline.limit_s, spare_s))
     import_writers_beside()
 
 

@@ -110,6 +110,9 @@ class Deadline:
         self.started = self._clock() if started is None else started
         self.kept_back_s = 0.0
         """Seconds of the limit kept back for the work after the solve (:meth:`keep_back`)."""
+        self.pending_s = 0.0
+        """Seconds to keep back once a fleet is held (:meth:`keep_back_after_a_fleet`)."""
+        self._pending_lock = threading.Lock()
         self.reserve_s = min(max(ASSEMBLE_SHARE * self.limit_s, ASSEMBLE_MIN_S),
                              0.2 * self.limit_s)
         """Seconds kept back at the end for assembling the plan."""
@@ -132,6 +135,20 @@ class Deadline:
         kept = min(max(seconds, 0.0), self.limit_s)
         self.limit_s -= kept
         self.kept_back_s += kept
+
+    def keep_back_after_a_fleet(self, seconds: float) -> None:
+        """:meth:`keep_back` ``seconds`` once the solve holds a fleet (:meth:`fleet_found`):
+        until then it keeps the whole limit (at load 18–20, keeping the writing's time back
+        from the start left large ×25's 60 s without a fleet, where main's found one)."""
+        self.pending_s += max(seconds, 0.0)
+
+    def fleet_found(self) -> None:
+        """The solve holds a fleet: the time :meth:`keep_back_after_a_fleet` asked for is kept
+        back now (the stages see a shorter limit from here on)."""
+        with self._pending_lock:  # stages in several threads may each find one
+            pending, self.pending_s = self.pending_s, 0.0
+        if pending > 0.0:
+            self.keep_back(pending)
 
     def left(self) -> float:
         """Seconds a stage may still use: to the deadline less the assembly reserve, ≥ 0 [s]."""
@@ -171,6 +188,7 @@ class Deadline:
         plan without the budget (the trust sweep's medium ×2)."""
         twin = self.follower(self.limit_s)
         twin.started, twin.kept_back_s = self.started, self.kept_back_s
+        twin.pending_s = self.pending_s
         return twin
 
     @property
