@@ -72,6 +72,36 @@ def test_capacity_chart_draws_demand_usable_and_the_failure_line_as_hourly_steps
     assert png(fig).startswith(b"\x89PNG")
 
 
+@pytest.mark.parametrize("panels", [1, 2, 3])
+def test_every_text_of_the_capacity_chart_lies_inside_it_apart_from_the_others(
+        panels: int) -> None:
+    """The panels are laid out at fixed margins (no constrained layout: it measured every label
+    twice, 40 % of the chart's drawing at 12 panels): the title, each panel's title and axes,
+    and the legend stay inside the figure and off each other. A single panel's legend of four
+    entries in a row ran past both edges of its 6-in figure (main's chart, cut at "…lure
+    (at 100")."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
+
+    series = day_series(make_plan(), _with_batch())
+    fig = capacity_vs_demand_figure((list(series) * 2)[:panels], "UTC", 1.0)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    whole = fig.bbox
+    [title] = [t for t in fig.findobj(Text) if t.get_text() == fig.get_suptitle()]
+    boxes = {"title": title.get_window_extent(renderer),
+             "legend": fig.legends[0].get_window_extent(renderer)}
+    for i, ax in enumerate(fig.axes):
+        boxes[f"panel {i}"] = Bbox.union([ax.get_tightbbox(renderer), ax.bbox])
+    for name, box in boxes.items():
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1, name
+        assert whole.y0 <= box.y0 and box.y1 <= whole.y1, name
+    names = sorted(boxes)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not boxes[a].overlaps(boxes[b]), (a, b)
+
+
 def test_a_batch_window_is_drawn_over_its_hours_with_the_work_it_carries() -> None:
     series = day_series(make_plan(), _with_batch())
     fig = capacity_vs_demand_figure(series, "Europe/Berlin", 1.0)

@@ -17,6 +17,7 @@ from models.loader import read_document, validate_as
 from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
+from solver.cli import QUICK_EXIT_META, command_origin
 from solver.cli.common import (
     echo_json,
     given_file,
@@ -57,13 +58,19 @@ from solver.outputs.labels import (
     plural,
     status_label,
 )
-from solver.outputs.plan_dir import PLAN_DIR_FILES, with_inventory, write_plan_outputs
+from solver.outputs.plan_dir import (
+    PLAN_DIR_FILES,
+    import_writers_beside,
+    with_inventory,
+    write_plan_outputs,
+    write_seconds,
+)
 from solver.outputs.schedule import schedule_lines, work_limited
 from solver.outputs.slo_cause import with_slo_causes
 from solver.program.data import ELASTIC_KINDS
 from solver.program.orders import plan_date_of
 from solver.solve.assemble import solver_summary
-from solver.solve.clock import HORIZON_SAFETY_S, Deadline, horizon_limits
+from solver.solve.clock import HORIZON_SAFETY_S, Deadline, Origin, horizon_limits
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import replay_misses
@@ -337,10 +344,11 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
 @scenario_argument()
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Output directory (default: outputs/<scenario name>/).")
-@solve_options("Solver time limit [s]; default: {default:g} s for a plan of one period. A plan "
-               "over periods (a horizon, an inventory or demand scenarios) without it ends at "
-               "its search limits, with a safety stop at {safety:g} s; its blocks too large to "
-               "solve whole share {default:g} s.")
+@solve_options("Time limit [s]; default: {default:g} s for a plan of one period, counted from the "
+               "command's start and covering writing the files (their time is kept back from "
+               "the solve). A plan over periods (a horizon, an inventory or demand scenarios) "
+               "without it ends at its search limits, with a safety stop at {safety:g} s; its "
+               "blocks too large to solve whole share {default:g} s.")
 @json_option
 @click.option("--existing", "existing", type=click.Path(path_type=Path), default=None,
               callback=given_file(),
@@ -360,11 +368,18 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             no_replay: bool, quiet: bool, workers: int) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo).
 
-    The time limit covers building the capacity table and the program, the solve and the plan;
-    writing the output files follows it. Ctrl-C (or SIGTERM) stops the solve and writes the best
-    verified fleet found so far, status ``interrupted``, with its proven bound.
+    The time limit of a plan of one period is wall time from the command's start: the start-up,
+    building the capacity table and the program, the solve, the plan and writing its files (a
+    load that changes during the run can still move the end by seconds; a limit of a few
+    seconds is overrun by what no plan skips). Over periods the output files follow it. Ctrl-C
+    (or SIGTERM) stops the solve and writes the best verified fleet found so far, status
+    ``interrupted``, with its proven bound.
     """
-    deadline = Deadline(time_limit_s)
+    origin = command_origin()
+    deadline = Deadline(time_limit_s, started=origin.wall_s)
+    # its files written whole or not at all, its threads done: the interpreter's teardown
+    # (seconds under load) would only follow the limit
+    click.get_current_context().meta[QUICK_EXIT_META] = True
     given = time_limit_given()
     sc = load(scenario)
     if not as_json:  # validate's warnings (its SLO ones: the diagnosis of a plan names them)
@@ -381,7 +396,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table, table_for = _plan(sc, solver, time_limit_s, gap, as_json, robust,
                                               no_replay, quiet, deadline, received,
-                                              limit_given=given, workers=workers)
+                                              limit_given=given, workers=workers, origin=origin)
         if replanned is not None:
             plan = plan.model_copy(update={"replanned_from": replanned})
         if plan.status is SolveStatus.infeasible:
@@ -420,6 +435,8 @@ class BuildClock:
                  ) -> None:
         self.scenario, self.clock, self.limit_s, self.given = scenario, clock, limit_s, given
         self.watching = True
+        self.began_s = clock.elapsed()
+        """Seconds on the clock before the build: the start-up and reading the scenario."""
 
     def check(self, built: int) -> None:
         """Raise a located :class:`InputError` (``--time-limit``) once the limit has passed
@@ -449,8 +466,14 @@ class BuildClock:
         raise InputError([Problem(
             "--time-limit", "", f"the {'time limit' if self.given else 'safety stop'} "
             f"({self.limit_s:g} s) ran out while building "
-            f"the capacity tables, before anything was solved: {elapsed:.1f} s, "
+            f"the capacity tables, before anything was solved: {elapsed:.1f} s{self._before()}, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
+
+    def _before(self) -> str:
+        """`` (N s of them before the build: …)``: the limit counts from the process's start,
+        which at load 13 took seconds of a short one before any table was built."""
+        return (f" ({self.began_s:.1f} s of them before the build: the start-up and reading "
+                "the scenario)")
 
     def _bursty(self, then: str) -> str:
         """``; `a`, `b` are bursty<then>`` for the scenario's bursty workloads (what makes a
@@ -474,8 +497,9 @@ class BuildClock:
                "less loaded machine")
         return InputError([Problem(
             "--time-limit", "", f"the time limit ({self.limit_s:g} s) ran out while building "
-            f"the capacity table, before anything was solved: {elapsed:.1f} s{why}; no plan "
-            "was written", fix)])
+            f"the capacity table, before anything was solved: {elapsed:.1f} s{self._before()}"
+            f"{why}; no plan of "
+            f"`{self.scenario.name}` was written", fix)])
 
 
 def planning_line(sc: Scenario, time_limit_s: float, limit_given: bool) -> str:
@@ -494,10 +518,34 @@ def planning_line(sc: Scenario, time_limit_s: float, limit_given: bool) -> str:
             f"{plural(len(sc.zones), 'zone')} ({limit})…")
 
 
+#: The most of a limit kept back for writing the outputs: a short limit still gets a solve [1].
+WRITE_SHARE_MOST = 0.5
+#: The least of a limit the solve keeps in front of it when time is kept back for writing: at
+#: load 10–13 the start and the demo's capacity table took 13 s of a 20-s limit, the writing's
+#: 7 s were kept back, and the plan came out in 20.4 s without a fleet (main's, in 38 s, had
+#: one); a plan late by up to its writing is worth more than one on time without a fleet [1].
+SOLVE_SHARE_LEAST = 0.25
+
+
+def keep_time_to_write(deadline: Deadline, sc: Scenario, origin: Origin) -> None:
+    """End the solve early enough for the outputs to be written inside the limit: the writing's
+    CPU seconds (:func:`~solver.outputs.plan_dir.write_seconds`) stretched by how much this
+    machine has slowed the command so far (wall ÷ CPU seconds since ``origin``, while only the
+    main thread worked), at most :data:`WRITE_SHARE_MOST` of the limit, and never so much that
+    the solve has less than :data:`SOLVE_SHARE_LEAST` of the limit left — kept back once the
+    solve holds a fleet (until then it keeps the whole limit); the writers' libraries are
+    imported beside the solve meanwhile. (A plan's files were written after its limit:
+    20 s became 26–32 s of wall time at load 5–8.)"""
+    spare_s = max(deadline.left() - SOLVE_SHARE_LEAST * deadline.limit_s, 0.0)
+    deadline.keep_back_after_a_fleet(min(write_seconds(sc, origin.slowdown()),
+                                         WRITE_SHARE_MOST * deadline.limit_s, spare_s))
+    import_writers_beside()
+
+
 def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: bool,
           robust: bool, no_replay: bool, quiet: bool, deadline: Deadline,
-          received: list[int], limit_given: bool = True, workers: int = 1
-          ) -> tuple[Plan, Scenario, CapacityTable | None,
+          received: list[int], limit_given: bool = True, workers: int = 1,
+          origin: Origin | None = None) -> tuple[Plan, Scenario, CapacityTable | None,
                      Callable[[Scenario], CapacityTable] | None]:
     """The plan of ``sc``, the single-period scenario its fleet was sized for (signed off
     by the independent verifier; a single-period plan replayed against the traces its workloads
@@ -561,6 +609,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     watch = BuildClock(sc, deadline, time_limit_s, limit_given)
     table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
     watch.watching = False  # a replay's later rounds build on clocks of their own
+    keep_time_to_write(deadline, sc, origin or Origin.now())
     with stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(

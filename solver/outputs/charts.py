@@ -122,13 +122,44 @@ def _runs(hours: Sequence[int]) -> list[tuple[int, int]]:
     return spans
 
 
+#: Margins of a grid of panels, in inches (:func:`panel_grid`): left of the panels (y tick
+#: labels of five digits and the axis label), right, above (the figure's title), below (the
+#: bottom row's x axis and the legend), between columns (the next panel's y axis) and rows
+#: (a panel's x axis and the next one's title).
+GRID_LEFT_IN, GRID_RIGHT_IN, GRID_TOP_IN, GRID_BOTTOM_IN = 0.8, 0.2, 0.75, 0.95
+GRID_WSPACE_IN, GRID_HSPACE_IN = 0.85, 0.8
+#: The figure's title below its top edge, and a legend row's height [in]: one column is too
+#: narrow for the four entries of a legend in a row (main's one-panel chart cut its ends), so
+#: it stacks them, on a figure taller by three rows.
+GRID_TITLE_IN, LEGEND_ROW_IN = 0.1, 0.2
+
+
+def panel_grid(panels: int, title: str) -> tuple[Figure, int, int]:
+    """A figure titled ``title`` for ``panels`` panels of 6 × 2.9 in, two to a row (one alone),
+    and its rows and columns, laid out at fixed margins (:data:`GRID_LEFT_IN`…; one column
+    keeps room for a legend of four rows): matplotlib's constrained layout measured every tick
+    label twice and took 40 % of the capacity-vs-demand chart's drawing (1.5 of 2.0 CPU-s for
+    the 12 panels of the large benchmark size)."""
+    cols = 1 if panels == 1 else 2
+    rows = max(1, math.ceil(panels / cols))
+    stacked_in = 3 * LEGEND_ROW_IN if cols == 1 else 0.0
+    width_in, height_in = 6.0 * cols, 2.9 * rows + 0.9 + stacked_in
+    fig = Figure(figsize=(width_in, height_in))
+    bottom_in = GRID_BOTTOM_IN + stacked_in
+    panel_w = (width_in - GRID_LEFT_IN - GRID_RIGHT_IN - (cols - 1) * GRID_WSPACE_IN) / cols
+    panel_h = (height_in - GRID_TOP_IN - bottom_in - (rows - 1) * GRID_HSPACE_IN) / rows
+    fig.subplots_adjust(left=GRID_LEFT_IN / width_in, right=1 - GRID_RIGHT_IN / width_in,
+                        top=1 - GRID_TOP_IN / height_in, bottom=bottom_in / height_in,
+                        wspace=GRID_WSPACE_IN / panel_w, hspace=GRID_HSPACE_IN / panel_h)
+    fig.suptitle(title, fontsize=TEXT_PT + 2, y=1 - GRID_TITLE_IN / height_in, va="top")
+    return fig, rows, cols
+
+
 def capacity_vs_demand_figure(series: Sequence[DaySeries], time_zone: str,
                               failure_utilization: float) -> Figure:
     """One panel per workload, hour by hour of the peak day [req/s]: demand, usable capacity and
     capacity after the worst failure the workload must survive, as steps on the hour."""
-    cols = 1 if len(series) == 1 else 2
-    rows = max(1, math.ceil(len(series) / cols))
-    fig = Figure(figsize=(6.0 * cols, 2.9 * rows + 0.9), layout="constrained")
+    fig, rows, cols = panel_grid(len(series), "Capacity vs demand over the peak day")
     for i, s in enumerate(series):
         ax = fig.add_subplot(rows, cols, i + 1)
         for start, end in _runs(s.batch_window):
@@ -159,8 +190,8 @@ def capacity_vs_demand_figure(series: Sequence[DaySeries], time_zone: str,
              USABLE: f"{USABLE} (target utilization of the SLO rate)"}
     order = [t for t in (DEMAND, USABLE, AFTER_FAILURE, WINDOW) if t in handles]
     fig.legend([handles[t] for t in order], [names.get(t, t) for t in order],
-               loc="outside lower center", ncols=len(order), fontsize=TEXT_PT, frameon=False)
-    fig.suptitle("Capacity vs demand over the peak day", fontsize=TEXT_PT + 2)
+               loc="lower center", ncols=len(order) if cols > 1 else 1, fontsize=TEXT_PT,
+               frameon=False)
     return fig
 
 
@@ -169,9 +200,7 @@ def capacity_by_period_figure(plan: Plan) -> Figure:
     colour per demand scenario, as steps held over each period [req/s]."""
     workloads = sorted({w.workload for p in plan.periods for w in p.workloads})
     scenarios = list(dict.fromkeys(p.scenario for p in plan.periods))
-    cols = 1 if len(workloads) == 1 else 2
-    rows = max(1, math.ceil(len(workloads) / cols))
-    fig = Figure(figsize=(6.0 * cols, 2.9 * rows + 0.9), layout="constrained")
+    fig, rows, cols = panel_grid(len(workloads), "Peak demand and usable capacity per period")
     colour = {s: GPU_COLOURS[i % len(GPU_COLOURS)] for i, s in enumerate(scenarios)}
     for i, name in enumerate(workloads):
         ax = fig.add_subplot(rows, cols, i + 1)
@@ -198,5 +227,4 @@ def capacity_by_period_figure(plan: Plan) -> Figure:
         ax.grid(alpha=0.3)
         if i == 0:
             ax.legend(fontsize=TEXT_PT - 1, frameon=False)
-    fig.suptitle("Peak demand and usable capacity per period", fontsize=TEXT_PT + 2)
     return fig

@@ -8,8 +8,11 @@ whole; the core never does (the core never writes files).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import importlib
 import json
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +40,57 @@ PERIOD_CHART_FILE = "capacity_by_period.png"
 #: chart per period only for a plan over periods).
 PLAN_DIR_FILES = (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FILE, REPORT_FILE,
                   COST_CHART_FILE, DAY_CHART_FILE, PERIOD_CHART_FILE)
+
+#: CPU seconds of :func:`write_plan_outputs` with its libraries imported: a fixed part, and a
+#: part per workload (one panel of the capacity-vs-demand chart each, its rows in the workbook
+#: and report). Fitted to the demo (4 workloads: 0.85 s), the small (3: 0.79 s) and large (12:
+#: 1.97 s) benchmark sizes at ×25, measured 2026-12-04 18:43 UTC (load 9–10; benchmarks/README.md,
+#: "The time limit on the user's stopwatch").
+WRITE_CPU_S = 0.45
+WRITE_CPU_PER_WORKLOAD_S = 0.12
+#: What the estimate is multiplied by beyond the machine's measured slowdown: the summary, the
+#: directory's commit and the interpreter's exit follow the writing, and the load moves [1].
+WRITE_MARGIN = 1.25
+#: Libraries only the writers need, imported beside the solve (:func:`import_writers_beside`):
+#: 0.57 CPU-s, 2–3 s of wall time at load 9 (measured as :data:`WRITE_CPU_S`).
+WRITER_LIBRARIES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "openpyxl")
+
+
+def write_seconds(scenario: Scenario, slowdown: float) -> float:
+    """Wall seconds writing a plan of ``scenario`` is expected to take on a machine that
+    stretches this process's CPU seconds ``slowdown`` times (its libraries imported) [s]."""
+    cpu_s = WRITE_CPU_S + WRITE_CPU_PER_WORKLOAD_S * len(scenario.workloads)
+    return cpu_s * slowdown * WRITE_MARGIN
+
+
+#: The threads :func:`import_writers_beside` started and no writer has waited for yet.
+_importing: list[threading.Thread] = []
+
+
+def import_writers_beside() -> threading.Thread:
+    """Import :data:`WRITER_LIBRARIES` in a daemon thread, while the main thread waits on a
+    solve: HiGHS releases the GIL while it runs, so the import overlaps it rather than following
+    it. Only third-party libraries the solve does not import; the writers wait for the thread
+    before they import them (:func:`writers_imported`: a writer importing matplotlib while the
+    thread was half-way through it got the half-made module, "module 'matplotlib' has no
+    attribute '_docstring'"). An import that fails is left for the writer to raise."""
+
+    def run() -> None:
+        for name in WRITER_LIBRARIES:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=run, name="import-writers", daemon=True)
+    _importing.append(thread)
+    thread.start()
+    return thread
+
+
+def writers_imported() -> None:
+    """Wait for every import :func:`import_writers_beside` began (nothing if none did)."""
+    while _importing:
+        _importing.pop().join()
+
 
 def plan_json(plan: Plan) -> str:
     """``plan.json``: the plan with its fields in schema order."""
@@ -129,7 +183,9 @@ def write_procurement_outputs(plan: Plan, scenario: Scenario, out_dir: str | Pat
     periods' configurations the contract lists too; ``table_for``: the tables it was planned
     with, by period scenario (``table``'s default and the contract's later periods).
     """
-    # openpyxl and matplotlib are heavy: imported when a plan is written, not at start-up
+    # openpyxl and matplotlib are heavy: imported when a plan is written (or beside its solve),
+    # not at start-up
+    writers_imported()
     from solver.outputs.contract import build_contract, contract_yaml
     from solver.outputs.report import write_report
     from solver.outputs.workbook import write_plan_workbook

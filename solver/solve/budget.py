@@ -148,7 +148,7 @@ def solve_within_budget(data: ProgramData, solve: Solve, deadline: Deadline, gap
     if status is not SolveStatus.time_limit:  # stopped by the user, or the solver failed
         return BudgetedSolve(program, none)
     return BudgetedSolve(program, none,
-                         (_not_found(budget, cost, bound, deadline.limit_s, data.currency),))
+                         (_not_found(budget, cost, bound, deadline.given_s, data.currency),))
 
 
 def _search_within(program: Program, outcome: SolveOutcome, limit: float, deadline: Deadline,

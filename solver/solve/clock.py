@@ -1,6 +1,9 @@
 """One clock for a solve: the deadline every stage draws its time from, and the stop request.
 
-A plan is given ``--time-limit`` seconds of wall time. Every stage of the solve — starts,
+A plan is given ``--time-limit`` seconds of wall time, counted by ``fleetplan plan`` from the
+process's start (:func:`process_origin`: the interpreter's and the imports' seconds, 0.2–4 s on a
+loaded machine, are the user's seconds too) and shortened by the time kept back to write its
+outputs (:meth:`Deadline.keep_back`). Every stage of the solve — starts,
 improvement steps, the joint solve — asks the same :class:`Deadline` how long it may run: its
 share of the limit, never more than what is left less the time kept back to assemble the plan.
 No stage has a floor of its own, so none can run past the limit; a stage offered too little
@@ -11,9 +14,11 @@ stage polls :meth:`Deadline.expired`, which is true past the deadline or once st
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 #: Share of the time limit kept back for reading the fleet and assembling the plan (costs,
 #: survivability rows, the verifier), at least ``ASSEMBLE_MIN_S`` [1], [s].
@@ -38,16 +43,76 @@ def horizon_limits(time_limit_s: float, limit_given: bool) -> tuple[float, float
     return (time_limit_s if limit_given else HORIZON_SAFETY_S), time_limit_s
 
 
+#: The longest a process may have run before its command starts for its start to be the
+#: command's: an interpreter and fleetplan's imports take 0.2–4 s (the longest at load 8); a
+#: process that ran longer before (a program calling the command) counts from the command [s].
+STARTUP_MOST_S = 30.0
+
+#: The most a machine's load is taken to slow this process (wall ÷ CPU seconds), so that a
+#: stalled start (a cold disk) does not keep most of the limit back.
+SLOWDOWN_MOST = 8.0
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a command's clock starts: ``wall_s`` on ``time.perf_counter``'s scale and
+    ``cpu_s`` on ``time.process_time``'s, taken together."""
+
+    wall_s: float
+    cpu_s: float
+
+    @classmethod
+    def now(cls) -> Origin:
+        """This instant."""
+        return cls(time.perf_counter(), time.process_time())
+
+    def slowdown(self) -> float:
+        """Wall seconds per CPU second of this process since the origin, within
+        [1, :data:`SLOWDOWN_MOST`]: how much a loaded machine stretches single-threaded work
+        here (measured before the solve, while only the main thread works)."""
+        wall_s = time.perf_counter() - self.wall_s
+        cpu_s = time.process_time() - self.cpu_s
+        if cpu_s <= 0.0:
+            return 1.0
+        return min(max(wall_s / cpu_s, 1.0), SLOWDOWN_MOST)
+
+
+def process_origin(fallback: Origin) -> Origin:
+    """The start of this process, on ``time.perf_counter``'s scale, with no CPU spent yet.
+
+    Read from ``/proc/self/stat`` (the start in clock ticks since boot, field 22) against
+    ``CLOCK_BOOTTIME``; ``fallback`` where that cannot be read (not Linux) or where the process
+    ran more than :data:`STARTUP_MOST_S` before this call (it was not started for this command).
+    """
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name
+        started_s = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+        age_s = time.clock_gettime(time.CLOCK_BOOTTIME) - started_s
+    except (OSError, ValueError, IndexError, AttributeError):
+        return fallback
+    if not 0.0 <= age_s <= STARTUP_MOST_S:
+        return fallback
+    return Origin(time.perf_counter() - age_s, 0.0)
+
+
 class Deadline:
-    """A wall-clock deadline ``limit_s`` seconds from creation, and a stop request.
+    """A wall-clock deadline ``limit_s`` seconds from ``started`` (default: its creation), and a
+    stop request.
 
     ``clock`` is the time source (``time.perf_counter`` unless a test gives another).
     """
 
-    def __init__(self, limit_s: float, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, limit_s: float, clock: Callable[[], float] | None = None,
+                 started: float | None = None) -> None:
         self.limit_s = float(limit_s)
         self._clock = clock or time.perf_counter
-        self.started = self._clock()
+        self.started = self._clock() if started is None else started
+        self.kept_back_s = 0.0
+        """Seconds of the limit kept back for the work after the solve (:meth:`keep_back`)."""
+        self.pending_s = 0.0
+        """Seconds to keep back once a fleet is held (:meth:`keep_back_after_a_fleet`)."""
+        self._pending_lock = threading.Lock()
         self.reserve_s = min(max(ASSEMBLE_SHARE * self.limit_s, ASSEMBLE_MIN_S),
                              0.2 * self.limit_s)
         """Seconds kept back at the end for assembling the plan."""
@@ -58,6 +123,32 @@ class Deadline:
     def elapsed(self) -> float:
         """Seconds since the clock started [s]."""
         return self._clock() - self.started
+
+    @property
+    def given_s(self) -> float:
+        """The limit as given, before any time was kept back (what messages name) [s]."""
+        return self.limit_s + self.kept_back_s
+
+    def keep_back(self, seconds: float) -> None:
+        """End the solve ``seconds`` earlier: the limit is shortened by them (kept for writing
+        the plan's files after it), and so is every stage's share of it."""
+        kept = min(max(seconds, 0.0), self.limit_s)
+        self.limit_s -= kept
+        self.kept_back_s += kept
+
+    def keep_back_after_a_fleet(self, seconds: float) -> None:
+        """:meth:`keep_back` ``seconds`` once the solve holds a fleet (:meth:`fleet_found`):
+        until then it keeps the whole limit (at load 18–20, keeping the writing's time back
+        from the start left large ×25's 60 s without a fleet, where main's found one)."""
+        self.pending_s += max(seconds, 0.0)
+
+    def fleet_found(self) -> None:
+        """The solve holds a fleet: the time :meth:`keep_back_after_a_fleet` asked for is kept
+        back now (the stages see a shorter limit from here on)."""
+        with self._pending_lock:  # stages in several threads may each find one
+            pending, self.pending_s = self.pending_s, 0.0
+        if pending > 0.0:
+            self.keep_back(pending)
 
     def left(self) -> float:
         """Seconds a stage may still use: to the deadline less the assembly reserve, ≥ 0 [s]."""
@@ -96,7 +187,8 @@ class Deadline:
         smaller shares: a budgeted plan's stages, given them, took another path than the same
         plan without the budget (the trust sweep's medium ×2)."""
         twin = self.follower(self.limit_s)
-        twin.started = self.started
+        twin.started, twin.kept_back_s = self.started, self.kept_back_s
+        twin.pending_s = self.pending_s
         return twin
 
     @property

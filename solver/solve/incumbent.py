@@ -100,6 +100,7 @@ class Incumbent:
             held = cost if self.cost is None else min(cost, self.cost)
             self.x, self.cost, self.source = x, held, stage
             self._version += 1
+        self.deadline.fleet_found()  # the time kept back for writing, once there is a fleet
         self._report(stage)
         if self.forward_to is not None:
             self.forward_to.offer(x, stage)

@@ -190,7 +190,7 @@ def plan_scenario(
             shortfalls = not_found or diagnose(
                 scenario, data, solver=solver,
                 time_limit_s=max(deadline.left(), 1.0),
-                shown_limit_s=deadline.limit_s)
+                shown_limit_s=deadline.given_s)
             return base.model_copy(update={"diagnosis": shortfalls})
         return base.model_copy(update={"diagnosis": not_found})
     return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
