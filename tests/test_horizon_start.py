@@ -201,10 +201,12 @@ def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
 
 def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     """No stage has time (1 ms): each block's greedy fleet, priced as the blocks are (a
-    reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes;
-    the orders bought to hold them are two 12-month terms from quarter 0, 2 × 3,942 = 7,884.
-    No stage proved a bound, so the plan carries the joint LP relaxation's, 6,132 (here the
-    optimum itself, 3,942 + 2,190: below), and says it stopped at its time limit."""
+    reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes.
+    The orders bought to hold them would be two 12-month terms from quarter 0, 2 × 3,942 =
+    7,884; the orders chosen for them are one, with quarter 3's second node run on demand:
+    3,942 + 2,190 = 6,132, the cheaper. No stage proved a bound, so the plan carries the joint
+    LP relaxation's, 6,132 (here the optimum itself: below), and says it stopped at its time
+    limit."""
     from models.plan import SolveStatus
     from solver.solve.horizon import plan_horizon
 
@@ -212,10 +214,10 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
                         gap=1e-6)
     assert plan.status is SolveStatus.time_limit and plan.solver.fallback
     assert plan.horizon is not None
-    assert plan.horizon.expected_cost == pytest.approx(2 * 8760 * 0.45)
-    assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 2)]
+    assert plan.horizon.expected_cost == pytest.approx(3942 + 2190)
+    assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 1)]
     assert plan.solver.bound == pytest.approx(3942 + 2190)
-    assert plan.solver.gap == pytest.approx(1 - (3942 + 2190) / (2 * 8760 * 0.45))
+    assert plan.solver.gap == pytest.approx(0.0, abs=1e-9)
     assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 

@@ -211,7 +211,8 @@ def plan_horizon(
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
     if not outcome.has_solution and outcome.status is not SolveStatus.infeasible:
         # no stage found a fleet within the time limit: a simple one, said to be so
-        outcome = fallback_outcome(as_program, hp, tried, stages.bound, started, outcome)
+        outcome = fallback_outcome(as_program, hp, tried, stages.bound, started, outcome,
+                                   solver)
     if stop.stopped and outcome.status not in (SolveStatus.optimal, SolveStatus.infeasible):
         # the user stopped it: the best fleet so far, said to be so
         outcome = dataclasses.replace(outcome, status=SolveStatus.interrupted)
@@ -644,7 +645,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if chosen is not None:
         # the first fleets running on demand what the chosen orders do not hold: a start with
         # no second solve, for a plan whose first pass left the second none (or too little)
-        starts.append(_on_demand_start(hp, first, chosen))
+        starts.append(_on_demand_start(hp, first.fleets, chosen))
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                              left_s, gap, within=True, deadline=deadline, workers=workers,
@@ -659,9 +660,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                  bound, timed, tuple(tried))
 
 
-def _on_demand_start(hp: HorizonProgram, plans: BlockPlans,
+def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] | None],
                      orders: dict[tuple[str, OrderKey], int]) -> dict[str, float] | None:
-    """The blocks' fleets of ``plans`` (each planned alone: every block has one) with the
+    """The blocks' fleets ``first`` (replicas; ``None`` where none: then ``None``) with the
     committed nodes beyond what inventory and ``orders`` hold run on demand instead, as far as
     the blocks' rows allow (:func:`~solver.solve.order_choice.on_demand_beyond`), as values of
     the joint program with ``orders`` and orders bought to hold the committed nodes left
@@ -677,7 +678,7 @@ def _on_demand_start(hp: HorizonProgram, plans: BlockPlans,
     def fleets(held_by: dict[tuple[str, OrderKey], int]
                ) -> list[dict[ReplicaKey, int] | None] | None:
         out: list[dict[ReplicaKey, int] | None] = []
-        for block, fleet in zip(data.blocks, plans.fleets, strict=True):
+        for block, fleet in zip(data.blocks, first, strict=True):
             if fleet is None:
                 return None
             program = hp.blocks[(block.scenario, block.period)]
@@ -772,16 +773,18 @@ HELD_FROM_JOINT = True
 _ASSEMBLED = SolveOutcome(SolveStatus.feasible, SolverReport(name="greedy", seconds=0.0), True)
 
 
-def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = ()
+def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (), solver: str = "highs"
                    ) -> dict[str, float] | None:
     """A fleet of the joint program built without a solver, for a plan whose stages found
     none within its time limit: each block's fleet as the first pass of ``tried`` that planned
     it left it, else the greedy fleet (:func:`~solver.solve.greedy.greedy_start`) of the block
     priced alone (:func:`_priced_block`), else of its elastic offers alone; orders bought to
-    hold the committed nodes they run (:func:`_greedy_orders`). Where those orders cannot be
-    placed or the fleet breaks a row of the joint program (:func:`_with_orders` checks them
-    all), every block's greedy fleet on its elastic offers alone, ordering nothing. ``None``
-    where neither holds."""
+    hold the committed nodes they run (:func:`_greedy_orders`), or, where cheaper, the orders
+    :func:`~solver.solve.order_choice.choose_orders` picks for them (by ``solver``) with what
+    those do not hold run on demand (:func:`_on_demand_start`). Where neither's orders can be
+    placed or both break a row of the joint program (:func:`_with_orders` checks them all),
+    every block's greedy fleet on its elastic offers alone, ordering nothing. ``None`` where
+    that does not hold either."""
     data = hp.data
     greedy: list[tuple[ProgramData, dict[ReplicaKey, int] | None]] = []
 
@@ -803,6 +806,19 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = ()
         fleets.append(fleet or greedy_of(_priced_block(data, block)[0])
                       or greedy_of(elastic(block)))
     found = _joint_fleet(hp, fleets)
+    if all(f is not None for f in fleets):
+        # the orders chosen for them, what those do not hold run on demand: the cheaper
+        running = {(block.scenario, block.period, pool): n
+                   for block, fleet in zip(data.blocks, fleets, strict=True) if fleet
+                   for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
+                                                  fleet).items()}
+        chosen, _ = choose_orders(data, running, solver, robust=hp.worst is not None)
+        moved = None if chosen is None else _on_demand_start(hp, fleets, chosen)
+        program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                          data.blocks[0].data)
+        if moved is not None and (found is None or objective_of(program, moved)
+                                  < objective_of(program, found)):
+            found = moved
     if found is None:
         found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks])
     return found
@@ -843,14 +859,15 @@ def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | No
 
 
 def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[BlockPlans],
-                     bound: float | None, started: float, outcome: SolveOutcome
-                     ) -> SolveOutcome:
+                     bound: float | None, started: float, outcome: SolveOutcome,
+                     solver: str = "highs") -> SolveOutcome:
     """``outcome`` (no fleet) replaced by :func:`fallback_fleet`'s, loaded into the variables,
     where it finds one: status ``time_limit``, its cost, the best bound known (``bound``, the
     blocks', or the solve's own), the gap between them, and a stage ``FALLBACK_STAGE`` that
-    says where the fleet came from; ``seconds`` counted from ``started``."""
+    says where the fleet came from; ``seconds`` counted from ``started``; ``solver`` chooses
+    its orders."""
     began = time.perf_counter()
-    values = fallback_fleet(hp, tried)
+    values = fallback_fleet(hp, tried, solver)
     if values is None:
         return outcome
     load_values(program, values)
