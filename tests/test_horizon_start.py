@@ -760,3 +760,33 @@ def test_a_replica_moves_to_on_demand_only_as_far_as_its_stock_allows() -> None:
         slices = {k.slice for k in moved if k.purchase is PurchaseKind.on_demand}
         assert all(moved[k] == 3 - reserved for k in moved if k != key)
         assert len(slices) == (len(program.data.slices) if reserved < 3 else 0)
+
+
+def test_a_first_pass_that_ends_past_the_limit_still_starts_from_the_orders_chosen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's clock runs out as the first pass plans its last block (demand 1, 1, 1, 2:
+    two distinct blocks, solved whole): the orders are still chosen, and the start is the
+    first fleets with quarter 3's second node on demand, 3,942 + 2,190 = 6,132. Was: no
+    order choice past the limit, and the start bought a term for every node a block ran,
+    2 × 3,942 = 7,884 (quarterly.yaml at --time-limit 60 under load: 2.1 M)."""
+    from solver.solve import block_plans
+    from solver.solve.clock import Deadline
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    solved: list[object] = []
+    real = block_plans.direct_block
+
+    def counted(*args: object, **kw: object) -> object:
+        out = real(*args, **kw)  # type: ignore[arg-type]
+        solved.append(out)
+        return out
+
+    monkeypatch.setattr(block_plans, "direct_block", counted)
+    deadline = Deadline(60.0, clock=lambda: 1e6 if len(solved) >= 2 else 0.0)
+    start, _, timed, tried = horizon_start(hp, "highs", 60.0, 1e-6, deadline=deadline)
+    assert len(solved) == 2 and deadline.expired() and timed
+    assert [p.complete for p in tried] == [True, False]
+    assert start is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)

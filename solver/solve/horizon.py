@@ -82,6 +82,7 @@ from solver.solve.held_blocks import HeldBlocks
 from solver.solve.held_blocks import held_nodes as held_nodes_of
 from solver.solve.highs import Model, Progress, model_of, run
 from solver.solve.order_choice import (
+    ORDER_CHOICE_LATE_S,
     ORDER_CHOICE_S,
     choose_orders,
     committed_pools,
@@ -599,7 +600,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
-    no stage starts once it is spent, and none is given more time than it leaves).
+    no stage starts once it is spent, and none is given more time than it leaves, but the
+    order choice: at least ``ORDER_CHOICE_LATE_S``, since the start from its orders needs no
+    solve).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
     :func:`_priced_block` prices it. Three fleets follow, the cheapest kept: orders bought to
@@ -638,9 +641,11 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if not first.complete:
         return Start(None, bound, timed, (first,))
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
-    chosen, chosen_timed = (None, True) if _spent(deadline) else choose_orders(
-        data, first.running, solver, capped(ORDER_CHOICE_S, deadline), robust=hp.worst is not None)
-    timed |= chosen_timed
+    # at least ORDER_CHOICE_LATE_S, past the limit too: the start it gives needs no solve
+    chosen, chosen_timed = choose_orders(
+        data, first.running, solver, max(capped(ORDER_CHOICE_S, deadline), ORDER_CHOICE_LATE_S),
+        robust=hp.worst is not None)
+    timed |= chosen_timed or _spent(deadline)
     tried = [first]
     if chosen is not None:
         # the first fleets running on demand what the chosen orders do not hold: a start with
@@ -812,7 +817,8 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (), solver:
                    for block, fleet in zip(data.blocks, fleets, strict=True) if fleet
                    for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
                                                   fleet).items()}
-        chosen, _ = choose_orders(data, running, solver, robust=hp.worst is not None)
+        chosen, _ = choose_orders(data, running, solver, ORDER_CHOICE_LATE_S,
+                                  robust=hp.worst is not None)
         moved = None if chosen is None else _on_demand_start(hp, fleets, chosen)
         program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                           data.blocks[0].data)

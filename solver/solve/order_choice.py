@@ -45,6 +45,11 @@ from solver.solve.backends import integer_value, solve
 
 #: Seconds the order choice may take (it has a few hundred variables) [s].
 ORDER_CHOICE_S = 5.0
+#: Seconds the order choice is given where the plan's time limit leaves it less (or none): the
+#: start from its orders needs no other solve, and the choice on quarterly.yaml's first fleets
+#: took 0.13 s at load 12 (2026-12-04), where a plan whose first pass ended at its limit took
+#: the greedy orders' start, 2.1 M against 1.1–1.2 M (benchmarks/README.md, "Over periods") [s].
+ORDER_CHOICE_LATE_S = 1.0
 
 
 def _on_demand_node_month(data: HorizonData, pool: PoolKey) -> float | None:
