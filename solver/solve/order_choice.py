@@ -174,8 +174,8 @@ def on_demand_beyond(program: Program, fleet: Mapping[ReplicaKey, int],
     What :func:`choose_orders` leaves to on demand, the blocks' fleets made to run it there,
     with no second solve: a plan whose first pass took its whole time limit had only the
     orders bought to hold every committed node each block ran (quarterly.yaml at
-    ``--time-limit 60``: 1.6–2.3 M where the blocks planned again with the chosen orders give
-    0.72–0.76 M)."""
+    ``--time-limit 60``: 1.6–2.1 M where the blocks planned again with the chosen orders give
+    0.72 M at 120 s; benchmarks/README.md, "Over periods")."""
     data = program.data
     out = {k: n for k, n in fleet.items() if n > 0}
     pools = sorted({k.pool for k in out if k.purchase in COMMITTED_KINDS},
