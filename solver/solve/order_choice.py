@@ -48,7 +48,8 @@ ORDER_CHOICE_S = 5.0
 #: Seconds the order choice is given where the plan's time limit leaves it less (or none): the
 #: start from its orders needs no other solve, and the choice on quarterly.yaml's first fleets
 #: took 0.13 s at load 12 (2026-12-04), where a plan whose first pass ended at its limit took
-#: the greedy orders' start, 2.1 M against 1.1–1.2 M (benchmarks/README.md, "Over periods") [s].
+#: the greedy orders' start: quarterly.yaml at --time-limit 60, load 14–19, 2.12–2.14 M on main
+#: against 1.36 M (benchmarks/README.md, "Over periods", "The first pass's cliff") [s].
 ORDER_CHOICE_LATE_S = 1.0
 
 
