@@ -203,10 +203,12 @@ def test_a_plan_over_periods_stopped_by_its_time_limit_says_so() -> None:
 
 def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     """No stage has time (1 ms): each block's greedy fleet, priced as the blocks are (a
-    reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes;
-    the orders bought to hold them are two 12-month terms from quarter 0, 2 × 3,942 = 7,884.
-    No stage proved a bound, so the plan carries the joint LP relaxation's, 6,132 (here the
-    optimum itself, 3,942 + 2,190: below), and says it stopped at its time limit."""
+    reservation at 985.5 a quarter beats on demand at 2,190), runs 1, 1, 1, 2 reserved nodes.
+    The orders bought to hold them would be two 12-month terms from quarter 0, 2 × 3,942 =
+    7,884; the orders chosen for them are one, with quarter 3's second node run on demand:
+    3,942 + 2,190 = 6,132, the cheaper. No stage proved a bound, so the plan carries the joint
+    LP relaxation's, 6,132 (here the optimum itself: below), and says it stopped at its time
+    limit."""
     from models.plan import SolveStatus
     from solver.solve.horizon import plan_horizon
 
@@ -214,10 +216,10 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
                         gap=1e-6)
     assert plan.status is SolveStatus.time_limit and plan.solver.fallback
     assert plan.horizon is not None
-    assert plan.horizon.expected_cost == pytest.approx(2 * 8760 * 0.45)
-    assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 2)]
+    assert plan.horizon.expected_cost == pytest.approx(3942 + 2190)
+    assert [(o.usable_period, o.nodes) for o in plan.orders] == [(0, 1)]
     assert plan.solver.bound == pytest.approx(3942 + 2190)
-    assert plan.solver.gap == pytest.approx(1 - (3942 + 2190) / (2 * 8760 * 0.45))
+    assert plan.solver.gap == pytest.approx(0.0, abs=1e-9)
     assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 
@@ -794,3 +796,81 @@ def test_a_pass_within_its_budget_plans_its_last_blocks_while_the_deadline_allow
                                     deadline=deadline)
     assert plans.complete is planned
     assert [o.has_solution for o in plans.outcomes] == [planned] * len(data.blocks)
+
+
+@pytest.mark.parametrize(("growth", "on_demand_stock", "least"), [
+    (GROWTH, 8, 8760 * 0.45 + QUARTER),
+    ([1, 1, 1, 3], 1, 2 * 8760 * 0.45 + QUARTER),
+])
+def test_a_first_pass_that_leaves_the_second_none_runs_on_demand_what_the_orders_leave(
+        growth: list[int], on_demand_stock: int, least: float) -> None:
+    """A budget spent before the second pass (0 s: every block of it left unplanned): the
+    start is the first pass's fleets with the committed nodes beyond the chosen orders run on
+    demand. Demand 1, 1, 1, 2 (the case above): one reservation from quarter 0 and quarter 3's
+    second node on demand, 3,942 + 2,190 = 6,132; the orders bought to hold every node each
+    block ran cost 2 × 3,942 = 7,884. Demand 1, 1, 1, 3 with one on-demand GPU of stock: the
+    choice leaves quarter 3's two extra nodes to on-demand, but only one may move; the other
+    stays reserved and is held by a second order: 2 × 3,942 + 2,190 = 10,074 (all held: 3 ×
+    3,942 = 11,826; moving both breaks the stock row, and that start would be dropped)."""
+    hp = build_horizon_program(build_horizon_data(quarterly(growth,
+                                                            on_demand_stock=on_demand_stock),
+                                                  lambda _: TABLE))
+    start, bound, _, tried = horizon_start(hp, "highs", 0.0, 1e-6)
+    assert [p.complete for p in tried] == [True, False]  # the second pass planned nothing
+    assert start is not None and bound is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(least)
+    assert bound <= least + 1e-6
+
+
+def test_a_replica_moves_to_on_demand_only_as_far_as_its_stock_allows() -> None:
+    """Quarter 3 of demand 1, 1, 1, 3 runs 3 reserved one-GPU nodes; with 1 held, 2 are beyond
+    what is held: with 8 on-demand GPUs both move to on demand (in each slice); with 1, one
+    moves and two stay reserved; with none, all three stay."""
+    from models.common import PurchaseKind
+    from solver.solve.order_choice import on_demand_beyond
+
+    for stock, reserved in ((8, 1), (1, 2), (0, 3)):
+        hp = build_horizon_program(build_horizon_data(quarterly([1, 1, 1, 3],
+                                                                on_demand_stock=stock),
+                                                      lambda _: TABLE))
+        last = next(b for b in hp.data.blocks if b.period == 3)
+        program = hp.blocks[(last.scenario, last.period)]
+        pool = PoolKey("a", "G", PurchaseKind.reserved)
+        (key,) = [k for k in program.v.replicas if k.pool == pool]
+        moved = on_demand_beyond(program, {key: 3}, {pool: 1})
+        assert moved.get(key, 0) == reserved
+        slices = {k.slice for k in moved if k.purchase is PurchaseKind.on_demand}
+        assert all(moved[k] == 3 - reserved for k in moved if k != key)
+        assert len(slices) == (len(program.data.slices) if reserved < 3 else 0)
+
+
+def test_a_first_pass_that_ends_past_the_limit_still_starts_from_the_orders_chosen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's clock runs out as the first pass plans its last block (demand 1, 1, 1, 2:
+    two distinct blocks, solved whole): the orders are still chosen, and the start is the
+    first fleets with quarter 3's second node on demand, 3,942 + 2,190 = 6,132. Was: no
+    order choice past the limit, and the start bought a term for every node a block ran,
+    2 × 3,942 = 7,884 (quarterly.yaml at --time-limit 60 under load: 2.1 M)."""
+    from solver.solve import block_plans
+    from solver.solve.clock import Deadline
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    solved: list[object] = []
+    real = block_plans.direct_block
+
+    def counted(*args: object, **kw: object) -> object:
+        out = real(*args, **kw)  # type: ignore[arg-type]
+        solved.append(out)
+        return out
+
+    monkeypatch.setattr(block_plans, "direct_block", counted)
+    deadline = Deadline(60.0, clock=lambda: 1e6 if len(solved) >= 2 else 0.0)
+    start, _, timed, tried = horizon_start(hp, "highs", 60.0, 1e-6, deadline=deadline)
+    assert len(solved) == 2 and deadline.expired() and timed
+    assert [p.complete for p in tried] == [True, False]
+    assert start is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)

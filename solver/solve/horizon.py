@@ -13,7 +13,7 @@ import dataclasses
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from models.capacity import CapacityTable
@@ -80,8 +80,16 @@ from solver.solve.clock import Deadline
 from solver.solve.diagnose import ELASTIC_MIN_S, diagnose, seconds_left
 from solver.solve.greedy import greedy_start, keep_better
 from solver.solve.held_blocks import HeldBlocks
+from solver.solve.held_blocks import held_nodes as held_nodes_of
 from solver.solve.highs import Model, Progress, model_of, run
-from solver.solve.order_choice import ORDER_CHOICE_S, choose_orders, held_block
+from solver.solve.order_choice import (
+    ORDER_CHOICE_LATE_S,
+    ORDER_CHOICE_S,
+    choose_orders,
+    committed_pools,
+    held_block,
+    on_demand_beyond,
+)
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
@@ -205,7 +213,8 @@ def plan_horizon(
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
     if not outcome.has_solution and outcome.status is not SolveStatus.infeasible:
         # no stage found a fleet within the time limit: a simple one, said to be so
-        outcome = fallback_outcome(as_program, hp, tried, stages.bound, started, outcome)
+        outcome = fallback_outcome(as_program, hp, tried, stages.bound, started, outcome,
+                                   solver)
     if stop.stopped and outcome.status not in (SolveStatus.optimal, SolveStatus.infeasible):
         # the user stopped it: the best fleet so far, said to be so
         outcome = dataclasses.replace(outcome, status=SolveStatus.interrupted)
@@ -558,18 +567,30 @@ def _charge_per_period(data: HorizonData, key: OrderKey) -> float:
     return data.order_cost(key) / len(data.held_periods(key))
 
 
-def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], int]
+def _greedy_orders(data: HorizonData, running: dict[tuple[str, int, PoolKey], int],
+                   given: Mapping[tuple[str, OrderKey], int] | None = None
                    ) -> dict[tuple[str, OrderKey], int] | None:
-    """Orders covering the committed nodes each block runs beyond what is held: per scenario,
-    period by period, from the option cheapest per period held that is usable then and has
-    stock left; orders due before the re-plan raised to the most any scenario orders."""
-    out: dict[tuple[str, OrderKey], int] = {}
+    """Orders covering the committed nodes each block runs beyond what is held (inventory and
+    the orders ``given``, which are kept): per scenario, period by period, from the option
+    cheapest per period held that is usable then and has stock left; orders due before the
+    re-plan raised to the most any scenario orders."""
+    out: dict[tuple[str, OrderKey], int] = dict(given or {})
     pools = sorted({pool for _, _, pool in running}, key=lambda p: (p.zone, p.gpu,
                                                                     p.purchase.value))
     for s in data.scenarios:
         for pool in pools:
-            held = [data.held.get((pool, q), 0) for q in range(len(data.periods))]
+            mine = [(k, n) for (name, k), n in out.items() if name == s.name
+                    and k.option.pool == pool]
+            held = [data.held.get((pool, q), 0) + sum(n for k, n in mine
+                                                      if q in data.held_periods(k))
+                    for q in range(len(data.periods))]
             stock: dict[int, list[int]] = {}
+            for k, n in mine:  # what the orders given take of their options' stock
+                left = stock.setdefault(id(k.option), [k.option.stock_gpus //
+                                                       k.option.gpus_per_node]
+                                        * len(data.periods))
+                for p in data.held_periods(k):
+                    left[p] -= n
             for q in range(len(data.periods)):
                 need = running.get((s.name, q, pool), 0) - held[q]
                 for key in sorted(_usable_keys(data, pool, q), key=lambda k: (
@@ -664,13 +685,17 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
-    no stage starts once it is spent, and none is given more time than it leaves).
+    no stage starts once it is spent, and none is given more time than it leaves, but the
+    order choice: at least ``ORDER_CHOICE_LATE_S``, since the start from its orders needs no
+    solve).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
-    :func:`_priced_block` prices it. Two fleets follow, the cheaper kept: orders bought to
-    hold what each block runs (:func:`_greedy_orders`); and orders
+    :func:`_priced_block` prices it. Three fleets follow, the cheapest kept: orders bought to
+    hold what each block runs (:func:`_greedy_orders`); orders
     :func:`~solver.solve.order_choice.choose_orders` picks (leaving to on-demand what costs
-    more to hold), the blocks planned again with what those hold
+    more to hold), with the first fleets running on demand what those do not hold
+    (:func:`_on_demand_start`: no solve, so a plan whose first pass took its time has it);
+    and those orders with the blocks planned again with what they hold
     (:func:`~solver.solve.order_choice.held_block`). A fleet that breaks a row of the joint
     program is dropped. The bound is Σ over scenarios (probability-weighted; the worst with
     ``--robust``) of Σ over periods months × the block's bound (its own, or its LP
@@ -710,11 +735,16 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                          data.blocks[0].data)
     if on_fleet is not None and starts[0] is not None:
         on_fleet(objective_of(as_program, starts[0]))
-    chosen, chosen_timed = (None, True) if _spent(deadline) else choose_orders(
-        data, first.running, solver, capped(ORDER_CHOICE_S, deadline), robust=hp.worst is not None)
-    timed |= chosen_timed
+    # at least ORDER_CHOICE_LATE_S, past the limit too: the start it gives needs no solve
+    chosen, chosen_timed = choose_orders(
+        data, first.running, solver, max(capped(ORDER_CHOICE_S, deadline), ORDER_CHOICE_LATE_S),
+        robust=hp.worst is not None)
+    timed |= chosen_timed or _spent(deadline)
     tried = [first]
     if chosen is not None:
+        # the first fleets running on demand what the chosen orders do not hold: a start with
+        # no second solve, for a plan whose first pass left the second none (or too little)
+        starts.append(_on_demand_start(hp, first.fleets, chosen))
         left_s = budget_s - (time.perf_counter() - started)
         again = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
                              left_s, gap, within=True, deadline=deadline, workers=workers,
@@ -726,6 +756,50 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
+
+
+def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] | None],
+                     orders: dict[tuple[str, OrderKey], int], skip: frozenset[str] = frozenset()
+                     ) -> dict[str, float] | None:
+    """The blocks' fleets ``first`` (replicas; ``None`` where none: then ``None``) with the
+    committed nodes beyond what inventory and ``orders`` hold run on demand instead, as far as
+    the blocks' rows allow (:func:`~solver.solve.order_choice.on_demand_beyond`), as values of
+    the joint program with ``orders`` and orders bought to hold the committed nodes left
+    beyond them (:func:`_joint_fleet`); ``None`` where that breaks one of its rows (but those
+    named in ``skip``).
+
+    Where orders are bought beyond ``orders`` (a block's node a move could not leave; an
+    order due before the re-plan, bought for every demand scenario once one needs it), the
+    fleets are made again with what all the orders hold: a node paid for runs before an
+    on-demand one (on quarterly.yaml, low and base paid for a node high needed and ran its
+    replicas on demand)."""
+    data = hp.data
+
+    def fleets(held_by: dict[tuple[str, OrderKey], int]
+               ) -> list[dict[ReplicaKey, int] | None] | None:
+        out: list[dict[ReplicaKey, int] | None] = []
+        for block, fleet in zip(data.blocks, first, strict=True):
+            if fleet is None:
+                return None
+            program = hp.blocks[(block.scenario, block.period)]
+            held = {k.pool: held_nodes_of(data, block, k.pool, held_by) for k in fleet
+                    if k.purchase in COMMITTED_KINDS}
+            out.append(on_demand_beyond(program, fleet, held))
+        return out
+
+    moved = fleets(orders)
+    if moved is None:
+        return None
+    running = {(block.scenario, block.period, pool): n
+               for block, fleet in zip(data.blocks, moved, strict=True) if fleet is not None
+               for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
+                                              fleet).items()}
+    bought = _greedy_orders(data, running, orders)
+    if bought is None:
+        return None
+    if bought != orders:
+        moved = fleets(bought)
+    return None if moved is None else _joint_fleet(hp, moved, bought, skip)
 
 
 def _spent(deadline: Deadline | None) -> bool:
@@ -802,15 +876,18 @@ _ASSEMBLED = SolveOutcome(SolveStatus.feasible, SolverReport(name="greedy", seco
 
 
 def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
-                   skip: frozenset[str] = frozenset()) -> dict[str, float] | None:
+                   skip: frozenset[str] = frozenset(), solver: str = "highs"
+                   ) -> dict[str, float] | None:
     """A fleet of the joint program built without a solver, for a plan whose stages found
     none within its time limit: each block's fleet as the first pass of ``tried`` that planned
     it left it, else the greedy fleet (:func:`~solver.solve.greedy.greedy_start`) of the block
     priced alone (:func:`_priced_block`), else of its elastic offers alone; orders bought to
-    hold the committed nodes they run (:func:`_greedy_orders`). Where those orders cannot be
-    placed or the fleet breaks a row of the joint program (:func:`_with_orders` checks them
-    all but those named in ``skip``), every block's greedy fleet on its elastic offers alone,
-    ordering nothing. ``None`` where neither holds."""
+    hold the committed nodes they run (:func:`_greedy_orders`), or, where cheaper, the orders
+    :func:`~solver.solve.order_choice.choose_orders` picks for them (by ``solver``) with what
+    those do not hold run on demand (:func:`_on_demand_start`). Where neither's orders can be
+    placed or both break a row of the joint program (:func:`_with_orders` checks them all but
+    those named in ``skip``), every block's greedy fleet on its elastic offers alone, ordering
+    nothing. ``None`` where that does not hold either."""
     data = hp.data
     greedy: list[tuple[ProgramData, dict[ReplicaKey, int] | None]] = []
 
@@ -831,9 +908,23 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
                       and p.fleets[i] is not None), None)
         fleets.append(fleet or greedy_of(_priced_block(data, block)[0])
                       or greedy_of(elastic(block)))
-    found = _joint_fleet(hp, fleets, skip)
+    found = _joint_fleet(hp, fleets, skip=skip)
+    if all(f is not None for f in fleets):
+        # the orders chosen for them, what those do not hold run on demand: the cheaper
+        running = {(block.scenario, block.period, pool): n
+                   for block, fleet in zip(data.blocks, fleets, strict=True) if fleet
+                   for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
+                                                  fleet).items()}
+        chosen, _ = choose_orders(data, running, solver, ORDER_CHOICE_LATE_S,
+                                  robust=hp.worst is not None)
+        moved = None if chosen is None else _on_demand_start(hp, fleets, chosen, skip)
+        program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                          data.blocks[0].data)
+        if moved is not None and (found is None or objective_of(program, moved)
+                                  < objective_of(program, found)):
+            found = moved
     if found is None:
-        found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks], skip)
+        found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks], skip=skip)
     return found
 
 
@@ -847,12 +938,14 @@ def _greedy_fleet(data: ProgramData) -> dict[ReplicaKey, int] | None:
 
 
 def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None],
+                 given: Mapping[tuple[str, OrderKey], int] | None = None,
                  skip: frozenset[str] = frozenset()) -> dict[str, float] | None:
     """Per block the replicas of a fleet, as values of the joint program: each block's nodes
     and auxiliaries as its program in the joint one implies them
-    (:func:`~solver.program.values.start_from_replicas`), orders bought to hold the committed
-    nodes they run (:func:`_greedy_orders`); ``None`` where a block has no fleet, or the fleet
-    breaks a row of its block or of the joint program."""
+    (:func:`~solver.program.values.start_from_replicas`), the orders ``given`` and orders
+    bought to hold the committed nodes they run beyond those (:func:`_greedy_orders`);
+    ``None`` where a block has no fleet, or the fleet breaks a row of its block or of the
+    joint program."""
     data = hp.data
     values: dict[str, float] = {}
     running: dict[tuple[str, int, PoolKey], int] = {}
@@ -866,7 +959,7 @@ def _joint_fleet(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | No
             k = (block.scenario, block.period, pool)
             running[k] = running.get(k, 0) + n
     plans = BlockPlans(values, running, [_ASSEMBLED] * len(data.blocks))
-    return _with_orders(hp, plans, _greedy_orders(data, running), skip)
+    return _with_orders(hp, plans, _greedy_orders(data, running, given), skip)
 
 
 def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: float
@@ -912,14 +1005,15 @@ def _cost_range(costs: Iterable[float], unit: str) -> str:
 
 
 def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[BlockPlans],
-                     bound: float | None, started: float, outcome: SolveOutcome
-                     ) -> SolveOutcome:
+                     bound: float | None, started: float, outcome: SolveOutcome,
+                     solver: str = "highs") -> SolveOutcome:
     """``outcome`` (no fleet) replaced by :func:`fallback_fleet`'s, loaded into the variables,
     where it finds one: status ``time_limit``, its cost, the best bound known (``bound``, the
     blocks', or the solve's own), the gap between them, and a stage ``FALLBACK_STAGE`` that
-    says where the fleet came from; ``seconds`` counted from ``started``."""
+    says where the fleet came from; ``seconds`` counted from ``started``; ``solver`` chooses
+    its orders."""
     began = time.perf_counter()
-    values = fallback_fleet(hp, tried)
+    values = fallback_fleet(hp, tried, solver=solver)
     if values is None:
         return outcome
     load_values(program, values)

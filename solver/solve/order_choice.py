@@ -19,7 +19,10 @@ held the expected choice's orders (tests/test_horizon_start.py: a worst of 18,39
 least is 14,016), and the joint solve of a large program may not move far from its start.
 
 The blocks are then planned again with each committed pool at the nodes these orders hold,
-free (:func:`held_block`): a fleet the joint program accepts as it stands.
+free (:func:`held_block`): a fleet the joint program accepts as it stands. Without that second
+solve, each block's first fleet with the committed nodes beyond what the orders hold run on
+demand instead (:func:`on_demand_beyond`) is a fleet the joint program accepts too, as far as
+on-demand stock allows (the rest stays committed, and orders are bought to hold it).
 """
 
 from __future__ import annotations
@@ -32,13 +35,22 @@ import pulp
 
 from models.common import COMMITTED_KINDS, PurchaseKind
 from models.plan import SolveStatus
+from solver.capacity.node_fit import nodes_needed
 from solver.program.data import ProgramData
-from solver.program.keys import PoolKey
+from solver.program.keys import PoolKey, ReplicaKey
 from solver.program.periods import Block, HorizonData, OrderKey
+from solver.program.values import replicas_by_group, start_from_replicas
+from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
 
 #: Seconds the order choice may take (it has a few hundred variables) [s].
 ORDER_CHOICE_S = 5.0
+#: Seconds the order choice is given where the plan's time limit leaves it less (or none): the
+#: start from its orders needs no other solve, and the choice on quarterly.yaml's first fleets
+#: took 0.13 s at load 12 (2026-12-04), where a plan whose first pass ended at its limit took
+#: the greedy orders' start: quarterly.yaml at --time-limit 60, load 14–19, 2.12–2.14 M on main
+#: against 1.36 M (benchmarks/README.md, "Over periods", "The first pass's cliff") [s].
+ORDER_CHOICE_LATE_S = 1.0
 
 
 def _on_demand_node_month(data: HorizonData, pool: PoolKey) -> float | None:
@@ -146,3 +158,62 @@ def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, Order
         offers.append(dataclasses.replace(o, price_per_gpu_hour=0.0,
                                           stock_gpus=nodes * o.gpus_per_node))
     return dataclasses.replace(block.data, offers=tuple(offers))
+
+
+def on_demand_beyond(program: Program, fleet: Mapping[ReplicaKey, int],
+                     held: Mapping[PoolKey, int]) -> dict[ReplicaKey, int]:
+    """A block's fleet (replicas of ``program``, the block's program) with the committed nodes
+    beyond those ``held`` per pool (inventory and the orders chosen) run on demand instead:
+    committed replicas moved one at a time to the same configuration on demand in the same
+    zone, in every slice (each slice keeps the capacity it had, zone by zone), each time the
+    move that leaves the fewest committed nodes (of equals, the fewest GPUs moved, then the
+    first in key order) and keeps every row of the block, until the pool runs at most what is
+    held. A move that breaks a row is not made: on-demand stock, or a node loss (replicas of
+    one workload in two pools cannot be on one node; in one pool they can). What no move
+    can take stays committed: orders must then hold more than ``held``.
+
+    What :func:`choose_orders` leaves to on demand, the blocks' fleets made to run it there,
+    with no second solve: a plan whose first pass took its whole time limit had only the
+    orders bought to hold every committed node each block ran (quarterly.yaml at
+    ``--time-limit 60``: 1.6–2.1 M where the blocks planned again with the chosen orders give
+    0.72 M at 120 s; benchmarks/README.md, "Over periods")."""
+    data = program.data
+    out = {k: n for k, n in fleet.items() if n > 0}
+    pools = sorted({k.pool for k in out if k.purchase in COMMITTED_KINDS},
+                   key=lambda p: (p.zone, p.gpu, p.purchase.value))
+    for pool in pools:
+        while _pool_nodes(program, out, pool) > held.get(pool, 0):
+            trials: list[tuple[int, int, int, dict[ReplicaKey, int]]] = []
+            for k in sorted(k for k in out if k.pool == pool):
+                to = [k._replace(purchase=PurchaseKind.on_demand, slice=s.name)
+                      for s in data.slices]
+                if any(t not in program.v.replicas for t in to):
+                    continue  # no on-demand offer of that GPU in the zone
+                trial = dict(out)
+                trial[k] -= 1
+                if trial[k] == 0:
+                    del trial[k]
+                for t in to:
+                    trial[t] = trial.get(t, 0) + 1
+                trials.append((_pool_nodes(program, trial, pool), k.tp, len(trials), trial))
+            moved = next((t[3] for t in sorted(trials, key=lambda t: t[:3])
+                          if start_from_replicas(program, t[3]) is not None), None)
+            if moved is None:
+                break
+            out = moved
+    return out
+
+
+def committed_pools(program: Program, fleet: Mapping[ReplicaKey, int]) -> dict[PoolKey, int]:
+    """The committed nodes a block's fleet (replicas of ``program``) runs, per pool: the
+    fewest whole nodes holding its replicas, as
+    :func:`~solver.program.values.start_from_replicas` counts them [nodes]."""
+    pools = {k.pool for k, n in fleet.items() if n > 0 and k.purchase in COMMITTED_KINDS}
+    return {pool: _pool_nodes(program, fleet, pool) for pool in pools}
+
+
+def _pool_nodes(program: Program, fleet: Mapping[ReplicaKey, int], pool: PoolKey) -> int:
+    """Fewest whole nodes of a committed ``pool`` holding a fleet's replicas [nodes]."""
+    mine = {k: n for k, n in fleet.items() if k.pool == pool}
+    node = program.v.offer[pool].gpus_per_node
+    return sum(nodes_needed(by_tp, node) for by_tp in replicas_by_group(program, mine).values())
