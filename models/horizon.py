@@ -43,8 +43,8 @@ class Horizon(Frozen):
     """Planning periods: ``count`` periods of ``period_months`` months from ``start``."""
 
     start: dt.date
-    """First day of the first period; orders are planned from this date (``policy.as_of``
-    when that is later)."""
+    """First day of the first period; orders are planned from this date, or from
+    ``policy.as_of`` where given (before the start too: a buyer orders ahead of it)."""
     period_months: Whole = Field(3, ge=1, le=12)
     count: Whole = Field(ge=1, le=40)
     replan_months: Whole | None = bounded("replan_months", None)

@@ -45,7 +45,9 @@ class Policy(OmitDefaults):
     workload's by more than this share of the workload's is stale and not used [1]
     (docs/capacity-model.md, "Lengths a row was measured at")."""
     as_of: Name | None = None
-    """Date (ISO) the plan is made for; measured-row ages count to it. Default: today."""
+    """Date (ISO) the plan is made for; measured-row ages count to it, and over a horizon
+    orders are planned from it, before the horizon's start too. Default: today (over a
+    horizon: its start)."""
     share_nodes: bool = True
     """Let replicas of different workloads share a node (the cheapest packing). ``false`` gives
     each workload dedicated node pools: isolation, at the cost of rounding each pool up to whole

@@ -46,7 +46,8 @@ def write_history(path: Path, days: int = 182, rate: float = RATE_PER_DAY) -> Pa
 def test_a_steady_growth_is_recovered(tmp_path: Path) -> None:
     """The history grows 0.2 % a day from 10 req/s on its last day (before the weekly wave):
     the busiest day of each period lies near its last day, so the base growth over 10 req/s
-    is about exp(0.002 × days from 2026-12-31 to that day) × the wave's top (e^0.05)."""
+    is about exp(0.002 × days from 2026-12-31 to that day) × the wave's top (e^0.05), and the
+    period's peak a few % above that, the top of the 3 % noise (within the tolerance)."""
     history = read_history(write_history(tmp_path / "h.csv"))
     (chat, code) = forecast(history, HORIZON, {"chat": 10.0, "code": 5.0}, Trend.linear)
     for q in range(HORIZON.count):
@@ -313,3 +314,40 @@ def test_a_missing_history_is_named_beside_a_missing_start(tmp_path: Path) -> No
     assert result.exit_code == 2
     assert f"{missing}: file not found" in result.output
     assert "--start: no horizon to forecast over" in result.output
+
+
+#: The weekly shape (Mon..Sun) and daily noise of the peak test's known process (F10's user's).
+WEEKLY_SHAPE, PEAK_NOISE = (1.0, 1.02, 1.03, 1.01, 0.96, 0.78, 0.74), 0.05
+
+
+def known_peak_rps(day: dt.date) -> float:
+    """The process's noiseless peak: 100 req/s on a Monday-like 2026-12-31, ×1.4 a year [req/s]."""
+    return 100.0 * 1.4 ** ((day - dt.date(2026, 12, 31)).days / 365) * WEEKLY_SHAPE[day.weekday()]
+
+
+def test_base_is_the_median_of_each_periods_peak_not_of_its_busiest_day(tmp_path: Path) -> None:
+    """F10: a period's peak is the maximum of ~90 noisy days. On a history of a known process
+    (×1.4 a year, a weekly shape, 5 % log-normal noise), the true median of each quarter's
+    busiest day is found by drawing the process 2,000 times; `base` is within 5 % of it and the
+    quarter's true peak lies between `low` and `high`. The busiest forecast day's median (the
+    method before) is 6 % or more short of it; and the same history gives the same forecast."""
+    rng = np.random.default_rng(11)
+    lines = ["date,workload,peak_rps"]
+    for i in range(365):
+        day = dt.date(2026, 12, 31) - dt.timedelta(days=364 - i)
+        lines.append(f"{day},chat,{known_peak_rps(day) * math.exp(rng.normal(0, PEAK_NOISE)):.3f}")
+    (tmp_path / "h.csv").write_text("\n".join(lines) + "\n")
+    history = read_history(tmp_path / "h.csv")
+    (chat,) = forecast(history, HORIZON, None, Trend.linear)
+    for q in range(HORIZON.count):
+        days = [HORIZON.period_start(q) + dt.timedelta(days=i)
+                for i in range((HORIZON.period_start(q + 1) - HORIZON.period_start(q)).days)]
+        mean = np.array([known_peak_rps(d) for d in days])
+        peaks = (mean * np.exp(rng.normal(0, PEAK_NOISE, (2000, len(days))))).max(axis=1)
+        true_median = float(np.median(peaks))
+        assert chat.base_rps[q] == pytest.approx(true_median, rel=0.05), q
+        assert chat.low_rps[q] < true_median < chat.high_rps[q]
+        busiest_day_median = 1.4 ** ((days[-1] - dt.date(2026, 12, 31)).days / 365) * 103
+        assert busiest_day_median < 0.94 * true_median  # what the busiest day's median misses
+    (again,) = forecast(history, HORIZON, None, Trend.linear)
+    assert again == chat

@@ -15,7 +15,7 @@ import pytest
 from models.horizon import Horizon
 from models.offers import Offer, OnDemandTerms, ReservedTerms
 from models.scenario import Scenario
-from solver.cli.lead_times import late_orders
+from solver.cli.lead_times import early_order_line, late_orders, lead_time_text
 from solver.program.orders import arrives, first_period, lead_days, order_by, plan_date_of
 from solver.program.periods import build_horizon_data
 from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
@@ -100,8 +100,9 @@ def _quarterly(*leads: float, as_of: str | None = None) -> Scenario:
 def test_validate_and_the_program_give_the_same_first_period(as_of: str | None) -> None:
     """Per quote, the first period ``validate`` says it serves (``late_orders``; not listed:
     period 0) is the first arrival the program lets be ordered (P3: order-by not before the
-    plan date). The plan date is the later of the horizon's start and ``as_of``: 2026-12-31
-    changes nothing; from 2027-02-01 nothing serves quarter 0."""
+    plan date). The plan date is ``as_of`` where given, before the start too: from 2026-12-31
+    the 13-week quote (due 2026-12-31 for 2027-04-01) serves quarter 1, not 2; from 2027-02-01
+    nothing serves quarter 0."""
     sc = _quarterly(0, 4, 13, 40, as_of=as_of)
     data = build_horizon_data(sc, lambda _: table(row("chat", "G", 1, 1.0)))
     assert data.plan_date == plan_date_of(sc)
@@ -110,6 +111,51 @@ def test_validate_and_the_program_give_the_same_first_period(as_of: str | None) 
         allowed = [k.arrival for k in data.order_keys
                    if k.option == option and data.order_by(k) >= data.plan_date]
         assert said.get(option.pool, 0) == (min(allowed) if allowed else None)
-    expected = {None: [0, 1, 2, None], "2026-12-31": [0, 1, 2, None],
+    expected = {None: [0, 1, 2, None], "2026-12-31": [0, 1, 1, None],
                 "2027-02-01": [1, 1, 2, None]}[as_of]
     assert [said.get(o.pool, 0) for o in data.options] == expected
+
+
+def test_orders_are_planned_from_an_as_of_before_the_start() -> None:
+    """F5: planning on 2026-12-04 for quarters from 2027-01-01. 16 weeks = 112 days: placed on
+    2026-12-04 an order arrives on 2027-03-26 and serves quarter 1 (2027-04-01); placed on the
+    start it arrives on 2027-04-23 and serves quarter 2. With ``as_of: 2026-12-04`` the plan
+    date is that day, validate says quarter 1 and the program lets an order arrive for it (it
+    was planned from 2027-01-01 whatever ``as_of`` said); the re-plan stays a period after the
+    start (orders for quarter 1 are still decided now), not a period after ``as_of``."""
+    early = _quarterly(16, as_of="2026-12-04")
+    assert plan_date_of(early) == dt.date(2026, 12, 4)
+    assert arrives(dt.date(2026, 12, 4), 16) == dt.date(2027, 3, 26)
+    data = build_horizon_data(early, lambda _: table(row("chat", "G", 1, 1.0)))
+    assert data.plan_date == dt.date(2026, 12, 4)
+    assert data.replan_date == dt.date(2027, 4, 1)
+    assert min(k.arrival for k in data.order_keys if data.order_by(k) >= data.plan_date) == 1
+    (reach,) = late_orders(early)
+    assert reach.first_period == 1
+    assert ("ordered on the plan date, 2026-12-04 (policy.as_of), it arrives on 2027-03-26, so "
+            "it serves from period 1 (2027-04-01) on") in lead_time_text(early, reach)
+    start = _quarterly(16)
+    assert plan_date_of(start) == STARTS[0]
+    (reach,) = late_orders(start)
+    assert reach.first_period == 2
+    assert "the plan date, 2027-01-01 (the horizon's start)" in lead_time_text(start, reach)
+
+
+def test_without_as_of_a_start_ahead_says_orders_could_be_placed_sooner() -> None:
+    """Without ``as_of`` the plan date is the start (a date of the input: the same plan
+    whenever it is run), and a warning names the quotes an order placed today would bring a
+    period sooner, with the line to add; none once ``as_of`` is set, none where no quote
+    would serve sooner (5 weeks from 2026-12-04 or 2027-01-01: quarter 1 either way; 4 weeks
+    from 2026-12-04 arrive on 2027-01-01 and serve quarter 0), none from the start on."""
+    today = dt.date(2026, 12, 4)
+    warning = early_order_line(_quarterly(0, 5, 16), today)
+    assert warning is not None
+    assert ("can be placed from today (2026-12-04); placed today, G's reserved quote (12 months) "
+            "in z2 (lead time 16 weeks) would serve from period 1 (2027-04-01), not 2 "
+            "(2027-07-01) — ") in warning
+    assert "z1" not in warning and "z0" not in warning
+    assert warning.endswith("set `policy.as_of: 2026-12-04` to plan orders from today")
+    assert early_order_line(_quarterly(0, 5, 16, as_of="2026-12-04"), today) is None
+    assert early_order_line(_quarterly(0, 5), today) is None
+    assert "from period 0 (2027-01-01), not 1" in (early_order_line(_quarterly(4), today) or "")
+    assert early_order_line(_quarterly(16), STARTS[0]) is None

@@ -439,9 +439,10 @@ def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Pat
     result = run(str(_tiny_over_months(tmp_path, 20, on_demand=True)))
     assert result.exit_code == 0
     warning = ("warning: `lead_time_weeks: 20` of L4's reserved quote (12 months) in zone-a: "
-               "ordered on the plan date (2027-01-01) it arrives on 2027-05-21, after the last "
-               "period starts (2027-02-01), so it serves no period — shorten its lead time, "
-               "lengthen the horizon (horizon.count) or sell on-demand capacity there")
+               "ordered on the plan date, 2027-01-01 (the horizon's start), it arrives on "
+               "2027-05-21, after the last period starts (2027-02-01), so it serves no "
+               "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
+               "on-demand capacity there")
     assert warning in result.stderr.splitlines()
     assert "  horizon: 2 periods of 1 month, 2027-01-01 to 2027-03-01" in result.stdout
     planned = run_cli("plan", str(tmp_path / "lead.yaml"), "--out", str(tmp_path / "out"),
@@ -452,9 +453,15 @@ def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Pat
     # within the horizon: no warning, one line of when new orders can first serve
     result = run(str(_tiny_over_months(tmp_path, 2, on_demand=True)))
     assert "warning" not in result.stderr
-    assert ("  new orders (placed on the plan date, 2027-01-01) serve at the earliest from "
-            "period 1 (2027-02-01): H100-SXM's reserved quote (12 months) in zone-a; L4's "
-            "reserved quote (12 months) in zone-a, lead time 2 weeks"
+    # the pinned today (2026-12-03): placed then, both 2-week quotes would serve period 0 (F5)
+    assert ("  orders are planned from horizon.start 2027-01-01 (policy.as_of is not set), but "
+            "can be placed from today (2026-12-03); placed today, H100-SXM's reserved quote (12 "
+            "months) in zone-a; L4's reserved quote (12 months) in zone-a (lead time 2 weeks) "
+            "would serve from period 0 (2027-01-01), not 1 (2027-02-01) — set `policy.as_of: "
+            "2026-12-03` to plan orders from today") in result.stdout.splitlines()
+    assert ("  new orders (placed from 2027-01-01 (the horizon's start)) serve at the "
+            "earliest from period 1 (2027-02-01): H100-SXM's reserved quote (12 months) in "
+            "zone-a; L4's reserved quote (12 months) in zone-a, lead time 2 weeks"
             ) in result.stdout.splitlines()
 
 
@@ -467,8 +474,8 @@ def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Pat
         "times, order stock or the budget keep committed capacity from arriving when it is " \
         "needed" in lines
     assert any(line.startswith("  - `lead_time_weeks: 20` of L4's reserved quote (12 months) in "
-                               "zone-a: ordered on the plan date (2027-01-01) it arrives on "
-                               "2027-05-21") for line in lines), lines
+                               "zone-a: ordered on the plan date, 2027-01-01 (the horizon's "
+                               "start), it arrives on 2027-05-21") for line in lines), lines
     diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
     assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2
 
@@ -620,7 +627,7 @@ def test_the_past_start_fix_pasted_as_the_warning_writes_it_validates(
     result = run(str(path))
     assert result.exit_code == 0, result.output
     assert "horizon.start" not in result.stderr
-    assert "new orders (placed on the plan date, 2027-02-01)" in result.stdout
+    assert "new orders (placed from 2027-02-01 (policy.as_of))" in result.stdout
 
 def test_today_may_be_pinned_so_the_examples_stay_in_the_future(
         monkeypatch: pytest.MonkeyPatch) -> None:

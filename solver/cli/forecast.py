@@ -24,6 +24,7 @@ from solver.studies.forecast import (
     FLAT_BAND,
     HIGH_QUANTILE,
     LOW_QUANTILE,
+    SIMULATIONS,
     WEIGHTS,
     WIDE_BAND,
     Trend,
@@ -89,7 +90,7 @@ def wide_band_note(f: WorkloadForecast) -> list[str]:
         return []
     return [f"    note: in the last period high is {f.band_ratio:,.1f}× low: the history's level "
             "wanders and the model's interval compounds that over the horizon; the band is the "
-            "model's P10–P90 for that day given its fitted trend (docs/program.md), not a "
+            "model's P10–P90 of the period's peak given its fitted trend (docs/program.md), not a "
             "ceiling demand was seen to stay under — weigh high as a scenario, or shorten the "
             "horizon and re-forecast"]
 
@@ -99,8 +100,9 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
     """The readable table, a line per scenario workload the history lacks, then the YAML keys
     to paste into the scenario."""
     starts = [horizon.period_start(q).isoformat() for q in range(horizon.count)]
-    lines = [f"forecast of {source}: the busiest day of each period, median and "
-             f"P{LOW_QUANTILE * 100:.0f}–P{HIGH_QUANTILE * 100:.0f} [req/s]"]
+    lines = [f"forecast of {source}: each period's peak (its busiest day), median and "
+             f"P{LOW_QUANTILE * 100:.0f}–P{HIGH_QUANTILE * 100:.0f} over {SIMULATIONS:,} "
+             "simulated paths [req/s]"]
     for f in forecasts:
         lines.append(f"  {f.workload}: {f.model}, {f.days} days; growth over "
                      f"{rps_text(f.reference_rps)} req/s ({f.reference})")

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from models.common import PurchaseKind, SolveStatus
 from models.scenario import Scenario
 from solver.outputs.summary import ScenarioSummary
-from solver.program.orders import OrderOption, arrives, first_period, order_options, plan_date_of
+from solver.program.orders import (
+    OrderOption,
+    arrives,
+    first_period,
+    order_from_text,
+    order_options,
+    plan_date_of,
+)
 
 if TYPE_CHECKING:  # validate reads the lead times without importing the plan's models
     from models.plan import Plan
@@ -63,17 +70,16 @@ def lead_time_text(scenario: Scenario, reach: Reach) -> str:
     """One late option in words, with the fix where it serves no period."""
     h = scenario.horizon
     assert h is not None
-    today = plan_date_of(scenario)
+    placed = f"{_what(reach.option)}: ordered on the plan date, {order_from_text(scenario)}, "
     if reach.first_period is None:
         last = h.period_start(h.count - 1)
-        return (f"{_what(reach.option)}: ordered on the plan date ({today}) it arrives on "
+        return (f"{placed}it arrives on "
                 f"{reach.arrives}, after the last period starts ({last}), so it serves no "
                 "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
                 "on-demand capacity there")
     start = h.period_start(reach.first_period)
-    return (f"{_what(reach.option)}: ordered on the plan date ({today}) it arrives on "
-            f"{reach.arrives}, so it serves from period {reach.first_period} ({start}) on, "
-            "not before")
+    return (f"{placed}it arrives on {reach.arrives}, so it serves from period "
+            f"{reach.first_period} ({start}) on, not before")
 
 
 def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
@@ -91,8 +97,8 @@ def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
                  if len(group) <= 2 else f"{len(group)} quotes")
         parts.append(f"from period {q} ({h.period_start(q)}): {named}, lead time"
                      f"{'s' if ',' in weeks else ''} {weeks} weeks")
-    return (f"new orders (placed on the plan date, {plan_date_of(scenario)}) serve at the "
-            "earliest " + "; ".join(parts))
+    return (f"new orders (placed from {order_from_text(scenario)}) serve at the earliest "
+            + "; ".join(parts))
 
 
 def with_lead_time_causes(plan: Plan, scenario: Scenario) -> Plan:
@@ -135,7 +141,7 @@ def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str 
     begun = [q for q in range(h.count) if h.period_start(q) < today]
     ahead = next((h.period_start(q) for q in range(h.count) if h.period_start(q) >= today),
                  None)
-    # the plan date is never before the start (plan_date_of): a start moved ahead is the
+    # without as_of the plan date is the start (plan_date_of): a start moved ahead is the
     # day orders are placed, so an order with a lead time serves a later period than that
     move = (f"move horizon.start to the first period still to come ({ahead}), where orders "
             "are placed on that day and those with lead times serve later periods"
@@ -149,22 +155,55 @@ def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str 
             f"{move}")
 
 
+def early_order_line(scenario: Scenario, today: dt.date | None = None) -> str | None:
+    """A line of validate's summary (after when new orders serve) for a horizon that starts
+    after ``today`` (default: :func:`today_date`) without ``policy.as_of``, where an order
+    placed today would serve an earlier period than one placed on the start, the plan date:
+    the options so affected, and the fix (``as_of``: a date of the input, so the plan stays
+    the same whenever it is run). ``None`` otherwise."""
+    h = scenario.horizon
+    today = today or today_date()
+    if h is None or scenario.policy.as_of is not None or h.start <= today:
+        return None
+    starts = [h.period_start(q) for q in range(h.count)]
+    moved: dict[tuple[int, int | None], list[OrderOption]] = {}
+    for option in order_options(scenario):
+        now = first_period(starts, option.lead_time_weeks, today)
+        later = first_period(starts, option.lead_time_weeks, h.start)
+        if now is not None and now != later:
+            moved.setdefault((now, later), []).append(option)
+    if not moved:
+        return None
+    parts = []
+    for (now, later), group in sorted(moved.items(), key=lambda kv: kv[0][0]):
+        weeks = ", ".join(f"{w:g}" for w in sorted({o.lead_time_weeks for o in group}))
+        named = ("; ".join(_what(o).split(" of ", 1)[1] for o in group) if len(group) <= 2
+                 else f"{len(group)} quotes")
+        parts.append(f"{named} (lead time{'s' if ',' in weeks else ''} {weeks} weeks) would serve "
+                     f"from period {now} ({starts[now]}), not "
+                     f"{'none' if later is None else f'{later} ({starts[later]})'}")
+    return (f"orders are planned from horizon.start {h.start} (policy.as_of is not set), but "
+            f"can be placed from today ({today}); placed today, " + "; ".join(parts)
+            + f" — set `policy.as_of: {today}` to plan orders from today")
+
+
 def with_lead_times(summary: ScenarioSummary, scenario: Scenario,
                     today: dt.date | None = None) -> ScenarioSummary:
     """``validate``'s summary with a warning per quote that serves no period, a warning for a
     horizon that starts before ``today`` (:func:`past_start_warning`) and, among its lines
-    over time, from which period new orders serve at the earliest (after the horizon and
-    inventory lines)."""
+    over time, from which period new orders serve at the earliest and, without ``as_of``, which
+    would serve sooner if placed today (after the horizon and inventory lines; a line, not a
+    warning: the plan from the start is what the input says)."""
     late = late_orders(scenario)
     past = past_start_warning(scenario, today)
     warnings = (*(() if past is None else (past,)),
                 *(lead_time_text(scenario, r) for r in late if r.first_period is None))
     first = first_period_line(scenario, late)
+    early = early_order_line(scenario, today)
     lines = list(summary.over_time)
-    if first is not None:
-        at = next((i for i, line in enumerate(lines)
-                   if not line.startswith(("horizon:", "inventory:"))), len(lines))
-        lines.insert(at, first)
+    at = next((i for i, line in enumerate(lines)
+               if not line.startswith(("horizon:", "inventory:"))), len(lines))
+    lines[at:at] = [line for line in (first, early) if line is not None]
     return summary.model_copy(update={
         "over_time": tuple(lines),
         "inventory_warnings": (*summary.inventory_warnings, *warnings)})

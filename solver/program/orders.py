@@ -53,12 +53,33 @@ class OrderOption:
 
 
 def plan_date_of(scenario: Scenario) -> dt.date:
-    """The day orders are planned from: the horizon's start, or ``policy.as_of`` if later
-    (without a horizon: ``as_of``, else today)."""
+    """The day orders are planned from: ``policy.as_of`` where given, before the horizon's
+    start too (a buyer planning in December for a January horizon orders from December, and a
+    lead time counts from then), else the horizon's start (without a horizon: today). A date
+    of the input, never the clock, where there is a horizon: same input, same plan."""
     as_of = dt.date.fromisoformat(scenario.policy.as_of) if scenario.policy.as_of else None
     if scenario.horizon is None:
         return as_of or dt.date.today()
-    return max(scenario.horizon.start, as_of) if as_of else scenario.horizon.start
+    return as_of or scenario.horizon.start
+
+
+def order_from_text(scenario: Scenario) -> str:
+    """Where the plan date comes from, in words: ``2026-12-04 (policy.as_of)`` or
+    ``2027-01-01 (the horizon's start)``."""
+    if scenario.policy.as_of:
+        where = "policy.as_of"
+    else:
+        where = "the horizon's start" if scenario.horizon is not None else "today"
+    return f"{plan_date_of(scenario)} ({where})"
+
+
+def replan_from(scenario: Scenario) -> dt.date:
+    """The day the next re-plan's interval counts from: the plan date, or the horizon's start
+    where the plan is made before it (orders placed early for the first period are still
+    decided now; the re-plan is a period on, as without ``as_of``)."""
+    plan_date = plan_date_of(scenario)
+    h = scenario.horizon
+    return max(plan_date, h.start) if h is not None else plan_date
 
 
 def horizon_start_from(scenario: Scenario) -> HorizonStart:

@@ -51,7 +51,13 @@ from solver.program.build import build_program
 from solver.program.data import OfferTerm, ProgramData, build_program_data
 from solver.program.families import FAMILIES
 from solver.program.keys import PoolKey
-from solver.program.orders import OrderOption, order_by, order_options, plan_date_of
+from solver.program.orders import (
+    OrderOption,
+    order_by,
+    order_options,
+    plan_date_of,
+    replan_from,
+)
 from solver.program.variables import Program
 
 #: Name of the one demand scenario of a scenario that lists none.
@@ -241,7 +247,7 @@ def build_horizon_data(
                                      period.index)
             blocks.append(Block(demand.name, period.index, sc, data, table))
     horizon = scenario.horizon
-    replan = add_months(plan_date, horizon.replan_interval_months if horizon else 1)
+    replan = add_months(replan_from(scenario), horizon.replan_interval_months if horizon else 1)
     return HorizonData(
         periods=periods, scenarios=tuple(demands), blocks=tuple(blocks), options=options,
         held=held, plan_date=plan_date, replan_date=replan,
