@@ -876,7 +876,8 @@ _ASSEMBLED = SolveOutcome(SolveStatus.feasible, SolverReport(name="greedy", seco
 
 
 def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
-                   skip: frozenset[str] = frozenset(), solver: str = "highs"
+                   skip: frozenset[str] = frozenset(), solver: str = "highs",
+                   worse: Callable[[dict[str, float]], float] | None = None
                    ) -> dict[str, float] | None:
     """A fleet of the joint program built without a solver, for a plan whose stages found
     none within its time limit: each block's fleet as the first pass of ``tried`` that planned
@@ -887,7 +888,8 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
     those do not hold run on demand (:func:`_on_demand_start`). Where neither's orders can be
     placed or both break a row of the joint program (:func:`_with_orders` checks them all but
     those named in ``skip``), every block's greedy fleet on its elastic offers alone, ordering
-    nothing. ``None`` where that does not hold either."""
+    nothing. ``None`` where that does not hold either. ``worse``: what "cheaper" compares
+    (default: the joint objective)."""
     data = hp.data
     greedy: list[tuple[ProgramData, dict[ReplicaKey, int] | None]] = []
 
@@ -920,8 +922,8 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
         moved = None if chosen is None else _on_demand_start(hp, fleets, chosen, skip)
         program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                           data.blocks[0].data)
-        if moved is not None and (found is None or objective_of(program, moved)
-                                  < objective_of(program, found)):
+        measure = worse or (lambda values: objective_of(program, values))
+        if moved is not None and (found is None or measure(moved) < measure(found)):
             found = moved
     if found is None:
         found = _joint_fleet(hp, [greedy_of(elastic(b)) for b in data.blocks], skip=skip)
@@ -975,14 +977,15 @@ def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: f
     cur = data.blocks[0].data.currency
     head = (f"no plan within the budget of {budget:,.0f} {cur}/month (each period's monthly "
             f"cost, policy.monthly_budget) was found in {limit_s:g} s")
-    values = fallback_fleet(hp, tried, frozenset(hp.budget_rows.values()))
+    def dearest_month(values: dict[str, float]) -> float:
+        return max(_monthly(hp, key, values) for key in hp.blocks)
+
+    # of the fallback's fleets the one whose dearest period is cheapest: the budget it needs
+    values = fallback_fleet(hp, tried, frozenset(hp.budget_rows.values()), worse=dearest_month)
     if values is None:
         return (Shortfall(requirement="budget", amount=0.0, unit="currency/month",
                           message=f"{head}, nor a fleet without it; raise --time-limit"),)
-    costs = {}
-    for key in hp.blocks:
-        expr = monthly_cost(hp, *key)
-        costs[key] = sum(c * values.get(v.name, 0.0) for v, c in expr.items()) + expr.constant
+    costs = {key: _monthly(hp, key, values) for key in hp.blocks}
     (scenario, period), dearest = max(costs.items(), key=lambda i: (i[1], i[0]))
     over = sum(c > budget for c in costs.values())
     where = (f"period {period} ({data.periods[period].start})" if len(data.scenarios) == 1
@@ -996,6 +999,12 @@ def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: f
                 f"{max(dearest - budget, 0.0):,.0f} over it: a budget of {dearest:,.0f} holds "
                 "that plan; whether one within a lower budget exists is not known — raise "
                 "--time-limit to search for it"),)
+
+
+def _monthly(hp: HorizonProgram, key: tuple[str, int], values: dict[str, float]) -> float:
+    """The monthly cost of block ``key`` (scenario, period) in the joint ``values``."""
+    expr = monthly_cost(hp, *key)
+    return sum(c * values.get(v.name, 0.0) for v, c in expr.items()) + expr.constant
 
 
 def _cost_range(costs: Iterable[float], unit: str) -> str:
