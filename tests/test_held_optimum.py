@@ -15,15 +15,15 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.held_lagrange import hour_split  # noqa: E402
 from benchmarks.held_optimum import exact_hours  # noqa: E402
-from benchmarks.held_widened import block_support, held_blocks  # noqa: E402
+from benchmarks.held_widened import block_support  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.highs import run  # noqa: E402
+from tests.held_cases import small_second_quarter  # noqa: E402
 
 
 def test_each_hour_at_best_lies_between_its_lp_and_the_fleet() -> None:
     """Small × 1, the first second-quarter block (the orders' nodes held there)."""
-    blocks, distinct = held_blocks("small", 1.0)
-    i = next(j for j in distinct if blocks.hp.data.blocks[j].period == 1)
+    blocks, i = small_second_quarter()
     bs = block_support(blocks, i, 5.0, 0.0)
     whole = run(bs.model, Deadline(30.0), 30.0, 0.0)
     assert whole.x is not None and whole.objective is not None
@@ -43,8 +43,7 @@ def test_each_hour_at_best_lies_between_its_lp_and_the_fleet() -> None:
 def test_the_hour_split_bound_lies_between_the_lp_at_the_duals_and_the_optimum() -> None:
     """Small × 1, the same block: at zero multipliers and at the LP's duals the hour-split
     bound is at most the block's optimum; at the duals at least its LP."""
-    blocks, distinct = held_blocks("small", 1.0)
-    i = next(j for j in distinct if blocks.hp.data.blocks[j].period == 1)
+    blocks, i = small_second_quarter()
     bs = block_support(blocks, i, 5.0, 0.0)
     whole = run(bs.model, Deadline(60.0), 60.0, 0.0)
     assert whole.objective is not None and whole.bound is not None
