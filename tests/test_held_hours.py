@@ -12,13 +12,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
 from benchmarks.held_hours import first_fleet, parse_variants, passes  # noqa: E402
-from benchmarks.held_widened import held_blocks  # noqa: E402
+from tests.held_cases import small_second_quarter  # noqa: E402
 
 
 def test_each_pass_ends_at_a_fleet_between_the_lp_and_its_first_fleet() -> None:
     """Small × 1, the first second-quarter block (the orders' nodes held there)."""
-    blocks, distinct = held_blocks("small", 1.0)
-    i = next(j for j in distinct if blocks.hp.data.blocks[j].period == 1)
+    blocks, i = small_second_quarter()
     bs, x, _ = first_fleet(blocks, i, 5.0)
     assert x is not None and bs.relaxed.objective is not None
     first = bs.model.cost_of(x)

@@ -14,15 +14,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
 from benchmarks.held_rounding import committed_floor, hours_rounded  # noqa: E402
-from benchmarks.held_widened import held_blocks  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.highs import run  # noqa: E402
+from tests.held_cases import small_second_quarter  # noqa: E402
 
 
 def test_the_hours_rounded_from_the_floor_are_a_fleet_of_the_held_block() -> None:
     """Small × 1, the first second-quarter block (the orders' nodes held there)."""
-    blocks, distinct = held_blocks("small", 1.0)
-    i = next(j for j in distinct if blocks.hp.data.blocks[j].period == 1)
+    blocks, i = small_second_quarter()
     hb = blocks.block(i)
     model, program = hb.held.model, hb.program
     relaxed = run(model, Deadline(30.0), 30.0, 0.0, relaxation=True)

@@ -7,6 +7,7 @@ import itertools
 import sys
 import threading
 import time
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ import numpy as np
 import pulp
 import pytest
 
+from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import SolveStatus
+from models.scenario import Scenario
 from solver.program.build import build_program
 from solver.program.data import ProgramData, build_program_data
 from solver.program.keys import ReplicaKey
@@ -536,8 +539,7 @@ def test_a_one_second_limit_on_the_largest_size_ends_with_a_bound() -> None:
     # machine) is part of the limit: it asks the clock row by row and stops with it. Whether
     # the call returns within 1.5 s is a wall-clock figure, measured in the benchmarks (the
     # house rules keep timings out of unit tests): benchmarks/short_limit.py.
-    sc = generate_scenario("large", seed=0)
-    tb = build_capacity_table(sc)
+    sc, tb = _large()  # built before the call, as before: the limit is the plan's own
     plan = strategy.plan_scenario(sc, tb, time_limit_s=1.0)
     assert plan.solver.bound is not None and plan.solver.bound > 0
     assert plan.solver.stages[0].name == "build"
@@ -548,9 +550,16 @@ def test_a_one_second_limit_on_the_largest_size_ends_with_a_bound() -> None:
         assert plan.status is SolveStatus.time_limit
 
 
-def _large_data() -> ProgramData:
+@cache
+def _large() -> tuple[Scenario, CapacityTable]:
+    """The largest benchmark size (seed 0) and its capacity table (~4 CPU-s to build), built
+    once for the four tests that read it (frozen objects)."""
     sc = generate_scenario("large", seed=0)
-    return build_program_data(sc, build_capacity_table(sc))
+    return sc, build_capacity_table(sc)
+
+
+def _large_data() -> ProgramData:
+    return build_program_data(*_large())
 
 
 def test_the_build_asks_the_clock_at_least_every_fifty_rows(
@@ -591,8 +600,7 @@ def test_a_stopped_build_carries_its_variables_and_the_same_capacity_bound() -> 
 
 
 def test_a_plan_stopped_before_its_program_is_built_is_interrupted_with_a_bound() -> None:
-    sc = generate_scenario("large", seed=0)
-    tb = build_capacity_table(sc)
+    sc, tb = _large()
     deadline = Deadline(60.0)
     deadline.stop()
     plan = strategy.plan_scenario(sc, tb, deadline=deadline)

@@ -49,6 +49,15 @@ def _scenario(tmp_path: Path, stock: int = 64) -> Scenario:
     return load_scenario(path)
 
 
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> tuple[Scenario, CapacityTable, Plan]:
+    """The two-workload scenario at full stock, its capacity table and its first plan: built
+    and solved once for the module (frozen objects; the tests that re-plan it only read them)."""
+    sc = _scenario(tmp_path_factory.mktemp("two"))
+    table = build_capacity_table(sc)
+    return sc, table, plan_scenario(sc, table)
+
+
 def _replicas(plan: Plan, workload: str) -> int:
     return sum(a.replicas for a in plan.allocations if a.workload == workload)
 
@@ -58,10 +67,9 @@ def _halved(table: CapacityTable, workload: str) -> CapacityTable:
                           if r.workload == workload}, 1)
 
 
-def test_replan_keeps_the_others_and_meets_every_row(tmp_path: Path) -> None:
-    sc = _scenario(tmp_path)
-    table = build_capacity_table(sc)
-    first = plan_scenario(sc, table)
+def test_replan_keeps_the_others_and_meets_every_row(
+        two: tuple[Scenario, CapacityTable, Plan]) -> None:
+    sc, table, first = two
     assert first.status is SolveStatus.optimal and _replicas(first, "chat") > 0
     halved = _halved(table, "chat")
     full: list[CapacityTable] = []
@@ -142,14 +150,12 @@ def _starts(sc: Scenario, table: CapacityTable, first: Plan, workloads: frozense
 
 
 def test_the_plus_one_node_start_is_the_replans_optimum_where_one_node_more_is_enough(
-        tmp_path: Path) -> None:
+        two: tuple[Scenario, CapacityTable, Plan]) -> None:
     """code at 0.8 of its rate needs one more 2-GPU node: the search finds the re-plan's
     optimum, where the scaled start (every code replica grown by 1 ÷ 0.8) costs 2 nodes
     more; at half its rate one node is not enough, the search gives no start and the re-plan
     still finds its optimum from the scaled one."""
-    sc = _scenario(tmp_path)
-    table = build_capacity_table(sc)
-    first = plan_scenario(sc, table)
+    sc, table, first = two
     nodes_before = sum(n.nodes for n in first.nodes)
     code = frozenset({"code"})
     mild = _derated(table, "code", 0.8)
@@ -170,13 +176,11 @@ def test_the_plus_one_node_start_is_the_replans_optimum_where_one_node_more_is_e
 
 
 def test_gpus_a_fleet_pays_for_and_leaves_idle_serve_the_replanned_workloads(
-        tmp_path: Path) -> None:
+        two: tuple[Scenario, CapacityTable, Plan]) -> None:
     """The first fleet with one more TP1 replica of code needs a third 2-GPU node and leaves
     one of its GPUs idle: the fill puts a replica of the re-planned workload there at no
     cost, and only of it."""
-    sc = _scenario(tmp_path)
-    table = build_capacity_table(sc)
-    first = plan_scenario(sc, table)
+    sc, table, first = two
     x = kept_replicas(first, frozenset())
     tp1 = next(k for k in x if k.workload == "code" and k.tp == 1)
     x[tp1] += 1
@@ -234,16 +238,14 @@ def test_a_workload_whose_replicas_did_not_move_is_not_replayed_again(
 
 
 def test_a_replan_stopped_at_its_time_limit_says_so(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        two: tuple[Scenario, CapacityTable, Plan], monkeypatch: pytest.MonkeyPatch) -> None:
     """qa3 F7: a re-plan whose own solve stopped at its time limit was reported ``feasible``
     (its status was decided from the gap to the first solve's bound alone), so a plan whose
     fleet depended on the machine's speed said nothing of it. The solve's status is patched
     (the clock is not relied on)."""
     from solver.solve import replan as replan_module
 
-    sc = _scenario(tmp_path)
-    table = build_capacity_table(sc)
-    first = plan_scenario(sc, table)
+    sc, table, first = two
     halved = _halved(table, "chat")
     finished = replan_workloads(sc, halved, first, frozenset({"chat"}),
                                 lambda t: plan_scenario(sc, t))

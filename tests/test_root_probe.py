@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,9 @@ from solver.solve.highs import Model, model_of  # noqa: E402
 TINY = SizeSpec(workloads=3, gpu_types=2, zones=2)
 
 
+@cache
 def _program(seed: int) -> tuple[Program, Model]:
+    """Built once per seed for the whole module: the tests only read it."""
     sc = generate_scenario(TINY, seed=seed, scale=25)
     program = build_program(build_program_data(sc, build_capacity_table(sc)),
                             shared_two_nodes=True)
@@ -65,6 +68,20 @@ def _solve(model: Model, cost: np.ndarray, rows: Sequence[Row] = (), relax: bool
     return h.getInfo().objective_function_value, np.array(h.getSolution().col_value)
 
 
+@cache
+def _weights_and_fleets(seed: int) -> tuple[list[dict[tuple[str, str], float]],
+                                           list[np.ndarray]]:
+    """``seed``'s three weightings and three integer fleets, each cheap at its own prices (the
+    program's, then two random re-pricings), drawn from one generator in that order. Both
+    ``lost_zones`` cases check their rows against the same fleets: solved once per module."""
+    program, model = _program(seed)
+    rng = np.random.default_rng(seed)
+    weights = _weights(program, rng)
+    costs = [model.cost] + [model.cost * rng.uniform(0.1, 10.0, model.columns_count)
+                            for _ in range(2)]
+    return weights, [_solve(model, cost)[1] for cost in costs]
+
+
 def _least_activity(rows: Sequence[Row], x: np.ndarray) -> float:
     return min(float(coefs @ x[cols]) for cols, coefs, _ in rows)
 
@@ -73,14 +90,12 @@ def _least_activity(rows: Sequence[Row], x: np.ndarray) -> float:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_fleet_meets_the_rows_whatever_it_costs(seed: int, lost_zones: bool) -> None:
     program, model = _program(seed)
-    rng = np.random.default_rng(seed)
-    rows = [row for lam in _weights(program, rng)
+    weights, fleets = _weights_and_fleets(seed)
+    rows = [row for lam in weights
             for row in aggregated_covers(program, model, lam, lost_zones=lost_zones)]
     # one a slice with fixed demand (and zone lost: chat asks for zone loss), for each λ
     assert len(rows) == 3 * 24 * (len(program.data.zones) if lost_zones else 1)
-    for cost in [model.cost] + [model.cost * rng.uniform(0.1, 10.0, model.columns_count)
-                                for _ in range(2)]:
-        _, x = _solve(model, cost)  # an integer fleet, cheap at its own prices
+    for x in fleets:  # integer fleets, each cheap at its own prices
         assert not model.broken_rows(x)
         assert _least_activity(rows, x) >= 1.0 - 1e-7
 
@@ -105,5 +120,5 @@ def test_rows_counting_gpus_as_nodes_are_broken_by_a_fleet() -> None:
                          (next(key for key, y in program.v.nodes.items()
                                if model.index[y.name] == j) for j in cols)])
         per_gpu.append((cols, coefs / gpus, lower))
-    _, x = _solve(model, model.cost)
+    x = _weights_and_fleets(0)[1][0]  # the program's own fleet, at its own prices
     assert _least_activity(per_gpu, x) < 1.0
