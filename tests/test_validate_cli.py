@@ -252,16 +252,21 @@ def test_an_event_says_what_it_adds_and_only_where_growth_follows_that_growth_le
             "requests/day from period 1 (growth does not scale it)") in lines
 
 
+def quarterly_with(tmp_path: Path, old: str, new: str) -> Path:
+    """quarterly.yaml with ``old`` (which it holds) replaced by ``new``, written in ``tmp_path``."""
+    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "edited.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
 def test_held_nodes_no_workload_may_run_on_are_a_warning(tmp_path: Path) -> None:
     """A new user typed p4de.24xlarge (A100-80GB) for the reserved H200 nodes' p5en.48xlarge:
     validate accepted it without a word, and the plan held and paid them, idle in every
     period. quarterly.yaml's reservation so mistyped: no workload allows A100-80GB."""
-    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
-    typo = text.replace("{zone: use1-az1, instance_type: p5.48xlarge, nodes: 2,",
-                        "{zone: use1-az1, instance_type: p4de.24xlarge, nodes: 2,")
-    assert typo != text
-    path = tmp_path / "typo.yaml"
-    path.write_text(typo, encoding="utf-8")
+    path = quarterly_with(tmp_path, "{zone: use1-az1, instance_type: p5.48xlarge, nodes: 2,",
+                          "{zone: use1-az1, instance_type: p4de.24xlarge, nodes: 2,")
     result = run("--json", str(path))
     assert result.exit_code == 0, result.output
     (warning,) = json.loads(result.stdout)["inventory_warnings"]
@@ -276,12 +281,9 @@ def test_a_migration_to_a_model_no_gpu_holds_is_a_warning_naming_it(tmp_path: Pa
     """A new user's chat migrated to DeepSeek-V3 BF16 from period 2 (about 1.25 TiB of weights;
     H200 × 8 holds 1.1): validate said nothing, and the plan, infeasible after 37 s, listed 15
     shortfalls of period 2, none naming the migration or the model."""
-    text = (scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8")
-    moved = text.replace("migrations: [{from_period: 3, model: Qwen2.5-72B, runtime: vllm-0.7}]",
-                         "migrations: [{from_period: 3, model: DeepSeek-V3, precision: bf16}]")
-    assert moved != text
-    path = tmp_path / "moved.yaml"
-    path.write_text(moved, encoding="utf-8")
+    path = quarterly_with(
+        tmp_path, "migrations: [{from_period: 3, model: Qwen2.5-72B, runtime: vllm-0.7}]",
+        "migrations: [{from_period: 3, model: DeepSeek-V3, precision: bf16}]")
     result = run(str(path))
     assert result.exit_code == 0, result.output
     (warning,) = [w for w in result.stderr.splitlines() if "holds it" in w]
