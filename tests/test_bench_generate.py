@@ -21,7 +21,7 @@ from benchmarks.generate import (  # noqa: E402
 )
 from models.common import Survivability, WorkloadClass  # noqa: E402
 from models.loader import check_references, load_scenario  # noqa: E402
-from models.offers import AssumedFigure, Zone  # noqa: E402
+from models.offers import AssumedFigure, Offer, ReservedTerms, Zone  # noqa: E402
 from models.scenario import Scenario  # noqa: E402
 from solver.capacity.table import build_capacity_table  # noqa: E402
 from solver.program.data import build_program_data  # noqa: E402
@@ -105,9 +105,16 @@ def test_sizes_the_templates_cannot_fill_are_refused() -> None:
 
 
 def _given(zones: tuple[Zone, ...]) -> tuple[Zone, ...]:
-    """The zones without the loader's record of which figures were left to defaults."""
-    return tuple(z.model_copy(update={"offers": tuple(o.model_copy(update={"assumed": ()})
-                                                      for o in z.offers)}) for z in zones)
+    """The zones without the loader's record of which figures were left to defaults (the
+    assumed figures; a reserved quote's lead time, which the generated quotes do not give)."""
+    def unlabelled(o: Offer) -> Offer:
+        reserved = o.reserved
+        if isinstance(reserved, ReservedTerms):
+            reserved = reserved.model_copy(update={"lead_time_assumed": False})
+        return o.model_copy(update={"assumed": (), "reserved": reserved})
+
+    return tuple(z.model_copy(update={"offers": tuple(unlabelled(o) for o in z.offers)})
+                 for z in zones)
 
 
 def test_written_scenario_files_load_back_to_the_same_zones_workloads_and_policy(

@@ -101,7 +101,9 @@ def _write_settings(ws: Worksheet, settings: Sequence[Column], data: Mapping[str
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    # what the file leaves unset stays a blank cell (its default when read back: a quote with
+    # no lead time is read as one whose lead time is assumed, as from the YAML)
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
 
 
 def scenario_workbook(raw: ScenarioFile) -> Workbook:
