@@ -950,39 +950,3 @@ def test_the_greedy_stage_takes_the_fleet_within_stock_where_the_workloads_toget
     run_stages(ctx, (Stage("greedy", 0.5, greedy),))
     assert ctx.incumbent.source == "greedy"
     assert ctx.incumbent.cost == pytest.approx((3 * 1.0 + 1 * 2.0) * program.data.hours_per_month)
-
-
-def test_on_a_few_slices_the_joint_solve_separates_cuts_at_its_root_alone(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    # three blocks (the demo's kind of program: its tree lifts the bound from a fleet at or
-    # near the optimum, benchmarks/README.md, "The demo's 1 % proof: cuts at the root alone");
-    # the 24 slices of the harness's sizes keep HiGHS's default
-    calls = _joint_calls(monkeypatch)
-    strategy.solve_shared(three_blocks().data, "highs", 20.0, 1e-9)
-    sc = generate_scenario("small", seed=0)
-    strategy.solve_shared(build_program_data(sc, build_capacity_table(sc)), "highs", 20.0, 0.01)
-    assert [c.get("root_cuts_only", False) for c in calls] == [True, False]
-
-
-def test_root_cuts_only_reaches_highs_as_no_cut_separation_at_the_nodes(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import highspy
-
-    options: list[dict[str, object]] = []
-
-    class Recording(highspy.Highs):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            options.append({})
-
-        def setOptionValue(self, name: str, value: object) -> object:
-            options[-1][name] = value
-            return super().setOptionValue(name, value)
-
-    monkeypatch.setattr(highspy, "Highs", Recording)
-    model = model_of(three_blocks())
-    for root_cuts_only in (False, True):
-        result = run(model, Deadline(20.0), 20.0, 1e-9, root_cuts_only=root_cuts_only)
-        assert result.status is SolveStatus.optimal
-        assert result.objective == pytest.approx(3650.0)  # the optimum either way
-    assert [o.get("mip_allow_cut_separation_at_nodes", True) for o in options] == [True, False]

@@ -551,7 +551,6 @@ def _joint(ctx: Context, name: str) -> RunResult:
     try:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
                      when_proven=fleet if held_back else None,
-                     root_cuts_only=_root_cuts_only(ctx.program.data),
                      start_after_cuts=many and not held_back,
                      on_progress=ctx.incumbent.progress,
                      on_solution=found,
@@ -564,18 +563,6 @@ def _joint(ctx: Context, name: str) -> RunResult:
     finally:
         ctx.incumbent.running(name, False)
     return result
-
-
-def _root_cuts_only(data: ProgramData) -> bool:
-    """Whether the joint solve separates cuts at its root alone, not at the nodes of its tree:
-    on programs of a few slices (:func:`_few_slices`; the demo).
-
-    There the stages hand the joint solve a fleet at or near the optimum, and its tree only
-    lifts the bound to the gap; over HiGHS seeds 0-5 from the demo's optimum it proved 1 % in
-    8.5 CPU-s on average without cuts at the nodes against 13.4 with them (benchmarks/README.md,
-    "The demo's 1 % proof: cuts at the root alone"). Programs of one slice or of many (the
-    harness's, 24) were not measured and keep HiGHS's default."""
-    return _few_slices(data)
 
 
 def _own(ctx: Context, x: Vector, handed: Sequence[Vector]) -> None:
