@@ -117,6 +117,17 @@ def test_the_process_start_is_read_not_the_first_import() -> None:
     assert 0.6 <= age_s < 30.0 and cpu_s == 0.0
 
 
+def test_a_shell_that_execs_fleetplan_after_its_set_up_counts_from_the_import() -> None:
+    """``bash -c "pip install … && fleetplan plan"``: bash execs the last command in its own
+    process, whose start is the shell's; the README's one-liner so put pip's seconds on the
+    demo's clock. A process that ran 6 s before fleetplan's first import counts from it."""
+    code = ("import time; from solver.solve.clock import Origin, process_origin; "
+            "f = Origin.now(); o = process_origin(f); print(o == f)")
+    done = subprocess.run(["sh", "-c", f"sleep 6 && exec {sys.executable} -c '{code}'"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=True)
+    assert done.stdout.strip() == "True"
+
+
 def test_writers_libraries_are_imported_beside_the_main_thread() -> None:
     code = ("import sys; from solver.outputs.plan_dir import WRITER_LIBRARIES, "
             "import_writers_beside; before = [m in sys.modules for m in WRITER_LIBRARIES]; "
