@@ -4,7 +4,6 @@ program meets them, whatever it was chosen for — and they cut the LP relaxatio
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -22,8 +21,8 @@ from solver.capacity.table import build_capacity_table  # noqa: E402
 from solver.program.build import build_program  # noqa: E402
 from solver.program.data import build_program_data  # noqa: E402
 from solver.program.variables import Program  # noqa: E402
-from solver.solve.backends import THREADS  # noqa: E402
 from solver.solve.highs import Model, model_of  # noqa: E402
+from tests.probe_solve import solve_with_rows  # noqa: E402
 
 #: Wall-clock limit of the solves that must reach the optimum (1e-6 gap) [s]: they end by
 #: their gap in seconds, but at 10 s the optimum without rows stopped short under a load of
@@ -70,24 +69,7 @@ def _optimum(seed: int, scale: int) -> tuple[float, np.ndarray]:
     return _solve(model, model.cost, gap=1e-6, limit_s=EXACT_S)
 
 
-def _solve(model: Model, cost: np.ndarray, rows: Sequence[Row] = (), relax: bool = False,
-           gap: float = 0.05, limit_s: float = 10.0) -> tuple[float, np.ndarray]:
-    """A fleet of the program (any feasible one: ``limit_s``, ``gap``), or its LP relaxation."""
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(model.lp)
-    # the planner's thread count: HiGHS refuses another once its pool exists in the process
-    for option, value in (("threads", THREADS.get()), ("time_limit", limit_s), ("mip_rel_gap", gap),
-                          ("random_seed", 0), ("solve_relaxation", relax)):
-        h.setOptionValue(option, value)
-    h.changeColsCost(model.columns_count, np.arange(model.columns_count, dtype=np.int32), cost)
-    for cols, coefs, lower in rows:
-        h.addRow(lower, highspy.kHighsInf, len(cols), cols, coefs)
-    h.run()
-    assert h.getInfo().primal_solution_status == 2  # a feasible point
-    return h.getInfo().objective_function_value, np.array(h.getSolution().col_value)
+_solve = solve_with_rows  # 10 s, 5 % gap unless told
 
 
 @pytest.mark.parametrize("per_slice", [False, True])

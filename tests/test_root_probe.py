@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +22,8 @@ from solver.capacity.table import build_capacity_table  # noqa: E402
 from solver.program.build import build_program  # noqa: E402
 from solver.program.data import build_program_data  # noqa: E402
 from solver.program.variables import Program  # noqa: E402
-from solver.solve.backends import THREADS  # noqa: E402
 from solver.solve.highs import Model, model_of  # noqa: E402
+from tests.probe_solve import solve_with_rows  # noqa: E402
 
 #: tests/test_slice_lagrange.py's tiny programs (3 workloads, 2 GPU types, 2 zones, 24 slices),
 #: at ×25 so that their fleets hold many replicas per node group, as the probe's cases do.
@@ -48,24 +48,7 @@ def _weights(program: Program, rng: np.random.Generator) -> list[dict[tuple[str,
             {k: 1.0 / program.data.demand_rps[k] for k in keys}]
 
 
-def _solve(model: Model, cost: np.ndarray, rows: Sequence[Row] = (), relax: bool = False,
-           ) -> tuple[float, np.ndarray]:
-    """A fleet of the program (any feasible one: 5 s, 5 % gap), or its LP relaxation."""
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(model.lp)
-    # the planner's thread count: HiGHS refuses another once its pool exists in the process
-    for option, value in (("threads", THREADS.get()), ("time_limit", 5.0), ("mip_rel_gap", 0.05),
-                          ("random_seed", 0), ("solve_relaxation", relax)):
-        h.setOptionValue(option, value)
-    h.changeColsCost(model.columns_count, np.arange(model.columns_count, dtype=np.int32), cost)
-    for cols, coefs, lower in rows:
-        h.addRow(lower, highspy.kHighsInf, len(cols), cols, coefs)
-    h.run()
-    assert h.getInfo().primal_solution_status == 2  # a feasible point
-    return h.getInfo().objective_function_value, np.array(h.getSolution().col_value)
+_solve = partial(solve_with_rows, limit_s=5.0)  # any feasible fleet: 5 s, 5 % gap
 
 
 @cache
