@@ -146,8 +146,7 @@ def plan_horizon(
     built_s = time.perf_counter() - started
     # blocks all solved whole under their node limits: the safety stop is the only clock
     whole = all(is_direct(b.data, solver) for b in data.blocks)
-    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                         data.blocks[0].data)
+    as_program = joint_program(hp)
     stages = _Stages(stop, on_progress)
     # the capacity tables (one per distinct period demand of a bursty workload) and the
     # program, inside the time limit: a new user's re-plan spent 632 s of a 600 s safety stop
@@ -731,8 +730,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if not first.complete:
         return Start(None, bound, timed, (first,))
     starts = [_with_orders(hp, first, _greedy_orders(data, first.running))]
-    as_program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                         data.blocks[0].data)
+    as_program = joint_program(hp)
     if on_fleet is not None and starts[0] is not None:
         on_fleet(objective_of(as_program, starts[0]))
     # at least ORDER_CHOICE_LATE_S, past the limit too: the start it gives needs no solve
@@ -790,16 +788,29 @@ def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] |
     moved = fleets(orders)
     if moved is None:
         return None
-    running = {(block.scenario, block.period, pool): n
-               for block, fleet in zip(data.blocks, moved, strict=True) if fleet is not None
-               for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
-                                              fleet).items()}
-    bought = _greedy_orders(data, running, orders)
+    bought = _greedy_orders(data, _committed_running(hp, moved), orders)
     if bought is None:
         return None
     if bought != orders:
         moved = fleets(bought)
     return None if moved is None else _joint_fleet(hp, moved, bought, skip)
+
+
+def _committed_running(hp: HorizonProgram, fleets: Sequence[dict[ReplicaKey, int] | None]
+                       ) -> dict[tuple[str, int, PoolKey], int]:
+    """The committed nodes per (scenario, period, pool) each block's fleet runs (blocks
+    without one: none)."""
+    return {(block.scenario, block.period, pool): n
+            for block, fleet in zip(hp.data.blocks, fleets, strict=True) if fleet
+            for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
+                                           fleet).items()}
+
+
+def joint_program(hp: HorizonProgram) -> Program:
+    """The joint program as a :class:`Program` that prices values (its objective), for
+    :func:`~solver.program.values.objective_of` and HiGHS's model of it."""
+    return Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                   hp.data.blocks[0].data)
 
 
 def _spent(deadline: Deadline | None) -> bool:
@@ -853,8 +864,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
     joint, held = None, None
     if HELD_FROM_JOINT and workers <= 1 and hp.worst is None and not _spent(deadline):
         # the held blocks from the joint program's arrays; the joint solve takes the same copy
-        joint = model_of(Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                                 data.blocks[0].data))
+        joint = model_of(joint_program(hp))
         held = HeldBlocks(hp, joint, chosen)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
@@ -913,15 +923,11 @@ def fallback_fleet(hp: HorizonProgram, tried: Sequence[BlockPlans] = (),
     found = _joint_fleet(hp, fleets, skip=skip)
     if all(f is not None for f in fleets):
         # the orders chosen for them, what those do not hold run on demand: the cheaper
-        running = {(block.scenario, block.period, pool): n
-                   for block, fleet in zip(data.blocks, fleets, strict=True) if fleet
-                   for pool, n in committed_pools(hp.blocks[(block.scenario, block.period)],
-                                                  fleet).items()}
-        chosen, _ = choose_orders(data, running, solver, ORDER_CHOICE_LATE_S,
+        chosen, _ = choose_orders(data, _committed_running(hp, fleets), solver,
+                                  ORDER_CHOICE_LATE_S,
                                   robust=hp.worst is not None)
         moved = None if chosen is None else _on_demand_start(hp, fleets, chosen, skip)
-        program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
-                          data.blocks[0].data)
+        program = joint_program(hp)
         measure = worse or (lambda values: objective_of(program, values))
         if moved is not None and (found is None or measure(moved) < measure(found)):
             found = moved
@@ -977,6 +983,7 @@ def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: f
     cur = data.blocks[0].data.currency
     head = (f"no plan within the budget of {budget:,.0f} {cur}/month (each period's monthly "
             f"cost, policy.monthly_budget) was found in {limit_s:g} s")
+
     def dearest_month(values: dict[str, float]) -> float:
         return max(_monthly(hp, key, values) for key in hp.blocks)
 
