@@ -278,3 +278,72 @@ def test_the_elastic_solves_share_the_time_the_diagnosis_is_given(
     assert len(given) == 2 and 1.9 < given[0] <= 2.0  # less the greedy start's milliseconds
     assert given[1] < 1.4, given  # what the first left, not the whole 2 s
     assert given[1] >= diagnose_module.ELASTIC_MIN_S
+
+
+def test_an_elastic_build_counts_in_its_time_and_leaves_the_second_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each elastic program's build took 0.4 s (a large scenario under load): counted from
+    # after the build, the first solve had the whole 3 s and the second its floor beside its
+    # own build, 3 + 0.4 + 0.4 + 1 s in all. Now the first solve has 3 − 0.4 (its build) − 0.4
+    # (kept for the second's build) = 2.2 s at most, and the second what is left.
+    import time
+
+    import solver.solve.diagnose as diagnose_module
+    from solver.program.data import build_program_data
+
+    given: list[float] = []
+
+    def slow_build(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.4)
+        return real_build(*args, **kwargs)
+
+    def recorded(prob: Any, solver: str, time_limit_s: float, *args: Any,
+                 **kwargs: Any) -> SolveOutcome:
+        given.append(time_limit_s)
+        return real_solve(prob, solver, time_limit_s, *args, **kwargs)
+
+    real_build, real_solve = diagnose_module.build_program, diagnose_module.solve
+    monkeypatch.setattr(diagnose_module, "build_program", slow_build)
+    monkeypatch.setattr(diagnose_module, "solve", recorded)
+    sc = scenario(  # 1 GPU beyond b's stock, to survive losing a: two elastic solves
+        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
+        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
+         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
+    )
+    data = build_program_data(sc, table(row("chat", "H100", 1, 10.0)))
+    began = time.perf_counter()
+    [short] = diagnose_module.diagnose(sc, data, time_limit_s=3.0)
+    assert short.message.endswith("to survive losing a; stock allows 1: 1 more than stock")
+    assert len(given) == 2 and given[0] <= 2.2, given
+    assert given[1] <= 3.0 - 0.4 - 0.4, given  # after the second's build too
+    assert time.perf_counter() - began < 3.0 + 0.5
+
+
+def test_no_second_elastic_solve_where_its_build_does_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first elastic solve took all its time: what is left cannot hold the second's build
+    # and a solve, so none is started and the shortfall is not said to be for survival alone.
+    import solver.solve.diagnose as diagnose_module
+    from solver.program.data import build_program_data
+
+    calls: list[tuple[str, ...]] = []
+    real = diagnose_module.solve_elastic
+
+    def first_takes_all(data: Any, families: tuple[str, ...], solver: str,
+                        time_limit_s: float, keep_build: bool = False) -> Any:
+        calls.append(families)
+        program, proven, _ = real(data, families, solver, time_limit_s, keep_build)
+        return program, proven, time_limit_s  # as if its build had taken the whole limit
+
+    monkeypatch.setattr(diagnose_module, "solve_elastic", first_takes_all)
+    sc = scenario(
+        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
+        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
+         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
+    )
+    data = build_program_data(sc, table(row("chat", "H100", 1, 10.0)))
+    [short] = diagnose_module.diagnose(sc, data, time_limit_s=2.0)
+    assert len(calls) == 1
+    assert short.workload == "chat" and short.amount == 1.0
