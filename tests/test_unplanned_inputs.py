@@ -84,3 +84,26 @@ def test_validate_warns_of_a_zone_that_sells_nothing(tmp_path: Path) -> None:
         "supply"]
     assert warned[1] is None
 
+
+def test_a_small_share_cut_off_by_a_failure_is_not_printed_as_none() -> None:
+    """s21 F5: a zone loss over 943,738 replayed requests cut off 446 (0.047 %), printed
+    "(0.0% of 943,738)"."""
+    import numpy as np
+
+    from solver.cli.slo_verdict import cut_off_line
+    from solver.replay.engine import ReplayResult, Status
+
+    def result(cut: int, total: int) -> ReplayResult:
+        status = np.full(total, Status.completed, np.int8)
+        status[:cut] = Status.failed
+        nan = np.full(total, np.nan)
+        return ReplayResult(arrival_s=np.arange(total, dtype=np.float64),
+                            output_tokens=np.ones(total, np.int64), status=status,
+                            ttft_ms=nan, e2e_ms=nan, tpot_ms=nan,
+                            queue_depth_max=np.zeros(1, np.int64), kv_use=np.zeros(1),
+                            requeued=0)
+
+    assert (cut_off_line(result(446, 943_738)) or "").startswith(
+        "446 requests (0.047% of 943,738) streaming on a lost replica were cut off")
+    assert (cut_off_line(result(1, 240)) or "").startswith("1 request (0.4% of 240)")
+    assert cut_off_line(result(0, 240)) is None
