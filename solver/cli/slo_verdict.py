@@ -140,7 +140,10 @@ def cut_off_line(result: ReplayResult) -> str | None:
     if not cut:
         return None
     total = int(result.status.size)
-    return (f"{plural(cut, 'request')} ({cut / total:.1%} of {total:,}) streaming on a lost "
+    share = cut / total
+    # under 0.1 %: two significant digits (446 of 943,738 read "0.0%", as if none were cut)
+    share_text = f"{share:.1%}" if share >= 0.001 else f"{100 * share:.2g}%"
+    return (f"{plural(cut, 'request')} ({share_text} of {total:,}) streaming on a lost "
             f"replica {'was' if cut == 1 else 'were'} cut off by the failure: no fleet saves a "
             "stream on a lost zone or node (a client may retry it); the verdicts below are "
             "over the rest")

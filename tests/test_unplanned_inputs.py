@@ -1,0 +1,109 @@
+"""Inputs a new user gave that fleetplan used without a word, now named by `validate` and
+`plan`: a stated `slo.e2e_p95_ms`, which no command plans for or checks (s21 F1: a 500-ms
+end-to-end SLO beside a 500-token P95 answer at 50 ms per token was planned "optimal"; no
+module of solver/ reads the field), and a zone whose offers hold no stock (s21 F2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from inputs import scenarios_dir
+from solver.cli import main
+
+
+def _tiny_with_e2e(tmp_path: Path, e2e_ms: float) -> Path:
+    data = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    data["workloads"][0]["slo"]["e2e_p95_ms"] = e2e_ms
+    path = tmp_path / f"e2e_{e2e_ms:g}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_validate_says_an_e2e_slo_is_not_planned_for(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["validate", str(_tiny_with_e2e(tmp_path, 500)), "--json"])
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["e2e_warnings"]
+    # tiny's chat: TTFT 1,000 ms + (300 − 1) output tokens × 50 ms = 15,950 ms = 31.9 × 500 ms
+    assert warnings == [
+        "workloads[0]: `chat` states slo.e2e_p95_ms 500 ms, which fleetplan neither plans for "
+        "nor checks (the fleet is sized on slo.ttft_p95_ms and slo.tpot_p95_ms; `simulate` "
+        "reports the end-to-end P95 without a verdict): those two allow an answer of the P95 "
+        "output length (300 tokens) up to 15,950 ms, 31.9× the stated 500 ms: tighten "
+        "slo.ttft_p95_ms or slo.tpot_p95_ms to plan for it"]
+    assert f"warning: {warnings[0]}" in result.stderr
+
+
+def test_a_looser_e2e_slo_is_still_named_but_not_called_contradictory(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["validate", str(_tiny_with_e2e(tmp_path, 60000))])
+    assert result.exit_code == 0, result.output
+    assert ("`chat` states slo.e2e_p95_ms 60,000 ms, which fleetplan neither plans for nor "
+            "checks" in result.stderr)
+    assert "up to 15,950 ms\n" in result.stderr and "tighten" not in result.stderr
+    tiny = CliRunner().invoke(main, ["validate", str(scenarios_dir() / "tiny.yaml"), "--json"])
+    assert "e2e_warnings" not in json.loads(tiny.stdout) and "e2e" not in tiny.stderr
+
+
+def test_plan_prints_the_e2e_warning_before_it_plans(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["plan", str(_tiny_with_e2e(tmp_path, 500)),
+                                       "--out", str(tmp_path / "out"), "--quiet",
+                                       "--time-limit", "600"])  # a loaded machine
+    assert result.exit_code == 0, result.output
+    assert "warning: workloads[0]: `chat` states slo.e2e_p95_ms 500 ms" in result.stderr
+
+
+def _zones(stock_c: int) -> list[dict[str, object]]:
+    def zone(name: str, stock: int) -> dict[str, object]:
+        return {"id": name, "region": "r1", "offers": [{
+            "gpu": "H100", "reserved": {"price_per_gpu_hour": 6.0, "stock_gpus": stock,
+                                        "commitment_months": 12},
+            "on_demand": {"price_per_gpu_hour": 10.0, "stock_gpus": stock}}]}
+    return [zone("z-a", 64), zone("z-b", 64), zone("z-c", stock_c)]
+
+
+def test_validate_warns_of_a_zone_that_sells_nothing(tmp_path: Path) -> None:
+    """s21 F2: a zone whose every offer has stock 0 was listed as selling reserved and
+    on-demand, with no warning."""
+    data = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    data["workloads"][0]["survivability"] = "zone_loss"
+    data["workloads"][0]["allowed_gpus"] = ["H100-SXM"]
+    warned = []
+    for stock_c in (0, 8):
+        path = tmp_path / f"zones_{stock_c}.yaml"
+        path.write_text(yaml.safe_dump({**data, "zones": _zones(stock_c)}))
+        result = CliRunner().invoke(main, ["validate", str(path), "--json"])
+        assert result.exit_code == 0, result.output
+        warned.append(json.loads(result.stdout).get("stock_warnings"))
+    assert warned[0] == [
+        "zone z-c: every offer (H100-SXM) has stock_gpus 0 in every purchase kind, so no GPU "
+        "can be bought there: the plan leaves the zone empty, and a workload that survives a "
+        "zone's loss is spread over the other zones only — give the stock the provider can "
+        "supply"]
+    assert warned[1] is None
+
+
+def test_a_small_share_cut_off_by_a_failure_is_not_printed_as_none() -> None:
+    """s21 F5: a zone loss over 943,738 replayed requests cut off 446 (0.047 %), printed
+    "(0.0% of 943,738)"."""
+    import numpy as np
+
+    from solver.cli.slo_verdict import cut_off_line
+    from solver.replay.engine import ReplayResult, Status
+
+    def result(cut: int, total: int) -> ReplayResult:
+        status = np.full(total, Status.completed, np.int8)
+        status[:cut] = Status.failed
+        nan = np.full(total, np.nan)
+        return ReplayResult(arrival_s=np.arange(total, dtype=np.float64),
+                            output_tokens=np.ones(total, np.int64), status=status,
+                            ttft_ms=nan, e2e_ms=nan, tpot_ms=nan,
+                            queue_depth_max=np.zeros(1, np.int64), kv_use=np.zeros(1),
+                            requeued=0)
+
+    assert (cut_off_line(result(446, 943_738)) or "").startswith(
+        "446 requests (0.047% of 943,738) streaming on a lost replica were cut off")
+    assert (cut_off_line(result(1, 240)) or "").startswith("1 request (0.4% of 240)")
+    assert cut_off_line(result(0, 240)) is None
