@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from models.horizon import HeldNodes, InventoryKind
@@ -410,46 +409,6 @@ def test_a_support_without_a_fleet_is_widened_to_the_configurations_it_runs() ->
     assert outcome.report.bound == pytest.approx(730)
     nodes = {k.zone: round(values[y.name]) for k, y in program.v.nodes.items()}
     assert nodes == {"z1": 1, "z2": 1}
-
-
-@pytest.mark.parametrize("seeded", [True, False])
-def test_a_widened_restriction_starts_from_the_block_s_greedy_fleet(
-        monkeypatch: pytest.MonkeyPatch, seeded: bool) -> None:
-    """The widened test's block: its support holds no fleet, so the restriction is widened;
-    with ``WIDEN_SEED`` HiGHS is handed the block's greedy fleet within its stock as its start,
-    every replica column of it left free (a start the restriction keeps), so its fleet is
-    never dearer than that floor (at load 9 the × 25 blocks' widened fleets were HiGHS's
-    first roundings, 13–18 M a month against floors of about 3 M). Without it, no start."""
-    from solver.solve import block_plans
-    from solver.solve.greedy import greedy_start
-
-    monkeypatch.setattr(block_plans, "WIDEN_SEED", seeded)
-    seen: list[tuple[object, object]] = []
-    real = block_plans.run
-
-    def recording(model: object, *args: object, **kw: object) -> object:
-        if kw.get("restriction") is not None:
-            seen.append((kw["restriction"], kw.get("start")))
-        return real(model, *args, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(block_plans, "run", recording)
-    data = widened_block()
-    program, values, outcome = block_plans.lp_support_block(data, 10.0, 0.01)
-    assert values is not None and outcome.report.objective == pytest.approx(730 + 1460)
-    assert len(seen) == 2  # the support (no start), then the widened restriction
-    assert seen[0][1] is None
-    restriction, start = seen[1]
-    if not seeded:
-        assert start is None
-        return
-    assert start is not None
-    floor = greedy_start(program, within_stock=True)
-    assert floor is not None
-    model = block_plans.model_of(program)
-    assert start == pytest.approx(model.vector(floor))
-    fixed = set(restriction.columns.tolist())  # type: ignore[attr-defined]
-    assert all(j not in fixed for j in np.flatnonzero(start))
-    assert block_plans.holds_in(program, model.named(start))
 
 
 @pytest.mark.parametrize("joint_proves", [True, False])

@@ -276,7 +276,7 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
 
     return _on_support(program, model, 1.0, lambda values, _: holds_in(program, values), floor,
                        deadline, time_limit_s, gap, widened_s, polish_s, stop, polish_slice_s,
-                       polish_gap, widened_polish_s, seed_named=dict)
+                       polish_gap, widened_polish_s)
 
 
 def lp_support_held(held: HeldBlock, data: ProgramData, time_limit_s: float, gap: float,
@@ -307,8 +307,7 @@ def lp_support_held(held: HeldBlock, data: ProgramData, time_limit_s: float, gap
 
     program, values, outcome = _on_support(
         held.program, model, held.weight, holds, floor, deadline, time_limit_s, gap, widened_s,
-        polish_s, stop, polish_slice_s, polish_gap, widened_polish_s,
-        seed_named=lambda values: {own + name: v for name, v in values.items()})
+        polish_s, stop, polish_slice_s, polish_gap, widened_polish_s)
     if values is not None and program is held.program:
         values = {name: v for name, v in values.items() if name.startswith(own)}
     return program, values, outcome
@@ -319,16 +318,12 @@ def _on_support(program: Program, model: Model, weight: float,
                 floor: Callable[[], tuple[Program, dict[str, float]] | None],
                 deadline: Deadline, time_limit_s: float, gap: float, widened_s: float | None,
                 polish_s: float, stop: Deadline | None, polish_slice_s: float | None,
-                polish_gap: float | None, widened_polish_s: float,
-                seed_named: Callable[[dict[str, float]], dict[str, float]] | None = None
+                polish_gap: float | None, widened_polish_s: float
                 ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """:func:`lp_support_block`'s steps on ``model`` (``program``'s columns, named alike;
     its cost the block's per month times ``weight``): ``holds`` checks a fleet (values and
     vector), ``floor`` gives the block's greedy fleet within its stock and the program that
-    names it. ``seed_named``: the floor's values named as ``model`` names its columns; with
-    it (and ``WIDEN_SEED``) the widened restriction starts from the floor
-    (:func:`_widened_seed`)."""
-    floor = functools.cache(floor)  # the widened step's seed and its floor: one greedy fleet
+    names it."""
     relaxed = run(model, deadline, deadline.left(), 0.0, relaxation=True)
     if relaxed.x is None or relaxed.objective is None or relaxed.status is not SolveStatus.optimal:
         return program, None, SolveOutcome(relaxed.status, SolverReport(
@@ -344,9 +339,6 @@ def _on_support(program: Program, model: Model, weight: float,
         wide = np.array([(k.workload, k.gpu, k.tp) in used for k in keys], dtype=bool)
         limit_s = min(max((time_limit_s if widened_s is None else widened_s)
                           - deadline.elapsed(), WIDEN_MIN_S), deadline.left())
-        seed = None if seed_named is None else _widened_seed(floor, seed_named, model)
-        if seed is not None:
-            wide |= seed[replicas] > 0  # the floor's configurations too: the start holds
         seen: list[Progress] = []
         began = time.perf_counter()
 
@@ -360,7 +352,7 @@ def _on_support(program: Program, model: Model, weight: float,
             return cost is not None and low is not None and cost - low <= WIDEN_PASS_GAP * cost
 
         result = _restricted(model, deadline, limit_s, gap, replicas[~wide], halt=enough,
-                             on_progress=seen.append, start=seed)
+                             on_progress=seen.append)
         seconds += result.seconds
         if WIDEN_PASS:
             widened_polish_s += max(limit_s - (time.perf_counter() - began), 0.0)
@@ -469,43 +461,12 @@ def polish_slices(program: Program, model: Model, x: npt.NDArray[np.float64],
 
 def _restricted(model: Model, deadline: Deadline, time_limit_s: float, gap: float,
                 empty: npt.NDArray[np.int32], halt: Callable[[], bool] | None = None,
-                on_progress: Callable[[Progress], None] | None = None,
-                start: npt.NDArray[np.float64] | None = None) -> RunResult:
-    """``model`` solved with the columns ``empty`` fixed to zero (``halt``, ``on_progress``,
-    ``start``: as :func:`~solver.solve.highs.run` takes them)."""
+                on_progress: Callable[[Progress], None] | None = None) -> RunResult:
+    """``model`` solved with the columns ``empty`` fixed to zero (``halt``, ``on_progress``:
+    as :func:`~solver.solve.highs.run` takes them)."""
     zeros = np.zeros(len(empty))
     return run(model, deadline, time_limit_s, gap, restriction=Restriction(empty, zeros, zeros),
-               halt=halt, on_progress=on_progress, start=start)
-
-
-#: Whether the widened restriction of :func:`lp_support_block` starts from the block's greedy
-#: fleet within its stock (its floor, :data:`GREEDY_FLOOR`), its replica columns added to the
-#: restriction, so that HiGHS's search (RINS, local search) starts from it and its fleet is
-#: never dearer than the floor. Without it, on the harness's × 25 case at load 9 the widened
-#: restriction's fleets after 6–8 s were 13–18 M a month (HiGHS's first roundings) and every
-#: widened block took its floor, about 3 times its LP (benchmarks/README.md, "Over periods",
-#: i16-s21) [bool].
-WIDEN_SEED = True
-
-
-def _widened_seed(floor: Callable[[], tuple[Program, dict[str, float]] | None],
-                  named: Callable[[dict[str, float]], dict[str, float]], model: Model
-                  ) -> npt.NDArray[np.float64] | None:
-    """The block's greedy fleet within its stock (``floor``) as a column vector of ``model``
-    (``named``: its values named as ``model`` names them), ``None`` where there is none, where
-    it names a column ``model`` lacks or where it breaks a row, bound or integrality of
-    ``model`` (checked on its arrays: a check through the program's rows took seconds a block
-    at load 15; HiGHS checks a start again, and the fleet it returns is checked as before)."""
-    if not WIDEN_SEED:
-        return None
-    greedy = floor()
-    if greedy is None:
-        return None
-    values = named(greedy[1])
-    if any(v != 0 and name not in model.index for name, v in values.items()):
-        return None
-    x = model.vector(values)
-    return None if model.broken_rows(x) else x
+               halt=halt, on_progress=on_progress)
 
 
 #: Whether the widened restriction of :func:`lp_support_block` stops once ``WIDEN_PASS_SHARE``
