@@ -215,7 +215,8 @@ class Scenario(OmitDefaults):
     def in_period(self, period: int, demand: DemandScenario,
                   as_of: dt.date | None = None) -> Scenario:
         """The single-period scenario of one period of a plan over periods: each workload as it
-        runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`),
+        runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`;
+        a workload whose ``from_period`` is later is left out: it has not launched),
         measured rows aged to ``as_of`` where given (:meth:`rows_aged_to`), and no
         inventory, horizon or demand scenarios of its own. The planner's blocks and the
         contract of a plan over periods size a period through this one function."""
@@ -223,7 +224,7 @@ class Scenario(OmitDefaults):
         if as_of is not None:
             policy = policy.model_copy(update={"as_of": as_of.isoformat()})
         workloads = tuple(w.in_period(period, demand.multiplier(w.name, period))
-                          for w in self.workloads)
+                          for w in self.workloads if w.runs_in(period))
         return self.model_copy(update={"workloads": workloads, "policy": policy,
                                        "inventory": (), "horizon": None,
                                        "demand_scenarios": ()})

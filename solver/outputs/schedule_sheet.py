@@ -153,8 +153,9 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
         put(ws, r, 3, _day(p.start), DATE)
         put(ws, r, 4, p.cost_per_month, MONEY)
         for i, w in enumerate(workloads):
-            put(ws, r, 5 + 2 * i, by[w].demand_rps, RATE)
-            put(ws, r, 6 + 2 * i, by[w].capacity_rps, RATE)
+            # absent from a period before its launch (its `from_period`): no demand, no replicas
+            put(ws, r, 5 + 2 * i, by[w].demand_rps if w in by else 0.0, RATE)
+            put(ws, r, 6 + 2 * i, by[w].capacity_rps if w in by else 0.0, RATE)
         r += 1
     last = r - 1
     r += 1
