@@ -1297,3 +1297,31 @@ def test_a_reservation_ending_inside_the_horizon_says_whether_an_order_renews_it
     sc = quarterly([1, 1, 1, 1], inventory=[lasting])
     plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
     assert not any("reservation ending" in line for line in schedule_lines(plan, sc))
+
+
+def test_the_if_high_lines_name_only_workloads_whose_demand_differs() -> None:
+    """F12: "it serves assistant-8b (…), chat-70b (…), launch-72b (demand +0% on `base`'s,
+    …), summaries (demand +0% …)": every workload on the GPU type, those with base's demand
+    too. `other` (1 req/s in both) beside chat (+200 %) on high's G is left out; where only it
+    is on the GPU, the line says its demand is base's."""
+    from models.plan import PeriodWorkload
+
+    plan, _ = base_high()
+    other = PeriodWorkload(workload="other", model="m8b", precision="bf16", runtime="vllm",
+                           demand_rps=1.0, capacity_rps=1.0)
+
+    def with_other(p: PeriodPlan, chat: bool = True) -> PeriodPlan:
+        mine = [a.model_copy(update={"workload": "other"}) for a in p.allocations]
+        kept = p.allocations if chat else ()
+        return p.model_copy(update={"workloads": (*p.workloads, other),
+                                    "allocations": (*kept, *mine)})
+
+    both = plan.model_copy(update={"periods": tuple(with_other(p) for p in plan.periods)})
+    (line,) = [x for x in schedule_lines(both) if x.startswith("if demand follows `high`, order")]
+    assert line.endswith("; it serves chat (demand +200% on `base`'s, capacity on all its GPUs "
+                         "0% above its demand)")
+    assert "other" not in line
+    alone = plan.model_copy(update={"periods": tuple(
+        with_other(p, chat=p.scenario != "high") for p in plan.periods)})
+    (line,) = [x for x in schedule_lines(alone) if x.startswith("if demand follows `high`, order")]
+    assert line.endswith("; the workloads on it there (other) have `base`'s demand")
