@@ -76,11 +76,25 @@ def lead_time_text(scenario: Scenario, reach: Reach) -> str:
         last = h.period_start(h.count - 1)
         return (f"{placed}it arrives on "
                 f"{reach.arrives}, after the last period starts ({last}), so it serves no "
-                "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
-                "on-demand capacity there")
+                f"period — shorten its lead time, lengthen the horizon (horizon.count)"
+                f"{_meanwhile(scenario, reach.option)}")
     start = h.period_start(reach.first_period)
     return (f"{placed}it arrives on {reach.arrives}, so it serves from period "
             f"{reach.first_period} ({start}) on, not before")
+
+
+def _meanwhile(scenario: Scenario, option: OrderOption) -> str:
+    """The end of a late quote's fix: what can add capacity without a lead time. It said "or
+    sell on-demand capacity there", read as advice to sell (and said of on-premise sites that
+    rent nothing): it meant "add an on-demand offer"."""
+    pool = option.pool
+    offer = next((o for z in scenario.zones if z.id == pool.zone for o in z.offers
+                  if o.gpu == pool.gpu), None)
+    if offer is not None and offer.on_demand is not None:
+        return (f"; until then only {pool.zone}'s on-demand {pool.gpu} (rented by the hour, no "
+                "lead time) adds capacity there")
+    return (f", or add an `on_demand` offer of {pool.gpu} (rented by the hour, no lead time) "
+            f"to {pool.zone} if it rents any, else to a zone that does")
 
 
 def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:

@@ -88,6 +88,7 @@ from solver.solve.order_choice import (
     choose_orders,
     committed_pools,
     held_block,
+    in_time_shortfalls,
     on_demand_beyond,
 )
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
@@ -522,7 +523,8 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
     return (Shortfall(requirement="orders", amount=0.0, unit="",
                       message="each period can be met on its own, but not with orders placed "
                               "in time: lead times, order stock or the budget keep committed "
-                              "capacity from arriving when it is needed"),)
+                              "capacity from arriving when it is needed"),
+            *in_time_shortfalls(data, solver, seconds_left(ends)))
 
 
 def _priced_block(data: HorizonData, block: Block) -> tuple[ProgramData, float]:
