@@ -660,13 +660,28 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
         None, None, None)  # the quote's terms (8 weeks, 12 months) are for new nodes
     assert held_reserved["Price source"] == ("held reservation: 0.500 USD/GPU-h as its "
                                              "inventory line states")
-    assert held_owned["Already held"] == "1 node owned (inventory): capital spent"
+    # F12: the owned node's running cost in the cells, not only its formula's terms: (700 W +
+    # 300 W) = 1 kW × 0.6 × 0.1 USD/kWh × PUE 1.3 × 730 h = 56.94 + hosting 100 = 156.94
+    assert held_owned["Already held"] == ("1 node owned (inventory): capital spent; power and "
+                                          "hosting 157 USD/node-month")
     assert held_owned["Price source"].startswith("owned, held: power and hosting only, from the "
-                                                 "zone's owned terms (700 W per GPU + 300 W")
+                                                 "zone's owned terms (157 USD/node-month: 700 W "
+                                                 "per GPU + 300 W")
     assert held_owned["Price source"].endswith("the capital is already spent")
     report = (tmp_path / "report.md").read_text()
     assert "| Already held |" in report
-    assert "| 1 node owned (inventory): capital spent |" in report
+    assert ("| 1 node owned (inventory): capital spent; power and hosting 157 USD/node-month |"
+            in report)
+    schedule = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+                .iter_rows(values_only=True)]
+    top = next(i for i, r in enumerate(schedule)
+               if r[0] == "Held (inventory): nodes the plan starts from")
+    assert schedule[top + 1][11:13] == ["Running cost [USD/node-month]",
+                                        "Cost held [USD/month]"]
+    # owned: 156.94 a node-month; reserved: 0.5 × 1 GPU × 730 h = 365 a month
+    assert schedule[top + 2][2] == "Owned"
+    assert schedule[top + 2][11:13] == [pytest.approx(156.94), pytest.approx(156.94)]
+    assert schedule[top + 3][11:13] == [None, pytest.approx(365.0)]
 
 
 def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
@@ -716,7 +731,8 @@ def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
                                           ends=dt.date(2027, 12, 30))], tmp_path / "retired")
     assert shown == [dt.date(2027, 12, 31)]
     gpus = retired.split("## GPUs")[1].split("## Workloads")[0]
-    assert "capital spent, held to 2027-12-31 |" in gpus and "Already held: " in gpus
+    assert "capital spent, held to 2027-12-31; power and hosting " in gpus
+    assert "Already held: " in gpus
 
 
 def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
