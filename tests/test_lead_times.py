@@ -217,3 +217,32 @@ def test_validate_and_plan_say_a_stale_as_of(tmp_path: Path) -> None:
             ) in result.stderr
     quiet = CliRunner().invoke(main, ["validate", str(scenarios_dir() / "twenty_rps.yaml")])
     assert "policy.as_of" not in quiet.stderr
+
+
+def test_plan_names_the_order_a_stale_as_of_dated_before_today(tmp_path: Path) -> None:
+    """tiny.yaml over four quarters from 2027-01-01 with 8-week reserved quotes and
+    ``as_of: 2026-06-01``, planned on the pinned today (2026-12-03): a 12-month H100-SXM
+    reservation (2.40 × 8,760 = 21,024) beats four quarters on demand (4.00 × 8,760), and is
+    due 2027-01-01 − 56 days = 2026-11-06, a day already past. plan warns before planning and
+    names the order after it (the report's order line alone said "by 2026-11-06")."""
+    import yaml
+    from click.testing import CliRunner
+
+    from inputs import scenarios_dir
+    from solver.cli import main
+
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 4}
+    doc["policy"]["as_of"] = "2026-06-01"
+    for offer in doc["zones"][0]["offers"]:
+        offer["reserved"]["lead_time_weeks"] = 8
+    path = tmp_path / "stale.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out"),
+                                       "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: policy.as_of 2026-06-01 is before today (2026-12-03): orders are planned "
+            "from it") in result.stderr
+    assert ("warning: 1 order of this plan is due before today (2026-12-03), from 2026-06-01 "
+            "(policy.as_of): 1 H100-SXM in zone-a by 2026-11-06 — a day already past"
+            ) in result.stderr
