@@ -19,6 +19,7 @@ from models.horizon import HeldNodes, InventoryKind, probabilities_sum_to_one
 from models.names import instance_shape, resolve_gpu
 from models.runtime import unknown_runtime_problem
 from models.scenario import Scenario
+from models.workload import Workload
 
 if TYPE_CHECKING:  # a type only: the loader runs these checks on every scenario it reads
     from models.inventory import InventoryFile
@@ -179,6 +180,27 @@ def offer_where(scenario: Scenario, zi: int, oi: int, paths: OfferPaths | None) 
     return f"zones[{zi}].offers[{oi}]"
 
 
+def _before_launch(w: Workload, file: str, where: str) -> list[Problem]:
+    """Events and migrations of a workload that launches later (``from_period``) dated before
+    its launch: they would change demand or a model it does not run yet."""
+    out = []
+    for j, e in enumerate(w.events):
+        if e.from_period < w.from_period:
+            out.append(Problem(file, f"{where}.events[{j}].from_period",
+                               f"period {e.from_period} is before the workload's launch "
+                               f"(from_period {w.from_period}): it has no demand then",
+                               f"give a period from {w.from_period} on, or add the demand to "
+                               "its own peak_rps / daily_requests"))
+    for j, m in enumerate(w.migrations):
+        if m.from_period <= w.from_period:
+            out.append(Problem(file, f"{where}.migrations[{j}].from_period",
+                               f"period {m.from_period} is not after the workload's launch "
+                               f"(from_period {w.from_period})",
+                               "give the model, precision and runtime it launches with as its "
+                               "own, or a later period"))
+    return out
+
+
 def horizon_problems(scenario: Scenario, file: str,
                      offer_paths: OfferPaths | None = None) -> list[Problem]:
     """Growth, events, migrations and demand scenarios fit the horizon; quotes fit a period
@@ -186,7 +208,7 @@ def horizon_problems(scenario: Scenario, file: str,
     horizon = scenario.horizon
     problems: list[Problem] = []
     uses = [f"workloads[{i}].{key}" for i, w in enumerate(scenario.workloads)
-            for key in ("growth", "events", "migrations") if getattr(w, key)]
+            for key in ("growth", "events", "migrations", "from_period") if getattr(w, key)]
     uses += ["demand_scenarios"] if scenario.demand_scenarios else []
     if horizon is None:
         return [Problem(file, where, "needs a planning horizon",
@@ -198,11 +220,12 @@ def horizon_problems(scenario: Scenario, file: str,
         problems += _path_problems(w.growth, count, file, f"workloads[{i}].growth")
         starts = [(f"events[{j}]", e.from_period) for j, e in enumerate(w.events)]
         starts += [(f"migrations[{j}]", m.from_period) for j, m in enumerate(w.migrations)]
-        for where, period in starts:
+        for where, period in [*starts, ("", w.from_period)]:
             if period >= count:
-                problems.append(Problem(file, f"workloads[{i}].{where}.from_period",
-                                        f"period {period} is past the horizon's last "
-                                        f"({count - 1})", f"give a period from 0 to {count - 1}"))
+                problems.append(Problem(file, f"workloads[{i}].{where}.from_period".replace(
+                    "..", "."), f"period {period} is past the horizon's last ({count - 1})",
+                    f"give a period from 0 to {count - 1}"))
+        problems += _before_launch(w, file, f"workloads[{i}]")
         for j, m in enumerate(w.migrations):
             # a migration's runtime as a workload's: an unknown one planned its periods on the
             # GPU's bare factors, with no runtime's costs and nothing said (`runtime: sglang`)
@@ -223,6 +246,14 @@ def horizon_problems(scenario: Scenario, file: str,
                     f"P99 context {longest} tokens exceeds {m.model}'s maximum "
                     f"{scenario.model(m.model).max_context_tokens}",
                     "migrate to a longer-context model; fleetplan never truncates context"))
+    first = min((w.from_period for w in scenario.workloads), default=0)
+    if first > 0:
+        problems.append(Problem(
+            file, "workloads", f"no workload runs before period {first} (every `from_period` "
+            f"is {first} or later): periods 0 to {first - 1} plan nothing",
+            f"start the horizon {first} period{'s' if first > 1 else ''} later "
+            f"(horizon.start: {horizon.period_start(first)}) and lower each `from_period`, "
+            "growth list and event by as much"))
     names = [s.name for s in scenario.demand_scenarios]
     workloads = [w.name for w in scenario.workloads]
     for i, s in enumerate(scenario.demand_scenarios):

@@ -179,6 +179,28 @@ class Scenario(OmitDefaults):
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)
 
+    def held_running_cost(self, line: HeldNodes) -> float:
+        """Owned nodes' power and hosting per node: the line's, else from its zone's ``owned``
+        terms for the GPU (validation refuses an owned line with neither)
+        [currency/(node·month)]. The planner's held cost and the outputs' Held tables read
+        this one figure."""
+        assert line.purchase is InventoryKind.owned and line.gpus_per_node is not None
+        if line.running_cost_per_node_month is not None:
+            return line.running_cost_per_node_month
+        offer = next((o for o in self.zone(line.zone).offers if o.gpu == line.gpu), None)
+        assert offer is not None and offer.owned is not None, (
+            "Scenario validation refuses an owned line with no running cost and no owned terms")
+        return offer.owned.running_per_node_month(line.gpus_per_node,
+                                                  self.policy.hours_per_month)
+
+    def held_cost_per_month(self, line: HeldNodes) -> float:
+        """What an inventory line costs a month held: a reservation its price, owned nodes
+        their power and hosting [currency/month]."""
+        if line.purchase is InventoryKind.reserved:
+            return line.reserved_cost_per_month(self.held_reservation_price(line),
+                                                self.policy.hours_per_month)
+        return self.held_running_cost(line) * line.nodes
+
     def held_reservation_quote(self, line: HeldNodes) -> tuple[Offer, ReservedTerms] | None:
         """The quote a held reservation whose inventory line states no price is priced at: the
         cheapest reserved quote of its zone's offer for its GPU, with that offer (``None``:
@@ -215,7 +237,8 @@ class Scenario(OmitDefaults):
     def in_period(self, period: int, demand: DemandScenario,
                   as_of: dt.date | None = None) -> Scenario:
         """The single-period scenario of one period of a plan over periods: each workload as it
-        runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`),
+        runs then under ``demand`` (growth, events, migrations: :meth:`Workload.in_period`;
+        a workload whose ``from_period`` is later is left out: it has not launched),
         measured rows aged to ``as_of`` where given (:meth:`rows_aged_to`), and no
         inventory, horizon or demand scenarios of its own. The planner's blocks and the
         contract of a plan over periods size a period through this one function."""
@@ -223,7 +246,7 @@ class Scenario(OmitDefaults):
         if as_of is not None:
             policy = policy.model_copy(update={"as_of": as_of.isoformat()})
         workloads = tuple(w.in_period(period, demand.multiplier(w.name, period))
-                          for w in self.workloads)
+                          for w in self.workloads if w.runs_in(period))
         return self.model_copy(update={"workloads": workloads, "policy": policy,
                                        "inventory": (), "horizon": None,
                                        "demand_scenarios": ()})

@@ -271,7 +271,7 @@ class Migration(Frozen):
 class Workload(OmitDefaults):
     """One pool: a model at a precision serving one task for one tenant under one SLO."""
 
-    omit_when_default = ("growth", "events", "migrations")
+    omit_when_default = ("growth", "events", "migrations", "from_period")
 
     name: Name
     model: Name
@@ -300,6 +300,13 @@ class Workload(OmitDefaults):
     """Known changes of demand from a period on (launches)."""
     migrations: Annotated[tuple[Migration, ...], LimitedList] = ()
     """Model, precision or runtime changes from a period on, in period order."""
+    from_period: Whole = Field(0, ge=0)
+    """First planning period of the ``horizon`` the workload runs in (0 = the first; a period
+    index, as an event's or a migration's ``from_period``): a launch. Before it the workload
+    is absent from the plan — no demand, no replicas, no capacity rows — where an event only
+    adds demand to a workload already running (which needs some demand, and so replicas,
+    before). ``growth`` stays indexed by the horizon's periods; its values before this period
+    are not used."""
 
     @field_validator("growth")
     @classmethod
@@ -325,6 +332,10 @@ class Workload(OmitDefaults):
             raise ValueError("migrations must be listed in period order, one per period")
         return self
 
+    def runs_in(self, period: int) -> bool:
+        """The workload runs in planning period ``period`` (it has launched by then)."""
+        return self.from_period <= period
+
     def in_period(self, period: int, multiplier: float = 1.0) -> Workload:
         """The workload as it runs in one planning period: its own growth there times
         ``multiplier`` (a demand scenario's) on its demand, the events on by then added, and
@@ -332,7 +343,8 @@ class Workload(OmitDefaults):
         no growth, events or migrations: a single-period workload.
         """
         factor = (self.growth[period] if period < len(self.growth) else 1.0) * multiplier
-        update: dict[str, object] = {"growth": (), "events": (), "migrations": ()}
+        update: dict[str, object] = {"growth": (), "events": (), "migrations": (),
+                                     "from_period": 0}
         for migration in self.migrations:
             if migration.from_period <= period:
                 update.update({k: getattr(migration, k) for k in ("model", "precision", "runtime")

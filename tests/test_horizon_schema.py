@@ -86,7 +86,7 @@ def test_a_scenario_without_the_new_keys_dumps_none_of_them() -> None:
     scenario = load_scenario(demo_scenario())
     text = scenario.model_dump_json(context=FINGERPRINT_CONTEXT)
     for key in ("inventory", "horizon", "demand_scenarios", "growth", "events", "migrations",
-                "upfront", "assumed", "owned"):
+                "upfront", "assumed", "owned", "from_period"):
         assert f'"{key}"' not in text
     assert not scenario.multi_period
     # the price table's reserved price is a discount on on-demand, its stock an assumption:
@@ -131,6 +131,56 @@ def test_a_workload_in_a_period(tmp_path: Path) -> None:
                                                              "Llama-3.1-8B")
     assert chat.in_period(2).precision is Precision.bf16
     assert (third.growth, third.events, third.migrations) == ((), (), ())
+
+
+def test_a_workload_launched_later_is_absent_before_its_period(tmp_path: Path) -> None:
+    """F4 (a new user): a model launched in Q2 could not have zero demand before (growth > 0,
+    peak_rps ≥ 0.001), and Q1 held replicas for it. ``from_period: 2``: the period scenarios
+    of quarters 0 and 1 leave it out; from quarter 2 it runs with its growth there (×1.5)."""
+    doc = quarterly_doc()
+    launch = {**doc["workloads"][0], "name": "launch", "from_period": 2,
+              "growth": [1, 1, 1.5, 2]}
+    launch.pop("events", None)
+    launch.pop("migrations", None)
+    doc["workloads"].append(launch)
+    sc = load_doc(doc, tmp_path)
+    base = DemandScenario(name="base", probability=1.0)
+    assert [[w.name for w in sc.in_period(q, base).workloads] for q in range(4)] == [
+        ["chat"], ["chat"], ["chat", "launch"], ["chat", "launch"]]
+    grown = sc.in_period(2, base).workload("launch")
+    assert grown.arrival is not None and grown.arrival.peak_rps == pytest.approx(4 * 1.5)
+    assert grown.from_period == 0  # a single-period workload
+
+
+def test_a_launch_is_refused_where_it_cannot_hold(tmp_path: Path) -> None:
+    """Past the horizon, without one (a single-period plan), every workload launched after
+    the first period (periods of nothing), and an event or a migration before the launch:
+    each refused, located, with the fix."""
+    doc = quarterly_doc()
+    late = {**doc["workloads"][0], "name": "late", "from_period": 4}
+    late.pop("events", None)
+    late.pop("migrations", None)
+    doc["workloads"].append(late)
+    assert ("workloads[1].from_period", "period 4 is past the horizon's last (3)") in \
+        problems_of(doc, tmp_path)
+    late["from_period"] = 2
+    late["events"] = [{"name": "early", "from_period": 1, "add_peak_rps": 1}]
+    late["migrations"] = [{"from_period": 2, "precision": "fp8"}]
+    found = dict(problems_of(doc, tmp_path))
+    assert found["workloads[1].events[0].from_period"].startswith(
+        "period 1 is before the workload's launch (from_period 2)")
+    assert found["workloads[1].migrations[0].from_period"].startswith(
+        "period 2 is not after the workload's launch (from_period 2)")
+    del late["events"], late["migrations"]
+    doc["workloads"][0]["from_period"] = 1
+    found = dict(problems_of(doc, tmp_path))
+    assert found["workloads"].startswith("no workload runs before period 1")
+    doc["workloads"][0]["from_period"] = 0
+    one = {k: v for k, v in doc.items() if k != "horizon"}
+    one["workloads"] = [{k: v for k, v in w.items() if k not in ("growth", "events",
+                                                                  "migrations")}
+                        for w in doc["workloads"]]
+    assert ("workloads[1].from_period", "needs a planning horizon") in problems_of(one, tmp_path)
 
 
 def test_an_event_with_its_own_shape_moves_the_peak_hour() -> None:
@@ -368,3 +418,50 @@ def test_a_growth_at_or_below_zero_names_its_period_value_and_fix(tmp_path: Path
     assert found["demand_scenarios[2].growth"].message.endswith("): chat[2] is -1.5")
     for p in found.values():
         assert "0.9 a 10 % fall" in p.fix, p
+
+
+def test_a_launch_round_trips_through_plan_replan_validate_and_template(tmp_path: Path) -> None:
+    """tiny.yaml over two quarters with a copy of chat, `launch`, from quarter 1: the plan's
+    workbook (its Periods table read every workload in every period: KeyError) gives `launch`
+    0 demand and 0 capacity in quarter 0; scenario.resolved.yaml keeps `from_period` and
+    validates; a re-plan (--existing) plans it from the same quarter; validate says it; the
+    scenario workbook, which has no place for it, names it and writes nothing."""
+    import openpyxl
+
+    from inputs import scenarios_dir
+
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 2}
+    doc["workloads"].append({**doc["workloads"][0], "name": "launch", "from_period": 1})
+    path = tmp_path / "launch.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    runner = CliRunner()
+    said = runner.invoke(main, ["validate", str(path)])
+    assert said.exit_code == 0, said.output
+    assert ("launch: launches in period 1 (2027-04-01): no demand and no replicas before"
+            in said.stdout)
+
+    def planned(out: Path, *more: str) -> list[list[str]]:
+        result = runner.invoke(main, ["plan", str(path), "--out", str(out), "--quiet", *more])
+        assert result.exit_code == 0, result.output
+        p = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+        return [[w["workload"] for w in q["workloads"]] for q in p["periods"]]
+
+    assert planned(tmp_path / "q1") == [["chat"], ["chat", "launch"]]
+    sheet = openpyxl.load_workbook(tmp_path / "q1" / "plan.xlsx")["Schedule"]
+    rows = [[c.value for c in r] for r in sheet.iter_rows()]
+    head = next(i for i, r in enumerate(rows) if "launch demand [req/s]" in r)
+    col = rows[head].index("launch demand [req/s]")
+    assert [(r[1], r[col], r[col + 1]) for r in rows[head + 1:head + 3]] == [
+        (0, 0.0, 0.0), (1, 4.0, pytest.approx(13.4, abs=0.1))]
+    resolved = tmp_path / "q1" / "scenario.resolved.yaml"
+    assert yaml.safe_load(resolved.read_text(encoding="utf-8"))["workloads"][1][
+        "from_period"] == 1
+    assert runner.invoke(main, ["validate", str(resolved)]).exit_code == 0
+    assert planned(tmp_path / "q2", "--existing", str(tmp_path / "q1" / "plan.json")) == [
+        ["chat"], ["chat", "launch"]]
+    book = runner.invoke(main, ["template", "--from", str(path), "--out",
+                                str(tmp_path / "s.xlsx")])
+    assert book.exit_code == 2
+    assert "workloads[1].from_period: the scenario workbook has no place for it" in book.output
+    assert not (tmp_path / "s.xlsx").exists()

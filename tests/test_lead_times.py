@@ -9,6 +9,7 @@ Dates by hand: four quarters from 2027-01-01 start on 01-01, 04-01, 07-01 and 10
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,89 @@ def test_without_as_of_a_start_ahead_says_orders_could_be_placed_sooner() -> Non
     assert early_order_line(_quarterly(0, 5), today) is None
     assert "from period 0 (2027-01-01), not 1" in (early_order_line(_quarterly(4), today) or "")
     assert early_order_line(_quarterly(16), STARTS[0]) is None
+
+
+def test_a_stale_as_of_is_warned_and_the_orders_it_dates_in_the_past_are_named() -> None:
+    """A price-quote date left in ``policy.as_of`` (2026-06-01) read on 2026-12-03: orders are
+    planned from it, so the plan said "order by 2026-11-06", a day already past, silently.
+    Demand 1, 1, 1, 2 nodes, a 12-month reservation at 0.45 with 8 weeks (56 days) of lead
+    time: one node ordered for quarter 0 by 2027-01-01 − 56 d = 2026-11-06 (the rest on
+    demand: tests/test_horizon_start.py). validate and plan warn before planning, naming the
+    field, the dates and the fix; plan names the order dated before today after it plans.
+    Not an error: ``as_of`` re-runs a plan as it was made (read on 2026-11-01, nothing)."""
+    from solver.cli.lead_times import past_order_lines, stale_as_of_warning
+    from tests.test_periods import plan as plan_periods
+    from tests.test_periods import quarterly
+
+    sc = quarterly([1, 1, 1, 2], lead_weeks=8)
+    sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"as_of": "2026-06-01"})})
+    today = dt.date(2026, 12, 3)
+    warning = stale_as_of_warning(sc, today)
+    assert warning is not None
+    assert warning.startswith("policy.as_of 2026-06-01 is before today (2026-12-03): orders "
+                              "are planned from it, so an order can be dated before today: "
+                              "G's reserved quote (12 months) in a serving period 0 "
+                              "(2027-01-01) would be ordered by 2026-11-06")
+    assert "set `policy.as_of: 2026-12-03` to plan orders from today" in warning
+    assert stale_as_of_warning(sc, dt.date(2026, 11, 1)) is None  # due 11-06: still ahead
+    assert stale_as_of_warning(quarterly([1, 1, 1, 2], lead_weeks=8), today) is None
+    planned = plan_periods(sc)
+    assert [(o.order_by, o.nodes) for o in planned.orders] == [(dt.date(2026, 11, 6), 1)]
+    (line,) = past_order_lines(planned, sc, today)
+    assert line.startswith("warning: 1 order of this plan is due before today (2026-12-03), "
+                           "from 2026-06-01 (policy.as_of): 1 G in a by 2026-11-06 — ")
+    assert past_order_lines(planned, sc, dt.date(2026, 11, 6)) == []  # due today: placeable
+
+
+def test_validate_and_plan_say_a_stale_as_of(tmp_path: Path) -> None:
+    """quarterly.yaml with ``as_of: 2026-01-15`` on the pinned today (2026-12-03,
+    tests/conftest.py): its 16-week owned hardware for 2027-01-01 is due 2026-09-11 (112 days
+    before). twenty_rps.yaml's ``as_of: 2026-11-01`` (one peak day, no orders: it only ages
+    the measured rows) is not warned."""
+    import yaml
+    from click.testing import CliRunner
+
+    from inputs import scenarios_dir
+    from solver.cli import main
+
+    doc = yaml.safe_load((scenarios_dir() / "quarterly.yaml").read_text(encoding="utf-8"))
+    doc["policy"]["as_of"] = "2026-01-15"
+    path = tmp_path / "stale.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert ("warning: policy.as_of 2026-01-15 is before today (2026-12-03): orders are "
+            "planned from it, so an order can be dated before today: H100-SXM's owned hardware "
+            "in onprem-dc1 serving period 0 (2027-01-01) would be ordered by 2026-09-11"
+            ) in result.stderr
+    quiet = CliRunner().invoke(main, ["validate", str(scenarios_dir() / "twenty_rps.yaml")])
+    assert "policy.as_of" not in quiet.stderr
+
+
+def test_plan_names_the_order_a_stale_as_of_dated_before_today(tmp_path: Path) -> None:
+    """tiny.yaml over four quarters from 2027-01-01 with 8-week reserved quotes and
+    ``as_of: 2026-06-01``, planned on the pinned today (2026-12-03): a 12-month H100-SXM
+    reservation (2.40 × 8,760 = 21,024) beats four quarters on demand (4.00 × 8,760), and is
+    due 2027-01-01 − 56 days = 2026-11-06, a day already past. plan warns before planning and
+    names the order after it (the report's order line alone said "by 2026-11-06")."""
+    import yaml
+    from click.testing import CliRunner
+
+    from inputs import scenarios_dir
+    from solver.cli import main
+
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    doc["horizon"] = {"start": "2027-01-01", "period_months": 3, "count": 4}
+    doc["policy"]["as_of"] = "2026-06-01"
+    for offer in doc["zones"][0]["offers"]:
+        offer["reserved"]["lead_time_weeks"] = 8
+    path = tmp_path / "stale.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out"),
+                                       "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: policy.as_of 2026-06-01 is before today (2026-12-03): orders are planned "
+            "from it") in result.stderr
+    assert ("warning: 1 order of this plan is due before today (2026-12-03), from 2026-06-01 "
+            "(policy.as_of): 1 H100-SXM in zone-a by 2026-11-06 — a day already past"
+            ) in result.stderr

@@ -22,6 +22,7 @@ from models.loader import load_scenario
 from models.offers import Offer, OnDemandTerms, OwnedTerms, ReservedTerms
 from models.plan import Plan, SolveStatus
 from models.scenario import Scenario
+from models.workload import DemandEvent
 from solver.program.periods import COUPLINGS, build_horizon_data, build_horizon_program
 from solver.solve.backends import solve
 from solver.solve.horizon import plan_horizon
@@ -138,6 +139,36 @@ def test_owned_nodes_are_used_before_anything_is_bought() -> None:
     assert (owned.nodes, owned.cost_per_month) == (1, 50)
     assert objective(sc, [c for c in ALL if c != "inventory"]) == pytest.approx(
         2 * 8760 * 0.45)
+
+
+def test_a_launch_runs_replicas_only_from_its_period() -> None:
+    """F4: `launch` (2 req/s, 2 nodes) from quarter 2 beside chat (1 node), on demand only:
+    GPUs per quarter 1, 1, 3, 3, cost 8 × 2,190 = 17,520 (chat 4 node-quarters + launch 2 ×
+    2). From quarter 0 it is 12 × 2,190. The workaround it replaces (a 0.001 req/s peak, the
+    launch's 2 req/s an event) holds a node for the token in quarters 0 and 1 and, with 2.001
+    req/s, three from quarter 2: 2 + 2 + 4 + 4 = 12 node-quarters."""
+    def two(from_period: int, before_rps: float | None = None) -> Scenario:
+        sc = quarterly([1, 1, 1, 1], reserved=None)
+        launch = workload("launch", 2.0, utilization=1.0).model_copy(update={
+            "from_period": from_period})
+        if before_rps is not None:  # the workaround: a token peak, the launch as an event
+            launch = workload("launch", before_rps, utilization=1.0).model_copy(update={
+                "events": (DemandEvent(name="go", from_period=2, add_peak_rps=2.0),)})
+        return sc.model_copy(update={"workloads": (*sc.workloads, launch)})
+
+    rows = table(row("chat", "G", 1, 1.0), row("launch", "G", 1, 1.0))
+    by_period = {}
+    for case, sc in {"launch": two(2), "always": two(0), "token": two(0, 0.001)}.items():
+        p = plan_horizon(sc, table_for=lambda _: rows, time_limit_s=20, gap=1e-6)
+        assert p.status is SolveStatus.optimal and p.horizon is not None
+        by_period[case] = ([sum(g.gpus for g in q.gpus) for q in p.periods],
+                           round(p.horizon.expected_cost))
+        if case == "launch":
+            assert [[w.workload for w in q.workloads] for q in p.periods] == [
+                ["chat"], ["chat"], ["chat", "launch"], ["chat", "launch"]]
+    assert by_period == {"launch": ([1, 1, 3, 3], 8 * QUARTER),
+                         "always": ([3, 3, 3, 3], 12 * QUARTER),
+                         "token": ([2, 2, 4, 4], 12 * QUARTER)}
 
 
 def test_a_plan_over_periods_that_orders_nothing_writes_empty_orders() -> None:

@@ -660,13 +660,28 @@ def test_held_rows_show_the_inventory_terms_and_every_price_a_source(tmp_path: P
         None, None, None)  # the quote's terms (8 weeks, 12 months) are for new nodes
     assert held_reserved["Price source"] == ("held reservation: 0.500 USD/GPU-h as its "
                                              "inventory line states")
-    assert held_owned["Already held"] == "1 node owned (inventory): capital spent"
+    # F12: the owned node's running cost in the cells, not only its formula's terms: (700 W +
+    # 300 W) = 1 kW × 0.6 × 0.1 USD/kWh × PUE 1.3 × 730 h = 56.94 + hosting 100 = 156.94
+    assert held_owned["Already held"] == ("1 node owned (inventory): capital spent; power and "
+                                          "hosting 157 USD/node-month")
     assert held_owned["Price source"].startswith("owned, held: power and hosting only, from the "
-                                                 "zone's owned terms (700 W per GPU + 300 W")
+                                                 "zone's owned terms (157 USD/node-month: 700 W "
+                                                 "per GPU + 300 W")
     assert held_owned["Price source"].endswith("the capital is already spent")
     report = (tmp_path / "report.md").read_text()
     assert "| Already held |" in report
-    assert "| 1 node owned (inventory): capital spent |" in report
+    assert ("| 1 node owned (inventory): capital spent; power and hosting 157 USD/node-month |"
+            in report)
+    schedule = [list(r) for r in openpyxl.load_workbook(tmp_path / "plan.xlsx")["Schedule"]
+                .iter_rows(values_only=True)]
+    top = next(i for i, r in enumerate(schedule)
+               if r[0] == "Held (inventory): nodes the plan starts from")
+    assert schedule[top + 1][11:13] == ["Running cost [USD/node-month]",
+                                        "Cost held [USD/month]"]
+    # owned: 156.94 a node-month; reserved: 0.5 × 1 GPU × 730 h = 365 a month
+    assert schedule[top + 2][2] == "Owned"
+    assert schedule[top + 2][11:13] == [pytest.approx(156.94), pytest.approx(156.94)]
+    assert schedule[top + 3][11:13] == [None, pytest.approx(365.0)]
 
 
 def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
@@ -716,7 +731,8 @@ def test_the_report_says_beside_held_rows_that_to_names_the_day_after_the_last(
                                           ends=dt.date(2027, 12, 30))], tmp_path / "retired")
     assert shown == [dt.date(2027, 12, 31)]
     gpus = retired.split("## GPUs")[1].split("## Workloads")[0]
-    assert "capital spent, held to 2027-12-31 |" in gpus and "Already held: " in gpus
+    assert "capital spent, held to 2027-12-31; power and hosting " in gpus
+    assert "Already held: " in gpus
 
 
 def test_a_held_reservation_without_a_price_is_labelled_assumed_everywhere(
@@ -1297,3 +1313,31 @@ def test_a_reservation_ending_inside_the_horizon_says_whether_an_order_renews_it
     sc = quarterly([1, 1, 1, 1], inventory=[lasting])
     plan = plan_horizon(sc, table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6)
     assert not any("reservation ending" in line for line in schedule_lines(plan, sc))
+
+
+def test_the_if_high_lines_name_only_workloads_whose_demand_differs() -> None:
+    """F12: "it serves assistant-8b (…), chat-70b (…), launch-72b (demand +0% on `base`'s,
+    …), summaries (demand +0% …)": every workload on the GPU type, those with base's demand
+    too. `other` (1 req/s in both) beside chat (+200 %) on high's G is left out; where only it
+    is on the GPU, the line says its demand is base's."""
+    from models.plan import PeriodWorkload
+
+    plan, _ = base_high()
+    other = PeriodWorkload(workload="other", model="m8b", precision="bf16", runtime="vllm",
+                           demand_rps=1.0, capacity_rps=1.0)
+
+    def with_other(p: PeriodPlan, chat: bool = True) -> PeriodPlan:
+        mine = [a.model_copy(update={"workload": "other"}) for a in p.allocations]
+        kept = p.allocations if chat else ()
+        return p.model_copy(update={"workloads": (*p.workloads, other),
+                                    "allocations": (*kept, *mine)})
+
+    both = plan.model_copy(update={"periods": tuple(with_other(p) for p in plan.periods)})
+    (line,) = [x for x in schedule_lines(both) if x.startswith("if demand follows `high`, order")]
+    assert line.endswith("; it serves chat (demand +200% on `base`'s, capacity on all its GPUs "
+                         "0% above its demand)")
+    assert "other" not in line
+    alone = plan.model_copy(update={"periods": tuple(
+        with_other(p, chat=p.scenario != "high") for p in plan.periods)})
+    (line,) = [x for x in schedule_lines(alone) if x.startswith("if demand follows `high`, order")]
+    assert line.endswith("; the workloads on it there (other) have `base`'s demand")

@@ -443,8 +443,9 @@ def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Pat
     warning = ("warning: `lead_time_weeks: 20` of L4's reserved quote (12 months) in zone-a: "
                "ordered on the plan date, 2027-01-01 (the horizon's start), it arrives on "
                "2027-05-21, after the last period starts (2027-02-01), so it serves no "
-               "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
-               "on-demand capacity there")
+               "period — shorten its lead time, lengthen the horizon (horizon.count); until "
+               "then only zone-a's on-demand L4 (rented by the hour, no lead time) adds "
+               "capacity there")
     assert warning in result.stderr.splitlines()
     assert "  horizon: 2 periods of 1 month, 2027-01-01 to 2027-03-01" in result.stdout
     planned = run_cli("plan", str(tmp_path / "lead.yaml"), "--out", str(tmp_path / "out"),
@@ -480,6 +481,18 @@ def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Pat
                                "start), it arrives on 2027-05-21") for line in lines), lines
     diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
     assert sum("lead_time_weeks: 20" in d["message"] for d in diagnosis) == 2
+    # F12: when and by how much (chat, 4 req/s, needs 1 H100-SXM; nothing can be in service
+    # in period 0), and the fix is an on-demand offer, not "sell on-demand capacity there"
+    assert ("  - with only the committed capacity in service by then (inventory, and orders "
+            "placed from the plan date 2027-01-01 on), base, period 0 (2027-01-01): `chat` "
+            "needs 1 H100-SXM GPUs (reserved) in zone-a to carry its demand; stock allows 0: 1 "
+            "more than stock") in lines
+    short = next(d for d in diagnosis if d["message"].startswith("with only"))
+    assert (short["requirement"], short["amount"], short["workload"]) == ("stock", 1.0, "chat")
+    assert any(line.endswith("or add an `on_demand` offer of L4 (rented by the hour, no lead "
+                             "time) to zone-a if it rents any, else to a zone that does")
+               for line in lines), lines
+    assert "sell" not in result.stdout
 
 
 def test_a_held_reservation_priced_per_node_is_warned_of(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from solver.program.orders import (
     OrderOption,
     arrives,
     first_period,
+    order_by,
     order_from_text,
     order_options,
     plan_date_of,
@@ -75,11 +76,25 @@ def lead_time_text(scenario: Scenario, reach: Reach) -> str:
         last = h.period_start(h.count - 1)
         return (f"{placed}it arrives on "
                 f"{reach.arrives}, after the last period starts ({last}), so it serves no "
-                "period — shorten its lead time, lengthen the horizon (horizon.count) or sell "
-                "on-demand capacity there")
+                f"period — shorten its lead time, lengthen the horizon (horizon.count)"
+                f"{_meanwhile(scenario, reach.option)}")
     start = h.period_start(reach.first_period)
     return (f"{placed}it arrives on {reach.arrives}, so it serves from period "
             f"{reach.first_period} ({start}) on, not before")
+
+
+def _meanwhile(scenario: Scenario, option: OrderOption) -> str:
+    """The end of a late quote's fix: what can add capacity without a lead time. It said "or
+    sell on-demand capacity there", read as advice to sell (and said of on-premise sites that
+    rent nothing): it meant "add an on-demand offer"."""
+    pool = option.pool
+    offer = next((o for z in scenario.zones if z.id == pool.zone for o in z.offers
+                  if o.gpu == pool.gpu), None)
+    if offer is not None and offer.on_demand is not None:
+        return (f"; until then only {pool.zone}'s on-demand {pool.gpu} (rented by the hour, no "
+                "lead time) adds capacity there")
+    return (f", or add an `on_demand` offer of {pool.gpu} (rented by the hour, no lead time) "
+            f"to {pool.zone} if it rents any, else to a zone that does")
 
 
 def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
@@ -155,6 +170,67 @@ def past_start_warning(scenario: Scenario, today: dt.date | None = None) -> str 
             f"{move}")
 
 
+def stale_as_of_warning(scenario: Scenario, today: dt.date | None = None) -> str | None:
+    """A warning for a ``policy.as_of`` before ``today`` (default: :func:`today_date`) in a
+    scenario that plans orders (a horizon, or an inventory: :attr:`Scenario.multi_period`)
+    where some order could be due between it and today: orders are planned from ``as_of``
+    (:func:`~solver.program.orders.plan_date_of`), so a plan can tell a buyer to "order by"
+    a day already past — a price-quote date left in the scenario dates orders months back.
+    ``None`` otherwise: ``as_of`` today or later, a single-period plan from nothing (``as_of``
+    only ages its measured rows: twenty_rps.yaml pins it so), or no order due before today.
+
+    A warning, not an error: ``as_of`` is how a plan is re-run as it was made (same input,
+    same plan), and a clock-dependent refusal would fail on one day an input that planned the
+    day before; ``plan`` names the orders it dated before today after it plans
+    (:func:`past_order_lines`)."""
+    as_of_text = scenario.policy.as_of
+    today = today or today_date()
+    if as_of_text is None or not scenario.multi_period:
+        return None
+    as_of = dt.date.fromisoformat(as_of_text)
+    if as_of >= today:
+        return None
+    h = scenario.horizon
+    fix = (f"set `policy.as_of: {today}` to plan orders from today (or remove it: orders are "
+           "then planned from the horizon's start), or keep it only to re-run the plan as it "
+           f"was made on {as_of}")
+    options = order_options(scenario)
+    head = f"policy.as_of {as_of} is before today ({today}): orders are planned from it, so "
+    if h is None:
+        return (head + f"every order is placed on {as_of}, a day already past, and the "
+                f"month planned is {as_of} on, not from today — {fix}")
+    due = sorted(((order_by(h.period_start(q), o.lead_time_weeks), q, i)
+                  for i, o in enumerate(options) for q in range(h.count)
+                  if as_of <= order_by(h.period_start(q), o.lead_time_weeks) < today))
+    if not due:
+        return None
+    first, q, i = due[0]
+    option = options[i]
+    return (head + f"an order can be dated before today: {_what(option).split(' of ', 1)[1]} "
+            f"serving period {q} ({h.period_start(q)}) would be ordered by {first} — a day "
+            "already past, an order that can no longer be placed (its nodes would arrive "
+            f"later than planned); {len(due)} such order-by date{'s' if len(due) > 1 else ''} "
+            f"of options and periods fall between {as_of} and today — {fix}")
+
+
+def past_order_lines(plan: Plan, scenario: Scenario, today: dt.date | None = None
+                     ) -> list[str]:
+    """``plan``'s orders due before ``today`` (default: :func:`today_date`), which a stale
+    ``policy.as_of`` (:func:`stale_as_of_warning`) lets the program date in the past: one
+    warning naming each (empty where none)."""
+    today = today or today_date()
+    late = [o for o in plan.orders if o.order_by < today]
+    if not late:
+        return []
+    named = "; ".join(f"{o.gpus} {o.gpu} in {o.zone} by {o.order_by}"
+                      + ("" if o.scenario is None else f" (if `{o.scenario}`)")
+                      for o in sorted(late, key=lambda o: o.order_by))
+    return [f"warning: {len(late)} order{'s' if len(late) > 1 else ''} of this plan "
+            f"{'are' if len(late) > 1 else 'is'} due before today ({today}), from "
+            f"{order_from_text(scenario)}: {named} — a day already past: the nodes cannot "
+            f"arrive as planned; re-plan with `policy.as_of: {today}` before ordering"]
+
+
 def early_order_line(scenario: Scenario, today: dt.date | None = None) -> str | None:
     """A line of validate's summary (after when new orders serve) for a horizon that starts
     after ``today`` (default: :func:`today_date`) without ``policy.as_of``, where an order
@@ -190,13 +266,15 @@ def early_order_line(scenario: Scenario, today: dt.date | None = None) -> str | 
 def with_lead_times(summary: ScenarioSummary, scenario: Scenario,
                     today: dt.date | None = None) -> ScenarioSummary:
     """``validate``'s summary with a warning per quote that serves no period, a warning for a
-    horizon that starts before ``today`` (:func:`past_start_warning`) and, among its lines
+    horizon that starts before ``today`` (:func:`past_start_warning`) or a ``policy.as_of``
+    before it (:func:`stale_as_of_warning`) and, among its lines
     over time, from which period new orders serve at the earliest and, without ``as_of``, which
     would serve sooner if placed today (after the horizon and inventory lines; a line, not a
     warning: the plan from the start is what the input says)."""
     late = late_orders(scenario)
     past = past_start_warning(scenario, today)
-    warnings = (*(() if past is None else (past,)),
+    stale = stale_as_of_warning(scenario, today)
+    warnings = (*(() if past is None else (past,)), *(() if stale is None else (stale,)),
                 *(lead_time_text(scenario, r) for r in late if r.first_period is None))
     first = first_period_line(scenario, late)
     early = early_order_line(scenario, today)

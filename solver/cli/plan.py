@@ -27,7 +27,7 @@ from solver.cli.common import (
     solve_options,
     time_limit_given,
 )
-from solver.cli.lead_times import with_lead_time_causes
+from solver.cli.lead_times import past_order_lines, with_lead_time_causes
 from solver.cli.progress import STOP_NOTICE, SolveReporter, stop_on_signals
 from solver.cli.replay_step import (
     replay_lines,
@@ -410,6 +410,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
     else:
         for line in render(plan, with_inventory(shown, sc), written):
             click.echo(line)
+        for line in past_order_lines(plan, sc):  # a stale policy.as_of: never silent
+            click.echo(line, err=True)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
     if received:  # e.g. during the trace replay's last round: nothing was cut short

@@ -87,7 +87,9 @@ def kept_from(plan: Plan, line: HeldNodes) -> str | None:
 
 
 def _line_source(found: tuple[AssumedHeldPrice, ...], line: HeldNodes, offer: Offer | None,
-                 currency: str, kept: str | None = None) -> str:
+                 currency: str, kept: str | None = None, running: float = 0.0) -> str:
+    """Where a held line's price comes from; ``running``: an owned line's power and hosting
+    per node-month (:meth:`Scenario.held_running_cost`)."""
     if kept is not None:  # not "as its inventory line states": no line of the user's says it
         if line.purchase is InventoryKind.reserved:
             return (f"held reservation: {line.price_per_gpu_hour:,.3f} {currency}/GPU-h as "
@@ -107,7 +109,8 @@ def _line_source(found: tuple[AssumedHeldPrice, ...], line: HeldNodes, offer: Of
         return (f"owned, held: {line.running_cost_per_node_month:,.0f} {currency}/node-month of "
                 "power and hosting as its inventory line states; the capital is already spent")
     terms = "" if offer is None or offer.owned is None else (
-        f" ({offer.owned.gpu_tdp_w:g} W per GPU + {offer.owned.node_overhead_w:g} W per node × "
+        f" ({running:,.0f} {currency}/node-month: {offer.owned.gpu_tdp_w:g} W per GPU + "
+        f"{offer.owned.node_overhead_w:g} W per node × "
         f"{offer.owned.average_utilization:.0%} × {offer.owned.price_per_kwh:g} {currency}/kWh "
         f"× PUE {offer.owned.pue:g} + hosting {offer.owned.hosting_per_node_month:,.0f} "
         f"{currency}/node-month)")
@@ -133,9 +136,14 @@ def held_in_row(plan: Plan, scenario: Scenario, n: NodeCount, offer: Offer | Non
         retired = [line.ends for line in lines if line.ends is not None]
         to = day_after(min(retired)) if retired else None
         text = f"{share} owned (inventory): capital spent" + (f", held to {to}" if to else "")
-    source = "; ".join(dict.fromkeys(_line_source(found, line, offer, currency,
-                                                  kept_from(plan, line))
-                                     for line in lines))
+        # their running cost, which no cell of the Held tables gave (F12)
+        running = sorted({scenario.held_running_cost(line) for line in lines})
+        text += "; power and hosting " + " or ".join(
+            f"{r:,.0f}" for r in running) + f" {currency}/node-month"
+    source = "; ".join(dict.fromkeys(_line_source(
+        found, line, offer, currency, kept_from(plan, line),
+        scenario.held_running_cost(line) if line.purchase is InventoryKind.owned else 0.0)
+        for line in lines))
     return Held(count, n.nodes, text, source, price_assumed=bool(assumed), to=to)
 
 

@@ -184,23 +184,34 @@ def _what_it_serves(plan: Plan, name: str, period: int, gpu: str) -> str:
     """What the GPUs a scenario adds beyond base's carry, read off the plan: each workload on
     that GPU type in the period, its demand against base's and its capacity (on all its GPUs)
     against its demand: a capacity well above demand is slack, not need. A qa1 fresh clone
-    read "72 more L40S if high" at a 21.6 % gap as what high needs."""
+    read "72 more L40S if high" at a 21.6 % gap as what high needs. Workloads whose demand
+    there is base's are left out (a new user's lines of ~600 characters listed every workload
+    on the GPU type with "demand +0%"); where all are, the line says so."""
     mine, base = _period(plan, name, period), _period(plan, BASE, period)
     if mine is None or base is None:
         return ""
     served = {a.workload for a in mine.allocations if a.gpu == gpu}
     theirs = {w.workload: w for w in base.workloads}
     parts = []
+    same = []  # demand equal to base's: not why the scenario needs more (F12: "+0%" clauses)
     for w in sorted((w for w in mine.workloads if w.workload in served),
                     key=lambda w: w.workload):
         was = theirs.get(w.workload)
+        if was is not None and abs(w.demand_rps - was.demand_rps) <= 1e-9 * max(
+                w.demand_rps, was.demand_rps, 1.0):
+            same.append(w.workload)
+            continue
+        change = 0.0 if was is None or was.demand_rps <= 0 else w.demand_rps / was.demand_rps - 1
         more = ("" if was is None or was.demand_rps <= 0
-                else f"demand {w.demand_rps / was.demand_rps - 1:+.0%} on `{BASE}`'s, ")
+                else f"demand {change:+.{1 if abs(change) < 0.01 else 0}%} on `{BASE}`'s, ")
         slack = ("" if w.demand_rps <= 0 else
                  f"capacity on all its GPUs {w.capacity_rps / w.demand_rps - 1:.0%} above "
                  "its demand")
         parts.append(f"{w.workload} ({more}{slack})")
-    return f"; it serves {', '.join(parts)}" if parts else ""
+    if not parts:
+        return (f"; the workloads on it there ({', '.join(same)}) have `{BASE}`'s demand"
+                if same else "")
+    return f"; it serves {', '.join(parts)}"
 
 
 def _how(plan: Plan, no_gap: str = "") -> str:

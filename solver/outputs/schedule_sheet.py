@@ -86,7 +86,8 @@ def _held_rows(ws: Worksheet, r: int, plan: Plan, scenario: Scenario) -> int:
     section(ws, r, "Held (inventory): nodes the plan starts from")
     header(ws, r + 1, ["Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
                        "Usable from", "Held to (day after the last)",
-                       f"Price [{cur}/GPU-hour]", "Price assumed", "From"])
+                       f"Price [{cur}/GPU-hour]", "Price assumed", "From",
+                       f"Running cost [{cur}/node-month]", f"Cost held [{cur}/month]"])
     r += 2
     for i, line in enumerate(scenario.inventory):
         reserved = line.purchase is InventoryKind.reserved
@@ -100,8 +101,11 @@ def _held_rows(ws: Worksheet, r: int, plan: Plan, scenario: Scenario) -> int:
             None if line.ends is None else _day(day_after(line.ends)),
             price if reserved else None,
             ("assumed" if i in assumed else "stated") if reserved else None,
-            f"kept from {kept}" if kept is not None else f"inventory[{i}]"]
-        formats = {5: COUNT, 6: COUNT, 7: DATE, 8: DATE, 9: RATE}
+            f"kept from {kept}" if kept is not None else f"inventory[{i}]",
+            # owned: power and hosting (the capital is spent), which no cell gave (F12)
+            None if reserved else scenario.held_running_cost(line),
+            scenario.held_cost_per_month(line)]
+        formats = {5: COUNT, 6: COUNT, 7: DATE, 8: DATE, 9: RATE, 12: MONEY, 13: MONEY}
         for c, value in enumerate(cells, start=1):
             put(ws, r, c, value, formats.get(c))
         r += 1
@@ -153,8 +157,9 @@ def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) 
         put(ws, r, 3, _day(p.start), DATE)
         put(ws, r, 4, p.cost_per_month, MONEY)
         for i, w in enumerate(workloads):
-            put(ws, r, 5 + 2 * i, by[w].demand_rps, RATE)
-            put(ws, r, 6 + 2 * i, by[w].capacity_rps, RATE)
+            # absent from a period before its launch (its `from_period`): no demand, no replicas
+            put(ws, r, 5 + 2 * i, by[w].demand_rps if w in by else 0.0, RATE)
+            put(ws, r, 6 + 2 * i, by[w].capacity_rps if w in by else 0.0, RATE)
         r += 1
     last = r - 1
     r += 1

@@ -408,6 +408,10 @@ def over_time(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...]]:
                   for d in scenario.demand_scenarios]
     for w in scenario.workloads:
         parts = []
+        if w.from_period and scenario.horizon is not None:
+            parts.append(f"launches in period {w.from_period} "
+                         f"({scenario.horizon.period_start(w.from_period)}): no demand and no "
+                         "replicas before")
         if w.growth:
             parts.append("growth " + ", ".join(f"×{g:g}" for g in w.growth))
         parts += [_event_text(e, w) for e in w.events]

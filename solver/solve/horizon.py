@@ -88,6 +88,7 @@ from solver.solve.order_choice import (
     choose_orders,
     committed_pools,
     held_block,
+    in_time_shortfalls,
     on_demand_beyond,
 )
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
@@ -522,7 +523,8 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
     return (Shortfall(requirement="orders", amount=0.0, unit="",
                       message="each period can be met on its own, but not with orders placed "
                               "in time: lead times, order stock or the budget keep committed "
-                              "capacity from arriving when it is needed"),)
+                              "capacity from arriving when it is needed"),
+            *in_time_shortfalls(data, solver, seconds_left(ends)))
 
 
 def _priced_block(data: HorizonData, block: Block) -> tuple[ProgramData, float]:
@@ -1108,18 +1110,8 @@ def held_nodes(hp: HorizonProgram, scenario: str, pool: PoolKey, period: int) ->
 
 def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
     """What nodes already held cost a month: a reservation its price, owned nodes their power
-    and hosting [currency/month]."""
-    assert line.gpu is not None and line.gpus_per_node is not None
-    hours = scenario.policy.hours_per_month
-    offer = next((o for o in scenario.zone(line.zone).offers if o.gpu == line.gpu), None)
-    if line.purchase is InventoryKind.reserved:
-        return line.reserved_cost_per_month(scenario.held_reservation_price(line), hours)
-    running = line.running_cost_per_node_month
-    if running is None:
-        assert offer is not None and offer.owned is not None, (
-            "Scenario validation refuses an owned line with no running cost and no owned terms")
-        running = offer.owned.running_per_node_month(line.gpus_per_node, hours)
-    return running * line.nodes
+    and hosting [currency/month]: :meth:`Scenario.held_cost_per_month`."""
+    return scenario.held_cost_per_month(line)
 
 
 def _held_cost(hp: HorizonProgram, scenario: Scenario, name: str, pool: PoolKey,

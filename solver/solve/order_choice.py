@@ -34,7 +34,7 @@ from collections.abc import Mapping
 import pulp
 
 from models.common import COMMITTED_KINDS, PurchaseKind
-from models.plan import SolveStatus
+from models.plan import Shortfall, SolveStatus
 from solver.capacity.node_fit import nodes_needed
 from solver.program.data import ProgramData
 from solver.program.keys import PoolKey, ReplicaKey
@@ -42,6 +42,7 @@ from solver.program.periods import Block, HorizonData, OrderKey
 from solver.program.values import replicas_by_group, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
+from solver.solve.diagnose import diagnose, seconds_left
 
 #: Seconds the order choice may take (it has a few hundred variables) [s].
 ORDER_CHOICE_S = 5.0
@@ -158,6 +159,51 @@ def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, Order
         offers.append(dataclasses.replace(o, price_per_gpu_hour=0.0,
                                           stock_gpus=nodes * o.gpus_per_node))
     return dataclasses.replace(block.data, offers=tuple(offers))
+
+
+def in_time_block(data: HorizonData, block: Block) -> ProgramData:
+    """A block as a single-period program of its own with each committed pool stocked with
+    only what can be in service in its period: the inventory held through it, and each order
+    option's stock where an order of it placed on or after the plan date (P3) holds the
+    period (prices as the block's)."""
+    offers = []
+    for o in block.data.offers:
+        if o.purchase not in COMMITTED_KINDS:
+            offers.append(o)
+            continue
+        pool = PoolKey(o.zone, o.gpu, o.purchase)
+        options = {k.option for k in data.order_keys
+                   if k.option.pool == pool and block.period in data.held_periods(k)
+                   and (not data.lead_times or data.order_by(k) >= data.plan_date)}
+        gpus = (data.held.get((pool, block.period), 0) * o.gpus_per_node
+                + sum(option.stock_gpus for option in options))
+        offers.append(dataclasses.replace(o, stock_gpus=min(o.stock_gpus, gpus)))
+    return dataclasses.replace(block.data, offers=tuple(offers))
+
+
+def in_time_shortfalls(data: HorizonData, solver: str, time_limit_s: float
+                       ) -> tuple[Shortfall, ...]:
+    """Where every period can be met on its own but not with orders placed in time: the
+    shortfalls of the first block (in period order) that cannot be met with only the
+    committed capacity in service by its period (:func:`in_time_block`), each located — how
+    much is short, and when (an infeasible plan said only "each period can be met on its own,
+    but not with orders placed in time", not where nor by how much). Empty where every block
+    can (the order stock over several periods, or the budget, is what binds), or where the
+    time runs out first."""
+    ends = time.perf_counter() + time_limit_s
+    for block in sorted(data.blocks, key=lambda b: b.period):
+        left = seconds_left(ends)
+        if left <= 0:
+            return ()
+        found = diagnose(block.workloads, in_time_block(data, block), solver, left)
+        if found:
+            start = data.periods[block.period].start
+            where = (f"with only the committed capacity in service by then (inventory, and "
+                     f"orders placed from the plan date {data.plan_date} on), {block.scenario}, "
+                     f"period {block.period} ({start})")
+            return tuple(s.model_copy(update={"message": f"{where}: {s.message}"})
+                         for s in found)
+    return ()
 
 
 def on_demand_beyond(program: Program, fleet: Mapping[ReplicaKey, int],
