@@ -950,3 +950,50 @@ def test_the_greedy_stage_takes_the_fleet_within_stock_where_the_workloads_toget
     run_stages(ctx, (Stage("greedy", 0.5, greedy),))
     assert ctx.incumbent.source == "greedy"
     assert ctx.incumbent.cost == pytest.approx((3 * 1.0 + 1 * 2.0) * program.data.hours_per_month)
+
+
+def test_the_joint_solve_of_a_few_slices_trusts_pseudo_costs_after_one_branching(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rule (strategy.joint_options): the demo's kind of program, three blocks here, asks
+    # HiGHS for mip_pscost_minreliable 1; small x1's 24 slices keep HiGHS's default
+    # (benchmarks/README.md, "The joint solve's HiGHS options on several programs")
+    calls = _joint_calls(monkeypatch)
+    strategy.solve_shared(three_blocks().data, "highs", 20.0, 1e-9)
+    sc = generate_scenario("small", seed=0)
+    strategy.solve_shared(build_program_data(sc, build_capacity_table(sc)), "highs", 20.0, 0.01)
+    assert [c.get("options") for c in calls] == [{"mip_pscost_minreliable": 1}, {}]
+
+
+def test_the_rule_chooses_pseudo_costs_after_one_branching_on_the_demo_alone() -> None:
+    from inputs import demo_scenario
+    from models.loader import load_scenario
+
+    demo = load_scenario(demo_scenario())
+    sc = generate_scenario("small", seed=0)
+    tiny = load_scenario(ROOT / "inputs" / "scenarios" / "tiny.yaml")
+    chosen = [strategy.joint_options(build_program_data(s, build_capacity_table(s)))
+              for s in (demo, sc, tiny)]
+    assert chosen == [{"mip_pscost_minreliable": 1}, {}, {}]
+
+
+def test_the_joint_solve_options_reach_highs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import highspy
+
+    options: list[dict[str, object]] = []
+
+    class Recording(highspy.Highs):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            options.append({})
+
+        def setOptionValue(self, name: str, value: object) -> object:
+            options[-1][name] = value
+            return super().setOptionValue(name, value)
+
+    monkeypatch.setattr(highspy, "Highs", Recording)
+    model = model_of(three_blocks())
+    for chosen in (None, {"mip_pscost_minreliable": 1}):
+        result = run(model, Deadline(20.0), 20.0, 1e-9, options=chosen)
+        assert result.status is SolveStatus.optimal
+        assert result.objective == pytest.approx(3650.0)  # the optimum either way
+    assert [o.get("mip_pscost_minreliable") for o in options] == [None, 1]
