@@ -330,7 +330,6 @@ def run(
     on_solution: Callable[[Vector], object] | None = None,
     halt: Callable[[], bool] | None = None,
     nodes: int | None = None,
-    options: dict[str, bool | int | float] | None = None,
 ) -> RunResult:
     """Solve ``model`` (or a restriction of it) with HiGHS within ``time_limit_s`` and the
     deadline.
@@ -345,9 +344,7 @@ def run(
     cost, and its bound is then not one of the cost);
     ``halt`` stops it early besides the deadline (another stage has made it pointless);
     ``nodes`` caps its branch-and-bound nodes (HiGHS's ``mip_max_nodes``): a limit counted in
-    work, so a solve it stops ends at the same fleet on every run (status ``feasible``);
-    ``options`` are further HiGHS options by name (the joint solve's:
-    :func:`~solver.solve.strategy.joint_options`).
+    work, so a solve it stops ends at the same fleet on every run (status ``feasible``).
     """
     import highspy
 
@@ -366,8 +363,6 @@ def run(
         h.setOptionValue(option, value)
     if nodes is not None:
         h.setOptionValue("mip_max_nodes", int(nodes))
-    for option, value in (options or {}).items():
-        h.setOptionValue(option, value)
     if relaxation:
         h.setOptionValue("solve_relaxation", True)
         # primal simplex: measured 3-4x faster than the default dual on these relaxations

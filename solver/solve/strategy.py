@@ -103,8 +103,6 @@ HOURS_SHARE = 0.3
 #: (:func:`_joint`): small ×25 3.9 %, medium ×25 3.0 % and large ×100 2.2 % above the LP, held
 #: back; large ×25 11.4 %, handed over (benchmarks/README.md, "Run I") [1].
 NEAR_GAPS = 5.0
-#: HiGHS options of the joint solve on programs of a few slices (:func:`joint_options`).
-FEW_SLICES_JOINT_OPTIONS: dict[str, bool | int | float] = {"mip_pscost_minreliable": 1}
 #: Share of the limit the joint solve leaves to the polish once it has found a fleet to polish,
 #: with one slice's least time (:func:`polish_s`): 4.5 s of a 60-s limit; the pass at small
 #: ×25 takes 0.6–0.8 CPU-s, 3.3 s of wall time at load 8 [1].
@@ -554,7 +552,6 @@ def _joint(ctx: Context, name: str) -> RunResult:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
                      when_proven=fleet if held_back else None,
                      start_after_cuts=many and not held_back,
-                     options=joint_options(ctx.program.data),
                      on_progress=ctx.incumbent.progress,
                      on_solution=found,
                      halt=lambda: (ctx.halt.is_set() or ctx.abandoned.is_set()
@@ -566,22 +563,6 @@ def _joint(ctx: Context, name: str) -> RunResult:
     finally:
         ctx.incumbent.running(name, False)
     return result
-
-
-def joint_options(data: ProgramData) -> dict[str, bool | int | float]:
-    """The HiGHS options of the joint solve beyond :func:`~solver.solve.highs.run`'s own: the
-    one rule choosing them.
-
-    On programs of a few slices (:func:`_few_slices`: the demo's kind) the stages hand the joint
-    solve a fleet at or near the optimum and its tree mostly lifts the bound; there HiGHS
-    trusts a column's pseudo-cost after one branching on it (``mip_pscost_minreliable`` 1,
-    HiGHS's default 8), so fewer nodes pay for strong branching. Measured over HiGHS seeds on
-    the demo, the linked demo and the demo at ×0.8 and ×1.3 its rates, against the default in
-    the same run (``benchmarks/joint_rule.py``; benchmarks/README.md, "The joint solve's HiGHS
-    options on several programs"). Cuts at the root alone, faster still on the demo, left the
-    linked demo unproven (its bound stalls 1.2 % short), so they are not chosen. Programs of one
-    slice or of many (the harness's sizes, 24) keep HiGHS's default."""
-    return dict(FEW_SLICES_JOINT_OPTIONS) if _few_slices(data) else {}
 
 
 def _own(ctx: Context, x: Vector, handed: Sequence[Vector]) -> None:
