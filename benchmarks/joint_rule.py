@@ -48,6 +48,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "default": {},
     "root-cuts": {"mip_allow_cut_separation_at_nodes": False},
     "pscost-1": {"mip_pscost_minreliable": 1},
+    "pscost-4": {"mip_pscost_minreliable": 4},
     "no-restart": {"mip_allow_restart": False},
     "heur-0.02": {"mip_heuristic_effort": 0.02},
 }
