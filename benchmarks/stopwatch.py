@@ -11,6 +11,9 @@ wall ÷ limit, the exit status, and the plan's status, cost, gap, bound and ``so
     .venv/bin/python benchmarks/stopwatch.py --tree main=/tmp/main --tree branch=. \\
         --x25 DIR [--rounds 2] [--busy] [--cases demo20,x25-20,x25-60,demo2]
 
+Cases ``q30``, ``q60``, ``q120``: ``inputs/scenarios/quarterly.yaml`` (a plan over periods) at
+30, 60 and 120 s.
+
 ``--x25 DIR``: where ``benchmarks/generate.py DIR --scale 25`` wrote the scaled scenarios.
 """
 
@@ -27,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+#: The plan over periods of the examples (relative to a tree's root).
+QUARTERLY = "inputs/scenarios/quarterly.yaml"
 CALL = "import sys; sys.argv = ['fleetplan', *sys.argv[1:]]; from solver.cli import main; main()"
 
 
@@ -39,6 +44,10 @@ def cases(x25: Path | None) -> dict[str, tuple[list[str], float]]:
         "x25-20": ([*large, "--time-limit", "20", "--quiet"], 20.0),
         "x25-60": ([*large, "--time-limit", "60", "--quiet"], 60.0),
         "x25-2": ([*large, "--time-limit", "2", "--quiet"], 2.0),
+        # a plan over periods (four quarters, three demand scenarios): its stages, its
+        # sign-off and the first period's trace replay inside the same limit
+        **{f"q{t}": ([QUARTERLY, "--time-limit", str(t), "--quiet"], float(t))
+           for t in (30, 60, 120)},
     }
 
 
