@@ -368,10 +368,11 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             no_replay: bool, quiet: bool, workers: int) -> None:
     """Plan the cheapest fleet for SCENARIO (default: the built-in demo).
 
-    The time limit of a plan of one period is wall time from the command's start: the start-up,
-    building the capacity table and the program, the solve, the plan and writing its files (a
-    load that changes during the run can still move the end by seconds; a limit of a few
-    seconds is overrun by what no plan skips). Over periods the output files follow it. Ctrl-C
+    The time limit is wall time from the command's start: the start-up, building the capacity
+    tables and the program, the solve, the plan and writing its files (a load that changes
+    during the run can still move the end by seconds; a limit of a few seconds is overrun by
+    what no plan skips; over periods, a plan whose stages found no fleet in time builds its
+    fallback fleet after the limit). Ctrl-C
     (or SIGTERM) stops the solve and writes the best verified fleet found so far, status
     ``interrupted``, with its proven bound.
     """
