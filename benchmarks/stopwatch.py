@@ -4,12 +4,17 @@
 Each case is run as ``python -c "…from solver.cli import main; main()"`` (the console script's
 call) with ``PYTHONPATH`` at a tree, the trees alternating (A, B, A, B…) so that a change of
 the machine's load falls on both. ``--busy`` starts a niced busy loop (``nice -n 19 python3 -c
-'while 1: pass'``) beside the runs, and stops it after. Printed per run, as a Markdown row: the
-tree, the case, the one-minute load when it started, the wall and CPU seconds of the process,
-wall ÷ limit, the exit status, and the plan's status, cost, gap, bound and ``solver.seconds``.
+'while 1: pass'``) beside the runs, and stops it after; ``--plan-beside TREE`` a second niced
+plan instead, quarterly.yaml's at 60 s from TREE, over and over. Printed per run, as a Markdown
+row: the tree, the case, the one-minute load when it started, the wall and CPU seconds of the
+process, wall ÷ limit, the exit status, and the plan's status, cost, gap, bound and
+``solver.seconds``.
 
     .venv/bin/python benchmarks/stopwatch.py --tree main=/tmp/main --tree branch=. \\
         --x25 DIR [--rounds 2] [--busy] [--cases demo20,x25-20,x25-60,demo2]
+
+Cases ``q30``, ``q60``, ``q120``: ``inputs/scenarios/quarterly.yaml`` (a plan over periods) at
+30, 60 and 120 s.
 
 ``--x25 DIR``: where ``benchmarks/generate.py DIR --scale 25`` wrote the scaled scenarios.
 """
@@ -21,12 +26,15 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+#: The plan over periods of the examples (relative to a tree's root).
+QUARTERLY = "inputs/scenarios/quarterly.yaml"
 CALL = "import sys; sys.argv = ['fleetplan', *sys.argv[1:]]; from solver.cli import main; main()"
 
 
@@ -39,6 +47,10 @@ def cases(x25: Path | None) -> dict[str, tuple[list[str], float]]:
         "x25-20": ([*large, "--time-limit", "20", "--quiet"], 20.0),
         "x25-60": ([*large, "--time-limit", "60", "--quiet"], 60.0),
         "x25-2": ([*large, "--time-limit", "2", "--quiet"], 2.0),
+        # a plan over periods (four quarters, three demand scenarios): its stages, its
+        # sign-off and the first period's trace replay inside the same limit
+        **{f"q{t}": ([QUARTERLY, "--time-limit", str(t), "--quiet"], float(t))
+           for t in (30, 60, 120)},
     }
 
 
@@ -78,12 +90,19 @@ def main() -> None:
     p.add_argument("--x25", type=Path, default=None)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--busy", action="store_true")
+    p.add_argument("--plan-beside", type=Path, default=None, metavar="TREE",
+                   help="run quarterly.yaml's 60-s plan from TREE over and over beside the runs")
     p.add_argument("--cases", default="demo20,x25-20,x25-60,demo2")
     a = p.parse_args()
     trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in a.tree]
     table = cases(a.x25)
     busy = (subprocess.Popen(["nice", "-n", "19", "python3", "-c", "while 1: pass"])
             if a.busy else None)
+    beside = None if a.plan_beside is None else subprocess.Popen(
+        ["nice", "-n", "19", "bash", "-c", f"while true; do d=$(mktemp -d); "
+         f"PYTHONPATH={a.plan_beside} {sys.executable} -c \"{CALL}\" plan {QUARTERLY} "
+         "--time-limit 60 --quiet --out $d/o >/dev/null 2>&1; rm -rf $d; done"],
+        cwd=a.plan_beside, start_new_session=True)
     print("| case | tree | UTC | load | wall s | CPU s | wall ÷ limit | exit | status | "
           "cost $/month | gap | bound $/month | solver.seconds |")
     print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
@@ -107,6 +126,9 @@ def main() -> None:
         if busy is not None:
             busy.terminate()
             busy.wait()
+        if beside is not None:  # the loop and the plan it runs now
+            os.killpg(beside.pid, signal.SIGTERM)
+            beside.wait()
 
 
 if __name__ == "__main__":

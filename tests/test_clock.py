@@ -106,6 +106,38 @@ def test_the_time_to_write_is_kept_back_once_the_solve_holds_a_fleet() -> None:
     assert d.limit_s == 17.0
 
 
+def test_a_plan_over_periods_stages_count_from_the_process_start_less_the_writing() -> None:
+    """The stages of a plan over periods ran on clocks of ``--time-limit`` seconds from the
+    start of their planning, after the start-up, and the files came after them
+    (quarterly.yaml at --time-limit 30: 47.6 s of wall time at load 9.5)."""
+    from solver.solve.horizon import stage_clocks
+
+    now = [10.0]
+    stop = Deadline(30.0, clock=lambda: now[0], started=0.0)  # 10 s of start-up and reading
+    stop.keep_back(4.0)  # to write the files
+    safety, shares = stage_clocks(stop, 30.0, 20.0)
+    assert safety.elapsed() == pytest.approx(10.0) and shares.elapsed() == pytest.approx(10.0)
+    assert safety.left() == pytest.approx(30.0 - 4.0 - safety.reserve_s - 10.0)
+    assert shares.left() == pytest.approx(20.0 - 4.0 - shares.reserve_s - 10.0)
+    now[0] = 27.0  # past 30 less the writing's 4 s
+    assert safety.expired() and shares.expired()
+    stop.stop()  # and a signal stops them, as before
+    assert safety.stopped and shares.stopped
+
+
+def test_over_periods_the_writing_is_kept_back_at_once() -> None:
+    """A plan over periods always ends with a fleet (the fallback's at worst), and its first
+    fleet comes at the end of its first pass: kept back only then, nothing would be."""
+    demo = load_scenario(DEMO)
+    wall, cpu = time.perf_counter(), time.process_time()
+    d = Deadline(60.0, clock=lambda: 0.0)
+    # slowdown at its most, 8 (a test's load cannot move it): 1.1625 × 8 = 9.3 s to write
+    keep_time_to_write(d, demo, Origin(wall - 8.0, cpu - 0.1), at_once=True)
+    kept_s = write_seconds(demo, SLOWDOWN_MOST)
+    assert d.kept_back_s == pytest.approx(kept_s) and d.pending_s == 0.0
+    assert d.limit_s == pytest.approx(60.0 - kept_s)
+
+
 def test_the_process_start_is_read_not_the_first_import() -> None:
     """A process that spent 0.6 s before importing fleetplan: its origin is its start."""
     code = ("import time; time.sleep(0.6); from solver.solve.clock import Origin, "

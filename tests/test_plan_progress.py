@@ -283,3 +283,47 @@ def _plan_medium_x25_until_first_fleet(tmp_path: Path, out: Path) -> subprocess.
         if "best " in line or time.monotonic() - started > 300:
             break
     return proc
+
+
+#: Seconds a plan over periods may take, from a SIGTERM in its blocks stage, to end that
+#: stage: the progress lines that show the stage come every 5 s (so its beginning is known
+#: only to within them), and a stage sees the stop at its next look at the clock (a block's
+#: build, 0.1–2.3 s at load 15: benchmarks/README.md, "The time limit on the user's
+#: stopwatch") [s].
+STOP_FROM_SIGNAL_MOST_S = 10.0
+
+
+def test_sigterm_mid_blocks_ends_the_stage_at_once_and_writes_a_verified_plan(
+        tmp_path: Path) -> None:
+    """SIGTERM while a plan over periods plans its blocks (no fleet yet, the first pass): the
+    stage ends within seconds of the signal, not at its own clock, and the plan written is
+    the best verified fleet (the fallback's, said so), ``interrupted``, with its bound. The
+    stop is timed from the signal to the stage's end (its beginning told by the progress
+    lines, its length by ``solver.stages``); the work after it — the LP bound, the fallback
+    fleet, the sign-off and the files, 15–18 s at load 15 — is allowed for apart."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan",
+         str(scenarios_dir() / "quarterly.yaml"), "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    started, seen = time.monotonic(), None
+    for line in proc.stderr:
+        if "[blocks — block" in line:  # the first pass: no fleet of the plan yet
+            seen = time.monotonic()
+            break
+        if time.monotonic() - started > 400:
+            break
+    assert seen is not None, "the blocks stage never began"
+    proc.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    stdout, _ = proc.communicate(timeout=400)
+    assert proc.returncode == 128 + signal.SIGTERM, stdout
+    assert time.monotonic() - signalled < 240, stdout  # its search alone takes minutes
+    plan = Plan.model_validate_json((out / "plan.json").read_text())
+    assert plan.status is SolveStatus.interrupted and plan.verified
+    assert plan.solver.bound is not None and plan.solver.objective is not None
+    assert 0 < plan.solver.bound <= plan.solver.objective
+    blocks = next(s for s in plan.solver.stages if s.name == "blocks")
+    # it began before its first line was read, so it ended by seen + its seconds
+    assert seen + blocks.seconds - signalled < STOP_FROM_SIGNAL_MOST_S, plan.solver.stages

@@ -189,6 +189,18 @@ class Deadline:
             follower.stop(self.stop_reason or "interrupted")
         return follower
 
+    def along(self, limit_s: float) -> Deadline:
+        """A follower of ``limit_s`` seconds counted from this clock's start, not from now, less
+        the time this one keeps back for writing (:meth:`keep_back`): a stage's clock on the
+        same stopwatch. A plan over periods planned its stages on clocks of ``--time-limit``
+        seconds from the start of its planning, after the process's start-up, and wrote its
+        files after them: quarterly.yaml at ``--time-limit 30`` ran 47.6 s at load 9.5
+        (benchmarks/README.md, "The time limit on the user's stopwatch")."""
+        follower = self.follower(limit_s)
+        follower.started = self.started
+        follower.keep_back(self.kept_back_s)
+        return follower
+
     def twin(self) -> Deadline:
         """A clock of this one's limit and start — the same shares, the same deadline — that
         this one's stop request stops too, and that can be stopped alone: a search that ends

@@ -133,10 +133,7 @@ def plan_horizon(
 
         warm_up()  # the fork server imports the solver while the program is built
     stop = stop or Deadline(time_limit_s)
-    # a safety stop: the stages below are limited in work
-    deadline = stop.follower(time_limit_s)
-    shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
-    shares = stop.follower(shares_s)
+    deadline, shares = stage_clocks(stop, time_limit_s, share_limit_s)
     if table_for is None:
         from solver.capacity.table import cached_tables
 
@@ -144,7 +141,7 @@ def plan_horizon(
         table_for = cached_tables(scenario.gpus_sold_or_held())
     data = build_horizon_data(scenario, table_for)
     hp = build_horizon_program(data, robust=robust)
-    built_s = time.perf_counter() - started
+    built_s = shares.elapsed()  # on the clock the cold solve's check counts on
     # blocks all solved whole under their node limits: the safety stop is the only clock
     whole = all(is_direct(b.data, solver) for b in data.blocks)
     as_program = joint_program(hp)
@@ -167,8 +164,8 @@ def plan_horizon(
     else:
         began = stages.begin(BLOCKS_STAGE)
         start, block_bound, timed, tried = horizon_start(
-            hp, solver, ((time_limit_s if whole else shares_s) - (time.perf_counter() - started))
-            * START_SHARE, gap, deadline if whole else shares, workers=workers,
+            hp, solver, _unspent_s(deadline if whole else shares) * START_SHARE, gap,
+            deadline if whole else shares, workers=workers,
             on_block=stages.block, on_block_news=stages.block_news, on_fleet=stages.fleet)
         stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
                                                                                   start),
@@ -185,7 +182,7 @@ def plan_horizon(
                                   model=next((p.joint for p in tried if p.joint is not None),
                                              None), on_progress=stages.forward(JOINT_STAGE))
         else:
-            left_s = max(shares_s - (time.perf_counter() - started), 0.5)
+            left_s = max(_unspent_s(shares), 0.5)
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
         own = outcome.report.bound
         outcome = keep_better(as_program, outcome, start, started, gap)
@@ -234,6 +231,23 @@ def plan_horizon(
                 hp, tried, deadline.limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
+
+
+def stage_clocks(stop: Deadline, time_limit_s: float, share_limit_s: float | None
+                 ) -> tuple[Deadline, Deadline]:
+    """The clocks of a plan over periods' stages, ``(safety stop, shares)``: ``time_limit_s``
+    and ``share_limit_s`` (at most it; default: it) counted from ``stop``'s start, less the
+    time it keeps back for writing, and stopped with it (:meth:`~solver.solve.clock.Deadline.
+    along`): one stopwatch from the process's start where ``fleetplan plan`` gives ``stop``
+    (they counted from this call, after the start-up, and the files followed them)."""
+    shares_s = time_limit_s if share_limit_s is None else min(share_limit_s, time_limit_s)
+    # a safety stop: the stages are limited in work
+    return stop.along(time_limit_s), stop.along(shares_s)
+
+
+def _unspent_s(clock: Deadline) -> float:
+    """Seconds to ``clock``'s limit (the assembly's reserve not taken off) [s]."""
+    return max(clock.limit_s - clock.elapsed(), 0.0)
 
 
 #: Stages a plan over periods records (``solver.stages``), each with the cost of the best fleet
