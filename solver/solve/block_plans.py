@@ -521,7 +521,8 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 deadline: Deadline | None = None, workers: int = 1,
                 held: HeldBlocks | None = None,
                 on_block: Callable[[str], None] | None = None,
-                on_progress: Callable[[int, Progress], None] | None = None) -> BlockPlans:
+                on_progress: Callable[[int, Progress], None] | None = None,
+                ends: Deadline | None = None) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -546,7 +547,12 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     ``on_block``: told which block is planned next (``block 3 of 10: base, 2027-04-01``), so a
     plan whose blocks take minutes shows where it is. ``on_progress``: told, with the block's
     index, its own program's best fleet cost and bound (per month, as the block's program
-    counts them) while a block solved whole runs, and as each block planned here ends."""
+    counts them) while a block solved whole runs, and as each block planned here ends.
+
+    ``ends``: the pass's own end, before ``deadline`` (the first pass of a plan over periods
+    leaves the order choice and the second pass their time: :func:`direct_limit_s`); a small
+    block its clock stopped with a fleet keeps that fleet (not planned again in a share of the
+    time, which would take the time ``ends`` keeps)."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
         from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
@@ -581,7 +587,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             elif deadline is not None and is_direct(programs[i], solver):
                 # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
                 # plans in shares of the time
-                clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
+                clock = deadline.follower(direct_limit_s(deadline, ends, todo))
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
                     solved[same] = direct_block(
                         programs[i], clock, gap, alone=len(data.blocks) == 1,
@@ -589,7 +595,8 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                             on_progress, same))
                     out.timed |= solved[same][2].status is SolveStatus.time_limit
             cut = same in solved and solved[same][0] is not None and (
-                solved[same][2].status is SolveStatus.time_limit)
+                solved[same][2].status is SolveStatus.time_limit) and not (
+                ends is not None and solved[same][1] is not None)
             if (same not in solved or cut) and not (deadline is not None and deadline.expired()):
                 # in a share of the time (also a small block the clock stopped: the cheaper
                 # of its two fleets): the fleet may differ from run to run
@@ -624,6 +631,20 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
+
+
+def direct_limit_s(deadline: Deadline, ends: Deadline | None, todo: int) -> float:
+    """Seconds a small block (solved whole, :func:`direct_block`) may take where the plan's
+    ``deadline`` and the pass's end ``ends`` (none: the deadline's) leave the time, it and the
+    ``todo`` − 1 blocks after it to plan: what the deadline leaves less ``BLOCK_RESERVE_S`` for
+    each of the ``todo``; with ``ends``, at most what it leaves less ``BLOCK_RESERVE_S`` for
+    each block after this one, and at least ``BLOCK_RESERVE_S`` (drawn from the deadline,
+    where it leaves that) — so a pass past its end still plans its blocks, each in about a
+    second [s]."""
+    limit_s = deadline.left() - todo * BLOCK_RESERVE_S
+    if ends is None:
+        return limit_s
+    return min(limit_s, max(ends.left() - (todo - 1) * BLOCK_RESERVE_S, BLOCK_RESERVE_S))
 
 
 def _ended(planned: Planned) -> Progress:

@@ -714,7 +714,8 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
                         deadline=deadline, workers=workers, on_block=on_block,
                         on_progress=None if on_block_news is None else _news_of(
-                            hp, [credit for _, credit in priced], on_block_news))
+                            hp, [credit for _, credit in priced], on_block_news),
+                        ends=first_pass_end(deadline))
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -754,6 +755,27 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
+
+
+#: Share of what the plan's deadline leaves as the first pass begins that its small blocks
+#: (solved whole under their node limit) leave to the order choice, the second pass and the
+#: joint solve: each is also stopped by its part of the rest (block_plans.direct_limit_s),
+#: keeping the fleet it has. Under load (6–9) quarterly.yaml's first pass at --time-limit 60
+#: took 52–54 s of the ~54 s left and the second pass none; a completed second pass took
+#: 13–27 s at load 3–5 there at 120 s (benchmarks/README.md, "Over periods") [1].
+SECOND_PASS_SHARE = 0.4
+
+
+def first_pass_end(deadline: Deadline | None) -> Deadline | None:
+    """When the first pass of :func:`horizon_start` ends (``None``: no deadline, none):
+    ``SECOND_PASS_SHARE`` of what ``deadline`` leaves now is left after it. A block that
+    reaches its node limit before this is planned as without it (on a quiet machine, the same
+    fleet every run); one stopped by it keeps the fleet its solve had."""
+    if deadline is None:
+        return None
+    ends = deadline.follower(deadline.left() * (1.0 - SECOND_PASS_SHARE))
+    ends.reserve_s = 0.0  # the deadline's own reserve is counted in its left()
+    return ends
 
 
 def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] | None],
