@@ -874,3 +874,79 @@ def test_a_first_pass_that_ends_past_the_limit_still_starts_from_the_orders_chos
     program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                       hp.data.blocks[0].data)
     assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+
+
+def test_a_loaded_first_pass_leaves_the_second_pass_its_share(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine so loaded each small block takes all its clock allows (a fake clock moved by
+    each block's limit; the block stopped by it with the fleet it had): demand 1, 1, 1, 2, two
+    distinct blocks, 60 s. The first pass ends at 60 × (1 − SECOND_PASS_SHARE) = 36 s (its
+    first block 34 s, 2 s kept for the second; each kept its fleet, none planned again in a
+    share of the time), the second pass plans both blocks with the chosen orders held, and the
+    start is 3,942 + 2,190 = 6,132. Was: the first block took all but 2 s of the limit (58 s)
+    and the first pass ended at 59 s; quarterly.yaml at --time-limit 60 under load: 52–54 s
+    of ~54, the second pass none, and the plan 1.2 M where a completed one is 0.72 M."""
+    from solver.solve import block_plans, horizon
+    from solver.solve.backends import SolveOutcome
+    from solver.solve.clock import Deadline
+    from solver.solve.horizon import SECOND_PASS_SHARE
+
+    now = [0.0]
+    real = block_plans.direct_block
+
+    def loaded(data: ProgramData, clock: Deadline, *args: object, **kw: object) -> object:
+        program, values, outcome = real(data, clock, *args, **kw)  # type: ignore[arg-type]
+        now[0] += clock.limit_s  # the block took every second its clock gave
+        return program, values, SolveOutcome(horizon.SolveStatus.time_limit, outcome.report,
+                                             outcome.has_solution)
+
+    shared: list[float] = []
+    real_share = block_plans.plan_block
+
+    def share(*args: object, **kw: object) -> object:
+        shared.append(now[0])
+        return real_share(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(block_plans, "direct_block", loaded)
+    monkeypatch.setattr(block_plans, "plan_block", share)
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    deadline = Deadline(60.0, clock=lambda: now[0])
+    deadline.reserve_s = 0.0
+    first_ended: list[float] = []
+    start, _, timed, tried = horizon_start(hp, "highs", 60.0, 1e-6, deadline=deadline,
+                                           on_fleet=lambda _: first_ended.append(now[0]))
+    assert first_ended == [pytest.approx(60.0 * (1 - SECOND_PASS_SHARE))]
+    assert all(t > first_ended[0] for t in shared)  # no first-pass block planned again
+    assert timed and [p.complete for p in tried] == [True, True]
+    assert start is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+
+
+@pytest.mark.parametrize(("left_s", "ends_s", "todo", "limit_s"), [
+    (60.0, None, 2, 58.0),  # no end of its own: the deadline's less 1 s for each block
+    (60.0, 36.0, 2, 34.0),  # the pass's end less 2 s for the block after it
+    (60.0, 36.0, 12, 14.0),  # less 2 s for each of the 11 after it
+    (60.0, 4.0, 3, 4.0 / 3),  # less than 2 s each: an equal part
+    (60.0, 100.0, 2, 58.0),  # an end past the deadline's: the deadline's
+    (60.0, 0.0, 3, 1.0),  # past its end: 1 s, drawn from the deadline
+    (1.5, 0.0, 2, -0.5),  # the deadline leaves less than 1 s each: too little to build
+])
+def test_a_small_block_is_solved_to_the_passs_end_or_the_deadline(
+        left_s: float, ends_s: float | None, todo: int, limit_s: float) -> None:
+    """``direct_limit_s``: a block solved whole may take what the deadline leaves less
+    ``BLOCK_RESERVE_S`` (1 s) for it and each block after it; with a pass's end, at most what
+    that leaves less ``PASS_FLOOR_S`` (2 s) for each block after it (an equal part where it
+    leaves less), at least 1 s. Where a block reaches its node
+    limit sooner nothing changes: a quiet plan's first pass is the same fleet as before."""
+    from solver.solve.block_plans import direct_limit_s
+    from solver.solve.clock import Deadline
+
+    def fixed(seconds: float) -> Deadline:
+        clock = Deadline(seconds, clock=lambda: 0.0)
+        clock.reserve_s = 0.0
+        return clock
+
+    ends = None if ends_s is None else fixed(ends_s)
+    assert direct_limit_s(fixed(left_s), ends, todo) == pytest.approx(limit_s)

@@ -637,14 +637,24 @@ def direct_limit_s(deadline: Deadline, ends: Deadline | None, todo: int) -> floa
     """Seconds a small block (solved whole, :func:`direct_block`) may take where the plan's
     ``deadline`` and the pass's end ``ends`` (none: the deadline's) leave the time, it and the
     ``todo`` − 1 blocks after it to plan: what the deadline leaves less ``BLOCK_RESERVE_S`` for
-    each of the ``todo``; with ``ends``, at most what it leaves less ``BLOCK_RESERVE_S`` for
-    each block after this one, and at least ``BLOCK_RESERVE_S`` (drawn from the deadline,
-    where it leaves that) — so a pass past its end still plans its blocks, each in about a
-    second [s]."""
+    each of the ``todo``; with ``ends``, at most what that leaves less ``PASS_FLOOR_S`` for each
+    block after this one (where it leaves each less, an equal part), and at least
+    ``BLOCK_RESERVE_S`` (drawn from the deadline, where it leaves that) [s]."""
     limit_s = deadline.left() - todo * BLOCK_RESERVE_S
     if ends is None:
         return limit_s
-    return min(limit_s, max(ends.left() - (todo - 1) * BLOCK_RESERVE_S, BLOCK_RESERVE_S))
+    left_s = ends.left()
+    after_s = (todo - 1) * min(PASS_FLOOR_S, left_s / max(todo, 1))
+    return min(limit_s, max(left_s - after_s, BLOCK_RESERVE_S))
+
+
+#: Seconds a pass with an end of its own (:func:`direct_limit_s`) keeps for each small block
+#: after the one it solves: quarterly.yaml's first-pass blocks after its heavy second-quarter
+#: one reached their node limit in 0.4–2.0 s each at load 12 (main's code, 2026-12-04 21:38
+#: UTC), and a block stopped after 1 s at load 15 had a fleet 20–90 times its optimum, after
+#: 4 s within 8 % of it (0.5 CPU-s). At 1 s (``BLOCK_RESERVE_S``) the heavy block took the
+#: pass's time and each block after it was stopped: 4.3 M against main's 1.3 M [s].
+PASS_FLOOR_S = 2.0
 
 
 def _ended(planned: Planned) -> Progress:
