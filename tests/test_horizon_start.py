@@ -885,7 +885,8 @@ def test_a_loaded_first_pass_leaves_the_second_pass_its_share(
     share of the time), the second pass plans both blocks with the chosen orders held, and the
     start is 3,942 + 2,190 = 6,132. Was: the first block took all but 2 s of the limit (58 s)
     and the first pass ended at 59 s; quarterly.yaml at --time-limit 60 under load: 52–54 s
-    of ~54, the second pass none, and the plan 1.2 M where a completed one is 0.72 M."""
+    of ~54, the second pass none, and the plan 1.2 M where a completed one is 0.72 M. A plan
+    of one block (not measured) keeps the whole deadline for it, less 1 s, as before."""
     from solver.solve import block_plans, horizon
     from solver.solve.backends import SolveOutcome
     from solver.solve.clock import Deadline
@@ -909,6 +910,15 @@ def test_a_loaded_first_pass_leaves_the_second_pass_its_share(
 
     monkeypatch.setattr(block_plans, "direct_block", loaded)
     monkeypatch.setattr(block_plans, "plan_block", share)
+    one = build_horizon_program(build_horizon_data(quarterly([2]), lambda _: TABLE))
+    deadline = Deadline(60.0, clock=lambda: now[0])
+    deadline.reserve_s = 0.0
+    alone: list[float] = []
+    horizon_start(one, "highs", 60.0, 1e-6, deadline=deadline,
+                  on_fleet=lambda _: alone.append(now[0]))
+    assert alone == [pytest.approx(59.0)]  # one block: the whole deadline less 1 s, as before
+    now[0] = 0.0
+    shared.clear()
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
     deadline = Deadline(60.0, clock=lambda: now[0])
     deadline.reserve_s = 0.0

@@ -689,7 +689,9 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     solve).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
-    :func:`_priced_block` prices it. Three fleets follow, the cheapest kept: orders bought to
+    :func:`_priced_block` prices it, the small ones stopped at the latest at
+    :func:`first_pass_end` (under load: the passes after it keep their time). Three fleets
+    follow, the cheapest kept: orders bought to
     hold what each block runs (:func:`_greedy_orders`); orders
     :func:`~solver.solve.order_choice.choose_orders` picks (leaving to on-demand what costs
     more to hold), with the first fleets running on demand what those do not hold
@@ -715,7 +717,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                         deadline=deadline, workers=workers, on_block=on_block,
                         on_progress=None if on_block_news is None else _news_of(
                             hp, [credit for _, credit in priced], on_block_news),
-                        ends=first_pass_end(deadline))
+                        ends=first_pass_end(deadline) if len(data.blocks) > 1 else None)
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -767,7 +769,8 @@ SECOND_PASS_SHARE = 0.4
 
 
 def first_pass_end(deadline: Deadline | None) -> Deadline | None:
-    """When the first pass of :func:`horizon_start` ends (``None``: no deadline, none):
+    """When the first pass of :func:`horizon_start` over several blocks ends (``None``: no
+    deadline, none; a plan of one block, not measured, keeps the whole deadline for it):
     ``SECOND_PASS_SHARE`` of what ``deadline`` leaves now is left after it. A block that
     reaches its node limit before this is planned as without it (on a quiet machine, the same
     fleet every run); one stopped by it keeps the fleet its solve had."""
