@@ -129,12 +129,13 @@ def is_direct(data: ProgramData, solver: str) -> bool:
 
 
 def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool = False,
-                 on_progress: Callable[[Progress], None] | None = None
+                 on_progress: Callable[[Progress], None] | None = None,
+                 halt: Callable[[], bool] | None = None
                  ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block solved whole by one HiGHS solve to ``BLOCK_START_GAP`` (or ``gap``, if wider),
     stopped after ``BLOCK_NODES`` nodes, or by ``deadline`` as a safety (status
     ``time_limit``); HiGHS's progress on the block's own program (its fleet's cost and its
-    bound) goes to ``on_progress``.
+    bound) goes to ``on_progress``; ``halt`` stops it early too (status ``time_limit``).
 
     ``alone``: the block is the whole program (one period, one demand scenario); its
     interchangeable zones are then ordered as the single-period program orders them
@@ -146,7 +147,7 @@ def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool 
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=alone)
     model = model_of(program)
     result = run(model, deadline, deadline.left(), max(gap, BLOCK_START_GAP), nodes=BLOCK_NODES,
-                 on_progress=on_progress)
+                 on_progress=on_progress, halt=halt)
     found = result.x is not None and result.status is not SolveStatus.infeasible
     values = None
     if result.x is not None and found:
@@ -550,8 +551,9 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     counts them) while a block solved whole runs, and as each block planned here ends.
 
     ``ends``: the pass's own end, before ``deadline`` (the first pass of a plan over periods
-    leaves the order choice and the second pass their time: :func:`direct_limit_s`); a small
-    block its clock stopped with a fleet keeps that fleet (not planned again in a share of the
+    leaves the order choice and the second pass their time): a small block past its part of
+    it is stopped once its fleet is near its bound (:class:`PassEnd`); a small block stopped
+    by the time with a fleet keeps that fleet (not planned again in a share of the
     time, which would take the time ``ends`` keeps)."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
@@ -587,12 +589,15 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             elif deadline is not None and is_direct(programs[i], solver):
                 # it and the blocks after it keep BLOCK_RESERVE_S each of the limit for their
                 # plans in shares of the time
-                clock = deadline.follower(direct_limit_s(deadline, ends, todo))
+                clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
+                    told = None if on_progress is None else functools.partial(on_progress, same)
+                    end = None if ends is None else PassEnd(
+                        deadline.follower(pass_limit_s(ends, todo)), told)
                     solved[same] = direct_block(
                         programs[i], clock, gap, alone=len(data.blocks) == 1,
-                        on_progress=None if on_progress is None else functools.partial(
-                            on_progress, same))
+                        on_progress=told if end is None else end.heard,
+                        halt=None if end is None else end.halt)
                     out.timed |= solved[same][2].status is SolveStatus.time_limit
             cut = same in solved and solved[same][0] is not None and (
                 solved[same][2].status is SolveStatus.time_limit) and not (
@@ -633,28 +638,49 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     return out
 
 
-def direct_limit_s(deadline: Deadline, ends: Deadline | None, todo: int) -> float:
-    """Seconds a small block (solved whole, :func:`direct_block`) may take where the plan's
-    ``deadline`` and the pass's end ``ends`` (none: the deadline's) leave the time, it and the
-    ``todo`` − 1 blocks after it to plan: what the deadline leaves less ``BLOCK_RESERVE_S`` for
-    each of the ``todo``; with ``ends``, at most what that leaves less ``PASS_FLOOR_S`` for each
-    block after this one (where it leaves each less, an equal part), and at least
-    ``BLOCK_RESERVE_S`` (drawn from the deadline, where it leaves that) [s]."""
-    limit_s = deadline.left() - todo * BLOCK_RESERVE_S
-    if ends is None:
-        return limit_s
+def pass_limit_s(ends: Deadline, todo: int) -> float:
+    """Seconds of a pass with an end of its own (``ends``) a small block may take before
+    :class:`PassEnd` stops it, it and the ``todo`` − 1 blocks after it to plan: what
+    ``ends`` leaves less ``PASS_FLOOR_S`` for each block after it (an equal part where it
+    leaves less) [s]."""
     left_s = ends.left()
-    after_s = (todo - 1) * min(PASS_FLOOR_S, left_s / max(todo, 1))
-    return min(limit_s, max(left_s - after_s, BLOCK_RESERVE_S))
+    return max(left_s - (todo - 1) * min(PASS_FLOOR_S, left_s / max(todo, 1)), 0.0)
 
 
-#: Seconds a pass with an end of its own (:func:`direct_limit_s`) keeps for each small block
+class PassEnd:
+    """Stops a small block's solve in a pass with an end of its own: past its time there
+    (``clock``, :func:`pass_limit_s`), once its fleet is within ``PASS_KEEP_GAP`` of its
+    bound. A fleet further from it (HiGHS's first ones: 20–90 times a block's optimum) is
+    solved on, to its node limit or the plan's deadline, as without an end: a machine too
+    loaded to find decent fleets in the pass's time plans as before. Progress heard goes on to
+    ``told``."""
+
+    def __init__(self, clock: Deadline, told: Callable[[Progress], None] | None) -> None:
+        self.clock, self.told = clock, told
+        self.clock.reserve_s = 0.0  # the pass's time is its own, counted in full
+        self.gap: float | None = None
+
+    def heard(self, progress: Progress) -> None:
+        self.gap = _gap(progress.cost, progress.bound)
+        if self.told is not None:
+            self.told(progress)
+
+    def halt(self) -> bool:
+        return self.clock.expired() and self.gap is not None and self.gap <= PASS_KEEP_GAP
+
+
+#: Seconds a pass with an end of its own (:func:`pass_limit_s`) keeps for each small block
 #: after the one it solves: quarterly.yaml's first-pass blocks after its heavy second-quarter
 #: one reached their node limit in 0.4–2.0 s each at load 12 (main's code, 2026-12-04 21:38
-#: UTC), and a block stopped after 1 s at load 15 had a fleet 20–90 times its optimum, after
-#: 4 s within 8 % of it (0.5 CPU-s). At 1 s (``BLOCK_RESERVE_S``) the heavy block took the
-#: pass's time and each block after it was stopped: 4.3 M against main's 1.3 M [s].
+#: UTC). At 1 s (``BLOCK_RESERVE_S``) the heavy block took the pass's time and each block
+#: after it was stopped with a fleet far from its optimum: 4.3 M against main's 1.3 M [s].
 PASS_FLOOR_S = 2.0
+#: Gap to its own bound within which a small block past its pass's end is stopped with the
+#: fleet it has (:class:`PassEnd`): quarterly.yaml's blocks solved whole at load 15 had after
+#: 1–2 s (0.1–0.2 CPU-s) fleets 20–90 times their optimum, after 4 s (0.5 CPU-s) within 8 %
+#: of it; stopped at the pass's end whatever their fleet, at load 17–18 the plans were 1.9 and
+#: 4.4 M against main's 1.3 M (2026-12-04 21:46–21:49 UTC) [1].
+PASS_KEEP_GAP = 0.2
 
 
 def _ended(planned: Planned) -> Progress:

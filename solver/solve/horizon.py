@@ -761,10 +761,11 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
 
 #: Share of what the plan's deadline leaves as the first pass begins that its small blocks
 #: (solved whole under their node limit) leave to the order choice, the second pass and the
-#: joint solve: each is also stopped by its part of the rest (block_plans.direct_limit_s),
-#: keeping the fleet it has. Under load (6–9) quarterly.yaml's first pass at --time-limit 60
-#: took 52–54 s of the ~54 s left and the second pass none; a completed second pass took
-#: 13–27 s at load 3–5 there at 120 s (benchmarks/README.md, "Over periods") [1].
+#: joint solve: past its part of the rest (block_plans.pass_limit_s) a block is stopped once
+#: its fleet is within PASS_KEEP_GAP of its bound, and keeps that fleet. Under load (6–9)
+#: quarterly.yaml's first pass at --time-limit 60 took 52–54 s of the ~54 s left and the
+#: second pass none; a completed second pass took 13–27 s at load 3–5 there at 120 s, and
+#: 8–15 s (1.1–2.7 CPU-s) at load 12–18 (benchmarks/README.md, "Over periods") [1].
 SECOND_PASS_SHARE = 0.4
 
 
