@@ -66,9 +66,9 @@ def run(path: str, limit: str, out: str, label: str) -> dict[str, Any]:
         main()
     wall = time.perf_counter() - t0
     plan = json.loads(buf.getvalue())
-    s = plan["solver"]
+    s = plan.get("solver", {})  # none where no plan was written (the error's JSON)
     return {"label": label, "cost": s.get("objective"), "gap": s.get("gap"),
-            "status": plan["status"], "wall_s": round(wall, 1),
+            "status": plan.get("status", "no plan"), "wall_s": round(wall, 1),
             "stages": {x["name"]: round(x["seconds"], 2) for x in s.get("stages", [])},
             "passes": passes}
 
