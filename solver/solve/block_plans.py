@@ -129,13 +129,12 @@ def is_direct(data: ProgramData, solver: str) -> bool:
 
 
 def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool = False,
-                 on_progress: Callable[[Progress], None] | None = None,
-                 halt: Callable[[], bool] | None = None
+                 on_progress: Callable[[Progress], None] | None = None
                  ) -> tuple[Program, dict[str, float] | None, SolveOutcome]:
     """A block solved whole by one HiGHS solve to ``BLOCK_START_GAP`` (or ``gap``, if wider),
     stopped after ``BLOCK_NODES`` nodes, or by ``deadline`` as a safety (status
     ``time_limit``); HiGHS's progress on the block's own program (its fleet's cost and its
-    bound) goes to ``on_progress``; ``halt`` stops it early too (status ``time_limit``).
+    bound) goes to ``on_progress``.
 
     ``alone``: the block is the whole program (one period, one demand scenario); its
     interchangeable zones are then ordered as the single-period program orders them
@@ -147,7 +146,7 @@ def direct_block(data: ProgramData, deadline: Deadline, gap: float, alone: bool 
     program = build_program(data, families=BLOCK_FAMILIES, symmetry=alone)
     model = model_of(program)
     result = run(model, deadline, deadline.left(), max(gap, BLOCK_START_GAP), nodes=BLOCK_NODES,
-                 on_progress=on_progress, halt=halt)
+                 on_progress=on_progress)
     found = result.x is not None and result.status is not SolveStatus.infeasible
     values = None
     if result.x is not None and found:
@@ -522,8 +521,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 deadline: Deadline | None = None, workers: int = 1,
                 held: HeldBlocks | None = None,
                 on_block: Callable[[str], None] | None = None,
-                on_progress: Callable[[int, Progress], None] | None = None,
-                ends: Deadline | None = None) -> BlockPlans:
+                on_progress: Callable[[int, Progress], None] | None = None) -> BlockPlans:
     """Each block's program planned alone (:func:`plan_block`): a small block under its node
     limit (with a ``deadline``, until it expires), the others in an equal share of what is
     left of ``budget_s`` (at least 0.5 s each); a block equal to one planned already (the same
@@ -548,13 +546,7 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
     ``on_block``: told which block is planned next (``block 3 of 10: base, 2027-04-01``), so a
     plan whose blocks take minutes shows where it is. ``on_progress``: told, with the block's
     index, its own program's best fleet cost and bound (per month, as the block's program
-    counts them) while a block solved whole runs, and as each block planned here ends.
-
-    ``ends``: the pass's own end, before ``deadline`` (the first pass of a plan over periods
-    leaves the order choice and the second pass their time): a small block past its part of
-    it is stopped once its fleet is near its bound (:class:`PassEnd`); a small block stopped
-    by the time with a fleet keeps that fleet (not planned again in a share of the
-    time, which would take the time ``ends`` keeps)."""
+    counts them) while a block solved whole runs, and as each block planned here ends."""
     started = time.perf_counter()
     if workers > 1:  # more processes than cores only share them (and each block's share of
         from solver.solve.workers import machine_cores  # the spare seconds assumes a core)
@@ -591,17 +583,13 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
                 # plans in shares of the time
                 clock = deadline.follower(deadline.left() - todo * BLOCK_RESERVE_S)
                 if clock.limit_s >= BLOCK_RESERVE_S:  # else a few nodes: not worth building
-                    told = None if on_progress is None else functools.partial(on_progress, same)
-                    end = None if ends is None else PassEnd(
-                        deadline.follower(pass_limit_s(ends, todo)), told)
                     solved[same] = direct_block(
                         programs[i], clock, gap, alone=len(data.blocks) == 1,
-                        on_progress=told if end is None else end.heard,
-                        halt=None if end is None else end.halt)
+                        on_progress=None if on_progress is None else functools.partial(
+                            on_progress, same))
                     out.timed |= solved[same][2].status is SolveStatus.time_limit
             cut = same in solved and solved[same][0] is not None and (
-                solved[same][2].status is SolveStatus.time_limit) and not (
-                ends is not None and solved[same][1] is not None)
+                solved[same][2].status is SolveStatus.time_limit)
             if (same not in solved or cut) and not (deadline is not None and deadline.expired()):
                 # in a share of the time (also a small block the clock stopped: the cheaper
                 # of its two fleets): the fleet may differ from run to run
@@ -636,51 +624,6 @@ def plan_blocks(data: HorizonData, programs: list[ProgramData], solver: str,
             k = (block.scenario, block.period, pool)
             out.running[k] = out.running.get(k, 0) + n
     return out
-
-
-def pass_limit_s(ends: Deadline, todo: int) -> float:
-    """Seconds of a pass with an end of its own (``ends``) a small block may take before
-    :class:`PassEnd` stops it, it and the ``todo`` − 1 blocks after it to plan: what
-    ``ends`` leaves less ``PASS_FLOOR_S`` for each block after it (an equal part where it
-    leaves less) [s]."""
-    left_s = ends.left()
-    return max(left_s - (todo - 1) * min(PASS_FLOOR_S, left_s / max(todo, 1)), 0.0)
-
-
-class PassEnd:
-    """Stops a small block's solve in a pass with an end of its own: past its time there
-    (``clock``, :func:`pass_limit_s`), once its fleet is within ``PASS_KEEP_GAP`` of its
-    bound. A fleet further from it (HiGHS's first ones: 20–90 times a block's optimum) is
-    solved on, to its node limit or the plan's deadline, as without an end: a machine too
-    loaded to find decent fleets in the pass's time plans as before. Progress heard goes on to
-    ``told``."""
-
-    def __init__(self, clock: Deadline, told: Callable[[Progress], None] | None) -> None:
-        self.clock, self.told = clock, told
-        self.clock.reserve_s = 0.0  # the pass's time is its own, counted in full
-        self.gap: float | None = None
-
-    def heard(self, progress: Progress) -> None:
-        self.gap = _gap(progress.cost, progress.bound)
-        if self.told is not None:
-            self.told(progress)
-
-    def halt(self) -> bool:
-        return self.clock.expired() and self.gap is not None and self.gap <= PASS_KEEP_GAP
-
-
-#: Seconds a pass with an end of its own (:func:`pass_limit_s`) keeps for each small block
-#: after the one it solves: quarterly.yaml's first-pass blocks after its heavy second-quarter
-#: one reached their node limit in 0.4–2.0 s each at load 12 (main's code, 2026-12-04 21:38
-#: UTC). At 1 s (``BLOCK_RESERVE_S``) the heavy block took the pass's time and each block
-#: after it was stopped with a fleet far from its optimum: 4.3 M against main's 1.3 M [s].
-PASS_FLOOR_S = 2.0
-#: Gap to its own bound within which a small block past its pass's end is stopped with the
-#: fleet it has (:class:`PassEnd`): quarterly.yaml's blocks solved whole at load 15 had after
-#: 1–2 s (0.1–0.2 CPU-s) fleets 20–90 times their optimum, after 4 s (0.5 CPU-s) within 8 %
-#: of it; stopped at the pass's end whatever their fleet, at load 17–18 the plans were 1.9 and
-#: 4.4 M against main's 1.3 M (2026-12-04 21:46–21:49 UTC) [1].
-PASS_KEEP_GAP = 0.2
 
 
 def _ended(planned: Planned) -> Progress:

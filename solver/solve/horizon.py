@@ -689,9 +689,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     solve).
 
     Each block is planned on its own (:func:`~solver.solve.block_plans.plan_blocks`) as
-    :func:`_priced_block` prices it, the small ones stopped at the latest at
-    :func:`first_pass_end` (under load: the passes after it keep their time). Three fleets
-    follow, the cheapest kept: orders bought to
+    :func:`_priced_block` prices it. Three fleets follow, the cheapest kept: orders bought to
     hold what each block runs (:func:`_greedy_orders`); orders
     :func:`~solver.solve.order_choice.choose_orders` picks (leaving to on-demand what costs
     more to hold), with the first fleets running on demand what those do not hold
@@ -716,8 +714,7 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
                         deadline=deadline, workers=workers, on_block=on_block,
                         on_progress=None if on_block_news is None else _news_of(
-                            hp, [credit for _, credit in priced], on_block_news),
-                        ends=first_pass_end(deadline) if len(data.blocks) > 1 else None)
+                            hp, [credit for _, credit in priced], on_block_news))
     timed = first.timed
     bounds: list[float | None] = []
     relaxed: dict[int, float | None] = {}
@@ -757,29 +754,6 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
-
-
-#: Share of what the plan's deadline leaves as the first pass begins that its small blocks
-#: (solved whole under their node limit) leave to the order choice, the second pass and the
-#: joint solve: past its part of the rest (block_plans.pass_limit_s) a block is stopped once
-#: its fleet is within PASS_KEEP_GAP of its bound, and keeps that fleet. Under load (6–9)
-#: quarterly.yaml's first pass at --time-limit 60 took 52–54 s of the ~54 s left and the
-#: second pass none; a completed second pass took 13–27 s at load 3–5 there at 120 s, and
-#: 8–15 s (1.1–2.7 CPU-s) at load 12–18 (benchmarks/README.md, "Over periods") [1].
-SECOND_PASS_SHARE = 0.4
-
-
-def first_pass_end(deadline: Deadline | None) -> Deadline | None:
-    """When the first pass of :func:`horizon_start` over several blocks ends (``None``: no
-    deadline, none; a plan of one block, not measured, keeps the whole deadline for it):
-    ``SECOND_PASS_SHARE`` of what ``deadline`` leaves now is left after it. A block that
-    reaches its node limit before this is planned as without it (on a quiet machine, the same
-    fleet every run); one stopped by it keeps the fleet its solve had."""
-    if deadline is None:
-        return None
-    ends = deadline.follower(deadline.left() * (1.0 - SECOND_PASS_SHARE))
-    ends.reserve_s = 0.0  # the deadline's own reserve is counted in its left()
-    return ends
 
 
 def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] | None],
