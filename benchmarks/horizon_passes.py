@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any
 
+import solver.cli as cli
 import solver.solve.horizon as horizon
 from solver.cli import main
 
@@ -28,6 +29,7 @@ def _logged(passes: list[dict[str, Any]], t0: float) -> Any:
                within: bool = False, deadline: Any = None, on_block: Any = None,
                **kw: Any) -> Any:
         began = time.perf_counter()
+        cpu = time.process_time()
         starts: list[float] = []
 
         def told(what: str) -> None:
@@ -40,6 +42,7 @@ def _logged(passes: list[dict[str, Any]], t0: float) -> Any:
         passes.append({"within": within, "at_s": round(began - t0, 2),
                        "budget_s": round(budget_s, 2),
                        "took_s": round(time.perf_counter() - began, 2),
+                       "cpu_s": round(time.process_time() - cpu, 2),
                        "block_starts_s": starts,
                        "planned": sum(o.has_solution for o in plans.outcomes),
                        "blocks": len(plans.outcomes), "complete": plans.complete})
@@ -55,14 +58,17 @@ def run(path: str, limit: str, out: str, label: str) -> dict[str, Any]:
     horizon.plan_blocks = _logged(passes, t0)  # type: ignore[assignment]
     sys.argv = ["fleetplan", "plan", path, "--time-limit", limit, "--no-replay", "--quiet",
                 "--json", "--out", out]
+    # the CLI ends its own process with os._exit after a plan (cli.quick_exit): this line
+    # would never be printed; the SystemExit it re-raises instead is suppressed below
+    cli.quick_exit = lambda code: None  # type: ignore[assignment]
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.suppress(SystemExit):
         main()
     wall = time.perf_counter() - t0
     plan = json.loads(buf.getvalue())
-    s = plan["solver"]
+    s = plan.get("solver", {})  # none where no plan was written (the error's JSON)
     return {"label": label, "cost": s.get("objective"), "gap": s.get("gap"),
-            "status": plan["status"], "wall_s": round(wall, 1),
+            "status": plan.get("status", "no plan"), "wall_s": round(wall, 1),
             "stages": {x["name"]: round(x["seconds"], 2) for x in s.get("stages", [])},
             "passes": passes}
 
