@@ -587,3 +587,24 @@ def test_a_plan_over_periods_without_a_time_limit_says_up_front_how_long_and_how
                            "it may take minutes, at most 600 s (its safety stop); "
                            "--time-limit SECONDS stops it sooner")
     assert planning_line(quarterly, 120.0, limit_given=True).endswith("(time limit 120 s)…")
+
+
+def test_the_build_error_counts_the_build_alone_not_the_start_up() -> None:
+    """Under load a plan's start-up took 75–89 s of a 60-s limit and the error said "each
+    table took about 89 s" with no table built: the pace is the build's own seconds, per table
+    built, and with none built it says none was done after so many seconds of building."""
+    from solver.cli.plan import BuildClock
+
+    class Clock:
+        now_s = 80.0  # the start-up's seconds when the build begins
+
+        def elapsed(self) -> float:
+            return self.now_s
+
+    clock = Clock()
+    watch = BuildClock(None, clock, 60.0, True)  # type: ignore[arg-type]
+    clock.now_s = 89.0
+    assert watch._build_pace(0) == (
+        "at this machine's load no table was done after 9 s of building")
+    clock.now_s = 110.0
+    assert watch._build_pace(3) == "at this machine's load each table took about 10 s"

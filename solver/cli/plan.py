@@ -457,10 +457,9 @@ class BuildClock:
             raise self._one_table_error(elapsed)
         why = self._bursty(", so each period and demand scenario whose peak differs gets "
                            "a table of its own")
-        per_table_s = elapsed / max(built, 1)
         if self.given:
-            fix = (f"give a --time-limit well above the build (at this machine's load each "
-                   f"table took about {per_table_s:.0f} s), or leave --time-limit out: a plan "
+            fix = (f"give a --time-limit well above the build ({self._build_pace(built)}), "
+                   "or leave --time-limit out: a plan "
                    f"over periods then ends at its search limits, with a safety stop at "
                    f"{HORIZON_SAFETY_S:g} s")
         else:
@@ -471,6 +470,14 @@ class BuildClock:
             f"({self.limit_s:g} s) ran out while building "
             f"the capacity tables, before anything was solved: {elapsed:.1f} s{self._before()}, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
+
+    def _build_pace(self, built: int) -> str:
+        """What the build itself took at this load, the start-up left out: a new user's
+        "each table took about 89 s" counted 75–89 s of start-up, with no table built."""
+        build_s = max(self.clock.elapsed() - self.began_s, 0.0)
+        if built == 0:
+            return f"at this machine's load no table was done after {build_s:.0f} s of building"
+        return f"at this machine's load each table took about {build_s / built:.0f} s"
 
     def _before(self) -> str:
         """`` (N s of them before the build: …)``: the limit counts from the process's start,
@@ -494,8 +501,10 @@ class BuildClock:
         capacity table against the clock"), and what to give."""
         why = self._bursty(" (arrival.burst, or measured from a linked trace), and each "
                            "configuration's latency under bursts takes seconds to compute")
+        build_s = max(elapsed - self.began_s, 0.0)
         fix = (f"give a --time-limit well above the build (at this machine's load it had "
-               f"taken {elapsed:.0f} s and was not done)" if self.given else
+               f"taken {build_s:.0f} s, the start-up left out, and was not done)"
+               if self.given else
                f"give a --time-limit above the default {self.limit_s:g} s, or run it on a "
                "less loaded machine")
         return InputError([Problem(
