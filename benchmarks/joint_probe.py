@@ -7,7 +7,9 @@ two-nodes cut), from a fleet given as a JSON file of variable name → value (a 
 - ``growth``: HiGHS on the whole program from the fleet, the planner's thread count and seed,
   HiGHS options added with ``--options key=value,...``; its bound and best fleet printed at
   every ``--every`` CPU seconds of this process (``time.process_time``: a loaded machine's wall
-  clock says little), stopped after ``--cpu``; each cheaper fleet as HiGHS reports it.
+  clock says little), stopped after ``--cpu``; each cheaper fleet as HiGHS reports it. The
+  fleet is handed before the search as the plan does at ×1, or (``--start``) after the root's
+  first cut rounds, after the root, or not at all.
 - ``groups``: neighbourhoods of the fleet: for each group of node columns (``--by gpu``,
   ``zone`` or ``purchase``), every node column outside the group held at the fleet's value,
   the group's nodes and every replica free, solved for at most ``--limit`` seconds each; a
@@ -17,6 +19,7 @@ Run (from the repository root)::
 
     .venv/bin/python benchmarks/joint_probe.py plan --case large:1 --save-fleet fleet.json
     .venv/bin/python benchmarks/joint_probe.py growth --case large:1 --fleet fleet.json --cpu 60
+    .venv/bin/python benchmarks/joint_probe.py growth --case large:1 --fleet f.json --start none
     .venv/bin/python benchmarks/joint_probe.py groups --case large:1 --fleet f.json --by purchase
 """
 
@@ -54,20 +57,45 @@ def _option(h: Any, key: str, text: str) -> None:
     h.setOptionValue(key, value)
 
 
-def growth(model: Model, x: np.ndarray, cpu_s: float, every_s: float, options: str) -> None:
-    """HiGHS from ``x``: bound and best fleet per CPU second."""
+class _AfterRoot:
+    """Hands ``x`` to HiGHS at its first user-solution call with a node counted: the root's cut
+    loop has run as from no start."""
+
+    def __init__(self, x: np.ndarray) -> None:
+        self.x, self.given = x, False
+
+    def __call__(self, event: Any) -> None:
+        if not self.given and event.data_out.mip_node_count > 0:
+            event.data_in.setSolution(self.x)
+            event.data_in.user_has_solution = True
+            self.given = True
+            print(f"start handed at node {int(event.data_out.mip_node_count)}, bound "
+                  f"{event.data_out.mip_dual_bound:,.0f}", flush=True)
+
+
+def growth(model: Model, x: np.ndarray, cpu_s: float, every_s: float, options: str,
+           start: str = "before") -> None:
+    """HiGHS from ``x``: bound and best fleet per CPU second. ``start``: ``x`` handed before
+    the search (the plan's way at ×1), after the root's first cut rounds (``after-cuts``, the
+    plan's way at ×25), at HiGHS's first user-solution call after the root (``after-root``) or
+    not at all (``none``: the cold solve)."""
     import highspy
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(model.lp)
+    # HiGHS's wall-time limit is a guard only (the probe stops on CPU seconds): at load ~17 a
+    # niced probe got ~0.07 of a core, and 10 × the CPU seconds cut runs short (2026-12-04).
     for key, value in (("mip_rel_gap", 0.01), ("threads", THREADS.get()),
-                       ("random_seed", SOLVER_SEED), ("time_limit", 10 * cpu_s)):
+                       ("random_seed", SOLVER_SEED), ("time_limit", 100 * cpu_s)):
         h.setOptionValue(key, value)
     for pair in filter(None, options.split(",")):
         key, text = pair.split("=")
         _option(h, key, text)
-    hand_start(h, x)
+    if start == "after-root":
+        h.cbMipUserSolution.subscribe(_AfterRoot(x))
+    elif start != "none":
+        hand_start(h, x, after_cuts=start == "after-cuts")
     started_cpu, started = time.process_time(), time.perf_counter()
     marks: list[tuple[float, float, float, float, int]] = []
 
@@ -134,6 +162,9 @@ def main() -> None:
     p.add_argument("--cpu", type=float, default=60.0, help="growth: CPU seconds")
     p.add_argument("--every", type=float, default=10.0, help="growth: CPU seconds between lines")
     p.add_argument("--options", default="", help="growth: HiGHS options key=value,...")
+    p.add_argument("--start", default="before",
+                   choices=("before", "after-cuts", "after-root", "none"),
+                   help="growth: when the fleet is handed to HiGHS")
     p.add_argument("--by", default="purchase", choices=("gpu", "zone", "purchase"))
     args = p.parse_args()
     size, scale = args.case.split(":")
@@ -158,7 +189,7 @@ def main() -> None:
     if broken:
         raise SystemExit(f"{args.fleet}: the fleet breaks {len(broken)} rows, e.g. {broken[0]}")
     if args.probe == "growth":
-        growth(model, x, args.cpu, args.every, args.options)
+        growth(model, x, args.cpu, args.every, args.options, args.start)
     else:
         groups(model, x, args.by, args.limit)
 

@@ -761,6 +761,36 @@ def test_with_few_replicas_per_slot_the_joint_solve_starts_from_the_incumbent(
     assert model.cost_of(call["start"]) == pytest.approx(outcome.report.objective)
 
 
+
+def test_a_start_after_the_root_is_handed_over_at_the_first_node_counted() -> None:
+    from solver.solve.highs import _AfterRoot
+
+    after = _AfterRoot(np.array([1.0, 2.0]))
+    events = [_Event(nodes=n) for n in (0, 0, 0, 0, 0, 0, 0, 0, 1, 5)]
+    for e in events:
+        after(e)
+    # the root's calls (setup, LP, every cut round) pass; the first with a node counted takes it
+    assert [e.data_in.user_has_solution for e in events] == [False] * 8 + [True, False]
+    assert list(events[8].data_in.x) == [1.0, 2.0]
+
+
+def test_an_hourly_program_with_few_replicas_per_slot_hands_its_start_after_the_root(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # three_blocks counted as an hourly program (more slices than GROUP_ABOVE_SLICES), as large
+    # x1 is: the root runs as from no start, the stages' fleet handed at the first node
+    # (benchmarks/README.md, "Run R"); programs of few slices (the demo) keep it before
+    few = _joint_calls(monkeypatch)
+    strategy.solve_shared(three_blocks().data, "highs", 20.0, 1e-9)
+    monkeypatch.setattr(strategy, "GROUP_ABOVE_SLICES", 2)
+    hourly = _joint_calls(monkeypatch)
+    program = three_blocks()
+    _, outcome = strategy.solve_shared(program.data, "highs", 20.0, 1e-9)
+    (call,) = hourly
+    assert not few[0]["start_after_root"] and call["start_after_root"]
+    assert not call.get("start_after_cuts", False) and call.get("when_proven") is None
+    assert outcome.report.objective is not None
+    assert model_of(program).cost_of(call["start"]) == pytest.approx(outcome.report.objective)
+
 def _proven_by_joint(program: Program, gap: float) -> Context:
     """three_blocks holding, as the joint solve's, a fleet one on-demand replica too many in each
     block (5,840 against the optimum 3,650), proven within ``gap`` by the optimum as bound."""

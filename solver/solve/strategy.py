@@ -520,7 +520,8 @@ def _joint(ctx: Context, name: str) -> RunResult:
     """HiGHS on the whole program for the time left; what it finds and proves goes to the
     incumbent as it comes (its improving-solution and interrupt callbacks).
 
-    Where the LP holds few replicas per slot HiGHS starts from the incumbent. Where it holds
+    Where the LP holds few replicas per slot HiGHS starts from the incumbent (in an hourly
+    program, handed once its root is done: :func:`_after_root`). Where it holds
     many and the stages' fleet is within :data:`NEAR_GAPS` target gaps of the bound (the
     LP's), the fleet stays the plan's but HiGHS starts from the greedy fleet, and is handed
     the stages' fleet only once its bound proves it (:func:`~solver.solve.highs.run`'s
@@ -552,6 +553,7 @@ def _joint(ctx: Context, name: str) -> RunResult:
         result = run(ctx.model, ctx.deadline, ctx.deadline.left(), ctx.gap, start=start,
                      when_proven=fleet if held_back else None,
                      start_after_cuts=many and not held_back,
+                     start_after_root=_after_root(ctx, many),
                      on_progress=ctx.incumbent.progress,
                      on_solution=found,
                      halt=lambda: (ctx.halt.is_set() or ctx.abandoned.is_set()
@@ -563,6 +565,15 @@ def _joint(ctx: Context, name: str) -> RunResult:
     finally:
         ctx.incumbent.running(name, False)
     return result
+
+
+def _after_root(ctx: Context, many: bool) -> bool:
+    """Whether the joint solve hands the stages' fleet to HiGHS only once its root is done
+    (:class:`~solver.solve.highs._AfterRoot`): hourly programs whose LP holds few replicas per
+    slot (large ×1's root from no start ended higher in 3 of 3 seeds than from the fleet;
+    benchmarks/README.md, "Run R"). Programs of few slices (the demo) keep the start before the
+    search."""
+    return not many and len(ctx.program.data.slices) > GROUP_ABOVE_SLICES
 
 
 def _own(ctx: Context, x: Vector, handed: Sequence[Vector]) -> None:
