@@ -111,7 +111,7 @@ def test_cbc_finds_the_same_optimum() -> None:
 def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     # PuLP says "Optimal" when HiGHS stops at its time limit with an incumbent; the plan must
     # say time_limit, with the gap and bound HiGHS proved. The demo with shared nodes (one joint
-    # program) cannot close in 0.5 s.
+    # program) cannot close in 0.5 s, nor in 8 (gap 27 % at 58 s, load 17).
     path = SCENARIOS / "demo.yaml"
     if not path.exists():
         pytest.skip("demo scenario not shipped")
@@ -120,9 +120,18 @@ def test_time_limit_is_reported_from_the_solver_not_pulp() -> None:
     sc = load_scenario(path)
     sc = sc.model_copy(update={"policy": sc.policy.model_copy(update={"share_nodes": True})})
     tb = build_capacity_table(sc)
-    plan = plan_scenario(sc, tb, time_limit_s=0.5, gap=1e-6)
+    # the build is inside the limit: its 0.03 CPU-s took 0.4-1.5 s of wall time at a load of
+    # 17-20 beside two busy loops (2026-12-04), and a build the limit stops gives no fleet
+    # (its own case: test_pipeline's one-second limit on the largest size). Doubled until the
+    # build fits, so that the solve, not the build, is what the limit stops
+    limit_s = 0.5
+    plan = plan_scenario(sc, tb, time_limit_s=limit_s, gap=1e-6)
+    while [s.name for s in plan.solver.stages] == ["build"] and limit_s < 8.0:
+        limit_s *= 2
+        plan = plan_scenario(sc, tb, time_limit_s=limit_s, gap=1e-6)
     assert plan.status is SolveStatus.time_limit
-    assert plan.solver.seconds < 3.0  # each start and neighbourhood keeps within what is left
+    # each start and neighbourhood keeps within what is left
+    assert plan.solver.seconds < limit_s + 2.5
     # the start (the cheaper of the dedicated and the static fleet, else the greedy one) is
     # always an incumbent: its gap and bound are HiGHS's own
     assert plan.allocations
