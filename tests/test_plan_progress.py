@@ -235,10 +235,7 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
     followed the user's clock a Ctrl-C was ignored (quarterly.yaml ran on for 141 s, exit 0,
     status ``feasible``, no word of the interrupt; a new user's finding)."""
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from solver.cli import main; main()", "plan",
-         str(scenarios_dir() / "quarterly.yaml"), "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _plan_quarterly(out)
     assert proc.stderr is not None
     assert "planning quarterly" in proc.stderr.readline()  # the capacity tables come next
     # past the build, into the search, told by the progress lines off a terminal (a fixed
@@ -306,10 +303,7 @@ def test_sigterm_mid_blocks_ends_the_stage_at_once_and_writes_a_verified_plan(
     lines, its length by ``solver.stages``); the work after it — the LP bound, the fallback
     fleet, the sign-off and the files, 15–18 s at load 15 — is allowed for apart."""
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from solver.cli import main; main()", "plan",
-         str(scenarios_dir() / "quarterly.yaml"), "--out", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _plan_quarterly(out)
     assert proc.stderr is not None
     started, seen = time.monotonic(), None
     for line in proc.stderr:
@@ -331,3 +325,11 @@ def test_sigterm_mid_blocks_ends_the_stage_at_once_and_writes_a_verified_plan(
     blocks = next(s for s in plan.solver.stages if s.name == "blocks")
     # it began before its first line was read, so it ended by seen + its seconds
     assert seen + blocks.seconds - signalled < STOP_FROM_SIGNAL_MOST_S, plan.solver.stages
+
+
+def _plan_quarterly(out: Path) -> subprocess.Popen[str]:
+    """``fleetplan plan quarterly.yaml --out OUT`` in a process of its own, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from solver.cli import main; main()", "plan",
+         str(scenarios_dir() / "quarterly.yaml"), "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

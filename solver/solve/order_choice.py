@@ -29,20 +29,20 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import pulp
 
 from models.common import COMMITTED_KINDS, PurchaseKind
 from models.plan import Shortfall, SolveStatus
 from solver.capacity.node_fit import nodes_needed
-from solver.program.data import ProgramData
+from solver.program.data import OfferTerm, ProgramData
 from solver.program.keys import PoolKey, ReplicaKey
 from solver.program.periods import Block, HorizonData, OrderKey
 from solver.program.values import replicas_by_group, start_from_replicas
 from solver.program.variables import Program
 from solver.solve.backends import integer_value, solve
-from solver.solve.diagnose import diagnose, seconds_left
+from solver.solve.diagnose import ELASTIC_MIN_S, diagnose, seconds_left
 
 #: Seconds the order choice may take (it has a few hundred variables) [s].
 ORDER_CHOICE_S = 5.0
@@ -147,18 +147,15 @@ def held_block(data: HorizonData, block: Block, orders: Mapping[tuple[str, Order
                ) -> ProgramData:
     """A block as a single-period program of its own with each committed pool free, stocked
     with the nodes inventory and ``orders`` hold in its period."""
-    offers = []
-    for o in block.data.offers:
-        if o.purchase not in COMMITTED_KINDS:
-            offers.append(o)
-            continue
-        pool = PoolKey(o.zone, o.gpu, o.purchase)
+
+    def held(o: OfferTerm, pool: PoolKey) -> OfferTerm:
         nodes = data.held.get((pool, block.period), 0) + sum(
             n for (s, k), n in orders.items() if s == block.scenario and k.option.pool == pool
             and block.period in data.held_periods(k))
-        offers.append(dataclasses.replace(o, price_per_gpu_hour=0.0,
-                                          stock_gpus=nodes * o.gpus_per_node))
-    return dataclasses.replace(block.data, offers=tuple(offers))
+        return dataclasses.replace(o, price_per_gpu_hour=0.0,
+                                   stock_gpus=nodes * o.gpus_per_node)
+
+    return _committed_offers(block, held)
 
 
 def in_time_block(data: HorizonData, block: Block) -> ProgramData:
@@ -166,19 +163,25 @@ def in_time_block(data: HorizonData, block: Block) -> ProgramData:
     only what can be in service in its period: the inventory held through it, and each order
     option's stock where an order of it placed on or after the plan date (P3) holds the
     period (prices as the block's)."""
-    offers = []
-    for o in block.data.offers:
-        if o.purchase not in COMMITTED_KINDS:
-            offers.append(o)
-            continue
-        pool = PoolKey(o.zone, o.gpu, o.purchase)
+
+    def in_time(o: OfferTerm, pool: PoolKey) -> OfferTerm:
         options = {k.option for k in data.order_keys
                    if k.option.pool == pool and block.period in data.held_periods(k)
                    and (not data.lead_times or data.order_by(k) >= data.plan_date)}
         gpus = (data.held.get((pool, block.period), 0) * o.gpus_per_node
                 + sum(option.stock_gpus for option in options))
-        offers.append(dataclasses.replace(o, stock_gpus=min(o.stock_gpus, gpus)))
-    return dataclasses.replace(block.data, offers=tuple(offers))
+        return dataclasses.replace(o, stock_gpus=min(o.stock_gpus, gpus))
+
+    return _committed_offers(block, in_time)
+
+
+def _committed_offers(block: Block, change: Callable[[OfferTerm, PoolKey], OfferTerm]
+                      ) -> ProgramData:
+    """``block``'s program with each committed offer (reserved, owned) as ``change`` makes it
+    from the offer and its pool; on-demand and spot offers as they are."""
+    return dataclasses.replace(block.data, offers=tuple(
+        change(o, PoolKey(o.zone, o.gpu, o.purchase)) if o.purchase in COMMITTED_KINDS else o
+        for o in block.data.offers))
 
 
 def in_time_shortfalls(data: HorizonData, solver: str, time_limit_s: float
@@ -192,10 +195,9 @@ def in_time_shortfalls(data: HorizonData, solver: str, time_limit_s: float
     time runs out first."""
     ends = time.perf_counter() + time_limit_s
     for block in sorted(data.blocks, key=lambda b: b.period):
-        left = seconds_left(ends)
-        if left <= 0:
+        if ends - time.perf_counter() < ELASTIC_MIN_S:  # seconds_left is never below it
             return ()
-        found = diagnose(block.workloads, in_time_block(data, block), solver, left)
+        found = diagnose(block.workloads, in_time_block(data, block), solver, seconds_left(ends))
         if found:
             start = data.periods[block.period].start
             where = (f"with only the committed capacity in service by then (inventory, and "
