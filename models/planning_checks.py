@@ -222,9 +222,10 @@ def horizon_problems(scenario: Scenario, file: str,
         starts += [(f"migrations[{j}]", m.from_period) for j, m in enumerate(w.migrations)]
         for where, period in [*starts, ("", w.from_period)]:
             if period >= count:
-                problems.append(Problem(file, f"workloads[{i}].{where}.from_period".replace(
-                    "..", "."), f"period {period} is past the horizon's last ({count - 1})",
-                    f"give a period from 0 to {count - 1}"))
+                field = ".".join(p for p in (f"workloads[{i}]", where, "from_period") if p)
+                problems.append(Problem(file, field, f"period {period} is past the horizon's "
+                                        f"last ({count - 1})", f"give a period from 0 to "
+                                        f"{count - 1}"))
         problems += _before_launch(w, file, f"workloads[{i}]")
         for j, m in enumerate(w.migrations):
             # a migration's runtime as a workload's: an unknown one planned its periods on the

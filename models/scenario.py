@@ -179,6 +179,11 @@ class Scenario(OmitDefaults):
         """Zone by id (ids were checked at load)."""
         return next(z for z in self.zones if z.id == zone_id)
 
+    def offer(self, zone_id: str, gpu: str) -> Offer | None:
+        """The offer of ``gpu`` in zone ``zone_id`` (``None``: no such zone, or it sells none)."""
+        return next((o for z in self.zones if z.id == zone_id for o in z.offers if o.gpu == gpu),
+                    None)
+
     def held_running_cost(self, line: HeldNodes) -> float:
         """Owned nodes' power and hosting per node: the line's, else from its zone's ``owned``
         terms for the GPU (validation refuses an owned line with neither)
@@ -187,7 +192,8 @@ class Scenario(OmitDefaults):
         assert line.purchase is InventoryKind.owned and line.gpus_per_node is not None
         if line.running_cost_per_node_month is not None:
             return line.running_cost_per_node_month
-        offer = next((o for o in self.zone(line.zone).offers if o.gpu == line.gpu), None)
+        assert line.gpu is not None  # resolved from the instance type on loading
+        offer = self.offer(line.zone, line.gpu)
         assert offer is not None and offer.owned is not None, (
             "Scenario validation refuses an owned line with no running cost and no owned terms")
         return offer.owned.running_per_node_month(line.gpus_per_node,
@@ -205,8 +211,7 @@ class Scenario(OmitDefaults):
         """The quote a held reservation whose inventory line states no price is priced at: the
         cheapest reserved quote of its zone's offer for its GPU, with that offer (``None``:
         the zone offers none; the loader refuses such a line)."""
-        offer = next((o for z in self.zones if z.id == line.zone for o in z.offers
-                      if o.gpu == line.gpu), None)
+        offer = None if line.gpu is None else self.offer(line.zone, line.gpu)
         if offer is None or not offer.reserved_quotes:
             return None
         return offer, min(offer.reserved_quotes, key=lambda q: q.price_per_gpu_hour)

@@ -88,8 +88,7 @@ def _meanwhile(scenario: Scenario, option: OrderOption) -> str:
     sell on-demand capacity there", read as advice to sell (and said of on-premise sites that
     rent nothing): it meant "add an on-demand offer"."""
     pool = option.pool
-    offer = next((o for z in scenario.zones if z.id == pool.zone for o in z.offers
-                  if o.gpu == pool.gpu), None)
+    offer = scenario.offer(pool.zone, pool.gpu)
     if offer is not None and offer.on_demand is not None:
         return (f"; until then only {pool.zone}'s on-demand {pool.gpu} (rented by the hour, no "
                 "lead time) adds capacity there")

@@ -204,7 +204,7 @@ def _value(figure: AssumedFigure, offers: list[tuple[str, Offer]]) -> str:
 class AssumedHeldPrice:
     """A reservation already held whose inventory line states no price: the planner prices it
     at the zone's cheapest reserved quote for its GPU (``Scenario.held_reservation_quote``, which
-    ``inventory_cost_per_month`` in :mod:`solver.solve.horizon` reads too), a figure nobody gave
+    :meth:`~models.scenario.Scenario.held_cost_per_month` reads too), a figure nobody gave
     for that reservation."""
 
     index: int

@@ -1122,12 +1122,6 @@ def held_nodes(hp: HorizonProgram, scenario: str, pool: PoolKey, period: int) ->
     return hp.data.held.get((pool, period), 0) + orders
 
 
-def inventory_cost_per_month(scenario: Scenario, line: HeldNodes) -> float:
-    """What nodes already held cost a month: a reservation its price, owned nodes their power
-    and hosting [currency/month]: :meth:`Scenario.held_cost_per_month`."""
-    return scenario.held_cost_per_month(line)
-
-
 def _held_cost(hp: HorizonProgram, scenario: Scenario, name: str, pool: PoolKey,
                period: int) -> float:
     """Monthly cost of a committed pool in a period: orders and inventory held."""
@@ -1135,7 +1129,7 @@ def _held_cost(hp: HorizonProgram, scenario: Scenario, name: str, pool: PoolKey,
     orders = sum(integer_value(v) * key.option.cost_per_node_month
                  for (s, key), v in hp.orders.items()
                  if s == name and key.option.pool == pool and period in hp.data.held_periods(key))
-    inventory = sum(inventory_cost_per_month(scenario, line) for line in scenario.inventory
+    inventory = sum(scenario.held_cost_per_month(line) for line in scenario.inventory
                     if (line.zone, line.gpu, line.purchase.pool_kind) == (pool.zone, pool.gpu,
                                                                      pool.purchase)
                     and line.held_through(p.start, p.end))
@@ -1294,7 +1288,7 @@ def assemble(base: Plan, scenario: Scenario, hp: HorizonProgram, robust: bool) -
     orders = _orders(hp, scenario)
     # a reservation ending inside a period carries no load there (a period counts only nodes
     # held through the whole of it) but is paid up to its end: the spend counts those months
-    partly = sum(inventory_cost_per_month(scenario, line)
+    partly = sum(scenario.held_cost_per_month(line)
                  * line.months_held_in_part(p.start, p.end, p.months)
                  for line in scenario.inventory if line.purchase is InventoryKind.reserved
                  for p in data.periods)

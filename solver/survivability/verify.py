@@ -33,7 +33,6 @@ from collections.abc import Callable
 from models.capacity import CapacityRow, CapacityTable
 from models.common import COMMITTED_KINDS, PurchaseKind, WorkloadClass, runs_all_day
 from models.inventory import Fleet
-from models.offers import Offer
 from models.plan import NodeCount, Plan, SolveStatus
 from models.policy import TimeBlock
 from models.scenario import Scenario
@@ -132,16 +131,11 @@ def _held_nodes(scenario: Scenario) -> dict[tuple[str, str, PurchaseKind], int]:
     return held
 
 
-def _offer(scenario: Scenario, zone: str, gpu: str) -> Offer | None:
-    return next((o for z in scenario.zones if z.id == zone for o in z.offers if o.gpu == gpu),
-                None)
-
-
 def _sells(scenario: Scenario, zone: str, gpu: str, purchase: PurchaseKind) -> bool:
     """The zone sells ``gpu`` as ``purchase`` (owned: hardware to buy), or holds such nodes."""
     if _held_nodes(scenario).get((zone, gpu, purchase), 0):
         return True
-    offer = _offer(scenario, zone, gpu)
+    offer = scenario.offer(zone, gpu)
     if offer is None:
         return False
     if purchase is PurchaseKind.owned:
@@ -262,7 +256,7 @@ def _stock_gpus(scenario: Scenario, pool: tuple[str, str, PurchaseKind], over_pe
     own; owned: the hardware's stock) [GPUs]."""
     zone, gpu, purchase = pool
     held = _held_nodes(scenario).get(pool, 0) * _gpus_per_node(scenario, zone, gpu, purchase)
-    offer = _offer(scenario, zone, gpu)
+    offer = scenario.offer(zone, gpu)
     if offer is None:
         return held
     if purchase is PurchaseKind.owned:
@@ -421,7 +415,7 @@ def _check_survivability_rows(
 def _offer_price(scenario: Scenario, n: NodeCount) -> float:
     """The offer's price of a node row's GPUs [currency/(GPU·h)]; owned hardware: capital,
     power and hosting per GPU-hour."""
-    offer = _offer(scenario, n.zone, n.gpu)
+    offer = scenario.offer(n.zone, n.gpu)
     assert offer is not None  # checked with the references
     if n.purchase is PurchaseKind.owned:
         assert offer.owned is not None  # checked with the references
