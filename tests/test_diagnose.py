@@ -8,22 +8,31 @@ from typing import Any
 import pytest
 
 from models.plan import SolveStatus
+from models.scenario import Scenario
+from solver.program.data import build_program_data
 from solver.solve.backends import SolveOutcome
 from solver.solve.strategy import plan_scenario
 from solver.survivability.verify import verify_plan
 from tests.plan_fixtures import offer, row, scenario, table, workload, zone
 
+#: chat's one configuration: 10 req/s on a 1-GPU H100 replica.
+CHAT_ROW = row("chat", "H100", 1, 10.0)
 
-def test_zone_loss_short_of_stock_names_workload_zone_and_amount() -> None:
-    # chat: 20 req/s at 10 req/s per 1-GPU replica (utilization 1.0) must survive losing either
-    # zone. Zone a sells plenty; zone b sells 1 reserved GPU. Losing a leaves only b, which needs
-    # 2 GPUs: 1 more than its stock of 1.
-    sc = scenario(
+
+def _short_in_b() -> Scenario:
+    """chat: 20 req/s at 10 req/s per 1-GPU replica (utilization 1.0) must survive losing
+    either zone. Zone a sells plenty; zone b sells 1 reserved GPU. Losing a leaves only b,
+    which needs 2 GPUs: 1 more than its stock of 1."""
+    return scenario(
         [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
         [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
          zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
     )
-    tb = table(row("chat", "H100", 1, 10.0))
+
+
+def test_zone_loss_short_of_stock_names_workload_zone_and_amount() -> None:
+    # _short_in_b: 1 GPU beyond b's stock, to survive losing a
+    sc, tb = _short_in_b(), table(CHAT_ROW)
     plan = plan_scenario(sc, tb)
     assert plan.status is SolveStatus.infeasible
     assert plan.allocations == ()
@@ -255,7 +264,6 @@ def test_the_elastic_solves_share_the_time_the_diagnosis_is_given(
     import time
 
     import solver.solve.diagnose as diagnose_module
-    from solver.program.data import build_program_data
 
     given: list[float] = []
 
@@ -267,12 +275,8 @@ def test_the_elastic_solves_share_the_time_the_diagnosis_is_given(
 
     real_solve = diagnose_module.solve
     monkeypatch.setattr(diagnose_module, "solve", slow)
-    sc = scenario(  # the zone-loss case of the first test: 1 GPU beyond b's stock
-        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
-        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
-         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
-    )
-    data = build_program_data(sc, table(row("chat", "H100", 1, 10.0)))
+    sc = _short_in_b()  # two elastic solves: with and without the survival families
+    data = build_program_data(sc, table(CHAT_ROW))
     [short] = diagnose_module.diagnose(sc, data, time_limit_s=2.0)
     assert short.message.endswith("to survive losing a; stock allows 1: 1 more than stock")
     assert len(given) == 2 and 1.9 < given[0] <= 2.0  # less the greedy start's milliseconds
@@ -290,7 +294,6 @@ def test_an_elastic_build_counts_in_its_time_and_leaves_the_second_its_own(
     import time
 
     import solver.solve.diagnose as diagnose_module
-    from solver.program.data import build_program_data
 
     given: list[float] = []
 
@@ -306,12 +309,8 @@ def test_an_elastic_build_counts_in_its_time_and_leaves_the_second_its_own(
     real_build, real_solve = diagnose_module.build_program, diagnose_module.solve
     monkeypatch.setattr(diagnose_module, "build_program", slow_build)
     monkeypatch.setattr(diagnose_module, "solve", recorded)
-    sc = scenario(  # 1 GPU beyond b's stock, to survive losing a: two elastic solves
-        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
-        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
-         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
-    )
-    data = build_program_data(sc, table(row("chat", "H100", 1, 10.0)))
+    sc = _short_in_b()  # two elastic solves: with and without the survival families
+    data = build_program_data(sc, table(CHAT_ROW))
     began = time.perf_counter()
     [short] = diagnose_module.diagnose(sc, data, time_limit_s=3.0)
     assert short.message.endswith("to survive losing a; stock allows 1: 1 more than stock")
@@ -326,7 +325,6 @@ def test_no_second_elastic_solve_where_its_build_does_not_fit(
     # The first elastic solve took all its time: what is left cannot hold the second's build
     # and a solve, so none is started and the shortfall is not said to be for survival alone.
     import solver.solve.diagnose as diagnose_module
-    from solver.program.data import build_program_data
 
     calls: list[tuple[str, ...]] = []
     real = diagnose_module.solve_elastic
@@ -338,12 +336,8 @@ def test_no_second_elastic_solve_where_its_build_does_not_fit(
         return program, proven, time_limit_s  # as if its build had taken the whole limit
 
     monkeypatch.setattr(diagnose_module, "solve_elastic", first_takes_all)
-    sc = scenario(
-        [workload("chat", 20.0, utilization=1.0, survivability="zone_loss")],
-        [zone("a", offer(reserved=(2.0, 8), gpus_per_node=1)),
-         zone("b", offer(reserved=(2.0, 1), gpus_per_node=1))],
-    )
-    data = build_program_data(sc, table(row("chat", "H100", 1, 10.0)))
+    sc = _short_in_b()  # two elastic solves: with and without the survival families
+    data = build_program_data(sc, table(CHAT_ROW))
     [short] = diagnose_module.diagnose(sc, data, time_limit_s=2.0)
     assert len(calls) == 1
     assert short.workload == "chat" and short.amount == 1.0
