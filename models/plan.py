@@ -341,7 +341,9 @@ class ReplayCheck(Frozen):
     ttft_slo_ms: float
     tpot_p95_ms: float | None
     """Per-token latency P95 [ms]."""
-    tpot_slo_ms: float
+    tpot_slo_ms: float | None
+    """Per-token P95 SLO [ms]; ``None``: not planned, the outputs have no second token
+    (``Workload.tpot_slo_ms``)."""
     slo_attainment: float | None
     """Share of those requests within both SLOs [1]."""
     holds: bool

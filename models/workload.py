@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -55,8 +56,10 @@ class Slo(Frozen):
 
     ttft_p95_ms: Real = bounded("ttft_p95_ms")
     """Time to first token [ms]."""
-    tpot_p95_ms: Real = bounded("tpot_p95_ms")
-    """Time per output token after the first [ms]."""
+    tpot_p95_ms: Real | None = bounded("tpot_p95_ms", None)
+    """Time per output token after the first [ms]; required unless the workload's outputs are
+    one token at P95 (an embedding or a reranker: no second token, no per-token time), which
+    plan on the TTFT alone (:attr:`Workload.tpot_slo_ms`)."""
     e2e_p95_ms: Real | None = bounded("e2e_p95_ms", None)
     """End-to-end request latency [ms], optional."""
 
@@ -330,7 +333,28 @@ class Workload(OmitDefaults):
         starts = [m.from_period for m in self.migrations]
         if starts != sorted(set(starts)):
             raise ValueError("migrations must be listed in period order, one per period")
+        if self.slo.tpot_p95_ms is None and self.has_second_token:
+            raise ValueError(
+                f"slo.tpot_p95_ms is required: outputs have a second token (output_tokens.p95 "
+                f"{self.output_tokens.p95}); only a workload whose outputs are one token at P95 "
+                "(an embedding, a reranker) plans on the TTFT alone (docs/capacity-model.md, "
+                "\"One-token outputs\")")
         return self
+
+    @property
+    def has_second_token(self) -> bool:
+        """Outputs decode past their first token: ``output_tokens.p95 > 1``. At a P95 of 1
+        the P50 is 1 too and the capacity model's output lengths are one token each
+        (``solver.capacity.queueing.length_samples``): no request has a per-token time."""
+        return self.output_tokens.p95 > 1
+
+    @property
+    def tpot_slo_ms(self) -> float:
+        """The per-token P95 SLO planned for [ms]: ``slo.tpot_p95_ms``, or infinite (never
+        binding) where outputs have no second token or the SLO states none."""
+        if self.slo.tpot_p95_ms is None or not self.has_second_token:
+            return math.inf
+        return self.slo.tpot_p95_ms
 
     def runs_in(self, period: int) -> bool:
         """The workload runs in planning period ``period`` (it has launched by then)."""

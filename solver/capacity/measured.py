@@ -39,7 +39,7 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     # a TTFT P95 of 1,000 ms): the files, imported again against this SLO, give its rate
     for what, measured, limit, unit in (
             ("TTFT P95", row.ttft_p95_ms, workload.slo.ttft_p95_ms, "ms"),
-            ("per-token P95", row.decode_p95_ms_per_token, workload.slo.tpot_p95_ms, "ms")):
+            ("per-token P95", row.decode_p95_ms_per_token, workload.tpot_slo_ms, "ms")):
         if measured > limit * (1 + SLO_TOLERANCE):
             reasons.append(f"its {what} {measured:,.4g} {unit} at {row.tested_peak_rps:.4g} "
                            f"req/s is above the workload's SLO of {limit:,.4g} {unit} (import "

@@ -1241,7 +1241,7 @@ def predict_at_rate(
     point of a workload's configuration, built once for the many rates a check asks about
     (each failure and period of ``check`` asks again).
     """
-    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
     utilization = rate_rps / row.slo_rps
     key = (workload, row.model, row.gpu, row.precision, row.tp)
     profile, looked, reference = (memo[key] if memo is not None and key in memo

@@ -24,7 +24,7 @@ from solver.capacity.replica import LoadPoint, load_profile, slo_holding_point
 
 
 def _headroom(workload: Workload, ttft_ms: float, tpot_ms: float) -> float:
-    return min(1 - ttft_ms / workload.slo.ttft_p95_ms, 1 - tpot_ms / workload.slo.tpot_p95_ms)
+    return min(1 - ttft_ms / workload.slo.ttft_p95_ms, 1 - tpot_ms / workload.tpot_slo_ms)
 
 
 def _row(
@@ -61,7 +61,7 @@ def configuration_row(
     analytic: tuple[LoadPoint | None, str] = (None, reason or "")
     if perf is not None:
         analytic = slo_holding_point(load_profile(perf, workload), workload.slo.ttft_p95_ms,
-                                     workload.slo.tpot_p95_ms)
+                                     workload.tpot_slo_ms)
     measured = fresh_measurement(scenario, workload, gpu.name, tp)
     point, limit = analytic
     if measured is not None:

@@ -15,19 +15,21 @@ from solver.capacity.queueing import arrivals_label
 from solver.capacity.table import borrowed_costs, borrowed_note, build_capacity_table
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
-from solver.outputs.labels import config_label, label
+from solver.outputs.labels import config_label, label, slo_text
 
 
 def _money(value: float | None) -> str | None:
     return None if value is None or math.isinf(value) else f"{value:,.3f}"
 
 
-def _cells(row: CapacityRow) -> list[object]:
+def _cells(row: CapacityRow, decodes: bool) -> list[object]:
+    """A row's cells; ``decodes`` False (outputs of one token): no per-token P95 ("—")."""
     cost = row.cost_per_million_tokens
     return [
         config_label(row.gpu, row.tp), label(row.precision), label(row.source),
         f"{row.slo_rps:,.2f}", f"{row.input_tokens_per_s:,.0f}", f"{row.output_tokens_per_s:,.0f}",
-        f"{row.max_stable_sequences:,d}", f"{row.ttft_p95_ms:,.0f}", f"{row.tpot_p95_ms:,.1f}",
+        f"{row.max_stable_sequences:,d}", f"{row.ttft_p95_ms:,.0f}",
+        f"{row.tpot_p95_ms:,.1f}" if decodes else "—",
         f"{row.headroom:.0%}",
         *(_money(cost.get(kind)) for kind in CLOUD_KINDS),
     ]
@@ -79,12 +81,12 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
         arrivals = arrivals_label(scv, burst is not None and burst.followers is not None,
                                   None if burst is None else burst.measured_from)
         out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
-                   f"{workload.runtime}, SLO TTFT {workload.slo.ttft_p95_ms:g} ms / TPOT "
-                   f"{workload.slo.tpot_p95_ms:g} ms (P95), arrivals "
+                   f"{workload.runtime}, {slo_text(workload)}, arrivals "
                    f"{arrivals}, "
                    f"{len(rows)} candidates")
         if rows:
-            out += table_lines(headers(scenario.policy.currency), [_cells(r) for r in rows])
+            out += table_lines(headers(scenario.policy.currency),
+                               [_cells(r, workload.has_second_token) for r in rows])
             out += unplaceable_lines(scenario, rows)
             out += borrowed_lines(scenario, workload.runtime, rows)
         else:

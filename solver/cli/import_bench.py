@@ -49,7 +49,8 @@ def _workload(scenario: Scenario | None, name: str | None, path: Path | None) ->
 
 def _slo(workload: Workload | None, ttft: float | None, tpot: float | None) -> Slo:
     ttft = ttft if ttft is not None else (workload.slo.ttft_p95_ms if workload else None)
-    tpot = tpot if tpot is not None else (workload.slo.tpot_p95_ms if workload else None)
+    # a workload of one-token outputs plans no per-token SLO: its rate is the TTFT's
+    tpot = tpot if tpot is not None else (workload.tpot_slo_ms if workload else None)
     if ttft is None or tpot is None:
         raise click.UsageError("give --slo-ttft-ms and --slo-tpot-ms, or --scenario (with "
                                "--workload) to take the workload's SLO")
@@ -95,7 +96,9 @@ def _print(holding: SloHolding, row: MeasuredCapacity, notes: list[str], slo: Sl
     click.echo("")
     how = ("interpolated between the last load that held and the first that broke"
            if holding.interpolated else "the highest tested load at which it held")
-    click.echo(f"SLO (TTFT P95 {slo.ttft_p95_ms:,g} ms, per-token P95 {slo.tpot_p95_ms:,g} ms) "
+    per_token = (f"per-token P95 {slo.tpot_p95_ms:,g} ms" if math.isfinite(slo.tpot_p95_ms)
+                 else "no per-token SLO")
+    click.echo(f"SLO (TTFT P95 {slo.ttft_p95_ms:,g} ms, {per_token}) "
                f"holds up to {row.tested_peak_rps:.3f} req/s ({how})")
     click.echo(f"row: {row.model} on {config_label(row.gpu, row.tp, row.precision)}, "
                f"{row.runtime}, workload {row.workload}, {row.max_stable_sequences} sequences, "

@@ -152,5 +152,6 @@ def check_cells(c: ReplayCheck) -> tuple[str, ...]:
         return "—" if v is None else f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
     return (c.workload, c.failure, ms(c.ttft_p95_ms), f"{c.ttft_slo_ms:,.0f}",
-            ms(c.tpot_p95_ms), f"{c.tpot_slo_ms:g}", f"{c.requests:,}",
+            ms(c.tpot_p95_ms), "—" if c.tpot_slo_ms is None else f"{c.tpot_slo_ms:g}",
+            f"{c.requests:,}",
             c.verdict)

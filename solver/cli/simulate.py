@@ -280,7 +280,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
                   f"{plural(len(replicas), 'replica')}…", enabled=not as_json):
         result = replay(trace, replicas, config, failures)
     wall_seconds = time.perf_counter() - start
-    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.slo.tpot_p95_ms
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
     first = failures[0] if failures else None
     ends = [f.at_s for f in failures[1:]] + [math.inf] * bool(failures)
     run = SimulationRun(
@@ -524,7 +524,8 @@ def _ms(v: float) -> str | None:
 
 def latency_table(columns: list[tuple[str, ReplaySummary]], workload: Workload) -> list[str]:
     """Latency percentiles [ms] of each group of requests, then the request counts."""
-    slo = {"TTFT": workload.slo.ttft_p95_ms, "Per-token": workload.slo.tpot_p95_ms,
+    slo = {"TTFT": workload.slo.ttft_p95_ms,
+           "Per-token": workload.tpot_slo_ms if workload.has_second_token else None,
            "End-to-end": None}
     many = len(columns) > 1
     heads: list[Col | str] = ["Latency [ms]"]

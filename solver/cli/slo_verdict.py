@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solver.outputs.labels import plural
+from solver.outputs.labels import NO_SECOND_TOKEN, plural
 from solver.replay.engine import ReplayResult, Status
 
 #: The share of requests a P95 SLO allows above its latency.
@@ -123,6 +123,8 @@ def verdict_line(v: SloVerdict) -> str:
     239.0 ms (+24 %): …``."""
     shown = [g for g in v.groups if not math.isnan(g.p95_ms)]
     detail = "; ".join(_p95_text(g) for g in shown) or "no request"
+    if math.isinf(v.target_ms):  # the workload's outputs are one token: none planned
+        return f"{v.slo} P95: {NO_SECOND_TOKEN} ({detail})"
     head = f"{v.slo} P95 SLO {v.target_ms:,.0f} ms: "
     if v.held:
         return f"{head}held ({detail})"
@@ -164,7 +166,8 @@ def basis_line(found: Sequence[SloVerdict]) -> str | None:
 
 def verdict_json(v: SloVerdict) -> dict[str, object]:
     """A verdict for machines: ``p95_ms`` null where unanswered requests leave no P95."""
-    return {"slo": v.key, "target_ms": v.target_ms, "held": v.held,
+    return {"slo": v.key, "target_ms": v.target_ms if math.isfinite(v.target_ms) else None,
+            "held": v.held,
             "groups": [{"group": g.group, "requests": g.requests, "unanswered": g.unanswered,
                         "cut_off": g.cut_off,
                         "p95_ms": None if not math.isfinite(g.p95_ms) else g.p95_ms}

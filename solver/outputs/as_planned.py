@@ -38,7 +38,7 @@ def _at_rate(row: CapacityRow, rate_rps: float, scenario: Scenario) -> CapacityR
     wl = scenario.workload(row.workload)
     f = rate_rps / row.slo_rps
     at = predict_at_rate(scenario, wl, row, rate_rps)
-    headroom = min(1 - at.ttft_p95_ms / wl.slo.ttft_p95_ms, 1 - at.tpot_p95_ms / wl.slo.tpot_p95_ms)
+    headroom = min(1 - at.ttft_p95_ms / wl.slo.ttft_p95_ms, 1 - at.tpot_p95_ms / wl.tpot_slo_ms)
     note = (f"{row.note}; " if row.note else "") + (
         f"de-rated ×{f:.3f} by trace replay (model's SLO-holding rate {row.slo_rps:,.3f} req/s)")
     return row.model_copy(update={

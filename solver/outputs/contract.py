@@ -60,7 +60,8 @@ class Fingerprint(Frozen):
     analytic row's rate as much as the efficiency factors do); ``None``: the catalog lists
     none, or a contract written before they were recorded."""
     slo_ttft_p95_ms: float
-    slo_tpot_p95_ms: float
+    slo_tpot_p95_ms: float | None
+    """``None``: no per-token SLO planned (one-token outputs)."""
     input_tokens_p95: int
     output_tokens_p95: int
     arrival_scv: float | None = None
@@ -161,7 +162,7 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
         efficiency=scenario.gpu(gpu).efficiency,
         runtime_costs=None if runtime is None else runtime.costs_for(gpu),
         slo_ttft_p95_ms=wl.slo.ttft_p95_ms,
-        slo_tpot_p95_ms=wl.slo.tpot_p95_ms,
+        slo_tpot_p95_ms=wl.tpot_slo_ms if wl.has_second_token else None,
         input_tokens_p95=wl.input_tokens.p95,
         output_tokens_p95=wl.output_tokens.p95,
         arrival_scv=1.0 if burst is None else float(burst.interarrival_scv),

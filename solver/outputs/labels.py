@@ -23,10 +23,12 @@ from models.common import (
 
 if TYPE_CHECKING:  # validate labels a scenario without importing the plan's models
     from models.plan import Plan, SolverReport
+    from models.workload import Workload
 
-__all__ = ["FROM_TODAY", "OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE", "WORK_LIMIT_HELP",
-           "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after", "diagnosis_title",
-           "failure_label", "label", "margin_label", "plural", "status_label"]
+__all__ = ["FROM_TODAY", "NO_SECOND_TOKEN", "OBJECTIVE_AS_MINIMISED", "RERUN_NOTE", "TO_EXCLUSIVE",
+           "WORK_LIMIT_HELP", "WORK_LIMIT_NOTE", "WORK_LIMIT_SHORT", "config_label", "day_after",
+           "diagnosis_title", "failure_label", "label", "margin_label", "plural", "slo_text",
+           "status_label"]
 
 _LABELS: tuple[tuple[Enum, str], ...] = (
     (PurchaseKind.reserved, "Reserved"),
@@ -202,3 +204,17 @@ def diagnosis_title(plan: Plan) -> str:
     if plan.status is SolveStatus.infeasible:
         return "Why the scenario is infeasible"
     return "Why no fleet was found"
+
+
+#: Where a workload's outputs are one token (an embedding, a reranker): no per-token time,
+#: so no per-token SLO is planned (``Workload.tpot_slo_ms``).
+NO_SECOND_TOKEN = "no per-token SLO (one-token outputs)"
+
+
+def slo_text(workload: Workload) -> str:
+    """``SLO TTFT 1000 ms / TPOT 50 ms (P95)``; where the outputs have no second token
+    ``SLO TTFT 200 ms (P95), no per-token SLO (one-token outputs)``."""
+    ttft = f"SLO TTFT {workload.slo.ttft_p95_ms:g} ms"
+    if not workload.has_second_token:
+        return f"{ttft} (P95), {NO_SECOND_TOKEN}"
+    return f"{ttft} / TPOT {workload.tpot_slo_ms:g} ms (P95)"

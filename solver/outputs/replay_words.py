@@ -54,7 +54,8 @@ def overshoot(c: ReplayCheck) -> float:
     """The larger of the check's P95 ÷ SLO ratios, TTFT and per-token [1] (0 where neither
     was measured)."""
     ratios = [p95 / slo for p95, slo in ((c.ttft_p95_ms, c.ttft_slo_ms),
-                                          (c.tpot_p95_ms, c.tpot_slo_ms)) if p95 is not None]
+                                          (c.tpot_p95_ms, c.tpot_slo_ms))
+              if p95 is not None and slo is not None]
     return max(ratios, default=0.0)
 
 

@@ -178,7 +178,8 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
                 f"{mine[0].replica_capacity_rps:,.3f} ({_source_text(mine[0])})",
                 f"{peak:,.2f}", _share(util), _share(spare),
                 f"{cap.ttft_p95_ms:,.0f} / {wl.slo.ttft_p95_ms:,.0f}" if cap else "—",
-                f"{cap.tpot_p95_ms:,.1f} / {wl.slo.tpot_p95_ms:,.1f}" if cap else "—",
+                f"{cap.tpot_p95_ms:,.1f} / {wl.tpot_slo_ms:,.1f}"
+                if cap and wl.has_second_token else "—",
                 _share(cap.headroom) if cap else "—",
             ])
     return rows
@@ -231,7 +232,9 @@ def replay_section(plan: Plan) -> list[str]:
 
     rows = [[c.workload, c.failure, c.slice, f"{c.requests:,}",
              f"{ms(c.ttft_p95_ms)} / {c.ttft_slo_ms:,.0f}",
-             f"{ms(c.tpot_p95_ms)} / {c.tpot_slo_ms:,.0f}", _share(c.slo_attainment),
+             f"{ms(c.tpot_p95_ms)} / "
+             + ("—" if c.tpot_slo_ms is None else f"{c.tpot_slo_ms:,.0f}"),
+             _share(c.slo_attainment),
              c.verdict] for c in plan.replay if c.round == last]
     earlier = sum(1 for c in plan.replay if c.round < last and not c.holds)
     note = (f"Round {last} of the solve–replay loop; {earlier} miss(es) in earlier rounds "
@@ -413,7 +416,9 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       f"{w.input_tokens.p50}/{w.input_tokens.p95}",
                       f"{w.output_tokens.p50}/{w.output_tokens.p95}",
                       f"{w.input_tokens.typical:.10g}/{w.output_tokens.typical:.10g}",
-                      f"{w.slo.ttft_p95_ms:g}/{w.slo.tpot_p95_ms:g}", label(w.survivability),
+                      f"{w.slo.ttft_p95_ms:g}/"
+                      + (f"{w.tpot_slo_ms:g}" if w.has_second_token else "—"),
+                      label(w.survivability),
                       _assumed(_share(w.utilization), utilization_assumed(w))]
                      for w in scenario.workloads])
     lines += ["Every figure, its formula and its source: docs/outputs.md. Inputs: "

@@ -72,7 +72,7 @@ def slo_misses(scenario: Scenario, workload: Workload) -> list[SloMiss]:
                     f"over — raise {field} to at least {_round_up(fastest.ms):g} ms or allow "
                     f"faster GPUs (allowed_gpus, zone offers){_in_seconds(slo_ms, fastest.ms)}"))
 
-    missed("per-token", "slo.tpot_p95_ms", workload.slo.tpot_p95_ms, floor.tpot,
+    missed("per-token", "slo.tpot_p95_ms", workload.tpot_slo_ms, floor.tpot,
            "the fastest decode step of any allowed configuration")
     missed("TTFT", "slo.ttft_p95_ms", workload.slo.ttft_p95_ms, floor.ttft,
            "the fastest time to first token of a P95 prompt on any allowed configuration")

@@ -457,7 +457,8 @@ def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
             (peak_utilization(figures, workload), SHARE),
             (capacity_headroom(figures, workload), SHARE),
             (cap.ttft_p95_ms if cap else None, "#,##0.0"), (wl.slo.ttft_p95_ms, "#,##0.0"),
-            (cap.tpot_p95_ms if cap else None, "#,##0.00"), (wl.slo.tpot_p95_ms, "#,##0.00"),
+            (cap.tpot_p95_ms if cap and wl.has_second_token else None, "#,##0.00"),
+            (wl.tpot_slo_ms if wl.has_second_token else None, "#,##0.00"),
             (cap.headroom if cap else None, SHARE),
         ]
         for c, (v, fmt) in enumerate(values, start=1):
@@ -824,7 +825,8 @@ def write_assumptions(ws: Worksheet, plan: Plan, scenario: Scenario,
         ("Typical output [tokens] (mean, else P50)", [w.output_tokens.typical for w in wls]),
         ("Prefix cache hit rate [1]", [w.prefix_cache_hit_rate for w in wls]),
         ("TTFT P95 SLO [ms]", [w.slo.ttft_p95_ms for w in wls]),
-        ("Per-token P95 SLO [ms]", [w.slo.tpot_p95_ms for w in wls]),
+        ("Per-token P95 SLO [ms]", [w.tpot_slo_ms if w.has_second_token else None
+                                    for w in wls]),
         ("Survivability", [label(w.survivability) for w in wls]),
         ("Target utilization [1]", [(w.utilization,
                                      _maybe_assumed(SHARE, utilization_assumed(w)))

@@ -231,7 +231,7 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
     config = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
                           max_context_tokens=scenario.model(wl.model).max_context_tokens)
     result = replay(window.trace, replicas, config, outage)
-    ttft_slo, tpot_slo = wl.slo.ttft_p95_ms, wl.slo.tpot_p95_ms
+    ttft_slo, tpot_slo = wl.slo.ttft_p95_ms, wl.tpot_slo_ms
     s = summarize(result, ttft_slo, tpot_slo, since_s=window.start_s)
     ttft = None if np.isnan(s.ttft_ms.p95) else s.ttft_ms.p95
     tpot = None if np.isnan(s.tpot_ms.p95) else s.tpot_ms.p95
@@ -242,7 +242,8 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
                         if any(outage is None or not outage.hits(r) for r in specs))
     check = ReplayCheck(round=round_, workload=wl.name, failure=label, slice=slice_name,
                         requests=s.requests, ttft_p95_ms=ttft, ttft_slo_ms=ttft_slo,
-                        tpot_p95_ms=tpot, tpot_slo_ms=tpot_slo,
+                        tpot_p95_ms=tpot,
+                        tpot_slo_ms=tpot_slo if math.isfinite(tpot_slo) else None,
                         slo_attainment=s.slo_attainment, holds=holds,
                         window_s=round(window.window_s, 1), warmup_s=round(window.warmup_s, 1))
     return check, serving

@@ -70,7 +70,7 @@ def miss_factor(check: ReplayCheck) -> float:
     after three solves (benchmarks/README.md, "Replay in the planning loop")."""
     ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
                                           (check.tpot_p95_ms, check.tpot_slo_ms))
-              if p95 is not None and p95 > 0]
+              if p95 is not None and p95 > 0 and slo is not None]
     worst = min(ratios, default=MIN_DERATE) ** 2
     return min(max(worst, MIN_DERATE), MAX_DERATE)
 
@@ -80,7 +80,7 @@ def worst_ratio(check: ReplayCheck) -> float | None:
     has no P95 (no request was served) [1]."""
     ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
                                           (check.tpot_p95_ms, check.tpot_slo_ms))
-              if p95 is not None and p95 > 0]
+              if p95 is not None and p95 > 0 and slo is not None]
     return min(ratios, default=None)
 
 
