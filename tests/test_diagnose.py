@@ -341,3 +341,16 @@ def test_no_second_elastic_solve_where_its_build_does_not_fit(
     [short] = diagnose_module.diagnose(sc, data, time_limit_s=2.0)
     assert len(calls) == 1
     assert short.workload == "chat" and short.amount == 1.0
+
+
+def test_the_progress_lines_of_the_diagnosis_carry_its_stage() -> None:
+    """s21 F3: an infeasible plan's progress lines kept the label of the last solve stage heard,
+    ``[capacity]``, through the diagnosis' elastic solves and relaxation search (15 s and
+    more), which are no capacity work: the diagnosis is told as its own stage, after every
+    stage of the solve."""
+    heard: list[str] = []
+    plan = plan_scenario(_short_in_b(), table(CHAT_ROW),
+                         on_progress=lambda _seen, stage: heard.append(stage))
+    assert plan.status is SolveStatus.infeasible and plan.diagnosis
+    assert heard and heard[-1] == "diagnosis", heard
+    assert "diagnosis" not in heard[:-1]

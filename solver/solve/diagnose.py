@@ -43,6 +43,10 @@ START_BETTER = 1e-6
 #: The least an elastic solve is given when the diagnosis's time is spent, as its callers give
 #: the diagnosis itself at least this much of a spent clock [s].
 ELASTIC_MIN_S = 1.0
+#: The progress lines' stage while the diagnosis runs (its elastic solves and the relaxation
+#: search): before it, the lines kept the last stage of the solve that found no fleet
+#: (``[capacity]``), which is no capacity work.
+DIAGNOSIS_STAGE = "diagnosis"
 
 
 def seconds_left(ends: float) -> float:

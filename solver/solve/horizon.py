@@ -77,7 +77,7 @@ from solver.solve.block_plans import (
     replicas_of,
 )
 from solver.solve.clock import Deadline
-from solver.solve.diagnose import ELASTIC_MIN_S, diagnose, seconds_left
+from solver.solve.diagnose import DIAGNOSIS_STAGE, ELASTIC_MIN_S, diagnose, seconds_left
 from solver.solve.greedy import greedy_start, keep_better
 from solver.solve.held_blocks import HeldBlocks
 from solver.solve.held_blocks import held_nodes as held_nodes_of
@@ -223,6 +223,7 @@ def plan_horizon(
     if not outcome.has_solution:
         if outcome.status is SolveStatus.infeasible:
             # what is left of the plan's clock, as a single-period plan's diagnosis gets
+            stages.say(DIAGNOSIS_STAGE)
             return base.model_copy(update={"diagnosis": diagnose_blocks(
                 data, solver, max(deadline.left(), ELASTIC_MIN_S))})
         if data.monthly_budget is not None and not stop.stopped:

@@ -58,6 +58,7 @@ from solver.solve.budget import solve_within_budget
 from solver.solve.clock import Deadline
 from solver.solve.decompose import solve_decomposed
 from solver.solve.diagnose import (
+    DIAGNOSIS_STAGE,
     diagnose,
     unservable,
     unservable_shortfall,
@@ -187,6 +188,8 @@ def plan_scenario(
     if not outcome.has_solution:
         if outcome.status is SolveStatus.infeasible:
             # the budget alone out of reach: the search said by how much (solver.solve.budget)
+            if not not_found:
+                tell_diagnosing(on_progress, deadline)
             shortfalls = not_found or diagnose(
                 scenario, data, solver=solver,
                 time_limit_s=max(deadline.left(), 1.0),
@@ -194,6 +197,13 @@ def plan_scenario(
             return base.model_copy(update={"diagnosis": shortfalls})
         return base.model_copy(update={"diagnosis": not_found})
     return bound_within_cost(complete_plan(base, scenario, program, capacity_table))
+
+
+def tell_diagnosing(on_progress: OnProgress | None, clock: Deadline) -> None:
+    """Tell ``on_progress`` the diagnosis runs now (no fleet, no bound): the progress lines
+    that follow, a heartbeat's too, carry its stage (:data:`DIAGNOSIS_STAGE`)."""
+    if on_progress is not None:
+        on_progress(Progress(clock.elapsed(), None, None), DIAGNOSIS_STAGE)
 
 
 #: Why the search of the workloads left beside one no configuration serves was stopped.
@@ -237,6 +247,8 @@ def _without_unservable(
                     f"workloads ({others}) are met: a fleet was found for them (plan them "
                     "alone for the cheapest)"),)
     elif outcome.status is SolveStatus.infeasible:
+        if not not_found:
+            tell_diagnosing(on_progress, deadline)
         said = not_found or diagnose(scenario, rest, solver=solver,
                                      time_limit_s=max(deadline.left(), 1.0),
                                      shown_limit_s=deadline.limit_s)
