@@ -257,6 +257,15 @@ class Offer(OmitDefaults):
             return ()
         return self.reserved if isinstance(self.reserved, tuple) else (self.reserved,)
 
+    def stock_of(self, kind: PurchaseKind) -> int | None:
+        """GPUs the zone can supply of one purchase kind (reserved: over its quotes)
+        [GPUs]; ``None`` where it does not sell the kind. 0: stated, but nothing to buy."""
+        if kind is PurchaseKind.reserved:
+            quotes = self.reserved_quotes
+            return sum(q.stock_gpus for q in quotes) if quotes else None
+        terms = self.owned if kind is PurchaseKind.owned else self.terms(kind)
+        return None if terms is None else terms.stock_gpus
+
     def terms(self, kind: PurchaseKind) -> ReservedTerms | OnDemandTerms | SpotTerms | None:
         """Price terms of one cloud purchase kind, or ``None`` where the zone does not sell it.
 

@@ -107,3 +107,28 @@ def test_a_small_share_cut_off_by_a_failure_is_not_printed_as_none() -> None:
         "446 requests (0.047% of 943,738) streaming on a lost replica were cut off")
     assert (cut_off_line(result(1, 240)) or "").startswith("1 request (0.4% of 240)")
     assert cut_off_line(result(0, 240)) is None
+
+
+def test_a_single_kind_at_stock_0_is_warned_and_not_listed_as_sold(tmp_path: Path) -> None:
+    """s21 F2, left then: z-c's reserved H100 with stock and its on-demand at stock 0 (a way
+    to switch a kind off, or a quote CSV's blank read as 0) was listed as selling on-demand,
+    with no warning; and the zone of none with stock was listed as selling both kinds."""
+    data = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text())
+    data["workloads"][0]["allowed_gpus"] = ["H100-SXM"]
+    zones = _zones(8)
+    zones[2]["offers"][0]["on_demand"]["stock_gpus"] = 0  # type: ignore[index]
+    path = tmp_path / "one_kind_0.yaml"
+    path.write_text(yaml.safe_dump({**data, "zones": zones}))
+    result = CliRunner().invoke(main, ["validate", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["stock_warnings"] == [
+        "zone z-c: H100-SXM on-demand has stock_gpus 0, so it is not offered: the plan buys "
+        "none there — give the stock the provider can supply, or leave the kind out to say the "
+        "zone does not sell it"]
+    shown = CliRunner().invoke(main, ["validate", str(path)])
+    assert "z-c   H100-SXM (8): reserved (on-demand: stock 0, not offered)" in shown.stdout
+    assert "z-a   H100-SXM (8): reserved, on-demand\n" in shown.stdout
+    zones = _zones(0)
+    path.write_text(yaml.safe_dump({**data, "zones": zones}))
+    shown = CliRunner().invoke(main, ["validate", str(path)])
+    assert "z-c   H100-SXM (8): none (reserved, on-demand: stock 0, not offered)" in shown.stdout

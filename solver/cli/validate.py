@@ -28,11 +28,22 @@ def _gpus_text(allowed: tuple[str, ...] | None) -> str:
 
 def _offers_text(zone: ZoneSummary) -> str:
     """``A10G (4), L4 (4): reserved, on-demand, spot; H200 (8): reserved``: GPU types with
-    their node size, grouped by the purchase kinds sold."""
-    groups: dict[tuple[PurchaseKind, ...], list[str]] = {}
+    their node size, grouped by the purchase kinds sold; kinds stated with stock 0 after them,
+    ``H100-SXM (8): reserved (spot: stock 0, not offered)``, or ``none (…)`` where no kind
+    has stock."""
+    groups: dict[tuple[tuple[PurchaseKind, ...], tuple[PurchaseKind, ...]], list[str]] = {}
     for gpu, offer in zone.offers.items():
-        groups.setdefault(offer.kinds, []).append(f"{gpu} ({offer.gpus_per_node})")
-    return "; ".join(", ".join(gpus) + ": " + ", ".join(label(k).lower() for k in kinds)
+        groups.setdefault((offer.kinds, offer.no_stock), []).append(
+            f"{gpu} ({offer.gpus_per_node})")
+
+    def kinds_text(kinds: tuple[PurchaseKind, ...], no_stock: tuple[PurchaseKind, ...]) -> str:
+        sold = ", ".join(label(k).lower() for k in kinds) or "none"
+        if not no_stock:
+            return sold
+        return (f"{sold} ({', '.join(label(k).lower() for k in no_stock)}: stock 0, "
+                "not offered)")
+
+    return "; ".join(", ".join(gpus) + ": " + kinds_text(*kinds)
                      for kinds, gpus in groups.items())
 
 

@@ -29,7 +29,7 @@ from solver.capacity.measured import (
     unused_because,
 )
 from solver.outputs.assumptions import ASSUMED, assumed_held_prices, measured_bursts
-from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, plural
+from solver.outputs.labels import PARTLY_HELD_RULE, TO_EXCLUSIVE, day_after, label, plural
 from solver.outputs.slo_cause import fit_miss, slo_misses
 
 
@@ -59,7 +59,9 @@ class OfferSummary(Frozen):
     """What one zone sells of one GPU type."""
 
     kinds: tuple[PurchaseKind, ...]
-    """Purchase kinds sold."""
+    """Purchase kinds sold: stated with some stock."""
+    no_stock: tuple[PurchaseKind, ...] = ()
+    """Purchase kinds stated with ``stock_gpus: 0``: not offered, nothing can be bought."""
     gpus_per_node: int
     """Purchase unit: the offer's node size, else the GPU type's [GPUs]."""
 
@@ -482,10 +484,12 @@ def e2e_warnings(scenario: Scenario) -> tuple[str, ...]:
 
 def stock_warnings(scenario: Scenario) -> tuple[str, ...]:
     """Each zone whose offers all hold ``stock_gpus: 0`` in every purchase kind they sell: the
-    program can buy nothing there, while the summary lists the kinds as sold. A new user's
+    program can buy nothing there (the summary lists the kinds as not offered). A new user's
     third zone with its stock typed 0 was planned with no word of it: every workload that
     survives a zone's loss was spread over the other zones alone. A zone where the inventory
-    holds nodes is not warned of: those run there."""
+    holds nodes is not warned of so: those run there. Any other zone with some offer's kind
+    at stock 0 (a quote CSV's blank read as 0, or a way to switch spot off) is warned of with
+    the kinds named: the plan buys none of them."""
     out: list[str] = []
     for zone in scenario.zones:
         stocks = [t.stock_gpus for o in zone.offers
@@ -497,6 +501,13 @@ def stock_warnings(scenario: Scenario) -> tuple[str, ...]:
                        "purchase kind, so no GPU can be bought there: the plan leaves the zone "
                        "empty, and a workload that survives a zone's loss is spread over the "
                        "other zones only — give the stock the provider can supply")
+        elif unstocked := [f"{o.gpu} {label(k).lower()}" for o in zone.offers
+                           for k in PurchaseKind if o.stock_of(k) == 0]:
+            out.append(f"zone {zone.id}: {', '.join(unstocked)} "
+                       f"{'has' if len(unstocked) == 1 else 'have'} stock_gpus 0, so "
+                       f"{'it is' if len(unstocked) == 1 else 'they are'} not offered: the "
+                       "plan buys none there — give the stock the provider can supply, or "
+                       "leave the kind out to say the zone does not sell it")
     return tuple(out)
 
 
@@ -506,8 +517,8 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
     for zone in scenario.zones:
         offers = {
             o.gpu: OfferSummary(
-                kinds=tuple(k for k in PurchaseKind if o.terms(k) is not None
-                            or (k is PurchaseKind.owned and o.owned is not None)),
+                kinds=tuple(k for k in PurchaseKind if o.stock_of(k)),
+                no_stock=tuple(k for k in PurchaseKind if o.stock_of(k) == 0),
                 gpus_per_node=o.gpus_per_node or scenario.gpu(o.gpu).gpus_per_node,
             )
             for o in zone.offers
