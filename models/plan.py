@@ -386,7 +386,7 @@ class Plan(OmitDefaults):
     """A fleet plan and everything needed to re-check it."""
 
     omit_when_default = ("horizon", "periods", "orders", "verified", "replay", "proven_cheapest",
-                         "replanned_from")
+                         "replanned_from", "warnings")
 
     def omitted_when_default(self) -> tuple[str, ...]:
         """A plan over periods always writes ``periods`` and ``orders``, ``[]`` when it orders
@@ -424,6 +424,11 @@ class Plan(OmitDefaults):
     cheapest). ``None`` (left out): not recorded, as ``solver.gap_limit``."""
     replanned_from: Replanned | None = None
     """A re-plan (``plan --existing``): the earlier plan and the orders of it kept as placed."""
+    warnings: tuple[str, ...] = ()
+    """What ``plan`` warned of on stderr that the plan's own figures depend on, in the same
+    words (report.md's Warnings): a ``policy.as_of`` before the day it was planned, and the
+    orders it dated before that day (``solver.cli.lead_times.date_warnings``). Left out where
+    none."""
 
     def placed_before(self, day: dt.date) -> tuple[Order, ...]:
         """The orders of this plan that were placed by ``day``: shared by every demand

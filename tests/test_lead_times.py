@@ -246,3 +246,19 @@ def test_plan_names_the_order_a_stale_as_of_dated_before_today(tmp_path: Path) -
     assert ("warning: 1 order of this plan is due before today (2026-12-03), from 2026-06-01 "
             "(policy.as_of): 1 H100-SXM in zone-a by 2026-11-06 — a day already past"
             ) in result.stderr
+    # the same words in plan.json (read back whole) and report.md, not only on stderr: the
+    # buyer reads those, later (s21: the stale date was said on stderr alone)
+    from models.plan import Plan
+    from models.text import markdown_text
+
+    said = [line.removeprefix("warning: ") for line in result.stderr.splitlines()
+            if "policy.as_of" in line and line.startswith("warning: ")]
+    assert len(said) == 2, result.stderr
+    text = (tmp_path / "out" / "plan.json").read_text(encoding="utf-8")
+    plan = Plan.model_validate_json(text)
+    assert list(plan.warnings) == said
+    assert Plan.model_validate_json(plan.model_dump_json()).warnings == plan.warnings
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "## Warnings" in report
+    for warning in said:
+        assert f"- {markdown_text(warning)}" in report

@@ -217,17 +217,35 @@ def past_order_lines(plan: Plan, scenario: Scenario, today: dt.date | None = Non
     """``plan``'s orders due before ``today`` (default: :func:`today_date`), which a stale
     ``policy.as_of`` (:func:`stale_as_of_warning`) lets the program date in the past: one
     warning naming each (empty where none)."""
+    warning = past_order_warning(plan, scenario, today)
+    return [] if warning is None else [f"warning: {warning}"]
+
+
+def past_order_warning(plan: Plan, scenario: Scenario, today: dt.date | None = None
+                       ) -> str | None:
+    """The warning of :func:`past_order_lines`, without its ``warning:``; ``None`` where no
+    order of ``plan`` is due before ``today``."""
     today = today or today_date()
     late = [o for o in plan.orders if o.order_by < today]
     if not late:
-        return []
+        return None
     named = "; ".join(f"{o.gpus} {o.gpu} in {o.zone} by {o.order_by}"
                       + ("" if o.scenario is None else f" (if `{o.scenario}`)")
                       for o in sorted(late, key=lambda o: o.order_by))
-    return [f"warning: {len(late)} order{'s' if len(late) > 1 else ''} of this plan "
+    return (f"{len(late)} order{'s' if len(late) > 1 else ''} of this plan "
             f"{'are' if len(late) > 1 else 'is'} due before today ({today}), from "
             f"{order_from_text(scenario)}: {named} — a day already past: the nodes cannot "
-            f"arrive as planned; re-plan with `policy.as_of: {today}` before ordering"]
+            f"arrive as planned; re-plan with `policy.as_of: {today}` before ordering")
+
+
+def with_date_warnings(plan: Plan, scenario: Scenario, today: dt.date | None = None) -> Plan:
+    """``plan`` carrying in ``warnings`` what a stale ``policy.as_of`` makes ``plan`` warn of on
+    stderr, in the same words: the stale date (:func:`stale_as_of_warning`) and the orders
+    dated before ``today`` (:func:`past_order_warning`). A new user's plan said it only on
+    stderr: report.md and plan.json, what a buyer reads later, said nothing of it."""
+    found = (stale_as_of_warning(scenario, today), past_order_warning(plan, scenario, today))
+    warnings = tuple(w for w in found if w is not None)
+    return plan.model_copy(update={"warnings": warnings}) if warnings else plan
 
 
 def early_order_line(scenario: Scenario, today: dt.date | None = None) -> str | None:

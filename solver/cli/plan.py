@@ -27,7 +27,7 @@ from solver.cli.common import (
     solve_options,
     time_limit_given,
 )
-from solver.cli.lead_times import past_order_lines, with_lead_time_causes
+from solver.cli.lead_times import past_order_lines, with_date_warnings, with_lead_time_causes
 from solver.cli.progress import STOP_NOTICE, SolveReporter, stop_on_signals
 from solver.cli.replay_step import (
     replay_lines,
@@ -404,6 +404,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             plan = with_slo_causes(plan, sc, table or build_capacity_table(
                 sc, sc.gpus_sold_or_held()))
             plan = with_lead_time_causes(plan, sc)
+        plan = with_date_warnings(plan, sc)  # stderr's words, kept in plan.json and report.md
         write_plan_outputs(plan, sc, target.staging, shown, table, table_for)
         written = target.commit()
     if as_json:

@@ -275,6 +275,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
         f"({markdown_text(s.name)}, {s.seconds:.1f} s, MIP gap {gap}). "
         f"Input fingerprint {markdown_code(plan.fingerprint or '—')}.", "",
     ]
+    if plan.warnings:  # as plan said them on stderr (Plan.warnings)
+        lines += ["## Warnings", "", *(f"- {markdown_text(w)}" for w in plan.warnings), ""]
     if plan.status is SolveStatus.time_limit:
         lines += [f"The solve stopped at its time limit: {RERUN_NOTE}.", ""]
     elif work_limited(plan):
