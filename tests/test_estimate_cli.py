@@ -229,3 +229,31 @@ def test_the_documented_estimate_figures_are_what_estimate_prints() -> None:
         assert code == 0, err
         line = next(x for x in out.splitlines() if x.startswith(figure))
         assert line[len(figure):].split()[0] == printed, (arguments, line)
+
+
+def test_capacity_lists_the_gpus_a_zone_sells_and_names_the_rest_in_a_line(
+        tmp_path: Path) -> None:
+    """s21 F5: a workload without allowed_gpus listed every GPU type of the catalog (B200,
+    MI300X, L40S …, priced "—") beside the two tiny.yaml's zone sells: 35 candidates, 6 of them
+    placeable at all. The table keeps the sold ones; one line names the others; --json keeps
+    every row."""
+    import yaml
+
+    from inputs import scenarios_dir
+
+    doc = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+    del doc["workloads"][0]["allowed_gpus"]
+    path = tmp_path / "tiny_all.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    code, out, _ = run("capacity", str(path))
+    assert code == 0
+    shown = {line.split()[0] for line in out.splitlines()[2:] if " TP" in line.split("(")[0]
+             and "Predicted" in line}
+    assert shown == {"H100-SXM", "L4"}
+    [left] = [line for line in out.splitlines() if line.startswith("  left out")]
+    named = left.split(": ", 1)[1].split(" (", 1)[0].split(", ")
+    assert named == ["A100-40GB", "A100-80GB", "A10G", "B200", "H100-PCIe", "H200", "L40S",
+                     "MI300X"]
+    code, out, _ = run("capacity", str(path), "--json")
+    assert code == 0
+    assert {"B200", "L4", "H100-SXM"} <= {r["gpu"] for r in json.loads(out)["rows"]}

@@ -72,10 +72,18 @@ def borrowed_lines(scenario: Scenario, runtime: str, rows: tuple[CapacityRow, ..
 
 
 def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]:
-    """The readable report: one table per workload, then (``explain``) rejections and notes."""
+    """The readable report: one table per workload, then (``explain``) rejections and notes.
+
+    Only the GPU types a zone sells or the inventory holds, the ones a plan can place: a
+    workload without ``allowed_gpus`` on a builtin catalog listed B200, MI300X, L4 … priced
+    "—" beside the few sold (s21 F5), noise on a large scenario; they are named in one line
+    (``--json`` keeps their rows)."""
     out: list[str] = []
+    sold = set(scenario.gpus_sold_or_held())
     for workload in scenario.workloads:
-        rows = table.for_workload(workload.name)
+        every = table.for_workload(workload.name)
+        rows = tuple(r for r in every if r.gpu in sold)
+        unsold = list(dict.fromkeys(r.gpu for r in every if r.gpu not in sold))
         burst = workload.arrival.burst if workload.arrival is not None else None
         scv = None if burst is None else burst.interarrival_scv
         arrivals = arrivals_label(scv, burst is not None and burst.followers is not None,
@@ -90,11 +98,16 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
             out += unplaceable_lines(scenario, rows)
             out += borrowed_lines(scenario, workload.runtime, rows)
         else:
-            out.append("  no configuration can serve this workload")
+            out.append("  no configuration can serve this workload"
+                       + (" on a GPU type a zone sells" if unsold else ""))
+        if unsold:
+            out.append(f"  left out, sold in no zone: {', '.join(unsold)} "
+                       f"({len(every) - len(rows)} candidates; `--json` lists them)")
         if explain:
             for row in rows:
                 out.append(f"  {config_label(row.gpu, row.tp)}: {row.note}")
-            for rej in (r for r in table.rejected if r.workload == workload.name):
+            for rej in (r for r in table.rejected
+                        if r.workload == workload.name and r.gpu in sold):
                 out.append(f"  rejected {config_label(rej.gpu, rej.tp)}: {rej.reason}")
         out.append("")
     return out
