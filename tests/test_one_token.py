@@ -94,6 +94,12 @@ def test_plan_and_report_say_no_per_token_slo(tmp_path: Path) -> None:
     assert "| 200/— |" in row
     contract = (out / "contract.yaml").read_text()
     assert "slo_tpot_p95_ms: null" in contract, contract
+    # check's steady state: no per-token P95 (it showed the model's one pretend decode step)
+    checked = CliRunner().invoke(main, ["check", str(path), "--fleet", str(out / "plan.json")])
+    assert checked.exit_code == 0, checked.output
+    lines = checked.stdout.splitlines()
+    at = lines.index("steady state (busiest slice): utilization, predicted TTFT / TPOT P95")
+    assert lines[at + 2].split()[0] == "chat" and lines[at + 2].split()[-1] == "—", lines[at:]
 
 
 def test_a_replayed_one_token_workload_says_no_per_token_slo_not_inf() -> None:
