@@ -354,3 +354,16 @@ def test_the_progress_lines_of_the_diagnosis_carry_its_stage() -> None:
     assert plan.status is SolveStatus.infeasible and plan.diagnosis
     assert heard and heard[-1] == "diagnosis", heard
     assert "diagnosis" not in heard[:-1]
+
+
+def test_over_periods_the_diagnosis_is_told_as_its_stage_too() -> None:
+    """The same over periods: a fourth quarter at 50× the demand, 2 GPUs of stock per kind."""
+    from solver.solve.horizon import plan_horizon
+    from tests.test_periods import TABLE, quarterly
+
+    heard: list[str] = []
+    plan = plan_horizon(quarterly([1, 1, 1, 50], on_demand_stock=2, reserved_stock=2),
+                        table_for=lambda _: TABLE, time_limit_s=20, gap=1e-6,
+                        on_progress=lambda _seen, stage: heard.append(stage))
+    assert plan.status is SolveStatus.infeasible and plan.diagnosis
+    assert heard and heard[-1] == "diagnosis", heard[-3:]
