@@ -50,8 +50,9 @@ def _row(path: Path) -> CapacityRow:
 
 def test_one_token_outputs_need_no_per_token_slo_and_plan_on_the_ttft(tmp_path: Path) -> None:
     without = _row(_embed(tmp_path, {"ttft_p95_ms": TTFT_SLO_MS}))
-    # the rate is the TTFT's edge: its P95 there is the SLO (a per-token SLO that bound
-    # first left it below: 184 of 200 ms at TP2 in s21's pool, 40.5 of 64.2 req/s at TP1)
+    # the rate is the TTFT's edge: its P95 there is the SLO (the per-token SLO bound first
+    # before: Mistral-7B's pool of docs/capacity-model.md, "One-token outputs", had a TTFT P95
+    # of 184 of 200 ms at H100-SXM TP2, and 40.5 req/s at TP1 where the TTFT allows 64.2)
     assert without.ttft_p95_ms == pytest.approx(TTFT_SLO_MS, rel=1e-3)
     assert without.headroom == pytest.approx(0.0, abs=1e-3)  # 1 − TTFT ÷ SLO, no per-token term
     # a per-token SLO given anyway, however tight, changes nothing: there is no second token
