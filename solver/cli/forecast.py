@@ -31,6 +31,7 @@ from solver.studies.forecast import (
     WorkloadForecast,
     forecast,
     read_history,
+    refused_growth,
     scenario_block,
 )
 
@@ -95,6 +96,26 @@ def wide_band_note(f: WorkloadForecast) -> list[str]:
             "horizon and re-forecast"]
 
 
+def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
+    """What of the written growth a scenario refuses, per case from its first such period, and
+    the fix (nothing when every value is one a scenario takes)."""
+    refused = refused_growth(f)
+    if not refused:
+        return []
+    parts = []
+    for case in ("base", "low", "high"):
+        mine = [(q, v) for c, q, v in refused if c == case]
+        if mine:
+            (q, v), n = mine[0], len(mine)
+            parts.append(f"{case} {'0' if v <= 0 else f'{v:.2g}'} from {horizon.period_start(q)}"
+                         f" ({n} period{'s' if n > 1 else ''})")
+    return [f"    note: growth written below that validate refuses (a growth must be > 0 and "
+            f"below 10^20; 3 decimals as written): {'; '.join(parts)} — the trend fitted to "
+            f"{f.days} days is carried to {horizon.end - dt.timedelta(days=1)}, past what the "
+            "history can tell; re-run with --trend damped, a longer history or fewer --periods, "
+            "or write this workload's growth by hand"]
+
+
 def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path,
            without_history: Sequence[str] = ()) -> str:
     """The readable table, a line per scenario workload the history lacks, then the YAML keys
@@ -114,7 +135,7 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
             [(start, rps_text(f.base_rps[q]),
               f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
              for q, start in enumerate(starts)], indent=4)
-        lines += flat_band_note(f) + wide_band_note(f)
+        lines += flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
     lines += [f"  {name}: no history in {source}, so no forecast: its growth stays as the "
               "scenario gives it" for name in without_history]
     block = scenario_block(forecasts, horizon)
