@@ -376,6 +376,10 @@ def test_growth_a_scenario_refuses_is_said_with_the_fix(tmp_path: Path) -> None:
     assert "high 9.7e+26 from 2027-07-01 (2 periods)" in note
     assert "--trend damped" in note and "validate refuses" in note
     assert note in render((sick,), HORIZON, tmp_path / "h.csv")
+    # the --out file, pasted where the terminal may not be read, says it too
+    from solver.cli.forecast import OUT_FILE_NOTE, out_file_text
+    text = out_file_text((sick,), HORIZON, scenario_block((sick,), HORIZON))
+    assert text.startswith(OUT_FILE_NOTE + "# code: growth written below that validate refuses")
     healthy = WorkloadForecast("chat", 10.0, "x", "ETS(A,Ad,A) on log peak_rps", 180,
                                (10.0, 11.0), (9.0, 9.5), (11.0, 13.0))
     assert refused_growth_note(healthy, HORIZON) == []

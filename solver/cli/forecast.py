@@ -116,6 +116,16 @@ def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
             "or write this workload's growth by hand"]
 
 
+def out_file_text(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon,
+                  block: dict[str, Any]) -> str:
+    """The --out file: how to paste it, a comment per workload whose growth a scenario refuses
+    (:func:`refused_growth_note`: the file is pasted, the terminal may not be read), the keys."""
+    refused = [f"# {f.workload}: {line.strip().removeprefix('note: ')}\n" for f in forecasts
+               for line in refused_growth_note(f, horizon)]
+    return (OUT_FILE_NOTE + "".join(refused)
+            + yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
+
+
 def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path,
            without_history: Sequence[str] = ()) -> str:
     """The readable table, a line per scenario workload the history lacks, then the YAML keys
@@ -188,8 +198,7 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
         forecasts, horizon, block = _forecast(history, scenario, start, period_months,
                                               periods, trend)
         if target is not None:
-            target.commit(OUT_FILE_NOTE + yaml.safe_dump(block, sort_keys=False,
-                                                         default_flow_style=None))
+            target.commit(out_file_text(forecasts, horizon, block))
     forecast_names = {f.workload for f in forecasts}
     without_history = [] if scenario is None else [
         w.name for w in scenario.workloads if w.name not in forecast_names]
