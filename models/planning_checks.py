@@ -9,6 +9,7 @@ and node size (from the scenario's offers, else the built-in price table), so th
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING
@@ -201,6 +202,25 @@ def _before_launch(w: Workload, file: str, where: str) -> list[Problem]:
     return out
 
 
+def _plan_date_problems(scenario: Scenario, file: str) -> list[Problem]:
+    """A ``policy.as_of`` on or after the horizon's end: every period has ended before the
+    plan is made, so nothing can be ordered for any of them (a new user's 2028 for 2026 planned
+    to "infeasible" under a warning per quote's lead time). A plan date inside the horizon (a
+    period under way) is planned as docs/program.md says."""
+    horizon = scenario.horizon
+    if horizon is None or scenario.policy.as_of is None:
+        return []
+    as_of = scenario.policy.as_of_date()
+    if as_of < horizon.end:
+        return []
+    last = horizon.end - dt.timedelta(days=1)
+    return [Problem(file, "policy.as_of", f"the plan date {as_of} is on or after the horizon's "
+                    f"end ({horizon.start} to {last}): every period has ended before the plan "
+                    "is made, so no order can serve any of them",
+                    "give the day the plan is made (`policy.as_of`), or move `horizon.start` "
+                    "to the periods still to come")]
+
+
 def horizon_problems(scenario: Scenario, file: str,
                      offer_paths: OfferPaths | None = None) -> list[Problem]:
     """Growth, events, migrations and demand scenarios fit the horizon; quotes fit a period
@@ -215,6 +235,7 @@ def horizon_problems(scenario: Scenario, file: str,
                         "add `horizon: {start: YYYY-MM-DD, period_months: 3, count: N}`")
                 for where in uses]
     count = horizon.count
+    problems += _plan_date_problems(scenario, file)
     models = [m.name for m in scenario.models]
     for i, w in enumerate(scenario.workloads):
         problems += _path_problems(w.growth, count, file, f"workloads[{i}].growth")

@@ -711,3 +711,25 @@ def test_a_margin_under_one_percent_shows_its_decimal_and_sign() -> None:
     assert "holds +0.4%" in text
     assert "holds +9%" in text
     assert "-0%" not in text and "+0%" not in text
+
+
+def test_a_failing_layout_check_made_itself_says_another_may_hold(tmp_path: Path) -> None:
+    """A new user's inventory of 40 H100 nodes in two zones (no `layout:`) FAILED zone loss
+    for chat under check's greedy layout (replicas spread in proportion to each zone's GPUs),
+    while `plan` with the same nodes as the scenario's inventory held every required failure
+    with 8 of them idle: the verdict read as "these nodes cannot survive". Said, where check
+    laid the replicas out; not where the inventory gives its own layout."""
+    bad = {"nodes": [{"zone": "zone-a", "gpu": "L4", "nodes": 2}]}  # steady state fails
+    runner = CliRunner()
+    tiny = str(SCENARIOS / "tiny.yaml")
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(_write(tmp_path, bad))])
+    assert res.exit_code == 1
+    hint, verdict = res.output.rstrip().splitlines()[-2:]  # the verdict stays the last line
+    assert verdict.startswith("FAIL: ")
+    assert hint.startswith("check laid these replicas out itself") and "layout:" in hint
+    assert "fleetplan plan" in hint
+    laid = {"nodes": [{"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1}],
+            "layout": [{"workload": "chat", "zone": "zone-a", "gpu": "H100-SXM", "tp": 1,
+                        "replicas": 1}]}
+    res = runner.invoke(main, ["check", tiny, "--fleet", str(_write(tmp_path, laid))])
+    assert "check laid these replicas out itself" not in res.output

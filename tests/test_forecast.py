@@ -19,7 +19,13 @@ from models.errors import InputError
 from models.horizon import Horizon
 from models.loader import load_scenario
 from solver.cli import main
-from solver.studies.forecast import Trend, forecast, read_history, scenario_block
+from solver.studies.forecast import (
+    Trend,
+    WorkloadForecast,
+    forecast,
+    read_history,
+    scenario_block,
+)
 
 pytest.importorskip("statsmodels")
 
@@ -351,3 +357,29 @@ def test_base_is_the_median_of_each_periods_peak_not_of_its_busiest_day(tmp_path
         assert busiest_day_median < 0.94 * true_median  # what the busiest day's median misses
     (again,) = forecast(history, HORIZON, None, Trend.linear)
     assert again == chat
+
+
+def test_growth_a_scenario_refuses_is_said_with_the_fix(tmp_path: Path) -> None:
+    """A new user's 45 days of noisy peaks, fitted with a linear trend (AIC 3.69 lower) and
+    extrapolated a year, wrote `growth: [0.147, 0.0, 0.0, 0.0]` and a `high` of 3.2e+32 into
+    the block to paste, which `validate` then refuses (growth > 0; numbers below 10^20) —
+    nothing at the forecast said so. The values as written (3 decimals) are checked."""
+    from solver.cli.forecast import refused_growth_note, render
+
+    sick = WorkloadForecast("code", 300.0, "x", "ETS(A,A,A) on log peak_rps", 45,
+                            (44.1, 0.0541, 1.03e-4, 9.46e-8),  # base: 0.147, then 0.000
+                            (5.49, 2.2e-8, 1.5e-19, 2.2e-33),
+                            (20_186.0, 4.0e9, 1.0e23, 3.1e25))  # high × 4.6e+14 … 3.2e+32
+    (note,) = refused_growth_note(sick, HORIZON)
+    assert "base 0 from 2027-04-01 (3 periods)" in note
+    assert "low 0 from 2027-04-01 (3 periods)" in note
+    assert "high 9.7e+26 from 2027-07-01 (2 periods)" in note
+    assert "--trend damped" in note and "validate refuses" in note
+    assert note in render((sick,), HORIZON, tmp_path / "h.csv")
+    # the --out file, pasted where the terminal may not be read, says it too
+    from solver.cli.forecast import OUT_FILE_NOTE, out_file_text
+    text = out_file_text((sick,), HORIZON, scenario_block((sick,), HORIZON))
+    assert text.startswith(OUT_FILE_NOTE + "# code: growth written below that validate refuses")
+    healthy = WorkloadForecast("chat", 10.0, "x", "ETS(A,Ad,A) on log peak_rps", 180,
+                               (10.0, 11.0), (9.0, 9.5), (11.0, 13.0))
+    assert refused_growth_note(healthy, HORIZON) == []

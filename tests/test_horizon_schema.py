@@ -465,3 +465,17 @@ def test_a_launch_round_trips_through_plan_replan_validate_and_template(tmp_path
     assert book.exit_code == 2
     assert "workloads[1].from_period: the scenario workbook has no place for it" in book.output
     assert not (tmp_path / "s.xlsx").exists()
+
+
+def test_a_plan_date_after_the_horizon_is_refused(tmp_path: Path) -> None:
+    """A new user's `policy.as_of: 2028-06-01` (a year typed wrong) on a horizon ending
+    2027-12-31 validated, and the plan ran to "infeasible" naming every quote's lead time —
+    every period had ended before the plan was made. Refused at `policy.as_of`; a plan made
+    inside the last period (under way) still loads."""
+    doc = quarterly_doc()  # 2027-01-01, four quarters: the day after the last is 2028-01-01
+    doc["policy"] = {"as_of": "2028-01-01"}
+    ((where, message),) = problems_of(doc, tmp_path)
+    assert where == "policy.as_of"
+    assert "2028-01-01 is on or after the horizon's end" in message
+    doc["policy"] = {"as_of": "2027-12-31"}
+    assert load_doc(doc, tmp_path).policy.as_of == "2027-12-31"

@@ -272,6 +272,16 @@ def render_cells(result: CheckResult) -> list[str]:
                          rows), last]
 
 
+#: Under the verdict of an inventory that fails where check laid its replicas out: the verdict
+#: is of that layout, not of the nodes (a new user's 40 nodes failed zone loss here and held it
+#: in `plan` with the same nodes as the scenario's inventory).
+OWN_LAYOUT_LINE = (
+    "check laid these replicas out itself, greedily (docs/survivability.md, \"Without a "
+    "layout\"): the same nodes laid out otherwise may hold — give the inventory a `layout:`, "
+    "or list the nodes as the scenario's `inventory` and run `fleetplan plan`, which places "
+    "replicas to survive (and says what is short if the nodes cannot)")
+
+
 def verdict_line(report: CheckReport) -> str:
     """The last line: OK, or which FAILS cells of the matrix fail, named as its rows are, and
     in how many slices (the count of failing rows alone, "48 required rows fail" under two
@@ -454,5 +464,7 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
             for line in render_cells(result):
                 click.echo(line)
         else:
+            if fleet.laid_out_by_fleetplan and not result.report.ok:  # the verdict stays last
+                click.echo(OWN_LAYOUT_LINE)
             click.echo(verdict_line(result.report))
     click.get_current_context().exit(max(result.exit_code, contract_code))

@@ -31,6 +31,7 @@ from solver.studies.forecast import (
     WorkloadForecast,
     forecast,
     read_history,
+    refused_growth,
     scenario_block,
 )
 
@@ -95,6 +96,36 @@ def wide_band_note(f: WorkloadForecast) -> list[str]:
             "horizon and re-forecast"]
 
 
+def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
+    """What of the written growth a scenario refuses, per case from its first such period, and
+    the fix (nothing when every value is one a scenario takes)."""
+    refused = refused_growth(f)
+    if not refused:
+        return []
+    parts = []
+    for case in ("base", "low", "high"):
+        mine = [(q, v) for c, q, v in refused if c == case]
+        if mine:
+            (q, v), n = mine[0], len(mine)
+            parts.append(f"{case} {'0' if v <= 0 else f'{v:.2g}'} from {horizon.period_start(q)}"
+                         f" ({n} period{'s' if n > 1 else ''})")
+    return [f"    note: growth written below that validate refuses (a growth must be > 0 and "
+            f"below 10^20; 3 decimals as written): {'; '.join(parts)} — the trend fitted to "
+            f"{f.days} days is carried to {horizon.end - dt.timedelta(days=1)}, past what the "
+            "history can tell; re-run with --trend damped, a longer history or fewer --periods, "
+            "or write this workload's growth by hand"]
+
+
+def out_file_text(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon,
+                  block: dict[str, Any]) -> str:
+    """The --out file: how to paste it, a comment per workload whose growth a scenario refuses
+    (:func:`refused_growth_note`: the file is pasted, the terminal may not be read), the keys."""
+    refused = [f"# {f.workload}: {line.strip().removeprefix('note: ')}\n" for f in forecasts
+               for line in refused_growth_note(f, horizon)]
+    return (OUT_FILE_NOTE + "".join(refused)
+            + yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
+
+
 def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Path,
            without_history: Sequence[str] = ()) -> str:
     """The readable table, a line per scenario workload the history lacks, then the YAML keys
@@ -114,7 +145,7 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
             [(start, rps_text(f.base_rps[q]),
               f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
              for q, start in enumerate(starts)], indent=4)
-        lines += flat_band_note(f) + wide_band_note(f)
+        lines += flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
     lines += [f"  {name}: no history in {source}, so no forecast: its growth stays as the "
               "scenario gives it" for name in without_history]
     block = scenario_block(forecasts, horizon)
@@ -167,8 +198,7 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
         forecasts, horizon, block = _forecast(history, scenario, start, period_months,
                                               periods, trend)
         if target is not None:
-            target.commit(OUT_FILE_NOTE + yaml.safe_dump(block, sort_keys=False,
-                                                         default_flow_style=None))
+            target.commit(out_file_text(forecasts, horizon, block))
     forecast_names = {f.workload for f in forecasts}
     without_history = [] if scenario is None else [
         w.name for w in scenario.workloads if w.name not in forecast_names]

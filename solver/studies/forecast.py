@@ -42,6 +42,7 @@ from models.errors import InputError, Problem, did_you_mean
 from models.horizon import Horizon
 from models.input_files import check_file
 from models.limits import MAX_TABLE_ROWS
+from models.loader import SOLVER_INFINITY
 from models.units import renamed_column_fix
 
 #: Columns of a history file.
@@ -325,6 +326,16 @@ def forecast(
 
 def _rounded(values: tuple[float, ...]) -> list[float]:
     return [round(v, 3) for v in values]
+
+
+def refused_growth(f: WorkloadForecast) -> list[tuple[str, int, float]]:
+    """(case, period, value) of each growth written for ``f`` (3 decimals, as
+    :func:`scenario_block` writes it) that a scenario refuses: 0 or less (``growth``'s field) or
+    10^20 and beyond (the loader's ``SOLVER_INFINITY``) — a trend extrapolated far past a short
+    history writes such values, and the pasted block then fails ``validate``."""
+    cases = (("base", f.growth), ("low", f.multiplier("low")), ("high", f.multiplier("high")))
+    return [(case, q, v) for case, values in cases for q, v in enumerate(_rounded(values))
+            if not 0 < v < SOLVER_INFINITY]
 
 
 def scenario_block(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon) -> dict[str, object]:
