@@ -522,6 +522,30 @@ def test_a_fallback_fleet_stopped_by_the_user_is_not_called_the_best_verified_fl
         "stopped by the user: the best verified fleet so far; " + lines[0])
 
 
+def test_a_fallback_fleet_s_orders_are_not_headed_as_orders_to_place() -> None:
+    """fresh-s22 F8: at load 14 a 60-s re-plan ended on the fallback fleet and printed its 36
+    nodes (19.2 M USD committed) under "order now"; the same input planned for 300 s ordered
+    nothing. A fallback's orders are headed as no orders to place, shown for reference only;
+    a searched plan's keep "order now"."""
+    from models.plan import FALLBACK_STAGE, SolverStage
+    from solver.outputs.schedule import FALLBACK_NOW
+
+    plan, sc = base_high()
+    assert any(o.scenario is None for o in plan.orders)  # orders due now to head
+    searched = schedule_lines(plan, sc)
+    assert "order now (the same whatever the demand scenario):" in searched
+    assert FALLBACK_NOW not in searched
+    fallback = plan.model_copy(update={"solver": plan.solver.model_copy(update={
+        "stages": (*plan.solver.stages, SolverStage(name=FALLBACK_STAGE, seconds=0.0))})})
+    lines = schedule_lines(fallback, sc)
+    assert FALLBACK_NOW in lines
+    assert "order now (the same whatever the demand scenario):" not in lines
+    assert FALLBACK_NOW.startswith("no orders to place")
+    # the fallback's orders still listed below the heading, for reference
+    at = lines.index(FALLBACK_NOW)
+    assert lines[at + 1].startswith("  ") and lines[at + 1] != "  nothing"
+
+
 def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix() -> None:
     """qa4 6: "if demand follows `low`, run up to 4 more L4 spot" read as low demand needing
     more GPUs. The line gives both counts, and where the scenario's demand is no higher than

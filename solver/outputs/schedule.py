@@ -459,6 +459,24 @@ def unproven_lines(plan: Plan) -> list[str]:
             "with a longer --time-limit (docs/program.md, \"Where the gap comes from\")"]
 
 
+#: The heading of a fallback fleet's orders due now. No stage of the search found a fleet in
+#: its time, so the fleet was built without a solver (solver/solve/horizon.py
+#: ``fallback_fleet``): whole offers' stocks and every term bought where a greedy block ran
+#: committed nodes. A buyer acting on it committed 19.2 M USD where the same input planned for
+#: 300 s ordered nothing (fresh-s22 F8, load 14): it is shown as the fallback's, not as orders.
+FALLBACK_NOW = ("no orders to place: the search found no fleet in its time, and the fleet of "
+                "this plan is the fallback built without a solver, far from the cheapest; "
+                "re-plan with a longer --time-limit (or on a quieter machine) before ordering "
+                "anything. The fallback would order, for reference only:")
+
+
+def _now_heading(plan: Plan, several: bool) -> str:
+    """What heads the orders due now: a fallback fleet's are not a recommendation."""
+    if plan.solver.fallback:
+        return FALLBACK_NOW
+    return "order now (the same whatever the demand scenario):" if several else "orders:"
+
+
 def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
     """The schedule in words (empty for a plan of one peak day); with the ``scenario`` (its
     inventory), the spend inside the horizon says what of it rests on an assumed price."""
@@ -474,11 +492,10 @@ def schedule_lines(plan: Plan, scenario: Scenario | None = None) -> list[str]:
            f"{months}; {TO_EXCLUSIVE}), planned on {h.plan_date}, re-planned by "
            f"{h.replan_date}"]
     out += kept_lines(plan)
-    out.append("order now (the same whatever the demand scenario):" if len(scenarios) > 1
-               else "orders:")
+    out.append(_now_heading(plan, several=len(scenarios) > 1))
     out += [f"  {order_line(o, cur)}" for o in now] or ["  nothing"]
     out += at_stock_lines(now, scenario) if len(scenarios) > 1 else []
-    out += unproven_lines(plan) if now else []
+    out += unproven_lines(plan) if now and not plan.solver.fallback else []
     for name in scenarios:
         later = [o for o in plan.orders if o.scenario == name]
         if later and (name == BASE or BASE not in scenarios):
