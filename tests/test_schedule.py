@@ -544,6 +544,15 @@ def test_a_fallback_fleet_s_orders_are_not_headed_as_orders_to_place() -> None:
     # the fallback's orders still listed below the heading, for reference
     at = lines.index(FALLBACK_NOW)
     assert lines[at + 1].startswith("  ") and lines[at + 1] != "  nothing"
+    # and the workbook's Schedule sheet, which goes to procurement, titles them alike
+    from openpyxl import Workbook
+
+    from solver.outputs.schedule_sheet import write_schedule
+
+    for p, title in ((plan, "Orders"), (fallback, f"Orders of the fallback fleet: {FALLBACK_NOW}")):
+        ws = Workbook().active
+        write_schedule(ws, p, sc)  # type: ignore[arg-type]
+        assert ws["A1"].value == title
 
 
 def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix() -> None:

@@ -20,7 +20,7 @@ from models.text import cell_text
 from solver.outputs.assumptions import assumed_held_prices
 from solver.outputs.held import kept_from
 from solver.outputs.labels import day_after
-from solver.outputs.schedule import idle_reason
+from solver.outputs.schedule import FALLBACK_NOW, idle_reason
 from solver.outputs.xlsx_cells import COUNT, MONEY, RATE, Value, header, note_line, put, section
 
 #: Number format of a date cell: a date Excel sorts and filters as one, shown as written.
@@ -116,7 +116,10 @@ def _held_rows(ws: Worksheet, r: int, plan: Plan, scenario: Scenario) -> int:
 def write_schedule(ws: Worksheet, plan: Plan, scenario: Scenario | None = None) -> None:
     """The Schedule sheet: orders, periods (demand and capacity), capacity held and idle."""
     cur = plan.cost.currency
-    section(ws, 1, "Orders")
+    # a fallback fleet's orders are no recommendation (FALLBACK_NOW, fresh-s22 F8): the sheet
+    # goes to procurement, so its title says so where the terminal and report.md do
+    section(ws, 1, f"Orders of the fallback fleet: {FALLBACK_NOW}" if plan.solver.fallback
+            else "Orders")
     titles = ["Scenario", "Zone", "GPU", "Purchase", "Instance type", "Nodes", "GPUs",
               "Order by", "Usable from", "Held to (day after the last)", "Term [months]", "Upfront",
               f"Price [{cur}/GPU-hour]", "Price assumed", f"Cost [{cur}/month]",
