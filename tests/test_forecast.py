@@ -75,6 +75,27 @@ def test_auto_keeps_the_trend_of_lower_aic(tmp_path: Path) -> None:
     assert damped.base_rps[-1] < linear.base_rps[-1]  # damping flattens the last periods
 
 
+def test_auto_does_not_carry_a_linear_slope_further_than_the_history_is_long(
+        tmp_path: Path) -> None:
+    """fresh-s22 F1: 45 days of peaks fitted the linear trend better by AIC and auto carried
+    it 392 days out. 45 days growing 1 % a day: the linear fit leads by AIC (as --trend linear
+    shows) and would grow ×38 by Q4; auto keeps the damped trend and says why. 400 days of
+    history, reaching 365 (under twice its length): the linear trend of lower AIC is kept."""
+    short = read_history(write_history(tmp_path / "s.csv", days=45, rate=0.01))
+    (auto, _) = forecast(short, HORIZON, None, Trend.auto)
+    (linear, _) = forecast(short, HORIZON, None, Trend.linear)
+    (damped, _) = forecast(short, HORIZON, None, Trend.damped)
+    assert linear.growth[-1] > 20 * damped.growth[-1] / 10  # the slope that was carried
+    assert auto.base_rps == damped.base_rps
+    assert auto.model.startswith("ETS(A,Ad,")
+    assert "reaches 365 days past a history of 45 days" in auto.chosen
+    long = read_history(write_history(tmp_path / "l.csv", days=400, rate=0.004))
+    (auto, _) = forecast(long, HORIZON, None, Trend.auto)
+    (linear, _) = forecast(long, HORIZON, None, Trend.linear)
+    assert auto.base_rps == linear.base_rps
+    assert auto.chosen.startswith("linear trend chosen")
+
+
 def test_the_block_pastes_into_a_scenario(tmp_path: Path) -> None:
     history = read_history(write_history(tmp_path / "h.csv"))
     forecasts = forecast(history, HORIZON, None)
@@ -248,9 +269,10 @@ def test_auto_keeps_the_damped_trend_where_the_history_cannot_tell_them_apart(
     text = render((auto,), HORIZON, path)
     assert auto.chosen in text
     assert ("note: in the last period high is" in text) == (auto.band_ratio > 4)
-    # a clear lead keeps the linear trend (the steady history: linear by more than 2)
-    (steady, _) = forecast(read_history(write_history(tmp_path / "h.csv")), HORIZON, None,
-                           Trend.auto)
+    # a clear lead keeps the linear trend (the steady history: linear by more than 2), over a
+    # history longer than the forecast's reach (REACH_PER_HISTORY)
+    (steady, _) = forecast(read_history(write_history(tmp_path / "h.csv", days=400)), HORIZON,
+                           None, Trend.auto)
     assert steady.chosen.startswith("linear trend chosen: its AIC is ")
 
 
