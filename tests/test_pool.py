@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from models.plan import SolveStatus
-from solver.solve.backends import solve
+from solver.solve.backends import SOLVER_SEED, SOLVER_THREADS, solve
 from solver.solve.clock import Deadline
 from solver.solve.highs import model_of, run
 from solver.solve.pool import highs_pool
@@ -29,8 +29,28 @@ def test_solves_asking_for_one_thread_and_for_two_all_run_in_one_process() -> No
     assert outcome.report.objective == pytest.approx(3650.0)
 
 
+def test_after_a_solve_on_one_thread_highs_alone_runs_on_the_planners_count() -> None:
+    # a benchmark's or a probe's own HiGHS (not through the pool) after a plan whose last solve
+    # asked for one thread: the pool was put down after that solve
+    import highspy
+
+    model = model_of(three_blocks())
+    run(model, Deadline(20.0), 20.0, 1e-9, threads=2)
+    assert run(model, Deadline(20.0), 20.0, 1e-9, threads=1).status is SolveStatus.optimal
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(model.lp)
+    for option, value in (("threads", SOLVER_THREADS), ("random_seed", SOLVER_SEED)):
+        h.setOptionValue(option, value)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert h.getInfo().objective_function_value == pytest.approx(3650.0)
+
+
 def test_a_solve_beside_a_running_one_keeps_the_pools_count() -> None:
     # resizing the pool under a running solve (one abandoned past the deadline) would abort it
+    with highs_pool(2):
+        pass
     with highs_pool(1) as first, highs_pool(2) as beside:
         assert (first, beside) == (1, 1)
     with highs_pool(2) as after:
