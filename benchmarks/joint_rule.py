@@ -43,6 +43,9 @@ if str(ROOT) not in sys.path:
 
 #: CPU seconds of the process after which a probe's solve is stopped (``--cap-cpu-s``) [s].
 CPU_CAP_S = [float("inf")]
+#: HiGHS threads of every probe's solve (``--threads``; one count per process: HiGHS keeps one
+#: thread pool per process) [1].
+PROBE_THREADS = [2]
 #: HiGHS option sets tried, by name.
 OPTIONS: dict[str, dict[str, Any]] = {
     "default": {},
@@ -127,6 +130,7 @@ def features(arrays: Any) -> dict[str, Any]:
     h.setOptionValue("output_flag", False)
     h.passModel(_lp(arrays))
     h.setOptionValue("solve_relaxation", True)
+    h.setOptionValue("threads", PROBE_THREADS[0])  # the process's one pool: the probe's count
     h.run()
     lp = h.getInfo().objective_function_value
     integer = arrays["integer"]
@@ -153,7 +157,8 @@ def solve(arrays: Any, options: dict[str, Any], seed: int, limit_s: float,
     h.passModel(_lp(arrays))
     gap = float(arrays["gap"]) if gap is None else gap
     for name, value in (("time_limit", float(limit_s)), ("mip_rel_gap", gap),
-                        ("threads", 2), ("random_seed", seed), *options.items()):
+                        ("threads", PROBE_THREADS[0]), ("random_seed", seed),
+                        *options.items()):
         h.setOptionValue(name, value)
     proven = arrays["when_proven"]
     if len(proven):
@@ -230,11 +235,15 @@ def main() -> None:
     p.add_argument("--cap-cpu-s", type=float, default=float("inf"),
                    help="CPU seconds of the process (on a loaded machine a wall cap gave one "
                         "solve 6 CPU-s in 200 s)")
+    p.add_argument("--threads", type=int, default=2,
+                   help="HiGHS threads of every solve (the joint solve of a program of a few "
+                        "slices asks for one: solver.solve.strategy.joint_threads)")
     args = parser.parse_args()
     if args.command == "capture":
         capture(args.out, args.cases, args.time_limit)
     else:
         CPU_CAP_S[0] = args.cap_cpu_s
+        PROBE_THREADS[0] = args.threads
         probe(args.paths, args.options.split(","), [int(s) for s in args.seeds.split(",")],
               args.cap_s)
 

@@ -510,6 +510,30 @@ def test_three_blocks_reach_the_hand_computed_optimum() -> None:
     assert outcome.report.bound == pytest.approx(3650.0)
 
 
+
+def test_the_joint_solve_asks_for_one_thread_on_a_few_slices_and_the_planners_on_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # HiGHS 1.16 searches with a worker per thread; on the demo's kind of program (a few
+    # slices) one worker proved 1 % with a third to two thirds of the CPU two took
+    # (benchmarks/README.md, "The demo's joint solve on one thread"); elsewhere the planner's
+    asked: list[int | None] = []
+    real = strategy.run
+
+    def spy(*args: Any, **kwargs: Any) -> RunResult:
+        asked.append(kwargs.get("threads"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(strategy, "run", spy)
+    _, outcome = strategy.solve_shared(three_blocks().data, "highs", 20.0, 1e-9)
+    assert outcome.report.objective == pytest.approx(3650.0)  # 1,460 + 3 × 730
+    assert asked == [1]
+    asked.clear()
+    _, outcome = strategy.solve_shared(build_program_data(*shared_two_node_fleet()), "highs",
+                                       20.0, 1e-9)
+    assert outcome.report.objective == pytest.approx(2 * 8 * 730.0)  # two big nodes
+    assert asked == [None]
+
 # --- never silent, never lost ---------------------------------------------------------------
 
 

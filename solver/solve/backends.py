@@ -22,6 +22,7 @@ import pulp
 from models.plan import SolverReport, SolveStatus
 from solver.solve import SOLVERS
 from solver.solve.clock import native_solve
+from solver.solve.pool import highs_pool
 
 #: Threads and seed are fixed so a plan is the same on every run of the same input.
 SOLVER_THREADS = 2
@@ -102,10 +103,10 @@ def solve(
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     started = time.perf_counter()
     if solver == "highs":
-        highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=THREADS.get(),
-                           random_seed=SOLVER_SEED)
-        highs.start = start
-        with native_solve():
+        with highs_pool(THREADS.get()) as threads, native_solve():
+            highs = _QuietHighs(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=threads,
+                                random_seed=SOLVER_SEED)
+            highs.start = start
             prob.solve(highs)
         outcome = _highs_outcome(prob, time.perf_counter() - started)
         if start and outcome.has_solution and not _objective_agrees(prob, outcome):

@@ -31,6 +31,7 @@ from models.plan import SolveStatus
 from solver.program.variables import BuildStopped, Program
 from solver.solve.backends import SOLVER_SEED, THREADS, quiet_stdout
 from solver.solve.clock import Deadline, native_solve
+from solver.solve.pool import highs_pool
 
 Vector = npt.NDArray[np.float64]
 
@@ -331,6 +332,7 @@ def run(
     on_solution: Callable[[Vector], object] | None = None,
     halt: Callable[[], bool] | None = None,
     nodes: int | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     """Solve ``model`` (or a restriction of it) with HiGHS within ``time_limit_s`` and the
     deadline.
@@ -346,7 +348,9 @@ def run(
     cost, and its bound is then not one of the cost);
     ``halt`` stops it early besides the deadline (another stage has made it pointless);
     ``nodes`` caps its branch-and-bound nodes (HiGHS's ``mip_max_nodes``): a limit counted in
-    work, so a solve it stops ends at the same fleet on every run (status ``feasible``).
+    work, so a solve it stops ends at the same fleet on every run (status ``feasible``);
+    ``threads`` the HiGHS threads it asks for (default: the planner's, ``THREADS``; the pool is
+    resized for it: :func:`~solver.solve.pool.highs_pool`).
     """
     import highspy
 
@@ -361,7 +365,7 @@ def run(
     h.setOptionValue("output_flag", False)
     h.passModel(model.lp)
     for option, value in (("time_limit", float(limit)), ("mip_rel_gap", float(gap)),
-                          ("threads", THREADS.get()), ("random_seed", SOLVER_SEED)):
+                          ("random_seed", SOLVER_SEED)):
         h.setOptionValue(option, value)
     if nodes is not None:
         h.setOptionValue("mip_max_nodes", int(nodes))
@@ -408,7 +412,8 @@ def run(
     h.cbIpmInterrupt.subscribe(plain_interrupt)
     if on_solution is not None:
         h.cbMipImprovingSolution.subscribe(improving)
-    with native_solve():
+    with highs_pool(THREADS.get() if threads is None else threads) as count, native_solve():
+        h.setOptionValue("threads", count)
         h.run()
     return _result(h, model, relaxation, time.perf_counter() - started)
 

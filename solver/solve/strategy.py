@@ -568,6 +568,7 @@ def _joint(ctx: Context, name: str) -> RunResult:
                      start_after_root=_after_root(ctx, many),
                      on_progress=ctx.incumbent.progress,
                      on_solution=found,
+                     threads=joint_threads(ctx.program.data),
                      halt=lambda: (ctx.halt.is_set() or ctx.abandoned.is_set()
                                    or (ctx.deadline.left() < leave_s
                                        and _near_the_fleet_held(ctx))))
@@ -577,6 +578,20 @@ def _joint(ctx: Context, name: str) -> RunResult:
     finally:
         ctx.incumbent.running(name, False)
     return result
+
+
+#: HiGHS threads of the joint solve on programs of a few slices (the demo's kind): HiGHS 1.16
+#: runs a search worker per thread, and from the stages' fleet one worker proved 1 % in a third
+#: to two thirds of the CPU seconds two took on the demo and the demo's peaks ×0.8 and ×1.3,
+#: over HiGHS seeds 0–2 (benchmarks/README.md, "The demo's joint solve on one thread") [1].
+FEW_SLICES_JOINT_THREADS = 1
+
+
+def joint_threads(data: ProgramData) -> int | None:
+    """HiGHS threads the joint solve asks for: :data:`FEW_SLICES_JOINT_THREADS` on programs of
+    a few slices, else ``None`` (the planner's, as every other solve; the pool is resized for
+    the count asked: :func:`~solver.solve.pool.highs_pool`)."""
+    return FEW_SLICES_JOINT_THREADS if _few_slices(data) else None
 
 
 def _after_root(ctx: Context, many: bool) -> bool:
@@ -696,4 +711,4 @@ def solve_dedicated(
                                  x is not None)
 
 
-__all__ = ["objective_of", "plan_scenario", "shared_stages", "solve_shared"]
+__all__ = ["joint_threads", "objective_of", "plan_scenario", "shared_stages", "solve_shared"]
