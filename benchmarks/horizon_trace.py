@@ -90,6 +90,11 @@ def install() -> None:
                f"{_money(o[1])}")
     for name in ("joint_solve", "fallback_outcome", "cold_joint_solve"):
         _trace(h, name, lambda o: str(getattr(o, "outcome", o).report.objective))
+    try:  # the joint root beside the blocks, where the solver has one: its bound as collected
+        import solver.solve.root_beside as rb
+    except ImportError:
+        return
+    _trace(rb.RootBeside, "bound", lambda o: f"joint root beside the blocks: bound {_money(o)}")
 
 
 def install_steps() -> None:
