@@ -8,9 +8,11 @@ of 120) — its root reaches 20.86 M there, where HiGHS's root on the same progr
 reaches 20.98 M with a minute of CPU (benchmarks/README.md, "Over periods"). Here that root
 runs on the idle core from the build on: the program's arrays (:class:`~solver.solve.highs.
 Model`) go to a process of the fork server (:mod:`solver.solve.workers`), which solves it
-with one thread, no start and no fleet wanted, until the plan's clock; the plan takes the
-bound HiGHS proved by then (a bound of the same program, as the joint solve's is). Its fleets
-are not used: from no start they are most of their cost from the bound.
+with one thread, no start and no fleet wanted, at a lower priority (``BESIDE_NICE``: the core
+the blocks leave, not theirs), until the plan's clock or until its bound stalls; the plan
+takes the bound HiGHS proved by then (a bound of the same program, as the joint solve's is),
+and the joint solve after the blocks runs as before. Its fleets are not used: from no start
+they are most of their cost from the bound.
 
 The process ignores SIGINT (a terminal sends Ctrl-C to the whole process group): the plan's
 stop request ends it through :meth:`RootBeside.bound`, which ends it in any case.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import signal
 import time
 from multiprocessing.connection import Connection
@@ -39,6 +42,17 @@ BESIDE_MARGIN_S = 1.0
 BESIDE_GRACE_S = 2.0
 #: Seconds between two bounds the process sends (the plan takes the last one sent) [s].
 BESIDE_REPORT_S = 0.5
+#: The process stops once its bound has risen by less than ``BESIDE_STALL_GAIN`` of itself in
+#: the last ``BESIDE_STALL_S``: on the × 25 harness case (one thread, no load of its own) the
+#: root's bound rose 20.963 → 20.985 M from 42 to 69 s, then by 32 in the 38 s after [s], [1].
+BESIDE_STALL_S = 10.0
+BESIDE_STALL_GAIN = 1e-4
+#: Niceness the process adds to its own: it takes the core the blocks leave idle, not theirs.
+#: At the planner's niceness, on the machine shared with other sessions (load 9–13, each
+#: session's processes sharing one slice of the CPU), the plan's process got 79–117 CPU-s in
+#: 117 s where it got 119–146 alone, and its fleet was 0.4–1.0 % dearer
+#: (benchmarks/README.md, "Over periods") [1].
+BESIDE_NICE = 10
 #: Cores a machine needs for the root to run beside the blocks: on one core it would take
 #: the blocks' time [1].
 BESIDE_CORES = 2
@@ -57,6 +71,7 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
     the process's start and the program's copy count); each higher bound it proves sent on
     ``out`` as it goes (every ``BESIDE_REPORT_S`` at most) and the last as it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(BESIDE_NICE)
     import highspy
 
     cost, lower, upper, integer, row_lower, row_upper, starts, columns, values = arrays
@@ -78,6 +93,7 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
                           ("random_seed", SOLVER_SEED)):
         h.setOptionValue(option, value)
     sent = [-math.inf, 0.0]  # the last bound sent, and when
+    seen: list[tuple[float, float]] = []  # (when, bound) as HiGHS reported them
 
     def send(bound: float, now: float) -> None:
         if math.isfinite(bound) and bound > sent[0]:
@@ -86,8 +102,17 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
 
     def heard(event: Any) -> None:
         now = time.monotonic()
+        bound = float(event.data_out.mip_dual_bound)
         if now - sent[1] >= BESIDE_REPORT_S:
-            send(float(event.data_out.mip_dual_bound), now)
+            send(bound, now)
+        if not math.isfinite(bound):
+            return
+        seen.append((now, bound))
+        if now - seen[0][0] < BESIDE_STALL_S:
+            return
+        then = next(b for t, b in reversed(seen) if t <= now - BESIDE_STALL_S)
+        if bound - then <= BESIDE_STALL_GAIN * abs(bound):
+            event.interrupt()  # the root's cuts have done what they do: the core is the blocks'
 
     h.cbMipInterrupt.subscribe(heard)
     h.run()
