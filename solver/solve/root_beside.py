@@ -43,7 +43,7 @@ BESIDE_GRACE_S = 2.0
 #: Seconds between two bounds the process sends (the plan takes the last one sent) [s].
 BESIDE_REPORT_S = 0.5
 #: The process stops once its bound has risen by less than ``BESIDE_STALL_GAIN`` of itself in
-#: the last ``BESIDE_STALL_S``: on the × 25 harness case (one thread, no load of its own) the
+#: its last ``BESIDE_STALL_S`` of CPU: on the × 25 harness case (one thread, no load of its own) the
 #: root's bound rose 20.963 → 20.985 M from 42 to 69 s, then by 32 in the 38 s after [s], [1].
 BESIDE_STALL_S = 10.0
 BESIDE_STALL_GAIN = 1e-4
@@ -93,7 +93,7 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
                           ("random_seed", SOLVER_SEED)):
         h.setOptionValue(option, value)
     sent = [-math.inf, 0.0]  # the last bound sent, and when
-    seen: list[tuple[float, float]] = []  # (when, bound) as HiGHS reported them
+    seen: list[tuple[float, float]] = []  # (CPU seconds, bound) as HiGHS reported them
 
     def send(bound: float, now: float) -> None:
         if math.isfinite(bound) and bound > sent[0]:
@@ -107,10 +107,13 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
             send(bound, now)
         if not math.isfinite(bound):
             return
-        seen.append((now, bound))
-        if now - seen[0][0] < BESIDE_STALL_S:
+        # on the process's own CPU clock: at its niceness a loaded machine may give it none
+        # for seconds, and a bound that did not move then has not stalled
+        cpu = time.process_time()
+        seen.append((cpu, bound))
+        if cpu - seen[0][0] < BESIDE_STALL_S:
             return
-        then = next(b for t, b in reversed(seen) if t <= now - BESIDE_STALL_S)
+        then = next(b for t, b in reversed(seen) if t <= cpu - BESIDE_STALL_S)
         if bound - then <= BESIDE_STALL_GAIN * abs(bound):
             event.interrupt()  # the root's cuts have done what they do: the core is the blocks'
 
