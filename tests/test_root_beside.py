@@ -82,3 +82,25 @@ def test_a_plan_that_proves_its_gap_does_not_wait_for_the_root(
     assert plan.status is SolveStatus.optimal
     assert any(s.name == "joint-beside" for s in plan.solver.stages)
     assert time.perf_counter() - began < 15.0
+
+
+def test_without_a_process_to_run_it_in_the_plan_goes_on_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no process can be started beside the plan (no fork server, as on Windows), the
+    plan is made as without it: the optimum, its bound the joint solve's."""
+    import multiprocessing
+
+    from solver.solve import block_plans, root_beside
+    from solver.solve.horizon import plan_horizon
+
+    def no_forkserver(method: str | None = None) -> object:
+        raise ValueError(f"cannot find context for {method!r}")
+
+    monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
+    monkeypatch.setattr(root_beside, "BESIDE_CORES", 1)
+    monkeypatch.setattr(multiprocessing, "get_context", no_forkserver)
+    plan = plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=30,
+                        gap=1e-6)
+    assert plan.status is SolveStatus.optimal
+    assert plan.horizon is not None and plan.horizon.expected_cost == pytest.approx(OPTIMUM)
+    assert all(s.name != "joint-beside" for s in plan.solver.stages)

@@ -258,7 +258,10 @@ def _root_beside(as_program: Program, shares: Deadline, solver: str, whole: bool
         model = model_of(as_program, stop=shares.expired)
     except BuildStopped:
         return None
-    return model, RootBeside(model, shares)
+    try:
+        return model, RootBeside(model, shares)
+    except (ValueError, OSError):  # no fork server here (Windows), or no process to be had
+        return None
 
 
 #: Whether a plan over periods whose blocks are planned in shares of the time solves the joint
