@@ -89,7 +89,13 @@ def install() -> None:
         _trace(h, name, lambda o: f"start {'none' if o[0] is None else 'found'}, bound "
                f"{_money(o[1])}")
     for name in ("joint_solve", "fallback_outcome", "cold_joint_solve"):
-        _trace(h, name, lambda o: str(getattr(o, "outcome", o).report.objective))
+        _trace(h, name, lambda o: f"{getattr(o, 'outcome', o).report.objective}, bound "
+               f"{_money(getattr(o, 'outcome', o).report.bound)}")
+    try:  # the joint root beside the blocks, where the solver has one: its bound as collected
+        import solver.solve.root_beside as rb
+    except ImportError:
+        return
+    _trace(rb.RootBeside, "bound", lambda o: f"joint root beside the blocks: bound {_money(o)}")
 
 
 def install_steps() -> None:

@@ -91,6 +91,7 @@ from solver.solve.order_choice import (
     in_time_shortfalls,
     on_demand_beyond,
 )
+from solver.solve.root_beside import RootBeside, beside_worth
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
@@ -158,6 +159,7 @@ def plan_horizon(
         stages.add(COLD_STAGE, began, cold.outcome.report.objective
                    if cold.outcome.has_solution else None, cold.outcome.report.bound)
     tried: tuple[BlockPlans, ...] = ()
+    beside = _root_beside(as_program, shares, solver, whole, cold is not None, workers)
     if cold is not None and not cold.abandoned:
         outcome = keep_better(as_program, cold.outcome, None, started, gap)
         timed = True
@@ -166,7 +168,8 @@ def plan_horizon(
         start, block_bound, timed, tried = horizon_start(
             hp, solver, _unspent_s(deadline if whole else shares) * START_SHARE, gap,
             deadline if whole else shares, workers=workers,
-            on_block=stages.block, on_block_news=stages.block_news, on_fleet=stages.fleet)
+            on_block=stages.block, on_block_news=stages.block_news, on_fleet=stages.fleet,
+            joint=None if beside is None else beside[0])
         stages.add(BLOCKS_STAGE, began, None if start is None else objective_of(as_program,
                                                                                   start),
                    block_bound)
@@ -180,7 +183,8 @@ def plan_horizon(
             outcome = joint_solve(as_program, shares if timed else deadline, gap, start,
                                   nodes=None if timed else JOINT_NODES,
                                   model=next((p.joint for p in tried if p.joint is not None),
-                                             None), on_progress=stages.forward(JOINT_STAGE))
+                                             None if beside is None else beside[0]),
+                                  on_progress=stages.forward(JOINT_STAGE))
         else:
             left_s = max(_unspent_s(shares), 0.5)
             outcome = solve(hp.prob, solver, left_s, gap, start=start)
@@ -189,6 +193,12 @@ def plan_horizon(
         # its fleet as verified (one that breaks a row is not kept); its bound as HiGHS proved it
         stages.add(JOINT_STAGE, began, outcome.report.objective if outcome.has_solution
                    else None, own)
+    if beside is not None:
+        began = stages.begin(BESIDE_STAGE)
+        # a joint solve that ended short of its clock without proving its gap (no model, or
+        # no fleet to start from) leaves the root beside it that time
+        stages.add(BESIDE_STAGE, began, None, beside[1].bound(
+            0.0 if outcome.status is SolveStatus.optimal or shares.expired() else shares.left()))
     if stages.bound is None and outcome.status is not SolveStatus.infeasible:
         # no stage proved a bound (stopped early, Ctrl-C): the joint program's LP relaxation,
         # the least a plan carries (0.3 s on quarterly.yaml)
@@ -234,6 +244,32 @@ def plan_horizon(
     return assemble(base, scenario, hp, robust)
 
 
+def _root_beside(as_program: Program, shares: Deadline, solver: str, whole: bool, cold: bool,
+                 workers: int) -> tuple[Model, RootBeside] | None:
+    """The joint program's HiGHS model and its root solved beside the blocks until ``shares``
+    ends (:class:`~solver.solve.root_beside.RootBeside`), where the blocks are planned in shares
+    of the time in this one process (``whole`` false, ``workers`` 1), no cold joint solve takes
+    the time (``cold`` false), HiGHS solves, and the machine and the clock leave the root its
+    core and its time (:func:`~solver.solve.root_beside.beside_worth`); else ``None``. The
+    model is the one the held blocks and the joint solve take after (built once)."""
+    if not ROOT_BESIDE or solver != "highs" or whole or cold or workers > 1 or not beside_worth(
+            shares):
+        return None
+    try:
+        model = model_of(as_program, stop=shares.expired)
+    except BuildStopped:
+        return None
+    try:
+        return model, RootBeside(model, shares)
+    except (ValueError, OSError):  # no fork server here (Windows), or no process to be had
+        return None
+
+
+#: Whether a plan over periods whose blocks are planned in shares of the time solves the joint
+#: program's root beside them, in a process of its own (:func:`_root_beside`) [bool].
+ROOT_BESIDE = True
+
+
 def stage_clocks(stop: Deadline, time_limit_s: float, share_limit_s: float | None
                  ) -> tuple[Deadline, Deadline]:
     """The clocks of a plan over periods' stages, ``(safety stop, shares)``: ``time_limit_s``
@@ -257,6 +293,7 @@ def _unspent_s(clock: Deadline) -> float:
 #: the joint solve from the best fleet so far (:func:`joint_solve`); the joint program's LP
 #: relaxation where none of them proved a bound (stopped early).
 COLD_STAGE = "cold-joint"
+BESIDE_STAGE = "joint-beside"
 LP_STAGE = "lp"
 BLOCKS_STAGE = "blocks"
 JOINT_STAGE = "joint"
@@ -697,7 +734,8 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
                   deadline: Deadline | None = None, workers: int = 1,
                   on_block: Callable[[str], None] | None = None,
                   on_block_news: Callable[[BlockNews], None] | None = None,
-                  on_fleet: Callable[[float], None] | None = None) -> Start:
+                  on_fleet: Callable[[float], None] | None = None,
+                  joint: Model | None = None) -> Start:
     """A first fleet for the joint program, a lower bound on its objective, and whether some
     stage ran on a share of the time or was stopped by ``deadline`` (the plan's time limit;
     with it, blocks small enough are solved under a node limit: the same fleet on every run;
@@ -720,14 +758,15 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     ``on_block``: told which block each pass plans next (progress); ``on_block_news``: where
     its own solve stands (:class:`BlockNews`) while it is planned and as it ends;
     ``on_fleet``: the cost of the first pass's fleet of the whole plan, once it is known (the
-    pass after it takes as long again).
+    pass after it takes as long again). ``joint``: the joint program's HiGHS model, built
+    already (:func:`_root_beside`).
     """
     data = hp.data
     started = time.perf_counter()
     priced = [_priced_block(data, block) for block in data.blocks]
     if FIRST_PASS_LP and solver == "highs" and not all(is_direct(p, solver) for p, _ in priced):
         return _start_from_relaxations(hp, priced, solver, budget_s, gap, deadline, workers,
-                                       on_block, on_block_news)
+                                       on_block, on_block_news, joint)
     first = plan_blocks(data, [p for p, _ in priced], solver, budget_s * FIRST_PASS_SHARE, gap,
                         deadline=deadline, workers=workers, on_block=on_block,
                         on_progress=None if on_block_news is None else _news_of(
@@ -851,13 +890,14 @@ FIRST_PASS_LP = True
 def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, float]],
                             solver: str, budget_s: float, gap: float, deadline: Deadline | None,
                             workers: int = 1, on_block: Callable[[str], None] | None = None,
-                            on_block_news: Callable[[BlockNews], None] | None = None
-                            ) -> Start:
+                            on_block_news: Callable[[BlockNews], None] | None = None,
+                            model: Model | None = None) -> Start:
     """:func:`horizon_start` for blocks planned in shares of the time: each priced block's LP
     relaxation gives its bound and the committed nodes it runs (fractions); the orders
     :func:`~solver.solve.order_choice.choose_orders` picks against those; then the blocks are
     planned once, with what the orders hold, in the whole budget left (each at least its
-    minimum share, so every block gets a fleet)."""
+    minimum share, so every block gets a fleet). ``model``: the joint program's HiGHS model,
+    built already (else built here where the held blocks are taken from it)."""
     data = hp.data
     started = time.perf_counter()
     relaxed: list[tuple[float, dict[PoolKey, float]] | None] = []
@@ -881,7 +921,7 @@ def _start_from_relaxations(hp: HorizonProgram, priced: list[tuple[ProgramData, 
     joint, held = None, None
     if HELD_FROM_JOINT and workers <= 1 and hp.worst is None and not _spent(deadline):
         # the held blocks from the joint program's arrays; the joint solve takes the same copy
-        joint = model_of(joint_program(hp))
+        joint = model if model is not None else model_of(joint_program(hp))
         held = HeldBlocks(hp, joint, chosen)
     left_s = budget_s - (time.perf_counter() - started)
     plans = plan_blocks(data, [held_block(data, b, chosen) for b in data.blocks], solver,
