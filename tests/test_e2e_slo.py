@@ -131,3 +131,40 @@ def _idle(sc: Scenario) -> LoadPoint:
 
 def _round_up(ms: float) -> float:
     return math.ceil(ms * 10) / 10  # up to a tenth of a ms
+
+
+@pytest.fixture(scope="module")
+def tiny_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tiny_plan")
+    result = CliRunner().invoke(main, ["plan", str(scenarios_dir() / "tiny.yaml"), "--out",
+                                       str(out), "--quiet", "--time-limit", "600"])
+    assert result.exit_code == 0, result.output
+    return out / "plan.json"
+
+
+def _simulate(tmp_path: Path, plan: Path, e2e_ms: float) -> tuple[int, dict[str, object]]:
+    # one request every 0.5 s, 1,000 tokens in and 100 out, on tiny's one planned replica
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time_s,input_tokens,output_tokens\n"
+                     + "".join(f"{i * 0.5},1000,100\n" for i in range(60)))
+    result = CliRunner().invoke(main, ["simulate", str(_tiny(tmp_path, e2e_ms, "sim")),
+                                       "--fleet", str(plan), "--trace", str(trace), "--json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_simulate_holds_the_replay_to_the_e2e_slo(tmp_path: Path, tiny_plan: Path) -> None:
+    code, held = _simulate(tmp_path, tiny_plan, 60_000)
+    assert code == 0
+    by_slo = {v["slo"]: v for v in held["verdicts"]}  # type: ignore[union-attr]
+    assert set(by_slo) == {"ttft_p95_ms", "tpot_p95_ms", "e2e_p95_ms"}
+    assert by_slo["e2e_p95_ms"]["held"] and by_slo["e2e_p95_ms"]["target_ms"] == 60_000
+    e2e_p95 = by_slo["e2e_p95_ms"]["groups"][0]["p95_ms"]
+    # the replay's own figure: a 100-token answer takes its TTFT and 99 decode steps
+    assert e2e_p95 > 99 * by_slo["tpot_p95_ms"]["groups"][0]["p95_ms"] * 0.9
+    assert held["slo_attainment"] == 1.0
+    code, missed = _simulate(tmp_path, tiny_plan, e2e_p95 / 2)
+    assert code == 1
+    by_slo = {v["slo"]: v for v in missed["verdicts"]}  # type: ignore[union-attr]
+    assert by_slo["ttft_p95_ms"]["held"] and by_slo["tpot_p95_ms"]["held"]
+    assert not by_slo["e2e_p95_ms"]["held"]
+    assert missed["slo_held"] is False and missed["slo_attainment"] == 0.0
