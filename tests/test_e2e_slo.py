@@ -168,3 +168,32 @@ def test_simulate_holds_the_replay_to_the_e2e_slo(tmp_path: Path, tiny_plan: Pat
     assert by_slo["ttft_p95_ms"]["held"] and by_slo["tpot_p95_ms"]["held"]
     assert not by_slo["e2e_p95_ms"]["held"]
     assert missed["slo_held"] is False and missed["slo_attainment"] == 0.0
+
+
+def test_plan_and_check_name_the_e2e_slo_where_it_binds(tmp_path: Path) -> None:
+    sc0 = load_scenario(_tiny(tmp_path, None))
+    target_ms = round((_e2e_ms(sc0, 0.0) + _e2e_ms(sc0, _h100_row(sc0).slo_rps)) / 2)
+    path = _tiny(tmp_path, target_ms)
+    out = tmp_path / "out"
+    planned = CliRunner().invoke(main, ["plan", str(path), "--out", str(out), "--quiet",
+                                        "--time-limit", "600"])  # a loaded machine
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads((out / "plan.json").read_text())
+    (used,) = {(a["gpu"], a["tp"]) for a in plan["allocations"]}
+    assert used == ("H100-SXM", 1)  # tiny's plan: one H100 (the L4's decode is too slow)
+    at_ms = _e2e_ms(load_scenario(path), _h100_row(load_scenario(path)).slo_rps)
+    assert (f"- chat, H100-SXM BF16 TP1 (1 GPU): {at_ms:,.0f} / {target_ms:,.0f} ms — the "
+            "end-to-end SLO binds") in (out / "report.md").read_text()
+    checked = CliRunner().invoke(main, ["check", str(path), "--fleet", str(out / "plan.json"),
+                                        "--json"])
+    assert checked.exit_code == 0, checked.output
+    (steady,) = [r for r in json.loads(checked.stdout)["rows"] if r["failure"] == "none"]
+    assert steady["latency_holds"] is True and steady["e2e_p95_ms"] <= target_ms
+    # the same fleet against a target 10 % under what it gives at that load: not held
+    tight = _tiny(tmp_path, round(steady["e2e_p95_ms"] * 0.9), "tight")
+    rechecked = CliRunner().invoke(main, ["check", str(tight), "--fleet", str(out / "plan.json")])
+    assert "End-to-end P95 [ms]" in rechecked.output
+    tight_rows = CliRunner().invoke(main, ["check", str(tight), "--fleet",
+                                           str(out / "plan.json"), "--json"])
+    (steady,) = [r for r in json.loads(tight_rows.stdout)["rows"] if r["failure"] == "none"]
+    assert steady["latency_holds"] is False
