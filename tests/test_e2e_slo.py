@@ -197,3 +197,7 @@ def test_plan_and_check_name_the_e2e_slo_where_it_binds(tmp_path: Path) -> None:
                                            str(out / "plan.json"), "--json"])
     (steady,) = [r for r in json.loads(tight_rows.stdout)["rows"] if r["failure"] == "none"]
     assert steady["latency_holds"] is False
+    # the contract's conclusions rest on the target: without it they expire
+    expired = CliRunner().invoke(main, ["check", str(_tiny(tmp_path, None)), "--contract",
+                                        str(out / "contract.yaml")])
+    assert f"SLO end-to-end P95 [ms] changed from {target_ms} to none" in expired.output
