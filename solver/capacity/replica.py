@@ -353,9 +353,11 @@ class LoadPoint:
 def e2e_p95_ms(ttft_p95_ms: float, tpot_p95_ms: float, output_p95_tokens: int) -> float:
     """End-to-end time of an answer of the P95 output length [ms]: its queue wait and first
     token, then a per-token time for each token after the first, both at their P95
-    (docs/capacity-model.md, "The end-to-end SLO"). Conservative: the P95 request of TTFT and
-    the P95 request of per-token time are rarely the same one, so the P95 of the sum is at
-    most this (for comonotone parts it is equal)."""
+    (docs/capacity-model.md, "The end-to-end SLO"). Conservative as a rule: it puts each
+    part's P95 on one request at once, which the P95 of the sum equals where the parts rise
+    together (comonotone) and lies below where they are not aligned — usually, not always
+    (a quantile is not subadditive in general: a heavy tail in one part can lift the sum's
+    P95 above the sum of P95s). ``simulate`` and the plan's replay measure the real one."""
     return ttft_p95_ms + (output_p95_tokens - 1) * tpot_p95_ms  # ms + tokens × ms/token
 
 
