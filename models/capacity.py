@@ -27,7 +27,8 @@ class CapacityRow(Frozen):
     max_stable_sequences: int = Field(ge=1)
     """Concurrent sequences at the P95 context that the KV cache holds [sequences]."""
     slo_rps: float = Field(gt=0)
-    """SLO-holding rate: requests/s one replica carries while holding TTFT and TPOT P95 [1/s]."""
+    """SLO-holding rate: requests/s one replica carries while holding TTFT and TPOT P95, and
+    the end-to-end P95 where the workload states one [1/s]."""
     input_tokens_per_s: float = Field(ge=0)
     """Input tokens/s at the SLO-holding rate (mean input length × rate) [tokens/s]."""
     output_tokens_per_s: float = Field(ge=0)
@@ -38,7 +39,8 @@ class CapacityRow(Frozen):
     """Predicted (or measured) decode time per output token P95 at that rate [ms/token]."""
     headroom: float
     """Smallest share of an SLO left unused at the SLO-holding rate [1]:
-    min(1 − ttft/slo, 1 − tpot/slo)."""
+    min(1 − ttft/slo, 1 − tpot/slo), and 1 − e2e/slo where the workload states one
+    (``solver.capacity.replica.latency_slack``)."""
     weights_gib_per_gpu: float | None = None
     kv_capacity_tokens: int | None = None
     cost_per_million_tokens: dict[PurchaseKind, float] = Field(default_factory=dict)

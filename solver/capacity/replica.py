@@ -124,7 +124,11 @@ class LatencyPrediction:
     utilization: float
     """Rate carried ÷ the row's SLO-holding rate [1]."""
     holds: bool
-    """Both P95 SLOs hold and the batch fits the KV cache."""
+    """Every P95 SLO the workload states holds (TTFT, per-token and, where stated,
+    end-to-end) and the batch fits the KV cache."""
+    e2e_p95_ms: float = math.nan
+    """End-to-end P95 of an answer of the workload's P95 output length (:func:`e2e_p95_ms`)
+    [ms]."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,9 @@ class LoadProfile:
     """Tokens of the prompt already in the KV cache when each chunk runs [tokens]."""
     arrival_scv: float = 1.0
     """SCV of the workload's inter-arrival times (``arrival.burst``; 1: Poisson) [1]."""
+    output_p95_tokens: int = 1
+    """The workload's P95 output length, whose end-to-end time :attr:`LoadPoint.e2e_p95_ms`
+    is [tokens]."""
     workload_rps: float = math.inf
     """The workload's peak rate, of which one replica gets its share [1/s]."""
     prefill_work_ms: npt.NDArray[np.float64] | None = None
@@ -307,6 +314,9 @@ class LoadPoint:
     kv_fits: bool
     tpot_mean_ms: float
     """Mean time per output token over the tokens decoded [ms]."""
+    e2e_p95_ms: float = math.nan
+    """End-to-end time of an answer of the P95 output length, both P95s at once
+    (:func:`e2e_p95_ms`; NaN where the TTFT was skipped) [ms]."""
 
     @property
     def stable(self) -> bool:
@@ -315,13 +325,18 @@ class LoadPoint:
         but grow with the window's length, so such a point never holds."""
         return self.prefill_share < 1
 
-    def holds(self, ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
-        """The point is stable, fits the KV cache and holds both SLOs."""
+    def holds(self, ttft_slo_ms: float, tpot_slo_ms: float,
+              e2e_slo_ms: float | None = None) -> bool:
+        """The point is stable, fits the KV cache and holds the TTFT and per-token SLOs, and
+        the end-to-end SLO where one is given (``None``: the workload states none)."""
         return (self.stable and self.kv_fits and self.ttft_p95_ms <= ttft_slo_ms
-                and self.tpot_p95_ms <= tpot_slo_ms)
+                and self.tpot_p95_ms <= tpot_slo_ms
+                and (e2e_slo_ms is None or self.e2e_p95_ms <= e2e_slo_ms))
 
-    def limit(self, ttft_slo_ms: float, tpot_slo_ms: float) -> str:
-        """The first limit this point breaks (``none`` when it holds)."""
+    def limit(self, ttft_slo_ms: float, tpot_slo_ms: float,
+              e2e_slo_ms: float | None = None) -> str:
+        """The first limit this point breaks (``none`` when it holds): ``e2e`` where only the
+        end-to-end SLO breaks."""
         if not self.stable or math.isinf(self.ttft_p95_ms) or math.isinf(self.tpot_p95_ms):
             return "saturation"
         if not self.kv_fits:
@@ -330,7 +345,32 @@ class LoadPoint:
             return "tpot"
         if self.ttft_p95_ms > ttft_slo_ms:
             return "ttft"
+        if e2e_slo_ms is not None and self.e2e_p95_ms > e2e_slo_ms:
+            return "e2e"
         return "none"
+
+
+def e2e_p95_ms(ttft_p95_ms: float, tpot_p95_ms: float, output_p95_tokens: int) -> float:
+    """End-to-end time of an answer of the P95 output length [ms]: its queue wait and first
+    token, then a per-token time for each token after the first, both at their P95
+    (docs/capacity-model.md, "The end-to-end SLO"). Conservative as a rule: it puts each
+    part's P95 on one request at once, which the P95 of the sum equals where the parts rise
+    together (comonotone) and lies below where they are not aligned — usually, not always
+    (a quantile is not subadditive in general: a heavy tail in one part can lift the sum's
+    P95 above the sum of P95s). ``simulate`` and the plan's replay measure the real one."""
+    return ttft_p95_ms + (output_p95_tokens - 1) * tpot_p95_ms  # ms + tokens × ms/token
+
+
+def latency_slack(workload: Workload, ttft_p95_ms: float, tpot_p95_ms: float) -> float:
+    """The smallest share of an SLO left unused: ``min(1 − TTFT₉₅ ÷ TTFT*, 1 − TPOT₉₅ ÷
+    TPOT*, 1 − E2E₉₅ ÷ E2E*)``, the last where the workload states ``slo.e2e_p95_ms``, its
+    E2E₉₅ by :func:`e2e_p95_ms` [1]."""
+    slo = workload.slo
+    shares = [1 - ttft_p95_ms / slo.ttft_p95_ms, 1 - tpot_p95_ms / workload.tpot_slo_ms]
+    if slo.e2e_p95_ms is not None:
+        e2e_ms = e2e_p95_ms(ttft_p95_ms, tpot_p95_ms, workload.output_tokens.p95)
+        shares.append(1 - e2e_ms / slo.e2e_p95_ms)
+    return min(shares)
 
 
 def cache_split(input_tokens: float, cache_hit_rate: float) -> tuple[int, int]:
@@ -397,6 +437,7 @@ def load_profile(
         chunk_tokens=chunk_tokens,
         chunk_context_tokens=chunk_context,
         arrival_scv=1.0 if workload.arrival is None else workload.arrival.interarrival_scv,
+        output_p95_tokens=workload.output_tokens.p95,
         workload_rps=(math.inf if workload.arrival is None else
                       max(workload.hourly_demand_rps())),
         prefill_work_ms=work,
@@ -640,7 +681,17 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     ``replicas``: the replicas the workload is divided over (default: the workload's peak ÷
     ``rate_rps``, as many as carry the peak at this rate); used with the trace's followers
     and window.
+    The point's end-to-end time is :func:`e2e_p95_ms` of its two P95s (of the mean TPOT
+    where ``with_tpot_p95=False``: a figure below the P95's, as the mean TPOT is).
     """
+    point = _load_point(profile, rate_rps, with_tpot_p95, replicas, with_ttft)
+    return replace(point, e2e_p95_ms=e2e_p95_ms(point.ttft_p95_ms, point.tpot_p95_ms,
+                                                profile.output_p95_tokens))
+
+
+def _load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool,
+                replicas: float | None, with_ttft: bool) -> LoadPoint:
+    """:func:`load_point` before its end-to-end time."""
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
     on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
@@ -1120,27 +1171,34 @@ def burst_wait_ms(profile: LoadProfile, replicas: float, drain: float, stream_sh
 
 
 def slo_holding_point(
-    profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float
+    profile: LoadProfile, ttft_slo_ms: float, tpot_slo_ms: float,
+    e2e_slo_ms: float | None = None,
 ) -> tuple[LoadPoint | None, str]:
-    """Largest rate holding both SLOs and the KV cache, and the limit that stops it.
+    """Largest rate holding the SLOs and the KV cache, and the limit that stops it.
 
-    Returns ``(None, reason)`` when even a vanishing rate breaks an SLO. Two searches, as each
-    limit rises with the rate: :data:`BISECTION_STEPS` halvings (with a traced window's TTFT,
-    until the interval is within :data:`BISECTION_TOLERANCE` of its top) find the largest
-    rate holding the TTFT, the KV cache and the mean TPOT (cheap; the P95 is never below the
-    mean), then, if the TPOT P95 breaks there, regula falsi (Illinois) narrows the rate
-    holding it to :data:`RATE_TOLERANCE` (each step computes a P95). On a traced window
-    the halvings alone find it: each point's routing pass gives its TTFT and per-token P95
-    together (:func:`trace_p95_ms`), and the mean TPOT is not a limit there.
+    ``e2e_slo_ms``: the workload's ``slo.e2e_p95_ms`` (``None``: it states none), held by the
+    point's :attr:`LoadPoint.e2e_p95_ms`. Returns ``(None, reason)`` when even a vanishing
+    rate breaks an SLO. Two searches, as each limit rises with the rate:
+    :data:`BISECTION_STEPS` halvings (with a traced window's TTFT, until the interval is
+    within :data:`BISECTION_TOLERANCE` of its top) find the largest rate holding the TTFT, the
+    KV cache, the mean TPOT and the end-to-end time with the mean TPOT (cheap; the P95 is never
+    below the mean), then, if the TPOT P95 or the end-to-end time with it breaks there, regula
+    falsi (Illinois) narrows the rate holding them to :data:`RATE_TOLERANCE` (each step
+    computes a P95, and with an end-to-end SLO the TTFT). On a traced window the halvings alone
+    find it: each point's routing pass gives its TTFT and per-token P95 together
+    (:func:`trace_p95_ms`), and the mean TPOT is not a limit there.
     """
     idle = load_point(profile, 0.0)
-    if not idle.holds(ttft_slo_ms, tpot_slo_ms):
-        limit = idle.limit(ttft_slo_ms, tpot_slo_ms)
+    if not idle.holds(ttft_slo_ms, tpot_slo_ms, e2e_slo_ms):
+        limit = idle.limit(ttft_slo_ms, tpot_slo_ms, e2e_slo_ms)
         if limit == "kv_cache":
             return None, "the KV cache cannot hold one sequence of the P95 context"
         if limit == "tpot":
             return None, (f"one decode step takes {idle.tpot_p95_ms:.1f} ms > TPOT SLO "
                           f"{tpot_slo_ms:g} ms even at no load")
+        if limit == "e2e":
+            assert e2e_slo_ms is not None
+            return None, unloaded_e2e_text(idle, profile.output_p95_tokens, e2e_slo_ms)
         return None, (f"TTFT of a P95 prompt is {idle.ttft_p95_ms:.0f} ms > SLO "
                       f"{ttft_slo_ms:g} ms even at no load")
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
@@ -1150,20 +1208,30 @@ def slo_holding_point(
         if high - low <= tolerance * high:
             break
         mid = (low + high) / 2
-        if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms):
+        if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms, e2e_slo_ms):
             low = mid
         else:
             high = mid
     best = load_point(profile, low)
-    if best.holds(ttft_slo_ms, tpot_slo_ms):
-        limit = load_point(profile, high, with_tpot_p95=False).limit(ttft_slo_ms, tpot_slo_ms)
+    if best.holds(ttft_slo_ms, tpot_slo_ms, e2e_slo_ms):
+        limit = load_point(profile, high, with_tpot_p95=False).limit(ttft_slo_ms, tpot_slo_ms,
+                                                                      e2e_slo_ms)
     else:
-        best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms), "tpot"
+        best, limit = _tpot_edge(profile, idle, best, tpot_slo_ms, e2e_slo_ms)
     return (best if best.rate_rps > 0 else None), limit
 
 
+def unloaded_e2e_text(idle: LoadPoint, output_p95_tokens: int, e2e_slo_ms: float) -> str:
+    """Why a replica cannot hold an end-to-end SLO even at no load: its end-to-end time of a
+    P95 answer, its parts, and by how much it is over [words]."""
+    return (f"end-to-end time of a P95 answer ({output_p95_tokens:,} tokens) is "
+            f"{idle.e2e_p95_ms:,.0f} ms (TTFT {idle.ttft_p95_ms:,.0f} ms + "
+            f"{output_p95_tokens - 1:,} × {idle.tpot_p95_ms:.1f} ms per token) > SLO "
+            f"{e2e_slo_ms:,g} ms even at no load, {idle.e2e_p95_ms - e2e_slo_ms:,.0f} ms over")
+
+
 def _holds_without_p95(profile: LoadProfile, rate_rps: float, ttft_slo_ms: float,
-                       tpot_slo_ms: float) -> bool:
+                       tpot_slo_ms: float, e2e_slo_ms: float | None = None) -> bool:
     """``load_point(profile, rate_rps, with_tpot_p95=False).holds(...)``, its TTFT (the costly
     part with a trace's window or followers) computed only where the KV cache and the mean
     TPOT hold: the same answer, the SLO search's halvings above the mean TPOT's limit cheap.
@@ -1178,14 +1246,27 @@ def _holds_without_p95(profile: LoadProfile, rate_rps: float, ttft_slo_ms: float
     if (not converged or batch > profile.max_sequences
             or not (on_trace or tpot_ms <= tpot_slo_ms)):
         return False
-    return load_point(profile, rate_rps, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms)
+    return load_point(profile, rate_rps, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms,
+                                                                     e2e_slo_ms)
 
 
-def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float
-               ) -> LoadPoint:
-    """The point of largest rate whose TPOT P95 holds, between two points (Illinois)."""
-    excess_low = holds.tpot_p95_ms - tpot_slo_ms  # ≤ 0
-    excess_high = breaks.tpot_p95_ms - tpot_slo_ms  # > 0
+def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float,
+               e2e_slo_ms: float | None = None) -> tuple[LoadPoint, str]:
+    """The point of largest rate whose TPOT P95 holds, and with ``e2e_slo_ms`` its end-to-end
+    time too, between two points (Illinois), and the limit that breaks past it (``tpot`` or
+    ``e2e``). The excess is the TPOT P95's over its SLO [ms]; with an end-to-end SLO the larger
+    of it and the end-to-end time's excess scaled to the TPOT SLO's ms (a continuous function
+    rising with the rate, zero where the tighter of the two binds)."""
+    with_ttft = e2e_slo_ms is not None
+
+    def excess(point: LoadPoint) -> float:
+        over = point.tpot_p95_ms - tpot_slo_ms
+        if e2e_slo_ms is None:
+            return over
+        return max(over, (point.e2e_p95_ms - e2e_slo_ms) * tpot_slo_ms / e2e_slo_ms)
+
+    excess_low = excess(holds)  # ≤ 0
+    excess_high = excess(breaks)  # > 0
     side = 0
     for _ in range(BISECTION_STEPS):
         width = breaks.rate_rps - holds.rate_rps
@@ -1194,18 +1275,21 @@ def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_s
         rate = breaks.rate_rps - excess_high * width / (excess_high - excess_low)
         if not holds.rate_rps < rate < breaks.rate_rps or math.isinf(excess_high):
             rate = holds.rate_rps + width / 2
-        point = load_point(profile, rate, with_ttft=False)
-        excess = point.tpot_p95_ms - tpot_slo_ms
-        if excess <= 0:
-            holds, excess_low = point, excess
+        point = load_point(profile, rate, with_ttft=with_ttft)
+        over = excess(point)
+        if over <= 0:
+            holds, excess_low = point, over
             excess_high = excess_high / 2 if side == -1 else excess_high  # Illinois
             side = -1
         else:
-            breaks, excess_high = point, excess
+            breaks, excess_high = point, over
             excess_low = excess_low / 2 if side == 1 else excess_low
             side = 1
+    limit = ("e2e" if e2e_slo_ms is not None and breaks.tpot_p95_ms <= tpot_slo_ms
+             else "tpot")
     # the steps skipped the TTFT: the point returned has it (the same rate, the same point)
-    return holds if not math.isnan(holds.ttft_p95_ms) else load_point(profile, holds.rate_rps)
+    return (holds if not math.isnan(holds.ttft_p95_ms) else load_point(profile, holds.rate_rps),
+            limit)
 
 
 # --- predictions at a given rate -----------------------------------------------------------
@@ -1242,6 +1326,7 @@ def predict_at_rate(
     (each failure and period of ``check`` asks again).
     """
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
+    e2e_slo, out_p95 = workload.slo.e2e_p95_ms, workload.output_tokens.p95
     utilization = rate_rps / row.slo_rps
     key = (workload, row.model, row.gpu, row.precision, row.tp)
     profile, looked, reference = (memo[key] if memo is not None and key in memo
@@ -1251,22 +1336,26 @@ def predict_at_rate(
     if row.source is CapacitySource.analytic and profile is not None:
         point = load_point(profile, rate_rps)
         return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
-                                 point.holds(ttft_slo, tpot_slo))
+                                 point.holds(ttft_slo, tpot_slo, e2e_slo), point.e2e_p95_ms)
     if not looked:
         reference = (None if profile is None
-                     else slo_holding_point(profile, ttft_slo, tpot_slo)[0])
+                     else slo_holding_point(profile, ttft_slo, tpot_slo, e2e_slo)[0])
         if memo is not None:
             memo[key] = (profile, True, reference)
     if profile is None or reference is None:
         within = utilization <= 1
         ttft = row.ttft_p95_ms if within else math.inf
         tpot = row.tpot_p95_ms if within else math.inf
-        return LatencyPrediction(ttft, tpot, utilization, within)
+        e2e = e2e_p95_ms(ttft, tpot, out_p95)
+        return LatencyPrediction(ttft, tpot, utilization,
+                                 within and (e2e_slo is None or e2e <= e2e_slo), e2e)
     point = load_point(profile, utilization * reference.rate_rps)
     ttft = point.ttft_p95_ms * row.ttft_p95_ms / reference.ttft_p95_ms
     tpot = point.tpot_p95_ms * row.tpot_p95_ms / reference.tpot_p95_ms
+    e2e = e2e_p95_ms(ttft, tpot, out_p95)
     return LatencyPrediction(ttft, tpot, utilization, point.stable and point.kv_fits
-                             and ttft <= ttft_slo and tpot <= tpot_slo)
+                             and ttft <= ttft_slo and tpot <= tpot_slo
+                             and (e2e_slo is None or e2e <= e2e_slo), e2e)
 
 
 # --- closed loop (fleetplan estimate) ------------------------------------------------------

@@ -20,11 +20,7 @@ from solver.capacity.measured import fresh_measurement, provenance
 from solver.capacity.memory import max_stable_sequences, tp_degrees
 from solver.capacity.perf import ReplicaPerf, workload_perf
 from solver.capacity.pricing import cheapest_prices, cost_key, cost_per_million_tokens
-from solver.capacity.replica import LoadPoint, load_profile, slo_holding_point
-
-
-def _headroom(workload: Workload, ttft_ms: float, tpot_ms: float) -> float:
-    return min(1 - ttft_ms / workload.slo.ttft_p95_ms, 1 - tpot_ms / workload.tpot_slo_ms)
+from solver.capacity.replica import LoadPoint, latency_slack, load_profile, slo_holding_point
 
 
 def _row(
@@ -40,7 +36,7 @@ def _row(
         runtime=workload.runtime, precision=workload.precision, tp=tp, source=source,
         max_stable_sequences=max_seqs, slo_rps=rate_rps, input_tokens_per_s=input_tps,
         output_tokens_per_s=output_tps, ttft_p95_ms=ttft_ms, tpot_p95_ms=tpot_ms,
-        headroom=_headroom(workload, ttft_ms, tpot_ms),
+        headroom=latency_slack(workload, ttft_ms, tpot_ms),
         weights_gib_per_gpu=None if perf is None else perf.weights_gib_per_gpu,
         kv_capacity_tokens=None if perf is None else perf.kv_capacity_tokens,
         cost_per_million_tokens={
@@ -61,7 +57,7 @@ def configuration_row(
     analytic: tuple[LoadPoint | None, str] = (None, reason or "")
     if perf is not None:
         analytic = slo_holding_point(load_profile(perf, workload), workload.slo.ttft_p95_ms,
-                                     workload.tpot_slo_ms)
+                                     workload.tpot_slo_ms, workload.slo.e2e_p95_ms)
     measured = fresh_measurement(scenario, workload, gpu.name, tp)
     point, limit = analytic
     if measured is not None:

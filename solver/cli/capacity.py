@@ -10,6 +10,7 @@ import click
 from models.capacity import CapacityRow, CapacitySource, CapacityTable
 from models.common import CLOUD_KINDS
 from models.scenario import Scenario
+from models.workload import Workload
 from solver.capacity.measured import stale_measurements
 from solver.capacity.queueing import arrivals_label
 from solver.capacity.table import borrowed_costs, borrowed_note, build_capacity_table
@@ -20,6 +21,15 @@ from solver.outputs.labels import config_label, label, slo_text
 
 def _money(value: float | None) -> str | None:
     return None if value is None or math.isinf(value) else f"{value:,.3f}"
+
+
+def _e2e_slo_text(workload: Workload) -> str:
+    """`` / end-to-end 20,000 ms of a 500-token answer`` where the workload states
+    ``slo.e2e_p95_ms``, else nothing."""
+    e2e_ms = workload.slo.e2e_p95_ms
+    if e2e_ms is None:
+        return ""
+    return f" / end-to-end {e2e_ms:,g} ms of a {workload.output_tokens.p95:,}-token answer"
 
 
 def _cells(row: CapacityRow, decodes: bool) -> list[object]:
@@ -89,7 +99,7 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
         arrivals = arrivals_label(scv, burst is not None and burst.followers is not None,
                                   None if burst is None else burst.measured_from)
         out.append(f"{workload.name}: {workload.model} {label(workload.precision)} on "
-                   f"{workload.runtime}, {slo_text(workload)}, arrivals "
+                   f"{workload.runtime}, {slo_text(workload, _e2e_slo_text(workload))}, arrivals "
                    f"{arrivals}, "
                    f"{len(rows)} candidates")
         if rows:

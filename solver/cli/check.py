@@ -321,21 +321,26 @@ def matrix_caption(scenario: Scenario, report: CheckReport | None = None) -> lis
 
 
 def render_latency(report: CheckReport) -> list[str]:
-    """Steady state per workload in its busiest slice: utilization and predicted P95s."""
+    """Steady state per workload in its busiest slice: utilization and predicted P95s (the
+    end-to-end one where a workload states ``slo.e2e_p95_ms``)."""
     out = ["steady state (busiest slice): utilization, predicted TTFT / TPOT P95"]
-    rows = []
-    for w in report.workloads:
-        mine = [r for r in report.rows if r.failure == "none" and r.workload == w]
-        if not mine:
-            continue
-        r = max(mine, key=lambda x: x.demand_rps)
-        rows.append((w, r.slice, r.replicas,
+    rows: list[tuple[object, ...]] = []
+    steady = [max(mine, key=lambda x: x.demand_rps) for w in report.workloads
+              if (mine := [r for r in report.rows if r.failure == "none" and r.workload == w])]
+    with_e2e = any(r.e2e_p95_ms is not None for r in steady)
+    for r in steady:
+        rows.append((r.workload, r.slice, r.replicas,
                      None if r.utilization is None else f"{r.utilization:.0%}",
                      None if r.ttft_p95_ms is None else f"{r.ttft_p95_ms:,.0f}",
-                     None if r.tpot_p95_ms is None else f"{r.tpot_p95_ms:,.1f}"))
-    return [*out, *table_lines(["Workload", "Slice", Col("Replicas", right=True),
-                                Col("Utilization", right=True), Col("TTFT P95 [ms]", right=True),
-                                Col("Per-token P95 [ms]", right=True)], rows)]
+                     None if r.tpot_p95_ms is None else f"{r.tpot_p95_ms:,.1f}",
+                     *([None if r.e2e_p95_ms is None else f"{r.e2e_p95_ms:,.0f}"]
+                       if with_e2e else [])))
+    heads: list[Col | str] = ["Workload", "Slice", Col("Replicas", right=True),
+                              Col("Utilization", right=True), Col("TTFT P95 [ms]", right=True),
+                              Col("Per-token P95 [ms]", right=True)]
+    if with_e2e:
+        heads.append(Col("End-to-end P95 [ms]", right=True))
+    return [*out, *table_lines(heads, rows)]
 
 
 def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) -> list[str]:

@@ -143,7 +143,8 @@ class SimulationRun:
     """Requests arriving from each failure to the next (the last: to the end)."""
     wall_seconds: float
     verdicts: tuple[SloVerdict, ...] = ()
-    """TTFT and per-token: held or missed, over all requests and after each failure."""
+    """TTFT, per-token and (where stated) end-to-end: held or missed, over all requests and
+    after each failure."""
     period: PeriodPlan | None = None
     """A plan over periods: the period (of a demand scenario) whose fleet and demand served."""
     inventory_period: InventoryPeriod | None = None
@@ -281,21 +282,23 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         result = replay(trace, replicas, config, failures)
     wall_seconds = time.perf_counter() - start
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
+    e2e_slo = workload.slo.e2e_p95_ms
     first = failures[0] if failures else None
     ends = [f.at_s for f in failures[1:]] + [math.inf] * bool(failures)
     run = SimulationRun(
         workload=workload, slice_name=slice_name,
         replica_names=tuple(r.name for r in replicas), rate_scale=rate_scale, rate=rate,
         failures=failures,
-        result=result, overall=summarize(result, ttft_slo, tpot_slo),
+        result=result, overall=summarize(result, ttft_slo, tpot_slo, e2e_slo_ms=e2e_slo),
         before=None if first is None else summarize(result, ttft_slo, tpot_slo,
-                                                    until_s=first.at_s),
+                                                    until_s=first.at_s, e2e_slo_ms=e2e_slo),
         after=None if first is None else summarize(result, ttft_slo, tpot_slo,
-                                                   since_s=first.at_s),
-        periods=tuple(summarize(result, ttft_slo, tpot_slo, since_s=f.at_s, until_s=end)
+                                                   since_s=first.at_s, e2e_slo_ms=e2e_slo),
+        periods=tuple(summarize(result, ttft_slo, tpot_slo, since_s=f.at_s, until_s=end,
+                                e2e_slo_ms=e2e_slo)
                       for f, end in zip(failures, ends, strict=True)),
         wall_seconds=wall_seconds,
-        verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures)),
+        verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures), e2e_slo),
         period=None if cell is None else cell.period,
         inventory_period=against,
     )
@@ -526,7 +529,7 @@ def latency_table(columns: list[tuple[str, ReplaySummary]], workload: Workload) 
     """Latency percentiles [ms] of each group of requests, then the request counts."""
     slo = {"TTFT": workload.slo.ttft_p95_ms,
            "Per-token": workload.tpot_slo_ms if workload.has_second_token else None,
-           "End-to-end": None}
+           "End-to-end": workload.slo.e2e_p95_ms}
     many = len(columns) > 1
     heads: list[Col | str] = ["Latency [ms]"]
     for label, _ in columns:

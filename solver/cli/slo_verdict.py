@@ -1,6 +1,7 @@
 """``fleetplan simulate``'s verdict: did the replay hold each P95 SLO, and if not by how much.
 
-One verdict per SLO (TTFT, time per output token), over every request of the replay and, with
+One verdict per SLO (TTFT, time per output token and, where the workload states
+``slo.e2e_p95_ms``, end-to-end time), over every request of the replay and, with
 ``--fail``, over the requests arriving after each failure: the worst of those groups decides.
 A request that got no answer (rejected) counts as infinitely late, so a P95 holds only if at
 least 95 % of the group's requests were answered within the SLO's latency; a one-token answer
@@ -56,9 +57,9 @@ class SloVerdict:
     """One SLO: its target, each group's P95, and whether the worst group held it."""
 
     slo: str
-    """``TTFT`` or ``per-token``."""
+    """``TTFT``, ``per-token`` or ``end-to-end``."""
     key: str
-    """The workload's SLO field: ``ttft_p95_ms`` or ``tpot_p95_ms``."""
+    """The workload's SLO field: ``ttft_p95_ms``, ``tpot_p95_ms`` or ``e2e_p95_ms``."""
     target_ms: float
     groups: tuple[GroupP95, ...]
 
@@ -75,9 +76,9 @@ class SloVerdict:
 
 
 def group_p95_ms(result: ReplayResult, latency: str, group: Group) -> GroupP95:
-    """P95 of ``latency`` (``ttft_ms`` or ``tpot_ms``) over the group, linear between ranks as
-    the latency table's percentiles; unanswered requests sort last, requests cut off by a
-    failure are left out (counted in ``cut_off``)."""
+    """P95 of ``latency`` (``ttft_ms``, ``tpot_ms`` or ``e2e_ms``) over the group, linear
+    between ranks as the latency table's percentiles; unanswered requests sort last, requests
+    cut off by a failure are left out (counted in ``cut_off``)."""
     arrived = (result.arrival_s >= group.since_s) & (result.arrival_s < group.until_s)
     mask = arrived & (result.status != Status.failed)
     cut_off = int((arrived & ~mask).sum())
@@ -102,12 +103,17 @@ def group_p95_ms(result: ReplayResult, latency: str, group: Group) -> GroupP95:
 
 
 def verdicts(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
-             groups: Sequence[Group]) -> tuple[SloVerdict, SloVerdict]:
-    """The TTFT and per-token verdicts over ``groups``."""
-    return (SloVerdict("TTFT", "ttft_p95_ms", ttft_slo_ms,
-                       tuple(group_p95_ms(result, "ttft_ms", g) for g in groups)),
-            SloVerdict("per-token", "tpot_p95_ms", tpot_slo_ms,
-                       tuple(group_p95_ms(result, "tpot_ms", g) for g in groups)))
+             groups: Sequence[Group], e2e_slo_ms: float | None = None
+             ) -> tuple[SloVerdict, ...]:
+    """The TTFT and per-token verdicts over ``groups``, and the end-to-end one where
+    ``e2e_slo_ms`` (the workload's ``slo.e2e_p95_ms``) is given."""
+    slos = [("TTFT", "ttft_p95_ms", ttft_slo_ms, "ttft_ms"),
+            ("per-token", "tpot_p95_ms", tpot_slo_ms, "tpot_ms")]
+    if e2e_slo_ms is not None:
+        slos.append(("end-to-end", "e2e_p95_ms", e2e_slo_ms, "e2e_ms"))
+    return tuple(SloVerdict(name, key, target_ms,
+                            tuple(group_p95_ms(result, latency, g) for g in groups))
+                 for name, key, target_ms, latency in slos)
 
 
 def _p95_text(g: GroupP95) -> str:

@@ -113,7 +113,7 @@ def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
                 *summary.measured_warnings, *summary.inventory_warnings,
                 *summary.growth_warnings,
                 *(summary.slo_warnings if slo else ()), *summary.fit_warnings,
-                *summary.e2e_warnings, *summary.stock_warnings,
+                *summary.stock_warnings,
                 *summary.trace_warnings,
                 *summary.price_warnings))]
 

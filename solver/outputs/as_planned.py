@@ -11,7 +11,7 @@ from __future__ import annotations
 from models.capacity import CapacityRow, CapacityTable
 from models.plan import Plan
 from models.scenario import Scenario
-from solver.capacity.replica import predict_at_rate
+from solver.capacity.replica import latency_slack, predict_at_rate
 
 #: A planned rate this far below the table's is a de-rating, not a rounding [1].
 REL_TOL = 1e-9
@@ -38,7 +38,7 @@ def _at_rate(row: CapacityRow, rate_rps: float, scenario: Scenario) -> CapacityR
     wl = scenario.workload(row.workload)
     f = rate_rps / row.slo_rps
     at = predict_at_rate(scenario, wl, row, rate_rps)
-    headroom = min(1 - at.ttft_p95_ms / wl.slo.ttft_p95_ms, 1 - at.tpot_p95_ms / wl.tpot_slo_ms)
+    headroom = latency_slack(wl, at.ttft_p95_ms, at.tpot_p95_ms)
     note = (f"{row.note}; " if row.note else "") + (
         f"de-rated ×{f:.3f} by trace replay (model's SLO-holding rate {row.slo_rps:,.3f} req/s)")
     return row.model_copy(update={

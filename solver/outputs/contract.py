@@ -40,8 +40,10 @@ TableFor = Callable[[Scenario], CapacityTable]
 CONTRACT_VERSION = 1
 
 
-class Fingerprint(Frozen):
+class Fingerprint(OmitDefaults):
     """Inputs a contract row's conclusion depends on; any change expires the row."""
+
+    omit_when_default = ("slo_e2e_p95_ms",)
 
     model: str
     model_weights_digest: str | None
@@ -62,6 +64,10 @@ class Fingerprint(Frozen):
     slo_ttft_p95_ms: float
     slo_tpot_p95_ms: float | None
     """``None``: no per-token SLO planned (one-token outputs)."""
+    slo_e2e_p95_ms: float | None = None
+    """The workload's ``slo.e2e_p95_ms``, which an analytic row's rate holds where stated;
+    ``None``: none stated (or a contract written before it was planned), left out of
+    contract.yaml."""
     input_tokens_p95: int
     output_tokens_p95: int
     arrival_scv: float | None = None
@@ -163,6 +169,7 @@ def fingerprint_of(scenario: Scenario, wl: Workload, gpu: str, tp: int,
         runtime_costs=None if runtime is None else runtime.costs_for(gpu),
         slo_ttft_p95_ms=wl.slo.ttft_p95_ms,
         slo_tpot_p95_ms=wl.tpot_slo_ms if wl.has_second_token else None,
+        slo_e2e_p95_ms=wl.slo.e2e_p95_ms,
         input_tokens_p95=wl.input_tokens.p95,
         output_tokens_p95=wl.output_tokens.p95,
         arrival_scv=1.0 if burst is None else float(burst.interarrival_scv),
@@ -296,6 +303,11 @@ def load_contract(path: str | Path) -> Contract:
     return validate_as(Contract, doc, str(path))
 
 
+def _stated(value: float | None) -> str:
+    """An optional SLO as a diff line shows it: ``none`` where not stated."""
+    return "none" if value is None else f"{value:g}"
+
+
 def _diff(label: str, old: object, new: object) -> list[str]:
     return [] if old == new else [f"{label} changed from {old} to {new}"]
 
@@ -320,6 +332,8 @@ def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
         *_diff("precision", old.precision.value, new.precision.value),
         *_diff("SLO TTFT P95 [ms]", old.slo_ttft_p95_ms, new.slo_ttft_p95_ms),
         *_diff("SLO per-token P95 [ms]", old.slo_tpot_p95_ms, new.slo_tpot_p95_ms),
+        *_diff("SLO end-to-end P95 [ms]", _stated(old.slo_e2e_p95_ms),
+               _stated(new.slo_e2e_p95_ms)),
         *_diff("input tokens P95", old.input_tokens_p95, new.input_tokens_p95),
         *_diff("output tokens P95", old.output_tokens_p95, new.output_tokens_p95),
     ]

@@ -211,10 +211,11 @@ def diagnosis_title(plan: Plan) -> str:
 NO_SECOND_TOKEN = "no per-token SLO (one-token outputs)"
 
 
-def slo_text(workload: Workload) -> str:
+def slo_text(workload: Workload, e2e: str = "") -> str:
     """``SLO TTFT 1000 ms / TPOT 50 ms (P95)``; where the outputs have no second token
-    ``SLO TTFT 200 ms (P95), no per-token SLO (one-token outputs)``."""
+    ``SLO TTFT 200 ms (P95), no per-token SLO (one-token outputs)``; ``e2e`` (the end-to-end
+    target's words, `` / end-to-end …``) before the ``(P95)``."""
     ttft = f"SLO TTFT {workload.slo.ttft_p95_ms:g} ms"
     if not workload.has_second_token:
-        return f"{ttft} (P95), {NO_SECOND_TOKEN}"
-    return f"{ttft} / TPOT {workload.tpot_slo_ms:g} ms (P95)"
+        return f"{ttft}{e2e} (P95), {NO_SECOND_TOKEN}"
+    return f"{ttft} / TPOT {workload.tpot_slo_ms:g} ms{e2e} (P95)"

@@ -25,6 +25,7 @@ from models.plan import (
 from models.scenario import Scenario
 from models.text import markdown_code, markdown_text
 from models.units import amount_text
+from solver.capacity.replica import e2e_p95_ms
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_text,
@@ -183,6 +184,35 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
                 _share(cap.headroom) if cap else "—",
             ])
     return rows
+
+
+#: An SLO met this close at a row's SLO-holding rate is the one that binds it [1]: the rate
+#: search stops within a relative width of 10⁻⁴ of the edge (solver.capacity.replica's
+#: RATE_TOLERANCE), which leaves the binding P95 up to a few tenths of a percent under its
+#: SLO (0.2 % on the demo's chat H100-SXM TP8 row at a 20-s end-to-end SLO).
+BINDING_SLACK = 0.01
+
+
+def _e2e_lines(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
+    """Each configuration the plan uses for a workload that states ``slo.e2e_p95_ms``: the
+    end-to-end P95 of a P95 answer at the SLO-holding rate against the SLO, and whether it is
+    the SLO that binds (the tightest of the three there, within :data:`BINDING_SLACK` of it;
+    docs/capacity-model.md, "The end-to-end SLO")."""
+    out = []
+    for workload, gpu, tp in used_configs(plan, table):
+        wl, row = scenario.workload(workload), table.row(workload, gpu, tp)
+        if row is None or wl.slo.e2e_p95_ms is None:
+            continue
+        e2e_ms = e2e_p95_ms(row.ttft_p95_ms, row.tpot_p95_ms, wl.output_tokens.p95)
+        slack = 1 - e2e_ms / wl.slo.e2e_p95_ms  # [1]
+        binds = slack <= row.headroom + 1e-12 and slack < BINDING_SLACK
+        out.append(f"- {markdown_text(workload)}, {config_label(gpu, tp, row.precision)}: "
+                   f"{e2e_ms:,.0f} / {wl.slo.e2e_p95_ms:,.0f} ms"
+                   + (" — the end-to-end SLO binds" if binds else ""))
+    if not out:
+        return []
+    return ["End-to-end P95 of an answer of the P95 output length at the SLO-holding rate / SLO "
+            "(TTFT P95 + (output P95 − 1) × per-token P95):", "", *out, ""]
 
 
 def _measured_lines(plan: Plan, table: CapacityTable) -> list[str]:
@@ -349,6 +379,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                      "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate"],
                     _workload_rows(plan, scenario, table))
     lines += _measured_lines(plan, table)
+    lines += _e2e_lines(plan, scenario, table)
     if DAY_CHART_FILE in charts:
         lines += [f"![Capacity vs demand over the peak day]({DAY_CHART_FILE})", ""]
     share = _share(scenario.policy.failure_utilization)

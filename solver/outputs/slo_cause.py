@@ -76,6 +76,11 @@ def slo_misses(scenario: Scenario, workload: Workload) -> list[SloMiss]:
            "the fastest decode step of any allowed configuration")
     missed("TTFT", "slo.ttft_p95_ms", workload.slo.ttft_p95_ms, floor.ttft,
            "the fastest time to first token of a P95 prompt on any allowed configuration")
+    if workload.slo.e2e_p95_ms is not None:
+        out_p95 = workload.output_tokens.p95
+        missed("end-to-end", "slo.e2e_p95_ms", workload.slo.e2e_p95_ms, floor.e2e,
+               f"the fastest end-to-end time of a P95 answer ({out_p95:,} tokens: TTFT + "
+               f"{out_p95 - 1:,} × per-token time) on any allowed configuration")
     return out
 
 

@@ -111,7 +111,7 @@ class ScenarioSummary(OmitDefaults):
     """Everything ``fleetplan validate`` prints for a good scenario."""
 
     omit_when_default = ("over_time", "inventory_warnings", "growth_warnings", "slo_warnings",
-                         "fit_warnings", "e2e_warnings", "stock_warnings", "trace_warnings",
+                         "fit_warnings", "stock_warnings", "trace_warnings",
                          "price_warnings", "trace_notes")
 
     name: str
@@ -147,9 +147,6 @@ class ScenarioSummary(OmitDefaults):
     fit_warnings: tuple[str, ...] = ()
     """Each workload, and each period a migration starts, whose model no allowed GPU a zone
     sells holds at any TP, with each GPU's reason (solver.outputs.slo_cause.fit_miss)."""
-    e2e_warnings: tuple[str, ...] = ()
-    """Each workload that states ``slo.e2e_p95_ms``, which no command plans for or checks
-    (:func:`e2e_warnings`)."""
     stock_warnings: tuple[str, ...] = ()
     """Each zone whose every offer has no stock of any kind (:func:`stock_warnings`)."""
     trace_warnings: tuple[str, ...] = ()
@@ -454,34 +451,6 @@ def fit_warnings(scenario: Scenario) -> tuple[str, ...]:
     return tuple(out)
 
 
-def e2e_warnings(scenario: Scenario) -> tuple[str, ...]:
-    """Each workload that states ``slo.e2e_p95_ms``: the capacity model sizes a replica on the
-    TTFT and per-token P95s only, and ``simulate`` reports the end-to-end P95 with no verdict,
-    so the stated figure is neither planned for nor checked. The warning gives what the two
-    planned SLOs allow an answer of the P95 output length, ``ttft_p95_ms + (p95 − 1) ×
-    tpot_p95_ms`` [ms], and how many times the stated figure that is where it is more. A new
-    user's ``e2e_p95_ms: 500`` beside a 500-token P95 answer at 50 ms per token (about 27 s)
-    was planned "optimal" with no word of it."""
-    out: list[str] = []
-    for i, w in enumerate(scenario.workloads):
-        e2e_ms = w.slo.e2e_p95_ms
-        if e2e_ms is None:
-            continue
-        out_p95 = w.output_tokens.p95
-        allowed_ms = w.slo.ttft_p95_ms + (  # ms + tokens × ms; one token: the TTFT alone
-            (out_p95 - 1) * w.tpot_slo_ms if w.has_second_token else 0.0)
-        beyond = (f", {allowed_ms / e2e_ms:.3g}× the stated {amount_text(e2e_ms)} ms: "
-                  "tighten slo.ttft_p95_ms or slo.tpot_p95_ms to plan for it"
-                  if allowed_ms > e2e_ms else "")
-        out.append(
-            f"workloads[{i}]: `{w.name}` states slo.e2e_p95_ms {amount_text(e2e_ms)} ms, which "
-            "fleetplan neither plans for nor checks (the fleet is sized on slo.ttft_p95_ms and "
-            "slo.tpot_p95_ms; `simulate` reports the end-to-end P95 without a verdict): those "
-            f"two allow an answer of the P95 output length ({out_p95} tokens) up to "
-            f"{amount_text(allowed_ms)} ms{beyond}")
-    return tuple(out)
-
-
 def stock_warnings(scenario: Scenario) -> tuple[str, ...]:
     """Each zone whose offers all hold ``stock_gpus: 0`` in every purchase kind they sell: the
     program can buy nothing there (the summary lists the kinds as not offered). A new user's
@@ -554,7 +523,6 @@ def summarize(scenario: Scenario) -> ScenarioSummary:
         slo_warnings=tuple(m.message for w in scenario.workloads
                            for m in slo_misses(scenario, w)),
         fit_warnings=fit_warnings(scenario),
-        e2e_warnings=e2e_warnings(scenario),
         stock_warnings=stock_warnings(scenario),
         trace_notes=tuple(measured_bursts(scenario)),
         price_warnings=(*node_price_warnings(scenario.zones, {g.name: g for g in scenario.gpus}),

@@ -7,9 +7,10 @@ the replay covers :data:`WINDOW_S` centred on the busiest minute after :data:`WA
 warm-up, on the replicas the plan runs in the workload's peak slice; the P95s are over the
 requests arriving in the window. Each failure the workload must survive (each pool's fullest
 node for ``n_plus_1``, and each zone for ``zone_loss``, as ``check`` defines them) happens at
-the window's start. A check holds when both P95s are within the SLO and no request found no
-replica (requests longer than the model's context, and those streaming on a replica at the
-instant it fails, are counted by the replay but do not fail the check: no fleet serves them).
+the window's start. A check holds when each P95 is within its SLO (TTFT, per-token and, where
+the workload states one, end-to-end) and no request found no replica (requests longer than the
+model's context, and those streaming on a replica at the instant it fails, are counted by the
+replay but do not fail the check: no fleet serves them).
 """
 
 from __future__ import annotations
@@ -231,13 +232,15 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
     config = EngineConfig(prefix_cache_hit_rate=wl.prefix_cache_hit_rate,
                           max_context_tokens=scenario.model(wl.model).max_context_tokens)
     result = replay(window.trace, replicas, config, outage)
-    ttft_slo, tpot_slo = wl.slo.ttft_p95_ms, wl.tpot_slo_ms
-    s = summarize(result, ttft_slo, tpot_slo, since_s=window.start_s)
+    ttft_slo, tpot_slo, e2e_slo = wl.slo.ttft_p95_ms, wl.tpot_slo_ms, wl.slo.e2e_p95_ms
+    s = summarize(result, ttft_slo, tpot_slo, since_s=window.start_s, e2e_slo_ms=e2e_slo)
     ttft = None if np.isnan(s.ttft_ms.p95) else s.ttft_ms.p95
     tpot = None if np.isnan(s.tpot_ms.p95) else s.tpot_ms.p95
+    e2e = None if e2e_slo is None or np.isnan(s.e2e_ms.p95) else s.e2e_ms.p95
     no_replica = s.rejected - s.rejected_too_long
     holds = (no_replica == 0 and (ttft is None or ttft <= ttft_slo)
-             and (tpot is None or tpot <= tpot_slo))
+             and (tpot is None or tpot <= tpot_slo)
+             and (e2e is None or e2e_slo is None or e2e <= e2e_slo))
     serving = frozenset((g.gpu, g.tp) for g, specs in groups
                         if any(outage is None or not outage.hits(r) for r in specs))
     check = ReplayCheck(round=round_, workload=wl.name, failure=label, slice=slice_name,
@@ -245,5 +248,6 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
                         tpot_p95_ms=tpot,
                         tpot_slo_ms=tpot_slo if math.isfinite(tpot_slo) else None,
                         slo_attainment=s.slo_attainment, holds=holds,
+                        e2e_p95_ms=e2e, e2e_slo_ms=e2e_slo,
                         window_s=round(window.window_s, 1), warmup_s=round(window.warmup_s, 1))
     return check, serving

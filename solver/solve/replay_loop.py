@@ -68,19 +68,19 @@ def miss_factor(check: ReplayCheck) -> float:
     Squared because near its SLO-holding rate a replica's P95 rises faster than its rate
     (queueing grows as ρ ÷ (1 − ρ)): on the demo a de-rate by the ratio itself still missed
     after three solves (benchmarks/README.md, "Replay in the planning loop")."""
-    ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
-                                          (check.tpot_p95_ms, check.tpot_slo_ms))
-              if p95 is not None and p95 > 0 and slo is not None]
-    worst = min(ratios, default=MIN_DERATE) ** 2
+    ratio = worst_ratio(check)
+    worst = (MIN_DERATE if ratio is None else ratio) ** 2
     return min(max(worst, MIN_DERATE), MAX_DERATE)
 
 
 def worst_ratio(check: ReplayCheck) -> float | None:
-    """The worst SLO ÷ replayed P95 of a check (below 1 where it misses); ``None`` where it
-    has no P95 (no request was served) [1]."""
+    """The worst SLO ÷ replayed P95 of a check over its TTFT, per-token and (where stated)
+    end-to-end SLOs (below 1 where it misses); ``None`` where it has no P95 (no request was
+    served) [1]."""
     ratios = [slo / p95 for p95, slo in ((check.ttft_p95_ms, check.ttft_slo_ms),
-                                          (check.tpot_p95_ms, check.tpot_slo_ms))
-              if p95 is not None and p95 > 0 and slo is not None]
+                                          (check.tpot_p95_ms, check.tpot_slo_ms),
+                                          (check.e2e_p95_ms, check.e2e_slo_ms))
+              if p95 is not None and slo is not None and p95 > 0]
     return min(ratios, default=None)
 
 

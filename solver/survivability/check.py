@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from models.capacity import CapacityRow, CapacityTable
-from models.common import Frozen, PurchaseKind
+from models.common import Frozen, OmitDefaults, PurchaseKind
 from models.inventory import Fleet, FleetReplicaGroup
 from models.policy import TimeBlock
 from models.scenario import Scenario
@@ -53,14 +53,19 @@ class LatencyAtLoad(Frozen):
     ttft_p95_ms: float
     tpot_p95_ms: float
     holds: bool
+    e2e_p95_ms: float | None = None
+    """End-to-end P95 of an answer of the workload's P95 output length [ms] (``None``: not
+    predicted)."""
 
 
 #: ``predict(workload, row, rate_rps)``: the capacity model's latency at a per-replica rate.
 Predictor = Callable[[Workload, CapacityRow, float], LatencyAtLoad]
 
 
-class CheckRow(Frozen):
+class CheckRow(OmitDefaults):
     """One workload in one slice under one failure."""
+
+    omit_when_default = ("e2e_p95_ms",)
 
     failure: str
     """``none``, ``node:<zone>/<gpu>/<purchase>``, ``zone:<zone>`` or ``region:<region>``."""
@@ -84,6 +89,9 @@ class CheckRow(Frozen):
     holds: bool
     margin_pct: float | None
     """(capacity − demand) ÷ demand × 100; ``None`` without demand."""
+    e2e_p95_ms: float | None = None
+    """Worst predicted end-to-end P95 of a P95 answer, where the workload states
+    ``slo.e2e_p95_ms`` (``latency_holds`` then holds it too) [ms]."""
 
 
 class CheckReport(Frozen):
@@ -126,7 +134,8 @@ def capacity_predictor(scenario: Scenario) -> Predictor:
 
     def predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
         p = predict_at_rate(scenario, workload, row, rate_rps, memo)
-        return LatencyAtLoad(ttft_p95_ms=p.ttft_p95_ms, tpot_p95_ms=p.tpot_p95_ms, holds=p.holds)
+        return LatencyAtLoad(ttft_p95_ms=p.ttft_p95_ms, tpot_p95_ms=p.tpot_p95_ms, holds=p.holds,
+                             e2e_p95_ms=p.e2e_p95_ms)
 
     return predict
 
@@ -178,11 +187,14 @@ def _latency(
     table: CapacityTable,
     wl: Workload,
     predict: Predictor | None,
-) -> tuple[float | None, float | None, bool | None]:
+) -> tuple[float | None, float | None, bool | None, float | None]:
+    """The worst predicted TTFT, per-token and (where the workload states an end-to-end SLO)
+    end-to-end P95 over the groups at ``utilization``, and whether every group holds."""
     if predict is None or utilization is None:
-        return None, None, None
+        return None, None, None, None
     ttft: float | None = None
     tpot: float | None = None
+    e2e: float | None = None
     ok: bool | None = None
     for g, n in groups:
         row = _table_row(table, g)
@@ -191,9 +203,11 @@ def _latency(
         p = predict(wl, row, utilization * g.slo_rps)  # per-replica load [1/s]
         ttft = p.ttft_p95_ms if ttft is None else max(ttft, p.ttft_p95_ms)
         tpot = p.tpot_p95_ms if tpot is None else max(tpot, p.tpot_p95_ms)
+        if wl.slo.e2e_p95_ms is not None and p.e2e_p95_ms is not None:
+            e2e = p.e2e_p95_ms if e2e is None else max(e2e, p.e2e_p95_ms)
         ok = p.holds if ok is None else (ok and p.holds)
     # one-token outputs have no per-token time: the model's one pretend step is not shown
-    return ttft, tpot if wl.has_second_token else None, ok
+    return ttft, tpot if wl.has_second_token else None, ok, e2e
 
 
 def _row(
@@ -209,7 +223,7 @@ def _row(
     predict: Predictor | None,
 ) -> CheckRow:
     utilization = demand / raw if raw > 0 else None
-    ttft, tpot, latency_ok = _latency(groups, utilization, table, wl, predict)
+    ttft, tpot, latency_ok, e2e = _latency(groups, utilization, table, wl, predict)
     holds = capacity_holds(capacity, demand)
     margin = (capacity - demand) / demand * 100.0 if demand > 0 else None
     return CheckRow(
@@ -227,6 +241,7 @@ def _row(
         latency_holds=latency_ok,
         holds=holds,
         margin_pct=margin,
+        e2e_p95_ms=e2e,
     )
 
 
