@@ -596,7 +596,8 @@ def summarize(paths: list[Path]) -> list[str]:
         return max((r["ttft_p95_ms"] or float("inf")) / r["ttft_slo_ms"],
                    (r["tpot_p95_ms"] or float("inf")) / r["tpot_slo_ms"])
     lines.append("closest replays (P95 ÷ SLO, worse of the two):")
-    for r in sorted(sims, key=ratio, reverse=True)[:5] + sorted(walks, key=ratio)[:3]:
+    closest = sorted(sims, key=ratio, reverse=True)[:5]
+    for r in closest + sorted(walks, key=ratio, reverse=True)[:3]:
         lines.append(f"  {ratio(r):.3f} {r['case']} {r.get('replay_kind', '')} {r['workload']} "
                      f"slice {r.get('slice')} "
                      f"{r['rate_rps']:.3g} req/s fail {r['fail']}: TTFT {r['ttft_p95_ms']:.0f}"
