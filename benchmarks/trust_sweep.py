@@ -21,11 +21,18 @@ Cases: generated sizes (``benchmarks/generate.py``; ``small`` by default) over s
 scales, and mutations of each (odd node sizes 1/3/5/6/7 per GPU type, no spot offers, a budget
 at the plan's own cost rounded up to the cent), plus hand-written edge cases (``hand_cases``).
 
+With ``--traces DIR``, also a buyer's walk-through on each recorded trace there
+(``trace_cases``): profiled, planned, and replayed on the trace itself (``TraceReplay``: its
+busiest minute at the planned peak, the claim; and its mean at the peak, the walk-through's
+scaling, counted apart as above the claim).
+
 Run: ``nice -n 19 .venv/bin/python benchmarks/trust_sweep.py OUT [--sizes small,medium]
-[--seeds 0-5] [--scales 1,3] [--time-limit 10] [--only NAME,…]``. Writes ``OUT/results.jsonl``
-(one line per command run) and prints one line per command; ``trust_sweep.py --summarize
-OUT/results.jsonl…`` counts them. Figures and the command of each run: benchmarks/README.md,
-"Trust sweep".
+[--seeds 0-5] [--scales 1,3] [--time-limit 10] [--only NAME,…] [--traces
+../shared/data/traces --trace-scales 1,5 --trace-kinds peak,walk]`` (bursty trace workloads
+need ``--time-limit 60`` or more: their capacity table takes seconds per configuration).
+Writes ``OUT/results.jsonl`` (one line per command run) and prints one line per command;
+``trust_sweep.py --summarize OUT/results.jsonl…`` counts them. Figures and the command of
+each run: benchmarks/README.md, "Trust sweep".
 """
 
 from __future__ import annotations
