@@ -21,11 +21,18 @@ Cases: generated sizes (``benchmarks/generate.py``; ``small`` by default) over s
 scales, and mutations of each (odd node sizes 1/3/5/6/7 per GPU type, no spot offers, a budget
 at the plan's own cost rounded up to the cent), plus hand-written edge cases (``hand_cases``).
 
+With ``--traces DIR``, also a buyer's walk-through on each recorded trace there
+(``trace_cases``): profiled, planned, and replayed on the trace itself (``TraceReplay``: its
+busiest minute at the planned peak, the claim; and its mean at the peak, the walk-through's
+scaling, counted apart as above the claim).
+
 Run: ``nice -n 19 .venv/bin/python benchmarks/trust_sweep.py OUT [--sizes small,medium]
-[--seeds 0-5] [--scales 1,3] [--time-limit 10] [--only NAME,…]``. Writes ``OUT/results.jsonl``
-(one line per command run) and prints one line per command; ``trust_sweep.py --summarize
-OUT/results.jsonl…`` counts them. Figures and the command of each run: benchmarks/README.md,
-"Trust sweep".
+[--seeds 0-5] [--scales 1,3] [--time-limit 10] [--only NAME,…] [--traces
+../shared/data/traces --trace-scales 1,5 --trace-kinds peak,walk]`` (bursty trace workloads
+need ``--time-limit 60`` or more: their capacity table takes seconds per configuration).
+Writes ``OUT/results.jsonl`` (one line per command run) and prints one line per command;
+``trust_sweep.py --summarize OUT/results.jsonl…`` counts them. Figures and the command of
+each run: benchmarks/README.md, "Trust sweep".
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate import generate_scenario, scenario_file
 from models.loader import load_scenario
-from solver.replay.traces import synthetic_trace, workload_rate_rps
+from solver.replay.profile import minute_rates_rps, profile_trace, workload_fields
+from solver.replay.traces import read_trace, synthetic_trace, workload_rate_rps
 
 BIN = Path(sys.executable).parent / "fleetplan"
 #: Replay at least this long, and long enough for this many requests, at most an hour [s].
@@ -260,6 +269,105 @@ def hand_cases() -> Iterator[tuple[str, Doc]]:
     yield "inventory-reserved-3gpu-in-8gpu-quote", d
 
 
+@dataclass(frozen=True)
+class TraceReplay:
+    """A case replayed on a recorded trace instead of a Poisson one, at ``rate_scale`` with
+    every failure at ``fail_minute`` of the replay. Two kinds per case: ``peak`` — the trace
+    scaled so its busiest minute is the planned peak (as the plan's own replay scales a linked
+    trace, what the plan claims), the failure a minute before that minute; ``walk`` — the
+    trace's mean at the planned peak for its whole length, the failure half-way
+    (docs/replay.md's walk-through; on a bursty trace its busiest minutes run above the
+    planned peak, beyond the claim)."""
+
+    kind: str
+    path: Path
+    workload: str
+    rate_scale: float
+    fail_minute: float
+
+
+#: Shared traces (README: downloaded beside the clone) and what each is planned as: model,
+#: precision, SLO [ms] — the demo's workload of the same kind.
+TRACE_SPECS: dict[str, Doc] = {
+    "AzureLLMInferenceTrace_conv.csv": {
+        "model": "Llama-3.1-8B", "precision": "bf16", "ttft": 1000, "tpot": 50},
+    "AzureLLMInferenceTrace_code.csv": {
+        "model": "Llama-3.1-8B", "precision": "bf16", "ttft": 500, "tpot": 30},
+    "mooncake_conversation_trace.jsonl": {
+        "model": "Llama-3.1-70B", "precision": "fp8", "ttft": 6000, "tpot": 80},
+    "mooncake_synthetic_trace.jsonl": {
+        "model": "Llama-3.1-8B", "precision": "bf16", "ttft": 2000, "tpot": 50},
+}
+
+
+def trace_cases(traces_dir: Path, scales: list[int]
+                ) -> Iterator[tuple[str, Doc, tuple[TraceReplay, ...]]]:
+    """A buyer's walk-through on each shared trace: ``profile``'s block pasted under a name,
+    model and SLO (zone loss, two AWS zones, H100 and L40S), planned; the trace replayed at its
+    peak minute's rate (× scale) with a node or a zone lost half-way. Variants: the prefix-cache
+    hit rate at 0 and 0.9 (the replay serves the rate the scenario states), the 8B model on
+    Mooncake's long prompts (up to 128 k tokens against its 131,072 context), and an
+    interactive workload beside a batch one on H100 alone."""
+    for fname, spec in TRACE_SPECS.items():
+        path = traces_dir / fname
+        if not path.exists():
+            continue
+        trace = read_trace(path)
+        prof = profile_trace(trace)
+        fields = workload_fields(prof)
+        base_rps = fields["arrival"]["peak_rps"]
+        minutes = minute_rates_rps(trace)
+        busiest = int(minutes.argmax())  # its index: the minute it starts at [min]
+        span_s = float(trace.arrival_s[-1] - trace.arrival_s[0])
+        stem = fname.split(".")[0].replace("AzureLLMInferenceTrace_", "azure-") \
+            .replace("_trace", "").replace("_", "-")
+        hits: list[float | None] = [None, 0.0, 0.9]
+        for scale in scales:
+            for hit in hits if scale == 1 else [None]:
+                wl: Doc = {"name": "w", "model": spec["model"], "precision": spec["precision"],
+                           "class": "interactive", "survivability": "zone_loss",
+                           "slo": {"ttft_p95_ms": spec["ttft"], "tpot_p95_ms": spec["tpot"]},
+                           **copy.deepcopy(fields)}
+                wl["arrival"]["peak_rps"] = round(base_rps * scale, 3)
+                if hit is not None:
+                    wl["prefix_cache_hit_rate"] = hit
+                doc: Doc = {
+                    "name": f"trace-{stem}",
+                    "price_tables": [{"path": "builtin:aws", "zones": ["use1-az1", "use1-az2"],
+                                      "gpus": ["H100-SXM", "L40S"]}],
+                    "workloads": [wl]}
+                peak = wl["arrival"]["peak_rps"]
+                walk_scale = peak / prof.mean_rps
+                peak_scale = peak / float(minutes.max())
+                replay = (
+                    TraceReplay("peak", path, "w", peak_scale,
+                                round(max(1.0, (busiest - 1) / peak_scale), 2)),
+                    TraceReplay("walk", path, "w", walk_scale,
+                                round(span_s / walk_scale / 2 / 60, 2)))
+                tag = "" if hit is None else f"-hit{hit:g}"
+                yield f"trace-{stem}-x{scale}{tag}", doc, replay
+                if hit is None and scale == 1 and spec["model"] == "Llama-3.1-70B":
+                    d8 = copy.deepcopy(doc)
+                    d8["workloads"][0].update(model="Llama-3.1-8B", precision="bf16")
+                    yield f"trace-{stem}-x1-8b", d8, replay
+                if hit is None and scale == 1 and fname.endswith("conv.csv"):
+                    mixed = copy.deepcopy(doc)
+                    mixed["price_tables"][0]["gpus"] = ["H100-SXM"]
+                    mixed["workloads"].append({
+                        "name": "nightly", "model": spec["model"],
+                        "precision": spec["precision"], "class": "batch",
+                        "batch": {"daily_requests": 200000, "window_hours": [2, 3, 4, 5]},
+                        "input_tokens": {"p50": 3000, "p95": 6500, "p99": 8000},
+                        "output_tokens": {"p50": 250, "p95": 400, "p99": 500},
+                        "slo": {"ttft_p95_ms": 30000, "tpot_p95_ms": 150},
+                        "survivability": "none"})
+                    mixed["policy"] = {"time_blocks": [
+                        {"name": "night", "hours": [2, 3, 4, 5]},
+                        {"name": "day", "hours": [h for h in range(24)
+                                                 if h not in (2, 3, 4, 5)]}]}
+                    yield f"trace-{stem}-x1-mixed-h100", mixed, replay
+
+
 # --- one case ------------------------------------------------------------------------------
 
 def _p95_after(sim: Doc, slo: str) -> tuple[float | None, int]:
@@ -270,13 +378,17 @@ def _p95_after(sim: Doc, slo: str) -> tuple[float | None, int]:
 
 
 def _replay(scen: Path, plan: Path, wl_name: str, rate_rps: float, fail: str | None,
-            seed: int, work: Path, scenario: Any, slice_name: str | None = None) -> Doc:
+            seed: int, work: Path, scenario: Any, slice_name: str | None = None,
+            recorded: TraceReplay | None = None) -> Doc:
     """simulate of a Poisson trace at ``rate_rps`` (the workload's lengths), in ``slice_name``
-    (default: simulate's, the peak slice), with ``fail`` at FAIL_MINUTE."""
+    (default: simulate's, the peak slice), with ``fail`` (its minute in the spec); or of the
+    ``recorded`` trace at its rate scale."""
     duration_s = min(MAX_DURATION_S, max(MIN_DURATION_S, MIN_REQUESTS / rate_rps))
     wl = scenario.workload(wl_name)
     trace_path = work / f"trace-{wl_name}-{rate_rps:.6g}-{seed}.csv"
-    if not trace_path.exists():
+    if recorded is not None:
+        trace_path = recorded.path
+    elif not trace_path.exists():
         tr = synthetic_trace(wl, duration_s, seed, rate_scale=rate_rps / workload_rate_rps(wl))
         with trace_path.open("w", encoding="utf-8") as f:
             f.write("arrival_s,input_tokens,output_tokens\n")
@@ -288,6 +400,8 @@ def _replay(scen: Path, plan: Path, wl_name: str, rate_rps: float, fail: str | N
         args += ["--fail", fail]
     if slice_name:
         args += ["--slice", slice_name]
+    if recorded is not None:
+        args += ["--rate-scale", f"{recorded.rate_scale:.6g}"]
     rc, out, err, wall = _run(args)
     rec: Doc = {"cmd": "simulate", "workload": wl_name, "fail": fail, "seed": seed, "rc": rc,
                 "wall_s": round(wall, 2), "rate_rps": rate_rps, "slice_asked": slice_name}
@@ -342,8 +456,8 @@ def _tightest(plan: Doc, rows: list[Doc]) -> dict[tuple[str, str], Doc]:
     return best
 
 
-def _claims(plan: Doc, wl: Any, slice_name: str) -> list[str]:
-    """The failures a workload claims to survive, as simulate names them."""
+def _claims(plan: Doc, wl: Any, slice_name: str, minute: float = FAIL_MINUTE) -> list[str]:
+    """The failures a workload claims to survive, as simulate names them, at ``minute``."""
     surv = str(wl.survivability)
     if surv not in ("n_plus_1", "zone_loss", "Survivability.n_plus_1",
                     "Survivability.zone_loss"):
@@ -352,14 +466,16 @@ def _claims(plan: Doc, wl: Any, slice_name: str) -> list[str]:
               if a["workload"] == wl.name and a["replicas"] > 0
               and a["slice"] in (None, slice_name) and a["purchase"] != "spot"]
     pools = sorted({(a["zone"], a["gpu"]) for a in groups})
-    fails = [f"node:{z}/{g}@{FAIL_MINUTE}" for z, g in pools]
+    fails = [f"node:{z}/{g}@{minute:g}" for z, g in pools]
     if surv.endswith("zone_loss"):
-        fails += [f"zone:{z}@{FAIL_MINUTE}" for z in sorted({z for z, _ in pools})]
+        fails += [f"zone:{z}@{minute:g}" for z in sorted({z for z, _ in pools})]
     return fails
 
 
-def run_case(name: str, doc: Doc, out: Path, time_limit_s: float) -> list[Doc]:
-    """Plan, check and replay one case; one record per command."""
+def run_case(name: str, doc: Doc, out: Path, time_limit_s: float,
+             recorded: tuple[TraceReplay, ...] = ()) -> list[Doc]:
+    """Plan, check and replay one case; one record per command. With ``recorded``, its
+    workload is replayed on that trace (one run each: a recorded trace has no other seed)."""
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
     scen = work / "scenario.yaml"
@@ -402,6 +518,20 @@ def run_case(name: str, doc: Doc, out: Path, time_limit_s: float) -> list[Doc]:
         if wl.batch is not None:
             continue
         rate_rps = workload_rate_rps(wl)
+        if recorded and wl.name == recorded[0].workload:
+            for rp in recorded:
+                runs = [_replay(scen, plan_path, wl.name, rate_rps, None, SEEDS[0], work,
+                                scenario, recorded=rp)]
+                if "slice" in runs[0]:
+                    runs += [_replay(scen, plan_path, wl.name, rate_rps, f, SEEDS[0], work,
+                                     scenario, recorded=rp)
+                             for f in _claims(plan, wl, runs[0]["slice"], rp.fail_minute)]
+                for r in runs:
+                    r.update(case=name, trace=rp.path.name, replay_kind=rp.kind,
+                             rate_scale=round(rp.rate_scale, 4),
+                             miss_all_seeds=not r.get("holds_after"))
+                records += runs
+            continue
         if not any(a["workload"] == wl.name and a["replicas"] > 0
                    for a in plan["allocations"]):
             records.append({"case": name, "cmd": "simulate", "workload": wl.name,
@@ -446,7 +576,10 @@ def summarize(paths: list[Path]) -> list[str]:
         key = f"exit {r['rc']} {r.get('status') or 'refused'}"
         by[key] = by.get(key, 0) + 1
     checks = [r for r in recs if r["cmd"] == "check"]
-    sims = [r for r in recs if r["cmd"] == "simulate" and "holds_after" in r]
+    replayed = [r for r in recs if r["cmd"] == "simulate" and "holds_after" in r]
+    # walk-through replays of a recorded trace run above the planned peak: counted apart
+    sims = [r for r in replayed if r.get("replay_kind") != "walk"]
+    walks = [r for r in replayed if r.get("replay_kind") == "walk"]
     seeds_run = sum(1 + len(r.get("seeds", [])) for r in sims)
     lines = [
         f"plans: {len(plans)} ({', '.join(f'{k}: {n}' for k, n in sorted(by.items()))}); "
@@ -462,13 +595,18 @@ def summarize(paths: list[Path]) -> list[str]:
         f"held {sum(r['holds_after'] for r in sims)}, "
         f"missed at every seed {sum(bool(r.get('miss_all_seeds')) for r in sims)}",
     ]
+    if walks:
+        lines.append(f"walk-through replays (trace mean at the peak, above the claim): "
+                     f"{len(walks)}, held {sum(r['holds_after'] for r in walks)}")
 
     def ratio(r: Doc) -> float:
         return max((r["ttft_p95_ms"] or float("inf")) / r["ttft_slo_ms"],
                    (r["tpot_p95_ms"] or float("inf")) / r["tpot_slo_ms"])
     lines.append("closest replays (P95 ÷ SLO, worse of the two):")
-    for r in sorted(sims, key=ratio, reverse=True)[:5]:
-        lines.append(f"  {ratio(r):.3f} {r['case']} {r['workload']} slice {r.get('slice')} "
+    closest = sorted(sims, key=ratio, reverse=True)[:5]
+    for r in closest + sorted(walks, key=ratio, reverse=True)[:3]:
+        lines.append(f"  {ratio(r):.3f} {r['case']} {r.get('replay_kind', '')} {r['workload']} "
+                     f"slice {r.get('slice')} "
                      f"{r['rate_rps']:.3g} req/s fail {r['fail']}: TTFT {r['ttft_p95_ms']:.0f}"
                      f"/{r['ttft_slo_ms']:.0f}, TPOT {r['tpot_p95_ms']:.1f}/{r['tpot_slo_ms']:.0f}"
                      f" ms")
@@ -491,6 +629,12 @@ def main(argv: list[str] | None = None) -> None:
                    help="run the cases whose name contains one of these (comma-separated)")
     p.add_argument("--no-generated", action="store_true")
     p.add_argument("--no-hand", action="store_true")
+    p.add_argument("--traces", type=Path, default=None,
+                   help="also the recorded-trace cases of the traces in this directory "
+                        "(e.g. ../shared/data/traces)")
+    p.add_argument("--trace-scales", default="1", help="peak multiples of the trace cases")
+    p.add_argument("--trace-kinds", default="peak,walk",
+                   help="which replays of a recorded trace: peak, walk or both")
     a = p.parse_args(argv)
     if "-" in a.seeds:
         lo, hi = (int(x) for x in a.seeds.split("-"))
@@ -504,12 +648,22 @@ def main(argv: list[str] | None = None) -> None:
         cases += list(hand_cases())
     if not a.no_generated:
         cases += list(generated_cases(a.sizes.split(","), seeds, scales))
+    replays: dict[str, tuple[TraceReplay, ...]] = {}
+    if a.traces is not None:
+        # every trace's plain case first, then the variants (a run cut short has each trace)
+        tcases = sorted(trace_cases(a.traces, [int(x) for x in a.trace_scales.split(",")]),
+                        key=lambda c: (c[0].count("-") - c[0].startswith("trace-azure"),
+                                       "hit" in c[0]))
+        kinds = a.trace_kinds.split(",")
+        for name, doc, replay in tcases:
+            cases.append((name, doc))
+            replays[name] = tuple(r for r in replay if r.kind in kinds)
     results = a.out / "results.jsonl"
     with results.open("a", encoding="utf-8") as f:
         for name, doc in cases:
             if a.only and not any(part in name for part in a.only.split(",")):
                 continue
-            records = run_case(name, doc, a.out, a.time_limit)
+            records = run_case(name, doc, a.out, a.time_limit, replays.get(name, ()))
             # a budget at the plan's own cost: the same fleet must still be found or refused
             first = records[0]
             if first.get("rc") == 0 and first.get("cost") and "-nodes" not in name \
@@ -533,7 +687,8 @@ def _line(r: Doc) -> str:
                 f"verification={r.get('verification')} {r.get('error', '')[-200:]}")
     if "note" in r:
         return f"{r['case']}: simulate {r['workload']}: {r['note']}"
-    return (f"{r['case']}: simulate {r['workload']} slice={r.get('slice')} "
+    return (f"{r['case']}: simulate {r.get('replay_kind', '')} {r['workload']} "
+            f"slice={r.get('slice')} "
             f"rate={r.get('rate_rps', 0):.3g} fail={r['fail']} rc={r['rc']} "
             f"TTFT {r.get('ttft_p95_ms')}/{r.get('ttft_slo_ms')} "
             f"TPOT {r.get('tpot_p95_ms')}/{r.get('tpot_slo_ms')} "
