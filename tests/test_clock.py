@@ -9,6 +9,7 @@ stopwatch". The subprocess tests read the clock's own record (``solver.seconds``
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -210,3 +211,27 @@ def test_over_periods_the_writing_is_kept_back_once_a_fleet_is_found() -> None:
     assert (stop.limit_s, safety.limit_s, shares.limit_s) == (24.0, 24.0, 14.0)
     now[0] = 24.0
     assert safety.expired() and shares.expired()
+
+
+def test_a_limit_the_start_up_alone_used_up_still_ends_with_a_plan(tmp_path: Path) -> None:
+    """A process whose start-up took 2.5 s of a 2-s limit (at load 13–18 a 2-s plan's start-up
+    took 4–10 s, and it ended in the build's error, no plan, its fix naming a build of 0 s):
+    the limit counts from the start-up's end, the plan is written, and a note names the
+    start-up's seconds and the limit that would have held from the start."""
+    out = tmp_path / "out"
+    code = ("import sys, time; time.sleep(2.5); from solver.cli import main; "
+            f"sys.argv = ['fleetplan', 'plan', {str(TINY)!r}, '--out', {str(out)!r}, "
+            "'--time-limit', '2', '--no-replay', '--quiet']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = json.loads((out / "plan.json").read_text())
+    assert written["allocations"] and written["solver"]["bound"] is not None
+    assert written["solver"]["stages"][0]["seconds"] >= 2.5  # the start-up, on the plan's clock
+    note = done.stderr.strip().splitlines()[-1]
+    took_s = float(note.split("this plan took ")[1].split(" s")[0])
+    assert note.startswith("note: the start-up (the interpreter, fleetplan's imports, reading "
+                           "the scenario) took ") and "more than the 2-s --time-limit" in note
+    assert took_s >= 2.5 and note.endswith(
+        f"give a --time-limit of at least {math.ceil(took_s)} s for one that holds from the "
+        "start")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from collections import defaultdict
@@ -405,6 +406,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         sc, replanned = keep_earlier_orders(sc, existing)
     out = output_dir(sc, scenario, out_dir)
     received: list[int] = []
+    late_s = start_past_the_limit(deadline, given)
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table, table_for = _plan(sc, solver, time_limit_s, gap, as_json, robust,
@@ -425,6 +427,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             click.echo(line)
         for line in past_order_lines(plan, sc):  # a stale policy.as_of: never silent
             click.echo(line, err=True)
+    if late_s > 0.0:
+        click.echo(late_start_note(late_s, deadline), err=True)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
     if received:  # e.g. during the trace replay's last round: nothing was cut short
@@ -434,6 +438,32 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
     if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
         raise SystemExit(1)  # the trace replay still misses an SLO after the last round
+
+
+def start_past_the_limit(deadline: Deadline, limit_given: bool) -> float:
+    """The seconds the process's start-up took (the interpreter, fleetplan's imports, reading
+    the scenario) where they alone used up the ``--time-limit`` given, else 0; the deadline is
+    then moved as far (:meth:`~solver.solve.clock.Deadline.extend`): the limit counts from the
+    start-up's end. Such a limit cannot be met whatever is planned — at load 13–18 the
+    start-up of a 2-s plan took 4–10 s, and the build's clock stopped the plan before its
+    first table, with no plan and a fix that named a build of 0 s — so the plan is late by the
+    start-up, and says so (:func:`late_start_note`)."""
+    startup_s = deadline.elapsed()
+    if not limit_given or startup_s < deadline.limit_s:
+        return 0.0
+    deadline.extend(startup_s)
+    return startup_s
+
+
+def late_start_note(startup_s: float, deadline: Deadline) -> str:
+    """What a plan whose start-up alone used up its limit says at its end: the start-up's
+    seconds, and the limit that would have held this run (its whole wall time so far)."""
+    took_s = deadline.elapsed()
+    return (f"note: the start-up (the interpreter, fleetplan's imports, reading the scenario) "
+            f"took {startup_s:.1f} s, more than the {deadline.given_s:g}-s --time-limit, which "
+            f"was counted from its end: this plan took {took_s:.1f} s from the process's "
+            f"start; at this machine's load give a --time-limit of at least {math.ceil(took_s)} s "
+            "for one that holds from the start")
 
 
 class BuildClock:
@@ -479,7 +509,7 @@ class BuildClock:
                    "whose peaks differ")
         raise InputError([Problem(
             "--time-limit", "", f"the {'time limit' if self.given else 'safety stop'} "
-            f"({self.limit_s:g} s) ran out while building "
+            f"({self.shown_s:g} s) ran out while building "
             f"the capacity tables, before anything was solved: {elapsed:.1f} s{self._before()}, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
 
@@ -491,11 +521,19 @@ class BuildClock:
             return f"at this machine's load no table was done after {build_s:.0f} s of building"
         return f"at this machine's load each table took about {build_s / built:.0f} s"
 
+    @property
+    def shown_s(self) -> float:
+        """The limit as the user gave it (the clock's, less what a long start-up added)."""
+        return self.limit_s - self.clock.extended_s
+
     def _before(self) -> str:
         """`` (N s of them before the build: …)``: the limit counts from the process's start,
-        which at load 13 took seconds of a short one before any table was built."""
+        which at load 13 took seconds of a short one before any table was built — or, where
+        the start-up alone used it up, from the start-up's end (:func:`start_past_the_limit`)."""
+        late = (f", more than the limit, which was counted from their end: the build had "
+                f"{self.shown_s:g} s" if self.clock.extended_s > 0 else "")
         return (f" ({self.began_s:.1f} s of them before the build: the start-up and reading "
-                "the scenario)")
+                f"the scenario{late})")
 
     def _bursty(self, then: str) -> str:
         """``; `a`, `b` are bursty<then>`` for the scenario's bursty workloads (what makes a
@@ -520,7 +558,7 @@ class BuildClock:
                f"give a --time-limit above the default {self.limit_s:g} s, or run it on a "
                "less loaded machine")
         return InputError([Problem(
-            "--time-limit", "", f"the time limit ({self.limit_s:g} s) ran out while building "
+            "--time-limit", "", f"the time limit ({self.shown_s:g} s) ran out while building "
             f"the capacity table, before anything was solved: {elapsed:.1f} s{self._before()}"
             f"{why}; no plan of "
             f"`{self.scenario.name}` was written", fix)])
@@ -594,7 +632,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                  quiet=quiet or as_json or is_terminal(err=True),
                                  per=" over the horizon")  # the objective: not per month
         with progress(message, enabled=not as_json and not quiet):
-            horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
+            horizon_s, share_s = (limit_s + deadline.extended_s
+                                  for limit_s in horizon_limits(time_limit_s, limit_given))
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
@@ -639,7 +678,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                          solver=solver, time_limit_s=time_limit_s,
                                          gap=gap), sc, table)
 
-    watch = BuildClock(sc, deadline, time_limit_s, limit_given)
+    watch = BuildClock(sc, deadline, time_limit_s + deadline.extended_s, limit_given)
     reporter.now(Progress(deadline.elapsed(), None, None), CAPACITY_STAGE)
     table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
     watch.watching = False  # a replay's later rounds build on clocks of their own
