@@ -458,7 +458,7 @@ def start_past_the_limit(deadline: Deadline, limit_given: bool) -> float:
 def late_start_note(startup_s: float, deadline: Deadline) -> str:
     """What a plan whose start-up alone used up its limit says at its end: the start-up's
     seconds, and the limit that would have held this run (its whole wall time so far)."""
-    took_s = deadline.elapsed()
+    took_s = round(deadline.elapsed(), 1)  # as shown, and the limit rounded up from it
     return (f"note: the start-up (the interpreter, fleetplan's imports, reading the scenario) "
             f"took {startup_s:.1f} s, more than the {deadline.given_s:g}-s --time-limit, which "
             f"was counted from its end: this plan took {took_s:.1f} s from the process's "
