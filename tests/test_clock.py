@@ -196,23 +196,6 @@ def test_a_plan_run_as_its_process_counts_from_the_process_start(tmp_path: Path)
                                                               abs=0.5)
 
 
-def test_over_periods_the_writing_is_kept_back_once_a_fleet_is_found() -> None:
-    """The stages' clocks (:func:`~solver.solve.horizon.stage_clocks`) follow what the plan's
-    clock keeps back once a fleet is found: until then the stages have the whole limit (kept
-    back at once, quarterly.yaml's plans at 30 s were dearer in 4 of 4 pairs)."""
-    from solver.solve.horizon import stage_clocks
-
-    now = [10.0]
-    stop = Deadline(30.0, clock=lambda: now[0], started=0.0)
-    stop.keep_back_after_a_fleet(6.0)
-    safety, shares = stage_clocks(stop, 30.0, 20.0)
-    assert (safety.limit_s, shares.limit_s) == (30.0, 20.0)
-    stop.fleet_found()
-    assert (stop.limit_s, safety.limit_s, shares.limit_s) == (24.0, 24.0, 14.0)
-    now[0] = 24.0
-    assert safety.expired() and shares.expired()
-
-
 def test_a_limit_the_start_up_alone_used_up_still_ends_with_a_plan(tmp_path: Path) -> None:
     """A process whose start-up took 2.5 s of a 2-s limit (at load 13–18 a 2-s plan's start-up
     took 4–10 s, and it ended in the build's error, no plan, its fix naming a build of 0 s):

@@ -919,16 +919,3 @@ def test_a_plan_over_periods_stages_cover_its_clock_from_the_start_up() -> None:
     covered = sum(s.seconds for s in plan.solver.stages)
     assert plan.solver.seconds >= 2.0
     assert covered == pytest.approx(plan.solver.seconds, abs=0.5)
-
-
-def test_a_plan_over_periods_keeps_the_writing_back_once_it_holds_a_fleet() -> None:
-    """The time ``fleetplan plan`` keeps back for writing the files is kept once a stage finds
-    a fleet (:meth:`~solver.solve.clock.Deadline.fleet_found`), not before."""
-    from solver.solve.clock import Deadline
-
-    stop = Deadline(30.0)
-    stop.keep_back_after_a_fleet(1.0)
-    plan = plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=30.0,
-                        gap=1e-6, stop=stop)
-    assert plan.allocations and not plan.solver.fallback
-    assert (stop.kept_back_s, stop.pending_s, stop.limit_s) == (1.0, 0.0, 29.0)

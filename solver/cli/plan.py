@@ -638,7 +638,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
             if limit_given:  # the stages' clocks count from the process's start, less it
-                keep_time_to_write(deadline, sc, origin or Origin.now())
+                keep_time_to_write(deadline, sc, origin or Origin.now(), at_once=True)
             with (stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals,
                   reporter.heartbeat(deadline)):
                 reporter.now(Progress(deadline.elapsed(), None, None), CAPACITY_STAGE)

@@ -131,7 +131,6 @@ class Deadline:
         self._stop = threading.Event()
         self.stop_reason: str | None = None
         self._followers: list[Deadline] = []
-        self._along: list[Deadline] = []  # followers on this stopwatch (:meth:`along`)
 
     def elapsed(self) -> float:
         """Seconds since the clock started [s]."""
@@ -156,8 +155,6 @@ class Deadline:
         kept = min(max(seconds, 0.0), self.limit_s)
         self.limit_s -= kept
         self.kept_back_s += kept
-        for follower in self._along:  # the same stopwatch: its stages end as much earlier
-            follower.keep_back(kept)
 
     def keep_back_after_a_fleet(self, seconds: float) -> None:
         """:meth:`keep_back` ``seconds`` once the solve holds a fleet (:meth:`fleet_found`):
@@ -205,15 +202,13 @@ class Deadline:
     def along(self, limit_s: float) -> Deadline:
         """A follower of ``limit_s`` seconds counted from this clock's start, not from now, less
         the time this one keeps back for writing (:meth:`keep_back`): a stage's clock on the
-        same stopwatch, which what this one keeps back later shortens too (the writing's
-        time, once a fleet is found). A plan over periods planned its stages on clocks of
-        ``--time-limit`` seconds from the start of its planning, after the start-up, and wrote its
+        same stopwatch. A plan over periods planned its stages on clocks of ``--time-limit``
+        seconds from the start of its planning, after the process's start-up, and wrote its
         files after them: quarterly.yaml at ``--time-limit 30`` ran 47.6 s at load 9.5
         (benchmarks/README.md, "The time limit on the user's stopwatch")."""
         follower = self.follower(limit_s)
         follower.started = self.started
         follower.keep_back(self.kept_back_s)
-        self._along.append(follower)  # and what this one keeps back later (a fleet found)
         return follower
 
     def twin(self) -> Deadline:

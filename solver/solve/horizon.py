@@ -375,9 +375,7 @@ class _Stages:
 
     def fleet(self, cost: float) -> None:
         """A fleet of the whole plan costing ``cost`` found inside the blocks' stage (the
-        first pass's, with its orders), told at once; the plan's clock keeps back now what it
-        keeps once a fleet is held (:meth:`~solver.solve.clock.Deadline.fleet_found`)."""
-        self.clock.fleet_found()
+        first pass's, with its orders), told at once."""
         self.heard = Progress(0.0, cost if self.heard.cost is None
                               else min(cost, self.heard.cost), self.heard.bound)
         self.say(f"{BLOCKS_STAGE} — {self.planning}" if self.planning else BLOCKS_STAGE)
@@ -408,7 +406,6 @@ class _Stages:
         its fleet's cost (``None``: none) and its bound (``None``: none)."""
         if cost is not None:
             self.cost = cost if self.cost is None else min(self.cost, cost)
-            self.clock.fleet_found()
         if bound is not None:
             self.bound = bound if self.bound is None else max(self.bound, bound)
         self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
