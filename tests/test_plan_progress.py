@@ -263,8 +263,11 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
         if "best " in line or time.monotonic() - started > HORIZON_SAFETY_S:
             break
     assert "best " in line, stages  # a fleet found, and said
-    # lines on the plan's clock, each 5 s (the stages between them are not each shown)
-    seconds = [float(s.split()[0]) for s in lines if re.match(r"\s*[\d.]+ s  ", s)]
+    # a line as the capacity tables begin, then lines on the plan's clock, each 5 s (the
+    # stages between them are not each shown)
+    timed = [s for s in lines if re.match(r"\s*[\d.]+ s  ", s)]
+    assert timed[0].rstrip().endswith("[capacity]"), lines
+    seconds = [float(s.split()[0]) for s in timed[1:]]
     assert len(seconds) >= 2, lines
     assert all(4.0 < b - a < 6.5 for a, b in itertools.pairwise(seconds)), lines
     proc.send_signal(signal.SIGINT)
