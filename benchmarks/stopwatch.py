@@ -7,8 +7,8 @@ the machine's load falls on both. ``--busy`` starts a niced busy loop (``nice -n
 'while 1: pass'``) beside the runs, and stops it after; ``--plan-beside TREE`` a second niced
 plan instead, quarterly.yaml's at 60 s from TREE, over and over. Printed per run, as a Markdown
 row: the tree, the case, the one-minute load when it started, the wall and CPU seconds of the
-process, wall ÷ limit, the exit status, and the plan's status, cost, gap, bound and
-``solver.seconds``.
+process, wall ÷ limit, the exit status, and the plan's status, cost, gap, bound,
+``solver.seconds``, objective (over periods: over the horizon) and stages with their seconds.
 
     .venv/bin/python benchmarks/stopwatch.py --tree main=/tmp/main --tree branch=. \\
         --x25 DIR [--rounds 2] [--busy] [--cases demo20,x25-20,x25-60,demo2]
@@ -73,7 +73,10 @@ def run(tree: Path, args: list[str], limit_s: float) -> dict[str, object]:
         plan = json.loads(plan_file.read_text())
         s = plan["solver"]
         row.update(status=plan["status"], cost=plan["cost"]["per_month"] if plan["allocations"]
-                   else None, gap=s["gap"], bound=s["bound"], seconds=s["seconds"])
+                   else None, gap=s["gap"], bound=s["bound"], seconds=s["seconds"],
+                   objective=s.get("objective"),
+                   stages=" ".join(f"{st['name']} {st['seconds']:.1f}"
+                                   for st in s.get("stages", ())))
     else:
         row.update(status=done.stderr.strip().splitlines()[-1][:80] if done.stderr else "-")
     shutil.rmtree(out, ignore_errors=True)
@@ -104,8 +107,8 @@ def main() -> None:
          "--time-limit 60 --quiet --out $d/o >/dev/null 2>&1; rm -rf $d; done"],
         cwd=a.plan_beside, start_new_session=True)
     print("| case | tree | UTC | load | wall s | CPU s | wall ÷ limit | exit | status | "
-          "cost $/month | gap | bound $/month | solver.seconds |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+          "cost $/month | gap | bound $/month | solver.seconds | objective | stages [s] |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
     try:
         for name in a.cases.split(","):
             args, limit_s = table[name]
@@ -120,7 +123,8 @@ def main() -> None:
                           f"{r['exit']} | {r['status']} | {money(r.get('cost'))} | "
                           f"{'-' if gap is None else f'{float(gap):.2%}'} | "  # type: ignore[arg-type]
                           f"{money(r.get('bound'))} | "
-                          f"{'-' if seconds is None else f'{float(seconds):.2f}'} |",  # type: ignore[arg-type]
+                          f"{'-' if seconds is None else f'{float(seconds):.2f}'} | "  # type: ignore[arg-type]
+                          f"{money(r.get('objective'))} | {r.get('stages', '-')} |",
                           flush=True)
     finally:
         if busy is not None:

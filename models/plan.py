@@ -38,7 +38,12 @@ class SolverStage(Frozen):
 #: and its fleet was built without a solver (solver/solve/horizon.py, ``fallback_fleet``).
 FALLBACK_STAGE = "fallback"
 
-#: The first stage of a plan: building its capacity tables and program, inside its time limit.
+#: The stages of a plan before its search, inside its time limit: the seconds before
+#: planning began (the process's start-up and reading the scenario, where the plan's clock
+#: counts from the process's start: ``fleetplan plan``), building its capacity tables, then
+#: its program.
+READ_STAGE = "read"
+CAPACITY_STAGE = "capacity"
 BUILD_STAGE = "build"
 
 
@@ -68,9 +73,16 @@ class SolverReport(OmitDefaults):
 
     @property
     def build_seconds(self) -> float | None:
-        """Wall time of building the capacity tables and the program (``BUILD_STAGE``) [s];
-        ``None``: not recorded."""
-        return next((s.seconds for s in self.stages if s.name == BUILD_STAGE), None)
+        """Wall time of building the capacity tables and the program (``CAPACITY_STAGE``,
+        ``BUILD_STAGE``) [s]; ``None``: not recorded."""
+        built = [s.seconds for s in self.stages if s.name in (CAPACITY_STAGE, BUILD_STAGE)]
+        return sum(built) if built else None
+
+    @property
+    def read_seconds(self) -> float:
+        """Wall time before the plan's build (``READ_STAGE``: the start-up and reading the
+        scenario) [s]; 0 where not recorded."""
+        return sum(s.seconds for s in self.stages if s.name == READ_STAGE)
 
 
 class Cost(Frozen):

@@ -9,6 +9,7 @@ stopwatch". The subprocess tests read the clock's own record (``solver.seconds``
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -186,3 +187,34 @@ def test_a_plan_run_as_its_process_counts_from_the_process_start(tmp_path: Path)
     written = json.loads((out / "plan.json").read_text())
     assert printed["solver"]["seconds"] == written["solver"]["seconds"] >= 1.5
     assert printed["status"] == "optimal"
+    # its stages cover that clock: the 1.5 s and the imports, the capacity table, the solve
+    # (they began at the program's build: 15.6 s of a 29.8-s plan were in a stage)
+    stages = written["solver"]["stages"]
+    assert [s["name"] for s in stages[:3]] == ["read", "capacity", "build"]
+    assert stages[0]["seconds"] >= 1.5
+    assert sum(s["seconds"] for s in stages) == pytest.approx(written["solver"]["seconds"],
+                                                              abs=0.5)
+
+
+def test_a_limit_the_start_up_alone_used_up_still_ends_with_a_plan(tmp_path: Path) -> None:
+    """A process whose start-up took 2.5 s of a 2-s limit (at load 13–18 a 2-s plan's start-up
+    took 4–10 s, and it ended in the build's error, no plan, its fix naming a build of 0 s):
+    the limit counts from the start-up's end, the plan is written, and a note names the
+    start-up's seconds and the limit that would have held from the start."""
+    out = tmp_path / "out"
+    code = ("import sys, time; time.sleep(2.5); from solver.cli import main; "
+            f"sys.argv = ['fleetplan', 'plan', {str(TINY)!r}, '--out', {str(out)!r}, "
+            "'--time-limit', '2', '--no-replay', '--quiet']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = json.loads((out / "plan.json").read_text())
+    assert written["allocations"] and written["solver"]["bound"] is not None
+    assert written["solver"]["stages"][0]["seconds"] >= 2.5  # the start-up, on the plan's clock
+    note = done.stderr.strip().splitlines()[-1]
+    took_s = float(note.split("this plan took ")[1].split(" s")[0])
+    assert note.startswith("note: the start-up (the interpreter, fleetplan's imports, reading "
+                           "the scenario) took ") and "more than the 2-s --time-limit" in note
+    assert took_s >= 2.5 and note.endswith(
+        f"give a --time-limit of at least {math.ceil(took_s)} s for one that holds from the "
+        "start")

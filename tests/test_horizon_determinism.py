@@ -82,9 +82,11 @@ def test_the_quarterly_plan_is_the_same_beside_other_work(tmp_path: Path) -> Non
             p.wait()
     for plan in (alone, loaded):
         assert plan["status"] in ("optimal", "feasible")  # not stopped by the time limit
-        # the paths a plan over periods takes where its blocks are solved whole: the blocks
-        # (twice: the second pass with the chosen order held), then the joint solve
-        assert [s["name"] for s in plan["solver"]["stages"]] == ["build", "blocks", "joint"]
+        # the paths a plan over periods takes where its blocks are solved whole: the joint LP
+        # relaxation's bound, the blocks (twice: the second pass with the chosen order held),
+        # then the joint solve
+        assert [s["name"] for s in plan["solver"]["stages"]] == [
+            "read", "capacity", "build", "lp", "blocks", "joint"]
         assert plan["orders"], "the order choice bought nothing: no second pass"
         assert len(plan["horizon"]["scenarios"]) == 3
     assert _timeless(alone) == _timeless(loaded)

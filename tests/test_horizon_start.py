@@ -435,14 +435,17 @@ def test_a_plan_over_periods_reports_the_best_bound_any_stage_proved(
         return outcome
 
     monkeypatch.setattr(horizon, "joint_solve", recorded)
+    # the joint LP relaxation's bound (the optimum here) left out: the blocks' and the joint
+    # solve's are the ones compared
+    monkeypatch.setattr(horizon, "early_lp_bound", lambda *_: None)
     plan = horizon.plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=20,
                                 gap=1e-6)
     assert plan.horizon is not None and plan.solver.bound is not None
     optimum, relaxed = 8760 * 0.45 + QUARTER, 5 * 8760 * 0.45 / 4
     assert plan.horizon.expected_cost == pytest.approx(optimum)
-    assert [s.name for s in plan.solver.stages] == [horizon.BUILD_STAGE, horizon.BLOCKS_STAGE,
-                                                    horizon.JOINT_STAGE]
-    build, blocks, joint = plan.solver.stages
+    assert [s.name for s in plan.solver.stages] == [
+        horizon.CAPACITY_STAGE, horizon.BUILD_STAGE, horizon.BLOCKS_STAGE, horizon.JOINT_STAGE]
+    _, build, blocks, joint = plan.solver.stages
     assert build.cost_after is None and build.bound_after is None  # the build proves nothing
     assert blocks.bound_after == pytest.approx(relaxed)
     assert relaxed - 1e-6 <= plan.solver.bound <= plan.horizon.expected_cost + 1e-6
@@ -874,3 +877,45 @@ def test_a_first_pass_that_ends_past_the_limit_still_starts_from_the_orders_chos
     program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
                       hp.data.blocks[0].data)
     assert objective_of(program, start) == pytest.approx(8760 * 0.45 + QUARTER)
+
+
+def test_a_plan_over_periods_carries_a_bound_when_no_lp_ends_in_its_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stage has time (1 ms) and the joint program's LP relaxation is given less than it
+    needs (``LP_BOUND_S`` as a loaded machine leaves it: at load 18 a plan of quarterly.yaml
+    came out with no bound). A plan always carries a bound: the LP relaxation is solved to its
+    end after the stages, 6,132 here (the optimum itself, as in the plan above)."""
+    from models.plan import SolveStatus
+    from solver.solve import horizon
+
+    monkeypatch.setattr(horizon, "LP_BOUND_S", 1e-9)
+    plan = horizon.plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=1e-3,
+                                gap=1e-6)
+    assert plan.status is SolveStatus.time_limit and plan.solver.fallback
+    assert plan.solver.bound == pytest.approx(3942 + 2190)
+    assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
+
+
+def test_a_plan_over_periods_stages_cover_its_clock_from_the_start_up() -> None:
+    """A plan whose clock began 2 s before it (``fleetplan plan``'s: the start-up and reading
+    the scenario) records those seconds as its first stage, then the capacity tables and the
+    program's build, the LP relaxation's bound before the search (inside the time limit), and
+    its ``seconds`` are on that clock: the stages add up to them. Before, the stages began at
+    the build and ``seconds`` counted from it (15.6 s of a 29.8-s plan were in a stage)."""
+    import time
+
+    from models.plan import BUILD_STAGE, CAPACITY_STAGE, READ_STAGE
+    from solver.solve.clock import Deadline
+    from solver.solve.horizon import BLOCKS_STAGE, LP_STAGE
+
+    stop = Deadline(30.0, started=time.perf_counter() - 2.0)
+    plan = plan_horizon(quarterly(GROWTH), table_for=lambda _: TABLE, time_limit_s=30.0,
+                        gap=1e-6, stop=stop)
+    names = [s.name for s in plan.solver.stages]
+    assert names[:4] == [READ_STAGE, CAPACITY_STAGE, BUILD_STAGE, LP_STAGE]
+    assert plan.solver.stages[0].seconds >= 2.0
+    assert plan.solver.stages[3].bound_after == pytest.approx(3942 + 2190)  # the optimum
+    assert BLOCKS_STAGE not in names[:4]
+    covered = sum(s.seconds for s in plan.solver.stages)
+    assert plan.solver.seconds >= 2.0
+    assert covered == pytest.approx(plan.solver.seconds, abs=0.5)

@@ -129,6 +129,18 @@ def test_quiet_prints_nothing_on_stderr_and_json_keeps_stdout_clean(tmp_path: Pa
     assert json.loads(loud.stdout)["status"] == "optimal"
 
 
+@pytest.mark.parametrize("scenario", ["tiny.yaml", "quarterly.yaml"])
+def test_a_progress_line_comes_as_the_capacity_tables_start(tmp_path: Path,
+                                                            scenario: str) -> None:
+    """The first line comes as the capacity tables begin, before any 5-s tick: under load the
+    start-up and the tables took 15 s without a word."""
+    done = CliRunner().invoke(main, ["plan", str(scenarios_dir() / scenario), "--out",
+                                     str(tmp_path / "o"), "--no-replay", "--time-limit", "30"])
+    assert done.exit_code == 0, done.output
+    lines = [line for line in done.stderr.splitlines() if re.match(r"\s*\d+\.\d s  ", line)]
+    assert lines and lines[0].endswith("no fleet yet  bound –  gap –  [capacity]"), lines
+
+
 def test_sigint_mid_solve_writes_a_verified_interrupted_plan(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = _plan_medium_x25_until_first_fleet(tmp_path, out)
@@ -251,8 +263,11 @@ def test_sigint_stops_a_plan_over_periods_with_its_bound(tmp_path: Path) -> None
         if "best " in line or time.monotonic() - started > HORIZON_SAFETY_S:
             break
     assert "best " in line, stages  # a fleet found, and said
-    # lines on the plan's clock, each 5 s (the stages between them are not each shown)
-    seconds = [float(s.split()[0]) for s in lines if re.match(r"\s*[\d.]+ s  ", s)]
+    # a line as the capacity tables begin, then lines on the plan's clock, each 5 s (the
+    # stages between them are not each shown)
+    timed = [s for s in lines if re.match(r"\s*[\d.]+ s  ", s)]
+    assert timed[0].rstrip().endswith("[capacity]"), lines
+    seconds = [float(s.split()[0]) for s in timed[1:]]
     assert len(seconds) >= 2, lines
     assert all(4.0 < b - a < 6.5 for a, b in itertools.pairwise(seconds)), lines
     proc.send_signal(signal.SIGINT)

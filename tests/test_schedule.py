@@ -1046,11 +1046,11 @@ def test_a_fallback_fleet_after_a_long_build_says_where_the_time_went() -> None:
     had 0.3 s, and the plan said only "no stage found a fleet within the time limit". The build
     is the plan's first stage, and a fallback that the build left no time says so, in seconds."""
     from models.common import SolveStatus
-    from models.plan import BUILD_STAGE, FALLBACK_STAGE, SolverStage
+    from models.plan import BUILD_STAGE, CAPACITY_STAGE, FALLBACK_STAGE, READ_STAGE, SolverStage
     from solver.cli.plan import fallback_lines
 
     plan, _ = base_high()
-    assert plan.solver.stages[0].name == BUILD_STAGE
+    assert [s.name for s in plan.solver.stages[:2]] == [CAPACITY_STAGE, BUILD_STAGE]
     assert plan.solver.build_seconds is not None and plan.solver.build_seconds >= 0
     assert not fallback_lines(plan)
     stages = (SolverStage(name=BUILD_STAGE, seconds=631.9), SolverStage(name="blocks",
@@ -1071,6 +1071,14 @@ def test_a_fallback_fleet_after_a_long_build_says_where_the_time_went() -> None:
     assert "building the capacity tables" not in fallback_lines(searched)[0]
     assert fallback_lines(searched)[0].endswith("re-plan with a longer --time-limit before "
                                                 "acting on it")
+    # on the process's clock, the start-up is named beside the build
+    started = slow.model_copy(update={"solver": slow.solver.model_copy(update={
+        "seconds": 640.4, "stages": (SolverStage(name=READ_STAGE, seconds=8.0), *stages)})})
+    line = fallback_lines(started)[0]
+    assert ("(the start-up took 8 s, building the capacity tables and the program 632 s of its "
+            "640 s, leaving the search 0.5 s)") in line
+    assert line.endswith("well above the 640 s the start-up and the build took before acting "
+                         "on it")
 
 
 def test_the_pools_sheet_counts_replicas_on_owned_nodes(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from collections import defaultdict
@@ -14,7 +15,15 @@ from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
 from models.loader import read_document, validate_as
-from models.plan import Plan, Replanned, SolveStatus, with_gap_limit
+from models.plan import (
+    CAPACITY_STAGE,
+    READ_STAGE,
+    Plan,
+    Replanned,
+    SolverStage,
+    SolveStatus,
+    with_gap_limit,
+)
 from models.scenario import Scenario
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli import QUICK_EXIT_META, command_origin
@@ -71,6 +80,7 @@ from solver.program.data import ELASTIC_KINDS
 from solver.program.orders import plan_date_of
 from solver.solve.assemble import solver_summary
 from solver.solve.clock import HORIZON_SAFETY_S, Deadline, Origin, horizon_limits
+from solver.solve.highs import Progress
 from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizon
 from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import replay_misses
@@ -220,14 +230,17 @@ def fallback_lines(plan: Plan) -> list[str]:
                    "re-plan and let it finish") if stopped else
                   ("no stage found a fleet within the time limit",
                    "re-plan with a longer --time-limit"))
-    built = plan.solver.build_seconds
-    if not stopped and built is not None and built >= BUILD_MOST * plan.solver.seconds:
+    built, read = plan.solver.build_seconds, plan.solver.read_seconds
+    if not stopped and built is not None and built + read >= BUILD_MOST * plan.solver.seconds:
         # the stages had next to no time: say where it went and what limit gives them some
         # (a new user's re-plan: 632 s, of which the stages 0.3 s)
-        when += (f" (building the capacity tables and the program took {built:,.0f} s of "
-                 f"its {plan.solver.seconds:,.0f} s, leaving the search "
-                 f"{max(plan.solver.seconds - built, 0.0):,.1f} s)")
-        then = f"re-plan with a --time-limit well above the {built:,.0f} s the build took"
+        took = (f"the start-up took {read:,.0f} s, building the capacity tables and the "
+                f"program {built:,.0f} s" if read > 0 else
+                f"building the capacity tables and the program took {built:,.0f} s")
+        when += (f" ({took} of its {plan.solver.seconds:,.0f} s, leaving the search "
+                 f"{max(plan.solver.seconds - built - read, 0.0):,.1f} s)")
+        then = (f"re-plan with a --time-limit well above the {read + built:,.0f} s the "
+                f"{'start-up and the ' if read > 0 else ''}build took")
     return [f"  {when}: this is the fallback fleet, "
             f"{plan.solver.objective:,.0f} {plan.cost.currency} over the horizon (each "
             f"period's fleet as far as it was planned, else a greedy one, and the orders that "
@@ -393,6 +406,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         sc, replanned = keep_earlier_orders(sc, existing)
     out = output_dir(sc, scenario, out_dir)
     received: list[int] = []
+    late_s = start_past_the_limit(deadline, given)
     with PlanDirectory(out, "--out", PLAN_DIR_FILES,
                        inputs=[scenario, existing, *sc.sources]) as target:
         plan, shown, table, table_for = _plan(sc, solver, time_limit_s, gap, as_json, robust,
@@ -414,6 +428,8 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
             click.echo(line)
         for line in past_order_lines(plan, sc):  # a stale policy.as_of: never silent
             click.echo(line, err=True)
+    if late_s > 0.0:
+        click.echo(late_start_note(late_s, deadline), err=True)
     if plan.status is SolveStatus.interrupted and received:
         raise SystemExit(128 + received[0])  # as a shell reports a process a signal stopped
     if received:  # e.g. during the trace replay's last round: nothing was cut short
@@ -423,6 +439,34 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
         raise SystemExit(1)  # infeasible, or no fleet found within the time limit
     if any(not c.holds for c in plan.replay if c.round == max(r.round for r in plan.replay)):
         raise SystemExit(1)  # the trace replay still misses an SLO after the last round
+
+
+def start_past_the_limit(deadline: Deadline, limit_given: bool) -> float:
+    """The seconds the process's start-up took (the interpreter, fleetplan's imports, reading
+    the scenario) where they alone used up the ``--time-limit`` given, else 0; the deadline is
+    then moved (:meth:`~solver.solve.clock.Deadline.extend`) so that the limit counts from the
+    start-up's end and is at least the start-up's seconds again. Such a limit cannot be met
+    whatever is planned — at load 13–18 the start-up of a 2-s plan took 4–10 s (60 s at load
+    12–14 beside this session's other work, where a table's build takes as long: a 2-s build
+    after it ran out too), and the build's clock stopped the plan before its first table, with
+    no plan and a fix that named a build of 0 s — so the plan is late, at most by about twice
+    the start-up, and says so (:func:`late_start_note`)."""
+    startup_s = deadline.elapsed()
+    if not limit_given or startup_s < deadline.limit_s:
+        return 0.0
+    deadline.extend(startup_s + max(startup_s - deadline.limit_s, 0.0))
+    return startup_s
+
+
+def late_start_note(startup_s: float, deadline: Deadline) -> str:
+    """What a plan whose start-up alone used up its limit says at its end: the start-up's
+    seconds, and the limit that would have held this run (its whole wall time so far)."""
+    took_s = round(deadline.elapsed(), 1)  # as shown, and the limit rounded up from it
+    return (f"note: the start-up (the interpreter, fleetplan's imports, reading the scenario) "
+            f"took {startup_s:.1f} s, more than the {deadline.given_s:g}-s --time-limit, which "
+            f"was counted from its end (at least as long again): this plan took {took_s:.1f} s "
+            f"from the process's start; at this machine's load give a --time-limit of at least "
+            f"{math.ceil(took_s)} s for one that holds from the start")
 
 
 class BuildClock:
@@ -468,7 +512,7 @@ class BuildClock:
                    "whose peaks differ")
         raise InputError([Problem(
             "--time-limit", "", f"the {'time limit' if self.given else 'safety stop'} "
-            f"({self.limit_s:g} s) ran out while building "
+            f"({self.shown_s:g} s) ran out while building "
             f"the capacity tables, before anything was solved: {elapsed:.1f} s{self._before()}, "
             f"{plural(built, 'table')} built{why}; no plan was written", fix)])
 
@@ -480,11 +524,19 @@ class BuildClock:
             return f"at this machine's load no table was done after {build_s:.0f} s of building"
         return f"at this machine's load each table took about {build_s / built:.0f} s"
 
+    @property
+    def shown_s(self) -> float:
+        """The limit as the user gave it (the clock's, less what a long start-up added)."""
+        return self.limit_s - self.clock.extended_s
+
     def _before(self) -> str:
         """`` (N s of them before the build: …)``: the limit counts from the process's start,
-        which at load 13 took seconds of a short one before any table was built."""
+        which at load 13 took seconds of a short one before any table was built — or, where
+        the start-up alone used it up, from the start-up's end (:func:`start_past_the_limit`)."""
+        late = (f", more than the limit, which was counted from their end: the build had "
+                f"{self.limit_s - self.began_s:.1f} s" if self.clock.extended_s > 0 else "")
         return (f" ({self.began_s:.1f} s of them before the build: the start-up and reading "
-                "the scenario)")
+                f"the scenario{late})")
 
     def _bursty(self, then: str) -> str:
         """``; `a`, `b` are bursty<then>`` for the scenario's bursty workloads (what makes a
@@ -509,7 +561,7 @@ class BuildClock:
                f"give a --time-limit above the default {self.limit_s:g} s, or run it on a "
                "less loaded machine")
         return InputError([Problem(
-            "--time-limit", "", f"the time limit ({self.limit_s:g} s) ran out while building "
+            "--time-limit", "", f"the time limit ({self.shown_s:g} s) ran out while building "
             f"the capacity table, before anything was solved: {elapsed:.1f} s{self._before()}"
             f"{why}; no plan of "
             f"`{self.scenario.name}` was written", fix)])
@@ -583,7 +635,8 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                  quiet=quiet or as_json or is_terminal(err=True),
                                  per=" over the horizon")  # the objective: not per month
         with progress(message, enabled=not as_json and not quiet):
-            horizon_s, share_s = horizon_limits(time_limit_s, limit_given)
+            horizon_s, share_s = (limit_s + deadline.extended_s
+                                  for limit_s in horizon_limits(time_limit_s, limit_given))
             watch = BuildClock(sc, deadline, horizon_s, limit_given)
             # planned with, then signed off (the clock watches the build inside the plan only)
             tables = cached_tables(sc.gpus_sold_or_held(), watch.check)
@@ -591,6 +644,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                 keep_time_to_write(deadline, sc, origin or Origin.now(), at_once=True)
             with (stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals,
                   reporter.heartbeat(deadline)):
+                reporter.now(Progress(deadline.elapsed(), None, None), CAPACITY_STAGE)
                 try:
                     planned = plan_horizon(sc, solver=solver, gap=gap, robust=robust,
                                            table_for=tables, time_limit_s=horizon_s,
@@ -627,9 +681,11 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
                                          solver=solver, time_limit_s=time_limit_s,
                                          gap=gap), sc, table)
 
-    watch = BuildClock(sc, deadline, time_limit_s, limit_given)
+    watch = BuildClock(sc, deadline, time_limit_s + deadline.extended_s, limit_given)
+    reporter.now(Progress(deadline.elapsed(), None, None), CAPACITY_STAGE)
     table = build_capacity_table(sc, sc.gpus_sold_or_held(), lambda: watch.check(0))
     watch.watching = False  # a replay's later rounds build on clocks of their own
+    before = before_the_solve(watch.began_s, deadline.elapsed() - watch.began_s)
     keep_time_to_write(deadline, sc, origin or Origin.now())
     with stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals:
         try:
@@ -638,4 +694,18 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
         finally:
             reporter.close()
             received.extend(signals)
-    return with_gap_limit(plan, gap), sc, table, None
+    return with_gap_limit(with_stages_before(plan, before), gap), sc, table, None
+
+
+def before_the_solve(read_s: float, capacity_s: float) -> tuple[SolverStage, ...]:
+    """The stages of a single-period plan before its solve, on the plan's clock: the
+    start-up and reading the scenario (``read``), then the capacity table (``capacity``).
+    ``solver.stages`` began at the program's build, and covered 15.6 s of a 29.8-s plan."""
+    return (SolverStage(name=READ_STAGE, seconds=max(read_s, 0.0)),
+            SolverStage(name=CAPACITY_STAGE, seconds=max(capacity_s, 0.0)))
+
+
+def with_stages_before(plan: Plan, before: tuple[SolverStage, ...]) -> Plan:
+    """``plan`` with ``before`` ahead of its solve's stages."""
+    return plan.model_copy(update={"solver": plan.solver.model_copy(
+        update={"stages": (*before, *plan.solver.stages)})})

@@ -79,6 +79,16 @@ class SolveReporter:
             if not self._ticking and time.monotonic() - self._last >= self.every_s:
                 self._write(p, stage)
 
+    def now(self, p: Progress, stage: str) -> None:
+        """The line of ``p`` at ``stage`` at once, whatever the rate or the heartbeat's clock:
+        a stage that begins before the solve (the capacity tables: under load the first line
+        of a plan came 15 s in, the start-up and the tables silent)."""
+        if self.quiet:
+            return
+        with self._lock:
+            self._heard = (p, stage)
+            self._write(p, stage)
+
     def _write(self, p: Progress, stage: str) -> None:
         """The line of ``p`` at ``stage``, now (the lock held)."""
         self._last = time.monotonic()

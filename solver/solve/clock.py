@@ -120,6 +120,8 @@ class Deadline:
         self.started = self._clock() if started is None else started
         self.kept_back_s = 0.0
         """Seconds of the limit kept back for the work after the solve (:meth:`keep_back`)."""
+        self.extended_s = 0.0
+        """Seconds added to the limit as given (:meth:`extend`)."""
         self.pending_s = 0.0
         """Seconds to keep back once a fleet is held (:meth:`keep_back_after_a_fleet`)."""
         self._pending_lock = threading.Lock()
@@ -137,7 +139,15 @@ class Deadline:
     @property
     def given_s(self) -> float:
         """The limit as given, before any time was kept back (what messages name) [s]."""
-        return self.limit_s + self.kept_back_s
+        return self.limit_s + self.kept_back_s - self.extended_s
+
+    def extend(self, seconds: float) -> None:
+        """Move the deadline ``seconds`` later (the limit as given, :attr:`given_s`, is
+        unchanged): a limit the process's start-up alone used up counts from its end
+        (``fleetplan plan``)."""
+        added = max(seconds, 0.0)
+        self.limit_s += added
+        self.extended_s += added
 
     def keep_back(self, seconds: float) -> None:
         """End the solve ``seconds`` earlier: the limit is shortened by them (kept for writing
