@@ -1362,8 +1362,8 @@ def _plain_search(monkeypatch: pytest.MonkeyPatch, profile: LoadProfile, ttft_sl
 
     with monkeypatch.context() as patch:
         patch.setattr(replica, "load_point", every_ttft)
-        patch.setattr(replica, "_holds_without_p95", lambda p, r, t, tp: every_ttft(
-            p, r, with_tpot_p95=False).holds(t, tp))
+        patch.setattr(replica, "_holds_without_p95", lambda p, r, t, tp, e2e=None: every_ttft(
+            p, r, with_tpot_p95=False).holds(t, tp, e2e))
         return replica.slo_holding_point(profile, ttft_slo_ms, tpot_slo_ms)
 
 

@@ -50,19 +50,29 @@ def test_the_root_beside_the_blocks_proves_what_their_relaxations_do_not(
     assert plan.solver.bound == pytest.approx(OPTIMUM)
     stage = next(s for s in plan.solver.stages if s.name == "joint-beside")
     assert stage.bound_after == pytest.approx(OPTIMUM)
+    # the LP before the search is left to the root beside (one model of the joint program)
+    assert all(s.name != "lp" for s in plan.solver.stages)
 
 
-def test_without_it_the_bound_is_the_blocks_relaxations(
+def test_without_it_the_bound_is_the_lp_before_the_search_or_the_blocks_relaxations(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same plan with no root beside the blocks: its bound is their relaxations', 4,927.5,
-    and no stage of that name is recorded."""
+    """The same plan with no root beside the blocks: the joint program's LP relaxation is
+    solved before the search instead (stage ``lp``; here it reaches 6,132 itself), and with
+    that off too the bound is the blocks' relaxations', 4,927.5; no ``joint-beside`` stage."""
     from models.plan import Plan
+    from solver.solve import horizon
 
     plan = _plan_without_a_joint_root(monkeypatch, beside=False)
     assert isinstance(plan, Plan) and plan.horizon is not None
     assert plan.horizon.expected_cost == pytest.approx(OPTIMUM)
-    assert plan.solver.bound == pytest.approx(BLOCKS_LP)
+    lp = next(s for s in plan.solver.stages if s.name == "lp")
+    assert lp.bound_after == pytest.approx(OPTIMUM)
     assert all(s.name != "joint-beside" for s in plan.solver.stages)
+    monkeypatch.setattr(horizon, "early_lp_bound", lambda *args, **kwargs: None)
+    plan = _plan_without_a_joint_root(monkeypatch, beside=False)
+    assert isinstance(plan, Plan) and plan.horizon is not None
+    assert plan.solver.bound == pytest.approx(BLOCKS_LP)
+    assert all(s.name not in ("joint-beside", "lp") for s in plan.solver.stages)
 
 
 def test_a_plan_that_proves_its_gap_does_not_wait_for_the_root(

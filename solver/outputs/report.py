@@ -199,9 +199,10 @@ def _e2e_lines(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str
     the SLO that binds (the tightest of the three there, within :data:`BINDING_SLACK` of it;
     docs/capacity-model.md, "The end-to-end SLO")."""
     out = []
+    stating = {w.name: w for w in scenario.workloads if w.slo.e2e_p95_ms is not None}
     for workload, gpu, tp in used_configs(plan, table):
-        wl, row = scenario.workload(workload), table.row(workload, gpu, tp)
-        if row is None or wl.slo.e2e_p95_ms is None:
+        wl, row = stating.get(workload), table.row(workload, gpu, tp)
+        if row is None or wl is None or wl.slo.e2e_p95_ms is None:
             continue
         e2e_ms = e2e_p95_ms(row.ttft_p95_ms, row.tpot_p95_ms, wl.output_tokens.p95)
         slack = 1 - e2e_ms / wl.slo.e2e_p95_ms  # [1]
