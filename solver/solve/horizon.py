@@ -91,6 +91,7 @@ from solver.solve.order_choice import (
     in_time_shortfalls,
     on_demand_beyond,
 )
+from solver.solve.polish import POLISH_MIN_S, POLISH_SHARE, POLISH_STAGE, robust_polish
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
@@ -189,6 +190,12 @@ def plan_horizon(
         # its fleet as verified (one that breaks a row is not kept); its bound as HiGHS proved it
         stages.add(JOINT_STAGE, began, outcome.report.objective if outcome.has_solution
                    else None, own)
+    if hp.worst is not None and outcome.has_solution and solver == "highs":
+        # the least expected cost at the robust fleet's worst (P7): a clock and a node limit
+        # as the joint stage's, so a plan solved whole polishes to the same fleet every run
+        outcome = robust_polish_stage(hp, as_program, outcome, stages,
+                                      shares if timed else deadline, gap, started,
+                                      nodes=None if timed else JOINT_NODES)
     if stages.bound is None and outcome.status is not SolveStatus.infeasible:
         # no stage proved a bound (stopped early, Ctrl-C): the joint program's LP relaxation,
         # the least a plan carries (0.3 s on quarterly.yaml)
@@ -231,6 +238,31 @@ def plan_horizon(
                 hp, tried, deadline.limit_s)})
         return base
     return assemble(base, scenario, hp, robust)
+
+
+def robust_polish_stage(hp: HorizonProgram, program: Program, outcome: SolveOutcome,
+                        stages: _Stages, clock: Deadline, gap: float, started: float,
+                        nodes: int | None = None) -> SolveOutcome:
+    """``outcome`` (a ``--robust`` plan's fleet, in the variables) after the stage
+    ``POLISH_STAGE`` (:func:`~solver.solve.polish.robust_polish`): the least expected cost
+    HiGHS finds at no dearer worst case, in ``POLISH_SHARE`` of what ``clock`` leaves (not
+    tried with less than ``POLISH_MIN_S``), ``nodes`` at most. Its objective is the worst cost
+    of the fleet kept; its bound stays the robust search's (the polish proves none on the
+    worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading."""
+    time_s = POLISH_SHARE * clock.left()
+    if clock.expired() or time_s < POLISH_MIN_S:
+        return outcome
+    began = stages.begin(POLISH_STAGE)
+    polished = robust_polish(hp, program, clock, time_s, gap, nodes)
+    stages.add(POLISH_STAGE, began, outcome.report.objective if polished is None
+               else polished.worst, None)
+    report = outcome.report.model_copy(update={"seconds": time.perf_counter() - started})
+    if polished is not None and polished.improved:
+        bound, worst = report.bound, polished.worst
+        report = report.model_copy(update={"objective": worst, "gap": None if bound is None
+                                           else max(worst - bound, 0.0) / worst if worst > 0
+                                           else 0.0})
+    return dataclasses.replace(outcome, report=report)
 
 
 def stage_clocks(stop: Deadline, time_limit_s: float, share_limit_s: float | None
