@@ -246,7 +246,7 @@ def robust_polish_stage(hp: HorizonProgram, program: Program, outcome: SolveOutc
     """``outcome`` (a ``--robust`` plan's fleet, in the variables) after the stage
     ``POLISH_STAGE`` (:func:`~solver.solve.polish.robust_polish`): the least expected cost
     HiGHS finds at no dearer worst case, in ``POLISH_SHARE`` of what ``clock`` leaves (not
-    tried with less than ``POLISH_MIN_S``), ``nodes`` at most. Its objective is the worst cost
+    tried in less than ``POLISH_MIN_S``), ``nodes`` at most. Its objective is the worst cost
     of the fleet kept; its bound stays the robust search's (the polish proves none on the
     worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading."""
     time_s = POLISH_SHARE * clock.left()
