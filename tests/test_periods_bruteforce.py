@@ -150,6 +150,10 @@ def test_program_matches_brute_force(seed: int) -> None:
     assert plan.horizon is not None
     found = plan.horizon.worst_cost if robust else plan.horizon.expected_cost
     assert found == pytest.approx(expected, rel=1e-9, abs=1e-6), (seed, case)
+    if robust:  # P7 is lexicographic: the least expected cost at the least worst too
+        lexicographic = costs_at_optimum(case, robust=True)
+        assert lexicographic is not None
+        assert plan.horizon.expected_cost == pytest.approx(lexicographic[0], rel=1e-9, abs=1e-6)
     # the bound reported (the joint solver's, or the blocks' own: solver/solve/horizon.py)
     assert plan.solver.bound is not None and plan.solver.bound <= expected * (1 + 1e-9) + 1e-6
 
