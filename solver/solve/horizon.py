@@ -250,8 +250,8 @@ def robust_polish_stage(hp: HorizonProgram, program: Program, outcome: SolveOutc
     of the fleet kept; its bound stays the robust search's (the polish proves none on the
     worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading."""
     time_s = POLISH_SHARE * clock.left()
-    if clock.expired() or time_s < POLISH_MIN_S:
-        return outcome
+    if len(hp.data.scenarios) < 2 or clock.expired() or time_s < POLISH_MIN_S:
+        return outcome  # one demand scenario: its worst is its expected cost
     began = stages.begin(POLISH_STAGE)
     polished = robust_polish(hp, program, clock, time_s, gap, nodes)
     stages.add(POLISH_STAGE, began, outcome.report.objective if polished is None
