@@ -368,7 +368,7 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
               help="An earlier plan.json over periods: keep the orders it placed already "
                    "(due before this plan's date) and re-plan the rest.")
 @click.option("--robust", is_flag=True, help="Over demand scenarios: minimise the worst "
-              "case instead of the expected cost.")
+              "case, then the expected cost at it (docs/program.md, P7).")
 @click.option("--no-replay", is_flag=True, help="Do not replay the traces workloads name "
               "(arrival.trace) against the plan.")
 @click.option("--quiet", is_flag=True, help="No progress on stderr while solving.")

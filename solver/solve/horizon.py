@@ -94,6 +94,7 @@ from solver.solve.order_choice import (
     on_demand_beyond,
 )
 from solver.solve.root_beside import RootBeside, beside_worth
+from solver.solve.polish import POLISH_MIN_S, POLISH_SHARE, POLISH_STAGE, robust_polish
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
@@ -211,6 +212,12 @@ def plan_horizon(
         # no fleet to start from) leaves the root beside it that time
         stages.add(BESIDE_STAGE, began, None, beside[1].bound(
             0.0 if outcome.status is SolveStatus.optimal or shares.expired() else shares.left()))
+    if hp.worst is not None and outcome.has_solution and solver == "highs":
+        # the least expected cost at the robust fleet's worst (P7): a clock and a node limit
+        # as the joint stage's, so a plan solved whole polishes to the same fleet every run
+        outcome = robust_polish_stage(hp, as_program, outcome, stages,
+                                      shares if timed else deadline, gap, started,
+                                      nodes=None if timed else JOINT_NODES)
     if stages.bound is None and outcome.status is not SolveStatus.infeasible:
         last_lp_bound(as_program, lp_model, stages)
     # the bound is the best any stage proved: each bounds the whole joint program
@@ -275,6 +282,31 @@ def _root_beside(as_program: Program, shares: Deadline, solver: str, whole: bool
 #: Whether a plan over periods whose blocks are planned in shares of the time solves the joint
 #: program's root beside them, in a process of its own (:func:`_root_beside`) [bool].
 ROOT_BESIDE = True
+
+
+def robust_polish_stage(hp: HorizonProgram, program: Program, outcome: SolveOutcome,
+                        stages: _Stages, clock: Deadline, gap: float, started: float,
+                        nodes: int | None = None) -> SolveOutcome:
+    """``outcome`` (a ``--robust`` plan's fleet, in the variables) after the stage
+    ``POLISH_STAGE`` (:func:`~solver.solve.polish.robust_polish`): the least expected cost
+    HiGHS finds at no dearer worst case, in ``POLISH_SHARE`` of what ``clock`` leaves (not
+    tried in less than ``POLISH_MIN_S``), ``nodes`` at most. Its objective is the worst cost
+    of the fleet kept; its bound stays the robust search's (the polish proves none on the
+    worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading."""
+    time_s = POLISH_SHARE * clock.left()
+    if len(hp.data.scenarios) < 2 or clock.expired() or time_s < POLISH_MIN_S:
+        return outcome  # one demand scenario: its worst is its expected cost
+    began = stages.begin(POLISH_STAGE)
+    polished = robust_polish(hp, program, clock, time_s, gap, nodes)
+    stages.add(POLISH_STAGE, began, outcome.report.objective if polished is None
+               else polished.worst, None)
+    report = outcome.report.model_copy(update={"seconds": time.perf_counter() - started})
+    if polished is not None and polished.improved:
+        bound, worst = report.bound, polished.worst
+        report = report.model_copy(update={"objective": worst, "gap": None if bound is None
+                                           else max(worst - bound, 0.0) / worst if worst > 0
+                                           else 0.0})
+    return dataclasses.replace(outcome, report=report)
 
 
 def stage_clocks(stop: Deadline, time_limit_s: float, share_limit_s: float | None
