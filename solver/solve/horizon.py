@@ -93,8 +93,8 @@ from solver.solve.order_choice import (
     in_time_shortfalls,
     on_demand_beyond,
 )
-from solver.solve.root_beside import RootBeside, beside_worth
 from solver.solve.polish import POLISH_MIN_S, POLISH_SHARE, POLISH_STAGE, robust_polish
+from solver.solve.root_beside import RootBeside, beside_worth
 from solver.survivability.failures import slice_demand_rps, usable_capacity_rps
 from solver.survivability.fleet import fleet_from_plan
 
