@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,20 +172,29 @@ def test_writers_libraries_are_imported_beside_the_main_thread() -> None:
     assert done.stdout.split("] [") == ["[False, False, False", "True, True, True]\n"]
 
 
+def _plan_after_sleep(tmp_path: Path, sleep_s: float, *args: str
+                      ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``fleetplan plan`` of tiny.yaml (``--no-replay --quiet`` and ``args``) as a process's
+    own command line after ``sleep_s`` of start-up: the process (exit 0 asserted) and the
+    plan.json it wrote."""
+    out = tmp_path / "out"
+    extra = "".join(f", {a!r}" for a in args)
+    code = (f"import sys, time; time.sleep({sleep_s}); from solver.cli import main; "
+            f"sys.argv = ['fleetplan', 'plan', {str(TINY)!r}, '--out', {str(out)!r}"
+            f"{extra}, '--no-replay', '--quiet']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, json.loads((out / "plan.json").read_text())
+
+
 def test_a_plan_run_as_its_process_counts_from_the_process_start(tmp_path: Path) -> None:
     """``fleetplan plan`` as the process's own command line: the 1.5 s the process spent
     before the command are on the plan's clock (``solver.seconds``), and the process ends
     without the interpreter's teardown with its output whole (the JSON on stdout) and its
     exit status. A command invoked with arguments (CliRunner, a program) counts from itself."""
-    out = tmp_path / "out"
-    code = ("import sys, time; time.sleep(1.5); from solver.cli import main; "
-            f"sys.argv = ['fleetplan', 'plan', {str(TINY)!r}, '--out', {str(out)!r}, "
-            "'--json', '--no-replay', '--quiet']; main()")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
+    done, written = _plan_after_sleep(tmp_path, 1.5, "--json")
     printed = json.loads(done.stdout)
-    written = json.loads((out / "plan.json").read_text())
     assert printed["solver"]["seconds"] == written["solver"]["seconds"] >= 1.5
     assert printed["status"] == "optimal"
     # its stages cover that clock: the 1.5 s and the imports, the capacity table, the solve
@@ -201,14 +211,7 @@ def test_a_limit_the_start_up_alone_used_up_still_ends_with_a_plan(tmp_path: Pat
     took 4–10 s, and it ended in the build's error, no plan, its fix naming a build of 0 s):
     the limit counts from the start-up's end, the plan is written, and a note names the
     start-up's seconds and the limit that would have held from the start."""
-    out = tmp_path / "out"
-    code = ("import sys, time; time.sleep(2.5); from solver.cli import main; "
-            f"sys.argv = ['fleetplan', 'plan', {str(TINY)!r}, '--out', {str(out)!r}, "
-            "'--time-limit', '2', '--no-replay', '--quiet']; main()")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    written = json.loads((out / "plan.json").read_text())
+    done, written = _plan_after_sleep(tmp_path, 2.5, "--time-limit", "2")
     assert written["allocations"] and written["solver"]["bound"] is not None
     assert written["solver"]["stages"][0]["seconds"] >= 2.5  # the start-up, on the plan's clock
     note = done.stderr.strip().splitlines()[-1]
