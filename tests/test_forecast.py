@@ -405,3 +405,7 @@ def test_growth_a_scenario_refuses_is_said_with_the_fix(tmp_path: Path) -> None:
     healthy = WorkloadForecast("chat", 10.0, "x", "ETS(A,Ad,A) on log peak_rps", 180,
                                (10.0, 11.0), (9.0, 9.5), (11.0, 13.0))
     assert refused_growth_note(healthy, HORIZON) == []
+    # and --json, for a machine that pastes the block: the same note, under the workload
+    from solver.cli.forecast import json_workload
+    assert json_workload(sick, HORIZON)["notes"][-1] == note.strip().removeprefix("note: ")
+    assert not any("validate refuses" in n for n in json_workload(healthy, HORIZON)["notes"])

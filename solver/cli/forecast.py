@@ -116,6 +116,17 @@ def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
             "or write this workload's growth by hand"]
 
 
+def json_workload(f: WorkloadForecast, horizon: Horizon) -> dict[str, Any]:
+    """One workload's forecast as ``--json`` gives it, with the notes the terminal prints under
+    its table (``notes``: the band's and the refused growth's, fresh-s22 F1: a machine reading
+    --json had no sign that the growth it would paste is refused)."""
+    notes = flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
+    return {"workload": f.workload, "model": f.model, "days": f.days,
+            "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
+            "high_rps": f.high_rps, "chosen": f.chosen,
+            "notes": [n.strip().removeprefix("note: ") for n in notes]}
+
+
 def out_file_text(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon,
                   block: dict[str, Any]) -> str:
     """The --out file: how to paste it, a comment per workload whose growth a scenario refuses
@@ -203,10 +214,8 @@ def command(history: Path, scenario_path: Path | None, start: dt.datetime | None
     without_history = [] if scenario is None else [
         w.name for w in scenario.workloads if w.name not in forecast_names]
     if as_json:
-        echo_json({**block, "without_history": without_history, "workloads": [
-            {"workload": f.workload, "model": f.model, "days": f.days,
-             "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
-             "high_rps": f.high_rps, "chosen": f.chosen} for f in forecasts]})
+        echo_json({**block, "without_history": without_history,
+                   "workloads": [json_workload(f, horizon) for f in forecasts]})
         return
     click.echo(render(forecasts, horizon, history, without_history))
 
