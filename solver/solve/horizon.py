@@ -217,7 +217,9 @@ def plan_horizon(
         # as the joint stage's, so a plan solved whole polishes to the same fleet every run
         outcome = robust_polish_stage(hp, as_program, outcome, stages,
                                       shares if timed else deadline, gap, started,
-                                      nodes=None if timed else JOINT_NODES)
+                                      nodes=None if timed else JOINT_NODES,
+                                      model=next((p.joint for p in tried if p.joint is not None),
+                                                 lp_model))
     if stages.bound is None and outcome.status is not SolveStatus.infeasible:
         last_lp_bound(as_program, lp_model, stages)
     # the bound is the best any stage proved: each bounds the whole joint program
@@ -286,18 +288,19 @@ ROOT_BESIDE = True
 
 def robust_polish_stage(hp: HorizonProgram, program: Program, outcome: SolveOutcome,
                         stages: _Stages, clock: Deadline, gap: float, started: float,
-                        nodes: int | None = None) -> SolveOutcome:
+                        nodes: int | None = None, model: Model | None = None) -> SolveOutcome:
     """``outcome`` (a ``--robust`` plan's fleet, in the variables) after the stage
     ``POLISH_STAGE`` (:func:`~solver.solve.polish.robust_polish`): the least expected cost
     HiGHS finds at no dearer worst case, in ``POLISH_SHARE`` of what ``clock`` leaves (not
     tried in less than ``POLISH_MIN_S``), ``nodes`` at most. Its objective is the worst cost
     of the fleet kept; its bound stays the robust search's (the polish proves none on the
-    worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading."""
+    worst); ``seconds`` counted from ``started``, a ``time.perf_counter()`` reading.
+    ``model``: the joint program's HiGHS model where the plan built one (built once)."""
     time_s = POLISH_SHARE * clock.left()
     if len(hp.data.scenarios) < 2 or clock.expired() or time_s < POLISH_MIN_S:
         return outcome  # one demand scenario: its worst is its expected cost
     began = stages.begin(POLISH_STAGE)
-    polished = robust_polish(hp, program, clock, time_s, gap, nodes)
+    polished = robust_polish(hp, program, clock, time_s, gap, nodes, model)
     stages.add(POLISH_STAGE, began, outcome.report.objective if polished is None
                else polished.worst, None)
     report = outcome.report.model_copy(update={"seconds": time.perf_counter() - started})

@@ -74,18 +74,21 @@ def _scenario_vectors(hp: HorizonProgram, model: Model) -> list[tuple[float, Vec
 
 
 def robust_polish(hp: HorizonProgram, program: Program, clock: Deadline, time_limit_s: float,
-                  gap: float, nodes: int | None = None) -> Polished | None:
+                  gap: float, nodes: int | None = None, model: Model | None = None
+                  ) -> Polished | None:
     """The fleet in ``program``'s variables (the robust search's, ``hp.worst`` set) replaced
     by the cheapest in expected cost HiGHS finds whose every scenario costs at most that
     fleet's worst, in ``time_limit_s`` on ``clock`` (stopped by its ``gap`` on the expected
     cost, or after ``nodes`` branch-and-bound nodes: the same fleet on every run); kept only
     where it meets every row of the joint program, its worst is no dearer (``WORST_TOL``) and
-    its expected cost is lower. ``None`` where the program could not be copied in time."""
+    its expected cost is lower. ``model``: ``program``'s HiGHS model where the plan built one
+    (each solve copies it afresh); ``None`` where the program could not be copied in time."""
     assert hp.worst is not None, "the polish is the second stage of a robust plan"
-    try:
-        model = model_of(program, stop=clock.expired)
-    except BuildStopped:
-        return None
+    if model is None:
+        try:
+            model = model_of(program, stop=clock.expired)
+        except BuildStopped:
+            return None
     scenarios = _scenario_vectors(hp, model)
     theta = model.index[hp.worst.name]
 
