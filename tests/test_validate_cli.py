@@ -468,6 +468,27 @@ def test_a_quote_whose_lead_time_outlasts_the_horizon_is_a_warning(tmp_path: Pat
             ) in result.stdout.splitlines()
 
 
+def test_an_earlier_period_short_in_time_is_named_before_a_later_one_short_of_stock(
+        tmp_path: Path) -> None:
+    """fresh-s22 F3: a plan short of stock in period 1 on its own was diagnosed there alone,
+    while period 0 — which no order could reach in time — was short too. tiny over two months,
+    reserved only (2-week lead time from 2027-01-01: nothing in service in period 0), growth
+    ×10 in period 1 (beyond the reserved stock): both are named, period 0's first."""
+    path = _tiny_over_months(tmp_path, 2, on_demand=False)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["workloads"][0]["growth"] = [1, 10]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = run_cli("plan", str(path), "--out", str(tmp_path / "out"), "--quiet")
+    assert result.exit_code == 1, result.output
+    diagnosis = json.loads((tmp_path / "out" / "plan.json").read_text())["diagnosis"]
+    messages = [d["message"] for d in diagnosis]
+    in_time = [i for i, m in enumerate(messages) if m.startswith(
+        "with only the committed capacity in service by then") and "period 0 (2027-01-01)" in m]
+    own = [i for i, m in enumerate(messages) if m.startswith("base, period 1 (2027-02-01): ")]
+    assert in_time and own, messages
+    assert max(in_time) < min(own)
+
+
 def test_infeasible_plan_names_the_lead_times_that_keep_orders_out(tmp_path: Path) -> None:
     path = _tiny_over_months(tmp_path, 20, on_demand=False)
     result = run_cli("plan", str(path), "--out", str(tmp_path / "out"), "--quiet")

@@ -682,16 +682,21 @@ def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
 def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                     ) -> tuple[Shortfall, ...]:
     """What cannot be met: the shortfalls of the first period (of the first demand scenario)
-    that cannot be met on its own, committed capacity as much as its stock allows; where every
-    period can, the orders' lead times, stock or budget keep them from being met together.
-    The blocks' diagnoses share ``time_limit_s`` (each was given the whole of it)."""
+    that cannot be met on its own, committed capacity as much as its stock allows — after those
+    of an earlier period short with only the committed capacity in service by then (a new
+    user's plan was diagnosed at period 1's owned stock while period 0, which no order could
+    reach in time, was short in every demand scenario: fresh-s22 F3); where every period can,
+    the orders' lead times, stock or budget keep them from being met together. The blocks'
+    diagnoses share ``time_limit_s`` (each was given the whole of it)."""
     ends = time.perf_counter() + time_limit_s
     for block in data.blocks:
         found = diagnose(block.workloads, block.data, solver, seconds_left(ends))
         if found:
             where = f"{block.scenario}, period {block.period} ({data.periods[block.period].start})"
-            return tuple(s.model_copy(update={"message": f"{where}: {s.message}"})
-                         for s in found)
+            earlier = (in_time_shortfalls(data, solver, seconds_left(ends), block.period)
+                       if block.period > 0 else ())
+            return (*earlier, *(s.model_copy(update={"message": f"{where}: {s.message}"})
+                                for s in found))
     return (Shortfall(requirement="orders", amount=0.0, unit="",
                       message="each period can be met on its own, but not with orders placed "
                               "in time: lead times, order stock or the budget keep committed "

@@ -184,17 +184,19 @@ def _committed_offers(block: Block, change: Callable[[OfferTerm, PoolKey], Offer
         for o in block.data.offers))
 
 
-def in_time_shortfalls(data: HorizonData, solver: str, time_limit_s: float
-                       ) -> tuple[Shortfall, ...]:
+def in_time_shortfalls(data: HorizonData, solver: str, time_limit_s: float,
+                       before_period: int | None = None) -> tuple[Shortfall, ...]:
     """Where every period can be met on its own but not with orders placed in time: the
     shortfalls of the first block (in period order) that cannot be met with only the
     committed capacity in service by its period (:func:`in_time_block`), each located — how
     much is short, and when (an infeasible plan said only "each period can be met on its own,
     but not with orders placed in time", not where nor by how much). Empty where every block
     can (the order stock over several periods, or the budget, is what binds), or where the
-    time runs out first."""
+    time runs out first. ``before_period``: only the blocks of earlier periods."""
     ends = time.perf_counter() + time_limit_s
     for block in sorted(data.blocks, key=lambda b: b.period):
+        if before_period is not None and block.period >= before_period:
+            return ()
         if ends - time.perf_counter() < ELASTIC_MIN_S:  # seconds_left is never below it
             return ()
         found = diagnose(block.workloads, in_time_block(data, block), solver, seconds_left(ends))
