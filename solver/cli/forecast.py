@@ -116,15 +116,20 @@ def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
             "or write this workload's growth by hand"]
 
 
+def workload_notes(f: WorkloadForecast, horizon: Horizon) -> list[str]:
+    """The notes printed under a workload's table (indented ``note: …`` lines): the band's
+    and the growth a scenario refuses."""
+    return flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
+
+
 def json_workload(f: WorkloadForecast, horizon: Horizon) -> dict[str, Any]:
     """One workload's forecast as ``--json`` gives it, with the notes the terminal prints under
     its table (``notes``: the band's and the refused growth's, fresh-s22 F1: a machine reading
     --json had no sign that the growth it would paste is refused)."""
-    notes = flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
     return {"workload": f.workload, "model": f.model, "days": f.days,
             "reference_rps": f.reference_rps, "base_rps": f.base_rps, "low_rps": f.low_rps,
             "high_rps": f.high_rps, "chosen": f.chosen,
-            "notes": [n.strip().removeprefix("note: ") for n in notes]}
+            "notes": [n.strip().removeprefix("note: ") for n in workload_notes(f, horizon)]}
 
 
 def out_file_text(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon,
@@ -156,7 +161,7 @@ def render(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon, source: Pa
             [(start, rps_text(f.base_rps[q]),
               f"{rps_text(f.low_rps[q])}–{rps_text(f.high_rps[q])}", f"{f.growth[q]:.3f}")
              for q, start in enumerate(starts)], indent=4)
-        lines += flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
+        lines += workload_notes(f, horizon)
     lines += [f"  {name}: no history in {source}, so no forecast: its growth stays as the "
               "scenario gives it" for name in without_history]
     block = scenario_block(forecasts, horizon)
