@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -22,8 +23,10 @@ from models.common import (
 )
 
 
-class SolverStage(Frozen):
+class SolverStage(OmitDefaults):
     """One stage of the solve (a start, an improvement step, the joint solve) and what it left."""
+
+    omit_when_default: ClassVar[tuple[str, ...]] = ("cpu_s",)
 
     name: str
     seconds: float = Field(ge=0)
@@ -32,6 +35,9 @@ class SolverStage(Frozen):
     """Monthly cost of the best verified fleet when the stage ended [currency/month]."""
     bound_after: float | None = None
     """Best proven lower bound when the stage ended [currency/month]."""
+    cpu_s: float | None = Field(default=None, ge=0)
+    """CPU time of a stage run in a process of its own beside the plan's (the joint root over
+    periods, ``joint-beside``), which the plan process's own CPU time does not count [s]."""
 
 
 #: The stage a plan over periods records where no stage found a fleet within its time limit

@@ -50,6 +50,11 @@ def test_the_root_beside_the_blocks_proves_what_their_relaxations_do_not(
     assert plan.solver.bound == pytest.approx(OPTIMUM)
     stage = next(s for s in plan.solver.stages if s.name == "joint-beside")
     assert stage.bound_after == pytest.approx(OPTIMUM)
+    # the process's CPU time is recorded with its stage (the plan process's clock does not
+    # see it), and only there: other stages dump as before
+    assert stage.cpu_s is not None and stage.cpu_s > 0.0
+    assert "cpu_s" in stage.model_dump()
+    assert all("cpu_s" not in s.model_dump() for s in plan.solver.stages if s is not stage)
     # the LP before the search is left to the root beside (one model of the joint program)
     assert all(s.name != "lp" for s in plan.solver.stages)
 

@@ -210,8 +210,10 @@ def plan_horizon(
         began = stages.begin(BESIDE_STAGE)
         # a joint solve that ended short of its clock without proving its gap (no model, or
         # no fleet to start from) leaves the root beside it that time
-        stages.add(BESIDE_STAGE, began, None, beside[1].bound(
-            0.0 if outcome.status is SolveStatus.optimal or shares.expired() else shares.left()))
+        root = beside[1]
+        bound = root.bound(
+            0.0 if outcome.status is SolveStatus.optimal or shares.expired() else shares.left())
+        stages.add(BESIDE_STAGE, began, None, bound, cpu_s=root.cpu_s)
     if hp.worst is not None and outcome.has_solution and solver == "highs":
         # the least expected cost at the robust fleet's worst (P7): a clock and a node limit
         # as the joint stage's, so a plan solved whole polishes to the same fleet every run
@@ -477,15 +479,17 @@ class _Stages:
         self.say(name)
         return time.perf_counter()
 
-    def add(self, name: str, began: float, cost: float | None, bound: float | None) -> None:
+    def add(self, name: str, began: float, cost: float | None, bound: float | None,
+            cpu_s: float | None = None) -> None:
         """A stage that began at ``began`` (a ``time.perf_counter()`` reading) and ended now,
-        its fleet's cost (``None``: none) and its bound (``None``: none)."""
+        its fleet's cost (``None``: none) and its bound (``None``: none); ``cpu_s``: the CPU
+        time of a process of its own that ran it (``None``: it ran in the plan's)."""
         if cost is not None:
             self.cost = cost if self.cost is None else min(self.cost, cost)
         if bound is not None:
             self.bound = bound if self.bound is None else max(self.bound, bound)
         self.done.append(SolverStage(name=name, seconds=max(time.perf_counter() - began, 0.0),
-                                     cost_after=self.cost, bound_after=self.bound))
+                                     cost_after=self.cost, bound_after=self.bound, cpu_s=cpu_s))
         self.say(f"{name} done")
 
     def started(self, before_s: float, tables_s: float, began: float) -> None:

@@ -42,6 +42,10 @@ BESIDE_MARGIN_S = 1.0
 BESIDE_GRACE_S = 2.0
 #: Seconds between two bounds the process sends (the plan takes the last one sent) [s].
 BESIDE_REPORT_S = 0.5
+#: Seconds between two reports of the process's CPU time where its bound did not rise: few
+#: enough that the pipe, read only when the plan takes the bound, never fills (a 64-KiB pipe
+#: holds some 2,000 reports: 10,000 s at this rate) [s].
+BESIDE_CPU_REPORT_S = 5.0
 #: The process stops once its bound has risen by less than ``BESIDE_STALL_GAIN`` of itself in
 #: its last ``BESIDE_STALL_S`` of CPU: on the × 25 harness case (one thread, no load of its own) the
 #: root's bound rose 20.963 → 20.985 M from 42 to 69 s, then by 32 in the 38 s after [s], [1].
@@ -69,7 +73,9 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
     """In the process: the program of ``arrays`` solved by HiGHS with one thread, no start,
     until ``until`` (a ``time.monotonic`` reading: one clock for every process on the machine;
     the process's start and the program's copy count); each higher bound it proves sent on
-    ``out`` as it goes (every ``BESIDE_REPORT_S`` at most) and the last as it ends."""
+    ``out`` as it goes (every ``BESIDE_REPORT_S`` at most) and the last as it ends, each with
+    the process's CPU seconds so far (also every ``BESIDE_CPU_REPORT_S`` where the bound is
+    flat)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(BESIDE_NICE)
     import highspy
@@ -92,18 +98,22 @@ def _root_bound(arrays: tuple[Any, ...], until: float, out: Connection) -> None:
     for option, value in (("time_limit", float(limit_s)), ("threads", 1),
                           ("random_seed", SOLVER_SEED)):
         h.setOptionValue(option, value)
-    sent = [-math.inf, 0.0]  # the last bound sent, and when
+    sent = [-math.inf, 0.0]  # the highest bound sent, and when the last report went
     seen: list[tuple[float, float]] = []  # (CPU seconds, bound) as HiGHS reported them
 
     def send(bound: float, now: float) -> None:
-        if math.isfinite(bound) and bound > sent[0]:
-            out.send(bound)
-            sent[0], sent[1] = bound, now
+        # every report carries the process's CPU seconds so far: the plan's own clock of CPU
+        # does not see a process of the fork server's (benchmarks' CPU column adds it)
+        if math.isfinite(bound):
+            sent[0] = max(sent[0], bound)
+        out.send((sent[0], time.process_time()))
+        sent[1] = now
 
     def heard(event: Any) -> None:
         now = time.monotonic()
         bound = float(event.data_out.mip_dual_bound)
-        if now - sent[1] >= BESIDE_REPORT_S:
+        waited_s = now - sent[1]
+        if waited_s >= BESIDE_CPU_REPORT_S or (waited_s >= BESIDE_REPORT_S and bound > sent[0]):
             send(bound, now)
         if not math.isfinite(bound):
             return
@@ -140,6 +150,8 @@ class RootBeside:
         self._process.start()
         send.close()
         self.seconds = 0.0
+        #: CPU seconds the process had used at its last report (every ``BESIDE_REPORT_S``) [s].
+        self.cpu_s = 0.0
 
     def bound(self, wait_s: float = 0.0) -> float | None:
         """The highest bound HiGHS has proved beside the blocks (``None``: none yet), waiting
@@ -150,8 +162,10 @@ class RootBeside:
         best: float | None = None
         try:
             while self._receive.poll(max(wait_s - (time.monotonic() - began), 0.0)):
-                got = float(self._receive.recv())  # EOFError once the process has ended
-                best = got if best is None else max(best, got)
+                got, cpu_s = self._receive.recv()  # EOFError once the process has ended
+                self.cpu_s = max(self.cpu_s, float(cpu_s))
+                if math.isfinite(got):
+                    best = float(got) if best is None else max(best, float(got))
         except (EOFError, OSError):  # the process has ended (or died): what it sent
             pass
         finally:
