@@ -409,3 +409,51 @@ def test_growth_a_scenario_refuses_is_said_with_the_fix(tmp_path: Path) -> None:
     from solver.cli.forecast import json_workload
     assert json_workload(sick, HORIZON)["notes"][-1] == note.strip().removeprefix("note: ")
     assert not any("validate refuses" in n for n in json_workload(healthy, HORIZON)["notes"])
+
+
+def test_a_day_of_zero_is_left_out_of_the_fit_and_said(tmp_path: Path) -> None:
+    """fresh-s22 F7: one day with a peak of 0 (an outage, an idle minute of a trace) refused
+    the whole history. It is left out of the fit — the forecast is that of the history without
+    the day — and each workload's note names the days left out."""
+    path = write_history(tmp_path / "h.csv")
+    lines = path.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("2026-12-20,chat,"))
+    zeroed = tmp_path / "zero.csv"
+    zeroed.write_text("\n".join([*lines[:row], "2026-12-20,chat,0", *lines[row + 1:]]) + "\n")
+    without = tmp_path / "without.csv"
+    without.write_text("\n".join([*lines[:row], *lines[row + 1:]]) + "\n")
+    (chat, code) = forecast(read_history(zeroed), HORIZON, None, Trend.damped)
+    (chat_without, _) = forecast(read_history(without), HORIZON, None, Trend.damped)
+    assert chat.left_out == (dt.date(2026, 12, 20),) and code.left_out == ()
+    assert chat.base_rps == chat_without.base_rps and chat.high_rps == chat_without.high_rps
+    result = CliRunner().invoke(main, ["forecast", str(zeroed), "--start", "2027-01-01",
+                                       "--trend", "damped"])
+    assert result.exit_code == 0, result.output
+    note = ("    note: 1 day with a peak of 0 left out of the fit (2026-12-20): a day of 0 (an "
+            "outage, an idle day) is no level a trend on log peaks can take")
+    assert [line for line in result.output.splitlines() if line.startswith(note)], result.output
+    data = json.loads(CliRunner().invoke(main, ["forecast", str(zeroed), "--start",
+                                                "2027-01-01", "--json"]).stdout)
+    notes = {w["workload"]: w["notes"] for w in data["workloads"]}
+    assert any(n.startswith("1 day with a peak of 0 left out") for n in notes["chat"])
+    assert not any("peak of 0" in n for n in notes["code"])
+
+
+@pytest.mark.parametrize(("zeros", "above"), [(20, 0), (2, 13)])
+def test_a_history_of_too_few_days_above_zero_is_refused_at_its_first_zero(
+        zeros: int, above: int, tmp_path: Path) -> None:
+    """Only zeros, or too few days left once they are out: refused, located at the first row
+    of 0, with how many days are above 0."""
+    start = dt.date(2026, 11, 1)
+    rows = [f"{start + dt.timedelta(days=i)},chat,{0 if i < zeros else 5}"
+            for i in range(zeros + above)]
+    path = tmp_path / "h.csv"
+    path.write_text("date,workload,peak_rps\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError) as err:
+        read_history(path)
+    (problem,) = err.value.problems
+    assert problem.location == "row 2.peak_rps"
+    assert problem.message.startswith(f"chat has {above} day")
+    assert f"its {zeros} days of 0 (rows 2, 3" in problem.message
+    assert "left out of the fit" in problem.message
+

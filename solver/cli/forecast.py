@@ -116,10 +116,28 @@ def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
             "or write this workload's growth by hand"]
 
 
+#: Days of 0 a note lists before "and N more".
+DAYS_LISTED = 10
+
+
+def left_out_note(f: WorkloadForecast) -> list[str]:
+    """The days of 0 left out of the fit, and how they were taken (nothing when none)."""
+    if not f.left_out:
+        return []
+    days = ", ".join(d.isoformat() for d in f.left_out[:DAYS_LISTED])
+    more = f" and {len(f.left_out) - DAYS_LISTED} more" if len(f.left_out) > DAYS_LISTED else ""
+    n = len(f.left_out)
+    return [f"    note: {n} day{'' if n == 1 else 's'} with a peak of 0 left out of the fit "
+            f"({days}{more}): a day of 0 (an outage, an idle day) is no level a trend on log "
+            "peaks can take, so each is filled from the days beside it, as a missing day is: "
+            "the forecast is of the other days"]
+
+
 def workload_notes(f: WorkloadForecast, horizon: Horizon) -> list[str]:
-    """The notes printed under a workload's table (indented ``note: …`` lines): the band's
-    and the growth a scenario refuses."""
-    return flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
+    """The notes printed under a workload's table (indented ``note: …`` lines): the days of 0
+    left out, the band's and the growth a scenario refuses."""
+    return (left_out_note(f) + flat_band_note(f) + wide_band_note(f)
+            + refused_growth_note(f, horizon))
 
 
 def json_workload(f: WorkloadForecast, horizon: Horizon) -> dict[str, Any]:
