@@ -457,3 +457,32 @@ def test_a_history_of_too_few_days_above_zero_is_refused_at_its_first_zero(
     assert f"its {zeros} days of 0 (rows 2, 3" in problem.message
     assert "left out of the fit" in problem.message
 
+
+
+def test_growth_a_scenario_accepts_but_tenfold_in_a_period_is_said() -> None:
+    """fresh-s22 F1's rest: growth validate accepts but no planner would (0.0541 → 0.000103 in
+    a quarter, ÷525; ×458 in the first) got no note. A step of ABSURD_STEP (10) or more either
+    way between periods (the first over the reference, 1) is said, per case from its first
+    such period; ×9 is not. Reference 100 req/s: base 110, 120, 1.2, 1.3 (÷100 into Q3); low
+    100, 110, 1.0, 1.1 (÷110 into Q3); high 130, 140, 150, 160,000 (×1,067 into Q4)."""
+    from solver.cli.forecast import OUT_FILE_NOTE, absurd_growth_note, json_workload, out_file_text
+    from solver.studies.forecast import ABSURD_STEP
+
+    assert ABSURD_STEP == 10
+    odd = WorkloadForecast("chat", 100.0, "x", "ETS(A,A,A) on log peak_rps", 45,
+                           (110.0, 120.0, 1.2, 1.3), (100.0, 110.0, 1.0, 1.1),
+                           (130.0, 140.0, 150.0, 160_000.0))
+    (note,) = absurd_growth_note(odd, HORIZON)
+    assert note.startswith("    note: growth written below changes by a factor of 10 or more "
+                           "within one period (over the reference in the first): base ×0.01 "
+                           "in the period from 2027-07-01 (1.2 → 0.012); low ×0.0091 in the "
+                           "period from 2027-07-01 (1.1 → 0.01); high ×1,067 in the period from "
+                           "2027-10-01 (1.5 → 1.6e+03) — a scenario accepts it"), note
+    assert "--trend damped" in note
+    assert note.strip().removeprefix("note: ") in json_workload(odd, HORIZON)["notes"]
+    text = out_file_text((odd,), HORIZON, scenario_block((odd,), HORIZON))
+    assert text.startswith(OUT_FILE_NOTE + "# chat: growth written below changes by a factor")
+    # ×9 over the reference, ÷9 after: no note; nor where every step is small
+    steep = WorkloadForecast("code", 10.0, "x", "ETS(A,Ad,A) on log peak_rps", 180,
+                             (90.0, 10.0), (85.0, 9.5), (95.0, 11.0))
+    assert absurd_growth_note(steep, HORIZON) == []
