@@ -287,6 +287,9 @@ def test_a_wide_band_is_said_to_be_the_models_interval_not_a_ceiling() -> None:
     assert wide_band_note(band(WIDE_BAND)) == []
     (note,) = wide_band_note(band(82.0))
     assert "high is 82.0× low" in note and "not a ceiling" in note
+    # a ratio past a million in powers of ten, not 47 digits (fresh-s22's code history)
+    (note,) = wide_band_note(band(1.4e46))
+    assert "high is 1.4e+46× low" in note
 
 
 def test_a_scenario_workload_without_history_is_named(tmp_path: Path) -> None:

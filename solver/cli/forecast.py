@@ -87,15 +87,21 @@ def flat_band_note(f: WorkloadForecast) -> list[str]:
             "uncertainty"]
 
 
+def band_ratio_text(ratio: float) -> str:
+    """A band's high over its low: ``82.0``, ``1.4e+46`` from a million on (a linear trend
+    carried a year past 45 days printed a 47-digit number, fresh-s22's code history)."""
+    return f"{ratio:,.1f}" if ratio < 1e6 else f"{ratio:.2g}"
+
+
 def wide_band_note(f: WorkloadForecast) -> list[str]:
     """What a band whose high is many times its low a year out means (nothing when narrow)."""
     if f.band_ratio <= WIDE_BAND:
         return []
-    return [f"    note: in the last period high is {f.band_ratio:,.1f}× low: the history's level "
-            "wanders and the model's interval compounds that over the horizon; the band is the "
-            "model's P10–P90 of the period's peak given its fitted trend (docs/program.md), not a "
-            "ceiling demand was seen to stay under — weigh high as a scenario, or shorten the "
-            "horizon and re-forecast"]
+    return [f"    note: in the last period high is {band_ratio_text(f.band_ratio)}× low: the "
+            "history's level wanders and the model's interval compounds that over the horizon; "
+            "the band is the model's P10–P90 of the period's peak given its fitted trend "
+            "(docs/program.md), not a ceiling demand was seen to stay under — weigh high as a "
+            "scenario, or shorten the horizon and re-forecast"]
 
 
 def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
