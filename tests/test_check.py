@@ -362,6 +362,34 @@ def test_period_options_on_a_fleet_without_periods_are_refused(tmp_path: Path) -
         in res.output
 
 
+def test_an_inventory_line_without_purchase_is_warned_of_with_the_default_taken(
+        tmp_path: Path) -> None:
+    """fresh-s22 F7: a `check --fleet` line without `purchase` is reserved, the same line in a
+    scenario's `inventory` owned; a line copied between them changed kind without a word. The
+    default stays (fleets written for check read as they were); check warns, naming the file,
+    each line and the field, the default taken and the other file's."""
+    fleet = _write(tmp_path, {"nodes": [
+        {"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1},
+        {"zone": "zone-a", "gpu": "L4", "nodes": 1, "purchase": "owned"},
+        {"zone": "zone-a", "gpu": "L4", "nodes": 1}]})
+    res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(fleet)])
+    warning = (f"warning: {fleet} nodes[0], nodes[2]: no `purchase`, so read as `purchase: "
+               "reserved` (the default of a check or simulate inventory; a scenario's "
+               "`inventory` reads the same line as `owned`) — write `purchase: owned` or "
+               "`purchase: reserved` on each")
+    assert warning in res.stderr.splitlines(), res.output
+    assert warning not in res.stdout
+    out = json.loads(CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet",
+                                               str(fleet), "--json"]).stdout)
+    assert warning in out["notes"]
+    # every line stating its kind (`kind:` too, a scenario inventory's first name for it): none
+    fleet = _write(tmp_path, {"nodes": [
+        {"zone": "zone-a", "gpu": "H100-SXM", "nodes": 1, "kind": "reserved"},
+        {"zone": "zone-a", "gpu": "L4", "nodes": 1, "purchase": "owned"}]})
+    res = CliRunner().invoke(main, ["check", str(SCENARIOS / "tiny.yaml"), "--fleet", str(fleet)])
+    assert "no `purchase`" not in res.output
+
+
 def test_the_verdict_names_the_failing_cells_not_a_count_of_slice_rows(tmp_path: Path) -> None:
     """Was "FAIL: 48 required rows fail" under a table showing two FAILS cells (a flat day's
     24 hourly slices each): the verdict names the cells as the table's rows and says in how

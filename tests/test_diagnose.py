@@ -225,11 +225,15 @@ def test_a_shared_pool_short_of_stock_says_whose_gpus_it_runs() -> None:
     plan = plan_scenario(sc, table(row("big", "H100", 1, 10.0), row("small", "H100", 1, 10.0)))
     assert plan.status is SolveStatus.infeasible
     assert [(s.workload, s.amount) for s in plan.diagnosis] == [("big", 8.0), ("small", 8.0)]
+    # each line leads with the workload's own GPUs, then the pool's need once (fresh-s22 F7:
+    # "`chat` needs 216 …", "`code` needs 216 …" read the pool's 216 as each one's need)
     assert plan.diagnosis[0].message == (
-        "`big` needs 16 H100 GPUs (reserved) in a to carry its demand; stock allows 8: 8 more "
-        "than stock (it runs 9 of the 10 GPUs the fleet would run there)")
-    assert plan.diagnosis[1].message.endswith(
-        "(it runs 1 of the 10 GPUs the fleet would run there)")
+        "`big` runs 9 of the 10 H100 GPUs (reserved) the fleet would run in a, to carry its "
+        "demand; the pool needs 16, in whole nodes, for the 2 workloads on it (`big`, "
+        "`small`); stock allows 8: 8 more than stock")
+    assert plan.diagnosis[1].message.startswith(
+        "`small` runs 1 of the 10 H100 GPUs (reserved) the fleet would run in a, ")
+    assert not any(s.message.startswith(f"`{s.workload}` needs") for s in plan.diagnosis)
 
 
 def test_an_elastic_search_stopped_by_its_time_limit_says_so(

@@ -287,6 +287,9 @@ def test_a_wide_band_is_said_to_be_the_models_interval_not_a_ceiling() -> None:
     assert wide_band_note(band(WIDE_BAND)) == []
     (note,) = wide_band_note(band(82.0))
     assert "high is 82.0× low" in note and "not a ceiling" in note
+    # a ratio past a million in powers of ten, not 47 digits (fresh-s22's code history)
+    (note,) = wide_band_note(band(1.4e46))
+    assert "high is 1.4e+46× low" in note
 
 
 def test_a_scenario_workload_without_history_is_named(tmp_path: Path) -> None:
@@ -409,3 +412,80 @@ def test_growth_a_scenario_refuses_is_said_with_the_fix(tmp_path: Path) -> None:
     from solver.cli.forecast import json_workload
     assert json_workload(sick, HORIZON)["notes"][-1] == note.strip().removeprefix("note: ")
     assert not any("validate refuses" in n for n in json_workload(healthy, HORIZON)["notes"])
+
+
+def test_a_day_of_zero_is_left_out_of_the_fit_and_said(tmp_path: Path) -> None:
+    """fresh-s22 F7: one day with a peak of 0 (an outage, an idle minute of a trace) refused
+    the whole history. It is left out of the fit — the forecast is that of the history without
+    the day — and each workload's note names the days left out."""
+    path = write_history(tmp_path / "h.csv")
+    lines = path.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("2026-12-20,chat,"))
+    zeroed = tmp_path / "zero.csv"
+    zeroed.write_text("\n".join([*lines[:row], "2026-12-20,chat,0", *lines[row + 1:]]) + "\n")
+    without = tmp_path / "without.csv"
+    without.write_text("\n".join([*lines[:row], *lines[row + 1:]]) + "\n")
+    (chat, code) = forecast(read_history(zeroed), HORIZON, None, Trend.damped)
+    (chat_without, _) = forecast(read_history(without), HORIZON, None, Trend.damped)
+    assert chat.left_out == (dt.date(2026, 12, 20),) and code.left_out == ()
+    assert chat.base_rps == chat_without.base_rps and chat.high_rps == chat_without.high_rps
+    result = CliRunner().invoke(main, ["forecast", str(zeroed), "--start", "2027-01-01",
+                                       "--trend", "damped"])
+    assert result.exit_code == 0, result.output
+    note = ("    note: 1 day with a peak of 0 left out of the fit (2026-12-20): a day of 0 (an "
+            "outage, an idle day) is no level a trend on log peaks can take")
+    assert [line for line in result.output.splitlines() if line.startswith(note)], result.output
+    data = json.loads(CliRunner().invoke(main, ["forecast", str(zeroed), "--start",
+                                                "2027-01-01", "--json"]).stdout)
+    notes = {w["workload"]: w["notes"] for w in data["workloads"]}
+    assert any(n.startswith("1 day with a peak of 0 left out") for n in notes["chat"])
+    assert not any("peak of 0" in n for n in notes["code"])
+
+
+@pytest.mark.parametrize(("zeros", "above"), [(20, 0), (2, 13)])
+def test_a_history_of_too_few_days_above_zero_is_refused_at_its_first_zero(
+        zeros: int, above: int, tmp_path: Path) -> None:
+    """Only zeros, or too few days left once they are out: refused, located at the first row
+    of 0, with how many days are above 0."""
+    start = dt.date(2026, 11, 1)
+    rows = [f"{start + dt.timedelta(days=i)},chat,{0 if i < zeros else 5}"
+            for i in range(zeros + above)]
+    path = tmp_path / "h.csv"
+    path.write_text("date,workload,peak_rps\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError) as err:
+        read_history(path)
+    (problem,) = err.value.problems
+    assert problem.location == "row 2.peak_rps"
+    assert problem.message.startswith(f"chat has {above} day")
+    assert f"its {zeros} days of 0 (rows 2, 3" in problem.message
+    assert "left out of the fit" in problem.message
+
+
+
+def test_growth_a_scenario_accepts_but_tenfold_in_a_period_is_said() -> None:
+    """fresh-s22 F1's rest: growth validate accepts but no planner would (0.0541 → 0.000103 in
+    a quarter, ÷525; ×458 in the first) got no note. A step of ABSURD_STEP (10) or more either
+    way between periods (the first over the reference, 1) is said, per case from its first
+    such period; ×9 is not. Reference 100 req/s: base 110, 120, 1.2, 1.3 (÷100 into Q3); low
+    100, 110, 1.0, 1.1 (÷110 into Q3); high 130, 140, 150, 160,000 (×1,067 into Q4)."""
+    from solver.cli.forecast import OUT_FILE_NOTE, absurd_growth_note, json_workload, out_file_text
+    from solver.studies.forecast import ABSURD_STEP
+
+    assert ABSURD_STEP == 10
+    odd = WorkloadForecast("chat", 100.0, "x", "ETS(A,A,A) on log peak_rps", 45,
+                           (110.0, 120.0, 1.2, 1.3), (100.0, 110.0, 1.0, 1.1),
+                           (130.0, 140.0, 150.0, 160_000.0))
+    (note,) = absurd_growth_note(odd, HORIZON)
+    assert note.startswith("    note: growth written below changes by a factor of 10 or more "
+                           "within one period (over the reference in the first): base ×0.01 "
+                           "in the period from 2027-07-01 (1.2 → 0.012); low ×0.0091 in the "
+                           "period from 2027-07-01 (1.1 → 0.01); high ×1,067 in the period from "
+                           "2027-10-01 (1.5 → 1.6e+03) — a scenario accepts it"), note
+    assert "--trend damped" in note
+    assert note.strip().removeprefix("note: ") in json_workload(odd, HORIZON)["notes"]
+    text = out_file_text((odd,), HORIZON, scenario_block((odd,), HORIZON))
+    assert text.startswith(OUT_FILE_NOTE + "# chat: growth written below changes by a factor")
+    # ×9 over the reference, ÷9 after: no note; nor where every step is small
+    steep = WorkloadForecast("code", 10.0, "x", "ETS(A,Ad,A) on log peak_rps", 180,
+                             (90.0, 10.0), (85.0, 9.5), (95.0, 11.0))
+    assert absurd_growth_note(steep, HORIZON) == []

@@ -615,6 +615,39 @@ def test_elastic_gpus_beyond_base_say_both_counts_and_when_they_are_another_mix(
             "them") in schedule_lines(fewer)
 
 
+def test_an_order_beyond_base_at_no_higher_demand_says_why_where_the_plan_is_not_proven(
+) -> None:
+    """fresh-s22 F7: a 12-quarter plan at a 3.05 % gap said "if demand follows `low`, order 8
+    more H100-SXM …" (its demand −20 % on base's) with no caveat, where the same line for
+    on-demand GPUs says the plan is not proven and a longer search may do without them. Here
+    `high` orders 2 more G than base from period 1; at base's demand in every period, the
+    order line says why — the search's where not proven, another mix where proven."""
+    from models.plan import SolveStatus
+
+    plan, _ = base_high()
+
+    def at_base_demand(p: PeriodPlan) -> PeriodPlan:
+        base = next(b for b in plan.periods if b.scenario == "base" and b.period == p.period)
+        return p.model_copy(update={"workloads": base.workloads})
+
+    same = plan.model_copy(update={"periods": tuple(
+        at_base_demand(p) if p.scenario == "high" else p for p in plan.periods)})
+    head = "if demand follows `high`, order 2 more G in a by 2027-06-03 ("
+    stopped = same.model_copy(update={"status": SolveStatus.time_limit, "solver": (
+        plan.solver.model_copy(update={"gap": 0.0305}))})
+    (line,) = [x for x in schedule_lines(stopped) if x.startswith(head)]
+    assert line.endswith("; its demand there is no higher than `base`'s: the plan is not proven "
+                         "optimal (stopped at the time limit, gap 3.0%), and a longer "
+                         "--time-limit may do without it"), line
+    assert plan.status is SolveStatus.optimal
+    (line,) = [x for x in schedule_lines(same) if x.startswith(head)]
+    assert line.endswith("; its demand there is no higher than `base`'s: it carries the same "
+                         "demand with another mix of GPUs"), line
+    # at higher demand (high ×3 from period 1), no such clause: the demand is why
+    (line,) = [x for x in schedule_lines(plan) if x.startswith(head)]
+    assert "no higher than" not in line and "it serves chat (demand +200%" in line
+
+
 def test_gpus_beyond_base_at_no_higher_demand_fold_into_one_line_after_higher_demand() -> None:
     """A new user's plan at a 21 % gap: four "if demand follows `low`, it runs up to N … more
     than `base` …; a search that goes further may do without them" lines, one per GPU type,

@@ -433,8 +433,9 @@ def command(scenario: Path | None, fleet_path: Path | None, contract_path: Path 
         how = (" (replicas laid out by check: the inventory gives no layout)"
                if fleet.laid_out_by_fleetplan else "")
         click.echo(f"fleet {fleet.source}{how} against scenario {result.report.scenario}")
-        for note in fleet.notes:
-            click.echo(f"note: {note}")
+        for note in fleet.notes:  # a warning (default_purchase_notes) to stderr, as it says
+            warned = note.startswith("warning: ")
+            click.echo(note if warned else f"note: {note}", err=warned)
         if result.inventory_period is not None:
             click.echo(result.inventory_period.line("checked against the demand"))
         if result.period is not None and not result.cells:

@@ -21,6 +21,7 @@ from solver.cli.common import echo_json, given_file, json_option, load
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
+    ABSURD_STEP,
     FLAT_BAND,
     HIGH_QUANTILE,
     LOW_QUANTILE,
@@ -29,6 +30,7 @@ from solver.studies.forecast import (
     WIDE_BAND,
     Trend,
     WorkloadForecast,
+    absurd_growth,
     forecast,
     read_history,
     refused_growth,
@@ -85,15 +87,21 @@ def flat_band_note(f: WorkloadForecast) -> list[str]:
             "uncertainty"]
 
 
+def band_ratio_text(ratio: float) -> str:
+    """A band's high over its low: ``82.0``, ``1.4e+46`` from a million on (a linear trend
+    carried a year past 45 days printed a 47-digit number, fresh-s22's code history)."""
+    return f"{ratio:,.1f}" if ratio < 1e6 else f"{ratio:.2g}"
+
+
 def wide_band_note(f: WorkloadForecast) -> list[str]:
     """What a band whose high is many times its low a year out means (nothing when narrow)."""
     if f.band_ratio <= WIDE_BAND:
         return []
-    return [f"    note: in the last period high is {f.band_ratio:,.1f}× low: the history's level "
-            "wanders and the model's interval compounds that over the horizon; the band is the "
-            "model's P10–P90 of the period's peak given its fitted trend (docs/program.md), not a "
-            "ceiling demand was seen to stay under — weigh high as a scenario, or shorten the "
-            "horizon and re-forecast"]
+    return [f"    note: in the last period high is {band_ratio_text(f.band_ratio)}× low: the "
+            "history's level wanders and the model's interval compounds that over the horizon; "
+            "the band is the model's P10–P90 of the period's peak given its fitted trend "
+            "(docs/program.md), not a ceiling demand was seen to stay under — weigh high as a "
+            "scenario, or shorten the horizon and re-forecast"]
 
 
 def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
@@ -116,10 +124,58 @@ def refused_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
             "or write this workload's growth by hand"]
 
 
+#: Days of 0 a note lists before "and N more".
+DAYS_LISTED = 10
+
+
+def left_out_note(f: WorkloadForecast) -> list[str]:
+    """The days of 0 left out of the fit, and how they were taken (nothing when none)."""
+    if not f.left_out:
+        return []
+    days = ", ".join(d.isoformat() for d in f.left_out[:DAYS_LISTED])
+    more = f" and {len(f.left_out) - DAYS_LISTED} more" if len(f.left_out) > DAYS_LISTED else ""
+    n = len(f.left_out)
+    return [f"    note: {n} day{'' if n == 1 else 's'} with a peak of 0 left out of the fit "
+            f"({days}{more}): a day of 0 (an outage, an idle day) is no level a trend on log "
+            "peaks can take, so each is filled from the days beside it, as a missing day is: "
+            "the forecast is of the other days"]
+
+
+def _times(ratio: float) -> str:
+    """A step's factor: ``×458``, ``×0.0019``."""
+    return f"×{ratio:,.0f}" if ratio >= 1 else f"×{ratio:.2g}"
+
+
+def absurd_growth_note(f: WorkloadForecast, horizon: Horizon) -> list[str]:
+    """Growth a scenario accepts that changes tenfold or more within one period
+    (:data:`ABSURD_STEP`), per case from its first such period, and the fix (nothing when
+    none does)."""
+    steps = absurd_growth(f)
+    if not steps:
+        return []
+    parts = []
+    for case in ("base", "low", "high"):
+        mine = [(q, b, v) for c, q, b, v in steps if c == case]
+        if mine:
+            (q, before, value), n = mine[0], len(mine)
+            parts.append(f"{case} {_times(value / before)} in the period from "
+                         f"{horizon.period_start(q)} ({before:.3g} → {value:.3g}"
+                         f"{'' if n == 1 else f'; {n} periods'})")
+    return [f"    note: growth written below changes by a factor of {ABSURD_STEP:g} or more "
+            f"within one period (over the reference in the first): {'; '.join(parts)} — a "
+            "scenario accepts it, but a trend fitted to daily peaks seldom supports an order "
+            f"of magnitude in a period ({f.days} days of history, carried to "
+            f"{horizon.end - dt.timedelta(days=1)}); a launch or a migration belongs in the "
+            "scenario as an event, else re-run with --trend damped, a longer history or "
+            "fewer --periods, or write this workload's growth by hand"]
+
+
 def workload_notes(f: WorkloadForecast, horizon: Horizon) -> list[str]:
-    """The notes printed under a workload's table (indented ``note: …`` lines): the band's
-    and the growth a scenario refuses."""
-    return flat_band_note(f) + wide_band_note(f) + refused_growth_note(f, horizon)
+    """The notes printed under a workload's table (indented ``note: …`` lines): the days of 0
+    left out, the band's, the growth that changes tenfold in a period and the growth a
+    scenario refuses."""
+    return (left_out_note(f) + flat_band_note(f) + wide_band_note(f)
+            + absurd_growth_note(f, horizon) + refused_growth_note(f, horizon))
 
 
 def json_workload(f: WorkloadForecast, horizon: Horizon) -> dict[str, Any]:
@@ -137,7 +193,7 @@ def out_file_text(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon,
     """The --out file: how to paste it, a comment per workload whose growth a scenario refuses
     (:func:`refused_growth_note`: the file is pasted, the terminal may not be read), the keys."""
     refused = [f"# {f.workload}: {line.strip().removeprefix('note: ')}\n" for f in forecasts
-               for line in refused_growth_note(f, horizon)]
+               for line in refused_growth_note(f, horizon) + absurd_growth_note(f, horizon)]
     return (OUT_FILE_NOTE + "".join(refused)
             + yaml.safe_dump(block, sort_keys=False, default_flow_style=None))
 

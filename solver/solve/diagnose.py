@@ -318,18 +318,16 @@ def diagnose(
         stock = program.v.offer[pool].stock_gpus
         when = "" if sl is None else f" during {sl}"
         users = _users(program, pool, sl)
-        total = sum(users.values())
         for w in users or ["(any workload)"]:
             why = _why(data, w, z, surviving, not plain)
-            # a pool several workloads share is short for all of them: say how much is whose
-            share = (f" (it runs {users[w]} of the {total} GPUs the fleet would run there)"
-                     if len(users) > 1 else "")
+            # the total first: "needs 8 more … stock allows 8" read as met by the stock
+            message = (f"`{w}` needs {stock + gpus:,} {g} GPUs ({kind}) in {z}{when} {why}; "
+                       f"stock allows {stock:,}: {gpus:,} more than stock")
+            if len(users) > 1:  # a pool several workloads share is short for all of them
+                message = shared_pool_line(w, users, pool, sl, why, stock, gpus)
             out.append(Shortfall(
                 requirement="stock", workload=w, zone=z, gpu=g, slice=sl,
-                amount=float(gpus), unit="GPUs",
-                # the total first: "needs 8 more … stock allows 8" read as met by the stock
-                message=f"`{w}` needs {stock + gpus:,} {g} GPUs ({kind}) in {z}{when} {why}; "
-                        f"stock allows {stock:,}: {gpus:,} more than stock{share}",
+                amount=float(gpus), unit="GPUs", message=message,
             ))
     req: dict[RowKey, float] = defaultdict(float)
     units: dict[RowKey, str] = {}
@@ -352,6 +350,23 @@ def diagnose(
                     "a fleet but may not be the least, or name every workload that is short; "
                     "raise --time-limit"))
     return tuple(out)
+
+
+def shared_pool_line(w: str, users: dict[str, int], pool: PoolKey, sl: str | None, why: str,
+                     stock: int, beyond: int) -> str:
+    """The stock line of workload ``w`` on a pool several workloads run on (``users``: GPUs
+    each runs there): its own GPUs lead, then what the pool needs for all of them, once a
+    line. Each line led "`chat` needs 216 H100 GPUs in dc-east", "`code` needs 216 …": the
+    pool's total read as each workload's own need (fresh-s22 F7)."""
+    total = sum(users.values())
+    when = "" if sl is None else f" during {sl}"
+    need = stock + beyond
+    rounded = "" if need == total else ", in whole nodes,"
+    names = ", ".join(f"`{u}`" for u in users)
+    return (f"`{w}` runs {users[w]:,} of the {total:,} {pool.gpu} GPUs ({pool.purchase.value}) "
+            f"the fleet would run in {pool.zone}{when}, {why}; the pool needs {need:,}"
+            f"{rounded} for the {len(users)} workloads on it ({names}); stock allows "
+            f"{stock:,}: {beyond:,} more than stock")
 
 
 def _limit_words(time_limit_s: float, shown_limit_s: float | None) -> str:

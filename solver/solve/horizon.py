@@ -685,15 +685,16 @@ def keep_orders(scenario: Scenario, earlier: Plan, file: str) -> Scenario:
 
 def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                     ) -> tuple[Shortfall, ...]:
-    """What cannot be met: the shortfalls of the first period (of the first demand scenario)
-    that cannot be met on its own, committed capacity as much as its stock allows — after those
-    of an earlier period short with only the committed capacity in service by then (a new
-    user's plan was diagnosed at period 1's owned stock while period 0, which no order could
-    reach in time, was short in every demand scenario: fresh-s22 F3); where every period can,
-    the orders' lead times, stock or budget keep them from being met together. The blocks'
-    diagnoses share ``time_limit_s`` (each was given the whole of it)."""
+    """What cannot be met: the shortfalls of the first period (of its demand scenarios, the
+    first listed: :func:`blocks_by_period`) that cannot be met on its own, committed capacity
+    as much as its stock allows — after those of an earlier period short with only the
+    committed capacity in service by then (a new user's plan was diagnosed at period 1's owned
+    stock while period 0, which no order could reach in time, was short in every demand
+    scenario: fresh-s22 F3); where every period can, the orders' lead times, stock or budget
+    keep them from being met together. The blocks' diagnoses share ``time_limit_s`` (each was
+    given the whole of it)."""
     ends = time.perf_counter() + time_limit_s
-    for block in data.blocks:
+    for block in blocks_by_period(data):
         found = diagnose(block.workloads, block.data, solver, seconds_left(ends))
         if found:
             where = f"{block.scenario}, period {block.period} ({data.periods[block.period].start})"
@@ -706,6 +707,14 @@ def diagnose_blocks(data: HorizonData, solver: str, time_limit_s: float
                               "in time: lead times, order stock or the budget keep committed "
                               "capacity from arriving when it is needed"),
             *in_time_shortfalls(data, solver, seconds_left(ends)))
+
+
+def blocks_by_period(data: HorizonData) -> list[Block]:
+    """The blocks period by period, each period's in the demand scenarios' order: the order a
+    diagnosis looks for the first block short. ``data.blocks`` is scenario by scenario, so an
+    infeasible plan named `low`'s period 1 while `high`'s period 0, which a planner must meet
+    first, was short too (fresh-s22 F3)."""
+    return sorted(data.blocks, key=lambda b: b.period)  # stable: scenarios as listed
 
 
 def _priced_block(data: HorizonData, block: Block) -> tuple[ProgramData, float]:

@@ -60,6 +60,8 @@ WEIGHTS = {"low": 0.3, "base": 0.4, "high": 0.3}
 #: sampling error, fixed by the seed: the same history gives the same forecast); 2,000 paths
 #: of 396 days took 0.75 s at load 14.
 SIMULATIONS, SEED = 2000, 20261204
+#: Rows of 0 a refusal lists before "and N more".
+ROWS_LISTED = 5
 #: Days of the history's end whose busiest day is the reference when no scenario gives one.
 REFERENCE_DAYS = 7
 #: A band that widens less than this over the horizon (last period's ``ln(P90 ÷ P10)`` over the
@@ -89,6 +91,18 @@ AIC_TIE = 2.0
 REACH_PER_HISTORY = 2.0
 
 
+#: A period whose growth is this many times the one before it (the first period: the
+#: reference, ×1), or as many times less, gets a note though a scenario accepts it: an order of
+#: magnitude within one period (a quarter by default) is a change the planner should know the
+#: cause of — a launch or a migration is an event the scenario states, not a trend — and a
+#: trend fitted to daily peaks that extrapolates one is most likely carried past what its
+#: history tells. A new user's 45 days fitted a linear log-trend that wrote base growth 0.0541
+#: → 0.000103 (÷525 in a quarter, validate accepts it) and a high of ×458 in the first quarter
+#: (fresh-s22 F1). Growth of LLM services has exceeded ×10 a quarter only at a launch; the
+#: factor is a judgement, stated with why, not a published rule.
+ABSURD_STEP = 10.0
+
+
 class Trend(StrEnum):
     """Trend of the ETS model on the log scale: chosen by AIC, damped or linear."""
 
@@ -113,6 +127,8 @@ class WorkloadForecast:
     high_rps: tuple[float, ...]
     chosen: str = ""
     """Why ``auto`` kept this trend (empty when ``--trend`` named it)."""
+    left_out: tuple[dt.date, ...] = ()
+    """Days of the history with a peak of 0, left out of the fit (:func:`zero_peak_days`)."""
 
     @property
     def growth(self) -> tuple[float, ...]:
@@ -154,9 +170,10 @@ def _row_problems(row: Mapping[str, str], where: str, file: str) -> list[Problem
         peak = float(row[PEAK])
     except ValueError:
         peak = math.nan
-    if not (math.isfinite(peak) and peak > 0):
+    if not (math.isfinite(peak) and peak >= 0):  # 0: a day left out (zero_peak_days)
         problems.append(Problem(file, f"{where}.{PEAK}", f"`{row[PEAK]}` is not a positive "
-                                "rate", "give the day's peak request rate [1/s]"))
+                                "rate", "give the day's peak request rate [1/s] (0 for a day "
+                                "without demand: it is left out of the fit)"))
     return problems
 
 
@@ -195,16 +212,21 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
     seen: dict[tuple[str, str], int] = {}
     days: dict[str, int] = {}
     first: dict[str, int] = {}  # a workload's first row
+    zeros: dict[str, list[int]] = {}  # a workload's rows of a 0 peak: left out of the fit
     for i, row in enumerate(rows, start=2):
         row = {k: (row.get(k) or "").strip() for k in (DATE, WORKLOAD, PEAK)}
-        problems += _row_problems(row, f"row {i}", file)
+        found = _row_problems(row, f"row {i}", file)
+        problems += found
         key = (row[WORKLOAD], row[DATE])
         if key in seen:
             problems.append(Problem(file, f"row {i}", f"{key[0]} on {key[1]} is also on row "
                                     f"{seen[key]}", "give one row per workload and day"))
         seen.setdefault(key, i)
-        days[row[WORKLOAD]] = days.get(row[WORKLOAD], 0) + 1
         first.setdefault(row[WORKLOAD], i)
+        if not found and float(row[PEAK]) == 0:
+            zeros.setdefault(row[WORKLOAD], []).append(i)
+            continue
+        days[row[WORKLOAD]] = days.get(row[WORKLOAD], 0) + 1
     unknown = set() if workloads is None else {n for n in days if n and n not in workloads}
     for name in sorted(unknown, key=lambda n: first[n]):
         problems.append(Problem(
@@ -213,9 +235,12 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
             did_you_mean(name, workloads or ()) + " (or leave out --scenario to forecast it "
             "without one)"))
     for name, count in sorted(days.items()):
-        if name and name not in unknown and count < MIN_DAYS:
+        if name and name not in unknown and count < MIN_DAYS and name not in zeros:
             problems.append(Problem(file, WORKLOAD, f"{name} has {count} days of history",
                                     f"give at least {MIN_DAYS} days per workload"))
+    for name, at in sorted(zeros.items()):
+        if name and name not in unknown and days.get(name, 0) < MIN_DAYS:
+            problems.append(too_few_above_zero(name, days.get(name, 0), at, file))
     if problems:
         raise InputError(problems)
     return pd.DataFrame({
@@ -225,8 +250,30 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
     }).sort_values([WORKLOAD, DATE]).reset_index(drop=True)
 
 
+def too_few_above_zero(name: str, count: int, zero_rows: Sequence[int], file: str) -> Problem:
+    """A workload whose days with a peak above 0 are too few to fit once its days of 0 are
+    left out (:func:`zero_peak_days`), located at its first row of 0."""
+    listed = ", ".join(str(r) for r in zero_rows[:ROWS_LISTED])
+    more = f" and {len(zero_rows) - ROWS_LISTED} more" if len(zero_rows) > ROWS_LISTED else ""
+    return Problem(file, f"row {zero_rows[0]}.{PEAK}",
+                   f"{name} has {count} day{'' if count == 1 else 's'} with a peak above 0: its "
+                   f"{len(zero_rows)} day{'' if len(zero_rows) == 1 else 's'} of 0 (rows "
+                   f"{listed}{more}) are left out of the fit, and a trend needs {MIN_DAYS}",
+                   f"give at least {MIN_DAYS} days of {name} with a peak above 0")
+
+
+def zero_peak_days(rows: pd.DataFrame) -> tuple[dt.date, ...]:
+    """The days of a workload's history whose peak is 0, in date order: left out of the fit
+    and filled as a missing day is (:func:`_daily`). A day of 0 — an outage, an idle minute of
+    a trace — is no level a log-trend can take (log 0), and one such day refused the whole
+    history (fresh-s22 F7); the forecast says which days it left out."""
+    return tuple(d.date() for d in rows.loc[rows[PEAK] == 0, DATE].sort_values())
+
+
 def _daily(rows: pd.DataFrame) -> pd.Series:
-    """Log peaks on a daily index; missing days filled by interpolation (ETS needs every day)."""
+    """Log peaks on a daily index; missing days, and days of 0 (:func:`zero_peak_days`),
+    filled by interpolation (ETS needs every day)."""
+    rows = rows[rows[PEAK] > 0]
     series = pd.Series(np.log(rows[PEAK].to_numpy(dtype=float)), index=rows[DATE])
     every_day = pd.date_range(series.index.min(), series.index.max(), freq="D")
     return series.reindex(every_day).interpolate(limit_direction="both")
@@ -327,7 +374,7 @@ def forecast_workload(
         where = "the scenario's peak_rps"
     label = f"ETS(A,{'Ad' if damped else 'A'},{'A' if seasonal else 'N'})"
     return WorkloadForecast(name, reference_rps, where, f"{label} on log {PEAK}", len(y),
-                            tuple(base), tuple(low), tuple(high), chosen)
+                            tuple(base), tuple(low), tuple(high), chosen, zero_peak_days(rows))
 
 
 def forecast(
@@ -359,6 +406,28 @@ def refused_growth(f: WorkloadForecast) -> list[tuple[str, int, float]]:
     cases = (("base", f.growth), ("low", f.multiplier("low")), ("high", f.multiplier("high")))
     return [(case, q, v) for case, values in cases for q, v in enumerate(_rounded(values))
             if not 0 < v < SOLVER_INFINITY]
+
+
+def absurd_growth(f: WorkloadForecast) -> list[tuple[str, int, float, float]]:
+    """(case, period, growth before, growth in the period) of each period whose growth (base,
+    low and high as demand over the reference: ``rps ÷ reference_rps``) is at least
+    :data:`ABSURD_STEP` times the period's before (the first's: the reference, 1), or at most
+    its inverse — values a scenario accepts; those it refuses (:func:`refused_growth`), and
+    steps from them, are left to that note."""
+    refused = {(case, q) for case, q, _ in refused_growth(f)}
+    paths = (("base", f.growth),
+             ("low", tuple(r / f.reference_rps for r in f.low_rps)),
+             ("high", tuple(r / f.reference_rps for r in f.high_rps)))
+    out = []
+    for case, path in paths:
+        before = 1.0
+        for q, value in enumerate(path):
+            kept = (case, q) not in refused and (q == 0 or (case, q - 1) not in refused)
+            if kept and before > 0 and value > 0 and not (
+                    1 / ABSURD_STEP < value / before < ABSURD_STEP):
+                out.append((case, q, before, value))
+            before = value
+    return out
 
 
 def scenario_block(forecasts: tuple[WorkloadForecast, ...], horizon: Horizon) -> dict[str, object]:

@@ -187,8 +187,30 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
         replicas=groups,
         nodes=nodes,
         laid_out_by_fleetplan=inventory.layout is None,
-        notes=_idle_notes(nodes, groups),
+        notes=(*default_purchase_notes(doc, file), *_idle_notes(nodes, groups)),
     )
+
+
+def default_purchase_notes(doc: Mapping[str, Any], file: str) -> tuple[str, ...]:
+    """A warning naming the inventory's ``nodes`` lines that give no ``purchase`` (nor
+    ``kind``): read as reserved here, while a scenario's ``inventory`` reads the same line as
+    owned (docs/survivability.md) — a line copied between them changed kind without a word
+    (fresh-s22 F7). Reserved is kept as this file's default: fleets written for check since
+    before a scenario could hold an inventory, and their layouts' ``purchase: reserved``, read
+    as they were."""
+    lines = doc.get("nodes")
+    if not isinstance(lines, list):
+        return ()
+    missing = [f"nodes[{i}]" for i, line in enumerate(lines)
+               if isinstance(line, Mapping) and "purchase" not in line and "kind" not in line]
+    if not missing:
+        return ()
+    return (f"warning: {file} {', '.join(missing)}: no `purchase`, so read as "
+            f"`purchase: {PurchaseKind.reserved.value}` (the default of a check or simulate "
+            "inventory; a scenario's `inventory` reads the same line as `owned`) — write "
+            f"`purchase: {PurchaseKind.owned.value}` or "
+            f"`purchase: {PurchaseKind.reserved.value}` on {'it' if len(missing) == 1 else 'each'}"
+            ,)
 
 
 def _idle_notes(
