@@ -182,6 +182,9 @@ def test_report_assumptions_hold_the_node_model_and_the_typical_token_lengths() 
     assert "| Replicas of different workloads share nodes | no (dedicated pools) |" in text
     # chat: P50/P95 in 500/2000, out 200/500; typical in = the mean 650.5, out = the P50 200
     assert "| chat | llama-8b | 10 | Poisson (assumed) | 500/2000 | 200/500 | 650.5/200 |" in text
+    # every column of that table carries its unit (the token columns had none: trace-s23)
+    assert ("| Input P50/P95 [tokens] | Output P50/P95 [tokens] | Typical input/output [tokens] "
+            "(mean, else P50) |") in text
     shared = render_report(make_plan(), make_scenario(), make_table())
     assert "| Replicas of different workloads share nodes | yes |" in shared
     _tables_are_rectangular(text)

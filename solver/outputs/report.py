@@ -439,7 +439,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     if unused:
         lines += [unused, ""]
     lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Arrivals",
-                     "Input P50/P95", "Output P50/P95",
+                     "Input P50/P95 [tokens]", "Output P50/P95 [tokens]",
                      "Typical input/output [tokens] (mean, else P50)",
                      "SLO TTFT/per-token P95 [ms]", "Survivability", "Target utilization"],
                     [[w.name, w.model,
