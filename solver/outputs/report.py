@@ -369,7 +369,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       "(an inventory line's `ends` is its last day held, so `ends: 2027-06-30` "
                       "reads \"to 2027-07-01\").", ""]
     lines += ["## Workloads", "",
-              "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
+              "Replicas: committed (reserved and owned, running every hour) + most elastic "
+              "(on-demand and spot) in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
               "Latency: P95 at the SLO-holding rate / SLO, predicted or measured as the rate "
               "is; latency slack: the share of "
