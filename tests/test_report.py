@@ -68,6 +68,25 @@ def test_owned_capacity_counts_as_committed_in_compare_and_the_report() -> None:
     assert "| Share of cost on committed capacity (reserved + owned) | 100.0% |" in text
 
 
+def test_the_replicas_column_counts_owned_replicas_and_says_so() -> None:
+    """The Workloads table's Replicas first figure is every replica running all day (slice
+    null), owned ones included: quarterly.yaml's chat H100-SXM TP2 read "4 + 0" under a caption
+    "reserved + most elastic" where 2 were reserved and 2 owned (trace-s23)."""
+    plan = make_plan()
+    owned = plan.model_copy(update={"allocations": tuple(
+        a.model_copy(update={"purchase": PurchaseKind.owned}) if a.slice is None else a
+        for a in plan.allocations)})
+    committed = sum(a.replicas for a in owned.allocations
+                    if a.workload == "chat" and a.slice is None)
+    assert committed > 0 and all(a.purchase is PurchaseKind.owned for a in owned.allocations
+                                 if a.slice is None)  # else the check below is vacuous
+    text = render_report(owned, make_scenario(), make_table())
+    assert ("Replicas: committed (reserved and owned, running every hour) + most elastic "
+            "(on-demand and spot) in one slice.") in text
+    row = next(line for line in text.splitlines() if line.startswith("| chat |"))
+    assert f"| {committed} + " in row
+
+
 def test_slice_figures() -> None:
     figures = {(f.workload, f.slice): f for f in slice_figures(make_plan(), make_scenario())}
     night, day = figures[("chat", "night")], figures[("chat", "day")]
@@ -182,6 +201,9 @@ def test_report_assumptions_hold_the_node_model_and_the_typical_token_lengths() 
     assert "| Replicas of different workloads share nodes | no (dedicated pools) |" in text
     # chat: P50/P95 in 500/2000, out 200/500; typical in = the mean 650.5, out = the P50 200
     assert "| chat | llama-8b | 10 | Poisson (assumed) | 500/2000 | 200/500 | 650.5/200 |" in text
+    # every column of that table carries its unit (the token columns had none: trace-s23)
+    assert ("| Input P50/P95 [tokens] | Output P50/P95 [tokens] | Typical input/output [tokens] "
+            "(mean, else P50) |") in text
     shared = render_report(make_plan(), make_scenario(), make_table())
     assert "| Replicas of different workloads share nodes | yes |" in shared
     _tables_are_rectangular(text)

@@ -369,7 +369,8 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
                       "(an inventory line's `ends` is its last day held, so `ends: 2027-06-30` "
                       "reads \"to 2027-07-01\").", ""]
     lines += ["## Workloads", "",
-              "Replicas: reserved + most elastic in one slice. Capacity headroom: the demand "
+              "Replicas: committed (reserved and owned, running every hour) + most elastic "
+              "(on-demand and spot) in one slice. Capacity headroom: the demand "
               "growth the intact fleet absorbs at the SLO before its tightest slice is full. "
               "Latency: P95 at the SLO-holding rate / SLO, predicted or measured as the rate "
               "is; latency slack: the share of "
@@ -439,7 +440,7 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
     if unused:
         lines += [unused, ""]
     lines += _table(["Workload", "Model", "Peak [req/s] or volume [req/day]", "Arrivals",
-                     "Input P50/P95", "Output P50/P95",
+                     "Input P50/P95 [tokens]", "Output P50/P95 [tokens]",
                      "Typical input/output [tokens] (mean, else P50)",
                      "SLO TTFT/per-token P95 [ms]", "Survivability", "Target utilization"],
                     [[w.name, w.model,
