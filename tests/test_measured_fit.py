@@ -71,3 +71,21 @@ def test_import_bench_says_the_plan_will_not_use_it(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "the plan will not use this row for twenty-rps: " in result.output
     assert "Llama-3.1-70B's FP8 weights are 65.7 GiB on each GPU at TP1" in result.output
+
+
+def test_import_bench_says_a_tp_no_node_holds_is_not_used(tmp_path: Path) -> None:
+    """`--tp 16` on the 8-GPU H100 node: validate says "not used: TP16 is not a candidate
+    degree"; import-bench --scenario, which promises the reason the plan would not use its
+    row, said nothing of it before."""
+    from tests.bench_files import Load, vllm_new, write_json
+
+    scenario = SCENARIOS / "twenty_rps.yaml"
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", "H100", "--tp", "16",
+                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
+                                       "--precision", "fp8"])
+    assert result.exit_code == 0, result.output
+    assert ("TP16 is not a candidate degree on H100-SXM (1, 2, 4, 8 up to 8 per node)"
+            in result.output)

@@ -123,11 +123,19 @@ def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
         return f"stale, not used: {reason}"
     if (impossible := weights_do_not_fit(scenario, row)) is not None:
         return f"not used: {impossible}"
+    if (none := no_such_candidate(scenario, row)) is not None:
+        return f"not used: {none}"
+    return None
+
+
+def no_such_candidate(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why the workload has no candidate configuration ``row`` could stand for (its GPU not
+    allowed, or its TP not a degree planned on that GPU's node), else ``None``."""
     allowed = scenario.workload(row.workload).allowed_gpus
     if allowed is not None and row.gpu not in allowed:
-        return f"not used: {row.gpu} is not in the workload's allowed_gpus"
+        return f"{row.gpu} is not in the workload's allowed_gpus"
     if row.tp not in tp_degrees(scenario.gpu(row.gpu)):
-        return (f"not used: TP{row.tp} is not a candidate degree on {row.gpu} "
+        return (f"TP{row.tp} is not a candidate degree on {row.gpu} "
                 f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
     return None
 
