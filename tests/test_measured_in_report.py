@@ -1,5 +1,6 @@
 """The measured rows a plan does not use, and those it uses above their datasheet ceiling, are
-in plan.json's ``warnings`` and report.md's Warnings in the words ``plan`` printed on stderr
+in plan.json's ``warnings``, report.md's Warnings and the workbook's Summary in the words
+``plan`` printed on stderr
 (solver/cli/plan.py, ``with_measured_warnings``): a platform team's load tests set aside for
 their token lengths were named on stderr only, and report.md said the pool was predicted."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import openpyxl
 import yaml
 from click.testing import CliRunner
 
@@ -38,3 +40,5 @@ def test_a_stale_measured_row_is_in_plan_json_and_the_report(tmp_path: Path) -> 
     assert list(plan.warnings) == said
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "## Warnings" in report and f"- {markdown_text(said[0])}" in report
+    summary = openpyxl.load_workbook(tmp_path / "out" / "plan.xlsx")["Summary"]
+    assert [row[1] for row in summary.iter_rows(values_only=True) if row[0] == "Warning"] == said
