@@ -89,3 +89,18 @@ def test_import_bench_says_a_tp_no_node_holds_is_not_used(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert ("TP16 is not a candidate degree on H100-SXM (1, 2, 4, 8 up to 8 per node)"
             in result.output)
+
+
+def test_a_row_on_a_gpu_no_zone_sells_is_said_not_used(tmp_path: Path) -> None:
+    """A team's H200 load test beside a scenario that buys H100s only: validate listed it as
+    used; a plan cannot place it. Said, with where it still counts (check --fleet)."""
+    path = _twenty_rps_on(tmp_path, "H200", 2)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["price_tables"][0]["gpus"] = ["H100-SXM"]
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    sc = load_scenario(path)
+    (warning,) = stale_measurements(sc)
+    assert warning == ("measured[0] (twenty-rps on H200 TP2, 2026-10-15): not used: no zone of "
+                       "the scenario sells H200 and no inventory holds it, so a plan cannot "
+                       "place it (a `check --fleet` of nodes holding it uses the row)")
+    assert stale_measurements(load_scenario(_twenty_rps_on(tmp_path, "H200", 2))) == []

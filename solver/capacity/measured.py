@@ -130,10 +130,15 @@ def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
 
 def no_such_candidate(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     """Why the workload has no candidate configuration ``row`` could stand for (its GPU not
-    allowed, or its TP not a degree planned on that GPU's node), else ``None``."""
+    allowed, sold in no zone and held in no inventory, or its TP not a degree planned on that
+    GPU's node), else ``None``. A row on a GPU no zone sells was listed by validate as used,
+    and a plan cannot place it (fresh-s23)."""
     allowed = scenario.workload(row.workload).allowed_gpus
     if allowed is not None and row.gpu not in allowed:
         return f"{row.gpu} is not in the workload's allowed_gpus"
+    if row.gpu not in scenario.gpus_sold_or_held():
+        return (f"no zone of the scenario sells {row.gpu} and no inventory holds it, so a plan "
+                "cannot place it (a `check --fleet` of nodes holding it uses the row)")
     if row.tp not in tp_degrees(scenario.gpu(row.gpu)):
         return (f"TP{row.tp} is not a candidate degree on {row.gpu} "
                 f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
