@@ -65,7 +65,12 @@ def test_runtime_upgrade_expires_the_measured_row(tmp_path: Path) -> None:
     (expired,) = check_contract(_write(tmp_path), sc)
     assert expired.workload == EVIL
     assert expired.reasons == ("runtime changed from vllm-0.6.3 to vllm-0.7.0",
-                               "the measured row it rests on is no longer in the scenario")
+                               "the measured row it rests on is still in the scenario but no "
+                               "longer used (`fleetplan validate` says why)")
+    # the row itself removed: said as such
+    gone = sc.model_copy(update={"measured": ()})
+    (expired,) = check_contract(_write(tmp_path), gone)
+    assert expired.reasons[-1] == "the measured row it rests on is no longer in the scenario"
 
 
 def test_efficiency_change_expires_only_analytic_rows(tmp_path: Path) -> None:

@@ -63,6 +63,8 @@ def test_ambiguous_and_unknown_gpus_are_refused_with_candidates() -> None:
     ("mistralai/Mixtral-8x7B-Instruct-v0.1", "Mixtral-8x7B", None),
     ("deepseek-ai/DeepSeek-V3-0324", "DeepSeek-V3", None),
     ("/models/llama-3.1-8b-instruct", "Llama-3.1-8B", None),
+    # the id vLLM results name it by: its stem `bloom` is no catalog name (declared alias)
+    ("bigscience/bloom", "BLOOM-176B", None),
 ])
 def test_hugging_face_ids_resolve_to_catalog_models(typed: str, model: str,
                                                     precision: Precision | None) -> None:

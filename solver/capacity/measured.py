@@ -8,10 +8,11 @@ and younger than the policy's maximum age counted to the scenario's ``as_of`` da
 
 from __future__ import annotations
 
+from models.common import BYTES_PER_ELEMENT
 from models.measured import MeasuredCapacity
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.memory import tp_degrees
+from solver.capacity.memory import BYTES_PER_GIB, tp_degrees, weight_bytes_per_gpu
 from solver.capacity.perf import compute_tflops, perf_model
 
 #: A row's P95 may exceed the SLO by this share and still hold it: ``fleetplan import-bench``
@@ -91,17 +92,55 @@ def unknown_lengths(scenario: Scenario) -> list[str]:
     return out
 
 
+def weights_do_not_fit(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why no replica of ``row``'s configuration can have run: its model's weights alone, split
+    over its ``tp`` GPUs, are more than one GPU's memory; ``None`` when they fit (or the row's
+    model or GPU is not in the scenario). Measured beats the analytic model's throughput, not
+    arithmetic: a BLOOM-176B row imported with ``--gpu A10G --tp 1`` (352 GB of weights on a
+    22.5 GiB GPU) was planned on single A10Gs. Only the weights are counted — the runtime's
+    overhead and the KV cache are the analytic model's, which a measurement may beat."""
+    gpu = next((g for g in scenario.gpus if g.name == row.gpu), None)
+    model = next((m for m in scenario.models if m.name == row.model), None)
+    if gpu is None or model is None:
+        return None
+    weights_gib = weight_bytes_per_gpu(model, row.precision, row.tp) / BYTES_PER_GIB
+    if weights_gib <= gpu.memory_gib:
+        return None
+    return (f"{model.name}'s {row.precision.value.upper()} weights are {weights_gib:,.1f} GiB "
+            f"on each GPU at TP{row.tp} ({model.total_params_b:g} B parameters × "
+            f"{BYTES_PER_ELEMENT[row.precision]:g} bytes ÷ {row.tp}), "
+            f"more than the {gpu.name}'s {gpu.memory_gib:g} GiB: no replica of this "
+            "configuration can have run (check the row's gpu and tp, or import-bench's --gpu "
+            "and --tp)")
+
+
 def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     """Why a measured row is not used (``stale, not used: …`` or ``not used: …``, no such
-    candidate), or ``None`` when it stands for its configuration."""
+    candidate, or weights that cannot fit), or ``None`` when it stands for its
+    configuration."""
     reason = staleness(scenario, row)
     if reason is not None:
         return f"stale, not used: {reason}"
+    if (impossible := weights_do_not_fit(scenario, row)) is not None:
+        return f"not used: {impossible}"
+    if (none := no_such_candidate(scenario, row)) is not None:
+        return f"not used: {none}"
+    return None
+
+
+def no_such_candidate(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why the workload has no candidate configuration ``row`` could stand for (its GPU not
+    allowed, sold in no zone and held in no inventory, or its TP not a degree planned on that
+    GPU's node), else ``None``. A row on a GPU no zone sells was listed by validate as used,
+    and a plan cannot place it (fresh-s23)."""
     allowed = scenario.workload(row.workload).allowed_gpus
     if allowed is not None and row.gpu not in allowed:
-        return f"not used: {row.gpu} is not in the workload's allowed_gpus"
+        return f"{row.gpu} is not in the workload's allowed_gpus"
+    if row.gpu not in scenario.gpus_sold_or_held():
+        return (f"no zone of the scenario sells {row.gpu} and no inventory holds it, so a plan "
+                "cannot place it (a `check --fleet` of nodes holding it uses the row)")
     if row.tp not in tp_degrees(scenario.gpu(row.gpu)):
-        return (f"not used: TP{row.tp} is not a candidate degree on {row.gpu} "
+        return (f"TP{row.tp} is not a candidate degree on {row.gpu} "
                 f"(1, 2, 4, 8 up to {scenario.gpu(row.gpu).gpus_per_node} per node)")
     return None
 
@@ -203,5 +242,5 @@ def fresh_measurement(
     """The most recent fresh measured row of this workload, GPU and TP, if any."""
     rows = [r for r in scenario.measured
             if r.workload == workload.name and r.gpu == gpu and r.tp == tp
-            and staleness(scenario, r) is None]
+            and staleness(scenario, r) is None and weights_do_not_fit(scenario, r) is None]
     return max(rows, key=lambda r: r.measured_on) if rows else None

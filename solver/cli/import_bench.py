@@ -26,7 +26,12 @@ from solver.capacity.bench.formats import read_bench_file
 from solver.capacity.bench.points import BenchPoint, LoadKind
 from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
-from solver.capacity.measured import above_ceiling, staleness
+from solver.capacity.measured import (
+    above_ceiling,
+    no_such_candidate,
+    staleness,
+    weights_do_not_fit,
+)
 from solver.cli.common import echo_json, finite, given_file, json_option
 from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
@@ -203,8 +208,11 @@ def _import(files: tuple[Path, ...], gpu: str, tp: int, model: str | None, runti
                               _file_date(files))
     warnings = []
     if sc is not None and wl is not None:
-        reason = staleness(sc, row)
-        if reason is not None:
+        # stale, its weights cannot fit its GPUs, or no candidate of the workload is its
+        # configuration (a wrong --gpu or --tp): every reason, as validate would say it
+        reason = "; ".join(r for r in (staleness(sc, row), weights_do_not_fit(sc, row),
+                                       no_such_candidate(sc, row)) if r)
+        if reason:
             warnings.append(f"the plan will not use this row for {wl.name}: {reason}")
         elif (any(g.name == row.gpu for g in sc.gpus)
               and (high := above_ceiling(sc, row)) is not None):

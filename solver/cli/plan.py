@@ -25,6 +25,7 @@ from models.plan import (
     with_gap_limit,
 )
 from models.scenario import Scenario
+from solver.capacity.measured import implausible_measurements, stale_measurements
 from solver.capacity.table import build_capacity_table, cached_tables
 from solver.cli import QUICK_EXIT_META, command_origin
 from solver.cli.common import (
@@ -247,6 +248,16 @@ def fallback_lines(plan: Plan) -> list[str]:
             f"hold it), not a searched plan: {then} before acting on it"]
 
 
+def with_measured_warnings(plan: Plan, scenario: Scenario) -> Plan:
+    """``plan`` carrying in ``warnings`` the measured rows it does not use (stale, no such
+    candidate, weights that cannot fit) and those it uses above their datasheet ceiling, in the
+    words ``plan`` printed on stderr. A platform team's four load tests, set aside for their
+    token lengths, were named on stderr only: report.md and plan.json, what a director reads,
+    said the pool's rates were predicted and nothing of the tests."""
+    found = (*stale_measurements(scenario), *implausible_measurements(scenario))
+    return plan.model_copy(update={"warnings": (*plan.warnings, *found)}) if found else plan
+
+
 def today_note(sc: Scenario) -> str:
     """A plan from an inventory without a ``horizon`` or ``policy.as_of`` is one month from
     the day it is run (docs/program.md): its dates, and so its plan, change with the day for
@@ -419,6 +430,7 @@ def command(scenario: Path | None, out_dir: Path | None, solver: str, time_limit
                 sc, sc.gpus_sold_or_held()))
             plan = with_lead_time_causes(plan, sc)
         plan = with_date_warnings(plan, sc)  # stderr's words, kept in plan.json and report.md
+        plan = with_measured_warnings(plan, sc)
         write_plan_outputs(plan, sc, target.staging, shown, table, table_for)
         written = target.commit()
     if as_json:

@@ -312,6 +312,17 @@ def _diff(label: str, old: object, new: object) -> list[str]:
     return [] if old == new else [f"{label} changed from {old} to {new}"]
 
 
+def _measured_row_gone(row: ContractRow, scenario: Scenario) -> str:
+    """Why a measured contract row has no fresh row behind it: gone from the scenario, or still
+    there and no longer used. A runtime upgrade's expiry said "no longer in the scenario" of a
+    row the scenario still had (fresh-s23), and sent its reader looking for a deleted file."""
+    if any((m.workload, m.gpu, m.tp) == (row.workload, row.gpu, row.tp)
+           for m in scenario.measured):
+        return ("the measured row it rests on is still in the scenario but no longer used "
+                "(`fleetplan validate` says why)")
+    return "the measured row it rests on is no longer in the scenario"
+
+
 def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
                    max_age_days: int) -> tuple[str, ...]:
     """Why one contract row no longer holds for the scenario (empty when it still does)."""
@@ -344,7 +355,7 @@ def expiry_reasons(row: ContractRow, scenario: Scenario, as_of: dt.date,
                        " GPUs")
     if row.source is CapacitySource.measured:
         if new.measured_on is None:
-            reasons.append("the measured row it rests on is no longer in the scenario")
+            reasons.append(_measured_row_gone(row, scenario))
         else:
             reasons += _diff("measured row date", old.measured_on, new.measured_on)
             measured = _measured_row(scenario, wl, row.gpu, row.tp)

@@ -364,6 +364,9 @@ def write_summary(ws: Worksheet, plan: Plan, scenario: Scenario, total_ref: str,
          if output_m > 0 else None, mtok, "", COST_PER_OUTPUT_MTOK),
         ("Capacity headroom, tightest workload", min(spare) if spare else None, SHARE,
          "demand growth the intact fleet absorbs at the SLO (Pools sheet per workload)", None),
+        # what plan warned of on stderr (report.md's Warnings): the workbook said none of it
+        *(("Warning", w, None, "as plan said it on stderr; report.md's Warnings", None)
+          for w in plan.warnings),
     ]
     cells: dict[str, str] = {}
     for i, (text, value, fmt, note, name) in enumerate(rows, start=2):

@@ -1,0 +1,106 @@
+"""A measured row whose model's weights cannot fit its GPUs is not used
+(solver/capacity/measured.py, ``weights_do_not_fit``): measured beats the analytic model's
+throughput, not arithmetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from inputs import scenarios_dir
+from models.loader import load_scenario
+from solver.capacity.measured import stale_measurements, weights_do_not_fit
+from solver.capacity.table import build_capacity_table
+from solver.cli import main
+
+SCENARIOS = scenarios_dir()
+
+
+def _twenty_rps_on(tmp_path: Path, gpu: str, tp: int) -> Path:
+    """twenty_rps (Llama-3.1-70B FP8) with its measured row moved to ``gpu`` at ``tp`` and that
+    GPU offered beside the H100."""
+    doc = yaml.safe_load((SCENARIOS / "twenty_rps.yaml").read_text(encoding="utf-8"))
+    doc["price_tables"][0]["gpus"] = ["H100-SXM", gpu]
+    doc["workloads"][0].pop("allowed_gpus", None)
+    header, row = (SCENARIOS / "twenty_rps_measured.csv").read_text(encoding="utf-8").split()
+    cells = dict(zip(header.split(","), row.split(","), strict=True))
+    cells.update({"gpu": gpu, "tp": str(tp)})
+    (tmp_path / "rows.csv").write_text(",".join(cells) + "\n" + ",".join(cells.values()) + "\n",
+                                       encoding="utf-8")
+    doc["measured_csv"] = "rows.csv"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_a_row_whose_weights_exceed_the_gpu_is_not_a_candidate(tmp_path: Path) -> None:
+    """70.55 B parameters × 1 byte (FP8) ÷ TP1 = 65.7 GiB on a 44.99 GiB L40S: said why, and the
+    capacity table has no L40S TP1 row (before, the row made it a measured candidate)."""
+    sc = load_scenario(_twenty_rps_on(tmp_path, "L40S", 1))
+    why = weights_do_not_fit(sc, sc.measured[0])
+    assert why is not None and "65.7 GiB on each GPU at TP1" in why
+    assert "more than the L40S's 44.99 GiB" in why
+    (warning,) = stale_measurements(sc)
+    assert warning.startswith("measured[0] (twenty-rps on L40S TP1, 2026-10-15): not used: ")
+    table = build_capacity_table(sc, sc.gpus_sold_or_held())
+    assert table.row("twenty-rps", "L40S", 1) is None
+
+
+def test_weights_that_fit_leave_the_row_used(tmp_path: Path) -> None:
+    """The same row at TP2 on the L40S: 32.9 GiB a GPU fits its memory (the KV cache and the
+    runtime's overhead are left to the measurement): used, the L40S TP2 row measured."""
+    sc = load_scenario(_twenty_rps_on(tmp_path, "L40S", 2))
+    assert weights_do_not_fit(sc, sc.measured[0]) is None
+    table = build_capacity_table(sc, sc.gpus_sold_or_held())
+    row = table.row("twenty-rps", "L40S", 2)
+    assert row is not None and row.source.value == "measured"
+
+
+def test_import_bench_says_the_plan_will_not_use_it(tmp_path: Path) -> None:
+    from tests.bench_files import Load, vllm_new, write_json
+
+    scenario = _twenty_rps_on(tmp_path, "L40S", 1)
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", "L40S", "--tp", "1",
+                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
+                                       "--precision", "fp8"])
+    assert result.exit_code == 0, result.output
+    assert "the plan will not use this row for twenty-rps: " in result.output
+    assert "Llama-3.1-70B's FP8 weights are 65.7 GiB on each GPU at TP1" in result.output
+
+
+def test_import_bench_says_a_tp_no_node_holds_is_not_used(tmp_path: Path) -> None:
+    """`--tp 16` on the 8-GPU H100 node: validate says "not used: TP16 is not a candidate
+    degree"; import-bench --scenario, which promises the reason the plan would not use its
+    row, said nothing of it before."""
+    from tests.bench_files import Load, vllm_new, write_json
+
+    scenario = SCENARIOS / "twenty_rps.yaml"
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", "H100", "--tp", "16",
+                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
+                                       "--precision", "fp8"])
+    assert result.exit_code == 0, result.output
+    assert ("TP16 is not a candidate degree on H100-SXM (1, 2, 4, 8 up to 8 per node)"
+            in result.output)
+
+
+def test_a_row_on_a_gpu_no_zone_sells_is_said_not_used(tmp_path: Path) -> None:
+    """A team's H200 load test beside a scenario that buys H100s only: validate listed it as
+    used; a plan cannot place it. Said, with where it still counts (check --fleet)."""
+    path = _twenty_rps_on(tmp_path, "H200", 2)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["price_tables"][0]["gpus"] = ["H100-SXM"]
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    sc = load_scenario(path)
+    (warning,) = stale_measurements(sc)
+    assert warning == ("measured[0] (twenty-rps on H200 TP2, 2026-10-15): not used: no zone of "
+                       "the scenario sells H200 and no inventory holds it, so a plan cannot "
+                       "place it (a `check --fleet` of nodes holding it uses the row)")
+    assert stale_measurements(load_scenario(_twenty_rps_on(tmp_path, "H200", 2))) == []
