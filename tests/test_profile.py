@@ -367,3 +367,46 @@ def test_validate_and_plan_warn_of_a_linked_trace_recorded_in_batches_as_profile
             assert line.endswith("the fleet may be sized for the recording, not the traffic: "
                                  "link a trace of the same traffic with finer timestamps, or "
                                  "leave arrival.trace out and give arrival.burst (else Poisson)")
+
+
+# --- requests over the model's context (trust-s23 item 3) -------------------------------------
+
+
+def test_profile_counts_the_requests_over_the_models_context(tmp_path: Path) -> None:
+    """199 requests of 1,000 + 100 tokens and one of 131,000 + 100 = 131,100 > Llama-3.1-8B's
+    131,072: the input P99 is 1,000 (numpy's rank 0.99 × 199 = 197.01 falls among the short
+    ones), so a scenario with the block validates and the plan never hears of the long one —
+    which the replay rejects. `profile --model` says how many, what share, and that they will
+    be rejected; the YAML block carries the warning as a comment."""
+    from click.testing import CliRunner
+
+    from solver.cli import main
+
+    trace = tmp_path / "t.csv"
+    trace.write_text("time_s,input_tokens,output_tokens\n" + "".join(
+        f"{i * 0.5},{131_000 if i == 77 else 1000},100\n" for i in range(200)))
+    shown = CliRunner().invoke(main, ["profile", str(trace), "--model",
+                                      "meta-llama/Llama-3.1-8B-Instruct"])
+    assert shown.exit_code == 0, shown.output
+    assert ("warning: 1 of 200 requests (0.5%) is longer than Llama-3.1-8B's context of "
+            "131,072 tokens (input + output; the longest 131,100): they will be rejected, never "
+            "truncated — no fleet of this model serves them; the block's input P99 (1,000) is "
+            "under it, so a scenario with it validates") in shown.output
+    assert ("# warning: 1 request (0.5%) is longer than Llama-3.1-8B's context: rejected, "
+            "not planned (above)") in shown.output
+    data = json.loads(CliRunner().invoke(main, ["profile", str(trace), "--model",
+                                                "Llama-3.1-8B", "--json"]).stdout)
+    assert data["over_context"] == {"model": "Llama-3.1-8B", "context_tokens": 131_072,
+                                    "requests": 1, "share": 0.005, "longest_tokens": 131_100}
+    # without the long one: said to fit; without --model: nothing said, the keys as before
+    fits = tmp_path / "fits.csv"
+    fits.write_text("time_s,input_tokens,output_tokens\n"
+                    + "".join(f"{i * 0.5},1000,100\n" for i in range(200)))
+    shown = CliRunner().invoke(main, ["profile", str(fits), "--model", "Llama-3.1-8B"])
+    assert ("context: every request fits Llama-3.1-8B's 131,072 tokens (the longest 1,100, "
+            "input + output)") in shown.output
+    plain = CliRunner().invoke(main, ["profile", str(trace), "--json"])
+    assert "over_context" not in json.loads(plain.stdout)
+    assert "context" not in CliRunner().invoke(main, ["profile", str(trace)]).output
+    bad = CliRunner().invoke(main, ["profile", str(trace), "--model", "Lama-3.1-8B"])
+    assert bad.exit_code == 2 and "did you mean `Llama-3.1-8B`" in bad.output

@@ -851,3 +851,23 @@ def test_a_miss_by_an_order_of_magnitude_is_called_out_with_its_measured_rows() 
 
     assert f"- **Warning:** {gross_misses(plan)[0]}." in replay_section(plan)
     assert gross_misses(plan.model_copy(update={"replay": (mild, held)})) == []
+
+
+def test_a_miss_of_the_end_to_end_slo_alone_counts_in_the_overshoot() -> None:
+    """A workload stating ``slo.e2e_p95_ms`` whose replay holds TTFT and per-token but runs
+    its answers 12× over the end-to-end target: ``overshoot`` read TTFT and per-token only, so
+    the miss was never called out (trust-s23 item 1). Also a one-token workload (no per-token
+    SLO) missing by an order of magnitude: its line formatted ``None`` with ``:g`` and raised."""
+    from solver.outputs.replay_words import gross_misses, overshoot
+
+    e2e_miss = _check(1, 90.0, False).model_copy(update={"e2e_p95_ms": 240_000.0,
+                                                         "e2e_slo_ms": 20_000.0})
+    assert overshoot(e2e_miss) == pytest.approx(12.0)  # 240,000 / 20,000; TTFT 0.9, TPOT 0.2
+    plan = _fleet_plan(9.0).model_copy(update={"replay": (e2e_miss,)})
+    (line,) = gross_misses(plan)
+    assert line.startswith("round 1: w missed by 12× intact (TTFT P95 90 ms against 100, "
+                           "per-token 10.0 against 50, end-to-end 240,000 against 20,000)")
+    one_token = _check(1, 5_000.0, False).model_copy(update={"tpot_p95_ms": None,
+                                                           "tpot_slo_ms": None})
+    (line,) = gross_misses(plan.model_copy(update={"replay": (one_token,)}))
+    assert "(TTFT P95 5,000 ms against 100)" in line

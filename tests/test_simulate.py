@@ -151,9 +151,41 @@ def test_arrival_mid_decode_run_sees_the_kv_the_run_has_written() -> None:
 def test_rejects_what_exceeds_the_models_context() -> None:
     cfg = EngineConfig(max_context_tokens=1100)
     res = replay(_trace([(0, 1000, 100), (1, 1000, 101)]), _one(), cfg)
-    # 1000 + 100 = 1100 fits the context; 1000 + 101 does not, whatever the KV cache holds
-    assert res.status.tolist() == [Status.completed, Status.rejected_too_long]
-    assert summarize(res, 1e9, 1e9).rejected_too_long == 1
+    # 1000 + 100 = 1100 fits the context; 1000 + 101 does not, whatever the KV cache holds:
+    # rejected over the context (counted among the too long, and apart: trust-s23 item 3)
+    assert res.status.tolist() == [Status.completed, Status.rejected_over_context]
+    summary = summarize(res, 1e9, 1e9)
+    assert (summary.rejected_too_long, summary.rejected_over_context, summary.rejected) == (
+        1, 1, 1)
+
+
+def test_requests_over_the_context_are_counted_apart_from_the_late() -> None:
+    """A trace of 40 requests of which 3 (7.5 %) are longer than the model's context: the P95
+    verdict counted them as unanswered — more than the 5 % a P95 leaves out, so "MISSED (no
+    P95)" on a fleet that answered every other request at once. They are rejected (no fleet
+    serves them) and now said apart; the verdicts are over the 37 others. A request too long
+    for every replica's KV cache (a fleet's limit) stays unanswered, counted as late."""
+    from solver.cli.slo_verdict import Group, group_p95_ms, over_context_line
+
+    cfg = EngineConfig(max_context_tokens=1100)
+    rows = [(i * 10.0, 1000, 101 if i in (5, 17, 33) else 50) for i in range(40)]
+    res = replay(_trace(rows), _one(), cfg)
+    assert int((res.status == Status.rejected_over_context).sum()) == 3
+    g = group_p95_ms(res, "ttft_ms", Group("all requests"))
+    assert (g.requests, g.unanswered, g.over_context) == (37, 0, 3)
+    assert math.isfinite(g.p95_ms)
+    line = over_context_line(res, 1100)
+    assert line is not None and line.startswith(
+        "3 requests (7.5% of 40) longer than the model's context of 1,100 tokens (input + "
+        "output) were rejected as too long, never truncated")
+    assert over_context_line(replay(_trace(rows[:5]), _one(), cfg), 1100) is None
+    # the same trace on a replica whose KV cache holds 1,100 tokens, no context stated: the
+    # three are too long for this fleet, unanswered, and 3 of 40 > 5 %: no P95
+    small = [ReplicaSpec("r0", "a", LinearStep(kv_capacity_tokens=1100))]
+    kv = replay(_trace(rows), small)
+    assert int((kv.status == Status.rejected_too_long).sum()) == 3
+    g = group_p95_ms(kv, "ttft_ms", Group("all requests"))
+    assert (g.unanswered, g.over_context, g.p95_ms) == (3, 0, math.inf)
 
 
 @dataclass(frozen=True)

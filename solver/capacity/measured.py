@@ -14,6 +14,7 @@ from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.memory import BYTES_PER_GIB, tp_degrees, weight_bytes_per_gpu
 from solver.capacity.perf import compute_tflops, perf_model
+from solver.capacity.replica import e2e_p95_ms
 
 #: A row's P95 may exceed the SLO by this share and still hold it: ``fleetplan import-bench``
 #: interpolates the rate to where a P95 reaches its limit, which floating point may pass by an
@@ -45,12 +46,35 @@ def staleness(scenario: Scenario, row: MeasuredCapacity) -> str | None:
             reasons.append(f"its {what} {measured:,.4g} {unit} at {row.tested_peak_rps:.4g} "
                            f"req/s is above the workload's SLO of {limit:,.4g} {unit} (import "
                            "the load test again against this SLO)")
+    reasons += e2e_mismatch(row, workload)
     reasons += length_mismatches(row, workload, scenario.policy.measured_length_tolerance)
     age_days = (scenario.policy.as_of_date() - row.measured_on).days
     if age_days > scenario.policy.measured_max_age_days:
         reasons.append(f"measured {age_days} days ago, older than the policy's "
                        f"{scenario.policy.measured_max_age_days}")
     return "; ".join(reasons) or None
+
+
+def e2e_mismatch(row: MeasuredCapacity, workload: Workload) -> list[str]:
+    """Why a row's own latencies break the workload's ``slo.e2e_p95_ms`` (one reason, or none):
+    its TTFT P95 + (output P95 − 1) × per-token P95 — the end-to-end time of an answer of the
+    workload's P95 output length, as the analytic rows are held to it
+    (:func:`~solver.capacity.replica.e2e_p95_ms`) — above the target. A load test judges TTFT
+    and per-token only (``fleetplan import-bench``), so a row within both can still be past
+    the end-to-end SLO the user stated: it is not used, as a row past either of the others is
+    not, and the analytic model sizes the configuration."""
+    slo_ms = workload.slo.e2e_p95_ms
+    if slo_ms is None:
+        return []
+    tokens = workload.output_tokens.p95
+    e2e_ms = e2e_p95_ms(row.ttft_p95_ms, row.decode_p95_ms_per_token, tokens)
+    if e2e_ms <= slo_ms * (1 + SLO_TOLERANCE):
+        return []
+    return [f"its end-to-end P95 of a {tokens:,}-token answer, {e2e_ms:,.0f} ms (TTFT "
+            f"{row.ttft_p95_ms:,.4g} ms + {tokens - 1:,} × per-token "
+            f"{row.decode_p95_ms_per_token:,.4g} ms) at {row.tested_peak_rps:.4g} req/s, is "
+            f"above the workload's slo.e2e_p95_ms of {slo_ms:,.6g} ms (load-test lower rates "
+            "and give the row the highest rate whose P95s hold it)"]
 
 
 def length_mismatches(row: MeasuredCapacity, workload: Workload, tolerance: float

@@ -17,6 +17,7 @@ from solver.capacity.table import borrowed_costs, borrowed_note, build_capacity_
 from solver.cli.common import echo_json, json_option, load, scenario_argument
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import config_label, label, slo_text
+from solver.outputs.slo_binding import binding_text, row_e2e_ms
 
 
 def _money(value: float | None) -> str | None:
@@ -43,6 +44,23 @@ def _cells(row: CapacityRow, decodes: bool) -> list[object]:
         f"{row.headroom:.0%}",
         *(_money(cost.get(kind)) for kind in CLOUD_KINDS),
     ]
+
+
+def e2e_cells(row: CapacityRow, workload: Workload) -> list[object]:
+    """A row's end-to-end P95 of a P95 answer and the SLO that binds its rate, the two cells a
+    workload stating ``slo.e2e_p95_ms`` adds (:func:`e2e_headers`); none for one that states
+    none."""
+    e2e_ms = row_e2e_ms(row, workload)
+    if e2e_ms is None:
+        return []
+    return [f"{e2e_ms:,.0f}", binding_text(row, workload)]
+
+
+def e2e_headers(workload: Workload) -> list[Col | str]:
+    """The columns of :func:`e2e_cells`."""
+    if workload.slo.e2e_p95_ms is None:
+        return []
+    return [Col("End-to-end P95 [ms]", right=True), "Binding SLO"]
 
 
 def headers(currency: str) -> list[Col | str]:
@@ -103,8 +121,9 @@ def render(scenario: Scenario, table: CapacityTable, explain: bool) -> list[str]
                    f"{arrivals}, "
                    f"{len(rows)} candidates")
         if rows:
-            out += table_lines(headers(scenario.policy.currency),
-                               [_cells(r, workload.has_second_token) for r in rows])
+            out += table_lines([*headers(scenario.policy.currency), *e2e_headers(workload)],
+                               [[*_cells(r, workload.has_second_token), *e2e_cells(r, workload)]
+                                for r in rows])
             out += unplaceable_lines(scenario, rows)
             out += borrowed_lines(scenario, workload.runtime, rows)
         else:

@@ -8,10 +8,20 @@ from pathlib import Path
 import click
 import yaml
 
+from models.catalog import LlmSpec
+from models.errors import InputError, Problem, did_you_mean
+from models.loader import load_catalog
+from models.names import resolve_model
 from solver.cli.common import echo_json, given_file, json_option
 from solver.cli.show import Col, table_lines
 from solver.outputs.labels import plural
-from solver.replay.profile import TraceProfile, profile_trace, workload_fields
+from solver.replay.profile import (
+    OverContext,
+    TraceProfile,
+    over_context,
+    profile_trace,
+    workload_fields,
+)
 from solver.replay.prometheus import profile_prometheus, read_prometheus
 from solver.replay.traces import TraceFormat, read_trace
 
@@ -36,8 +46,12 @@ PASTE_HINT = "\n".join([
               callback=given_file(),
               help="Profile a Prometheus export of vLLM's metrics (range-query JSON or CSV) "
                    "instead of a trace.")
+@click.option("--model", default=None,
+              help="Count the trace's requests longer than this model's context (a catalog "
+                   "name or a Hugging Face id): they will be rejected, never truncated.")
 @json_option
-def command(trace: Path | None, fmt: str | None, prometheus: Path | None, as_json: bool) -> None:
+def command(trace: Path | None, fmt: str | None, prometheus: Path | None, model: str | None,
+            as_json: bool) -> None:
     """Profile TRACE: arrival rates, token-length percentiles, prefix reuse, daily shape.
 
     With --prometheus FILE the same figures come from vLLM's metrics: request counters,
@@ -48,15 +62,36 @@ def command(trace: Path | None, fmt: str | None, prometheus: Path | None, as_jso
     if (trace is None) == (prometheus is None):
         raise click.UsageError("give a TRACE, or --prometheus FILE (not both)")
     notes: list[str] = []
+    over: OverContext | None = None
     if prometheus is not None:
+        if model is not None:
+            raise click.UsageError("--model counts a trace's requests; a metrics export has "
+                                   "no per-request lengths (give a TRACE)")
         prof, notes = profile_prometheus(read_prometheus(prometheus), str(prometheus))
     else:
         assert trace is not None
-        prof = profile_trace(read_trace(trace, TraceFormat(fmt) if fmt else None))
+        read = read_trace(trace, TraceFormat(fmt) if fmt else None)
+        prof = profile_trace(read)
+        if model is not None:
+            spec = catalog_model(model)
+            over = over_context(read, spec.name, spec.max_context_tokens)
     if as_json:
-        echo_json({**prof.as_json(), **({"notes": notes} if prometheus is not None else {})})
+        echo_json({**prof.as_json(), **({"notes": notes} if prometheus is not None else {}),
+                   **({"over_context": over.as_dict()} if over is not None else {})})
         return
-    click.echo(render(prof, metrics=prometheus is not None, notes=notes))
+    click.echo(render(prof, metrics=prometheus is not None, notes=notes, over=over))
+
+
+def catalog_model(model: str) -> LlmSpec:
+    """The built-in catalog's model named ``model`` (a catalog name, an alias or a Hugging
+    Face id, as a scenario names it), or the located error with the closest names."""
+    _, models, _ = load_catalog()
+    name, _ = resolve_model(model, {m.name: m.aliases for m in models})
+    known = {m.name: m for m in models}
+    if (name or model) not in known:
+        raise InputError([Problem("fleetplan profile", "--model", f"unknown model `{model}`",
+                                  did_you_mean(model, known))])
+    return known[name or model]
 
 
 #: What the block assumes where the prefix reuse is unknown.
@@ -64,7 +99,8 @@ NO_REUSE_SAID = ("; the block leaves prefix_cache_hit_rate out, so none is assum
                  "cache's hit rate if you know it")
 
 
-def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = None) -> str:
+def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = None,
+           over: OverContext | None = None) -> str:
     """Readable summary followed by the YAML workload block (``metrics``: from Prometheus)."""
     minutes = prof.duration_s / 60
     what = "metrics" if metrics else "trace"
@@ -99,6 +135,11 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
     batched = prof.batching_warning(what)
     if batched is not None:
         lines.append(f"  warning: {batched}")
+    too_long = None if over is None else over.warning(block["input_tokens"]["p99"])
+    if over is not None:
+        lines.append(f"  warning: {too_long}" if too_long is not None else
+                     f"  context: every request fits {over.model}'s {over.context_tokens:,} "
+                     f"tokens (the longest {over.longest_tokens:,}, input + output)")
     lines += [
         "",
         PASTE_HINT,
@@ -106,6 +147,10 @@ def render(prof: TraceProfile, metrics: bool = False, notes: list[str] | None = 
           if warning is not None else []),
         *([f"# warning: arrival.burst measures the {what}'s recorded batches, not its "
            "traffic (above)"] if batched is not None else []),
+        *([f"# warning: {plural(over.requests, 'request')} ({over.share_text}) "
+           f"{'is' if over.requests == 1 else 'are'} longer than {over.model}'s context: "
+           "rejected, not planned (above)"]
+          if over is not None and too_long is not None else []),
         yaml.safe_dump(block, sort_keys=False, default_flow_style=None).rstrip(),
     ]
     return "\n".join(lines)

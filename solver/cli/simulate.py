@@ -50,6 +50,7 @@ from solver.cli.slo_verdict import (
     SloVerdict,
     basis_line,
     cut_off_line,
+    over_context_line,
     verdict_json,
     verdict_line,
     verdicts,
@@ -150,6 +151,9 @@ class SimulationRun:
     inventory_period: InventoryPeriod | None = None
     """An inventory against a scenario over periods: the period and demand scenario whose
     demand and workloads it served (:func:`~solver.cli.periods.inventory_period`)."""
+    max_context_tokens: int | None = None
+    """The workload's model context [tokens]: a longer request is rejected
+    (:func:`~solver.cli.slo_verdict.over_context_line`)."""
 
     @property
     def held(self) -> bool:
@@ -304,6 +308,7 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
         verdicts=verdicts(result, ttft_slo, tpot_slo, verdict_groups(failures), e2e_slo),
         period=None if cell is None else cell.period,
         inventory_period=against,
+        max_context_tokens=config.max_context_tokens,
     )
     if as_json:
         echo_json(to_json(run))
@@ -474,6 +479,7 @@ def summary_json(s: ReplaySummary) -> dict[str, Any]:
         "completed": s.completed,
         "rejected": s.rejected,
         "rejected_too_long": s.rejected_too_long,
+        "rejected_over_context": s.rejected_over_context,
         "preempted": s.preempted,
         "preemptions": s.preemptions,
         "ttft_ms": s.ttft_ms.as_dict(),
@@ -572,6 +578,7 @@ def latency_table(columns: list[tuple[str, ReplaySummary]], workload: Workload) 
         [title, *(f"{getattr(s, key):,}" for _, s in columns)]
         for title, key in (("Requests", "requests"), ("Completed", "completed"),
                            ("Rejected", "rejected"), ("Too long", "rejected_too_long"),
+                           ("> context", "rejected_over_context"),
                            ("Preempted", "preempted"), ("Failed", "failed"))]
     counts.append(["Within SLO", *(None if s.slo_attainment is None
                                    else f"{s.slo_attainment:.1%}" for _, s in columns)])
@@ -637,7 +644,8 @@ def render(run: SimulationRun) -> str:
         lines.append(f"KV cache in use: up to {top:.0%} of live capacity (minute {minute})")
     lines.append(f"replayed in {run.wall_seconds:.2f} s")
     cut = cut_off_line(r)
+    over = over_context_line(r, run.max_context_tokens)
     basis = basis_line(run.verdicts)
-    lines += [*([cut] if cut else []), *([basis] if basis else []),
+    lines += [*([cut] if cut else []), *([over] if over else []), *([basis] if basis else []),
               *(verdict_line(v) for v in run.verdicts)]
     return "\n".join(lines)

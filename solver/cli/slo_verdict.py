@@ -24,6 +24,7 @@ import numpy as np
 
 from solver.outputs.labels import NO_SECOND_TOKEN, plural
 from solver.replay.engine import ReplayResult, Status
+from solver.replay.profile import share_words
 
 #: The share of requests a P95 SLO allows above its latency.
 ALLOWED_ABOVE = 0.05
@@ -50,6 +51,8 @@ class GroupP95:
     """Requests the P95 is over: the group's, but those cut off by a failure."""
     cut_off: int = 0
     """The group's requests cut off by a failure (streaming on a replica when it was lost)."""
+    over_context: int = 0
+    """The group's requests longer than the model's context, rejected (no fleet serves them)."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +81,13 @@ class SloVerdict:
 def group_p95_ms(result: ReplayResult, latency: str, group: Group) -> GroupP95:
     """P95 of ``latency`` (``ttft_ms``, ``tpot_ms`` or ``e2e_ms``) over the group, linear
     between ranks as the latency table's percentiles; unanswered requests sort last, requests
-    cut off by a failure are left out (counted in ``cut_off``)."""
+    cut off by a failure are left out (counted in ``cut_off``), and so are requests longer than
+    the model's context (``over_context``: :func:`over_context_line`)."""
     arrived = (result.arrival_s >= group.since_s) & (result.arrival_s < group.until_s)
-    mask = arrived & (result.status != Status.failed)
-    cut_off = int((arrived & ~mask).sum())
+    over = arrived & (result.status == Status.rejected_over_context)
+    mask = arrived & (result.status != Status.failed) & ~over
+    cut_off = int((arrived & (result.status == Status.failed)).sum())
+    over_context = int(over.sum())
     done = result.status[mask] == Status.completed
     values = np.asarray(getattr(result, latency)[mask], dtype=np.float64)
     if latency == "tpot_ms":  # one-token answers have no time per output token
@@ -89,17 +95,20 @@ def group_p95_ms(result: ReplayResult, latency: str, group: Group) -> GroupP95:
         values, done = values[keep], done[keep]
     unanswered = int((~done).sum())
     if values.size == 0:
-        return GroupP95(group.name, math.nan, 0, 0, cut_off)
+        return GroupP95(group.name, math.nan, 0, 0, cut_off, over_context)
     if unanswered > ALLOWED_ABOVE * values.size:
-        return GroupP95(group.name, math.inf, unanswered, int(values.size), cut_off)
+        return GroupP95(group.name, math.inf, unanswered, int(values.size), cut_off,
+                        over_context)
     late = np.where(done, values, np.inf)
     finite = np.sort(late[np.isfinite(late)])
     rank = 0.95 * (values.size - 1)  # numpy's linear method on the full group
     low, high = math.floor(rank), math.ceil(rank)
     if high >= finite.size:  # the rank falls among the unanswered: infinitely late
-        return GroupP95(group.name, math.inf, unanswered, int(values.size), cut_off)
+        return GroupP95(group.name, math.inf, unanswered, int(values.size), cut_off,
+                        over_context)
     p95 = finite[low] + (finite[high] - finite[low]) * (rank - low)
-    return GroupP95(group.name, float(p95), unanswered, int(values.size), cut_off)
+    return GroupP95(group.name, float(p95), unanswered, int(values.size), cut_off,
+                    over_context)
 
 
 def verdicts(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
@@ -157,6 +166,24 @@ def cut_off_line(result: ReplayResult) -> str | None:
             "over the rest")
 
 
+def over_context_line(result: ReplayResult, max_context_tokens: int | None) -> str | None:
+    """How many requests were longer than the model's context (input + output above
+    ``max_context_tokens``), said apart from the verdicts: they are rejected, never truncated,
+    and no fleet serves them, so counted as late they decided a P95 that says nothing of the
+    fleet (a trace's 10 of 3,993 over 131,072 tokens sat inside the 5 % a P95 leaves out, one
+    more in a hundred would not). ``None`` when none was."""
+    over = int((result.status == Status.rejected_over_context).sum())
+    if not over:
+        return None
+    total = int(result.status.size)
+    share_text = share_words(over / total)
+    context = "" if max_context_tokens is None else f" of {max_context_tokens:,} tokens"
+    return (f"{plural(over, 'request')} ({share_text} of {total:,}) longer than the model's "
+            f"context{context} (input + output) {'was' if over == 1 else 'were'} rejected as "
+            "too long, never truncated: no fleet serves them (a longer-context model, or "
+            "clients that cut their prompts, would); the verdicts below are over the rest")
+
+
 def basis_line(found: Sequence[SloVerdict]) -> str | None:
     """Why a verdict's P95 can differ from the latency table's: the table's percentiles are over
     the requests answered, a verdict counts the unanswered as late (counted over the first
@@ -175,6 +202,6 @@ def verdict_json(v: SloVerdict) -> dict[str, object]:
     return {"slo": v.key, "target_ms": v.target_ms if math.isfinite(v.target_ms) else None,
             "held": v.held,
             "groups": [{"group": g.group, "requests": g.requests, "unanswered": g.unanswered,
-                        "cut_off": g.cut_off,
+                        "cut_off": g.cut_off, "over_context": g.over_context,
                         "p95_ms": None if not math.isfinite(g.p95_ms) else g.p95_ms}
                        for g in v.groups]}

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from models.capacity import CapacityTable
 from models.common import PurchaseKind
 from models.plan import HorizonSummary, Plan, Slice
+from models.policy import TimeBlock
 from models.scenario import Scenario
 from models.workload import HOURS_PER_DAY, Workload
-from solver.survivability.failures import spot_available_share
+from solver.survivability.failures import spot_available_share, volume_demand_rps
 
 #: Purchase kinds in the order they are shown everywhere.
 PURCHASE_ORDER = (PurchaseKind.reserved, PurchaseKind.on_demand, PurchaseKind.spot,
@@ -51,6 +52,24 @@ class SliceFigures:
     """The same with spot replicas discounted by their zone's interruption rate [1/s]."""
     usable_rps: float
     """Σ replicas × rate × target utilization (× (1 − interruption) for spot) [1/s]."""
+    work_rps: float
+    """The rate the workload's requests run at in the slice [1/s]: its demand, or for a batch
+    volume its share of the work done there, in proportion to the expected capacity
+    (:func:`batch_work_rps`) — what utilization and capacity headroom read."""
+
+
+def batch_work_rps(plan: Plan, workload: Workload, expected_rps: dict[str, float]
+                   ) -> dict[str, float]:
+    """Slice → the rate a batch workload's daily volume runs at there [1/s]: the program places
+    the volume anywhere in its window (docs/program.md, C1), so the work in a slice is the
+    volume × the slice's share of the capacity the window gives it
+    (:func:`~solver.survivability.failures.volume_demand_rps`, as the survivability rows and
+    the verifier judge it). Read against the capacity there, every slice then shows the same
+    utilization: the volume ÷ what the fleet can do in the window. The even spread over the
+    window (``demand_rps``) against a fleet that runs the work in three of its six hours read
+    130 % in one and nothing in the others (trust-s22)."""
+    blocks = [TimeBlock(name=s.name, hours=s.hours) for s in plan.slices]
+    return volume_demand_rps(workload, blocks, expected_rps)
 
 
 @dataclass(frozen=True)
@@ -149,17 +168,32 @@ def slice_figures(plan: Plan, scenario: Scenario) -> tuple[SliceFigures, ...]:
                 workload=wl.name,
                 slice=slice_.name,
                 demand_rps=slice_demand_rps(wl, slice_),
+                work_rps=slice_demand_rps(wl, slice_),
                 capacity_rps=capacity,
                 expected_rps=expected,
                 usable_rps=expected * wl.utilization,
             ))
-    return tuple(out)
+    return _with_batch_work(plan, scenario, out)
+
+
+def _with_batch_work(plan: Plan, scenario: Scenario, figures: list[SliceFigures]
+                     ) -> tuple[SliceFigures, ...]:
+    """``figures`` with each batch workload's :attr:`SliceFigures.work_rps` set
+    (:func:`batch_work_rps`); the others as they are."""
+    for wl in scenario.workloads:
+        if wl.batch is None:
+            continue
+        mine = {f.slice: f.expected_rps for f in figures if f.workload == wl.name}
+        work = batch_work_rps(plan, wl, mine)
+        figures = [replace(f, work_rps=work[f.slice]) if f.workload == wl.name else f
+                   for f in figures]
+    return tuple(figures)
 
 
 def peak_utilization(figures: Sequence[SliceFigures], workload: str) -> float | None:
     """Highest demand ÷ capacity at SLO over the slices of one workload [1], spot replicas at
     their expected rate (as the program counts them); ``None`` without capacity."""
-    ratios = [f.demand_rps / f.expected_rps for f in figures
+    ratios = [f.work_rps / f.expected_rps for f in figures
               if f.workload == workload and f.expected_rps > 0]
     return max(ratios) if ratios else None
 
@@ -256,8 +290,8 @@ def capacity_headroom(figures: Sequence[SliceFigures], workload: str) -> float |
     """Demand growth the intact fleet absorbs at the SLO before its tightest slice is full [1]:
     min over slices with demand of expected capacity at SLO ÷ demand − 1 (spot replicas at
     their expected rate). ``None`` without demand or capacity."""
-    ratios = [f.expected_rps / f.demand_rps - 1.0 for f in figures
-              if f.workload == workload and f.demand_rps > 0 and f.expected_rps > 0]
+    ratios = [f.expected_rps / f.work_rps - 1.0 for f in figures
+              if f.workload == workload and f.work_rps > 0 and f.expected_rps > 0]
     return min(ratios) if ratios else None
 
 

@@ -51,12 +51,28 @@ GROSS_MISS_FACTOR = 10.0
 
 
 def overshoot(c: ReplayCheck) -> float:
-    """The larger of the check's P95 ÷ SLO ratios, TTFT and per-token [1] (0 where neither
-    was measured)."""
+    """The largest of the check's P95 ÷ SLO ratios, TTFT, per-token and end-to-end where the
+    workload states one [1] (0 where none was measured)."""
     ratios = [p95 / slo for p95, slo in ((c.ttft_p95_ms, c.ttft_slo_ms),
-                                          (c.tpot_p95_ms, c.tpot_slo_ms))
+                                          (c.tpot_p95_ms, c.tpot_slo_ms),
+                                          (c.e2e_p95_ms, c.e2e_slo_ms))
               if p95 is not None and slo is not None]
     return max(ratios, default=0.0)
+
+
+def p95_words(c: ReplayCheck) -> str:
+    """``TTFT P95 12,000 ms against 1,000, per-token 61.0 against 50`` and, where the workload
+    states one, ``, end-to-end 30,500 against 20,000``; a workload of one-token outputs (no
+    per-token SLO) leaves the per-token part out."""
+    ttft = "—" if c.ttft_p95_ms is None else f"{c.ttft_p95_ms:,.0f}"
+    text = f"TTFT P95 {ttft} ms against {c.ttft_slo_ms:,.0f}"
+    if c.tpot_slo_ms is not None:
+        tpot = "—" if c.tpot_p95_ms is None else f"{c.tpot_p95_ms:,.1f}"
+        text += f", per-token {tpot} against {c.tpot_slo_ms:g}"
+    if c.e2e_slo_ms is not None:
+        e2e = "—" if c.e2e_p95_ms is None else f"{c.e2e_p95_ms:,.0f}"
+        text += f", end-to-end {e2e} against {c.e2e_slo_ms:,.0f}"
+    return text
 
 
 def gross_misses(plan: Plan) -> list[str]:
@@ -75,12 +91,9 @@ def gross_misses(plan: Plan) -> list[str]:
     for (round_, name), c in sorted(worst.items()):
         measured = sorted({f"{a.gpu} TP{a.tp}" for a in plan.allocations
                            if a.workload == name and a.capacity_source is CapacitySource.measured})
-        ttft = "—" if c.ttft_p95_ms is None else f"{c.ttft_p95_ms:,.0f}"
-        tpot = "—" if c.tpot_p95_ms is None else f"{c.tpot_p95_ms:,.1f}"
         text = (f"round {round_}: {name} missed by {overshoot(c):,.0f}× "
-                f"{'intact' if c.failure == 'none' else 'after ' + c.failure} (TTFT P95 {ttft} "
-                f"ms against {c.ttft_slo_ms:,.0f}, per-token {tpot} against "
-                f"{c.tpot_slo_ms:g}): the replicas left carried more than they serve in the "
+                f"{'intact' if c.failure == 'none' else 'after ' + c.failure} "
+                f"({p95_words(c)}): the replicas left carried more than they serve in the "
                 "replay, a queue that grows, not a burst; a plan made with --no-replay would be "
                 "that round's fleet")
         if measured:

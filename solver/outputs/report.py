@@ -75,6 +75,7 @@ from solver.outputs.plan_dir import (
 from solver.outputs.prepared import prepared_on
 from solver.outputs.replay_words import gross_misses, window_lines
 from solver.outputs.schedule import SPENT_COUNTS, schedule_lines, work_limited
+from solver.outputs.slo_binding import BINDING_SLACK, binding_text, row_e2e_ms
 
 
 def _table(titles: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -186,11 +187,37 @@ def _workload_rows(plan: Plan, scenario: Scenario, table: CapacityTable) -> list
     return rows
 
 
-#: An SLO met this close at a row's SLO-holding rate is the one that binds it [1]: the rate
-#: search stops within a relative width of 10⁻⁴ of the edge (solver.capacity.replica's
-#: RATE_TOLERANCE), which leaves the binding P95 up to a few tenths of a percent under its
-#: SLO (0.2 % on the demo's chat H100-SXM TP8 row at a 20-s end-to-end SLO).
-BINDING_SLACK = 0.01
+def e2e_titles(scenario: Scenario) -> list[str]:
+    """The workloads table's end-to-end columns, where a workload states ``slo.e2e_p95_ms``
+    (:func:`with_e2e_cells`); none otherwise."""
+    if all(w.slo.e2e_p95_ms is None for w in scenario.workloads):
+        return []
+    return ["End-to-end P95 / SLO [ms]", "Binding SLO"]
+
+
+def with_e2e_cells(rows: list[list[object]], plan: Plan, scenario: Scenario,
+                   table: CapacityTable) -> list[list[object]]:
+    """:func:`_workload_rows` with :func:`e2e_titles`' cells: the end-to-end P95 of a P95
+    answer at the row's P95s against the SLO, and the SLO that binds the rate
+    (:func:`~solver.outputs.slo_binding.binding_text`); ``—`` where the workload states no
+    end-to-end SLO or uses no configuration. Rows come in :func:`_workload_rows`' order (a
+    workload's used configurations, or one ``—`` row)."""
+    if not e2e_titles(scenario):
+        return rows
+    cells: list[list[object]] = []
+    for wl in scenario.workloads:
+        configs: list[tuple[str, str, int] | None] = [
+            c for c in used_configs(plan, table) if c[0] == wl.name]
+        for config in configs or [None]:
+            cap = None if config is None else table.row(*config)
+            e2e_ms = None if cap is None else row_e2e_ms(cap, wl)
+            if cap is None or e2e_ms is None or wl.slo.e2e_p95_ms is None:
+                cells.append(["—", "—" if cap is None else binding_text(cap, wl)])
+            else:
+                cells.append([f"{e2e_ms:,.0f} / {wl.slo.e2e_p95_ms:,.0f}",
+                              binding_text(cap, wl)])
+    assert len(cells) == len(rows)
+    return [[*row, *extra] for row, extra in zip(rows, cells, strict=True)]
 
 
 def _e2e_lines(plan: Plan, scenario: Scenario, table: CapacityTable) -> list[str]:
@@ -378,8 +405,9 @@ def render_report(plan: Plan, scenario: Scenario, table: CapacityTable,
               "where an SLO binds).", ""]
     lines += _table(["Workload", "Tenant", "Configuration", "Replicas", "Rate [req/s/replica]",
                      "Peak demand [req/s]", "Utilization at peak", "Capacity headroom",
-                     "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate"],
-                    _workload_rows(plan, scenario, table))
+                     "TTFT P95 [ms]", "Per-token P95 [ms]", "Latency slack at SLO rate",
+                     *e2e_titles(scenario)],
+                    with_e2e_cells(_workload_rows(plan, scenario, table), plan, scenario, table))
     lines += _measured_lines(plan, table)
     lines += _e2e_lines(plan, scenario, table)
     if DAY_CHART_FILE in charts:

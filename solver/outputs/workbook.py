@@ -23,12 +23,13 @@ from openpyxl.formatting.rule import FormulaRule
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from models.capacity import CapacityTable
+from models.capacity import CapacityRow, CapacityTable
 from models.catalog import EfficiencyFactors
 from models.common import CapacitySource, PurchaseKind
 from models.offers import AssumedFigure, Offer, OnDemandTerms, ReservedTerms, SpotTerms
 from models.plan import HorizonStart, NodeCount, Plan
 from models.scenario import Scenario
+from models.workload import Workload
 from solver.outputs.assumptions import (
     ASSUMED,
     arrivals_text,
@@ -70,6 +71,7 @@ from solver.outputs.labels import (
 from solver.outputs.prepared import prepared_on
 from solver.outputs.schedule import SPENT_COUNTS
 from solver.outputs.schedule_sheet import write_schedule
+from solver.outputs.slo_binding import binding_text, row_e2e_ms
 from solver.outputs.units import field_header
 from solver.outputs.workbook_charts import series_titles, write_charts
 from solver.outputs.xlsx_bytes import workbook_bytes
@@ -416,7 +418,19 @@ POOL_TITLES = ("Workload", "Tenant", "Class", "Model", "Precision", "GPU",
                "Peak demand [req/s]", "Utilization at peak [1]", "Capacity headroom [1]",
                "TTFT P95 at SLO rate [ms]", "TTFT P95 SLO [ms]",
                "Per-token P95 at SLO rate [ms]", "Per-token P95 SLO [ms]",
-               "Latency slack at SLO rate [1]")
+               "Latency slack at SLO rate [1]",
+               "End-to-end P95 at SLO rate [ms]", "End-to-end P95 SLO [ms]", "Binding SLO")
+
+
+def pool_e2e_cells(cap: CapacityRow | None, wl: Workload
+                   ) -> list[tuple[Value, str | None]]:
+    """A pool's last three cells: the end-to-end P95 of a P95 answer at the row's P95s and the
+    workload's ``slo.e2e_p95_ms`` (empty where it states none), and the SLO that binds the
+    row's rate (:func:`~solver.outputs.slo_binding.binding_text`)."""
+    if cap is None:
+        return [(None, None)] * 3
+    return [(row_e2e_ms(cap, wl), "#,##0"), (wl.slo.e2e_p95_ms, "#,##0"),
+            (binding_text(cap, wl), None)]
 
 
 def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
@@ -463,6 +477,7 @@ def pool_rows(ws: Worksheet, first_row: int, plan: Plan, scenario: Scenario,
             (cap.tpot_p95_ms if cap and wl.has_second_token else None, "#,##0.00"),
             (wl.tpot_slo_ms if wl.has_second_token else None, "#,##0.00"),
             (cap.headroom if cap else None, SHARE),
+            *pool_e2e_cells(cap, wl),
         ]
         for c, (v, fmt) in enumerate(values, start=1):
             put(ws, r, c, v, fmt)

@@ -18,7 +18,7 @@ scheduler):
   token each decoding request writes next, and fewer than ``max_seqs`` are running; else it
   waits, first in first out. A request longer than the model's context (``max_context_tokens``)
   or whose input + output exceeds every replica's KV capacity is rejected, never truncated
-  (``rejected_too_long``).
+  (``rejected_over_context`` and ``rejected_too_long``: both counted in ``rejected_too_long``).
 - Preemption (as vLLM does it): when a step cannot get a KV slot for every decoding request,
   the newest running request (latest arrival) is preempted, again until the step fits, and goes
   back to the front of the waiting queue. ``recompute`` (the default) frees its KV and prefills
@@ -203,11 +203,15 @@ class Status(IntEnum):
 
     completed = 0
     rejected_too_long = 1
-    """Input + output exceed the model's context or the KV capacity of every live replica."""
+    """Input + output exceed the KV capacity of every live replica (the model's context is
+    :attr:`rejected_over_context`)."""
     rejected_no_replica = 2
     """No replica of the workload was alive."""
     failed = 3
     """Its replica vanished while it was streaming tokens."""
+    rejected_over_context = 4
+    """Input + output exceed the model's context (``max_context_tokens``): no replica of any
+    fleet serves it, so it is counted apart from the fleet's late and unanswered requests."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,6 +281,8 @@ class ReplaySummary:
     end-to-end one where it is given (rejected and failed requests count as misses; a
     one-token output has no TPOT and meets it)."""
     per_minute_attainment: tuple[float | None, ...] = field(default=())
+    rejected_over_context: int = 0
+    """Of :attr:`rejected_too_long`: longer than the model's context (no fleet serves them)."""
 
 
 def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
@@ -308,9 +314,12 @@ def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
         requests=n,
         completed=int(done.sum()),
         rejected=int(((status == Status.rejected_too_long)
+                      | (status == Status.rejected_over_context)
                       | (status == Status.rejected_no_replica)).sum()),
         failed=int((status == Status.failed).sum()),
-        rejected_too_long=int((status == Status.rejected_too_long).sum()),
+        rejected_too_long=int(((status == Status.rejected_too_long)
+                               | (status == Status.rejected_over_context)).sum()),
+        rejected_over_context=int((status == Status.rejected_over_context).sum()),
         preempted=int((preemptions > 0).sum()),
         preemptions=int(preemptions.sum()),
         ttft_ms=_percentiles(ttft[done]),
@@ -515,7 +524,7 @@ class _Engine:
             return (loads[j] + 1) / weights[j]
 
         if self.max_context is not None and need > self.max_context:
-            self.status[i] = Status.rejected_too_long
+            self.status[i] = Status.rejected_over_context
             return
         if need > self.max_cap:
             self.status[i] = Status.rejected_too_long if alive else Status.rejected_no_replica

@@ -364,3 +364,65 @@ def workload_fields(profile: TraceProfile) -> dict[str, Any]:
     if profile.prefix_reuse is not None:
         fields["prefix_cache_hit_rate"] = min(round(profile.prefix_reuse, 3), 0.999)
     return fields
+
+
+@dataclass(frozen=True)
+class OverContext:
+    """The requests of a trace longer than a model's context (input + output tokens): the
+    replay rejects them, never truncates them (``solver.replay.engine.Status.
+    rejected_over_context``), and no fleet of that model serves them."""
+
+    model: str
+    context_tokens: int
+    requests: int
+    """Requests over the context."""
+    total: int
+    """Requests of the trace."""
+    longest_tokens: int
+    """The longest request's input + output [tokens]."""
+
+    @property
+    def share(self) -> float:
+        """Requests over the context ÷ the trace's [1]."""
+        return self.requests / self.total if self.total else 0.0
+
+    @property
+    def share_text(self) -> str:
+        """:attr:`share` as a percentage: one decimal from 1 %, two significant digits under
+        it (10 of 3,993 is ``0.25%``, not ``0.3%``)."""
+        return share_words(self.share)
+
+    def warning(self, input_p99: int) -> str | None:
+        """How many requests are over the context, what share, and that they will be
+        rejected; ``None`` where none is."""
+        if not self.requests:
+            return None
+        share = self.share_text
+        below = (f"; the block's input P99 ({input_p99:,}) is under it, so a scenario with "
+                 "it validates" if input_p99 <= self.context_tokens else "")
+        return (f"{self.requests:,} of {self.total:,} requests ({share}) "
+                f"{'is' if self.requests == 1 else 'are'} longer than "
+                f"{self.model}'s context of {self.context_tokens:,} tokens (input + output; "
+                f"the longest {self.longest_tokens:,}): they will be rejected, never "
+                f"truncated — no fleet of this model serves them{below}; `simulate` counts "
+                "them apart from the late")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``profile --json`` form."""
+        return {"model": self.model, "context_tokens": self.context_tokens,
+                "requests": self.requests, "share": self.share,
+                "longest_tokens": self.longest_tokens}
+
+
+def over_context(trace: Trace, model: str, context_tokens: int) -> OverContext:
+    """Count the trace's requests whose input + output exceeds ``context_tokens`` (the
+    replay's test, ``solver.replay.engine``)."""
+    need = trace.input_tokens.astype(np.int64) + trace.output_tokens.astype(np.int64)  # [tokens]
+    return OverContext(model=model, context_tokens=context_tokens,
+                       requests=int((need > context_tokens).sum()), total=int(need.size),
+                       longest_tokens=int(need.max()) if need.size else 0)
+
+
+def share_words(share: float) -> str:
+    """A share as a percentage: one decimal from 1 %, two significant digits under it."""
+    return f"{share:.1%}" if share >= 0.01 else f"{100 * share:.2g}%"
