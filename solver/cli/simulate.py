@@ -345,8 +345,8 @@ def length_warnings(trace: Trace, workload: Workload, tolerance: float) -> list[
 
 def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -> list[str]:
     """A warning where requests of the trace are longer (input + output) than the model's
-    context: the replay rejects them as too long and every verdict counts them late, whatever
-    the fleet. A platform team replaying the Azure conversation trace on Llama-2-70B after a
+    context: the replay rejects them as too long (never truncated) and the verdicts are over
+    the rest (:func:`~solver.cli.slo_verdict.over_context_line`). A platform team replaying the Azure conversation trace on Llama-2-70B after a
     zone loss read "MISSED" twice: 1,612 of 19,366 requests (8.3 %) are longer than its 4,096
     tokens, while the fleet's TTFT P95 after the loss was 334 ms against 1,500; the only word
     of it was a "Too long" row."""
@@ -359,8 +359,8 @@ def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -
     return [f"warning: {longer:,} of {len(trace):,} requests of the trace "
             f"({longer / len(trace):.1%}) are longer than {model}'s context of "
             f"{max_context_tokens:,} tokens (input + output): the replay rejects them as too "
-            "long and every verdict counts them late, whatever the fleet — replay a trace of "
-            "what the model is sent, or read the verdicts with them in"]
+            "long, never truncated, and its verdicts are over the rest — no fleet serves them; "
+            "a longer-context model, or clients that cut their prompts, would"]
 
 
 def short_span_warnings(trace: Trace, unscaled: Trace, rate_scale: float,
