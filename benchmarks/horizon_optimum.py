@@ -13,13 +13,17 @@ the same nodes, are solved once). For each distinct held block, one after the ot
   stages, then HiGHS's tree from their fleet) on the block as
   :func:`~solver.solve.order_choice.held_block` makes it, for ``--pipeline-s``, gap 0.01 %;
   every improvement of its fleet or bound recorded at the process's CPU seconds;
-- ``tree``: HiGHS's branch and bound on the same block taken from the joint program's arrays
-  (:class:`~solver.solve.held_blocks.HeldBlocks`, the joint names), from the pipeline's fleet,
-  for ``--tree-s`` (0: none), recorded the same way.
+- ``block step``: the planner's own step for a held block
+  (:func:`~solver.solve.block_plans.plan_block` on the block taken from the joint program's
+  arrays, :class:`~solver.solve.held_blocks.HeldBlocks`) for ``--block-s`` (0: none), its
+  hour-by-hour pass given ``--block-s`` more and each hour :data:`BLOCK_PER_SLICE` times the
+  plan's seconds, to that share of its gap: a deeper run of what the plan does;
+- ``tree``: HiGHS's branch and bound on the block taken from the joint arrays, from the
+  cheaper of the fleets above, for ``--tree-s`` (0: none), recorded the same way.
 
 Both are programs of the same held block, so each one's bound bounds the block and each
-one's fleet is a fleet of it (the pipeline's is checked against every row of the held block
-taken from the joint arrays). Summed over the blocks, each at its weight (demand scenario's
+one's fleet is a fleet of it (each is checked against every row of the held block taken from
+the joint arrays). Summed over the blocks, each at its weight (demand scenario's
 probability × months), plus what the orders cost over their whole terms: (a) the cheapest
 fleet of the joint program *given these orders*, (b) a bound of the joint program *given
 these orders* — not a bound of the joint program, whose orders are free (its bound is the
@@ -28,7 +32,7 @@ budget of ``--at`` a block (CPU seconds of the process since the block's pipelin
 and the gap between them::
 
     nice -n 5 .venv/bin/python benchmarks/horizon_optimum.py --case medium:25 \\
-        --pipeline-s 120 --tree-s 60 --at 5,10,20,40,60,120,180 [--nudge 0,1,-1]
+        --pipeline-s 120 --block-s 0 --tree-s 60 --at 5,10,20,40,60,120,180 [--nudge 0,1]
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
@@ -50,15 +57,27 @@ from benchmarks.held_widened import held_blocks  # noqa: E402
 from solver.program.data import ProgramData  # noqa: E402
 from solver.program.periods import OrderKey  # noqa: E402
 from solver.program.values import start_from_replicas  # noqa: E402
-from solver.solve.block_plans import replicas_of  # noqa: E402
+from solver.program.variables import Program  # noqa: E402
+from solver.solve.block_plans import plan_block, replicas_of  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
-from solver.solve.held_blocks import HeldBlocks  # noqa: E402
+from solver.solve.held_blocks import HeldBlock, HeldBlocks  # noqa: E402
 from solver.solve.highs import Progress, run  # noqa: E402
 from solver.solve.order_choice import held_block  # noqa: E402
 from solver.solve.strategy import solve_shared  # noqa: E402
 
 #: Relative gap at which a solve here stops (the block proven for this purpose) [1].
 PROOF_GAP = 1e-4
+
+#: The planner's block step as a deeper search than the plan's: its gap, and each hour of its
+#: hour-by-hour pass given this many times the planner's seconds, to that share of its gap
+#: (:func:`~solver.solve.block_plans.plan_block`'s ``per_slice``) [1].
+BLOCK_GAP = 0.02
+BLOCK_PER_SLICE = 4
+
+Vector = npt.NDArray[np.float64]
+
+#: Seconds for a held block's LP relaxation [s].
+LP_S = 60.0
 
 Orders = Mapping[tuple[str, OrderKey], int]
 
@@ -102,7 +121,8 @@ def given_orders(weights: Sequence[float], classes: Sequence[int],
     """The joint objective's cheapest fleet and bound given the orders, each distinct block
     (``classes[j]``: the distinct block block ``j`` is) at what ``cpu_s`` gave it: the orders'
     cost plus Σ weight × block's fleet (bound) a month; ``None`` where a block has none."""
-    fleet, bound = orders_cost, orders_cost
+    fleet: float | None = orders_cost
+    bound: float | None = orders_cost
     for weight, c in zip(weights, classes, strict=True):
         f, b = tracks[c].at(cpu_s)
         if f is None or fleet is None:
@@ -120,54 +140,82 @@ def _cpu() -> float:
     return time.process_time()
 
 
-def solve_block(blocks: HeldBlocks, i: int, data: ProgramData, pipeline_s: float,
-                tree_s: float) -> Track:
+@dataclass
+class Budgets:
+    """Seconds (wall, each solve's own limit) of each step on a block; 0: the step is not run."""
+
+    pipeline_s: float
+    block_s: float
+    tree_s: float
+
+
+def _in_joint_names(hb: HeldBlock, program: Program, values: dict[str, float]
+                    ) -> Vector | None:
+    """A fleet of a program of held block ``hb`` (its values by ``program``'s names) as a
+    vector of the block taken from the joint arrays; ``None`` if it breaks a row there."""
+    replicas = replicas_of(program, values)
+    full = start_from_replicas(hb.program, replicas, checked=False)
+    if full is None:
+        return None
+    x = hb.held.model.vector(full)
+    broken = hb.held.model.broken_rows(x)
+    if broken:
+        print(f"  a fleet breaks {len(broken)} rows of the held block: {', '.join(broken[:3])}",
+              flush=True)
+        return None
+    return x
+
+
+def solve_block(blocks: HeldBlocks, i: int, data: ProgramData, budgets: Budgets) -> Track:
     """Held block ``i`` (``data``: the same block as a single-period program) solved by the
-    single-period pipeline, then by HiGHS's tree from its fleet (module docstring)."""
+    single-period pipeline and the planner's own block step, then by HiGHS's tree from the
+    cheaper of their fleets (module docstring)."""
     hb = blocks.block(i)
     weight = hb.weight
+    model = hb.held.model
     track = Track(weight)
     began = _cpu()
+    fleets: list[Vector] = []
 
     def heard(p: Progress, _stage: str = "") -> None:
         track.add(_cpu() - began, p.cost, p.bound)
 
-    program, outcome = solve_shared(data, "highs", pipeline_s, PROOF_GAP, on_progress=heard)
-    pipe_cpu = _cpu() - began
-    fleet = outcome.report.objective if outcome.has_solution else None
-    track.add(pipe_cpu, fleet, outcome.report.bound)
-    print(f"  pipeline: fleet {_a_month(fleet)}, bound {_a_month(outcome.report.bound)}, "
-          f"{outcome.status.value}; {pipe_cpu:.1f} CPU-s; load {os.getloadavg()[0]:.1f}",
-          flush=True)
-    start = None
-    if outcome.has_solution:
-        replicas = replicas_of(program, {v.name: float(v.varValue or 0.0)
-                                         for v in program.prob.variables()})
-        values = start_from_replicas(hb.program, replicas, checked=False)
-        if values is not None:
-            x = hb.held.model.vector(values)
-            broken = hb.held.model.broken_rows(x)
-            cost = hb.held.model.cost_of(x) / weight
-            print(f"  the pipeline's fleet in the joint arrays: {cost:,.0f} a month, "
-                  f"{len(broken)} rows broken{': ' + ', '.join(broken[:3]) if broken else ''}",
-                  flush=True)
-            if not broken:
-                start = x
-    if tree_s <= 0:
+    def fleet_of(name: str, program: Program, values: dict[str, float] | None,
+                 bound: float | None, status: str) -> None:
+        x = None if values is None else _in_joint_names(hb, program, values)
+        cost = None if x is None else model.cost_of(x) / weight
+        if x is not None:
+            fleets.append(x)
+        track.add(_cpu() - began, cost, bound)
+        print(f"  {name}: fleet {_a_month(cost)}, bound {_a_month(bound)}, {status}; ends at "
+              f"{_cpu() - began:.1f} CPU-s; load {os.getloadavg()[0]:.1f}", flush=True)
+
+    if budgets.pipeline_s > 0:
+        program, outcome = solve_shared(data, "highs", budgets.pipeline_s, PROOF_GAP,
+                                        on_progress=heard)
+        fleet_of("pipeline", program, {v.name: float(v.varValue or 0.0)
+                                       for v in program.prob.variables()}
+                 if outcome.has_solution else None, outcome.report.bound, outcome.status.value)
+    if budgets.block_s > 0:
+        program, values, outcome = plan_block(data, "highs", budgets.block_s, BLOCK_GAP,
+                                              spare_s=budgets.block_s, per_slice=BLOCK_PER_SLICE,
+                                              held=hb)
+        fleet_of("block step", program, values, None, outcome.status.value)
+    if budgets.tree_s <= 0:
         return track
-    tree_began = _cpu()
+    start = min(fleets, key=model.cost_of) if fleets else None
 
     def tree_heard(p: Progress) -> None:
         track.add(_cpu() - began, None if p.cost is None else p.cost / weight,
                   None if p.bound is None else p.bound / weight)
 
-    whole = run(hb.held.model, Deadline(tree_s), tree_s, PROOF_GAP, start=start,
+    whole = run(model, Deadline(budgets.tree_s), budgets.tree_s, PROOF_GAP, start=start,
                 on_progress=tree_heard)
-    track.add(_cpu() - began, None if whole.objective is None else whole.objective / weight,
-              None if whole.bound is None else whole.bound / weight)
-    print(f"  tree: fleet {_a_month(None if whole.objective is None else whole.objective / weight)}"
-          f", bound {_a_month(None if whole.bound is None else whole.bound / weight)}, "
-          f"{whole.status.value}, {whole.nodes} nodes; {_cpu() - tree_began:.1f} CPU-s; load "
+    fleet = None if whole.objective is None else whole.objective / weight
+    bound = None if whole.bound is None else whole.bound / weight
+    track.add(_cpu() - began, fleet, bound)
+    print(f"  tree: fleet {_a_month(fleet)}, bound {_a_month(bound)}, {whole.status.value}, "
+          f"{whole.nodes} nodes; ends at {_cpu() - began:.1f} CPU-s; load "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     return track
 
@@ -176,13 +224,21 @@ def _a_month(value: float | None) -> str:
     return "none" if value is None else f"{value:,.0f}"
 
 
+def held_lp(blocks: HeldBlocks, i: int) -> float:
+    """Held block ``i``'s LP relaxation a month (taken from the joint arrays)."""
+    hb = blocks.block(i)
+    relaxed = run(hb.held.model, Deadline(LP_S), LP_S, 0.0, relaxation=True)
+    assert relaxed.objective is not None, f"held block {i}: no LP"
+    return relaxed.objective / hb.weight
+
+
 def orders_cost(blocks: HeldBlocks) -> float:
     """What the held orders cost in the joint objective (whole terms, expected over the
     demand scenarios), with the objective's constant."""
     return blocks.untied.cost_of(blocks.x) + float(blocks.hp.prob.objective.constant)
 
 
-def study(blocks: HeldBlocks, pipeline_s: float, tree_s: float, marks: Sequence[float],
+def study(blocks: HeldBlocks, budgets: Budgets, marks: Sequence[float],
           done: list[tuple[ProgramData, Track]]) -> None:
     """Every distinct held block of ``blocks`` solved (those in ``done``, the same program
     holding the same nodes, taken from there) and the sums given its orders at each mark."""
@@ -192,8 +248,11 @@ def study(blocks: HeldBlocks, pipeline_s: float, tree_s: float, marks: Sequence[
                for j in range(len(programs))]
     weights = [blocks.block(j).weight for j in range(len(programs))]
     paid = orders_cost(blocks)
+    lps = {i: held_lp(blocks, i) for i in set(classes)}
     print(f"orders: {sum(blocks.orders.values())} nodes over {len(blocks.orders)} "
-          f"(scenario, order) keys, {paid:,.0f} over their terms", flush=True)
+          f"(scenario, order) keys, {paid:,.0f} over their terms; the held blocks' LPs given "
+          f"them {paid + sum(w * lps[c] for w, c in zip(weights, classes, strict=True)):,.0f}",
+          flush=True)
     tracks: dict[int, Track] = {}
     for i in sorted(set(classes)):
         block = data.blocks[i]
@@ -206,7 +265,7 @@ def study(blocks: HeldBlocks, pipeline_s: float, tree_s: float, marks: Sequence[
             continue
         print(f"block {i} ({block.scenario}, period {block.period}; ×{same}): weight "
               f"{weights[i]:.2f} months; load {os.getloadavg()[0]:.1f}", flush=True)
-        tracks[i] = solve_block(blocks, i, programs[i], pipeline_s, tree_s)
+        tracks[i] = solve_block(blocks, i, programs[i], budgets)
         done.append((programs[i], tracks[i]))
     print("| CPU s a block | " + " | ".join(
         f"{data.blocks[i].scenario}:{data.blocks[i].period} fleet / bound" for i in tracks)
@@ -227,6 +286,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--case", default="medium:25")
     p.add_argument("--pipeline-s", type=float, default=120.0)
+    p.add_argument("--block-s", type=float, default=0.0)
     p.add_argument("--tree-s", type=float, default=60.0)
     p.add_argument("--at", default="5,10,20,40,60,120,180")
     p.add_argument("--nudge", default="0",
@@ -245,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
               flush=True)
         held = blocks if nodes == 0 else HeldBlocks(blocks.hp, blocks.untied,
                                                      nudged(blocks.orders, nodes))
-        study(held, args.pipeline_s, args.tree_s, marks, done)
+        study(held, Budgets(args.pipeline_s, args.block_s, args.tree_s), marks, done)
 
 
 if __name__ == "__main__":

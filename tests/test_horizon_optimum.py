@@ -14,7 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
 
-from benchmarks.horizon_optimum import Track, given_orders, nudged, solve_block  # noqa: E402
+from benchmarks.horizon_optimum import (  # noqa: E402
+    Budgets,
+    Track,
+    given_orders,
+    nudged,
+    solve_block,
+)
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.highs import run  # noqa: E402
 from solver.solve.order_choice import held_block  # noqa: E402
@@ -54,12 +60,12 @@ def test_a_nudge_changes_the_largest_order_in_every_scenario_and_no_other() -> N
 
 
 def test_a_held_block_solved_ends_with_a_fleet_of_it_at_or_above_its_bound() -> None:
-    """Small × 1, the first second-quarter block: the pipeline's fleet is a fleet of the block
-    taken from the joint arrays (its cost a month the same there), and no bound recorded
+    """Small × 1, the first second-quarter block, by all three steps: every fleet recorded is
+    one of the block taken from the joint arrays (at or above its LP), and no bound recorded
     exceeds a fleet recorded."""
     blocks, i = small_second_quarter()
     data = held_block(blocks.hp.data, blocks.hp.data.blocks[i], blocks.orders)
-    track = solve_block(blocks, i, data, 10.0, 3.0)
+    track = solve_block(blocks, i, data, Budgets(pipeline_s=10.0, block_s=5.0, tree_s=3.0))
     fleet, bound = track.at(float("inf"))
     assert fleet is not None and bound is not None
     assert bound <= fleet * (1 + 1e-6)
