@@ -61,7 +61,8 @@ from solver.program.variables import Program  # noqa: E402
 from solver.solve.block_plans import plan_block, replicas_of  # noqa: E402
 from solver.solve.clock import Deadline  # noqa: E402
 from solver.solve.held_blocks import HeldBlock, HeldBlocks  # noqa: E402
-from solver.solve.highs import Progress, run  # noqa: E402
+from solver.solve.highs import Progress, model_of, run  # noqa: E402
+from solver.solve.horizon import joint_program  # noqa: E402
 from solver.solve.order_choice import held_block  # noqa: E402
 from solver.solve.strategy import solve_shared  # noqa: E402
 
@@ -90,6 +91,8 @@ class Track:
     """The block's weight in the joint objective (probability × months) [month]."""
     points: list[tuple[float, float | None, float | None]] = field(default_factory=list)
     """(CPU s since the block began, fleet a month, bound a month), in time order."""
+    fleet: dict[str, float] | None = None
+    """The cheapest fleet found, by the joint program's names of the block's columns."""
 
     def add(self, cpu_s: float, fleet: float | None, bound: float | None) -> None:
         """Record a fleet and/or a bound a month found ``cpu_s`` into the block."""
@@ -201,9 +204,10 @@ def solve_block(blocks: HeldBlocks, i: int, data: ProgramData, budgets: Budgets)
                                               spare_s=budgets.block_s, per_slice=BLOCK_PER_SLICE,
                                               held=hb)
         fleet_of("block step", program, values, None, outcome.status.value)
+    start = min(fleets, key=model.cost_of) if fleets else None
+    track.fleet = None if start is None else model.named(start)
     if budgets.tree_s <= 0:
         return track
-    start = min(fleets, key=model.cost_of) if fleets else None
 
     def tree_heard(p: Progress) -> None:
         track.add(_cpu() - began, None if p.cost is None else p.cost / weight,
@@ -214,6 +218,8 @@ def solve_block(blocks: HeldBlocks, i: int, data: ProgramData, budgets: Budgets)
     fleet = None if whole.objective is None else whole.objective / weight
     bound = None if whole.bound is None else whole.bound / weight
     track.add(_cpu() - began, fleet, bound)
+    if whole.x is not None and (start is None or model.cost_of(whole.x) < model.cost_of(start)):
+        track.fleet = model.named(np.where(model.integer, np.round(whole.x), whole.x))
     print(f"  tree: fleet {_a_month(fleet)}, bound {_a_month(bound)}, {whole.status.value}, "
           f"{whole.nodes} nodes; ends at {_cpu() - began:.1f} CPU-s; load "
           f"{os.getloadavg()[0]:.1f}", flush=True)
@@ -239,9 +245,11 @@ def orders_cost(blocks: HeldBlocks) -> float:
 
 
 def study(blocks: HeldBlocks, budgets: Budgets, marks: Sequence[float],
-          done: list[tuple[ProgramData, Track]]) -> None:
+          done: list[tuple[ProgramData, Track]]
+          ) -> tuple[float | None, tuple[list[str], float] | None]:
     """Every distinct held block of ``blocks`` solved (those in ``done``, the same program
-    holding the same nodes, taken from there) and the sums given its orders at each mark."""
+    holding the same nodes, taken from there) and the sums given its orders at each mark;
+    the cheapest fleet given the orders found, and the :func:`joint_check` of it."""
     data = blocks.hp.data
     programs = [held_block(data, b, blocks.orders) for b in data.blocks]
     classes = [next(k for k in range(j + 1) if programs[k] == programs[j])
@@ -280,6 +288,33 @@ def study(blocks: HeldBlocks, budgets: Budgets, marks: Sequence[float],
         gap = "—" if fleet is None or bound is None else f"{(fleet - bound) / fleet:.2%}"
         print(f"| {mark:.0f} | " + " | ".join(cells)
               + f" | {_a_month(fleet)} | {_a_month(bound)} | {gap} |", flush=True)
+    return (given_orders(weights, classes, tracks, paid, float("inf"))[0],
+            joint_check(blocks, classes, tracks))
+
+
+def joint_check(blocks: HeldBlocks, classes: Sequence[int], tracks: Mapping[int, Track]
+                ) -> tuple[list[str], float] | None:
+    """The joint fleet these orders and each block's cheapest fleet make (a block of the same
+    program as an earlier one takes its fleet, renamed), checked against every row of the
+    joint program (its tie rows too) and costed there: the rows it breaks and its cost
+    (``None``: a block has no fleet)."""
+    if any(t.fleet is None for t in tracks.values()):
+        print("joint check: a block has no fleet", flush=True)
+        return None
+    joint = model_of(joint_program(blocks.hp))
+    values = {v.name: float(blocks.x[j]) for j, v in enumerate(blocks.untied.variables)
+              if blocks.x[j]}
+    for j, c in enumerate(classes):
+        fleet = tracks[c].fleet
+        assert fleet is not None
+        values.update({f"b{j}_" + name.removeprefix(f"b{c}_"): v for name, v in fleet.items()
+                       if name.startswith(f"b{c}_")})
+    x = joint.vector(values)
+    broken = joint.broken_rows(x)
+    cost = joint.cost_of(x) + float(blocks.hp.prob.objective.constant)
+    print(f"joint check: {len(values)} columns set; {len(broken)} rows broken"
+          f"{': ' + ', '.join(broken[:5]) if broken else ''}; cost {cost:,.0f}", flush=True)
+    return broken, cost
 
 
 def main(argv: list[str] | None = None) -> None:
