@@ -105,13 +105,18 @@ class Track:
         return (min(fleets) if fleets else None), (max(bounds) if bounds else None)
 
 
+def largest_order(orders: Orders) -> OrderKey:
+    """The order key that holds the most nodes in any scenario (ties by its text)."""
+    return max(orders.items(), key=lambda item: (item[1], str(item[0][1])))[0][1]
+
+
 def nudged(orders: Orders, nodes: int) -> dict[tuple[str, OrderKey], int]:
     """``orders`` with ``nodes`` more (fewer, negative) of the order key that holds the most
     nodes in any scenario, in every scenario that orders it (never below zero)."""
     out = dict(orders)
     if nodes == 0 or not out:
         return out
-    largest = max(out.items(), key=lambda item: (item[1], str(item[0][1])))[0][1]
+    largest = largest_order(orders)
     for (s, key), n in orders.items():
         if key == largest:
             out[(s, key)] = max(n + nodes, 0)
@@ -340,6 +345,8 @@ def main(argv: list[str] | None = None) -> None:
               flush=True)
         held = blocks if nodes == 0 else HeldBlocks(blocks.hp, blocks.untied,
                                                      nudged(blocks.orders, nodes))
+        if nodes != 0:
+            print(f"the largest order: {largest_order(blocks.orders)}", flush=True)
         study(held, Budgets(args.pipeline_s, args.block_s, args.tree_s), marks, done)
 
 
