@@ -827,6 +827,35 @@ def test_a_first_pass_that_leaves_the_second_none_runs_on_demand_what_the_orders
     assert bound <= least + 1e-6
 
 
+def test_the_orders_chosen_leave_to_on_demand_no_more_than_its_stock_holds() -> None:
+    """Demand 1, 1, 1, 3 with one on-demand GPU of stock: quarter 3 runs 3 reserved nodes.
+    Left to on demand without limit, the choice held one (3,942 + 2 × 2,190 < 2 × 3,942 +
+    2,190) and the blocks planned again with what it holds had no fleet for quarter 3 (1 held
+    + 1 on demand < 3): the pass was dropped, its start with it (the finding's
+    ``lead_long.yaml``: a start of 11.99 M where the pass planned again gives 6.58 M). With the
+    on-demand room the blocks' fleets leave (1 node), the choice holds 2 nodes in quarter 3
+    and the pass plans every block."""
+    from models.common import PurchaseKind
+    from solver.solve.order_choice import on_demand_room
+
+    hp = build_horizon_program(build_horizon_data(quarterly([1, 1, 1, 3], on_demand_stock=1),
+                                                  lambda _: TABLE))
+    data = hp.data
+    pool = PoolKey("a", "G", PurchaseKind.reserved)
+    running = {("base", q, pool): n for q, n in enumerate([1, 1, 1, 3])}
+    room = on_demand_room(data, [None] * len(data.blocks))  # nothing run on demand yet
+    assert room[("base", 3, "a", "G")] == 1
+    chosen, _ = choose_orders(data, running, "highs", room=room)
+    assert chosen is not None
+    assert sum(n for (_, k), n in chosen.items() if 3 in data.held_periods(k)) == 2
+    start, _, _, tried = horizon_start(hp, "highs", 10.0, 1e-6)
+    assert [p.complete for p in tried] == [True, True]
+    assert start is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(2 * 8760 * 0.45 + QUARTER)
+
+
 def test_a_replica_moves_to_on_demand_only_as_far_as_its_stock_allows() -> None:
     """Quarter 3 of demand 1, 1, 1, 3 runs 3 reserved one-GPU nodes; with 1 held, 2 are beyond
     what is held: with 8 on-demand GPUs both move to on demand (in each slice); with 1, one

@@ -92,6 +92,7 @@ from solver.solve.order_choice import (
     held_block,
     in_time_shortfalls,
     on_demand_beyond,
+    on_demand_room,
 )
 from solver.solve.polish import POLISH_MIN_S, POLISH_SHARE, POLISH_STAGE, robust_polish
 from solver.solve.root_beside import RootBeside, beside_worth
@@ -915,9 +916,8 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     if on_fleet is not None and starts[0] is not None:
         on_fleet(objective_of(as_program, starts[0]))
     # at least ORDER_CHOICE_LATE_S, past the limit too: the start it gives needs no solve
-    chosen, chosen_timed = choose_orders(
-        data, first.running, solver, max(capped(ORDER_CHOICE_S, deadline), ORDER_CHOICE_LATE_S),
-        robust=hp.worst is not None)
+    chosen, chosen_timed = choose_within_room(
+        hp, first, solver, max(capped(ORDER_CHOICE_S, deadline), ORDER_CHOICE_LATE_S))
     timed |= chosen_timed or _spent(deadline)
     tried = [first]
     if chosen is not None:
@@ -935,6 +935,24 @@ def horizon_start(hp: HorizonProgram, solver: str, budget_s: float, gap: float,
     found = [s for s in starts if s is not None]
     return Start((min(found, key=lambda v: objective_of(as_program, v)) if found else None),
                  bound, timed, tuple(tried))
+
+
+def choose_within_room(hp: HorizonProgram, first: BlockPlans, solver: str, time_limit_s: float
+                       ) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
+    """The order choice (:func:`~solver.solve.order_choice.choose_orders`) for the blocks'
+    first fleets with what it leaves to on demand within the on-demand stock the fleets leave
+    (:func:`~solver.solve.order_choice.on_demand_room`), else (no such choice: the fleets'
+    committed nodes cannot be ordered) without that limit, as before; and whether a choice
+    stopped at its time limit."""
+    started = time.perf_counter()
+    robust = hp.worst is not None
+    chosen, timed = choose_orders(hp.data, first.running, solver, time_limit_s, robust=robust,
+                                  room=on_demand_room(hp.data, first.fleets))
+    if chosen is not None:
+        return chosen, timed
+    left_s = max(time_limit_s - (time.perf_counter() - started), ORDER_CHOICE_LATE_S)
+    chosen, again = choose_orders(hp.data, first.running, solver, left_s, robust=robust)
+    return chosen, timed or again
 
 
 def _on_demand_start(hp: HorizonProgram, first: Sequence[dict[ReplicaKey, int] | None],
