@@ -223,6 +223,32 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 
+def test_a_fleet_found_before_the_clock_stopped_gives_way_to_a_cheaper_fallback() -> None:
+    """A stage cut by the clock left a fleet costing 1,000,000 (a block's solve stopped at a
+    poor first fleet; quarterly.yaml at --time-limit 60, load 8: 5.84 M where the fallback
+    costs 1.46–1.66 M): the fallback fleet (the case above's, 3,942 + 2,190 = 6,132) is taken,
+    said to be the fallback, with the outcome's bound; one as cheap as the fallback stays."""
+    from models.plan import FALLBACK_STAGE, SolverReport, SolveStatus
+    from solver.solve.backends import SolveOutcome
+    from solver.solve.horizon import cheaper_fallback, joint_program
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    program = joint_program(hp)
+    dear = SolveOutcome(SolveStatus.time_limit, SolverReport(
+        name="highs", seconds=1.0, objective=1_000_000.0, bound=6000.0), True)
+    kept = cheaper_fallback(program, hp, (), 0.0, dear)
+    assert kept.status is SolveStatus.time_limit and kept.has_solution
+    assert kept.report.objective == pytest.approx(3942 + 2190)
+    assert objective_of(program, {v.name: float(v.varValue or 0.0)
+                                  for v in program.prob.variables()}) == pytest.approx(6132)
+    assert kept.report.bound == 6000.0
+    assert kept.report.gap == pytest.approx(132 / 6132)
+    assert [s.name for s in kept.report.stages] == [FALLBACK_STAGE]
+    cheap = SolveOutcome(SolveStatus.time_limit, SolverReport(
+        name="highs", seconds=1.0, objective=6132.0, bound=6000.0), True)
+    assert cheaper_fallback(program, hp, (), 0.0, cheap) is cheap
+
+
 def test_a_budget_over_periods_no_plan_was_found_within_says_what_the_periods_cost() -> None:
     """The plan above with a budget of 500 a month per period (P6): no stage has time, and the
     fallback fleet (two reserved nodes held all year, 2 × 0.45 × 730 = 657 a month in every
