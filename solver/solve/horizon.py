@@ -234,8 +234,10 @@ def plan_horizon(
     if timed and outcome.status is not SolveStatus.optimal and outcome.has_solution:
         # some stage ran on a share of the time: its fleet depends on the machine's load
         outcome = dataclasses.replace(outcome, status=SolveStatus.time_limit)
-    if outcome.has_solution and outcome.status is SolveStatus.time_limit and tried:
-        # a fleet of blocks cut by the clock can cost more than the simple one
+    if (outcome.has_solution and outcome.status is SolveStatus.time_limit and tried
+            and not stop.stopped):
+        # a fleet of blocks cut by the clock can cost more than the simple one (a stop asked
+        # for is answered with the fleet held, as before)
         outcome = cheaper_fallback(as_program, hp, tried, started, outcome, solver)
     if not outcome.has_solution and outcome.status is not SolveStatus.infeasible:
         # no stage found a fleet within the time limit: a simple one, said to be so
