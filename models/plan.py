@@ -74,7 +74,8 @@ class SolverReport(OmitDefaults):
 
     @property
     def fallback(self) -> bool:
-        """The fleet is the fallback (``FALLBACK_STAGE``): no stage found one in time."""
+        """The fleet is the fallback (``FALLBACK_STAGE``): no stage found one in time, or none
+        as cheap."""
         return any(s.name == FALLBACK_STAGE for s in self.stages)
 
     @property

@@ -223,6 +223,32 @@ def test_a_plan_out_of_time_takes_the_fallback_fleet() -> None:
     assert [s.name for s in plan.solver.stages][-2:] == ["lp", "fallback"]
 
 
+def test_a_fleet_found_before_the_clock_stopped_gives_way_to_a_cheaper_fallback() -> None:
+    """A stage cut by the clock left a fleet costing 1,000,000 (a block's solve stopped at a
+    poor first fleet; quarterly.yaml at --time-limit 60, load 8: 5.84 M where the fallback
+    costs 1.46–1.66 M): the fallback fleet (the case above's, 3,942 + 2,190 = 6,132) is taken,
+    said to be the fallback, with the outcome's bound; one as cheap as the fallback stays."""
+    from models.plan import FALLBACK_STAGE, SolverReport, SolveStatus
+    from solver.solve.backends import SolveOutcome
+    from solver.solve.horizon import cheaper_fallback, joint_program
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    program = joint_program(hp)
+    dear = SolveOutcome(SolveStatus.time_limit, SolverReport(
+        name="highs", seconds=1.0, objective=1_000_000.0, bound=6000.0), True)
+    kept = cheaper_fallback(program, hp, (), 0.0, dear)
+    assert kept.status is SolveStatus.time_limit and kept.has_solution
+    assert kept.report.objective == pytest.approx(3942 + 2190)
+    assert objective_of(program, {v.name: float(v.varValue or 0.0)
+                                  for v in program.prob.variables()}) == pytest.approx(6132)
+    assert kept.report.bound == 6000.0
+    assert kept.report.gap == pytest.approx(132 / 6132)
+    assert [s.name for s in kept.report.stages] == [FALLBACK_STAGE]
+    cheap = SolveOutcome(SolveStatus.time_limit, SolverReport(
+        name="highs", seconds=1.0, objective=6132.0, bound=6000.0), True)
+    assert cheaper_fallback(program, hp, (), 0.0, cheap) is cheap
+
+
 def test_a_budget_over_periods_no_plan_was_found_within_says_what_the_periods_cost() -> None:
     """The plan above with a budget of 500 a month per period (P6): no stage has time, and the
     fallback fleet (two reserved nodes held all year, 2 × 0.45 × 730 = 657 a month in every
@@ -825,6 +851,35 @@ def test_a_first_pass_that_leaves_the_second_none_runs_on_demand_what_the_orders
                       hp.data.blocks[0].data)
     assert objective_of(program, start) == pytest.approx(least)
     assert bound <= least + 1e-6
+
+
+def test_the_orders_chosen_leave_to_on_demand_no_more_than_its_stock_holds() -> None:
+    """Demand 1, 1, 1, 3 with one on-demand GPU of stock: quarter 3 runs 3 reserved nodes.
+    Left to on demand without limit, the choice held one (3,942 + 2 × 2,190 < 2 × 3,942 +
+    2,190) and the blocks planned again with what it holds had no fleet for quarter 3 (1 held
+    + 1 on demand < 3): the pass was dropped, its start with it (the finding's
+    ``lead_long.yaml``: a start of 11.99 M where the pass planned again gives 6.58 M). With the
+    on-demand room the blocks' fleets leave (1 node), the choice holds 2 nodes in quarter 3
+    and the pass plans every block."""
+    from models.common import PurchaseKind
+    from solver.solve.order_choice import on_demand_room
+
+    hp = build_horizon_program(build_horizon_data(quarterly([1, 1, 1, 3], on_demand_stock=1),
+                                                  lambda _: TABLE))
+    data = hp.data
+    pool = PoolKey("a", "G", PurchaseKind.reserved)
+    running = {("base", q, pool): n for q, n in enumerate([1, 1, 1, 3])}
+    room = on_demand_room(data, [None] * len(data.blocks))  # nothing run on demand yet
+    assert room[("base", 3, "a", "G")] == 1
+    chosen, _ = choose_orders(data, running, "highs", room=room)
+    assert chosen is not None
+    assert sum(n for (_, k), n in chosen.items() if 3 in data.held_periods(k)) == 2
+    start, _, _, tried = horizon_start(hp, "highs", 10.0, 1e-6)
+    assert [p.complete for p in tried] == [True, True]
+    assert start is not None
+    program = Program(hp.prob, Variables(names=NameBook(), cost=hp.prob.objective),
+                      hp.data.blocks[0].data)
+    assert objective_of(program, start) == pytest.approx(2 * 8760 * 0.45 + QUARTER)
 
 
 def test_a_replica_moves_to_on_demand_only_as_far_as_its_stock_allows() -> None:

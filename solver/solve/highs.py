@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -415,7 +415,40 @@ def run(
     with highs_pool(THREADS.get() if threads is None else threads) as count, native_solve():
         h.setOptionValue("threads", count)
         h.run()
-    return _result(h, model, relaxation, time.perf_counter() - started)
+    result = _result(h, model, relaxation, time.perf_counter() - started)
+    if (start is not None and not (start_after_cuts or start_after_root)
+            and start_misread(h, model, result, objective)):
+        # HiGHS's verdict rests on a misread start: the start handed once its root is done
+        again = run(model, deadline, time_limit_s - result.seconds, gap,
+                    restriction=restriction, start=start, start_after_root=True,
+                    when_proven=when_proven, cutoff=cutoff, relaxation=relaxation,
+                    objective=objective, on_progress=on_progress, on_solution=on_solution,
+                    halt=halt, nodes=nodes, threads=threads)
+        if again.x is None:  # no time for it: the start, its bound and status unproven
+            again = replace(result, status=SolveStatus.time_limit, bound=None)
+        return replace(again, seconds=time.perf_counter() - started)
+    return result
+
+
+#: Relative difference between HiGHS's objective of the fleet it returns and that fleet's
+#: cost summed here beyond which HiGHS's own reading of the fleet is wrong [1].
+OBJECTIVE_TOL = 1e-6
+
+
+def start_misread(h: Any, model: Model, result: RunResult, objective: Vector | None = None
+                  ) -> bool:
+    """Whether HiGHS ended on a fleet whose objective it holds to be other than the fleet's
+    (``objective``, default the cost) by more than :data:`OBJECTIVE_TOL`: a start handed before
+    presolve that HiGHS 1.16's presolve maps into its reduced space at a wrong objective. HiGHS
+    then takes the start for a fleet below its own bound and stops at once, "optimal" after no
+    node, the start returned and the bound set to that wrong objective: the joint program of a
+    plan made mid-quarter (the finding's ``asof_after.yaml``) ended at its start, 7.58 M, where
+    HiGHS from no start proves 5.67 M in one node."""
+    if result.x is None:
+        return False
+    said = float(h.getInfo().objective_function_value)
+    cost = math.fsum((model.cost if objective is None else objective) * result.x)
+    return abs(said - cost) > OBJECTIVE_TOL * max(1.0, abs(cost))
 
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import pulp
 
@@ -71,14 +71,17 @@ def _placeable(data: HorizonData, key: OrderKey) -> bool:
 
 
 def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], float],
-                  solver: str, time_limit_s: float = ORDER_CHOICE_S, robust: bool = False
+                  solver: str, time_limit_s: float = ORDER_CHOICE_S, robust: bool = False,
+                  room: Mapping[tuple[str, int, str, str], int] | None = None
                   ) -> tuple[dict[tuple[str, OrderKey], int] | None, bool]:
     """Orders covering the committed nodes the blocks run, or leaving some to on-demand where
     that is cheaper (module docstring), ``None`` where no choice was found in time
     (``time_limit_s``, at most ``ORDER_CHOICE_S``); and whether the choice stopped at its
     time limit (then it may differ from run to run). ``robust``: the least worst scenario's
     cost first, then the least expected cost at that worst (the joint objective of
-    ``--robust``)."""
+    ``--robust``). ``room``: the on-demand nodes each block's zone and GPU has left, per
+    (scenario, period, zone, GPU) (:func:`on_demand_room`): the nodes left to on demand there
+    are at most that many (``None``: no limit)."""
     started = time.perf_counter()
     prob = pulp.LpProblem("order_choice", pulp.LpMinimize)
     keys = [k for k in data.order_keys if _placeable(data, k)]
@@ -87,6 +90,7 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
     cost: dict[str, list[pulp.LpAffineExpression]] = {s.name: [] for s in data.scenarios}
     pools = sorted({pool for _, _, pool in running}, key=lambda p: (p.zone, p.gpu,
                                                                     p.purchase.value))
+    beyond: dict[tuple[str, int, str, str], list[pulp.LpVariable]] = {}
     for s in data.scenarios:
         for pool in pools:
             on_demand = _on_demand_node_month(data, pool)
@@ -102,6 +106,7 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
                 z = prob.add_variable(f"z_{s.name}_{q}_{len(cost[s.name])}", 0)
                 prob += held + z >= need
                 cost[s.name].append(period.months * on_demand * z)
+                beyond.setdefault((s.name, q, pool.zone, pool.gpu), []).append(z)
         for option in data.options:
             for q in range(len(data.periods)):
                 held = [u[(s.name, k)] for k in keys if k.option == option
@@ -109,6 +114,9 @@ def choose_orders(data: HorizonData, running: Mapping[tuple[str, int, PoolKey], 
                 if held:
                     prob += option.gpus_per_node * pulp.lpSum(held) <= option.stock_gpus
         cost[s.name] += [data.order_cost(k) * u[(s.name, k)] for k in keys]
+    for where, zs in beyond.items():
+        if room is not None:
+            prob += pulp.lpSum(zs) <= max(room.get(where, 0), 0)
     first = data.scenarios[0].name
     for (name, k), var in u.items():
         if name != first and data.order_by(k) < data.replan_date:
@@ -267,3 +275,27 @@ def _pool_nodes(program: Program, fleet: Mapping[ReplicaKey, int], pool: PoolKey
     mine = {k: n for k, n in fleet.items() if k.pool == pool}
     node = program.v.offer[pool].gpus_per_node
     return sum(nodes_needed(by_tp, node) for by_tp in replicas_by_group(program, mine).values())
+
+
+def on_demand_room(data: HorizonData, fleets: Sequence[Mapping[ReplicaKey, int] | None]
+                   ) -> dict[tuple[str, int, str, str], int]:
+    """The on-demand nodes each block's first fleet leaves unused, per (scenario, period,
+    zone, GPU): the on-demand offer's stock in whole nodes less the nodes of its busiest slice
+    (its GPUs over the node size, rounded up) [nodes]; a block without a fleet counts none
+    used. What :func:`choose_orders` may leave to on demand there: without it a shortfall
+    ran on demand without limit, and where the committed capacity cannot grow (an owned quote
+    whose lead time serves no period) the orders chosen left blocks no fleet within the
+    on-demand stock, and the start bought every committed node the blocks ran (the finding's
+    ``lead_long.yaml``: 21 nodes reserved now where 3 do)."""
+    room: dict[tuple[str, int, str, str], int] = {}
+    for block, fleet in zip(data.blocks, fleets, strict=True):
+        for o in block.data.offers:
+            if o.purchase is not PurchaseKind.on_demand:
+                continue
+            busiest = max((sum(n * k.tp for k, n in (fleet or {}).items()
+                               if (k.zone, k.gpu, k.purchase, k.slice)
+                               == (o.zone, o.gpu, o.purchase, s.name))
+                           for s in block.data.slices), default=0)
+            room[(block.scenario, block.period, o.zone, o.gpu)] = (
+                o.stock_gpus // o.gpus_per_node - -(-busiest // o.gpus_per_node))
+    return room
