@@ -249,6 +249,24 @@ def test_a_fleet_found_before_the_clock_stopped_gives_way_to_a_cheaper_fallback(
     assert cheaper_fallback(program, hp, (), 0.0, cheap) is cheap
 
 
+def test_only_a_fleet_far_from_its_bound_is_checked_against_the_fallback() -> None:
+    """The fallback's two builds run past the time limit: a fleet within
+    ``FALLBACK_CHECK_GAP`` of its bound (every × 25 plan, 2–4 %) is not checked; one far from
+    it, or without a bound, is."""
+    from models.plan import SolverReport, SolveStatus
+    from solver.solve.backends import SolveOutcome
+    from solver.solve.horizon import FALLBACK_CHECK_GAP, fallback_may_be_cheaper
+
+    def outcome(gap: float | None, bound: float | None) -> SolveOutcome:
+        return SolveOutcome(SolveStatus.time_limit, SolverReport(
+            name="highs", seconds=1.0, objective=100.0, bound=bound, gap=gap), True)
+
+    assert not fallback_may_be_cheaper(outcome(0.03, 97.0))
+    assert not fallback_may_be_cheaper(outcome(FALLBACK_CHECK_GAP, 75.0))
+    assert fallback_may_be_cheaper(outcome(0.6, 40.0))
+    assert fallback_may_be_cheaper(outcome(None, None))
+
+
 def test_a_budget_over_periods_no_plan_was_found_within_says_what_the_periods_cost() -> None:
     """The plan above with a budget of 500 a month per period (P6): no stage has time, and the
     fallback fleet (two reserved nodes held all year, 2 × 0.45 × 730 = 657 a month in every

@@ -346,10 +346,10 @@ def length_warnings(trace: Trace, workload: Workload, tolerance: float) -> list[
 def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -> list[str]:
     """A warning where requests of the trace are longer (input + output) than the model's
     context: the replay rejects them as too long (never truncated) and the verdicts are over
-    the rest (:func:`~solver.cli.slo_verdict.over_context_line`). A platform team replaying the Azure conversation trace on Llama-2-70B after a
-    zone loss read "MISSED" twice: 1,612 of 19,366 requests (8.3 %) are longer than its 4,096
-    tokens, while the fleet's TTFT P95 after the loss was 334 ms against 1,500; the only word
-    of it was a "Too long" row."""
+    the rest (:func:`~solver.cli.slo_verdict.over_context_line`). A platform team replaying
+    the Azure conversation trace on Llama-2-70B after a zone loss read "MISSED" twice: 1,612 of
+    19,366 requests (8.3 %) are longer than its 4,096 tokens, while the fleet's TTFT P95 after
+    the loss was 334 ms against 1,500; the only word of it was a "Too long" row."""
     if max_context_tokens is None or len(trace) == 0:
         return []
     need = np.asarray(trace.input_tokens) + np.asarray(trace.output_tokens)  # [tokens]
