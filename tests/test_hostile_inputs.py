@@ -5,6 +5,8 @@ fix, never a traceback nor a message about another file."""
 from __future__ import annotations
 
 import copy
+import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +85,48 @@ def test_missing_per_token_slo_comes_with_a_fix(tmp_path: Path) -> None:
     result = run("validate", str(path))
     refused(result, f"{path}: workloads[0]: slo.tpot_p95_ms is required",
             "— add `tpot_p95_ms` to the workload's `slo`")
+
+
+def test_infinite_capacity_in_a_plan_json_is_located(tmp_path: Path) -> None:
+    # `"replica_capacity_rps": Infinity` (json reads it; plan never writes it) traced back in
+    # the capacity model: ValueError: cannot convert float NaN to integer
+    tiny = scenarios_dir() / "tiny.yaml"
+    out = tmp_path / "out"
+    planned = run("plan", str(tiny), "--out", str(out), "--time-limit", "5", "--no-replay",
+                  "--quiet")
+    assert planned.exit_code == 0, planned.output
+    doc = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    doc["allocations"][0]["replica_capacity_rps"] = math.inf
+    fleet = tmp_path / "plan.json"
+    fleet.write_text(json.dumps(doc), encoding="utf-8")
+    for command in (("check", str(tiny), "--fleet", str(fleet)),
+                    ("simulate", str(tiny), "--fleet", str(fleet), "--trace",
+                     str(Path(__file__).parent / "data" / "azure_conv_head300.csv"))):
+        refused(run(*command), f"{fleet}: allocations[0].replica_capacity_rps: `inf` is not a "
+                "finite number")
+
+
+def test_decimal_comma_in_a_history_is_refused_not_read_as_a_whole_number(tmp_path: Path) -> None:
+    # `9,380` for 9.38 req/s: csv put `380` past the header and the day's peak was read as 9
+    text = (scenarios_dir() / "quarterly_history.csv").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    lines[2] = lines[2].replace(".", ",")  # row 3
+    path = tmp_path / "history.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run("forecast", str(path), "--start", "2027-01-01", "--periods", "4")
+    refused(result, f"{path}: row 3: 4 cells under a header of 3 columns",
+            "write decimals with a point")
+
+
+def test_decimal_comma_in_a_measured_csv_is_refused(tmp_path: Path) -> None:
+    # `18,5` moved every later cell one column on and dropped the last: the row was refused
+    # for its date (`50`, the per-token P95): "Datetimes provided to dates should have zero time"
+    lines = (scenarios_dir() / "twenty_rps_measured.csv").read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace(",18,", ",18,5,")
+    (tmp_path / "twenty_rps_measured.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = tmp_path / "twenty_rps.yaml"
+    path.write_text((scenarios_dir() / "twenty_rps.yaml").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    refused(run("validate", str(path)),
+            f"{tmp_path / 'twenty_rps_measured.csv'}: row 2: 13 cells under a header of 12 "
+            "columns")
