@@ -39,7 +39,7 @@ from models.errors import (
     format_location,
     or_add,
 )
-from models.input_files import PUBLIC_TRACES, check_file, missing_trace_fix
+from models.input_files import PUBLIC_TRACES, check_file, long_row, missing_trace_fix
 from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
@@ -576,6 +576,10 @@ def load_measured_csv(path: Path, label: str | None = None) -> tuple[MeasuredCap
     if "origin" in columns:
         raise InputError([Problem(str(path), "header", "`origin` is not a column",
                                   "remove it: fleetplan records the file and line of each row")])
+    long = [long_row(len(columns) + len(row[None]), len(columns), str(path), f"row {n}")
+            for n, row in enumerate(rows, start=2) if row.get(None)]
+    if long:  # its cells past the header were dropped, the rest read a column early
+        raise InputError(long)
     out, problems = validate_rows(
         MeasuredCapacity, ({k: (csv_uncell(v) if v else None) for k, v in row.items() if k}
                            for row in rows), str(path), "row")

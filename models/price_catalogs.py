@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from models.common import CatalogLayout
 from models.errors import InputError, Problem
-from models.input_files import check_file
+from models.input_files import LONG_ROW_FIX, check_file, long_row
 from models.names import instance_shape
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
@@ -157,12 +157,8 @@ def long_row_problem(path: Path, file: str) -> Problem:
         width = len(next(reader, []))
         for cells in reader:
             if len(cells) > width:
-                return Problem(file, f"row {reader.line_num}",
-                               f"{len(cells)} cells under a header of {width} columns",
-                               "quote a cell holding a comma, write decimals with a point, or "
-                               "remove the trailing comma")
-    return Problem(file, "", "a row has more cells than the header",
-                   "give each row the header's columns")
+                return long_row(len(cells), width, file, f"row {reader.line_num}")
+    return Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
 
 
 def read_node_prices(path: Path, layout: CatalogLayout | None = None) -> NodePrices:
