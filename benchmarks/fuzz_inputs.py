@@ -110,7 +110,8 @@ TARGETS: list[Target] = [
     Target("planq.json", (("check", "tinyq.yaml", "--fleet", "{f}"),),
            (("plan", "tinyq2.yaml", "--existing", "{f}", "--time-limit", "5", "--no-replay",
              "--quiet", "--out", OUT),)),
-    Target("history.csv", (("forecast", "{f}"), ("forecast", "{f}", "--scenario", "tinyq.yaml"))),
+    Target("history.csv", (("forecast", "{f}", "--start", "2027-01-01", "--periods", "4"),
+                           ("forecast", "{f}", "--scenario", "quarterly.yaml"))),
     Target("azure.csv",
            (("profile", "{f}"),
             ("simulate", "tiny.yaml", "--fleet", "plan.json", "--trace", "{f}"))),
@@ -511,6 +512,17 @@ def main(argv: list[str] | None = None) -> int:
             if opts.plans and i % opts.plans == 0:
                 commands += target.slow
             jobs += [(target, mutation, c) for c in commands]
+    baseline = [(t, c) for t in TARGETS for c in (*t.commands, *t.slow)
+                if not only or t.file in only]
+    broken = []
+    for target, command in baseline:  # each must run on the unmutated inputs (exit 0 or 1)
+        args = [a.replace("{f}", target.file) for a in command]
+        code, _, err, _ = fleetplan(args, base)
+        if code not in (0, 1):
+            broken.append(f"{' '.join(args)}: exit {code}: {err.strip()[-300:]}")
+        shutil.rmtree(base / OUT, ignore_errors=True)
+    if broken:
+        raise SystemExit("commands that fail on the unmutated inputs:\n" + "\n".join(broken))
     if opts.list:
         for target, mutation, command in jobs:
             print(target.file, "|", mutation.name, "|", " ".join(command))
