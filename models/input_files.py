@@ -20,7 +20,7 @@ from typing import Any
 from models.errors import InputError, Problem
 from models.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_NODES, MIB
 
-__all__ = ["MAX_INPUT_BYTES", "check_file", "parse_json", "read_bytes", "read_json",
+__all__ = ["MAX_INPUT_BYTES", "check_file", "long_row", "parse_json", "read_bytes", "read_json",
            "read_json_lines", "read_text"]
 
 
@@ -178,6 +178,18 @@ PUBLIC_TRACES = {
 
 #: Where the README says where to get the public traces.
 TRACES_PARAGRAPH = 'README, "Walk-through", the paragraph "The traces are public…"'
+
+
+#: The fix of a CSV row with more cells than its header (a decimal comma splits a number in two).
+LONG_ROW_FIX = ("write decimals with a point (9.38, not 9,38), quote a cell holding a comma, or "
+                "remove the trailing comma")
+
+
+def long_row(cells: int, width: int, file: str, where: str) -> Problem:
+    """A CSV row of more cells than its header's ``width``: csv's readers drop the extra cells
+    (``DictReader`` under the key ``None``) or shift every cell one column (pandas), so
+    ``9,38`` was read as 9 and the 38 lost."""
+    return Problem(file, where, f"{cells} cells under a header of {width} columns", LONG_ROW_FIX)
 
 
 def missing_trace_fix(path: Path) -> str:

@@ -39,7 +39,7 @@ from models.errors import (
     format_location,
     or_add,
 )
-from models.input_files import PUBLIC_TRACES, check_file, missing_trace_fix
+from models.input_files import PUBLIC_TRACES, check_file, long_row, missing_trace_fix
 from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
@@ -141,6 +141,11 @@ VALUE_ERROR_FIXES = (
     ("fp8_tflops is not given", "add `fp8_tflops` or remove fp8 from `precisions`"),
     ("active_params_b exceeds", "active parameters are at most the total"),
     ("multiple of kv_heads", "check the head counts against the model's config"),
+    ("slo.tpot_p95_ms is required", "add `tpot_p95_ms` to the workload's `slo`: its per-token "
+     "P95 limit [ms]"),
+    ("listed in period order", "list the migrations by `from_period`, one per period"),
+    ("a batch workload adds", "give a batch workload's events `add_daily_requests`, an "
+     "arrival's `add_peak_rps`"),
 )
 
 
@@ -571,6 +576,10 @@ def load_measured_csv(path: Path, label: str | None = None) -> tuple[MeasuredCap
     if "origin" in columns:
         raise InputError([Problem(str(path), "header", "`origin` is not a column",
                                   "remove it: fleetplan records the file and line of each row")])
+    long = [long_row(len(columns) + len(row[None]), len(columns), str(path), f"row {n}")
+            for n, row in enumerate(rows, start=2) if row.get(None)]
+    if long:  # its cells past the header were dropped, the rest read a column early
+        raise InputError(long)
     out, problems = validate_rows(
         MeasuredCapacity, ({k: (csv_uncell(v) if v else None) for k, v in row.items() if k}
                            for row in rows), str(path), "row")
@@ -672,13 +681,29 @@ def check_references(scenario: Scenario, file: str,
                                     f"`{scenario.policy.as_of}` is not a date",
                                     "write the date as YYYY-MM-DD"))
     for mi, row in enumerate(scenario.measured):
+        row_file, row_where = measured_row_where(row, mi, file)
         for field, value, known in (("workload", row.workload, wl_names),
                                     ("gpu", row.gpu, gpu_names),
                                     ("model", row.model, model_names)):
             if value not in known:
-                problems.append(Problem(file, f"measured[{mi}].{field}",
+                problems.append(Problem(row_file, f"{row_where}.{field}",
                                         f"unknown {field} `{value}`", did_you_mean(value, known)))
     return problems
+
+
+def measured_row_where(row: MeasuredCapacity, index: int, file: str) -> tuple[str, str]:
+    """The file and place of a measured row: its CSV's line where it was read from one (the
+    file as the scenario names it, found beside the scenario), else ``measured[i]`` of
+    ``file``. A CSV row's unknown name was reported at ``measured[i]`` of the scenario, which
+    has no such entry."""
+    found = re.fullmatch(r"(?P<csv>.+) line (?P<line>\d+)", row.origin or "")
+    if found is None:
+        return file, f"measured[{index}]"
+    csv_file = found["csv"]
+    beside = Path(file).parent / csv_file
+    if not Path(csv_file).is_absolute() and beside.is_file():
+        csv_file = str(beside)
+    return csv_file, f"row {found['line']}"
 
 
 def _merge_zones(imported: Sequence[Zone], explicit: Sequence[Zone]) -> tuple[Zone, ...]:

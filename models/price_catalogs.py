@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from models.common import CatalogLayout
 from models.errors import InputError, Problem
-from models.input_files import check_file
+from models.input_files import LONG_ROW_FIX, check_file, long_row
 from models.names import instance_shape
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
@@ -130,12 +131,34 @@ def read_csv(path: Path, file: str) -> pd.DataFrame:
 
     check_file(path, "price catalog")
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        with warnings.catch_warnings():
+            # index_col=False: a first row longer than the header would otherwise become the
+            # index, shifting every row's cells one column left (a traceback, or wrong prices)
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                                index_col=False)
+    except pd.errors.ParserWarning:
+        raise InputError([long_row_problem(path, file)]) from None
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise InputError([Problem(file, "", f"cannot parse CSV: {exc}",
                                   "save it as a comma-separated UTF-8 file")]) from None
     frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.empty:  # read as no offers, the scenario was told "no zone offers any GPU"
+        raise InputError([Problem(file, "", "no rows under the header",
+                                  "add a row per price (a truncated file? docs/prices.md)")])
     return frame
+
+
+def long_row_problem(path: Path, file: str) -> Problem:
+    """The first row with more cells than the header, located (a cell with an unquoted comma:
+    ``1,5`` for 1.5, or a row with a trailing comma)."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        width = len(next(reader, []))
+        for cells in reader:
+            if len(cells) > width:
+                return long_row(len(cells), width, file, f"row {reader.line_num}")
+    return Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
 
 
 def read_node_prices(path: Path, layout: CatalogLayout | None = None) -> NodePrices:

@@ -14,7 +14,7 @@ import click
 from models.capacity import CapacityTable
 from models.common import CLOUD_KINDS, PurchaseKind
 from models.errors import InputError, Problem
-from models.loader import read_document, validate_as
+from models.loader import read_document
 from models.plan import (
     CAPACITY_STAGE,
     READ_STAGE,
@@ -86,7 +86,7 @@ from solver.solve.horizon import first_period_scenario, keep_orders, plan_horizo
 from solver.solve.replan import replan_workloads
 from solver.solve.replay_loop import replay_misses
 from solver.solve.strategy import plan_scenario
-from solver.survivability.fleet import is_plan_document
+from solver.survivability.fleet import is_plan_document, plan_document
 
 #: Bytes of a directory name on common file systems (ext4, xfs, btrfs, APFS, NTFS: 255).
 NAME_MAX_BYTES = 255
@@ -344,7 +344,7 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
             "--existing takes the plan.json an earlier `fleetplan plan` wrote over periods; "
             "nodes you already hold go in the scenario's `inventory` (README, \"Quarterly "
             "procurement\")")])
-    earlier = validate_as(Plan, doc, str(existing))
+    earlier = plan_document(doc, str(existing))
     today = plan_date_of(sc)
     h = earlier.horizon
     if h is not None and h.plan_date > today:

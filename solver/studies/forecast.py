@@ -41,7 +41,7 @@ import pandas as pd
 
 from models.errors import InputError, Problem, did_you_mean
 from models.horizon import Horizon
-from models.input_files import check_file
+from models.input_files import check_file, long_row
 from models.limits import MAX_TABLE_ROWS
 from models.loader import SOLVER_INFINITY
 from models.units import renamed_column_fix
@@ -214,6 +214,10 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
     first: dict[str, int] = {}  # a workload's first row
     zeros: dict[str, list[int]] = {}  # a workload's rows of a 0 peak: left out of the fit
     for i, row in enumerate(rows, start=2):
+        if row.get(None):  # DictReader's cells past the header
+            problems.append(long_row(len(columns) + len(row[None]), len(columns), file,
+                                     f"row {i}"))
+            continue
         row = {k: (row.get(k) or "").strip() for k in (DATE, WORKLOAD, PEAK)}
         found = _row_problems(row, f"row {i}", file)
         problems += found

@@ -25,7 +25,7 @@ from models.inventory import (
     InventoryFile,
     InventoryReplicas,
 )
-from models.loader import read_document, validate_as
+from models.loader import non_finite_problems, read_document, validate_as
 from models.names import resolve_gpu
 from models.plan import Plan
 from models.planning_checks import resolve_fleet_instance_types
@@ -158,7 +158,7 @@ def load_fleet(path: Path, scenario: Scenario, table: CapacityTable | None = Non
     if other is not None:
         raise InputError([other])
     if is_plan_document(doc):
-        plan = validate_as(Plan, doc, file)
+        plan = plan_document(doc, file)
         problems = _plan_problems(plan, scenario, file)
         if problems:
             raise InputError(problems)
@@ -244,7 +244,7 @@ def fleet_file_gpus(path: Path, scenario: Scenario) -> tuple[str, ...]:
         if not isinstance(doc, Mapping):
             return scenario.gpus_sold_or_held()
         if is_plan_document(doc):
-            plan = validate_as(Plan, doc, str(path))
+            plan = plan_document(doc, str(path))
             return _table_gpus(scenario, (*plan.nodes, *plan.allocations))
         inventory = resolve_fleet_instance_types(validate_as(InventoryFile, doc, str(path)),
                                                  scenario, str(path))
@@ -282,6 +282,16 @@ def other_document(doc: Mapping[str, Any], file: str) -> Problem | None:
     return None
 
 
+def plan_document(doc: Mapping[str, Any], file: str) -> Plan:
+    """A plan.json read as a :class:`Plan`; a non-finite number in it (JSON's ``NaN`` or
+    ``Infinity``, which ``plan`` never writes) is a located problem: a replica capacity of
+    ``Infinity`` traced back in the capacity model."""
+    infinite = non_finite_problems(doc, file)
+    if infinite:
+        raise InputError(infinite)
+    return validate_as(Plan, doc, file)
+
+
 def is_plan_document(doc: Mapping[str, Any]) -> bool:
     """A plan.json carries ``allocations`` or ``status``; an inventory carries ``nodes``."""
     return "allocations" in doc or "status" in doc
@@ -291,7 +301,7 @@ def read_plan(path: Path) -> Plan | None:
     """The plan in a fleet file, or ``None`` when the file is an inventory."""
     doc = read_document(path)
     if isinstance(doc, Mapping) and is_plan_document(doc):
-        return validate_as(Plan, doc, str(path))
+        return plan_document(doc, str(path))
     return None
 
 

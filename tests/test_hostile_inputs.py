@@ -1,0 +1,132 @@
+"""Causes found by ``benchmarks/fuzz_inputs.py`` (mutated copies of the shipped inputs, run
+through every command that reads them): each a clean exit 2 naming the file, the place and a
+fix, never a traceback nor a message about another file."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inputs import scenarios_dir
+from tests.hostile import refused, run
+
+TINY: dict[str, Any] = yaml.safe_load((scenarios_dir() / "tiny.yaml").read_text(encoding="utf-8"))
+QUOTE_HEADER = ("zone,gpu,kind,term_months,upfront,price_per_gpu_hour,stock_gpus,lead_time_weeks,"
+                "region,source\n")
+
+
+def quoted_scenario(tmp_path: Path, quotes: str) -> Path:
+    """tiny.yaml priced from ``quotes.csv`` (a plain quote CSV) instead of its own zones."""
+    (tmp_path / "quotes.csv").write_text(quotes, encoding="utf-8")
+    doc = copy.deepcopy(TINY)
+    del doc["zones"]
+    doc["price_tables"] = [{"path": "quotes.csv"}]
+    doc["workloads"][0]["allowed_gpus"] = ["L4", "H100"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_quote_row_longer_than_its_header_is_located(tmp_path: Path) -> None:
+    # `1,5` for 1.5 months: pandas took the first column for the index and the loader's
+    # int(index) raised ValueError: invalid literal for int() with base 10: 'dc-1'
+    path = quoted_scenario(tmp_path, QUOTE_HEADER
+                           + "dc-1,H100,reserved,1,5,all,1.95,64,10,eu-central,vendor A\n"
+                           + "dc-1,L4,on_demand,,,0.80,16,,eu-central,\n")
+    result = run("validate", str(path))
+    refused(result, f"{tmp_path / 'quotes.csv'}: row 2: 11 cells under a header of 10 columns",
+                 "quote a cell holding a comma")
+
+
+def test_quote_rows_each_with_a_trailing_comma_are_not_read_shifted(tmp_path: Path) -> None:
+    # every row one cell long: the zone became the index and every cell moved one column left
+    rows = ["dc-1,H100,on_demand,,,3.10,16,,eu-central,q,", "dc-1,L4,on_demand,,,0.80,16,,eu,q,"]
+    path = quoted_scenario(tmp_path, QUOTE_HEADER + "\n".join(rows) + "\n")
+    result = run("validate", str(path))
+    refused(result, "quotes.csv: row 2: 11 cells")
+
+
+def test_quote_file_without_rows_is_named(tmp_path: Path) -> None:
+    # a truncated quote file was read as no offers: "s.yaml: zones: no zone offers any GPU"
+    path = quoted_scenario(tmp_path, QUOTE_HEADER)
+    result = run("validate", str(path))
+    refused(result, f"{tmp_path / 'quotes.csv'}: no rows under the header")
+    assert "no zone offers any GPU" not in result.output
+
+
+def test_unknown_name_in_a_measured_csv_is_reported_at_its_row(tmp_path: Path) -> None:
+    # was "s.yaml: measured[0].model: unknown model", a key the scenario does not have
+    (tmp_path / "measured.csv").write_text(
+        "model,gpu,runtime,precision,tp,workload,max_stable_sequences,tested_peak_rps,"
+        "ttft_p95_ms,decode_p95_ms_per_token,measured_on\n"
+        "Llama-3.1-8B,L4,vllm,bf16,1,chat,64,3,500,40,2026-10-01\n"
+        "Llama-3.1-8,H100-SXM,vllm,bf16,1,chat,64,12,500,20,2026-10-01\n", encoding="utf-8")
+    doc = copy.deepcopy(TINY)
+    doc["measured_csv"] = "measured.csv"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = run("validate", str(path))
+    refused(result, f"{tmp_path / 'measured.csv'}: row 3.model: unknown model `Llama-3.1-8`",
+                 "`Llama-3.1-8B`")
+    assert "measured[1]" not in result.output
+
+
+def test_missing_per_token_slo_comes_with_a_fix(tmp_path: Path) -> None:
+    # the message had no fix (tests/test_loader.py's mutation test found it: fix == "")
+    doc = copy.deepcopy(TINY)
+    del doc["workloads"][0]["slo"]["tpot_p95_ms"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    result = run("validate", str(path))
+    refused(result, f"{path}: workloads[0]: slo.tpot_p95_ms is required",
+            "— add `tpot_p95_ms` to the workload's `slo`")
+
+
+def test_infinite_capacity_in_a_plan_json_is_located(tmp_path: Path) -> None:
+    # `"replica_capacity_rps": Infinity` (json reads it; plan never writes it) traced back in
+    # the capacity model: ValueError: cannot convert float NaN to integer
+    tiny = scenarios_dir() / "tiny.yaml"
+    out = tmp_path / "out"
+    planned = run("plan", str(tiny), "--out", str(out), "--time-limit", "5", "--no-replay",
+                  "--quiet")
+    assert planned.exit_code == 0, planned.output
+    doc = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    doc["allocations"][0]["replica_capacity_rps"] = math.inf
+    fleet = tmp_path / "plan.json"
+    fleet.write_text(json.dumps(doc), encoding="utf-8")
+    for command in (("check", str(tiny), "--fleet", str(fleet)),
+                    ("simulate", str(tiny), "--fleet", str(fleet), "--trace",
+                     str(Path(__file__).parent / "data" / "azure_conv_head300.csv"))):
+        refused(run(*command), f"{fleet}: allocations[0].replica_capacity_rps: `inf` is not a "
+                "finite number")
+
+
+def test_decimal_comma_in_a_history_is_refused_not_read_as_a_whole_number(tmp_path: Path) -> None:
+    # `9,380` for 9.38 req/s: csv put `380` past the header and the day's peak was read as 9
+    text = (scenarios_dir() / "quarterly_history.csv").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    lines[2] = lines[2].replace(".", ",")  # row 3
+    path = tmp_path / "history.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run("forecast", str(path), "--start", "2027-01-01", "--periods", "4")
+    refused(result, f"{path}: row 3: 4 cells under a header of 3 columns",
+            "write decimals with a point")
+
+
+def test_decimal_comma_in_a_measured_csv_is_refused(tmp_path: Path) -> None:
+    # `18,5` moved every later cell one column on and dropped the last: the row was refused
+    # for its date (`50`, the per-token P95): "Datetimes provided to dates should have zero time"
+    lines = (scenarios_dir() / "twenty_rps_measured.csv").read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace(",18,", ",18,5,")
+    (tmp_path / "twenty_rps_measured.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = tmp_path / "twenty_rps.yaml"
+    path.write_text((scenarios_dir() / "twenty_rps.yaml").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    refused(run("validate", str(path)),
+            f"{tmp_path / 'twenty_rps_measured.csv'}: row 2: 13 cells under a header of 12 "
+            "columns")
