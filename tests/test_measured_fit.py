@@ -14,6 +14,7 @@ from models.loader import load_scenario
 from solver.capacity.measured import stale_measurements, weights_do_not_fit
 from solver.capacity.table import build_capacity_table
 from solver.cli import main
+from tests.test_measured_plausibility import _twenty_rps
 
 SCENARIOS = scenarios_dir()
 
@@ -21,18 +22,27 @@ SCENARIOS = scenarios_dir()
 def _twenty_rps_on(tmp_path: Path, gpu: str, tp: int) -> Path:
     """twenty_rps (Llama-3.1-70B FP8) with its measured row moved to ``gpu`` at ``tp`` and that
     GPU offered beside the H100."""
-    doc = yaml.safe_load((SCENARIOS / "twenty_rps.yaml").read_text(encoding="utf-8"))
+    path = _twenty_rps(tmp_path, rows={"gpu": gpu, "tp": tp})
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     doc["price_tables"][0]["gpus"] = ["H100-SXM", gpu]
     doc["workloads"][0].pop("allowed_gpus", None)
-    header, row = (SCENARIOS / "twenty_rps_measured.csv").read_text(encoding="utf-8").split()
-    cells = dict(zip(header.split(","), row.split(","), strict=True))
-    cells.update({"gpu": gpu, "tp": str(tp)})
-    (tmp_path / "rows.csv").write_text(",".join(cells) + "\n" + ",".join(cells.values()) + "\n",
-                                       encoding="utf-8")
-    doc["measured_csv"] = "rows.csv"
-    path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(doc), encoding="utf-8")
     return path
+
+
+def _import_bench(tmp_path: Path, scenario: Path, gpu: str, tp: int) -> str:
+    """import-bench of two vLLM results (2 and 4 req/s) for Llama-3.1-70B FP8 on ``gpu`` at
+    ``tp`` against ``scenario``: its output (exit 0 asserted)."""
+    from tests.bench_files import Load, vllm_new, write_json
+
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", gpu, "--tp", str(tp),
+                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
+                                       "--precision", "fp8"])
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 def test_a_row_whose_weights_exceed_the_gpu_is_not_a_candidate(tmp_path: Path) -> None:
@@ -59,36 +69,17 @@ def test_weights_that_fit_leave_the_row_used(tmp_path: Path) -> None:
 
 
 def test_import_bench_says_the_plan_will_not_use_it(tmp_path: Path) -> None:
-    from tests.bench_files import Load, vllm_new, write_json
-
-    scenario = _twenty_rps_on(tmp_path, "L40S", 1)
-    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
-                                                                          30.0))))
-             for rate, ttft in ((2, 300.0), (4, 1400.0))]
-    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", "L40S", "--tp", "1",
-                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
-                                       "--precision", "fp8"])
-    assert result.exit_code == 0, result.output
-    assert "the plan will not use this row for twenty-rps: " in result.output
-    assert "Llama-3.1-70B's FP8 weights are 65.7 GiB on each GPU at TP1" in result.output
+    output = _import_bench(tmp_path, _twenty_rps_on(tmp_path, "L40S", 1), "L40S", 1)
+    assert "the plan will not use this row for twenty-rps: " in output
+    assert "Llama-3.1-70B's FP8 weights are 65.7 GiB on each GPU at TP1" in output
 
 
 def test_import_bench_says_a_tp_no_node_holds_is_not_used(tmp_path: Path) -> None:
     """`--tp 16` on the 8-GPU H100 node: validate says "not used: TP16 is not a candidate
     degree"; import-bench --scenario, which promises the reason the plan would not use its
     row, said nothing of it before."""
-    from tests.bench_files import Load, vllm_new, write_json
-
-    scenario = SCENARIOS / "twenty_rps.yaml"
-    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
-                                                                          30.0))))
-             for rate, ttft in ((2, 300.0), (4, 1400.0))]
-    result = CliRunner().invoke(main, ["import-bench", *files, "--gpu", "H100", "--tp", "16",
-                                       "--scenario", str(scenario), "--model", "Llama-3.1-70B",
-                                       "--precision", "fp8"])
-    assert result.exit_code == 0, result.output
-    assert ("TP16 is not a candidate degree on H100-SXM (1, 2, 4, 8 up to 8 per node)"
-            in result.output)
+    output = _import_bench(tmp_path, SCENARIOS / "twenty_rps.yaml", "H100", 16)
+    assert "TP16 is not a candidate degree on H100-SXM (1, 2, 4, 8 up to 8 per node)" in output
 
 
 def test_a_row_on_a_gpu_no_zone_sells_is_said_not_used(tmp_path: Path) -> None:
