@@ -71,7 +71,7 @@ from solver.replay.engine import (
     summarize,
 )
 from solver.replay.outages import Groups, node_loss
-from solver.replay.profile import minute_rates_rps
+from solver.replay.profile import minute_rates_rps, over_context
 from solver.replay.traces import Trace, TraceFormat, read_trace, scale_arrivals
 from solver.survivability.fleet import load_fleet, read_plan
 
@@ -352,12 +352,11 @@ def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -
     the loss was 334 ms against 1,500; the only word of it was a "Too long" row."""
     if max_context_tokens is None or len(trace) == 0:
         return []
-    need = np.asarray(trace.input_tokens) + np.asarray(trace.output_tokens)  # [tokens]
-    longer = int((need > max_context_tokens).sum())
-    if longer == 0:
+    over = over_context(trace, model, max_context_tokens)
+    if over.requests == 0:
         return []
-    return [f"warning: {longer:,} of {len(trace):,} requests of the trace "
-            f"({longer / len(trace):.1%}) are longer than {model}'s context of "
+    return [f"warning: {over.requests:,} of {over.total:,} requests of the trace "
+            f"({over.share:.1%}) are longer than {model}'s context of "
             f"{max_context_tokens:,} tokens (input + output): the replay rejects them as too "
             "long, never truncated, and its verdicts are over the rest — no fleet serves them; "
             "a longer-context model, or clients that cut their prompts, would"]
