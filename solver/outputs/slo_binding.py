@@ -4,8 +4,9 @@ A row's SLO-holding rate is where its tightest SLO is met (docs/capacity-model.m
 end-to-end SLO"): TTFT, per-token or — where the workload states ``slo.e2e_p95_ms`` — the
 end-to-end time of an answer of the P95 output length. The workbook's Pools sheet, report.md's
 workloads table and ``fleetplan capacity`` name that SLO beside the row's P95s, so a planner
-sees why a rate is what it is; a measured row whose own latencies break an SLO the user stated
-says so there (it still overrides the model: ``solver.capacity.measured.e2e_breaks``).
+sees why a rate is what it is. A measured row whose own latencies are over an SLO the user
+stated is not used (``solver.capacity.measured``: ``e2e_mismatch`` and the TTFT and per-token
+checks beside it), so a row shown over its SLO is one a table was given as it is.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def binding_text(row: CapacityRow, workload: Workload) -> str:
     """Which SLO limits the row's rate, in words: ``end-to-end`` (the tightest, within
     :data:`BINDING_SLACK` of its target); ``none (TTFT 23 % left)`` where no SLO is that
     close (an analytic rate limited by the KV cache or saturation, or a measured rate, which is
-    the load test's); ``end-to-end BROKEN (+8 %)`` where the row's own P95 is over its SLO —
-    only a measured row can be, and it is used as given."""
+    the load test's); ``end-to-end BROKEN (+8 %)`` where the row's own P95 is over its SLO
+    (no row the planner builds is: a measured one past an SLO is not used)."""
     shares = slo_shares(row, workload)
     broken = [f"{name} BROKEN (+{-share:.0%})" for name, share in shares.items()
               if share < -1e-9]
