@@ -28,7 +28,8 @@ spread between the two cold solves says how much of a ratio near 1 is that path.
 The parent also prices the two baselines of :mod:`solver.studies.baselines` on the ×1 scenarios, and
 reports the planner's saving against each: 1 − planner ÷ baseline. CBC reports no bound through
 PuLP, so the table also gives every run's gap against the best bound any run proved on that
-case, and against the best fleet known (``BEST_KNOWN``: the cheapest seen, benchmarks/README.md).
+case, and against the best fleet known (``BEST_KNOWN``: the cheapest seen,
+benchmarks/results/scale.md).
 
 Run (from the repository root)::
 
@@ -69,8 +70,8 @@ if TYPE_CHECKING:
 CHILD_GRACE_S = 600.0
 
 #: Cheapest fleet known per (size, scale) of seed 0 with shared nodes [USD/month]
-#: (benchmarks/README.md, "Run F"), on the programs of 2026-12-02 evening (the capacity model's
-#: later calibration passes changed every program: the morning's figures were below today's
+#: (benchmarks/results/scale.md, "Run F"), on the programs of 2026-12-02 evening (the capacity
+#: model's later calibration passes changed every program: the morning's figures were below today's
 #: proven bounds at ×100 and above today's plans at small ×25): medium and large ×25 the 60-s
 #: plans from which 300 s of HiGHS found nothing cheaper (benchmarks/best_known.py, 21:03);
 #: the others the cheapest seen in any run (plan or cold) of that evening — small ×1 and large

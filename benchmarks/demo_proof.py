@@ -2,12 +2,12 @@
 
 The demo's stages find its optimum (138,209.94 USD/month) in a few seconds; the rest of the
 plan's solve is the joint solve's tree lifting the bound to within the gap of it
-(benchmarks/README.md, "The demo's 1 % proof: cuts at the root alone"). This script builds the
-joint program as the pipeline does (``build_program(data, shared_two_nodes=True)``), solves
-it to ``--optimum-gap`` for the optimum, then, from that optimum as start, proves ``--gap``
-once per option set and seed, printing the branch-and-bound nodes, the CPU seconds of the
-process (HiGHS's threads included: the figure the machine's load moves least), the wall
-seconds and, with ``--curve``, the bound reached by 1, 2, 3, 4, 6, 8, 10, 12 and 15 CPU-s.
+(benchmarks/results/demo-proof.md, "The demo's 1 % proof: cuts at the root alone"). This script
+builds the joint program as the pipeline does (``build_program(data, shared_two_nodes=True)``),
+solves it to ``--optimum-gap`` for the optimum, then, from that optimum as start, proves ``--gap``
+once per option set and seed, printing the branch-and-bound nodes, the CPU seconds of the process
+(HiGHS's threads included: the figure the machine's load moves least), the wall seconds and, with
+``--curve``, the bound reached by 1, 2, 3, 4, 6, 8, 10, 12 and 15 CPU-s.
 
 Run (from the repository root; minutes)::
 

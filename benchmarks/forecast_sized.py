@@ -1,6 +1,6 @@
 """A forecast-sized plan over periods: ``inputs/scenarios/quarterly.yaml`` with the growth and
 demand scenarios ``fleetplan forecast`` gives for a year of daily peaks that grow (the input of
-the second-pass cliff, benchmarks/README.md, "Over periods").
+the second-pass cliff, benchmarks/results/over-periods.md, "Over periods").
 
 The history: for chat, code-completion and agent, 365 daily peaks ending 2026-12-31 at the
 scenario's ``peak_rps``, growing ``--rate`` a day (code-completion 0.7 ×, agent 1.4 × that),

@@ -1,8 +1,8 @@
 """`fleetplan plan SCENARIO --time-limit T --no-replay --quiet --json --out OUT`, with each pass
 of ``plan_blocks`` logged (its budget, when each block began, how many it planned): one JSON
 line on stdout per run, for the code on ``PYTHONPATH`` (main's export or the branch's).
-The second-pass measurements of benchmarks/README.md ("Over periods", the second pass cut at
-its budget) came from it.
+The second-pass measurements of benchmarks/results/over-periods.md ("Over periods", the second
+pass cut at its budget) came from it.
 
 Usage: ``python benchmarks/horizon_passes.py SCENARIO T OUT LABEL``"""
 

@@ -6,8 +6,8 @@ planned (cost a month, bound), the start, the joint solve — with wall seconds 
 ``--save-table FILE`` writes the case's capacity table (one for every block: the case has no
 migration nor measured rows) and stops; ``--table FILE`` plans with a table so saved instead of
 building one. Planning one code's table with another code separates what a change to the
-capacity model does to a plan from what a change to the solve does (benchmarks/README.md, "Over
-periods")::
+capacity model does to a plan from what a change to the solve does
+(benchmarks/results/over-periods.md, "Over periods")::
 
     .venv/bin/python benchmarks/horizon_trace.py --case medium:1 --limit 60 [--table t.json]
 

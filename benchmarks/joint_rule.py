@@ -2,8 +2,8 @@
 
 Issue 15's "the demo keeps its 1 % proof in ≤ 12 s": cuts at the root alone proved the demo's
 joint program in 8.8–9.4 s where main took 13–15 s, but left the linked demo's re-plan
-unproven after 155 s where main proved it in 4.7 s (benchmarks/README.md, "The demo's 1 %
-proof: cuts at the root alone"). So an option has to be measured on a set of programs, not on
+unproven after 155 s where main proved it in 4.7 s (benchmarks/results/demo-proof.md, "The demo's 1
+% proof: cuts at the root alone"). So an option has to be measured on a set of programs, not on
 the demo alone. This script does it in two steps:
 
 ``capture``: plans each scenario given (``fleetplan plan`` in this process, replay loop as the

@@ -1,5 +1,5 @@
 """Why a plan's pool of replicas of very different capacity misses its per-token SLO after a
-node loss (the one miss of the trust sweep, benchmarks/README.md "Trust sweep").
+node loss (the one miss of the trust sweep, benchmarks/results/trust.md "Trust sweep").
 
 The plan (``trust_sweep.py``, case ``small-s5-x2``) runs ``code-completion`` in slice h17 on
 3 H100-SXM TP2 replicas (19.2 req/s each at the SLO) and 30 L40S TP1 replicas (0.204 req/s
@@ -16,7 +16,7 @@ the parts apart, each at its share of the rate, with the same seeded Poisson tra
 With the replay's former router (least ``(outstanding + 1) ÷ weight`` over every replica) the
 survivors together replayed exactly as the H100 alone: the L40S took no request. Since the
 two-level router (a configuration by its capacity, then least-loaded) they take their share and
-the survivors hold (benchmarks/README.md, "Trust sweep").
+the survivors hold (benchmarks/results/trust.md, "Trust sweep").
 
 Run: ``nice -n 19 .venv/bin/python benchmarks/mixed_pool_probe.py SCENARIO PLAN_JSON
 [--seeds 1,2,3]`` with the case's ``scenario.yaml`` and ``plan/plan.json`` as trust_sweep

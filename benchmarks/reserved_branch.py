@@ -38,7 +38,7 @@ again for the measurements, in a process whose HiGHS runs on one thread)::
     nice -n 19 .venv/bin/python benchmarks/reserved_branch.py --case large:25 \
         --fleet FLEET.npy --only count --samples 300 --most 16
 
-Results: benchmarks/README.md, "Large ×25 past the hourly rounding".
+Results: benchmarks/results/scale.md, "Large ×25 past the hourly rounding".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The joint solve of one harness case from different starts and HiGHS seeds: whether a start
-proves the gap, in how many CPU seconds (issue 15, benchmarks/README.md "Run I").
+proves the gap, in how many CPU seconds (issue 15, benchmarks/results/scale.md "Run I").
 
 The case's program is built as the harness builds it (seed 0 of benchmarks/generate.py, shared
 nodes), the plan's stages before the joint solve run as at ×25 (``greedy``, ``lp``,

@@ -5,7 +5,7 @@
 Builds ``build_capacity_table(scenario, scenario.gpus_sold_or_held())`` (the GPUs a plan
 places) and prints ``LABEL cpu … s wall … s rows …``; run it with main's tree and a branch's on
 ``PYTHONPATH`` in turn and ``cmp`` the two JSON files: the same table byte for byte
-(benchmarks/README.md, "Session 23").
+(benchmarks/results/trust.md, "Session 23").
 """
 
 from __future__ import annotations

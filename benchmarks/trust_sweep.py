@@ -32,7 +32,7 @@ Run: ``nice -n 19 .venv/bin/python benchmarks/trust_sweep.py OUT [--sizes small,
 need ``--time-limit 60`` or more: their capacity table takes seconds per configuration).
 Writes ``OUT/results.jsonl`` (one line per command run) and prints one line per command;
 ``trust_sweep.py --summarize OUT/results.jsonl…`` counts them. Figures and the command of
-each run: benchmarks/README.md, "Trust sweep".
+each run: benchmarks/results/trust.md, "Trust sweep".
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ an :class:`~models.errors.InputError` naming the file, the place and the limit (
 
 The limits are far beyond any real scenario, fleet or trace, and low enough that the largest
 input they allow is planned, checked or replayed in bounded time and memory
-(benchmarks/README.md, "Inputs at their limits").
+(benchmarks/results/hostile-input.md, "Inputs at their limits").
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ MAX_TRACE_SPAN_S = 366 * 86_400.0
 #: trace has 0.4 million for 23,608 requests.
 MAX_TRACE_PREFIX_BLOCKS = 100_000_000
 #: Requests ``simulate`` replays: the event replay runs at roughly 25,000 to 100,000 requests a
-#: second on one core (benchmarks/README.md), so 10^6 requests end within a minute.
+#: second on one core (benchmarks/results/replay.md), so 10^6 requests end within a minute.
 MAX_REPLAY_REQUESTS = 1_000_000
 #: ``--rate-scale`` of ``simulate``: from 1/1000 to 1000 times the trace's rate.
 MIN_RATE_SCALE = 1e-3

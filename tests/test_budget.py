@@ -1,5 +1,6 @@
 """A monthly budget: the program searched without its budget row, its fleets judged against it
-(solver.solve.budget; the trust sweep's budget at a known fleet's cost, benchmarks/README.md)."""
+(solver.solve.budget; the trust sweep's budget at a known fleet's cost,
+benchmarks/results/trust.md)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ back the time to write the plan's files, and the process ends without the interp
 teardown.
 
 No test here times a solve (wall-clock checks depend on the machine's load): what the limit
-gives in wall time is measured in benchmarks/README.md, "The time limit on the user's
+gives in wall time is measured in benchmarks/results/clock.md, "The time limit on the user's
 stopwatch". The subprocess tests read the clock's own record (``solver.seconds``)."""
 
 from __future__ import annotations

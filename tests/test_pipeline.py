@@ -470,7 +470,8 @@ def test_the_joint_program_has_the_two_nodes_cut_and_the_grouped_stage_does_not(
     # shared nodes, big 8-GPU nodes whose one-GPU replicas are small for the demand. The joint
     # program's relaxation with the two-nodes cut asks for two big nodes, 11,680 (the optimum);
     # without it half a big node in each of three zones, 8,760. The one-group stage builds its
-    # own program without the cut (it slowed that stage's search: benchmarks/README.md, "A
+    # own program without the cut (it slowed that stage's search:
+    # benchmarks/results/demo-proof.md, "A
     # tighter program for the demo"), so its relaxation is 8,760.
     time_blocks = blocks(("night", [*range(0, 6), *range(18, 24)]), ("day", range(6, 18)))
     shape = [1.0 if 6 <= h < 18 else 0.5 for h in range(24)]
@@ -516,7 +517,8 @@ def test_the_joint_solve_asks_for_one_thread_on_a_few_slices_and_the_planners_on
 ) -> None:
     # HiGHS 1.16 searches with a worker per thread; on the demo's kind of program (a few
     # slices) one worker proved 1 % with a third to two thirds of the CPU two took
-    # (benchmarks/README.md, "The demo's joint solve on one thread"); elsewhere the planner's
+    # (benchmarks/results/demo-proof.md, "The demo's joint solve on one thread"); elsewhere the
+    # planner's
     asked: list[int | None] = []
     real = strategy.run
 
@@ -744,7 +746,7 @@ def test_with_many_replicas_per_slot_the_joint_solve_starts_from_the_greedy_flee
         monkeypatch: pytest.MonkeyPatch) -> None:
     # small x25, its stages' fleet 3.9 % above the LP (within NEAR_GAPS = 5 gaps of 1 %): the
     # fleet stays the plan's, HiGHS starts from the greedy fleet and is handed the stages'
-    # fleet only once its bound proves it (benchmarks/README.md, "Run I")
+    # fleet only once its bound proves it (benchmarks/results/scale.md, "Run I")
     calls = _joint_calls(monkeypatch)
     program, model, greedy = _small_x25_greedy()
     _, outcome = strategy.solve_shared(program.data, "highs", 30.0, 0.01)
@@ -802,7 +804,7 @@ def test_an_hourly_program_with_few_replicas_per_slot_hands_its_start_after_the_
         monkeypatch: pytest.MonkeyPatch) -> None:
     # three_blocks counted as an hourly program (more slices than GROUP_ABOVE_SLICES), as large
     # x1 is: the root runs as from no start, the stages' fleet handed at the first node
-    # (benchmarks/README.md, "Run R"); programs of few slices (the demo) keep it before
+    # (benchmarks/results/scale.md, "Run R"); programs of few slices (the demo) keep it before
     few = _joint_calls(monkeypatch)
     strategy.solve_shared(three_blocks().data, "highs", 20.0, 1e-9)
     monkeypatch.setattr(strategy, "GROUP_ABOVE_SLICES", 2)
@@ -879,7 +881,8 @@ def test_the_joint_solve_s_own_fleet_is_polished_where_it_found_none_below_the_s
         monkeypatch: pytest.MonkeyPatch) -> None:
     # small x25 on a loaded machine: HiGHS ended on fleets of its own above the stages'
     # 1,150,164 and the plan was the stages' fleet, $423 a month dearer than the cold solve;
-    # the hours pass around HiGHS's own fleet takes it below the stages' (benchmarks/README.md,
+    # the hours pass around HiGHS's own fleet takes it below the stages'
+    # (benchmarks/results/scale.md,
     # "Run L"). Here HiGHS's own fleet, 5,840 (one reserved replica, one on-demand replica too
     # many in each block), is 33 % above the stages' 4,380 (within one target gap of 40 %): the
     # pass around it ends on the optimum, 3,650, below the fleet held

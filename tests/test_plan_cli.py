@@ -526,7 +526,7 @@ def test_ctrl_c_during_the_build_of_a_plan_over_periods_stops_it(
 
 
 def test_a_budget_no_fleet_was_found_within_in_time_exits_1_saying_why(tmp_path: Path) -> None:
-    # The trust sweep's small seed 1 x3 (benchmarks/README.md, "Trust sweep"): no fleet costs
+    # The trust sweep's small seed 1 x3 (benchmarks/results/trust.md, "Trust sweep"): no fleet costs
     # less than 137,444 (a 60-s plan's bound), so none is within a budget of 137,000, and a
     # 3-s search does not prove it (its bound ~129 k). Before, the plan ended `time_limit`
     # with no fleet and an empty diagnosis; now its diagnosis gives the cheapest fleet found,

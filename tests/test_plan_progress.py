@@ -304,7 +304,7 @@ def _plan_medium_x25_until_first_fleet(tmp_path: Path, out: Path) -> subprocess.
 #: Seconds a plan over periods may take, from a SIGTERM in its blocks stage, to end that
 #: stage: the progress lines that show the stage come every 5 s (so its beginning is known
 #: only to within them), and a stage sees the stop at its next look at the clock (a block's
-#: build, 0.1–2.3 s at load 15: benchmarks/README.md, "The time limit on the user's
+#: build, 0.1–2.3 s at load 15: benchmarks/results/clock.md, "The time limit on the user's
 #: stopwatch") [s].
 STOP_FROM_SIGNAL_MOST_S = 10.0
 

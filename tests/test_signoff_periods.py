@@ -384,7 +384,7 @@ def test_inventory_nodes_of_their_own_size_are_verified_at_that_size(tmp_path: P
     owned pool's size is the inventory's): the plan holds them as 3 nodes of 3 GPUs, and the
     verifier reads that size. It read the zone offer's 8, so `plan` exited 3 ("gpus 9 != nodes
     3 × 8 GPUs per node", a bug in fleetplan) on a scenario that validates (trust sweep,
-    benchmarks/README.md)."""
+    benchmarks/results/trust.md)."""
     doc = {
         "name": "inv3",
         "zones": [{"id": z, "region": "r1", "offers": [

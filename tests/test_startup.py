@@ -5,7 +5,7 @@ needs — pandas, numpy, matplotlib, openpyxl, pulp, highspy — must not be imp
 help or validate a scenario without price tables (validate needs numpy alone, for the
 performance model's no-load latencies it checks each SLO against). What the start-up costs in
 CPU seconds is a figure, measured against a bare python in the same run by
-``benchmarks/startup.py`` (benchmarks/README.md, "CLI start-up"), not a timed test: a timed
+``benchmarks/startup.py`` (benchmarks/results/startup.md, "CLI start-up"), not a timed test: a timed
 test's result depends on the machine, its load and whether bytecode may be written.
 """
 

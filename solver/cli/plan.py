@@ -487,7 +487,7 @@ class BuildClock:
     one per peak of each period and demand scenario, seconds each) before anything is solved,
     and the build did not look at the clock — a new user's ``--time-limit 20`` ran 103 s at
     load 6.5, and a plan's fleet depended on the load. A single-period plan builds one table,
-    which with a bursty workload takes seconds too (benchmarks/README.md, "A single-period
+    which with a bursty workload takes seconds too (benchmarks/results/clock.md, "A single-period
     plan's capacity table against the clock"). :meth:`check` (before each configuration) stops
     the build once ``limit_s`` has passed, with what the user can do."""
 
@@ -562,7 +562,7 @@ class BuildClock:
 
     def _one_table_error(self, elapsed: float) -> InputError:
         """A single-period plan's one table outlasted the limit: which workloads make its
-        configurations slow (bursty ones: benchmarks/README.md, "A single-period plan's
+        configurations slow (bursty ones: benchmarks/results/clock.md, "A single-period plan's
         capacity table against the clock"), and what to give."""
         why = self._bursty(" (arrival.burst, or measured from a linked trace), and each "
                            "configuration's latency under bursts takes seconds to compute")
@@ -617,7 +617,7 @@ def keep_time_to_write(deadline: Deadline, sc: Scenario, origin: Origin,
     over periods: it always ends with a fleet (the fallback fleet where no stage found one),
     and its first fleet comes at the end of its first pass, under load at its limit, when
     nothing would be left to keep back (its files then came 9–10 s after the limit at load
-    10: benchmarks/README.md, "The time limit on the user's stopwatch")."""
+    10: benchmarks/results/clock.md, "The time limit on the user's stopwatch")."""
     spare_s = max(deadline.left() - SOLVE_SHARE_LEAST * deadline.limit_s, 0.0)
     keep = deadline.keep_back if at_once else deadline.keep_back_after_a_fleet
     keep(min(write_seconds(sc, origin.slowdown()), WRITE_SHARE_MOST * deadline.limit_s,

@@ -44,8 +44,8 @@ PLAN_DIR_FILES = (PLAN_FILE, RESOLVED_SCENARIO_FILE, WORKBOOK_FILE, CONTRACT_FIL
 #: CPU seconds of :func:`write_plan_outputs` with its libraries imported: a fixed part, and a
 #: part per workload (one panel of the capacity-vs-demand chart each, its rows in the workbook
 #: and report). Fitted to the demo (4 workloads: 0.85 s), the small (3: 0.79 s) and large (12:
-#: 1.97 s) benchmark sizes at ×25, measured 2026-12-04 18:43 UTC (load 9–10; benchmarks/README.md,
-#: "The time limit on the user's stopwatch").
+#: 1.97 s) benchmark sizes at ×25, measured 2026-12-04 18:43 UTC (load 9–10;
+#: benchmarks/results/clock.md, "The time limit on the user's stopwatch").
 WRITE_CPU_S = 0.45
 WRITE_CPU_PER_WORKLOAD_S = 0.12
 #: What the estimate is multiplied by beyond the machine's measured slowdown: the summary, the

@@ -186,7 +186,7 @@ def add_two_nodes_cut(
     node as big for every workload at once; on the demo it raises the LP relaxation from
     94,229 to 104,125, and it is added with shared nodes only where asked
     (``shared_two_nodes``: the joint solve, not the grouped stages, whose search it slowed;
-    benchmarks/README.md, "A tighter program for the demo").
+    benchmarks/results/demo-proof.md, "A tighter program for the demo").
     """
     phi = data.failure_utilization
     pools = sorted({node_key(data, k) for k in v.by_slice.get((w, s), [])

@@ -72,7 +72,8 @@ BLOCK_FAMILIES = tuple(f for f in FAMILIES if f != "budget")
 DIRECT_COLUMNS = 2_000
 #: Branch-and-bound nodes a block solved whole may take: quarterly.yaml's second-quarter blocks
 #: (orders arrive) prove in about 1,800 or stop here; at 500 its plan was 706,353 (16.2 %), at
-#: 2,000 689,413 (13.6 %) for 10 % more time (benchmarks/README.md, "Over periods") [1].
+#: 2,000 689,413 (13.6 %) for 10 % more time (benchmarks/results/over-periods.md, "Over periods")
+#: [1].
 BLOCK_NODES = 2_000
 
 #: The outcome of a block left unplanned for want of time.
@@ -246,7 +247,7 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     columns in the support) it found 811,229 a month in 10 s where :func:`plan_block`'s
     dedicated-pool and shared-node steps found 1,132,038 in 17 s (LP 707,262); on a
     first-quarter block 1,622,714 proven within its 1 % in 2.3 s against 1,760,914 in 13 s (LP
-    1,531,316) (benchmarks/README.md, "Over periods").
+    1,531,316) (benchmarks/results/over-periods.md, "Over periods").
 
     Where the support holds no fleet (the relaxation runs a fraction of a replica where a
     whole one breaks a row: a zone's stock, say), the restriction is widened to every replica
@@ -254,7 +255,7 @@ def lp_support_block(data: ProgramData, time_limit_s: float, gap: float,
     slice, and solved in ``widened_s`` (default ``time_limit_s``; at least ``WIDEN_MIN_S``) from
     this call's start, within ``time_limit_s``: every block of the harness's medium × 1 case
     had such a support, and their fleets from the steps after were twice those of the widened
-    restriction (benchmarks/README.md, "Over periods").
+    restriction (benchmarks/results/over-periods.md, "Over periods").
 
     Then, where the support itself held the fleet, until ``polish_s`` from this call's start (it
     may pass ``time_limit_s``), the fleet is re-solved slice by slice on the whole block
@@ -292,7 +293,7 @@ def lp_support_held(held: HeldBlock, data: ProgramData, time_limit_s: float, gap
     is the block built from ``data``'s and named as it names it. The same steps, the same
     fleets but for HiGHS's path through a program with its columns in another order; the
     build and copy of the block (0.2–0.3 CPU-s a medium block) is left out except for that
-    floor (benchmarks/README.md, "Over periods")."""
+    floor (benchmarks/results/over-periods.md, "Over periods")."""
     deadline = Deadline(time_limit_s) if stop is None else stop.follower(time_limit_s)
     model = held.held.model
     own = held.prefix
@@ -416,8 +417,8 @@ GREEDY_FLOOR = "greedy"
 #: the plan was cheaper in eight (median −0.48 %) and its gap smaller in six (median −0.18
 #: points; 2.98–3.34 % against 3.52–3.55 % given a core): at load 2–5 the longer passes can
 #: take the joint root's seconds
-#: (benchmarks/README.md, "The hour-by-hour pass stopped at a gap of the hour's own cost")
-#: [s], [1].
+#: (benchmarks/results/over-periods.md, "The hour-by-hour pass stopped at a gap of the hour's own
+#: cost") [s], [1].
 POLISH_SLICE_S = 0.5
 POLISH_GAP = 0.02
 
@@ -474,7 +475,7 @@ def _restricted(model: Model, deadline: Deadline, time_limit_s: float, gap: floa
 #: re-solved hour by hour (:func:`polish_slices`) in what its time leaves [bool], [1], [1]. On
 #: the harness's × 25 case five of the ten held blocks are widened; their fleet comes from
 #: HiGHS's sub-MIP at the root's end and the branching after it seldom improves it
-#: (benchmarks/README.md, "Where the 120 s go").
+#: (benchmarks/results/over-periods.md, "Where the 120 s go").
 WIDEN_PASS = True
 WIDEN_PASS_SHARE = 0.6
 WIDEN_PASS_GAP = 0.05
@@ -487,7 +488,8 @@ LP_EMPTY = 1e-9
 #: (:func:`polish_slices`) in what its share leaves and ``POLISH_EXTRA_S`` more. Given only what
 #: the share left, three same-run pairs against main on the harness's × 25 case at 120 s gave
 #: −0.60 %, −0.35 % and +0.45 %; with 5 s more a block, −1.63 %, −0.61 %, −1.36 % and −0.86 %
-#: (2026-12-03 07:26–08:16 UTC, load 2.6–5.2; benchmarks/README.md, "Over periods") [bool].
+#: (2026-12-03 07:26–08:16 UTC, load 2.6–5.2;
+#: benchmarks/results/over-periods.md, "Over periods") [bool].
 POLISH = True
 #: Seconds past its share (at least ``LP_SUPPORT_MIN_S``) a block's polish may take: taken from
 #: the later blocks' shares and the joint solve, whose root at this load rarely ended within
@@ -645,7 +647,7 @@ def _can_finish(todo: int, deadline: Deadline | None, dropped: bool) -> bool:
     A pass cut for one block drops its start, and the plan takes the greedy orders': a
     forecast-sized plan at ``--time-limit 120`` whose last block began a few ms past its
     budget came out far dearer than the same plan with that block planned, and which one a
-    user got depended on the machine's load (benchmarks/README.md, "Over periods")."""
+    user got depended on the machine's load (benchmarks/results/over-periods.md, "Over periods")."""
     return (not dropped and deadline is not None
             and todo * BLOCK_RESERVE_S <= deadline.left())
 
@@ -660,7 +662,7 @@ def block_limit_s(left_s: float, blocks_left: int) -> float:
     ``POLISH_EXTRA_S`` more, each capped only by the deadline: the harness's ten distinct
     × 25 blocks, starting 21 s into 120 under load, took 9–15 s each until the last had
     0.6 s and no fleet, and the plan fell back to greedy fleets (35.8 M, where every block
-    planned gives 22.0–22.3 M: benchmarks/README.md, "Over periods"). Drawn from the
+    planned gives 22.0–22.3 M: benchmarks/results/over-periods.md, "Over periods"). Drawn from the
     deadline, a loaded machine costs each block seconds instead of the last its fleet."""
     if blocks_left <= 1:
         return left_s
@@ -705,9 +707,10 @@ def in_workers(programs: list[ProgramData], workers: int, budget_s: float, gap: 
 
 #: Share of the blocks' budget after which a block planned in a worker has no spare seconds
 #: for its hour-by-hour pass (:func:`in_workers`). Same-run rounds on the harness's × 25 case
-#: at 120 s with two workers (2026-12-03 10:30–10:49 UTC, load 3.2–6.5; benchmarks/README.md,
-#: "Over periods"): to the end of the budget the plan was 0.3–0.9 % cheaper than at 70 % in
-#: all three, its gap smaller in two (the joint solve's root has less time) [1].
+#: at 120 s with two workers (2026-12-03 10:30–10:49 UTC, load 3.2–6.5;
+#: benchmarks/results/over-periods.md, "Over periods"): to the end of the budget the plan was
+#: 0.3–0.9 % cheaper than at 70 % in all three, its gap smaller in two (the joint solve's root has
+#: less time) [1].
 SPARE_SHARE = 1.0
 #: A block left unplanned (its worker did not end in time).
 NOT_PLANNED_BLOCK: tuple[None, None, SolveOutcome] = (None, None, NOT_PLANNED)

@@ -14,7 +14,7 @@ With the row in the program, every start the stages make (the greedy fleet, the 
 at their busiest demand, the dedicated pools) costs more than a budget set near the optimum, so
 none is kept, the neighbourhoods have no incumbent to search around, and the joint solve starts
 from nothing: a budget set at the cost the same scenario reached without one in 10 s ended with
-no fleet and an empty diagnosis in 11 of 14 scenarios (benchmarks/README.md, "Trust sweep").
+no fleet and an empty diagnosis in 11 of 14 scenarios (benchmarks/results/trust.md, "Trust sweep").
 Searched without it, a fleet above the budget is a start for the next stage, never the plan.
 
 The search runs on a twin of the plan's clock (:meth:`~solver.solve.clock.Deadline.twin`: the
@@ -33,7 +33,7 @@ fleet's cost. After its bound passes the budget it keeps searching up to
 (:mod:`solver.solve.diagnose`) is left to plans where no fleet was found at any cost: given
 the time left, it took the whole limit of the demo with its budget at half the plan's cost,
 and stopped on a relaxation dearer than the plan without a budget that also left demand
-unmet (benchmarks/README.md, "A budget out of reach").
+unmet (benchmarks/results/trust.md, "A budget out of reach").
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ ASSEMBLE_MIN_S = 0.15
 
 #: The safety stop of a plan over periods when no ``--time-limit`` is given: its blocks solved
 #: whole and its joint solve end at limits counted in work, quarterly.yaml's in 90–250 s on a
-#: loaded 2-core machine (benchmarks/README.md, "Over periods"), so the default 60 s stopped it
-#: there and its plan depended on the load; stages planned in shares of the time (blocks too
-#: large to solve whole) still take the default limit [s].
+#: loaded 2-core machine (benchmarks/results/over-periods.md, "Over periods"), so the default
+#: 60 s stopped it there and its plan depended on the load; stages planned in shares of the time
+#: (blocks too large to solve whole) still take the default limit [s].
 HORIZON_SAFETY_S = 600.0
 
 
@@ -205,7 +205,7 @@ class Deadline:
         same stopwatch. A plan over periods planned its stages on clocks of ``--time-limit``
         seconds from the start of its planning, after the process's start-up, and wrote its
         files after them: quarterly.yaml at ``--time-limit 30`` ran 47.6 s at load 9.5
-        (benchmarks/README.md, "The time limit on the user's stopwatch")."""
+        (benchmarks/results/clock.md, "The time limit on the user's stopwatch")."""
         follower = self.follower(limit_s)
         follower.started = self.started
         follower.keep_back(self.kept_back_s)

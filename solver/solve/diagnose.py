@@ -155,7 +155,7 @@ def solve_elastic(
     solve has none), the start is the answer, in the variables: at a short limit HiGHS may
     leave a workload short of its demand where the greedy fleet needs only GPUs beyond stock;
     given the start as its incumbent, it ended on larger relaxations than from none
-    (benchmarks/README.md, "Diagnosis a planner can act on")."""
+    (benchmarks/results/trust.md, "Diagnosis a planner can act on")."""
     began = time.perf_counter()
     program = build_program(data, families=families, elastic=True)
     weighted = pulp.lpSum(_weight(data, s) * s.var for s in program.v.slacks)
@@ -386,7 +386,7 @@ def _requirement_shortfall(
         budget = data.monthly_budget or 0.0
         # "the cheapest fleet that meets every requirement" only when it is one: a relaxation
         # stopped by the clock (4x the cheapest on a generated scenario at --time-limit 10,
-        # benchmarks/README.md "Trust sweep") or one that also leaves other rows short is not
+        # benchmarks/results/trust.md "Trust sweep") or one that also leaves other rows short is not
         what = ("the cheapest fleet that meets every requirement costs about"
                 if budget_alone else
                 "the fleet of the smallest relaxation found (with the other shortfalls listed; "

@@ -4,11 +4,11 @@ built again (issue 16).
 :func:`~solver.solve.horizon._start_from_relaxations` chooses orders, then plans every block with
 the nodes those orders hold (:func:`~solver.solve.order_choice.held_block`). Building each such
 block (PuLP, then its copy into HiGHS) took about 2 of the ~10.6 CPU-s a medium-size plan over
-periods spends before any block's MIP runs (benchmarks/README.md, "Over periods": "The held blocks
-from the joint program's arrays"). The joint program already holds every block: its arrays
-(:func:`~solver.solve.highs.model_of`, copied once, and the same copy the joint solve uses) with
-every column but block ``i``'s held — the orders at the chosen values, every other block at zero
-(:func:`~solver.solve.highs.held_model`) — are the held block, exactly, once
+periods spends before any block's MIP runs (benchmarks/results/over-periods.md, "Over periods":
+"The held blocks from the joint program's arrays"). The joint program already holds every block:
+its arrays (:func:`~solver.solve.highs.model_of`, copied once, and the same copy the joint solve
+uses) with every column but block ``i``'s held — the orders at the chosen values, every other block
+at zero (:func:`~solver.solve.highs.held_model`) — are the held block, exactly, once
 
 - the tie rows (``tie_…``, interchangeable blocks running one fleet) are left out: with them the
   restriction takes in the tied blocks' rows with their replicas held at zero, and a tied

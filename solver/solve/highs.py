@@ -478,8 +478,8 @@ class _LateStart:
     good start before that, the rounding's failed attempts against the start's cost took 17–30 s
     on the ×100 program (from no start the round takes 2–4 s; measured with highspy 1.16), so the
     joint solve from the stages' fleet ended dearer than HiGHS from no start in the same time
-    (benchmarks/README.md, "At scale"). The calls come at fixed points of HiGHS's search, so when
-    the start arrives is the same from run to run."""
+    (benchmarks/results/scale.md, "At scale"). The calls come at fixed points of HiGHS's search, so
+    when the start arrives is the same from run to run."""
 
     #: Calls before the one that follows the central rounding: setup, root LP, five rounds.
     CALLS_BEFORE = 6
@@ -506,7 +506,7 @@ class _AfterRoot:
 
     On large ×1's joint program the start handed before the search put the root LP's bound
     ~4 CPU-s later (9.6–10.4 against 5.7–6.4 CPU-s) and the root's plateau lower in 3 of 3 HiGHS
-    seeds (95,453 / 95,528 / ≥ 95,268 against 96,056 / 95,687 / 95,985; benchmarks/README.md,
+    seeds (95,453 / 95,528 / ≥ 95,268 against 96,056 / 95,687 / 95,985; benchmarks/results/scale.md,
     "Run R")."""
 
     def __init__(self, start: Vector) -> None:

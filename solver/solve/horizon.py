@@ -358,7 +358,7 @@ def early_lp_bound(program: Program, clock: Deadline, stages: _Stages) -> Model 
     """The joint program's LP relaxation before any stage, on the stages' clock (at most
     :data:`LP_BOUND_S`), recorded as stage ``lp`` with its bound: a bound every plan carries,
     its seconds inside the time limit — it was solved after the stages where none of them
-    proved a bound, after the limit (1.3–2.7 s at load 11–16; benchmarks/README.md, "The
+    proved a bound, after the limit (1.3–2.7 s at load 11–16; benchmarks/results/clock.md, "The
     stopwatch over periods"). The HiGHS model it was solved on (the joint solve's, later);
     ``None`` where the clock had run out before it could be copied."""
     began = stages.begin(LP_STAGE)
@@ -376,7 +376,7 @@ def early_lp_bound(program: Program, clock: Deadline, stages: _Stages) -> Model 
 #: The longest the joint program's LP relaxation is given where no stage proved a bound and
 #: the early one (:func:`early_lp_bound`) did not end in time: a plan always carries a bound
 #: (issue 15), and at load 18 ``LP_BOUND_S`` (20 s) left a plan of quarterly.yaml without one
-#: (benchmarks/README.md, "The stopwatch over periods") [s].
+#: (benchmarks/results/clock.md, "The stopwatch over periods") [s].
 LAST_LP_BOUND_S = 600.0
 
 
@@ -603,7 +603,7 @@ def joint_solve(program: Program, deadline: Deadline, gap: float,
 #: bound [1]. The harness's ×25 case with dedicated pools: HiGHS alone 0.85–1.60 % in 96–121
 #: s at load 2–5, where the planner's block start and joint solve reached 7.1–8.4 %; at load
 #: 6–7 HiGHS alone was 97.6 % from its bound after 69 s, 60 % after 108 s, and the blocks'
-#: start does better (benchmarks/README.md, "Over periods").
+#: start does better (benchmarks/results/over-periods.md, "Over periods").
 COLD_CHECK_SHARE = 0.5
 #: Gap of the cold joint solve at its check under which it keeps the rest of the time: its
 #: fleets from no start are either within a few per cent or most of their cost away [1].
@@ -1196,7 +1196,8 @@ def budget_diagnosis(hp: HorizonProgram, tried: Sequence[BlockPlans], limit_s: f
     in ``limit_s``: the fallback fleet (:func:`fallback_fleet`) built without the budget rows,
     each period's monthly cost in it, and how far the dearest is above the budget — not the
     cheapest such fleet, so said to be an upper figure. Before, such a plan said only "no
-    fleet found" (``quarterly.yaml`` with ``monthly_budget: 31000``: benchmarks/README.md)."""
+    fleet found" (``quarterly.yaml`` with ``monthly_budget: 31000``:
+    benchmarks/results/trust.md)."""
     data = hp.data
     budget = data.monthly_budget
     assert budget is not None
@@ -1242,10 +1243,11 @@ def _cost_range(costs: Iterable[float], unit: str) -> str:
 
 #: A fleet found within this gap of its bound is not checked against the fallback fleet after
 #: the time limit (:func:`fallback_may_be_cheaper`): the fallback's greedy fleets cost about
-#: twice a proven plan (quarterly.yaml: 1.46–1.66 M against 0.72 M; benchmarks/README.md, "Over
-#: periods on changed inputs and under load"), so only a fleet far from its bound can cost
-#: more, while the two builds take seconds past the limit on every plan over periods whose
-#: blocks ran on shares of the time (all of them at × 25, whose gaps are 2–4 %) [1].
+#: twice a proven plan (quarterly.yaml: 1.46–1.66 M against 0.72 M;
+#: benchmarks/results/over-periods.md, "Over periods on changed inputs and under load"), so only
+#: a fleet far from its bound can cost more, while the two builds take seconds past the limit on
+#: every plan over periods whose blocks ran on shares of the time (all of them at × 25, whose gaps
+#: are 2–4 %) [1].
 FALLBACK_CHECK_GAP = 0.25
 
 

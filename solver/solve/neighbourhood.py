@@ -14,7 +14,7 @@ seconds:
 
 Each is a restriction (its fleets are fleets of the full program), so the fleet it finds is kept
 only where it is cheaper, and no bound of its own is reported: the full program's is. What each
-gains on the benchmark sizes is measured in docs/program.md and benchmarks/README.md.
+gains on the benchmark sizes is measured in docs/program.md and benchmarks/results/scale.md.
 """
 
 from __future__ import annotations

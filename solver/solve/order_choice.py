@@ -50,7 +50,8 @@ ORDER_CHOICE_S = 5.0
 #: start from its orders needs no other solve, and the choice on quarterly.yaml's first fleets
 #: took 0.13 s at load 12 (2026-12-04), where a plan whose first pass ended at its limit took
 #: the greedy orders' start: quarterly.yaml at --time-limit 60, load 14–19, 2.12–2.14 M on main
-#: against 1.36 M (benchmarks/README.md, "Over periods", "The first pass's cliff") [s].
+#: against 1.36 M (benchmarks/results/over-periods.md, "Over periods", "The first pass's cliff")
+#: [s].
 ORDER_CHOICE_LATE_S = 1.0
 
 
@@ -234,7 +235,7 @@ def on_demand_beyond(program: Program, fleet: Mapping[ReplicaKey, int],
     with no second solve: a plan whose first pass took its whole time limit had only the
     orders bought to hold every committed node each block ran (quarterly.yaml at
     ``--time-limit 60``: 1.6–2.1 M where the blocks planned again with the chosen orders give
-    0.72 M at 120 s; benchmarks/README.md, "Over periods")."""
+    0.72 M at 120 s; benchmarks/results/over-periods.md, "Over periods")."""
     data = program.data
     out = {k: n for k, n in fleet.items() if n > 0}
     pools = sorted({k.pool for k in out if k.purchase in COMMITTED_KINDS},

@@ -9,7 +9,7 @@ faster still from a good first fleet: the cheaper of two starts, each checked ag
 row — the previous fleet with the re-planned workloads' replicas grown by their de-rating
 (:func:`_scaled_start`), and the cheapest fleet on the previous fleet's nodes plus at most one
 more node (:func:`_plus_one_node_start`; on the demo that is the re-plan's optimum, found in
-under a second, benchmarks/README.md "Replay in the planning loop").
+under a second, benchmarks/results/replay.md "Replay in the planning loop").
 
 What it proves: the fleet meets every row of the de-rated program (it is that program with
 variables fixed), and de-rating only tightens rows, so the bound of the full solve the loop

@@ -67,7 +67,7 @@ def miss_factor(check: ReplayCheck) -> float:
 
     Squared because near its SLO-holding rate a replica's P95 rises faster than its rate
     (queueing grows as ρ ÷ (1 − ρ)): on the demo a de-rate by the ratio itself still missed
-    after three solves (benchmarks/README.md, "Replay in the planning loop")."""
+    after three solves (benchmarks/results/replay.md, "Replay in the planning loop")."""
     ratio = worst_ratio(check)
     worst = (MIN_DERATE if ratio is None else ratio) ** 2
     return min(max(worst, MIN_DERATE), MAX_DERATE)
@@ -137,7 +137,7 @@ def plan_with_replay(table: CapacityTable, solve: Solver, replay: Replayer,
 
     With ``replan``, a round after the first re-plans only the workloads that missed, the
     rest of the fleet kept (their rows are not de-rated, so their replicas still meet them):
-    a small program instead of the full one (benchmarks/README.md, "Replay in the planning
+    a small program instead of the full one (benchmarks/results/replay.md, "Replay in the planning
     loop"). Once ``stopped()`` (the user's SIGINT or SIGTERM), a round that missed starts no
     other: the plan is that round's, status ``interrupted`` (the re-plan does not watch the
     user's clock, and went on to a plan that said nothing of the interruption)."""

@@ -5,8 +5,8 @@ A plan over periods whose blocks are planned in shares of the time runs in one p
 blocks' solves (HiGHS with two threads) kept about 1.1–1.3 of a 2-core machine busy in the
 harness's × 25 case, and the joint solve after them has the seconds they leave (about 10 s
 of 120) — its root reaches 20.86 M there, where HiGHS's root on the same program from no start
-reaches 20.98 M with a minute of CPU (benchmarks/README.md, "Over periods"). Here that root
-runs on the idle core from the build on: the program's arrays (:class:`~solver.solve.highs.
+reaches 20.98 M with a minute of CPU (benchmarks/results/over-periods.md, "Over periods"). Here that
+root runs on the idle core from the build on: the program's arrays (:class:`~solver.solve.highs.
 Model`) go to a process of the fork server (:mod:`solver.solve.workers`), which solves it
 with one thread, no start and no fleet wanted, at a lower priority (``BESIDE_NICE``: the core
 the blocks leave, not theirs), until the plan's clock or until its bound stalls; the plan
@@ -55,7 +55,7 @@ BESIDE_STALL_GAIN = 1e-4
 #: At the planner's niceness, on the machine shared with other sessions (load 9–13, each
 #: session's processes sharing one slice of the CPU), the plan's process got 79–117 CPU-s in
 #: 117 s where it got 119–146 alone, and its fleet was 0.4–1.0 % dearer
-#: (benchmarks/README.md, "Over periods") [1].
+#: (benchmarks/results/over-periods.md, "Over periods") [1].
 BESIDE_NICE = 10
 #: Cores a machine needs for the root to run beside the blocks: on one core it would take
 #: the blocks' time [1].

@@ -154,7 +154,7 @@ def replicas_per_slot(ctx: Context) -> float | None:
     Below :data:`FEW_REPLICAS` the program is a node-rounding puzzle (a few nodes hold the
     fleet) and grouped slices find the good fleets; above it the fleet is hundreds of replicas,
     the LP's choices are close to the integer ones, and grouping slices loses the hour-by-hour
-    capacity that is then worth more than it (benchmarks/README.md, "at scale").
+    capacity that is then worth more than it (benchmarks/results/scale.md, "at scale").
     """
     if ctx.lp_x is None:
         return None
@@ -279,7 +279,7 @@ def finer_groups_pay(ctx: Context) -> bool:
     At large ×1 ``grouped-2`` ran to its budget in every 60-s run recorded; where it had found
     a fleet of its own, the spot neighbourhood of that fleet (:func:`spot`) reached in under a
     second about what ``grouped-4`` reached in its whole share. Medium ×1's ``grouped-2``
-    proves its gap, so its stages are unchanged (benchmarks/README.md, "Run O"). The
+    proves its gap, so its stages are unchanged (benchmarks/results/scale.md, "Run O"). The
     one-group stage stopped has its own rule (:func:`_keep_for_joint`)."""
     return few_replicas(ctx) and not any(c > 1 for c in ctx.stopped_groups)
 
@@ -305,7 +305,7 @@ def _keep_for_joint(ctx: Context) -> None:
     and ``shrink`` then ran to their budgets (``shrink`` past them, to 15.5 s), and the joint
     solve — whose root is the plan's bound — was left 0.5–17 s: bound 85–93.6 k, against
     95.2–96.0 k with half the limit kept for it and the fleet cheaper in 3 of 5 pairs, the same
-    in 2 (benchmarks/README.md, "Run G"). Where grouped-1 proves its gap (medium ×1, large ×1
+    in 2 (benchmarks/results/scale.md, "Run G"). Where grouped-1 proves its gap (medium ×1, large ×1
     on a quiet machine, the demo) the stages keep their shares."""
     until = (1 - JOINT_SHARE) * ctx.deadline.limit_s
     ctx.until_s = until if ctx.until_s is None else min(ctx.until_s, until)
@@ -433,7 +433,7 @@ def spot(ctx: Context, budget: float) -> None:
     the incumbent leave empty. Here the nodes paid for all day or bought on demand stay, and
     what runs on them is chosen again with the spot nodes hour by hour: a restriction HiGHS
     solves in under a second at large ×1, where it found the fleet the joint solve's tree finds
-    late in its search (benchmarks/README.md, "Run N", "Run O")."""
+    late in its search (benchmarks/results/scale.md, "Run N", "Run O")."""
     x, _ = ctx.incumbent.fleet()
     if x is None:
         return

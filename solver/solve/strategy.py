@@ -102,7 +102,7 @@ HOURS_SHARE = 0.3
 #: Where the LP holds many replicas per slot, the stages' fleet within this many target gaps of
 #: the bound before the joint solve (the LP's) is held back from HiGHS until its bound proves it
 #: (:func:`_joint`): small ×25 3.9 %, medium ×25 3.0 % and large ×100 2.2 % above the LP, held
-#: back; large ×25 11.4 %, handed over (benchmarks/README.md, "Run I") [1].
+#: back; large ×25 11.4 %, handed over (benchmarks/results/scale.md, "Run I") [1].
 NEAR_GAPS = 5.0
 #: Share of the limit the joint solve leaves to the polish once it has found a fleet to polish,
 #: with one slice's least time (:func:`polish_s`): 4.5 s of a 60-s limit; the pass at small
@@ -113,12 +113,12 @@ POLISH_SHARE = 0.05
 #: ``hours`` pass around each of HiGHS's fleets within 1 % of the stages' 1,150,164 (1,159,987
 #: down to 1,149,762; one quiet run) ended on 1,145,524–1,145,998, around the stages' fleet
 #: itself on nothing cheaper; around fleets further above it on 1,147,054–1,176,157
-#: (benchmarks/README.md, "Run L") [1].
+#: (benchmarks/results/scale.md, "Run L") [1].
 POLISH_WITHIN_GAPS = 1.0
 #: The polish's slices run while this much is left [s] (before the joint solve ``hours`` ends
 #: with less than one slice's least time left, those seconds the joint solve's; after it they
 #: are nobody's): on a loaded machine HiGHS found its fleet with 1.4 s left in 3 of 10 runs
-#: at small ×25, where a pass's slices take ~0.1 s of wall time each (benchmarks/README.md,
+#: at small ×25, where a pass's slices take ~0.1 s of wall time each (benchmarks/results/scale.md,
 #: "Run L").
 POLISH_LEAST_LEFT_S = MIN_STAGE_S
 #: Rounds of the elastic and shrink neighbourhoods around new incumbents, at most [1].
@@ -223,7 +223,7 @@ def _without_unservable(
     it has one, the diagnosis names the culprits alone; where it has none, it adds the rest's
     own diagnosis. Diagnosed together, the culprits' forced slack dwarfed every other row of
     the elastic program, and a 20-s plan named two workloads short that a plan without the
-    culprit carries (benchmarks/README.md, "Diagnosis a planner can act on")."""
+    culprit carries (benchmarks/results/trust.md, "Diagnosis a planner can act on")."""
     named = tuple(unservable_shortfall(data, w) for w in culprits)
     rest = without_workloads(data, culprits)
     if not rest.workloads:
@@ -304,8 +304,8 @@ def neighbourhoods(data: ProgramData) -> tuple[Stage, ...]:
     the slots the LP or the incumbent use (not on programs of a few slices: see
     :func:`shared_stages`), then (several slices) the reserved base held or shrunk. With many
     replicas per slot there are none: ``support`` found at most $12 a month in the six runs at
-    ×25 and ×100 whose stages were recorded (benchmarks/README.md, "At scale"), and its seconds
-    go to ``lp-support``."""
+    ×25 and ×100 whose stages were recorded (benchmarks/results/scale.md, "At scale"), and its
+    seconds go to ``lp-support``."""
     return (*(() if _few_slices(data) else (Stage("support", 0.15, support, few_replicas),)),
             *((Stage("elastic", 0.05, elastic, few_replicas),
                Stage("shrink", 0.15, shrink, few_replicas)) if len(data.slices) > 1 else ()))
@@ -408,12 +408,12 @@ def _after_joint(ctx: Context) -> None:
     and around HiGHS's unproven 1,149,762 (a loaded machine, 27.5 CPU-s) to 1,145,853 in 0.8
     CPU-s; HiGHS again from the proven fleet, cutoff below its cost and a gap of 0.25 % or
     0.5 %, found nothing in 20 s; freeing one GPU type's reserved nodes across its zones,
-    nothing (benchmarks/README.md, "Run J"). The pass starts from HiGHS's own fleet even where
-    that is dearer than the fleet held: on a loaded machine HiGHS found nothing below the
+    nothing (benchmarks/results/scale.md, "Run J"). The pass starts from HiGHS's own fleet even
+    where that is dearer than the fleet held: on a loaded machine HiGHS found nothing below the
     stages' 1,150,164 in some runs (the plan was the stages' fleet, dearer than the cold
     solve), and the stages' fleet is one ``hours`` has already ended on, where HiGHS's fleets
     within 1 % above it were each one pass from 1,145,524–1,145,998 (:data:`POLISH_WITHIN_GAPS`;
-    benchmarks/README.md, "Run L"). The joint solve leaves the polish its seconds
+    benchmarks/results/scale.md, "Run L"). The joint solve leaves the polish its seconds
     (:func:`polish_s`) only once it has found such a fleet (:func:`_joint`): at medium and
     large ×25 from the greedy start it finds none near, and runs to the limit as before. A
     pass's slices end on their gap (:data:`~solver.solve.stages.SLICE_GAP`), not the clock, so
@@ -434,7 +434,7 @@ def _build(data: ProgramData, deadline: Deadline, shared_two_nodes: bool = False
     ``shared_two_nodes``: the HiGHS chain's joint program carries the two-nodes cut with shared
     nodes too (:func:`~solver.program.cuts.add_two_nodes_cut`); the grouped stages build their
     own programs without it (:func:`~solver.solve.stages.grouped`), as it slowed their search
-    (benchmarks/README.md, "A tighter program for the demo").
+    (benchmarks/results/demo-proof.md, "A tighter program for the demo").
 
     The build is part of the time limit and takes seconds at the largest sizes (large ×1:
     ~0.8 s of CPU, twice that in wall time on a loaded machine), so it asks the clock as it
@@ -541,7 +541,7 @@ def _joint(ctx: Context, name: str) -> RunResult:
     within the minute, and HiGHS's searches around its incumbent (RINS, local search), given
     that fleet — which none of the stages' neighbourhoods improves — search the same place: at
     small ×25 over 12 HiGHS seeds the greedy start proved 1 % within 60 CPU-s at 9, the
-    stages' fleet at 5 (benchmarks/README.md, "Run I"). Further from the bound (large ×25)
+    stages' fleet at 5 (benchmarks/results/scale.md, "Run I"). Further from the bound (large ×25)
     the minute ends at the root, whose bound the stages' fleet may help (one pair: 866.0 k
     with it, 863.1 k without), and the fleet is handed over after HiGHS's first root cut
     rounds (``start_after_cuts``): given before them it slowed them several-fold at ×100.
@@ -583,7 +583,8 @@ def _joint(ctx: Context, name: str) -> RunResult:
 #: HiGHS threads of the joint solve on programs of a few slices (the demo's kind): HiGHS 1.16
 #: runs a search worker per thread, and from the stages' fleet one worker proved 1 % in a third
 #: to two thirds of the CPU seconds two took on the demo and the demo's peaks ×0.8 and ×1.3,
-#: over HiGHS seeds 0–2 (benchmarks/README.md, "The demo's joint solve on one thread") [1].
+#: over HiGHS seeds 0–2 (benchmarks/results/demo-proof.md, "The demo's joint solve on one thread")
+#: [1].
 FEW_SLICES_JOINT_THREADS = 1
 
 
@@ -598,8 +599,8 @@ def _after_root(ctx: Context, many: bool) -> bool:
     """Whether the joint solve hands the stages' fleet to HiGHS only once its root is done
     (:class:`~solver.solve.highs._AfterRoot`): hourly programs whose LP holds few replicas per
     slot (large ×1's root from no start ended higher in 3 of 3 seeds than from the fleet;
-    benchmarks/README.md, "Run R"). Programs of few slices (the demo) keep the start before the
-    search."""
+    benchmarks/results/scale.md, "Run R"). Programs of few slices (the demo) keep the start before
+    the search."""
     return not many and len(ctx.program.data.slices) > GROUP_ABOVE_SLICES
 
 
