@@ -352,14 +352,8 @@ def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -
     the loss was 334 ms against 1,500; the only word of it was a "Too long" row."""
     if max_context_tokens is None or len(trace) == 0:
         return []
-    over = over_context(trace, model, max_context_tokens)
-    if over.requests == 0:
-        return []
-    return [f"warning: {over.requests:,} of {over.total:,} requests of the trace "
-            f"({over.share:.1%}) are longer than {model}'s context of "
-            f"{max_context_tokens:,} tokens (input + output): the replay rejects them as too "
-            "long, never truncated, and its verdicts are over the rest — no fleet serves them; "
-            "a longer-context model, or clients that cut their prompts, would"]
+    words = over_context(trace, model, max_context_tokens).replayed()
+    return [] if words is None else [f"warning: {words}"]
 
 
 def short_span_warnings(trace: Trace, unscaled: Trace, rate_scale: float,
