@@ -28,6 +28,7 @@ from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
 from solver.capacity.measured import (
     above_ceiling,
+    kv_does_not_hold,
     no_such_candidate,
     staleness,
     weights_do_not_fit,
@@ -211,7 +212,8 @@ def _import(files: tuple[Path, ...], gpu: str, tp: int, model: str | None, runti
         # stale, its weights cannot fit its GPUs, or no candidate of the workload is its
         # configuration (a wrong --gpu or --tp): every reason, as validate would say it
         reason = "; ".join(r for r in (staleness(sc, row), weights_do_not_fit(sc, row),
-                                       no_such_candidate(sc, row)) if r)
+                                       kv_does_not_hold(sc, row), no_such_candidate(sc, row))
+                           if r)
         if reason:
             warnings.append(f"the plan will not use this row for {wl.name}: {reason}")
         elif (any(g.name == row.gpu for g in sc.gpus)
