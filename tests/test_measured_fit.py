@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from inputs import scenarios_dir
 from models.loader import load_scenario
@@ -141,3 +141,43 @@ def test_a_row_tested_at_the_workloads_lengths_beats_the_models_kv(tmp_path: Pat
     row = build_capacity_table(sc, sc.gpus_sold_or_held()).row("twenty-rps", "L40S", 2)
     assert row is not None and row.source.value == "measured"
 
+
+def _two_workloads(tmp_path: Path, first_model: str) -> Path:
+    """twenty_rps with its workload on ``first_model`` and a second, ``small``, on
+    Llama-3.1-8B."""
+    path = _twenty_rps(tmp_path, rows={"model": first_model}, workload={"model": first_model})
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["workloads"].append({**doc["workloads"][0], "name": "small", "model": "Llama-3.1-8B"})
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def _import_without_workload(tmp_path: Path, scenario: Path) -> Result:
+    """import-bench of the files' sweep (meta-llama/Llama-3.1-8B-Instruct) against
+    ``scenario``, no --workload, no --model."""
+    from tests.bench_files import Load, vllm_new, write_json
+
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    return CliRunner().invoke(main, ["import-bench", *files, "--gpu", "H100", "--tp", "2",
+                                     "--scenario", str(scenario), "--precision", "fp8"])
+
+
+def test_import_bench_picks_the_only_workload_of_the_files_model(tmp_path: Path) -> None:
+    """F7 (findings s23): `import-bench --scenario` of a scenario with two workloads required
+    --workload even where one alone serves the files' model (the files say
+    meta-llama/Llama-3.1-8B-Instruct; twenty-rps is on Llama-3.1-70B, small on the 8B)."""
+    result = _import_without_workload(tmp_path, _two_workloads(tmp_path, "Llama-3.1-70B"))
+    assert result.exit_code == 0, result.output
+    assert "workload small, " in result.output
+    assert ("note: workload small: the scenario's only workload of Llama-3.1-8B, the "
+            "files' model (--workload to choose another)") in result.output
+
+
+def test_import_bench_still_asks_which_of_two_workloads_of_the_files_model(
+        tmp_path: Path) -> None:
+    result = _import_without_workload(tmp_path, _two_workloads(tmp_path, "Llama-3.1-8B"))
+    assert result.exit_code == 2
+    assert "several workloads of Llama-3.1-8B, the files' model" in result.output
+    assert "give --workload, one of twenty-rps, small" in result.output
