@@ -208,9 +208,10 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
 
     Ends with one verdict per SLO: its P95 over all requests, and over the requests arriving
     after each --fail, at most the SLO (held) or by how much it is missed; a request that got
-    no answer counts as late, and those a failure cut off while streaming are counted apart
-    (no fleet saves them). Exit 0 when every SLO held, 1 when one was missed, 2 on bad
-    input.
+    no answer counts as late, and those a failure cut off while streaming, or longer than the
+    model's context, are counted apart and left out of the verdicts and the Within SLO row
+    (no fleet serves them), as the plan's own replay counts them. Exit 0 when every SLO held,
+    1 when one was missed, 2 on bad input.
 
     A plan over periods replays the fleet of one period of one demand scenario (--period and
     --demand-scenario; default: its first period of the scenario it shows), against that
