@@ -348,7 +348,7 @@ class ReplayCheck(OmitDefaults):
     """One trace replay of a workload against a plan at its planned peak (docs/replay.md,
     "Replay in the plan")."""
 
-    omit_when_default = ("e2e_p95_ms", "e2e_slo_ms")
+    omit_when_default = ("e2e_p95_ms", "e2e_slo_ms", "over_context", "cut_off")
 
     round: int = Field(ge=1)
     """Planning round the plan replayed was made in (1: the first solve)."""
@@ -357,19 +357,24 @@ class ReplayCheck(OmitDefaults):
     """``none`` (intact), ``node:<zone>/<gpu>/<purchase>`` or ``zone:<zone>``."""
     slice: str
     requests: int
-    """Requests arriving in the window the P95s are over."""
+    """Requests arriving in the window; the P95s and the attainment are over them less
+    :attr:`over_context` and :attr:`cut_off` (docs/replay.md, "Requests no replica can serve:
+    one rule")."""
     ttft_p95_ms: float | None
+    """TTFT P95 [ms], requests left without an answer counted as infinitely late (``None``:
+    no request judged, or more than 5 % of them unanswered — no P95)."""
     ttft_slo_ms: float
     tpot_p95_ms: float | None
-    """Per-token latency P95 [ms]."""
+    """Per-token latency P95 [ms], as :attr:`ttft_p95_ms`."""
     tpot_slo_ms: float | None
     """Per-token P95 SLO [ms]; ``None``: not planned, the outputs have no second token
     (``Workload.tpot_slo_ms``)."""
     slo_attainment: float | None
     """Share of those requests within every SLO stated [1]."""
     holds: bool
-    """Every P95 within its SLO (the end-to-end one where stated) and no request left without
-    a replica."""
+    """Every P95 within its SLO (the end-to-end one where stated), a request left without an
+    answer (no live replica, or longer than every replica's KV cache) counted as infinitely
+    late, as ``fleetplan simulate``'s verdicts count it."""
     derated: tuple[str, ...] = ()
     """After a miss: the configurations that served (``<gpu>×<tp>``), then the de-rating the
     loop applied to every configuration of the workload (``… ×<factor>``)."""
@@ -384,6 +389,12 @@ class ReplayCheck(OmitDefaults):
     with no request served, ``None``)."""
     e2e_slo_ms: float | None = None
     """The workload's ``slo.e2e_p95_ms`` [ms]; ``None``: it states none."""
+    over_context: int = Field(default=0, ge=0)
+    """Of :attr:`requests`: longer than the model's context (input + output), rejected — no
+    fleet serves them; counted, never as late."""
+    cut_off: int = Field(default=0, ge=0)
+    """Of :attr:`requests`: streaming on a replica when the failure took it — no fleet saves
+    them; counted, never as late."""
 
     @property
     def caveat(self) -> str | None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from inputs import scenarios_dir
 from models.loader import load_scenario
-from solver.capacity.measured import stale_measurements, weights_do_not_fit
+from solver.capacity.measured import kv_does_not_hold, stale_measurements, weights_do_not_fit
 from solver.capacity.table import build_capacity_table
 from solver.cli import main
 from tests.test_measured_plausibility import _twenty_rps
@@ -95,3 +95,89 @@ def test_a_row_on_a_gpu_no_zone_sells_is_said_not_used(tmp_path: Path) -> None:
                        "the scenario sells H200 and no inventory holds it, so a plan cannot "
                        "place it (a `check --fleet` of nodes holding it uses the row)")
     assert stale_measurements(load_scenario(_twenty_rps_on(tmp_path, "H200", 2))) == []
+
+
+def _tested_at(tmp_path: Path, input_p95: int, output_p95: int) -> Path:
+    """twenty_rps (1,500 + 300 tokens) with its row of 72 sequences moved to the L40S at TP2
+    and tested at ``input_p95`` + ``output_p95`` tokens, under
+    ``policy.measured_length_tolerance: 1.5`` (the lengths check lets it through)."""
+    path = _twenty_rps_on(tmp_path, "L40S", 2)
+    rows = tmp_path / "rows.csv"
+    header, row = rows.read_text(encoding="utf-8").split()
+    rows.write_text(f"{header},input_tokens_p95,output_tokens_p95\n"
+                    f"{row},{input_p95},{output_p95}\n", encoding="utf-8")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc.setdefault("policy", {})["measured_length_tolerance"] = 1.5
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def test_a_row_whose_sequences_the_kv_cache_cannot_hold_is_not_used(tmp_path: Path) -> None:
+    """F7 (findings s23): a row tested at short lengths, let through by a loose length
+    tolerance, ran more sequences than the replica's KV cache holds at the workload's. Here
+    72 sequences of 500 + 100 tokens; at 1,500 + 300 the L40S TP2 holds 44: 44.99 GiB − 32.9
+    weights − 3.7 overhead − 2.2 margin = 6.1 GiB a GPU ÷ 81,920 bytes a token (80 layers × 8
+    KV heads × 128 × 2 (K and V) × 1 byte (FP8) ÷ 2 GPUs) = 80,459 tokens ÷ 1,800 = 44. Not
+    used, said with the arithmetic; the L40S TP2 row is the analytic model's."""
+    sc = load_scenario(_tested_at(tmp_path, 500, 100))
+    why = kv_does_not_hold(sc, sc.measured[0])
+    assert why is not None
+    assert "its 72 concurrent sequences do not fit" in why
+    assert "1,500 + 300 = 1,800 tokens a sequence, of which the KV cache holds 44" in why
+    assert "81,920 bytes a token = 80,459 tokens; its test held at most 72 × 600 = 43,200" in why
+    (warning,) = stale_measurements(sc)
+    assert warning.startswith("measured[0] (twenty-rps on L40S TP2, 2026-10-15): not used: its "
+                              "72 concurrent")
+    row = build_capacity_table(sc, sc.gpus_sold_or_held()).row("twenty-rps", "L40S", 2)
+    assert row is None or row.source.value == "analytic"
+
+
+def test_a_row_tested_at_the_workloads_lengths_beats_the_models_kv(tmp_path: Path) -> None:
+    """The same 72 sequences tested at the workload's 1,500 + 300 tokens: its test held
+    72 × 1,800 = 129,600 tokens of KV, more than the model's 80,459 (its overhead and margin
+    are the model's assumptions, a measurement may beat them): used."""
+    sc = load_scenario(_tested_at(tmp_path, 1500, 300))
+    assert kv_does_not_hold(sc, sc.measured[0]) is None
+    row = build_capacity_table(sc, sc.gpus_sold_or_held()).row("twenty-rps", "L40S", 2)
+    assert row is not None and row.source.value == "measured"
+
+
+def _two_workloads(tmp_path: Path, first_model: str) -> Path:
+    """twenty_rps with its workload on ``first_model`` and a second, ``small``, on
+    Llama-3.1-8B."""
+    path = _twenty_rps(tmp_path, rows={"model": first_model}, workload={"model": first_model})
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc["workloads"].append({**doc["workloads"][0], "name": "small", "model": "Llama-3.1-8B"})
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def _import_without_workload(tmp_path: Path, scenario: Path) -> Result:
+    """import-bench of the files' sweep (meta-llama/Llama-3.1-8B-Instruct) against
+    ``scenario``, no --workload, no --model."""
+    from tests.bench_files import Load, vllm_new, write_json
+
+    files = [str(write_json(tmp_path / f"r{rate}.json", vllm_new(Load(rate, rate * 0.99, ttft,
+                                                                          30.0))))
+             for rate, ttft in ((2, 300.0), (4, 1400.0))]
+    return CliRunner().invoke(main, ["import-bench", *files, "--gpu", "H100", "--tp", "2",
+                                     "--scenario", str(scenario), "--precision", "fp8"])
+
+
+def test_import_bench_picks_the_only_workload_of_the_files_model(tmp_path: Path) -> None:
+    """F7 (findings s23): `import-bench --scenario` of a scenario with two workloads required
+    --workload even where one alone serves the files' model (the files say
+    meta-llama/Llama-3.1-8B-Instruct; twenty-rps is on Llama-3.1-70B, small on the 8B)."""
+    result = _import_without_workload(tmp_path, _two_workloads(tmp_path, "Llama-3.1-70B"))
+    assert result.exit_code == 0, result.output
+    assert "workload small, " in result.output
+    assert ("note: workload small: the scenario's only workload of Llama-3.1-8B, the "
+            "files' model (--workload to choose another)") in result.output
+
+
+def test_import_bench_still_asks_which_of_two_workloads_of_the_files_model(
+        tmp_path: Path) -> None:
+    result = _import_without_workload(tmp_path, _two_workloads(tmp_path, "Llama-3.1-8B"))
+    assert result.exit_code == 2
+    assert "several workloads of Llama-3.1-8B, the files' model" in result.output
+    assert "give --workload, one of twenty-rps, small" in result.output

@@ -12,7 +12,13 @@ from models.common import BYTES_PER_ELEMENT
 from models.measured import MeasuredCapacity
 from models.scenario import Scenario
 from models.workload import Workload
-from solver.capacity.memory import BYTES_PER_GIB, tp_degrees, weight_bytes_per_gpu
+from solver.capacity.memory import (
+    BYTES_PER_GIB,
+    max_stable_sequences,
+    memory_plan,
+    tp_degrees,
+    weight_bytes_per_gpu,
+)
 from solver.capacity.perf import compute_tflops, perf_model
 from solver.capacity.replica import e2e_p95_ms
 
@@ -138,15 +144,72 @@ def weights_do_not_fit(scenario: Scenario, row: MeasuredCapacity) -> str | None:
             "and --tp)")
 
 
+def _tested_context_tokens(row: MeasuredCapacity) -> float | None:
+    """Input + output tokens a sequence of the row's test held, each direction at its P95 where
+    recorded (else its P50, else its mean), as the capacity model counts a sequence at the
+    workload's P95s; ``None`` where a direction records no length [tokens]."""
+    total = 0.0
+    for direction in ("input", "output"):
+        tested = row.tested_lengths(direction)
+        value = next((tested[s] for s in ("p95", "p50", "mean") if s in tested), None)
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def kv_does_not_hold(scenario: Scenario, row: MeasuredCapacity) -> str | None:
+    """Why ``row``'s concurrency cannot run at its workload's lengths: its
+    ``max_stable_sequences`` above the sequences of the workload's P95 context (input P95 +
+    output P95) the replica's KV cache holds, with the arithmetic; ``None`` when they fit, or
+    the row records no token lengths (its test may have run the workload's: ``unknown_lengths``
+    says so), or its model or GPU is not in the scenario.
+
+    The KV cache is the capacity model's (GPU memory − weights − runtime overhead − margin, ÷
+    KV bytes a token: :func:`~solver.capacity.memory.memory_plan`) or, where more, what the
+    row's own test held (its sequences × its tested context): a measurement beats the model's
+    overhead and margin, not a KV cache its test never filled. A row tested at 512/128 tokens
+    with 21 sequences, used under ``policy.measured_length_tolerance: 1.5`` for traffic of
+    1,155/211 tokens where the KV holds 10 such sequences, planned 2.72 req/s a replica that
+    runs at a concurrency the replica cannot reach (findings s23, F7). Not used rather than
+    capped: a rate scaled to fewer sequences is a model's figure, not the measurement's."""
+    gpu = next((g for g in scenario.gpus if g.name == row.gpu), None)
+    model = next((m for m in scenario.models if m.name == row.model), None)
+    tested = _tested_context_tokens(row)
+    if gpu is None or model is None or tested is None:
+        return None
+    workload = scenario.workload(row.workload)
+    context = workload.input_tokens.p95 + workload.output_tokens.p95  # [tokens a sequence]
+    mem = memory_plan(model, gpu, row.precision, row.tp, scenario.policy.memory_margin_fraction)
+    in_test = round(row.max_stable_sequences * tested)  # [tokens] the test's KV at most
+    kv_tokens = max(mem.kv_capacity_tokens, in_test)
+    holds = max_stable_sequences(kv_tokens, context)
+    if row.max_stable_sequences <= holds:
+        return None
+    return (f"its {row.max_stable_sequences} concurrent sequences do not fit the replica's KV "
+            f"cache at the workload's P95 lengths: {workload.input_tokens.p95:,} + "
+            f"{workload.output_tokens.p95:,} = {context:,} tokens a sequence, of which the KV "
+            f"cache holds {holds} ({kv_tokens:,} tokens: {gpu.name} {mem.memory_gib:g} GiB − "
+            f"weights {mem.weights_gib:.1f} − overhead {mem.runtime_overhead_gib:.1f} − margin "
+            f"{mem.margin_gib:.1f} = {max(mem.kv_gib, 0.0):.1f} GiB a GPU ÷ "
+            f"{mem.kv_bytes_per_token_per_gpu:,.0f} bytes a token = "
+            f"{mem.kv_capacity_tokens:,} tokens; its test held at most "
+            f"{row.max_stable_sequences} × {tested:,.0f} = {in_test:,}) — its rate was "
+            "measured at a concurrency the workload's requests cannot reach on it (load-test "
+            "the workload's lengths, or tighten policy.measured_length_tolerance)")
+
+
 def unused_because(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     """Why a measured row is not used (``stale, not used: …`` or ``not used: …``, no such
-    candidate, or weights that cannot fit), or ``None`` when it stands for its
-    configuration."""
+    candidate, weights that cannot fit, or more sequences than the KV cache holds at the
+    workload's lengths), or ``None`` when it stands for its configuration."""
     reason = staleness(scenario, row)
     if reason is not None:
         return f"stale, not used: {reason}"
     if (impossible := weights_do_not_fit(scenario, row)) is not None:
         return f"not used: {impossible}"
+    if (crowded := kv_does_not_hold(scenario, row)) is not None:
+        return f"not used: {crowded}"
     if (none := no_such_candidate(scenario, row)) is not None:
         return f"not used: {none}"
     return None
@@ -266,5 +329,6 @@ def fresh_measurement(
     """The most recent fresh measured row of this workload, GPU and TP, if any."""
     rows = [r for r in scenario.measured
             if r.workload == workload.name and r.gpu == gpu and r.tp == tp
-            and staleness(scenario, r) is None and weights_do_not_fit(scenario, r) is None]
+            and staleness(scenario, r) is None and weights_do_not_fit(scenario, r) is None
+            and kv_does_not_hold(scenario, r) is None]
     return max(rows, key=lambda r: r.measured_on) if rows else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from models.common import Precision
 from models.errors import InputError, Problem, did_you_mean
 from models.loader import load_catalog, load_measured_csv, load_scenario
 from models.measured import MEASURED_COLUMNS, MeasuredCapacity, measured_csv
-from models.names import resolve_gpu
+from models.names import resolve_gpu, resolve_model
 from models.scenario import Scenario
 from models.workload import Workload
 from solver.capacity.bench.formats import read_bench_file
@@ -28,6 +29,7 @@ from solver.capacity.bench.row import RowSpec, measured_row
 from solver.capacity.bench.slo import Slo, SloHolding, slo_holding
 from solver.capacity.measured import (
     above_ceiling,
+    kv_does_not_hold,
     no_such_candidate,
     staleness,
     weights_do_not_fit,
@@ -38,18 +40,39 @@ from solver.outputs.destinations import OutputFile
 from solver.outputs.labels import config_label
 
 
-def _workload(scenario: Scenario | None, name: str | None, path: Path | None) -> Workload | None:
+def _workload(scenario: Scenario | None, name: str | None, path: Path | None,
+              files_model: str | None = None) -> tuple[Workload | None, str | None]:
+    """The workload the row stands for: ``--workload``, else the scenario's only one, else its
+    only one of the files' model (``files_model``, a catalog name), with a note saying so
+    (``None`` where named or the only one). A scenario of two workloads asked for --workload
+    where one alone served the files' model (findings s23, F7)."""
     if scenario is None:
-        return None
+        return None, None
     names = [w.name for w in scenario.workloads]
     if name is None and len(names) == 1:
-        return scenario.workloads[0]
+        return scenario.workloads[0], None
+    same = [w for w in scenario.workloads if files_model is not None and w.model == files_model]
+    if name is None and len(same) == 1:
+        return same[0], (f"workload {same[0].name}: the scenario's only workload of "
+                         f"{files_model}, the files' model (--workload to choose another)")
     if name is None or name not in names:
+        several = ("the scenario has several workloads" if not same else
+                   f"the scenario has several workloads of {files_model}, the files' model")
+        choices = [w.name for w in same] or names
         raise InputError([Problem(str(path), "--workload", f"`{name}` is not a workload of the "
-                                  "scenario" if name else "the scenario has several workloads",
+                                  "scenario" if name else several,
                                   did_you_mean(name or "", names) if name else
-                                  "give --workload, one of " + ", ".join(names))])
-    return scenario.workload(name)
+                                  "give --workload, one of " + ", ".join(choices))])
+    return scenario.workload(name), None
+
+
+def _files_model(points: Sequence[BenchPoint], model: str | None,
+                 models: Mapping[str, Sequence[str]]) -> str | None:
+    """The catalog model the files (or ``--model``) name, where one resolves; else ``None``
+    (the row's own reading then says what is wrong)."""
+    named = {p.model for p in points if p.model}
+    typed = model or (named.pop() if len(named) == 1 else None)
+    return None if typed is None else resolve_model(typed, models)[0]
 
 
 def _slo(workload: Workload | None, ttft: float | None, tpot: float | None) -> Slo:
@@ -191,27 +214,29 @@ def _import(files: tuple[Path, ...], gpu: str, tp: int, model: str | None, runti
             measured_on: dt.datetime | None) -> tuple[Any, ...]:
     """The measured row FILES give, with the points that held and what to tell the user."""
     sc = load_scenario(scenario, measured_optional=True) if scenario is not None else None
-    wl = _workload(sc, workload, scenario)
+    gpus, models = (sc.gpus, sc.models) if sc is not None else load_catalog()[:2]
+    aliases = {m.name: m.aliases for m in models}
+    points = [p for f in files for p in read_bench_file(f)]
+    wl, picked = _workload(sc, workload, scenario, _files_model(points, model, aliases))
     if wl is None and workload is None:
         raise click.UsageError("give --workload: the scenario workload the row stands for")
     slo = _slo(wl, slo_ttft_ms, slo_tpot_ms)
-    gpus, models = (sc.gpus, sc.models) if sc is not None else load_catalog()[:2]
     gpu_name, _, why = resolve_gpu(gpu, [g.name for g in gpus])
     if gpu_name is None:
         raise InputError([Problem("command line", "--gpu", f"unknown GPU `{gpu}`", why)])
-    points = [p for f in files for p in read_bench_file(f)]
     holding = slo_holding(points, slo)
     spec = RowSpec(gpu=gpu_name, tp=tp, workload=wl.name if wl else str(workload), model=model,
                    runtime=runtime, precision=Precision(precision) if precision else None,
                    measured_on=measured_on.date() if measured_on else None)
-    row, notes = measured_row(points, holding, spec, {m.name: m.aliases for m in models}, wl,
-                              _file_date(files))
+    row, notes = measured_row(points, holding, spec, aliases, wl, _file_date(files))
+    notes = [*([picked] if picked else []), *notes]
     warnings = []
     if sc is not None and wl is not None:
         # stale, its weights cannot fit its GPUs, or no candidate of the workload is its
         # configuration (a wrong --gpu or --tp): every reason, as validate would say it
         reason = "; ".join(r for r in (staleness(sc, row), weights_do_not_fit(sc, row),
-                                       no_such_candidate(sc, row)) if r)
+                                       kv_does_not_hold(sc, row), no_such_candidate(sc, row))
+                           if r)
         if reason:
             warnings.append(f"the plan will not use this row for {wl.name}: {reason}")
         elif (any(g.name == row.gpu for g in sc.gpus)

@@ -12,7 +12,12 @@ from models.capacity import CapacityTable
 from models.plan import Plan, ReplayCheck, SolveStatus
 from models.scenario import Scenario
 from solver.cli.show import Col, table_lines
-from solver.outputs.replay_words import gross_misses, short_windows, window_lines
+from solver.outputs.replay_words import (
+    excluded_lines,
+    gross_misses,
+    short_windows,
+    window_lines,
+)
 from solver.replay.plan_replay import Miss, ReplayCache, read_linked, replay_plan
 from solver.replay.traces import Trace
 from solver.solve.replay_loop import Replanner, plan_with_replay, replay_misses
@@ -136,6 +141,7 @@ def replay_lines(plan: Plan) -> list[str]:
                         Col("SLO [ms]", right=True), Col("Requests", right=True), "Result"],
                        [check_cells(c) for c in plan.replay if c.round == last])
     out += [f"  window: {line}" for line in window_lines(plan)]
+    out += [f"  {line}" for line in excluded_lines(plan)]
     out += [f"  warning: {line}" for line in gross_misses(plan)]
     replanned = sorted({c.workload for c in plan.replay if c.derated})
     if (replanned and plan.status in (SolveStatus.feasible, SolveStatus.time_limit)

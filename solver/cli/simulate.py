@@ -208,9 +208,10 @@ def command(scenario: Path | None, fleet_path: Path, trace_path: Path, fmt: str 
 
     Ends with one verdict per SLO: its P95 over all requests, and over the requests arriving
     after each --fail, at most the SLO (held) or by how much it is missed; a request that got
-    no answer counts as late, and those a failure cut off while streaming are counted apart
-    (no fleet saves them). Exit 0 when every SLO held, 1 when one was missed, 2 on bad
-    input.
+    no answer counts as late, and those a failure cut off while streaming, or longer than the
+    model's context, are counted apart and left out of the verdicts and the Within SLO row
+    (no fleet serves them), as the plan's own replay counts them. Exit 0 when every SLO held,
+    1 when one was missed, 2 on bad input.
 
     A plan over periods replays the fleet of one period of one demand scenario (--period and
     --demand-scenario; default: its first period of the scenario it shows), against that
@@ -352,14 +353,8 @@ def context_warnings(trace: Trace, model: str, max_context_tokens: int | None) -
     the loss was 334 ms against 1,500; the only word of it was a "Too long" row."""
     if max_context_tokens is None or len(trace) == 0:
         return []
-    over = over_context(trace, model, max_context_tokens)
-    if over.requests == 0:
-        return []
-    return [f"warning: {over.requests:,} of {over.total:,} requests of the trace "
-            f"({over.share:.1%}) are longer than {model}'s context of "
-            f"{max_context_tokens:,} tokens (input + output): the replay rejects them as too "
-            "long, never truncated, and its verdicts are over the rest — no fleet serves them; "
-            "a longer-context model, or clients that cut their prompts, would"]
+    words = over_context(trace, model, max_context_tokens).replayed()
+    return [] if words is None else [f"warning: {words}"]
 
 
 def short_span_warnings(trace: Trace, unscaled: Trace, rate_scale: float,

@@ -120,17 +120,19 @@ def warnings_of(summary: ScenarioSummary, slo: bool = True) -> list[str]:
 
 def summary_of(scenario: Scenario) -> ScenarioSummary:
     """The scenario's summary with what outputs cannot compute: orders too late for a period
-    (the program's date rule), and linked traces no burst block can be measured from (the
-    replay's profile)."""
+    (the program's date rule), linked traces no burst block can be measured from (the
+    replay's profile), and those holding requests longer than the model's context."""
     summary = with_lead_times(summarize(scenario), scenario)
     if not any(w.arrival is not None and w.arrival.trace is not None
                for w in scenario.workloads):
         return summary
     # numpy: only where a trace is
+    from solver.replay.plan_replay import linked_context_warnings
     from solver.replay.trace_burst import batched_trace_warnings, trace_burst_warnings
 
     return summary.model_copy(update={"trace_warnings": (
-        *trace_burst_warnings(scenario), *batched_trace_warnings(scenario))})
+        *trace_burst_warnings(scenario), *batched_trace_warnings(scenario),
+        *linked_context_warnings(scenario))})
 
 
 def scenario_warnings(scenario: Scenario, slo: bool = True) -> list[str]:

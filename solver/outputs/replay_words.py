@@ -105,3 +105,36 @@ def gross_misses(plan: Plan) -> list[str]:
             text += " (docs/capacity-model.md, \"A miss by an order of magnitude\")"
         lines.append(text)
     return lines
+
+
+def excluded_lines(plan: Plan) -> list[str]:
+    """The requests the last round's checks counted apart, never as late (docs/replay.md,
+    "Requests no replica can serve: one rule"): per workload, those of its window longer than
+    the model's context (the same in each of its checks: the window is the same trace); per
+    check, those a failure cut off while streaming. As ``fleetplan simulate`` says them."""
+    if not plan.replay:
+        return []
+    last = max(c.round for c in plan.replay)
+    checks = [c for c in plan.replay if c.round == last]
+    lines = []
+    seen: set[str] = set()
+    for c in checks:
+        if c.over_context and c.workload not in seen:
+            seen.add(c.workload)
+            lines.append(f"{c.workload}: {_count_share(c.over_context, c.requests)} of its window "
+                         "longer than the model's context (input + output): no fleet serves "
+                         "them — counted apart, never as late; the P95s and the share within "
+                         "the SLOs are over the rest")
+    for c in checks:
+        if c.cut_off:
+            lines.append(f"{c.workload} {c.failure}: {_count_share(c.cut_off, c.requests)} "
+                         "streaming on a lost replica cut off by the failure: no fleet saves "
+                         "them — counted apart, never as late")
+    return lines
+
+
+def _count_share(count: int, total: int) -> str:
+    """``12 requests (5.0% of 240)``."""
+    share = count / total if total else 0.0
+    text = f"{share:.1%}" if share >= 0.01 else f"{100 * share:.2g}%"
+    return f"{count:,} request{'' if count == 1 else 's'} ({text} of {total:,})"

@@ -73,7 +73,7 @@ from solver.outputs.plan_dir import (
     REPORT_FILE,
 )
 from solver.outputs.prepared import prepared_on
-from solver.outputs.replay_words import gross_misses, window_lines
+from solver.outputs.replay_words import excluded_lines, gross_misses, window_lines
 from solver.outputs.schedule import SPENT_COUNTS, schedule_lines, work_limited
 from solver.outputs.slo_binding import BINDING_SLACK, binding_text, row_e2e_ms
 
@@ -298,7 +298,7 @@ def replay_section(plan: Plan) -> list[str]:
     note = (f"Round {last} of the solve–replay loop; {earlier} miss(es) in earlier rounds "
             "de-rated their workloads' configurations (plan.json `replay` has every round)."
             if last > 1 else "Round 1: the first solve, replayed.")
-    windows = window_lines(plan)
+    windows = [*window_lines(plan), *excluded_lines(plan)]
     gross = gross_misses(plan)
     return ["## Trace replay at the planned peak", "",
             "Each workload's trace scaled to its planned peak, replayed on the plan's replicas "

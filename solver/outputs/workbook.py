@@ -584,13 +584,15 @@ def write_survivability(ws: Worksheet, plan: Plan, scenario: Scenario) -> None:
         section(ws, r, f"Trace replay at the planned peak (round {last}; docs/replay.md)")
         header(ws, r + 1, ["Workload", "Failure", "Slice", "Requests", "TTFT P95 [ms]",
                            "TTFT SLO [ms]", "Per-token P95 [ms]", "Per-token SLO [ms]",
-                           "Within both SLOs [1]", "Window [s]", "Warm-up [s]", "Result"])
+                           "Within both SLOs [1]", "Window [s]", "Warm-up [s]", "Result",
+                           "Longer than the context", "Cut off by the failure"])
         checks = [check for check in plan.replay if check.round == last]
         for i, check in enumerate(checks, start=r + 2):
             values: tuple[Value, ...] = (
                 check.workload, check.failure, check.slice, check.requests, check.ttft_p95_ms,
                 check.ttft_slo_ms, check.tpot_p95_ms, check.tpot_slo_ms, check.slo_attainment,
-                check.window_s, check.warmup_s, check.verdict)
+                check.window_s, check.warmup_s, check.verdict, check.over_context,
+                check.cut_off)
             for col, v in enumerate(values, start=1):
                 put(ws, i, col, v)
     ws.freeze_panes = "B2"

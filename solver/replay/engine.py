@@ -277,12 +277,22 @@ class ReplaySummary:
     tpot_ms: LatencyPercentiles
     e2e_ms: LatencyPercentiles
     slo_attainment: float | None
-    """Share of the requests completed within both the TTFT and the TPOT SLO, and the
-    end-to-end one where it is given (rejected and failed requests count as misses; a
-    one-token output has no TPOT and meets it)."""
+    """Share of the requests :func:`judged` completed within both the TTFT and the TPOT SLO,
+    and the end-to-end one where it is given (requests left without an answer count as misses;
+    those longer than the model's context and those cut off by a failure are left out, as a
+    verdict's P95 leaves them out: :mod:`solver.replay.verdict`; a one-token output has no
+    TPOT and meets it). ``None`` when none was judged."""
     per_minute_attainment: tuple[float | None, ...] = field(default=())
     rejected_over_context: int = 0
     """Of :attr:`rejected_too_long`: longer than the model's context (no fleet serves them)."""
+
+
+def judged(status: npt.NDArray[np.int8]) -> npt.NDArray[np.bool_]:
+    """The requests a P95 verdict and an SLO attainment are over: all but those longer than
+    the model's context (no fleet of that model serves them) and those cut off by a failure
+    (no fleet saves a stream on a lost replica), which are counted and named apart
+    (docs/replay.md, "Requests no replica can serve: one rule")."""
+    return (status != Status.rejected_over_context) & (status != Status.failed)
 
 
 def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
@@ -300,11 +310,12 @@ def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
     if e2e_slo_ms is not None:
         ok &= e2e <= e2e_slo_ms
     n = int(mask.sum())
+    counted = judged(status)
     minute = (result.arrival_s[mask] // SECONDS_PER_MINUTE).astype(np.int64)
     per_minute: tuple[float | None, ...] = ()
     if n:
         first, last = int(minute.min()), int(minute.max())
-        counts = np.bincount(minute - first, minlength=last - first + 1)
+        counts = np.bincount(minute - first, weights=counted, minlength=last - first + 1)
         hits = np.bincount(minute - first, weights=ok, minlength=last - first + 1)
         per_minute = tuple(None if c == 0 else float(h / c) for h, c in zip(hits, counts,
                                                                              strict=True))
@@ -325,7 +336,7 @@ def summarize(result: ReplayResult, ttft_slo_ms: float, tpot_slo_ms: float,
         ttft_ms=_percentiles(ttft[done]),
         tpot_ms=_percentiles(tpot[done & ~np.isnan(tpot)]),
         e2e_ms=_percentiles(e2e[done]),
-        slo_attainment=float(ok.mean()) if n else None,
+        slo_attainment=float(ok[counted].mean()) if counted.any() else None,
         per_minute_attainment=per_minute,
     )
 

@@ -8,9 +8,11 @@ warm-up, on the replicas the plan runs in the workload's peak slice; the P95s ar
 requests arriving in the window. Each failure the workload must survive (each pool's fullest
 node for ``n_plus_1``, and each zone for ``zone_loss``, as ``check`` defines them) happens at
 the window's start. A check holds when each P95 is within its SLO (TTFT, per-token and, where
-the workload states one, end-to-end) and no request found no replica (requests longer than the
-model's context, and those streaming on a replica at the instant it fails, are counted by the
-replay but do not fail the check: no fleet serves them).
+the workload states one, end-to-end), by ``fleetplan simulate``'s rule
+(:mod:`solver.replay.verdict`): a request left without an answer counts as infinitely late;
+requests longer than the model's context, and those streaming on a replica at the instant it
+fails, are counted on the check (``over_context``, ``cut_off``) and left out of its P95s and
+attainment: no fleet serves them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from solver.replay.engine import (
     summarize,
 )
 from solver.replay.outages import Groups, outage_for
+from solver.replay.profile import over_context
 from solver.replay.traces import Trace, TraceFormat, read_trace
+from solver.replay.verdict import Group, verdicts
 from solver.survivability.failures import failure_domains, required_failures
 from solver.survivability.fleet import fleet_from_plan
 
@@ -77,6 +81,24 @@ def read_linked(link: TraceLink) -> Trace:
     return read_trace(Path(link.path), TraceFormat(link.format) if link.format else None)
 
 
+def linked_context_warnings(scenario: Scenario) -> list[str]:
+    """A warning per workload whose linked trace holds requests longer than its model's
+    context, in ``fleetplan simulate``'s words (:meth:`~solver.replay.profile.OverContext.
+    replayed`): ``validate`` and ``plan`` said nothing of them, while the plan's replay counts
+    them on each check (``over_context``) and ``simulate`` warns of the same trace."""
+    out = []
+    for w in scenario.workloads:
+        link = None if w.arrival is None else w.arrival.trace
+        context = scenario.model(w.model).max_context_tokens
+        if link is None or context is None:
+            continue
+        words = over_context(read_linked(link), w.model, context).replayed()
+        if words is not None:
+            out.append(f"`{w.name}` links {link.path}: {words} (the plan's replay counts those "
+                       "of its window on each check)")
+    return out
+
+
 def peak_window(trace: Trace, peak_rps: float, scale_to: str = "peak_minute",
                 window_s: float = WINDOW_S, warmup_s: float = WARMUP_S) -> PeakWindow:
     """``trace`` with its inter-arrival times divided so its busiest minute (or busiest hour's
@@ -118,23 +140,37 @@ def busiest_minute(trace: Trace, peak_rps: float, scale_to: str = "peak_minute")
 
 
 #: Windows already cut, by (path, format, modification time [ns], size [bytes], peak [1/s],
-#: scale_to): a process that loads a scenario more than once reads each trace once per peak.
-_WINDOWS: dict[tuple[str, str | None, int, int, float, str], ReplayedArrivals] = {}
+#: scale_to, model context [tokens]): a process that loads a scenario more than once reads each
+#: trace once per peak.
+_WINDOWS: dict[tuple[str, str | None, int, int, float, str, int | None], ReplayedArrivals] = {}
 
 
-def replayed_arrivals(link: TraceLink, peak_rps: float) -> ReplayedArrivals:
+def replayed_arrivals(link: TraceLink, peak_rps: float,
+                      max_context_tokens: int | None = None) -> ReplayedArrivals:
     """The arrivals :func:`replay_plan` replays of the linked trace at the planned peak
     ``peak_rps`` (:func:`peak_window`: warm-up and window), as the capacity model takes them
-    (``TraceLink.window``)."""
+    (``TraceLink.window``): those longer than ``max_context_tokens`` (input + output) left out,
+    as the replay rejects them at arrival and no replica ever holds them (docs/replay.md,
+    "Requests no replica can serve: one rule"). Counted in, 5 % of 131,000-token prompts on
+    Llama-3.1-8B set the window's P95 prompt and made a plan infeasible ("the fastest time to
+    first token of a P95 prompt … 693 ms") where the replay holds."""
     stat = Path(link.path).stat()
-    key = (link.path, link.format, stat.st_mtime_ns, stat.st_size, peak_rps, link.scale_to)
+    key = (link.path, link.format, stat.st_mtime_ns, stat.st_size, peak_rps, link.scale_to,
+           max_context_tokens)
     if key not in _WINDOWS:
-        cut = peak_window(read_linked(link), peak_rps, link.scale_to)
+        window = peak_window(read_linked(link), peak_rps, link.scale_to)
+        cut = window.trace
+        if max_context_tokens is not None:
+            fits = (cut.input_tokens.astype(np.int64)
+                    + cut.output_tokens.astype(np.int64)) <= max_context_tokens  # [tokens]
+            cut = Trace(source=cut.source, arrival_s=cut.arrival_s[fits],
+                        input_tokens=cut.input_tokens[fits],
+                        output_tokens=cut.output_tokens[fits])
         _WINDOWS[key] = ReplayedArrivals(
-            arrival_s=tuple(cut.trace.arrival_s.tolist()),
-            input_tokens=tuple(cut.trace.input_tokens.tolist()),
-            since_s=cut.start_s, peak_rps=peak_rps,
-            output_tokens=tuple(cut.trace.output_tokens.tolist()))
+            arrival_s=tuple(cut.arrival_s.tolist()),
+            input_tokens=tuple(cut.input_tokens.tolist()),
+            since_s=window.start_s, peak_rps=peak_rps,
+            output_tokens=tuple(cut.output_tokens.tolist()))
     return _WINDOWS[key]
 
 
@@ -148,7 +184,8 @@ def with_replay_windows(scenario: Scenario) -> Scenario:
         link = None if w.arrival is None else w.arrival.trace
         if w.arrival is not None and link is not None:
             cut = link.model_copy()
-            cut._window = replayed_arrivals(link, max(w.hourly_demand_rps()))
+            cut._window = replayed_arrivals(link, max(w.hourly_demand_rps()),
+                                            scenario.model(w.model).max_context_tokens)
             w = w.model_copy(update={"arrival": w.arrival.model_copy(update={"trace": cut})})
         workloads.append(w)
     return scenario.model_copy(update={"workloads": tuple(workloads)})
@@ -234,13 +271,18 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
     result = replay(window.trace, replicas, config, outage)
     ttft_slo, tpot_slo, e2e_slo = wl.slo.ttft_p95_ms, wl.tpot_slo_ms, wl.slo.e2e_p95_ms
     s = summarize(result, ttft_slo, tpot_slo, since_s=window.start_s, e2e_slo_ms=e2e_slo)
-    ttft = None if np.isnan(s.ttft_ms.p95) else s.ttft_ms.p95
-    tpot = None if np.isnan(s.tpot_ms.p95) else s.tpot_ms.p95
-    e2e = None if e2e_slo is None or np.isnan(s.e2e_ms.p95) else s.e2e_ms.p95
-    no_replica = s.rejected - s.rejected_too_long
-    holds = (no_replica == 0 and (ttft is None or ttft <= ttft_slo)
-             and (tpot is None or tpot <= tpot_slo)
-             and (e2e is None or e2e_slo is None or e2e <= e2e_slo))
+    # simulate's verdicts over the window (solver.replay.verdict): the unanswered count as late,
+    # the over-context and cut-off requests are counted apart
+    found = verdicts(result, ttft_slo, tpot_slo, [Group("the window", since_s=window.start_s)],
+                     e2e_slo)
+    p95 = {v.key: v.groups[0] for v in found}
+
+    def measured(key: str) -> float | None:
+        group = p95.get(key)
+        return None if group is None or not math.isfinite(group.p95_ms) else group.p95_ms
+
+    ttft, tpot, e2e = measured("ttft_p95_ms"), measured("tpot_p95_ms"), measured("e2e_p95_ms")
+    holds = all(v.held for v in found if math.isfinite(v.target_ms))
     serving = frozenset((g.gpu, g.tp) for g, specs in groups
                         if any(outage is None or not outage.hits(r) for r in specs))
     check = ReplayCheck(round=round_, workload=wl.name, failure=label, slice=slice_name,
@@ -249,5 +291,6 @@ def _one_case(scenario: Scenario, wl: Workload, slice_name: str,
                         tpot_slo_ms=tpot_slo if math.isfinite(tpot_slo) else None,
                         slo_attainment=s.slo_attainment, holds=holds,
                         e2e_p95_ms=e2e, e2e_slo_ms=e2e_slo,
-                        window_s=round(window.window_s, 1), warmup_s=round(window.warmup_s, 1))
+                        window_s=round(window.window_s, 1), warmup_s=round(window.warmup_s, 1),
+                        over_context=s.rejected_over_context, cut_off=s.failed)
     return check, serving

@@ -407,6 +407,19 @@ class OverContext:
                 f"truncated — no fleet of this model serves them{below}; `simulate` counts "
                 "them apart from the late")
 
+    def replayed(self) -> str | None:
+        """What a replay of the trace does with them (``simulate``'s warning, and ``validate``'s
+        and ``plan``'s of a linked trace, in the same words: docs/replay.md, "Requests no
+        replica can serve: one rule"); ``None`` where none is over."""
+        if not self.requests:
+            return None
+        return (f"{self.requests:,} of {self.total:,} requests of the trace ({self.share:.1%}) "
+                f"{'is' if self.requests == 1 else 'are'} longer than {self.model}'s context "
+                f"of {self.context_tokens:,} tokens (input + output): the replay rejects them "
+                "as too long, never truncated, and counts them apart, never as late — its "
+                "verdicts, P95s and SLO attainment are over the rest; no fleet serves them, a "
+                "longer-context model, or clients that cut their prompts, would")
+
     def as_dict(self) -> dict[str, Any]:
         """The ``profile --json`` form."""
         return {"model": self.model, "context_tokens": self.context_tokens,
