@@ -392,15 +392,16 @@ def forecast_workload(
         elif not damped:
             chosen = (f"linear trend chosen: its AIC is {lead:.2f} below the damped one's, a "
                       f"lead of {AIC_TIE:g} or more")
-        elif lead <= 0:
-            chosen = f"damped trend chosen: its AIC is {-lead:.2f} below the linear one's"
-        else:  # as well supported: say what the other gives
+        else:  # damped: say what the other gives, the damping being per day (F2)
             base, low, high = _periods(linear_fit, y, horizon)
-            chosen = (f"damped trend chosen: the linear one's AIC is lower by only {lead:.2f}, "
+            linear = (f"the linear one gives {_rps(base[-1])} ({_rps(low[-1])}–"
+                      f"{_rps(high[-1])}) req/s in the last period (--trend linear)")
+            chosen = (f"damped trend chosen: its AIC is {-lead:.2f} below the linear one's; "
+                      f"{linear}" if lead <= 0 else
+                      f"damped trend chosen: the linear one's AIC is lower by only {lead:.2f}, "
                       f"less than the {AIC_TIE:g} that tells two fits apart, so the history "
                       "supports both alike and the damped trend, the safer extrapolation, is "
-                      f"kept; the linear one gives {_rps(base[-1])} ({_rps(low[-1])}–"
-                      f"{_rps(high[-1])}) req/s in the last period (--trend linear)")
+                      f"kept; {linear}")
     else:
         damped = trend is Trend.damped
         fit = _fit(y, damped, seasonal)
