@@ -109,10 +109,11 @@ def _near_miss(h: Horizon, q: int, group: list[Reach]) -> str:
     """`` (the first arrives on D, N days after period q−1 starts …)`` where the soonest of
     ``group`` arrives within :data:`NEAR_MISS_DAYS` after the previous period's start, else
     empty."""
+    if q == 0:
+        return ""
     soonest = min(r.arrives for r in group)
-    before = h.period_start(q - 1)
-    late_days = (soonest - before).days
-    if q == 0 or not 0 < late_days <= NEAR_MISS_DAYS:
+    late_days = (soonest - h.period_start(q - 1)).days
+    if not 0 < late_days <= NEAR_MISS_DAYS:
         return ""
     return (f" (the soonest arrives on {soonest}, {late_days} day{'' if late_days == 1 else 's'}"
             f" after period {q - 1} starts: a period counts only nodes in service on each of "
