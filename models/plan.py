@@ -335,6 +335,10 @@ class Replanned(Frozen):
     kept: tuple[Order, ...] = ()
     """Its orders shared by every demand scenario and due before this plan's date
     (:meth:`Plan.placed_before`): placed, so held here as inventory."""
+    not_yet_due: tuple[Order, ...] = ()
+    """Its orders shared by every demand scenario (its "order now") due on or after this
+    plan's date: not kept, decided again; a buyer who placed one early must say so in the
+    inventory (fresh-s24 F5: a re-plan on 2027-03-05 forgot an "order now" due 2027-03-11)."""
 
 
 #: The window a plan's replay covers around the busiest minute of the scaled trace, and the
@@ -467,6 +471,12 @@ class Plan(OmitDefaults):
     words (report.md's Warnings): a ``policy.as_of`` before the day it was planned, and the
     orders it dated before that day (``solver.cli.lead_times.date_warnings``). Left out where
     none."""
+
+    def due_from(self, day: dt.date) -> tuple[Order, ...]:
+        """The orders shared by every demand scenario due on or after ``day``: decided
+        before the re-plan (its "order now"), yet not placed by ``day`` as
+        :meth:`placed_before` counts."""
+        return tuple(o for o in self.orders if o.scenario is None and o.order_by >= day)
 
     def placed_before(self, day: dt.date) -> tuple[Order, ...]:
         """The orders of this plan that were placed by ``day``: shared by every demand

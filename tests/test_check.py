@@ -304,6 +304,31 @@ def test_degradation_step_that_frees_nothing_says_why(tmp_path: Path) -> None:
     assert step.detail == "nothing to pause for chat: chat may not run on H100"
 
 
+def test_degradation_names_a_batch_workload_with_nothing_left_to_pause(tmp_path: Path) -> None:
+    # fresh-s24 F8: a batch workload all of whose GPUs are in the lost zone (or that runs none
+    # in the short slice) was reported as "no low-priority batch workload to pause", which a
+    # planner with a nightly batch pool read as the scenario having none
+    doc = {
+        "nodes": [
+            {"zone": "z1", "gpu": "H100", "nodes": 2},
+            {"zone": "z2", "gpu": "H100", "nodes": 1},
+        ],
+        "layout": [
+            {"workload": "chat", "zone": "z1", "gpu": "H100", "tp": 2, "replicas": 4},
+            {"workload": "summarize", "zone": "z1", "gpu": "H100", "tp": 1, "replicas": 8},
+            {"workload": "chat", "zone": "z2", "gpu": "H100", "tp": 2, "replicas": 4},
+        ],
+    }
+    sc = _summarize_window(fc.scenario(), (8, 9, 10, 11, 12, 13))
+    p = _zone_z1_chat(tmp_path, sc, fc.table(), doc)
+    assert (p.slice, p.shortfall_rps) == ("day", pytest.approx(4.0))
+    step = p.steps[0]
+    assert step.action is DegradeAction.pause_batch
+    assert (step.frees_rps, step.frees_gpus) == (0.0, 0)
+    assert step.detail == (
+        "nothing to pause: summarize (batch) has no GPUs left in day after this failure")
+
+
 def test_degradation_sheds_what_is_left(tmp_path: Path) -> None:
     doc = {
         "nodes": [

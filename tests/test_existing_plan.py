@@ -75,6 +75,35 @@ def test_a_replan_says_which_orders_it_kept_and_refuses_a_later_plan(tmp_path: P
     assert not (tmp_path / "o3").exists()
 
 
+def test_a_replan_before_an_order_now_is_due_names_it_as_not_kept(tmp_path: Path) -> None:
+    """fresh-s24 F5: the first quarter's plan said "order now … by 2027-03-11"; the re-plan of
+    2027-03-05 kept nothing ("no order … was due before this plan's date") and ordered the same
+    nodes again, with no word of those a buyer who acted on "order now" had placed. They are
+    named, with what to do if placed, in the terminal and plan.json."""
+    q1, q2 = _quarters(tmp_path, "tq", "2027-01-01"), _quarters(tmp_path, "tq_q2", "2027-04-01")
+    doc = yaml.safe_load(q2.read_text())
+    doc.setdefault("policy", {})["as_of"] = "2027-02-20"  # before the order's 2027-03-04
+    q2.write_text(yaml.safe_dump(doc))
+    first = CliRunner().invoke(main, ["plan", str(q1), "--out", str(tmp_path / "o1")])
+    assert first.exit_code == 0, first.output
+    assert "order 1 H100-SXM (1 node) in zone-a by 2027-03-04" in first.output
+    earlier = tmp_path / "o1" / "plan.json"
+    again = CliRunner().invoke(main, ["plan", str(q2), "--existing", str(earlier),
+                                      "--out", str(tmp_path / "o2")])
+    assert again.exit_code == 0, again.output
+    lines = again.output.splitlines()
+    at = lines.index("not kept, not yet due on this plan's date (the earlier plan's \"order "
+                     "now\"; decided again below — any you have placed, add to the scenario's "
+                     "inventory with available_from, its serving date, or this plan orders it "
+                     "again):")
+    assert lines[at + 1] == ("  1 H100-SXM (1 node) in zone-a, due 2027-03-04: reserved 12 "
+                             "months, upfront none, 2.400 USD/GPU-h; serving 2027-04-01")
+    record = json.loads((tmp_path / "o2" / "plan.json").read_text())["replanned_from"]
+    assert record["kept"] == []
+    assert [(o["gpu"], o["nodes"], o["order_by"]) for o in record["not_yet_due"]] == [
+        ("H100-SXM", 1, "2027-03-04")]
+
+
 def test_the_workbook_of_a_replan_lists_the_orders_it_kept(tmp_path: Path) -> None:
     """A new user's Q2 re-plan: the terminal and report.md said "kept from out/q1/plan.json
     … placed and held: 16 L40S …", but plan.xlsx, what procurement reads, had no word of the

@@ -16,7 +16,7 @@ import pytest
 from models.horizon import Horizon
 from models.offers import Offer, OnDemandTerms, ReservedTerms
 from models.scenario import Scenario
-from solver.cli.lead_times import early_order_line, late_orders, lead_time_text
+from solver.cli.lead_times import early_order_line, first_period_line, late_orders, lead_time_text
 from solver.program.orders import arrives, first_period, lead_days, order_by, plan_date_of
 from solver.program.periods import build_horizon_data
 from tests.plan_fixtures import gpu, row, scenario, table, workload, zone
@@ -262,3 +262,20 @@ def test_plan_names_the_order_a_stale_as_of_dated_before_today(tmp_path: Path) -
     assert "## Warnings" in report
     for warning in said:
         assert f"- {markdown_text(warning)}" in report
+
+
+def test_an_order_that_misses_a_period_by_days_is_said_with_by_how_much() -> None:
+    """fresh-s24 F4: planning on 2026-12-05, every 4-week quote arrives on 2027-01-02 (28
+    days), a day after the first quarter starts; the quarter counts only nodes in service on
+    each of its days, so it ran on on-demand, and validate said only "from period 1". The line
+    now says by how many days; a miss of weeks (16 weeks from 2026-12-04 arrives 2027-03-26,
+    84 days into quarter 0) is not called narrow."""
+    near = _quarterly(4, as_of="2026-12-05")
+    line = first_period_line(near, late_orders(near))
+    assert line is not None and line.endswith(
+        "lead time 4 weeks (the soonest arrives on 2027-01-02, 1 day after period 0 starts: a "
+        "period counts only nodes in service on each of its days, so a lead time 1 day "
+        "shorter would serve period 0)")
+    far = _quarterly(16, as_of="2026-12-04")
+    line = first_period_line(far, late_orders(far))
+    assert line is not None and line.endswith("lead time 16 weeks")

@@ -22,6 +22,8 @@ from solver.cli.show import Col, table_lines
 from solver.outputs.destinations import OutputFile
 from solver.studies.forecast import (
     ABSURD_STEP,
+    DIP_SHARE,
+    DIP_WEEKS,
     FLAT_BAND,
     HIGH_QUANTILE,
     LOW_QUANTILE,
@@ -141,6 +143,22 @@ def left_out_note(f: WorkloadForecast) -> list[str]:
             "the forecast is of the other days"]
 
 
+def dip_note(f: WorkloadForecast) -> list[str]:
+    """The days far below the same weekday around them left out of the fit as outages, and
+    why (nothing when none)."""
+    if not f.dips:
+        return []
+    days = ", ".join(f"{d.isoformat()} at {r:.2f}×" for d, r in f.dips[:DAYS_LISTED])
+    more = f" and {len(f.dips) - DAYS_LISTED} more" if len(f.dips) > DAYS_LISTED else ""
+    n = len(f.dips)
+    return [f"    note: {n} day{'' if n == 1 else 's'} under {DIP_SHARE:.0%} of the same "
+            f"weekday's median in the {DIP_WEEKS} weeks either side left out of the fit as "
+            f"{'an outage' if n == 1 else 'outages'} ({days}{more}): kept, such a day widens "
+            "the fitted noise and raises every period's simulated peak; each is filled from "
+            "the days beside it, as a missing day is. If it was demand, not an outage, the "
+            "forecast is of the other days (docs/program.md)"]
+
+
 def _times(ratio: float) -> str:
     """A step's factor: ``×458``, ``×0.0019``."""
     return f"×{ratio:,.0f}" if ratio >= 1 else f"×{ratio:.2g}"
@@ -174,7 +192,7 @@ def workload_notes(f: WorkloadForecast, horizon: Horizon) -> list[str]:
     """The notes printed under a workload's table (indented ``note: …`` lines): the days of 0
     left out, the band's, the growth that changes tenfold in a period and the growth a
     scenario refuses."""
-    return (left_out_note(f) + flat_band_note(f) + wide_band_note(f)
+    return (left_out_note(f) + dip_note(f) + flat_band_note(f) + wide_band_note(f)
             + absurd_growth_note(f, horizon) + refused_growth_note(f, horizon))
 
 

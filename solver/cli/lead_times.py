@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from models.common import PurchaseKind, SolveStatus
+from models.horizon import Horizon
 from models.scenario import Scenario
 from solver.outputs.summary import ScenarioSummary
 from solver.program.orders import (
@@ -96,6 +97,30 @@ def _meanwhile(scenario: Scenario, option: OrderOption) -> str:
             f"to {pool.zone} if it rents any, else to a zone that does")
 
 
+#: Days after a period's start within which an order's arrival is said to miss that period
+#: narrowly: a new user planning on 2026-12-05 had every 4-week quote arrive on 2027-01-02,
+#: a day after the first quarter starts, so the quarter ran on on-demand (a period counts only
+#: nodes in service on each of its days), and validate said only "from period 1"
+#: (fresh-s24 F4). A week: a shortfall a quote's lead time may be negotiated down by.
+NEAR_MISS_DAYS = 7
+
+
+def _near_miss(h: Horizon, q: int, group: list[Reach]) -> str:
+    """`` (the first arrives on D, N days after period q−1 starts …)`` where the soonest of
+    ``group`` arrives within :data:`NEAR_MISS_DAYS` after the previous period's start, else
+    empty."""
+    if q == 0:
+        return ""
+    soonest = min(r.arrives for r in group)
+    late_days = (soonest - h.period_start(q - 1)).days
+    if not 0 < late_days <= NEAR_MISS_DAYS:
+        return ""
+    return (f" (the soonest arrives on {soonest}, {late_days} day{'' if late_days == 1 else 's'}"
+            f" after period {q - 1} starts: a period counts only nodes in service on each of "
+            f"its days, so a lead time {late_days} day{'' if late_days == 1 else 's'} shorter "
+            f"would serve period {q - 1})")
+
+
 def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
     """One line for the options that serve, but not from the first period: by the first
     period they serve, their lead times and how many (named where one or two)."""
@@ -110,7 +135,7 @@ def first_period_line(scenario: Scenario, late: list[Reach]) -> str | None:
         named = ("; ".join(_what(r.option).split(" of ", 1)[1] for r in group)
                  if len(group) <= 2 else f"{len(group)} quotes")
         parts.append(f"from period {q} ({h.period_start(q)}): {named}, lead time"
-                     f"{'s' if ',' in weeks else ''} {weeks} weeks")
+                     f"{'s' if ',' in weeks else ''} {weeks} weeks{_near_miss(h, q, group)}")
     return (f"new orders (placed from {order_from_text(scenario)}) serve at the earliest "
             + "; ".join(parts))
 

@@ -361,7 +361,8 @@ def keep_earlier_orders(sc: Scenario, existing: Path) -> tuple[Scenario, Replann
                    f"which ended before this plan's date {today}: its orders may have been "
                    "re-planned since; give the latest plan.json", err=True)
     return sc, Replanned(file=str(existing), scenario=earlier.scenario, plan_date=h.plan_date,
-                         kept=earlier.placed_before(today))
+                         kept=earlier.placed_before(today),
+                         not_yet_due=earlier.due_from(today))
 
 
 @click.command("plan")

@@ -87,10 +87,22 @@ def kept_lines(plan: Plan) -> list[str]:
     head = f"kept from {r.file} of {r.plan_date} (scenario `{r.scenario}`), placed and held:"
     if not r.kept:
         return [f"{head} nothing (no order of it shared by every demand scenario was due "
-                "before this plan's date)"]
+                "before this plan's date)", *_not_yet_due_lines(r.not_yet_due, cur)]
     return [head, *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due "
                     f"{o.order_by}: {_quote(o, cur)}; serving {o.usable_from} to {o.expires}"
-                    for o in r.kept), KEPT_STOCK]
+                    for o in r.kept), KEPT_STOCK, *_not_yet_due_lines(r.not_yet_due, cur)]
+
+
+def _not_yet_due_lines(orders: tuple[Order, ...], currency: str) -> list[str]:
+    """The earlier plan's "order now" orders not yet due, so not kept (none: [])."""
+    if not orders:
+        return []
+    return [
+        "not kept, not yet due on this plan's date (the earlier plan's \"order now\"; decided "
+        "again below — any you have placed, add to the scenario's inventory with "
+        "available_from, its serving date, or this plan orders it again):",
+        *(f"  {o.gpus} {o.gpu} ({plural(o.nodes, 'node')}) in {o.zone}, due {o.order_by}: "
+          f"{_quote(o, currency)}; serving {o.usable_from}" for o in orders)]
 
 
 #: Under the kept orders: they are held like inventory, and an offer's ``stock_gpus`` limits

@@ -210,8 +210,11 @@ def _plan_for(
                 f"{sum(pause_use.no_config.values())} other GPUs freed carry no "
                 f"{wl.name} configuration"
             )
-    elif not idle_donors:
-        parts.append("no low-priority batch workload to pause")
+    elif not idle_donors:  # a batch workload with nothing left there is not an absent one
+        parts.append(
+            f"nothing to pause: {', '.join(d.name for d in donors)} (batch) "
+            f"{'has' if len(donors) == 1 else 'have'} no GPUs left in {row.slice} after this "
+            "failure" if donors else "no low-priority batch workload to pause")
     steps = [
         DegradeStep(
             order=1,
