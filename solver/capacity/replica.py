@@ -1323,7 +1323,8 @@ def predict_at_rate(
 ) -> LatencyPrediction:
     """P95 latencies of one replica of ``row`` carrying ``rate_rps`` requests/s.
 
-    Analytic rows: the model at that rate. Measured rows: the analytic curve at the same share of
+    Analytic rows: the model at that rate. Measured rows that keep their load test's points:
+    the points (:func:`_on_sweep`). Other measured rows: the analytic curve at the same share of
     the SLO-holding rate, scaled so that at ``row.slo_rps`` it gives the measured latencies (if
     the model cannot place the configuration, the measured latencies hold up to the tested rate
     and nothing holds beyond it). ``memo`` (one per scenario): the profile and the SLO-holding
@@ -1333,26 +1334,20 @@ def predict_at_rate(
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
     e2e_slo, out_p95 = workload.slo.e2e_p95_ms, workload.output_tokens.p95
     utilization = rate_rps / row.slo_rps
-    key = (workload, row.model, row.gpu, row.precision, row.tp)
-    profile, looked, reference = (memo[key] if memo is not None and key in memo
-                                  else (_profile_for(scenario, workload, row), False, None))
-    if memo is not None:
-        memo[key] = (profile, looked, reference)
-    if row.source is CapacitySource.analytic and profile is not None:
-        point = load_point(profile, rate_rps)
-        return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
-                                 point.holds(ttft_slo, tpot_slo, e2e_slo), point.e2e_p95_ms)
     if row.source is CapacitySource.measured:
         from solver.capacity.measured import fresh_measurement
 
         measured = fresh_measurement(scenario, workload, row.gpu, row.tp)
         if measured is not None and measured.points:
             return _on_sweep(scenario, workload, row, rate_rps, measured, memo)
-    if not looked:
-        reference = (None if profile is None
-                     else slo_holding_point(profile, ttft_slo, tpot_slo, e2e_slo)[0])
-        if memo is not None:
-            memo[key] = (profile, True, reference)
+    analytic = row.source is CapacitySource.analytic
+    profile, reference = _model_of(scenario, workload, row, memo, search=not analytic)
+    if analytic and profile is not None:
+        point = load_point(profile, rate_rps)
+        return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
+                                 point.holds(ttft_slo, tpot_slo, e2e_slo), point.e2e_p95_ms)
+    if analytic:  # no profile: nothing to search either
+        profile, reference = _model_of(scenario, workload, row, memo, search=True)
     if profile is None or reference is None:
         within = utilization <= 1
         ttft = row.ttft_p95_ms if within else math.inf
@@ -1367,6 +1362,24 @@ def predict_at_rate(
     return LatencyPrediction(ttft, tpot, utilization, point.stable and point.kv_fits
                              and ttft <= ttft_slo and tpot <= tpot_slo
                              and (e2e_slo is None or e2e <= e2e_slo), e2e)
+
+
+def _model_of(scenario: Scenario, workload: Workload, row: CapacityRow,
+              memo: PredictMemo | None, *, search: bool
+              ) -> tuple[LoadProfile | None, LoadPoint | None]:
+    """The configuration's analytic profile (``None``: the model cannot place it) and, with
+    ``search``, its SLO-holding point (``None`` without ``search`` or where none holds); each
+    built once per ``memo``."""
+    key = (workload, row.model, row.gpu, row.precision, row.tp)
+    profile, looked, reference = (memo[key] if memo is not None and key in memo
+                                  else (_profile_for(scenario, workload, row), False, None))
+    if search and not looked:
+        reference = (None if profile is None else slo_holding_point(
+            profile, workload.slo.ttft_p95_ms, workload.tpot_slo_ms, workload.slo.e2e_p95_ms)[0])
+        looked = True
+    if memo is not None:
+        memo[key] = (profile, looked, reference)
+    return profile, reference
 
 
 def _on_sweep(scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float,
@@ -1389,12 +1402,11 @@ def _on_sweep(scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps
     else:
         last = rising(measured.points)[-1]
         heaviest = f"the heaviest tested load ({last.achieved_rps:.3g} req/s, {last.load_text()})"
-        reference = _reference(scenario, workload, row, memo)
-        if reference is None:
+        profile, ref = _model_of(scenario, workload, row, memo, search=True)
+        if profile is None or ref is None:
             ttft = tpot = math.inf
             basis = f"above {heaviest}: not predicted (the model cannot place the configuration)"
         else:
-            profile, ref = reference
             to_model = ref.rate_rps / measured.tested_peak_rps  # analytic ÷ measured rate [1]
             at = load_point(profile, rate_rps * to_model)
             anchor = load_point(profile, last.achieved_rps * to_model)
@@ -1409,21 +1421,6 @@ def _on_sweep(scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps
     holds = (rate_rps <= measured.tested_peak_rps * within and ttft <= ttft_slo * within
              and tpot <= tpot_slo * within and (e2e_slo is None or e2e <= e2e_slo * within))
     return LatencyPrediction(ttft, tpot, rate_rps / row.slo_rps, holds, e2e, basis)
-
-
-def _reference(scenario: Scenario, workload: Workload, row: CapacityRow,
-               memo: PredictMemo | None) -> tuple[LoadProfile, LoadPoint] | None:
-    """The configuration's analytic profile and SLO-holding point (kept in ``memo``), or
-    ``None`` where the model cannot place it."""
-    key = (workload, row.model, row.gpu, row.precision, row.tp)
-    profile, looked, reference = (memo[key] if memo is not None and key in memo
-                                  else (_profile_for(scenario, workload, row), False, None))
-    if not looked:
-        reference = (None if profile is None else slo_holding_point(
-            profile, workload.slo.ttft_p95_ms, workload.tpot_slo_ms, workload.slo.e2e_p95_ms)[0])
-    if memo is not None:
-        memo[key] = (profile, True, reference)
-    return None if profile is None or reference is None else (profile, reference)
 
 
 # --- closed loop (fleetplan estimate) ------------------------------------------------------
