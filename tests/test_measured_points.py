@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,11 @@ from models.common import CapacitySource
 from models.errors import InputError
 from models.loader import load_measured_csv, load_scenario
 from models.measured import MeasuredCapacity, measured_csv
+from solver.capacity.bench.formats import read_bench_file
 from solver.capacity.replica import predict_at_rate
 from solver.capacity.table import build_capacity_table
 from solver.cli import main
+from tests import bench_files as bf
 
 DATA = Path(__file__).parent / "data" / "perf" / "splitwise_bloom176b_h100_tp8.csv"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "perf" / \
@@ -241,3 +244,23 @@ def test_points_survive_the_csv_and_a_bad_cell_is_located(imported: Path,
 @pytest.mark.skipif(not SHARED.exists(), reason="../shared/data/perf not present")
 def test_the_slice_is_splitwises_published_rows() -> None:
     assert _batches(SHARED) == _batches(DATA)
+
+
+@pytest.mark.parametrize(("write", "e2e_p95_per_mean"), [
+    (lambda x, p: bf.write_json(p, bf.vllm_new(x, kind="concurrency")), None),
+    (lambda x, p: bf.write_json(p, bf.guidellm_04([x], kind="concurrency")), 1.25),
+    (lambda x, p: bf.write_json(p, bf.guidellm_02([x], kind="concurrency")), 1.25),
+    (lambda x, p: bf.write_json(p, bf.aiperf(x)), 1.5),
+    (lambda x, p: bf.write_json(p, bf.aiperf_01(x)), 1.5),
+    (lambda x, p: bf.write_json(p, bf.genai_perf(x)), 1.5),
+], ids=["vllm", "guidellm-0.4", "guidellm-0.2", "aiperf", "aiperf-0.1", "genai-perf"])
+def test_every_reader_keeps_the_medians_the_files_give(
+        tmp_path: Path, write: Callable[[bf.Load, Path], Path],
+        e2e_p95_per_mean: float | None) -> None:
+    # the builders write each median as 0.6 × its P95 (tests/bench_files.py), GuideLLM's
+    # request latency P95 as mean ÷ 800 [s] (1.25 × the mean in ms), AIPerf's as 1.5 × the mean
+    x = bf.Load(8, 3.9, ttft_p95_ms=700.0, tpot_p95_ms=40.0, e2e_mean_ms=4000.0)
+    (p,) = read_bench_file(write(x, tmp_path / "run.json"))
+    assert (p.ttft_p50_ms, p.tpot_p50_ms) == (pytest.approx(420.0), pytest.approx(24.0))
+    if e2e_p95_per_mean is not None:
+        assert p.e2e_p95_ms == pytest.approx(4000.0 * e2e_p95_per_mean)
