@@ -198,6 +198,10 @@ RANGES: dict[str, Range] = {
     "measured_length_tolerance": Range(0, 10, "1", "a share of the workload's length; 10 "
                                        "(1,000 %) accepts any test"),
     "tested_tokens": Range(0, 1e7, "tokens", _TOKENS, low_open=True),
+    "achieved_rps": Range(0, 1e6, "req/s", "beyond 10^6 req/s no service exists to plan; 0: "
+                          "a load that served nothing"),
+    "tested_concurrency": Range(1, 1e7, "requests", "no replica holds 10^7 sequences"),
+    "tested_latency_ms": Range(0, 8.64e7, "ms", "a day per request is no load test's latency"),
     "memory_gib": Range(0.5, 1e4, "GiB", "the largest GPUs hold a few hundred GiB"),
     "hbm_bandwidth_gb_per_s": Range(1, 1e6, "GB/s", _BANDWIDTH),
     "link_bandwidth_gb_per_s": Range(0.1, 1e6, "GB/s", _BANDWIDTH),
@@ -366,4 +370,6 @@ FIXES = {
     "name_spaces": "remove the leading and trailing spaces",
     "text_too_long": f"shorten it to at most {MAX_TEXT_CHARS:,} characters",
     "text_characters": "remove the control characters (escape sequences)",
+    "points_json": "leave the cell empty, or re-import the load test with `fleetplan "
+                   "import-bench --out`",
 }

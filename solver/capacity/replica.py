@@ -84,6 +84,7 @@ from solver.capacity.queueing import (
 
 if TYPE_CHECKING:  # a row's type only: validate's SLO check imports this module at start-up
     from models.capacity import CapacityRow
+    from models.measured import MeasuredCapacity
 
 #: Halvings of the rate interval when searching the SLO-holding rate, at most [1].
 BISECTION_STEPS = 60
@@ -129,6 +130,10 @@ class LatencyPrediction:
     e2e_p95_ms: float = math.nan
     """End-to-end P95 of an answer of the workload's P95 output length (:func:`e2e_p95_ms`)
     [ms]."""
+    basis: str = ""
+    """Where a measured configuration's figures come from when its row keeps its load test's
+    points (``measured: interpolated between … req/s``, or extrapolated and from what); empty
+    otherwise."""
 
 
 @dataclass(frozen=True)
@@ -1318,7 +1323,8 @@ def predict_at_rate(
 ) -> LatencyPrediction:
     """P95 latencies of one replica of ``row`` carrying ``rate_rps`` requests/s.
 
-    Analytic rows: the model at that rate. Measured rows: the analytic curve at the same share of
+    Analytic rows: the model at that rate. Measured rows that keep their load test's points:
+    the points (:func:`_on_sweep`). Other measured rows: the analytic curve at the same share of
     the SLO-holding rate, scaled so that at ``row.slo_rps`` it gives the measured latencies (if
     the model cannot place the configuration, the measured latencies hold up to the tested rate
     and nothing holds beyond it). ``memo`` (one per scenario): the profile and the SLO-holding
@@ -1328,20 +1334,20 @@ def predict_at_rate(
     ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
     e2e_slo, out_p95 = workload.slo.e2e_p95_ms, workload.output_tokens.p95
     utilization = rate_rps / row.slo_rps
-    key = (workload, row.model, row.gpu, row.precision, row.tp)
-    profile, looked, reference = (memo[key] if memo is not None and key in memo
-                                  else (_profile_for(scenario, workload, row), False, None))
-    if memo is not None:
-        memo[key] = (profile, looked, reference)
-    if row.source is CapacitySource.analytic and profile is not None:
+    if row.source is CapacitySource.measured:
+        from solver.capacity.measured import fresh_measurement
+
+        measured = fresh_measurement(scenario, workload, row.gpu, row.tp)
+        if measured is not None and measured.points:
+            return _on_sweep(scenario, workload, row, rate_rps, measured, memo)
+    analytic = row.source is CapacitySource.analytic
+    profile, reference = _model_of(scenario, workload, row, memo, search=not analytic)
+    if analytic and profile is not None:
         point = load_point(profile, rate_rps)
         return LatencyPrediction(point.ttft_p95_ms, point.tpot_p95_ms, utilization,
                                  point.holds(ttft_slo, tpot_slo, e2e_slo), point.e2e_p95_ms)
-    if not looked:
-        reference = (None if profile is None
-                     else slo_holding_point(profile, ttft_slo, tpot_slo, e2e_slo)[0])
-        if memo is not None:
-            memo[key] = (profile, True, reference)
+    if analytic:  # no profile: nothing to search either
+        profile, reference = _model_of(scenario, workload, row, memo, search=True)
     if profile is None or reference is None:
         within = utilization <= 1
         ttft = row.ttft_p95_ms if within else math.inf
@@ -1356,6 +1362,65 @@ def predict_at_rate(
     return LatencyPrediction(ttft, tpot, utilization, point.stable and point.kv_fits
                              and ttft <= ttft_slo and tpot <= tpot_slo
                              and (e2e_slo is None or e2e <= e2e_slo), e2e)
+
+
+def _model_of(scenario: Scenario, workload: Workload, row: CapacityRow,
+              memo: PredictMemo | None, *, search: bool
+              ) -> tuple[LoadProfile | None, LoadPoint | None]:
+    """The configuration's analytic profile (``None``: the model cannot place it) and, with
+    ``search``, its SLO-holding point (``None`` without ``search`` or where none holds); each
+    built once per ``memo``."""
+    key = (workload, row.model, row.gpu, row.precision, row.tp)
+    profile, looked, reference = (memo[key] if memo is not None and key in memo
+                                  else (_profile_for(scenario, workload, row), False, None))
+    if search and not looked:
+        reference = (None if profile is None else slo_holding_point(
+            profile, workload.slo.ttft_p95_ms, workload.tpot_slo_ms, workload.slo.e2e_p95_ms)[0])
+        looked = True
+    if memo is not None:
+        memo[key] = (profile, looked, reference)
+    return profile, reference
+
+
+def _on_sweep(scenario: Scenario, workload: Workload, row: CapacityRow, rate_rps: float,
+              measured: MeasuredCapacity, memo: PredictMemo | None) -> LatencyPrediction:
+    """:func:`predict_at_rate` of a measured row that keeps its load test's points: inside the
+    sweep (and below it) the points (:func:`~solver.capacity.sweep_latency.latency_on_sweep`);
+    above its heaviest load the heaviest load's P95s times the analytic model's rise from that
+    load to this rate (each measured rate mapped to the analytic one at the same share of the
+    SLO-holding rate, as for rows without points), never below them; where the model cannot
+    place the configuration, nothing above the heaviest load. Holds: at most the row's tested
+    rate, and every P95 SLO the workload states."""
+    from solver.capacity.measured import SLO_TOLERANCE
+    from solver.capacity.sweep_latency import latency_on_sweep, rising
+
+    ttft_slo, tpot_slo = workload.slo.ttft_p95_ms, workload.tpot_slo_ms
+    e2e_slo, out_p95 = workload.slo.e2e_p95_ms, workload.output_tokens.p95
+    on = latency_on_sweep(measured.points, rate_rps)
+    if on is not None:
+        ttft, tpot, basis = on.ttft_p95_ms, on.tpot_p95_ms, on.basis
+    else:
+        last = rising(measured.points)[-1]
+        heaviest = f"the heaviest tested load ({last.achieved_rps:.3g} req/s, {last.load_text()})"
+        profile, ref = _model_of(scenario, workload, row, memo, search=True)
+        if profile is None or ref is None:
+            ttft = tpot = math.inf
+            basis = f"above {heaviest}: not predicted (the model cannot place the configuration)"
+        else:
+            to_model = ref.rate_rps / measured.tested_peak_rps  # analytic ÷ measured rate [1]
+            at = load_point(profile, rate_rps * to_model)
+            anchor = load_point(profile, last.achieved_rps * to_model)
+            ttft = max(last.ttft_p95_ms, at.ttft_p95_ms * last.ttft_p95_ms / anchor.ttft_p95_ms)
+            tpot = max(last.tpot_p95_ms, at.tpot_p95_ms * last.tpot_p95_ms / anchor.tpot_p95_ms)
+            if not (at.stable and math.isfinite(anchor.ttft_p95_ms * anchor.tpot_p95_ms)):
+                ttft = tpot = math.inf
+            basis = (f"extrapolated above {heaviest}: its P95s × the analytic model's rise "
+                     "from it")
+    e2e = e2e_p95_ms(ttft, tpot, out_p95)
+    within = 1 + SLO_TOLERANCE  # the row's rate and P95s were interpolated to the limits [1]
+    holds = (rate_rps <= measured.tested_peak_rps * within and ttft <= ttft_slo * within
+             and tpot <= tpot_slo * within and (e2e_slo is None or e2e <= e2e_slo * within))
+    return LatencyPrediction(ttft, tpot, rate_rps / row.slo_rps, holds, e2e, basis)
 
 
 # --- closed loop (fleetplan estimate) ------------------------------------------------------

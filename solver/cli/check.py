@@ -340,7 +340,9 @@ def render_latency(report: CheckReport) -> list[str]:
                               Col("Per-token P95 [ms]", right=True)]
     if with_e2e:
         heads.append(Col("End-to-end P95 [ms]", right=True))
-    return [*out, *table_lines(heads, rows)]
+    # a configuration whose row keeps its load test's points is read off them: say which
+    measured = [f"  {r.workload}, {r.latency_basis}" for r in steady if r.latency_basis]
+    return [*out, *table_lines(heads, rows), *measured]
 
 
 def render_degradation(plans: tuple[DegradationPlan, ...], report: CheckReport) -> list[str]:

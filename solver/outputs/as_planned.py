@@ -40,7 +40,8 @@ def _at_rate(row: CapacityRow, rate_rps: float, scenario: Scenario) -> CapacityR
     at = predict_at_rate(scenario, wl, row, rate_rps)
     headroom = latency_slack(wl, at.ttft_p95_ms, at.tpot_p95_ms)
     note = (f"{row.note}; " if row.note else "") + (
-        f"de-rated ×{f:.3f} by trace replay (model's SLO-holding rate {row.slo_rps:,.3f} req/s)")
+        f"de-rated ×{f:.3f} by trace replay (model's SLO-holding rate {row.slo_rps:,.3f} req/s)"
+        + (f"; latencies there {at.basis}" if at.basis else ""))
     return row.model_copy(update={
         "slo_rps": rate_rps,
         "input_tokens_per_s": row.input_tokens_per_s * f,

@@ -56,6 +56,9 @@ class LatencyAtLoad(Frozen):
     e2e_p95_ms: float | None = None
     """End-to-end P95 of an answer of the workload's P95 output length [ms] (``None``: not
     predicted)."""
+    basis: str = ""
+    """Where the figures come from when they are a load test's points, not the model
+    (``LatencyPrediction.basis``); empty otherwise."""
 
 
 #: ``predict(workload, row, rate_rps)``: the capacity model's latency at a per-replica rate.
@@ -65,7 +68,7 @@ Predictor = Callable[[Workload, CapacityRow, float], LatencyAtLoad]
 class CheckRow(OmitDefaults):
     """One workload in one slice under one failure."""
 
-    omit_when_default = ("e2e_p95_ms",)
+    omit_when_default = ("e2e_p95_ms", "latency_basis")
 
     failure: str
     """``none``, ``node:<zone>/<gpu>/<purchase>``, ``zone:<zone>`` or ``region:<region>``."""
@@ -92,6 +95,10 @@ class CheckRow(OmitDefaults):
     e2e_p95_ms: float | None = None
     """Worst predicted end-to-end P95 of a P95 answer, where the workload states
     ``slo.e2e_p95_ms`` (``latency_holds`` then holds it too) [ms]."""
+    latency_basis: str = ""
+    """For each configuration whose latencies come from its load test's points, which points
+    (``H100-SXM TP8 measured: interpolated between 0.788 and 1.46 req/s (…)``), ``; ``-joined;
+    empty where every figure is the model's."""
 
 
 class CheckReport(Frozen):
@@ -135,7 +142,7 @@ def capacity_predictor(scenario: Scenario) -> Predictor:
     def predict(workload: Workload, row: CapacityRow, rate_rps: float) -> LatencyAtLoad:
         p = predict_at_rate(scenario, workload, row, rate_rps, memo)
         return LatencyAtLoad(ttft_p95_ms=p.ttft_p95_ms, tpot_p95_ms=p.tpot_p95_ms, holds=p.holds,
-                             e2e_p95_ms=p.e2e_p95_ms)
+                             e2e_p95_ms=p.e2e_p95_ms, basis=p.basis)
 
     return predict
 
@@ -187,27 +194,31 @@ def _latency(
     table: CapacityTable,
     wl: Workload,
     predict: Predictor | None,
-) -> tuple[float | None, float | None, bool | None, float | None]:
+) -> tuple[float | None, float | None, bool | None, float | None, str]:
     """The worst predicted TTFT, per-token and (where the workload states an end-to-end SLO)
-    end-to-end P95 over the groups at ``utilization``, and whether every group holds."""
+    end-to-end P95 over the groups at ``utilization``, whether every group holds, and which
+    configurations' figures are their load tests' points (``CheckRow.latency_basis``)."""
     if predict is None or utilization is None:
-        return None, None, None, None
+        return None, None, None, None, ""
     ttft: float | None = None
     tpot: float | None = None
     e2e: float | None = None
     ok: bool | None = None
+    bases: dict[str, None] = {}
     for g, n in groups:
         row = _table_row(table, g)
         if row is None or n <= 0:
             continue
         p = predict(wl, row, utilization * g.slo_rps)  # per-replica load [1/s]
+        if p.basis:
+            bases[f"{row.gpu} TP{row.tp} — {p.basis}"] = None
         ttft = p.ttft_p95_ms if ttft is None else max(ttft, p.ttft_p95_ms)
         tpot = p.tpot_p95_ms if tpot is None else max(tpot, p.tpot_p95_ms)
         if wl.slo.e2e_p95_ms is not None and p.e2e_p95_ms is not None:
             e2e = p.e2e_p95_ms if e2e is None else max(e2e, p.e2e_p95_ms)
         ok = p.holds if ok is None else (ok and p.holds)
     # one-token outputs have no per-token time: the model's one pretend step is not shown
-    return ttft, tpot if wl.has_second_token else None, ok, e2e
+    return ttft, tpot if wl.has_second_token else None, ok, e2e, "; ".join(bases)
 
 
 def _row(
@@ -223,7 +234,7 @@ def _row(
     predict: Predictor | None,
 ) -> CheckRow:
     utilization = demand / raw if raw > 0 else None
-    ttft, tpot, latency_ok, e2e = _latency(groups, utilization, table, wl, predict)
+    ttft, tpot, latency_ok, e2e, basis = _latency(groups, utilization, table, wl, predict)
     holds = capacity_holds(capacity, demand)
     margin = (capacity - demand) / demand * 100.0 if demand > 0 else None
     return CheckRow(
@@ -242,6 +253,7 @@ def _row(
         holds=holds,
         margin_pct=margin,
         e2e_p95_ms=e2e,
+        latency_basis=basis,
     )
 
 

@@ -16,7 +16,8 @@ Metrics read: ``request_throughput`` (requests/sec), ``time_to_first_token`` (AI
 ``ttft``) and ``inter_token_latency`` P95 (both tools' inter-token latency is (request latency −
 TTFT) ÷ (output tokens − 1): the SLO's per-token figure; P99 as an upper bound where P95 is
 absent),
-``request_latency`` mean, ``request_count``, ``error_request_count``, ``input_sequence_length``
+``request_latency`` mean (and its P50 and P95, and the P50s of TTFT and inter-token latency, kept
+with the point), ``request_count``, ``error_request_count``, ``input_sequence_length``
 and ``output_sequence_length`` (AIPerf 0.1's tags: ``isl``, ``osl``; mean, P50, P95 [tokens]).
 Times are converted from their ``unit`` (``ns``, ``us``, ``ms``, ``s``/``sec``). Neither tool
 records the serving engine; GenAI-Perf records no date.
@@ -155,7 +156,11 @@ def perf_export_point(doc: Mapping[str, Any], file: str) -> BenchPoint:
         sequences_basis="the run's concurrency" if kind is LoadKind.concurrency else "",
         measured_on=measured_on, engine=None, model=str(model) if model else None,
         input_tokens=_lengths(metrics, ISL_NAMES, file),
-        output_tokens=_lengths(metrics, OSL_NAMES, file))
+        output_tokens=_lengths(metrics, OSL_NAMES, file),
+        ttft_p50_ms=_time_ms(metrics, ttft_name, "p50", file),
+        tpot_p50_ms=_time_ms(metrics, "inter_token_latency", "p50", file),
+        e2e_p50_ms=_time_ms(metrics, "request_latency", "p50", file),
+        e2e_p95_ms=_time_ms(metrics, "request_latency", "p95", file))
 
 
 def _lengths(metrics: Mapping[str, Any], names: tuple[str, ...], file: str) -> Lengths | None:

@@ -11,14 +11,15 @@ Two layouts are read, by their keys:
   have ``args``; the model is then the benchmark's ``config.backend.model``).
 
 Each metric is a distribution per request status (``successful``, ``errored``, …) with ``mean``,
-``max`` and ``percentiles`` (``p95``). Read: ``requests_per_second.successful.mean`` (the
-throughput), ``time_to_first_token_ms`` and ``inter_token_latency_ms`` P95 of the successful
-requests (GuideLLM's inter-token latency excludes the first token: the SLO's per-token figure;
-its ``time_per_output_token_ms`` includes it and is not used), ``request_latency.successful.mean``
-[s], ``request_concurrency.successful.max`` (peak in flight), ``prompt_token_count`` and
-``output_token_count`` (mean, median, P95 of the successful requests), errored counts, the strategy
-(``synchronous``, ``concurrent`` with ``streams``, ``throughput``, ``constant``/``poisson`` with
-``rate``) and the start time [s since 1970]. GuideLLM does not record the serving engine.
+``max`` and ``percentiles`` (``p50``, ``p95``). Read: ``requests_per_second.successful.mean``
+(the throughput), ``time_to_first_token_ms`` and ``inter_token_latency_ms`` P95 (and P50, kept
+with the point) of the successful requests (GuideLLM's inter-token latency excludes the first
+token: the SLO's per-token figure; its ``time_per_output_token_ms`` includes it and is not used),
+``request_latency.successful`` mean, P50 and P95 [s], ``request_concurrency.successful.max``
+(peak in flight), ``prompt_token_count`` and ``output_token_count`` (mean, median, P95 of the
+successful requests), errored counts, the strategy (``synchronous``, ``concurrent`` with
+``streams``, ``throughput``, ``constant``/``poisson`` with ``rate``) and the start time [s since
+1970]. GuideLLM does not record the serving engine.
 """
 
 from __future__ import annotations
@@ -131,8 +132,31 @@ def guidellm_points(report: Mapping[str, Any], file: str) -> list[BenchPoint]:
             measured_on=epoch_date(float(start)) if isinstance(start, int | float) else None,
             engine=None, model=str(model) if model else None,
             input_tokens=_lengths(metrics, "prompt_token_count", file, where),
-            output_tokens=_lengths(metrics, "output_token_count", file, where)))
+            output_tokens=_lengths(metrics, "output_token_count", file, where),
+            ttft_p50_ms=_optional(metrics, "time_to_first_token_ms", "p50", file, where),
+            tpot_p50_ms=_optional(metrics, "inter_token_latency_ms", "p50", file, where),
+            e2e_p50_ms=_seconds_ms(_optional(metrics, "request_latency", "p50", file, where)),
+            e2e_p95_ms=_seconds_ms(_optional(metrics, "request_latency", "p95", file, where))))
     return points
+
+
+def _optional(metrics: Mapping[str, Any], name: str, stat: str, file: str, where: str
+              ) -> float | None:
+    """A percentile (``p50``, ``p95``) of the successful requests' ``name``: the report's
+    ``percentiles``, the ``median`` for ``p50`` where those lack it (``None``: neither)."""
+    dist = metrics.get(name)
+    dist = dist.get("successful") if isinstance(dist, dict) else None
+    if not isinstance(dist, dict):
+        return None
+    at = f"{where}.metrics.{name}.successful"
+    found = dist.get("percentiles")
+    if isinstance(found, dict) and stat in found:
+        return number(found, stat, file, f"{at}.percentiles", required=False)
+    return number(dist, "median", file, at, required=False) if stat == "p50" else None
+
+
+def _seconds_ms(value: float | None) -> float | None:
+    return None if value is None else value * MS_PER_S  # request_latency is in seconds
 
 
 def _lengths(metrics: Mapping[str, Any], name: str, file: str, where: str) -> Lengths | None:

@@ -102,6 +102,14 @@ class BenchPoint:
     """Prompt lengths the run sent, where the file records them (``None``: it does not)."""
     output_tokens: Lengths | None = None
     """Output lengths the run received, where the file records them."""
+    ttft_p50_ms: float | None = None
+    """Median time to first token [ms] (``None``: the file does not give it)."""
+    tpot_p50_ms: float | None = None
+    """Median time per output token after the first [ms/token] (``None``: not given)."""
+    e2e_p50_ms: float | None = None
+    """Median end-to-end latency [ms] (``None``: not given)."""
+    e2e_p95_ms: float | None = None
+    """95th-percentile end-to-end latency [ms] (``None``: not given)."""
 
     @property
     def failed_share(self) -> float:
@@ -137,6 +145,11 @@ def number(doc: Mapping[str, Any], key: str, file: str, where: str, *,
                                   f"{got}: expected a finite number >= {minimum:g}",
                                   "give the file as the tool wrote it")])
     return float(value)
+
+
+def p50_of(samples: Sequence[float]) -> float:
+    """Median of samples (numpy's linear interpolation, as the tools compute it)."""
+    return float(np.percentile(np.asarray(samples, dtype=np.float64), 50))
 
 
 def p95_of(samples: Sequence[float]) -> float:

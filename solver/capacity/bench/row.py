@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from models.common import Precision
 from models.errors import InputError, Problem
-from models.measured import MeasuredCapacity
+from models.measured import MeasuredCapacity, MeasuredPoint
 from models.names import precision_hint, resolve_model
 from models.workload import Workload
-from solver.capacity.bench.points import BenchPoint
+from solver.capacity.bench.points import BenchPoint, LoadKind
 from solver.capacity.bench.slo import SloHolding
 
 
@@ -99,12 +99,31 @@ def measured_row(points: Sequence[BenchPoint], holding: SloHolding, spec: RowSpe
         workload=spec.workload, max_stable_sequences=max(1, math.ceil(holding.sequences - 1e-9)),
         tested_peak_rps=holding.rate_rps, ttft_p95_ms=holding.ttft_p95_ms,
         decode_p95_ms_per_token=holding.tpot_p95_ms, measured_on=measured_on,
-        source=source_text(points, holding), **tested_lengths(holding.below))
+        source=source_text(points, holding), points=sweep_points(holding),
+        **tested_lengths(holding.below))
+    if len(row.points) > 1:
+        notes.append(f"the row keeps the sweep's {len(row.points)} tested loads (`points`): "
+                     "`check` reads a replica's latencies at its load off them")
     if not (row.tested_lengths("input") and row.tested_lengths("output")):
         notes.append("token lengths: the files do not record the prompt and output lengths "
                      "tested, so a plan cannot tell whether the workload's still match them "
                      "(vLLM: --save-detailed, or the totals vLLM saves by default)")
     return row, notes
+
+
+def sweep_points(holding: SloHolding) -> tuple[MeasuredPoint, ...]:
+    """Every tested load of the sweep as the row keeps it, in the order the SLO-holding rate
+    was looked for in (by load, repeats merged): what ``check`` interpolates between."""
+    out = []
+    for v in holding.verdicts:
+        p = v.point
+        out.append(MeasuredPoint(
+            offered_rps=p.load if p.load_kind is LoadKind.rate else None,
+            concurrency=p.load if p.load_kind is LoadKind.concurrency else None,
+            achieved_rps=p.throughput_rps, ttft_p50_ms=p.ttft_p50_ms, ttft_p95_ms=p.ttft_p95_ms,
+            tpot_p50_ms=p.tpot_p50_ms, tpot_p95_ms=p.tpot_p95_ms, e2e_mean_ms=p.mean_e2e_ms,
+            e2e_p50_ms=p.e2e_p50_ms, e2e_p95_ms=p.e2e_p95_ms))
+    return tuple(out)
 
 
 def tested_lengths(point: BenchPoint) -> dict[str, float]:

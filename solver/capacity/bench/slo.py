@@ -4,7 +4,8 @@ Definitions (docs/capacity-model.md, "Measured rows from load tests"):
 
 1. **Order.** The points are ordered by load: offered rate or concurrency where every point of
    the sweep sets its load the same way (an unbounded run last), else by the throughput served.
-   Repeats of one load are one point: the worst P95s, the mean throughput, failures summed.
+   Repeats of one load are one point: the worst P95s (and P50s), the mean throughput, failures
+   summed.
 2. **Held** means TTFT P95 ≤ the SLO's, per-token P95 ≤ the SLO's, and at most
    :data:`MAX_FAILED_SHARE` of the requests failed.
 3. **The rate.** Walking up the loads, the first point that does not hold ends the search (a
@@ -115,8 +116,18 @@ def _merge(group: list[BenchPoint]) -> BenchPoint:
         mean_e2e_ms=sum(e2e) / len(e2e) if e2e else None,
         sequences=max(seqs) if seqs else None,
         measured_on=min(dates) if dates else None,
+        ttft_p50_ms=_worst([p.ttft_p50_ms for p in group]),
+        tpot_p50_ms=_worst([p.tpot_p50_ms for p in group]),
+        e2e_p50_ms=_worst([p.e2e_p50_ms for p in group]),
+        e2e_p95_ms=_worst([p.e2e_p95_ms for p in group]),
         notes=(*first.notes, f"{len(group)} runs at {_load_text(first)}: worst P95s, mean "
                "throughput"))
+
+
+def _worst(values: Sequence[float | None]) -> float | None:
+    """The largest of a latency the repeats of one load give, where every repeat gives it."""
+    known = [v for v in values if v is not None]
+    return max(known) if known and len(known) == len(values) else None
 
 
 def judge(p: BenchPoint, slo: Slo) -> Verdict:

@@ -12,6 +12,8 @@ objects, each with the swept parameters and ``run_number``). Fields read (vLLM's
   ``itls`` [s], ``output_lens``, ``errors``); without those ``p99_ttft_ms``/``p99_tpot_ms``, the
   default percentile, taken as an upper bound of the P95 and said so. TPOT is vLLM's time per
   output token excluding the first: the SLO's per-token figure.
+- kept with the point, where saved: ``median_ttft_ms``, ``median_tpot_ms``, ``median_e2el_ms``
+  and ``p95_e2el_ms`` (or the same of the per-request samples);
 - ``mean_e2el_ms`` (with ``e2el`` among ``--percentile-metrics``), else mean TTFT + mean TPOT ×
   (mean output tokens − 1), for Little's law; ``max_concurrent_requests`` (newer vLLM: the peak
   in flight);
@@ -37,6 +39,7 @@ from solver.capacity.bench.points import (
     LoadKind,
     PercentileBasis,
     number,
+    p50_of,
     p95_of,
     parse_date,
 )
@@ -133,6 +136,23 @@ def _latencies(doc: Mapping[str, Any], file: str, where: str
                               "--metric-percentiles 95,99")])
 
 
+def _medians(doc: Mapping[str, Any], file: str, where: str, basis: PercentileBasis
+             ) -> dict[str, float | None]:
+    """The point's median TTFT and TPOT and its end-to-end median and P95 [ms]: vLLM's
+    ``median_ttft_ms``, ``median_tpot_ms``, ``median_e2el_ms`` and ``p95_e2el_ms``, or, where
+    the P95s came from the per-request samples, the same of the samples (``None``: neither)."""
+    if basis is PercentileBasis.samples:
+        samples = _samples(doc)
+        assert samples is not None
+        ttft_ms, tpot_ms, e2e_ms = samples
+        return {"ttft_p50_ms": p50_of(ttft_ms), "tpot_p50_ms": p50_of(tpot_ms),
+                "e2e_p50_ms": p50_of(e2e_ms), "e2e_p95_ms": p95_of(e2e_ms)}
+    return {"ttft_p50_ms": number(doc, "median_ttft_ms", file, where, required=False),
+            "tpot_p50_ms": number(doc, "median_tpot_ms", file, where, required=False),
+            "e2e_p50_ms": number(doc, "median_e2el_ms", file, where, required=False),
+            "e2e_p95_ms": number(doc, "p95_e2el_ms", file, where, required=False)}
+
+
 def _engine(doc: Mapping[str, Any]) -> str | None:
     backend = str(doc.get("backend") or doc.get("endpoint_type") or "").lower()
     engine = ENGINE_BACKENDS.get(backend)
@@ -177,7 +197,8 @@ def vllm_point(doc: Mapping[str, Any], file: str, where: str) -> BenchPoint:
         sequences_basis=seq_basis,
         measured_on=parse_date(str(doc.get("date", "")), ("%Y%m%d-%H%M%S", "%Y-%m-%d")),
         engine=_engine(doc), model=str(doc["model_id"]) if doc.get("model_id") else None,
-        notes=tuple(notes), input_tokens=input_tokens, output_tokens=output_tokens)
+        notes=tuple(notes), input_tokens=input_tokens, output_tokens=output_tokens,
+        **_medians(doc, file, where, basis))
 
 
 def _lengths(doc: Mapping[str, Any], completed: int, file: str, where: str
