@@ -1116,7 +1116,8 @@ def nudged_choice(hp: HorizonProgram, chosen: dict[tuple[str, OrderKey], int], s
 #: they hold (:func:`nudged_choice`) [bool].
 ORDER_NUDGE = True
 #: Share of the first fleet's budget the check may take (the held blocks' plans get the rest):
-#: about 0.4 s an LP on the harness's medium × 25 blocks, nine blocks a trial [1].
+#: on the harness's medium × 25, nine LPs a count at 2.4–2.7 s (nice 5, load 8) and four
+#: counts to reach +2 and see +3 dearer: 10.5 s of a 120-s plan, used whole at load 17 [1].
 NUDGE_SHARE = 0.12
 
 
