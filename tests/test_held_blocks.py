@@ -53,9 +53,12 @@ def test_held_blocks_are_not_built_and_plan_the_optimum(monkeypatch: pytest.Monk
     and the fourth quarter's second node on demand) with its blocks planned in shares of the
     time (the size limit set to 0): from the joint program's arrays, no held block is built
     and the joint solve is handed the copy they came from; built (the flag off), each
-    distinct held block is. The same optimum either way."""
+    distinct held block is. The same optimum either way. (The check of the orders chosen
+    against the held blocks' LPs, ``horizon.nudged_choice``, builds its own LPs: off here, it
+    is tests/test_order_nudge.py's.)"""
     monkeypatch.setattr(block_plans, "DIRECT_COLUMNS", 0)
     monkeypatch.setattr(horizon, "HELD_FROM_JOINT", from_joint)
+    monkeypatch.setattr(horizon, "ORDER_NUDGE", False)
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
     built = _builds(monkeypatch)
     start, _, timed, (plans,) = horizon_start(hp, "highs", 20.0, 1e-6,
