@@ -1105,8 +1105,11 @@ def nudged_choice(hp: HorizonProgram, chosen: dict[tuple[str, OrderKey], int], s
     the blocks it holds cost less in their LPs
     (:func:`~solver.solve.order_nudge.nudge_largest`), in at most ``NUDGE_SHARE`` of the
     first fleet's ``budget_s`` (and what ``deadline`` leaves); as chosen with ``--robust``
-    (the line search prices the expected cost) or once the deadline is spent."""
+    (the line search prices the expected cost), once the deadline is spent, or where the
+    largest order holds fewer than ``NUDGE_MIN_NODES`` nodes in every scenario."""
     if not ORDER_NUDGE or hp.worst is not None or _spent(deadline):
+        return chosen
+    if not chosen or max(chosen.values()) < NUDGE_MIN_NODES:
         return chosen
     out, _ = nudge_largest(hp.data, chosen, solver, capped(NUDGE_SHARE * budget_s, deadline))
     return out
@@ -1119,6 +1122,13 @@ ORDER_NUDGE = True
 #: on the harness's medium × 25, nine LPs a count at 2.4–2.7 s (nice 5, load 8) and four
 #: counts to reach +2 and see +3 dearer: 10.5 s of a 120-s plan, used whole at load 17 [1].
 NUDGE_SHARE = 0.12
+#: The fewest nodes the largest order must hold (in some scenario) for the check to run: on
+#: the harness's medium × 1 over periods (largest order 1 node a scenario) the check took its
+#: whole share in two 60-s plans and moved nothing, and those plans were 0.49–0.61 % dearer
+#: than main's (i16-s24); on medium × 25 (5 nodes) it moved +2 and the plans were cheaper.
+#: A node more or less of a 1- or 2-node order is a 50–100 % move the blocks' LPs price
+#: least well [nodes].
+NUDGE_MIN_NODES = 3
 
 
 #: Whether the blocks planned with the chosen orders held take their LP support's step on the

@@ -10,8 +10,8 @@ nodes of its largest order (12-month reserved H200 in use1-az1, from the second 
 scenario; the blocks held with 2 more cost less in their LPs (20,873,155 → 20,806,683 with the
 orders, i16-s23) and in their fleets planned deeper (−0.31 %); 120-s plans with this check
 (which moves it +2) were 0.16–0.37 % cheaper than main's in four interleaved pairs of four
-(benchmarks/README.md, "Over periods: the order choice checked against the blocks it holds
-(i16-s24)").
+(benchmarks/results/over-periods.md, "Over periods: the order choice checked against the
+blocks it holds (i16-s24)").
 
 So, where time allows: the blocks the largest order holds are relaxed with what the orders hold
 (:func:`~solver.solve.order_choice.held_block`, every committed pool free at its held nodes),
