@@ -1046,13 +1046,17 @@ def upcrossings(
         # joins at its last count above COUNT_TAIL (the rows beyond it are 0 until then)
         last = np.argmax(np.cumsum(dealt, axis=1) >= 1.0 - COUNT_TAIL, axis=1)
         order = np.argsort(-last, kind="stable")
-        dealt, phi_s, last = dealt[order], psi[order] + 1.0, last[order]
+        phi_s, last = psi[order] + 1.0, last[order]
+        # each count's column as complex, contiguous (the sums as adding the real column),
+        # and the rows with last ≥ k for every k at once
+        terms = np.ascontiguousarray(dealt[order].T, dtype=np.complex128)[:, :, None]
+        actives = np.searchsorted(-last, -np.arange(int(last[0]) + 1), side="right").tolist()
         phi = np.zeros_like(psi)
         for k in range(int(last[0]), -1, -1):
-            active = int(np.searchsorted(-last, -k, side="right"))  # rows with last ≥ k
+            active = actives[k]
             head = phi[:active]
             head *= phi_s[:active]
-            head += dealt[:active, k:k + 1]
+            head += terms[k, :active]
         phi[order] = phi.copy()
     else:  # Poisson, or the negative binomial where over-dispersed
         excess = v / np.maximum(m, 1e-300) - 1.0  # dispersion − 1
