@@ -624,8 +624,12 @@ def _behind_in_batch(profile: LoadProfile, mean: npt.NDArray[np.float64],
     levels, counts = bands.shape[0], after.shape[1]
     per_level = after.reshape(levels, -1, counts)
     both = np.zeros((levels, per_level.shape[1], counts + bands.shape[1] - 1))
-    for k in np.flatnonzero(bands.any(axis=0)):  # F₀'s counts (a few): shifted copies
-        both[:, :, k:k + counts] += bands[:, k, None, None] * per_level
+    if np.isfinite(per_level).all():  # a level adds 0 where its band holds no such count
+        for level, k in zip(*np.nonzero(bands), strict=True):  # F₀'s counts: shifted copies
+            both[level, :, k:k + counts] += bands[level, k] * per_level[level]
+    else:  # 0 × inf is not 0: every level, as the sum is
+        for k in np.flatnonzero(bands.any(axis=0)):
+            both[:, :, k:k + counts] += bands[:, k, None, None] * per_level
     return dealt_pmf(both.reshape(after.shape[0], -1), replicas)
 
 
