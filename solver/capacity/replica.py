@@ -1055,10 +1055,9 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
            step_ms)
     # the Chernoff tail alone is at least the tail with the upcrossings, so where its P95 does
     # not pass the largest window's neither does theirs (same figures, the FFTs saved)
-    chernoff = sup_backlog_ttft_ms(*sup, crossings=False)
-    if chernoff <= best or not profile.backlog_crossings:
-        return max(best, chernoff)
-    return max(best, sup_backlog_ttft_ms(*sup, crossings=True))
+    if not profile.backlog_crossings:
+        return max(best, sup_backlog_ttft_ms(*sup, crossings=False))
+    return max(best, sup_backlog_ttft_ms(*sup, crossings=True, chernoff_within_ms=best))
 
 
 def ttft_distribution(profile: LoadProfile, rate_rps: float, replicas: float | None = None
