@@ -852,7 +852,7 @@ def sup_backlog_ttft_ms(
     own_ms: npt.ArrayLike, work_ms: npt.ArrayLike, weights: npt.ArrayLike,
     instant_pmf: npt.ArrayLike, before_mean: npt.ArrayLike, before_variance: npt.ArrayLike,
     replicas: float, drained_ms: npt.ArrayLike, step_ms: float, q: float = 0.95,
-    crossings: bool = True,
+    crossings: bool = True, chernoff_within_ms: float | None = None,
 ) -> float:
     """``q``-quantile of a request's TTFT with the backlog it finds taken as the supremum over
     windows of the prefill work that arrived in a window before it less what the replica
@@ -883,6 +883,12 @@ def sup_backlog_ttft_ms(
     raises the bound); the exponent is computed at :data:`CHERNOFF_POINTS` backlogs and read
     linearly between them. ``X₀ + V`` is one convolution on the grid; the quantile is read
     linearly between cells.
+
+    ``chernoff_within_ms`` (with ``crossings``): the quantile by the Chernoff bound alone
+    (``crossings=False``) is taken first, and returned where it is not above it — the same
+    figure as that call's, the upcrossings not computed (a caller taking the larger of it and
+    another term of that many ms: the upcrossings only lower the tail); the quantile with
+    them where it is above, on the same grid and bound (the figure of this call without it).
     """
     w = np.asarray(weights, dtype=np.float64)
     w = w / w.sum()
@@ -891,14 +897,22 @@ def sup_backlog_ttft_ms(
     below_v, top_ms = _backlog_below(work_ms, w, before_mean, before_variance, replicas,
                                      drained_ms, q, crossings)
     x_ms, x_pmf = prefill_parts(own_ms, w, work_ms, instant_pmf, extra_ms=top_ms)
-    below = _with_backlog(x_pmf, below_v(x_ms))  # P(X₀ + V ≤ x_k)
-    k = int(np.argmax(below >= q))
-    if below[k] < q:
-        return step_ms + float(x_ms[-1])
-    if k == 0:
-        return step_ms
-    share = (q - below[k - 1]) / (below[k] - below[k - 1])
-    return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))
+
+    def quantile_ms(crossed: bool) -> float:
+        below = _with_backlog(x_pmf, below_v(x_ms, crossed))  # P(X₀ + V ≤ x_k)
+        k = int(np.argmax(below >= q))
+        if below[k] < q:
+            return step_ms + float(x_ms[-1])
+        if k == 0:
+            return step_ms
+        share = (q - below[k - 1]) / (below[k] - below[k - 1])
+        return step_ms + float(x_ms[k - 1] + share * (x_ms[k] - x_ms[k - 1]))
+
+    if crossings and chernoff_within_ms is not None:
+        chernoff_ms = quantile_ms(False)
+        if chernoff_ms <= chernoff_within_ms:
+            return chernoff_ms
+    return quantile_ms(crossings)
 
 
 def sup_backlog_ttft_below(
@@ -933,12 +947,13 @@ def _backlog_below(
     work_ms: npt.ArrayLike, weights: FloatArray, before_mean: npt.ArrayLike,
     before_variance: npt.ArrayLike, replicas: float, drained_ms: npt.ArrayLike, q: float,
     crossings: bool = True,
-) -> tuple[Callable[[FloatArray], FloatArray], float]:
+) -> tuple[Callable[..., FloatArray], float]:
     """``y ↦ P(V ≤ y)`` of the backlog's supremum over windows, by the largest Chernoff
     bound over the windows (:func:`sup_backlog_ttft_ms`) or, where smaller, the expected
     upcrossings of ``y`` (:func:`upcrossings`; ``crossings=False``: the Chernoff bound
     alone, the model before them), and the backlog beyond which it is below ``(1 − q) ×
-    10⁻³`` by every window's bound [ms]."""
+    10⁻³`` by every window's bound [ms]. The function's second argument, where given,
+    stands for ``crossings``; asked again on the same grid, it keeps the bound's tail."""
     w = weights
     work = np.asarray(work_ms, dtype=np.float64)
     mean = np.atleast_1d(np.asarray(before_mean, dtype=np.float64))
@@ -965,12 +980,20 @@ def _backlog_below(
     # V beyond this is below (1 − q) × 1e-3 by every window's bound at some θ
     top_ms = max(float(np.min((np.max(kappa, axis=0) + math.log(1e3 / (1 - q))) / theta)), 0.0)
 
-    def below(x_ms: FloatArray) -> FloatArray:
+    kept: list[tuple[FloatArray, FloatArray]] = []  # (grid, the bound's tail on it)
+
+    def chernoff_tail(x_ms: FloatArray) -> FloatArray:
+        if kept and kept[0][0] is x_ms:
+            return kept[0][1]
         y_ms = np.linspace(0.0, float(x_ms[-1]), CHERNOFF_POINTS)
         exponent = np.max(np.min(kappa[:, :, None] - theta[None, :, None] * y_ms[None, None, :],
                                  axis=1), axis=0)
-        chernoff = np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0))
-        if not crossings:
+        kept[:] = [(x_ms, np.exp(np.minimum(np.interp(x_ms, y_ms, exponent), 0.0)))]
+        return kept[0][1]
+
+    def below(x_ms: FloatArray, crossed: bool = crossings) -> FloatArray:
+        chernoff = chernoff_tail(x_ms)
+        if not crossed:
             return np.asarray(1.0 - chernoff, dtype=np.float64)
         # the smaller of the two over-estimates of the tail (docs/capacity-model.md)
         crossing = np.minimum.accumulate(np.minimum(upcrossings(
@@ -1046,13 +1069,17 @@ def upcrossings(
         # joins at its last count above COUNT_TAIL (the rows beyond it are 0 until then)
         last = np.argmax(np.cumsum(dealt, axis=1) >= 1.0 - COUNT_TAIL, axis=1)
         order = np.argsort(-last, kind="stable")
-        dealt, phi_s, last = dealt[order], psi[order] + 1.0, last[order]
+        phi_s, last = psi[order] + 1.0, last[order]
+        # each count's column as complex, contiguous (the sums as adding the real column),
+        # and the rows with last ≥ k for every k at once
+        terms = np.ascontiguousarray(dealt[order].T, dtype=np.complex128)[:, :, None]
+        actives = np.searchsorted(-last, -np.arange(int(last[0]) + 1), side="right").tolist()
         phi = np.zeros_like(psi)
         for k in range(int(last[0]), -1, -1):
-            active = int(np.searchsorted(-last, -k, side="right"))  # rows with last ≥ k
+            active = actives[k]
             head = phi[:active]
             head *= phi_s[:active]
-            head += dealt[:active, k:k + 1]
+            head += terms[k, :active]
         phi[order] = phi.copy()
     else:  # Poisson, or the negative binomial where over-dispersed
         excess = v / np.maximum(m, 1e-300) - 1.0  # dispersion − 1

@@ -629,8 +629,12 @@ def _behind_in_batch(profile: LoadProfile, mean: npt.NDArray[np.float64],
     levels, counts = bands.shape[0], after.shape[1]
     per_level = after.reshape(levels, -1, counts)
     both = np.zeros((levels, per_level.shape[1], counts + bands.shape[1] - 1))
-    for k in np.flatnonzero(bands.any(axis=0)):  # F₀'s counts (a few): shifted copies
-        both[:, :, k:k + counts] += bands[:, k, None, None] * per_level
+    if np.isfinite(per_level).all():  # a level adds 0 where its band holds no such count
+        for level, k in zip(*np.nonzero(bands), strict=True):  # F₀'s counts: shifted copies
+            both[level, :, k:k + counts] += bands[level, k] * per_level[level]
+    else:  # 0 × inf is not 0: every level, as the sum is
+        for k in np.flatnonzero(bands.any(axis=0)):
+            both[:, :, k:k + counts] += bands[:, k, None, None] * per_level
     return dealt_pmf(both.reshape(after.shape[0], -1), replicas)
 
 
@@ -689,14 +693,28 @@ def load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool = True
     The point's end-to-end time is :func:`e2e_p95_ms` of its two P95s (of the mean TPOT
     where ``with_tpot_p95=False``: a figure below the P95's, as the mean TPOT is).
     """
-    point = _load_point(profile, rate_rps, with_tpot_p95, replicas, with_ttft)
+    return _with_e2e(profile, _load_point(profile, rate_rps, with_tpot_p95, replicas, with_ttft))
+
+
+def _with_e2e(profile: LoadProfile, point: LoadPoint) -> LoadPoint:
+    """``point`` with its end-to-end time, :func:`e2e_p95_ms` of its two P95s."""
     return replace(point, e2e_p95_ms=e2e_p95_ms(point.ttft_p95_ms, point.tpot_p95_ms,
                                                 profile.output_p95_tokens))
 
 
+#: What :func:`_decode_batch` returns: the batch [sequences], its decode step [ms], the mean
+#: TPOT [ms] and whether the iteration settled.
+Decoded = tuple[int, float, float, bool]
+
+
 def _load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool,
-                replicas: float | None, with_ttft: bool) -> LoadPoint:
-    """:func:`load_point` before its end-to-end time."""
+                replicas: float | None, with_ttft: bool, decoded: Decoded | None = None,
+                ttft_enough_ms: float = math.inf) -> LoadPoint:
+    """:func:`load_point` before its end-to-end time. ``decoded``: :func:`_decode_batch` at
+    ``rate_rps`` where the caller has it already (the same figures, not computed twice).
+    ``ttft_enough_ms``: with the trace's followers, the TTFT may stop at a figure above it
+    once one part of it is (:func:`burst_ttft_ms`): for a caller that only asks whether the
+    point holds a TTFT SLO of that many ms."""
     rate_per_ms = rate_rps / 1000.0
     rho = rate_per_ms * profile.prefill_mean_ms
     on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
@@ -713,7 +731,8 @@ def _load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool,
         ttft_ms, tpot_p95 = trace_p95_ms(profile, rate_rps, replicas, full)
         return LoadPoint(rate_rps, ttft_ms, tpot_p95, rho, full, profile.max_sequences >= 1,
                          math.inf)
-    batch, step_ms, tpot_ms, converged = _decode_batch(profile, rate_rps)
+    batch, step_ms, tpot_ms, converged = (_decode_batch(profile, rate_rps) if decoded is None
+                                          else decoded)
     if not converged:
         return LoadPoint(rate_rps, math.inf, math.inf, rho, batch, False, math.inf)
     if on_trace:
@@ -739,7 +758,7 @@ def _load_point(profile: LoadProfile, rate_rps: float, with_tpot_p95: bool,
         # its own prompt prefilled chunk by chunk with the decoding batch (chunked_prefill_ms)
         ttft_ms = math.nan if not with_ttft else burst_ttft_ms(
             profile, wait_ms, rho, step_ms, replicas, drain, share,
-            chunked_prefill_ms(profile, batch))
+            chunked_prefill_ms(profile, batch), enough_ms=ttft_enough_ms)
         if with_tpot_p95 and profile.backlog_sup and profile.palm_wait:
             waits = burst_wait_ms(profile, replicas, drain, share)
     if not with_ttft:
@@ -995,7 +1014,8 @@ def chunk_share(profile: LoadProfile, batch: int) -> float:
 
 def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms: float,
                   replicas: float, drain: float, stream_share: float = 1.0,
-                  own_ms: npt.NDArray[np.float64] | None = None) -> float:
+                  own_ms: npt.NDArray[np.float64] | None = None,
+                  enough_ms: float = math.inf) -> float:
     """TTFT P95 with the trace's followers [ms]: the largest, over windows ``T`` before the
     request (0 and each of the profile's windows), of the P95 of the iteration in flight + the
     M/G/1 wait + the prefill work of the burst-mates that arrived within ``T`` and reached its
@@ -1006,7 +1026,10 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
     request number as its followers do (every pair within ``T`` is one arrival's follower and
     the other's predecessor). ``own_ms``: each input-length point's own prefill (default: the
     prompt alone, ``prefill_own_ms``; :func:`load_point` gives it in chunks,
-    :func:`chunked_prefill_ms`)."""
+    :func:`chunked_prefill_ms`). ``enough_ms``: once a window's term passes it, that term is
+    returned (the P95, the largest term, passes it too; the SLO search's halvings above the
+    TTFT's limit then skip the other windows and the backlog's supremum): a figure that only
+    says the P95 is above ``enough_ms``; not finite (the default): the P95."""
     assert profile.prefill_own_ms is not None and profile.prefill_work_ms is not None
     own = profile.prefill_own_ms if own_ms is None else own_ms
     windows_ms, ahead, before = _burst_windows(profile, replicas, stream_share)
@@ -1029,16 +1052,17 @@ def burst_ttft_ms(profile: LoadProfile, wait_mean_ms: float, rho: float, step_ms
             best = max(best, ttft_quantile_ms(own, w, profile.prefill_work_ms,
                                               counts, wait_mean_ms, rho, step_ms)
                        - drain * window)
+            if best > enough_ms:
+                return best
     if not profile.backlog_sup:
         return best
     sup = (own, profile.prefill_work_ms, w, ahead[0], *before, replicas, drain * windows_ms[1:],
            step_ms)
     # the Chernoff tail alone is at least the tail with the upcrossings, so where its P95 does
     # not pass the largest window's neither does theirs (same figures, the FFTs saved)
-    chernoff = sup_backlog_ttft_ms(*sup, crossings=False)
-    if chernoff <= best or not profile.backlog_crossings:
-        return max(best, chernoff)
-    return max(best, sup_backlog_ttft_ms(*sup, crossings=True))
+    if not profile.backlog_crossings:
+        return max(best, sup_backlog_ttft_ms(*sup, crossings=False))
+    return max(best, sup_backlog_ttft_ms(*sup, crossings=True, chernoff_within_ms=best))
 
 
 def ttft_distribution(profile: LoadProfile, rate_rps: float, replicas: float | None = None
@@ -1209,15 +1233,20 @@ def slo_holding_point(
     low, high = 0.0, 1000.0 / profile.prefill_mean_ms  # prefill saturates at ρ = 1
     tolerance = (BISECTION_TOLERANCE
                  if profile.trace_wait and profile.trace_arrival_ms is not None else 0.0)
+    asked_low = asked_high = False  # low, high: rates the halvings found to hold, to break
     for _ in range(BISECTION_STEPS):
         if high - low <= tolerance * high:
             break
         mid = (low + high) / 2
+        if (mid == low and asked_low) or (mid == high and asked_high):
+            # one ulp apart: every halving left would ask again at low or high and get the
+            # answer it got there (the search is deterministic): the interval stays
+            break
         if _holds_without_p95(profile, mid, ttft_slo_ms, tpot_slo_ms, e2e_slo_ms):
-            low = mid
+            low, asked_low = mid, True
         else:
-            high = mid
-    best = load_point(profile, low)
+            high, asked_high = mid, True
+    best = load_point(profile, low) if asked_low else idle  # low 0: that very point
     if best.holds(ttft_slo_ms, tpot_slo_ms, e2e_slo_ms):
         limit = load_point(profile, high, with_tpot_p95=False).limit(ttft_slo_ms, tpot_slo_ms,
                                                                       e2e_slo_ms)
@@ -1246,13 +1275,15 @@ def _holds_without_p95(profile: LoadProfile, rate_rps: float, ttft_slo_ms: float
     rho = rate_rps / 1000.0 * profile.prefill_mean_ms
     if rho >= 1:
         return False
-    batch, _, tpot_ms, converged = _decode_batch(profile, rate_rps)
+    decoded = _decode_batch(profile, rate_rps)
+    batch, _, tpot_ms, converged = decoded
     on_trace = profile.trace_wait and profile.trace_arrival_ms is not None
     if (not converged or batch > profile.max_sequences
             or not (on_trace or tpot_ms <= tpot_slo_ms)):
         return False
-    return load_point(profile, rate_rps, with_tpot_p95=False).holds(ttft_slo_ms, tpot_slo_ms,
-                                                                     e2e_slo_ms)
+    # the batch once; a TTFT of followers stops once a part of it passes the SLO
+    point = _load_point(profile, rate_rps, False, None, True, decoded, ttft_slo_ms)
+    return _with_e2e(profile, point).holds(ttft_slo_ms, tpot_slo_ms, e2e_slo_ms)
 
 
 def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_slo_ms: float,
@@ -1292,9 +1323,11 @@ def _tpot_edge(profile: LoadProfile, holds: LoadPoint, breaks: LoadPoint, tpot_s
             side = 1
     limit = ("e2e" if e2e_slo_ms is not None and breaks.tpot_p95_ms <= tpot_slo_ms
              else "tpot")
-    # the steps skipped the TTFT: the point returned has it (the same rate, the same point)
-    return (holds if not math.isnan(holds.ttft_p95_ms) else load_point(profile, holds.rate_rps),
-            limit)
+    if math.isnan(holds.ttft_p95_ms):  # the steps skipped the TTFT: the point returned has it
+        # load_point(profile, holds.rate_rps), its per-token P95 (the same) not computed again
+        ttft_ms = load_point(profile, holds.rate_rps, with_tpot_p95=False).ttft_p95_ms
+        holds = _with_e2e(profile, replace(holds, ttft_p95_ms=ttft_ms))
+    return holds, limit
 
 
 # --- predictions at a given rate -----------------------------------------------------------

@@ -700,6 +700,9 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
     watch.watching = False  # a replay's later rounds build on clocks of their own
     before = before_the_solve(watch.began_s, deadline.elapsed() - watch.began_s)
     keep_time_to_write(deadline, sc, origin or Origin.now())
+    note = build_cost_note(watch.began_s, deadline.elapsed() - watch.began_s, deadline)
+    if note is not None:
+        reporter.say(note)
     with stop_on_signals(deadline, None if quiet else STOP_NOTICE) as signals:
         try:
             plan = solve(table) if no_replay else replayed_plan(
@@ -708,6 +711,24 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
             reporter.close()
             received.extend(signals)
     return with_gap_limit(with_stages_before(plan, before), gap), sc, table, None
+
+
+#: A single-period plan says what its capacity table cost, before the solve, where the build
+#: took at least this share of the limit [1]: a bursty workload's table took 40–52 s of a 60-s
+#: plan at load 8 (benchmarks/README.md, "Session 23"), and the solve's lines then began at
+#: 45 s with nothing said of where the minute went.
+BUILD_NOTE_SHARE = 0.1
+
+
+def build_cost_note(read_s: float, build_s: float, deadline: Deadline) -> str | None:
+    """What the capacity table's build cost of the plan's limit, and what the solve has left
+    (``None`` where the build took under :data:`BUILD_NOTE_SHARE` of the limit)."""
+    limit_s = deadline.given_s
+    if build_s < BUILD_NOTE_SHARE * limit_s:
+        return None
+    return (f"built the capacity table in {build_s:.1f} s of the {limit_s:g}-s limit "
+            f"({read_s:.1f} s before it: the start-up and reading the scenario); the solver "
+            f"has {deadline.left():.1f} s")
 
 
 def before_the_solve(read_s: float, capacity_s: float) -> tuple[SolverStage, ...]:

@@ -147,6 +147,19 @@ class SolveReporter:
             with self._lock:
                 self._ticking = False
 
+    def say(self, text: str) -> None:
+        """``text`` as a line of its own at once (a line drawn on a terminal ended first)."""
+        if self.quiet:
+            return
+        with self._lock:
+            try:
+                self.stream.write(("\r\033[K" if self._drawn else "") + text + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # stderr closed: stop showing
+                self.quiet = True
+            self._drawn = False
+            self._last = -float("inf")  # the next progress line comes at once
+
     def close(self) -> None:
         """End the line drawn on a terminal."""
         with self._lock:
