@@ -3,20 +3,13 @@
     PYTHONPATH=<tree> nice -n 19 .venv/bin/python benchmarks/table_build.py SCENARIO OUT LABEL
     PYTHONPATH=<tree> nice -n 19 .venv/bin/python benchmarks/table_build.py SCENARIO OUT LABEL all
 
-<<<<<<< HEAD
-Builds ``build_capacity_table(scenario, scenario.gpus_sold_or_held())`` (the GPUs a plan
-places) and prints ``LABEL cpu … s wall … s rows …``; run it with main's tree and a branch's on
-``PYTHONPATH`` in turn and ``cmp`` the two JSON files: the same table byte for byte
-(benchmarks/results/trust.md, "Session 23").
-=======
 Reads SCENARIO as ``fleetplan plan`` does (``solver.cli.common.load``: a linked trace's burst
 block and replayed window included), builds ``build_capacity_table(scenario,
 scenario.gpus_sold_or_held())`` (the GPUs a plan places; with ``all``, every GPU of the
 catalog, as ``fleetplan capacity`` does), writes the table as JSON to OUT and prints ``LABEL
 cpu … s wall … s rows …``; run it with main's tree and a branch's on ``PYTHONPATH`` in turn
-and ``cmp`` the two JSON files: the same table byte for byte (benchmarks/README.md, "Session
-23", "Session 24").
->>>>>>> build-s24
+and ``cmp`` the two JSON files: the same table byte for byte (benchmarks/results/trust.md,
+"Session 23", "Session 24").
 """
 
 from __future__ import annotations

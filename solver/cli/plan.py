@@ -715,7 +715,7 @@ def _plan(sc: Scenario, solver: str, time_limit_s: float, gap: float, as_json: b
 
 #: A single-period plan says what its capacity table cost, before the solve, where the build
 #: took at least this share of the limit [1]: a bursty workload's table took 40–52 s of a 60-s
-#: plan at load 8 (benchmarks/README.md, "Session 23"), and the solve's lines then began at
+#: plan at load 8 (benchmarks/results/trust.md, "Session 23"), and the solve's lines then began at
 #: 45 s with nothing said of where the minute went.
 BUILD_NOTE_SHARE = 0.1
 
