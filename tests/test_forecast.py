@@ -527,15 +527,14 @@ def test_a_day_far_below_its_weekday_is_left_out_as_an_outage_and_said(tmp_path:
     assert [line for line in result.output.splitlines() if line.startswith(note)], result.output
 
 
-def test_a_damped_trend_of_lower_aic_says_what_the_linear_one_gives(tmp_path: Path) -> None:
+def test_a_steady_growth_is_not_forecast_flat_by_a_damping_at_its_bound(tmp_path: Path) -> None:
     """fresh-s24 F2: 9 months of daily peaks growing ×1.15 a quarter (weekends ×0.78, 4 % noise;
-    the holidays and the outage left out) fitted the damped trend 1.15 lower by AIC; damped
-    day by day (φ at its 0.98 bound: at most 49 more days of the slope), it forecast the last
-    quarter of 2027 flat at the history's level while the linear trend gives ×1.8 — and only
-    a tie said what the linear trend gives. It is said whenever `auto` keeps the damped one."""
+    the holidays and the outage left out) fitted the damped trend 1.15 lower by AIC — a tie —
+    with φ at its 0.98 bound a day (at most 49 more days of the slope), and `auto` kept it:
+    2027 forecast flat at the history's level, 24–52 % under the process's true period-peak
+    medians (60 req/s on 2026-11-30 × 1.15 a quarter: Q1 76.5 … Q4 116.6, drawn by
+    /tmp/f24/truth.py's method). Within the tie a φ at its bound keeps the linear trend."""
     import random
-
-    from solver.studies.forecast import _rps
 
     rng = random.Random(24)
     start, end = dt.date(2026, 3, 1), dt.date(2026, 11, 30)
@@ -556,10 +555,10 @@ def test_a_damped_trend_of_lower_aic_says_what_the_linear_one_gives(tmp_path: Pa
     history = read_history(path)
     (auto,) = forecast(history, HORIZON, None, Trend.auto)
     (linear,) = forecast(history, HORIZON, None, Trend.linear)
-    assert auto.model.startswith("ETS(A,Ad,")
-    assert auto.chosen.startswith("damped trend chosen: its AIC is ")
-    assert auto.chosen.endswith(
-        f"below the linear one's; the linear one gives {_rps(linear.base_rps[-1])} "
-        f"({_rps(linear.low_rps[-1])}–{_rps(linear.high_rps[-1])}) req/s in the last period "
-        "(--trend linear)")
-    assert auto.base_rps[-1] < 60.0 < 1.5 * 60.0 < linear.base_rps[-1]  # flat against ×1.8
+    (damped,) = forecast(history, HORIZON, None, Trend.damped)
+    assert damped.base_rps[-1] < 1.1 * 60.0  # what the bound alone does: flat
+    assert auto.model.startswith("ETS(A,A,") and auto.base_rps == linear.base_rps
+    assert auto.chosen.startswith("linear trend chosen: the two trends' AICs are 1.15 apart")
+    assert "φ is at its bound of 0.98 a day" in auto.chosen
+    for q, true_median in enumerate((76.5, 87.9, 101.3, 116.6)):
+        assert auto.base_rps[q] == pytest.approx(true_median, rel=0.10), q

@@ -99,6 +99,17 @@ AIC_TIE = 2.0
 #: wrote growth [0.147, 0, 0, 0] and a high of 3.2e+32 (fresh-s22 F1); ``--trend linear`` keeps
 #: it where the user knows the slope holds. A judgement, not a published rule: stated, not hidden.
 REACH_PER_HISTORY = 2.0
+#: The upper bound of the damping φ in statsmodels' ``ETSModel`` fit (0.98 a step, Hyndman's
+#: ``ets`` bound too). Where the two trends' AICs lie within :data:`AIC_TIE` of each other,
+#: ``auto`` keeps the damped trend only if its fitted φ is below this bound (less
+#: :data:`PHI_SLACK`): a φ at the bound is the estimate pressed against its limit — the history
+#: asks for no more damping than the least the bound allows — and the damped forecast is then
+#: the linear one bent by the bound alone: per day, at most φ ÷ (1 − φ) = 49 more days of the
+#: last slope however far the horizon. fresh-s24 F2: 9 months growing ×1.15 a quarter (holidays
+#: and outage left out) fitted the damped trend 1.15 lower by AIC with φ = 0.98 and forecast
+#: 2027 flat, 24–52 % under the true period-peak medians; the linear one is 4–8 % under. A
+#: wandering history (qa1) fits φ = 0.84 and keeps its damped trend.
+PHI_UPPER, PHI_SLACK = 0.98, 1e-3
 
 
 #: A period whose growth is this many times the one before it (the first period: the
@@ -378,7 +389,8 @@ def forecast_workload(
     if trend is Trend.auto:
         damped_fit, linear_fit = _fit(y, True, seasonal), _fit(y, False, seasonal)
         lead = float(damped_fit.aic) - float(linear_fit.aic)  # > 0: the linear trend fits better
-        damped = lead < AIC_TIE
+        undamped = abs(lead) < AIC_TIE and float(damped_fit.damping_trend) >= PHI_UPPER - PHI_SLACK
+        damped = lead < AIC_TIE and not undamped
         reach = _reach_days(y, horizon)
         too_far = not damped and reach > REACH_PER_HISTORY * len(y)
         damped = damped or too_far
@@ -389,6 +401,12 @@ def forecast_workload(
                       f"{REACH_PER_HISTORY:g} times its length, and a slope fitted on it is not "
                       "known to hold that far (--trend linear keeps it; a longer history lets "
                       "auto weigh it)")
+        elif undamped:
+            chosen = (f"linear trend chosen: the two trends' AICs are {abs(lead):.2f} apart, "
+                      f"less than the {AIC_TIE:g} that tells two fits apart, and the damped "
+                      f"one's φ is at its bound of {PHI_UPPER:g} a day: the history shows no "
+                      "damping, the bound alone would flatten the forecast (--trend damped "
+                      "keeps it)")
         elif not damped:
             chosen = (f"linear trend chosen: its AIC is {lead:.2f} below the damped one's, a "
                       f"lead of {AIC_TIE:g} or more")
