@@ -24,6 +24,8 @@ from solver.studies.forecast import (
     ABSURD_STEP,
     DIP_SHARE,
     DIP_WEEKS,
+    END_DIP_DAYS,
+    END_DIP_SHARE,
     FLAT_BAND,
     HIGH_QUANTILE,
     LOW_QUANTILE,
@@ -159,6 +161,21 @@ def dip_note(f: WorkloadForecast) -> list[str]:
             "forecast is of the other days (docs/program.md)"]
 
 
+def end_dip_note(f: WorkloadForecast) -> list[str]:
+    """The days of the history's last week left out of the fit as holidays, and why (nothing
+    when none)."""
+    if not f.end_dips:
+        return []
+    days = ", ".join(f"{d.isoformat()} at {r:.2f}×" for d, r in f.end_dips)
+    n = len(f.end_dips)
+    return [f"    note: {n} day{'' if n == 1 else 's'} of the history's last week under "
+            f"{END_DIP_SHARE:.0%} of the same weekday's median in the {DIP_WEEKS} weeks before "
+            f"left out of the fit as {'a holiday' if n == 1 else 'holidays'} ({days}): kept, a "
+            "holiday at the history's end bends the fitted trend's end down and every period "
+            f"with it. More than {END_DIP_DAYS} such days would be a fall of the level, and "
+            "kept (docs/program.md)"]
+
+
 def _times(ratio: float) -> str:
     """A step's factor: ``×458``, ``×0.0019``."""
     return f"×{ratio:,.0f}" if ratio >= 1 else f"×{ratio:.2g}"
@@ -192,7 +209,7 @@ def workload_notes(f: WorkloadForecast, horizon: Horizon) -> list[str]:
     """The notes printed under a workload's table (indented ``note: …`` lines): the days of 0
     left out, the band's, the growth that changes tenfold in a period and the growth a
     scenario refuses."""
-    return (left_out_note(f) + dip_note(f) + flat_band_note(f) + wide_band_note(f)
+    return (left_out_note(f) + dip_note(f) + end_dip_note(f) + flat_band_note(f) + wide_band_note(f)
             + absurd_growth_note(f, horizon) + refused_growth_note(f, horizon))
 
 

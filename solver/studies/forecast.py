@@ -70,6 +70,16 @@ SIMULATIONS, SEED = 2000, 20261204
 #: so that a fall at the history's end, which may be real, is never taken for an outage; a
 #: holiday (about 55 % of a normal day) is kept. Judgements, not published rules: stated.
 DIP_SHARE, DIP_WEEKS = 0.5, 3
+#: In the history's last weeks, where a day has no same weekday after it, a day under
+#: END_DIP_SHARE of the median of the same weekday in the DIP_WEEKS weeks before it is a
+#: holiday or an outage, and left out of the fit, when at most END_DIP_DAYS days of the
+#: history's last week are so: more is a fall of the level, which may be real, and is kept.
+#: fresh-s24 F2: a history ending 2026-11-30 (Thanksgiving and the Friday after at 55 %, 4 days
+#: before its end) bent the end of the fitted trend down and forecast chat 6.5–17 % under the
+#: true period-peak medians, Q4's ``high`` under the true median. 0.7: above a holiday's ~55 %
+#: with its noise, below a normal day's ~1 ± 0.1 (4–5 % noise); 2 days: a holiday and a bridge
+#: day. Judgements, stated, not published rules.
+END_DIP_SHARE, END_DIP_DAYS = 0.7, 2
 #: Rows of 0 a refusal lists before "and N more".
 ROWS_LISTED = 5
 #: Days of the history's end whose busiest day is the reference when no scenario gives one.
@@ -99,6 +109,17 @@ AIC_TIE = 2.0
 #: wrote growth [0.147, 0, 0, 0] and a high of 3.2e+32 (fresh-s22 F1); ``--trend linear`` keeps
 #: it where the user knows the slope holds. A judgement, not a published rule: stated, not hidden.
 REACH_PER_HISTORY = 2.0
+#: The upper bound of the damping φ in statsmodels' ``ETSModel`` fit (0.98 a step, Hyndman's
+#: ``ets`` bound too). Where the two trends' AICs lie within :data:`AIC_TIE` of each other,
+#: ``auto`` keeps the damped trend only if its fitted φ is below this bound (less
+#: :data:`PHI_SLACK`): a φ at the bound is the estimate pressed against its limit — the history
+#: asks for no more damping than the least the bound allows — and the damped forecast is then
+#: the linear one bent by the bound alone: per day, at most φ ÷ (1 − φ) = 49 more days of the
+#: last slope however far the horizon. fresh-s24 F2: 9 months growing ×1.15 a quarter (holidays
+#: and outage left out) fitted the damped trend 1.15 lower by AIC with φ = 0.98 and forecast
+#: 2027 flat, 24–52 % under the true period-peak medians; the linear one is 4–8 % under. A
+#: wandering history (qa1) fits φ = 0.84 and keeps its damped trend.
+PHI_UPPER, PHI_SLACK = 0.98, 1e-3
 
 
 #: A period whose growth is this many times the one before it (the first period: the
@@ -142,6 +163,9 @@ class WorkloadForecast:
     dips: tuple[tuple[dt.date, float], ...] = ()
     """Days far below the same weekday around them, left out of the fit as outages, each with
     its peak over that weekday's median [1] (:func:`dip_days`)."""
+    end_dips: tuple[tuple[dt.date, float], ...] = ()
+    """Days of the history's last week far below the same weekday in the weeks before, left out
+    of the fit as holidays, each with that ratio [1] (:data:`END_DIP_SHARE`)."""
 
     @property
     def growth(self) -> tuple[float, ...]:
@@ -290,11 +314,14 @@ def zero_peak_days(rows: pd.DataFrame) -> tuple[dt.date, ...]:
 def dip_days(rows: pd.DataFrame) -> tuple[tuple[dt.date, float], ...]:
     """The days of a workload's history whose peak is under :data:`DIP_SHARE` of the median
     of the same weekday's peaks in the :data:`DIP_WEEKS` weeks before and after it (at least
-    one of each, days of 0 not counted), with that ratio [1], in date order: outages left out
-    of the fit and filled as a missing day is (:func:`_daily`)."""
+    one of each, days of 0 not counted), and the days of its last week under
+    :data:`END_DIP_SHARE` of that median in the weeks before it (at most :data:`END_DIP_DAYS`
+    of them), each with that ratio [1], in date order: outages and holidays left out of the
+    fit and filled as a missing day is (:func:`_daily`)."""
     above = rows[rows[PEAK] > 0]
     peaks = dict(zip((d.date() for d in above[DATE]), above[PEAK].astype(float), strict=True))
-    found = []
+    found, at_end = [], []
+    last = max(peaks, default=dt.date.min)
     for day, peak in sorted(peaks.items()):
         before = [peaks[d] for k in range(1, DIP_WEEKS + 1)
                   if (d := day - dt.timedelta(weeks=k)) in peaks]
@@ -304,7 +331,13 @@ def dip_days(rows: pd.DataFrame) -> tuple[tuple[dt.date, float], ...]:
             ratio = peak / float(np.median(before + after))
             if ratio < DIP_SHARE:
                 found.append((day, ratio))
-    return tuple(found)
+        elif before and (last - day).days < 7:
+            ratio = peak / float(np.median(before))
+            if ratio < END_DIP_SHARE:
+                at_end.append((day, ratio))
+    if len(at_end) <= END_DIP_DAYS:  # a holiday; more is a fall of the level, kept
+        found += at_end
+    return tuple(sorted(found))
 
 
 def _daily(rows: pd.DataFrame) -> pd.Series:
@@ -372,13 +405,16 @@ def forecast_workload(
 ) -> WorkloadForecast:
     """Fit the ETS model to one workload's history and read the periods' peaks off it."""
     dips = dip_days(rows)
+    last = rows[DATE].max().date()
+    at_end = tuple(x for x in dips if (last - x[0]).days < SEASON)  # END_DIP_SHARE's
     y = _daily(rows[~rows[DATE].dt.date.isin({d for d, _ in dips})])
     seasonal = len(y) >= SEASONAL_DAYS
     chosen = ""
     if trend is Trend.auto:
         damped_fit, linear_fit = _fit(y, True, seasonal), _fit(y, False, seasonal)
         lead = float(damped_fit.aic) - float(linear_fit.aic)  # > 0: the linear trend fits better
-        damped = lead < AIC_TIE
+        undamped = abs(lead) < AIC_TIE and float(damped_fit.damping_trend) >= PHI_UPPER - PHI_SLACK
+        damped = lead < AIC_TIE and not undamped
         reach = _reach_days(y, horizon)
         too_far = not damped and reach > REACH_PER_HISTORY * len(y)
         damped = damped or too_far
@@ -389,6 +425,12 @@ def forecast_workload(
                       f"{REACH_PER_HISTORY:g} times its length, and a slope fitted on it is not "
                       "known to hold that far (--trend linear keeps it; a longer history lets "
                       "auto weigh it)")
+        elif undamped:
+            chosen = (f"linear trend chosen: the two trends' AICs are {abs(lead):.2f} apart, "
+                      f"less than the {AIC_TIE:g} that tells two fits apart, and the damped "
+                      f"one's φ is at its bound of {PHI_UPPER:g} a day: the history shows no "
+                      "damping, the bound alone would flatten the forecast (--trend damped "
+                      "keeps it)")
         elif not damped:
             chosen = (f"linear trend chosen: its AIC is {lead:.2f} below the damped one's, a "
                       f"lead of {AIC_TIE:g} or more")
@@ -414,7 +456,7 @@ def forecast_workload(
     label = f"ETS(A,{'Ad' if damped else 'A'},{'A' if seasonal else 'N'})"
     return WorkloadForecast(name, reference_rps, where, f"{label} on log {PEAK}", len(y),
                             tuple(base), tuple(low), tuple(high), chosen, zero_peak_days(rows),
-                            dips)
+                            tuple(x for x in dips if x not in at_end), at_end)
 
 
 def forecast(
