@@ -11,16 +11,19 @@ before it is parsed and its values counted after (docs/limits.md).
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from models.errors import InputError, Problem
 from models.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_NODES, MIB
 
-__all__ = ["MAX_INPUT_BYTES", "check_file", "long_row", "parse_json", "read_bytes", "read_json",
+__all__ = ["MAX_INPUT_BYTES", "check_file", "first_long_row", "long_row",
+           "parse_json", "read_bytes", "read_json",
            "read_json_lines", "read_text"]
 
 
@@ -185,11 +188,37 @@ LONG_ROW_FIX = ("write decimals with a point (9.38, not 9,38), quote a cell hold
                 "remove the trailing comma")
 
 
-def long_row(cells: int, width: int, file: str, where: str) -> Problem:
+def long_row(cells: int, width: int, file: str, where: str,
+             past: Sequence[str] = (), last_column: str = "") -> Problem:
     """A CSV row of more cells than its header's ``width``: csv's readers drop the extra cells
     (``DictReader`` under the key ``None``) or shift every cell one column (pandas), so
-    ``9,38`` was read as 9 and the 38 lost."""
-    return Problem(file, where, f"{cells} cells under a header of {width} columns", LONG_ROW_FIX)
+    ``9,38`` was read as 9 and the 38 lost. ``past``, the cells past the header, and the
+    header's ``last_column`` are named when given."""
+    message = f"{cells} cells under a header of {width} columns"
+    if past and last_column:
+        shown = ", ".join(f"`{c}`" for c in past[:3]) + (", …" if len(past) > 3 else "")
+        message += f" ({shown} past its last column, `{last_column}`)"
+    return Problem(file, where, message, LONG_ROW_FIX)
+
+
+def first_long_row(path: Path, file: str, word: str = "row") -> Problem | None:
+    """The first row of the CSV file ``path`` with more cells than its header, located at
+    ``{word} N`` (N: the line the row ends on, the header being line 1), or ``None``; also
+    ``None`` when Python's csv cannot read the file (the caller's reader says why). pandas'
+    ``usecols`` drops such cells without a word: a trace's ``1,5`` tokens were read as 1
+    input and 5 output tokens."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, [])
+            width = len(header)
+            for cells in reader:
+                if len(cells) > width:
+                    return long_row(len(cells), width, file, f"{word} {reader.line_num}",
+                                    cells[width:], header[-1].strip() if header else "")
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+    return None
 
 
 def missing_trace_fix(path: Path) -> str:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from models.common import CatalogLayout
 from models.errors import InputError, Problem
-from models.input_files import LONG_ROW_FIX, check_file, long_row
+from models.input_files import LONG_ROW_FIX, check_file, first_long_row
 from models.names import instance_shape
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
@@ -152,13 +152,8 @@ def read_csv(path: Path, file: str) -> pd.DataFrame:
 def long_row_problem(path: Path, file: str) -> Problem:
     """The first row with more cells than the header, located (a cell with an unquoted comma:
     ``1,5`` for 1.5, or a row with a trailing comma)."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        width = len(next(reader, []))
-        for cells in reader:
-            if len(cells) > width:
-                return long_row(len(cells), width, file, f"row {reader.line_num}")
-    return Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
+    found = first_long_row(path, file)
+    return found or Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
 
 
 def read_node_prices(path: Path, layout: CatalogLayout | None = None) -> NodePrices:

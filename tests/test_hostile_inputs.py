@@ -130,3 +130,22 @@ def test_decimal_comma_in_a_measured_csv_is_refused(tmp_path: Path) -> None:
     refused(run("validate", str(path)),
             f"{tmp_path / 'twenty_rps_measured.csv'}: row 2: 13 cells under a header of 12 "
             "columns")
+
+
+def test_trace_row_longer_than_its_header_is_refused_at_its_line(tmp_path: Path) -> None:
+    # `1,5` tokens: pandas' usecols dropped the cell past the header, so the row was read as 1
+    # input and 5 output tokens (Azure and generic CSV traces alike)
+    lines = (Path(__file__).parent / "data" / "azure_conv_head300.csv").read_text(
+        encoding="utf-8").splitlines()
+    stamp, _, generated = lines[3].split(",")
+    lines[3] = f"{stamp},1,5,{generated}"  # line 4
+    azure = tmp_path / "azure.csv"
+    azure.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    refused(run("profile", str(azure)), f"{azure}: line 4: 4 cells under a header of 3 columns "
+            f"(`{generated}` past its last column, `GeneratedTokens`)",
+            "quote a cell holding a comma")
+    generic = tmp_path / "generic.csv"
+    generic.write_text("timestamp_s,input_tokens,output_tokens\n0,100,20\n1,100,20\n2,1,5,129\n",
+                       encoding="utf-8")
+    refused(run("profile", str(generic)), f"{generic}: line 4: 4 cells under a header of 3 "
+            "columns")
