@@ -22,7 +22,7 @@ from typing import Any
 from models.errors import InputError, Problem
 from models.limits import MAX_DEPTH, MAX_INPUT_BYTES, MAX_NODES, MIB
 
-__all__ = ["MAX_INPUT_BYTES", "check_file", "first_long_row", "long_row",
+__all__ = ["MAX_INPUT_BYTES", "check_file", "duplicate_columns", "first_long_row", "long_row",
            "parse_json", "read_bytes", "read_json",
            "read_json_lines", "read_text"]
 
@@ -219,6 +219,21 @@ def first_long_row(path: Path, file: str, word: str = "row") -> Problem | None:
     except (OSError, UnicodeDecodeError, csv.Error):
         return None
     return None
+
+
+def duplicate_columns(header: Sequence[str], file: str) -> Problem | None:
+    """A CSV header naming a column twice (names compared without surrounding spaces; blank
+    names are not compared), or ``None``: csv's ``DictReader`` keeps the last of the two
+    cells and pandas renames the second ``x.1``, so one of the two was read and the other
+    dropped without a word."""
+    names = [h.strip() for h in header]
+    twice = sorted({n for n in names if n and names.count(n) > 1})  # blanks name nothing
+    if not twice:
+        return None
+    places = {n: ", ".join(str(i + 1) for i, m in enumerate(names) if m == n) for n in twice}
+    shown = ", ".join(f"`{n}` (columns {at})" for n, at in places.items())
+    return Problem(file, "header", f"a column named twice: {shown}",
+                   "keep one column of each name (which of the two holds the value meant?)")
 
 
 def missing_trace_fix(path: Path) -> str:

@@ -149,3 +149,42 @@ def test_trace_row_longer_than_its_header_is_refused_at_its_line(tmp_path: Path)
                        encoding="utf-8")
     refused(run("profile", str(generic)), f"{generic}: line 4: 4 cells under a header of 3 "
             "columns")
+
+
+def _twice(text: str, column: str) -> str:
+    """A CSV's text with ``column`` written twice: a copy of it appended to every line, the
+    data rows' copy ``9`` (so which of the two was read would show)."""
+    lines = text.splitlines()
+    return "\n".join([f"{lines[0]},{column}", *(f"{line},9" for line in lines[1:])]) + "\n"
+
+
+def test_measured_csv_with_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    # DictReader kept the second `tp` column's cells and dropped the first's without a word
+    text = (scenarios_dir() / "twenty_rps_measured.csv").read_text(encoding="utf-8")
+    (tmp_path / "twenty_rps_measured.csv").write_text(_twice(text, "tp"), encoding="utf-8")
+    path = tmp_path / "twenty_rps.yaml"
+    path.write_text((scenarios_dir() / "twenty_rps.yaml").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    header = text.splitlines()[0].split(",")
+    refused(run("validate", str(path)), f"{tmp_path / 'twenty_rps_measured.csv'}: header: a "
+            f"column named twice: `tp` (columns {header.index('tp') + 1}, {len(header) + 1})",
+            "keep one column of each name")
+
+
+def test_other_csvs_with_a_column_named_twice_are_refused(tmp_path: Path) -> None:
+    # quotes (pandas read the first, renamed the second `stock_gpus.1`), history (DictReader
+    # kept the second), traces (pandas' usecols read the first)
+    quotes = quoted_scenario(tmp_path, _twice(QUOTE_HEADER + "dc-1,L4,on_demand,,,0.80,16,,eu,\n",
+                                              "stock_gpus"))
+    refused(run("validate", str(quotes)), f"{tmp_path / 'quotes.csv'}: header: a column named "
+            "twice: `stock_gpus`")
+    history = tmp_path / "history.csv"
+    history.write_text(_twice((scenarios_dir() / "quarterly_history.csv").read_text(
+        encoding="utf-8"), "peak_rps"), encoding="utf-8")
+    refused(run("forecast", str(history), "--start", "2027-01-01", "--periods", "4"),
+            f"{history}: header: a column named twice: `peak_rps`")
+    trace = tmp_path / "trace.csv"
+    trace.write_text(_twice((Path(__file__).parent / "data" / "azure_conv_head300.csv").read_text(
+        encoding="utf-8"), "ContextTokens"), encoding="utf-8")
+    refused(run("profile", str(trace)), f"{trace}: header: a column named twice: "
+            "`ContextTokens` (columns 2, 4)")

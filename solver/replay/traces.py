@@ -36,7 +36,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from models.errors import InputError, Problem
-from models.input_files import check_file, first_long_row, missing_trace_fix
+from models.input_files import check_file, duplicate_columns, first_long_row, missing_trace_fix
 from models.limits import (
     MAX_RATE_SCALE,
     MAX_TRACE_PREFIX_BLOCKS,
@@ -179,6 +179,9 @@ def read_columns(path: Path, columns: tuple[str, str, str],
     read again as text in chunks of :data:`CHUNK_ROWS`, so memory stays bounded either way."""
     check_file(path, "request trace")
     raw_header = _csv_header(path, strip=False)
+    twice = duplicate_columns(raw_header, str(path))
+    if twice is not None:  # pandas read the first and renamed the second `x.1`
+        raise InputError([twice])
     by_name = {h.strip(): h for h in raw_header}
     missing = [c for c in columns if c not in by_name]
     if missing:
