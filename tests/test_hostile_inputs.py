@@ -87,23 +87,35 @@ def test_missing_per_token_slo_comes_with_a_fix(tmp_path: Path) -> None:
             "— add `tpot_p95_ms` to the workload's `slo`")
 
 
-def test_infinite_capacity_in_a_plan_json_is_located(tmp_path: Path) -> None:
-    # `"replica_capacity_rps": Infinity` (json reads it; plan never writes it) traced back in
-    # the capacity model: ValueError: cannot convert float NaN to integer
-    tiny = scenarios_dir() / "tiny.yaml"
+def _tiny_plan(tmp_path: Path) -> dict[str, Any]:
+    """tiny.yaml's plan.json, parsed (planned in seconds)."""
     out = tmp_path / "out"
-    planned = run("plan", str(tiny), "--out", str(out), "--time-limit", "5", "--no-replay",
-                  "--quiet")
+    planned = run("plan", str(scenarios_dir() / "tiny.yaml"), "--out", str(out), "--time-limit",
+                  "5", "--no-replay", "--quiet")
     assert planned.exit_code == 0, planned.output
-    doc = json.loads((out / "plan.json").read_text(encoding="utf-8"))
-    doc["allocations"][0]["replica_capacity_rps"] = math.inf
+    plan: dict[str, Any] = json.loads((out / "plan.json").read_text(encoding="utf-8"))
+    return plan
+
+
+def _refused_as_a_fleet(tmp_path: Path, doc: dict[str, Any], text: str) -> None:
+    """``doc`` given as tiny.yaml's fleet to check and simulate: each refuses it with
+    ``text`` after the file's name."""
+    tiny = scenarios_dir() / "tiny.yaml"
     fleet = tmp_path / "plan.json"
     fleet.write_text(json.dumps(doc), encoding="utf-8")
     for command in (("check", str(tiny), "--fleet", str(fleet)),
                     ("simulate", str(tiny), "--fleet", str(fleet), "--trace",
                      str(Path(__file__).parent / "data" / "azure_conv_head300.csv"))):
-        refused(run(*command), f"{fleet}: allocations[0].replica_capacity_rps: `inf` is not a "
-                "finite number")
+        refused(run(*command), f"{fleet}: {text}")
+
+
+def test_infinite_capacity_in_a_plan_json_is_located(tmp_path: Path) -> None:
+    # `"replica_capacity_rps": Infinity` (json reads it; plan never writes it) traced back in
+    # the capacity model: ValueError: cannot convert float NaN to integer
+    doc = _tiny_plan(tmp_path)
+    doc["allocations"][0]["replica_capacity_rps"] = math.inf
+    _refused_as_a_fleet(tmp_path, doc, "allocations[0].replica_capacity_rps: `inf` is not a "
+                        "finite number")
 
 
 def test_decimal_comma_in_a_history_is_refused_not_read_as_a_whole_number(tmp_path: Path) -> None:
@@ -193,21 +205,11 @@ def test_other_csvs_with_a_column_named_twice_are_refused(tmp_path: Path) -> Non
 def test_non_finite_numbers_written_as_text_in_a_plan_json_are_located(tmp_path: Path) -> None:
     # pydantic reads "1e999" as a number: a replica capacity of it traced back in the capacity
     # model (cannot convert float NaN to integer); a "nan" cost passed verification as OK
-    tiny = scenarios_dir() / "tiny.yaml"
-    out = tmp_path / "out"
-    planned = run("plan", str(tiny), "--out", str(out), "--time-limit", "5", "--no-replay",
-                  "--quiet")
-    assert planned.exit_code == 0, planned.output
-    plan = json.loads((out / "plan.json").read_text(encoding="utf-8"))
-    trace = str(Path(__file__).parent / "data" / "azure_conv_head300.csv")
+    plan = _tiny_plan(tmp_path)
     for field, text, shown in (("replica_capacity_rps", "1e999", "inf"),
                                ("cost_per_month", "nan", "nan"),
                                ("cost_per_month", "-Infinity", "-inf")):
         doc = copy.deepcopy(plan)
         doc["allocations"][0][field] = text
-        fleet = tmp_path / "plan.json"
-        fleet.write_text(json.dumps(doc), encoding="utf-8")
-        for command in (("check", str(tiny), "--fleet", str(fleet)),
-                        ("simulate", str(tiny), "--fleet", str(fleet), "--trace", trace)):
-            refused(run(*command), f"{fleet}: allocations[0].{field}: `{shown}` is not a finite "
-                    "number")
+        _refused_as_a_fleet(tmp_path, doc, f"allocations[0].{field}: `{shown}` is not a finite "
+                            "number")
