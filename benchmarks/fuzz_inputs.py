@@ -16,7 +16,13 @@ own. A run is *flagged* when:
 - ``unnamed``: exit 2 (bad input) with a message that does not name the mutated file;
 - ``changed``: an input file's bytes changed;
 - ``partial``: an output file that does not parse (JSON, YAML, a workbook's zip) or a
-  temporary file left in the output directory.
+  temporary file left in the output directory;
+- ``accepted``: exit 0 or 1 on a mutation every reader must refuse — a CSV row with more
+  cells than its header (a number written with a decimal comma, ``1,5``, or a cell added), a
+  CSV column named twice, a number in a JSON document written as text that reads as
+  non-finite (``"1e999"``, ``"inf"``, ``"nan"``). These are drawn from a generator of their
+  own (``--seed`` and the file's name), after the others: the other mutations of a seed are
+  those of earlier versions of this script.
 
 Run from the repository root (the same seed gives the same cases)::
 
@@ -219,6 +225,8 @@ class Mutation:
     name: str
     """What was done, e.g. ``wrong-type workloads[0].arrival.peak_rps = nan``."""
     data: bytes
+    refuse: bool = False
+    """Every command that reads the file must refuse it (exit 2): flagged ``accepted`` if not."""
 
 
 def paths_of(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -316,23 +324,77 @@ def csv_mutation(text: str, rng: random.Random) -> Mutation:
     elif kind == "rename-column":
         out[0][col] = typo(header[col], rng)
         what = f"rename column {header[col]} -> {out[0][col]}"
-    elif kind == "duplicate-column":
+    refuse = False
+    if kind == "duplicate-column":
         out[0].append(header[col])
         for cells in out[1:]:
             cells.append(cells[col] if col < len(cells) else "")
         what = f"duplicate column {header[col]}"
+        refuse = True
     elif kind == "short-row":
         out[row] = out[row][: max(1, len(out[row]) - 1)]
         what = f"short row {row}"
     elif kind == "long-row":
         out[row] = [*out[row], "extra"]
         what = f"long row {row}"
+        refuse = row > 0  # row 0, the header, gains a column
     else:
         cell = rng.choice(WRONG_CELLS)
         if row and col < len(out[row]):
             out[row][col] = cell
         what = f"cell row {row} column {header[col]} = {cell!r}"
-    return Mutation(what, ("\n".join(",".join(cells) for cells in out) + "\n").encode())
+    return Mutation(what, csv_text(out), refuse)
+
+
+def csv_text(rows: list[list[str]]) -> bytes:
+    return ("\n".join(",".join(cells) for cells in rows) + "\n").encode()
+
+
+#: Texts that pydantic and pandas read as non-finite numbers.
+NON_FINITE_TEXTS = ["1e999", "-1e999", "inf", "-inf", "Infinity", "nan", "NaN"]
+
+
+def refusals(data: bytes, suffix: str, rng: random.Random, count: int = 4) -> list[Mutation]:
+    """Mutations every reader must refuse (:attr:`Mutation.refuse`): for a CSV, a number of a
+    data row written with a decimal comma (``1,5``: one cell more than the header) and a column
+    named twice; for JSON, a number written as a non-finite text. Empty for other files."""
+    text = data.decode("utf-8")
+    if suffix == ".csv":
+        rows = [line.split(",") for line in text.splitlines()]
+        numbers = [(r, c) for r in range(1, min(len(rows), 6)) for c, cell in enumerate(rows[r])
+                   if re.fullmatch(r"-?\d+(\.\d+)?", cell)]
+        out = []
+        for r, c in rng.sample(numbers, min(count, len(numbers))):
+            mutated = copy.deepcopy(rows)
+            whole, _, decimals = rows[r][c].partition(".")
+            mutated[r][c] = f"{whole},{decimals or '5'}"
+            out.append(Mutation(f"decimal comma row {r} column {rows[0][c]} = "
+                                f"{mutated[r][c]!r}", csv_text(mutated), refuse=True))
+        c = rng.randrange(len(rows[0]))
+        twice = [[*cells, rows[0][c] if i == 0 else "9"] for i, cells in enumerate(rows)]
+        out.append(Mutation(f"column {rows[0][c]} named twice", csv_text(twice), refuse=True))
+        return out
+    if suffix != ".json":
+        return []
+    doc = json.loads(text)
+    numeric = []
+    for path in paths_of(doc):
+        parent = doc
+        for p in path[:-1]:
+            parent = parent[p]
+        value = parent[path[-1]]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            numeric.append(path)
+    out = []
+    for path in rng.sample(numeric, min(count, len(numeric))):
+        mutated = copy.deepcopy(doc)
+        parent = mutated
+        for p in path[:-1]:
+            parent = parent[p]
+        parent[path[-1]] = rng.choice(NON_FINITE_TEXTS)
+        out.append(Mutation(f"non-finite text {show(path)} = {parent[path[-1]]!r}",
+                            json.dumps(mutated, indent=1).encode(), refuse=True))
+    return out
 
 
 def whole_file(data: bytes, suffix: str, rng: random.Random) -> list[Mutation]:
@@ -368,8 +430,10 @@ def whole_file(data: bytes, suffix: str, rng: random.Random) -> list[Mutation]:
     return out
 
 
-def mutations(base: Path, target: Target, per_file: int, rng: random.Random) -> list[Mutation]:
-    """Every mutation of one target file."""
+def mutations(base: Path, target: Target, per_file: int, rng: random.Random,
+              seed: int = 1) -> list[Mutation]:
+    """Every mutation of one target file; :func:`refusals` last, from a generator of their own
+    (``rng``'s draws, and so the other mutations, are those of earlier versions)."""
     path = base / target.file
     data = path.read_bytes()
     out = whole_file(data, path.suffix, rng)
@@ -384,6 +448,7 @@ def mutations(base: Path, target: Target, per_file: int, rng: random.Random) -> 
         else:
             doc = yaml.safe_load(text)
         out += [structural(doc, path.suffix, rng) for _ in range(per_file)]
+    out += refusals(data, path.suffix, random.Random(f"{seed}:{target.file}"))
     seen: set[bytes] = set()
     unique = []
     for m in out:
@@ -460,6 +525,8 @@ def run_case(base: Path, work: Path, number: int, target: Target, mutation: Muta
         result.flags.append("exit")
     elif code == 2 and target.file not in text and "traceback" not in result.flags:
         result.flags.append("unnamed")
+    elif code in (0, 1) and mutation.refuse:
+        result.flags.append("accepted")
     after = digests(case)
     changed = [k for k in before if after.get(k) != before[k]]
     if changed:
@@ -504,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs: list[tuple[Target, Mutation, tuple[str, ...]]] = []
     only = set(filter(None, opts.only.split(",")))
     for target in TARGETS:
-        found = mutations(base, target, opts.per_file, rng)  # drawn for every target: stable
+        found = mutations(base, target, opts.per_file, rng, opts.seed)  # every target: stable
         if only and target.file not in only:
             continue
         for i, mutation in enumerate(found):

@@ -39,7 +39,13 @@ from models.errors import (
     format_location,
     or_add,
 )
-from models.input_files import PUBLIC_TRACES, check_file, long_row, missing_trace_fix
+from models.input_files import (
+    PUBLIC_TRACES,
+    check_file,
+    duplicate_columns,
+    long_row,
+    missing_trace_fix,
+)
 from models.limits import FIXES, MAX_LIST_ENTRIES, MAX_TABLE_ROWS, RANGES, range_fix
 from models.measured import MeasuredCapacity
 from models.names import read_zone_names
@@ -563,6 +569,9 @@ def load_measured_csv(path: Path, label: str | None = None) -> tuple[MeasuredCap
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError([Problem(str(path), "", f"cannot read: {exc}",
                                   "save it as a UTF-8 CSV file")]) from None
+    twice = duplicate_columns(columns, str(path))
+    if twice is not None:  # DictReader kept the second column's cells, dropped the first's
+        raise InputError([twice])
     required = [n for n, f in MeasuredCapacity.model_fields.items() if f.is_required()]
     missing = [c for c in required if c not in columns]
     if missing:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from models.common import CatalogLayout
 from models.errors import InputError, Problem
-from models.input_files import LONG_ROW_FIX, check_file, long_row
+from models.input_files import LONG_ROW_FIX, check_file, duplicate_columns, first_long_row
 from models.names import instance_shape
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, not at start-up
@@ -108,16 +108,22 @@ def detect_layout(columns: Sequence[str], file: str) -> CatalogLayout:
         "columns " + ", ".join(QUOTE_HEADER) + " (docs/prices.md)")])
 
 
-def file_layout(path: Path) -> CatalogLayout:
-    """The layout of a price file, from its header line."""
-    check_file(path, "price catalog")
+def header_cells(path: Path) -> list[str]:
+    """The cells of a price file's first line, as written (pandas renames a second ``x``
+    to ``x.1``)."""
     try:
         with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
             first = fh.readline(64 * 1024)
     except OSError as exc:
         raise InputError([Problem(str(path), "", f"cannot read: {exc}", "check the path")]
                          ) from None
-    header = next(csv.reader([first]), [])
+    return next(csv.reader([first]), [])
+
+
+def file_layout(path: Path) -> CatalogLayout:
+    """The layout of a price file, from its header line."""
+    check_file(path, "price catalog")
+    header = header_cells(path)
     if not header:
         raise InputError([Problem(str(path), "", "cannot parse CSV: the file is empty",
                                   "use the SkyPilot catalog format (vms.csv as published) or "
@@ -142,6 +148,9 @@ def read_csv(path: Path, file: str) -> pd.DataFrame:
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise InputError([Problem(file, "", f"cannot parse CSV: {exc}",
                                   "save it as a comma-separated UTF-8 file")]) from None
+    twice = duplicate_columns(header_cells(path), file)
+    if twice is not None:
+        raise InputError([twice])
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.empty:  # read as no offers, the scenario was told "no zone offers any GPU"
         raise InputError([Problem(file, "", "no rows under the header",
@@ -152,13 +161,8 @@ def read_csv(path: Path, file: str) -> pd.DataFrame:
 def long_row_problem(path: Path, file: str) -> Problem:
     """The first row with more cells than the header, located (a cell with an unquoted comma:
     ``1,5`` for 1.5, or a row with a trailing comma)."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        width = len(next(reader, []))
-        for cells in reader:
-            if len(cells) > width:
-                return long_row(len(cells), width, file, f"row {reader.line_num}")
-    return Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
+    found = first_long_row(path, file)
+    return found or Problem(file, "", "a row has more cells than the header", LONG_ROW_FIX)
 
 
 def read_node_prices(path: Path, layout: CatalogLayout | None = None) -> NodePrices:

@@ -4,17 +4,11 @@ of the same joint program."""
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
-
-from benchmarks.bench_plan import COLD  # noqa: E402
-from benchmarks.bench_quarterly import (  # noqa: E402
+from benchmarks.bench_plan import COLD
+from benchmarks.bench_quarterly import (
     PLAN,
     QuarterlyResult,
     markdown,
@@ -22,8 +16,8 @@ from benchmarks.bench_quarterly import (  # noqa: E402
     run_child,
     run_cold_child,
 )
-from benchmarks.generate import generate_scenario  # noqa: E402
-from models.common import PurchaseKind  # noqa: E402
+from benchmarks.generate import generate_scenario
+from models.common import PurchaseKind
 
 
 def test_the_case_is_four_quarters_of_three_demand_scenarios() -> None:

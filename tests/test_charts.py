@@ -183,8 +183,7 @@ def test_the_workbook_draws_the_same_charts_as_native_step_charts(tmp_path: Path
     bar = cost.find(".//c:barChart", C)
     assert bar is not None and bar.find("c:grouping", C).get("val") == "stacked"  # type: ignore[union-attr]
     assert bar.find("c:dLbls/c:showVal", C).get("val") == "1"  # type: ignore[union-attr]
-    stacks = {_values(wb, s.findtext("c:tx/c:strRef/c:f", "", C))[0]:
-              _values(wb, s.findtext("c:val/c:numRef/c:f", "", C))
+    stacks = {s.findtext("c:tx/c:v", "", C): _values(wb, s.findtext("c:val/c:numRef/c:f", "", C))
               for s in bar.iterfind("c:ser", C)}
     assert stacks == {"H100-SXM reserved": [14600.0, 14600.0],
                       "H100-SXM on-demand": [11680.0, 0.0]}
@@ -211,3 +210,25 @@ def test_the_workbook_draws_the_same_charts_as_native_step_charts(tmp_path: Path
                   == DEMAND)
     hours = _values(wb, demand.findtext("c:yVal/c:numRef/c:f", "", C))[::2]
     assert hours == [0.0] * 2 + [10.0] * 6 + [0.0] * 16  # the window's hours, not a spike
+
+
+def test_every_numeric_column_of_the_chart_data_names_its_unit(tmp_path: Path) -> None:
+    """The hidden *Chart data* sheet's headers carry units as the other sheets' do (its hour
+    and cost columns had none); the cost chart's legend keeps the stack names alone."""
+    from solver.outputs.workbook import CHART_DATA, write_plan_workbook
+
+    plan, scenario = make_plan(), _with_batch()
+    path = write_plan_workbook(plan, scenario, make_table(), tmp_path / "plan.xlsx")
+    sheet = openpyxl.load_workbook(path)[CHART_DATA]
+    rows = [list(r) for r in sheet.iter_rows(values_only=True)]
+    zone_row = next(i for i, r in enumerate(rows) if r[0] == "Zone")
+    titles = [t for t in (*rows[0], *rows[zone_row][1:]) if t is not None]  # all numeric
+    assert len(titles) == 1 + 3 * len(scenario.workloads) + 2  # hour, 3 series each, 2 stacks
+    for title in titles:
+        assert re.search(r"\[[^\]]+\]$", str(title)), title
+    assert rows[0][0] == f"Hour ({scenario.policy.time_zone}) [h]"
+    assert rows[zone_row][1:3] == ["H100-SXM reserved [USD/month]",
+                                   "H100-SXM on-demand [USD/month]"]
+    cost = _chart_parts(path)[0]
+    assert [s.findtext("c:tx/c:v", "", C) for s in cost.iterfind(".//c:ser", C)] == [
+        "H100-SXM reserved", "H100-SXM on-demand"]

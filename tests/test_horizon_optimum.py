@@ -6,16 +6,9 @@ at or above its bound."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # benchmarks/ is not an installed package
-
-from benchmarks.horizon_optimum import (  # noqa: E402
+from benchmarks.horizon_optimum import (
     Budgets,
     Track,
     given_orders,
@@ -23,10 +16,10 @@ from benchmarks.horizon_optimum import (  # noqa: E402
     solve_block,
     study,
 )
-from solver.solve.clock import Deadline  # noqa: E402
-from solver.solve.highs import run  # noqa: E402
-from solver.solve.order_choice import held_block  # noqa: E402
-from tests.held_cases import small_second_quarter  # noqa: E402
+from solver.solve.clock import Deadline
+from solver.solve.highs import run
+from solver.solve.order_choice import held_block
+from tests.held_cases import small_second_quarter
 
 
 def test_a_track_keeps_the_cheapest_fleet_and_the_highest_bound_within_a_budget() -> None:

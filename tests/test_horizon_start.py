@@ -235,8 +235,9 @@ def test_a_fleet_found_before_the_clock_stopped_gives_way_to_a_cheaper_fallback(
     hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
     program = joint_program(hp)
     dear = SolveOutcome(SolveStatus.time_limit, SolverReport(
-        name="highs", seconds=1.0, objective=1_000_000.0, bound=6000.0), True)
+        name="highs", seconds=1.0, objective=1_000_000.0, bound=6000.0, gap_limit=0.01), True)
     kept = cheaper_fallback(program, hp, (), 0.0, dear)
+    assert (kept.report.name, kept.report.gap_limit) == ("highs", 0.01)  # the outcome's
     assert kept.status is SolveStatus.time_limit and kept.has_solution
     assert kept.report.objective == pytest.approx(3942 + 2190)
     assert objective_of(program, {v.name: float(v.varValue or 0.0)
@@ -247,6 +248,27 @@ def test_a_fleet_found_before_the_clock_stopped_gives_way_to_a_cheaper_fallback(
     cheap = SolveOutcome(SolveStatus.time_limit, SolverReport(
         name="highs", seconds=1.0, objective=6132.0, bound=6000.0), True)
     assert cheaper_fallback(program, hp, (), 0.0, cheap) is cheap
+
+
+def test_a_fallback_where_no_stage_found_a_fleet_keeps_only_the_solvers_name() -> None:
+    """No fleet in time: the fallback's (6,132, the case above's) with the best bound known,
+    max(6,000 given, 5,000 the solve's) = 6,000; of the outcome's report only the solver's
+    name is kept (its ``gap_limit`` is not, unlike :func:`cheaper_fallback`'s)."""
+    from models.plan import FALLBACK_STAGE, SolverReport, SolveStatus
+    from solver.solve.backends import SolveOutcome
+    from solver.solve.horizon import fallback_outcome, joint_program
+
+    hp = build_horizon_program(build_horizon_data(quarterly(GROWTH), lambda _: TABLE))
+    program = joint_program(hp)
+    none = SolveOutcome(SolveStatus.time_limit, SolverReport(
+        name="highs", seconds=1.0, bound=5000.0, gap_limit=0.01), False)
+    found = fallback_outcome(program, hp, (), 6000.0, 0.0, none)
+    assert found.status is SolveStatus.time_limit and found.has_solution
+    assert found.report.objective == pytest.approx(3942 + 2190)
+    assert found.report.bound == 6000.0
+    assert found.report.gap == pytest.approx(132 / 6132)
+    assert [s.name for s in found.report.stages] == [FALLBACK_STAGE]
+    assert (found.report.name, found.report.gap_limit) == ("highs", None)
 
 
 def test_only_a_fleet_far_from_its_bound_is_checked_against_the_fallback() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from models import input_files
 from models.errors import InputError, Problem
-from models.input_files import read_json, read_json_lines, read_text
+from models.input_files import first_long_row, read_json, read_json_lines, read_text
 
 
 def refused(call: object, *args: object) -> Problem:
@@ -48,3 +48,25 @@ def test_bad_and_too_deep_json_is_located(tmp_path: Path) -> None:
     lines = tmp_path / "x.jsonl"
     lines.write_text('{"a": 1}\n\n{"b": \n', encoding="utf-8")
     assert refused(read_json_lines, lines, "benchmark result").location.startswith("line 3")
+
+
+@pytest.mark.parametrize("block_bytes", [7, 16, 4 * 1024 * 1024])
+def test_first_long_row_finds_the_row_wherever_the_blocks_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int) -> None:
+    # the unquoted scan reads the file in blocks: a row cut by a block's end is still one row
+    monkeypatch.setattr(input_files, "SCAN_BYTES", block_bytes)
+    rows = [f"{t},{100 + t},{20 + t}" for t in range(12)]
+    path = tmp_path / "t.csv"
+    cases = {  # rows → the row found (header: line 1)
+        (*rows,): None,
+        (*rows[:5], "5,1,5,129", *rows[6:]): "line 7",
+        (*rows[:11], "11,1,5"): None,
+        (*rows[:11], "11,1,5,"): "line 13",  # a trailing comma, on the last line
+        (*rows[:3], '3,"1,5",20', *rows[4:]): None,  # a quoted comma is inside one cell
+        (*rows[:3], '3,"1,5",20', *rows[4:8], "8,9,10,11"): "line 10",
+    }
+    for lines, where in cases.items():
+        for sep, end in (("\n", "\n"), ("\r\n", "\r\n"), ("\n", "")):  # "": none at the end
+            path.write_bytes((sep.join(["ts,input,output", *lines]) + end).encode())
+            found = first_long_row(path, "t.csv", "line")
+            assert (found and found.location) == where, (lines, sep, end)

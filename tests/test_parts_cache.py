@@ -18,6 +18,7 @@ from solver.capacity.queueing import (
     burst_share_pmf,
     computed_burst_share_pmf,
     computed_prefill_parts,
+    kept_by_value,
     prefill_parts,
 )
 from solver.capacity.table import build_capacity_table
@@ -54,6 +55,27 @@ def test_kept_burst_shares_are_the_computed_ones_and_read_only() -> None:
     # a scalar variance broadcast over the rows, as callers give it
     assert np.array_equal(burst_share_pmf(mean, 20.0, 1.0),
                           computed_burst_share_pmf(mean, 20.0, 1.0))
+
+
+def test_kept_results_are_keyed_by_every_arrays_shape_and_the_numbers() -> None:
+    """The key of a kept result is each array's bytes *and* shape, and the numbers: the same
+    six floats as 2 × 3 and as 3 × 2, or another number, are other inputs."""
+    calls: list[tuple[int, ...]] = []
+
+    def shape_times(a: queueing.FloatArray, b: queueing.FloatArray, k: float
+                    ) -> queueing.FloatArray:
+        calls.append(a.shape)
+        assert not a.flags.writeable and not b.flags.writeable  # the kept inputs' bytes
+        return np.array([*a.shape, *b.shape], dtype=np.float64) * k
+
+    kept = kept_by_value(8, shape_times)
+    six = np.arange(6.0)
+    first = kept((six.reshape(2, 3), six), 1.0)
+    assert kept((six.reshape(2, 3).copy(), six.copy()), 1.0) is first
+    assert list(kept((six.reshape(3, 2), six), 1.0)) == [3.0, 2.0, 6.0]
+    assert list(kept((six.reshape(2, 3), six), 2.0)) == [4.0, 6.0, 12.0]
+    assert calls == [(2, 3), (3, 2), (2, 3)]
+    assert list(first) == [2.0, 3.0, 6.0] and not first.flags.writeable
 
 
 def test_a_bursty_table_is_the_same_with_and_without_kept_parts(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -576,6 +576,32 @@ def mixture_quantile_ms(phi: npt.NDArray[np.complex128], weights: FloatArray,
     return high
 
 
+Result = TypeVar("Result", FloatArray, tuple[FloatArray, FloatArray])
+
+
+def kept_by_value(maxsize: int, compute: Callable[..., Result]
+                  ) -> Callable[..., Result]:
+    """``compute(*arrays, *numbers)`` with its last ``maxsize`` results kept (``lru_cache``),
+    called as ``kept(arrays, *numbers)``: arrays are not hashable, so the key is each float64
+    array's bytes and shape (contiguous arrays: the caller makes them so). ``compute`` gets the
+    arrays back read-only; its results are made read-only, as they are shared by every caller
+    that gives the same inputs."""
+
+    @lru_cache(maxsize=maxsize)
+    def by_key(key: tuple[tuple[bytes, tuple[int, ...]], ...],
+               numbers: tuple[float, ...]) -> Result:
+        out = compute(*(np.frombuffer(b, dtype=np.float64).reshape(shape) for b, shape in key),
+                      *numbers)
+        for array in out if isinstance(out, tuple) else (out,):
+            array.flags.writeable = False
+        return out
+
+    def kept(arrays: tuple[FloatArray, ...], *numbers: float) -> Result:
+        return by_key(tuple((a.tobytes(), a.shape) for a in arrays), numbers)
+
+    return kept
+
+
 #: :func:`burst_share_pmf` results kept, the most recently used [results]: the batch
 #: position's instant burst (``replica._behind_in_batch``) is the same at every load point of a
 #: workload; on the Azure code trace's table 204 of 702 calls repeated an input among the last
@@ -595,18 +621,7 @@ def burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: floa
     array, read-only, from the last :data:`SHARE_CACHE_SIZE` results."""
     m = np.ascontiguousarray(np.atleast_1d(np.asarray(mean, dtype=np.float64)))
     v = np.ascontiguousarray(np.broadcast_to(np.asarray(variance, dtype=np.float64), m.shape))
-    return _burst_share_pmf(m.tobytes(), v.tobytes(), m.shape, float(replicas))
-
-
-@lru_cache(maxsize=SHARE_CACHE_SIZE)
-def _burst_share_pmf(mean_bytes: bytes, variance_bytes: bytes, shape: tuple[int, ...],
-                     replicas: float) -> FloatArray:
-    """:func:`burst_share_pmf` of its inputs' bytes and shape (a hashable key)."""
-    out = computed_burst_share_pmf(np.frombuffer(mean_bytes, dtype=np.float64).reshape(shape),
-                                   np.frombuffer(variance_bytes, dtype=np.float64).reshape(shape),
-                                   replicas)
-    out.flags.writeable = False
-    return out
+    return _burst_share_pmf((m, v), float(replicas))
 
 
 def computed_burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, replicas: float
@@ -631,6 +646,10 @@ def computed_burst_share_pmf(mean: npt.ArrayLike, variance: npt.ArrayLike, repli
         log_pmf[mixed] = r * np.log(r / (r + mu)) + np.concatenate(
             (np.zeros((r.size, 1)), np.cumsum(step, axis=1)), axis=1)
     return dealt_pmf(np.exp(log_pmf), n)
+
+
+#: :func:`burst_share_pmf`'s kept results.
+_burst_share_pmf = kept_by_value(SHARE_CACHE_SIZE, computed_burst_share_pmf)
 
 
 def dealt_pmf(pmf: npt.ArrayLike, replicas: float) -> FloatArray:
@@ -709,23 +728,7 @@ def prefill_parts(own_ms: npt.ArrayLike, own_weights: npt.ArrayLike, ahead_ms: n
     read-only, from the last :data:`PARTS_CACHE_SIZE` results."""
     arrays = tuple(np.ascontiguousarray(a, dtype=np.float64)
                    for a in (own_ms, own_weights, ahead_ms, ahead_pmf))
-    return _prefill_parts(*(a.tobytes() for a in arrays), tuple(a.shape for a in arrays),
-                          float(extra_ms))
-
-
-@lru_cache(maxsize=PARTS_CACHE_SIZE)
-def _prefill_parts(own_bytes: bytes, weights_bytes: bytes, ahead_bytes: bytes,
-                   pmf_bytes: bytes, shapes: tuple[tuple[int, ...], ...], extra_ms: float,
-                   ) -> tuple[FloatArray, FloatArray]:
-    """:func:`prefill_parts` of its inputs' bytes and shapes (a hashable key)."""
-    own_ms, own_weights, ahead_ms, ahead_pmf = (
-        np.frombuffer(b, dtype=np.float64).reshape(shape)
-        for b, shape in zip((own_bytes, weights_bytes, ahead_bytes, pmf_bytes), shapes,
-                            strict=True))
-    x_ms, x_pmf = computed_prefill_parts(own_ms, own_weights, ahead_ms, ahead_pmf, extra_ms)
-    x_ms.flags.writeable = False
-    x_pmf.flags.writeable = False
-    return x_ms, x_pmf
+    return _prefill_parts(arrays, float(extra_ms))
 
 
 def computed_prefill_parts(own_ms: npt.ArrayLike, own_weights: npt.ArrayLike,
@@ -760,6 +763,10 @@ def computed_prefill_parts(own_ms: npt.ArrayLike, own_weights: npt.ArrayLike,
         phi = phi * phi_s + counts[j]
     x_pmf = np.maximum(np.fft.irfft(phi * spectrum(own), n=cells), 0.0)
     return np.arange(cells) * cell[0], x_pmf / x_pmf.sum()
+
+
+#: :func:`prefill_parts`'s kept results.
+_prefill_parts = kept_by_value(PARTS_CACHE_SIZE, computed_prefill_parts)
 
 
 def ttft_quantile_ms(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.chart.label import DataLabelList
+from openpyxl.chart.series import SeriesLabel
 from openpyxl.worksheet.worksheet import Worksheet
 
 from models.common import PurchaseKind
@@ -33,11 +34,14 @@ def series_titles(name: str) -> tuple[str, str, str]:
 
 
 def _chart_data(ws: Worksheet, series: Sequence[DaySeries],
-                costs: dict[tuple[str, str, PurchaseKind], float]) -> tuple[int, list[str]]:
+                costs: dict[tuple[str, str, PurchaseKind], float], tz: str,
+                currency: str) -> tuple[int, list[str]]:
     """The hidden sheet the native charts draw from: every hourly series as step points (each
     hour's value at its start and at its end), then the cost of each zone by GPU type × kind.
-    Returns the row of the cost block's header and its stack labels."""
-    header(ws, 1, ["Hour", *(t for s in series for t in series_titles(s.workload))])
+    Every numeric column's header carries its unit, as on the other sheets. Returns the row of
+    the cost block's header and its stack labels (without the unit: the chart's legend)."""
+    header(ws, 1, [f"Hour ({tz}) [h]",
+                   *(t for s in series for t in series_titles(s.workload))])
     for h in range(24):
         for edge, x in enumerate((h, h + 1)):
             r = 2 + 2 * h + edge
@@ -52,7 +56,7 @@ def _chart_data(ws: Worksheet, series: Sequence[DaySeries],
                     key=lambda gk: (gk[0], PURCHASE_ORDER.index(gk[1])
                                     if gk[1] in PURCHASE_ORDER else 9))
     labels = [f"{g} {label(k).lower()}" for g, k in stacks]
-    header(ws, top, ["Zone", *labels])
+    header(ws, top, ["Zone", *(f"{lab} [{currency}/month]" for lab in labels)])
     for r, zone in enumerate(sorted({z for z, _, _ in costs}), start=top + 1):
         put(ws, r, 1, zone)
         for c, (g, k) in enumerate(stacks, start=2):
@@ -95,8 +99,10 @@ def _step_chart(data: Worksheet, s: DaySeries, i: int, tz: str) -> ScatterChart:
     return chart
 
 
-def _cost_chart(data: Worksheet, top: int, stacks: int, zones: int, currency: str) -> BarChart:
-    """Stacked columns: each zone's monthly cost by GPU type × purchase kind, values shown."""
+def _cost_chart(data: Worksheet, top: int, labels: Sequence[str], zones: int,
+                currency: str) -> BarChart:
+    """Stacked columns: each zone's monthly cost by GPU type × purchase kind, values shown;
+    each stack titled with its label (the data's header adds the unit the y axis shows)."""
     chart = BarChart()
     chart.type = "col"
     chart.grouping = "stacked"
@@ -106,8 +112,10 @@ def _cost_chart(data: Worksheet, top: int, stacks: int, zones: int, currency: st
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.height, chart.width = 7.0, 25.4
-    chart.add_data(Reference(data, min_col=2, max_col=1 + stacks, min_row=top,
-                             max_row=top + zones), titles_from_data=True)
+    chart.add_data(Reference(data, min_col=2, max_col=1 + len(labels), min_row=top + 1,
+                             max_row=top + zones))
+    for stack, text in zip(chart.series, labels, strict=True):
+        stack.tx = SeriesLabel(v=cell_text(text))
     chart.set_categories(Reference(data, min_col=1, min_row=top + 1, max_row=top + zones))
     # each segment's value only (no series or category name); a zero segment shows nothing
     chart.dataLabels = DataLabelList(showVal=True, showSerName=False, showCatName=False,
@@ -123,13 +131,14 @@ def write_charts(ws: Worksheet, data: Worksheet, plan: Plan, scenario: Scenario,
     """The report's two charts as native charts: cost by zone on top, then one step chart per
     workload, two abreast, all on one printed page."""
     costs = cost_by_zone_gpu_and_kind(plan)
-    top, labels = _chart_data(data, series, costs)
+    top, labels = _chart_data(data, series, costs, scenario.policy.time_zone,
+                              plan.cost.currency)
     put(ws, 1, 1, "Charts of the plan: cost by zone, then capacity vs demand per workload "
                   f"(hours in {scenario.policy.time_zone}); their data is on the hidden "
                   f"sheet '{data.title}'.")
     zones = len({z for z, _, _ in costs})
     if costs:
-        ws.add_chart(_cost_chart(data, top, len(labels), zones, plan.cost.currency), "A3")
+        ws.add_chart(_cost_chart(data, top, labels, zones, plan.cost.currency), "A3")
     for i, s in enumerate(series):
         anchor = f"{'A' if i % 2 == 0 else 'J'}{18 + 15 * (i // 2)}"
         ws.add_chart(_step_chart(data, s, i, scenario.policy.time_zone), anchor)

@@ -16,7 +16,8 @@ Formats (``--format``; detected from the file when omitted):
   ignoring case, spaces, ``-`` and ``_``.
 
 Bad rows raise :class:`~models.errors.InputError` naming file, line and column (up to
-:data:`MAX_PROBLEMS` of them). Rows out of time order are sorted (stable), not rejected.
+:data:`MAX_PROBLEMS` of them); a CSV row with more cells than its header is refused at its
+line. Rows out of time order are sorted (stable), not rejected.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from models.errors import InputError, Problem
-from models.input_files import check_file, missing_trace_fix
+from models.input_files import check_file, duplicate_columns, first_long_row, missing_trace_fix
 from models.limits import (
     MAX_RATE_SCALE,
     MAX_TRACE_PREFIX_BLOCKS,
@@ -178,6 +179,9 @@ def read_columns(path: Path, columns: tuple[str, str, str],
     read again as text in chunks of :data:`CHUNK_ROWS`, so memory stays bounded either way."""
     check_file(path, "request trace")
     raw_header = _csv_header(path, strip=False)
+    twice = duplicate_columns(raw_header, str(path))
+    if twice is not None:  # pandas read the first and renamed the second `x.1`
+        raise InputError([twice])
     by_name = {h.strip(): h for h in raw_header}
     missing = [c for c in columns if c not in by_name]
     if missing:
@@ -185,6 +189,9 @@ def read_columns(path: Path, columns: tuple[str, str, str],
                                   f"found {[h.strip() for h in raw_header]}",
                                   f"the header must name {list(columns)}")])
     raw = [by_name[c] for c in columns]
+    long = first_long_row(path, str(path), "line")
+    if long is not None:  # usecols drops the cells past the header: `1,5` read as 1 and 5
+        raise InputError([long])
     try:
         numbers = pd.read_csv(path, usecols=raw, dtype=np.float64, nrows=MAX_TRACE_REQUESTS + 1,
                               encoding="utf-8-sig")

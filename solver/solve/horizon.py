@@ -1313,8 +1313,9 @@ def cheaper_fallback(program: Program, hp: HorizonProgram, tried: Sequence[Block
     fallback fleet (:func:`cheapest_fallback`) where that costs less, loaded into the
     variables: its cost, the outcome's bound and the gap between them, status ``time_limit``
     and a stage ``FALLBACK_STAGE`` (so it is said to be the fallback fleet); ``seconds``
-    counted from ``started``. A plan whose first pass the clock cut left the joint solve
-    a start dearer than the fallback it would have taken with no start at all."""
+    counted from ``started``; the outcome's ``gap_limit`` kept. A plan whose first pass the
+    clock cut left the joint solve a start dearer than the fallback it would have taken with
+    no start at all."""
     began = time.perf_counter()
     values = cheapest_fallback(hp, tried, solver)
     found = outcome.report.objective
@@ -1323,17 +1324,10 @@ def cheaper_fallback(program: Program, hp: HorizonProgram, tried: Sequence[Block
     cost = objective_of(program, values)
     if cost >= found * (1 - 1e-9):
         return outcome
-    load_values(program, values)
     bound = outcome.report.bound
     best = None if bound is None else min(bound, cost)
-    gap = None if best is None else max(cost - best, 0.0) / cost if cost > 0 else 0.0
-    now = time.perf_counter()
-    stage = SolverStage(name=FALLBACK_STAGE, seconds=now - began, cost_after=cost,
-                        bound_after=best)
-    report = outcome.report.model_copy(update={
-        "seconds": now - started, "objective": cost, "bound": best, "gap": gap,
-        "stages": (*outcome.report.stages, stage)})
-    return SolveOutcome(SolveStatus.time_limit, report, True)
+    return _fallback_loaded(program, values, cost, best, outcome, ("name", "gap_limit"),
+                            began, started)
 
 
 def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[BlockPlans],
@@ -1343,21 +1337,33 @@ def fallback_outcome(program: Program, hp: HorizonProgram, tried: Sequence[Block
     where it finds one: status ``time_limit``, its cost, the best bound known (``bound``, the
     blocks', or the solve's own), the gap between them, and a stage ``FALLBACK_STAGE`` that
     says where the fleet came from; ``seconds`` counted from ``started``; ``solver`` chooses
-    its orders."""
+    its orders. Of the outcome's report only the solver's name is kept."""
     began = time.perf_counter()
     values = cheapest_fallback(hp, tried, solver)
     if values is None:
         return outcome
-    load_values(program, values)
     cost = objective_of(program, values)
     known = [b for b in (bound, outcome.report.bound) if b is not None]
     best = min(max(known), cost) if known else None
+    return _fallback_loaded(program, values, cost, best, outcome, ("name",), began, started)
+
+
+def _fallback_loaded(program: Program, values: dict[str, float], cost: float,
+                     best: float | None, outcome: SolveOutcome, keeps: tuple[str, ...],
+                     began: float, started: float) -> SolveOutcome:
+    """The fallback fleet ``values`` (monthly cost ``cost``) loaded into the variables, as an
+    outcome of status ``time_limit``: a report of ``cost``, the bound ``best``, the gap
+    between them, ``outcome``'s stages and a ``FALLBACK_STAGE`` timed from ``began``,
+    ``seconds`` from ``started``. Of ``outcome``'s report it keeps the fields ``keeps`` names
+    (the callers differ there); the others hold their defaults."""
+    load_values(program, values)
     gap = None if best is None else max(cost - best, 0.0) / cost if cost > 0 else 0.0
     now = time.perf_counter()
     stage = SolverStage(name=FALLBACK_STAGE, seconds=now - began, cost_after=cost,
                         bound_after=best)
-    report = SolverReport(name=outcome.report.name, seconds=now - started, objective=cost,
-                          bound=best, gap=gap, stages=(*outcome.report.stages, stage))
+    report = SolverReport(**{f: getattr(outcome.report, f) for f in keeps},
+                          seconds=now - started, objective=cost, bound=best, gap=gap,
+                          stages=(*outcome.report.stages, stage))
     return SolveOutcome(SolveStatus.time_limit, report, True)
 
 

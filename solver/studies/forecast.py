@@ -41,7 +41,7 @@ import pandas as pd
 
 from models.errors import InputError, Problem, did_you_mean
 from models.horizon import Horizon
-from models.input_files import check_file, long_row
+from models.input_files import check_file, duplicate_columns, long_row
 from models.limits import MAX_TABLE_ROWS
 from models.loader import SOLVER_INFINITY
 from models.units import renamed_column_fix
@@ -232,6 +232,9 @@ def read_history(path: Path, workloads: Sequence[str] | None = None,
     if len(rows) > MAX_TABLE_ROWS:
         raise InputError([Problem(file, "", f"more than {MAX_TABLE_ROWS:,} rows; at most "
                                   f"{MAX_TABLE_ROWS:,} are read", "split the history")])
+    twice = duplicate_columns(columns, file)
+    if twice is not None:  # DictReader kept the second column's cells, dropped the first's
+        raise InputError([twice])
     missing = [c for c in (DATE, WORKLOAD, PEAK) if c not in columns]
     if missing:
         # a peak in another rate unit (`peak_rpm`): the column meant and its values scaled

@@ -285,11 +285,17 @@ def other_document(doc: Mapping[str, Any], file: str) -> Problem | None:
 def plan_document(doc: Mapping[str, Any], file: str) -> Plan:
     """A plan.json read as a :class:`Plan`; a non-finite number in it (JSON's ``NaN`` or
     ``Infinity``, which ``plan`` never writes) is a located problem: a replica capacity of
-    ``Infinity`` traced back in the capacity model."""
+    ``Infinity`` traced back in the capacity model. So is one written as text (``"1e999"``,
+    ``"inf"``), which pydantic reads as a number: it is looked for in the plan as read, whose
+    dump has the document's keys."""
     infinite = non_finite_problems(doc, file)
     if infinite:
         raise InputError(infinite)
-    return validate_as(Plan, doc, file)
+    plan = validate_as(Plan, doc, file)
+    as_text = non_finite_problems(plan.model_dump(), file)
+    if as_text:
+        raise InputError(as_text)
+    return plan
 
 
 def is_plan_document(doc: Mapping[str, Any]) -> bool:
