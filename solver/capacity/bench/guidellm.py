@@ -140,13 +140,20 @@ def guidellm_points(report: Mapping[str, Any], file: str) -> list[BenchPoint]:
     return points
 
 
+def _successful(metrics: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """The distribution of ``name`` over the successful requests (``None``: the report has
+    none)."""
+    dist = metrics.get(name)
+    dist = dist.get("successful") if isinstance(dist, dict) else None
+    return dist if isinstance(dist, dict) else None
+
+
 def _optional(metrics: Mapping[str, Any], name: str, stat: str, file: str, where: str
               ) -> float | None:
     """A percentile (``p50``, ``p95``) of the successful requests' ``name``: the report's
     ``percentiles``, the ``median`` for ``p50`` where those lack it (``None``: neither)."""
-    dist = metrics.get(name)
-    dist = dist.get("successful") if isinstance(dist, dict) else None
-    if not isinstance(dist, dict):
+    dist = _successful(metrics, name)
+    if dist is None:
         return None
     at = f"{where}.metrics.{name}.successful"
     found = dist.get("percentiles")
@@ -162,9 +169,8 @@ def _seconds_ms(value: float | None) -> float | None:
 def _lengths(metrics: Mapping[str, Any], name: str, file: str, where: str) -> Lengths | None:
     """Mean, median and P95 of a token-count distribution of the successful requests
     (``None`` where the report has none)."""
-    dist = metrics.get(name)
-    dist = dist.get("successful") if isinstance(dist, dict) else None
-    if not isinstance(dist, dict):
+    dist = _successful(metrics, name)
+    if dist is None:
         return None
     at = f"{where}.metrics.{name}.successful"
     found = dist.get("percentiles")
