@@ -172,6 +172,18 @@ def test_measurements_csv_reports_every_bad_row(tmp_path: Path) -> None:
     assert "line 4.kind" in text
 
 
+def test_measurements_csv_with_a_column_named_twice_is_refused(tmp_path: Path) -> None:
+    """csv's DictReader keeps the second ``value`` cell: 30 would have been calibrated where
+    the first column says 950, without a word."""
+    path = tmp_path / "m.csv"
+    path.write_text("kind,model,gpu,tp,input_tokens,value,value\n"
+                    "prefill_ms,Llama-3.1-8B,L4,1,2048,950,30\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_measurements_csv(path)
+    text = str(info.value)
+    assert "m.csv" in text and "`value` (columns 6, 7)" in text
+
+
 def test_measurements_csv_header_problems(tmp_path: Path) -> None:
     path = tmp_path / "m.csv"
     path.write_text("kind,gpu,speed\nprefill_ms,L4,3\n", encoding="utf-8")

@@ -25,7 +25,7 @@ from pydantic import Field, model_validator
 from inputs import catalog_dir
 from models.common import Frozen, Precision
 from models.errors import InputError, Problem
-from models.input_files import check_file
+from models.input_files import check_file, duplicate_columns
 from models.limits import MAX_TABLE_ROWS
 from models.loader import validate_rows
 from models.text import csv_cell, csv_uncell
@@ -340,6 +340,9 @@ def read_measurements_csv(path: Path) -> list[Measurement]:
     if len(rows) > MAX_TABLE_ROWS:
         raise InputError([Problem(str(path), "", f"more than {MAX_TABLE_ROWS:,} rows; at most "
                                   f"{MAX_TABLE_ROWS:,} are read", "split the table")])
+    twice = duplicate_columns(header, str(path))
+    if twice is not None:  # DictReader kept the second column's cells, dropped the first's
+        raise InputError([twice])
     problems: list[Problem] = []
     missing = [c for c in ("kind", "gpu", "value") if c not in header]
     unknown = [c for c in header if c and c not in COLUMNS]
