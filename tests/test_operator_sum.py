@@ -143,3 +143,15 @@ def test_a_profile_of_another_shape_is_refused_naming_file_and_column(tmp_path: 
     with pytest.raises(ProfileError, match="needs an all-reduce profile"):
         load_operator_sum(_model("Llama-2-70B"), 2, 1, mlp_csv=DATA / "Llama-2-70b-hf_mlp_tp2.csv",
                           attention_csv=ATTENTION, attention_shape=SHAPE)
+
+
+def test_a_profile_naming_a_column_twice_is_refused_naming_both(tmp_path: Path) -> None:
+    # csv's DictReader keeps the second column's cells: its times would be read as the
+    # first's, without a word
+    rows = (DATA / "Meta-Llama-3-8B_mlp_tp1.csv").read_text(encoding="utf-8").splitlines()
+    twice = tmp_path / "mlp.csv"
+    twice.write_text("\n".join([rows[0] + ",num_tokens", *(r + ",1" for r in rows[1:])]) + "\n",
+                     encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"mlp\.csv: a column named twice: `num_tokens`"):
+        load_operator_sum(_model("Llama-3.1-8B"), 1, 1, mlp_csv=twice, attention_csv=ATTENTION,
+                          attention_shape=SHAPE)

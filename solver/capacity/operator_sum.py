@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models.catalog import LlmSpec
+from models.input_files import duplicate_columns
 
 #: Token-dependent operators of one layer, as Vidur names them (``time_stats.<op>.median``).
 TOKEN_OPERATORS = (
@@ -75,9 +76,15 @@ class ProfileError(ValueError):
 def _rows(path: Path) -> list[dict[str, str]]:
     try:
         with path.open(newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = list(reader.fieldnames or [])
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read ({exc.strerror})") from exc
+    twice = duplicate_columns(header, str(path))
+    if twice is not None:  # DictReader kept the second column's cells, dropped the first's
+        raise ProfileError(f"{path}: {twice.message}: {twice.fix}")
+    return rows
 
 
 def _number(path: Path, row: dict[str, str], column: str) -> float:
