@@ -89,6 +89,8 @@ def test_auto_does_not_carry_a_linear_slope_further_than_the_history_is_long(
     assert auto.base_rps == damped.base_rps
     assert auto.model.startswith("ETS(A,Ad,")
     assert "reaches 365 days past a history of 45 days" in auto.chosen
+    # and what the slope set aside gives, so the planner sees the two side by side
+    assert f"the linear one gives {linear.base_rps[-1]:,.0f} (" in auto.chosen
     long = read_history(write_history(tmp_path / "l.csv", days=400, rate=0.004))
     (auto, _) = forecast(long, HORIZON, None, Trend.auto)
     (linear, _) = forecast(long, HORIZON, None, Trend.linear)

@@ -426,8 +426,8 @@ def forecast_workload(
             chosen = (f"damped trend chosen: the linear one's AIC is {lead:.2f} lower, but the "
                       f"forecast reaches {reach} days past a history of {len(y)} days, more than "
                       f"{REACH_PER_HISTORY:g} times its length, and a slope fitted on it is not "
-                      "known to hold that far (--trend linear keeps it; a longer history lets "
-                      "auto weigh it)")
+                      "known to hold that far (a longer history lets auto weigh it); "
+                      f"{_linear_gives(linear_fit, y, horizon)}")
         elif undamped:
             chosen = (f"linear trend chosen: the two trends' AICs are {abs(lead):.2f} apart, "
                       f"less than the {AIC_TIE:g} that tells two fits apart, and the damped "
@@ -438,9 +438,7 @@ def forecast_workload(
             chosen = (f"linear trend chosen: its AIC is {lead:.2f} below the damped one's, a "
                       f"lead of {AIC_TIE:g} or more")
         else:  # damped: say what the other gives, the damping being per day (F2)
-            base, low, high = _periods(linear_fit, y, horizon)
-            linear = (f"the linear one gives {_rps(base[-1])} ({_rps(low[-1])}–"
-                      f"{_rps(high[-1])}) req/s in the last period (--trend linear)")
+            linear = _linear_gives(linear_fit, y, horizon)
             chosen = (f"damped trend chosen: its AIC is {-lead:.2f} below the linear one's; "
                       f"{linear}" if lead <= 0 else
                       f"damped trend chosen: the linear one's AIC is lower by only {lead:.2f}, "
@@ -460,6 +458,15 @@ def forecast_workload(
     return WorkloadForecast(name, reference_rps, where, f"{label} on log {PEAK}", len(y),
                             tuple(base), tuple(low), tuple(high), chosen, zero_peak_days(rows),
                             tuple(x for x in dips if x not in at_end), at_end)
+
+
+def _linear_gives(linear_fit: Any, y: pd.Series, horizon: Horizon) -> str:
+    """What the linear trend the forecast set aside gives in the last period, for a planner
+    choosing between them (the damping being per day, a damped forecast at its bound adds at
+    most ~49 days of the last slope; fresh-s24 F2)."""
+    base, low, high = _periods(linear_fit, y, horizon)
+    return (f"the linear one gives {_rps(base[-1])} ({_rps(low[-1])}–{_rps(high[-1])}) req/s "
+            "in the last period (--trend linear)")
 
 
 def forecast(
