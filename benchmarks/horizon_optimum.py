@@ -64,6 +64,7 @@ from solver.solve.held_blocks import HeldBlock, HeldBlocks  # noqa: E402
 from solver.solve.highs import Progress, model_of, run  # noqa: E402
 from solver.solve.horizon import joint_program  # noqa: E402
 from solver.solve.order_choice import held_block  # noqa: E402
+from solver.solve.order_nudge import largest_order  # noqa: E402
 from solver.solve.strategy import solve_shared  # noqa: E402
 
 #: Relative gap at which a solve here stops (the block proven for this purpose) [1].
@@ -103,11 +104,6 @@ class Track:
         fleets = [f for t, f, _ in self.points if t <= cpu_s and f is not None]
         bounds = [b for t, _, b in self.points if t <= cpu_s and b is not None]
         return (min(fleets) if fleets else None), (max(bounds) if bounds else None)
-
-
-def largest_order(orders: Orders) -> OrderKey:
-    """The order key that holds the most nodes in any scenario (ties by its text)."""
-    return max(orders.items(), key=lambda item: (item[1], str(item[0][1])))[0][1]
 
 
 def nudged(orders: Orders, nodes: int) -> dict[tuple[str, OrderKey], int]:

@@ -27,8 +27,9 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.bench_plan import parse_cases  # noqa: E402
 from benchmarks.bench_quarterly import run_child  # noqa: E402
-from benchmarks.horizon_optimum import largest_order, nudged  # noqa: E402
+from benchmarks.horizon_optimum import nudged  # noqa: E402
 from solver.solve import horizon  # noqa: E402
+from solver.solve.order_nudge import largest_order  # noqa: E402
 
 
 def nudging(nodes: int) -> Any:
