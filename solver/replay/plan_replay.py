@@ -161,8 +161,7 @@ def replayed_arrivals(link: TraceLink, peak_rps: float,
         window = peak_window(read_linked(link), peak_rps, link.scale_to)
         cut = window.trace
         if max_context_tokens is not None:
-            fits = (cut.input_tokens.astype(np.int64)
-                    + cut.output_tokens.astype(np.int64)) <= max_context_tokens  # [tokens]
+            fits = cut.total_tokens <= max_context_tokens
             cut = Trace(source=cut.source, arrival_s=cut.arrival_s[fits],
                         input_tokens=cut.input_tokens[fits],
                         output_tokens=cut.output_tokens[fits])

@@ -430,7 +430,7 @@ class OverContext:
 def over_context(trace: Trace, model: str, context_tokens: int) -> OverContext:
     """Count the trace's requests whose input + output exceeds ``context_tokens`` (the
     replay's test, ``solver.replay.engine``)."""
-    need = trace.input_tokens.astype(np.int64) + trace.output_tokens.astype(np.int64)  # [tokens]
+    need = trace.total_tokens  # [tokens]
     return OverContext(model=model, context_tokens=context_tokens,
                        requests=int((need > context_tokens).sum()), total=int(need.size),
                        longest_tokens=int(need.max()) if need.size else 0)

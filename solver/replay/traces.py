@@ -107,6 +107,12 @@ class Trace:
         """Time from the first to the last arrival [s]."""
         return float(self.arrival_s[-1]) if self.arrival_s.size else 0.0
 
+    @property
+    def total_tokens(self) -> npt.NDArray[np.int64]:
+        """Each request's input + output, in 64 bits (no overflow of the columns' type): what
+        a model's context is compared with [tokens]."""
+        return self.input_tokens.astype(np.int64) + self.output_tokens.astype(np.int64)
+
 
 def detect_format(path: Path) -> TraceFormat:
     """Guess the format: JSON lines are Mooncake; a CSV with the Azure header is Azure. A
