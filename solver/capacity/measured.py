@@ -8,6 +8,7 @@ and younger than the policy's maximum age counted to the scenario's ``as_of`` da
 
 from __future__ import annotations
 
+from models.catalog import GpuType, LlmSpec
 from models.common import BYTES_PER_ELEMENT
 from models.measured import MeasuredCapacity
 from models.scenario import Scenario
@@ -122,6 +123,14 @@ def unknown_lengths(scenario: Scenario) -> list[str]:
     return out
 
 
+def _gpu_and_model(scenario: Scenario, row: MeasuredCapacity) -> tuple[GpuType, LlmSpec] | None:
+    """The scenario's GPU type and model of ``row``; ``None`` where either is not in it (a
+    measured row may name what the scenario does not sell or run)."""
+    gpu = next((g for g in scenario.gpus if g.name == row.gpu), None)
+    model = next((m for m in scenario.models if m.name == row.model), None)
+    return None if gpu is None or model is None else (gpu, model)
+
+
 def weights_do_not_fit(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     """Why no replica of ``row``'s configuration can have run: its model's weights alone, split
     over its ``tp`` GPUs, are more than one GPU's memory; ``None`` when they fit (or the row's
@@ -129,10 +138,10 @@ def weights_do_not_fit(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     arithmetic: a BLOOM-176B row imported with ``--gpu A10G --tp 1`` (352 GB of weights on a
     22.5 GiB GPU) was planned on single A10Gs. Only the weights are counted — the runtime's
     overhead and the KV cache are the analytic model's, which a measurement may beat."""
-    gpu = next((g for g in scenario.gpus if g.name == row.gpu), None)
-    model = next((m for m in scenario.models if m.name == row.model), None)
-    if gpu is None or model is None:
+    found = _gpu_and_model(scenario, row)
+    if found is None:
         return None
+    gpu, model = found
     weights_gib = weight_bytes_per_gpu(model, row.precision, row.tp) / BYTES_PER_GIB
     if weights_gib <= gpu.memory_gib:
         return None
@@ -173,11 +182,11 @@ def kv_does_not_hold(scenario: Scenario, row: MeasuredCapacity) -> str | None:
     1,155/211 tokens where the KV holds 10 such sequences, planned 2.72 req/s a replica that
     runs at a concurrency the replica cannot reach (findings s23, F7). Not used rather than
     capped: a rate scaled to fewer sequences is a model's figure, not the measurement's."""
-    gpu = next((g for g in scenario.gpus if g.name == row.gpu), None)
-    model = next((m for m in scenario.models if m.name == row.model), None)
+    found = _gpu_and_model(scenario, row)
     tested = _tested_context_tokens(row)
-    if gpu is None or model is None or tested is None:
+    if found is None or tested is None:
         return None
+    gpu, model = found
     workload = scenario.workload(row.workload)
     context = workload.input_tokens.p95 + workload.output_tokens.p95  # [tokens a sequence]
     mem = memory_plan(model, gpu, row.precision, row.tp, scenario.policy.memory_margin_fraction)
