@@ -50,6 +50,11 @@ def _rate(p: MeasuredPoint) -> str:
     return f"{p.achieved_rps:.3g} req/s"
 
 
+def _at(p: MeasuredPoint) -> SweepLatency:
+    """A tested load's own latencies, said to be measured there."""
+    return SweepLatency(p.ttft_p95_ms, p.tpot_p95_ms, f"measured at {_rate(p)} ({p.load_text()})")
+
+
 def latency_on_sweep(points: Sequence[MeasuredPoint], rate_rps: float) -> SweepLatency | None:
     """The TTFT and per-token P95 at ``rate_rps`` [1/s] from the sweep's points (rules in the
     module docstring); ``None`` above the heaviest load that still served more (or without
@@ -59,23 +64,20 @@ def latency_on_sweep(points: Sequence[MeasuredPoint], rate_rps: float) -> SweepL
         return None
     first, last = curve[0], curve[-1]
     if math.isclose(rate_rps, last.achieved_rps, rel_tol=SAME_RATE):
-        return SweepLatency(last.ttft_p95_ms, last.tpot_p95_ms,
-                            f"measured at {_rate(last)} ({last.load_text()})")
+        return _at(last)
     if rate_rps > last.achieved_rps:
         return None
     if rate_rps <= first.achieved_rps * (1 + SAME_RATE):
         if math.isclose(rate_rps, first.achieved_rps, rel_tol=SAME_RATE):
-            how = f"measured at {_rate(first)} ({first.load_text()})"
-        else:
-            how = (f"measured: below the lightest tested load ({_rate(first)}, "
-                   f"{first.load_text()}), whose latencies are given, the lowest the test "
-                   "measured (not extrapolated down)")
-        return SweepLatency(first.ttft_p95_ms, first.tpot_p95_ms, how)
+            return _at(first)
+        return SweepLatency(first.ttft_p95_ms, first.tpot_p95_ms,
+                            f"measured: below the lightest tested load ({_rate(first)}, "
+                            f"{first.load_text()}), whose latencies are given, the lowest the "
+                            "test measured (not extrapolated down)")
     hi = next(i for i, p in enumerate(curve) if p.achieved_rps >= rate_rps)
     below, above = curve[hi - 1], curve[hi]
     if math.isclose(rate_rps, above.achieved_rps, rel_tol=SAME_RATE):
-        return SweepLatency(above.ttft_p95_ms, above.tpot_p95_ms,
-                            f"measured at {_rate(above)} ({above.load_text()})")
+        return _at(above)
     f = (rate_rps - below.achieved_rps) / (above.achieved_rps - below.achieved_rps)  # [1]
     return SweepLatency(
         below.ttft_p95_ms + f * (above.ttft_p95_ms - below.ttft_p95_ms),
